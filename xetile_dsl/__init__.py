@@ -1,0 +1,1 @@
+"""xetile_dsl: Intel GPU tile kernels from Python."""

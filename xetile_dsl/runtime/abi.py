@@ -1,0 +1,64 @@
+"""The kernel ABI: how a compiled kernel's parameters map to launch arguments.
+
+Codegen writes it, the runtime reads it, the cache stores it as JSON.
+
+An array parameter of rank R becomes these SPIR-V kernel parameters, in order:
+``ptr addrspace(1)`` to the first element, then R ``i64`` extents, then R-1 ``i64``
+strides in elements for the outer dimensions (the innermost stride is 1).
+A scalar parameter is one value of its type.
+"""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+#: element type name -> (numpy dtype name, bytes)
+ELEMENT_TYPES = {
+    "f16": ("float16", 2),
+    "bf16": ("bfloat16", 2),
+    "f32": ("float32", 4),
+    "f64": ("float64", 8),
+    "i8": ("int8", 1),
+    "u8": ("uint8", 1),
+    "i16": ("int16", 2),
+    "i32": ("int32", 4),
+    "u32": ("uint32", 4),
+    "i64": ("int64", 8),
+}
+
+
+@dataclass(frozen=True)
+class ArrayParam:
+    name: str
+    dtype: str
+    ndim: int = 2
+    written: bool = True
+    kind: str = "array"
+
+
+@dataclass(frozen=True)
+class ScalarParam:
+    name: str
+    dtype: str
+    kind: str = "scalar"
+
+
+@dataclass(frozen=True)
+class KernelABI:
+    """What the runtime needs to launch one compiled kernel."""
+
+    kernel_name: str
+    params: tuple = ()
+    subgroup_size: int = 16
+    workgroup_size: int = 16          # work items per workgroup (dimension 0)
+    pitch_align_bytes: int = 1        # row pitch the kernel's 2D block messages need
+    min_width_bytes: int = 0          # narrowest row the kernel's 2D block messages accept
+    extra: dict = field(default_factory=dict)
+
+    def to_json(self) -> dict:
+        return asdict(self)
+
+    @staticmethod
+    def from_json(data: dict) -> "KernelABI":
+        params = tuple(ArrayParam(**p) if p["kind"] == "array" else ScalarParam(**p) for p in data["params"])
+        rest = {k: v for k, v in data.items() if k != "params"}
+        return KernelABI(params=params, **rest)

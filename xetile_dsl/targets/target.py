@@ -1,0 +1,176 @@
+"""The target description: the one place that knows hardware facts.
+
+Every pass that needs a number about the GPU (subgroup size, DPAS shapes, 2D block
+limits, SLM size, ...) asks a :class:`Target`.  Nothing else in the compiler tests the
+name of a chip.  Facts come from ``shared/docs/xe-codegen-reference.md`` (checked with
+the offline compiler) and the XeGPU RFC's sg_map rules.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class DpasConfig:
+    """One DPAS flavour: ``D[M,N] = A[M,K] x B[K,N] + C[M,N]`` for one subgroup.
+
+    ``m_values`` are the legal repeat counts (rows of A per instruction); ``n`` equals
+    the subgroup size; ``k`` depends on the input precision.
+    """
+
+    a_type: str
+    b_type: str
+    acc_types: tuple[str, ...]
+    k: int
+    n: int
+    m_values: tuple[int, ...] = (1, 2, 4, 8)
+
+    @property
+    def m(self) -> int:
+        return max(self.m_values)
+
+
+@dataclass(frozen=True)
+class Block2DShape:
+    """One legal 2D block message: ``rows x cols`` elements, ``count`` blocks wide."""
+
+    elem_bits: int
+    rows: tuple[int, ...]
+    cols: int
+    count: int
+
+
+@dataclass(frozen=True)
+class Block2DLimits:
+    """Restrictions that apply to every 2D block message (surface side)."""
+
+    base_align_bytes: int = 64
+    min_width_bytes: int = 64
+    pitch_align_bytes: int = 16
+    max_surface: int = 1 << 24
+
+
+@dataclass(frozen=True)
+class Target:
+    """Everything a pass may ask about one GPU."""
+
+    name: str
+    ocloc_device: str
+    subgroup_size: int
+    dpas: tuple[DpasConfig, ...]
+    has_2d_block_io: bool
+    block2d_read: tuple[Block2DShape, ...] = ()
+    block2d_read_transform: tuple[Block2DShape, ...] = ()
+    block2d_read_transpose: tuple[Block2DShape, ...] = ()
+    block2d_write: tuple[Block2DShape, ...] = ()
+    block2d_prefetch: tuple[Block2DShape, ...] = ()
+    block2d_limits: Block2DLimits = field(default_factory=Block2DLimits)
+    slm_bytes: int = 64 * 1024
+    grf_count: int = 128
+    large_grf_count: int = 256
+    named_barriers: int = 0
+    cache_hints: bool = False
+    max_workgroup_size: int = 1024
+
+    # --- questions passes ask ------------------------------------------------
+    def dpas_for(self, a_type: str, b_type: str) -> DpasConfig | None:
+        """The DPAS flavour for these input element types, or None."""
+        for cfg in self.dpas:
+            if cfg.a_type == a_type and cfg.b_type == b_type:
+                return cfg
+        return None
+
+    def legal_mma_inputs(self) -> list[str]:
+        return sorted({f"{c.a_type}x{c.b_type}" for c in self.dpas})
+
+    def find_block2d(self, kind: str, elem_bits: int, rows: int, cols: int, count: int = 1) -> Block2DShape | None:
+        """The 2D block shape of ``kind`` (read, read_transform, read_transpose, write,
+        prefetch) that covers exactly ``rows x cols x count`` elements, or None."""
+        for shape in getattr(self, f"block2d_{kind}"):
+            if shape.elem_bits == elem_bits and shape.cols == cols and shape.count == count and rows in shape.rows:
+                return shape
+        return None
+
+    def block2d_shapes(self, kind: str, elem_bits: int) -> list[tuple[int, int, int]]:
+        """All (rows, cols, count) legal for ``kind`` at this element width."""
+        return [(r, s.cols, s.count) for s in getattr(self, f"block2d_{kind}") if s.elem_bits == elem_bits for r in s.rows]
+
+
+_R_ALL = (1, 2, 4, 8, 16, 32)
+_R_STORE = (1, 2, 4, 8)
+
+
+def _pvc_dpas(n: int) -> tuple[DpasConfig, ...]:
+    return (
+        DpasConfig("f16", "f16", ("f32", "f16"), 16, n),
+        DpasConfig("bf16", "bf16", ("f32", "bf16"), 16, n),
+        DpasConfig("i8", "i8", ("i32",), 32, n),
+        DpasConfig("u8", "u8", ("i32",), 32, n),
+        DpasConfig("i8", "u8", ("i32",), 32, n),
+        DpasConfig("u8", "i8", ("i32",), 32, n),
+        DpasConfig("tf32", "tf32", ("f32",), 8, n),
+    )
+
+
+def _arc_dpas(n: int) -> tuple[DpasConfig, ...]:
+    return (
+        DpasConfig("f16", "f16", ("f32",), 16, n),
+        DpasConfig("bf16", "bf16", ("f32",), 16, n),
+        DpasConfig("i8", "i8", ("i32",), 32, n),
+        DpasConfig("u8", "u8", ("i32",), 32, n),
+        DpasConfig("i8", "u8", ("i32",), 32, n),
+        DpasConfig("u8", "i8", ("i32",), 32, n),
+    )
+
+
+PVC = Target(
+    name="pvc",
+    ocloc_device="pvc",
+    subgroup_size=16,
+    dpas=_pvc_dpas(16),
+    has_2d_block_io=True,
+    block2d_read=(
+        Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (8, 16, 32), 16, 4),
+        Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
+        Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
+    ),
+    block2d_read_transform=(
+        Block2DShape(8, (32,), 16, 1), Block2DShape(8, (32,), 16, 2), Block2DShape(8, (32,), 16, 4),
+        Block2DShape(16, (16, 32), 16, 1), Block2DShape(16, (16, 32), 16, 2),
+    ),
+    block2d_read_transpose=(Block2DShape(32, (16, 32), 8, 1),),
+    block2d_write=(
+        Block2DShape(8, _R_STORE, 16, 1), Block2DShape(8, _R_STORE, 32, 1),
+        Block2DShape(16, _R_STORE, 16, 1), Block2DShape(32, _R_STORE, 16, 1),
+    ),
+    block2d_prefetch=(
+        Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (32,), 16, 1),
+        Block2DShape(8, (32,), 16, 2), Block2DShape(8, (8, 16, 32), 16, 4),
+        Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
+        Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
+    ),
+    slm_bytes=128 * 1024,
+    named_barriers=32,
+    cache_hints=True,
+)
+
+ARC = Target(
+    name="arc",
+    ocloc_device="dg2-g10",
+    subgroup_size=8,
+    dpas=_arc_dpas(8),
+    has_2d_block_io=False,
+    slm_bytes=64 * 1024,
+    named_barriers=0,
+    cache_hints=False,
+)
+
+TARGETS = {"pvc": PVC, "arc": ARC}
+
+
+def get_target(name: str) -> Target:
+    """Look a GPU target up by name ("pvc" or "arc")."""
+    try:
+        return TARGETS[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}") from None

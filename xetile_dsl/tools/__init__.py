@@ -1,0 +1,1 @@
+"""xetile_dsl.tools"""
