@@ -1,1 +1,45 @@
-"""xetile_dsl.dialects"""
+"""xDSL dialects: XeTile and XeGPU, plus the standard dialects the compiler uses.
+
+Everything that touches xDSL's context and printer goes through here, so that an xDSL
+upgrade is one change.
+"""
+from __future__ import annotations
+
+from xdsl.context import Context
+from xdsl.dialects.arith import Arith
+from xdsl.dialects.builtin import Builtin
+from xdsl.dialects.func import Func
+from xdsl.dialects.gpu import GPU
+from xdsl.dialects.math import Math
+from xdsl.dialects.memref import MemRef
+from xdsl.dialects.scf import Scf
+from xdsl.dialects.vector import Vector
+
+from .xegpu import XeGPU
+from .xetile import XeTile
+
+
+def make_context() -> Context:
+    """An xDSL context with every dialect our IR can contain."""
+    ctx = Context(allow_unregistered=False)
+    for dialect in (Builtin, Func, Arith, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def print_module(module) -> str:
+    """MLIR text of ``module`` (custom syntax where the op defines one)."""
+    from io import StringIO
+
+    from xdsl.printer import Printer
+
+    out = StringIO()
+    Printer(stream=out).print_op(module)
+    return out.getvalue()
+
+
+def parse_module(text: str, name: str = "<text>"):
+    """Parse MLIR text into a builtin.module."""
+    from xdsl.parser import Parser
+
+    return Parser(make_context(), text, name).parse_module()
