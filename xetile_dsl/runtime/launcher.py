@@ -1,0 +1,379 @@
+"""Build SPIR-V programs and launch kernels on a :class:`~.devices.Device`.
+
+The interface with the compiler is: SPIR-V bytes + :class:`~.abi.KernelABI` + a grid.
+
+``Launcher(device).build(spirv, abi)`` returns a :class:`LoadedKernel`;
+``kernel(grid, args)`` validates every argument against the ABI *before* anything reaches
+the device (:class:`LaunchError` names the parameter and what was expected), copies numpy
+arrays into device buffers whose row pitch is padded to ``abi.pitch_align_bytes``, passes
+per array parameter ``pointer, ndim x i64 extents, ndim-1 x i64 outer strides (elements)``
+and scalars as their ctypes type, launches ``global = (grid[0]*workgroup_size, grid[1],
+grid[2])``, ``local = (workgroup_size, 1, 1)`` (``program_id(d)`` is ``get_group_id(d)``),
+waits, and copies arrays whose ``ArrayParam.written`` is true back into the caller's arrays.
+
+For benchmarks, ``kernel.prepare(grid, args)`` returns a :class:`PreparedLaunch` whose
+``submit()`` is the bare device submit (no validation, no copies) and whose
+``finish()`` copies results back; ``native_kernel``, ``queue``, ``native_args``,
+``global_size``/``local_size`` (in the backend's own order) allow timing a raw
+``queue.submit`` of the same program and arguments.
+"""
+from __future__ import annotations
+
+import ctypes
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+from .abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
+from .devices import Device, get_device
+from .opencl_icd import setup_intel_cpu_icd
+
+BASE_ALIGN_BYTES = 64
+
+
+class LaunchError(ValueError):
+    """A launch argument does not match the kernel's ABI (nothing reached the device)."""
+
+
+class BuildError(RuntimeError):
+    """The device runtime rejected the SPIR-V program."""
+
+
+# --- element types --------------------------------------------------------------------
+
+def numpy_dtype(elem: str) -> np.dtype:
+    """The numpy dtype of an ABI element type name (bf16 is ``ml_dtypes.bfloat16``)."""
+    if elem not in ELEMENT_TYPES:
+        raise LaunchError(f"unknown element type {elem!r}; known: {', '.join(ELEMENT_TYPES)}")
+    if elem == "bf16":
+        import ml_dtypes
+
+        return np.dtype(ml_dtypes.bfloat16)
+    return np.dtype(ELEMENT_TYPES[elem][0])
+
+
+def _dtype_label(elem: str) -> str:
+    return "bf16 (ml_dtypes.bfloat16)" if elem == "bf16" else f"{elem} (numpy.{ELEMENT_TYPES[elem][0]})"
+
+
+def _type_name(value) -> str:
+    if isinstance(value, np.ndarray):
+        return f"numpy array of {value.dtype} with shape {value.shape}"
+    return type(value).__name__
+
+
+# --- backends: the only code that touches a device -----------------------------------
+
+class _DpctlBackend:
+    """USM device allocations and ``SyclQueue.submit`` through dpctl."""
+
+    reverse_ranges = True   # SYCL's range order is the reverse of OpenCL's dimension index
+
+    def __init__(self, device: Device):
+        setup_intel_cpu_icd()
+        import dpctl
+        import dpctl.memory
+
+        self._mem = dpctl.memory
+        self.queue = dpctl.SyclQueue(device.native)
+
+    def build(self, spirv: bytes, name: str, options: str):
+        import dpctl.program
+
+        try:
+            program = dpctl.program.create_program_from_spirv(self.queue, spirv, options)
+        except Exception as exc:  # noqa: BLE001 - surface the runtime's error
+            raise BuildError(f"dpctl could not build the SPIR-V program: {exc}") from exc
+        if not program.has_sycl_kernel(name):
+            raise BuildError(f"SPIR-V program has no kernel named {name!r}")
+        return program.get_sycl_kernel(name)
+
+    def alloc(self, nbytes: int):
+        return self._mem.MemoryUSMDevice(max(nbytes, BASE_ALIGN_BYTES), alignment=BASE_ALIGN_BYTES, queue=self.queue)
+
+    def write(self, buf, host: np.ndarray) -> None:
+        buf.copy_from_host(host.reshape(-1).view(np.uint8))
+
+    def read(self, buf, host: np.ndarray) -> None:
+        buf.copy_to_host(host.reshape(-1).view(np.uint8))
+
+    def submit(self, kernel, args, gsize, lsize) -> None:
+        self.queue.submit(kernel, args, gsize, lsize)   # synchronizing
+
+
+class _PyOpenCLBackend:
+    """``cl.Buffer`` allocations and ``enqueue_nd_range_kernel`` through pyopencl."""
+
+    reverse_ranges = False
+
+    def __init__(self, device: Device):
+        setup_intel_cpu_icd()
+        import pyopencl as cl
+
+        self._cl = cl
+        self.context = cl.Context(devices=[device.native])
+        self.queue = cl.CommandQueue(self.context)
+
+    def build(self, spirv: bytes, name: str, options: str):
+        cl = self._cl
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                program = cl.Program(self.context, spirv).build(options=options)
+            kernel = cl.Kernel(program, name)
+        except cl.Error as exc:
+            raise BuildError(f"pyopencl could not build the SPIR-V program (kernel {name!r}): {exc}") from exc
+        return kernel
+
+    def alloc(self, nbytes: int):
+        return self._cl.Buffer(self.context, self._cl.mem_flags.READ_WRITE, max(nbytes, BASE_ALIGN_BYTES))
+
+    def write(self, buf, host: np.ndarray) -> None:
+        self._cl.enqueue_copy(self.queue, buf, host.reshape(-1).view(np.uint8), is_blocking=True)
+
+    def read(self, buf, host: np.ndarray) -> None:
+        self._cl.enqueue_copy(self.queue, host.reshape(-1).view(np.uint8), buf, is_blocking=True)
+
+    def submit(self, kernel, args, gsize, lsize) -> None:
+        for i, arg in enumerate(args):
+            kernel.set_arg(i, arg)
+        self._cl.enqueue_nd_range_kernel(self.queue, kernel, gsize, lsize).wait()
+
+
+_BACKENDS = {"dpctl": _DpctlBackend, "pyopencl": _PyOpenCLBackend}
+
+
+# --- per-parameter handlers (built once per kernel) ------------------------------------
+
+class _ArrayHandler:
+    """Checks one array argument and lays it out with a padded row pitch."""
+
+    def __init__(self, position: int, param: ArrayParam, abi: KernelABI):
+        self.position, self.param = position, param
+        self.dtype = numpy_dtype(param.dtype)
+        self.itemsize = self.dtype.itemsize
+        self.align = math.lcm(max(int(abi.pitch_align_bytes), 1), self.itemsize)
+        self.min_width = int(abi.min_width_bytes)
+        self.written = bool(param.written)
+        self.nargs = 2 * param.ndim if param.ndim > 0 else 1
+
+    def _fail(self, what: str) -> LaunchError:
+        return LaunchError(f"argument {self.position} ({self.param.name!r}): {what}")
+
+    def check(self, value) -> None:
+        """Raise :class:`LaunchError` unless ``value`` fits this parameter."""
+        p = self.param
+        want = f"a C-contiguous numpy array of {_dtype_label(p.dtype)} with {p.ndim} dimension(s)"
+        if not isinstance(value, np.ndarray):
+            raise self._fail(f"expected {want}, got {_type_name(value)}")
+        if value.dtype != self.dtype:
+            raise self._fail(f"expected dtype {_dtype_label(p.dtype)}, got {value.dtype}")
+        if value.ndim != p.ndim:
+            raise self._fail(f"expected {p.ndim} dimension(s), got {value.ndim} (shape {value.shape})")
+        if not value.flags.c_contiguous:
+            raise self._fail("expected a C-contiguous array, got a strided view "
+                             f"(strides {value.strides}); pass numpy.ascontiguousarray(...)")
+        if p.written and not value.flags.writeable:
+            raise self._fail("the kernel writes this array but it is read-only")
+        if p.ndim >= 2 and value.shape[-1] * self.itemsize < self.min_width:
+            raise self._fail(f"rows are {value.shape[-1] * self.itemsize} bytes wide ({value.shape[-1]} x "
+                             f"{p.dtype}); this kernel's 2D block messages need at least {self.min_width} bytes "
+                             f"({-(-self.min_width // self.itemsize)} elements)")
+
+    def layout(self, shape: tuple) -> tuple[int, tuple[int, ...]]:
+        """Padded row pitch in elements and the outer strides in elements."""
+        if len(shape) < 2:
+            return (shape[-1] if shape else 1), ()
+        row = shape[-1] * self.itemsize
+        pitch = -(-row // self.align) * self.align // self.itemsize
+        strides = [pitch]
+        for extent in reversed(shape[1:-1]):
+            strides.append(strides[-1] * extent)
+        return pitch, tuple(reversed(strides))
+
+    def stage(self, value: np.ndarray, pitch: int) -> np.ndarray:
+        """The host image of the device buffer (``value`` itself when no padding)."""
+        if value.ndim < 2 or pitch == value.shape[-1]:
+            return value
+        staged = np.zeros(value.shape[:-1] + (pitch,), self.dtype)
+        staged[..., : value.shape[-1]] = value
+        return staged
+
+
+class _ScalarHandler:
+    """Checks one scalar argument and converts it to its ctypes type."""
+
+    _CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i8": ctypes.c_int8, "u8": ctypes.c_uint8,
+               "i16": ctypes.c_int16, "i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
+               "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16}   # half types travel as their bits
+
+    def __init__(self, position: int, param: ScalarParam):
+        self.position, self.param = position, param
+        self.dtype = numpy_dtype(param.dtype)
+        self.ctype = self._CTYPES[param.dtype]
+        self.is_float = self.dtype.kind == "f" or param.dtype == "bf16"
+        self.nargs = 1
+
+    def _fail(self, what: str) -> LaunchError:
+        return LaunchError(f"argument {self.position} ({self.param.name!r}): {what}")
+
+    def convert(self, value):
+        """The ctypes value for ``value``; raises :class:`LaunchError` if it does not fit."""
+        if self.is_float:
+            return self._float(value)
+        if isinstance(value, (float, np.floating)) or not isinstance(value, (int, np.integer)):
+            raise self._fail(f"expected a Python int for {self.param.dtype}, got {_type_name(value)}")
+        info = np.iinfo(self.dtype)
+        if not info.min <= int(value) <= info.max:
+            raise self._fail(f"value {int(value)} is out of range for {self.param.dtype} [{info.min}, {info.max}]")
+        return self.ctype(int(value))
+
+    def _float(self, value):
+        if not isinstance(value, (int, float, np.integer, np.floating)) or isinstance(value, bool):
+            raise self._fail(f"expected a Python float for {self.param.dtype}, got {_type_name(value)}")
+        value = float(value)
+        limit = float(np.finfo(self.dtype).max)
+        if math.isfinite(value) and abs(value) > limit:
+            raise self._fail(f"value {value!r} is out of range for {self.param.dtype} (max {limit:g})")
+        if self.ctype is ctypes.c_uint16:
+            return self.ctype(int(np.array(value, self.dtype).view(np.uint16)))
+        return self.ctype(value)
+
+
+# --- launches --------------------------------------------------------------------------
+
+def normalize_grid(grid) -> tuple[int, int, int]:
+    """``grid`` (an int or a tuple of 1-3 positive ints) as a 3-tuple; LaunchError if bad."""
+    if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
+        grid = (grid,)
+    if not isinstance(grid, (tuple, list)):
+        raise LaunchError(f"grid must be a tuple of 1 to 3 positive ints, got {_type_name(grid)}")
+    if not 1 <= len(grid) <= 3:
+        raise LaunchError(f"grid must have 1 to 3 dimensions, got {len(grid)}: {tuple(grid)!r}")
+    for d, n in enumerate(grid):
+        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+            raise LaunchError(f"grid[{d}] must be a positive int, got {_type_name(n)} ({n!r})")
+        if n <= 0:
+            raise LaunchError(f"grid[{d}] must be a positive int, got {n}")
+    return tuple(int(n) for n in grid) + (1,) * (3 - len(grid))
+
+
+@dataclass
+class PreparedLaunch:
+    """Arguments already on the device: ``submit()`` is the bare launch."""
+
+    kernel: "LoadedKernel"
+    native_args: list
+    global_size: tuple
+    local_size: tuple
+    copy_back: list          # (handler, device buffer, staged host array, caller's array)
+
+    def submit(self) -> None:
+        """Launch and wait; no validation, no copies."""
+        self.kernel.backend.submit(self.kernel.native_kernel, self.native_args, self.global_size, self.local_size)
+
+    def finish(self) -> None:
+        """Copy written arrays back into the caller's arrays (un-padding)."""
+        for buf, staged, target in self.copy_back:
+            self.kernel.backend.read(buf, staged)
+            if staged is not target:
+                target[...] = staged[..., : target.shape[-1]]
+
+
+class LoadedKernel:
+    """A kernel built for one device, callable as ``kernel(grid, args)``."""
+
+    def __init__(self, backend, native_kernel, abi: KernelABI):
+        self.backend, self.native_kernel, self.abi = backend, native_kernel, abi
+        self.queue = getattr(backend, "queue", None)
+        self.handlers = [
+            _ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p) for i, p in enumerate(abi.params)
+        ]
+        self.num_native_args = sum(h.nargs for h in self.handlers)
+        self.workgroup_size = int(abi.workgroup_size)
+
+    def __call__(self, grid, args) -> None:
+        """Validate, copy in, launch, wait, copy back."""
+        launch = self.prepare(grid, args)
+        launch.submit()
+        launch.finish()
+
+    def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
+        """Validate grid and arguments without touching the device; returns (grid3, converted)."""
+        grid3 = normalize_grid(grid)
+        if not isinstance(args, (list, tuple)):
+            raise LaunchError(f"args must be a list, got {_type_name(args)}")
+        if len(args) != len(self.handlers):
+            names = ", ".join(h.param.name for h in self.handlers)
+            raise LaunchError(f"kernel {self.abi.kernel_name!r} takes {len(self.handlers)} argument(s) "
+                              f"({names}), got {len(args)}")
+        converted = []
+        for h, value in zip(self.handlers, args):
+            if isinstance(h, _ArrayHandler):
+                h.check(value)
+                converted.append(value)
+            else:
+                converted.append(h.convert(value))
+        return grid3, converted
+
+    def prepare(self, grid, args) -> PreparedLaunch:
+        """Validate, then copy arrays to the device; returns the ready launch."""
+        grid3, converted = self.check(grid, args)
+        native, copy_back = [], []
+        for h, value in zip(self.handlers, converted):
+            if isinstance(h, _ScalarHandler):
+                native.append(value)
+                continue
+            native += self._put_array(h, value, copy_back)
+        gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
+        lsize = (self.workgroup_size, 1, 1)
+        if self.backend.reverse_ranges:
+            gsize, lsize = list(gsize[::-1]), list(lsize[::-1])
+        return PreparedLaunch(self, native, gsize, lsize, copy_back)
+
+    def _put_array(self, h: _ArrayHandler, value: np.ndarray, copy_back: list) -> list:
+        pitch, strides = h.layout(value.shape)
+        staged = h.stage(value, pitch)
+        buf = self.backend.alloc(staged.nbytes)
+        if staged.nbytes:
+            self.backend.write(buf, staged)
+        if h.written and staged.nbytes:
+            copy_back.append((buf, staged if staged is not value else value, value))
+        i64 = ctypes.c_int64
+        return [buf, *(i64(n) for n in value.shape), *(i64(s) for s in strides)]
+
+    def bare_submit(self, prepared: PreparedLaunch) -> None:
+        """Raw submit of ``prepared`` (same program and arguments) for timing."""
+        prepared.submit()
+
+
+class Launcher:
+    """Builds SPIR-V programs for one device."""
+
+    def __init__(self, device: Device | None = None, build_options: str = ""):
+        self.device = device or get_device()
+        if self.device.backend not in _BACKENDS:
+            raise BuildError(f"unknown backend {self.device.backend!r}")
+        self.backend = _BACKENDS[self.device.backend](self.device)
+        self.build_options = build_options
+
+    def build(self, spirv: bytes, abi: KernelABI) -> LoadedKernel:
+        """Build ``spirv`` and bind kernel ``abi.kernel_name``; checks the parameter count."""
+        if not isinstance(spirv, (bytes, bytearray)) or spirv[:4] not in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
+            raise BuildError("not a SPIR-V binary (bad magic number)")
+        if not isinstance(abi.workgroup_size, int) or abi.workgroup_size <= 0:
+            raise BuildError(f"bad workgroup_size {abi.workgroup_size!r} in the ABI of {abi.kernel_name!r}")
+        native = self.backend.build(bytes(spirv), abi.kernel_name, self.build_options)
+        kernel = LoadedKernel(self.backend, native, abi)
+        _check_arg_count(native, kernel)
+        return kernel
+
+
+def _check_arg_count(native, kernel: LoadedKernel) -> None:
+    """The SPIR-V kernel must take exactly the arguments the ABI describes."""
+    count = getattr(native, "num_args", None)
+    if count is not None and count != kernel.num_native_args:
+        raise BuildError(f"kernel {kernel.abi.kernel_name!r} takes {count} SPIR-V arguments but its ABI "
+                         f"describes {kernel.num_native_args}")
