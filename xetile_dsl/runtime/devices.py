@@ -181,6 +181,8 @@ def _find(platform: str, kind: str, backends: tuple[str, ...]) -> tuple[list[Dev
     """Devices of one (platform, kind) from the first backend that has some, plus why-nots."""
     problems = []
     for backend in backends:
+        if platform == "level_zero" and backend == "pyopencl" and len(backends) > 1:
+            continue   # only dpctl reaches Level Zero; say so only when pyopencl was forced
         try:
             devs = _FINDERS[backend](platform, kind)
         except ImportError as exc:

@@ -1,0 +1,85 @@
+"""Command line: ``python -m xetile_dsl <subcommand> ...``.
+
+Subcommands live in :data:`SUBCOMMANDS`: name -> (help, add_arguments, run).  To add one
+(``opt``, ``compile``, ...) write its two functions and register it there (or call
+:func:`register` from another module before :func:`main` runs).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+
+
+# --- devices --------------------------------------------------------------------------
+
+def _devices_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--backend", choices=("dpctl", "pyopencl"), default=None,
+                        help="runtime API to search with (default: XETILE_BACKEND, else dpctl then pyopencl)")
+
+
+def _devices_run(args: argparse.Namespace) -> int:
+    from xetile_dsl.runtime.devices import DeviceError, get_device, list_devices
+
+    try:
+        print(list_devices(args.backend))
+        print(f"selected: {get_device(backend=args.backend).describe()}")
+    except DeviceError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+# --- cache ----------------------------------------------------------------------------
+
+def _cache_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("action", choices=("list", "clear"), help="show or delete the compiled-kernel cache")
+    parser.add_argument("--dir", default=None, help="cache directory (default: XETILE_CACHE_DIR or ~/.cache/xetile_dsl/kernels)")
+
+
+def _cache_run(args: argparse.Namespace) -> int:
+    from xetile_dsl.runtime.cache import KernelCache
+
+    cache = KernelCache(args.dir)
+    if args.action == "clear":
+        print(f"removed {cache.clear()} entries from {cache.directory}")
+        return 0
+    entries = cache.entries()
+    print(f"{cache.directory}: {len(entries)} entries")
+    for e in entries:
+        when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["created"])) if e["created"] else "?"
+        print(f"  {e['key'][:16]}  {e['bytes']:>9} B  {when}  {', '.join(e['files'])}")
+    return 0
+
+
+#: name -> (help, add_arguments(parser), run(args) -> exit code)
+SUBCOMMANDS = {
+    "devices": ("list devices in discovery order and what is missing", _devices_args, _devices_run),
+    "cache": ("list or clear the compiled-kernel cache", _cache_args, _cache_run),
+}
+
+
+def register(name: str, help_text: str, add_arguments, run) -> None:
+    """Add a subcommand (for modules that contribute one)."""
+    SUBCOMMANDS[name] = (help_text, add_arguments, run)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser with one subparser per entry of :data:`SUBCOMMANDS`."""
+    parser = argparse.ArgumentParser(prog="python -m xetile_dsl", description="xetile_dsl command line")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for name, (help_text, add_arguments, run) in SUBCOMMANDS.items():
+        p = sub.add_parser(name, help=help_text)
+        add_arguments(p)
+        p.set_defaults(_run=run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Parse ``argv`` and run the chosen subcommand; returns the exit code."""
+    args = build_parser().parse_args(argv)
+    return args._run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
