@@ -1,0 +1,43 @@
+"""The error taxonomy: every error a user can see is one of these."""
+from __future__ import annotations
+
+import os
+
+
+class XeTileError(Exception):
+    """Base class of all xetile_dsl errors."""
+
+
+class CompilationError(XeTileError):
+    """A mistake in a kernel, reported at the user's file, line and column.
+
+    The message shows ``file:line:col``, the source line with a caret under the column,
+    and what went wrong in the user's terms (and what would be legal)."""
+
+    def __init__(self, message: str, filename: str = "<unknown>", line: int = 0, col: int = 0,
+                 source_line: str | None = None):
+        self.message, self.filename, self.line, self.col = message, filename, line, col
+        self.source_line = source_line
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        head = f"{self.filename}:{self.line}:{self.col + 1}: error: {self.message}"
+        if self.source_line is None:
+            return head
+        caret = " " * (len(self.source_line) - len(self.source_line.lstrip()))
+        text = self.source_line.strip("\n")
+        pad = " " * max(self.col, 0)
+        return f"{head}\n    {text}\n    {pad}^" if caret is not None else head
+
+
+class LaunchError(XeTileError, ValueError):
+    """A bad launch argument, detected before anything reaches the device."""
+
+
+class ToolError(XeTileError):
+    """An external tool (ocloc, spirv-val) is missing or failed."""
+
+
+def debug_tracebacks() -> bool:
+    """True when XETILE_DEBUG asks for compiler-internal tracebacks."""
+    return os.environ.get("XETILE_DEBUG", "") not in ("", "0")

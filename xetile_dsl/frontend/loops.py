@@ -1,0 +1,81 @@
+"""``for i in range(...)`` -> ``scf.for`` with loop-carried values as iter_args."""
+from __future__ import annotations
+
+import ast
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IndexType
+from xdsl.ir import Block, Region, SSAValue
+
+INDEX = IndexType()
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names (re)bound anywhere in ``stmts``, in first-assignment order."""
+    names: list[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, ast.For):
+                targets = [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and n.id not in names:
+                        names.append(n.id)
+    return names
+
+
+def lower_for(builder, node: ast.For) -> None:
+    """Emit ``scf.for`` for ``for <name> in range(start, stop[, step])``."""
+    if node.orelse:
+        raise builder.error(node, "for ... else is not supported in kernels")
+    if not isinstance(node.target, ast.Name):
+        raise builder.error(node.target, "the loop variable must be a single name")
+    bounds = _range_bounds(builder, node.iter)
+    lb, ub, step = (builder.index(v, node.iter) for v in bounds)
+    carried = [n for n in assigned_names(node.body) if n in builder.env and isinstance(builder.env[n], SSAValue)]
+    for name in assigned_names(node.body):
+        if name in builder.env and not isinstance(builder.env[name], SSAValue) and name != node.target.id:
+            raise builder.error(node, f"{name!r} is a compile-time constant and cannot be reassigned inside a loop")
+    inits = [builder.env[n] for n in carried]
+    body = Block(arg_types=[INDEX] + [v.type for v in inits])
+    body.args[0].name_hint = node.target.id
+    outer_block, outer_env = builder.block, dict(builder.env)
+    builder.block = body
+    builder.env[node.target.id] = body.args[0]
+    for name, barg in zip(carried, body.args[1:]):
+        barg.name_hint = name
+        builder.env[name] = barg
+    for stmt in node.body:
+        builder.visit(stmt)
+    yielded = [builder.env[n] for n in carried]
+    for name, before, after in zip(carried, inits, yielded):
+        if not isinstance(after, SSAValue) or after.type != before.type:
+            raise builder.error(node, f"{name!r} changes type inside the loop (from {before.type} to "
+                                f"{getattr(after, 'type', after)}); loop-carried values must keep their type")
+    builder.emit(scf.YieldOp(*yielded))
+    builder.block = outer_block
+    loop = builder.emit(scf.ForOp(lb, ub, step, inits, Region(body)))
+    builder.env = outer_env
+    for name, result in zip(carried, loop.results):
+        result.name_hint = name
+        builder.env[name] = result
+
+
+def _range_bounds(builder, it: ast.AST):
+    if not (isinstance(it, ast.Call) and builder.visit(it.func) is range and not it.keywords):
+        raise builder.error(it, "only `for ... in range(...)` loops are supported in kernels")
+    args = [builder.visit(a) for a in it.args]
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    if len(args) == 3:
+        if isinstance(args[2], int) and args[2] <= 0:
+            raise builder.error(it, "range() step must be a positive integer in a kernel loop")
+        return tuple(args)
+    raise builder.error(it, "range() takes 1 to 3 arguments")

@@ -1,0 +1,54 @@
+"""A kernel's Python source, parsed so that AST line numbers match the user's file."""
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+from dataclasses import dataclass
+
+from ..errors import CompilationError
+
+
+@dataclass
+class KernelSource:
+    """The parsed ``def`` of a kernel plus what error messages need to point into it."""
+
+    name: str
+    filename: str
+    first_line: int
+    lines: list[str]
+    tree: ast.FunctionDef
+    text: str
+
+    @staticmethod
+    def of(fn) -> "KernelSource":
+        try:
+            lines, first_line = inspect.getsourcelines(fn)
+        except (OSError, TypeError) as exc:
+            raise CompilationError(f"cannot read the source of {fn.__name__!r}: {exc}") from None
+        text = textwrap.dedent("".join(lines))
+        module = ast.parse(text)
+        ast.increment_lineno(module, first_line - 1)
+        indent = len(lines[0]) - len(lines[0].lstrip())
+        for node in ast.walk(module):
+            if hasattr(node, "col_offset"):
+                node.col_offset += indent
+        fdef = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+        filename = inspect.getsourcefile(fn) or "<unknown>"
+        file_lines = _file_lines(filename, lines, first_line)
+        return KernelSource(fn.__name__, filename, first_line, file_lines, fdef, text)
+
+    def error(self, node: ast.AST | None, message: str) -> CompilationError:
+        """A CompilationError located at ``node``."""
+        line = getattr(node, "lineno", self.first_line)
+        col = getattr(node, "col_offset", 0)
+        src = self.lines[line - 1] if 0 < line <= len(self.lines) else None
+        return CompilationError(message, self.filename, line, col, src)
+
+
+def _file_lines(filename: str, fn_lines: list[str], first_line: int) -> list[str]:
+    try:
+        with open(filename, encoding="utf-8") as fh:
+            return fh.read().splitlines()
+    except OSError:
+        return [""] * (first_line - 1) + [ln.rstrip("\n") for ln in fn_lines]

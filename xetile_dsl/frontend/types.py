@@ -1,0 +1,46 @@
+"""Element-type names <-> xDSL types, shared by the frontend, the passes and codegen."""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    Float16Type,
+    Float32Type,
+    Float64Type,
+    IndexType,
+    IntegerType,
+    Signedness,
+    i8,
+    i16,
+    i32,
+    i64,
+)
+from xdsl.ir import Attribute
+
+_U8 = IntegerType(8, Signedness.UNSIGNED)
+_TO_IR = {
+    "f16": Float16Type(), "bf16": BFloat16Type(), "f32": Float32Type(), "tf32": Float32Type(),
+    "f64": Float64Type(), "i8": i8, "u8": _U8, "i16": i16, "i32": i32, "i64": i64, "index": IndexType(),
+}
+
+
+def ir_type(name: str) -> Attribute:
+    """The xDSL type of element-type ``name`` ("f16", "bf16", "f32", "i8", ...)."""
+    return _TO_IR[name]
+
+
+def type_name(t: Attribute) -> str:
+    """The element-type name of xDSL type ``t`` (inverse of :func:`ir_type`)."""
+    for name, ty in _TO_IR.items():
+        if ty == t and name != "tf32":
+            return name
+    raise ValueError(f"unsupported element type {t}")
+
+
+def bit_width(t: Attribute) -> int:
+    name = type_name(t)
+    return {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "u8": 8, "i16": 16, "i32": 32,
+            "i64": 64, "index": 64}[name]
+
+
+def is_float(t: Attribute) -> bool:
+    return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))

@@ -1,0 +1,120 @@
+"""The kernel language: types and the tile operations a ``@jit`` function may call.
+
+These functions are never executed by the compiler: the frontend reads the kernel's AST
+and recognises calls to them by identity (each carries ``__xetile_builtin__``).  Calling
+one outside a kernel raises an error that says so.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+
+class constexpr:  # noqa: N801 - lower case, like Triton's tl.constexpr
+    """Annotation for a kernel parameter whose value is known at compile time.
+
+    ``def k(a, BM: xt.constexpr): ...`` -- the kernel is specialised (and cached) per value."""
+
+    def __init__(self, value=None):
+        self.value = value
+
+    def __repr__(self) -> str:
+        return f"constexpr({self.value!r})"
+
+
+@dataclass(frozen=True)
+class dtype:  # noqa: N801
+    """An element type of tiles and arrays (``xt.float16``, ``xt.bfloat16`` ...)."""
+
+    name: str
+
+    @property
+    def is_float(self) -> bool:
+        return self.name in ("f16", "bf16", "f32", "f64", "tf32")
+
+    @property
+    def bits(self) -> int:
+        return {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64, "i8": 8, "u8": 8,
+                "i16": 16, "i32": 32, "u32": 32, "i64": 64}[self.name]
+
+    def __repr__(self) -> str:
+        return f"xt.{_DTYPE_PY_NAMES.get(self.name, self.name)}"
+
+
+float16 = dtype("f16")
+bfloat16 = dtype("bf16")
+float32 = dtype("f32")
+tfloat32 = dtype("tf32")
+int8 = dtype("i8")
+uint8 = dtype("u8")
+int32 = dtype("i32")
+int64 = dtype("i64")
+_DTYPE_PY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "tf32": "tfloat32",
+                   "i8": "int8", "u8": "uint8", "i32": "int32", "i64": "int64"}
+
+
+def builtin(fn):
+    """Mark ``fn`` as a kernel-language operation the frontend lowers itself."""
+
+    @functools.wraps(fn)
+    def outside_kernel(*args, **kwargs):
+        raise RuntimeError(f"xetile_dsl.language.{fn.__name__} can only be called inside a @xetile_dsl.jit "
+                           f"kernel (or with XETILE_INTERPRET=1)")
+
+    outside_kernel.__xetile_builtin__ = fn.__name__
+    return outside_kernel
+
+
+@builtin
+def program_id(axis):
+    """Index of this workgroup along grid ``axis`` (0, 1 or 2)."""
+
+
+@builtin
+def num_programs(axis):
+    """Number of workgroups along grid ``axis``."""
+
+
+@builtin
+def init_tile(base, offsets, shape, order=(1, 0)):
+    """A tile of ``shape`` (constexprs) over the 2-D array ``base`` at ``offsets`` (rows, cols).
+
+    ``order=(0, 1)`` views a column-major base. Example::
+
+        ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
+    """
+
+
+@builtin
+def load_tile(tile, padding=0):
+    """Load ``tile`` into a value; elements outside the array read as ``padding``."""
+
+
+@builtin
+def store_tile(value, tile):
+    """Store ``value`` into the memory ``tile`` covers (out-of-bounds elements are dropped)."""
+
+
+@builtin
+def prefetch_tile(tile, locality=3):
+    """Hint the hardware to bring ``tile`` into cache."""
+
+
+@builtin
+def update_tile_offset(tile, row_delta, col_delta):
+    """``tile`` moved by (row_delta, col_delta) elements."""
+
+
+@builtin
+def tile_mma(a, b, c=None):
+    """``a @ b (+ c)``; f16/bf16 inputs accumulate in f32, int8 inputs in i32."""
+
+
+@builtin
+def zeros(shape, dtype):
+    """A value of ``shape`` filled with 0 of ``dtype``."""
+
+
+@builtin
+def full(shape, value, dtype):
+    """A value of ``shape`` filled with ``value`` of ``dtype``."""
