@@ -1,0 +1,296 @@
+"""2D block loads, stores and prefetches in the sg_map fragment order.
+
+Every wrapper built here has the same per-lane contract (the XeGPU sg_map
+distribution, ``shared/spec/xegpu-rfc.md``): lane n, with ``(lr, lc) = divmod(n,
+wi_layout[1])``, holds for column unit ``cb``, row unit ``rb``, ``i < wi_data[0]``,
+``j < wi_data[1]`` the element
+
+    row = y + rb*wi_layout[0]*wi_data[0] + lr*wi_data[0] + i
+    col = x + cb*wi_layout[1]*wi_data[1] + lc*wi_data[1] + j
+
+at fragment index ``(cb*RB + rb)*(wi_data[0]*wi_data[1]) + i*wi_data[1] + j``, with
+``RB = rows / (wi_layout[0]*wi_data[0])``.  Out-of-bounds elements read as 0 and are
+never written.
+
+How a wrapper gets there is decided from the target:
+
+* with 2D block IO, when the Intel builtin's own per-lane layout (reference §3.4) is
+  the same order, the wrapper calls ``intel_sub_group_2d_block_{read,read_transform,
+  write}_*`` through a private array (emulated by definition on the CPU);
+* otherwise (no 2D block IO, an illegal shape, or a different layout) it uses plain
+  per-lane loads/stores guarded by bounds checks.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+
+from .mangle import Ptr, mangle, vec
+
+I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+GLOBAL_PTR = ir.PointerType(addrspace=1)
+PRIVATE_PTR = ir.PointerType(addrspace=0)
+#: per-lane fragment sizes we can return: SPIR-V vector sizes except 1 (a 1-vector)
+SPIRV_VECTOR_SIZES = (2, 3, 4, 8, 16)
+_SURFACE_ARGS = ("base", "width_bytes", "height_rows", "pitch_bytes", "x", "y")
+
+
+@dataclass(frozen=True)
+class Fragment:
+    """One sg_map distribution of a ``rows x cols`` block of ``elem_bits`` elements."""
+
+    elem_bits: int
+    rows: int
+    cols: int  # total columns (cols per block x count)
+    wi_layout: tuple[int, int]
+    wi_data: tuple[int, int]
+
+    @property
+    def lanes(self) -> int:
+        return self.wi_layout[0] * self.wi_layout[1]
+
+    @property
+    def size(self) -> int:
+        """Elements per lane (V)."""
+        return self.rows * self.cols // self.lanes
+
+    def vector_type(self) -> ir.VectorType:
+        return ir.VectorType(ir.IntType(self.elem_bits), self.size)
+
+    def elements(self):
+        """``(index, row_offset, col_offset)`` per fragment element; the lane's own
+        offsets ``(lr*wi_data[0], lc*wi_data[1])`` are added at run time."""
+        (l0, l1), (d0, d1) = self.wi_layout, self.wi_data
+        row_units = self.rows // (l0 * d0)
+        for cb in range(self.cols // (l1 * d1)):
+            for rb in range(row_units):
+                for i in range(d0):
+                    for j in range(d1):
+                        index = (cb * row_units + rb) * (d0 * d1) + i * d1 + j
+                        yield index, rb * l0 * d0 + i, cb * l1 * d1 + j
+
+
+def check_fragment(subgroup_size, elem_bits, rows, cols, wi_layout, wi_data) -> str | None:
+    """Why this distribution is illegal, or None if it is fine."""
+    (l0, l1), (d0, d1) = wi_layout, wi_data
+    if elem_bits not in (8, 16, 32, 64):
+        return f"unsupported element width {elem_bits}"
+    if l0 * l1 != subgroup_size:
+        return f"wi_layout {wi_layout} does not cover the subgroup of {subgroup_size}"
+    if rows % (l0 * d0) or cols % (l1 * d1):
+        return f"block {rows}x{cols} is not divisible by wi_layout*wi_data {wi_layout}*{wi_data}"
+    per_lane = rows * cols // subgroup_size
+    if per_lane not in SPIRV_VECTOR_SIZES:
+        # SPIR-V (without VectorAnyINTEL) has no other vector sizes, and LLVM's backend
+        # aborts the whole process on them: split the block into smaller loads instead.
+        return (f"block {rows}x{cols} gives {per_lane} elements per lane; a fragment must have "
+                f"{', '.join(map(str, SPIRV_VECTOR_SIZES))} elements (legal SPIR-V vector sizes)")
+    return None
+
+
+def _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data) -> Fragment:
+    problem = check_fragment(bi.subgroup_size, elem_bits, rows, cols, wi_layout, wi_data)
+    if problem:
+        raise ValueError(problem)
+    return Fragment(elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
+
+
+# --- which Intel builtin (if any) matches --------------------------------------------
+#: (op, elem_bits, cols per block) -> (wi_data of the builtin's per-lane layout for a
+#: 16-wide subgroup (§3.4), Itanium code of its private data type).  Shapes not listed
+#: (e.g. 32b 8-column reads, transposes) have other layouts and fall back.
+_BUILTIN_LAYOUTS = {
+    ("read", 8, 16): ((1, 1), "h"),      # one byte per lane per row
+    ("read", 8, 32): ((1, 2), "t"),      # one ushort (bytes 2n, 2n+1) per row
+    ("read", 16, 16): ((1, 1), "t"),     # component b*H + r = mem[y+r][x+b*W+n]
+    ("read", 32, 16): ((1, 1), "j"),
+    ("read_transform", 8, 16): ((4, 1), "j"),   # dword j = rows 4j..4j+3 of column n
+    ("read_transform", 16, 16): ((2, 1), "j"),  # dword j = rows 2j, 2j+1 of column n
+    ("write", 8, 16): ((1, 1), "h"),
+    ("write", 8, 32): ((1, 2), "t"),
+    ("write", 16, 16): ((1, 1), "t"),
+    ("write", 32, 16): ((1, 1), "j"),
+}
+_BUILTIN_LANES = 16  # the 2D block builtins are SIMD16-only (§3.1)
+
+
+def _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) -> bool:
+    """Whether the 2D block builtin ``op`` of this shape exists on ``target`` and hands
+    each lane exactly the sg_map fragment."""
+    if not target.has_2d_block_io or target.subgroup_size != _BUILTIN_LANES:
+        return False
+    if tuple(wi_layout) != (1, target.subgroup_size):
+        return False
+    layout = _BUILTIN_LAYOUTS.get((op, elem_bits, cols))
+    if layout is None or layout[0] != tuple(wi_data):
+        return False
+    return target.find_block2d(op, elem_bits, rows, cols, count) is not None
+
+
+def load_kind(target, elem_bits, rows, cols, count, wi_layout, wi_data) -> str:
+    """``read``/``read_transform`` when a 2D block read serves the load, else ``gather``."""
+    op = "read_transform" if wi_data[0] > 1 else "read"
+    return op if _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) else "gather"
+
+
+def store_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
+    """``write`` when a 2D block write serves the store, else ``scatter``."""
+    return "write" if _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data) else "scatter"
+
+
+def _builtin_name(op, elem_bits, rows, cols, count) -> str:
+    base = f"intel_sub_group_2d_block_{op}_{elem_bits}b_{rows}r{cols}x{count}c"
+    params = [Ptr("v", 1), "i", "i", "i", vec(2, "i")]
+    if op != "prefetch":
+        params.append(Ptr(_BUILTIN_LAYOUTS[(op, elem_bits, cols)][1]))
+    return mangle(base, params)
+
+
+_BUILTIN_FNTY = ir.FunctionType(ir.VoidType(), [GLOBAL_PTR, I32, I32, I32, ir.VectorType(I32, 2), PRIVATE_PTR])
+_PREFETCH_FNTY = ir.FunctionType(ir.VoidType(), [GLOBAL_PTR, I32, I32, I32, ir.VectorType(I32, 2)])
+
+
+def _intel_block_builtin(bi, op, elem_bits, rows, cols, count) -> ir.Function:
+    """The Intel 2D block builtin: declared, or (emulation) defined from its spec."""
+    name = _builtin_name(op, elem_bits, rows, cols, count)
+    fnty = _PREFETCH_FNTY if op == "prefetch" else _BUILTIN_FNTY
+    fn = bi.module.globals.get(name)
+    if fn is not None:
+        return fn
+    if not bi.emulate:
+        return bi.declare(name, fnty)
+    fn = bi.define_internal(name, fnty)
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    if op != "prefetch":  # a prefetch is only a hint: nothing to emulate
+        wi_data = _BUILTIN_LAYOUTS[(op, elem_bits, cols)][0]
+        frag = Fragment(elem_bits, rows, cols * count, (1, _BUILTIN_LANES), wi_data)
+        base, width, height, pitch, coord, data = fn.args
+        x = builder.extract_element(coord, ir.Constant(I32, 0))
+        y = builder.extract_element(coord, ir.Constant(I32, 1))
+        surface = (base, width, height, pitch, x, y)
+        if op == "write":
+            _scatter(bi, builder, frag, surface, builder.load(data, typ=frag.vector_type()))
+        else:
+            builder.store(_gather(bi, builder, frag, surface), data)
+    builder.ret_void()
+    return fn
+
+
+# --- the wrappers codegen calls --------------------------------------------------------
+def _wrapper(bi, name: str, ret: ir.Type, extra: list) -> tuple[ir.Function, ir.IRBuilder]:
+    fnty = ir.FunctionType(ret, [GLOBAL_PTR, I32, I32, I32, I32, I32] + extra)
+    fn = bi.define_internal(name, fnty)
+    for arg, arg_name in zip(fn.args, _SURFACE_ARGS + ("value",)):
+        arg.name = arg_name
+    return fn, ir.IRBuilder(fn.append_basic_block("entry"))
+
+
+def _tag(frag: Fragment) -> str:
+    (l0, l1), (d0, d1) = frag.wi_layout, frag.wi_data
+    return f"l{l0}x{l1}_d{d0}x{d1}"
+
+
+def _coord(builder, x, y):
+    coord = builder.insert_element(ir.Constant(ir.VectorType(I32, 2), None), x, ir.Constant(I32, 0))
+    return builder.insert_element(coord, y, ir.Constant(I32, 1))
+
+
+def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Function:
+    """The load wrapper (see :meth:`IntelBuiltins.load_2d`)."""
+    frag = _fragment(bi, elem_bits, rows, cols * count, wi_layout, wi_data)
+    kind = load_kind(bi.target, elem_bits, rows, cols, count, wi_layout, wi_data)
+    name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
+    fn, builder = _wrapper(bi, name, frag.vector_type(), [])
+    if kind == "gather":
+        builder.ret(_gather(bi, builder, frag, fn.args))
+        return fn
+    intel = _intel_block_builtin(bi, kind, elem_bits, rows, cols, count)
+    buf = builder.alloca(frag.vector_type(), name="block")
+    base, width, height, pitch, x, y = fn.args
+    builder.call(intel, [base, width, height, pitch, _coord(builder, x, y), buf])
+    builder.ret(builder.load(buf, typ=frag.vector_type()))
+    return fn
+
+
+def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
+    """The store wrapper (see :meth:`IntelBuiltins.store_2d`)."""
+    frag = _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data)
+    kind = store_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data)
+    name = f"__xetile_store2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{_tag(frag)}"
+    fn, builder = _wrapper(bi, name, ir.VoidType(), [frag.vector_type()])
+    base, width, height, pitch, x, y, value = fn.args
+    if kind == "scatter":
+        _scatter(bi, builder, frag, (base, width, height, pitch, x, y), value)
+    else:
+        intel = _intel_block_builtin(bi, "write", elem_bits, rows, cols, 1)
+        buf = builder.alloca(frag.vector_type(), name="block")
+        builder.store(value, buf)
+        builder.call(intel, [base, width, height, pitch, _coord(builder, x, y), buf])
+    builder.ret_void()
+    return fn
+
+
+def build_prefetch(bi, elem_bits, rows, cols, count) -> ir.Function:
+    """The prefetch wrapper: a 2D block prefetch where legal, else nothing."""
+    legal = bi.target.has_2d_block_io and bi.target.find_block2d("prefetch", elem_bits, rows, cols, count)
+    name = f"__xetile_prefetch2d_{'block' if legal else 'none'}_{elem_bits}b_{rows}r{cols}x{count}c"
+    fn, builder = _wrapper(bi, name, ir.VoidType(), [])
+    if legal:
+        base, width, height, pitch, x, y = fn.args
+        intel = _intel_block_builtin(bi, "prefetch", elem_bits, rows, cols, count)
+        builder.call(intel, [base, width, height, pitch, _coord(builder, x, y)])
+    builder.ret_void()
+    return fn
+
+
+# --- plain per-lane memory access ----------------------------------------------------
+class _Addressing:
+    """Bounds checks and addresses of one lane's elements of a surface."""
+
+    def __init__(self, bi, builder, frag: Fragment, surface):
+        self.builder = builder
+        self.base, width, self.height, pitch, x, y = surface
+        self.ebytes = frag.elem_bits // 8
+        shift = ir.Constant(I32, self.ebytes.bit_length() - 1)
+        self.width_elems = builder.lshr(width, shift)
+        self.pitch = builder.sext(pitch, I64)
+        lane = bi.lane_id(builder)
+        lane_row = builder.udiv(lane, ir.Constant(I32, frag.wi_layout[1]))
+        lane_col = builder.urem(lane, ir.Constant(I32, frag.wi_layout[1]))
+        self.row0 = builder.add(y, builder.mul(lane_row, ir.Constant(I32, frag.wi_data[0])))
+        self.col0 = builder.add(x, builder.mul(lane_col, ir.Constant(I32, frag.wi_data[1])))
+
+    def element(self, row_off: int, col_off: int):
+        """(in_bounds: i1, address: ptr addrspace(1)) of one element.  Unsigned
+        compares also reject negative coordinates."""
+        b = self.builder
+        row = b.add(self.row0, ir.Constant(I32, row_off))
+        col = b.add(self.col0, ir.Constant(I32, col_off))
+        ok = b.and_(b.icmp_unsigned("<", row, self.height), b.icmp_unsigned("<", col, self.width_elems))
+        offset = b.add(b.mul(b.sext(row, I64), self.pitch), b.mul(b.sext(col, I64), ir.Constant(I64, self.ebytes)))
+        return ok, b.gep(self.base, [offset], source_etype=I8)
+
+
+def _gather(bi, builder, frag: Fragment, surface) -> ir.Value:
+    """This lane's fragment by plain loads.  Branch-free: an out-of-bounds element
+    loads from ``base`` (always valid) and is then replaced by 0."""
+    addr = _Addressing(bi, builder, frag, surface)
+    elem_ty = ir.IntType(frag.elem_bits)
+    out = ir.Constant(frag.vector_type(), None)
+    for index, row_off, col_off in frag.elements():
+        ok, ptr = addr.element(row_off, col_off)
+        value = builder.load(builder.select(ok, ptr, addr.base), typ=elem_ty, align=addr.ebytes)
+        value = builder.select(ok, value, ir.Constant(elem_ty, 0))
+        out = builder.insert_element(out, value, ir.Constant(I32, index))
+    return out
+
+
+def _scatter(bi, builder, frag: Fragment, surface, value) -> None:
+    """Write this lane's fragment by plain stores, skipping out-of-bounds elements."""
+    addr = _Addressing(bi, builder, frag, surface)
+    for index, row_off, col_off in frag.elements():
+        ok, ptr = addr.element(row_off, col_off)
+        element = builder.extract_element(value, ir.Constant(I32, index))
+        with builder.if_then(ok):
+            builder.store(element, ptr, align=addr.ebytes)

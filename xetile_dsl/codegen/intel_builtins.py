@@ -1,0 +1,143 @@
+"""Intel GPU builtins (DPAS, 2D block IO) for the LLVM-IR code generator.
+
+:class:`IntelBuiltins` hands codegen one ``ir.Function`` per builtin flavour and module:
+
+* on a GPU (``emulate=False``) DPAS is a *declaration* under the real Itanium-mangled
+  Intel OpenCL name, which the SPIR-V backend turns into an imported function that IGC
+  resolves (``shared/docs/xe-codegen-reference.md`` §2.3, §3.1);
+* on the OpenCL CPU device (``emulate=True``) the same name is *defined* in the module,
+  with a body written from the specs (§2.4, §3.4, §7), so one module runs anywhere.
+
+2D loads/stores are small wrappers with a fixed per-lane interface (the sg_map fragment
+order); whether a wrapper uses a 2D block message or plain loads is decided here, from
+the :class:`~xetile_dsl.targets.target.Target`, never from a chip name.
+The work is split over ``builtins_dpas.py`` and ``builtins_block2d.py``; this file holds
+the facade, the memo and the few helpers both share.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from xetile_dsl.targets.target import Target
+
+from . import builtins_block2d, builtins_dpas
+from .mangle import mangle
+
+I8, I16, I32, I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
+F16, F32 = ir.HalfType(), ir.FloatType()
+GLOBAL_PTR = ir.PointerType(addrspace=1)  # CrossWorkgroup
+PRIVATE_PTR = ir.PointerType(addrspace=0)  # Function storage (alloca)
+
+_LANE_ID = "_Z22get_sub_group_local_idv"
+#: shuffles are always done on 32-bit ints: one declaration, and every OpenCL device
+#: with cl_intel_subgroups supports ``int`` (short/char shuffles are extra extensions).
+_SHUFFLE_I32 = mangle("intel_sub_group_shuffle", ["i", "j"])
+
+
+class IntelBuiltins:
+    """Creates (once per module, memoized) the Intel builtins codegen calls.
+
+    ``emulate=True`` defines the GPU-only builtins in the module (for the OpenCL CPU
+    device); otherwise they are declarations resolved by the GPU driver.
+    """
+
+    def __init__(self, module: ir.Module, target: Target, emulate: bool):
+        self.module = module
+        self.target = target
+        self.emulate = emulate
+        self._memo: dict[tuple, ir.Function] = {}
+
+    # --- subgroup primitives -------------------------------------------------
+    @property
+    def subgroup_size(self) -> int:
+        return self.target.subgroup_size
+
+    def lane_id(self, builder: ir.IRBuilder) -> ir.Value:
+        """This work item's i32 index in its subgroup."""
+        fn = self.declare(_LANE_ID, ir.FunctionType(I32, []))
+        return builder.call(fn, [], name="lane")
+
+    def shuffle_i32(self, builder: ir.IRBuilder, value: ir.Value, lane: ir.Value) -> ir.Value:
+        """``value`` of work item ``lane`` (OpSubgroupShuffleINTEL).  Convergent: call it
+        from straight-line code that every lane executes."""
+        fn = self.declare(_SHUFFLE_I32, ir.FunctionType(I32, [I32, I32]))
+        return builder.call(fn, [value, lane])
+
+    # --- the builtins codegen asks for ----------------------------------------
+    def dpas(self, a_type: str, b_type: str, acc_type: str, m: int) -> ir.Function:
+        """``R f(A a, B b, R acc)``: one DPAS with ``m`` rows (per-lane types §2.1)."""
+        key = ("dpas", a_type, b_type, acc_type, m)
+        return self._memoized(key, lambda: builtins_dpas.build_dpas(self, a_type, b_type, acc_type, m))
+
+    def load_2d(self, elem_bits: int, rows: int, cols: int, count: int,
+                wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+        """``<V x iE> f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
+        i32 pitch_bytes, i32 x_elems, i32 y_rows)``: this lane's sg_map fragment of the
+        ``rows x (cols*count)`` block at (x, y); out-of-bounds elements read as 0."""
+        key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
+        return self._memoized(key, lambda: builtins_block2d.build_load(self, *key[1:]))
+
+    def store_2d(self, elem_bits: int, rows: int, cols: int,
+                 wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+        """``void f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
+        i32 pitch_bytes, i32 x, i32 y, <V x iE> value)``: writes this lane's fragment;
+        out-of-bounds elements are not written."""
+        key = ("store_2d", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
+        return self._memoized(key, lambda: builtins_block2d.build_store(self, *key[1:]))
+
+    def prefetch_2d(self, elem_bits: int, rows: int, cols: int, count: int) -> ir.Function:
+        """``void f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
+        i32 pitch_bytes, i32 x, i32 y)``: a cache hint; a no-op where unsupported."""
+        key = ("prefetch_2d", elem_bits, rows, cols, count)
+        return self._memoized(key, lambda: builtins_block2d.build_prefetch(self, *key[1:]))
+
+    # --- questions codegen may ask ---------------------------------------------
+    def is_legal_load_2d(self, elem_bits, rows, cols, count, wi_layout, wi_data) -> bool:
+        """Whether :meth:`load_2d` can build this distribution at all."""
+        return builtins_block2d.check_fragment(self.subgroup_size, elem_bits, rows, cols * count,
+                                               wi_layout, wi_data) is None
+
+    def is_legal_store_2d(self, elem_bits, rows, cols, wi_layout, wi_data) -> bool:
+        """Whether :meth:`store_2d` can build this distribution at all."""
+        return self.is_legal_load_2d(elem_bits, rows, cols, 1, wi_layout, wi_data)
+
+    def load_2d_kind(self, elem_bits, rows, cols, count, wi_layout, wi_data) -> str:
+        """How :meth:`load_2d` reads: ``"read"``/``"read_transform"`` (a 2D block
+        builtin) or ``"gather"`` (per-lane guarded loads)."""
+        return builtins_block2d.load_kind(self.target, elem_bits, rows, cols, count, wi_layout, wi_data)
+
+    def store_2d_kind(self, elem_bits, rows, cols, wi_layout, wi_data) -> str:
+        """``"write"`` (2D block builtin) or ``"scatter"`` (guarded per-lane stores)."""
+        return builtins_block2d.store_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data)
+
+    # --- helpers shared by builtins_*.py ---------------------------------------
+    def declare(self, name: str, fnty: ir.FunctionType) -> ir.Function:
+        """The module's function ``name`` (declared ``spir_func`` if new)."""
+        fn = self.module.globals.get(name)
+        if fn is None:
+            fn = ir.Function(self.module, fnty, name)
+            fn.calling_convention = "spir_func"
+        elif fn.function_type != fnty:
+            raise TypeError(f"{name} already declared as {fn.function_type}, wanted {fnty}")
+        return fn
+
+    def declare_intrinsic(self, name: str, fnty: ir.FunctionType) -> ir.Function:
+        """An LLVM intrinsic (default calling convention, unlike OpenCL builtins)."""
+        fn = self.module.globals.get(name)
+        return fn if fn is not None else ir.Function(self.module, fnty, name)
+
+    def define_internal(self, name: str, fnty: ir.FunctionType, inline: bool = True) -> ir.Function:
+        """A new internal ``spir_func`` ``name`` for the caller to give a body."""
+        fn = self.declare(name, fnty)
+        if not fn.is_declaration:
+            raise ValueError(f"{name} is already defined in this module")
+        fn.linkage = "internal"
+        if inline:
+            fn.attributes.add("alwaysinline")
+        return fn
+
+    def _memoized(self, key: tuple, build) -> ir.Function:
+        fn = self._memo.get(key)
+        if fn is None:
+            fn = self._memo[key] = build()
+        return fn
