@@ -149,7 +149,7 @@ main() {
     apt_update_private
     download_debs "${SID_PACKAGES[@]}"
     unpack_debs
-    local round missing pkgs
+    local round missing pkgs so
     for round in 1 2 3; do          # fetch whatever the loader still cannot find
         missing="$(missing_libs)"
         [[ -z "$missing" ]] && break

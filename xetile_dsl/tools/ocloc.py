@@ -26,7 +26,7 @@ from .zebin import PATCH_SYMBOL, Zebin
 
 __all__ = [
     "OclocError", "ToolError", "ToolNotFound", "Zebin", "PATCH_SYMBOL", "MIN_OCLOC_VERSION",
-    "find_ocloc", "find_iga64", "ocloc_version", "ocloc_status", "isa_required",
+    "find_ocloc", "find_iga64", "ocloc_version", "ocloc_status", "isa_required", "ISA_REQUIRED_ENV",
     "compile_spirv", "disassemble_zebin", "count", "check_isa",
     "DPAS", "LOAD_BLOCK2D", "STORE_BLOCK2D", "CALLA",
 ]
@@ -54,9 +54,13 @@ class OclocError(ToolError):
         self.log = log
 
 
+#: The ISA_REQUIRED knob: when this variable is "1", tests needing ocloc fail, not skip.
+ISA_REQUIRED_ENV = "XETILE_REQUIRE_OCLOC"
+
+
 def isa_required() -> bool:
-    """True when ``XETILE_REQUIRE_OCLOC=1``: missing ocloc is then an error, not a skip."""
-    return os.environ.get("XETILE_REQUIRE_OCLOC", "") == "1"
+    """The ISA_REQUIRED knob (``XETILE_REQUIRE_OCLOC=1``): missing ocloc is an error, not a skip."""
+    return os.environ.get(ISA_REQUIRED_ENV, "") == "1"
 
 
 def tools_dir() -> Path:
