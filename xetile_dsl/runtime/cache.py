@@ -6,7 +6,7 @@ temporary directory next to it and renamed into place under a file lock, so read
 either nothing or a complete entry.  Every read verifies the checksums; a damaged entry is
 deleted with a warning and reported as a miss, so the caller rebuilds it.  If the directory
 cannot be created or written (read-only, full disk) the cache warns once and keeps working
-in memory only.
+in memory only (entries already on a read-only disk are still read).
 
 The directory is ``XETILE_CACHE_DIR`` if set, else ``~/.cache/xetile_dsl/kernels``.
 """
@@ -80,7 +80,17 @@ class KernelCache:
         self.directory = Path(directory) if directory is not None else default_directory()
         self.memory: dict[str, dict[str, bytes]] = {}
         self.stats = CacheStats()
-        self.disk_ok = self._prepare_directory()
+        self.writable = self._prepare_directory()
+        self.readable = self.directory.is_dir() and os.access(self.directory, os.R_OK | os.X_OK)
+
+    @property
+    def disk_ok(self) -> bool:
+        """True while entries are also written to disk."""
+        return self.writable
+
+    @disk_ok.setter
+    def disk_ok(self, value: bool) -> None:
+        self.writable = value
 
     # --- disk state ------------------------------------------------------------------
     def _prepare_directory(self) -> bool:
@@ -94,9 +104,9 @@ class KernelCache:
         return True
 
     def _degrade(self, why: str) -> None:
-        warnings.warn(f"xetile_dsl kernel cache: {why}; keeping compiled kernels in memory only",
+        warnings.warn(f"xetile_dsl kernel cache: {why}; keeping new compiled kernels in memory only",
                       CacheWarning, stacklevel=3)
-        self.disk_ok = False
+        self.writable = False
 
     def _lock(self, key: str):
         from filelock import FileLock
@@ -113,7 +123,7 @@ class KernelCache:
         if files is not None:
             self.stats.hits_memory += 1
             return dict(files)
-        files = self._read(key) if self.disk_ok else None
+        files = self._read(key) if self.readable else None
         if files is None:
             self.stats.misses += 1
             return None
@@ -184,7 +194,7 @@ class KernelCache:
     # --- for the command line --------------------------------------------------------
     def entries(self) -> list[dict]:
         """One dict per disk entry: key, files, bytes, created (from its manifest)."""
-        if not self.disk_ok or not self.directory.is_dir():
+        if not self.readable or not self.directory.is_dir():
             return [{"key": k, "files": sorted(f), "bytes": sum(map(len, f.values())), "created": None,
                      "where": "memory"} for k, f in self.memory.items()]
         out = []
