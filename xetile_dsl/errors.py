@@ -41,3 +41,11 @@ class ToolError(XeTileError):
 def debug_tracebacks() -> bool:
     """True when XETILE_DEBUG asks for compiler-internal tracebacks."""
     return os.environ.get("XETILE_DEBUG", "") not in ("", "0")
+
+
+class LoweringError(XeTileError):
+    """A pass found something the target cannot do; ``op`` carries the user's location."""
+
+    def __init__(self, message: str, op=None):
+        self.message, self.op = message, op
+        super().__init__(message)

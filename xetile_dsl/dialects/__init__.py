@@ -43,3 +43,8 @@ def parse_module(text: str, name: str = "<text>"):
     from xdsl.parser import Parser
 
     return Parser(make_context(), text, name).parse_module()
+
+
+def retype(value, new_type) -> None:
+    """Change the type of an SSA value in place (xDSL keeps it in a private field)."""
+    value._type = new_type  # noqa: SLF001 - the one place that knows xDSL's layout

@@ -71,6 +71,7 @@ class Target:
     named_barriers: int = 0
     cache_hints: bool = False
     max_workgroup_size: int = 1024
+    dpas_a_packs_dword: bool = False  # A operand components are 32-bit (ARC) rather than 16-bit (PVC)
 
     # --- questions passes ask ------------------------------------------------
     def dpas_for(self, a_type: str, b_type: str) -> DpasConfig | None:
@@ -79,6 +80,20 @@ class Target:
             if cfg.a_type == a_type and cfg.b_type == b_type:
                 return cfg
         return None
+
+    def sg_map(self, role: str, elem_bits: int, is_tf32: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
+        """(wi_layout, wi_data) the XeGPU RFC prescribes for a DPAS operand ``role``
+        ("A", "B") or any other 2-D block ("C"), for elements of ``elem_bits`` bits."""
+        lanes = self.subgroup_size
+        pack = max(1, 32 // elem_bits) if elem_bits < 32 else 1
+        if role == "B":
+            return (1, lanes), (pack, 1)
+        if role == "A" and not is_tf32:
+            # PVC keeps 16-bit A elements one per lane (i16 components); ARC packs them in
+            # 32-bit components. 8-bit A is packed in pairs on PVC, in fours on ARC.
+            per_lane = pack if self.dpas_a_packs_dword else max(1, pack // 2)
+            return (1, lanes), (1, per_lane)
+        return (1, lanes), (1, 1)
 
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{c.a_type}x{c.b_type}" for c in self.dpas})
@@ -163,6 +178,7 @@ ARC = Target(
     slm_bytes=64 * 1024,
     named_barriers=0,
     cache_hints=False,
+    dpas_a_packs_dword=True,
 )
 
 TARGETS = {"pvc": PVC, "arc": ARC}

@@ -1,0 +1,130 @@
+"""Pass ``xetile-blocking``: give every tile ``inner_blocks`` sized for the target and turn
+2-D tile values into 4-D blocked vectors (spec/xetile-rfc.md, "Internal Operations to
+support gradual lowering").
+
+Block sizes come from the target: operand A of tile_mma is blocked by the DPAS M x K,
+operand B by K x N, accumulators and other tiles by M x subgroup-size, so that each block
+is one DPAS operand and one 2D-block message.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
+from xdsl.ir import SSAValue
+from xdsl.passes import ModulePass
+
+from ..dialects import retype, xetile
+from ..errors import LoweringError
+from ..frontend.types import bit_width, type_name
+from ..targets import Target, get_target
+from .analysis import Families
+
+DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
+
+
+@dataclass(frozen=True)
+class XeTileBlocking(ModulePass):
+    name = "xetile-blocking"
+    target: str = "pvc"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        for fn in op.ops:
+            if isinstance(fn, func.FuncOp):
+                _BlockFunction(fn, get_target(self.target)).run()
+
+
+class _BlockFunction:
+    def __init__(self, fn: func.FuncOp, target: Target):
+        self.fn, self.target = fn, target
+        self.families = Families(fn)
+        self.roles: dict[SSAValue, tuple[str, object]] = {}  # family root -> (role, op that decided it)
+
+    def run(self) -> None:
+        self._assign_roles()
+        blocks = {root: self._blocks_for(root, role, op) for root, (role, op) in self.roles.items()}
+        for op in list(self.fn.walk()):
+            for value in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]:
+                self._retype(value, blocks)
+        self._check_stores(blocks)
+
+    # --- roles ---------------------------------------------------------------------
+    def _set_role(self, value: SSAValue, role: str, op) -> None:
+        root = self.families.find(value)
+        if root not in self.roles or (self.roles[root][0] in ("C", "P") and role in ("A", "B")):
+            self.roles[root] = (role, op)
+
+    def _assign_roles(self) -> None:
+        for op in self.fn.walk():
+            if isinstance(op, xetile.TileMMAOp):
+                for operand, role in ((op.a, "A"), (op.b, "B")):
+                    self._set_role(operand, role, op)
+                    if isinstance(operand.owner, xetile.LoadTileOp):
+                        self._set_role(operand.owner.tile, role, op)
+                self._set_role(op.output, "C", op)
+        for op in self.fn.walk():
+            if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)):
+                self._set_role(op.tile, "C", op)
+                self._set_role(op.value, "C", op)
+            elif isinstance(op, xetile.PrefetchTileOp):
+                self._set_role(op.tile, "P", op)
+            elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, VectorType):
+                self._set_role(op.result, "C", op)
+
+    # --- block sizes ---------------------------------------------------------------
+    def _blocks_for(self, root: SSAValue, role: str, op) -> tuple[int, int]:
+        t = root.type
+        shape, elem = tuple(t.get_shape()), t.element_type
+        sg = self.target.subgroup_size
+        name = type_name(elem)
+        if role in ("A", "B"):
+            cfg = self.target.dpas_for(name, name)
+            if cfg is None:
+                raise LoweringError(f"{name} tiles cannot feed tile_mma on {self.target.name}; legal inputs: "
+                                    f"{', '.join(self.target.legal_mma_inputs())}", op)
+            blocks = (DPAS_M, cfg.k) if role == "A" else (cfg.k, cfg.n)
+        else:
+            blocks = (DPAS_M, sg if bit_width(elem) >= 16 else 2 * sg)
+        blocks = (min(blocks[0], shape[0]) if role in ("C", "P") else blocks[0], blocks[1])
+        if len(shape) != 2 or shape[0] % blocks[0] or shape[1] % blocks[1]:
+            what = {"A": "operand A of tile_mma", "B": "operand B of tile_mma"}.get(role, "a tile")
+            raise LoweringError(
+                f"tile {'x'.join(map(str, shape))}x{name} cannot be used as {what} on {self.target.name}: it is "
+                f"split into {blocks[0]}x{blocks[1]} blocks (the DPAS and 2D-block sizes for {name}), so its shape "
+                f"must be a multiple of [{blocks[0]}, {blocks[1]}]", _owner_op(root, op))
+        return blocks
+
+    def _retype(self, value: SSAValue, blocks: dict) -> None:
+        root = self.families.find(value)
+        if root not in blocks:
+            return
+        b0, b1 = blocks[root]
+        t = value.type
+        if isinstance(t, xetile.TileType) and not t.attr.blocks:
+            attr = t.attr
+            retype(value, xetile.TileType(t.get_shape(), t.element_type,
+                                          xetile.TileAttr(attr.order_list, (b0, b1), attr.wg, attr.memory_space.data)))
+        elif isinstance(t, VectorType) and len(t.get_shape()) == 2:
+            r, c = t.get_shape()
+            new = VectorType(t.element_type, [r // b0, c // b1, b0, b1])
+            owner = value.owner
+            if isinstance(owner, arith.ConstantOp):
+                splat = owner.value.get_values()[0]
+                owner.properties["value"] = DenseIntOrFPElementsAttr.from_list(new, [splat])
+            retype(value, new)
+
+    def _check_stores(self, blocks: dict) -> None:
+        for op in self.fn.walk():
+            if isinstance(op, xetile.StoreTileOp):
+                vb = blocks.get(self.families.find(op.value))
+                tb = blocks.get(self.families.find(op.tile))
+                if vb != tb:
+                    raise LoweringError(f"store_tile: the value is blocked {vb} but the tile {tb}; "
+                                        f"re-blocking (tile_pack/tile_unpack) is not supported yet", op)
+
+
+def _owner_op(value: SSAValue, fallback):
+    owner = value.owner
+    return owner if hasattr(owner, "location") and not hasattr(owner, "args") else fallback
