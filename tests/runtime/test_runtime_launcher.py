@@ -160,3 +160,12 @@ def test_float_inf_nan_pass_and_int_accepted_for_float():
     kernel = _kernel()
     kernel.check((1,), _with(3, float("inf")))
     kernel.check((1,), _with(3, 2))
+
+
+def test_repeated_calls_reuse_and_resize_buffers(launcher):
+    kernel = launcher.build(build_spirv(FILL3D), FILL_ABI)
+    for shape in [(1, 2, 20), (1, 2, 20), (3, 4, 40), (1, 2, 20)]:
+        out = np.full(shape, -1, np.int32)
+        kernel((-(-shape[2] // 16), shape[1], shape[0]), [out])
+        pitch = -(-shape[2] * 4 // 64) * 16
+        np.testing.assert_array_equal(out, _expected_fill(shape, pitch))

@@ -293,10 +293,15 @@ class LoadedKernel:
         ]
         self.num_native_args = sum(h.nargs for h in self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
+        self._pool: dict[int, tuple[int, object]] = {}   # param position -> (bytes, device buffer)
 
     def __call__(self, grid, args) -> None:
-        """Validate, copy in, launch, wait, copy back."""
-        launch = self.prepare(grid, args)
+        """Validate, copy in, launch, wait, copy back.
+
+        Device buffers are reused between calls of the same sizes, so one LoadedKernel
+        must not be called from several threads at once (use :meth:`prepare` there).
+        """
+        launch = self.prepare(grid, args, reuse_buffers=True)
         launch.submit()
         launch.finish()
 
@@ -318,25 +323,41 @@ class LoadedKernel:
                 converted.append(h.convert(value))
         return grid3, converted
 
-    def prepare(self, grid, args) -> PreparedLaunch:
-        """Validate, then copy arrays to the device; returns the ready launch."""
+    def prepare(self, grid, args, reuse_buffers: bool = False) -> PreparedLaunch:
+        """Validate, then copy arrays to the device; returns the ready launch.
+
+        With ``reuse_buffers`` the device buffers of the previous call are reused when
+        their sizes match (the launch then owns them only until the next call).
+        """
         grid3, converted = self.check(grid, args)
         native, copy_back = [], []
+        pool = self._pool if reuse_buffers else None
         for h, value in zip(self.handlers, converted):
             if isinstance(h, _ScalarHandler):
                 native.append(value)
                 continue
-            native += self._put_array(h, value, copy_back)
+            native += self._put_array(h, value, copy_back, pool)
         gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
         lsize = (self.workgroup_size, 1, 1)
         if self.backend.reverse_ranges:
             gsize, lsize = list(gsize[::-1]), list(lsize[::-1])
         return PreparedLaunch(self, native, gsize, lsize, copy_back)
 
-    def _put_array(self, h: _ArrayHandler, value: np.ndarray, copy_back: list) -> list:
+    def _buffer(self, position: int, nbytes: int, pool: dict | None):
+        """A device buffer of ``nbytes``: from the pool when one of that size is there."""
+        if pool is None:
+            return self.backend.alloc(nbytes)
+        cached = pool.get(position)
+        if cached is not None and cached[0] == nbytes:
+            return cached[1]
+        buf = self.backend.alloc(nbytes)
+        pool[position] = (nbytes, buf)
+        return buf
+
+    def _put_array(self, h: _ArrayHandler, value: np.ndarray, copy_back: list, pool: dict | None) -> list:
         pitch, strides = h.layout(value.shape)
         staged = h.stage(value, pitch)
-        buf = self.backend.alloc(staged.nbytes)
+        buf = self._buffer(h.position, staged.nbytes, pool)
         if staged.nbytes:
             self.backend.write(buf, staged)
         if h.written and staged.nbytes:
