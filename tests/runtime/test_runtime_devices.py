@@ -69,6 +69,8 @@ def test_missing_gpu_message(monkeypatch):
 @pytest.mark.parametrize("name,dev_id,target", [
     ("Intel(R) Data Center GPU Max 1550", None, "pvc"),
     ("Intel(R) Graphics [0x0bd5]", 0x0BD5, "pvc"),
+    ("Intel(R) Graphics [0x0bd5]", None, "pvc"),
+    ("Intel(R) Graphics [0x56a0]", None, "arc"),
     ("Intel(R) Arc(TM) A770 Graphics", None, "arc"),
     ("Intel(R) Data Center GPU Flex 170", None, "arc"),
     ("Intel(R) Graphics", 0x56A0, "arc"),

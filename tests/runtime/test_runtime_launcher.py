@@ -70,6 +70,15 @@ def test_build_checks_abi_against_spirv(launcher):
         launcher.build(b"not spirv", FILL_ABI)
     with pytest.raises(BuildError, match="no kernel named 'nope'|nope"):
         launcher.build(build_spirv(FILL3D), KernelABI("nope", FILL_ABI.params))
+    with pytest.raises(BuildError, match="needs 100000 work items per workgroup.*at most"):
+        launcher.build(build_spirv(FILL3D), KernelABI("fill3d", FILL_ABI.params, workgroup_size=100000))
+
+
+def test_get_launcher_is_shared():
+    from xetile_dsl.runtime.launcher import get_launcher
+
+    dev = get_device("opencl:cpu", "dpctl")
+    assert get_launcher(dev) is get_launcher(dev) and get_launcher(dev).device is dev
 
 
 # --- bad arguments: rejected before anything reaches the device ---------------------------

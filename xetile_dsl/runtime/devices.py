@@ -63,6 +63,9 @@ def detect_target(name: str, device_id: int | None = None) -> str:
 
     Raises :class:`UnsupportedTargetError` naming the closest target otherwise.
     """
+    if not device_id:
+        bracketed = re.search(r"\[0x([0-9a-fA-F]{4})\]", name)   # "Intel(R) Graphics [0x0bd5]"
+        device_id = int(bracketed.group(1), 16) if bracketed else None
     if device_id:
         for prefix, mask, target in _ID_PREFIXES:
             if device_id & mask == prefix:

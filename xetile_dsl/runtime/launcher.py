@@ -268,7 +268,7 @@ class PreparedLaunch:
     native_args: list
     global_size: tuple
     local_size: tuple
-    copy_back: list          # (handler, device buffer, staged host array, caller's array)
+    copy_back: list          # (device buffer, staged host array, caller's array)
 
     def submit(self) -> None:
         """Launch and wait; no validation, no copies."""
@@ -361,7 +361,7 @@ class LoadedKernel:
         if staged.nbytes:
             self.backend.write(buf, staged)
         if h.written and staged.nbytes:
-            copy_back.append((buf, staged if staged is not value else value, value))
+            copy_back.append((buf, staged, value))
         i64 = ctypes.c_int64
         return [buf, *(i64(n) for n in value.shape), *(i64(s) for s in strides)]
 
@@ -386,6 +386,10 @@ class Launcher:
             raise BuildError("not a SPIR-V binary (bad magic number)")
         if not isinstance(abi.workgroup_size, int) or abi.workgroup_size <= 0:
             raise BuildError(f"bad workgroup_size {abi.workgroup_size!r} in the ABI of {abi.kernel_name!r}")
+        limit = getattr(self.device.native, "max_work_group_size", None)
+        if isinstance(limit, int) and abi.workgroup_size > limit:
+            raise BuildError(f"kernel {abi.kernel_name!r} needs {abi.workgroup_size} work items per workgroup; "
+                             f"{self.device.name} allows at most {limit}")
         native = self.backend.build(bytes(spirv), abi.kernel_name, self.build_options)
         kernel = LoadedKernel(self.backend, native, abi)
         _check_arg_count(native, kernel)
@@ -398,3 +402,15 @@ def _check_arg_count(native, kernel: LoadedKernel) -> None:
     if count is not None and count != kernel.num_native_args:
         raise BuildError(f"kernel {kernel.abi.kernel_name!r} takes {count} SPIR-V arguments but its ABI "
                          f"describes {kernel.num_native_args}")
+
+
+_launchers: dict = {}
+
+
+def get_launcher(device: Device | None = None) -> Launcher:
+    """A shared :class:`Launcher` per device (one queue/context each)."""
+    device = device or get_device()
+    key = (device.backend, device.platform, device.kind, device.index)
+    if key not in _launchers:
+        _launchers[key] = Launcher(device)
+    return _launchers[key]
