@@ -93,3 +93,13 @@ def test_unknown_gpu_names_closest_target():
 def test_target_override(monkeypatch):
     monkeypatch.setenv("XETILE_TARGET", "pvc")
     assert D._make_device("Intel(R) UHD Graphics 770", "dpctl", "level_zero", "gpu", 0, None).target_name == "pvc"
+
+
+def test_missing_dpctl_is_reported_and_pyopencl_used(monkeypatch):
+    def no_dpctl(platform, kind):
+        raise ImportError("No module named 'dpctl'")
+
+    monkeypatch.setitem(D._FINDERS, "dpctl", no_dpctl)
+    report = D.list_devices()
+    assert any("dpctl not importable (No module named 'dpctl')" in m for m in report.missing)
+    assert D.get_device("opencl:cpu").backend == "pyopencl"
