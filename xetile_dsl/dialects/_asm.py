@@ -1,0 +1,239 @@
+"""Custom-assembly helpers shared by the XeTile and XeGPU ops.
+
+The RFCs write op syntax loosely (``->``, ``into`` and ``to`` all separate operand types
+from result types; attribute dictionaries hold bare ``#attr`` entries; types are written
+``tile<...>`` without the ``!xetile.`` prefix).  These helpers accept those spellings when
+parsing and always print one canonical form (see docs/ir.md).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    DenseArrayBase,
+    IntAttr,
+    IntegerAttr,
+    StringAttr,
+    UnitAttr,
+    i64,
+)
+from xdsl.ir import Attribute, Operation, SSAValue
+from xdsl.irdl import IRDLOperation
+from xdsl.parser import Parser, UnresolvedOperand
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+ARROWS = ("into", "to")
+_SEGMENTS = "operandSegmentSizes"
+
+
+# ----------------------------------------------------------------------------- parsing
+def parse_arrow(parser: Parser) -> None:
+    """``->`` (canonical), or the RFC's ``into`` / ``to``."""
+    if not parse_optional_arrow(parser):
+        parser.raise_error("expected '->' (or 'into') before the result type")
+
+
+def parse_optional_arrow(parser: Parser) -> bool:
+    if parser.parse_optional_punctuation("->") is not None:
+        return True
+    return any(parser.parse_optional_keyword(word) is not None for word in ARROWS)
+
+
+def parse_type(parser: Parser) -> Attribute:
+    """A type; also accepts the RFC's unprefixed ``tile<..>``, ``tensor_desc<..>`` and
+    ``nbarrier``."""
+    from . import xegpu, xetile  # late: the dialect modules import this one
+
+    short: dict[str, type] = {"tile": xetile.TileType, "tensor_desc": xegpu.TensorDescType}
+    for word, cls in short.items():
+        if parser.parse_optional_keyword(word) is not None:
+            return cls.new(cls.parse_parameters(parser))
+    if parser.parse_optional_keyword("nbarrier") is not None:
+        return xegpu.NbarrierType()
+    return parser.parse_type()
+
+
+def parse_types(parser: Parser, count: int | None = None) -> list[Attribute]:
+    """A comma separated type list, optionally in parentheses (``(t1, t2) -> t3``)."""
+    paren = parser.parse_optional_punctuation("(") is not None
+    types = [parse_type(parser)]
+    while (count is None or len(types) < count) and parser.parse_optional_punctuation(",") is not None:
+        types.append(parse_type(parser))
+    if paren:
+        parser.parse_punctuation(")")
+    return types
+
+
+def parse_operands(parser: Parser) -> list[UnresolvedOperand]:
+    """``%a, %b, %c`` (at least one; every comma must be followed by an operand)."""
+    ops = [parser.parse_unresolved_operand()]
+    while parser.parse_optional_punctuation(",") is not None:
+        ops.append(parser.parse_unresolved_operand())
+    return ops
+
+
+def parse_bracket_operands(parser: Parser) -> list[UnresolvedOperand]:
+    """``[%a, %b]``."""
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)
+
+
+def resolve(parser: Parser, operands: Sequence[UnresolvedOperand], types: Sequence[Attribute]) -> list[SSAValue]:
+    if len(operands) != len(types):
+        parser.raise_error(f"expected {len(operands)} types for {len(operands)} operands, got {len(types)}")
+    return [parser.resolve_operand(o, t) for o, t in zip(operands, types)]
+
+
+def parse_int_array(parser: Parser) -> list[int]:
+    """``[1, 0]`` or ``array<i64: 1, 0>``."""
+    if parser.parse_optional_keyword("array") is not None:
+        parser.parse_punctuation("<")
+        parser.parse_type()
+        values: list[int] = []
+        if parser.parse_optional_punctuation(":") is not None:
+            values = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_integer)
+        parser.parse_punctuation(">")
+        return values
+    return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+
+
+def parse_optional_int_array(parser: Parser) -> list[int] | None:
+    if parser._current_token.text in ("[", "array"):  # noqa: SLF001
+        return parse_int_array(parser)
+    return None
+
+
+def parse_attr_entries(parser: Parser, positional: Mapping[int, Sequence[str]] | None = None) -> dict[str, Attribute]:
+    """An optional attribute dictionary in the RFC's loose form.
+
+    Entries are ``name = attr``, ``name`` (unit), ``name = word`` (a bare enum word, kept
+    as a string) or a bare ``#attr``; bare attributes are named by their position through
+    ``positional`` (count -> names)."""
+    result: dict[str, Attribute] = {}
+    bare: list[Attribute] = []
+    if parser.parse_optional_punctuation("{") is None:
+        return result
+    while parser.parse_optional_punctuation("}") is None:
+        name = parser.parse_optional_identifier()
+        if name is None:
+            name = parser.parse_optional_str_literal()
+        if name is None:
+            bare.append(parser.parse_attribute())
+        elif parser.parse_optional_punctuation("=") is None:
+            result[name] = UnitAttr()
+        else:
+            result[name] = _parse_entry_value(parser)
+        if parser.parse_optional_punctuation(",") is None:
+            parser.parse_punctuation("}")
+            break
+    if bare:
+        names = (positional or {}).get(len(bare))
+        if names is None:
+            parser.raise_error(f"unexpected {len(bare)} unnamed attribute(s); name them (e.g. wg_map = #...)")
+        result.update(zip(names, bare))
+    return result
+
+
+_ATTR_WORDS = ("true", "false", "unit", "array", "dense", "affine_map", "affine_set", "loc")
+
+
+def _parse_entry_value(parser: Parser) -> Attribute:
+    if parser._current_token.text not in _ATTR_WORDS:  # noqa: SLF001
+        word = parser.parse_optional_identifier()
+        if word is not None:  # a bare enum word: cached, gpu, slm, ...
+            return StringAttr(word)
+    return parser.parse_attribute()
+
+
+def as_int_list(attr: Attribute) -> list[int] | None:
+    """Ints held by ``[1, 0]`` (IntegerAttr or IntAttr entries) or ``array<i64: ...>``."""
+    if isinstance(attr, DenseArrayBase):
+        return [int(v) for v in attr.get_values()]
+    if isinstance(attr, ArrayAttr):
+        out = []
+        for v in attr.data:
+            if isinstance(v, IntegerAttr):
+                out.append(v.value.data)
+            elif isinstance(v, IntAttr):
+                out.append(v.data)
+            else:
+                return None
+        return out
+    return None
+
+
+def as_word(attr: Attribute) -> str | None:
+    """The enum word of ``cached``, ``"cached"`` or ``#xegpu.cache_hint<cached>``."""
+    if isinstance(attr, StringAttr):
+        return attr.data
+    value = getattr(attr, "value", None)
+    if isinstance(value, StringAttr):
+        return value.data
+    return None
+
+
+def build_op(parser: Parser, cls: type[IRDLOperation], make: Callable[[], Operation],
+             attrs: Mapping[str, Attribute]) -> Operation:
+    """Construct the op, then distribute the parsed dictionary: names the op declares as
+    properties become properties, the rest discardable attributes."""
+    op = make()
+    prop_names = set(cls.get_irdl_definition().properties)
+    for name, value in attrs.items():
+        if name in prop_names:
+            op.properties[name] = value
+        else:
+            op.attributes[name] = value
+    return op
+
+
+def int_array(values: Iterable[int]) -> DenseArrayBase:
+    return DenseArrayBase.from_list(i64, list(values))
+
+
+# ----------------------------------------------------------------------------- printing
+def print_operands(printer: Printer, values: Iterable[SSAValue]) -> None:
+    printer.print_list(values, printer.print_operand)
+
+
+def print_types(printer: Printer, types: Iterable[Attribute]) -> None:
+    printer.print_list(types, printer.print_attribute)
+
+
+def print_int_array(printer: Printer, values: Iterable[int]) -> None:
+    printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
+
+
+def print_attr_entries(printer: Printer, op: Operation, skip: Iterable[str] = (),
+                       words: Iterable[str] = ()) -> None:
+    """`` {name = value, ...}`` of the op's properties and attributes, minus ``skip``.
+    Names in ``words`` hold enum words printed bare (``l1_hint = cached``)."""
+    skip = set(skip) | {_SEGMENTS}
+    words = set(words)
+    entries = {**op.properties, **op.attributes}
+    items = [(k, v) for k, v in entries.items() if k not in skip]
+    if not items:
+        return
+    printer.print_string(" {")
+    for i, (name, value) in enumerate(items):
+        if i:
+            printer.print_string(", ")
+        printer.print_string(name)
+        if isinstance(value, UnitAttr):
+            continue
+        printer.print_string(" = ")
+        if name in words and as_word(value) is not None:
+            printer.print_string(as_word(value))
+        elif isinstance(value, ArrayAttr) and all(isinstance(v, IntAttr) for v in value.data):
+            printer.print_string("array<i64: " + ", ".join(str(v.data) for v in value.data) + ">")
+        else:
+            printer.print_attribute(value)
+    printer.print_string("}")
+
+
+def checked(parser: Parser, make: Callable[[], Attribute]) -> Attribute:
+    """Build an attribute, turning a VerifyException into a located parse error."""
+    try:
+        return make()
+    except VerifyException as exc:
+        parser.raise_error(str(exc))

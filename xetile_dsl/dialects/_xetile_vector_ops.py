@@ -1,0 +1,474 @@
+"""XeTile vector ops, atomics and scatter memory ops (spec/xetile-rfc.md)::
+
+    %r = xetile.atomic_rmw addf %v, %t : vector<8x16xf32>, !xetile.tile<8x16xf32> -> vector<8x16xf32>
+    %r = xetile.tile_transpose %v [1, 0] : vector<64x32xf32> -> vector<32x64xf32>
+    %r = xetile.tile_reduce <add> %v [1] : vector<64x32xf32> -> vector<64x1xf32>
+    %r = xetile.tile_broadcast %v [0] : vector<1x32xf32> -> vector<64x32xf32>
+    %r = xetile.tile_pack %v {inner_blocks = array<i64: 16, 16>} : vector<64x32xf32> -> vector<4x2x16x16xf32>
+    %r = xetile.tile_unpack %v {inner_blocks = array<i64: 16, 16>} : vector<4x2x16x16xf32> -> vector<64x32xf32>
+    %r = xetile.load_gather %t, %mask {padding = 0.0 : f32} : !xetile.tile<..>, vector<1x16xi1> -> vector<1x16xf32>
+    xetile.store_scatter %v, %t, %mask : vector<1x16xf32>, !xetile.tile<..>, vector<1x16xi1>
+    %r = xetile.tile_conv_layout %v {wg_map = #a, wg_map_source = #b} : vector<..> -> vector<..>
+
+A ``wg_map`` on a vector op describes its result; ``{#a}`` / ``{#a #b}`` (result, then
+source) is accepted for the RFC's unnamed form.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, VectorType
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from . import _asm
+from ._xetile_ops import match_by_type
+from ._xetile_types import TileType, WgMapAttr, check_wg_map
+
+ATOMIC_KINDS = ("addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu", "mulf", "muli",
+                "ori", "andi", "maxnumf", "minnumf")
+INT_REDUCE_KINDS = ("add", "mul", "minsi", "minui", "maxsi", "maxui", "and", "or", "xor")
+FLOAT_REDUCE_KINDS = ("add", "mul", "minnumf", "maxnumf", "minimumf", "maximumf")
+_ONE_MAP = {1: ("wg_map",), 2: ("wg_map", "wg_map_source")}
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def _verify_result_map(op: IRDLOperation) -> None:
+    wg = op.properties.get("wg_map")
+    if isinstance(wg, WgMapAttr) and len(_shape(op.results[0])) == 2:
+        check_wg_map(wg, _shape(op.results[0]), f"{op.name} result")
+
+
+def _print_unary(printer: Printer, op: IRDLOperation, between: str = "", skip: Sequence[str] = ()) -> None:
+    printer.print_string(" ")
+    printer.print_operand(op.operands[0])
+    printer.print_string(between)
+    _asm.print_attr_entries(printer, op, skip=skip)
+    printer.print_string(" : ")
+    printer.print_attribute(op.operands[0].type)
+    printer.print_string(" -> ")
+    printer.print_attribute(op.results[0].type)
+
+
+def _parse_tail(parser: Parser, operand, positional=_ONE_MAP):
+    """``attrs : src_type -> result_type`` after the operand."""
+    attrs = _asm.parse_attr_entries(parser, positional)
+    parser.parse_optional_punctuation(",")
+    if parser.parse_optional_punctuation(":") is None:
+        parser.parse_punctuation(":")
+    src_type = _asm.parse_type(parser)
+    _asm.parse_arrow(parser)
+    res_type = _asm.parse_type(parser)
+    return parser.resolve_operand(operand, src_type), res_type, attrs
+
+
+def _parse_kind(parser: Parser) -> str:
+    """``<add>``, ``add``, ``"add"`` or ``"add",``."""
+    if parser.parse_optional_punctuation("<") is not None:
+        kind = parser.parse_identifier()
+        parser.parse_punctuation(">")
+    else:
+        kind = parser.parse_optional_str_literal() or parser.parse_identifier()
+    parser.parse_optional_punctuation(",")
+    return kind
+
+
+@irdl_op_definition
+class AtomicRMWOp(IRDLOperation):
+    """Atomically read-modify-write the memory of a tile; returns the old values."""
+
+    name = "xetile.atomic_rmw"
+    kind = prop_def(StringAttr)
+    value = operand_def(VectorType)
+    tile = operand_def(TileType)
+    result = result_def(VectorType)
+
+    def __init__(self, kind: str, value: SSAValue, tile: SSAValue, result_type: VectorType | None = None):
+        super().__init__(operands=[value, tile], result_types=[result_type or value.type],
+                         properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        if self.kind.data not in ATOMIC_KINDS:
+            raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
+        from ._xetile_ops import _check_tile_vector
+        _check_tile_vector(self.name, self.tile.type, self.value.type)
+        if self.result.type != self.value.type:
+            raise VerifyException(f"{self.name}: result type {self.result.type} must equal the value type")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        _asm.print_operands(printer, [self.value, self.tile])
+        _asm.print_attr_entries(printer, self, skip=("kind",))
+        printer.print_string(" : ")
+        _asm.print_types(printer, [self.value.type, self.tile.type])
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicRMWOp:
+        kind = _parse_kind(parser)
+        operands = _asm.parse_operands(parser)
+        attrs = _asm.parse_attr_entries(parser)
+        parser.parse_punctuation(":")
+        types = _asm.parse_types(parser, 2)
+        _asm.parse_arrow(parser)
+        res = _asm.parse_type(parser)
+        value, tile = match_by_type(parser, operands, types, (VectorType, TileType))
+        return _asm.build_op(parser, AtomicRMWOp, lambda: AtomicRMWOp(kind, value, tile, res), attrs)
+
+
+@irdl_op_definition
+class AtomicRMWTileOp(IRDLOperation):
+    """The RFC's ``xetile.atomic_rmw_tile`` spelling; parses into :class:`AtomicRMWOp`."""
+
+    name = "xetile.atomic_rmw_tile"
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicRMWOp:
+        return AtomicRMWOp.parse(parser)
+
+
+@irdl_op_definition
+class TileTransposeOp(IRDLOperation):
+    """Transpose a 2-D vector (``permutation`` is [1, 0])."""
+
+    name = "xetile.tile_transpose"
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    permutation = prop_def(DenseArrayBase)
+    wg_map = opt_prop_def(WgMapAttr)
+    wg_map_source = opt_prop_def(WgMapAttr)
+
+    def __init__(self, source: SSAValue, permutation: Sequence[int], result_type: VectorType,
+                 wg_map: WgMapAttr | None = None):
+        props = {"permutation": _asm.int_array(permutation)}
+        if wg_map is not None:
+            props["wg_map"] = wg_map
+        super().__init__(operands=[source], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        perm = _asm.as_int_list(self.permutation)
+        src, res = _shape(self.source), _shape(self.result)
+        if len(src) != 2 or sorted(perm) != [0, 1]:
+            raise VerifyException(f"{self.name}: transposes 2-D vectors only, with permutation [1, 0] or [0, 1]; "
+                                  f"got {list(src)} and {perm} (use tile_pack/unpack for 4-D)")
+        if tuple(src[p] for p in perm) != res or self.source.type.element_type != self.result.type.element_type:
+            raise VerifyException(f"{self.name}: result must be {[src[p] for p in perm]} of "
+                                  f"{self.source.type.element_type}, got {self.result.type}")
+        _verify_result_map(self)
+        if self.wg_map is not None and self.wg_map_source is not None:
+            w, s = self.wg_map, self.wg_map_source
+            if (w.layout[::-1], w.data[::-1]) != (s.layout, s.data):
+                raise VerifyException(f"{self.name}: the source wg_map must swap the result's sg_layout and sg_data: "
+                                      f"expected sg_layout = {list(w.layout[::-1])}, sg_data = {list(w.data[::-1])}")
+
+    def print(self, printer: Printer) -> None:
+        _print_unary(printer, self, " " + str(list(_asm.as_int_list(self.permutation))), skip=("permutation",))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TileTransposeOp:
+        perm = _asm.parse_optional_int_array(parser)  # RFC: ``tile_transpose [1, 0] %v``
+        operand = parser.parse_unresolved_operand()
+        perm = _asm.parse_optional_int_array(parser) or perm or [1, 0]
+        src, res, attrs = _parse_tail(parser, operand)
+        return _asm.build_op(parser, cls, lambda: cls(src, perm, res), attrs)
+
+
+@irdl_op_definition
+class TileReduceOp(IRDLOperation):
+    """Reduce a 2-D (or blocked 4-D) vector along ``reduction_dims``; reduced sizes become 1."""
+
+    name = "xetile.tile_reduce"
+    kind = prop_def(StringAttr)
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    reduction_dims = prop_def(DenseArrayBase)
+    wg_map = opt_prop_def(WgMapAttr)
+    wg_map_source = opt_prop_def(WgMapAttr)
+
+    def __init__(self, kind: str, source: SSAValue, reduction_dims: Sequence[int], result_type: VectorType | None = None,
+                 wg_map: WgMapAttr | None = None):
+        if result_type is None:
+            shape = [1 if i in reduction_dims else d for i, d in enumerate(source.type.get_shape())]
+            result_type = VectorType(source.type.element_type, shape)
+        props = {"kind": StringAttr(kind), "reduction_dims": _asm.int_array(reduction_dims)}
+        if wg_map is not None:
+            props["wg_map"] = wg_map
+        super().__init__(operands=[source], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        elem = self.source.type.element_type
+        kinds = INT_REDUCE_KINDS if isinstance(elem, IntegerType) else FLOAT_REDUCE_KINDS
+        if self.kind.data not in kinds:
+            raise VerifyException(f"{self.name}: kind '{self.kind.data}' is not defined for {elem}; "
+                                  f"use one of {', '.join(kinds)}")
+        src, dims = _shape(self.source), _asm.as_int_list(self.reduction_dims)
+        if len(src) not in (2, 4) or any(not 0 <= d < len(src) for d in dims):
+            raise VerifyException(f"{self.name}: reduces a 2-D or 4-D vector along existing dims, got {list(src)} "
+                                  f"and dims {dims}")
+        want = tuple(1 if i in dims else d for i, d in enumerate(src))
+        if _shape(self.result) != want or self.result.type.element_type != elem:
+            raise VerifyException(f"{self.name}: result must be vector<{'x'.join(map(str, want))}x{elem}> "
+                                  f"(reduced dims become 1), got {self.result.type}")
+        _verify_result_map(self)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" <{self.kind.data}>")
+        _print_unary(printer, self, " " + str(list(_asm.as_int_list(self.reduction_dims))),
+                     skip=("kind", "reduction_dims"))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TileReduceOp:
+        attrs0 = _asm.parse_attr_entries(parser, _ONE_MAP)  # RFC appendix: maps before the kind
+        kind = _parse_kind(parser)
+        operand = parser.parse_unresolved_operand()
+        dims = _asm.parse_int_array(parser)
+        src, res, attrs = _parse_tail(parser, operand)
+        return _asm.build_op(parser, cls, lambda: cls(kind, src, dims, res), {**attrs0, **attrs})
+
+
+@irdl_op_definition
+class TileBroadcastOp(IRDLOperation):
+    """Broadcast a vector along ``broadcast_dims`` (whose source size is 1)."""
+
+    name = "xetile.tile_broadcast"
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    broadcast_dims = prop_def(DenseArrayBase)
+    wg_map = opt_prop_def(WgMapAttr)
+    wg_map_source = opt_prop_def(WgMapAttr)
+
+    def __init__(self, source: SSAValue, broadcast_dims: Sequence[int], result_type: VectorType,
+                 wg_map: WgMapAttr | None = None):
+        props = {"broadcast_dims": _asm.int_array(broadcast_dims)}
+        if wg_map is not None:
+            props["wg_map"] = wg_map
+        super().__init__(operands=[source], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        src, res, dims = _shape(self.source), _shape(self.result), _asm.as_int_list(self.broadcast_dims)
+        if len(src) != len(res) or len(res) not in (2, 4):
+            raise VerifyException(f"{self.name}: source and result must have the same rank, 2 or 4 (reshape a "
+                                  f"1-D vector to 2-D first), got {list(src)} and {list(res)}")
+        for i, (s, r) in enumerate(zip(src, res)):
+            if (i in dims and s != 1) or (i not in dims and s != r):
+                raise VerifyException(f"{self.name}: dim {i}: source size {s} -> result {r}; broadcast dims must "
+                                      f"have source size 1 and the other dims equal sizes (dims {dims})")
+        if self.source.type.element_type != self.result.type.element_type:
+            raise VerifyException(f"{self.name}: element types differ")
+        _verify_result_map(self)
+
+    def print(self, printer: Printer) -> None:
+        _print_unary(printer, self, " " + str(list(_asm.as_int_list(self.broadcast_dims))), skip=("broadcast_dims",))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TileBroadcastOp:
+        attrs0 = _asm.parse_attr_entries(parser, _ONE_MAP)
+        operand = parser.parse_unresolved_operand()
+        dims = _asm.parse_int_array(parser)
+        src, res, attrs = _parse_tail(parser, operand)
+        return _asm.build_op(parser, cls, lambda: cls(src, dims, res), {**attrs0, **attrs})
+
+
+class _PackBase(IRDLOperation):
+    def _check(self, flat: Sequence[int], blocked: Sequence[int]) -> None:
+        ib = _asm.as_int_list(self.inner_blocks)
+        if len(ib) != 2 or len(flat) != 2 or any(b <= 0 for b in ib):
+            raise VerifyException(f"{self.name}: needs a 2-D vector and two inner_blocks, got {list(flat)}, {ib}")
+        if flat[0] % ib[0] or flat[1] % ib[1]:
+            raise VerifyException(f"{self.name}: inner_blocks {ib} must divide the 2-D shape {list(flat)}")
+        want = (flat[0] // ib[0], flat[1] // ib[1], ib[0], ib[1])
+        if tuple(blocked) != want:
+            raise VerifyException(f"{self.name}: the 4-D shape must be {list(want)} for {list(flat)} with "
+                                  f"inner_blocks {ib}, got {list(blocked)}")
+        if self.operands[0].type.element_type != self.results[0].type.element_type:
+            raise VerifyException(f"{self.name}: element types differ")
+
+    def print(self, printer: Printer) -> None:
+        _print_unary(printer, self)
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        src, res, attrs = _parse_tail(parser, operand)
+        blocks = _asm.as_int_list(attrs.pop("inner_blocks")) if "inner_blocks" in attrs else None
+        if blocks is None:
+            parser.raise_error(f"{cls.name} needs {{inner_blocks = array<i64: m, n>}}")
+        return _asm.build_op(parser, cls, lambda: cls(src, blocks, res), attrs)
+
+
+@irdl_op_definition
+class TilePackOp(_PackBase):
+    """2-D vector -> 4-D blocked vector [M/bm, N/bn, bm, bn] (internal, for blocking)."""
+
+    name = "xetile.tile_pack"
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    inner_blocks = prop_def(DenseArrayBase)
+
+    def __init__(self, source: SSAValue, inner_blocks: Sequence[int], result_type: VectorType | None = None):
+        if result_type is None:
+            m, n = source.type.get_shape()
+            result_type = VectorType(source.type.element_type, [m // inner_blocks[0], n // inner_blocks[1], *inner_blocks])
+        super().__init__(operands=[source], result_types=[result_type],
+                         properties={"inner_blocks": _asm.int_array(inner_blocks)})
+
+    def verify_(self) -> None:
+        self._check(_shape(self.source), _shape(self.result))
+
+
+@irdl_op_definition
+class TileUnpackOp(_PackBase):
+    """4-D blocked vector -> 2-D vector (internal, for blocking)."""
+
+    name = "xetile.tile_unpack"
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    inner_blocks = prop_def(DenseArrayBase)
+
+    def __init__(self, source: SSAValue, inner_blocks: Sequence[int], result_type: VectorType | None = None):
+        if result_type is None:
+            a, b, bm, bn = source.type.get_shape()
+            result_type = VectorType(source.type.element_type, [a * bm, b * bn])
+        super().__init__(operands=[source], result_types=[result_type],
+                         properties={"inner_blocks": _asm.int_array(inner_blocks)})
+
+    def verify_(self) -> None:
+        self._check(_shape(self.result), _shape(self.source))
+
+
+def _check_mask(op: IRDLOperation, mask: SSAValue, tile: SSAValue) -> None:
+    mt = mask.type
+    if not (isinstance(mt, VectorType) and mt.element_type == IntegerType(1)
+            and tuple(mt.get_shape()) == tile.type.get_shape()):
+        raise VerifyException(f"{op.name}: mask must be vector<{'x'.join(map(str, tile.type.get_shape()))}xi1>, got {mt}")
+    if not tile.type.attr.is_scattered:
+        raise VerifyException(f"{op.name}: needs a scattered tile (#xetile.tile_attr<scattered = true>); "
+                              f"use load_tile/store_tile for a block tile")
+
+
+@irdl_op_definition
+class LoadGatherOp(IRDLOperation):
+    name = "xetile.load_gather"
+    tile = operand_def(TileType)
+    mask = operand_def(VectorType)
+    value = result_def(VectorType)
+    padding = opt_prop_def(Attribute)
+
+    def __init__(self, tile: SSAValue, mask: SSAValue, result_type: VectorType, padding: Attribute | None = None):
+        super().__init__(operands=[tile, mask], result_types=[result_type],
+                         properties={"padding": padding} if padding else {})
+
+    def verify_(self) -> None:
+        _check_mask(self, self.mask, self.tile)
+        if tuple(self.value.type.get_shape()) != self.tile.type.get_shape():
+            raise VerifyException(f"{self.name}: result shape must equal the tile shape")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, [self.tile, self.mask])
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        _asm.print_types(printer, [self.tile.type, self.mask.type])
+        printer.print_string(" -> ")
+        printer.print_attribute(self.value.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadGatherOp:
+        operands = _asm.parse_operands(parser)
+        parser.parse_optional_punctuation(",")
+        attrs = _asm.parse_attr_entries(parser)
+        parser.parse_punctuation(":")
+        types = _asm.parse_types(parser)
+        _asm.parse_arrow(parser)
+        res = _asm.parse_type(parser)
+        if len(types) == 1 and len(operands) == 2:  # RFC omits the mask type
+            types.append(VectorType(IntegerType(1), res.get_shape()))
+        tile, mask = match_by_type(parser, operands, types, (TileType, VectorType))
+        return _asm.build_op(parser, cls, lambda: cls(tile, mask, res), attrs)
+
+
+@irdl_op_definition
+class StoreScatterOp(IRDLOperation):
+    name = "xetile.store_scatter"
+    value = operand_def(VectorType)
+    tile = operand_def(TileType)
+    mask = operand_def(VectorType)
+
+    def __init__(self, value: SSAValue, tile: SSAValue, mask: SSAValue):
+        super().__init__(operands=[value, tile, mask])
+
+    def verify_(self) -> None:
+        _check_mask(self, self.mask, self.tile)
+        if tuple(self.value.type.get_shape()) != self.tile.type.get_shape():
+            raise VerifyException(f"{self.name}: value shape must equal the tile shape")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        _asm.print_types(printer, [o.type for o in self.operands])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreScatterOp:
+        operands = _asm.parse_operands(parser)
+        attrs = _asm.parse_attr_entries(parser)
+        parser.parse_punctuation(":")
+        types = _asm.parse_types(parser)
+        if _asm.parse_optional_arrow(parser):  # RFC: ``vector<..> into tile<..>`` (mask type implied)
+            types.append(_asm.parse_type(parser))
+        if len(types) == 2 and len(operands) == 3:
+            types.insert(1, VectorType(IntegerType(1), types[0].get_shape()))
+        values = _asm.resolve(parser, operands, types)
+        tile = next((v for v in values if isinstance(v.type, TileType)), None)
+        rest = [v for v in values if v is not tile]
+        if tile is None or len(rest) != 2:
+            parser.raise_error("expected a value, a scattered tile and a mask")
+        value, mask = sorted(rest, key=lambda v: isinstance(v.type.element_type, IntegerType)
+                             and v.type.element_type.width.data == 1)
+        return _asm.build_op(parser, cls, lambda: cls(value, tile, mask), attrs)
+
+
+@irdl_op_definition
+class TileConvLayoutOp(IRDLOperation):
+    """Redistribute a workgroup-level vector from ``wg_map_source`` to ``wg_map``."""
+
+    name = "xetile.tile_conv_layout"
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    wg_map = opt_prop_def(WgMapAttr)
+    wg_map_source = opt_prop_def(WgMapAttr)
+
+    def __init__(self, source: SSAValue, wg_map: WgMapAttr, wg_map_source: WgMapAttr | None = None,
+                 result_type: VectorType | None = None):
+        props = {"wg_map": wg_map} if wg_map is not None else {}
+        if wg_map_source is not None:
+            props["wg_map_source"] = wg_map_source
+        super().__init__(operands=[source], result_types=[result_type or source.type], properties=props)
+
+    def verify_(self) -> None:
+        if self.result.type != self.source.type:
+            raise VerifyException(f"{self.name}: result type {self.result.type} must equal the source type")
+        if self.wg_map is None:
+            raise VerifyException(f"{self.name}: needs the target wg_map ({{wg_map = #xetile.wg_map<...>}})")
+        _verify_result_map(self)
+        if self.wg_map_source is not None:
+            check_wg_map(self.wg_map_source, _shape(self.source), f"{self.name} source")
+
+    def print(self, printer: Printer) -> None:
+        _print_unary(printer, self)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> TileConvLayoutOp:
+        attrs0 = _asm.parse_attr_entries(parser, _ONE_MAP)
+        operand = parser.parse_unresolved_operand()
+        src, res, attrs = _parse_tail(parser, operand)
+        attrs = {**attrs0, **attrs}
+        return _asm.build_op(parser, cls, lambda: cls(src, attrs.get("wg_map"), None, res), attrs)
