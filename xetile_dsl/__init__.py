@@ -1,1 +1,18 @@
-"""xetile_dsl: Intel GPU tile kernels from Python."""
+"""xetile_dsl: write Intel GPU tile kernels (XeTile / XeGPU) in Python.
+
+    import xetile_dsl as xd
+    import xetile_dsl.language as xt
+
+    @xd.jit
+    def kernel(a, b, c, K, BM: xt.constexpr, ...): ...
+    kernel[(grid_m, grid_n)](a, b, c, K, BM=32, ...)
+"""
+from . import language
+from .compiler import CompiledKernel, compile
+from .errors import CompilationError, LaunchError, XeTileError
+from .jit import JITFunction, jit
+from .language import constexpr
+
+__all__ = ["CompilationError", "CompiledKernel", "JITFunction", "LaunchError", "XeTileError", "compile",
+           "constexpr", "jit", "language"]
+__version__ = "0.1.0"

@@ -33,8 +33,7 @@ from .opencl_icd import setup_intel_cpu_icd
 BASE_ALIGN_BYTES = 64
 
 
-class LaunchError(ValueError):
-    """A launch argument does not match the kernel's ABI (nothing reached the device)."""
+from ..errors import LaunchError  # noqa: E402 - one error taxonomy for the package
 
 
 class BuildError(RuntimeError):

@@ -1,0 +1,342 @@
+"""Codegen: per-lane (SIMT) XeGPU IR -> LLVM IR (llvmlite) for the SPIR-V backend.
+
+One kernel function per func.func, ``spir_kernel`` with the subgroup size pinned.
+Array parameters follow :mod:`xetile_dsl.runtime.abi` (pointer, extents, outer strides).
+GPU-only operations go through :class:`~.intel_builtins.IntelBuiltins`, which declares
+them for a GPU or defines them from their specifications for the CPU device; this module
+never knows which.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects.builtin import (
+    BFloat16Type,
+    DenseIntOrFPElementsAttr,
+    Float16Type,
+    Float32Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+    VectorType,
+)
+from xdsl.ir import Operation, SSAValue
+
+from ..dialects import xegpu
+from ..errors import LoweringError
+from ..frontend.types import bit_width, type_name
+from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
+from ..targets import Target
+from .intel_builtins import IntelBuiltins
+from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
+
+I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+GLOBAL_PTR = ir.PointerType(addrspace=1)
+
+
+@dataclass
+class TDesc:
+    """A 2-D tensor descriptor as plain values: the surface and the block position."""
+
+    base: ir.Value
+    width_bytes: ir.Value
+    height: ir.Value
+    pitch_bytes: ir.Value
+    x: ir.Value
+    y: ir.Value
+
+    def fields(self) -> list[ir.Value]:
+        return [self.base, self.width_bytes, self.height, self.pitch_bytes, self.x, self.y]
+
+
+def llvm_scalar(t) -> ir.Type:
+    """LLVM type of an xDSL scalar type (bf16 travels as its i16 bits)."""
+    if isinstance(t, IndexType):
+        return I64
+    if isinstance(t, IntegerType):
+        return ir.IntType(t.width.data)
+    if isinstance(t, Float16Type):
+        return ir.HalfType()
+    if isinstance(t, BFloat16Type):
+        return ir.IntType(16)
+    if isinstance(t, Float32Type):
+        return ir.FloatType()
+    raise LoweringError(f"codegen: unsupported type {t}")
+
+
+def llvm_type(t) -> ir.Type:
+    if isinstance(t, VectorType):
+        n = 1
+        for d in t.get_shape():
+            n *= d
+        return ir.VectorType(llvm_scalar(t.element_type), n)
+    return llvm_scalar(t)
+
+
+def generate(module: ModuleOp, target: Target, emulate: bool) -> tuple[str, KernelABI]:
+    """LLVM IR text for the one kernel in ``module`` and its launch ABI."""
+    kernels = [op for op in module.ops if isinstance(op, func.FuncOp)]
+    if len(kernels) != 1:
+        raise LoweringError(f"codegen expects one kernel per module, got {len(kernels)}")
+    llmod = ir.Module(name=kernels[0].sym_name.data)
+    llmod.triple, llmod.data_layout = SPIRV_TRIPLE, SPIRV_DATALAYOUT
+    gen = _KernelGen(llmod, target, IntelBuiltins(llmod, target, emulate))
+    abi = gen.kernel(kernels[0])
+    return str(llmod), abi
+
+
+class _KernelGen:
+    def __init__(self, llmod: ir.Module, target: Target, lib: IntelBuiltins):
+        self.llmod, self.target, self.lib = llmod, target, lib
+        self.values: dict[SSAValue, object] = {}
+        self.b: ir.IRBuilder | None = None
+        self.memrefs: dict[SSAValue, tuple[ir.Value, list[ir.Value], list[ir.Value]]] = {}
+
+    # --- the kernel ------------------------------------------------------------------
+    def kernel(self, fn: func.FuncOp) -> KernelABI:
+        params, llargs = [], []
+        for arg in fn.body.block.args:
+            name = arg.name_hint or f"arg{arg.index}"
+            if isinstance(arg.type, MemRefType):
+                rank = len(arg.type.get_shape())
+                llargs += [GLOBAL_PTR] + [I64] * rank + [I64] * (rank - 1)
+                params.append(ArrayParam(name, type_name(arg.type.element_type), rank))
+            else:
+                llargs.append(llvm_scalar(arg.type))
+                params.append(ScalarParam(name, type_name(arg.type)))
+        kfn = ir.Function(self.llmod, ir.FunctionType(ir.VoidType(), llargs), fn.sym_name.data)
+        kfn.calling_convention = "spir_kernel"
+        sg = self.target.subgroup_size
+        kfn.set_metadata("intel_reqd_sub_group_size", self.llmod.add_metadata([ir.Constant(I32, sg)]))
+        self.b = ir.IRBuilder(kfn.append_basic_block("entry"))
+        self._bind_args(fn, kfn)
+        for op in fn.body.block.ops:
+            self.op(op)
+        return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg, workgroup_size=sg,
+                         pitch_align_bytes=self.target.block2d_limits.pitch_align_bytes if self.target.has_2d_block_io
+                         else 1,
+                         min_width_bytes=self.target.block2d_limits.min_width_bytes if self.target.has_2d_block_io
+                         else 0)
+
+    def _bind_args(self, fn: func.FuncOp, kfn: ir.Function) -> None:
+        it = iter(kfn.args)
+        for arg in fn.body.block.args:
+            if isinstance(arg.type, MemRefType):
+                rank = len(arg.type.get_shape())
+                ptr = next(it)
+                sizes = [next(it) for _ in range(rank)]
+                strides = [next(it) for _ in range(rank - 1)] + [ir.Constant(I64, 1)]
+                self.memrefs[arg] = (ptr, sizes, strides)
+                self.values[arg] = ptr
+            else:
+                self.values[arg] = next(it)
+
+    def v(self, value: SSAValue):
+        return self.values[value]
+
+    def op(self, op: Operation) -> None:
+        handler = getattr(self, f"_{type(op).__module__.split('.')[-1]}_{type(op).__name__}", None)
+        if handler is None:
+            raise LoweringError(f"codegen does not support {op.name} yet", op)
+        handler(op)
+
+    # --- func / memref / gpu -------------------------------------------------------------
+    def _func_ReturnOp(self, op) -> None:
+        self.b.ret_void()
+
+    def _memref_ExtractStridedMetaDataOp(self, op) -> None:
+        ptr, sizes, strides = self.memrefs[op.source]
+        self.values[op.base_buffer] = ptr
+        self.values[op.offset] = ir.Constant(I64, 0)
+        for r, s in zip(op.sizes, sizes):
+            self.values[r] = s
+        for r, s in zip(op.strides, strides):
+            self.values[r] = s
+
+    def _gpu_BlockIdOp(self, op) -> None:
+        self.values[op.result] = self._workitem_fn("_Z12get_group_idj", op.dimension)
+
+    def _gpu_GridDimOp(self, op) -> None:
+        self.values[op.result] = self._workitem_fn("_Z14get_num_groupsj", op.dimension)
+
+    def _workitem_fn(self, name: str, dim_attr) -> ir.Value:
+        fn = self.lib.declare(name, ir.FunctionType(I64, [I32]))
+        dim = "xyz".index(str(dim_attr.data.value if hasattr(dim_attr.data, "value") else dim_attr.data))
+        return self.b.call(fn, [ir.Constant(I32, dim)])
+
+    # --- arith -------------------------------------------------------------------------------
+    def _arith_ConstantOp(self, op) -> None:
+        t, attr = op.result.type, op.value
+        lt = llvm_type(t)
+        if isinstance(attr, DenseIntOrFPElementsAttr):
+            splat = attr.get_values()[0]
+            self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)
+        elif isinstance(attr, (IntegerAttr, FloatAttr)):
+            self.values[op.result] = _scalar_const(lt, t, attr.value.data)
+        else:
+            raise LoweringError(f"codegen: unsupported constant {attr}", op)
+
+    def _binary(self, op, method: str) -> None:
+        self.values[op.result] = getattr(self.b, method)(self.v(op.lhs), self.v(op.rhs))
+
+    def _arith_AddiOp(self, op): self._binary(op, "add")
+    def _arith_SubiOp(self, op): self._binary(op, "sub")
+    def _arith_MuliOp(self, op): self._binary(op, "mul")
+    def _arith_RemSIOp(self, op): self._binary(op, "srem")
+    def _arith_DivSIOp(self, op): self._binary(op, "sdiv")
+    def _arith_AndIOp(self, op): self._binary(op, "and_")
+    def _arith_OrIOp(self, op): self._binary(op, "or_")
+    def _arith_XOrIOp(self, op): self._binary(op, "xor")
+    def _arith_ShLIOp(self, op): self._binary(op, "shl")
+    def _arith_ShRSIOp(self, op): self._binary(op, "ashr")
+    def _arith_AddfOp(self, op): self._binary(op, "fadd")
+    def _arith_SubfOp(self, op): self._binary(op, "fsub")
+    def _arith_MulfOp(self, op): self._binary(op, "fmul")
+    def _arith_DivfOp(self, op): self._binary(op, "fdiv")
+
+    def _arith_FloorDivSIOp(self, op) -> None:
+        """Python's ``//``: truncating division, minus one when the signs differ and the
+        division is inexact."""
+        a, b = self.v(op.lhs), self.v(op.rhs)
+        q, r = self.b.sdiv(a, b), self.b.srem(a, b)
+        zero = ir.Constant(a.type, 0)
+        inexact = self.b.icmp_signed("!=", r, zero)
+        signs_differ = self.b.icmp_signed("<", self.b.xor(a, b), zero)
+        fix = self.b.and_(inexact, signs_differ)
+        self.values[op.result] = self.b.sub(q, self.b.zext(fix, a.type))
+
+    def _arith_IndexCastOp(self, op) -> None:
+        src, dst = self.v(op.input), llvm_scalar(op.result.type)
+        if src.type.width == dst.width:
+            self.values[op.result] = src
+        elif src.type.width < dst.width:
+            self.values[op.result] = self.b.sext(src, dst)
+        else:
+            self.values[op.result] = self.b.trunc(src, dst)
+
+    # --- scf.for ------------------------------------------------------------------------------
+    def _scf_ForOp(self, op: scf.ForOp) -> None:
+        b = self.b
+        pre = b.block
+        header = b.append_basic_block("for.header")
+        body = b.append_basic_block("for.body")
+        exit_ = b.append_basic_block("for.exit")
+        lb, ub, step = self.v(op.lb), self.v(op.ub), self.v(op.step)
+        inits = [self._flatten(self.v(x)) for x in op.iter_args]
+        b.branch(header)
+        b.position_at_end(header)
+        iv = b.phi(I64, "iv")
+        iv.add_incoming(lb, pre)
+        phis = [[b.phi(x.type) for x in flat] for flat in inits]
+        for group, flat in zip(phis, inits):
+            for phi, x in zip(group, flat):
+                phi.add_incoming(x, pre)
+        b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
+        b.position_at_end(body)
+        block = op.body.block
+        self.values[block.args[0]] = iv
+        for barg, group, init in zip(block.args[1:], phis, op.iter_args):
+            self.values[barg] = self._unflatten(self.v(init), group)
+        for inner in block.ops:
+            if isinstance(inner, scf.YieldOp):
+                latch = b.block
+                for group, y in zip(phis, inner.operands):
+                    for phi, x in zip(group, self._flatten(self.v(y))):
+                        phi.add_incoming(x, latch)
+                iv.add_incoming(b.add(iv, step), latch)
+                b.branch(header)
+            else:
+                self.op(inner)
+        b.position_at_end(exit_)
+        for res, group, init in zip(op.results, phis, op.iter_args):
+            self.values[res] = self._unflatten(self.v(init), group)
+
+    @staticmethod
+    def _flatten(value) -> list[ir.Value]:
+        return value.fields() if isinstance(value, TDesc) else [value]
+
+    @staticmethod
+    def _unflatten(like, values: list[ir.Value]):
+        return TDesc(*values) if isinstance(like, TDesc) else values[0]
+
+    # --- xegpu ----------------------------------------------------------------------------------
+    def _xegpu_CreateNdTdescOp(self, op: xegpu.CreateNdTdescOp) -> None:
+        t = op.tensor_desc.type
+        if len(t.get_shape()) != 2 or not isinstance(op.source.type, MemRefType):
+            raise LoweringError("codegen supports 2-D tensor descriptors over memrefs only", op)
+        elem_bytes = bit_width(t.element_type) // 8
+        b = self.b
+        rows, cols = (self.v(s) for s in op.shape)
+        pitch = self.v(op.strides[0])
+        i32 = lambda x: b.trunc(x, I32)  # noqa: E731
+        self.values[op.tensor_desc] = TDesc(
+            base=self.v(op.source),
+            width_bytes=i32(b.mul(cols, ir.Constant(I64, elem_bytes))),
+            height=i32(rows),
+            pitch_bytes=i32(b.mul(pitch, ir.Constant(I64, elem_bytes))),
+            x=i32(self.v(op.offsets[1])),
+            y=i32(self.v(op.offsets[0])),
+        )
+
+    def _xegpu_UpdateNdOffsetOp(self, op: xegpu.UpdateNdOffsetOp) -> None:
+        d = self.v(op.tensor_desc)
+        dy, dx = (self.b.trunc(self.v(o), I32) for o in op.offsets)
+        self.values[op.result] = TDesc(d.base, d.width_bytes, d.height, d.pitch_bytes,
+                                       self.b.add(d.x, dx), self.b.add(d.y, dy))
+
+    def _block_args(self, op) -> tuple[TDesc, xegpu.TensorDescType, int, int, int]:
+        t = op.tensor_desc.type
+        rows, cols = t.get_shape()
+        return self.v(op.tensor_desc), t, rows, cols, bit_width(t.element_type)
+
+    def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
+        d, t, rows, cols, bits = self._block_args(op)
+        m = t.map
+        fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
+        raw = self.b.call(fn, d.fields())
+        self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
+
+    def _xegpu_StoreNdOp(self, op: xegpu.StoreNdOp) -> None:
+        d, t, rows, cols, bits = self._block_args(op)
+        m = t.map
+        fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data)
+        value = self.b.bitcast(self.v(op.value), fn.function_type.args[-1])
+        self.b.call(fn, d.fields() + [value])
+
+    def _xegpu_PrefetchNdOp(self, op: xegpu.PrefetchNdOp) -> None:
+        d, t, rows, cols, bits = self._block_args(op)
+        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len)
+        self.b.call(fn, d.fields())
+
+    def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:
+        a_t, b_t, r_t = op.lhs.type, op.rhs.type, op.result.type
+        m = r_t.get_shape()[0]
+        fn = self.lib.dpas(type_name(a_t.element_type), type_name(b_t.element_type),
+                           type_name(r_t.element_type), m)
+        fty = fn.function_type
+        a = _cast_bits(self.b, self.v(op.lhs), fty.args[0])
+        bb = _cast_bits(self.b, self.v(op.rhs), fty.args[1])
+        acc = self.v(op.acc) if op.acc is not None else ir.Constant(fty.args[2], None)
+        acc = _cast_bits(self.b, acc, fty.args[2])
+        res = self.b.call(fn, [a, bb, acc])
+        self.values[op.result] = _cast_bits(self.b, res, llvm_type(r_t))
+
+
+def _cast_bits(b: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
+    return value if value.type == to else b.bitcast(value, to)
+
+
+def _scalar_const(lt: ir.Type, t, py) -> ir.Constant:
+    if isinstance(t, BFloat16Type):
+        import numpy as np
+
+        bits = int(np.array([py], dtype=np.float32).view(np.uint32)[0]) >> 16
+        return ir.Constant(lt, bits)
+    if isinstance(lt, (ir.HalfType, ir.FloatType, ir.DoubleType)):
+        return ir.Constant(lt, float(py))
+    return ir.Constant(lt, int(py))

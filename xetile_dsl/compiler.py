@@ -1,0 +1,178 @@
+"""The compiler driver: Python function -> every stage's IR -> SPIR-V (+ ISA on request).
+
+``compile(fn, signature=..., constants=..., target=...)`` is the public entry point; the
+``@jit`` launcher calls :func:`compile_kernel` through the kernel cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .codegen.simt_to_llvm import generate
+from .codegen.spirv_emit import emit_spirv
+from .errors import CompilationError, LoweringError, debug_tracebacks
+from .frontend.ast_to_xetile import ArgSpec, KernelIRBuilder
+from .frontend.source import KernelSource
+from .lowering.pipeline import lower
+from .runtime.abi import ArrayParam, KernelABI
+from .targets import get_target
+
+#: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
+TARGET_ALIASES = {
+    "pvc": ("pvc", False), "arc": ("arc", False),
+    "cpu": ("pvc", True), "cpu-pvc": ("pvc", True), "cpu-arc": ("arc", True),
+}
+
+stats = {"compiles": 0}
+
+
+def resolve_target(name: str) -> tuple[str, bool]:
+    """(GPU flavour, emulate builtins?) for a compile target name."""
+    try:
+        return TARGET_ALIASES[name]
+    except KeyError:
+        raise ValueError(f"unknown target {name!r}; use one of {', '.join(TARGET_ALIASES)}") from None
+
+
+@dataclass
+class CompiledKernel:
+    """One compiled kernel: every stage's IR in ``asm`` plus what the runtime needs."""
+
+    name: str
+    target: str
+    abi: KernelABI
+    asm: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def spirv(self) -> bytes:
+        return self.asm["spirv"]
+
+    def to_files(self) -> dict[str, bytes]:
+        """The cache entry: SPIR-V, the ABI and each stage's text."""
+        files = {"kernel.spv": self.asm["spirv"],
+                 "abi.json": json.dumps({"name": self.name, "target": self.target, "abi": self.abi.to_json()}).encode()}
+        for stage in ("xetile", "xegpu", "simt", "llvm"):
+            if stage in self.asm:
+                files[f"{stage}.txt"] = self.asm[stage].encode()
+        return files
+
+    @staticmethod
+    def from_files(files: dict[str, bytes]) -> "CompiledKernel":
+        meta = json.loads(files["abi.json"])
+        asm = {"spirv": files["kernel.spv"]}
+        for stage in ("xetile", "xegpu", "simt", "llvm"):
+            if f"{stage}.txt" in files:
+                asm[stage] = files[f"{stage}.txt"].decode()
+        return CompiledKernel(meta["name"], meta["target"], KernelABI.from_json(meta["abi"]), asm)
+
+
+def parse_signature(signature: dict) -> dict[str, ArgSpec]:
+    """``{"a": "f16[:,:]", "n": "i32"}`` -> ArgSpecs (``*f16`` means a 2-D array too)."""
+    specs = {}
+    for name, text in signature.items():
+        if isinstance(text, ArgSpec):
+            specs[name] = text
+            continue
+        text = text.strip()
+        if text.endswith("]") and "[" in text:
+            dtype, dims = text[:-1].split("[", 1)
+            specs[name] = ArgSpec("array", dtype.strip(), dims.count(":"))
+        elif text.startswith("*"):
+            specs[name] = ArgSpec("array", text[1:], 2)
+        else:
+            specs[name] = ArgSpec("scalar", text)
+    return specs
+
+
+def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False) -> CompiledKernel:
+    """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line."""
+    flavour, emulate = resolve_target(target)
+    gpu = get_target(flavour)
+    src = KernelSource.of(fn)
+    stats["compiles"] += 1
+    t0 = time.perf_counter()
+    try:
+        builder = KernelIRBuilder(src, fn.__globals__, args, constants, gpu)
+        module = builder.build()
+        module.verify()
+        asm = lower(module, flavour)
+        t1 = time.perf_counter()
+        llvm_text, abi = generate(module, gpu, emulate)
+    except LoweringError as exc:
+        raise _at_user_line(src, exc) from (exc if debug_tracebacks() else None)
+    abi = _mark_written(abi, builder.written_arrays)
+    asm["llvm"] = llvm_text
+    asm["spirv"] = emit_spirv(llvm_text)
+    t2 = time.perf_counter()
+    kernel = CompiledKernel(src.name, target, abi, asm, {"frontend+lowering": t1 - t0, "codegen+spirv": t2 - t1})
+    if isa and not emulate:
+        kernel.asm["isa"] = _isa(kernel, gpu)
+    return kernel
+
+
+def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
+    params = tuple(
+        ArrayParam(p.name, p.dtype, p.ndim, written=("*" in written or p.name in written))
+        if isinstance(p, ArrayParam) else p for p in abi.params)
+    return KernelABI(**{**abi.__dict__, "params": params})
+
+
+def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
+    loc = getattr(exc.op, "location", None)
+    line = getattr(getattr(loc, "line", None), "data", 0)
+    col = getattr(getattr(loc, "column", None), "data", 1) - 1
+    node = type("Loc", (), {"lineno": line or src.first_line, "col_offset": max(col, 0)})()
+    return src.error(node, exc.message)
+
+
+def _isa(kernel: CompiledKernel, gpu) -> str:
+    from .tools.ocloc import compile_spirv
+
+    zebin = compile_spirv(kernel.spirv, gpu.ocloc_device)
+    kernel.asm["zebin"] = zebin
+    return zebin.isa_text(kernel.abi.kernel_name)
+
+
+def compile(fn, signature: dict, constants: dict | None = None, target: str = "pvc") -> CompiledKernel:  # noqa: A001
+    """Compile a ``@jit`` kernel (or plain function) ahead of time and return it.
+
+    ``signature`` gives each runtime parameter's type (``"f16[:,:]"`` for a 2-D array,
+    ``"i32"`` for a scalar); ``constants`` the constexpr values; ``target`` one of "pvc",
+    "arc" (GPU code), "cpu"/"cpu-pvc"/"cpu-arc" (the same kernel with the GPU-only
+    builtins defined, for the OpenCL CPU device).  ``.asm`` holds "xetile", "xegpu",
+    "simt", "llvm" (text), "spirv" (bytes) and, for pvc/arc when ocloc is installed, "isa".
+    """
+    fn = getattr(fn, "fn", fn)
+    flavour, emulate = resolve_target(target)
+    isa = not emulate and _ocloc_available()
+    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa)
+
+
+def _ocloc_available() -> bool:
+    try:
+        from .tools.ocloc import find_ocloc
+
+        find_ocloc()
+        return True
+    except Exception:  # noqa: BLE001 - any failure means "no ISA"
+        return False
+
+
+_VERSION_HASH: str | None = None
+
+
+def compiler_version() -> str:
+    """A hash of the compiler's own sources: part of every cache key."""
+    global _VERSION_HASH
+    if _VERSION_HASH is None:
+        h = hashlib.sha256()
+        root = Path(__file__).parent
+        for path in sorted(root.rglob("*.py")):
+            h.update(str(path.relative_to(root)).encode())
+            h.update(path.read_bytes())
+        _VERSION_HASH = h.hexdigest()[:16]
+    return _VERSION_HASH
