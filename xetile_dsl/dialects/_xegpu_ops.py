@@ -1,0 +1,420 @@
+"""XeGPU block (nd) ops and dpas, with the RFC's custom syntax::
+
+    %d = xegpu.create_nd_tdesc %src[%i, %j] : memref<64x64xf16> -> !xegpu.tensor_desc<8x16xf16>
+    %d = xegpu.create_nd_tdesc %p[%i, %j], [%h, %w], [%s, %c1] : i64 -> !xegpu.tensor_desc<8x16xf16>
+    %v = xegpu.load_nd %d {packed, l1_hint = cached} : !xegpu.tensor_desc<16x16xf16> -> vector<8x16x2xf16>
+    xegpu.store_nd %v, %d {l1_hint = write_back} : vector<8x16xf32>, !xegpu.tensor_desc<8x16xf32>
+    xegpu.prefetch_nd %d {l1_hint = cached} : !xegpu.tensor_desc<8x16xf16>
+    %e = xegpu.update_nd_offset %d, %di, %dj : !xegpu.tensor_desc<8x16xf16>
+    %c = xegpu.dpas %a, %b, %c : vector<8x16xf16>, vector<16x16xf16>, vector<8x16xf32> -> vector<8x16xf32>
+
+Cache hints print as bare words; ``L1_hint``/``L1`` and ``#xegpu.cache_hint<..>`` parse too.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import ClassVar
+
+from xdsl.dialects.builtin import (
+    ArrayAttr,
+    IndexType,
+    IntAttr,
+    IntegerAttr,
+    MemRefType,
+    StringAttr,
+    UnitAttr,
+    VectorType,
+    i64,
+)
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import (
+    AttrSizedOperandSegments,
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    opt_operand_def,
+    opt_prop_def,
+    result_def,
+    var_operand_def,
+)
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from . import _asm
+from ._xegpu_attrs import CacheHintAttr, TensorDescType, element_bits
+from ._xetile_ops import parse_init_like, parse_tdesc_update, print_offsets_sizes_strides
+
+CACHE_HINTS = ("l1_hint", "l2_hint", "l3_hint")
+_HINT_KEYS = {"l1": "l1_hint", "l2": "l2_hint", "l3": "l3_hint"}
+WORD_KEYS = CACHE_HINTS
+
+
+def _hint_props(hints: dict[str, str] | None) -> dict[str, Attribute]:
+    return {k: StringAttr(v) for k, v in (hints or {}).items()}
+
+
+def normalize_mem_attrs(parser: Parser, attrs: dict[str, Attribute], unit_transpose: bool = False) -> dict[str, Attribute]:
+    """Map the RFC's spellings onto the stored properties: ``L1``/``L1_hint`` ->
+    ``l1_hint`` (a string), ``transpose = [1, 0]`` -> ArrayAttr of IntAttr (or a unit
+    attribute for scattered loads), ``transpose_bit_width = 32`` -> IntAttr."""
+    out: dict[str, Attribute] = {}
+    for key, value in attrs.items():
+        low = key.lower()
+        low = _HINT_KEYS.get(low, low)
+        if low in CACHE_HINTS:
+            word = _asm.as_word(value)
+            if word not in CacheHintAttr.VALUES:
+                parser.raise_error(f"{key}: cache hint must be one of {', '.join(CacheHintAttr.VALUES)}, got {value}")
+            out[low] = StringAttr(word)
+        elif low == "transpose" and not isinstance(value, UnitAttr):
+            perm = _asm.as_int_list(value)
+            if perm is None:
+                parser.raise_error(f"transpose: expected [1, 0], got {value}")
+            out[low] = UnitAttr() if unit_transpose else ArrayAttr(IntAttr(v) for v in perm)
+        elif low == "transpose_bit_width" and isinstance(value, IntegerAttr):
+            out[low] = IntAttr(value.value.data)
+        else:
+            out[key] = value
+    return out
+
+
+def check_hints(op: IRDLOperation, allowed: Sequence[str]) -> None:
+    for key in CACHE_HINTS:
+        value = op.properties.get(key)
+        if value is not None and value.data not in allowed:
+            raise VerifyException(f"{op.name}: {key} = {value.data} is not a {'load' if 'cached' in allowed else 'store'} "
+                                  f"policy; use one of {', '.join(allowed)}")
+
+
+LOAD_POLICIES = ("cached", "uncached", "streaming", "read_invalidate")
+STORE_POLICIES = ("uncached", "write_back", "write_through", "streaming")
+
+
+@irdl_op_definition
+class CreateNdTdescOp(IRDLOperation):
+    """Describe a 1-D/2-D block of a base tensor given as a memref or an i64 address."""
+
+    name = "xegpu.create_nd_tdesc"
+    source = operand_def()
+    offsets = var_operand_def(IndexType)
+    shape = var_operand_def(IndexType)
+    strides = var_operand_def(IndexType)
+    tensor_desc = result_def(TensorDescType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: TensorDescType,
+                 shape: Sequence[SSAValue] = (), strides: Sequence[SSAValue] = ()):
+        super().__init__(operands=[source, offsets, shape, strides], result_types=[result_type])
+
+    def verify_(self) -> None:
+        src = self.source.type
+        tdesc = self.tensor_desc.type
+        rank = len(tdesc.get_shape())
+        if tdesc.is_scattered:
+            raise VerifyException(f"{self.name}: result must be a block tensor_desc; use xegpu.create_tdesc for a "
+                                  "scatter_tdesc_attr descriptor")
+        if isinstance(src, MemRefType):
+            if any(d < 0 for d in src.get_shape()) and len(self.shape) != len(src.get_shape()):
+                raise VerifyException(f"{self.name}: a dynamic memref needs its shape and strides as operands")
+            if src.element_type != tdesc.element_type:
+                raise VerifyException(f"{self.name}: element type {src.element_type} of the source differs from the "
+                                      f"descriptor's {tdesc.element_type}")
+            self._check_memref_stride(src)
+            space = "slm" if _memref_space(src) == 3 else "global"
+            if space != tdesc.memory_space:
+                raise VerifyException(f"{self.name}: the source memref is in {space} memory but the descriptor says "
+                                      f"memory_space = {tdesc.memory_space}; make them agree")
+        elif src == i64:
+            if rank == 1 and not self.shape and tdesc.block_attr.checks_bounds:
+                raise VerifyException(f"{self.name}: a 1-D descriptor without base shape cannot check bounds; "
+                                      "set boundary_check = false or pass the shape and strides")
+            if rank == 2 and len(self.shape) != 2:
+                raise VerifyException(f"{self.name}: an i64 address needs the base shape and strides for a 2-D "
+                                      "descriptor")
+        else:
+            raise VerifyException(f"{self.name}: source must be a memref or an i64 address, got {src}")
+        if len(self.offsets) < rank:
+            raise VerifyException(f"{self.name}: needs at least {rank} offsets")
+        if len(self.shape) != len(self.strides):
+            raise VerifyException(f"{self.name}: give as many strides as shape sizes")
+        last = _const_int(self.strides[-1]) if self.strides else None
+        if last is not None and last != 1:
+            raise VerifyException(f"{self.name}: the innermost stride must be 1 (2-D block messages read contiguous "
+                                  f"rows), got {last}; use a transposed load or xegpu.create_tdesc for strided data")
+
+    def _check_memref_stride(self, src: MemRefType) -> None:
+        layout = src.layout
+        strides = getattr(layout, "strides", None)
+        if strides is None:
+            return
+        vals = [getattr(s, "data", s) for s in getattr(strides, "data", ())]
+        if vals and isinstance(vals[-1], int) and vals[-1] != 1:
+            raise VerifyException(f"{self.name}: the innermost stride of the source memref must be 1, got {vals[-1]}; "
+                                  "use a transposed load or xegpu.create_tdesc for strided data")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        print_offsets_sizes_strides(printer, self.offsets, self.shape, self.strides)
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.tensor_desc.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CreateNdTdescOp:
+        return parse_init_like(parser, cls)
+
+
+def _memref_space(t: MemRefType) -> int:
+    space = t.memory_space
+    if isinstance(space, IntegerAttr):
+        return space.value.data
+    word = _asm.as_word(space)
+    return 3 if word in ("slm", "shared") else 0
+
+
+def _const_int(value: SSAValue) -> int | None:
+    """The integer of an ``arith.constant`` operand, else None."""
+    owner = value.owner
+    if getattr(owner, "name", None) == "arith.constant":
+        attr = owner.properties.get("value") or owner.attributes.get("value")
+        if isinstance(attr, IntegerAttr):
+            return attr.value.data
+    return None
+
+
+class _MemOp(IRDLOperation):
+    """Shared printing/parsing: ``operands attrs : types (-> result)?``."""
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        _asm.print_attr_entries(printer, self, words=WORD_KEYS)
+        printer.print_string(" : ")
+        _asm.print_types(printer, [o.type for o in self.operands])
+        if self.results:
+            printer.print_string(" -> ")
+            printer.print_attribute(self.results[0].type)
+
+
+@irdl_op_definition
+class LoadNdOp(_MemOp):
+    name = "xegpu.load_nd"
+    tensor_desc = operand_def(TensorDescType)
+    value = result_def(VectorType)
+    packed = opt_prop_def(UnitAttr)
+    transpose = opt_prop_def(ArrayAttr)
+    transpose_bit_width = opt_prop_def(IntAttr)
+    l1_hint = opt_prop_def(StringAttr)
+    l2_hint = opt_prop_def(StringAttr)
+    l3_hint = opt_prop_def(StringAttr)
+
+    def __init__(self, tdesc: SSAValue, result_type: VectorType, packed: bool = False,
+                 transpose: Sequence[int] | None = None, hints: dict[str, str] | None = None,
+                 transpose_bit_width: int | None = None):
+        props = _hint_props(hints)
+        if packed:
+            props["packed"] = UnitAttr()
+        if transpose is not None:
+            props["transpose"] = ArrayAttr(IntAttr(v) for v in transpose)
+        if transpose_bit_width is not None:
+            props["transpose_bit_width"] = IntAttr(transpose_bit_width)
+        super().__init__(operands=[tdesc], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        if self.packed is not None and self.transpose is not None:
+            raise VerifyException(f"{self.name}: packed (VNNI) and transpose cannot be combined; use transpose with "
+                                  "transpose_bit_width = 32 to get a transposed VNNI layout")
+        check_hints(self, LOAD_POLICIES)
+        tdesc = self.tensor_desc.type
+        if tdesc.is_scattered:
+            raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.load for a scattered one")
+        perm = None if self.transpose is None else [v.data for v in self.transpose.data]
+        if perm is not None and perm != [1, 0]:
+            raise VerifyException(f"{self.name}: transpose must be [1, 0], got {perm}")
+        if tdesc.layout is None:
+            self._verify_shape(tdesc, perm)
+
+    def _verify_shape(self, tdesc: TensorDescType, perm) -> None:
+        shape, bits = list(tdesc.get_shape()), element_bits(tdesc.element_type)
+        out = list(self.value.type.get_shape())
+        arr = tdesc.block_attr.arr_len
+        if perm is not None and len(shape) == 2:
+            unit = self.transpose_bit_width.data if self.transpose_bit_width is not None else bits
+            f = max(1, unit // bits)
+            want = [shape[1] // f, shape[0] * f]
+        elif self.packed is not None and len(shape) == 2:
+            f = max(1, 32 // bits)
+            want = [shape[0] // f, shape[1], f]
+            if out == [shape[0] // f, shape[1] * f]:
+                want = out
+        else:
+            want = shape
+        if arr > 1:
+            want = [arr, *want]
+        if out != want:
+            raise VerifyException(f"{self.name}: result shape must be {want} for {tdesc}, got {out}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadNdOp:
+        operand = parser.parse_unresolved_operand()
+        attrs = normalize_mem_attrs(parser, _asm.parse_attr_entries(parser))
+        parser.parse_punctuation(":")
+        tdesc = _asm.parse_type(parser)
+        _asm.parse_arrow(parser)
+        res = _asm.parse_type(parser)
+        t = parser.resolve_operand(operand, tdesc)
+        return _asm.build_op(parser, cls, lambda: cls(t, res), attrs)
+
+
+@irdl_op_definition
+class StoreNdOp(_MemOp):
+    name = "xegpu.store_nd"
+    value = operand_def(VectorType)
+    tensor_desc = operand_def(TensorDescType)
+    l1_hint = opt_prop_def(StringAttr)
+    l2_hint = opt_prop_def(StringAttr)
+    l3_hint = opt_prop_def(StringAttr)
+
+    def __init__(self, value: SSAValue, tdesc: SSAValue, hints: dict[str, str] | None = None):
+        super().__init__(operands=[value, tdesc], properties=_hint_props(hints))
+
+    def verify_(self) -> None:
+        check_hints(self, STORE_POLICIES)
+        tdesc = self.tensor_desc.type
+        if tdesc.block_attr.arr_len != 1:
+            raise VerifyException(f"{self.name}: array_length is for loads only; store each block separately")
+        if tdesc.layout is None and tuple(self.value.type.get_shape()) != tdesc.get_shape():
+            raise VerifyException(f"{self.name}: value shape {list(self.value.type.get_shape())} must equal the "
+                                  f"descriptor shape {list(tdesc.get_shape())}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreNdOp:
+        operands = _asm.parse_operands(parser)
+        attrs = normalize_mem_attrs(parser, _asm.parse_attr_entries(parser))
+        parser.parse_punctuation(":")
+        types = _asm.parse_types(parser)
+        value, tdesc = _asm.resolve(parser, operands, types)
+        return _asm.build_op(parser, cls, lambda: cls(value, tdesc), attrs)
+
+
+@irdl_op_definition
+class PrefetchNdOp(_MemOp):
+    name = "xegpu.prefetch_nd"
+    tensor_desc = operand_def(TensorDescType)
+    l1_hint = opt_prop_def(StringAttr)
+    l2_hint = opt_prop_def(StringAttr)
+    l3_hint = opt_prop_def(StringAttr)
+
+    def __init__(self, tdesc: SSAValue, hints: dict[str, str] | None = None):
+        super().__init__(operands=[tdesc], properties=_hint_props(hints))
+
+    def verify_(self) -> None:
+        check_hints(self, LOAD_POLICIES)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PrefetchNdOp:
+        operand = parser.parse_unresolved_operand()
+        parser.parse_optional_punctuation(",")
+        attrs = normalize_mem_attrs(parser, _asm.parse_attr_entries(parser))
+        parser.parse_punctuation(":")
+        t = parser.resolve_operand(operand, _asm.parse_type(parser))
+        return _asm.build_op(parser, cls, lambda: cls(t), attrs)
+
+
+@irdl_op_definition
+class UpdateNdOffsetOp(IRDLOperation):
+    name = "xegpu.update_nd_offset"
+    tensor_desc = operand_def(TensorDescType)
+    offsets = var_operand_def(IndexType)
+    result = result_def(TensorDescType)
+
+    def __init__(self, tdesc: SSAValue, offsets: Sequence[SSAValue]):
+        super().__init__(operands=[tdesc, offsets], result_types=[tdesc.type])
+
+    def verify_(self) -> None:
+        if len(self.offsets) != len(self.tensor_desc.type.get_shape()):
+            raise VerifyException(f"{self.name}: needs one offset per descriptor dimension "
+                                  f"({len(self.tensor_desc.type.get_shape())}), got {len(self.offsets)}")
+        if self.result.type != self.tensor_desc.type:
+            raise VerifyException(f"{self.name}: result type must equal the descriptor type")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.tensor_desc.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> UpdateNdOffsetOp:
+        operands = _asm.parse_operands(parser)
+        parser.parse_punctuation(":")
+        types = _asm.parse_types(parser)
+        if _asm.parse_optional_arrow(parser):
+            _asm.parse_type(parser)
+        values = _asm.resolve(parser, operands, [types[0]] + [IndexType()] * (len(operands) - 1))
+        return cls(values[0], values[1:])
+
+
+@irdl_op_definition
+class DpasOp(IRDLOperation):
+    """``D = A x B (+ C)`` for one DPAS instruction, in the plain 2-D, the VNNI 3-D or the
+    per-lane (SIMT) operand form."""
+
+    name = "xegpu.dpas"
+    lhs = operand_def(VectorType)
+    rhs = operand_def(VectorType)
+    acc = opt_operand_def(VectorType)
+    result = result_def(VectorType)
+    layout_a = opt_prop_def(Attribute)
+    layout_b = opt_prop_def(Attribute)
+    layout_cd = opt_prop_def(Attribute)
+
+    POSITIONAL: ClassVar = {1: ("layout_cd",), 3: ("layout_a", "layout_b", "layout_cd")}
+
+    def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue | None, result_type: VectorType):
+        super().__init__(operands=[lhs, rhs, [acc] if acc is not None else []], result_types=[result_type])
+
+    def verify_(self) -> None:
+        if self.acc is not None and self.acc.type != self.result.type:
+            raise VerifyException(f"{self.name}: accumulator type {self.acc.type} must equal result {self.result.type}")
+        a, b, d = (list(v.type.get_shape()) for v in (self.lhs, self.rhs, self.result))
+        if len(d) != 2 or len(a) not in (2, 3) or len(b) not in (2, 3):
+            raise VerifyException(f"{self.name}: expects A 2-D/3-D, B 2-D/3-D (VNNI) and a 2-D result, got "
+                                  f"{a}, {b} -> {d}")
+        if d[1] == 1 and not (len(b) == 2 and b[1] == 1):
+            return  # per-lane (SIMT) fragments: shapes are checked against the layout, not here
+        m, k_a = a[0], (a[1] * a[2] if len(a) == 3 else a[1])
+        k_b, n = (b[0] * b[2], b[1]) if len(b) == 3 else (b[0], b[1])
+        if len(a) == 3 and (len(b) != 3 or a[2] != b[2]):
+            raise VerifyException(f"{self.name}: a 3-D A {a} needs a VNNI B with the same packing factor, got {b}")
+        if k_a != k_b or d != [m, n]:
+            raise VerifyException(f"{self.name}: shapes do not multiply: A {a} (M={m}, K={k_a}) x B {b} (K={k_b}, "
+                                  f"N={n}) must give [{m}, {n}], got {d}")
+        bits_a = element_bits(self.lhs.type.element_type)
+        if len(b) == 3 and b[2] * element_bits(self.rhs.type.element_type) != 32:
+            raise VerifyException(f"{self.name}: VNNI packing factor {b[2]} must fill 32 bits; use "
+                                  f"{32 // element_bits(self.rhs.type.element_type)}")
+        if bits_a != element_bits(self.rhs.type.element_type):
+            raise VerifyException(f"{self.name}: A and B element widths differ ({self.lhs.type.element_type}, "
+                                  f"{self.rhs.type.element_type})")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        _asm.print_types(printer, [o.type for o in self.operands])
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> DpasOp:
+        from ._xetile_ops import parse_mma_like
+
+        a, b, c, out, attrs = parse_mma_like(parser, cls.POSITIONAL)
+        return _asm.build_op(parser, cls, lambda: cls(a, b, c, out), attrs)

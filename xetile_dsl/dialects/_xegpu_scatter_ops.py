@@ -1,0 +1,530 @@
+"""XeGPU scattered memory ops, atomics, named barriers, fence, convert_layout::
+
+    %d = xegpu.create_tdesc %p, %offs : i64, vector<16xindex> -> !xegpu.tensor_desc<16x8xf32, #xegpu.scatter_tdesc_attr<chunk_size = 8>>
+    %v = xegpu.load %d, %mask {transpose, l1_hint = cached} : !xegpu.tensor_desc<..>, vector<16xi1> -> vector<8x16xf32>
+    xegpu.store %v, %d, %mask : vector<16xf32>, !xegpu.tensor_desc<..>, vector<16xi1>
+    xegpu.prefetch %d : !xegpu.tensor_desc<..>
+    %e = xegpu.update_offset %d, %delta : !xegpu.tensor_desc<..>, vector<16xindex>
+    %r = xegpu.atomic_rmw addf %v, %d, %mask : vector<16xf32>, !xegpu.tensor_desc<..>, vector<16xi1> -> vector<16xf32>
+    xegpu.alloc_nbarrier %n : i8
+    %b = xegpu.init_nbarrier %id, %count : i8, i8 -> !xegpu.nbarrier
+    xegpu.nbarrier_arrive %b : !xegpu.nbarrier
+    xegpu.nbarrier_wait %b : !xegpu.nbarrier
+    xegpu.fence memory_kind = global, fence_scope = workgroup
+    %r = xegpu.convert_layout %v {target_layout = #xegpu.layout<..>} : vector<..> -> vector<..>
+
+Earlier-RFC names parse into the current ops: load_gather -> load, store_scatter -> store,
+update_offsets -> update_offset, mfence -> fence.
+"""
+from __future__ import annotations
+
+from typing import ClassVar
+
+from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, StringAttr, UnitAttr, VectorType, i64
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.parser import Parser
+from xdsl.printer import Printer
+from xdsl.utils.exceptions import VerifyException
+
+from . import _asm
+from ._xegpu_attrs import FenceScopeAttr, MemorySpaceAttr, NbarrierType, TensorDescType
+from ._xegpu_ops import LOAD_POLICIES, STORE_POLICIES, WORD_KEYS, _hint_props, _MemOp, check_hints, normalize_mem_attrs
+from ._xetile_vector_ops import ATOMIC_KINDS, _parse_kind
+
+
+def _is_mask(t: Attribute) -> bool:
+    return isinstance(t, VectorType) and t.element_type == IntegerType(1)
+
+
+def _check_scatter(op: IRDLOperation, tdesc: TensorDescType, mask: SSAValue | None = None) -> None:
+    if not tdesc.is_scattered:
+        raise VerifyException(f"{op.name}: needs a scattered tensor_desc (#xegpu.scatter_tdesc_attr<...>); use the "
+                              f"_nd form for a block descriptor")
+    lanes = tdesc.get_shape()[0]
+    if mask is not None and tdesc.layout is None and (not _is_mask(mask.type) or mask.type.get_shape() != (lanes,)):
+        raise VerifyException(f"{op.name}: mask must be vector<{lanes}xi1> (one bit per offset), got {mask.type}")
+
+
+def _value_shape(tdesc: TensorDescType, transposed: bool) -> list[int]:
+    shape = list(tdesc.get_shape())
+    return shape[::-1] if transposed and len(shape) == 2 else shape
+
+
+def _parse_by_types(parser: Parser, cls, unit_transpose: bool = True, kind: str | None = None):
+    """``operands attrs : types (-> result)?``; operands are matched to types by position
+    and then put in the op's order (value, tdesc, mask), as the RFC permutes them."""
+    operands = _asm.parse_operands(parser)
+    attrs = normalize_mem_attrs(parser, _asm.parse_attr_entries(parser), unit_transpose)
+    parser.parse_punctuation(":")
+    types = _asm.parse_types(parser)
+    result = _asm.parse_type(parser) if _asm.parse_optional_arrow(parser) else None
+    values = _asm.resolve(parser, operands, types)
+    tdesc = [v for v in values if isinstance(v.type, TensorDescType)]
+    masks = [v for v in values if _is_mask(v.type)]
+    others = [v for v in values if v not in tdesc and v not in masks]
+    if len(tdesc) != 1:
+        parser.raise_error(f"{cls.name}: expected one tensor_desc operand")
+    if len(masks) > 1:  # an i1 value vector: the mask is the later one
+        others, masks = [masks[0]], [masks[1]]
+    return others, tdesc[0], (masks[0] if masks else None), result, attrs
+
+
+@irdl_op_definition
+class CreateTdescOp(IRDLOperation):
+    """A scattered descriptor: one base address, one offset per lane."""
+
+    name = "xegpu.create_tdesc"
+    source = operand_def()
+    offsets = operand_def(VectorType)
+    tensor_desc = result_def(TensorDescType)
+
+    def __init__(self, source: SSAValue, offsets: SSAValue, result_type: TensorDescType):
+        super().__init__(operands=[source, offsets], result_types=[result_type])
+
+    def verify_(self) -> None:
+        tdesc = self.tensor_desc.type
+        _check_scatter(self, tdesc)
+        if not (isinstance(self.source.type, MemRefType) or self.source.type == i64):
+            raise VerifyException(f"{self.name}: source must be an i64 address or a memref, got {self.source.type}")
+        off = self.offsets.type
+        if not isinstance(off.element_type, IndexType) or off.get_shape() != (tdesc.get_shape()[0],):
+            raise VerifyException(f"{self.name}: offsets must be vector<{tdesc.get_shape()[0]}xindex> (one per lane "
+                                  f"of {tdesc}), got {off}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        _asm.print_types(printer, [o.type for o in self.operands])
+        printer.print_string(" -> ")
+        printer.print_attribute(self.tensor_desc.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CreateTdescOp:
+        parser.parse_optional_punctuation(",")  # RFC: ``create_tdesc, %base, %offsets``
+        operands = _asm.parse_operands(parser)
+        attrs = _asm.parse_attr_entries(parser)
+        parser.parse_punctuation(":")
+        types = _asm.parse_types(parser)
+        parser.parse_optional_punctuation(",")
+        _asm.parse_arrow(parser)
+        res = _asm.parse_type(parser)
+        src, offs = _asm.resolve(parser, operands, types)
+        return _asm.build_op(parser, cls, lambda: cls(src, offs, res), attrs)
+
+
+@irdl_op_definition
+class LoadGatherOp(_MemOp):
+    """``xegpu.load``: each lane loads ``chunk_size`` elements at its offset."""
+
+    name = "xegpu.load"
+    tensor_desc = operand_def(TensorDescType)
+    mask = operand_def(VectorType)
+    value = result_def(VectorType)
+    transpose = opt_prop_def(UnitAttr)
+    l1_hint = opt_prop_def(StringAttr)
+    l2_hint = opt_prop_def(StringAttr)
+    l3_hint = opt_prop_def(StringAttr)
+
+    def __init__(self, tdesc: SSAValue, mask: SSAValue, result_type: VectorType, transpose: bool = False,
+                 hints: dict[str, str] | None = None):
+        props = _hint_props(hints)
+        if transpose:
+            props["transpose"] = UnitAttr()
+        super().__init__(operands=[tdesc, mask], result_types=[result_type], properties=props)
+
+    def verify_(self) -> None:
+        tdesc = self.tensor_desc.type
+        _check_scatter(self, tdesc, self.mask)
+        check_hints(self, LOAD_POLICIES)
+        if tdesc.layout is not None:
+            return
+        chunk = tdesc.scatter_attr.chunk
+        if chunk > 1 and self.transpose is None:
+            raise VerifyException(f"{self.name}: a chunk_size = {chunk} load yields [chunk, lanes]; add the "
+                                  f"'transpose' attribute to say so")
+        want = _value_shape(tdesc, self.transpose is not None)
+        if list(self.value.type.get_shape()) != want:
+            raise VerifyException(f"{self.name}: result shape must be {want}, got {list(self.value.type.get_shape())}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> LoadGatherOp:
+        _, tdesc, mask, res, attrs = _parse_by_types(parser, LoadGatherOp)
+        return _asm.build_op(parser, LoadGatherOp, lambda: LoadGatherOp(tdesc, mask, res), attrs)
+
+
+@irdl_op_definition
+class StoreScatterOp(_MemOp):
+    """``xegpu.store``: each lane stores ``chunk_size`` elements at its offset."""
+
+    name = "xegpu.store"
+    value = operand_def(VectorType)
+    tensor_desc = operand_def(TensorDescType)
+    mask = operand_def(VectorType)
+    transpose = opt_prop_def(UnitAttr)
+    l1_hint = opt_prop_def(StringAttr)
+    l2_hint = opt_prop_def(StringAttr)
+    l3_hint = opt_prop_def(StringAttr)
+
+    def __init__(self, value: SSAValue, tdesc: SSAValue, mask: SSAValue, transpose: bool = False,
+                 hints: dict[str, str] | None = None):
+        props = _hint_props(hints)
+        if transpose:
+            props["transpose"] = UnitAttr()
+        super().__init__(operands=[value, tdesc, mask], properties=props)
+
+    def verify_(self) -> None:
+        tdesc = self.tensor_desc.type
+        _check_scatter(self, tdesc, self.mask)
+        check_hints(self, STORE_POLICIES)
+        if tdesc.layout is not None:
+            return
+        chunk = tdesc.scatter_attr.chunk
+        transposed = self.transpose is not None or chunk > 1
+        want = _value_shape(tdesc, transposed)
+        if list(self.value.type.get_shape()) != want:
+            raise VerifyException(f"{self.name}: value shape must be {want} ([chunk_size, lanes] when chunked), got "
+                                  f"{list(self.value.type.get_shape())}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> StoreScatterOp:
+        others, tdesc, mask, _, attrs = _parse_by_types(parser, StoreScatterOp)
+        if len(others) != 1 or mask is None:
+            parser.raise_error("xegpu.store: expected a value, a tensor_desc and a vector<..xi1> mask")
+        return _asm.build_op(parser, StoreScatterOp, lambda: StoreScatterOp(others[0], tdesc, mask), attrs)
+
+
+@irdl_op_definition
+class PrefetchOp(_MemOp):
+    name = "xegpu.prefetch"
+    tensor_desc = operand_def(TensorDescType)
+    l1_hint = opt_prop_def(StringAttr)
+    l2_hint = opt_prop_def(StringAttr)
+    l3_hint = opt_prop_def(StringAttr)
+
+    def __init__(self, tdesc: SSAValue, hints: dict[str, str] | None = None):
+        super().__init__(operands=[tdesc], properties=_hint_props(hints))
+
+    def verify_(self) -> None:
+        _check_scatter(self, self.tensor_desc.type)
+        check_hints(self, LOAD_POLICIES)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PrefetchOp:
+        _, tdesc, _, _, attrs = _parse_by_types(parser, cls)
+        return _asm.build_op(parser, cls, lambda: cls(tdesc), attrs)
+
+
+@irdl_op_definition
+class UpdateOffsetOp(IRDLOperation):
+    name = "xegpu.update_offset"
+    tensor_desc = operand_def(TensorDescType)
+    offsets = operand_def(VectorType)
+    result = result_def(TensorDescType)
+
+    def __init__(self, tdesc: SSAValue, offsets: SSAValue):
+        super().__init__(operands=[tdesc, offsets], result_types=[tdesc.type])
+
+    def verify_(self) -> None:
+        tdesc = self.tensor_desc.type
+        _check_scatter(self, tdesc)
+        lanes = tdesc.get_shape()[0]
+        if self.offsets.type.get_shape() != (lanes,) or not isinstance(self.offsets.type.element_type, IndexType):
+            raise VerifyException(f"{self.name}: offsets must be vector<{lanes}xindex>, got {self.offsets.type}")
+        if self.result.type != tdesc:
+            raise VerifyException(f"{self.name}: result type must equal the descriptor type")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        printer.print_string(" : ")
+        _asm.print_types(printer, [o.type for o in self.operands])
+
+    @classmethod
+    def parse(cls, parser: Parser) -> UpdateOffsetOp:
+        operands = _asm.parse_operands(parser)
+        parser.parse_punctuation(":")
+        types = _asm.parse_types(parser)
+        parser.parse_optional_punctuation(",")
+        if _asm.parse_optional_arrow(parser):
+            _asm.parse_type(parser)
+        tdesc, offs = _asm.resolve(parser, operands, types)
+        return UpdateOffsetOp(tdesc, offs)
+
+
+@irdl_op_definition
+class AtomicRMWOp(IRDLOperation):
+    """Atomic read-modify-write through a scattered descriptor; returns the old values."""
+
+    name = "xegpu.atomic_rmw"
+    kind = prop_def(StringAttr)
+    value = operand_def(VectorType)
+    tensor_desc = operand_def(TensorDescType)
+    mask = operand_def(VectorType)
+    result = result_def(VectorType)
+
+    def __init__(self, kind: str, value: SSAValue, tdesc: SSAValue, mask: SSAValue, result_type: VectorType | None = None):
+        super().__init__(operands=[value, tdesc, mask], result_types=[result_type or value.type],
+                         properties={"kind": StringAttr(kind)})
+
+    def verify_(self) -> None:
+        if self.kind.data not in ATOMIC_KINDS:
+            raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
+        _check_scatter(self, self.tensor_desc.type, self.mask)
+        if self.result.type != self.value.type:
+            raise VerifyException(f"{self.name}: result type must equal the value type {self.value.type}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data} ")
+        _asm.print_operands(printer, self.operands)
+        _asm.print_attr_entries(printer, self, skip=("kind",))
+        printer.print_string(" : ")
+        _asm.print_types(printer, [o.type for o in self.operands])
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AtomicRMWOp:
+        kind = _parse_kind(parser)
+        others, tdesc, mask, res, attrs = _parse_by_types(parser, cls)
+        if len(others) != 1 or mask is None:
+            parser.raise_error("xegpu.atomic_rmw: expected a value, a tensor_desc and a mask")
+        return _asm.build_op(parser, cls, lambda: cls(kind, others[0], tdesc, mask, res), attrs)
+
+
+def _alias(op_name: str, target: type[IRDLOperation], doc: str) -> type[IRDLOperation]:
+    """An op name that parses into ``target`` (earlier-RFC spellings)."""
+
+    def parse(cls, parser: Parser):
+        return target.parse(parser)
+
+    cls = type(f"{target.__name__}Alias_{op_name.split('.')[-1]}", (IRDLOperation,),
+               {"name": op_name, "__doc__": doc, "parse": classmethod(parse)})
+    return irdl_op_definition(cls)
+
+
+LoadGatherAlias = _alias("xegpu.load_gather", LoadGatherOp, "Earlier RFC name of xegpu.load.")
+StoreScatterAlias = _alias("xegpu.store_scatter", StoreScatterOp, "Earlier RFC name of xegpu.store.")
+UpdateOffsetsAlias = _alias("xegpu.update_offsets", UpdateOffsetOp, "RFC typo of xegpu.update_offset.")
+
+
+def _parse_int_operand(parser: Parser, count: int, result: Attribute | None):
+    operands = _asm.parse_operands(parser)
+    if len(operands) != count:
+        parser.raise_error(f"expected {count} operand(s), got {len(operands)}")
+    parser.parse_punctuation(":")
+    types = _asm.parse_types(parser)
+    if result is not None and _asm.parse_optional_arrow(parser):
+        _asm.parse_type(parser)
+    if len(types) == 1 and count > 1:
+        types = types * count
+    return _asm.resolve(parser, operands, types)
+
+
+def _check_int(op: IRDLOperation, *values: SSAValue) -> None:
+    for v in values:
+        if not isinstance(v.type, (IntegerType, IndexType)):
+            raise VerifyException(f"{op.name}: operands must be integers (e.g. i8) or index, got {v.type}")
+
+
+@irdl_op_definition
+class AllocNbarrierOp(IRDLOperation):
+    """Allocate ``nbarrier_num`` named barriers for the workgroup."""
+
+    name = "xegpu.alloc_nbarrier"
+    nbarrier_num = operand_def()
+
+    def __init__(self, nbarrier_num: SSAValue):
+        super().__init__(operands=[nbarrier_num])
+
+    def verify_(self) -> None:
+        _check_int(self, self.nbarrier_num)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.nbarrier_num)
+        printer.print_string(" : ")
+        printer.print_attribute(self.nbarrier_num.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> AllocNbarrierOp:
+        (n,) = _parse_int_operand(parser, 1, None)
+        return cls(n)
+
+
+@irdl_op_definition
+class InitNbarrierOp(IRDLOperation):
+    """Bind named barrier ``nbarrier_id`` with ``participant_thread_num`` participants."""
+
+    name = "xegpu.init_nbarrier"
+    nbarrier_id = operand_def()
+    participant_thread_num = operand_def()
+    result = result_def(NbarrierType)
+
+    def __init__(self, nbarrier_id: SSAValue, participant_thread_num: SSAValue):
+        super().__init__(operands=[nbarrier_id, participant_thread_num], result_types=[NbarrierType()])
+
+    def verify_(self) -> None:
+        _check_int(self, self.nbarrier_id, self.participant_thread_num)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        printer.print_string(" : ")
+        _asm.print_types(printer, [o.type for o in self.operands])
+        printer.print_string(" -> !xegpu.nbarrier")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InitNbarrierOp:
+        a, b = _parse_int_operand(parser, 2, NbarrierType())
+        return cls(a, b)
+
+
+class _NbarrierUse(IRDLOperation):
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.operands[0])
+        printer.print_string(" : !xegpu.nbarrier")
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        if parser.parse_optional_punctuation(":") is not None:
+            _asm.parse_type(parser)
+        return cls(parser.resolve_operand(operand, NbarrierType()))
+
+
+@irdl_op_definition
+class NbarrierArriveOp(_NbarrierUse):
+    name = "xegpu.nbarrier_arrive"
+    nbarrier = operand_def(NbarrierType)
+
+    def __init__(self, nbarrier: SSAValue):
+        super().__init__(operands=[nbarrier])
+
+
+@irdl_op_definition
+class NbarrierWaitOp(_NbarrierUse):
+    name = "xegpu.nbarrier_wait"
+    nbarrier = operand_def(NbarrierType)
+
+    def __init__(self, nbarrier: SSAValue):
+        super().__init__(operands=[nbarrier])
+
+
+_SCOPE_WORDS = {"workgroup": "workgroup", "local": "workgroup", "group": "workgroup", "gpu": "gpu",
+                "global": "gpu", "tile": "gpu"}
+_KIND_WORDS = {"global": "global", "ugm": "global", "slm": "slm", "shared": "slm"}
+
+
+@irdl_op_definition
+class FenceOp(IRDLOperation):
+    """Order memory accesses of ``memory_kind`` within ``fence_scope``."""
+
+    name = "xegpu.fence"
+    memory_kind = prop_def(MemorySpaceAttr)
+    fence_scope = prop_def(FenceScopeAttr)
+
+    def __init__(self, memory_kind: str = "global", fence_scope: str = "workgroup"):
+        super().__init__(properties={"memory_kind": MemorySpaceAttr(memory_kind),
+                                     "fence_scope": FenceScopeAttr(fence_scope)})
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" memory_kind = {self.memory_kind.word}, fence_scope = {self.fence_scope.word}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> FenceOp:
+        if parser._current_token.text == "{":  # noqa: SLF001 -- RFC: {scope = gpu, memory_kind = global}
+            attrs = _asm.parse_attr_entries(parser)
+        else:
+            attrs = {}
+            while (key := parser.parse_optional_identifier()) is not None:
+                parser.parse_punctuation("=")
+                attrs[key] = StringAttr(parser.parse_optional_str_literal() or parser.parse_identifier())
+                if parser.parse_optional_punctuation(",") is None:
+                    break
+        kind, scope = "global", "workgroup"
+        for key, value in attrs.items():
+            word = _asm.as_word(value)
+            if key in ("memory_kind",) and word in _KIND_WORDS:
+                kind = _KIND_WORDS[word]
+            elif key in ("scope", "fence_scope") and word in _SCOPE_WORDS:
+                scope = _SCOPE_WORDS[word]
+            elif key != "fence_op":
+                parser.raise_error(f"xegpu.fence: unexpected {key} = {value}; expected memory_kind = global|slm, "
+                                   "fence_scope = workgroup|gpu")
+        return cls(kind, scope)
+
+
+MfenceAlias = _alias("xegpu.mfence", FenceOp, "Earlier RFC name of xegpu.fence.")
+
+
+@irdl_op_definition
+class CompileHintOp(IRDLOperation):
+    """``xegpu.compile_hint {hint = schedule_barrier}`` (earlier RFC): a scheduling hint
+    for the lower-level compiler; no semantics."""
+
+    name = "xegpu.compile_hint"
+
+    def print(self, printer: Printer) -> None:
+        _asm.print_attr_entries(printer, self)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> CompileHintOp:
+        attrs = _asm.parse_attr_entries(parser)
+        return _asm.build_op(parser, cls, cls, attrs)
+
+
+@irdl_op_definition
+class ConvertLayoutOp(IRDLOperation):
+    """Redistribute a vector from ``input_layout`` to ``target_layout``."""
+
+    name = "xegpu.convert_layout"
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    target_layout = prop_def(Attribute)
+    input_layout = opt_prop_def(Attribute)
+
+    POSITIONAL: ClassVar = {1: ("target_layout",), 2: ("target_layout", "input_layout")}
+
+    def __init__(self, source: SSAValue, target_layout: Attribute, input_layout: Attribute | None = None):
+        props = {"target_layout": target_layout}
+        if input_layout is not None:
+            props["input_layout"] = input_layout
+        super().__init__(operands=[source], result_types=[source.type], properties=props)
+
+    def verify_(self) -> None:
+        from ._xegpu_attrs import LayoutAttr, SGMapAttr, SliceAttr
+
+        if self.result.type != self.source.type:
+            raise VerifyException(f"{self.name}: result type must equal the source type {self.source.type}")
+        for name in ("target_layout", "input_layout"):
+            attr = self.properties.get(name)
+            if attr is not None and not isinstance(attr, (LayoutAttr, SliceAttr, SGMapAttr)):
+                raise VerifyException(f"{self.name}: {name} must be a #xegpu.layout or #xegpu.slice, got {attr}")
+            if isinstance(attr, LayoutAttr):
+                attr.check_shape(self.source.type.get_shape(), f"{self.name} {name}")
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> ConvertLayoutOp:
+        operand = parser.parse_unresolved_operand()
+        attrs = _asm.parse_attr_entries(parser, cls.POSITIONAL)
+        parser.parse_punctuation(":")
+        src_type = _asm.parse_type(parser)
+        if _asm.parse_optional_arrow(parser):
+            _asm.parse_type(parser)
+        if "target_layout" not in attrs:
+            parser.raise_error("xegpu.convert_layout needs {target_layout = #xegpu.layout<...>}")
+        src = parser.resolve_operand(operand, src_type)
+        return _asm.build_op(parser, cls, lambda: cls(src, attrs["target_layout"]), attrs)
