@@ -7,6 +7,8 @@ See ``shared/docs/llvm-to-spirv.md``.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 import threading
 
@@ -36,9 +38,35 @@ class SpirvEmitError(RuntimeError):
 
 def emit_spirv(llvm_ir_text: str) -> bytes:
     """Parse, verify and compile LLVM IR text to a SPIR-V (1.4) binary."""
-    target = _get_target()
+    binary = _emit_once(_get_target(), llvm_ir_text)
+    if duplicate_result_ids(binary):
+        # LLVM 22's backend sometimes reuses result ids after earlier modules in the same
+        # process (state it does not reset); a fresh process has no such history.
+        binary = _emit_in_subprocess(llvm_ir_text)
+    dups = duplicate_result_ids(binary)
+    if dups:
+        raise SpirvEmitError(f"LLVM's SPIR-V backend defined ids {sorted(dups)[:8]} more than once")
+    return binary
+
+
+def _emit_in_subprocess(llvm_ir_text: str) -> bytes:
+    """:func:`emit_spirv` in a new Python process (clean LLVM state)."""
+    code = ("import sys; from xetile_dsl.codegen.spirv_emit import _emit_once, _get_target; "
+            "sys.stdout.buffer.write(_emit_once(_get_target(), sys.stdin.read()))")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+    proc = subprocess.run([sys.executable, "-c", code], input=llvm_ir_text.encode(), capture_output=True, env=env)
+    if proc.returncode:
+        raise SpirvEmitError(f"SPIR-V emission failed in a subprocess: {proc.stderr.decode(errors='replace')[-2000:]}")
+    return proc.stdout
+
+
+def _emit_once(target, llvm_ir_text: str) -> bytes:
+    """One parse + codegen.  The backend rewrites the module in place, so a retry must
+    start from the text again."""
+    context = llvm.create_context()  # a private context, kept alive as long as the module
     try:
-        mod = llvm.parse_assembly(llvm_ir_text)
+        mod = llvm.parse_assembly(llvm_ir_text, context=context)
         mod.verify()
     except RuntimeError as exc:
         text = str(exc)
@@ -46,11 +74,36 @@ def emit_spirv(llvm_ir_text: str) -> bytes:
             text = text[:4000] + f"\n... ({len(text) - 4000} more characters)"
         raise SpirvEmitError(f"invalid LLVM IR for SPIR-V: {text}") from None
     with _lock:  # LLVM codegen state is not documented as thread-safe
-        # A fresh target machine per module: the SPIR-V backend keeps per-module state
-        # in its subtarget, and reusing one machine for a second module crashed
+        # A fresh target machine per module: reusing one for a second module crashed
         # (segfault) in LLVM 22.
         tm = target.create_target_machine(opt=2)  # SPIR-V 1.4 is the backend's default
-        return tm.emit_object(mod)
+        binary = tm.emit_object(mod)
+    del mod  # dispose of the module before its context
+    return binary
+
+
+#: LLVM 22's backend sometimes (depending on earlier modules in the process) gives two
+#: definitions the same result id, which makes IGC crash; such output is detected here.
+#: opcode -> word index of its result id, for the definitions the bug was seen on and
+#: their neighbours (OpLabel, OpFunction, OpFunctionParameter, OpVariable, OpFunctionCall,
+#: OpLoad, OpCompositeInsert/Extract, OpBitcast, OpPhi).
+_RESULT_WORD = {248: 1, 54: 2, 55: 2, 59: 2, 57: 2, 61: 2, 82: 2, 81: 2, 124: 2, 245: 2}
+
+
+def duplicate_result_ids(binary: bytes) -> set[int]:
+    """Result ids defined twice among the instructions in ``_RESULT_WORD``."""
+    import array
+
+    words = array.array("I", binary)
+    seen, dups, i = set(), set(), 5  # 5-word header
+    while i < len(words):
+        count, opcode = words[i] >> 16, words[i] & 0xFFFF
+        pos = _RESULT_WORD.get(opcode)
+        if pos is not None and pos < count:
+            rid = words[i + pos]
+            (dups if rid in seen else seen).add(rid)
+        i += max(count, 1)
+    return dups
 
 
 def _get_target():
