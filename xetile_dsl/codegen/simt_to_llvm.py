@@ -140,7 +140,7 @@ class _KernelGen:
         return self.values[value]
 
     def op(self, op: Operation) -> None:
-        handler = getattr(self, f"_{type(op).__module__.split('.')[-1]}_{type(op).__name__}", None)
+        handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
         if handler is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
         handler(op)

@@ -1,0 +1,1 @@
+"""Ready-made kernels written in the DSL (also the examples' and benchmarks' source)."""
