@@ -52,8 +52,23 @@ def _cache_run(args: argparse.Namespace) -> int:
     return 0
 
 
+# --- opt -------------------------------------------------------------------------------
+
+def _opt_args(parser: argparse.ArgumentParser) -> None:
+    from xetile_dsl.tools.opt import add_arguments
+
+    add_arguments(parser)
+
+
+def _opt_run(args: argparse.Namespace) -> int:
+    from xetile_dsl.tools.opt import run
+
+    return run(args)
+
+
 #: name -> (help, add_arguments(parser), run(args) -> exit code)
 SUBCOMMANDS = {
+    "opt": ("parse, verify, run passes and print MLIR (like mlir-opt)", _opt_args, _opt_run),
     "devices": ("list devices in discovery order and what is missing", _devices_args, _devices_run),
     "cache": ("list or clear the compiled-kernel cache", _cache_args, _cache_run),
 }
