@@ -60,6 +60,8 @@ def parse_types(parser: Parser, count: int | None = None) -> list[Attribute]:
     paren = parser.parse_optional_punctuation("(") is not None
     types = [parse_type(parser)]
     while (count is None or len(types) < count) and parser.parse_optional_punctuation(",") is not None:
+        if parser._current_token.text in ("->", *ARROWS):  # noqa: SLF001 -- RFC: ``t0, t1, into t2``
+            break
         types.append(parse_type(parser))
     if paren:
         parser.parse_punctuation(")")
@@ -67,10 +69,14 @@ def parse_types(parser: Parser, count: int | None = None) -> list[Attribute]:
 
 
 def parse_operands(parser: Parser) -> list[UnresolvedOperand]:
-    """``%a, %b, %c`` (at least one; every comma must be followed by an operand)."""
+    """``%a, %b, %c`` (at least one); a trailing comma (the RFC's ``%a, %b, {attrs}``)
+    is accepted and consumed."""
     ops = [parser.parse_unresolved_operand()]
     while parser.parse_optional_punctuation(",") is not None:
-        ops.append(parser.parse_unresolved_operand())
+        nxt = parser.parse_optional_unresolved_operand()
+        if nxt is None:
+            break
+        ops.append(nxt)
     return ops
 
 
@@ -125,6 +131,8 @@ def parse_attr_entries(parser: Parser, positional: Mapping[int, Sequence[str]] |
         else:
             result[name] = _parse_entry_value(parser)
         if parser.parse_optional_punctuation(",") is None:
+            if parser._current_token.text.startswith("#"):  # noqa: SLF001 -- RFC: {#a #b}
+                continue
             parser.parse_punctuation("}")
             break
     if bare:

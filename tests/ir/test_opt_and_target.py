@@ -1,0 +1,102 @@
+"""The opt tool and target legality."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from io import StringIO
+from pathlib import Path
+
+import pytest
+
+from xetile_dsl.dialects import parse_module
+from xetile_dsl.dialects.target_legality import check_for_target, verify_for_target
+from xetile_dsl.tools.opt import run_opt
+
+from .helpers import wrap
+
+GOOD = wrap("%m: memref<64x64xf16>, %i: index, %j: index, %b: vector<16x16xf16>, %c: vector<8x16xf32>", """
+  %d = xegpu.create_nd_tdesc %m[%i, %j] : memref<64x64xf16> -> !xegpu.tensor_desc<8x16xf16>
+  %a = xegpu.load_nd %d : !xegpu.tensor_desc<8x16xf16> -> vector<8x16xf16>
+  %r = xegpu.dpas %a, %b, %c : vector<8x16xf16>, vector<16x16xf16>, vector<8x16xf32> -> vector<8x16xf32>""")
+
+
+def _opt(text: str, **kw) -> tuple[int, str, str]:
+    out, err = StringIO(), StringIO()
+    rc = run_opt(text, "k.mlir", out=out, err=err, **kw)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_opt_prints_custom_syntax() -> None:
+    rc, out, _ = _opt(GOOD)
+    assert rc == 0 and "xegpu.dpas %a, %b, %c :" in out
+
+
+def test_opt_generic() -> None:
+    rc, out, _ = _opt(GOOD, generic=True)
+    assert rc == 0 and '"xegpu.dpas"' in out
+
+
+def test_opt_parse_error_located() -> None:
+    rc, _, err = _opt("func.func @f() {\n  %x = xetile.tile_mma %a :\n}\n")
+    assert rc == 1 and err.startswith("k.mlir:2:") and "Traceback" not in err
+
+
+def test_opt_verify_error() -> None:
+    rc, _, err = _opt(GOOD.replace("vector<8x16xf32> -> vector<8x16xf32>", "vector<8x16xf32> -> vector<8x8xf32>"))
+    assert rc == 1 and "xegpu.dpas" in err
+
+
+def test_opt_unknown_pass() -> None:
+    rc, _, err = _opt(GOOD, passes="no-such-pass")
+    assert rc == 1 and "no-such-pass" in err
+
+
+def test_opt_target_arc() -> None:
+    rc, _, err = _opt(GOOD, target="arc")
+    assert rc == 1 and "no 2D block messages" in err and "N = 8" in err
+
+
+def test_opt_command_line(tmp_path: Path) -> None:
+    f = tmp_path / "bad.mlir"
+    f.write_text("func.func @f() {\n  %x = xegpu.dpas\n}\n")
+    p = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(f)], capture_output=True, text=True)
+    assert p.returncode == 1 and f"{f}:3:1" in p.stderr or f"{f}:2:" in p.stderr
+    assert "Traceback" not in p.stderr
+    g = tmp_path / "good.mlir"
+    g.write_text(GOOD)
+    p = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(g), "--target", "pvc"], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    assert "xegpu.load_nd" in p.stdout
+
+
+def test_pvc_legal() -> None:
+    verify_for_target(parse_module(GOOD), "pvc")
+
+
+TARGET_BAD = {
+    "dpas shape": ("%r = xegpu.dpas %v, %b2 : vector<8x32xf16>, vector<32x16xf16> -> vector<8x16xf32>",
+                   "pvc DPAS for f16 is M x N x K"),
+    "dpas types": ("%r = xegpu.dpas %f, %f2 : vector<8x8xf64>, vector<8x16xf64> -> vector<8x16xf64>",
+                   "no DPAS for f64 x f64; legal inputs"),
+    "block size": ("%d = xegpu.create_nd_tdesc %m[%i, %j] : memref<64x64xf16> -> !xegpu.tensor_desc<8x64xf16>\n"
+                   "  %a = xegpu.load_nd %d : !xegpu.tensor_desc<8x64xf16> -> vector<8x64xf16>",
+                   "is not a pvc 2D block read; legal"),
+    "pitch": ("%d = xegpu.create_nd_tdesc %n[%i, %j] : memref<64x20xf16> -> !xegpu.tensor_desc<8x16xf16>",
+              "row pitch 40 B is not a multiple of 16"),
+    "sg_map lanes": ("%d = xegpu.create_nd_tdesc %m[%i, %j] : memref<64x64xf16> -> !xegpu.tensor_desc<8x16xf16, "
+                     "#xegpu.sg_map<wi_layout = [1, 8], wi_data = [1, 1]>>", "covers 8 lanes but the pvc subgroup has 16"),
+    "slm size": ("%s = memref.alloc() : memref<256x512xf16, 3>", "shared local memory allocated, pvc has 131072 B"),
+    "scatter lanes": ("%s = xegpu.create_tdesc %p, %o : i64, vector<4xindex> -> !xegpu.tensor_desc<4xf32, "
+                      "#xegpu.scatter_tdesc_attr<>>", "needs 16 (or 32), got 4"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(TARGET_BAD))
+def test_target_illegal(name: str) -> None:
+    body, message = TARGET_BAD[name]
+    args = ("%m: memref<64x64xf16>, %n: memref<64x20xf16>, %i: index, %j: index, %v: vector<8x32xf16>, "
+            "%b2: vector<32x16xf16>, %f: vector<8x8xf64>, %f2: vector<8x16xf64>, %p: i64, %o: vector<4xindex>")
+    module = parse_module(wrap(args, "  " + body))
+    module.verify()
+    problems = [str(p) for p in check_for_target(module, "pvc")]
+    assert any(message in p for p in problems), problems
