@@ -78,7 +78,7 @@ def test_get_launcher_is_shared():
     from xetile_dsl.runtime.launcher import get_launcher
 
     dev = get_device("opencl:cpu", "dpctl")
-    assert get_launcher(dev) is get_launcher(dev) and get_launcher(dev).device is dev
+    assert get_launcher(dev) is get_launcher(dev) and get_launcher(dev).device == dev
 
 
 # --- bad arguments: rejected before anything reaches the device ---------------------------
