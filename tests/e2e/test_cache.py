@@ -20,9 +20,9 @@ def _args(seed=0):
 def test_second_launch_compiles_nothing(tmp_path, monkeypatch):
     a, b = _args()
     before = compiler.stats["compiles"]
-    matmul(a, b, BM=16, BN=32, BK=16, target="cpu-pvc")  # may compile (or hit another test's entry)
+    matmul(a, b, BM=16, BN=32, BK=32, target="cpu-pvc")  # may compile (or hit another test's entry)
     mid = compiler.stats["compiles"]
-    c = matmul(a, b, BM=16, BN=32, BK=16, target="cpu-pvc")
+    c = matmul(a, b, BM=16, BN=32, BK=32, target="cpu-pvc")
     assert compiler.stats["compiles"] == mid
     assert mid - before <= 1
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
@@ -61,7 +61,7 @@ def test_corrupt_entry_is_rebuilt(tmp_path):
             warnings.simplefilter("always")
             c = matmul(a, b, BM=16, BN=16, BK=16, target="cpu-arc")
         assert (c == 32).all()
-        print(compiler.stats["compiles"], len(w))
+        print(compiler.stats["compiles"], sum(x.category.__name__ == "CacheWarning" for x in w))
     """)
     env = dict(os.environ, XETILE_CACHE_DIR=str(tmp_path))
     run = lambda: subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)

@@ -61,6 +61,9 @@ class IntelBuiltins:
         """``value`` of work item ``lane`` (OpSubgroupShuffleINTEL).  Convergent: call it
         from straight-line code that every lane executes."""
         fn = self.declare(_SHUFFLE_I32, ir.FunctionType(I32, [I32, I32]))
+        # convergent: LLVM must not move a subgroup operation into or out of control flow
+        # (loop rotation would otherwise make it execute under a lane-dependent condition).
+        fn.attributes.add("convergent")
         return builder.call(fn, [value, lane])
 
     # --- the builtins codegen asks for ----------------------------------------

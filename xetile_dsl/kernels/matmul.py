@@ -25,7 +25,7 @@ def matmul_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constex
     xt.store_tile(acc, tc)
 
 
-def matmul(a, b, c=None, BM=32, BN=32, BK=16, target=None):
+def matmul(a, b, c=None, BM=32, BN=32, BK=32, target=None):
     """``a @ b`` in f32 with the kernel above (numpy arrays in and out)."""
     import numpy as np
 
