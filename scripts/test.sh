@@ -7,4 +7,10 @@ python -m pip install -q -e ".[test]"
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   bash scripts/install-test-tools.sh
 fi
-python -m pytest tests -q -p no:cacheprovider "$@"
+# One pytest process per stage directory: LLVM's SPIR-V backend and the OpenCL CPU runtime
+# accumulate per-process state, and a crash in one stage must not hide the others' results.
+status=0
+for dir in tests/ir tests/frontend tests/codegen tests/runtime tests/isa tests/e2e; do
+  python -m pytest "$dir" -q -p no:cacheprovider "$@" || status=$?
+done
+exit "$status"

@@ -38,11 +38,9 @@ def _set_options_once() -> None:
 
 def emit_spirv(ir_text: str) -> bytes:
     """LLVM IR text -> SPIR-V binary via llvmlite's spirv64 target."""
-    _set_options_once()
-    mod = llvm.parse_assembly(ir_text)
-    mod.verify()
-    tm = llvm.Target.from_triple("spirv64-unknown-unknown").create_target_machine(opt=2)
-    return tm.emit_object(mod)
+    from xetile_dsl.codegen.spirv_emit import emit_spirv as project_emit
+
+    return project_emit(ir_text)  # validated; re-emitted on LLVM 22's duplicate-id bug
 
 
 def _module(decls: str, body: str, sg_size: int) -> str:

@@ -87,11 +87,8 @@ exit:
 @functools.lru_cache(maxsize=None)
 def build_spirv(body: str) -> bytes:
     """Compile one kernel (LLVM IR text) to a SPIR-V binary with llvmlite."""
-    import llvmlite.binding as llvm
+    # The project's emitter: it validates the module and works around LLVM 22's
+    # duplicate-id bug, which otherwise makes the CPU runtime crash on a later build.
+    from xetile_dsl.codegen.spirv_emit import emit_spirv
 
-    llvm.initialize_all_targets()
-    llvm.initialize_all_asmprinters()
-    mod = llvm.parse_assembly(_HEADER + body)
-    mod.verify()
-    tm = llvm.Target.from_triple("spirv64-unknown-unknown").create_target_machine(opt=2)
-    return tm.emit_object(mod)
+    return emit_spirv(_HEADER + body)
