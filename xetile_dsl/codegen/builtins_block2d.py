@@ -245,6 +245,27 @@ def build_prefetch(bi, elem_bits, rows, cols, count) -> ir.Function:
 
 
 # --- plain per-lane memory access ----------------------------------------------------
+def _lane_position(bi, builder, wi_layout) -> tuple[ir.Value, ir.Value]:
+    """``(lr, lc) = divmod(lane, wi_layout[1])``, folded at build time when one of them
+    is known: a one-row layout (``wi_layout = [1, sg]``) is ``(0, lane)`` and a
+    one-column layout ``(lane, 0)``.
+
+    The fold is not only tidier.  Intel's OpenCL CPU compiler miscompiles
+    ``lane udiv subgroup_size`` (always 0) inside a loop whose trip count is only
+    known at run time: a load whose row is ``y + 2*(lane/16)`` kept the value of the
+    loop's first iteration, so a PVC GEMM with several K iterations lost the first
+    VNNI row of every later B block.  Only emit the division when the quotient can
+    really be nonzero."""
+    l0, l1 = wi_layout
+    lane = bi.lane_id(builder)
+    zero = ir.Constant(I32, 0)
+    if l0 == 1:
+        return zero, lane
+    if l1 == 1:
+        return lane, zero
+    return builder.udiv(lane, ir.Constant(I32, l1)), builder.urem(lane, ir.Constant(I32, l1))
+
+
 class _Addressing:
     """Bounds checks and addresses of one lane's elements of a surface."""
 
@@ -255,9 +276,7 @@ class _Addressing:
         shift = ir.Constant(I32, self.ebytes.bit_length() - 1)
         self.width_elems = builder.lshr(width, shift)
         self.pitch = builder.sext(pitch, I64)
-        lane = bi.lane_id(builder)
-        lane_row = builder.udiv(lane, ir.Constant(I32, frag.wi_layout[1]))
-        lane_col = builder.urem(lane, ir.Constant(I32, frag.wi_layout[1]))
+        lane_row, lane_col = _lane_position(bi, builder, frag.wi_layout)
         self.row0 = builder.add(y, builder.mul(lane_row, ir.Constant(I32, frag.wi_data[0])))
         self.col0 = builder.add(x, builder.mul(lane_col, ir.Constant(I32, frag.wi_data[1])))
 
