@@ -37,18 +37,8 @@ def test_unaligned_edges_are_zero_filled_and_not_written(flavour):
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))  # small ints: exact
 
 
-#: Known bug (issue 2 note): in the PVC flavour on the CPU device, a K loop whose body
-#: holds a single DPAS per accumulator block (BK == 16) gives wrong sums; BK >= 32 and
-#: the ARC flavour are exact. Strict xfail: the test fails loudly once the bug is fixed.
-PVC_BK16_BUG = pytest.mark.xfail(strict=True, reason="PVC flavour on the CPU device: K loop with one DPAS "
-                                 "per iteration (BK=16) mis-accumulates; root cause not found yet")
-
-
-@pytest.mark.parametrize("flavour,tiles", [
-    ("arc", (16, 16, 16)), ("arc", (32, 64, 32)), ("arc", (64, 32, 16)),
-    ("pvc", (32, 64, 32)), ("pvc", (16, 32, 64)),
-    pytest.param("pvc", (16, 16, 16), marks=PVC_BK16_BUG), pytest.param("pvc", (64, 32, 16), marks=PVC_BK16_BUG),
-])
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+@pytest.mark.parametrize("tiles", [(16, 16, 16), (32, 64, 32), (64, 32, 16), (16, 32, 64)])
 def test_tile_shapes(tiles, flavour):
     BM, BN, BK = tiles
     M, N, K = 128, 128, 96
