@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 _done = False
@@ -29,16 +30,35 @@ def setup_intel_cpu_icd() -> Path | None:
     if _done or lib is None:
         return lib
     _done = True
-    vendors = Path(os.environ.get("XETILE_CACHE_DIR", Path.home() / ".cache" / "xetile_dsl")) / "icd"
-    try:
-        vendors.mkdir(parents=True, exist_ok=True)
-        (vendors / "intel-cpu-xetile.icd").write_text(f"{lib}\n")
-        _prepend("OCL_ICD_VENDORS", str(vendors))
-    except OSError:
-        pass
+    vendors = _vendors_dir()
+    if vendors is not None:
+        os.environ["OCL_ICD_VENDORS"] = str(vendors)
     _prepend("OCL_ICD_FILENAMES", str(lib))
     _prepend("LD_LIBRARY_PATH", str(lib.parent))
     return lib
+
+
+def _vendors_dir() -> Path | None:
+    """A directory of ICD files: ours plus every one the loader would have seen.
+
+    ocl-icd (pyopencl's loader) reads ONE vendors directory, so we cannot append ours to
+    the system's; we copy the system's ICD files (e.g. a real GPU's) next to ours."""
+    lib = find_intel_cpu_runtime()
+    sources = [Path(p) for p in (os.environ.get("OCL_ICD_VENDORS"), "/etc/OpenCL/vendors") if p]
+    for base in (Path.home() / ".cache" / "xetile_dsl", Path(tempfile.gettempdir()) / f"xetile_dsl-{os.getuid()}"):
+        target = base / "icd"
+        try:
+            target.mkdir(parents=True, exist_ok=True)
+            for src in sources:
+                if src.is_dir() and src.resolve() != target.resolve():
+                    for icd in src.glob("*.icd"):
+                        if "intel-cpu" not in icd.name and "fpga" not in icd.name:
+                            (target / icd.name).write_text(icd.read_text())
+            (target / "intel-cpu-xetile.icd").write_text(f"{lib}\n")
+            return target
+        except OSError:
+            continue
+    return None
 
 
 def _prepend(var: str, value: str) -> None:
