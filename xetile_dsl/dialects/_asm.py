@@ -118,8 +118,23 @@ def parse_attr_entries(parser: Parser, positional: Mapping[int, Sequence[str]] |
     ``positional`` (count -> names)."""
     result: dict[str, Attribute] = {}
     bare: list[Attribute] = []
-    if parser.parse_optional_punctuation("{") is None:
-        return result
+    if parser._current_token.text == "<":  # noqa: SLF001 -- MLIR's printed form: ``<{props}> {attrs}``
+        parser.parse_punctuation("<")
+        result.update(_parse_dict_body(parser, bare))
+        parser.parse_punctuation(">")
+    if parser._current_token.text == "{":  # noqa: SLF001
+        result.update(_parse_dict_body(parser, bare))
+    if bare:
+        names = (positional or {}).get(len(bare))
+        if names is None:
+            parser.raise_error(f"unexpected {len(bare)} unnamed attribute(s); name them (e.g. wg_map = #...)")
+        result.update(zip(names, bare))
+    return result
+
+
+def _parse_dict_body(parser: Parser, bare: list[Attribute]) -> dict[str, Attribute]:
+    result: dict[str, Attribute] = {}
+    parser.parse_punctuation("{")
     while parser.parse_optional_punctuation("}") is None:
         name = parser.parse_optional_identifier()
         if name is None:
@@ -135,11 +150,6 @@ def parse_attr_entries(parser: Parser, positional: Mapping[int, Sequence[str]] |
                 continue
             parser.parse_punctuation("}")
             break
-    if bare:
-        names = (positional or {}).get(len(bare))
-        if names is None:
-            parser.raise_error(f"unexpected {len(bare)} unnamed attribute(s); name them (e.g. wg_map = #...)")
-        result.update(zip(names, bare))
     return result
 
 

@@ -19,3 +19,11 @@ def print_int_list(values: Iterable[int]) -> str:
 def parse_int_list(parser: AttrParser) -> list[int]:
     """Parse ``[1, 2, 3]``."""
     return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_integer)
+
+
+def parse_int_value(parser: AttrParser) -> int:
+    """An integer, optionally typed as MLIR prints it (``2 : i64``)."""
+    value = parser.parse_integer()
+    if parser.parse_optional_punctuation(":") is not None:
+        parser.parse_type()
+    return value

@@ -21,7 +21,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import ints, parse_int_list, print_int_list
+from ._syntax import ints, parse_int_list, parse_int_value, print_int_list
 
 
 def element_bits(t: Attribute) -> int:
@@ -135,7 +135,7 @@ class BlockTdescAttr(ParametrizedAttribute):
                 if key == "memory_space":
                     fields[key] = parser.parse_identifier()
                 elif key == "array_length":
-                    fields[key] = parser.parse_integer()
+                    fields[key] = parse_int_value(parser)
                 elif key == "boundary_check":
                     fields[key] = parser.parse_boolean()
                 else:
@@ -246,7 +246,7 @@ class ScatterTdescAttr(ParametrizedAttribute):
                 if key == "memory_space":
                     fields[key] = parser.parse_identifier()
                 elif key == "chunk_size":
-                    fields[key] = parser.parse_integer()
+                    fields[key] = parse_int_value(parser)
                 else:
                     parser.raise_error(f"unknown scatter_tdesc_attr field '{key}' (memory_space, chunk_size)")
                 key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None

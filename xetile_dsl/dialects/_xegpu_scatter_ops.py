@@ -29,7 +29,8 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
 from ._xegpu_attrs import FenceScopeAttr, MemorySpaceAttr, NbarrierType, TensorDescType
-from ._xegpu_ops import LOAD_POLICIES, STORE_POLICIES, WORD_KEYS, _hint_props, _MemOp, check_hints, normalize_mem_attrs
+from ._memref_layout import is_address
+from ._xegpu_ops import LOAD_POLICIES, _memref_space, STORE_POLICIES, WORD_KEYS, _hint_props, _MemOp, check_hints, normalize_mem_attrs
 from ._xetile_vector_ops import ATOMIC_KINDS, _parse_kind
 
 
@@ -85,8 +86,14 @@ class CreateTdescOp(IRDLOperation):
     def verify_(self) -> None:
         tdesc = self.tensor_desc.type
         _check_scatter(self, tdesc)
-        if not (isinstance(self.source.type, MemRefType) or self.source.type == i64):
-            raise VerifyException(f"{self.name}: source must be an i64 address or a memref, got {self.source.type}")
+        src = self.source.type
+        if not (isinstance(src, MemRefType) or is_address(src)):
+            raise VerifyException(f"{self.name}: source must be an i64/ui64 address or a memref, got {src}")
+        if isinstance(src, MemRefType):
+            space = "slm" if _memref_space(src) == 3 else "global"
+            if space != tdesc.memory_space:
+                raise VerifyException(f"{self.name}: the source memref is in {space} memory but the descriptor says "
+                                      f"memory_space = {tdesc.memory_space}; make them agree")
         off = self.offsets.type
         if not isinstance(off.element_type, IndexType) or off.get_shape() != (tdesc.get_shape()[0],):
             raise VerifyException(f"{self.name}: offsets must be vector<{tdesc.get_shape()[0]}xindex> (one per lane "

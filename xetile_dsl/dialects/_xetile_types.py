@@ -15,7 +15,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import ints, parse_int_list, print_int_list
+from ._syntax import ints, parse_int_list, parse_int_value, print_int_list
 
 
 # ----------------------------------------------------------------------------- attributes
@@ -180,7 +180,7 @@ def _parse_tile_attr_value(parser: AttrParser, key: str) -> object:
             if word not in ("global", "slm"):
                 parser.raise_error(f"tile_attr: memory_space must be 0/global or 3/slm, got {word}")
             return 3 if word == "slm" else 0
-        return parser.parse_integer()
+        return parse_int_value(parser)
     if key == "scattered":
         return parser.parse_boolean()
     parser.raise_error(f"unknown tile_attr field '{key}' (expected order, inner_blocks, wg_map, memory_space)")

@@ -24,6 +24,7 @@ from ._xegpu_attrs import (
     TensorDescType,
     element_bits,
 )
+from ._xegpu_attr_aliases import ScatteredTdescAttrAlias, TdescAttrAlias
 from ._xegpu_ops import (
     CACHE_HINTS,
     CreateNdTdescOp,
@@ -63,7 +64,7 @@ XeGPU = Dialect(
         LoadGatherAlias, StoreScatterAlias, UpdateOffsetsAlias, MfenceAlias,
     ],
     [SGMapAttr, BlockTdescAttr, ScatterTdescAttr, CacheHintAttr, MemorySpaceAttr, FenceScopeAttr, LayoutAttr,
-     SliceAttr, TensorDescType, NbarrierType],
+     SliceAttr, TensorDescType, NbarrierType, TdescAttrAlias, ScatteredTdescAttrAlias],
 )
 
 __all__ = [
