@@ -18,19 +18,15 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 from xdsl.utils.mlir_lexer import MLIRTokenKind
 
+from . import _asm
+
 DYNAMIC = -(2**63)  # MLIR's ShapedType::kDynamic: "an operand stands here"
 CONST_OFFSETS = "const_offsets"
 
 Entry = UnresolvedOperand | int
 
 
-def _peek(parser: Parser):
-    """The token after the current one, without consuming anything."""
-    state = parser._parser_state  # noqa: SLF001 -- xDSL has no public one-token lookahead
-    pos = state.lexer.pos
-    token = state.lexer.lex()
-    state.lexer.pos = pos
-    return token
+_peek = _asm.peek
 
 
 def parse_optional_entry(parser: Parser) -> list[Entry] | None:

@@ -33,6 +33,7 @@ from ._xetile_vector_ops import (
     TileReduceOp,
     TileTransposeOp,
     TileUnpackOp,
+    XETILE_ALIASES,
 )
 
 XeTile = Dialect(
@@ -40,7 +41,7 @@ XeTile = Dialect(
     [
         InitTileOp, LoadTileOp, StoreTileOp, PrefetchTileOp, UpdateTileOffsetOp, TileMMAOp,
         AtomicRMWOp, AtomicRMWTileOp, TileTransposeOp, TileReduceOp, TileBroadcastOp, TilePackOp, TileUnpackOp,
-        LoadGatherOp, StoreScatterOp, TileConvLayoutOp,
+        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, *XETILE_ALIASES,
     ],
     [WgMapAttr, TileAttr, TileType],
 )
