@@ -527,3 +527,9 @@ class NbarrierType(ParametrizedAttribute, TypeAttribute):
     """``!xegpu.nbarrier``: one named barrier."""
 
     name = "xegpu.nbarrier"
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        if parser._current_token.text == "<":  # noqa: SLF001
+            parser.raise_error("!xegpu.nbarrier takes no parameters")
+        return []

@@ -232,6 +232,8 @@ class TileType(ParametrizedAttribute, TypeAttribute):
         shape = self.get_shape()
         if len(shape) not in (1, 2) or any(d <= 0 for d in shape):
             raise VerifyException(f"tile: shape must be 1-D or 2-D with static positive sizes, got {list(shape)}")
+        if not isinstance(self.encoding, (TileAttr, NoneAttr)):
+            raise VerifyException(f"tile: the encoding must be #xetile.tile_attr<...>, got {self.encoding}")
         blocks = self.attr.blocks
         if blocks and len(shape) == 2 and any(s % b for s, b in zip(shape, blocks)):
             raise VerifyException(f"tile: inner_blocks {list(blocks)} must divide the tile shape {list(shape)}")

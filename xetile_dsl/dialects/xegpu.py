@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from ._syntax import locate_verify_errors
+
 from ._xegpu_attrs import (
     CHUNK_SIZES,
     SCATTER_MAX_BYTES,
@@ -54,6 +56,9 @@ from ._xegpu_scatter_ops import (
     UpdateOffsetOp,
     UpdateOffsetsAlias,
 )
+
+locate_verify_errors(SGMapAttr, BlockTdescAttr, ScatterTdescAttr, CacheHintAttr, MemorySpaceAttr, FenceScopeAttr,
+                     LayoutAttr, SliceAttr, TensorDescType, NbarrierType)
 
 XeGPU = Dialect(
     "xegpu",

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from ._syntax import locate_verify_errors
+
 from ._xetile_ops import (
     InitTileOp,
     LoadTileOp,
@@ -35,6 +37,8 @@ from ._xetile_vector_ops import (
     TileUnpackOp,
     XETILE_ALIASES,
 )
+
+locate_verify_errors(WgMapAttr, TileAttr, TileType)
 
 XeTile = Dialect(
     "xetile",
