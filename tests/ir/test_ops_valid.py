@@ -88,7 +88,8 @@ VALID = {
     "compile_hint": "xegpu.compile_hint {hint = \"schedule_barrier\"}",
     "convert_layout": "%r = xegpu.convert_layout %c {target_layout = #xegpu.layout<sg_layout = [1, 1], sg_data = "
                       "[8, 16], lane_layout = [1, 16], lane_data = [1, 1], order = [1, 0]>, input_layout = "
-                      "#xegpu.layout<lane_layout = [2, 8], lane_data = [1, 1]>} : vector<8x16xf32> -> vector<8x16xf32>",
+                      "#xegpu.layout<sg_layout = [1, 1], sg_data = [8, 16], lane_layout = [2, 8], lane_data = [1, 1]>} : "
+                      "vector<8x16xf32> -> vector<8x16xf32>",
     "tensor_desc layout": "%r = xegpu.create_nd_tdesc %m[%i, %j] : memref<128x128xf16> -> !xegpu.tensor_desc<64x16xf16,"
                           " #xegpu.layout<sg_layout = [4, 8], sg_data = [16, 16], inst_data = [8, 16], lane_layout = "
                           "[1, 16], lane_data = [1, 1], order = [1, 0]>>",

@@ -325,6 +325,10 @@ class LayoutAttr(ParametrizedAttribute):
             raise VerifyException("layout: sg_layout and sg_data go together; give both or neither")
         if ("lane_layout" in present) != ("lane_data" in present):
             raise VerifyException("layout: lane_layout and lane_data go together; give both or neither")
+        if not present.keys() & {"sg_layout", "inst_data", "lane_layout"}:
+            raise VerifyException("layout: give at least one of sg_layout, inst_data or lane_layout")
+        if "order" in present and not present.keys() & {"sg_layout", "lane_layout"}:
+            raise VerifyException("layout: order linearizes subgroup or lane ids; it needs sg_layout or lane_layout")
         order = present.get("order")
         if order is not None and sorted(order) != list(range(len(order))):
             legal = "[1, 0] or [0, 1]" if len(order) == 2 else f"a permutation of 0..{len(order) - 1}"

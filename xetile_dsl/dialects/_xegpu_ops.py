@@ -295,6 +295,8 @@ class StoreNdOp(_MemOp):
     def verify_(self) -> None:
         check_hints(self, STORE_POLICIES)
         tdesc = self.tensor_desc.type
+        if tdesc.is_scattered:
+            raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.store for a scattered one")
         if tdesc.block_attr.arr_len != 1:
             raise VerifyException(f"{self.name}: array_length is for loads only; store each block separately")
         if tdesc.layout is None and tuple(self.value.type.get_shape()) != tdesc.get_shape():
@@ -324,6 +326,8 @@ class PrefetchNdOp(_MemOp):
 
     def verify_(self) -> None:
         check_hints(self, LOAD_POLICIES)
+        if self.tensor_desc.type.is_scattered:
+            raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.prefetch for a scattered one")
 
     @classmethod
     def parse(cls, parser: Parser) -> PrefetchNdOp:

@@ -386,6 +386,9 @@ class TileMMAOp(IRDLOperation):
                                       f"{list(so)}; expected [m,k,bm,bk] x [k,n,bk,bn] -> [m,n,bm,bn]")
         else:
             raise VerifyException(f"{self.name}: operands must be 2-D or 4-D vectors")
+        if a.element_type != b.element_type:
+            raise VerifyException(f"{self.name}: A and B must have the same element type, got {a.element_type} and "
+                                  f"{b.element_type}")
         if self.c is not None and self.c.type != out:
             raise VerifyException(f"{self.name}: accumulator type {self.c.type} must equal the result type {out}")
         self._verify_wg_maps(sa, sb, so)

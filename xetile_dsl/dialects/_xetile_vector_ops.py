@@ -155,9 +155,9 @@ class TileTransposeOp(IRDLOperation):
     def verify_(self) -> None:
         perm = _asm.as_int_list(self.permutation)
         src, res = _shape(self.source), _shape(self.result)
-        if len(src) != 2 or sorted(perm) != [0, 1]:
-            raise VerifyException(f"{self.name}: transposes 2-D vectors only, with permutation [1, 0] or [0, 1]; "
-                                  f"got {list(src)} and {perm} (use tile_pack/unpack for 4-D)")
+        if len(src) != 2 or perm != [1, 0]:
+            raise VerifyException(f"{self.name}: transposes 2-D vectors only, with permutation [1, 0] ([0, 1] "
+                                  f"would not transpose); got {list(src)} and {perm} (use tile_pack/unpack for 4-D)")
         if tuple(src[p] for p in perm) != res or self.source.type.element_type != self.result.type.element_type:
             raise VerifyException(f"{self.name}: result must be {[src[p] for p in perm]} of "
                                   f"{self.source.type.element_type}, got {self.result.type}")
