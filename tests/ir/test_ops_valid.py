@@ -15,13 +15,15 @@ ARGS = ("%m: memref<128x128xf16>, %dm: memref<?x?xf16>, %i: index, %j: index, %p
         "%sc: " + SC + ", %so: vector<1x16xindex>, %sm: vector<1x16xi1>, %sv: vector<1x16xf32>, "
         "%d: " + TD + ", %st: " + ST + ", %s1: " + S1 + ", %o: vector<16xindex>, %mk: vector<16xi1>, "
         "%w: vector<16xf32>, %w2: vector<8x16xf32>, %n: i8, %nb: !xegpu.nbarrier, %x: vector<8x8x2xf16>, "
-        "%y: vector<8x16x2xf16>, %blk: vector<4x2x16x16xf32>, %i32m: memref<64x64xi8>")
+        "%y: vector<8x16x2xf16>, %blk: vector<4x2x16x16xf32>, %i32m: memref<64x64xi8>, "
+        "%cm3: memref<128x128xf16, affine_map<(d0, d1) -> (d1, d0)>, 3>")
 
 VALID = {
     "init_tile static": f"%r = xetile.init_tile %m[%i, %j] : memref<128x128xf16> -> {T}",
     "init_tile dynamic": f"%r = xetile.init_tile %dm[%i, %j], [%i, %j], [%i, %j] : memref<?x?xf16> -> {T}",
     "init_tile address": f"%r = xetile.init_tile %p[%i, %j], [%i, %j], [%i, %j] : i64 -> {T}",
-    "init_tile attrs": "%r = xetile.init_tile %m[%i, %j] : memref<128x128xf16> -> !xetile.tile<64x32xf16, "
+    "init_tile attrs": "%r = xetile.init_tile %cm3[%i, %j] : memref<128x128xf16, affine_map<(d0, d1) -> (d1, d0)>, 3>"
+                       " -> !xetile.tile<64x32xf16, "
                        "#xetile.tile_attr<order = [0, 1], inner_blocks = [16, 16], wg_map = "
                        "#xetile.wg_map<sg_layout = [2, 2], sg_data = [32, 16]>, memory_space = 3>>",
     "init_tile scatter": f"%r = xetile.init_tile %p, %so : i64, vector<1x16xindex> -> {SC}",
@@ -86,7 +88,8 @@ VALID = {
     "compile_hint": "xegpu.compile_hint {hint = \"schedule_barrier\"}",
     "convert_layout": "%r = xegpu.convert_layout %c {target_layout = #xegpu.layout<sg_layout = [1, 1], sg_data = "
                       "[8, 16], lane_layout = [1, 16], lane_data = [1, 1], order = [1, 0]>, input_layout = "
-                      "#xegpu.layout<lane_layout = [2, 8], lane_data = [1, 1]>} : vector<8x16xf32> -> vector<8x16xf32>",
+                      "#xegpu.layout<sg_layout = [1, 1], sg_data = [8, 16], lane_layout = [2, 8], lane_data = [1, 1]>} : "
+                      "vector<8x16xf32> -> vector<8x16xf32>",
     "tensor_desc layout": "%r = xegpu.create_nd_tdesc %m[%i, %j] : memref<128x128xf16> -> !xegpu.tensor_desc<64x16xf16,"
                           " #xegpu.layout<sg_layout = [4, 8], sg_data = [16, 16], inst_data = [8, 16], lane_layout = "
                           "[1, 16], lane_data = [1, 1], order = [1, 0]>>",

@@ -29,6 +29,15 @@ _SEGMENTS = "operandSegmentSizes"
 
 
 # ----------------------------------------------------------------------------- parsing
+def peek(parser: Parser):
+    """The token after the current one, without consuming anything."""
+    state = parser._parser_state  # noqa: SLF001 -- xDSL has no public one-token lookahead
+    pos = state.lexer.pos
+    token = state.lexer.lex()
+    state.lexer.pos = pos
+    return token
+
+
 def parse_arrow(parser: Parser) -> None:
     """``->`` (canonical), or the RFC's ``into`` / ``to``."""
     if not parse_optional_arrow(parser):
@@ -118,8 +127,23 @@ def parse_attr_entries(parser: Parser, positional: Mapping[int, Sequence[str]] |
     ``positional`` (count -> names)."""
     result: dict[str, Attribute] = {}
     bare: list[Attribute] = []
-    if parser.parse_optional_punctuation("{") is None:
-        return result
+    if parser._current_token.text == "<" and peek(parser).text == "{":  # noqa: SLF001 -- MLIR: ``<{props}>``
+        parser.parse_punctuation("<")
+        result.update(_parse_dict_body(parser, bare))
+        parser.parse_punctuation(">")
+    if parser._current_token.text == "{":  # noqa: SLF001
+        result.update(_parse_dict_body(parser, bare))
+    if bare:
+        names = (positional or {}).get(len(bare))
+        if names is None:
+            parser.raise_error(f"unexpected {len(bare)} unnamed attribute(s); name them (e.g. wg_map = #...)")
+        result.update(zip(names, bare))
+    return result
+
+
+def _parse_dict_body(parser: Parser, bare: list[Attribute]) -> dict[str, Attribute]:
+    result: dict[str, Attribute] = {}
+    parser.parse_punctuation("{")
     while parser.parse_optional_punctuation("}") is None:
         name = parser.parse_optional_identifier()
         if name is None:
@@ -135,11 +159,6 @@ def parse_attr_entries(parser: Parser, positional: Mapping[int, Sequence[str]] |
                 continue
             parser.parse_punctuation("}")
             break
-    if bare:
-        names = (positional or {}).get(len(bare))
-        if names is None:
-            parser.raise_error(f"unexpected {len(bare)} unnamed attribute(s); name them (e.g. wg_map = #...)")
-        result.update(zip(names, bare))
     return result
 
 
@@ -181,6 +200,22 @@ def as_word(attr: Attribute) -> str | None:
     return None
 
 
+# IMEX's names for the wg_maps of vector ops (map1 describes the source, map2 the result)
+KEY_ALIASES = {"map1": "wg_map_source", "map2": "wg_map", "wg_map_result": "wg_map", "wg_map_c": "wg_map"}
+
+
+def make_alias(op_name: str, target: type[IRDLOperation], doc: str) -> type[IRDLOperation]:
+    """An op name that only parses, into ``target`` (other spellings of the same op)."""
+    from xdsl.irdl import irdl_op_definition
+
+    def parse(cls, parser: Parser):
+        return target.parse(parser)
+
+    cls = type(f"{target.__name__}Alias_{op_name.split('.')[-1]}", (IRDLOperation,),
+               {"name": op_name, "__doc__": doc, "parse": classmethod(parse)})
+    return irdl_op_definition(cls)
+
+
 def build_op(parser: Parser, cls: type[IRDLOperation], make: Callable[[], Operation],
              attrs: Mapping[str, Attribute]) -> Operation:
     """Construct the op, then distribute the parsed dictionary: names the op declares as
@@ -188,6 +223,8 @@ def build_op(parser: Parser, cls: type[IRDLOperation], make: Callable[[], Operat
     op = make()
     prop_names = set(cls.get_irdl_definition().properties)
     for name, value in attrs.items():
+        if name not in prop_names and KEY_ALIASES.get(name) in prop_names:
+            name = KEY_ALIASES[name]
         if name in prop_names:
             op.properties[name] = value
         else:

@@ -21,7 +21,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import ints, parse_int_list, print_int_list
+from ._syntax import ints, parse_int_list, parse_int_value, print_int_list
 
 
 def element_bits(t: Attribute) -> int:
@@ -135,7 +135,7 @@ class BlockTdescAttr(ParametrizedAttribute):
                 if key == "memory_space":
                     fields[key] = parser.parse_identifier()
                 elif key == "array_length":
-                    fields[key] = parser.parse_integer()
+                    fields[key] = parse_int_value(parser)
                 elif key == "boundary_check":
                     fields[key] = parser.parse_boolean()
                 else:
@@ -246,7 +246,7 @@ class ScatterTdescAttr(ParametrizedAttribute):
                 if key == "memory_space":
                     fields[key] = parser.parse_identifier()
                 elif key == "chunk_size":
-                    fields[key] = parser.parse_integer()
+                    fields[key] = parse_int_value(parser)
                 else:
                     parser.raise_error(f"unknown scatter_tdesc_attr field '{key}' (memory_space, chunk_size)")
                 key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None
@@ -325,6 +325,10 @@ class LayoutAttr(ParametrizedAttribute):
             raise VerifyException("layout: sg_layout and sg_data go together; give both or neither")
         if ("lane_layout" in present) != ("lane_data" in present):
             raise VerifyException("layout: lane_layout and lane_data go together; give both or neither")
+        if not present.keys() & {"sg_layout", "inst_data", "lane_layout"}:
+            raise VerifyException("layout: give at least one of sg_layout, inst_data or lane_layout")
+        if "order" in present and not present.keys() & {"sg_layout", "lane_layout"}:
+            raise VerifyException("layout: order linearizes subgroup or lane ids; it needs sg_layout or lane_layout")
         order = present.get("order")
         if order is not None and sorted(order) != list(range(len(order))):
             legal = "[1, 0] or [0, 1]" if len(order) == 2 else f"a permutation of 0..{len(order) - 1}"
@@ -527,3 +531,9 @@ class NbarrierType(ParametrizedAttribute, TypeAttribute):
     """``!xegpu.nbarrier``: one named barrier."""
 
     name = "xegpu.nbarrier"
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        if parser._current_token.text == "<":  # noqa: SLF001
+            parser.raise_error("!xegpu.nbarrier takes no parameters")
+        return []

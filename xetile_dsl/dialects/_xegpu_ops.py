@@ -17,6 +17,7 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
+    DenseArrayBase,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -43,7 +44,9 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
 from ._xegpu_attrs import CacheHintAttr, TensorDescType, element_bits
-from ._xetile_ops import parse_init_like, parse_tdesc_update, print_offsets_sizes_strides
+from . import _mixed
+from ._init_syntax import parse_init_like, parse_update_offsets, print_offsets_sizes_strides
+from ._memref_layout import is_address
 
 CACHE_HINTS = ("l1_hint", "l2_hint", "l3_hint")
 _HINT_KEYS = {"l1": "l1_hint", "l2": "l2_hint", "l3": "l3_hint"}
@@ -101,6 +104,7 @@ class CreateNdTdescOp(IRDLOperation):
     shape = var_operand_def(IndexType)
     strides = var_operand_def(IndexType)
     tensor_desc = result_def(TensorDescType)
+    const_offsets = opt_prop_def(DenseArrayBase)  # constants among the offsets (see _mixed)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: TensorDescType,
@@ -125,7 +129,7 @@ class CreateNdTdescOp(IRDLOperation):
             if space != tdesc.memory_space:
                 raise VerifyException(f"{self.name}: the source memref is in {space} memory but the descriptor says "
                                       f"memory_space = {tdesc.memory_space}; make them agree")
-        elif src == i64:
+        elif is_address(src):
             if rank == 1 and not self.shape and tdesc.block_attr.checks_bounds:
                 raise VerifyException(f"{self.name}: a 1-D descriptor without base shape cannot check bounds; "
                                       "set boundary_check = false or pass the shape and strides")
@@ -134,8 +138,14 @@ class CreateNdTdescOp(IRDLOperation):
                                       "descriptor")
         else:
             raise VerifyException(f"{self.name}: source must be a memref or an i64 address, got {src}")
-        if len(self.offsets) < rank:
-            raise VerifyException(f"{self.name}: needs at least {rank} offsets")
+        _mixed.verify_static(self, self.offsets)
+        n_offsets = len(_mixed.mixed(self, self.offsets))
+        if n_offsets < rank:
+            raise VerifyException(f"{self.name}: a rank-{rank} descriptor needs at least {rank} offsets, got "
+                                  f"{n_offsets}")
+        if isinstance(src, MemRefType) and n_offsets != len(src.get_shape()):
+            raise VerifyException(f"{self.name}: give one offset per dimension of the source {src} "
+                                  f"({len(src.get_shape())}), got {n_offsets}")
         if len(self.shape) != len(self.strides):
             raise VerifyException(f"{self.name}: give as many strides as shape sizes")
         last = _const_int(self.strides[-1]) if self.strides else None
@@ -156,8 +166,8 @@ class CreateNdTdescOp(IRDLOperation):
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
         printer.print_operand(self.source)
-        print_offsets_sizes_strides(printer, self.offsets, self.shape, self.strides)
-        _asm.print_attr_entries(printer, self)
+        print_offsets_sizes_strides(printer, self.offsets, self.shape, self.strides, self)
+        _asm.print_attr_entries(printer, self, skip=(_mixed.CONST_OFFSETS,))
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
         printer.print_string(" -> ")
@@ -285,6 +295,8 @@ class StoreNdOp(_MemOp):
     def verify_(self) -> None:
         check_hints(self, STORE_POLICIES)
         tdesc = self.tensor_desc.type
+        if tdesc.is_scattered:
+            raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.store for a scattered one")
         if tdesc.block_attr.arr_len != 1:
             raise VerifyException(f"{self.name}: array_length is for loads only; store each block separately")
         if tdesc.layout is None and tuple(self.value.type.get_shape()) != tdesc.get_shape():
@@ -314,6 +326,8 @@ class PrefetchNdOp(_MemOp):
 
     def verify_(self) -> None:
         check_hints(self, LOAD_POLICIES)
+        if self.tensor_desc.type.is_scattered:
+            raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.prefetch for a scattered one")
 
     @classmethod
     def parse(cls, parser: Parser) -> PrefetchNdOp:
@@ -327,37 +341,49 @@ class PrefetchNdOp(_MemOp):
 
 @irdl_op_definition
 class UpdateNdOffsetOp(IRDLOperation):
+    """Move a block descriptor by relative offsets (values or constants)."""
+
     name = "xegpu.update_nd_offset"
     tensor_desc = operand_def(TensorDescType)
     offsets = var_operand_def(IndexType)
     result = result_def(TensorDescType)
+    const_offsets = opt_prop_def(DenseArrayBase)
 
-    def __init__(self, tdesc: SSAValue, offsets: Sequence[SSAValue]):
-        super().__init__(operands=[tdesc, offsets], result_types=[tdesc.type])
+    def __init__(self, tdesc: SSAValue, offsets: Sequence[SSAValue], const_offsets: Sequence[int] | None = None):
+        props = {} if const_offsets is None else {_mixed.CONST_OFFSETS: _mixed.const_attr(const_offsets)}
+        super().__init__(operands=[tdesc, offsets], result_types=[tdesc.type], properties=props)
 
     def verify_(self) -> None:
-        if len(self.offsets) != len(self.tensor_desc.type.get_shape()):
+        tdesc = self.tensor_desc.type
+        if tdesc.is_scattered:
+            raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.update_offset for a "
+                                  "scattered one")
+        _mixed.verify_static(self, self.offsets)
+        count = len(_mixed.mixed(self, self.offsets))
+        if count != len(tdesc.get_shape()):
             raise VerifyException(f"{self.name}: needs one offset per descriptor dimension "
-                                  f"({len(self.tensor_desc.type.get_shape())}), got {len(self.offsets)}")
-        if self.result.type != self.tensor_desc.type:
+                                  f"({len(tdesc.get_shape())}), got {count}")
+        if self.result.type != tdesc:
             raise VerifyException(f"{self.name}: result type must equal the descriptor type")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        _asm.print_attr_entries(printer, self)
+        printer.print_operand(self.tensor_desc)
+        printer.print_string(", ")
+        if self.const_offsets is not None:
+            _mixed.print_mixed(printer, self, self.offsets)
+        else:
+            _asm.print_operands(printer, self.offsets)
+        _asm.print_attr_entries(printer, self, skip=(_mixed.CONST_OFFSETS,))
         printer.print_string(" : ")
         printer.print_attribute(self.tensor_desc.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> UpdateNdOffsetOp:
-        operands = _asm.parse_operands(parser)
-        parser.parse_punctuation(":")
-        types = _asm.parse_types(parser)
-        if _asm.parse_optional_arrow(parser):
-            _asm.parse_type(parser)
-        values = _asm.resolve(parser, operands, [types[0]] + [IndexType()] * (len(operands) - 1))
-        return cls(values[0], values[1:])
+        tdesc_u, operands, static, attrs, types = parse_update_offsets(parser)
+        tdesc = parser.resolve_operand(tdesc_u, types[0])
+        values = [parser.resolve_operand(o, IndexType()) for o in operands]
+        return _asm.build_op(parser, cls, lambda: cls(tdesc, values, static), attrs)
 
 
 @irdl_op_definition

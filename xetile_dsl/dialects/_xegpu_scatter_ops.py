@@ -20,16 +20,17 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, IntegerType, MemRefType, StringAttr, UnitAttr, VectorType, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, StringAttr, UnitAttr, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
 from ._xegpu_attrs import FenceScopeAttr, MemorySpaceAttr, NbarrierType, TensorDescType
-from ._xegpu_ops import LOAD_POLICIES, STORE_POLICIES, WORD_KEYS, _hint_props, _MemOp, check_hints, normalize_mem_attrs
+from ._memref_layout import is_address
+from ._xegpu_ops import LOAD_POLICIES, _memref_space, STORE_POLICIES, WORD_KEYS, _hint_props, _MemOp, check_hints, normalize_mem_attrs
 from ._xetile_vector_ops import ATOMIC_KINDS, _parse_kind
 
 
@@ -85,8 +86,14 @@ class CreateTdescOp(IRDLOperation):
     def verify_(self) -> None:
         tdesc = self.tensor_desc.type
         _check_scatter(self, tdesc)
-        if not (isinstance(self.source.type, MemRefType) or self.source.type == i64):
-            raise VerifyException(f"{self.name}: source must be an i64 address or a memref, got {self.source.type}")
+        src = self.source.type
+        if not (isinstance(src, MemRefType) or is_address(src)):
+            raise VerifyException(f"{self.name}: source must be an i64/ui64 address or a memref, got {src}")
+        if isinstance(src, MemRefType):
+            space = "slm" if _memref_space(src) == 3 else "global"
+            if space != tdesc.memory_space:
+                raise VerifyException(f"{self.name}: the source memref is in {space} memory but the descriptor says "
+                                      f"memory_space = {tdesc.memory_space}; make them agree")
         off = self.offsets.type
         if not isinstance(off.element_type, IndexType) or off.get_shape() != (tdesc.get_shape()[0],):
             raise VerifyException(f"{self.name}: offsets must be vector<{tdesc.get_shape()[0]}xindex> (one per lane "
@@ -272,9 +279,13 @@ class AtomicRMWOp(IRDLOperation):
     def verify_(self) -> None:
         if self.kind.data not in ATOMIC_KINDS:
             raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
-        _check_scatter(self, self.tensor_desc.type, self.mask)
+        tdesc = self.tensor_desc.type
+        _check_scatter(self, tdesc, self.mask)
         if self.result.type != self.value.type:
             raise VerifyException(f"{self.name}: result type must equal the value type {self.value.type}")
+        if tdesc.layout is None and tuple(self.value.type.get_shape()) != tdesc.get_shape():
+            raise VerifyException(f"{self.name}: value shape {list(self.value.type.get_shape())} must equal the "
+                                  f"descriptor shape {list(tdesc.get_shape())}")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data} ")
@@ -331,25 +342,41 @@ def _check_int(op: IRDLOperation, *values: SSAValue) -> None:
 
 @irdl_op_definition
 class AllocNbarrierOp(IRDLOperation):
-    """Allocate ``nbarrier_num`` named barriers for the workgroup."""
+    """Allocate named barriers for the workgroup: ``%n : i8`` (RFC) or a constant ``8``
+    (MLIR's spelling, kept in the ``nbarrier_count`` property)."""
 
     name = "xegpu.alloc_nbarrier"
-    nbarrier_num = operand_def()
+    nbarrier_num = opt_operand_def()
+    nbarrier_count = opt_prop_def(IntegerAttr)
 
-    def __init__(self, nbarrier_num: SSAValue):
-        super().__init__(operands=[nbarrier_num])
+    def __init__(self, nbarrier_num: SSAValue | int):
+        if isinstance(nbarrier_num, int):
+            super().__init__(operands=[[]], properties={"nbarrier_count": IntegerAttr(nbarrier_num, i64)})
+        else:
+            super().__init__(operands=[[nbarrier_num]])
 
     def verify_(self) -> None:
-        _check_int(self, self.nbarrier_num)
+        if (self.nbarrier_num is None) == (self.nbarrier_count is None):
+            raise VerifyException(f"{self.name}: give the barrier count as one operand or one constant")
+        if self.nbarrier_num is not None:
+            _check_int(self, self.nbarrier_num)
+        elif not 1 <= self.nbarrier_count.value.data <= 32:
+            raise VerifyException(f"{self.name}: barrier count must be 1..32, got {self.nbarrier_count.value.data}")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
+        if self.nbarrier_num is None:
+            printer.print_string(str(self.nbarrier_count.value.data))
+            return
         printer.print_operand(self.nbarrier_num)
         printer.print_string(" : ")
         printer.print_attribute(self.nbarrier_num.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> AllocNbarrierOp:
+        count = parser.parse_optional_integer(allow_boolean=False, allow_negative=False)
+        if count is not None:
+            return cls(count)
         (n,) = _parse_int_operand(parser, 1, None)
         return cls(n)
 
@@ -506,6 +533,14 @@ class ConvertLayoutOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: {name} must be a #xegpu.layout or #xegpu.slice, got {attr}")
             if isinstance(attr, LayoutAttr):
                 attr.check_shape(self.source.type.get_shape(), f"{self.name} {name}")
+        target, source = self.properties.get("target_layout"), self.properties.get("input_layout")
+        if target is not None and target == source:
+            raise VerifyException(f"{self.name}: input_layout and target_layout are the same {target}; nothing to "
+                                  "convert (drop the op)")
+        if isinstance(target, LayoutAttr) and isinstance(source, LayoutAttr) and \
+                bool(target.field("sg_layout")) != bool(source.field("sg_layout")):
+            raise VerifyException(f"{self.name}: input_layout and target_layout must both be workgroup layouts "
+                                  "(with sg_layout) or both subgroup layouts (without)")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

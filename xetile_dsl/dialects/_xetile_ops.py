@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType, VectorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -33,7 +33,9 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from . import _asm
+from . import _asm, _mixed
+from ._init_syntax import parse_init_like, parse_update_offsets, print_offsets_sizes_strides
+from ._memref_layout import check_order_matches, const_index, is_address
 from ._xetile_types import TileType, WgMapAttr, check_wg_map
 
 
@@ -53,6 +55,7 @@ class InitTileOp(IRDLOperation):
     sizes = var_operand_def(IndexType)
     strides = var_operand_def(IndexType)
     tile = result_def(TileType)
+    const_offsets = opt_prop_def(DenseArrayBase)  # constants among the offsets (see _mixed)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: TileType,
@@ -62,11 +65,14 @@ class InitTileOp(IRDLOperation):
     def verify_(self) -> None:
         tile_type = self.tile.type
         assert isinstance(tile_type, TileType)
+        self._verify_memory_space(tile_type)
         if tile_type.attr.is_scattered:
             self._verify_scatter(tile_type)
             return
-        if len(self.offsets) != 2 or not all(isinstance(o.type, IndexType) for o in self.offsets):
-            raise VerifyException(f"{self.name}: expects 2 index offsets, got {len(self.offsets)}; a vector of "
+        _mixed.verify_static(self, self.offsets)
+        offsets = _mixed.mixed(self, self.offsets)
+        if len(offsets) != 2 or not all(isinstance(o, int) or isinstance(o.type, IndexType) for o in offsets):
+            raise VerifyException(f"{self.name}: expects 2 index offsets, got {len(offsets)}; a vector of "
                                   "offsets needs a scattered tile (#xetile.tile_attr<scattered = true>)")
         src = self.source.type
         if isinstance(src, MemRefType):
@@ -76,13 +82,31 @@ class InitTileOp(IRDLOperation):
             dynamic = any(d < 0 for d in src.get_shape())
             if dynamic and (len(self.sizes) != 2 or len(self.strides) != 2):
                 raise VerifyException(f"{self.name}: a dynamic memref needs 2 sizes and 2 strides")
-        elif src == i64:
+            if not dynamic and (self.sizes or self.strides):
+                raise VerifyException(f"{self.name}: a memref with a static shape takes no sizes or strides "
+                                      "operands (they come from the memref type)")
+        elif is_address(src):
             if len(self.sizes) != 2 or len(self.strides) != 2:
                 raise VerifyException(f"{self.name}: an i64 base address needs 2 sizes and 2 strides")
         else:
             raise VerifyException(f"{self.name}: base must be a memref or an i64 address, got {src}")
+        check_order_matches(self.name, src, tile_type.attr.order_list, [const_index(v) for v in self.strides])
+
+    def _verify_memory_space(self, tile_type: TileType) -> None:
+        src = self.source.type
+        if not isinstance(src, MemRefType):
+            return
+        space = src.memory_space
+        src_space = space.value.data if isinstance(space, IntegerAttr) else (3 if _asm.as_word(space) == "slm" else 0)
+        if src_space != tile_type.attr.memory_space.data:
+            raise VerifyException(f"{self.name}: the base memref is in memory space {src_space} but the tile says "
+                                  f"memory_space = {tile_type.attr.memory_space.data}; make them agree")
 
     def _verify_scatter(self, tile_type: TileType) -> None:
+        src = self.source.type
+        if not (is_address(src) or (isinstance(src, MemRefType) and len(src.get_shape()) <= 1)):
+            raise VerifyException(f"{self.name}: a scattered tile takes an i64 address or a 0-D/1-D memref base, "
+                                  f"got {src}")
         if len(self.offsets) != 1 or not _is_index_vector(self.offsets[0].type):
             raise VerifyException(f"{self.name}: a scattered tile takes one vector<..xindex> of offsets")
         if tuple(self.offsets[0].type.get_shape()) != tile_type.get_shape():
@@ -101,8 +125,8 @@ class InitTileOp(IRDLOperation):
             printer.print_string(" : ")
             _asm.print_types(printer, [self.source.type, self.offsets[0].type])
         else:
-            print_offsets_sizes_strides(printer, self.offsets, self.sizes, self.strides)
-            _asm.print_attr_entries(printer, self)
+            print_offsets_sizes_strides(printer, self.offsets, self.sizes, self.strides, self)
+            _asm.print_attr_entries(printer, self, skip=(_mixed.CONST_OFFSETS,))
             printer.print_string(" : ")
             printer.print_attribute(self.source.type)
         printer.print_string(" -> ")
@@ -111,51 +135,6 @@ class InitTileOp(IRDLOperation):
     @classmethod
     def parse(cls, parser: Parser) -> InitTileOp:
         return parse_init_like(parser, cls)
-
-
-def print_offsets_sizes_strides(printer: Printer, offsets, sizes, strides) -> None:
-    printer.print_string("[")
-    _asm.print_operands(printer, offsets)
-    printer.print_string("]")
-    for group in (sizes, strides):
-        if group:
-            printer.print_string(", [")
-            _asm.print_operands(printer, group)
-            printer.print_string("]")
-
-
-def parse_init_like(parser: Parser, cls):
-    """``%src[%o..](, [%sizes], [%strides])? attrs : src_type -> result_type``, the RFC's
-    ``%src, [%o..], ...`` and the scatter form ``%src, %offsets : t0, t1 -> result``."""
-    source = parser.parse_unresolved_operand()
-    comma = parser.parse_optional_punctuation(",") is not None
-    scatter = comma and parser._current_token.text.startswith("%")  # noqa: SLF001
-    if scatter:
-        offsets = [parser.parse_unresolved_operand()]
-        groups = [offsets, [], []]
-    else:
-        groups = [_asm.parse_bracket_operands(parser)]
-        while len(groups) < 3 and parser.parse_optional_punctuation(",") is not None:
-            groups.append(_asm.parse_bracket_operands(parser))
-        groups += [[]] * (3 - len(groups))
-    attrs = _asm.parse_attr_entries(parser)
-    parser.parse_punctuation(":")
-    types = _asm.parse_types(parser)
-    # the RFC writes ``memref<..>, index, index -> ..``: trailing index types are redundant
-    src_type = types[0]
-    _asm.parse_arrow(parser)
-    result_type = _asm.parse_type(parser)
-    src = parser.resolve_operand(source, src_type)
-    index = IndexType()
-    if scatter:
-        if len(types) < 2:
-            parser.raise_error("the scatter form needs the offsets' vector type after the base type")
-        offs = [parser.resolve_operand(groups[0][0], types[1])]
-    else:
-        offs = [parser.resolve_operand(o, index) for o in groups[0]]
-    sizes = [parser.resolve_operand(o, index) for o in groups[1]]
-    strides = [parser.resolve_operand(o, index) for o in groups[2]]
-    return _asm.build_op(parser, cls, lambda: cls(src, offs, result_type, sizes, strides), attrs)
 
 
 @irdl_op_definition
@@ -294,46 +273,84 @@ class PrefetchTileOp(IRDLOperation):
 
 @irdl_op_definition
 class UpdateTileOffsetOp(IRDLOperation):
-    """Move a tile by (offset_x, offset_y) elements (rows, columns)."""
+    """Move a tile by (offset_x, offset_y) elements (rows, columns); either may be a
+    constant (``const_offsets``).  A scattered tile moves by a vector of ``indices``."""
 
     name = "xetile.update_tile_offset"
     tile = operand_def(TileType)
-    offset_x = operand_def(IndexType)
-    offset_y = operand_def(IndexType)
+    offset_x = opt_operand_def(IndexType)
+    offset_y = opt_operand_def(IndexType)
+    indices = opt_operand_def(VectorType)
     result = result_def(TileType)
+    const_offsets = opt_prop_def(DenseArrayBase)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
-    def __init__(self, tile: SSAValue, offset_x: SSAValue, offset_y: SSAValue):
-        super().__init__(operands=[tile, offset_x, offset_y], result_types=[tile.type])
+    def __init__(self, tile: SSAValue, offset_x: SSAValue | None, offset_y: SSAValue | None = None,
+                 indices: SSAValue | None = None, const_offsets: Sequence[int] | None = None):
+        props = {} if const_offsets is None else {_mixed.CONST_OFFSETS: _mixed.const_attr(const_offsets)}
+        opt = lambda v: [] if v is None else [v]  # noqa: E731
+        super().__init__(operands=[tile, opt(offset_x), opt(offset_y), opt(indices)], result_types=[tile.type],
+                         properties=props)
+
+    def offset_values(self) -> list[SSAValue]:
+        return [v for v in (self.offset_x, self.offset_y) if v is not None]
 
     def verify_(self) -> None:
         if self.result.type != self.tile.type:
             raise VerifyException(f"{self.name}: result type must equal the tile type")
+        tile = self.tile.type
+        if tile.attr.is_scattered:
+            if self.indices is None or self.offset_values() or self.const_offsets is not None:
+                raise VerifyException(f"{self.name}: a scattered tile moves by one vector<..xindex> of indices")
+            if not _is_index_vector(self.indices.type) or self.indices.type.get_shape() != tile.get_shape():
+                raise VerifyException(f"{self.name}: indices must be vector<{'x'.join(map(str, tile.get_shape()))}"
+                                      f"xindex>, got {self.indices.type}")
+            return
+        if self.indices is not None:
+            raise VerifyException(f"{self.name}: a vector of indices needs a scattered tile; use 2 index offsets")
+        _mixed.verify_static(self, self.offset_values())
+        if len(_mixed.mixed(self, self.offset_values())) != 2:
+            raise VerifyException(f"{self.name}: expects 2 offsets (rows, columns)")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
-        _asm.print_operands(printer, [self.tile, self.offset_x, self.offset_y])
-        _asm.print_attr_entries(printer, self)
+        printer.print_operand(self.tile)
+        printer.print_string(", ")
+        if self.indices is not None:
+            printer.print_operand(self.indices)
+        elif self.const_offsets is not None:
+            _mixed.print_mixed(printer, self, self.offset_values())
+        else:
+            _asm.print_operands(printer, self.offset_values())
+        _asm.print_attr_entries(printer, self, skip=(_mixed.CONST_OFFSETS,))
         printer.print_string(" : ")
         printer.print_attribute(self.tile.type)
+        if self.indices is not None:
+            printer.print_string(", ")
+            printer.print_attribute(self.indices.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> UpdateTileOffsetOp:
-        tile, dx, dy = parse_tdesc_update(parser)
-        return _asm.build_op(parser, cls, lambda: cls(tile, dx, dy), {})
+        tile_u, operands, static, attrs, types = parse_update_offsets(parser)
+        tile = parser.resolve_operand(tile_u, types[0])
+        if len(operands) == 1 and static is None and len(types) > 1 and isinstance(types[1], VectorType):
+            idx = parser.resolve_operand(operands[0], types[1])
+            return _asm.build_op(parser, cls, lambda: cls(tile, None, None, idx), attrs)
+        values = [parser.resolve_operand(o, IndexType()) for o in operands]
+        entries = static if static is not None else [_mixed.DYNAMIC] * len(values)
+        if len(entries) != 2:
+            parser.raise_error(f"expected 2 offsets (rows, columns), got {len(entries)}")
+        it = iter(values)
+        dx, dy = (next(it) if e == _mixed.DYNAMIC else None for e in entries)
+        return _asm.build_op(parser, cls, lambda: cls(tile, dx, dy, None, static), attrs)
 
 
 def parse_tdesc_update(parser: Parser) -> list[SSAValue]:
-    """``%t, %dx, %dy : T`` and the RFC's ``: T, index, index -> T``."""
-    operands = _asm.parse_operands(parser)
-    if len(operands) != 3:
-        parser.raise_error(f"expected a descriptor and 2 offsets, got {len(operands)} operands")
-    parser.parse_punctuation(":")
-    types = _asm.parse_types(parser)
-    if _asm.parse_optional_arrow(parser):
-        result = _asm.parse_type(parser)
-        if result != types[0]:
-            parser.raise_error(f"result type {result} must equal the operand type {types[0]}")
-    return _asm.resolve(parser, operands, [types[0], IndexType(), IndexType()])
+    """``%t, %dx, %dy : T`` and the RFC's ``: T, index, index -> T`` (dynamic offsets only)."""
+    tdesc, operands, static, _, types = parse_update_offsets(parser)
+    if static is not None or len(operands) != 2:
+        parser.raise_error(f"expected a descriptor and 2 offset values, got {len(operands)}")
+    return _asm.resolve(parser, [tdesc, *operands], [types[0], IndexType(), IndexType()])
 
 
 @irdl_op_definition
@@ -369,6 +386,9 @@ class TileMMAOp(IRDLOperation):
                                       f"{list(so)}; expected [m,k,bm,bk] x [k,n,bk,bn] -> [m,n,bm,bn]")
         else:
             raise VerifyException(f"{self.name}: operands must be 2-D or 4-D vectors")
+        if a.element_type != b.element_type:
+            raise VerifyException(f"{self.name}: A and B must have the same element type, got {a.element_type} and "
+                                  f"{b.element_type}")
         if self.c is not None and self.c.type != out:
             raise VerifyException(f"{self.name}: accumulator type {self.c.type} must equal the result type {out}")
         self._verify_wg_maps(sa, sb, so)

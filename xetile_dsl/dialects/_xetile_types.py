@@ -15,7 +15,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import ints, parse_int_list, print_int_list
+from ._syntax import ints, parse_int_list, parse_int_value, print_int_list
 
 
 # ----------------------------------------------------------------------------- attributes
@@ -180,7 +180,7 @@ def _parse_tile_attr_value(parser: AttrParser, key: str) -> object:
             if word not in ("global", "slm"):
                 parser.raise_error(f"tile_attr: memory_space must be 0/global or 3/slm, got {word}")
             return 3 if word == "slm" else 0
-        return parser.parse_integer()
+        return parse_int_value(parser)
     if key == "scattered":
         return parser.parse_boolean()
     parser.raise_error(f"unknown tile_attr field '{key}' (expected order, inner_blocks, wg_map, memory_space)")
@@ -232,6 +232,8 @@ class TileType(ParametrizedAttribute, TypeAttribute):
         shape = self.get_shape()
         if len(shape) not in (1, 2) or any(d <= 0 for d in shape):
             raise VerifyException(f"tile: shape must be 1-D or 2-D with static positive sizes, got {list(shape)}")
+        if not isinstance(self.encoding, (TileAttr, NoneAttr)):
+            raise VerifyException(f"tile: the encoding must be #xetile.tile_attr<...>, got {self.encoding}")
         blocks = self.attr.blocks
         if blocks and len(shape) == 2 and any(s % b for s, b in zip(shape, blocks)):
             raise VerifyException(f"tile: inner_blocks {list(blocks)} must divide the tile shape {list(shape)}")

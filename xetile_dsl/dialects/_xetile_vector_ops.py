@@ -63,8 +63,8 @@ def _parse_tail(parser: Parser, operand, positional=_ONE_MAP):
     if parser.parse_optional_punctuation(":") is None:
         parser.parse_punctuation(":")
     src_type = _asm.parse_type(parser)
-    _asm.parse_arrow(parser)
-    res_type = _asm.parse_type(parser)
+    # IMEX's convert_layout writes only the source type: the result type is the same
+    res_type = _asm.parse_type(parser) if _asm.parse_optional_arrow(parser) else src_type
     return parser.resolve_operand(operand, src_type), res_type, attrs
 
 
@@ -155,9 +155,9 @@ class TileTransposeOp(IRDLOperation):
     def verify_(self) -> None:
         perm = _asm.as_int_list(self.permutation)
         src, res = _shape(self.source), _shape(self.result)
-        if len(src) != 2 or sorted(perm) != [0, 1]:
-            raise VerifyException(f"{self.name}: transposes 2-D vectors only, with permutation [1, 0] or [0, 1]; "
-                                  f"got {list(src)} and {perm} (use tile_pack/unpack for 4-D)")
+        if len(src) != 2 or perm != [1, 0]:
+            raise VerifyException(f"{self.name}: transposes 2-D vectors only, with permutation [1, 0] ([0, 1] "
+                                  f"would not transpose); got {list(src)} and {perm} (use tile_pack/unpack for 4-D)")
         if tuple(src[p] for p in perm) != res or self.source.type.element_type != self.result.type.element_type:
             raise VerifyException(f"{self.name}: result must be {[src[p] for p in perm]} of "
                                   f"{self.source.type.element_type}, got {self.result.type}")
@@ -175,6 +175,8 @@ class TileTransposeOp(IRDLOperation):
     def parse(cls, parser: Parser) -> TileTransposeOp:
         perm = _asm.parse_optional_int_array(parser)  # RFC: ``tile_transpose [1, 0] %v``
         operand = parser.parse_unresolved_operand()
+        if perm is None:
+            parser.parse_optional_punctuation(",")  # IMEX: ``transpose %v, [1, 0]``
         perm = _asm.parse_optional_int_array(parser) or perm or [1, 0]
         src, res, attrs = _parse_tail(parser, operand)
         return _asm.build_op(parser, cls, lambda: cls(src, perm, res), attrs)
@@ -472,3 +474,13 @@ class TileConvLayoutOp(IRDLOperation):
         src, res, attrs = _parse_tail(parser, operand)
         attrs = {**attrs0, **attrs}
         return _asm.build_op(parser, cls, lambda: cls(src, attrs.get("wg_map"), None, res), attrs)
+
+
+# IMEX's later names for the same ops (docs/ir.md, "Spellings from IMEX and MLIR")
+LoadAlias = _asm.make_alias("xetile.load", LoadGatherOp, "IMEX name of xetile.load_gather.")
+StoreAlias = _asm.make_alias("xetile.store", StoreScatterOp, "IMEX name of xetile.store_scatter.")
+TransposeAlias = _asm.make_alias("xetile.transpose", TileTransposeOp, "IMEX name of xetile.tile_transpose.")
+ReductionAlias = _asm.make_alias("xetile.reduction", TileReduceOp, "IMEX name of xetile.tile_reduce.")
+BroadcastAlias = _asm.make_alias("xetile.broadcast", TileBroadcastOp, "IMEX name of xetile.tile_broadcast.")
+ConvertLayoutAlias = _asm.make_alias("xetile.convert_layout", TileConvLayoutOp, "IMEX name of xetile.tile_conv_layout.")
+XETILE_ALIASES = [LoadAlias, StoreAlias, TransposeAlias, ReductionAlias, BroadcastAlias, ConvertLayoutAlias]

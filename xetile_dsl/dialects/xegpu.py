@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from ._syntax import locate_verify_errors
+
 from ._xegpu_attrs import (
     CHUNK_SIZES,
     SCATTER_MAX_BYTES,
@@ -24,6 +26,7 @@ from ._xegpu_attrs import (
     TensorDescType,
     element_bits,
 )
+from ._xegpu_attr_aliases import ScatteredTdescAttrAlias, TdescAttrAlias
 from ._xegpu_ops import (
     CACHE_HINTS,
     CreateNdTdescOp,
@@ -54,6 +57,9 @@ from ._xegpu_scatter_ops import (
     UpdateOffsetsAlias,
 )
 
+locate_verify_errors(SGMapAttr, BlockTdescAttr, ScatterTdescAttr, CacheHintAttr, MemorySpaceAttr, FenceScopeAttr,
+                     LayoutAttr, SliceAttr, TensorDescType, NbarrierType)
+
 XeGPU = Dialect(
     "xegpu",
     [
@@ -63,7 +69,7 @@ XeGPU = Dialect(
         LoadGatherAlias, StoreScatterAlias, UpdateOffsetsAlias, MfenceAlias,
     ],
     [SGMapAttr, BlockTdescAttr, ScatterTdescAttr, CacheHintAttr, MemorySpaceAttr, FenceScopeAttr, LayoutAttr,
-     SliceAttr, TensorDescType, NbarrierType],
+     SliceAttr, TensorDescType, NbarrierType, TdescAttrAlias, ScatteredTdescAttrAlias],
 )
 
 __all__ = [

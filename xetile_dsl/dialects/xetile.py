@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from xdsl.ir import Dialect
 
+from ._syntax import locate_verify_errors
+
 from ._xetile_ops import (
     InitTileOp,
     LoadTileOp,
@@ -33,14 +35,17 @@ from ._xetile_vector_ops import (
     TileReduceOp,
     TileTransposeOp,
     TileUnpackOp,
+    XETILE_ALIASES,
 )
+
+locate_verify_errors(WgMapAttr, TileAttr, TileType)
 
 XeTile = Dialect(
     "xetile",
     [
         InitTileOp, LoadTileOp, StoreTileOp, PrefetchTileOp, UpdateTileOffsetOp, TileMMAOp,
         AtomicRMWOp, AtomicRMWTileOp, TileTransposeOp, TileReduceOp, TileBroadcastOp, TilePackOp, TileUnpackOp,
-        LoadGatherOp, StoreScatterOp, TileConvLayoutOp,
+        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, *XETILE_ALIASES,
     ],
     [WgMapAttr, TileAttr, TileType],
 )

@@ -2,21 +2,30 @@
 #tdesc_attr2 = #xegpu.block_tdesc_attr<memory_space=slm, boundary_check=false>
 #scattered = #xegpu.scatter_tdesc_attr<>
 #tdesc_attr = #xegpu.scatter_tdesc_attr< memory_space=slm, chunk_size=8>
-func.func @block(%mem_addr: i64, %o0: index, %o1: index, %s0: index, %s1: index, %st0: index, %st1: index,
-                 %mref: memref<1024x1024xbf16>, %mref4: memref<4x4x1024x1024xbf16>, %o2: index, %o3: index,
+func.func private @pair() -> (index, index)
+func.func private @quad() -> (index, index, index, index)
+func.func @block(%mem_addr: ui64, %mref: memref<1024x1024xbf16>, %mref4: memref<4x4x1024x1024xbf16>,
                  %offset: index, %mref1: memref<1024xbf16, 3>) {
-  %tdesc2 = xegpu.create_nd_tdesc %mem_addr[%o0, %o1], [%s0, %s1], [%st0, %st1]
-		: i64 into tensor_desc<8x16xbf16>
-  %tdesc3 = xegpu.create_nd_tdesc %mem_addr[%o0, %o1], [%s0, %s1], [%st0, %st1]
-		: i64 into tensor_desc<8x16xbf16, #xegpu.block_tdesc_attr<array_length=2>>
-  %tdesc4 = xegpu.create_nd_tdesc  %mref[%o0, %o1]
-		: memref<1024x1024xbf16> into tensor_desc<8x16xbf16>
-  %tdesc5 = xegpu.create_nd_tdesc  %mref4[%o0, %o1, %o2, %o3] {mode = vc}
-		: memref<4x4x1024x1024xbf16> into tensor_desc<8x16xbf16>
-  %tdesc6 = xegpu.create_nd_tdesc %mem_addr[%offset] :
-		i64 into tensor_desc<16xbf16, #tdesc_attr2>
-  %tdesc7 = xegpu.create_nd_tdesc %mref1[%offset] :
-		memref<1024xbf16, 3> into tensor_desc<16xbf16, #tdesc_attr2>
+  %offsets:2 = func.call @pair() : () -> (index, index)
+  %base_shape:2 = func.call @pair() : () -> (index, index)
+  %base_stride:2 = func.call @pair() : () -> (index, index)
+  %offsets4:4 = func.call @quad() : () -> (index, index, index, index)
+  %tdesc2 = xegpu.create_nd_tdesc %mem_addr, %offsets:2, %base_shape:2,%base_stride:2
+		: ui64, index, index, index, index, index, index
+     	into tensor_desc<8x16xbf16>
+  %tdesc3 = xegpu.create_nd_tdesc %mem_addr, %offsets:2, %base_shape:2,%base_stride:2
+		: ui64, index, index, index, index, index, index
+     	into tensor_desc<8x16xbf16, #xegpu.block_tdesc_attr<array_length=2>>
+  %tdesc4 = xegpu.create_nd_tdesc  %mref, %offsets:2
+		: memref<1024x1024xbf16>, index, index
+     	into tensor_desc<8x16xbf16>
+  %tdesc5 = xegpu.create_nd_tdesc  %mref4, %offsets4:4 {mode =vc}
+		: memref<4x4x1024x1024xbf16>, index, index
+     	into tensor_desc<8x16xbf16>
+  %tdesc6 = xegpu.create_nd_tdesc %mem_addr, %offset :
+		ui64, index into tensor_desc<16xbf16, #tdesc_attr2>
+  %tdesc7 = xegpu.create_nd_tdesc %mref1, %offset :
+		memref<1024xbf16, 3>, index into tensor_desc<16xbf16, #tdesc_attr2>
   func.return
 }
 func.func @loads(%tdesc2: !xegpu.tensor_desc<8x16xbf16>, %tdesc_t: !xegpu.tensor_desc<16x8xf32>,
@@ -41,6 +50,9 @@ func.func @loads(%tdesc2: !xegpu.tensor_desc<8x16xbf16>, %tdesc_t: !xegpu.tensor
   xegpu.prefetch_nd %tdesc2: tensor_desc<8x16xbf16>
   xegpu.prefetch_nd %tdesc16: tensor_desc<16xbf16>
   %tdesc_updated = xegpu.update_nd_offset %tdesc, %offset_x, %offset_y :
+  	  tensor_desc<8x16xbf16>, index, index into tensor_desc<8x16xbf16>
+  %offsets:2 = func.call @pair() : () -> (index, index)
+  %tdesc_updated2 = xegpu.update_nd_offset %tdesc, %offsets:2 :
   	  tensor_desc<8x16xbf16>, index, index into tensor_desc<8x16xbf16>
   func.return
 }

@@ -3,18 +3,21 @@
 #blk = #xetile.tile_attr<inner_blocks = [16, 16]>
 #blk8 = #xetile.tile_attr<inner_blocks = [8, 16]>
 #scatter = #xetile.tile_attr<scattered = true>
+func.func private @pair() -> (index, index)
 func.func @init_forms(%base_memref: memref<128x128xbf16>, %dyn_memref: memref<?x?xbf16>, %base_addr: i64,
-                      %o0: index, %o1: index, %s0: index, %s1: index, %st0: index, %st1: index,
                       %cm_memref: memref<128x128xbf16, affine_map<(d0, d1) -> (d1, d0)>>) {
-  %tile0 = xetile.init_tile %base_memref, [%o0, %o1] :
+  %tile_offset:2 = func.call @pair() : () -> (index, index)
+  %base_shape:2 = func.call @pair() : () -> (index, index)
+  %base_strides:2 = func.call @pair() : () -> (index, index)
+  %tile0 = xetile.init_tile %base_memref, [%tile_offset:2] :
      memref<128x128xbf16> into tile<8x16xbf16>
-  %tile1 = xetile.init_tile %dyn_memref, [%o0, %o1], [%s0, %s1], [%st0, %st1]:
+  %tile1 = xetile.init_tile %dyn_memref, [%tile_offset:2], [%base_shape:2], [%base_strides:2]:
      memref<?x?xbf16> into tile<8x16xbf16>
-  %tile2 = xetile.init_tile %base_addr, [%o0, %o1], [%s0, %s1], [%st0, %st1]:
+  %tile2 = xetile.init_tile %base_addr, [%tile_offset:2], [%base_shape:2], [%base_strides:2]:
      i64 into tile<8x16xbf16>
-  %tile3 = xetile.init_tile %cm_memref, [%o0, %o1]:
+  %tile3 = xetile.init_tile %cm_memref, [%tile_offset:2]:
      memref<128x128xbf16, affine_map<(d0, d1) -> (d1, d0)>> into tile<64x32xbf16, #tile_attr>
-  %tile4 = xetile.init_tile %base_memref, [%o0, %o1]:
+  %tile4 = xetile.init_tile %base_memref, [%tile_offset:2]:
      memref<128x128xbf16> into tile<64x32xbf16, #blk>
   func.return
 }

@@ -7,10 +7,10 @@
 #wg_map_t = #xetile.wg_map<sg_layout = [4, 8], sg_data = [32, 64]>
 #wg_map_cb = #xetile.wg_map<sg_layout = [8, 4], sg_data = [32, 64]>
 #wg_map_ca = #xetile.wg_map<sg_layout = [32, 1], sg_data = [8, 256]>
-func.func @wg(%A: memref<1024x1024xf16>, %m: index, %c0: index, %vector_a: vector<256x32xbf16>,
+func.func @wg(%A: memref<1024x1024xf16, affine_map<(d0, d1) -> (d1, d0)>>, %m: index, %c0: index, %vector_a: vector<256x32xbf16>,
               %vector_b: vector<32x256xbf16>, %vector_c: vector<256x256xf32>, %v128: vector<256x128xf32>,
               %col: vector<256x1xf32>, %v512: vector<512x128xf32>) {
-  %wg_tile = xetile.init_tile %A[%m, %c0] : memref<1024x1024xf16> -> !xetile.tile<128x128xf16, #tile_attr>
+  %wg_tile = xetile.init_tile %A[%m, %c0] : memref<1024x1024xf16, affine_map<(d0, d1) -> (d1, d0)>> -> !xetile.tile<128x128xf16, #tile_attr>
   %vector_d = xetile.tile_mma %vector_a, %vector_b, %vector_c {#wg_map_d}:
      vector<256x32xbf16>, vector<32x256xbf16>, vector<256x256xf32>
 	   into vector<256x256xf32>
