@@ -27,7 +27,7 @@ def runtime_tile_shape(a, K):
 
 @xd.jit
 def unsupported_syntax(a, K):
-    while K > 0:  # line 30
+    with K:  # line 30
         K = K - 1
 
 

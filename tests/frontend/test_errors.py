@@ -44,7 +44,7 @@ def test_runtime_value_where_a_constexpr_is_needed():
 
 
 def test_unsupported_python_construct():
-    _expect(ek.unsupported_syntax, 30, "unsupported Python construct", "While", args=(np.zeros((32, 32), F16), 3))
+    _expect(ek.unsupported_syntax, 30, "unsupported Python construct", "With", args=(np.zeros((32, 32), F16), 3))
 
 
 def test_undefined_name():
