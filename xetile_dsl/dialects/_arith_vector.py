@@ -13,10 +13,10 @@ from typing import ClassVar
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import (
-    BFloat16Type, Float16Type, Float32Type, Float64Type, IndexType, IntegerType, VectorType,
+    BFloat16Type, Float16Type, Float32Type, Float64Type, IndexType, IntegerAttr, IntegerType, VectorType,
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
-from xdsl.irdl import AnyAttr, IRDLOperation, VarConstraint, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.irdl import AnyAttr, base, prop_def, IRDLOperation, VarConstraint, irdl_op_definition, operand_def, result_def, traits_def
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
@@ -156,7 +156,72 @@ class SelectOp(IRDLOperation):
             raise VerifyException(f"{self.name}: condition {c} must be i1 or a vector of i1 shaped like {t}")
 
 
-REPLACED = (ExtSIOp, ExtUIOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, IndexCastOp, SelectOp)
+def _i1_like(t: Attribute) -> Attribute:
+    """i1, or a vector of i1 shaped like ``t``."""
+    return VectorType(IntegerType(1), t.get_shape()) if isinstance(t, VectorType) else IntegerType(1)
+
+
+def _verify_cmp(op) -> None:
+    if op.lhs.type != op.rhs.type:
+        raise VerifyException(f"{op.name}: operands must have one type, got {op.lhs.type} and {op.rhs.type}")
+    want = _i1_like(op.lhs.type)
+    if op.result.type != want:
+        raise VerifyException(f"{op.name}: result must be {want} for operands {op.lhs.type}, got {op.result.type}")
+
+
+@irdl_op_definition
+class CmpiOp(arith.ComparisonOperation):
+    """``arith.cmpi``; the result is i1 or, for vector operands, a vector of i1 (as in MLIR)."""
+
+    name = "arith.cmpi"
+    predicate = prop_def(IntegerAttr)
+    lhs = operand_def()
+    rhs = operand_def()
+    result = result_def()
+    traits = traits_def(Pure())
+    parse = classmethod(arith.CmpiOp.parse.__func__)
+    print = arith.CmpiOp.print
+
+    def __init__(self, operand1, operand2, arg):
+        operand1 = SSAValue.get(operand1)
+        if isinstance(arg, str):
+            arg = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge").index(arg)
+        super().__init__(operands=[operand1, operand2], result_types=[_i1_like(operand1.type)],
+                         properties={"predicate": IntegerAttr(arg, 64)})
+
+    def verify_(self) -> None:
+        _verify_cmp(self)
+
+
+@irdl_op_definition
+class CmpfOp(arith.ComparisonOperation):
+    """``arith.cmpf``; the result is i1 or, for vector operands, a vector of i1 (as in MLIR)."""
+
+    name = "arith.cmpf"
+    predicate = prop_def(IntegerAttr)
+    lhs = operand_def()
+    rhs = operand_def()
+    fastmath = prop_def(arith.FastMathFlagsAttr, default_value=arith.FastMathFlagsAttr("none"))
+    result = result_def()
+    traits = traits_def(Pure())
+    parse = classmethod(arith.CmpfOp.parse.__func__)
+    print = arith.CmpfOp.print
+
+    def __init__(self, operand1, operand2, arg, fastmath=None):
+        operand1 = SSAValue.get(operand1)
+        if isinstance(arg, str):
+            arg = arith.CMPF_COMPARISON_OPERATIONS.index(arg) if isinstance(
+                arith.CMPF_COMPARISON_OPERATIONS, (list, tuple)) else {
+                v: k for k, v in arith.CMPF_COMPARISON_OPERATIONS.items()}[arg]
+        super().__init__(operands=[operand1, operand2], result_types=[_i1_like(operand1.type)],
+                         properties={"predicate": IntegerAttr(arg, 64),
+                                     "fastmath": fastmath or arith.FastMathFlagsAttr("none")})
+
+    def verify_(self) -> None:
+        _verify_cmp(self)
+
+
+REPLACED = (CmpiOp, CmpfOp, ExtSIOp, ExtUIOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, IndexCastOp, SelectOp)
 
 ARITH = Dialect(
     "arith",

@@ -10,6 +10,7 @@ from xdsl.dialects.builtin import VectorType, f32, i1, i32
 
 from ..dialects import xetile
 from ..language import core as lang
+from ..dialects import _arith_vector as av
 from . import semantic as sem
 from .tile_ops import _bind, _shape_and_dtype
 from .types import ir_type, is_float, is_unsigned
@@ -224,7 +225,7 @@ def _arg_extreme(builder, node: ast.Call, name: str):
         raise builder.error(args["axis"], f"arg{name} reduces along one axis (0 or 1), got {axes}")
     axis = axes[0]
     extreme = reduce(builder, name, x, [axis])
-    hit = builder.emit((arith.CmpfOp if is_float(sem.elem_of(x)) else arith.CmpiOp)(
+    hit = builder.emit((av.CmpfOp if is_float(sem.elem_of(x)) else av.CmpiOp)(
         x, sem.stretch(builder, extreme, shape, node), "oeq" if is_float(sem.elem_of(x)) else "eq")).result
     n = shape[axis]
     idx_shape = [1, 1]

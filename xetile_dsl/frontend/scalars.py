@@ -12,6 +12,7 @@ import operator
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, f32, i1
 
+from ..dialects import _arith_vector as av
 from . import semantic as sem
 from .types import is_float, is_unsigned
 
@@ -86,7 +87,7 @@ def compare(builder, op: ast.cmpop, lhs, rhs, node: ast.AST):
     _check_operands(builder, (lhs, rhs), node)
     (a, b), elem, _ = sem.unify(builder, (lhs, rhs), node)
     pred = _CMP[type(op)][_variant(elem)]
-    cls = arith.CmpfOp if is_float(elem) else arith.CmpiOp
+    cls = av.CmpfOp if is_float(elem) else av.CmpiOp
     return builder.emit(cls(a, b, pred)).result
 
 

@@ -178,8 +178,8 @@ def convert(builder, value: SSAValue, to: Attribute, node: ast.AST) -> SSAValue:
     if to == i1:
         zero = constant(builder, 0, src, shape)
         if is_float(src):
-            return builder.emit(arith.CmpfOp(value, zero, "une")).result
-        return builder.emit(arith.CmpiOp(value, zero, "ne")).result
+            return builder.emit(av.CmpfOp(value, zero, "une")).result
+        return builder.emit(av.CmpiOp(value, zero, "ne")).result
     if isinstance(src, IndexType):
         value = emit(av.IndexCastOp, value, i64)
         return convert(builder, value, to, node)
@@ -208,7 +208,7 @@ def convert(builder, value: SSAValue, to: Attribute, node: ast.AST) -> SSAValue:
 
 def splat(builder, value: SSAValue, shape) -> SSAValue:
     """A runtime scalar repeated into a vector of ``shape`` (``vector.broadcast``)."""
-    return builder.emit(vector.BroadcastOp(value, VectorType(value.type, list(shape)))).result
+    return builder.emit(vector.BroadcastOp(value, VectorType(value.type, list(shape)))).results[0]
 
 
 def stretch(builder, value: SSAValue, shape, node: ast.AST) -> SSAValue:

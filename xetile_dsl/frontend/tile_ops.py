@@ -68,8 +68,8 @@ def wg_map_attr(builder, arg: ast.AST | None):
     return xetile.WgMapAttr(value.sg_layout, value.sg_data)
 
 
-def _int_pair(builder, arg: ast.AST, what: str, constexpr: bool):
-    values = builder.visit(arg)
+def _int_pair(builder, arg: ast.AST, what: str, constexpr: bool, values=None):
+    values = builder.visit(arg) if values is None else values
     if not isinstance(values, (list, tuple)) or len(values) != 2:
         raise builder.error(arg, f"{what} must be a list of two integers, got {describe(values)}")
     if constexpr and any(isinstance(v, SSAValue) or not isinstance(v, int) or v <= 0 for v in values):
@@ -88,7 +88,8 @@ def build_init_tile(builder, node: ast.Call):
     if "shape" not in args:
         raise builder.error(node, "init_tile needs a shape, e.g. init_tile(a, [row, col], [BM, BK])")
     shape = _int_pair(builder, args["shape"], "the tile shape", constexpr=True)
-    offsets = [builder.index(v, args["offsets"]) for v in _int_pair(builder, args["offsets"], "offsets", False)]
+    offsets = [builder.index(v, args["offsets"])
+               for v in _int_pair(builder, args["offsets"], "offsets", False, values=offsets)]
     order = tuple(builder.constexpr(args["order"], "order")) if "order" in args else (1, 0)
     if order not in ((1, 0), (0, 1)):
         raise builder.error(args["order"], f"order must be (1, 0) (row-major) or (0, 1) (column-major), got {order}")
