@@ -14,7 +14,8 @@ from pathlib import Path
 from .codegen.simt_to_llvm import generate
 from .codegen.spirv_emit import emit_spirv
 from .errors import CompilationError, LoweringError, debug_tracebacks
-from .frontend.ast_to_xetile import ArgSpec, KernelIRBuilder
+from .frontend import build_module
+from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
 from .lowering.pipeline import lower
 from .runtime.abi import ArrayParam, KernelABI
@@ -96,15 +97,17 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     stats["compiles"] += 1
     t0 = time.perf_counter()
     try:
-        builder = KernelIRBuilder(src, fn.__globals__, args, constants, gpu)
-        module = builder.build()
-        module.verify()
+        module, written = build_module(fn, args, constants, gpu)
         asm = lower(module, flavour)
         t1 = time.perf_counter()
         llvm_text, abi = generate(module, gpu, emulate)
     except LoweringError as exc:
         raise _at_user_line(src, exc) from (exc if debug_tracebacks() else None)
-    abi = _mark_written(abi, builder.written_arrays)
+    except CompilationError as exc:
+        if debug_tracebacks():
+            raise
+        raise exc.with_traceback(None) from None  # the user's mistake: no compiler frames
+    abi = _mark_written(abi, written)
     abi.extra["build_options"] = gpu.build_options if not emulate else ""
     asm["llvm"] = llvm_text
     asm["spirv"] = emit_spirv(llvm_text)

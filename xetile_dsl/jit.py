@@ -69,9 +69,12 @@ class JITFunction:
     def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str) -> str:
         from .runtime.cache import key_for
 
-        sig = json.dumps({n: [s.kind, s.dtype, s.ndim] for n, s in specs.items()}, sort_keys=True)
+        sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
         consts = json.dumps({k: repr(v) for k, v in constants.items()}, sort_keys=True)
-        return key_for(self.source_hash(), self.__name__, sig, consts, target, compiler_version())
+        from .frontend.source import dependencies
+
+        return key_for(self.source_hash(), dependencies(self.fn), self.__name__, sig, consts, target,
+                       compiler_version())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
@@ -141,7 +144,9 @@ def _arg_spec(name: str, value) -> ArgSpec:
     if isinstance(value, bool):
         raise LaunchError(f"argument {name!r}: bool scalars are not supported; pass an int")
     if isinstance(value, (int, np.integer)):
-        return ArgSpec("scalar", "i32" if -2**31 <= int(value) < 2**31 else "i64")
+        v = int(value)  # specialise like Triton: on the value 1 and on divisibility by 16
+        spec = "1" if v == 1 else "d16" if v % 16 == 0 else ""
+        return ArgSpec("scalar", "i32" if -2**31 <= v < 2**31 else "i64", spec=spec)
     if isinstance(value, (float, np.floating)):
         return ArgSpec("scalar", "f32")
     raise LaunchError(f"argument {name!r}: expected a numpy array or a Python scalar, got {type(value).__name__}")

@@ -44,7 +44,7 @@ def test_runtime_value_where_a_constexpr_is_needed():
 
 
 def test_unsupported_python_construct():
-    _expect(ek.unsupported_syntax, 30, "unsupported Python construct", "While", args=(np.zeros((32, 32), F16), 3))
+    _expect(ek.unsupported_syntax, 30, "unsupported Python construct", "With", args=(np.zeros((32, 32), F16), 3))
 
 
 def test_undefined_name():
@@ -84,3 +84,46 @@ def test_wrong_rank_is_a_clear_error():
 def test_unsupported_array_dtype():
     with pytest.raises(LaunchError, match="complex128 are not supported"):
         matmul_kernel.on("cpu-pvc")[(1, 1)](np.zeros((32, 32), complex), *_arrays()[1:], 32, BM=16, BN=16, BK=16)
+
+
+F32 = np.float32
+_A = (np.zeros((32, 32), F32), 32)
+
+
+@pytest.mark.parametrize("kernel,line,fragments", [
+    (ek.shape_mismatch, 43, ("shape mismatch", "[8, 16] and [16, 8]", "only size-1 dimensions stretch")),
+    (ek.loop_type_change, 49, ("type mismatch", "'acc' changes type inside the loop", "8x16xf32", "8x16xf16")),
+    (ek.branch_type_mismatch, 56, ("type mismatch", "'v' is a tile value 8x16xi32 in the if branch",
+                                   "8x16xf32 in the else branch")),
+    (ek.runtime_arange, 64, ("must be a compile-time constant (a constexpr)",)),
+    (ek.where_needs_bool, 70, ("type mismatch", "condition must be a comparison result", "f32")),
+    (ek.tile_condition, 76, ("a condition must be a scalar, not a tile value", "xt.where")),
+    (ek.return_in_loop, 83, ("return inside a loop is not supported",)),
+    (ek.store_wrong_dtype, 89, ("value dtype f32 differs from the array's f16",)),
+    (ek.float_floordiv, 95, ("operator // is only defined on integers", "f32")),
+    (ek.unsupported_call, 100, ("unsupported call", "sorted")),
+    (ek.break_in_loop, 106, ("unsupported Python construct", "Break")),
+    (ek.invert_float, 112, ("operator ~ is only defined on integers",)),
+    (ek.bad_axis, 118, ("axis must be 0, 1", "got 2")),
+    (ek.returns_value, 123, ("kernels cannot return a value",)),
+    (ek.store_wrong_shape, 129, ("value shape [16, 16] does not match the tile shape [8, 16]",)),
+    (ek.non_constexpr_reduction_axis, 135, ("axis must be a compile-time constant",)),
+])
+def test_malformed_kernel_reports_file_line_and_rule(kernel, line, fragments):
+    arr = np.zeros((32, 32), np.float16 if kernel in (ek.store_wrong_dtype, ek.store_wrong_shape) else F32)
+    text = _expect(kernel, line, *fragments, args=(arr, 32))
+    assert "Traceback" not in text and "xdsl" not in text
+
+
+def test_compiler_frames_are_hidden_unless_debug(monkeypatch):
+    import traceback
+
+    with pytest.raises(CompilationError) as info:
+        ek.shape_mismatch.on("cpu-pvc")[(1, 1)](*_A)
+    frames = traceback.extract_tb(info.value.__traceback__)
+    assert not any("xetile_dsl/frontend/" in f.filename for f in frames)
+    assert info.value.__cause__ is None and info.value.__suppress_context__
+    monkeypatch.setenv("XETILE_DEBUG", "1")
+    with pytest.raises(CompilationError) as info:
+        ek.shape_mismatch.on("cpu-pvc")[(1, 1)](*_A)
+    assert any("xetile_dsl/frontend/" in f.filename for f in traceback.extract_tb(info.value.__traceback__))

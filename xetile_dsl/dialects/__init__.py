@@ -6,7 +6,6 @@ upgrade is one change.
 from __future__ import annotations
 
 from xdsl.context import Context
-from xdsl.dialects.arith import Arith
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.dialects.gpu import GPU
@@ -15,14 +14,16 @@ from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 from xdsl.dialects.vector import Vector
 
+from ._arith_vector import ARITH
 from .xegpu import XeGPU
 from .xetile import XeTile
 
 
 def make_context() -> Context:
-    """An xDSL context with every dialect our IR can contain."""
+    """An xDSL context with every dialect our IR can contain (arith with its casts and
+    select on vectors, see ``_arith_vector``)."""
     ctx = Context(allow_unregistered=False)
-    for dialect in (Builtin, Func, Arith, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU):
+    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -14,6 +14,7 @@ from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     DenseIntOrFPElementsAttr,
+    DictionaryAttr,
     FileLineColLoc,
     FloatAttr,
     IndexType,
@@ -28,7 +29,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from ..dialects import xetile
-from ..errors import CompilationError
+from ..errors import CompilationError, debug_tracebacks
 from ..language import core as lang
 from ..targets import Target
 from .source import KernelSource
@@ -44,6 +45,8 @@ class ArgSpec:
     kind: str  # "array" | "scalar"
     dtype: str
     ndim: int = 0
+    #: integer scalars: "1" (the value is 1, folded as a constant), "d16" (divisible by 16) or ""
+    spec: str = ""
 
 
 class KernelIRBuilder(ast.NodeVisitor):
@@ -57,6 +60,8 @@ class KernelIRBuilder(ast.NodeVisitor):
         self.array_meta: dict[SSAValue, tuple[list[SSAValue], list[SSAValue]]] = {}
         self.written_arrays: set[str] = set()
         self._node: ast.AST | None = None
+        self.loop_depth = 0
+        self.inline_depth = 0
 
     # ------------------------------------------------------------------ entry
     def build(self) -> ModuleOp:
@@ -73,11 +78,17 @@ class KernelIRBuilder(ast.NodeVisitor):
         for name, barg in zip(runtime, self.block.args):
             barg.name_hint = name
             self.env[name] = self._bind_param(name, barg)
-        for stmt in self.src.tree.body:
-            self.visit(stmt)
+        from .control import run_body
+
+        run_body(self, self.src.tree.body)
+        self._node = None
         self.emit(func.ReturnOp())
         fn = func.FuncOp(self.src.name, (arg_types, []), Region(self.block))
         fn.attributes["xetile.kernel"] = StringAttr(self.target.name)
+        divisible = {p: IntegerAttr(16, 64) for p in runtime if self.args[p].spec == "d16"}
+        if divisible:
+            # integer arguments known to be multiples of 16 (launch-time specialisation)
+            fn.attributes["xetile.divisibility"] = DictionaryAttr(divisible)
         return ModuleOp([fn])
 
     def _param_type(self, spec: ArgSpec):
@@ -93,6 +104,8 @@ class KernelIRBuilder(ast.NodeVisitor):
             self.array_meta[barg] = (list(meta.sizes), list(meta.strides))
             return barg
         if barg.type in (ir_type("i32"), ir_type("i64")):
+            if self.args[name].spec == "1":
+                return 1  # specialised on the value 1: a constexpr inside the kernel
             return self.emit(arith.IndexCastOp(barg, INDEX)).result
         return barg
 
@@ -114,6 +127,13 @@ class KernelIRBuilder(ast.NodeVisitor):
             self._node = node
         try:
             return super().visit(node)
+        except CompilationError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a compiler bug, shown at the user's line
+            if debug_tracebacks():
+                raise
+            raise self.error(node, f"internal compiler error on this line ({type(exc).__name__}: {exc}); "
+                             f"set XETILE_DEBUG=1 for the compiler traceback") from None
         finally:
             self._node = saved
 
@@ -147,8 +167,27 @@ class KernelIRBuilder(ast.NodeVisitor):
         return None
 
     def visit_Return(self, node: ast.Return):
+        from .control import RETURN
+
+        if self.loop_depth:
+            raise self.error(node, "return inside a loop is not supported; use a flag or restructure the loop")
         if node.value is not None:
-            raise self.error(node, "kernels cannot return a value; store results with store_tile")
+            if not self.inline_depth:
+                raise self.error(node, "kernels cannot return a value; store results with store_tile")
+            self.env[RETURN] = self.visit(node.value)
+
+    def visit_If(self, node: ast.If):
+        from .control import lower_if
+
+        lower_if(self, node)
+
+    def visit_While(self, node: ast.While):
+        from .control import lower_while
+
+        lower_while(self, node)
+
+    def visit_Evaluated(self, node: "Evaluated"):
+        return node.value
 
     def visit_Assign(self, node: ast.Assign):
         value = self.visit(node.value)
@@ -214,6 +253,13 @@ class KernelIRBuilder(ast.NodeVisitor):
         return value.value if isinstance(value, lang.constexpr) else value
 
     def _value_attribute(self, value: SSAValue, node: ast.Attribute):
+        from ..language import elementwise as ew
+
+        if isinstance(value.type, VectorType) and node.attr in METHODS:
+            return BoundMethod(getattr(ew, "astype" if node.attr == "to" else node.attr), value)
+        if isinstance(value.type, VectorType) and node.attr == "T":
+            return self.visit(ast.copy_location(ast.Call(func=Evaluated(ew.transpose), args=[Evaluated(value)],
+                                                         keywords=[]), node))
         if node.attr == "shape" and hasattr(value.type, "get_shape"):
             return tuple(value.type.get_shape())
         if node.attr == "dtype" and hasattr(value.type, "element_type"):
@@ -227,14 +273,54 @@ class KernelIRBuilder(ast.NodeVisitor):
         return [self.visit(e) for e in node.elts]
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
-        operand = self.visit(node.operand)
-        if isinstance(node.op, ast.USub):
-            return self._binop(ast.Sub(), 0, operand, node) if isinstance(operand, SSAValue) else -operand
-        if isinstance(node.op, ast.UAdd):
-            return operand
-        if isinstance(node.op, ast.Not) and not isinstance(operand, SSAValue):
-            return not operand
-        raise self.error(node, f"unsupported unary operator {type(node.op).__name__}")
+        from .scalars import unary
+
+        return unary(self, node.op, self.visit(node.operand), node)
+
+    def visit_Compare(self, node: ast.Compare):
+        from .scalars import binop, compare
+
+        left, result = self.visit(node.left), None
+        for op, right_node in zip(node.ops, node.comparators):
+            right = self.visit(right_node)
+            if isinstance(op, (ast.Is, ast.IsNot, ast.In, ast.NotIn)):
+                raise self.error(node, f"unsupported comparison {type(op).__name__} in a kernel")
+            value = compare(self, op, left, right, node)
+            result = value if result is None else binop(self, ast.BitAnd(), result, value, node)
+            left = right
+        return result
+
+    def visit_BoolOp(self, node: ast.BoolOp):
+        from .scalars import binop
+
+        values = [self.visit(v) for v in node.values]
+        if not any(isinstance(v, SSAValue) for v in values):
+            result = values[0]
+            for v in values[1:]:
+                result = (result and v) if isinstance(node.op, ast.And) else (result or v)
+            return result
+        from .control import scalar_condition
+
+        conds = [v if not isinstance(v, SSAValue) else scalar_condition(self, v, node) for v in values]
+        op = ast.BitAnd() if isinstance(node.op, ast.And) else ast.BitOr()
+        result = conds[0]
+        for v in conds[1:]:
+            result = binop(self, op, result, v, node)
+        return result
+
+    def visit_IfExp(self, node: ast.IfExp):
+        cond = self.visit(node.test)
+        if not isinstance(cond, SSAValue):
+            return self.visit(node.body if cond else node.orelse)
+        from .elementwise import select
+
+        return select(self, cond, self.visit(node.body), self.visit(node.orelse), node)
+
+    def visit_Subscript(self, node: ast.Subscript):
+        base = self.visit(node.value)
+        if isinstance(base, (tuple, list)):
+            return base[self.constexpr(node.slice, "an index into a tuple")]
+        raise self.error(node, f"indexing {_describe(base)} is not supported in kernels")
 
     def visit_BinOp(self, node: ast.BinOp):
         return self._binop(node.op, self.visit(node.left), self.visit(node.right), node)
@@ -246,21 +332,60 @@ class KernelIRBuilder(ast.NodeVisitor):
 
     def visit_Call(self, node: ast.Call):
         callee = self.visit(node.func)
+        if isinstance(callee, BoundMethod):
+            call = ast.Call(func=Evaluated(callee.stub), args=[Evaluated(callee.value), *node.args],
+                            keywords=node.keywords)
+            return self.visit(ast.copy_location(call, node))
         name = getattr(callee, "__xetile_builtin__", None)
         if name is None:
-            if callee in (range,):
-                raise self.error(node, "range() is only supported as the iterable of a for loop")
-            if callee in (int, float, min, max, len, abs):
-                args = [self.constexpr(a, f"the argument of {callee.__name__}()") for a in node.args]
-                return callee(*args)
-            raise self.error(node, f"cannot call {_describe(callee)} inside a kernel; only xetile_dsl.language "
-                             f"operations and constexpr helpers (int, min, max, len, abs) are supported")
-        from . import tile_ops
+            return self._call_python(callee, node)
+        from . import elementwise, tile_ops
 
-        handler = getattr(tile_ops, f"build_{name}", None)
+        handler = getattr(tile_ops, f"build_{name}", None) or getattr(elementwise, f"build_{name}", None)
         if handler is None:
             raise self.error(node, f"xetile_dsl.language.{name} is not supported by the compiler yet")
         return handler(self, node)
+
+    def _call_python(self, callee, node: ast.Call):
+        """Calls that are not language ops: @jit functions (inlined), constexpr helpers."""
+        if type(callee).__name__ == "JITFunction" and hasattr(callee, "fn"):
+            from .control import inline_call
+
+            return inline_call(self, callee, node)
+        if callee in (range,):
+            raise self.error(node, "range() is only supported as the iterable of a for loop")
+        if callee in (int, float, min, max, len, abs, bool) or getattr(callee, "__xetile_constexpr_fn__", False):
+            args = [self.constexpr(a, f"the argument of {getattr(callee, '__name__', callee)}()") for a in node.args]
+            kwargs = {k.arg: self.constexpr(k.value, f"argument {k.arg}") for k in node.keywords}
+            try:
+                return callee(*args, **kwargs)
+            except (TypeError, ValueError) as exc:
+                raise self.error(node, f"{getattr(callee, '__name__', callee)}(): {exc}") from None
+        raise self.error(node, f"unsupported call: cannot call {_describe(callee)} inside a kernel; only "
+                         f"xetile_dsl.language operations, other @jit functions and constexpr helpers (int, "
+                         f"float, min, max, len, abs) are supported")
+
+
+class Evaluated(ast.expr):
+    """An AST leaf holding an already computed value (the receiver of a method call)."""
+
+    _fields = ()
+
+    def __init__(self, value):
+        super().__init__()
+        self.value = value
+
+
+@dataclass(frozen=True)
+class BoundMethod:
+    """``x.sum`` etc.: a language op with its first argument bound to a tile value."""
+
+    stub: object
+    value: object
+
+
+#: tile-value methods -> language ops (``x.to(dtype)``, ``x.sum(axis=1)`` ...)
+METHODS = ("to", "astype", "sum", "max", "min", "prod", "argmax", "argmin", "broadcast_to")
 
 
 def _describe(value) -> str:

@@ -30,16 +30,24 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
 
 
 def lower_for(builder, node: ast.For) -> None:
-    """Emit ``scf.for`` for ``for <name> in range(start, stop[, step])``."""
+    """Emit ``scf.for`` for ``for <name> in range(start, stop[, step])`` (or unroll a
+    ``static_range``); names reassigned in the body are loop-carried."""
+    from .control import _no_return_in_loop, check_carried, lower_static_for, materialize, run_body
+
     if node.orelse:
         raise builder.error(node, "for ... else is not supported in kernels")
+    it = node.iter
+    if isinstance(it, ast.Call) and getattr(builder.visit(it.func), "__xetile_static_range__", False):
+        return lower_static_for(builder, node, it.args)
     if not isinstance(node.target, ast.Name):
         raise builder.error(node.target, "the loop variable must be a single name")
-    bounds = _range_bounds(builder, node.iter)
-    lb, ub, step = (builder.index(v, node.iter) for v in bounds)
-    carried = [n for n in assigned_names(node.body) if n in builder.env and isinstance(builder.env[n], SSAValue)]
-    for name in assigned_names(node.body):
-        if name in builder.env and not isinstance(builder.env[name], SSAValue) and name != node.target.id:
+    _no_return_in_loop(builder, node)
+    bounds = _range_bounds(builder, it)
+    lb, ub, step = (builder.index(v, it) for v in bounds)
+    carried = [n for n in assigned_names(node.body) if n in builder.env and n != node.target.id]
+    for name in carried:
+        builder.env[name] = materialize(builder, builder.env[name], node)
+        if not isinstance(builder.env[name], SSAValue):
             raise builder.error(node, f"{name!r} is a compile-time constant and cannot be reassigned inside a loop")
     inits = [builder.env[n] for n in carried]
     body = Block(arg_types=[INDEX] + [v.type for v in inits])
@@ -50,13 +58,13 @@ def lower_for(builder, node: ast.For) -> None:
     for name, barg in zip(carried, body.args[1:]):
         barg.name_hint = name
         builder.env[name] = barg
-    for stmt in node.body:
-        builder.visit(stmt)
+    builder.loop_depth += 1
+    try:
+        run_body(builder, node.body)
+    finally:
+        builder.loop_depth -= 1
     yielded = [builder.env[n] for n in carried]
-    for name, before, after in zip(carried, inits, yielded):
-        if not isinstance(after, SSAValue) or after.type != before.type:
-            raise builder.error(node, f"{name!r} changes type inside the loop (from {before.type} to "
-                                f"{getattr(after, 'type', after)}); loop-carried values must keep their type")
+    yielded = check_carried(builder, node, carried, inits, yielded)
     builder.emit(scf.YieldOp(*yielded))
     builder.block = outer_block
     loop = builder.emit(scf.ForOp(lb, ub, step, inits, Region(body)))
@@ -68,7 +76,8 @@ def lower_for(builder, node: ast.For) -> None:
 
 def _range_bounds(builder, it: ast.AST):
     if not (isinstance(it, ast.Call) and builder.visit(it.func) is range and not it.keywords):
-        raise builder.error(it, "only `for ... in range(...)` loops are supported in kernels")
+        raise builder.error(it, "unsupported Python construct: only `for ... in range(...)` and "
+                            "`for ... in xt.static_range(...)` loops are supported in kernels")
     args = [builder.visit(a) for a in it.args]
     if len(args) == 1:
         return 0, args[0], 1

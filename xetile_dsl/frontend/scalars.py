@@ -1,65 +1,120 @@
-"""Binary operators on constexprs (folded in Python) and index/float scalars (arith ops)."""
+"""Python operators on constexprs (folded here), runtime scalars and tile values.
+
+Operands are unified by :mod:`.semantic` (promotion, broadcasting), then one arith op is
+emitted on scalars or element-wise on vectors; which op depends on the element type
+(float, signed or unsigned int).
+"""
 from __future__ import annotations
 
 import ast
 import operator
 
 from xdsl.dialects import arith
-from xdsl.dialects.builtin import FloatAttr, IndexType
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IndexType, f32, i1
 
-from .types import is_float
+from ..dialects import _arith_vector as av
+from . import semantic as sem
+from .types import is_float, is_unsigned
 
 _PY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
        ast.Mod: operator.mod, ast.Div: operator.truediv, ast.Pow: operator.pow, ast.LShift: operator.lshift,
-       ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor}
-_INT_OPS = {ast.Add: arith.AddiOp, ast.Sub: arith.SubiOp, ast.Mult: arith.MuliOp, ast.FloorDiv: arith.FloorDivSIOp,
-            ast.Mod: arith.RemSIOp, ast.BitAnd: arith.AndIOp, ast.BitOr: arith.OrIOp, ast.BitXor: arith.XOrIOp,
-            ast.LShift: arith.ShLIOp, ast.RShift: arith.ShRSIOp}
-_FLOAT_OPS = {ast.Add: arith.AddfOp, ast.Sub: arith.SubfOp, ast.Mult: arith.MulfOp, ast.Div: arith.DivfOp}
+       ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
+       ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Eq: operator.eq,
+       ast.NotEq: operator.ne}
+# (signed int op, unsigned int op, float op)
+_OPS = {ast.Add: (arith.AddiOp, arith.AddiOp, arith.AddfOp), ast.Sub: (arith.SubiOp, arith.SubiOp, arith.SubfOp),
+        ast.Mult: (arith.MuliOp, arith.MuliOp, arith.MulfOp), ast.Div: (None, None, arith.DivfOp),
+        ast.FloorDiv: (arith.FloorDivSIOp, arith.DivUIOp, None), ast.Mod: (arith.RemSIOp, arith.RemUIOp, None),
+        ast.BitAnd: (arith.AndIOp, arith.AndIOp, None), ast.BitOr: (arith.OrIOp, arith.OrIOp, None),
+        ast.BitXor: (arith.XOrIOp, arith.XOrIOp, None), ast.LShift: (arith.ShLIOp, arith.ShLIOp, None),
+        ast.RShift: (arith.ShRSIOp, arith.ShRUIOp, None)}
+_CMP = {ast.Lt: ("slt", "ult", "olt"), ast.LtE: ("sle", "ule", "ole"), ast.Gt: ("sgt", "ugt", "ogt"),
+        ast.GtE: ("sge", "uge", "oge"), ast.Eq: ("eq", "eq", "oeq"), ast.NotEq: ("ne", "ne", "une")}
+_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%",
+           ast.Pow: "**", ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>",
+           ast.MatMult: "@"}
+
+
+def _fold(builder, op, lhs, rhs, node):
+    try:
+        return _PY[type(op)](lhs, rhs)
+    except (KeyError, TypeError, ZeroDivisionError) as exc:
+        raise builder.error(node, f"cannot fold constant expression: {exc}") from None
+
+
+def _variant(elem) -> int:
+    """0 signed int (and index), 1 unsigned int (and i1), 2 float."""
+    if is_float(elem):
+        return 2
+    return 1 if (is_unsigned(elem) or elem == i1) else 0
+
+
+def _check_operands(builder, values, node) -> None:
+    for v in values:
+        if not (sem.is_const(v) or sem.is_tile(v) or sem.is_scalar(v)):
+            from .ast_to_xetile import describe
+
+            raise builder.error(node, f"type mismatch: arithmetic needs numbers, scalars or tile values, "
+                                f"got {describe(v)}")
 
 
 def binop(builder, op: ast.operator, lhs, rhs, node: ast.AST):
-    """``lhs <op> rhs`` for constexprs and scalars (tile arithmetic lives in tile_ops)."""
-    if not isinstance(lhs, SSAValue) and not isinstance(rhs, SSAValue):
-        try:
-            return _PY[type(op)](lhs, rhs)
-        except (KeyError, TypeError, ZeroDivisionError) as exc:
-            raise builder.error(node, f"cannot fold constant expression: {exc}") from None
-    kind = _scalar_kind(builder, lhs, rhs, node)
-    if kind == "index":
-        cls = _INT_OPS.get(type(op))
-        if cls is None:
-            raise builder.error(node, f"operator {type(op).__name__} is not supported on integer scalars")
-        if type(op) is ast.FloorDiv:
-            # Python floors; arith.floordivsi floors too, so semantics match for negatives.
-            pass
-        return builder.emit(cls(builder.index(lhs, node), builder.index(rhs, node))).result
-    cls = _FLOAT_OPS.get(type(op))
+    """``lhs <op> rhs``: folded for constexprs, else one arith op (element-wise on tiles)."""
+    if not isinstance(lhs, sem.SSAValue) and not isinstance(rhs, sem.SSAValue):
+        return _fold(builder, op, lhs, rhs, node)
+    _check_operands(builder, (lhs, rhs), node)
+    elem = sem.operand_type((lhs, rhs))
+    if isinstance(op, ast.Div) and not is_float(elem):
+        elem = f32  # true division gives a float, as in Python
+    if isinstance(op, ast.FloorDiv | ast.Mod) and is_float(elem):
+        raise builder.error(node, f"operator {_SYMBOL[type(op)]} is only defined on integers here, got "
+                            f"{sem.describe_type(elem)} operands")
+    cls_row = _OPS.get(type(op))
+    cls = cls_row[_variant(elem)] if cls_row else None
     if cls is None:
-        raise builder.error(node, f"operator {type(op).__name__} is not supported on float scalars")
-    return builder.emit(cls(_as_float(builder, lhs, kind, node), _as_float(builder, rhs, kind, node))).result
+        raise builder.error(node, f"operator {_SYMBOL.get(type(op), type(op).__name__)} is not supported on "
+                            f"{sem.describe_type(elem)} values")
+    (a, b), _, _ = sem.unify(builder, (lhs, rhs), node, elem)
+    return builder.emit(cls(a, b)).result
 
 
-def _scalar_kind(builder, lhs, rhs, node):
-    types = [v.type for v in (lhs, rhs) if isinstance(v, SSAValue)]
-    for t in types:
-        if not (isinstance(t, IndexType) or is_float(t)):
-            from .ast_to_xetile import describe
-
-            raise builder.error(node, f"arithmetic on {describe(lhs if isinstance(lhs, SSAValue) else rhs)} "
-                                f"is not supported yet; only integer and float scalars")
-    floats = [t for t in types if is_float(t)]
-    if floats:
-        return floats[0]
-    if any(isinstance(v, float) for v in (lhs, rhs)):
-        raise builder.error(node, "mixing a float constant with an integer scalar; convert explicitly")
-    return "index"
+def compare(builder, op: ast.cmpop, lhs, rhs, node: ast.AST):
+    """``lhs <cmp> rhs``: a Python bool for constexprs, else i1 (element-wise on tiles)."""
+    if not isinstance(lhs, sem.SSAValue) and not isinstance(rhs, sem.SSAValue):
+        return _fold(builder, op, lhs, rhs, node)
+    if type(op) not in _CMP:
+        raise builder.error(node, f"comparison {type(op).__name__} is not supported in kernels")
+    _check_operands(builder, (lhs, rhs), node)
+    (a, b), elem, _ = sem.unify(builder, (lhs, rhs), node)
+    pred = _CMP[type(op)][_variant(elem)]
+    cls = av.CmpfOp if is_float(elem) else av.CmpiOp
+    return builder.emit(cls(a, b, pred)).result
 
 
-def _as_float(builder, value, ftype, node):
-    if isinstance(value, SSAValue):
-        if value.type != ftype:
-            raise builder.error(node, f"float scalars of different types ({value.type} vs {ftype})")
-        return value
-    return builder.emit(arith.ConstantOp(FloatAttr(float(value), ftype))).result
+def unary(builder, op: ast.unaryop, operand, node: ast.AST):
+    """``-x``, ``+x``, ``~x``, ``not x``."""
+    if not isinstance(operand, sem.SSAValue):
+        try:
+            return {ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert,
+                    ast.Not: operator.not_}[type(op)](operand)
+        except TypeError as exc:
+            raise builder.error(node, f"cannot fold constant expression: {exc}") from None
+    _check_operands(builder, (operand,), node)
+    elem, shape = sem.elem_of(operand), sem.shape_of(operand)
+    if isinstance(op, ast.UAdd):
+        return operand
+    if isinstance(op, ast.USub):
+        if is_float(elem):
+            return builder.emit(arith.NegfOp(operand)).result
+        return builder.emit(arith.SubiOp(sem.constant(builder, 0, elem, shape), operand)).result
+    if isinstance(op, ast.Not) and elem != i1:
+        raise builder.error(node, "`not` needs a boolean (a comparison result); use == 0 for numbers")
+    if is_float(elem):
+        raise builder.error(node, f"operator ~ is only defined on integers, got {sem.describe_type(elem)}")
+    ones = 1 if elem == i1 else (-1 if not is_unsigned(elem) else (1 << elem.width.data) - 1)
+    if isinstance(elem, IndexType):
+        ones = -1
+    return builder.emit(arith.XOrIOp(operand, sem.constant(builder, ones, elem, shape))).result
+
+
+__all__ = ["binop", "compare", "unary", "f32"]

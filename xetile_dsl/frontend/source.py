@@ -52,3 +52,28 @@ def _file_lines(filename: str, fn_lines: list[str], first_line: int) -> list[str
             return fh.read().splitlines()
     except OSError:
         return [""] * (first_line - 1) + [ln.rstrip("\n") for ln in fn_lines]
+
+
+def dependencies(fn, _seen: set | None = None) -> str:
+    """What else a kernel's binary depends on, as text for the cache key: the values of
+    the constexpr (and plain number) globals it names and the source of the ``@jit``
+    functions it calls, recursively."""
+    from ..language.core import constexpr
+
+    seen = _seen if _seen is not None else set()
+    if fn in seen:
+        return ""
+    seen.add(fn)
+    parts = []
+    names = set(fn.__code__.co_names)
+    for const in fn.__code__.co_consts:  # nested code objects (comprehensions)
+        names.update(getattr(const, "co_names", ()))
+    for name in sorted(names):
+        value = fn.__globals__.get(name)
+        if isinstance(value, constexpr):
+            parts.append(f"{name}={value.value!r}")
+        elif isinstance(value, (bool, int, float, str)):
+            parts.append(f"{name}={value!r}")
+        elif type(value).__name__ == "JITFunction" and hasattr(value, "fn"):
+            parts.append(f"{name}:{KernelSource.of(value.fn).text}{dependencies(value.fn, seen)}")
+    return ";".join(parts)

@@ -5,7 +5,7 @@ import ast
 import inspect
 
 from xdsl.dialects import gpu
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, VectorType
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr, VectorType, i1
 from xdsl.ir import SSAValue
 
 from ..dialects import xetile
@@ -46,8 +46,30 @@ def build_num_programs(builder, node: ast.Call):
     return builder.emit(gpu.GridDimOp(_axis(builder, node, args["axis"]))).result
 
 
-def _int_pair(builder, arg: ast.AST, what: str, constexpr: bool):
-    values = builder.visit(arg)
+def build_subgroup_id(builder, node: ast.Call):
+    _bind(builder, node)
+    return builder.emit(gpu.SubgroupIdOp()).result
+
+
+def build_num_subgroups(builder, node: ast.Call):
+    _bind(builder, node)
+    return builder.emit(gpu.NumSubgroupsOp()).result
+
+
+def wg_map_attr(builder, arg: ast.AST | None):
+    """The ``#xetile.wg_map`` of an ``xt.wg_map(...)`` constexpr (None when absent)."""
+    if arg is None or _is_none(arg):
+        return None
+    value = builder.constexpr(arg, "wg_map")
+    if not isinstance(value, lang.wg_map):
+        raise builder.error(arg, f"expected an xt.wg_map(sg_layout=[..], sg_data=[..]), got {describe(value)}")
+    if len(value.sg_layout) != 2 or len(value.sg_data) != 2:
+        raise builder.error(arg, f"wg_map needs two sg_layout and two sg_data entries, got {value}")
+    return xetile.WgMapAttr(value.sg_layout, value.sg_data)
+
+
+def _int_pair(builder, arg: ast.AST, what: str, constexpr: bool, values=None):
+    values = builder.visit(arg) if values is None else values
     if not isinstance(values, (list, tuple)) or len(values) != 2:
         raise builder.error(arg, f"{what} must be a list of two integers, got {describe(values)}")
     if constexpr and any(isinstance(v, SSAValue) or not isinstance(v, int) or v <= 0 for v in values):
@@ -60,16 +82,37 @@ def build_init_tile(builder, node: ast.Call):
     base = builder.visit(args["base"])
     if not (isinstance(base, SSAValue) and isinstance(base.type, MemRefType)):
         raise builder.error(args["base"], f"init_tile needs a 2-D array argument as its base, got {describe(base)}")
+    offsets = builder.visit(args["offsets"])
+    if isinstance(offsets, SSAValue) and isinstance(offsets.type, VectorType):
+        return _init_scatter_tile(builder, node, args, base, offsets)
+    if "shape" not in args:
+        raise builder.error(node, "init_tile needs a shape, e.g. init_tile(a, [row, col], [BM, BK])")
     shape = _int_pair(builder, args["shape"], "the tile shape", constexpr=True)
-    offsets = [builder.index(v, args["offsets"]) for v in _int_pair(builder, args["offsets"], "offsets", False)]
+    offsets = [builder.index(v, args["offsets"])
+               for v in _int_pair(builder, args["offsets"], "offsets", False, values=offsets)]
     order = tuple(builder.constexpr(args["order"], "order")) if "order" in args else (1, 0)
     if order not in ((1, 0), (0, 1)):
         raise builder.error(args["order"], f"order must be (1, 0) (row-major) or (0, 1) (column-major), got {order}")
-    if order != (1, 0):
-        raise builder.error(args["order"], "column-major tiles (order=(0, 1)) are not supported by the compiler yet")
     sizes, strides = builder.array_meta[base]
-    tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(order=order))
+    if order == (0, 1):  # the transposed view of a row-major array: swap extents, unit row stride
+        sizes, strides = sizes[::-1], [strides[1], strides[0]]
+    wg = wg_map_attr(builder, args.get("wg_map"))
+    tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(order=order, wg_map=wg))
     return builder.emit(xetile.InitTileOp(base, offsets, tile_type, sizes, strides)).tile
+
+
+def _init_scatter_tile(builder, node, args, base, offsets):
+    from . import semantic as sem
+
+    if "shape" in args and not _is_none(args["shape"]):
+        raise builder.error(args["shape"], "a scattered tile (offsets given as a tile value) takes its shape "
+                            "from the offsets; drop the shape argument")
+    if is_float(offsets.type.element_type):
+        raise builder.error(args["offsets"], "scatter offsets must be integers (element offsets into the array)")
+    offsets = sem.convert(builder, offsets, INDEX, node)
+    shape = list(offsets.type.get_shape())
+    tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(scattered=True))
+    return builder.emit(xetile.InitTileOp(base, [offsets], tile_type)).tile
 
 
 def _tile(builder, arg: ast.AST, op: str) -> SSAValue:
@@ -146,6 +189,13 @@ def build_tile_mma(builder, node: ast.Call):
     if k != k2:
         raise builder.error(node, f"tile_mma: inner dimensions differ: a is {m}x{k}, b is {k2}x{n}")
     ta, tb = type_name(a.type.element_type), type_name(b.type.element_type)
+    precision = builder.constexpr(args["input_precision"], "input_precision") if "input_precision" in args else None
+    if precision not in (None, "tf32"):
+        raise builder.error(args["input_precision"], f"input_precision must be None or \"tf32\", got {precision!r}")
+    if precision == "tf32":
+        if (ta, tb) != ("f32", "f32"):
+            raise builder.error(node, f"tile_mma: input_precision=\"tf32\" needs f32 inputs, got {ta} x {tb}")
+        ta = tb = "tf32"
     cfg = builder.target.dpas_for(ta, tb)
     if cfg is None:
         raise builder.error(node, f"tile_mma: {ta} x {tb} has no matrix engine form on {builder.target.name}; "
@@ -164,7 +214,96 @@ def build_tile_mma(builder, node: ast.Call):
         raise builder.error(args.get("c", node), f"tile_mma: {ta} x {tb} cannot accumulate in {acc_name} on "
                             f"{builder.target.name}; use an accumulator of dtype {', '.join(supported)}")
     rtype = VectorType(ir_type(acc_name), [m, n])
-    return builder.emit(xetile.TileMMAOp(a, b, c, rtype)).output
+    op = builder.emit(xetile.TileMMAOp(a, b, c, rtype, wg_map_attr(builder, args.get("wg_map"))))
+    if precision == "tf32":
+        op.attributes["input_precision"] = StringAttr("tf32")
+    return op.output
+
+
+_ATOMIC = {"add": ("addi", "addi", "addf"), "mul": ("muli", "muli", "mulf"), "max": ("maxs", "maxu", "maximumf"),
+           "min": ("mins", "minu", "minimumf"), "and": ("andi", "andi", None), "or": ("ori", "ori", None),
+           "assign": ("assign", "assign", "assign")}
+
+
+def build_atomic_rmw(builder, node: ast.Call):
+    from . import semantic as sem
+    from .types import is_unsigned
+
+    args = _bind(builder, node)
+    kind = builder.constexpr(args["kind"], "the atomic kind")
+    tile = _tile(builder, args["tile"], "atomic_rmw")
+    elem = tile.type.element_type
+    value = sem.coerce(builder, builder.visit(args["value"]), elem, tuple(tile.type.get_shape()), args["value"])
+    if kind in _ATOMIC:
+        kind = _ATOMIC[kind][2 if is_float(elem) else 1 if is_unsigned(elem) else 0]
+    if kind not in xetile.ATOMIC_KINDS:
+        raise builder.error(args["kind"], f"atomic_rmw: kind {args_repr(kind)} is not defined for "
+                            f"{type_name(elem)}; use add, mul, max, min, and, or or assign")
+    return builder.emit(xetile.AtomicRMWOp(kind, value, tile)).result
+
+
+def args_repr(value) -> str:
+    return repr(value) if value is not None else "None"
+
+
+def _scatter_tile(builder, arg, op):
+    tile = _tile(builder, arg, op)
+    if not tile.type.attr.is_scattered:
+        raise builder.error(arg, f"{op} needs a scattered tile: init_tile(base, offsets) with a tile value of "
+                            f"offsets; use load_tile/store_tile for block tiles")
+    return tile
+
+
+def _mask(builder, args, shape, node):
+    from . import semantic as sem
+
+    if "mask" not in args or _is_none(args["mask"]):
+        return sem.constant(builder, 1, i1, shape)
+    mask = builder.visit(args["mask"])
+    if not (sem.is_const(mask) or sem.elem_of(mask) == i1):
+        raise builder.error(args["mask"], f"type mismatch: the mask must be a comparison result, got {describe(mask)}")
+    return sem.coerce(builder, mask, i1, shape, args["mask"])
+
+
+def build_load_gather(builder, node: ast.Call):
+    args = _bind(builder, node)
+    tile = _scatter_tile(builder, args["tile"], "load_gather")
+    shape = tuple(tile.type.get_shape())
+    mask = _mask(builder, args, shape, node)
+    padding = builder.constexpr(args["padding"], "padding") if "padding" in args else 0
+    elem = tile.type.element_type
+    pad = None
+    if padding != 0:
+        pad = FloatAttr(float(padding), elem) if is_float(elem) else IntegerAttr(int(padding), elem)
+    return builder.emit(xetile.LoadGatherOp(tile, mask, VectorType(elem, list(shape)), pad)).value
+
+
+def build_store_scatter(builder, node: ast.Call):
+    from . import semantic as sem
+
+    args = _bind(builder, node)
+    tile = _scatter_tile(builder, args["tile"], "store_scatter")
+    shape = tuple(tile.type.get_shape())
+    value = builder.visit(args["value"])
+    if sem.is_tile(value) and sem.elem_of(value) != tile.type.element_type:
+        raise builder.error(args["value"], f"store_scatter: value dtype {type_name(sem.elem_of(value))} differs "
+                            f"from the array's {type_name(tile.type.element_type)}; convert it first")
+    value = sem.coerce(builder, value, tile.type.element_type, shape, args["value"])
+    mask = _mask(builder, args, shape, node)
+    builder.written_arrays.add(_root_array(tile))
+    builder.emit(xetile.StoreScatterOp(value, tile, mask))
+
+
+def build_tile_conv_layout(builder, node: ast.Call):
+    args = _bind(builder, node)
+    value = builder.visit(args["value"])
+    if not (isinstance(value, SSAValue) and isinstance(value.type, VectorType)):
+        raise builder.error(args["value"], f"tile_conv_layout expects a tile value, got {describe(value)}")
+    target = wg_map_attr(builder, args["wg_map"])
+    if target is None:
+        raise builder.error(node, "tile_conv_layout needs the target wg_map")
+    source = wg_map_attr(builder, args.get("source_wg_map"))
+    return builder.emit(xetile.TileConvLayoutOp(value, target, source)).result
 
 
 def _is_none(arg: ast.AST) -> bool:
@@ -177,18 +316,6 @@ def _shape_and_dtype(builder, args):
     if not isinstance(dt, lang.dtype):
         raise builder.error(args["dtype"], f"dtype must be an xetile_dsl dtype such as xt.float32, got {dt!r}")
     return shape, dt
-
-
-def build_zeros(builder, node: ast.Call):
-    shape, dt = _shape_and_dtype(builder, _bind(builder, node))
-    return builder.emit(dense_splat(shape, dt.name, 0)).result
-
-
-def build_full(builder, node: ast.Call):
-    args = _bind(builder, node)
-    shape, dt = _shape_and_dtype(builder, args)
-    value = builder.constexpr(args["value"], "the fill value")
-    return builder.emit(dense_splat(shape, dt.name, value)).result
 
 
 __all__ = [name for name in dir() if name.startswith("build_")] + ["INDEX"]

@@ -33,8 +33,12 @@ class dtype:  # noqa: N801
         return self.name in ("f16", "bf16", "f32", "f64", "tf32")
 
     @property
+    def is_int(self) -> bool:
+        return not self.is_float
+
+    @property
     def bits(self) -> int:
-        return {"f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64, "i8": 8, "u8": 8,
+        return {"i1": 1, "f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64, "i8": 8, "u8": 8,
                 "i16": 16, "i32": 32, "u32": 32, "i64": 64}[self.name]
 
     def __repr__(self) -> str:
@@ -49,8 +53,31 @@ int8 = dtype("i8")
 uint8 = dtype("u8")
 int32 = dtype("i32")
 int64 = dtype("i64")
+int1 = dtype("i1")
 _DTYPE_PY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "tf32": "tfloat32",
-                   "i8": "int8", "u8": "uint8", "i32": "int32", "i64": "int64"}
+                   "i8": "int8", "u8": "uint8", "i32": "int32", "i64": "int64", "i1": "int1"}
+
+
+@dataclass(frozen=True)
+class wg_map:  # noqa: N801 - the RFC's attribute name
+    """How a workgroup-level tile is split among subgroups (``#xetile.wg_map``).
+
+    ``sg_layout`` subgroups (row-major subgroup ids) each own ``sg_data`` elements. A
+    compile-time value: build it in the kernel or as a global. Example::
+
+        LAYOUT = xt.wg_map(sg_layout=[2, 2], sg_data=[32, 32])
+        t = xt.init_tile(a, [0, 0], [64, 64], wg_map=LAYOUT)
+    """
+
+    sg_layout: tuple
+    sg_data: tuple
+
+    def __post_init__(self):
+        object.__setattr__(self, "sg_layout", tuple(self.sg_layout))
+        object.__setattr__(self, "sg_data", tuple(self.sg_data))
+
+
+wg_map.__xetile_constexpr_fn__ = True
 
 
 def builtin(fn):
@@ -67,54 +94,102 @@ def builtin(fn):
 
 @builtin
 def program_id(axis):
-    """Index of this workgroup along grid ``axis`` (0, 1 or 2)."""
+    """Index of this workgroup along grid ``axis`` (0, 1 or 2).
+
+    Example: ``pid_m = xt.program_id(0)``"""
 
 
 @builtin
 def num_programs(axis):
-    """Number of workgroups along grid ``axis``."""
+    """Number of workgroups along grid ``axis``. Example: ``n = xt.num_programs(1)``"""
 
 
 @builtin
-def init_tile(base, offsets, shape, order=(1, 0)):
+def subgroup_id():
+    """Index of this subgroup within its workgroup. Example: ``sg = xt.subgroup_id()``"""
+
+
+@builtin
+def num_subgroups():
+    """Number of subgroups in a workgroup. Example: ``n = xt.num_subgroups()``"""
+
+
+@builtin
+def init_tile(base, offsets, shape=None, order=(1, 0), wg_map=None):
     """A tile of ``shape`` (constexprs) over the 2-D array ``base`` at ``offsets`` (rows, cols).
 
-    ``order=(0, 1)`` views a column-major base. Example::
+    ``order=(0, 1)`` views a row-major array as its transpose (column-major view: offsets
+    and shape are in the transposed view). ``wg_map`` makes it a workgroup-level tile.
+    With a tile value of integer element offsets instead of ``[row, col]`` (and no
+    ``shape``), it is a *scattered* tile for ``load_gather``/``store_scatter``. Example::
 
         ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
+        tbt = xt.init_tile(bt, [0, pid_n * BN], [BK, BN], order=(0, 1))   # B given as B^T
+        ts = xt.init_tile(a, xt.arange(0, 16) * 2)                           # every other element
     """
 
 
 @builtin
 def load_tile(tile, padding=0):
-    """Load ``tile`` into a value; elements outside the array read as ``padding``."""
+    """Load ``tile`` into a value; elements outside the array read as ``padding``.
+
+    Example: ``va = xt.load_tile(ta)``"""
 
 
 @builtin
 def store_tile(value, tile):
-    """Store ``value`` into the memory ``tile`` covers (out-of-bounds elements are dropped)."""
+    """Store ``value`` into the memory ``tile`` covers (out-of-bounds elements are dropped).
+
+    Example: ``xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]))``"""
 
 
 @builtin
 def prefetch_tile(tile, locality=3):
-    """Hint the hardware to bring ``tile`` into cache."""
+    """Hint the hardware to bring ``tile`` into cache. Example: ``xt.prefetch_tile(ta)``"""
 
 
 @builtin
 def update_tile_offset(tile, row_delta, col_delta):
-    """``tile`` moved by (row_delta, col_delta) elements."""
+    """``tile`` moved by (row_delta, col_delta) elements.
+
+    Example: ``ta = xt.update_tile_offset(ta, 0, BK)``"""
 
 
 @builtin
-def tile_mma(a, b, c=None):
-    """``a @ b (+ c)``; f16/bf16 inputs accumulate in f32, int8 inputs in i32."""
+def tile_mma(a, b, c=None, input_precision=None, wg_map=None):
+    """``a @ b (+ c)``; f16/bf16 inputs accumulate in f32, int8/uint8 inputs in i32.
+
+    ``input_precision="tf32"`` multiplies f32 inputs on the matrix engine in tf32.
+    ``wg_map`` describes the result of a workgroup-level mma. Example::
+
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+    """
 
 
 @builtin
-def zeros(shape, dtype):
-    """A value of ``shape`` filled with 0 of ``dtype``."""
+def atomic_rmw(kind, value, tile):
+    """Atomically combine ``value`` into the memory of ``tile``; returns the old values.
+
+    ``kind`` is "add", "max", "min", "mul", "and", "or", "assign" (or an arith atomic
+    kind such as "addf"). Example: ``xt.atomic_rmw("add", partial, xt.init_tile(c, [0, 0], [8, 16]))``"""
 
 
 @builtin
-def full(shape, value, dtype):
-    """A value of ``shape`` filled with ``value`` of ``dtype``."""
+def load_gather(tile, mask=None, padding=0):
+    """Load a scattered tile; lanes whose ``mask`` is false read ``padding``.
+
+    Example: ``v = xt.load_gather(xt.init_tile(a, offs), offs < n)``"""
+
+
+@builtin
+def store_scatter(value, tile, mask=None):
+    """Store ``value`` through a scattered tile where ``mask`` is true.
+
+    Example: ``xt.store_scatter(v, xt.init_tile(c, offs), offs < n)``"""
+
+
+@builtin
+def tile_conv_layout(value, wg_map, source_wg_map=None):
+    """Redistribute a workgroup-level value to the layout ``wg_map``.
+
+    Example: ``v = xt.tile_conv_layout(v, xt.wg_map([4, 1], [8, 64]))``"""

@@ -1,0 +1,266 @@
+"""Control flow: statement lists with early returns, ``if``/``else`` (``scf.if``),
+``while`` (``scf.while``), ``static_range`` (unrolled) and inlined calls of ``@jit``
+functions.
+
+Early returns are handled by moving the statements after an ``if`` that returns into
+the branch that does not return, recursively, so every ``return`` ends up last in its
+branch; values of names reassigned in a branch leave the ``scf.if`` as its results.
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+
+from xdsl.dialects import scf
+from xdsl.dialects.builtin import IndexType, f32, i1
+from xdsl.ir import Block, Region, SSAValue
+
+from . import semantic as sem
+
+RETURN = "__return__"
+_MAX_INLINE_DEPTH = 16
+
+
+def ends_with_return(stmts: list[ast.stmt]) -> bool:
+    """True when every path through ``stmts`` ends in ``return``."""
+    if not stmts:
+        return False
+    last = stmts[-1]
+    if isinstance(last, ast.Return):
+        return True
+    return isinstance(last, ast.If) and ends_with_return(last.body) and ends_with_return(last.orelse)
+
+
+def _contains_return(stmt: ast.stmt) -> bool:
+    return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
+
+
+def run_body(builder, stmts: list[ast.stmt]) -> None:
+    """Visit ``stmts``; stop after a ``return``; push the rest into non-returning branches."""
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ast.If) and _contains_return(stmt) and i + 1 < len(stmts):
+            rest = stmts[i + 1:]
+            body = stmt.body if ends_with_return(stmt.body) else stmt.body + rest
+            orelse = stmt.orelse if ends_with_return(stmt.orelse) else stmt.orelse + rest
+            builder.visit(ast.copy_location(ast.If(test=stmt.test, body=body, orelse=orelse), stmt))
+            return
+        builder.visit(stmt)
+        if isinstance(stmt, ast.Return):
+            return
+
+
+def scalar_condition(builder, value, node: ast.AST) -> SSAValue:
+    """A runtime condition as an i1 scalar (numbers compare with 0, as Python's truth)."""
+    if sem.is_tile(value):
+        raise builder.error(node, "type mismatch: a condition must be a scalar, not a tile value; use "
+                            "xt.where(cond, a, b) for element-wise choices")
+    if not sem.is_scalar(value):
+        from .ast_to_xetile import describe
+
+        raise builder.error(node, f"type mismatch: a condition must be a scalar, got {describe(value)}")
+    return sem.convert(builder, value, i1, node)
+
+
+def materialize(builder, value, node: ast.AST):
+    """A Python number as a runtime scalar (int -> index, float -> f32, bool -> i1)."""
+    if isinstance(value, bool):
+        return sem.constant(builder, int(value), i1)
+    if isinstance(value, int):
+        return sem.constant(builder, value, IndexType())
+    if isinstance(value, float):
+        return sem.constant(builder, value, f32)
+    return value
+
+
+# ----------------------------------------------------------------------------- if / else
+def lower_if(builder, node: ast.If) -> None:
+    """``if`` on a constexpr (only the taken branch is compiled) or a runtime scalar (``scf.if``)."""
+    cond = builder.visit(node.test)
+    if not isinstance(cond, SSAValue):
+        run_body(builder, node.body if cond else node.orelse)
+        return
+    cond = scalar_condition(builder, cond, node.test)
+    before = dict(builder.env)
+    then_block, then_env = _branch(builder, node.body, before)
+    else_block, else_env = _branch(builder, node.orelse, before)
+    names = [n for n in dict.fromkeys([*then_env, *else_env])
+             if (n in before or (n in then_env and n in else_env))
+             and not (then_env.get(n, before.get(n)) is else_env.get(n, before.get(n)))]
+    results = []
+    for name in names:
+        t, e = then_env.get(name, before.get(name)), else_env.get(name, before.get(name))
+        if not isinstance(t, SSAValue) and not isinstance(e, SSAValue):
+            if t != e:
+                raise builder.error(node, f"{name!r} gets different compile-time values in the two branches of "
+                                    f"a runtime if; make it a runtime value (e.g. assign a scalar) first")
+            before[name] = t
+            continue
+        results.append((name, t, e))
+    then_vals = _coerce_branch(builder, then_block, [(n, t, e) for n, t, e in results], node, 1)
+    else_vals = _coerce_branch(builder, else_block, [(n, e, t) for n, t, e in results], node, 1)
+    for (name, *_), a, b in zip(results, then_vals, else_vals):
+        if a.type != b.type:
+            raise builder.error(node, f"type mismatch: {name!r} is {_ty(a)} in the if branch but {_ty(b)} in the "
+                                f"else branch; both branches must give it one type")
+    _yield(builder, then_block, then_vals)
+    _yield(builder, else_block, else_vals)
+    op = builder.emit(scf.IfOp(cond, [v.type for v in then_vals], Region(then_block), Region(else_block)))
+    builder.env = before
+    for (name, *_), res in zip(results, op.results):
+        res.name_hint = name if name != RETURN else None
+        builder.env[name] = res
+
+
+def _ty(value) -> str:
+    shape = sem.shape_of(value)
+    elem = sem.describe_type(sem.elem_of(value))
+    return f"a tile value {'x'.join(map(str, shape))}x{elem}" if shape else f"a scalar of type {elem}"
+
+
+def _branch(builder, stmts, before):
+    outer = builder.block
+    block = Block()
+    builder.block, builder.env = block, dict(before)
+    try:
+        run_body(builder, stmts)
+        return block, builder.env
+    finally:
+        builder.block = outer
+
+
+def _coerce_branch(builder, block, triples, node, _):
+    """Values to yield from one branch: Python numbers become constants of the other
+    branch's type, emitted in this branch."""
+    outer = builder.block
+    builder.block = block
+    try:
+        out = []
+        for name, mine, other in triples:
+            if not isinstance(mine, SSAValue):
+                if not sem.is_const(mine) or not isinstance(other, SSAValue):
+                    raise builder.error(node, f"{name!r} must be a number, scalar or tile in both branches")
+                mine = sem.coerce(builder, mine, sem.elem_of(other), sem.shape_of(other), node)
+            out.append(mine)
+        return out
+    finally:
+        builder.block = outer
+
+
+def _yield(builder, block, values) -> None:
+    outer = builder.block
+    builder.block = block
+    builder.emit(scf.YieldOp(*values))
+    builder.block = outer
+
+
+# ----------------------------------------------------------------------------- while
+def lower_while(builder, node: ast.While) -> None:
+    """``while cond:`` -> ``scf.while``; names reassigned in the body are carried."""
+    from .loops import assigned_names
+
+    if node.orelse:
+        raise builder.error(node, "while ... else is not supported in kernels")
+    _no_return_in_loop(builder, node)
+    carried = [n for n in assigned_names(node.body) if n in builder.env]
+    for name in carried:
+        builder.env[name] = materialize(builder, builder.env[name], node)
+        if not isinstance(builder.env[name], SSAValue):
+            raise builder.error(node, f"{name!r} cannot be reassigned inside a loop (it is {builder.env[name]!r})")
+    inits = [builder.env[n] for n in carried]
+    types = [v.type for v in inits]
+    outer_block, outer_env = builder.block, dict(builder.env)
+    before, after = Block(arg_types=types), Block(arg_types=types)
+    builder.block = before
+    _bind_args(builder, carried, before)
+    cond = builder.visit(node.test)
+    cond = scalar_condition(builder, materialize(builder, cond, node.test), node.test)
+    builder.emit(scf.ConditionOp(cond, *before.args))
+    builder.block = after
+    builder.env = dict(outer_env)
+    _bind_args(builder, carried, after)
+    builder.loop_depth += 1
+    try:
+        run_body(builder, node.body)
+    finally:
+        builder.loop_depth -= 1
+    yielded = [builder.env[n] for n in carried]
+    yielded = check_carried(builder, node, carried, inits, yielded)
+    builder.emit(scf.YieldOp(*yielded))
+    builder.block, builder.env = outer_block, outer_env
+    op = builder.emit(scf.WhileOp(inits, types, Region(before), Region(after)))
+    for name, res in zip(carried, op.results):
+        res.name_hint = name
+        builder.env[name] = res
+
+
+def _bind_args(builder, names, block) -> None:
+    for name, arg in zip(names, block.args):
+        arg.name_hint = name
+        builder.env[name] = arg
+
+
+def check_carried(builder, node, names, inits, yielded) -> list[SSAValue]:
+    """Loop-carried values keep their type from one iteration to the next (numbers
+    assigned in the body become constants of the carried type)."""
+    out = []
+    for name, before, after in zip(names, inits, yielded):
+        if sem.is_const(after):
+            after = sem.coerce(builder, after, sem.elem_of(before), sem.shape_of(before), node)
+        out.append(after)
+        if not isinstance(after, SSAValue) or after.type != before.type:
+            now = _ty(after) if isinstance(after, SSAValue) else repr(after)
+            raise builder.error(node, f"type mismatch: {name!r} changes type inside the loop (from {_ty(before)} "
+                                f"to {now}); loop-carried values must keep their type")
+    return out
+
+
+def _no_return_in_loop(builder, node) -> None:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Return):
+            raise builder.error(n, "return inside a loop is not supported; use a flag or restructure the loop")
+        if isinstance(n, (ast.Break, ast.Continue)):
+            raise builder.error(n, f"unsupported Python construct in a kernel: {type(n).__name__}")
+
+
+# ----------------------------------------------------------------------------- static_range
+def lower_static_for(builder, node: ast.For, args: list[ast.AST]) -> None:
+    """``for i in static_range(...)``: the body is repeated with ``i`` a constexpr."""
+    bounds = [builder.constexpr(a, "static_range bounds") for a in args]
+    if not all(isinstance(b, int) for b in bounds) or not 1 <= len(bounds) <= 3:
+        raise builder.error(node.iter, f"static_range needs 1 to 3 constexpr ints, got {bounds}")
+    if not isinstance(node.target, ast.Name):
+        raise builder.error(node.target, "the loop variable must be a single name")
+    _no_return_in_loop(builder, node)
+    for value in range(*bounds):
+        builder.env[node.target.id] = value
+        run_body(builder, node.body)
+
+
+# ----------------------------------------------------------------------------- inlining
+def inline_call(builder, callee, node: ast.Call):
+    """Compile a call of another ``@jit`` function in place; its ``return`` value is the result."""
+    from .source import KernelSource
+
+    fn = callee.fn
+    if builder.inline_depth >= _MAX_INLINE_DEPTH:
+        raise builder.error(node, f"calls nest deeper than {_MAX_INLINE_DEPTH} levels (recursive @jit calls "
+                            f"are not supported)")
+    args = [builder.visit(a) for a in node.args]
+    kwargs = {k.arg: builder.visit(k.value) for k in node.keywords}
+    try:
+        bound = inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError as exc:
+        raise builder.error(node, f"{fn.__name__}(): {exc}") from None
+    bound.apply_defaults()
+    from ..language.core import constexpr
+
+    env = {k: (v.value if isinstance(v, constexpr) else v) for k, v in bound.arguments.items()}
+    saved = (builder.src, builder.globals, builder.env, builder.loop_depth)
+    builder.src, builder.globals, builder.env, builder.loop_depth = KernelSource.of(fn), fn.__globals__, env, 0
+    builder.inline_depth += 1
+    try:
+        run_body(builder, builder.src.tree.body)
+        return builder.env.get(RETURN)
+    finally:
+        builder.inline_depth -= 1
+        builder.src, builder.globals, builder.env, builder.loop_depth = saved

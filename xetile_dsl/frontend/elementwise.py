@@ -1,0 +1,279 @@
+"""IR builders for ``xetile_dsl.language.elementwise``: math, casts, ``where``, value
+creation, reductions and shape ops.  Types and shapes come from :mod:`.semantic`."""
+from __future__ import annotations
+
+import ast
+import math as pymath
+
+from xdsl.dialects import arith, math
+from xdsl.dialects.builtin import VectorType, f32, i1, i32
+
+from ..dialects import xetile
+from ..language import core as lang
+from ..dialects import _arith_vector as av
+from . import semantic as sem
+from .tile_ops import _bind, _shape_and_dtype
+from .types import ir_type, is_float, is_unsigned
+
+_MATH = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op, "sqrt": math.SqrtOp,
+         "rsqrt": math.RsqrtOp, "sin": math.SinOp, "cos": math.CosOp, "tanh": math.TanhOp, "erf": math.ErfOp}
+_FOLD = {"exp": pymath.exp, "exp2": lambda x: 2.0 ** x, "log": pymath.log, "log2": pymath.log2, "sqrt": pymath.sqrt,
+         "rsqrt": lambda x: 1 / pymath.sqrt(x), "sin": pymath.sin, "cos": pymath.cos, "tanh": pymath.tanh,
+         "erf": pymath.erf, "sigmoid": lambda x: 1 / (1 + pymath.exp(-x))}
+# reduction name -> (signed int kind, unsigned int kind, float kind)
+_REDUCE = {"sum": ("add", "add", "add"), "prod": ("mul", "mul", "mul"), "max": ("maxsi", "maxui", "maximumf"),
+           "min": ("minsi", "minui", "minimumf")}
+_RFC_KINDS = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
+
+
+def _value(builder, arg: ast.AST, what: str):
+    value = builder.visit(arg)
+    if not (sem.is_const(value) or sem.is_tile(value) or sem.is_scalar(value)):
+        from .ast_to_xetile import describe
+
+        raise builder.error(arg, f"type mismatch: {what} must be a number, scalar or tile value, got {describe(value)}")
+    return value
+
+
+def _tile(builder, arg: ast.AST, op: str):
+    value = builder.visit(arg)
+    if not sem.is_tile(value):
+        from .ast_to_xetile import describe
+
+        raise builder.error(arg, f"type mismatch: {op} expects a tile value, got {describe(value)}")
+    return value
+
+
+def _dtype(builder, arg: ast.AST):
+    dt = builder.constexpr(arg, "dtype")
+    if not isinstance(dt, lang.dtype):
+        raise builder.error(arg, f"dtype must be an xetile_dsl dtype such as xt.float32, got {dt!r}")
+    return dt
+
+
+# ----------------------------------------------------------------------------- creation
+def build_zeros(builder, node: ast.Call):
+    shape, dt = _shape_and_dtype(builder, _bind(builder, node))
+    return sem.constant(builder, 0, ir_type(dt.name), shape)
+
+
+def build_full(builder, node: ast.Call):
+    args = _bind(builder, node)
+    shape, dt = _shape_and_dtype(builder, args)
+    value = builder.visit(args["value"])
+    if sem.is_const(value):
+        return sem.constant(builder, value, ir_type(dt.name), shape)
+    return sem.coerce(builder, value, ir_type(dt.name), shape, args["value"])
+
+
+def build_arange(builder, node: ast.Call):
+    args = _bind(builder, node)
+    start, end = (builder.constexpr(args[k], f"arange's {k}") for k in ("start", "end"))
+    if not (isinstance(start, int) and isinstance(end, int)) or end <= start:
+        raise builder.error(node, f"arange needs integer bounds with start < end, got {start!r}, {end!r}")
+    elem = ir_type(_dtype(builder, args["dtype"]).name) if "dtype" in args else i32
+    return sem.dense(builder, list(range(start, end)), elem, (1, end - start))
+
+
+# ----------------------------------------------------------------------------- casts, select
+def build_astype(builder, node: ast.Call):
+    args = _bind(builder, node)
+    value, dt = _value(builder, args["x"], "astype's input"), _dtype(builder, args["dtype"])
+    if sem.is_const(value):
+        return float(value) if dt.is_float else int(value)
+    return sem.convert(builder, value, ir_type(dt.name), node)
+
+
+def build_where(builder, node: ast.Call):
+    args = _bind(builder, node)
+    cond = _value(builder, args["condition"], "the condition")
+    x, y = _value(builder, args["x"], "x"), _value(builder, args["y"], "y")
+    return select(builder, cond, x, y, node)
+
+
+def select(builder, cond, x, y, node: ast.AST):
+    """``x if cond else y`` element-wise, broadcasting all three (``arith.select``)."""
+    if sem.is_const(cond):
+        return x if cond else y
+    if sem.elem_of(cond) != i1:
+        raise builder.error(node, f"type mismatch: the condition must be a comparison result (i1), got "
+                            f"{sem.describe_type(sem.elem_of(cond))}")
+    elem = sem.operand_type((x, y))
+    shape = sem.broadcast_shapes(builder, [sem.shape_of(v) for v in (cond, x, y)], node)
+    c = sem.coerce(builder, cond, i1, shape, node)
+    a, b = (sem.coerce(builder, v, elem, shape, node) for v in (x, y))
+    from ..dialects._arith_vector import SelectOp
+
+    return builder.emit(SelectOp(c, a, b)).result
+
+
+# ----------------------------------------------------------------------------- math
+def _float_operand(builder, node: ast.Call, name: str):
+    args = _bind(builder, node)
+    value = _value(builder, args["x"], f"{name}'s input")
+    if sem.is_const(value):
+        return value, None
+    elem = sem.elem_of(value)
+    return (value if is_float(elem) else sem.convert(builder, value, f32, node)), args
+
+
+def _make_unary(name: str):
+    def build(builder, node: ast.Call):
+        value, _ = _float_operand(builder, node, name)
+        if sem.is_const(value):
+            return _FOLD[name](float(value))
+        if name == "sigmoid":
+            return _sigmoid(builder, value)
+        return builder.emit(_MATH[name](value)).result
+
+    build.__name__ = f"build_{name}"
+    build.__doc__ = f"``xt.{name}(x)``"
+    return build
+
+
+def _sigmoid(builder, x):
+    shape, elem = sem.shape_of(x), sem.elem_of(x)
+    one = sem.constant(builder, 1.0, elem, shape)
+    e = builder.emit(math.ExpOp(builder.emit(arith.NegfOp(x)).result)).result
+    return builder.emit(arith.DivfOp(one, builder.emit(arith.AddfOp(one, e)).result)).result
+
+
+for _name in list(_MATH) + ["sigmoid"]:
+    globals()[f"build_{_name}"] = _make_unary(_name)
+
+
+def build_abs(builder, node: ast.Call):
+    args = _bind(builder, node)
+    value = _value(builder, args["x"], "abs's input")
+    if sem.is_const(value):
+        return abs(value)
+    elem = sem.elem_of(value)
+    if is_float(elem):
+        return builder.emit(math.AbsFOp(value)).result
+    return value if (is_unsigned(elem) or elem == i1) else builder.emit(math.AbsIOp(value)).result
+
+
+def _minmax(builder, node: ast.Call, ops):
+    args = _bind(builder, node)
+    x, y = _value(builder, args["x"], "x"), _value(builder, args["y"], "y")
+    if sem.is_const(x) and sem.is_const(y):
+        return max(x, y) if ops[0] is arith.MaxSIOp else min(x, y)
+    (a, b), elem, _ = sem.unify(builder, (x, y), node)
+    cls = ops[2] if is_float(elem) else ops[1] if (is_unsigned(elem) or elem == i1) else ops[0]
+    return builder.emit(cls(a, b)).result
+
+
+def build_maximum(builder, node: ast.Call):
+    return _minmax(builder, node, (arith.MaxSIOp, arith.MaxUIOp, arith.MaximumfOp))
+
+
+def build_minimum(builder, node: ast.Call):
+    return _minmax(builder, node, (arith.MinSIOp, arith.MinUIOp, arith.MinimumfOp))
+
+
+def build_fma(builder, node: ast.Call):
+    args = _bind(builder, node)
+    vals = [_value(builder, args[k], k) for k in ("x", "y", "z")]
+    if all(sem.is_const(v) for v in vals):
+        return vals[0] * vals[1] + vals[2]
+    elem = sem.operand_type(vals)
+    (a, b, c), _, _ = sem.unify(builder, vals, node, elem if is_float(elem) else f32)
+    return builder.emit(math.FmaOp(a, b, c)).result
+
+
+# ----------------------------------------------------------------------------- reductions
+def _axes(builder, arg: ast.AST | None, rank: int) -> list[int]:
+    axis = builder.constexpr(arg, "axis") if arg is not None else None
+    axes = list(range(rank)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
+    if not axes or any(not isinstance(a, int) or not 0 <= a < rank for a in axes):
+        raise builder.error(arg or builder._node, f"axis must be 0, 1, a list of them or None, got {axis!r}")
+    return sorted(set(axes))
+
+
+def reduce(builder, name: str, x, axes: list[int]):
+    """``xetile.tile_reduce`` of ``x`` along ``axes`` for reduction ``name`` (sum, prod, max, min)."""
+    elem = sem.elem_of(x)
+    if elem == i1:
+        x, elem = sem.convert(builder, x, i32, builder._node), i32
+    kind = _REDUCE[name][2 if is_float(elem) else 1 if is_unsigned(elem) else 0]
+    return builder.emit(xetile.TileReduceOp(kind, x, axes)).result
+
+
+def _make_reduction(name: str):
+    def build(builder, node: ast.Call):
+        args = _bind(builder, node)
+        x = _tile(builder, args["x"], name)
+        return reduce(builder, name, x, _axes(builder, args.get("axis"), len(sem.shape_of(x))))
+
+    build.__name__ = f"build_{name}"
+    build.__doc__ = f"``xt.{name}(x, axis)`` -> tile_reduce"
+    return build
+
+
+for _name in _REDUCE:
+    globals()[f"build_{_name}"] = _make_reduction(_name)
+
+
+def _arg_extreme(builder, node: ast.Call, name: str):
+    """Index of the first max/min along one axis: compare with the reduced extreme, keep the
+    matching positions' indices, take their minimum."""
+    args = _bind(builder, node)
+    x = _tile(builder, args["x"], f"arg{name}")
+    shape = sem.shape_of(x)
+    axes = _axes(builder, args["axis"], len(shape))
+    if len(axes) != 1:
+        raise builder.error(args["axis"], f"arg{name} reduces along one axis (0 or 1), got {axes}")
+    axis = axes[0]
+    extreme = reduce(builder, name, x, [axis])
+    hit = builder.emit((av.CmpfOp if is_float(sem.elem_of(x)) else av.CmpiOp)(
+        x, sem.stretch(builder, extreme, shape, node), "oeq" if is_float(sem.elem_of(x)) else "eq")).result
+    n = shape[axis]
+    idx_shape = [1, 1]
+    idx_shape[axis] = n
+    index = sem.stretch(builder, sem.dense(builder, list(range(n)), i32, idx_shape), shape, node)
+    from ..dialects._arith_vector import SelectOp
+
+    cand = builder.emit(SelectOp(hit, index, sem.constant(builder, n, i32, shape))).result
+    return reduce(builder, "min", cand, [axis])
+
+
+def build_argmax(builder, node: ast.Call):
+    return _arg_extreme(builder, node, "max")
+
+
+def build_argmin(builder, node: ast.Call):
+    return _arg_extreme(builder, node, "min")
+
+
+def build_tile_reduce(builder, node: ast.Call):
+    args = _bind(builder, node)
+    kind = builder.constexpr(args["kind"], "the reduction kind")
+    x = _tile(builder, args["x"], "tile_reduce")
+    axes = _axes(builder, args["axis"], len(sem.shape_of(x)))
+    if kind in _RFC_KINDS:
+        return reduce(builder, _RFC_KINDS[kind], x, axes)
+    return builder.emit(xetile.TileReduceOp(str(kind), x, axes)).result
+
+
+# ----------------------------------------------------------------------------- shape ops
+def build_broadcast_to(builder, node: ast.Call):
+    args = _bind(builder, node)
+    x = _value(builder, args["x"], "broadcast_to's input")
+    shape = builder.constexpr(args["shape"], "the shape")
+    if not isinstance(shape, (list, tuple)) or not all(isinstance(d, int) and d > 0 for d in shape):
+        raise builder.error(args["shape"], f"the shape must be a list of positive constexpr ints, got {shape!r}")
+    elem = sem.operand_type((x,))
+    return sem.coerce(builder, x, elem, tuple(shape), node)
+
+
+build_tile_broadcast = build_broadcast_to
+
+
+def build_transpose(builder, node: ast.Call):
+    args = _bind(builder, node)
+    x = _tile(builder, args["x"], "transpose")
+    m, n = sem.shape_of(x)
+    return builder.emit(xetile.TileTransposeOp(x, [1, 0], VectorType(sem.elem_of(x), [n, m]))).result
+
+
+build_tile_transpose = build_transpose

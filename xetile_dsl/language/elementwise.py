@@ -1,0 +1,156 @@
+"""Element-wise math, casts, selection, reductions, shape ops and value creation.
+
+Operands may be tile values, runtime scalars or compile-time numbers. One rule set (in
+``xetile_dsl.frontend.semantic``) decides the result element type and shape for every
+op here and for the Python operators ``+ - * / // % < <= > >= == != & | ^ ~`` and unary
+``-``:
+
+* **dtype**: equal dtypes stay; float beats int; the wider float wins (f16 with bf16
+  gives f32); the wider int wins. Scalars and Python numbers take the tile's dtype
+  unless a float meets an int tile, which gives f32. ``/`` always gives a float.
+* **shape**: tile values are 2-D; a size-1 dimension broadcasts against any size
+  (``[M, 1] + [M, N]``, ``[1, N] * [M, N]``); scalars broadcast to any shape.
+"""
+from __future__ import annotations
+
+from .core import builtin
+
+
+@builtin
+def zeros(shape, dtype):
+    """A value of ``shape`` filled with 0 of ``dtype``. Example: ``acc = xt.zeros([BM, BN], xt.float32)``"""
+
+
+@builtin
+def full(shape, value, dtype):
+    """A value of ``shape`` filled with ``value`` of ``dtype``.
+
+    Example: ``m = xt.full([BM, 1], float("-inf"), xt.float32)``"""
+
+
+@builtin
+def arange(start, end, dtype=None):
+    """The row ``[[start, start+1, ..., end-1]]`` (shape ``[1, end-start]``, int32 by default).
+
+    Both bounds are constexprs. Example: ``cols = xt.arange(0, BN) + pid * BN``"""
+
+
+@builtin
+def where(condition, x, y):
+    """Element-wise ``x if condition else y`` with broadcasting.
+
+    Example: ``v = xt.where(v > 0, v, 0.0)``"""
+
+
+@builtin
+def astype(x, dtype):
+    """``x`` converted to ``dtype`` (also ``x.to(dtype)`` / ``x.astype(dtype)``).
+
+    Floats round to nearest even when narrowing and truncate toward zero into ints.
+    Example: ``out = xt.astype(acc, xt.bfloat16)``"""
+
+
+def _unary(name: str, what: str):
+    def stub(x):
+        pass
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = f"Element-wise {what}; integer inputs are converted to f32. Example: ``y = xt.{name}(x)``"
+    return builtin(stub)
+
+
+exp = _unary("exp", "e**x")
+exp2 = _unary("exp2", "2**x")
+log = _unary("log", "natural logarithm")
+log2 = _unary("log2", "base-2 logarithm")
+sqrt = _unary("sqrt", "square root")
+rsqrt = _unary("rsqrt", "1 / sqrt(x)")
+sin = _unary("sin", "sine")
+cos = _unary("cos", "cosine")
+tanh = _unary("tanh", "hyperbolic tangent")
+erf = _unary("erf", "error function")
+sigmoid = _unary("sigmoid", "1 / (1 + exp(-x))")
+
+
+@builtin
+def abs(x):  # noqa: A001 - the language's abs; Python's abs still folds constexprs
+    """Element-wise absolute value (floats and ints). Example: ``d = xt.abs(a - b)``"""
+
+
+@builtin
+def maximum(x, y):
+    """Element-wise maximum (NaN-propagating for floats). Example: ``relu = xt.maximum(v, 0.0)``"""
+
+
+@builtin
+def minimum(x, y):
+    """Element-wise minimum (NaN-propagating for floats). Example: ``v = xt.minimum(v, 6.0)``"""
+
+
+@builtin
+def fma(x, y, z):
+    """Element-wise ``x * y + z`` with one rounding. Example: ``acc = xt.fma(a, b, acc)``"""
+
+
+def _reduction(name: str, what: str):
+    def stub(x, axis=None):
+        pass
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = (f"The {what} of ``x`` along ``axis`` (0, 1 or None for both); the reduced dimensions "
+                    f"keep size 1 so the result broadcasts back. Example: ``r = xt.{name}(x, axis=1)``")
+    return builtin(stub)
+
+
+sum = _reduction("sum", "sum")  # noqa: A001
+max = _reduction("max", "maximum")  # noqa: A001
+min = _reduction("min", "minimum")  # noqa: A001
+prod = _reduction("prod", "product")
+
+
+@builtin
+def argmax(x, axis):
+    """Index (int32) of the first maximum of ``x`` along ``axis``; that dimension keeps size 1.
+
+    Example: ``best = xt.argmax(scores, axis=1)``"""
+
+
+@builtin
+def argmin(x, axis):
+    """Index (int32) of the first minimum of ``x`` along ``axis``; that dimension keeps size 1."""
+
+
+@builtin
+def broadcast_to(x, shape):
+    """``x`` repeated along its size-1 dimensions to ``shape`` (``xetile.tile_broadcast``).
+
+    Example: ``row = xt.broadcast_to(bias, [BM, BN])``"""
+
+
+@builtin
+def transpose(x):
+    """The transpose of a 2-D value (``xetile.tile_transpose``). Example: ``vt = xt.transpose(v)``"""
+
+
+@builtin
+def tile_reduce(kind, x, axis):
+    """The RFC's ``tile_reduce``: ``kind`` is "add", "mul", "max", "min" (or an arith kind such as
+    "maximumf"); ``axis`` an int or a list. Example: ``s = xt.tile_reduce("add", v, [1])``"""
+
+
+@builtin
+def tile_broadcast(x, shape):
+    """The RFC's ``tile_broadcast`` (same as :func:`broadcast_to`)."""
+
+
+@builtin
+def tile_transpose(x):
+    """The RFC's ``tile_transpose`` (same as :func:`transpose`)."""
+
+
+def static_range(*args):
+    """``for i in xt.static_range(4):`` -- a loop unrolled at compile time; ``i`` is a constexpr."""
+    return range(*args)
+
+
+static_range.__xetile_static_range__ = True
