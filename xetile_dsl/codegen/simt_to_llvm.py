@@ -32,6 +32,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
+from ..targets.target import MMA_INPUT_ALIASES
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -69,12 +70,23 @@ def llvm_scalar(t) -> ir.Type:
     raise LoweringError(f"codegen: unsupported type {t}")
 
 
+#: vector sizes SPIR-V allows without VectorAnyINTEL (LLVM's backend aborts on others)
+_SPIRV_VECTOR_SIZES = (2, 3, 4, 8, 16)
+
+
 def llvm_type(t) -> ir.Type:
+    """LLVM type of an xDSL type; a per-lane vector with more elements than SPIR-V allows
+    (32 bytes of 8-bit VNNI data) travels as the same bits in 32-bit components."""
     if isinstance(t, VectorType):
         n = 1
         for d in t.get_shape():
             n *= d
-        return ir.VectorType(llvm_scalar(t.element_type), n)
+        elem = llvm_scalar(t.element_type)
+        bits = bit_width(t.element_type)
+        if n not in _SPIRV_VECTOR_SIZES and bits < 32 and (n * bits) % 32 == 0 \
+                and n * bits // 32 in _SPIRV_VECTOR_SIZES:
+            return ir.VectorType(I32, n * bits // 32)
+        return ir.VectorType(elem, n)
     return llvm_scalar(t)
 
 
@@ -316,7 +328,7 @@ class _KernelGen:
     def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:
         a_t, b_t, r_t = op.lhs.type, op.rhs.type, op.result.type
         m = r_t.get_shape()[0]
-        fn = self.lib.dpas(type_name(a_t.element_type), type_name(b_t.element_type),
+        fn = self.lib.dpas(_mma_input(a_t.element_type), _mma_input(b_t.element_type),
                            type_name(r_t.element_type), m)
         fty = fn.function_type
         a = _cast_bits(self.b, self.v(op.lhs), fty.args[0])
@@ -325,6 +337,12 @@ class _KernelGen:
         acc = _cast_bits(self.b, acc, fty.args[2])
         res = self.b.call(fn, [a, bb, acc])
         self.values[op.result] = _cast_bits(self.b, res, llvm_type(r_t))
+
+
+def _mma_input(t) -> str:
+    """The DPAS input name of element type ``t`` (f32 operands are tf32)."""
+    name = type_name(t)
+    return MMA_INPUT_ALIASES.get(name, name)
 
 
 def _cast_bits(b: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:

@@ -147,6 +147,11 @@ def build_tile_mma(builder, node: ast.Call):
         raise builder.error(node, f"tile_mma: inner dimensions differ: a is {m}x{k}, b is {k2}x{n}")
     ta, tb = type_name(a.type.element_type), type_name(b.type.element_type)
     cfg = builder.target.dpas_for(ta, tb)
+    if cfg is None and "f32" in (ta, tb):
+        raise builder.error(node, f"tile_mma: {ta} x {tb} needs the tf32 matrix engine (f32 tiles are "
+                            f"multiplied as tf32), which {builder.target.name} does not have; convert the "
+                            f"inputs to f16 or bf16 (legal input pairs: "
+                            f"{', '.join(builder.target.legal_mma_inputs())})")
     if cfg is None:
         raise builder.error(node, f"tile_mma: {ta} x {tb} has no matrix engine form on {builder.target.name}; "
                             f"legal input pairs: {', '.join(builder.target.legal_mma_inputs())}")

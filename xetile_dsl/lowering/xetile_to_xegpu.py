@@ -125,8 +125,8 @@ class _Translator:
                                 "yet (2D block loads fill out-of-bounds elements with 0)", op)
         t = op.tile.type
         b0, b1 = t.attr.blocks
-        packed = op.tile in self.packed_tiles
         elem = t.element_type
+        packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
         if packed:
             vnni = 32 // bit_width(elem)
             vtype = VectorType(elem, [b0 // vnni, b1, vnni])
