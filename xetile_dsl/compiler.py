@@ -105,7 +105,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     except LoweringError as exc:
         raise _at_user_line(src, exc) from (exc if debug_tracebacks() else None)
     abi = _mark_written(abi, builder.written_arrays)
-    abi.extra["build_options"] = gpu.build_options if not emulate else ""
+    abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
     asm["llvm"] = llvm_text
     asm["spirv"] = emit_spirv(llvm_text)
     t2 = time.perf_counter()
@@ -133,7 +133,7 @@ def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
 def _isa(kernel: CompiledKernel, gpu) -> str:
     from .tools.ocloc import compile_spirv
 
-    zebin = compile_spirv(kernel.spirv, gpu.ocloc_device, gpu.build_options)
+    zebin = compile_spirv(kernel.spirv, gpu.ocloc_device, kernel.abi.extra.get("build_options", gpu.build_options))
     kernel.asm["zebin"] = zebin
     return zebin.isa_text(kernel.abi.kernel_name)
 

@@ -129,7 +129,11 @@ class _KernelGen:
         self._bind_args(fn, kfn)
         for op in fn.body.block.ops:
             self.op(op)
-        return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg, workgroup_size=sg,
+        n_sg = fn.attributes.get("xetile.num_subgroups")
+        large_grf = "xetile.large_grf" in fn.attributes
+        return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg,
+                         workgroup_size=sg * (n_sg.value.data if n_sg is not None else 1),
+                         extra={"large_grf": True} if large_grf else {},
                          pitch_align_bytes=self.target.block2d_limits.pitch_align_bytes if self.target.has_2d_block_io
                          else 1,
                          min_width_bytes=self.target.block2d_limits.min_width_bytes if self.target.has_2d_block_io
@@ -172,6 +176,10 @@ class _KernelGen:
 
     def _gpu_BlockIdOp(self, op) -> None:
         self.values[op.result] = self._workitem_fn("_Z12get_group_idj", op.dimension)
+
+    def _gpu_SubgroupIdOp(self, op) -> None:
+        fn = self.lib.declare("_Z16get_sub_group_idv", ir.FunctionType(I32, []))
+        self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
 
     def _gpu_GridDimOp(self, op) -> None:
         self.values[op.result] = self._workitem_fn("_Z14get_num_groupsj", op.dimension)

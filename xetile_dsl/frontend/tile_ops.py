@@ -7,8 +7,10 @@ import inspect
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, VectorType
 from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from ..dialects import xetile
+from ..dialects.xetile import check_wg_map
 from ..language import core as lang
 from .ast_to_xetile import INDEX, dense_splat, describe
 from .types import ir_type, is_float, type_name
@@ -68,7 +70,8 @@ def build_init_tile(builder, node: ast.Call):
     if order != (1, 0):
         raise builder.error(args["order"], "column-major tiles (order=(0, 1)) are not supported by the compiler yet")
     sizes, strides = builder.array_meta[base]
-    tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(order=order))
+    wg = _wg_map_arg(builder, args, shape, "init_tile")
+    tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(order=order, wg_map=wg))
     return builder.emit(xetile.InitTileOp(base, offsets, tile_type, sizes, strides)).tile
 
 
@@ -169,7 +172,35 @@ def build_tile_mma(builder, node: ast.Call):
         raise builder.error(args.get("c", node), f"tile_mma: {ta} x {tb} cannot accumulate in {acc_name} on "
                             f"{builder.target.name}; use an accumulator of dtype {', '.join(supported)}")
     rtype = VectorType(ir_type(acc_name), [m, n])
-    return builder.emit(xetile.TileMMAOp(a, b, c, rtype)).output
+    wg = _wg_map_arg(builder, args, [m, n], "tile_mma")
+    return builder.emit(xetile.TileMMAOp(a, b, c, rtype, wg)).output
+
+
+def build_wg_map(builder, node: ast.Call):
+    """``xt.wg_map(sg_layout=[..], sg_data=[..])`` evaluated at compile time."""
+    args = _bind(builder, node)
+    values = {k: builder.constexpr(v, k) for k, v in args.items()}
+    try:
+        return lang.wg_map(**values)
+    except (TypeError, ValueError) as exc:
+        raise builder.error(node, str(exc)) from None
+
+
+def _wg_map_arg(builder, args, shape, op: str):
+    """The ``wg_map=`` argument as an IR attribute (None when absent), checked against
+    ``shape`` by the RFC's distribution rules."""
+    if "wg_map" not in args or _is_none(args["wg_map"]):
+        return None
+    value = builder.constexpr(args["wg_map"], "wg_map")
+    if not isinstance(value, lang.wg_map):
+        raise builder.error(args["wg_map"], f"{op}: wg_map must be an xt.wg_map(sg_layout=..., sg_data=...), "
+                            f"got {value!r}")
+    attr = xetile.WgMapAttr(value.sg_layout, value.sg_data)
+    try:
+        check_wg_map(attr, shape, f"{op} of shape {list(shape)}")
+    except VerifyException as exc:
+        raise builder.error(args["wg_map"], str(exc)) from None
+    return attr
 
 
 def _is_none(arg: ast.AST) -> bool:

@@ -53,6 +53,35 @@ _DTYPE_PY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "tf32
                    "i8": "int8", "u8": "uint8", "i32": "int32", "i64": "int64"}
 
 
+@dataclass(frozen=True)
+class wg_map:  # noqa: N801 - lower case, like the RFC's attribute
+    """How a workgroup-level tile is split among the workgroup's subgroups (the XeTile
+    RFC's ``#xetile.wg_map``): ``sg_layout`` subgroups in a grid (ids row-major),
+    each owning ``sg_data`` elements, dealt round-robin; when ``sg_layout * sg_data``
+    exceeds the tile the assignment wraps around and subgroups share data.  Usable as a
+    global or inside a kernel::
+
+        MP_A = xt.wg_map(sg_layout=[8, 4], sg_data=[32, 32])
+        ta = xt.init_tile(a, [m, 0], [256, 32], wg_map=MP_A)
+    """
+
+    sg_layout: tuple
+    sg_data: tuple
+
+    __xetile_builtin__ = "wg_map"  # the frontend evaluates it at compile time
+
+    def __post_init__(self):
+        for field_name in ("sg_layout", "sg_data"):
+            value = tuple(getattr(self, field_name))
+            if len(value) != 2 or any(not isinstance(v, int) or v <= 0 for v in value):
+                raise ValueError(f"wg_map {field_name} must be two positive integers, got {list(value)}")
+            object.__setattr__(self, field_name, value)
+
+    @property
+    def num_subgroups(self) -> int:
+        return self.sg_layout[0] * self.sg_layout[1]
+
+
 def builtin(fn):
     """Mark ``fn`` as a kernel-language operation the frontend lowers itself."""
 
@@ -76,10 +105,11 @@ def num_programs(axis):
 
 
 @builtin
-def init_tile(base, offsets, shape, order=(1, 0)):
+def init_tile(base, offsets, shape, order=(1, 0), wg_map=None):
     """A tile of ``shape`` (constexprs) over the 2-D array ``base`` at ``offsets`` (rows, cols).
 
-    ``order=(0, 1)`` views a column-major base. Example::
+    ``order=(0, 1)`` views a column-major base.  With ``wg_map`` (an :class:`wg_map`) the
+    tile is a workgroup-level tile shared by the workgroup's subgroups. Example::
 
         ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
     """
@@ -106,8 +136,10 @@ def update_tile_offset(tile, row_delta, col_delta):
 
 
 @builtin
-def tile_mma(a, b, c=None):
-    """``a @ b (+ c)``; f16/bf16 inputs accumulate in f32, int8 inputs in i32."""
+def tile_mma(a, b, c=None, wg_map=None):
+    """``a @ b (+ c)``; f16/bf16 inputs accumulate in f32, int8/uint8 inputs in i32, f32
+    inputs are multiplied as tf32 (PVC).  ``wg_map`` distributes the workgroup-level result
+    among subgroups; the operands' maps are derived from it (RFC rules)."""
 
 
 @builtin

@@ -67,7 +67,9 @@ class Target:
     block2d_limits: Block2DLimits = field(default_factory=Block2DLimits)
     slm_bytes: int = 64 * 1024
     grf_count: int = 128
+    grf_bytes: int = 64  # bytes per general register
     large_grf_count: int = 256
+    large_grf_option: str = "-ze-opt-large-register-file"  # IGC option selecting large_grf_count
     named_barriers: int = 0
     cache_hints: bool = False
     max_workgroup_size: int = 1024
@@ -102,6 +104,14 @@ class Target:
             per_lane = pack if self.dpas_a_packs_dword else max(1, pack // 2)
             return (1, lanes), (1, per_lane)
         return (1, lanes), (1, 1)
+
+    def build_options_for(self, large_grf: bool) -> str:
+        """IGC options for a kernel of this target; ``large_grf`` asks for the large
+        register file (the 256-GRF mode)."""
+        opts = self.build_options.split()
+        if large_grf and self.large_grf_option not in opts:
+            opts.append(self.large_grf_option)
+        return " ".join(opts)
 
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{c.a_type}x{c.b_type}" for c in self.dpas})
@@ -185,6 +195,7 @@ ARC = Target(
     ocloc_device="dg2-g10",
     subgroup_size=8,
     dpas=_arc_dpas(8),
+    grf_bytes=32,
     has_2d_block_io=False,
     slm_bytes=64 * 1024,
     named_barriers=0,
