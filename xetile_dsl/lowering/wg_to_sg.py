@@ -195,14 +195,11 @@ class _Distributor(Rebuilder):
         r, c = self._coords(m.layout, op)
         o0, o1 = (self.one(v) for v in op.offsets)
         sizes, strides = [self.one(v) for v in op.sizes], [self.one(v) for v in op.strides]
-        tiles = []
-        for i in range(n0):
-            row = self._piece_offset(o0, r, i, shape[0], m.layout[0], d0, op)
-            for j in range(n1):
-                col = self._piece_offset(o1, c, j, shape[1], m.layout[1], d1, op)
-                tiles.append(self.emit(xetile.InitTileOp(self.one(op.source), [row, col], sg_type, sizes, strides),
-                                       op).tile)
-        self.vmap[op.tile] = tiles
+        rows = [self._piece_offset(o0, r, i, shape[0], m.layout[0], d0, op) for i in range(n0)]
+        cols = [self._piece_offset(o1, c, j, shape[1], m.layout[1], d1, op) for j in range(n1)]
+        self.vmap[op.tile] = [
+            self.emit(xetile.InitTileOp(self.one(op.source), [row, col], sg_type, sizes, strides), op).tile
+            for row in rows for col in cols]
 
     def _op_LoadTileOp(self, op: xetile.LoadTileOp) -> None:
         self.vmap[op.value] = [
