@@ -56,3 +56,13 @@ def test_bad_wg_map_points_at_the_user_line():
 def _bad_wg_map_kernel(a):
     t = xt.init_tile(a, [0, 0], [64, 64], wg_map=xt.wg_map(sg_layout=[2, 2], sg_data=[32, 48]))
     xt.prefetch_tile(t)
+
+
+def test_appendix_2_1_gemm_arc_flavour():
+    """The same workgroup kernel in the ARC flavour: 8-lane subgroups, 256 work items."""
+    M = N = K = 256
+    rng = np.random.default_rng(23)
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    c = gemm_prefetch(a, b, target="cpu-arc")
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
