@@ -66,3 +66,12 @@ def test_appendix_2_1_gemm_arc_flavour():
     b = rng.integers(-3, 4, (K, N)).astype(np.float16)
     c = gemm_prefetch(a, b, target="cpu-arc")
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_editing_a_global_wg_map_changes_the_cache_key(monkeypatch):
+    import xetile_dsl.kernels.gemm_wg as mod
+
+    specs = {"a": xd.compiler.parse_signature(SIG)["a"]}
+    before = gemm_prefetch_kernel.cache_key(specs, CONSTS, "cpu-pvc")
+    monkeypatch.setattr(mod, "MP_A", xt.wg_map(sg_layout=[8, 4], sg_data=[32, 16]))
+    assert gemm_prefetch_kernel.cache_key(specs, CONSTS, "cpu-pvc") != before
