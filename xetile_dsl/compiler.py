@@ -108,7 +108,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
             raise
         raise exc.with_traceback(None) from None  # the user's mistake: no compiler frames
     abi = _mark_written(abi, written)
-    abi.extra["build_options"] = gpu.build_options if not emulate else ""
+    abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
     asm["llvm"] = llvm_text
     asm["spirv"] = emit_spirv(llvm_text)
     t2 = time.perf_counter()
@@ -136,7 +136,7 @@ def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
 def _isa(kernel: CompiledKernel, gpu) -> str:
     from .tools.ocloc import compile_spirv
 
-    zebin = compile_spirv(kernel.spirv, gpu.ocloc_device, gpu.build_options)
+    zebin = compile_spirv(kernel.spirv, gpu.ocloc_device, kernel.abi.extra.get("build_options", gpu.build_options))
     kernel.asm["zebin"] = zebin
     return zebin.isa_text(kernel.abi.kernel_name)
 

@@ -70,11 +70,18 @@ class JITFunction:
         from .runtime.cache import key_for
 
         sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
-        consts = json.dumps({k: repr(v) for k, v in constants.items()}, sort_keys=True)
+        consts = json.dumps({k: repr(v) for k, v in constants.items()}, sort_keys=True) + self._global_maps()
         from .frontend.source import dependencies
 
         return key_for(self.source_hash(), dependencies(self.fn), self.__name__, sig, consts, target,
                        compiler_version())
+
+    def _global_maps(self) -> str:
+        """The wg_map globals the kernel names: editing one must change the cache key."""
+        from .language.core import wg_map
+
+        names = sorted(n for n in self.fn.__code__.co_names if isinstance(self.fn.__globals__.get(n), wg_map))
+        return "".join(f";{n}={self.fn.__globals__[n]!r}" for n in names)
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""

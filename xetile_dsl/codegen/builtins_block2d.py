@@ -55,8 +55,18 @@ class Fragment:
         """Elements per lane (V)."""
         return self.rows * self.cols // self.lanes
 
+    @property
+    def pack(self) -> int:
+        """Elements per carrier component: 1, or ``32 / elem_bits`` when the fragment has
+        more elements than a SPIR-V vector may (32 bytes of 8-bit VNNI data per lane)."""
+        if self.size in SPIRV_VECTOR_SIZES:
+            return 1
+        return 32 // self.elem_bits
+
     def vector_type(self) -> ir.VectorType:
-        return ir.VectorType(ir.IntType(self.elem_bits), self.size)
+        """The per-lane carrier: ``<size x iE>``, or ``<size/pack x i32>`` (element
+        ``index`` in bits ``[(index % pack) * E, ...)`` of component ``index // pack``)."""
+        return ir.VectorType(ir.IntType(self.elem_bits * self.pack), self.size // self.pack)
 
     def elements(self):
         """``(index, row_offset, col_offset)`` per fragment element; the lane's own
@@ -81,7 +91,8 @@ def check_fragment(subgroup_size, elem_bits, rows, cols, wi_layout, wi_data) -> 
     if rows % (l0 * d0) or cols % (l1 * d1):
         return f"block {rows}x{cols} is not divisible by wi_layout*wi_data {wi_layout}*{wi_data}"
     per_lane = rows * cols // subgroup_size
-    if per_lane not in SPIRV_VECTOR_SIZES:
+    packed = per_lane * elem_bits // 32 if elem_bits < 32 and per_lane * elem_bits % 32 == 0 else 0
+    if per_lane not in SPIRV_VECTOR_SIZES and packed not in SPIRV_VECTOR_SIZES:
         # SPIR-V (without VectorAnyINTEL) has no other vector sizes, and LLVM's backend
         # aborts the whole process on them: split the block into smaller loads instead.
         return (f"block {rows}x{cols} gives {per_lane} elements per lane; a fragment must have "
@@ -97,20 +108,25 @@ def _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data) -> Fragment:
 
 
 # --- which Intel builtin (if any) matches --------------------------------------------
-#: (op, elem_bits, cols per block) -> (wi_data of the builtin's per-lane layout for a
-#: 16-wide subgroup (§3.4), Itanium code of its private data type).  Shapes not listed
-#: (e.g. 32b 8-column reads, transposes) have other layouts and fall back.
+#: (op, elem_bits, cols per block) -> (wi_layout, wi_data) of the builtin's per-lane
+#: layout for a 16-wide subgroup (§3.4), Itanium code of its private data type).  The
+#: data is the block row-major in registers, lane n taking the n-th element of every
+#: 16-element group, so a 32b block 8 columns wide gives lane n rows 2i + n // 8 of column
+#: n mod 8: the tf32 A operand's layout (wi_layout [2, 8]).  Shapes not listed (e.g.
+#: transposes) have other layouts and fall back.
+_L16 = (1, 16)
 _BUILTIN_LAYOUTS = {
-    ("read", 8, 16): ((1, 1), "h"),      # one byte per lane per row
-    ("read", 8, 32): ((1, 2), "t"),      # one ushort (bytes 2n, 2n+1) per row
-    ("read", 16, 16): ((1, 1), "t"),     # component b*H + r = mem[y+r][x+b*W+n]
-    ("read", 32, 16): ((1, 1), "j"),
-    ("read_transform", 8, 16): ((4, 1), "j"),   # dword j = rows 4j..4j+3 of column n
-    ("read_transform", 16, 16): ((2, 1), "j"),  # dword j = rows 2j, 2j+1 of column n
-    ("write", 8, 16): ((1, 1), "h"),
-    ("write", 8, 32): ((1, 2), "t"),
-    ("write", 16, 16): ((1, 1), "t"),
-    ("write", 32, 16): ((1, 1), "j"),
+    ("read", 8, 16): (_L16, (1, 1), "h"),      # one byte per lane per row
+    ("read", 8, 32): (_L16, (1, 2), "t"),      # one ushort (bytes 2n, 2n+1) per row
+    ("read", 16, 16): (_L16, (1, 1), "t"),     # component b*H + r = mem[y+r][x+b*W+n]
+    ("read", 32, 8): ((2, 8), (1, 1), "j"),    # component i = mem[y+2i+n//8][x+n%8]
+    ("read", 32, 16): (_L16, (1, 1), "j"),
+    ("read_transform", 8, 16): (_L16, (4, 1), "j"),   # dword j = rows 4j..4j+3 of column n
+    ("read_transform", 16, 16): (_L16, (2, 1), "j"),  # dword j = rows 2j, 2j+1 of column n
+    ("write", 8, 16): (_L16, (1, 1), "h"),
+    ("write", 8, 32): (_L16, (1, 2), "t"),
+    ("write", 16, 16): (_L16, (1, 1), "t"),
+    ("write", 32, 16): (_L16, (1, 1), "j"),
 }
 _BUILTIN_LANES = 16  # the 2D block builtins are SIMD16-only (§3.1)
 
@@ -120,10 +136,8 @@ def _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) ->
     each lane exactly the sg_map fragment."""
     if not target.has_2d_block_io or target.subgroup_size != _BUILTIN_LANES:
         return False
-    if tuple(wi_layout) != (1, target.subgroup_size):
-        return False
     layout = _BUILTIN_LAYOUTS.get((op, elem_bits, cols))
-    if layout is None or layout[0] != tuple(wi_data):
+    if layout is None or layout[:2] != (tuple(wi_layout), tuple(wi_data)):
         return False
     return target.find_block2d(op, elem_bits, rows, cols, count) is not None
 
@@ -143,7 +157,7 @@ def _builtin_name(op, elem_bits, rows, cols, count) -> str:
     base = f"intel_sub_group_2d_block_{op}_{elem_bits}b_{rows}r{cols}x{count}c"
     params = [Ptr("v", 1), "i", "i", "i", vec(2, "i")]
     if op != "prefetch":
-        params.append(Ptr(_BUILTIN_LAYOUTS[(op, elem_bits, cols)][1]))
+        params.append(Ptr(_BUILTIN_LAYOUTS[(op, elem_bits, cols)][2]))
     return mangle(base, params)
 
 
@@ -163,8 +177,8 @@ def _intel_block_builtin(bi, op, elem_bits, rows, cols, count) -> ir.Function:
     fn = bi.define_internal(name, fnty)
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     if op != "prefetch":  # a prefetch is only a hint: nothing to emulate
-        wi_data = _BUILTIN_LAYOUTS[(op, elem_bits, cols)][0]
-        frag = Fragment(elem_bits, rows, cols * count, (1, _BUILTIN_LANES), wi_data)
+        wi_layout, wi_data, _ = _BUILTIN_LAYOUTS[(op, elem_bits, cols)]
+        frag = Fragment(elem_bits, rows, cols * count, wi_layout, wi_data)
         base, width, height, pitch, coord, data = fn.args
         x = builder.extract_element(coord, ir.Constant(I32, 0))
         y = builder.extract_element(coord, ir.Constant(I32, 1))
@@ -296,13 +310,38 @@ def _gather(bi, builder, frag: Fragment, surface) -> ir.Value:
     loads from ``base`` (always valid) and is then replaced by 0."""
     addr = _Addressing(bi, builder, frag, surface)
     elem_ty = ir.IntType(frag.elem_bits)
-    out = ir.Constant(frag.vector_type(), None)
+    values = {}
     for index, row_off, col_off in frag.elements():
         ok, ptr = addr.element(row_off, col_off)
         value = builder.load(builder.select(ok, ptr, addr.base), typ=elem_ty, align=addr.ebytes)
-        value = builder.select(ok, value, ir.Constant(elem_ty, 0))
-        out = builder.insert_element(out, value, ir.Constant(I32, index))
+        values[index] = builder.select(ok, value, ir.Constant(elem_ty, 0))
+    return _assemble(builder, frag, [values[i] for i in range(frag.size)])
+
+
+def _assemble(builder, frag: Fragment, values: list) -> ir.Value:
+    """The carrier vector holding ``values`` (fragment order), packed per :attr:`Fragment.pack`."""
+    vty = frag.vector_type()
+    out = ir.Constant(vty, None)
+    for c in range(vty.count):
+        part = values[c * frag.pack:(c + 1) * frag.pack]
+        word = part[0]
+        if frag.pack > 1:
+            word = builder.zext(word, vty.element)
+            for f, v in enumerate(part[1:], start=1):
+                word = builder.or_(word, builder.shl(builder.zext(v, vty.element), ir.Constant(vty.element, f * frag.elem_bits)))
+        out = builder.insert_element(out, word, ir.Constant(I32, c))
     return out
+
+
+def _element_of(builder, frag: Fragment, value, index: int) -> ir.Value:
+    """Element ``index`` (fragment order) of carrier ``value``."""
+    word = builder.extract_element(value, ir.Constant(I32, index // frag.pack))
+    if frag.pack == 1:
+        return word
+    shift = (index % frag.pack) * frag.elem_bits
+    if shift:
+        word = builder.lshr(word, ir.Constant(word.type, shift))
+    return builder.trunc(word, ir.IntType(frag.elem_bits))
 
 
 def _scatter(bi, builder, frag: Fragment, surface, value) -> None:
@@ -310,6 +349,6 @@ def _scatter(bi, builder, frag: Fragment, surface, value) -> None:
     addr = _Addressing(bi, builder, frag, surface)
     for index, row_off, col_off in frag.elements():
         ok, ptr = addr.element(row_off, col_off)
-        element = builder.extract_element(value, ir.Constant(I32, index))
+        element = _element_of(builder, frag, value, index)
         with builder.if_then(ok):
             builder.store(element, ptr, align=addr.ebytes)

@@ -32,6 +32,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
+from ..targets.target import MMA_INPUT_ALIASES
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -69,12 +70,23 @@ def llvm_scalar(t) -> ir.Type:
     raise LoweringError(f"codegen: unsupported type {t}")
 
 
+#: vector sizes SPIR-V allows without VectorAnyINTEL (LLVM's backend aborts on others)
+_SPIRV_VECTOR_SIZES = (2, 3, 4, 8, 16)
+
+
 def llvm_type(t) -> ir.Type:
+    """LLVM type of an xDSL type; a per-lane vector with more elements than SPIR-V allows
+    (32 bytes of 8-bit VNNI data) travels as the same bits in 32-bit components."""
     if isinstance(t, VectorType):
         n = 1
         for d in t.get_shape():
             n *= d
-        return ir.VectorType(llvm_scalar(t.element_type), n)
+        elem = llvm_scalar(t.element_type)
+        bits = bit_width(t.element_type)
+        if n not in _SPIRV_VECTOR_SIZES and bits < 32 and (n * bits) % 32 == 0 \
+                and n * bits // 32 in _SPIRV_VECTOR_SIZES:
+            return ir.VectorType(I32, n * bits // 32)
+        return ir.VectorType(elem, n)
     return llvm_scalar(t)
 
 
@@ -117,7 +129,11 @@ class _KernelGen:
         self._bind_args(fn, kfn)
         for op in fn.body.block.ops:
             self.op(op)
-        return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg, workgroup_size=sg,
+        n_sg = fn.attributes.get("xetile.num_subgroups")
+        large_grf = "xetile.large_grf" in fn.attributes
+        return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg,
+                         workgroup_size=sg * (n_sg.value.data if n_sg is not None else 1),
+                         extra={"large_grf": True} if large_grf else {},
                          pitch_align_bytes=self.target.block2d_limits.pitch_align_bytes if self.target.has_2d_block_io
                          else 1,
                          min_width_bytes=self.target.block2d_limits.min_width_bytes if self.target.has_2d_block_io
@@ -160,6 +176,10 @@ class _KernelGen:
 
     def _gpu_BlockIdOp(self, op) -> None:
         self.values[op.result] = self._workitem_fn("_Z12get_group_idj", op.dimension)
+
+    def _gpu_SubgroupIdOp(self, op) -> None:
+        fn = self.lib.declare("_Z16get_sub_group_idv", ir.FunctionType(I32, []))
+        self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
 
     def _gpu_GridDimOp(self, op) -> None:
         self.values[op.result] = self._workitem_fn("_Z14get_num_groupsj", op.dimension)
@@ -316,7 +336,7 @@ class _KernelGen:
     def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:
         a_t, b_t, r_t = op.lhs.type, op.rhs.type, op.result.type
         m = r_t.get_shape()[0]
-        fn = self.lib.dpas(type_name(a_t.element_type), type_name(b_t.element_type),
+        fn = self.lib.dpas(_mma_input(a_t.element_type), _mma_input(b_t.element_type),
                            type_name(r_t.element_type), m)
         fty = fn.function_type
         a = _cast_bits(self.b, self.v(op.lhs), fty.args[0])
@@ -325,6 +345,12 @@ class _KernelGen:
         acc = _cast_bits(self.b, acc, fty.args[2])
         res = self.b.call(fn, [a, bb, acc])
         self.values[op.result] = _cast_bits(self.b, res, llvm_type(r_t))
+
+
+def _mma_input(t) -> str:
+    """The DPAS input name of element type ``t`` (f32 operands are tf32)."""
+    name = type_name(t)
+    return MMA_INPUT_ALIASES.get(name, name)
 
 
 def _cast_bits(b: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:

@@ -412,8 +412,10 @@ class DpasOp(IRDLOperation):
         if len(d) != 2 or len(a) not in (2, 3) or len(b) not in (2, 3):
             raise VerifyException(f"{self.name}: expects A 2-D/3-D, B 2-D/3-D (VNNI) and a 2-D result, got "
                                   f"{a}, {b} -> {d}")
-        if d[1] == 1 and not (len(b) == 2 and b[1] == 1):
-            return  # per-lane (SIMT) fragments: shapes are checked against the layout, not here
+        if d[1] == 1 and not (len(b) == 2 and b[1] == 1 and len(a) == 2 and a[1] == b[0]):
+            # per-lane (SIMT) fragments (tf32 A is [M/2, 1] against B [K, 1]): shapes are
+            # checked against the layout, not here
+            return
         m, k_a = a[0], (a[1] * a[2] if len(a) == 3 else a[1])
         k_b, n = (b[0] * b[2], b[1]) if len(b) == 3 else (b[0], b[1])
         if len(a) == 3 and (len(b) != 3 or a[2] != b[2]):

@@ -7,8 +7,10 @@ import inspect
 from xdsl.dialects import gpu
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr, VectorType, i1
 from xdsl.ir import SSAValue
+from xdsl.utils.exceptions import VerifyException
 
 from ..dialects import xetile
+from ..dialects.xetile import check_wg_map
 from ..language import core as lang
 from .ast_to_xetile import INDEX, dense_splat, describe
 from .types import ir_type, is_float, type_name
@@ -96,7 +98,7 @@ def build_init_tile(builder, node: ast.Call):
     sizes, strides = builder.array_meta[base]
     if order == (0, 1):  # the transposed view of a row-major array: swap extents, unit row stride
         sizes, strides = sizes[::-1], [strides[1], strides[0]]
-    wg = wg_map_attr(builder, args.get("wg_map"))
+    wg = _wg_map_arg(builder, args, shape, "init_tile")
     tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(order=order, wg_map=wg))
     return builder.emit(xetile.InitTileOp(base, offsets, tile_type, sizes, strides)).tile
 
@@ -197,6 +199,11 @@ def build_tile_mma(builder, node: ast.Call):
             raise builder.error(node, f"tile_mma: input_precision=\"tf32\" needs f32 inputs, got {ta} x {tb}")
         ta = tb = "tf32"
     cfg = builder.target.dpas_for(ta, tb)
+    if cfg is None and "f32" in (ta, tb):
+        raise builder.error(node, f"tile_mma: {ta} x {tb} needs the tf32 matrix engine (f32 tiles are "
+                            f"multiplied as tf32), which {builder.target.name} does not have; convert the "
+                            f"inputs to f16 or bf16 (legal input pairs: "
+                            f"{', '.join(builder.target.legal_mma_inputs())})")
     if cfg is None:
         raise builder.error(node, f"tile_mma: {ta} x {tb} has no matrix engine form on {builder.target.name}; "
                             f"legal input pairs: {', '.join(builder.target.legal_mma_inputs())}")
@@ -214,7 +221,7 @@ def build_tile_mma(builder, node: ast.Call):
         raise builder.error(args.get("c", node), f"tile_mma: {ta} x {tb} cannot accumulate in {acc_name} on "
                             f"{builder.target.name}; use an accumulator of dtype {', '.join(supported)}")
     rtype = VectorType(ir_type(acc_name), [m, n])
-    op = builder.emit(xetile.TileMMAOp(a, b, c, rtype, wg_map_attr(builder, args.get("wg_map"))))
+    op = builder.emit(xetile.TileMMAOp(a, b, c, rtype, _wg_map_arg(builder, args, [m, n], "tile_mma")))
     if precision == "tf32":
         op.attributes["input_precision"] = StringAttr("tf32")
     return op.output
@@ -304,6 +311,23 @@ def build_tile_conv_layout(builder, node: ast.Call):
         raise builder.error(node, "tile_conv_layout needs the target wg_map")
     source = wg_map_attr(builder, args.get("source_wg_map"))
     return builder.emit(xetile.TileConvLayoutOp(value, target, source)).result
+
+
+def _wg_map_arg(builder, args, shape, op: str):
+    """The ``wg_map=`` argument as an IR attribute (None when absent), checked against
+    ``shape`` by the RFC's distribution rules."""
+    if "wg_map" not in args or _is_none(args["wg_map"]):
+        return None
+    value = builder.constexpr(args["wg_map"], "wg_map")
+    if not isinstance(value, lang.wg_map):
+        raise builder.error(args["wg_map"], f"{op}: wg_map must be an xt.wg_map(sg_layout=..., sg_data=...), "
+                            f"got {value!r}")
+    attr = xetile.WgMapAttr(value.sg_layout, value.sg_data)
+    try:
+        check_wg_map(attr, shape, f"{op} of shape {list(shape)}")
+    except VerifyException as exc:
+        raise builder.error(args["wg_map"], str(exc)) from None
+    return attr
 
 
 def _is_none(arg: ast.AST) -> bool:

@@ -39,3 +39,19 @@ def matmul(a, b, c=None, BM=32, BN=32, BK=32, target=None):
     launcher = matmul_kernel.on(target) if target else matmul_kernel
     launcher[grid](a, b, c, K, BM=BM, BN=BN, BK=BK)
     return c
+
+
+@xd.jit
+def matmul_acc_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, ACC: xt.constexpr):
+    """The subgroup GEMM with the accumulator dtype ``ACC`` a constexpr: int8/uint8 inputs
+    accumulate in ``xt.int32``, f32 inputs (tf32 DPAS, PVC only) and f16/bf16 in ``xt.float32``."""
+    pid_m = xt.program_id(0)
+    pid_n = xt.program_id(1)
+    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], ACC)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))

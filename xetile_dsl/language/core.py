@@ -59,25 +59,33 @@ _DTYPE_PY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "tf32
 
 
 @dataclass(frozen=True)
-class wg_map:  # noqa: N801 - the RFC's attribute name
-    """How a workgroup-level tile is split among subgroups (``#xetile.wg_map``).
+class wg_map:  # noqa: N801 - lower case, like the RFC's attribute
+    """How a workgroup-level tile is split among the workgroup's subgroups (the XeTile
+    RFC's ``#xetile.wg_map``): ``sg_layout`` subgroups in a grid (ids row-major),
+    each owning ``sg_data`` elements, dealt round-robin; when ``sg_layout * sg_data``
+    exceeds the tile the assignment wraps around and subgroups share data.  Usable as a
+    global or inside a kernel::
 
-    ``sg_layout`` subgroups (row-major subgroup ids) each own ``sg_data`` elements. A
-    compile-time value: build it in the kernel or as a global. Example::
-
-        LAYOUT = xt.wg_map(sg_layout=[2, 2], sg_data=[32, 32])
-        t = xt.init_tile(a, [0, 0], [64, 64], wg_map=LAYOUT)
+        MP_A = xt.wg_map(sg_layout=[8, 4], sg_data=[32, 32])
+        ta = xt.init_tile(a, [m, 0], [256, 32], wg_map=MP_A)
     """
 
     sg_layout: tuple
     sg_data: tuple
 
     def __post_init__(self):
-        object.__setattr__(self, "sg_layout", tuple(self.sg_layout))
-        object.__setattr__(self, "sg_data", tuple(self.sg_data))
+        for field_name in ("sg_layout", "sg_data"):
+            value = tuple(getattr(self, field_name))
+            if len(value) != 2 or any(not isinstance(v, int) or v <= 0 for v in value):
+                raise ValueError(f"wg_map {field_name} must be two positive integers, got {list(value)}")
+            object.__setattr__(self, field_name, value)
+
+    @property
+    def num_subgroups(self) -> int:
+        return self.sg_layout[0] * self.sg_layout[1]
 
 
-wg_map.__xetile_constexpr_fn__ = True
+wg_map.__xetile_constexpr_fn__ = True  # the frontend calls it at compile time
 
 
 def builtin(fn):
@@ -159,8 +167,9 @@ def update_tile_offset(tile, row_delta, col_delta):
 def tile_mma(a, b, c=None, input_precision=None, wg_map=None):
     """``a @ b (+ c)``; f16/bf16 inputs accumulate in f32, int8/uint8 inputs in i32.
 
-    ``input_precision="tf32"`` multiplies f32 inputs on the matrix engine in tf32.
-    ``wg_map`` describes the result of a workgroup-level mma. Example::
+    f32 inputs are multiplied on the matrix engine in tf32 (PVC), also spelled
+    ``input_precision="tf32"``. ``wg_map`` distributes the workgroup-level result among
+    subgroups; the operands' maps are derived from it (RFC rules). Example::
 
         acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
     """

@@ -5,6 +5,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ..dialects import make_context, print_module
 from .blocking import XeTileBlocking
+from .wg_to_sg import XeTileWgToSg
 from .xegpu_to_simt import XeGPUToSIMT
 from .xetile_to_xegpu import ConvertXeTileToXeGPU
 
@@ -13,9 +14,10 @@ def stages(target: str) -> list[tuple[str, list]]:
     """(stage name, passes) in order; the stage name is the key in ``compiled.asm``.
 
     blocking must run before the XeGPU conversion (it decides block sizes from the
-    target); SIMT distribution needs the XeGPU roles (packed loads, dpas operands)."""
+    target); SIMT distribution needs the XeGPU roles (packed loads, dpas operands).
+    Workgroup-level tiles are split among subgroups first, so blocking sees subgroup tiles."""
     return [
-        ("xegpu", [XeTileBlocking(target=target), ConvertXeTileToXeGPU()]),
+        ("xegpu", [XeTileWgToSg(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU()]),
         ("simt", [XeGPUToSIMT(target=target)]),
     ]
 

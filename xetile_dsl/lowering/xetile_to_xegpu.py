@@ -10,16 +10,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerAttr, ModuleOp, VectorType
-from xdsl.ir import Block, Operation, Region, SSAValue
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
+from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
-
-INDEX = IndexType()
+from .rebuild import Rebuilder
 
 
 @dataclass(frozen=True)
@@ -32,59 +31,14 @@ class ConvertXeTileToXeGPU(ModulePass):
                 _Translator(fn).run()
 
 
-class _Translator:
-    """Rebuilds one function, mapping each old value to a list of new values."""
+class _Translator(Rebuilder):
+    """Rebuilds one function, mapping each blocked value to its blocks (row-major)."""
+
+    lowering_name = "the XeGPU lowering"
 
     def __init__(self, fn: func.FuncOp):
-        self.fn = fn
-        self.vmap: dict[SSAValue, list[SSAValue]] = {}
-        self.block: Block | None = None
+        super().__init__(fn)
         self.packed_tiles = _tiles_loaded_as_b(fn)
-
-    def run(self) -> None:
-        old = self.fn.body.block
-        new = Block(arg_types=[a.type for a in old.args])
-        for o, n in zip(old.args, new.args):
-            n.name_hint = o.name_hint
-            self.vmap[o] = [n]
-        self._translate_block(old, new)
-        self.fn.body.detach_block(old)
-        self.fn.body.add_block(new)
-
-    def _translate_block(self, old: Block, new: Block) -> None:
-        saved, self.block = self.block, new
-        for op in old.ops:
-            self._translate(op)
-        self.block = saved
-
-    def emit(self, op: Operation, like: Operation) -> Operation:
-        op.location = like.location
-        self.block.add_op(op)
-        return op
-
-    def one(self, v: SSAValue) -> SSAValue:
-        return self.vmap[v][0]
-
-    def const_index(self, value: int, like: Operation) -> SSAValue:
-        return self.emit(arith.ConstantOp(IntegerAttr(value, INDEX)), like).result
-
-    def add(self, base: SSAValue, delta: int, like: Operation) -> SSAValue:
-        if delta == 0:
-            return base
-        return self.emit(arith.AddiOp(base, self.const_index(delta, like)), like).result
-
-    # --- dispatch ----------------------------------------------------------------
-    def _translate(self, op: Operation) -> None:
-        handler = getattr(self, f"_op_{type(op).__name__}", None)
-        if handler is not None:
-            handler(op)
-        elif op.dialect_name() == "xetile":
-            raise LoweringError(f"{op.name} is not supported by the XeGPU lowering yet", op)
-        else:
-            clone = op.clone(value_mapper={v: self.one(v) for v in op.operands})
-            self.block.add_op(clone)
-            for o, n in zip(op.results, clone.results):
-                self.vmap[o] = [n]
 
     def _op_ConstantOp(self, op: arith.ConstantOp) -> None:
         t = op.result.type
@@ -97,12 +51,6 @@ class _Translator:
         vals = [self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(btype, [splat])), op).result
                 for _ in range(gr * gc)]
         self.vmap[op.result] = vals
-
-    def _clone(self, op: Operation) -> None:
-        clone = op.clone(value_mapper={v: self.one(v) for v in op.operands})
-        self.block.add_op(clone)
-        for o, n in zip(op.results, clone.results):
-            self.vmap[o] = [n]
 
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
         t = op.tile.type
@@ -125,8 +73,8 @@ class _Translator:
                                 "yet (2D block loads fill out-of-bounds elements with 0)", op)
         t = op.tile.type
         b0, b1 = t.attr.blocks
-        packed = op.tile in self.packed_tiles
         elem = t.element_type
+        packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
         if packed:
             vnni = 32 // bit_width(elem)
             vtype = VectorType(elem, [b0 // vnni, b1, vnni])
@@ -163,30 +111,6 @@ class _Translator:
                     acc = self.emit(xegpu.DpasOp(a[i * kb + k], b[k * nb + j], acc, rtype), op).result
                 results.append(acc)
         self.vmap[op.output] = results
-
-    def _op_ForOp(self, op: scf.ForOp) -> None:
-        inits = [v for x in op.iter_args for v in self.vmap[x]]
-        old_body = op.body.block
-        body = Block(arg_types=[INDEX] + [v.type for v in inits])
-        self.vmap[old_body.args[0]] = [body.args[0]]
-        body.args[0].name_hint = old_body.args[0].name_hint
-        pos = 1
-        for old_arg, init in zip(old_body.args[1:], op.iter_args):
-            n = len(self.vmap[init])
-            self.vmap[old_arg] = list(body.args[pos:pos + n])
-            for a in self.vmap[old_arg]:
-                a.name_hint = old_arg.name_hint
-            pos += n
-        self._translate_block(old_body, body)
-        loop = self.emit(scf.ForOp(self.one(op.lb), self.one(op.ub), self.one(op.step), inits, Region(body)), op)
-        pos = 0
-        for old_res, init in zip(op.results, op.iter_args):
-            n = len(self.vmap[init])
-            self.vmap[old_res] = list(loop.results[pos:pos + n])
-            pos += n
-
-    def _op_YieldOp(self, op: scf.YieldOp) -> None:
-        self.emit(scf.YieldOp(*[v for x in op.operands for v in self.vmap[x]]), op)
 
 
 def _tiles_loaded_as_b(fn: func.FuncOp) -> set[SSAValue]:

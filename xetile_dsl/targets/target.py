@@ -67,7 +67,9 @@ class Target:
     block2d_limits: Block2DLimits = field(default_factory=Block2DLimits)
     slm_bytes: int = 64 * 1024
     grf_count: int = 128
+    grf_bytes: int = 64  # bytes per general register
     large_grf_count: int = 256
+    large_grf_option: str = "-ze-opt-large-register-file"  # IGC option selecting large_grf_count
     named_barriers: int = 0
     cache_hints: bool = False
     max_workgroup_size: int = 1024
@@ -76,7 +78,9 @@ class Target:
 
     # --- questions passes ask ------------------------------------------------
     def dpas_for(self, a_type: str, b_type: str) -> DpasConfig | None:
-        """The DPAS flavour for these input element types, or None."""
+        """The DPAS flavour for these input element types, or None.  f32 inputs are
+        multiplied by the tf32 flavour (the only 32-bit-input DPAS), where there is one."""
+        a_type, b_type = (MMA_INPUT_ALIASES.get(t, t) for t in (a_type, b_type))
         for cfg in self.dpas:
             if cfg.a_type == a_type and cfg.b_type == b_type:
                 return cfg
@@ -89,12 +93,25 @@ class Target:
         pack = max(1, 32 // elem_bits) if elem_bits < 32 else 1
         if role == "B":
             return (1, lanes), (pack, 1)
-        if role == "A" and not is_tf32:
+        tf32 = self.dpas_for("tf32", "tf32")
+        if role == "A" and (is_tf32 or elem_bits == 32) and tf32 is not None:
+            # tf32 A: lane n holds column n mod K of rows 2i + n // K (K = 8 on 16 lanes),
+            # the RFC's wi_layout [2, 8] on PVC.
+            return (lanes // tf32.k, tf32.k), (1, 1)
+        if role == "A" and not is_tf32 and elem_bits < 32:
             # PVC keeps 16-bit A elements one per lane (i16 components); ARC packs them in
             # 32-bit components. 8-bit A is packed in pairs on PVC, in fours on ARC.
             per_lane = pack if self.dpas_a_packs_dword else max(1, pack // 2)
             return (1, lanes), (1, per_lane)
         return (1, lanes), (1, 1)
+
+    def build_options_for(self, large_grf: bool) -> str:
+        """IGC options for a kernel of this target; ``large_grf`` asks for the large
+        register file (the 256-GRF mode)."""
+        opts = self.build_options.split()
+        if large_grf and self.large_grf_option not in opts:
+            opts.append(self.large_grf_option)
+        return " ".join(opts)
 
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{c.a_type}x{c.b_type}" for c in self.dpas})
@@ -111,6 +128,9 @@ class Target:
         """All (rows, cols, count) legal for ``kind`` at this element width."""
         return [(r, s.cols, s.count) for s in getattr(self, f"block2d_{kind}") if s.elem_bits == elem_bits for r in s.rows]
 
+
+#: element types tile_mma accepts under another DPAS input name
+MMA_INPUT_ALIASES = {"f32": "tf32"}
 
 _R_ALL = (1, 2, 4, 8, 16, 32)
 _R_STORE = (1, 2, 4, 8)
@@ -175,6 +195,7 @@ ARC = Target(
     ocloc_device="dg2-g10",
     subgroup_size=8,
     dpas=_arc_dpas(8),
+    grf_bytes=32,
     has_2d_block_io=False,
     slm_bytes=64 * 1024,
     named_barriers=0,

@@ -247,3 +247,20 @@ def check_isa(zebin: Zebin, kernel: str, expect_dpas: bool = True,
     if expect_simd is not None and simd != expect_simd:
         problems.append(f"simd_size {simd}, expected {expect_simd}")
     return problems
+
+
+def hot_loop(isa: str) -> str:
+    """The instructions of the longest loop in ``isa``: from a label to the last backward
+    branch (``jmpi``/``while``/``goto``) that targets it."""
+    lines = isa.splitlines()
+    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^\s*([A-Za-z_.$][\w.$]*):", ln))}
+    best = None
+    for i, ln in enumerate(lines):
+        m = re.search(r"\b(?:jmpi|goto|while)\b.*?\b([A-Za-z_.$][\w.$]*)\s*(?://.*)?$", ln)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            span = (labels[m.group(1)], i)
+            if best is None or span[1] - span[0] > best[1] - best[0]:
+                best = span
+    if best is None:
+        raise ValueError("no backward branch (loop) found in the ISA")
+    return "\n".join(lines[best[0]:best[1] + 1])

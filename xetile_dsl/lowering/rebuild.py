@@ -1,0 +1,113 @@
+"""A function rebuilder for 1:N conversions: every old SSA value maps to a list of new ones.
+
+Passes that split a value into several (workgroup -> subgroup distribution, blocking into
+XeGPU blocks) subclass :class:`Rebuilder` and give ``_op_<OpClassName>`` handlers; ops
+without a handler are cloned (their operands must map to one value each), scf.for
+iter_args and yields are expanded, and every new op keeps the old op's location.
+"""
+from __future__ import annotations
+
+from xdsl.dialects import arith, func, scf
+from xdsl.dialects.builtin import IndexType, IntegerAttr
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from ..errors import LoweringError
+
+INDEX = IndexType()
+
+
+class Rebuilder:
+    """Rebuilds one function, mapping each old value to a list of new values."""
+
+    #: dialect whose ops must all have a handler (others are cloned)
+    owned_dialect = "xetile"
+    #: how error messages name this lowering
+    lowering_name = "this lowering"
+
+    def __init__(self, fn: func.FuncOp):
+        self.fn = fn
+        self.vmap: dict[SSAValue, list[SSAValue]] = {}
+        self.block: Block | None = None
+
+    def run(self) -> None:
+        old = self.fn.body.block
+        new = Block(arg_types=[a.type for a in old.args])
+        for o, n in zip(old.args, new.args):
+            n.name_hint = o.name_hint
+            self.vmap[o] = [n]
+        saved, self.block = self.block, new
+        self.prologue(old.first_op)
+        self.block = saved
+        self._translate_block(old, new)
+        self.fn.body.detach_block(old)
+        self.fn.body.add_block(new)
+
+    def prologue(self, like: Operation | None) -> None:
+        """Ops to emit at the start of the function (before any translated op)."""
+
+    def _translate_block(self, old: Block, new: Block) -> None:
+        saved, self.block = self.block, new
+        for op in old.ops:
+            self._translate(op)
+        self.block = saved
+
+    def emit(self, op: Operation, like: Operation | None) -> Operation:
+        if like is not None:
+            op.location = like.location
+        self.block.add_op(op)
+        return op
+
+    def one(self, v: SSAValue) -> SSAValue:
+        values = self.vmap[v]
+        if len(values) != 1:
+            raise LoweringError(f"internal: value {v.name_hint or v} was split into {len(values)} values here",
+                                v.owner if isinstance(v.owner, Operation) else None)
+        return values[0]
+
+    def const_index(self, value: int, like: Operation | None) -> SSAValue:
+        return self.emit(arith.ConstantOp(IntegerAttr(value, INDEX)), like).result
+
+    def add(self, base: SSAValue, delta: int, like: Operation | None) -> SSAValue:
+        if delta == 0:
+            return base
+        return self.emit(arith.AddiOp(base, self.const_index(delta, like)), like).result
+
+    # --- dispatch ----------------------------------------------------------------
+    def _translate(self, op: Operation) -> None:
+        handler = getattr(self, f"_op_{type(op).__name__}", None)
+        if handler is not None:
+            handler(op)
+        elif op.dialect_name() == self.owned_dialect:
+            raise LoweringError(f"{op.name} is not supported by {self.lowering_name} yet", op)
+        else:
+            self._clone(op)
+
+    def _clone(self, op: Operation) -> None:
+        clone = op.clone(value_mapper={v: self.one(v) for v in op.operands})
+        self.block.add_op(clone)
+        for o, n in zip(op.results, clone.results):
+            self.vmap[o] = [n]
+
+    def _op_ForOp(self, op: scf.ForOp) -> None:
+        inits = [v for x in op.iter_args for v in self.vmap[x]]
+        old_body = op.body.block
+        body = Block(arg_types=[INDEX] + [v.type for v in inits])
+        self.vmap[old_body.args[0]] = [body.args[0]]
+        body.args[0].name_hint = old_body.args[0].name_hint
+        pos = 1
+        for old_arg, init in zip(old_body.args[1:], op.iter_args):
+            n = len(self.vmap[init])
+            self.vmap[old_arg] = list(body.args[pos:pos + n])
+            for a in self.vmap[old_arg]:
+                a.name_hint = old_arg.name_hint
+            pos += n
+        self._translate_block(old_body, body)
+        loop = self.emit(scf.ForOp(self.one(op.lb), self.one(op.ub), self.one(op.step), inits, Region(body)), op)
+        pos = 0
+        for old_res, init in zip(op.results, op.iter_args):
+            n = len(self.vmap[init])
+            self.vmap[old_res] = list(loop.results[pos:pos + n])
+            pos += n
+
+    def _op_YieldOp(self, op: scf.YieldOp) -> None:
+        self.emit(scf.YieldOp(*[v for x in op.operands for v in self.vmap[x]]), op)
