@@ -46,10 +46,10 @@ INVALID = {
     "tile memory space differs": (
         "%m: memref<64x64xf16, 3>",
         "%t = xetile.init_tile %m[0, 0] : memref<64x64xf16, 3> -> !xetile.tile<16x16xf16>", "memory space 3"),
-    "scattered tile on 2-D memref": (
-        "%m: memref<64x64xf16>, %i: vector<16xindex>",
-        "%t = xetile.init_tile %m, %i : memref<64x64xf16>, vector<16xindex> -> !xetile.tile<16xf16, "
-        "#xetile.tile_attr<scattered = true>>", "0-D/1-D memref"),
+    "scattered tile on a non-address base": (
+        "%m: f32, %i: vector<16xindex>",
+        "%t = xetile.init_tile %m, %i : f32, vector<16xindex> -> !xetile.tile<16xf16, "
+        "#xetile.tile_attr<scattered = true>>", "an i64 address or a memref base"),
     "update_tile_offset count": (
         "%t: !xetile.tile<16x16xf16>", "%u = xetile.update_tile_offset %t, [0, 1, 2] : !xetile.tile<16x16xf16>",
         "expected 2 offsets"),

@@ -103,9 +103,11 @@ class InitTileOp(IRDLOperation):
                                   f"memory_space = {tile_type.attr.memory_space.data}; make them agree")
 
     def _verify_scatter(self, tile_type: TileType) -> None:
+        # Offsets are linear element offsets from the base's first element, so any memref
+        # (the DSL passes the 2-D array itself) or an i64 address can be the base.
         src = self.source.type
-        if not (is_address(src) or (isinstance(src, MemRefType) and len(src.get_shape()) <= 1)):
-            raise VerifyException(f"{self.name}: a scattered tile takes an i64 address or a 0-D/1-D memref base, "
+        if not (is_address(src) or isinstance(src, MemRefType)):
+            raise VerifyException(f"{self.name}: a scattered tile takes an i64 address or a memref base, "
                                   f"got {src}")
         if len(self.offsets) != 1 or not _is_index_vector(self.offsets[0].type):
             raise VerifyException(f"{self.name}: a scattered tile takes one vector<..xindex> of offsets")
@@ -386,9 +388,10 @@ class TileMMAOp(IRDLOperation):
                                       f"{list(so)}; expected [m,k,bm,bk] x [k,n,bk,bn] -> [m,n,bm,bn]")
         else:
             raise VerifyException(f"{self.name}: operands must be 2-D or 4-D vectors")
-        if a.element_type != b.element_type:
-            raise VerifyException(f"{self.name}: A and B must have the same element type, got {a.element_type} and "
-                                  f"{b.element_type}")
+        if a.element_type != b.element_type and not _mixed_signed_ints(a.element_type, b.element_type):
+            # i8 x u8 (and u8 x i8) are DPAS forms too: only the widths must agree.
+            raise VerifyException(f"{self.name}: A and B must have the same element type (or 8-bit integers "
+                                  f"of either signedness), got {a.element_type} and {b.element_type}")
         if self.c is not None and self.c.type != out:
             raise VerifyException(f"{self.name}: accumulator type {self.c.type} must equal the result type {out}")
         self._verify_wg_maps(sa, sb, so)
@@ -456,3 +459,10 @@ def _check_tile_vector(op_name: str, tile_type: Attribute, vec_type: Attribute) 
     if vec_type.element_type != tile_type.element_type:
         raise VerifyException(f"{op_name}: vector element type {vec_type.element_type} differs from the tile's "
                               f"{tile_type.element_type}")
+
+
+def _mixed_signed_ints(a, b) -> bool:
+    """True for two integer types of the same width that differ only in signedness."""
+    from xdsl.dialects.builtin import IntegerType
+
+    return isinstance(a, IntegerType) and isinstance(b, IntegerType) and a.width == b.width
