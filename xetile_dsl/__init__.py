@@ -12,7 +12,8 @@ from .compiler import CompiledKernel, compile
 from .errors import CompilationError, LaunchError, XeTileError
 from .jit import JITFunction, jit
 from .language import constexpr
+from .runtime.launcher import synchronize
 
 __all__ = ["CompilationError", "CompiledKernel", "JITFunction", "LaunchError", "XeTileError", "compile",
-           "constexpr", "jit", "language"]
+           "constexpr", "jit", "language", "synchronize"]
 __version__ = "0.1.0"
