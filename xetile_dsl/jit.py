@@ -253,9 +253,12 @@ def _launcher_for(runtime: list):
     """The launcher of the first device array's queue, else the default device's."""
     for value in runtime:
         if is_device_array_type(value.__class__):
-            desc = describe(value, "array")
-            if desc is not None:
-                return _queue_launcher(desc.queue)
+            queue = getattr(value, "sycl_queue", None)
+            if queue is None:
+                desc = describe(value, "array")
+                queue = desc.queue if desc is not None else None
+            if queue is not None:
+                return _queue_launcher(queue)
     return get_launcher(get_device())
 
 
@@ -263,7 +266,8 @@ _LAST_QUEUE: list = [None, None]   # (queue, launcher): most launches reuse one 
 
 
 def _queue_launcher(queue):
-    if _LAST_QUEUE[0] is queue:
+    last = _LAST_QUEUE[0]
+    if last is queue or (last is not None and last.__class__ is queue.__class__ and last == queue):
         return _LAST_QUEUE[1]
     launcher = launcher_for_queue(queue)
     _LAST_QUEUE[:] = [queue, launcher]

@@ -303,12 +303,27 @@ class _ScalarHandler:
         self.ctype = self._CTYPES[param.dtype]
         self.is_float = self.dtype.kind == "f" or param.dtype == "bf16"
         self.nargs = 1
+        self._memo: dict = {}
 
     def _fail(self, what: str) -> LaunchError:
         return LaunchError(f"argument {self.position} ({self.param.name!r}): {what}")
 
     def convert(self, value):
-        """The ctypes value for ``value``; raises :class:`LaunchError` if it does not fit."""
+        """The ctypes value for ``value``; raises :class:`LaunchError` if it does not fit.
+
+        Converted values are remembered (they are passed by value and never mutated)."""
+        key = (value.__class__, value)
+        try:
+            hit = self._memo.get(key)
+        except TypeError:                     # unhashable: convert (and fail) below
+            return self._convert(value)
+        if hit is None:
+            if len(self._memo) > 1024:
+                self._memo.clear()
+            hit = self._memo[key] = self._convert(value)
+        return hit
+
+    def _convert(self, value):
         if self.is_float:
             return self._float(value)
         if isinstance(value, (float, np.floating)) or not isinstance(value, (int, np.integer)):
@@ -332,8 +347,23 @@ class _ScalarHandler:
 
 # --- launches --------------------------------------------------------------------------
 
+_GRIDS: dict = {}
+
+
 def normalize_grid(grid) -> tuple[int, int, int]:
     """``grid`` (an int or a tuple of 1-3 positive ints) as a 3-tuple; LaunchError if bad."""
+    if grid.__class__ is tuple:
+        hit = _GRIDS.get(grid)
+        if hit is not None:
+            return hit
+        if len(_GRIDS) > 4096:
+            _GRIDS.clear()
+        hit = _GRIDS[grid] = _normalize_grid(grid)
+        return hit
+    return _normalize_grid(grid)
+
+
+def _normalize_grid(grid) -> tuple[int, int, int]:
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
         grid = (grid,)
     if not isinstance(grid, (tuple, list)):
@@ -390,6 +420,7 @@ class LoadedKernel:
         self.num_native_args = sum(h.nargs for h in self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
         self._pool: dict[int, tuple[int, object]] = {}   # param position -> (bytes, device buffer)
+        self._last = None     # (grid, argument tokens, PreparedLaunch) of the last device-array launch
 
     def __call__(self, grid, args):
         """Validate and launch; see :meth:`launch`."""
@@ -405,11 +436,19 @@ class LoadedKernel:
         Device buffers for numpy arrays are reused between calls of the same sizes, so one
         LoadedKernel must not be called from several threads at once (use :meth:`prepare`).
         """
-        launch = self.prepare(grid, args, reuse_buffers=True)
-        if launch.copy_back or not launch.keep:
-            launch.submit()
-            launch.finish()
-            return None
+        last = self._last
+        if last is not None and grid == last[0] and _same_args(args, last[1]):
+            launch = last[2]                  # the same arrays and scalars as last time
+        else:
+            self._last = None
+            launch = self.prepare(grid, args, reuse_buffers=True)
+            if launch.copy_back or not launch.keep:
+                launch.submit()
+                launch.finish()
+                return None
+            tokens = _arg_tokens(args)
+            if tokens is not None:
+                self._last = (grid, tokens, launch)
         event = launch.submit_async()
         _track(self.backend, launch.queue, event, launch.keep)
         return event
@@ -465,8 +504,9 @@ class LoadedKernel:
             if isinstance(h, _ScalarHandler):
                 native.append(value)
             elif value.__class__ is DeviceArray:
-                native += [self.backend.arg(value), *(i64(n) for n in value.shape),
-                           *(i64(s) for s in value.strides[:-1])]
+                native.append(self.backend.arg(value))
+                native += map(_i64, value.shape)
+                native += map(_i64, value.strides[:-1])
                 keep.append(value.owner)
                 queue = value.queue
             else:
@@ -502,6 +542,50 @@ class LoadedKernel:
     def bare_submit(self, prepared: PreparedLaunch) -> None:
         """Raw submit of ``prepared`` (same program and arguments) for timing."""
         prepared.submit()
+
+
+def _arg_tokens(args) -> tuple | None:
+    """What identifies a launch's arguments for reuse: each device array's identity (and,
+    for dpnp, its current ``usm_ndarray``, which changes if it is reshaped in place), each
+    scalar's type and value.  None when an argument cannot be identified cheaply."""
+    tokens = []
+    for value in args:
+        cls = value.__class__
+        if cls is int or cls is float:
+            tokens.append((cls, value))
+        elif hasattr(cls, "get_array"):
+            tokens.append((None, value, value.get_array()))
+        elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
+            tokens.append((None, value, value))
+        else:
+            return None
+    return tuple(tokens)
+
+
+def _same_args(args, tokens) -> bool:
+    """True when ``args`` are the arguments ``tokens`` describe (see :func:`_arg_tokens`)."""
+    if len(args) != len(tokens):
+        return False
+    for value, tok in zip(args, tokens):
+        if tok[0] is None:
+            if value is not tok[1] or (tok[2] is not value and value.get_array() is not tok[2]):
+                return False
+        elif value.__class__ is not tok[0] or value != tok[1]:
+            return False
+    return True
+
+
+_I64: dict = {}
+
+
+def _i64(n: int) -> ctypes.c_int64:
+    """A shared ``c_int64`` for extents and strides (passed by value, never mutated)."""
+    hit = _I64.get(n)
+    if hit is None:
+        if len(_I64) > 4096:
+            _I64.clear()
+        hit = _I64[n] = ctypes.c_int64(n)
+    return hit
 
 
 # --- asynchronous launches -------------------------------------------------------------
