@@ -356,6 +356,8 @@ def normalize_grid(grid) -> tuple[int, int, int]:
         hit = _GRIDS.get(grid)
         if hit is not None:
             return hit
+        if any(n.__class__ is not int for n in grid):   # (True,) == (1,): never memoize those
+            return _normalize_grid(grid)
         if len(_GRIDS) > 4096:
             _GRIDS.clear()
         hit = _GRIDS[grid] = _normalize_grid(grid)
