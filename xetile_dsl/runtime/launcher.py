@@ -352,12 +352,10 @@ _GRIDS: dict = {}
 
 def normalize_grid(grid) -> tuple[int, int, int]:
     """``grid`` (an int or a tuple of 1-3 positive ints) as a 3-tuple; LaunchError if bad."""
-    if grid.__class__ is tuple:
+    if grid.__class__ is tuple and all(n.__class__ is int for n in grid):   # not (True,) == (1,)
         hit = _GRIDS.get(grid)
         if hit is not None:
             return hit
-        if any(n.__class__ is not int for n in grid):   # (True,) == (1,): never memoize those
-            return _normalize_grid(grid)
         if len(_GRIDS) > 4096:
             _GRIDS.clear()
         hit = _GRIDS[grid] = _normalize_grid(grid)
