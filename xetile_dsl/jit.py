@@ -137,6 +137,11 @@ class JITFunction:
     # --- the launch path -----------------------------------------------------------------
     def run(self, grid, target: str | None, args: tuple, kwargs: dict):
         """Bind, find the loaded kernel (fast dictionary first) and launch."""
+        loaded, grid, runtime = self.resolve(grid, target, args, kwargs)
+        return loaded.launch(grid, runtime)
+
+    def resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
+        """(loaded kernel, grid, runtime arguments) of a launch, without launching it."""
         if "num_subgroups" in kwargs and "num_subgroups" not in self._index:
             kwargs = dict(kwargs)
             _check_num_subgroups(kwargs.pop("num_subgroups"))
@@ -155,7 +160,7 @@ class JITFunction:
         loaded, meta = hit
         if callable(grid):
             grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
-        return loaded.launch(grid, runtime)
+        return loaded, grid, runtime
 
     def _bind_values(self, args: tuple, kwargs: dict) -> list:
         """Argument values in parameter order (LaunchError naming the problem otherwise)."""

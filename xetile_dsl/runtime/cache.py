@@ -201,8 +201,8 @@ class KernelCache:
                      "where": "memory", "name": "?", "target": "?"} for k, f in self.memory.items()]
         out = []
         for entry in sorted(self.directory.iterdir()):
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
+            if entry.name.startswith(".") or not entry.is_dir() or not (entry / MANIFEST).exists():
+                continue                      # locks, temporaries, tuning memos, the ICD folder
             try:
                 manifest = json.loads((entry / MANIFEST).read_text())
                 names = sorted(manifest["files"])
@@ -215,11 +215,13 @@ class KernelCache:
         return out
 
     def clear(self) -> int:
-        """Remove every entry (memory and disk); returns how many disk entries went."""
+        """Remove every entry (memory and disk) and the autotuner's remembered choices;
+        returns how many kernel entries went."""
         self.memory.clear()
         if not self.disk_ok or not self.directory.is_dir():
             return 0
         count = 0
+        shutil.rmtree(self.directory / ".autotune", ignore_errors=True)   # remembered autotuning choices
         for entry in self.directory.iterdir():
             if entry.is_dir() and not entry.name.startswith("."):   # leave locks, in-flight temps
                 shutil.rmtree(entry, ignore_errors=True)
