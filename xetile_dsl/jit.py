@@ -260,7 +260,10 @@ def _launcher_for(runtime: list):
         if is_device_array_type(value.__class__):
             queue = getattr(value, "sycl_queue", None)
             if queue is None:
-                desc = describe(value, "array")
+                try:
+                    desc = describe(value, "array")
+                except LaunchError:           # reported with the argument's name by _arg_spec
+                    continue
                 queue = desc.queue if desc is not None else None
             if queue is not None:
                 return _queue_launcher(queue)

@@ -130,7 +130,7 @@ def _reader(cls):
         return None                           # decided per tensor (device)
     if hasattr(cls, "__sycl_usm_array_interface__"):
         return _from_suai
-    if module.startswith("pyopencl") and hasattr(cls, "base_data"):
+    if module.startswith("pyopencl") and cls.__name__ == "Array":
         return _from_pyopencl
     return None
 

@@ -389,6 +389,7 @@ class PreparedLaunch:
     copy_back: list          # (device buffer, staged host array, caller's array)
     queue: object = None     # the device arrays' queue; None: the kernel's own queue
     keep: tuple = ()         # the caller's device arrays, alive until the kernel is done
+    copied_in: bool = False  # numpy arrays were copied to (reused) device buffers: launch synchronously
 
     def submit(self) -> None:
         """Launch and wait; no validation, no copies."""
@@ -429,8 +430,8 @@ class LoadedKernel:
     def launch(self, grid, args):
         """Validate every argument, then launch.
 
-        With numpy arrays among the arguments: copy in, launch, wait, copy back (returns
-        None).  With device arrays only: enqueue on their queue and return the event
+        With numpy arrays among the arguments: copy in, launch on the device arrays' queue
+        (if any), wait, copy back (returns None).  With device arrays only: enqueue on their queue and return the event
         without waiting (:func:`synchronize` or the queue's ``wait()`` waits).
 
         Device buffers for numpy arrays are reused between calls of the same sizes, so one
@@ -442,7 +443,7 @@ class LoadedKernel:
         else:
             self._last = None
             launch = self.prepare(grid, args, reuse_buffers=True)
-            if launch.copy_back or not launch.keep:
+            if launch.copied_in or not launch.keep:
                 launch.submit()
                 launch.finish()
                 return None
@@ -497,7 +498,7 @@ class LoadedKernel:
         their sizes match (the launch then owns them only until the next call).
         """
         grid3, converted = self.check(grid, args)
-        native, copy_back, keep, queue = [], [], [], None
+        native, copy_back, keep, queue, copied = [], [], [], None, False
         pool = self._pool if reuse_buffers else None
         i64 = ctypes.c_int64
         for h, value in zip(self.handlers, converted):
@@ -511,11 +512,12 @@ class LoadedKernel:
                 queue = value.queue
             else:
                 native += self._put_array(h, value, copy_back, pool)
+                copied = True
         gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
         lsize = (self.workgroup_size, 1, 1)
         if self.backend.reverse_ranges:
             gsize, lsize = list(gsize[::-1]), list(lsize[::-1])
-        return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep))
+        return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied)
 
     def _buffer(self, position: int, nbytes: int, pool: dict | None):
         """A device buffer of ``nbytes``: from the pool when one of that size is there."""
