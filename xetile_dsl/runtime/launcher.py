@@ -78,6 +78,11 @@ class _DpctlBackend:
         import dpctl.memory
 
         self._mem = dpctl.memory
+        try:    # dpnp orders its own work with this manager; our launches join that order
+            from dpctl.utils import SequentialOrderManager as order
+        except ImportError:
+            order = None
+        self._order = order
         self.queue = queue if queue is not None else dpctl.SyclQueue(device.native)
         self.context = self.queue.sycl_context
 
@@ -102,11 +107,18 @@ class _DpctlBackend:
         buf.copy_to_host(host.reshape(-1).view(np.uint8))
 
     def submit(self, kernel, args, gsize, lsize, queue=None) -> None:
-        (queue or self.queue).submit(kernel, args, gsize, lsize)   # synchronizing
+        self.submit_async(kernel, args, gsize, lsize, queue).wait()
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
-        """Enqueue without waiting; returns the event."""
-        return (queue or self.queue).submit_async(kernel, args, gsize, lsize)
+        """Enqueue without waiting, after the work dpnp has submitted on the queue (queues are
+        out of order); returns the event, which later dpnp work on that queue waits for."""
+        queue = queue or self.queue
+        if self._order is None:
+            return queue.submit_async(kernel, args, gsize, lsize)
+        manager = self._order[queue]
+        event = queue.submit_async(kernel, args, gsize, lsize, manager.submitted_events)
+        manager.add_event_pair(event, event)
+        return event
 
     @staticmethod
     def done(event) -> bool:
