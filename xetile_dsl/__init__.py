@@ -8,11 +8,13 @@
     kernel[(grid_m, grid_n)](a, b, c, K, BM=32, ...)
 """
 from . import language
+from .autotuner import Autotuner, Config, autotune
 from .compiler import CompiledKernel, compile
 from .errors import CompilationError, LaunchError, XeTileError
 from .jit import JITFunction, jit
 from .language import constexpr
+from .runtime.launcher import synchronize
 
-__all__ = ["CompilationError", "CompiledKernel", "JITFunction", "LaunchError", "XeTileError", "compile",
-           "constexpr", "jit", "language"]
+__all__ = ["Autotuner", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "LaunchError", "XeTileError", "compile",
+           "constexpr", "jit", "language", "synchronize"]
 __version__ = "0.1.0"

@@ -48,7 +48,8 @@ def _cache_run(args: argparse.Namespace) -> int:
     print(f"{cache.directory}: {len(entries)} entries")
     for e in entries:
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(e["created"])) if e["created"] else "?"
-        print(f"  {e['key'][:16]}  {e['bytes']:>9} B  {when}  {', '.join(e['files'])}")
+        print(f"  {e['key'][:16]}  {e['name']:<24} {e['target']:<8} {e['bytes']:>9} B  {when}  "
+              f"{', '.join(e['files'])}")
     return 0
 
 

@@ -1,5 +1,17 @@
 """``@jit``: a kernel launched as ``kernel[grid](*args, **constexprs)``, compiled once per
-signature and cached in memory and on disk."""
+signature and cached in memory and on disk.
+
+The launch path (:meth:`JITFunction.run`) is built for repeated calls: arguments are bound
+by precomputed parameter positions, and a per-kernel dictionary keyed on
+``(type, dtype, ndim)`` of each runtime argument, the constexpr values, the target and the
+launcher finds the loaded kernel without hashing any source.  Only a miss computes the
+full cache key (:meth:`JITFunction.cache_key`) and goes to the disk cache or the compiler.
+
+Launches are asynchronous when every array argument is a device array (dpnp/USM,
+pyopencl): the kernel is enqueued on the arrays' own queue and the call returns the
+runtime's event; :func:`xetile_dsl.synchronize` (or the queue's ``wait()``) waits.  With
+numpy arrays among the arguments the call copies in, waits and copies results back.
+"""
 from __future__ import annotations
 
 import inspect
@@ -13,6 +25,9 @@ from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
 from .language.core import constexpr
+from .runtime.arrays import describe, is_device_array_type
+from .runtime.devices import get_device
+from .runtime.launcher import get_launcher, launcher_for_queue
 
 _NUMPY_TO_ELEM = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8",
                   "int16": "i16", "int32": "i32", "uint32": "u32", "int64": "i64", "bfloat16": "bf16"}
@@ -30,7 +45,14 @@ class JITFunction:
                                  if p.annotation is constexpr or p.annotation == "constexpr"
                                  or (isinstance(p.annotation, str) and p.annotation.endswith("constexpr"))}
         self._source_hash: str | None = None
-        self._memory: dict[str, tuple[CompiledKernel, object]] = {}
+        self._memory: dict[tuple, tuple[CompiledKernel, object]] = {}
+        params = list(self.signature.parameters.values())
+        self._nparams = len(params)
+        self._index = {p.name: i for i, p in enumerate(params)}
+        self._defaults = tuple(_MISSING if p.default is p.empty else p.default for p in params)
+        self._const_pos = tuple(i for i, p in enumerate(params) if p.name in self.constexpr_params)
+        self._runtime_pos = tuple(i for i, p in enumerate(params) if p.name not in self.constexpr_params)
+        self._fast: dict[tuple, tuple] = {}
 
     def __getitem__(self, grid):
         return _Launch(self, grid, target=None)
@@ -60,20 +82,36 @@ class JITFunction:
         return runtime, specs, constants
 
     def source_hash(self) -> str:
-        if self._source_hash is None:
-            import hashlib
+        """Hash of the kernel's source, the @jit functions and the constant globals it names.
 
-            self._source_hash = hashlib.sha256(KernelSource.of(self.fn).text.encode()).hexdigest()
+        Computed once per process: a global edited after the first launch is not seen."""
+        if self._source_hash is None:
+            from .runtime.cache import key_for
+
+            parts = [KernelSource.of(self.fn).text]
+            for name in sorted(set(self.fn.__code__.co_names)):
+                value = self.fn.__globals__.get(name)
+                if isinstance(value, JITFunction) and value is not self:
+                    parts += [name, value.source_hash()]
+                elif isinstance(value, constexpr):
+                    parts += [name, repr(value.value)]
+                elif isinstance(value, (bool, int, float, str)):
+                    parts += [name, repr(value)]
+            self._source_hash = key_for(*parts)
         return self._source_hash
 
-    def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str) -> str:
+    def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str, options: dict | None = None) -> str:
+        """The one cache key: sha256 over length-prefixed parts — source hash (kernel,
+        called @jit functions, constant globals), kernel name, argument types and
+        specializations, constexpr values, target, options, compiler version."""
         from .runtime.cache import key_for
 
         sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
         consts = json.dumps({k: repr(v) for k, v in constants.items()}, sort_keys=True) + self._global_maps()
+        opts = json.dumps(options or {}, sort_keys=True)
         from .frontend.source import dependencies
 
-        return key_for(self.source_hash(), dependencies(self.fn), self.__name__, sig, consts, target,
+        return key_for(self.source_hash(), dependencies(self.fn), self.__name__, sig, consts, target, opts,
                        compiler_version())
 
     def _global_maps(self) -> str:
@@ -83,10 +121,11 @@ class JITFunction:
         names = sorted(n for n in self.fn.__code__.co_names if isinstance(self.fn.__globals__.get(n), wg_map))
         return "".join(f";{n}={self.fn.__globals__[n]!r}" for n in names)
 
-    def get_kernel(self, specs: dict, constants: dict, target: str, device):
+    def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
+        launcher = launcher or get_launcher(device)
         key = self.cache_key(specs, constants, target)
-        hit = self._memory.get(key)
+        hit = self._memory.get((key, id(launcher)))
         if hit is not None:
             return hit
         cache = _disk_cache()
@@ -100,12 +139,68 @@ class JITFunction:
         if compiled is None:
             compiled = compile_kernel(self.fn, specs, constants, target)
             cache.stats.compiles += 1
-            cache.put(key, compiled.to_files())
-        from .runtime.launcher import get_launcher
-
-        loaded = get_launcher(device).build(compiled.spirv, compiled.abi)
-        self._memory[key] = (compiled, loaded)
+            cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
+        loaded = launcher.build(compiled.spirv, compiled.abi)
+        self._memory[(key, id(launcher))] = (compiled, loaded)
         return compiled, loaded
+
+    # --- the launch path -----------------------------------------------------------------
+    def run(self, grid, target: str | None, args: tuple, kwargs: dict):
+        """Bind, find the loaded kernel (fast dictionary first) and launch."""
+        loaded, grid, runtime = self.resolve(grid, target, args, kwargs)
+        return loaded.launch(grid, runtime)
+
+    def resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
+        """(loaded kernel, grid, runtime arguments) of a launch, without launching it."""
+        if "num_subgroups" in kwargs and "num_subgroups" not in self._index:
+            kwargs = dict(kwargs)
+            _check_num_subgroups(kwargs.pop("num_subgroups"))
+        values = self._bind_values(args, kwargs)
+        runtime = [values[i] for i in self._runtime_pos]
+        consts = tuple(_unwrap(values[i]) for i in self._const_pos)
+        launcher = _launcher_for(runtime)
+        key = (tuple(map(_type_key, runtime)), consts, target, id(launcher))
+        try:
+            hit = self._fast.get(key)
+        except TypeError:                     # an unhashable constexpr value
+            key = (key[0], repr(consts), target, id(launcher))
+            hit = self._fast.get(key)
+        if hit is None:
+            hit = self._fast[key] = self._specialize(values, target, launcher)
+        loaded, meta = hit
+        if callable(grid):
+            grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
+        return loaded, grid, runtime
+
+    def _bind_values(self, args: tuple, kwargs: dict) -> list:
+        """Argument values in parameter order (LaunchError naming the problem otherwise)."""
+        n = len(args)
+        if n > self._nparams:
+            return self._bind_slow(args, kwargs)
+        values = list(args)
+        values.extend(self._defaults[n:])
+        for name, value in kwargs.items():
+            i = self._index.get(name, -1)
+            if i < n:
+                return self._bind_slow(args, kwargs)
+            values[i] = value
+        if n + len(kwargs) < self._nparams and any(v is _MISSING for v in values):
+            return self._bind_slow(args, kwargs)
+        return values
+
+    def _bind_slow(self, args: tuple, kwargs: dict) -> list:
+        self.bind(args, kwargs)    # raises the precise LaunchError
+        raise AssertionError("unreachable: fast binding failed where inspect binding succeeded")
+
+    def _specialize(self, values: list, target: str | None, launcher) -> tuple:
+        """A miss of the fast dictionary: types, full cache key, load or compile."""
+        names = list(self._index)
+        specs = {names[i]: _arg_spec(names[i], values[i]) for i in self._runtime_pos}
+        constants = {names[i]: _unwrap(values[i]) for i in self._const_pos}
+        target = target or default_target(launcher.device)
+        resolve_target(target)
+        _, loaded = self.get_kernel(specs, constants, target, launcher.device, launcher)
+        return loaded, constants
 
 
 class _Target:
@@ -121,15 +216,8 @@ class _Launch:
         self.jit, self.grid, self.target = jit, grid, target
 
     def __call__(self, *args, **kwargs):
-        runtime, specs, constants = self.jit.bind(args, kwargs)
-        from .runtime.devices import get_device
-
-        device = get_device()
-        target = self.target or default_target(device)
-        resolve_target(target)
-        _, loaded = self.jit.get_kernel(specs, constants, target, device)
-        grid = self.grid(dict(constants)) if callable(self.grid) else self.grid
-        loaded(grid, runtime)
+        """Launch; returns the event of an asynchronous launch (device arrays only), else None."""
+        return self.jit.run(self.grid, self.target, args, kwargs)
 
 
 def default_target(device) -> str:
@@ -141,13 +229,78 @@ def default_target(device) -> str:
     return name
 
 
+_MISSING = object()
+
+
+def _unwrap(value):
+    return value.value if isinstance(value, constexpr) else value
+
+
+def _check_num_subgroups(n) -> None:
+    """Workgroup shape option: one subgroup per workgroup is what the compiler lowers today."""
+    if n != 1:
+        raise LaunchError(f"num_subgroups={n!r}: only 1 subgroup per workgroup is supported until "
+                          "workgroup-level (wg_map) kernels are lowered")
+
+
+def _int_key(value) -> tuple:
+    """Launch-path key of an integer: must separate every pair of ints whose ArgSpec differs."""
+    # the ArgSpec of an int depends on its width and on its specialisation (value 1,
+    # divisibility by 16), so both are part of the fast key
+    return (value.__class__, -2**31 <= value < 2**31, value == 1, value % 16 == 0)
+
+
+def _type_key(value) -> tuple:
+    """What the fast launch dictionary knows of an argument: (type, dtype, ndim) for arrays."""
+    cls = value.__class__
+    if cls is int:
+        return _int_key(value)
+    if cls is float or cls is bool:
+        return (cls,)
+    if cls is np.ndarray or is_device_array_type(cls):
+        if cls.__module__.startswith("torch"):
+            return (cls, str(value.dtype), value.dim(), str(value.device))
+        return (cls, value.dtype, value.ndim)
+    if isinstance(value, (np.integer,)):
+        return _int_key(int(value)) + (cls,)
+    return (cls,)
+
+
+def _launcher_for(runtime: list):
+    """The launcher of the first device array's queue, else the default device's."""
+    for value in runtime:
+        if is_device_array_type(value.__class__):
+            queue = getattr(value, "sycl_queue", None)
+            if queue is None:
+                try:
+                    desc = describe(value, "array")
+                except LaunchError:           # reported with the argument's name by _arg_spec
+                    continue
+                queue = desc.queue if desc is not None else None
+            if queue is not None:
+                return _queue_launcher(queue)
+    return get_launcher(get_device())
+
+
+_LAST_QUEUE: list = [None, None]   # (queue, launcher): most launches reuse one queue
+
+
+def _queue_launcher(queue):
+    last = _LAST_QUEUE[0]
+    if last is queue or (last is not None and last.__class__ is queue.__class__ and last == queue):
+        return _LAST_QUEUE[1]
+    launcher = launcher_for_queue(queue)
+    _LAST_QUEUE[:] = [queue, launcher]
+    return launcher
+
+
 def _arg_spec(name: str, value) -> ArgSpec:
+    if is_device_array_type(type(value)):
+        desc = describe(value, f"argument {name!r}")
+        if desc is not None:
+            return _array_spec(name, desc.dtype, len(desc.shape))
     if isinstance(value, np.ndarray):
-        elem = _NUMPY_TO_ELEM.get(value.dtype.name)
-        if elem is None:
-            raise LaunchError(f"argument {name!r}: arrays of dtype {value.dtype} are not supported; use one of "
-                              f"float16, bfloat16 (ml_dtypes), float32, int8, uint8, int32, int64")
-        return ArgSpec("array", elem, value.ndim)
+        return _array_spec(name, value.dtype, value.ndim)
     if isinstance(value, bool):
         raise LaunchError(f"argument {name!r}: bool scalars are not supported; pass an int")
     if isinstance(value, (int, np.integer)):
@@ -156,7 +309,16 @@ def _arg_spec(name: str, value) -> ArgSpec:
         return ArgSpec("scalar", "i32" if -2**31 <= v < 2**31 else "i64", spec=spec)
     if isinstance(value, (float, np.floating)):
         return ArgSpec("scalar", "f32")
-    raise LaunchError(f"argument {name!r}: expected a numpy array or a Python scalar, got {type(value).__name__}")
+    raise LaunchError(f"argument {name!r}: expected a numpy array, a dpnp/USM array, a pyopencl array or a "
+                      f"Python scalar, got {type(value).__name__}")
+
+
+def _array_spec(name: str, dtype, ndim: int) -> ArgSpec:
+    elem = _NUMPY_TO_ELEM.get(np.dtype(dtype).name)
+    if elem is None:
+        raise LaunchError(f"argument {name!r}: arrays of dtype {dtype} are not supported; use one of "
+                          f"float16, bfloat16 (ml_dtypes), float32, int8, uint8, int32, int64")
+    return ArgSpec("array", elem, ndim)
 
 
 _CACHE = None

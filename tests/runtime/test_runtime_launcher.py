@@ -116,7 +116,7 @@ ro = np.zeros((4, 16), np.float32)
 ro.flags.writeable = False
 BAD_ARGS = [
     ("count", _good()[:3], r"kernel 'k' takes 5 argument\(s\) \(a, b, n, s, u\), got 3"),
-    ("not array", _with(0, [[1.0] * 16] * 4), r"argument 0 \('a'\): expected a C-contiguous numpy array of f32 .* got list"),
+    ("not array", _with(0, [[1.0] * 16] * 4), r"argument 0 \('a'\): expected a numpy array, a dpnp/USM array or a pyopencl array of f32 .* got list"),
     ("dtype", _with(0, np.zeros((4, 16), np.float64)), r"argument 0 \('a'\): expected dtype f32 \(numpy.float32\), got float64"),
     ("bf16 dtype", _with(1, np.zeros((4, 32), np.float16)), r"argument 1 \('b'\): expected dtype bf16 \(ml_dtypes.bfloat16\), got float16"),
     ("rank", _with(0, np.zeros((4, 4, 16), np.float32)), r"argument 0 \('a'\): expected 2 dimension\(s\), got 3 \(shape \(4, 4, 16\)\)"),

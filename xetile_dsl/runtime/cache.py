@@ -131,8 +131,10 @@ class KernelCache:
         self.memory[key] = files
         return dict(files)
 
-    def put(self, key: str, files: dict[str, bytes]) -> None:
-        """Store ``files`` under ``key`` (memory always, disk when possible, atomically)."""
+    def put(self, key: str, files: dict[str, bytes], meta: dict | None = None) -> None:
+        """Store ``files`` under ``key`` (memory always, disk when possible, atomically).
+
+        ``meta`` (JSON-able, e.g. kernel name and target) is kept in the manifest for listings."""
         _check_name("key", key)
         for name, data in files.items():
             _check_name("file name", name)
@@ -142,7 +144,7 @@ class KernelCache:
         self.memory[key] = files
         if self.disk_ok:
             try:
-                self._write(key, files)
+                self._write(key, files, meta or {})
                 self.stats.writes += 1
             except OSError as exc:
                 self._degrade(f"cannot write entry {key[:16]}… in {self.directory} ({exc})")
@@ -174,8 +176,8 @@ class KernelCache:
         except OSError:
             pass
 
-    def _write(self, key: str, files: dict[str, bytes]) -> None:
-        manifest = {"version": FORMAT_VERSION, "key": key, "created": time.time(),
+    def _write(self, key: str, files: dict[str, bytes], meta: dict) -> None:
+        manifest = {"version": FORMAT_VERSION, "key": key, "created": time.time(), "meta": meta,
                     "files": {n: _sha256(d) for n, d in sorted(files.items())}}
         tmp = Path(tempfile.mkdtemp(prefix=f".tmp-{key[:16]}-", dir=self.directory))
         try:
@@ -196,27 +198,30 @@ class KernelCache:
         """One dict per disk entry: key, files, bytes, created (from its manifest)."""
         if not self.readable or not self.directory.is_dir():
             return [{"key": k, "files": sorted(f), "bytes": sum(map(len, f.values())), "created": None,
-                     "where": "memory"} for k, f in self.memory.items()]
+                     "where": "memory", "name": "?", "target": "?"} for k, f in self.memory.items()]
         out = []
         for entry in sorted(self.directory.iterdir()):
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
+            if entry.name.startswith(".") or not entry.is_dir() or not (entry / MANIFEST).exists():
+                continue                      # locks, temporaries, tuning memos, the ICD folder
             try:
                 manifest = json.loads((entry / MANIFEST).read_text())
                 names = sorted(manifest["files"])
                 size = sum((entry / n).stat().st_size for n in names)
-                created = manifest.get("created")
+                created, meta = manifest.get("created"), manifest.get("meta") or {}
             except (OSError, ValueError, KeyError, TypeError):
-                names, size, created = [], 0, None
-            out.append({"key": entry.name, "files": names, "bytes": size, "created": created, "where": "disk"})
+                names, size, created, meta = [], 0, None, {}
+            out.append({"key": entry.name, "files": names, "bytes": size, "created": created, "where": "disk",
+                        "name": meta.get("name", "?"), "target": meta.get("target", "?")})
         return out
 
     def clear(self) -> int:
-        """Remove every entry (memory and disk); returns how many disk entries went."""
+        """Remove every entry (memory and disk) and the autotuner's remembered choices;
+        returns how many kernel entries went."""
         self.memory.clear()
         if not self.disk_ok or not self.directory.is_dir():
             return 0
         count = 0
+        shutil.rmtree(self.directory / ".autotune", ignore_errors=True)   # remembered autotuning choices
         for entry in self.directory.iterdir():
             if entry.is_dir() and not entry.name.startswith("."):   # leave locks, in-flight temps
                 shutil.rmtree(entry, ignore_errors=True)

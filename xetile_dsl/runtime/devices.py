@@ -275,3 +275,17 @@ def get_device(selector: str | None = None, backend: str | None = None) -> Devic
         problems.append(f"no {_label(platform, kind)}"
                         + (f" with index {index} (found {len(devs)})" if devs else f": {'; '.join(why)}"))
     raise DeviceError(f"no device matches {selector or 'the default order'!r}: " + " | ".join(problems))
+
+
+def device_of_queue(queue) -> Device:
+    """The :class:`Device` a dpctl ``SyclQueue`` or a ``pyopencl.CommandQueue`` runs on."""
+    if hasattr(queue, "sycl_device"):
+        dev = queue.sycl_device
+        platform = dev.backend.name
+        platform = "level_zero" if "level_zero" in platform else platform
+        return _make_device(dev.name, "dpctl", platform, "gpu" if dev.is_gpu else "cpu", 0, dev)
+    import pyopencl as cl
+
+    dev = queue.device
+    kind = "gpu" if dev.type & cl.device_type.GPU else "cpu"
+    return _make_device(dev.name, "pyopencl", "opencl", kind, 0, dev, _pci_id(dev))

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
+from .arrays import DeviceArray, describe, queue_label, same_queue
 from .devices import Device, get_device
 from .opencl_icd import setup_intel_cpu_icd
 
@@ -69,14 +70,21 @@ class _DpctlBackend:
     """USM device allocations and ``SyclQueue.submit`` through dpctl."""
 
     reverse_ranges = True   # SYCL's range order is the reverse of OpenCL's dimension index
+    api = "usm"
 
-    def __init__(self, device: Device):
+    def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
         import dpctl
         import dpctl.memory
 
         self._mem = dpctl.memory
-        self.queue = dpctl.SyclQueue(device.native)
+        try:    # dpnp orders its own work with this manager; our launches join that order
+            from dpctl.utils import SequentialOrderManager as order
+        except ImportError:
+            order = None
+        self._order = order
+        self.queue = queue if queue is not None else dpctl.SyclQueue(device.native)
+        self.context = self.queue.sycl_context
 
     def build(self, spirv: bytes, name: str, options: str):
         import dpctl.program
@@ -98,22 +106,59 @@ class _DpctlBackend:
     def read(self, buf, host: np.ndarray) -> None:
         buf.copy_to_host(host.reshape(-1).view(np.uint8))
 
-    def submit(self, kernel, args, gsize, lsize) -> None:
-        self.queue.submit(kernel, args, gsize, lsize)   # synchronizing
+    def submit(self, kernel, args, gsize, lsize, queue=None) -> None:
+        self.submit_async(kernel, args, gsize, lsize, queue).wait()
+
+    def submit_async(self, kernel, args, gsize, lsize, queue=None):
+        """Enqueue without waiting, after the work dpnp has submitted on the queue (queues are
+        out of order); returns the event, which later dpnp work on that queue waits for."""
+        queue = queue or self.queue
+        if self._order is None:
+            return queue.submit_async(kernel, args, gsize, lsize)
+        manager = self._order[queue]
+        event = queue.submit_async(kernel, args, gsize, lsize, manager.submitted_events)
+        manager.add_event_pair(event, event)
+        return event
+
+    @staticmethod
+    def done(event) -> bool:
+        import dpctl
+
+        return event.execution_status == dpctl.event_status_type.complete
+
+    def same_context(self, queue) -> bool:
+        return queue is self.queue or queue.sycl_context == self.context
+
+    def arg(self, desc):
+        """The kernel argument for a USM array: its memory object, or a view at its first element."""
+        if desc.memory is not None and desc.offset_bytes == 0:
+            return desc.memory
+        return self._mem.as_usm_memory(_UsmSpan(desc))
+
+
+class _UsmSpan:
+    """``__sycl_usm_array_interface__`` for the bytes of a USM array from its first element."""
+
+    def __init__(self, desc):
+        self.__sycl_usm_array_interface__ = {
+            "data": (desc.pointer, False), "shape": (max(desc.nbytes, 1),), "strides": None,
+            "typestr": "|u1", "version": 1, "syclobj": desc.queue, "offset": 0}
+        self.owner = desc.owner
 
 
 class _PyOpenCLBackend:
     """``cl.Buffer`` allocations and ``enqueue_nd_range_kernel`` through pyopencl."""
 
     reverse_ranges = False
+    api = "pyopencl"
 
-    def __init__(self, device: Device):
+    def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
         import pyopencl as cl
 
         self._cl = cl
-        self.context = cl.Context(devices=[device.native])
-        self.queue = cl.CommandQueue(self.context)
+        self.context = queue.context if queue is not None else cl.Context(devices=[device.native])
+        self.queue = queue if queue is not None else cl.CommandQueue(self.context)
 
     def build(self, spirv: bytes, name: str, options: str):
         cl = self._cl
@@ -135,10 +180,30 @@ class _PyOpenCLBackend:
     def read(self, buf, host: np.ndarray) -> None:
         self._cl.enqueue_copy(self.queue, host.reshape(-1).view(np.uint8), buf, is_blocking=True)
 
-    def submit(self, kernel, args, gsize, lsize) -> None:
+    def submit(self, kernel, args, gsize, lsize, queue=None) -> None:
+        self.submit_async(kernel, args, gsize, lsize, queue).wait()
+
+    def submit_async(self, kernel, args, gsize, lsize, queue=None):
+        """Enqueue without waiting; returns the event."""
         for i, arg in enumerate(args):
             kernel.set_arg(i, arg)
-        self._cl.enqueue_nd_range_kernel(self.queue, kernel, gsize, lsize).wait()
+        return self._cl.enqueue_nd_range_kernel(queue or self.queue, kernel, gsize, lsize)
+
+    def done(self, event) -> bool:
+        return event.command_execution_status == self._cl.command_execution_status.COMPLETE
+
+    def same_context(self, queue) -> bool:
+        return queue.context == self.context
+
+    def arg(self, desc):
+        """The kernel argument for a pyopencl array: its buffer, or a sub-buffer at its offset."""
+        if desc.offset_bytes == 0:
+            return desc.memory
+        try:
+            return desc.memory.get_sub_region(desc.offset_bytes, max(desc.nbytes, 1))
+        except self._cl.Error as exc:
+            raise LaunchError(f"pyopencl array at byte offset {desc.offset_bytes} cannot be passed: {exc}; "
+                              "copy the view into its own array") from None
 
 
 _BACKENDS = {"dpctl": _DpctlBackend, "pyopencl": _PyOpenCLBackend}
@@ -147,7 +212,9 @@ _BACKENDS = {"dpctl": _DpctlBackend, "pyopencl": _PyOpenCLBackend}
 # --- per-parameter handlers (built once per kernel) ------------------------------------
 
 class _ArrayHandler:
-    """Checks one array argument and lays it out with a padded row pitch."""
+    """Checks one array argument: numpy arrays are laid out with a padded row pitch and
+    copied; device arrays (USM, pyopencl) are checked for strides and alignment and used
+    in place."""
 
     def __init__(self, position: int, param: ArrayParam, abi: KernelABI):
         self.position, self.param = position, param
@@ -155,31 +222,65 @@ class _ArrayHandler:
         self.itemsize = self.dtype.itemsize
         self.align = math.lcm(max(int(abi.pitch_align_bytes), 1), self.itemsize)
         self.min_width = int(abi.min_width_bytes)
+        self.block2d = self.min_width > 0 or int(abi.pitch_align_bytes) > 1
         self.written = bool(param.written)
         self.nargs = 2 * param.ndim if param.ndim > 0 else 1
+        self.where = f"argument {position} ({param.name!r})"
 
     def _fail(self, what: str) -> LaunchError:
-        return LaunchError(f"argument {self.position} ({self.param.name!r}): {what}")
+        return LaunchError(f"{self.where}: {what}")
 
-    def check(self, value) -> None:
-        """Raise :class:`LaunchError` unless ``value`` fits this parameter."""
+    def check(self, value):
+        """The numpy array or :class:`DeviceArray` for ``value``; LaunchError unless it fits."""
         p = self.param
-        want = f"a C-contiguous numpy array of {_dtype_label(p.dtype)} with {p.ndim} dimension(s)"
-        if not isinstance(value, np.ndarray):
+        if isinstance(value, np.ndarray):
+            self._check_common(value.dtype, value.shape, value.flags.writeable)
+            inner = value.strides[-1] if value.ndim else self.itemsize
+            if value.ndim and value.shape[-1] > 1 and inner != self.itemsize:
+                raise self._fail("expected a C-contiguous array (or a view with unit stride in the last "
+                                 f"dimension), got strides {value.strides}; pass numpy.ascontiguousarray(...)")
+            return value
+        desc = describe(value, self.where)
+        if desc is None:
+            want = (f"a numpy array, a dpnp/USM array or a pyopencl array of {_dtype_label(p.dtype)} "
+                    f"with {p.ndim} dimension(s)")
             raise self._fail(f"expected {want}, got {_type_name(value)}")
-        if value.dtype != self.dtype:
-            raise self._fail(f"expected dtype {_dtype_label(p.dtype)}, got {value.dtype}")
-        if value.ndim != p.ndim:
-            raise self._fail(f"expected {p.ndim} dimension(s), got {value.ndim} (shape {value.shape})")
-        if not value.flags.c_contiguous:
-            raise self._fail("expected a C-contiguous array, got a strided view "
-                             f"(strides {value.strides}); pass numpy.ascontiguousarray(...)")
-        if p.written and not value.flags.writeable:
+        self._check_common(desc.dtype, desc.shape, desc.writable)
+        self._check_device_layout(desc)
+        return desc
+
+    def _check_common(self, dtype, shape, writable: bool) -> None:
+        p = self.param
+        if dtype != self.dtype:
+            raise self._fail(f"expected dtype {_dtype_label(p.dtype)}, got {dtype}")
+        if len(shape) != p.ndim:
+            raise self._fail(f"expected {p.ndim} dimension(s), got {len(shape)} (shape {tuple(shape)})")
+        if p.written and not writable:
             raise self._fail("the kernel writes this array but it is read-only")
-        if p.ndim >= 2 and value.shape[-1] * self.itemsize < self.min_width:
-            raise self._fail(f"rows are {value.shape[-1] * self.itemsize} bytes wide ({value.shape[-1]} x "
+        if p.ndim >= 2 and shape[-1] * self.itemsize < self.min_width:
+            raise self._fail(f"rows are {shape[-1] * self.itemsize} bytes wide ({shape[-1]} x "
                              f"{p.dtype}); this kernel's 2D block messages need at least {self.min_width} bytes "
                              f"({-(-self.min_width // self.itemsize)} elements)")
+
+    def _check_device_layout(self, desc) -> None:
+        """Device arrays are not copied: their strides and base address must suit the kernel."""
+        strides = desc.strides
+        if desc.ndim and desc.shape[-1] > 1 and strides[-1] != 1:
+            raise self._fail(f"device arrays need unit stride in the last dimension, got strides {strides} "
+                             "(elements); make a contiguous copy first")
+        if any((not isinstance(s, int)) or s < 0 for s in strides):
+            raise self._fail(f"strides {strides} (elements) must be non-negative whole elements")
+        if not self.block2d or desc.ndim < 2:
+            return
+        pitch = strides[-2] * self.itemsize
+        if desc.shape[-2] > 1 and pitch % self.align:
+            raise self._fail(f"row pitch is {pitch} bytes (stride {strides[-2]} elements); this kernel's 2D "
+                             f"block messages need a multiple of {self.align} bytes: allocate rows padded to "
+                             f"{-(-pitch // self.align) * self.align // self.itemsize} elements and pass a view")
+        if desc.api == "usm" and desc.pointer % BASE_ALIGN_BYTES:
+            raise self._fail(f"the first element is at address 0x{desc.pointer:x}, not {BASE_ALIGN_BYTES}-byte "
+                             "aligned as this kernel's 2D block messages need (a view starting inside a row?); "
+                             "copy the view into its own array")
 
     def layout(self, shape: tuple) -> tuple[int, tuple[int, ...]]:
         """Padded row pitch in elements and the outer strides in elements."""
@@ -193,8 +294,8 @@ class _ArrayHandler:
         return pitch, tuple(reversed(strides))
 
     def stage(self, value: np.ndarray, pitch: int) -> np.ndarray:
-        """The host image of the device buffer (``value`` itself when no padding)."""
-        if value.ndim < 2 or pitch == value.shape[-1]:
+        """The host image of the device buffer (``value`` itself when no padding or copy is needed)."""
+        if value.flags.c_contiguous and (value.ndim < 2 or pitch == value.shape[-1]):
             return value
         staged = np.zeros(value.shape[:-1] + (pitch,), self.dtype)
         staged[..., : value.shape[-1]] = value
@@ -214,12 +315,27 @@ class _ScalarHandler:
         self.ctype = self._CTYPES[param.dtype]
         self.is_float = self.dtype.kind == "f" or param.dtype == "bf16"
         self.nargs = 1
+        self._memo: dict = {}
 
     def _fail(self, what: str) -> LaunchError:
         return LaunchError(f"argument {self.position} ({self.param.name!r}): {what}")
 
     def convert(self, value):
-        """The ctypes value for ``value``; raises :class:`LaunchError` if it does not fit."""
+        """The ctypes value for ``value``; raises :class:`LaunchError` if it does not fit.
+
+        Converted values are remembered (they are passed by value and never mutated)."""
+        key = (value.__class__, value)
+        try:
+            hit = self._memo.get(key)
+        except TypeError:                     # unhashable: convert (and fail) below
+            return self._convert(value)
+        if hit is None:
+            if len(self._memo) > 1024:
+                self._memo.clear()
+            hit = self._memo[key] = self._convert(value)
+        return hit
+
+    def _convert(self, value):
         if self.is_float:
             return self._float(value)
         if isinstance(value, (float, np.floating)) or not isinstance(value, (int, np.integer)):
@@ -243,8 +359,23 @@ class _ScalarHandler:
 
 # --- launches --------------------------------------------------------------------------
 
+_GRIDS: dict = {}
+
+
 def normalize_grid(grid) -> tuple[int, int, int]:
     """``grid`` (an int or a tuple of 1-3 positive ints) as a 3-tuple; LaunchError if bad."""
+    if grid.__class__ is tuple and all(n.__class__ is int for n in grid):   # not (True,) == (1,)
+        hit = _GRIDS.get(grid)
+        if hit is not None:
+            return hit
+        if len(_GRIDS) > 4096:
+            _GRIDS.clear()
+        hit = _GRIDS[grid] = _normalize_grid(grid)
+        return hit
+    return _normalize_grid(grid)
+
+
+def _normalize_grid(grid) -> tuple[int, int, int]:
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
         grid = (grid,)
     if not isinstance(grid, (tuple, list)):
@@ -268,10 +399,19 @@ class PreparedLaunch:
     global_size: tuple
     local_size: tuple
     copy_back: list          # (device buffer, staged host array, caller's array)
+    queue: object = None     # the device arrays' queue; None: the kernel's own queue
+    keep: tuple = ()         # the caller's device arrays, alive until the kernel is done
+    copied_in: bool = False  # numpy arrays were copied to (reused) device buffers: launch synchronously
 
     def submit(self) -> None:
         """Launch and wait; no validation, no copies."""
-        self.kernel.backend.submit(self.kernel.native_kernel, self.native_args, self.global_size, self.local_size)
+        self.kernel.backend.submit(self.kernel.native_kernel, self.native_args, self.global_size,
+                                   self.local_size, self.queue)
+
+    def submit_async(self):
+        """Launch without waiting; returns the runtime's event."""
+        return self.kernel.backend.submit_async(self.kernel.native_kernel, self.native_args, self.global_size,
+                                                self.local_size, self.queue)
 
     def finish(self) -> None:
         """Copy written arrays back into the caller's arrays (un-padding)."""
@@ -282,7 +422,7 @@ class PreparedLaunch:
 
 
 class LoadedKernel:
-    """A kernel built for one device, callable as ``kernel(grid, args)``."""
+    """A kernel built for one device context, callable as ``kernel(grid, args)``."""
 
     def __init__(self, backend, native_kernel, abi: KernelABI):
         self.backend, self.native_kernel, self.abi = backend, native_kernel, abi
@@ -293,16 +433,38 @@ class LoadedKernel:
         self.num_native_args = sum(h.nargs for h in self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
         self._pool: dict[int, tuple[int, object]] = {}   # param position -> (bytes, device buffer)
+        self._last = None     # (grid, argument tokens, PreparedLaunch) of the last device-array launch
 
-    def __call__(self, grid, args) -> None:
-        """Validate, copy in, launch, wait, copy back.
+    def __call__(self, grid, args):
+        """Validate and launch; see :meth:`launch`."""
+        return self.launch(grid, args)
 
-        Device buffers are reused between calls of the same sizes, so one LoadedKernel
-        must not be called from several threads at once (use :meth:`prepare` there).
+    def launch(self, grid, args):
+        """Validate every argument, then launch.
+
+        With numpy arrays among the arguments: copy in, launch on the device arrays' queue
+        (if any), wait, copy back (returns None).  With device arrays only: enqueue on their queue and return the event
+        without waiting (:func:`synchronize` or the queue's ``wait()`` waits).
+
+        Device buffers for numpy arrays are reused between calls of the same sizes, so one
+        LoadedKernel must not be called from several threads at once (use :meth:`prepare`).
         """
-        launch = self.prepare(grid, args, reuse_buffers=True)
-        launch.submit()
-        launch.finish()
+        last = self._last
+        if last is not None and grid == last[0] and _same_args(args, last[1]):
+            launch = last[2]                  # the same arrays and scalars as last time
+        else:
+            self._last = None
+            launch = self.prepare(grid, args, reuse_buffers=True)
+            if launch.copied_in or not launch.keep:
+                launch.submit()
+                launch.finish()
+                return None
+            tokens = _arg_tokens(args)
+            if tokens is not None:
+                self._last = (grid, tokens, launch)
+        event = launch.submit_async()
+        _track(self.backend, launch.queue, event, launch.keep)
+        return event
 
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
         """Validate grid and arguments without touching the device; returns (grid3, converted)."""
@@ -313,34 +475,61 @@ class LoadedKernel:
             names = ", ".join(h.param.name for h in self.handlers)
             raise LaunchError(f"kernel {self.abi.kernel_name!r} takes {len(self.handlers)} argument(s) "
                               f"({names}), got {len(args)}")
-        converted = []
+        converted, first = [], None
         for h, value in zip(self.handlers, args):
             if isinstance(h, _ArrayHandler):
-                h.check(value)
+                value = h.check(value)
+                if value.__class__ is DeviceArray:
+                    first = self._check_queue(h, value, first)
                 converted.append(value)
             else:
                 converted.append(h.convert(value))
         return grid3, converted
 
+    def _check_queue(self, h: _ArrayHandler, desc: DeviceArray, first):
+        """All device arrays of a launch share one queue, in this kernel's context."""
+        if first is None:
+            if desc.api != self.backend.api:
+                raise h._fail(f"a {desc.api} array cannot be launched through the {self.backend.api} runtime; "
+                              "pass arrays of one runtime (dpnp/USM with dpctl, pyopencl arrays with pyopencl)")
+            if not self.backend.same_context(desc.queue):
+                raise h._fail(f"the array's queue ({queue_label(desc.queue)}) is not in the context this "
+                              f"kernel was built for ({queue_label(self.queue)})")
+            return (h, desc)
+        h0, d0 = first
+        if not same_queue(desc.queue, d0.queue):
+            raise h._fail(f"is on {queue_label(desc.queue)} but {h0.where} is on {queue_label(d0.queue)}; "
+                          "all device arrays of one launch must share one queue (copy one with "
+                          "dpnp.asarray(x, sycl_queue=...))")
+        return first
+
     def prepare(self, grid, args, reuse_buffers: bool = False) -> PreparedLaunch:
-        """Validate, then copy arrays to the device; returns the ready launch.
+        """Validate, then copy numpy arrays to the device; returns the ready launch.
 
         With ``reuse_buffers`` the device buffers of the previous call are reused when
         their sizes match (the launch then owns them only until the next call).
         """
         grid3, converted = self.check(grid, args)
-        native, copy_back = [], []
+        native, copy_back, keep, queue, copied = [], [], [], None, False
         pool = self._pool if reuse_buffers else None
+        i64 = ctypes.c_int64
         for h, value in zip(self.handlers, converted):
             if isinstance(h, _ScalarHandler):
                 native.append(value)
-                continue
-            native += self._put_array(h, value, copy_back, pool)
+            elif value.__class__ is DeviceArray:
+                native.append(self.backend.arg(value))
+                native += map(_i64, value.shape)
+                native += map(_i64, value.strides[:-1])
+                keep.append(value.owner)
+                queue = value.queue
+            else:
+                native += self._put_array(h, value, copy_back, pool)
+                copied = True
         gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
         lsize = (self.workgroup_size, 1, 1)
         if self.backend.reverse_ranges:
             gsize, lsize = list(gsize[::-1]), list(lsize[::-1])
-        return PreparedLaunch(self, native, gsize, lsize, copy_back)
+        return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied)
 
     def _buffer(self, position: int, nbytes: int, pool: dict | None):
         """A device buffer of ``nbytes``: from the pool when one of that size is there."""
@@ -369,14 +558,84 @@ class LoadedKernel:
         prepared.submit()
 
 
-class Launcher:
-    """Builds SPIR-V programs for one device."""
+def _arg_tokens(args) -> tuple | None:
+    """What identifies a launch's arguments for reuse: each device array's identity (and,
+    for dpnp, its current ``usm_ndarray``, which changes if it is reshaped in place), each
+    scalar's type and value.  None when an argument cannot be identified cheaply."""
+    tokens = []
+    for value in args:
+        cls = value.__class__
+        if cls is int or cls is float:
+            tokens.append((cls, value))
+        elif hasattr(cls, "get_array"):
+            tokens.append((None, value, value.get_array()))
+        elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
+            tokens.append((None, value, value))
+        else:
+            return None
+    return tuple(tokens)
 
-    def __init__(self, device: Device | None = None, build_options: str = ""):
+
+def _same_args(args, tokens) -> bool:
+    """True when ``args`` are the arguments ``tokens`` describe (see :func:`_arg_tokens`)."""
+    if len(args) != len(tokens):
+        return False
+    for value, tok in zip(args, tokens):
+        if tok[0] is None:
+            if value is not tok[1] or (tok[2] is not value and value.get_array() is not tok[2]):
+                return False
+        elif value.__class__ is not tok[0] or value != tok[1]:
+            return False
+    return True
+
+
+_I64: dict = {}
+
+
+def _i64(n: int) -> ctypes.c_int64:
+    """A shared ``c_int64`` for extents and strides (passed by value, never mutated)."""
+    hit = _I64.get(n)
+    if hit is None:
+        if len(_I64) > 4096:
+            _I64.clear()
+        hit = _I64[n] = ctypes.c_int64(n)
+    return hit
+
+
+# --- asynchronous launches -------------------------------------------------------------
+
+#: id(queue) -> (backend, queue, [(event, kept arrays)]): launches that may still run.
+_INFLIGHT: dict[int, tuple] = {}
+_PRUNE_AT = 256
+
+
+def _track(backend, queue, event, keep) -> None:
+    """Remember an asynchronous launch (its arrays stay alive until it is done)."""
+    entry = _INFLIGHT.get(id(queue))
+    if entry is None:
+        entry = _INFLIGHT[id(queue)] = (backend, queue, [])
+    pending = entry[2]
+    pending.append((event, keep))
+    if len(pending) >= _PRUNE_AT:
+        pending[:] = [p for p in pending if not backend.done(p[0])]
+
+
+def synchronize(queue=None) -> None:
+    """Wait for every asynchronous launch (or those on ``queue``) to finish."""
+    for key, (backend, q, pending) in list(_INFLIGHT.items()):
+        if queue is None or same_queue(q, queue):
+            (q.wait() if hasattr(q, "wait") else q.finish())
+            del _INFLIGHT[key]
+
+
+class Launcher:
+    """Builds SPIR-V programs for one device (or for the context of a given queue)."""
+
+    def __init__(self, device: Device | None = None, build_options: str = "", queue=None):
         self.device = device or get_device()
         if self.device.backend not in _BACKENDS:
             raise BuildError(f"unknown backend {self.device.backend!r}")
-        self.backend = _BACKENDS[self.device.backend](self.device)
+        self.backend = _BACKENDS[self.device.backend](self.device, queue)
         self.build_options = build_options
 
     def build(self, spirv: bytes, abi: KernelABI) -> LoadedKernel:
@@ -389,7 +648,11 @@ class Launcher:
         if isinstance(limit, int) and abi.workgroup_size > limit:
             raise BuildError(f"kernel {abi.kernel_name!r} needs {abi.workgroup_size} work items per workgroup; "
                              f"{self.device.name} allows at most {limit}")
-        native = self.backend.build(bytes(spirv), abi.kernel_name, self.build_options)
+        # the kernel's own IGC options (e.g. the 256-GRF mode its tiles need) come first
+        options = " ".join(o for o in (abi.extra.get("build_options", ""), self.build_options) if o)
+        if self.device.kind == "cpu":
+            options = self.build_options  # the CPU runtime rejects GPU-only IGC options
+        native = self.backend.build(bytes(spirv), abi.kernel_name, options)
         kernel = LoadedKernel(self.backend, native, abi)
         _check_arg_count(native, kernel)
         return kernel
@@ -413,3 +676,21 @@ def get_launcher(device: Device | None = None) -> Launcher:
     if key not in _launchers:
         _launchers[key] = Launcher(device)
     return _launchers[key]
+
+
+def launcher_for_queue(queue) -> Launcher:
+    """A shared :class:`Launcher` for the context and device of a dpctl or pyopencl queue
+    (the queue of the caller's device arrays); kernels built there run on any queue of
+    that context."""
+    from .devices import device_of_queue
+
+    device = device_of_queue(queue)
+    key = (device.backend, _context_of(queue), device.native)
+    launcher = _launchers.get(key)
+    if launcher is None:
+        launcher = _launchers[key] = Launcher(device, queue=queue)
+    return launcher
+
+
+def _context_of(queue):
+    return queue.sycl_context if hasattr(queue, "sycl_context") else queue.context
