@@ -32,6 +32,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
+from . import vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -70,11 +71,12 @@ def llvm_scalar(t) -> ir.Type:
 
 
 def llvm_type(t) -> ir.Type:
+    """A vector is flattened; a one-element vector is a scalar (SPIR-V has no 1-vectors)."""
     if isinstance(t, VectorType):
         n = 1
         for d in t.get_shape():
             n *= d
-        return ir.VectorType(llvm_scalar(t.element_type), n)
+        return ir.VectorType(llvm_scalar(t.element_type), n) if n > 1 else llvm_scalar(t.element_type)
     return llvm_scalar(t)
 
 
@@ -140,6 +142,9 @@ class _KernelGen:
         return self.values[value]
 
     def op(self, op: Operation) -> None:
+        if vector_ops.handles(op):
+            vector_ops.emit(self, op)
+            return
         handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
         if handler is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
@@ -175,7 +180,10 @@ class _KernelGen:
         lt = llvm_type(t)
         if isinstance(attr, DenseIntOrFPElementsAttr):
             splat = attr.get_values()[0]
-            self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)
+            if isinstance(lt, ir.VectorType):
+                self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)
+            else:
+                self.values[op.result] = _scalar_const(lt, t.element_type, splat)
         elif isinstance(attr, (IntegerAttr, FloatAttr)):
             self.values[op.result] = _scalar_const(lt, t, attr.value.data)
         else:
@@ -297,6 +305,9 @@ class _KernelGen:
     def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if rows * cols == self.target.subgroup_size and rows == 1:  # one element per lane
+            self.values[op.value] = vector_ops.load_row(self, d, bits, llvm_type(op.value.type))
+            return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         raw = self.b.call(fn, d.fields())
         self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
@@ -304,6 +315,9 @@ class _KernelGen:
     def _xegpu_StoreNdOp(self, op: xegpu.StoreNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if rows * cols == self.target.subgroup_size and rows == 1:  # one element per lane
+            vector_ops.store_row(self, d, bits, self.v(op.value))
+            return
         fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data)
         value = self.b.bitcast(self.v(op.value), fn.function_type.args[-1])
         self.b.call(fn, d.fields() + [value])

@@ -82,6 +82,9 @@ class _Distribute:
         shape = list(t.get_shape())
         if role == "B" and len(shape) == 3:  # VNNI [K/v, N, v] -> logical [K, N]
             shape = [shape[0] * shape[2], shape[1]]
+        if role == "C" and len(shape) == 2 and shape[1] == 1:
+            # an [R, 1] column (a row reduction) is replicated: every lane holds all of it
+            return VectorType(t.element_type, shape)
         sg_map = self._sg_map(role, t.element_type)
         try:
             units, per = sg_map.fragment_shape(shape)

@@ -18,6 +18,7 @@ from xdsl.passes import ModulePass
 from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
+from . import elementwise
 
 INDEX = IndexType()
 
@@ -78,6 +79,8 @@ class _Translator:
         handler = getattr(self, f"_op_{type(op).__name__}", None)
         if handler is not None:
             handler(op)
+        elif elementwise.translate(self, op):
+            pass
         elif op.dialect_name() == "xetile":
             raise LoweringError(f"{op.name} is not supported by the XeGPU lowering yet", op)
         else:
