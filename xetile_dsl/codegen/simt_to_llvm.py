@@ -305,8 +305,8 @@ class _KernelGen:
     def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
-        if rows * cols == self.target.subgroup_size and rows == 1:  # one element per lane
-            self.values[op.value] = vector_ops.load_row(self, d, bits, llvm_type(op.value.type))
+        if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
+            self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type))
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         raw = self.b.call(fn, d.fields())
@@ -315,8 +315,8 @@ class _KernelGen:
     def _xegpu_StoreNdOp(self, op: xegpu.StoreNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
-        if rows * cols == self.target.subgroup_size and rows == 1:  # one element per lane
-            vector_ops.store_row(self, d, bits, self.v(op.value))
+        if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
+            vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))
             return
         fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data)
         value = self.b.bitcast(self.v(op.value), fn.function_type.args[-1])

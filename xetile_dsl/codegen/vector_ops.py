@@ -318,35 +318,58 @@ def splat(b: ir.IRBuilder, scalar: ir.Value, n: int) -> ir.Value:
     return _pack(b, [scalar] * n, ir.VectorType(scalar.type, n))
 
 
-# --- one-element fragments: a [1, sg] row block, one element per lane -------------------------
-def _row_address(gen, d, elem_bits: int):
+# --- blocks too small for block messages -----------------------------------------------------
+# A ``1 x sg`` row block holds one element per lane (lane n: column n).  An ``R x 1``
+# column block is replicated: every lane holds all R elements; loads read all of them,
+# stores write element n from lane n only.
+def _address(gen, d, elem_bits: int, row: ir.Value, col: ir.Value):
     b = gen.b
     ebytes = elem_bits // 8
-    lane = gen.lib.lane_id(b)
-    col = b.add(d.x, lane)
     width = b.lshr(d.width_bytes, ir.Constant(I32, ebytes.bit_length() - 1))
-    ok = b.and_(b.icmp_unsigned("<", d.y, d.height), b.icmp_unsigned("<", col, width))
-    offset = b.add(b.mul(b.sext(d.y, I64), b.sext(d.pitch_bytes, I64)),
+    ok = b.and_(b.icmp_unsigned("<", row, d.height), b.icmp_unsigned("<", col, width))  # unsigned: >= 0 too
+    offset = b.add(b.mul(b.sext(row, I64), b.sext(d.pitch_bytes, I64)),
                    b.mul(b.sext(col, I64), ir.Constant(I64, ebytes)))
     return ok, b.gep(d.base, [offset], source_etype=I8)
 
 
-def load_row(gen, d, elem_bits: int, lt: ir.Type) -> ir.Value:
-    """This lane's element of a ``1 x sg`` block at (d.x + lane, d.y); 0 out of bounds.
-    Branch-free: an out-of-bounds lane loads from the (valid) base and drops the value."""
+def _load_one(gen, d, elem_bits: int, row: ir.Value, col: ir.Value) -> ir.Value:
+    """Branch-free: out of bounds loads from the (valid) base and the value becomes 0."""
     b = gen.b
-    ok, ptr = _row_address(gen, d, elem_bits)
+    ok, ptr = _address(gen, d, elem_bits, row, col)
     raw_t = ir.IntType(elem_bits)
     raw = b.load(b.select(ok, ptr, d.base), typ=raw_t, align=elem_bits // 8)
-    raw = b.select(ok, raw, ir.Constant(raw_t, 0))
-    return raw if lt == raw_t else b.bitcast(raw, lt)
+    return b.select(ok, raw, ir.Constant(raw_t, 0))
 
 
-def store_row(gen, d, elem_bits: int, value: ir.Value) -> None:
-    """Write this lane's element of a ``1 x sg`` block; out-of-bounds lanes write nothing."""
+def load_small(gen, d, elem_bits: int, rows: int, cols: int, lt: ir.Type) -> ir.Value:
+    """A ``1 x sg`` row block (one element per lane) or an ``R x 1`` column (replicated)."""
     b = gen.b
-    ok, ptr = _row_address(gen, d, elem_bits)
+    if cols > 1:
+        lane = gen.lib.lane_id(b)
+        raw = _load_one(gen, d, elem_bits, d.y, b.add(d.x, lane))
+        return raw if lt == raw.type else b.bitcast(raw, lt)
+    parts = [_load_one(gen, d, elem_bits, b.add(d.y, ir.Constant(I32, r)), d.x) for r in range(rows)]
+    raw = parts[0] if rows == 1 else _pack(b, parts, ir.VectorType(parts[0].type, rows))
+    return raw if lt == raw.type else b.bitcast(raw, lt)
+
+
+def store_small(gen, d, elem_bits: int, rows: int, cols: int, value: ir.Value) -> None:
+    """Write a ``1 x sg`` row block or (from lane r, element r) an ``R x 1`` column."""
+    b = gen.b
     raw_t = ir.IntType(elem_bits)
-    raw = value if value.type == raw_t else b.bitcast(value, raw_t)
-    with b.if_then(ok):
-        b.store(raw, ptr, align=elem_bits // 8)
+    lane = gen.lib.lane_id(b)
+    if cols == 1:
+        raw_v = value if value.type in (raw_t, ir.VectorType(raw_t, rows)) else b.bitcast(
+            value, raw_t if rows == 1 else ir.VectorType(raw_t, rows))
+        if rows == 1:
+            elem, mine = raw_v, b.icmp_unsigned("==", lane, ir.Constant(I32, 0))
+        else:
+            index = b.urem(lane, ir.Constant(I32, rows))  # any in-range index; only lanes < rows write
+            elem, mine = b.extract_element(raw_v, index), b.icmp_unsigned("<", lane, ir.Constant(I32, rows))
+        row, col = b.add(d.y, b.select(mine, lane, ir.Constant(I32, 0))), d.x
+    else:
+        elem, mine = (value if value.type == raw_t else b.bitcast(value, raw_t)), ir.Constant(I1, 1)
+        row, col = d.y, b.add(d.x, lane)
+    ok, ptr = _address(gen, d, elem_bits, row, col)
+    with b.if_then(b.and_(ok, mine)):
+        b.store(elem, ptr, align=elem_bits // 8)

@@ -70,6 +70,8 @@ class _Distribute:
     def _distribute(self, v: SSAValue, op) -> None:
         t = v.type
         if isinstance(t, xegpu.TensorDescType) and t.map is None:
+            if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
+                return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)
             retype(v, t.with_sg_map(self._sg_map(self._role_of(v), t.element_type)))
         elif isinstance(t, VectorType):
             new = self._fragment_type(t, self._role_of(v), op)
