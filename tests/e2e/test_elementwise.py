@@ -212,3 +212,36 @@ def test_math_functions(op, flavour):
     else:
         ref = np.clip(v, -0.5, 0.5) + (v * v + 1) - 1 / (1 + np.exp(-v)) / 2
     np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-5)
+
+
+@xd.jit
+def scaled_a_operand(a, b, c, BM: xt.constexpr):
+    va = xt.load_tile(xt.init_tile(a, [0, 0], [BM, 16])) * 2.0
+    vb = xt.load_tile(xt.init_tile(b, [0, 0], [16, 16]))
+    xt.store_tile(xt.tile_mma(va, vb), xt.init_tile(c, [0, 0], [BM, 16]))
+
+
+def test_elementwise_on_a_dpas_operand_is_a_located_error():
+    with pytest.raises(xd.CompilationError) as info:
+        xd.compile(scaled_a_operand, {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]"}, {"BM": 8}, target="pvc")
+    text = str(info.value)
+    assert "test_elementwise.py" in text and "operand A of tile_mma" in text and "* 2.0" in text
+
+
+@xd.jit
+def int_ops(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    pid = xt.program_id(0)
+    v = xt.load_tile(xt.init_tile(x, [pid * BM, 0], [BM, BN]))
+    r = xt.abs(v) // 3 + xt.maximum(v, 7) * (v % 5) - xt.minimum(v, -2)
+    xt.store_tile(xt.where(v >= 0, r, r ^ 255), xt.init_tile(y, [pid * BM, 0], [BM, BN]))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_integer_elementwise(flavour):
+    M, N = 32, 32
+    x = np.random.default_rng(9).integers(-100, 100, (M, N)).astype(np.int32)
+    y = np.zeros_like(x)
+    int_ops.on(f"cpu-{flavour}")[(M // 16,)](x, y, BM=16, BN=N)
+    rem = x - 5 * np.trunc(x / 5).astype(np.int32)  # arith.remsi: the sign of the dividend
+    r = np.abs(x) // 3 + np.maximum(x, 7) * rem - np.minimum(x, -2)
+    np.testing.assert_array_equal(y, np.where(x >= 0, r, r ^ 255))

@@ -154,6 +154,15 @@ class _Emitter:
             cmp = self.b.icmp_unsigned if pred[0] == "u" else self.b.icmp_signed
             key = pred if pred in ("eq", "ne") else pred[1:]
             return self.set(op.result, cmp(_LLVM_CMP[key], self.v(op.lhs), self.v(op.rhs)))
+        if name == "math.absi":
+            x = self.v(op.operands[0])
+            zero = splat_const(x.type, 0)
+            return self.set(op.results[0], self.b.select(self.b.icmp_signed("<", x, zero), self.b.sub(zero, x), x))
+        if name == "arith.floordivsi":  # Python's //: one less when inexact and the signs differ
+            b, x, y = self.b, self.v(op.lhs), self.v(op.rhs)
+            zero = splat_const(x.type, 0)
+            fix = b.and_(b.icmp_signed("!=", b.srem(x, y), zero), b.icmp_signed("<", b.xor(x, y), zero))
+            return self.set(op.result, b.sub(b.sdiv(x, y), b.zext(fix, x.type)))
         if name == "arith.select":
             return self.set(op.result, self.b.select(*(self.v(o) for o in op.operands)))
         return self.cast(op)
