@@ -33,6 +33,7 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
+from . import vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -75,13 +76,16 @@ _SPIRV_VECTOR_SIZES = (2, 3, 4, 8, 16)
 
 
 def llvm_type(t) -> ir.Type:
-    """LLVM type of an xDSL type; a per-lane vector with more elements than SPIR-V allows
+    """LLVM type of an xDSL type. A vector is flattened; a one-element vector is a scalar
+    (SPIR-V has no 1-vectors); a per-lane vector with more elements than SPIR-V allows
     (32 bytes of 8-bit VNNI data) travels as the same bits in 32-bit components."""
     if isinstance(t, VectorType):
         n = 1
         for d in t.get_shape():
             n *= d
         elem = llvm_scalar(t.element_type)
+        if n == 1:
+            return elem
         bits = bit_width(t.element_type)
         if n not in _SPIRV_VECTOR_SIZES and bits < 32 and (n * bits) % 32 == 0 \
                 and n * bits // 32 in _SPIRV_VECTOR_SIZES:
@@ -156,6 +160,9 @@ class _KernelGen:
         return self.values[value]
 
     def op(self, op: Operation) -> None:
+        if vector_ops.handles(op):
+            vector_ops.emit(self, op)
+            return
         handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
         if handler is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
@@ -195,7 +202,10 @@ class _KernelGen:
         lt = llvm_type(t)
         if isinstance(attr, DenseIntOrFPElementsAttr):
             splat = attr.get_values()[0]
-            self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)
+            if isinstance(lt, ir.VectorType):
+                self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)
+            else:
+                self.values[op.result] = _scalar_const(lt, t.element_type, splat)
         elif isinstance(attr, (IntegerAttr, FloatAttr)):
             self.values[op.result] = _scalar_const(lt, t, attr.value.data)
         else:
@@ -317,6 +327,9 @@ class _KernelGen:
     def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
+            self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type))
+            return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         raw = self.b.call(fn, d.fields())
         self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
@@ -324,6 +337,9 @@ class _KernelGen:
     def _xegpu_StoreNdOp(self, op: xegpu.StoreNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
+            vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))
+            return
         fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data)
         value = self.b.bitcast(self.v(op.value), fn.function_type.args[-1])
         self.b.call(fn, d.fields() + [value])

@@ -20,6 +20,7 @@ from ..dialects import retype, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target, get_target
+from . import elementwise
 from .analysis import Families
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
@@ -40,6 +41,7 @@ class _BlockFunction:
     def __init__(self, fn: func.FuncOp, target: Target):
         self.fn, self.target = fn, target
         self.families = Families(fn)
+        self.elementwise = elementwise.join_elementwise(self.families, fn)
         self.roles: dict[SSAValue, tuple[str, object]] = {}  # family root -> (role, op that decided it)
 
     def run(self) -> None:
@@ -49,6 +51,7 @@ class _BlockFunction:
             for value in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]:
                 self._retype(value, blocks)
         self._check_stores(blocks)
+        elementwise.blocked_dims(self.fn)
 
     # --- roles ---------------------------------------------------------------------
     def _set_role(self, value: SSAValue, role: str, op) -> None:
@@ -72,6 +75,9 @@ class _BlockFunction:
                 self._set_role(op.tile, "P", op)
             elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, VectorType):
                 self._set_role(op.result, "C", op)
+            elif elementwise.is_vector_source(op):
+                self._set_role(op.results[0], "C", op)
+        elementwise.check_layouts(self.roles, self.families, self.elementwise, self.fn)
 
     # --- block sizes ---------------------------------------------------------------
     def _blocks_for(self, root: SSAValue, role: str, op) -> tuple[int, int]:
@@ -86,7 +92,7 @@ class _BlockFunction:
                                     f"{', '.join(self.target.legal_mma_inputs())}", op)
             blocks = (DPAS_M, cfg.k) if role == "A" else (cfg.k, cfg.n)
         else:
-            blocks = (DPAS_M, sg if bit_width(elem) >= 16 else 2 * sg)
+            blocks = elementwise.c_blocks(shape, bit_width(elem), sg, root in self.elementwise)
         blocks = (min(blocks[0], shape[0]) if role in ("C", "P") else blocks[0], blocks[1])
         if len(shape) != 2 or shape[0] % blocks[0] or shape[1] % blocks[1]:
             what = {"A": "operand A of tile_mma", "B": "operand B of tile_mma"}.get(role, "a tile")

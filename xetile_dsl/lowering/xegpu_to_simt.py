@@ -70,6 +70,8 @@ class _Distribute:
     def _distribute(self, v: SSAValue, op) -> None:
         t = v.type
         if isinstance(t, xegpu.TensorDescType) and t.map is None:
+            if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
+                return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)
             retype(v, t.with_sg_map(self._sg_map(self._role_of(v), t.element_type)))
         elif isinstance(t, VectorType):
             new = self._fragment_type(t, self._role_of(v), op)
@@ -82,6 +84,9 @@ class _Distribute:
         shape = list(t.get_shape())
         if role == "B" and len(shape) == 3:  # VNNI [K/v, N, v] -> logical [K, N]
             shape = [shape[0] * shape[2], shape[1]]
+        if role == "C" and len(shape) == 2 and shape[1] == 1:
+            # an [R, 1] column (a row reduction) is replicated: every lane holds all of it
+            return VectorType(t.element_type, shape)
         sg_map = self._sg_map(role, t.element_type)
         try:
             units, per = sg_map.fragment_shape(shape)

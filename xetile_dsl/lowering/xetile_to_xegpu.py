@@ -18,6 +18,7 @@ from xdsl.passes import ModulePass
 from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
+from . import elementwise
 from .rebuild import Rebuilder
 
 
@@ -39,6 +40,12 @@ class _Translator(Rebuilder):
     def __init__(self, fn: func.FuncOp):
         super().__init__(fn)
         self.packed_tiles = _tiles_loaded_as_b(fn)
+
+    def _translate(self, op: Operation) -> None:
+        """Element-wise ops, broadcasts and reductions go to lowering/elementwise.py."""
+        if getattr(self, f"_op_{type(op).__name__}", None) is None and elementwise.translate(self, op):
+            return
+        super()._translate(op)
 
     def _op_ConstantOp(self, op: arith.ConstantOp) -> None:
         t = op.result.type
