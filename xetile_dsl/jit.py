@@ -111,6 +111,10 @@ class _Launch:
         self.jit, self.grid, self.target = jit, grid, target
 
     def __call__(self, *args, **kwargs):
+        from .interpreter import interpret_requested, launch_jit
+
+        if self.target == "interpret" or (self.target is None and interpret_requested()):
+            return launch_jit(self.jit, self.grid, args, kwargs)
         runtime, specs, constants = self.jit.bind(args, kwargs)
         from .runtime.devices import get_device
 

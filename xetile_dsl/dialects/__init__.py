@@ -17,12 +17,13 @@ from xdsl.dialects.vector import Vector
 
 from .xegpu import XeGPU
 from .xetile import XeTile
+from .xtdebug import XTDebug
 
 
 def make_context() -> Context:
     """An xDSL context with every dialect our IR can contain."""
     ctx = Context(allow_unregistered=False)
-    for dialect in (Builtin, Func, Arith, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU):
+    for dialect in (Builtin, Func, Arith, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU, XTDebug):
         ctx.load_dialect(dialect)
     return ctx
 

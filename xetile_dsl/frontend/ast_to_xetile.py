@@ -247,6 +247,10 @@ class KernelIRBuilder(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call):
         callee = self.visit(node.func)
         name = getattr(callee, "__xetile_builtin__", None)
+        if callee is print:
+            from .debug_print import build_print
+
+            return build_print(self, node)
         if name is None:
             if callee in (range,):
                 raise self.error(node, "range() is only supported as the iterable of a for loop")
