@@ -8,7 +8,8 @@ Each op is implemented once, by a function registered with ``@impl("dialect.op")
 
 The function receives the :class:`Run` (program ids, memory, and ``run.region(...)``
 to execute nested regions), the op, and the op's operand values; it returns the result
-value, a tuple of result values, or None.  Terminators (``scf.yield``,
+value, a tuple of result values (a list when the op has a variable number, e.g.
+``scf.for``), or None.  Terminators (``scf.yield``,
 ``scf.condition``, ``func.return``) are not registered: :meth:`Run.block` stops at them
 and hands their operand values to the op that owns the region.
 """
@@ -102,7 +103,8 @@ class Run:
         results = op.results
         if not results:
             return
-        values = out if isinstance(out, (tuple, list)) and len(results) != 1 else (out,)
+        # a list is always the list of results (region ops); a tuple is one for several results
+        values = out if isinstance(out, list) or (isinstance(out, tuple) and len(results) != 1) else (out,)
         if len(values) != len(results):
             raise _located(op, InterpreterError(f"{op.name}: implementation gave {len(values)} values for "
                                                 f"{len(results)} results"))

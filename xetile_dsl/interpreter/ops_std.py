@@ -20,14 +20,14 @@ def _for(run: Run, op, lb, ub, step, *inits):
     iv_type = op.lb.type
     for i in range(int(lb), int(ub), int(step)):
         _, carried = run.region(op.body, [make(i, iv_type), *carried])
-    return tuple(carried)
+    return list(carried)
 
 
 @impl("scf.if")
 def _if(run: Run, op, cond):
     region = op.true_region if bool(cond) else op.false_region
     _, values = run.region(region, [])
-    return tuple(values)
+    return list(values)
 
 
 @impl("scf.while")
@@ -37,14 +37,14 @@ def _while(run: Run, op, *inits):
         _, cond_values = run.region(op.before_region, values)
         cond, forwarded = cond_values[0], cond_values[1:]
         if not bool(cond):
-            return tuple(forwarded)
+            return list(forwarded)
         _, values = run.region(op.after_region, forwarded)
 
 
 @impl("scf.execute_region")
 def _execute_region(run: Run, op):
     _, values = run.region(op.regions[0], [])
-    return tuple(values)
+    return list(values)
 
 
 @impl("func.call")
@@ -58,7 +58,7 @@ def _call(run: Run, op, *args):
         raise InterpreterError(f"func.call: no function @{callee} in the module")
     inner = Run(run.launch, run.program_id)
     _, values = inner.region(target.body, list(args))
-    return tuple(values)
+    return list(values)
 
 
 # ----------------------------------------------------------------------------- gpu
