@@ -9,10 +9,9 @@ from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
-    VectorType,
 )
 
-from .core import impl, prop
+from .core import impl
 from .values import InterpreterError, cast, make, np_dtype, unsigned_dtype
 
 
@@ -204,8 +203,4 @@ def _absi(run, op, a):
         return cast(np.abs(a), result_dtype(op))
 
 
-def is_vector(op) -> bool:
-    return isinstance(op.results[0].type, VectorType)
-
-
-__all__ = ["result_dtype", "prop"]
+__all__ = ["result_dtype"]
