@@ -133,6 +133,12 @@ def test_scf_if_and_while():
 
 
 @xd.jit
+def divide(x, n, d, BM: xt.constexpr):
+    t = xt.init_tile(x, [n // d, 0], [BM, BM])
+    xt.store_tile(xt.zeros([BM, BM], xt.float32), t)
+
+
+@xd.jit
 def oob(x, BM: xt.constexpr):
     t = xt.init_tile(x, [0, 0], [BM, BM])
     v = xt.load_tile(t)
@@ -147,4 +153,7 @@ def test_interpreter_errors_name_the_users_line():
         interpret(parse_module(kernel({"y": "f32"}, '  %s = "gpu.lane_id"() : () -> index')), (1,), [np.zeros((1, 1), np.float32)])
     assert "gpu.lane_id" in str(info.value)
     x = np.zeros((4, 4), np.float32)
+    with pytest.raises(InterpreterError, match="division by zero") as info:
+        divide.on("interpret")[(1,)](x, 4, 0, BM=4)
+    assert f"test_print_and_ir.py:{divide.fn.__code__.co_firstlineno + 2}:" in str(info.value)
     oob.on("interpret")[(1,)](x, BM=8)  # out-of-bounds parts of the tile are fine: padding / dropped
