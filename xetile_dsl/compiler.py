@@ -13,6 +13,8 @@ from pathlib import Path
 
 from .codegen.simt_to_llvm import generate
 from .codegen.spirv_emit import emit_spirv
+from .dialects import print_module
+from .dialects.xtdebug import reject_debug_ops
 from .errors import CompilationError, LoweringError, debug_tracebacks
 from .frontend import build_module
 from .frontend.ast_to_xetile import ArgSpec
@@ -25,6 +27,7 @@ from .targets import get_target
 TARGET_ALIASES = {
     "pvc": ("pvc", False), "arc": ("arc", False),
     "cpu": ("pvc", True), "cpu-pvc": ("pvc", True), "cpu-arc": ("arc", True),
+    "interpret": ("pvc", False),  # the numpy interpreter runs the XeTile IR; nothing is lowered
 }
 
 stats = {"compiles": 0}
@@ -98,6 +101,9 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     t0 = time.perf_counter()
     try:
         module, written = build_module(fn, args, constants, gpu)
+        if target == "interpret":
+            return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": print_module(module)})
+        reject_debug_ops(module)
         asm = lower(module, flavour)
         t1 = time.perf_counter()
         llvm_text, abi = generate(module, gpu, emulate)

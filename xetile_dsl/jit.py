@@ -216,7 +216,14 @@ class _Launch:
         self.jit, self.grid, self.target = jit, grid, target
 
     def __call__(self, *args, **kwargs):
-        """Launch; returns the event of an asynchronous launch (device arrays only), else None."""
+        """Launch; returns the event of an asynchronous launch (device arrays only), else None.
+
+        With ``target="interpret"`` (or XETILE_INTERPRET=1 and no explicit target) the
+        kernel's XeTile IR runs in the numpy interpreter instead."""
+        from .interpreter import interpret_requested, launch_jit
+
+        if self.target == "interpret" or (self.target is None and interpret_requested()):
+            return launch_jit(self.jit, self.grid, args, kwargs)
         return self.jit.run(self.grid, self.target, args, kwargs)
 
 

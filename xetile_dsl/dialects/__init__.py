@@ -17,13 +17,14 @@ from xdsl.dialects.vector import Vector
 from ._arith_vector import ARITH
 from .xegpu import XeGPU
 from .xetile import XeTile
+from .xtdebug import XTDebug
 
 
 def make_context() -> Context:
     """An xDSL context with every dialect our IR can contain (arith with its casts and
     select on vectors, see ``_arith_vector``)."""
     ctx = Context(allow_unregistered=False)
-    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU):
+    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU, XTDebug):
         ctx.load_dialect(dialect)
     return ctx
 

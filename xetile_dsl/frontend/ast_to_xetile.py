@@ -337,6 +337,10 @@ class KernelIRBuilder(ast.NodeVisitor):
                             keywords=node.keywords)
             return self.visit(ast.copy_location(call, node))
         name = getattr(callee, "__xetile_builtin__", None)
+        if callee is print:
+            from .debug_print import build_print
+
+            return build_print(self, node)
         if name is None:
             return self._call_python(callee, node)
         from . import elementwise, tile_ops

@@ -1,0 +1,130 @@
+"""The interpreter's engine: an op registry and a walker over regions and blocks.
+
+Each op is implemented once, by a function registered with ``@impl("dialect.op")``::
+
+    @impl("arith.addf")
+    def _addf(run: Run, op, a, b):
+        return cast(a + b, result_dtype(op))
+
+The function receives the :class:`Run` (program ids, memory, and ``run.region(...)``
+to execute nested regions), the op, and the op's operand values; it returns the result
+value, a tuple of result values (a list when the op has a variable number, e.g.
+``scf.for``), or None.  Terminators (``scf.yield``,
+``scf.condition``, ``func.return``) are not registered: :meth:`Run.block` stops at them
+and hands their operand values to the op that owns the region.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from xdsl.dialects.builtin import FileLineColLoc
+from xdsl.ir import Block, Operation, Region, SSAValue
+
+from .memory import Memory
+from .values import InterpreterError
+
+#: op name -> implementation
+IMPLS: dict[str, Callable] = {}
+
+TERMINATORS = ("scf.yield", "scf.condition", "func.return", "gpu.return")
+
+
+def impl(*names: str):
+    """Register the decorated function as the implementation of the ops ``names``."""
+
+    def register(fn: Callable) -> Callable:
+        for name in names:
+            IMPLS[name] = fn
+        return fn
+
+    return register
+
+
+@dataclass
+class Launch:
+    """What every program of one launch shares: grid, memory, the module, the level."""
+
+    grid: tuple[int, int, int]
+    memory: Memory
+    module: Operation
+    workgroup_level: bool = False
+    num_subgroups: int = 1
+    subgroup_size: int = 16
+
+
+@dataclass
+class Run:
+    """One program (workgroup) executing the kernel: its ids and its SSA values."""
+
+    launch: Launch
+    program_id: tuple[int, int, int]
+    env: dict[SSAValue, object] = field(default_factory=dict)
+
+    @property
+    def memory(self) -> Memory:
+        return self.launch.memory
+
+    def value(self, v: SSAValue):
+        try:
+            return self.env[v]
+        except KeyError:
+            raise InterpreterError(f"value {v} is used before it is defined") from None
+
+    def region(self, region: Region, args: Sequence[object]) -> tuple[str, list]:
+        """Run the region's (single) entry block with ``args``; returns the terminator's
+        name and operand values."""
+        if not region.blocks:
+            return "", []
+        return self.block(region.blocks.first, args)
+
+    def block(self, block: Block, args: Sequence[object]) -> tuple[str, list]:
+        if len(args) != len(block.args):
+            raise InterpreterError(f"block takes {len(block.args)} arguments, got {len(args)}")
+        for barg, value in zip(block.args, args):
+            self.env[barg] = value
+        for op in block.ops:
+            if op.name in TERMINATORS:
+                return op.name, [self.value(o) for o in op.operands]
+            self.op(op)
+        return "", []
+
+    def op(self, op: Operation) -> None:
+        """Execute one op and bind its results."""
+        fn = IMPLS.get(op.name)
+        if fn is None:
+            raise _located(op, InterpreterError(f"the interpreter does not implement {op.name}"))
+        try:
+            out = fn(self, op, *[self.value(o) for o in op.operands])
+        except InterpreterError as exc:
+            raise _located(op, exc) from None
+        except (ArithmeticError, ValueError, IndexError, TypeError) as exc:
+            raise _located(op, InterpreterError(f"{op.name}: {type(exc).__name__}: {exc}")) from exc
+        results = op.results
+        if not results:
+            return
+        # a list is always the list of results (region ops); a tuple is one for several results
+        values = out if isinstance(out, list) or (isinstance(out, tuple) and len(results) != 1) else (out,)
+        if len(values) != len(results):
+            raise _located(op, InterpreterError(f"{op.name}: implementation gave {len(values)} values for "
+                                                f"{len(results)} results"))
+        for r, v in zip(results, values):
+            self.env[r] = v
+
+
+def _located(op: Operation, exc: InterpreterError) -> InterpreterError:
+    """``exc`` with the op's source location (the user's line) in front, once."""
+    if getattr(exc, "located", False):
+        return exc
+    loc = getattr(op, "location", None)
+    prefix = ""
+    if isinstance(loc, FileLineColLoc):
+        prefix = f"{loc.filename.data}:{loc.line.data}:{loc.column.data}: "
+    new = InterpreterError(f"{prefix}{exc}" if prefix else f"{op.name}: {exc}" if op.name not in str(exc) else str(exc))
+    new.located = True
+    return new
+
+
+def prop(op: Operation, name: str):
+    """A property or attribute of ``op`` (None when absent)."""
+    return op.properties.get(name, op.attributes.get(name))

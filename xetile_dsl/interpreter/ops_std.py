@@ -1,0 +1,212 @@
+"""scf, func, gpu, memref and vector ops, and ``xtdebug.print``."""
+from __future__ import annotations
+
+import string
+
+import numpy as np
+from xdsl.dialects.builtin import MemRefType, VectorType
+
+from .core import Run, impl, prop
+from .memory import ArrayRef
+from .ops_arith import result_dtype
+from .values import InterpreterError, cast, make, np_dtype
+
+# ----------------------------------------------------------------------------- scf / func
+@impl("scf.for")
+def _for(run: Run, op, lb, ub, step, *inits):
+    if int(step) <= 0:
+        raise InterpreterError(f"scf.for: step must be positive, got {int(step)}")
+    carried = list(inits)
+    iv_type = op.lb.type
+    for i in range(int(lb), int(ub), int(step)):
+        _, carried = run.region(op.body, [make(i, iv_type), *carried])
+    return list(carried)
+
+
+@impl("scf.if")
+def _if(run: Run, op, cond):
+    region = op.true_region if bool(cond) else op.false_region
+    _, values = run.region(region, [])
+    return list(values)
+
+
+@impl("scf.while")
+def _while(run: Run, op, *inits):
+    values = list(inits)
+    while True:
+        _, cond_values = run.region(op.before_region, values)
+        cond, forwarded = cond_values[0], cond_values[1:]
+        if not bool(cond):
+            return list(forwarded)
+        _, values = run.region(op.after_region, forwarded)
+
+
+@impl("scf.execute_region")
+def _execute_region(run: Run, op):
+    _, values = run.region(op.regions[0], [])
+    return list(values)
+
+
+@impl("func.call")
+def _call(run: Run, op, *args):
+    from xdsl.dialects import func
+
+    callee = op.callee.root_reference.data
+    target = next((f for f in run.launch.module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == callee),
+                  None)
+    if target is None:
+        raise InterpreterError(f"func.call: no function @{callee} in the module")
+    inner = Run(run.launch, run.program_id)
+    _, values = inner.region(target.body, list(args))
+    return list(values)
+
+
+# ----------------------------------------------------------------------------- gpu
+_DIM = {"x": 0, "y": 1, "z": 2}
+
+
+def _dim(op) -> int:
+    return _DIM[op.dimension.data.value]
+
+
+@impl("gpu.block_id")
+def _block_id(run: Run, op):
+    return np.int64(run.program_id[_dim(op)])
+
+
+@impl("gpu.grid_dim")
+def _grid_dim(run: Run, op):
+    return np.int64(run.launch.grid[_dim(op)])
+
+
+@impl("gpu.subgroup_id")
+def _subgroup_id(run: Run, op):
+    if run.launch.workgroup_level:
+        raise InterpreterError("gpu.subgroup_id in a workgroup-level kernel (one with wg_map): its ops act on whole "
+                               "workgroup tiles, so there is no single current subgroup")
+    return np.int64(0)
+
+
+@impl("gpu.num_subgroups")
+def _num_subgroups(run: Run, op):
+    return np.int64(run.launch.num_subgroups)
+
+
+@impl("gpu.subgroup_size")
+def _subgroup_size(run: Run, op):
+    return np.int64(run.launch.subgroup_size)
+
+
+@impl("gpu.block_dim")
+def _block_dim(run: Run, op):
+    return np.int64(run.launch.subgroup_size * run.launch.num_subgroups if _dim(op) == 0 else 1)
+
+
+@impl("gpu.barrier", "xetile.prefetch_tile", "memref.dealloc", "memref.assume_alignment")
+def _no_op(run: Run, op, *args):
+    """Programs run one whole workgroup at a time, so barriers order nothing; prefetch is a
+    cache hint."""
+    return None
+
+
+# ----------------------------------------------------------------------------- memref
+@impl("memref.extract_strided_metadata")
+def _metadata(run: Run, op, ref: ArrayRef):
+    base = ArrayRef(ref.alloc, 0, (), ())
+    return (base, np.int64(ref.offset), *map(np.int64, ref.sizes), *map(np.int64, ref.strides))
+
+
+@impl("memref.extract_aligned_pointer_as_index")
+def _pointer(run: Run, op, ref: ArrayRef):
+    return np.int64(ref.alloc.address)
+
+
+@impl("memref.dim")
+def _dim_of(run: Run, op, ref: ArrayRef, index):
+    return np.int64(ref.sizes[int(index)])
+
+
+@impl("memref.cast", "memref.memory_space_cast")
+def _memref_cast(run: Run, op, ref: ArrayRef):
+    return ref
+
+
+@impl("memref.alloc", "memref.alloca")
+def _alloc(run: Run, op, *dyn_sizes):
+    t: MemRefType = op.results[0].type
+    dyn = iter(int(s) for s in dyn_sizes)
+    shape = [d if d >= 0 else next(dyn) for d in t.get_shape()]
+    return run.memory.allocate(f"alloc@{id(op):x}", shape, np_dtype(t.element_type))
+
+
+def _element(ref: ArrayRef, indices) -> int:
+    for d, (i, n) in enumerate(zip(indices, ref.sizes)):
+        if not 0 <= int(i) < n:
+            raise InterpreterError(f"index {int(i)} out of bounds for dimension {d} of size {n}")
+    return ref.offset + sum(int(i) * s for i, s in zip(indices, ref.strides))
+
+
+@impl("memref.load")
+def _mload(run: Run, op, ref: ArrayRef, *indices):
+    return ref.alloc.data[_element(ref, indices)]
+
+
+@impl("memref.store")
+def _mstore(run: Run, op, value, ref: ArrayRef, *indices):
+    ref.alloc.data[_element(ref, indices)] = value
+
+
+# ----------------------------------------------------------------------------- vector
+@impl("vector.broadcast")
+def _broadcast(run: Run, op, value):
+    t: VectorType = op.results[0].type
+    return np.broadcast_to(np.asarray(value, np_dtype(t.element_type)), tuple(t.get_shape())).copy()
+
+
+def _positions(op, dynamic) -> list[int]:
+    dyn = iter(int(v) for v in dynamic)
+    return [next(dyn) if p < -(2**62) else p for p in (int(v) for v in op.static_position.get_values())]
+
+
+@impl("vector.extract")
+def _extract(run: Run, op, vec, *dynamic):
+    out = np.asarray(vec)[tuple(_positions(op, dynamic))]
+    return out.copy() if isinstance(out, np.ndarray) else out
+
+
+@impl("vector.insert")
+def _insert(run: Run, op, value, dest, *dynamic):
+    out = np.array(dest, copy=True)
+    out[tuple(_positions(op, dynamic))] = value
+    return out
+
+
+@impl("vector.reduction")
+def _reduction(run: Run, op, vec, *acc):
+    from .ops_xetile import reduce_kind
+
+    flags = prop(op, "kind").data
+    kind_name = (next(iter(flags)) if isinstance(flags, (set, frozenset)) else flags).value
+    values = np.asarray(vec).reshape(-1)
+    if acc:
+        values = np.concatenate([values, np.asarray(acc[0]).reshape(1)])
+    return cast(reduce_kind(kind_name, values, axis=0, keepdims=False), result_dtype(op))
+
+
+# ----------------------------------------------------------------------------- xtdebug
+class _Formatter(string.Formatter):
+    """str.format with numpy arrays formatted element-wise by the field's spec."""
+
+    def format_field(self, value, format_spec):
+        if isinstance(value, np.ndarray) and format_spec:
+            return np.array2string(value, formatter={"all": lambda x: format(x, format_spec)})
+        if isinstance(value, np.generic):
+            value = value.item() if value.dtype.kind in "iub" else value
+        return super().format_field(value, format_spec)
+
+
+@impl("xtdebug.print")
+def _print(run: Run, op, *values):
+    print(_Formatter().format(op.format.data, *values), end="", flush=True)
+
+
