@@ -56,6 +56,56 @@ def test_repeated_launch_reuses_arguments_and_sees_new_ones(queue):
     np.testing.assert_array_equal(dpnp.asnumpy(dc2), _ref(a[:, :32], b[:32]))
 
 
+def test_launches_and_dpnp_work_keep_program_order(queue):
+    """No waits between dpnp writes, launches (repeated: the cached path) and dpnp reads:
+    each kernel sees the dpnp write before it and the dpnp read after it sees the kernel."""
+    _, b = _ab(seed=7)
+    db = dpnp.asarray(b, sycl_queue=queue)
+    da = dpnp.zeros((64, 64), dtype=np.float16, sycl_queue=queue)
+    dc = dpnp.zeros((64, 64), dtype=np.float32, sycl_queue=queue)
+    total = dpnp.zeros((64, 64), dtype=np.float32, sycl_queue=queue)
+    expected = np.zeros((64, 64), np.float32)
+    for i in range(40):
+        value = float(i % 5 - 2)
+        da.fill(value)                                   # dpnp write the kernel must see
+        for _ in range(1 + i % 3):                       # a backlog of identical launches
+            matmul_kernel[(2, 2)](da, db, dc, 64, **CONST)
+        total += dc                                      # dpnp read of the kernel's output
+        expected += _ref(np.full((64, 64), value, np.float16), b)
+    np.testing.assert_array_equal(dpnp.asnumpy(total), expected)
+
+
+def test_repeated_launches_leave_one_event_in_dpnps_order_manager(queue):
+    """Each launch depends on everything dpnp's order manager holds, so it replaces those
+    events: a backlog of launches does not make the next one depend on all of them."""
+    from dpctl.utils import SequentialOrderManager
+
+    a, b = _ab(seed=8)
+    da, db = dpnp.asarray(a, sycl_queue=queue), dpnp.asarray(b, sycl_queue=queue)
+    dc = dpnp.zeros((64, 64), dtype=np.float32, sycl_queue=queue)
+    for _ in range(50):
+        matmul_kernel[(2, 2)](da, db, dc, 64, **CONST)
+    assert SequentialOrderManager[queue].num_submitted_events <= 1
+    xd.synchronize()
+    np.testing.assert_array_equal(dpnp.asnumpy(dc), _ref(a, b))
+
+
+def test_cached_launch_sees_changed_scalars_and_constexprs(queue):
+    a, b = _ab(seed=9)
+    da, db = dpnp.asarray(a, sycl_queue=queue), dpnp.asarray(b, sycl_queue=queue)
+    dc = dpnp.zeros((64, 64), dtype=np.float32, sycl_queue=queue)
+    for k in (64, 64, 32, 32, 64):                       # K changes between repeated calls
+        matmul_kernel[(2, 2)](da, db, dc, k, **CONST)
+        xd.synchronize()
+        np.testing.assert_array_equal(dpnp.asnumpy(dc), _ref(a[:, :k], b[:k]))
+    for bm in (32, 16, 32):                              # so does a constexpr (and the grid)
+        grid = (64 // bm, 2)
+        dc.fill(0)
+        matmul_kernel[grid](da, db, dc, 64, BM=bm, BN=32, BK=32)
+        xd.synchronize()
+        np.testing.assert_array_equal(dpnp.asnumpy(dc), _ref(a, b))
+
+
 def test_usm_ndarray_and_strided_views_with_padded_rows(queue):
     a, b = _ab(seed=2)
     big_a = dpnp.zeros((64, 96), dtype=np.float16, sycl_queue=queue)   # 192-byte rows

@@ -71,6 +71,7 @@ class _DpctlBackend:
 
     reverse_ranges = True   # SYCL's range order is the reverse of OpenCL's dimension index
     api = "usm"
+    ordered = False         # True when each launch waits for the queue's previous work (set below)
 
     def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
@@ -78,12 +79,9 @@ class _DpctlBackend:
         import dpctl.memory
 
         self._mem = dpctl.memory
-        try:    # dpnp orders its own work with this manager; our launches join that order
-            from dpctl.utils import SequentialOrderManager as order
-        except ImportError:
-            order = None
-        self._order = order
         self.queue = queue if queue is not None else dpctl.SyclQueue(device.native)
+        self._order, self._fresh_state = _order_manager(self.queue)
+        self.ordered = self._order is not None
         self.context = self.queue.sycl_context
 
     def build(self, spirv: bytes, name: str, options: str):
@@ -117,7 +115,10 @@ class _DpctlBackend:
             return queue.submit_async(kernel, args, gsize, lsize)
         manager = self._order[queue]
         event = queue.submit_async(kernel, args, gsize, lsize, manager.submitted_events)
-        manager.add_event_pair(event, event)
+        if self._fresh_state is None:
+            manager.add_event_pair(event, event)
+        else:
+            _replace_submitted(manager, self._fresh_state, event)
         return event
 
     @staticmethod
@@ -136,6 +137,38 @@ class _DpctlBackend:
         return self._mem.as_usm_memory(_UsmSpan(desc))
 
 
+def _order_manager(queue):
+    """dpctl's per-queue order manager (which dpnp submits through) and the constructor of
+    its state, or None for each when this dpctl has none / keeps its state differently."""
+    try:
+        from dpctl.utils import SequentialOrderManager as order
+    except ImportError:
+        return None, None
+    try:
+        from dpctl.utils._seq_order_keeper import _OrderManager
+    except ImportError:
+        return order, None
+    state = getattr(order[queue], "_state", None)
+    return order, (_OrderManager if isinstance(state, _OrderManager) else None)
+
+
+def _replace_submitted(manager, fresh_state, event) -> None:
+    """Make ``event`` the only submitted event of ``manager``.
+
+    ``event`` was submitted depending on every event the manager held, so it completes
+    after all of them: later work that waits for it alone is ordered after all of them too.
+    Without this, each launch would wait for (and dpctl would convert) every unfinished
+    launch before it, a cost that grows with the backlog.  Host-task events (which keep
+    dpnp's temporaries alive) are carried over unchanged."""
+    old = manager._state
+    state = fresh_state(16)
+    state.add_to_submitted_events(event)
+    if old.get_num_host_task_events():
+        for host in old.get_host_task_events():
+            state.add_to_host_task_events(host)
+    manager._state = state
+
+
 class _UsmSpan:
     """``__sycl_usm_array_interface__`` for the bytes of a USM array from its first element."""
 
@@ -151,6 +184,7 @@ class _PyOpenCLBackend:
 
     reverse_ranges = False
     api = "pyopencl"
+    ordered = False         # a pyopencl queue may be out of order: remember every event
 
     def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
@@ -450,7 +484,7 @@ class LoadedKernel:
         LoadedKernel must not be called from several threads at once (use :meth:`prepare`).
         """
         last = self._last
-        if last is not None and grid == last[0] and _same_args(args, last[1]):
+        if last is not None and grid == last[0] and same_args(args, last[1]):
             launch = last[2]                  # the same arrays and scalars as last time
         else:
             self._last = None
@@ -459,12 +493,22 @@ class LoadedKernel:
                 launch.submit()
                 launch.finish()
                 return None
-            tokens = _arg_tokens(args)
+            tokens = arg_tokens(args)
             if tokens is not None:
                 self._last = (grid, tokens, launch)
-        event = launch.submit_async()
+        return self.launch_async(launch)
+
+    def launch_async(self, launch: PreparedLaunch):
+        """Enqueue a prepared device-array launch again (no checks); returns the event."""
+        event = self.backend.submit_async(self.native_kernel, launch.native_args, launch.global_size,
+                                          launch.local_size, launch.queue)
         _track(self.backend, launch.queue, event, launch.keep)
         return event
+
+    @property
+    def last_async(self) -> PreparedLaunch | None:
+        """The prepared launch :meth:`launch` reuses for the same device arrays and scalars."""
+        return self._last[2] if self._last is not None else None
 
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
         """Validate grid and arguments without touching the device; returns (grid3, converted)."""
@@ -558,7 +602,7 @@ class LoadedKernel:
         prepared.submit()
 
 
-def _arg_tokens(args) -> tuple | None:
+def arg_tokens(args) -> tuple | None:
     """What identifies a launch's arguments for reuse: each device array's identity (and,
     for dpnp, its current ``usm_ndarray``, which changes if it is reshaped in place), each
     scalar's type and value.  None when an argument cannot be identified cheaply."""
@@ -576,8 +620,8 @@ def _arg_tokens(args) -> tuple | None:
     return tuple(tokens)
 
 
-def _same_args(args, tokens) -> bool:
-    """True when ``args`` are the arguments ``tokens`` describe (see :func:`_arg_tokens`)."""
+def same_args(args, tokens) -> bool:
+    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
     if len(args) != len(tokens):
         return False
     for value, tok in zip(args, tokens):
@@ -604,20 +648,27 @@ def _i64(n: int) -> ctypes.c_int64:
 
 # --- asynchronous launches -------------------------------------------------------------
 
-#: id(queue) -> (backend, queue, [(event, kept arrays)]): launches that may still run.
+#: id(queue) -> (backend, queue, {key: (event, kept arrays)}): launches that may still run.
 _INFLIGHT: dict[int, tuple] = {}
 _PRUNE_AT = 256
 
 
 def _track(backend, queue, event, keep) -> None:
-    """Remember an asynchronous launch (its arrays stay alive until it is done)."""
+    """Remember an asynchronous launch (its arrays stay alive until it is done).
+
+    When the backend orders its launches on a queue (each waits for the one before), a
+    later launch ending implies the earlier ones ended, so only the newest event of each
+    set of kept arrays is remembered: repeated launches on the same arrays cost one
+    dictionary store, and the table stays small."""
     entry = _INFLIGHT.get(id(queue))
     if entry is None:
-        entry = _INFLIGHT[id(queue)] = (backend, queue, [])
+        entry = _INFLIGHT[id(queue)] = (backend, queue, {})
     pending = entry[2]
-    pending.append((event, keep))
+    pending[id(keep) if backend.ordered else id(event)] = (event, keep)
     if len(pending) >= _PRUNE_AT:
-        pending[:] = [p for p in pending if not backend.done(p[0])]
+        done = [k for k, (ev, _) in pending.items() if backend.done(ev)]
+        for k in done:
+            del pending[k]
 
 
 def synchronize(queue=None) -> None:
