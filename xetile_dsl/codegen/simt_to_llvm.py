@@ -330,6 +330,11 @@ class _KernelGen:
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type))
             return
+        if op.transpose is not None:  # the descriptor's map is the value's, transposed
+            (l0, l1), (d0, d1) = m.layout, m.data
+            fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
+            self.values[op.value] = self.b.bitcast(self.b.call(fn, d.fields()), llvm_type(op.value.type))
+            return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         raw = self.b.call(fn, d.fields())
         self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))

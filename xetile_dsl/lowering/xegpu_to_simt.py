@@ -21,6 +21,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
+from .transposed import memory_sg_map
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class _Distribute:
         self.fn, self.target = fn, target
         self.families = Families(fn)
         self.roles: dict[SSAValue, str] = {}
+        self.transposed: dict[SSAValue, SSAValue] = {}  # descriptor family -> a value it loads transposed
 
     def run(self) -> None:
         self._find_roles()
@@ -52,7 +54,11 @@ class _Distribute:
 
     def _find_roles(self) -> None:
         for op in self.fn.walk():
-            if isinstance(op, xegpu.LoadNdOp) and op.packed is not None:
+            if isinstance(op, xegpu.LoadNdOp) and op.transpose is not None:
+                self.transposed[self.families.find(op.tensor_desc)] = op.value
+                if op.transpose_bit_width is not None:
+                    self._mark(op.value, "B")  # 32-bit transpose of 16/8-bit pairs: VNNI operand B
+            elif isinstance(op, xegpu.LoadNdOp) and op.packed is not None:
                 self._mark(op.tensor_desc, "B")
                 self._mark(op.value, "B")
             elif isinstance(op, xegpu.DpasOp):
@@ -69,7 +75,11 @@ class _Distribute:
 
     def _distribute(self, v: SSAValue, op) -> None:
         t = v.type
-        if isinstance(t, xegpu.TensorDescType) and t.map is None:
+        if isinstance(t, xegpu.TensorDescType) and t.map is None and self.families.find(v) in self.transposed:
+            value = self.transposed[self.families.find(v)]
+            layout, data = memory_sg_map(*self.target.sg_map(self._role_of(value), bit_width(t.element_type)))
+            retype(v, t.with_sg_map(xegpu.SGMapAttr(layout, data)))
+        elif isinstance(t, xegpu.TensorDescType) and t.map is None:
             if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
                 return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)
             retype(v, t.with_sg_map(self._sg_map(self._role_of(v), t.element_type)))
