@@ -35,7 +35,7 @@ def test_bt_uses_transposed_block_reads(dtype, ocloc_path):
 
 @pytest.mark.parametrize("target", ["pvc", "arc"])
 def test_at_compiles_with_dpas(target, ocloc_path):
-    kernel = _compile(matmul_at_kernel, "f16", target)
+    kernel = _compile(matmul_at_kernel, "f16", target, tiles=(32, 32, 32) if target == "pvc" else (16, 16, 32))
     simd = 16 if target == "pvc" else 8
     assert ocloc.check_isa(kernel.asm["zebin"], "matmul_at_kernel", expect_dpas=True,
                            expect_block2d=None if target == "pvc" else False, expect_simd=simd) == []
