@@ -33,7 +33,7 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
-from . import vector_ops
+from . import scattered_ops, vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -163,6 +163,9 @@ class _KernelGen:
         if vector_ops.handles(op):
             vector_ops.emit(self, op)
             return
+        if scattered_ops.handles(op):
+            scattered_ops.emit(self, op)
+            return
         handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
         if handler is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
@@ -239,6 +242,12 @@ class _KernelGen:
         signs_differ = self.b.icmp_signed("<", self.b.xor(a, b), zero)
         fix = self.b.and_(inexact, signs_differ)
         self.values[op.result] = self.b.sub(q, self.b.zext(fix, a.type))
+
+    def _arith_TruncIOp(self, op) -> None:
+        self.values[op.result] = self.b.trunc(self.v(op.input), llvm_scalar(op.result.type))
+
+    def _arith_ExtSIOp(self, op) -> None:
+        self.values[op.result] = self.b.sext(self.v(op.input), llvm_scalar(op.result.type))
 
     def _arith_IndexCastOp(self, op) -> None:
         src, dst = self.v(op.input), llvm_scalar(op.result.type)

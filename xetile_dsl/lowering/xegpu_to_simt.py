@@ -79,6 +79,9 @@ class _Distribute:
             value = self.transposed[self.families.find(v)]
             layout, data = memory_sg_map(*self.target.sg_map(self._role_of(value), bit_width(t.element_type)))
             retype(v, t.with_sg_map(xegpu.SGMapAttr(layout, data)))
+        elif isinstance(t, xegpu.TensorDescType) and t.map is None and t.is_scattered:
+            # one offset per lane (scattered tiles are blocked 1 x sg)
+            retype(v, t.with_sg_map(xegpu.SGMapAttr((1, self.target.subgroup_size), (1, 1))))
         elif isinstance(t, xegpu.TensorDescType) and t.map is None:
             if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
                 return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)
@@ -92,6 +95,8 @@ class _Distribute:
 
     def _fragment_type(self, t: VectorType, role: str, op) -> VectorType:
         shape = list(t.get_shape())
+        if len(shape) == 1 and shape[0] == self.target.subgroup_size:
+            return VectorType(t.element_type, [1])  # the 1-D vectors of scattered ops: one element per lane
         if role == "B" and len(shape) == 3:  # VNNI [K/v, N, v] -> logical [K, N]
             shape = [shape[0] * shape[2], shape[1]]
         if role == "C" and len(shape) == 2 and shape[1] == 1:

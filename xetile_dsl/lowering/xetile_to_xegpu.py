@@ -19,7 +19,7 @@ from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from . import elementwise
-from . import transposed
+from . import scattered, transposed
 from .rebuild import Rebuilder
 
 
@@ -65,6 +65,9 @@ class _Translator(Rebuilder):
         if transposed.is_transposed(t):
             self.vmap[op.tile] = transposed.init_descs(self, op)
             return
+        if scattered.is_scattered(t):
+            self.vmap[op.tile] = scattered.init_descs(self, op)
+            return
         (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
         src = self.one(op.source)
         sizes = [self.one(v) for v in op.sizes]
@@ -103,6 +106,15 @@ class _Translator(Rebuilder):
                                 "store the transposed value to a row-major tile instead", op)
         for v, d in zip(self.vmap[op.value], self.vmap[op.tile], strict=True):
             self.emit(xegpu.StoreNdOp(v, d), op)
+
+    def _op_LoadGatherOp(self, op: xetile.LoadGatherOp) -> None:
+        scattered.load_gather(self, op)
+
+    def _op_StoreScatterOp(self, op: xetile.StoreScatterOp) -> None:
+        scattered.store_scatter(self, op)
+
+    def _op_AtomicRMWOp(self, op: xetile.AtomicRMWOp) -> None:
+        scattered.atomic_rmw(self, op)
 
     def _op_PrefetchTileOp(self, op: xetile.PrefetchTileOp) -> None:
         for d in self.vmap[op.tile]:
