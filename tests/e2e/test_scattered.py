@@ -8,7 +8,8 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationError
-from xetile_dsl.kernels.scattered import atomic_accumulate_kernel, gather_kernel, scatter_kernel
+from xetile_dsl.kernels.scattered import (atomic_accumulate_kernel, block_partial_sums_kernel, gather_kernel,
+                                          scatter_kernel)
 
 FLAVOURS = ["pvc", "arc"]
 
@@ -70,3 +71,19 @@ def test_scattered_tile_of_several_rows_is_a_clear_error():
     sig = {"src": "f32[:,:]", "idx": "i32[:,:]", "out": "f32[:,:]"}
     with pytest.raises(CompilationError, match=r"scattered tile must be one row \[1, C\]"):
         xd.compile(two_rows, sig, {}, target="pvc")
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dtype,kind", [(np.int32, "add"), (np.float32, "add"), (np.int32, "max"),
+                                        (np.float32, "min")])
+def test_block_tile_atomic_partial_results(dtype, kind, flavour):
+    """4 workgroups per 16x16 block each fold the sum of 2 slabs into ``out``, whose 40 rows
+    end inside the last block row (the rest is masked off)."""
+    G, R, SLAB = 4, 2, 64
+    x = np.random.default_rng(5).integers(-1000, 1000, (G * R * SLAB, 48)).astype(dtype)
+    out = np.zeros((40, 48), dtype)
+    block_partial_sums_kernel.on(f"cpu-{flavour}")[(SLAB // 16, 48 // 16, G)](x, out, KIND=kind, SLAB=SLAB, R=R,
+                                                                             BM=16, BN=16)
+    partial = x.reshape(G, R, SLAB, 48).sum(1)[:, :40]
+    op = {"add": np.add, "max": np.maximum, "min": np.minimum}[kind]
+    np.testing.assert_array_equal(out, op.reduce(partial, axis=0, initial=0).astype(dtype))

@@ -34,9 +34,12 @@ def handles(op: Operation) -> bool:
 def emit(gen, op: Operation) -> None:
     b = gen.b
     if isinstance(op, vector.ExtractOp):
-        if _count(op.result.type) != _count(op.vector.type):
-            raise LoweringError(f"codegen: vector.extract of part of a lane fragment ({op.vector.type})", op)
-        gen.values[op.result] = gen.v(op.vector)  # [1, 1] -> [1]: the same lane element
+        n, pos = _count(op.vector.type), [int(p) for p in op.static_position.get_values()]
+        if _count(op.result.type) != 1 or len(pos) != 1 or (n > 1 and list(op.vector.type.get_shape()) != [n, 1]):
+            raise LoweringError(f"codegen: vector.extract {pos} of a {op.vector.type} lane fragment", op)
+        # [1, 1] -> [1]: the same element; [R, 1] (a C block, one element per row) -> row pos
+        gen.values[op.result] = gen.v(op.vector) if n == 1 else b.extract_element(gen.v(op.vector),
+                                                                                 ir.Constant(ir.IntType(32), pos[0]))
     elif isinstance(op, (xegpu.CreateTdescOp, xegpu.UpdateOffsetOp)):
         t = op.tensor_desc.type
         _check_one_per_lane(gen, t, op)

@@ -191,6 +191,9 @@ class _KernelGen:
         fn = self.lib.declare("_Z16get_sub_group_idv", ir.FunctionType(I32, []))
         self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
 
+    def _gpu_LaneIdOp(self, op) -> None:
+        self.values[op.result] = self.b.zext(self.lib.lane_id(self.b), I64)
+
     def _gpu_GridDimOp(self, op) -> None:
         self.values[op.result] = self._workitem_fn("_Z14get_num_groupsj", op.dimension)
 

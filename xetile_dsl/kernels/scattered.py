@@ -29,3 +29,18 @@ def atomic_accumulate_kernel(x, idx, out, KIND: xt.constexpr, N: xt.constexpr):
     v = xt.load_tile(xt.init_tile(x, [pid, 0], [1, N]))
     i = xt.load_tile(xt.init_tile(idx, [0, 0], [1, N]))
     xt.atomic_rmw(KIND, v, xt.init_tile(out, i))
+
+
+@xd.jit
+def block_partial_sums_kernel(x, out, KIND: xt.constexpr, SLAB: xt.constexpr, R: xt.constexpr,
+                              BM: xt.constexpr, BN: xt.constexpr):
+    """``x`` holds slabs of SLAB rows; workgroup (i, j, g) combines slabs g*R .. g*R+R-1 of its
+    BM x BN block and folds that partial result into ``out`` with the atomic ``KIND``
+    (a block tile: elements outside ``out`` are skipped)."""
+    pid_m = xt.program_id(0)
+    pid_n = xt.program_id(1)
+    g = xt.program_id(2)
+    acc = xt.load_tile(xt.init_tile(x, [g * R * SLAB + pid_m * BM, pid_n * BN], [BM, BN]))
+    for r in xt.static_range(1, R):
+        acc = acc + xt.load_tile(xt.init_tile(x, [(g * R + r) * SLAB + pid_m * BM, pid_n * BN], [BM, BN]))
+    xt.atomic_rmw(KIND, acc, xt.init_tile(out, [pid_m * BM, pid_n * BN], [BM, BN]))

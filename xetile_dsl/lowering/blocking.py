@@ -72,7 +72,8 @@ class _BlockFunction:
                 self._set_role(op.tile, "C", op)
                 self._set_role(op.value, "C", op)
             elif isinstance(op, scattered.SCATTER_OPS):
-                scattered.check_shape(op.tile.type, self.target.subgroup_size, op)
+                if scattered.is_scattered(op.tile.type):
+                    scattered.check_shape(op.tile.type, self.target.subgroup_size, op)
                 for v in [op.tile] + scattered.values_of(op):
                     self._set_role(v, "C", op)
             elif isinstance(op, xetile.InitTileOp) and scattered.is_scattered(op.tile.type):

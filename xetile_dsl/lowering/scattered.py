@@ -13,9 +13,10 @@ store_scatter and atomic_rmw, at subgroup level.
 """
 from __future__ import annotations
 
-from xdsl.dialects import arith, vector
+from xdsl.dialects import arith, gpu, vector
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerType, VectorType
 
+from ..dialects import _arith_vector as av
 from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 
@@ -80,8 +81,8 @@ def store_scatter(tr, op: xetile.StoreScatterOp) -> None:
 
 def atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
     if not is_scattered(op.tile.type):
-        raise LoweringError("atomic_rmw on a block tile is not lowered yet; use a scattered tile "
-                            "(init_tile(base, offsets_tile)) of one row", op)
+        block_atomic_rmw(tr, op)
+        return
     out = []
     for v, d in zip(tr.vmap[op.value], tr.vmap[op.tile], strict=True):
         lanes = d.type.get_shape()[0]
@@ -94,3 +95,60 @@ def atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
 
 def is_offsets(t) -> bool:
     return isinstance(t, VectorType) and isinstance(t.element_type, IndexType)
+
+
+# --- atomic_rmw on a block tile ---------------------------------------------------------------
+def block_atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
+    """Each ``b0 x sg`` block row by row: offsets ``(y + r) * pitch + x + iota(sg)`` into a
+    scattered descriptor, masked to the array's bounds, one ``xegpu.atomic_rmw`` per row.
+    The old values (the op's result) are not reassembled yet."""
+    t = op.tile.type
+    if tuple(t.attr.order_list) != (1, 0):
+        raise LoweringError("atomic_rmw on an order=[0, 1] tile is not lowered yet", op)
+    if op.result.uses:
+        raise LoweringError("the old values returned by atomic_rmw on a block tile are not lowered yet; "
+                            "use a scattered tile to read them", op)
+    b0, sg = t.attr.blocks
+    index, i1 = IndexType(), IntegerType(1)
+    iota = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(VectorType(index, [sg]), list(range(sg)))),
+                   op).result
+    for v, d in zip(tr.vmap[op.value], tr.vmap[op.tile], strict=True):
+        nd = d.owner
+        if not isinstance(nd, xegpu.CreateNdTdescOp):
+            raise LoweringError("atomic_rmw on a tile moved by update_tile_offset is not lowered yet; "
+                                "init_tile the destination where it is updated", op)
+        y, x = nd.offsets
+        (height, width), pitch = nd.shape, nd.strides[0]
+        bcast = lambda s: tr.emit(vector.BroadcastOp(s, VectorType(index, [sg])), op).vector  # noqa: E731
+        cols = tr.emit(arith.AddiOp(bcast(x), iota), op).result
+        col_ok = tr.emit(av.CmpiOp(cols, bcast(width), "ult"), op).result
+        tdesc_type = xegpu.TensorDescType([sg], v.type.element_type, xegpu.ScatterTdescAttr())
+        for r in range(b0):
+            row = tr.add(y, r, op)
+            row_ok = tr.emit(av.CmpiOp(bcast(row), bcast(height), "ult"), op).result
+            mask = tr.emit(arith.AndIOp(col_ok, row_ok), op).result
+            start = tr.emit(arith.MuliOp(row, pitch), op).result
+            offs = tr.emit(arith.AddiOp(bcast(start), cols), op).result
+            desc = tr.emit(xegpu.CreateTdescOp(nd.source, offs, tdesc_type), op).tensor_desc
+            value = tr.emit(vector.ExtractOp(v, [r], VectorType(v.type.element_type, [sg])), op).result
+            tr.emit(xegpu.AtomicRMWOp(op.kind.data, value, desc, mask), op)
+    tr.vmap[op.result] = []
+
+
+def is_lane_iota(const: arith.ConstantOp, lanes: int) -> bool:
+    """Whether ``const`` is ``dense<[0, 1, ..., lanes-1]> : vector<lanes x index>`` (the lane
+    offsets of a block atomic)."""
+    t = const.result.type
+    if not (isinstance(t, VectorType) and t.get_shape() == (lanes,) and isinstance(t.element_type, IndexType)):
+        return False
+    return [int(x) for x in const.value.get_values()] == list(range(lanes))
+
+
+def lane_iota_to_lane_id(const: arith.ConstantOp) -> None:
+    """SIMT rule for a lane iota: lane n holds n, i.e. ``gpu.lane_id`` (as ``vector<1xindex>``)."""
+    lane = gpu.LaneIdOp()
+    per_lane = vector.BroadcastOp(lane.result, VectorType(IndexType(), [1]))
+    block = const.parent_block()
+    block.insert_ops_before([lane, per_lane], const)
+    const.result.replace_all_uses_with(per_lane.vector)
+    block.erase_op(const)

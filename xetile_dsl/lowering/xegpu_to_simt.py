@@ -21,6 +21,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
+from . import scattered
 from .transposed import memory_sg_map
 
 
@@ -44,10 +45,16 @@ class _Distribute:
 
     def run(self) -> None:
         self._find_roles()
+        sg = self.target.subgroup_size
+        iotas = [op for op in self.fn.walk() if isinstance(op, arith.ConstantOp) and scattered.is_lane_iota(op, sg)]
         for op in list(self.fn.walk()):
+            if op in iotas:
+                continue
             values = list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]
             for v in values:
                 self._distribute(v, op)
+        for op in iotas:
+            scattered.lane_iota_to_lane_id(op)
 
     def _role_of(self, v: SSAValue) -> str:
         return self.roles.get(self.families.find(v), "C")
