@@ -34,3 +34,16 @@ def test_gather_and_scatter_compile(target, ocloc_path):
         compiled = xd.compile(kernel, sig, consts, target=target)
         name = "gather_kernel" if kernel is gather_kernel else "scatter_kernel"
         assert ocloc.check_isa(compiled.asm["zebin"], name, expect_dpas=False, expect_simd=SIMD[target]) == []
+
+
+@pytest.mark.parametrize("target", ["pvc", "arc"])
+def test_block_tile_atomic_add_is_atomic_iadd(target, ocloc_path):
+    from xetile_dsl.kernels.scattered import block_partial_sums_kernel
+
+    sig = {"x": "i32[:,:]", "out": "i32[:,:]"}
+    kernel = xd.compile(block_partial_sums_kernel, sig, {"KIND": "add", "SLAB": 64, "R": 2, "BM": 16, "BN": 16},
+                        target=target)
+    name = "block_partial_sums_kernel"
+    assert ocloc.check_isa(kernel.asm["zebin"], name, expect_dpas=False, expect_simd=SIMD[target]) == []
+    # 16 rows of one element per lane: 16 atomic messages on 16 lanes, 32 on 8 lanes
+    assert ocloc.count(kernel.asm["isa"], r"atomic_iadd") >= 16 * 16 // SIMD[target]
