@@ -93,10 +93,6 @@ def atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
     tr.vmap[op.result] = out
 
 
-def is_offsets(t) -> bool:
-    return isinstance(t, VectorType) and isinstance(t.element_type, IndexType)
-
-
 # --- atomic_rmw on a block tile ---------------------------------------------------------------
 def block_atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
     """Each ``b0 x sg`` block row by row: offsets ``(y + r) * pitch + x + iota(sg)`` into a
