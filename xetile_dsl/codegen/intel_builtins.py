@@ -20,7 +20,7 @@ from llvmlite import ir
 
 from xetile_dsl.targets.target import Target
 
-from . import builtins_block2d, builtins_dpas
+from . import builtins_block2d, builtins_dpas, builtins_transpose
 from .mangle import mangle
 
 I8, I16, I32, I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -79,6 +79,14 @@ class IntelBuiltins:
         ``rows x (cols*count)`` block at (x, y); out-of-bounds elements read as 0."""
         key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
         return self._memoized(key, lambda: builtins_block2d.build_load(self, *key[1:]))
+
+    def load_2d_transposed(self, elem_bits: int, rows: int, cols: int,
+                           wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+        """Like :meth:`load_2d` for ``load_nd {transpose}``: the surface and (x, y) are the
+        memory block's (``rows x cols`` of the array); the result is this lane's fragment
+        of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``."""
+        key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
+        return self._memoized(key, lambda: builtins_transpose.build_load_transposed(self, *key[1:]))
 
     def store_2d(self, elem_bits: int, rows: int, cols: int,
                  wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:

@@ -33,7 +33,7 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
-from . import vector_ops
+from . import scattered_ops, vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -163,6 +163,9 @@ class _KernelGen:
         if vector_ops.handles(op):
             vector_ops.emit(self, op)
             return
+        if scattered_ops.handles(op):
+            scattered_ops.emit(self, op)
+            return
         handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
         if handler is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
@@ -187,6 +190,9 @@ class _KernelGen:
     def _gpu_SubgroupIdOp(self, op) -> None:
         fn = self.lib.declare("_Z16get_sub_group_idv", ir.FunctionType(I32, []))
         self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
+
+    def _gpu_LaneIdOp(self, op) -> None:
+        self.values[op.result] = self.b.zext(self.lib.lane_id(self.b), I64)
 
     def _gpu_GridDimOp(self, op) -> None:
         self.values[op.result] = self._workitem_fn("_Z14get_num_groupsj", op.dimension)
@@ -239,6 +245,12 @@ class _KernelGen:
         signs_differ = self.b.icmp_signed("<", self.b.xor(a, b), zero)
         fix = self.b.and_(inexact, signs_differ)
         self.values[op.result] = self.b.sub(q, self.b.zext(fix, a.type))
+
+    def _arith_TruncIOp(self, op) -> None:
+        self.values[op.result] = self.b.trunc(self.v(op.input), llvm_scalar(op.result.type))
+
+    def _arith_ExtSIOp(self, op) -> None:
+        self.values[op.result] = self.b.sext(self.v(op.input), llvm_scalar(op.result.type))
 
     def _arith_IndexCastOp(self, op) -> None:
         src, dst = self.v(op.input), llvm_scalar(op.result.type)
@@ -329,6 +341,11 @@ class _KernelGen:
         m = t.map
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type))
+            return
+        if op.transpose is not None:  # the descriptor's map is the value's, transposed
+            (l0, l1), (d0, d1) = m.layout, m.data
+            fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
+            self.values[op.value] = self.b.bitcast(self.b.call(fn, d.fields()), llvm_type(op.value.type))
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         raw = self.b.call(fn, d.fields())

@@ -256,6 +256,8 @@ class LoadNdOp(_MemOp):
             unit = self.transpose_bit_width.data if self.transpose_bit_width is not None else bits
             f = max(1, unit // bits)
             want = [shape[1] // f, shape[0] * f]
+            if f > 1 and out == [shape[1] // f, shape[0], f]:  # the same data as VNNI [K/f, N, f]
+                want = out
         elif self.packed is not None and len(shape) == 2:
             f = max(1, 32 // bits)
             want = [shape[0] // f, shape[1], f]

@@ -95,7 +95,9 @@ class CreateTdescOp(IRDLOperation):
                 raise VerifyException(f"{self.name}: the source memref is in {space} memory but the descriptor says "
                                       f"memory_space = {tdesc.memory_space}; make them agree")
         off = self.offsets.type
-        if not isinstance(off.element_type, IndexType) or off.get_shape() != (tdesc.get_shape()[0],):
+        per_lane = tdesc.layout is not None and off.get_shape() == (1,)  # SIMT form: this lane's offset
+        if not isinstance(off.element_type, IndexType) or (off.get_shape() != (tdesc.get_shape()[0],)
+                                                           and not per_lane):
             raise VerifyException(f"{self.name}: offsets must be vector<{tdesc.get_shape()[0]}xindex> (one per lane "
                                   f"of {tdesc}), got {off}")
 

@@ -246,6 +246,7 @@ def build_atomic_rmw(builder, node: ast.Call):
     if kind not in xetile.ATOMIC_KINDS:
         raise builder.error(args["kind"], f"atomic_rmw: kind {args_repr(kind)} is not defined for "
                             f"{type_name(elem)}; use add, mul, max, min, and, or or assign")
+    builder.written_arrays.add(_root_array(tile))
     return builder.emit(xetile.AtomicRMWOp(kind, value, tile)).result
 
 

@@ -20,7 +20,7 @@ from ..dialects import retype, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target, get_target
-from . import elementwise
+from . import elementwise, scattered
 from .analysis import Families
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
@@ -71,6 +71,13 @@ class _BlockFunction:
             if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)):
                 self._set_role(op.tile, "C", op)
                 self._set_role(op.value, "C", op)
+            elif isinstance(op, scattered.SCATTER_OPS):
+                if scattered.is_scattered(op.tile.type):
+                    scattered.check_shape(op.tile.type, self.target.subgroup_size, op)
+                for v in [op.tile] + scattered.values_of(op):
+                    self._set_role(v, "C", op)
+            elif isinstance(op, xetile.InitTileOp) and scattered.is_scattered(op.tile.type):
+                self._set_role(op.offsets[0], "C", op)
             elif isinstance(op, xetile.PrefetchTileOp):
                 self._set_role(op.tile, "P", op)
             elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, VectorType):
@@ -111,7 +118,8 @@ class _BlockFunction:
         if isinstance(t, xetile.TileType) and not t.attr.blocks:
             attr = t.attr
             retype(value, xetile.TileType(t.get_shape(), t.element_type,
-                                          xetile.TileAttr(attr.order_list, (b0, b1), attr.wg, attr.memory_space.data)))
+                                          xetile.TileAttr(attr.order_list, (b0, b1), attr.wg, attr.memory_space.data,
+                                                          attr.is_scattered)))
         elif isinstance(t, VectorType) and len(t.get_shape()) == 2:
             r, c = t.get_shape()
             new = VectorType(t.element_type, [r // b0, c // b1, b0, b1])

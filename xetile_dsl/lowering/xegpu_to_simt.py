@@ -21,6 +21,8 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
+from . import scattered
+from .transposed import memory_sg_map
 
 
 @dataclass(frozen=True)
@@ -39,20 +41,31 @@ class _Distribute:
         self.fn, self.target = fn, target
         self.families = Families(fn)
         self.roles: dict[SSAValue, str] = {}
+        self.transposed: dict[SSAValue, SSAValue] = {}  # descriptor family -> a value it loads transposed
 
     def run(self) -> None:
         self._find_roles()
+        sg = self.target.subgroup_size
+        iotas = [op for op in self.fn.walk() if isinstance(op, arith.ConstantOp) and scattered.is_lane_iota(op, sg)]
         for op in list(self.fn.walk()):
+            if op in iotas:
+                continue
             values = list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]
             for v in values:
                 self._distribute(v, op)
+        for op in iotas:
+            scattered.lane_iota_to_lane_id(op)
 
     def _role_of(self, v: SSAValue) -> str:
         return self.roles.get(self.families.find(v), "C")
 
     def _find_roles(self) -> None:
         for op in self.fn.walk():
-            if isinstance(op, xegpu.LoadNdOp) and op.packed is not None:
+            if isinstance(op, xegpu.LoadNdOp) and op.transpose is not None:
+                self.transposed[self.families.find(op.tensor_desc)] = op.value
+                if op.transpose_bit_width is not None:
+                    self._mark(op.value, "B")  # 32-bit transpose of 16/8-bit pairs: VNNI operand B
+            elif isinstance(op, xegpu.LoadNdOp) and op.packed is not None:
                 self._mark(op.tensor_desc, "B")
                 self._mark(op.value, "B")
             elif isinstance(op, xegpu.DpasOp):
@@ -69,7 +82,14 @@ class _Distribute:
 
     def _distribute(self, v: SSAValue, op) -> None:
         t = v.type
-        if isinstance(t, xegpu.TensorDescType) and t.map is None:
+        if isinstance(t, xegpu.TensorDescType) and t.map is None and self.families.find(v) in self.transposed:
+            value = self.transposed[self.families.find(v)]
+            layout, data = memory_sg_map(*self.target.sg_map(self._role_of(value), bit_width(t.element_type)))
+            retype(v, t.with_sg_map(xegpu.SGMapAttr(layout, data)))
+        elif isinstance(t, xegpu.TensorDescType) and t.map is None and t.is_scattered:
+            # one offset per lane (scattered tiles are blocked 1 x sg)
+            retype(v, t.with_sg_map(xegpu.SGMapAttr((1, self.target.subgroup_size), (1, 1))))
+        elif isinstance(t, xegpu.TensorDescType) and t.map is None:
             if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
                 return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)
             retype(v, t.with_sg_map(self._sg_map(self._role_of(v), t.element_type)))
@@ -82,6 +102,8 @@ class _Distribute:
 
     def _fragment_type(self, t: VectorType, role: str, op) -> VectorType:
         shape = list(t.get_shape())
+        if len(shape) == 1 and shape[0] == self.target.subgroup_size:
+            return VectorType(t.element_type, [1])  # the 1-D vectors of scattered ops: one element per lane
         if role == "B" and len(shape) == 3:  # VNNI [K/v, N, v] -> logical [K, N]
             shape = [shape[0] * shape[2], shape[1]]
         if role == "C" and len(shape) == 2 and shape[1] == 1:

@@ -19,6 +19,7 @@ from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from . import elementwise
+from . import scattered, transposed
 from .rebuild import Rebuilder
 
 
@@ -61,6 +62,12 @@ class _Translator(Rebuilder):
 
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
         t = op.tile.type
+        if transposed.is_transposed(t):
+            self.vmap[op.tile] = transposed.init_descs(self, op)
+            return
+        if scattered.is_scattered(t):
+            self.vmap[op.tile] = scattered.init_descs(self, op)
+            return
         (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
         src = self.one(op.source)
         sizes = [self.one(v) for v in op.sizes]
@@ -82,6 +89,9 @@ class _Translator(Rebuilder):
         b0, b1 = t.attr.blocks
         elem = t.element_type
         packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
+        if transposed.is_transposed(t):
+            self.vmap[op.value] = transposed.load_blocks(self, op, packed)
+            return
         if packed:
             vnni = 32 // bit_width(elem)
             vtype = VectorType(elem, [b0 // vnni, b1, vnni])
@@ -91,8 +101,20 @@ class _Translator(Rebuilder):
                                for d in self.vmap[op.tile]]
 
     def _op_StoreTileOp(self, op: xetile.StoreTileOp) -> None:
+        if transposed.is_transposed(op.tile.type):
+            raise LoweringError("store_tile to an order=[0, 1] (transposed) tile is not supported yet; "
+                                "store the transposed value to a row-major tile instead", op)
         for v, d in zip(self.vmap[op.value], self.vmap[op.tile], strict=True):
             self.emit(xegpu.StoreNdOp(v, d), op)
+
+    def _op_LoadGatherOp(self, op: xetile.LoadGatherOp) -> None:
+        scattered.load_gather(self, op)
+
+    def _op_StoreScatterOp(self, op: xetile.StoreScatterOp) -> None:
+        scattered.store_scatter(self, op)
+
+    def _op_AtomicRMWOp(self, op: xetile.AtomicRMWOp) -> None:
+        scattered.atomic_rmw(self, op)
 
     def _op_PrefetchTileOp(self, op: xetile.PrefetchTileOp) -> None:
         for d in self.vmap[op.tile]:
@@ -100,6 +122,8 @@ class _Translator(Rebuilder):
 
     def _op_UpdateTileOffsetOp(self, op: xetile.UpdateTileOffsetOp) -> None:
         dx, dy = self.one(op.offset_x), self.one(op.offset_y)
+        if transposed.is_transposed(op.tile.type):
+            dx, dy = dy, dx  # the descriptors address the row-major array underneath
         self.vmap[op.result] = [self.emit(xegpu.UpdateNdOffsetOp(d, [dx, dy]), op).result
                                 for d in self.vmap[op.tile]]
 

@@ -1,0 +1,104 @@
+"""Transposed block loads (``load_nd {transpose = [1, 0]}``) in the sg_map fragment order.
+
+The wrapper takes the surface and position of the *memory* block (``rows x cols`` of the
+row-major array) and returns this lane's fragment of its transpose, distributed by the
+logical sg_map ``(wi_layout, wi_data)`` of the loaded value (the contract of
+:mod:`.builtins_block2d`, with logical element ``(r, c)`` at memory ``(y + c, x + r)``).
+
+* With 2D block IO on 16 lanes, when the value's map is ``[1, 16] x [32/E, 1]`` (operand
+  B: f32/tf32 with one element per lane and row, 16-bit as VNNI pairs) and the memory
+  block is 16 rows of 32 bytes, one ``intel_sub_group_2d_block_read_transpose_32b_16r8x1c``
+  serves it: lane n's dword j is ``mem32[y + n][x + j]`` (reference §3.4), which is column
+  n of the transposed block, 32/E logical rows per dword — the fragment itself.
+* Otherwise (ARC, operand A, other shapes) each lane loads its elements one by one in
+  transposed order, guarded by bounds checks (out-of-bounds elements are 0).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from . import builtins_block2d as b2d
+from .mangle import Ptr, mangle, vec
+
+I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
+_OP = "read_transpose"
+
+
+def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
+    """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment, else ``gather``."""
+    lanes = target.subgroup_size
+    if not target.has_2d_block_io or lanes != 16 or elem_bits not in (16, 32):
+        return "gather"
+    if tuple(wi_layout) != (1, lanes) or tuple(wi_data) != (32 // elem_bits, 1):
+        return "gather"
+    if rows != lanes or target.find_block2d(_OP, 32, rows, cols * elem_bits // 32, 1) is None:
+        return "gather"
+    return _OP
+
+
+def _intel_read_transpose(bi, rows: int, cols32: int) -> ir.Function:
+    """``intel_sub_group_2d_block_read_transpose_32b_<rows>r<cols32>x1c``: declared, or
+    defined from its spec for the CPU device (dword j of lane n = mem32[y+n][x+j], i.e.
+    the memory-side map [16, 1] x [1, 1] of :class:`~.builtins_block2d.Fragment`)."""
+    name = mangle(f"intel_sub_group_2d_block_{_OP}_32b_{rows}r{cols32}x1c",
+                  [Ptr("v", 1), "i", "i", "i", vec(2, "i"), Ptr("j")])
+    fn = bi.module.globals.get(name)
+    if fn is not None:
+        return fn
+    fnty = b2d._BUILTIN_FNTY
+    if not bi.emulate:
+        return bi.declare(name, fnty)
+    fn = bi.define_internal(name, fnty)
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    base, width, height, pitch, coord, data = fn.args
+    x = builder.extract_element(coord, ir.Constant(I32, 0))
+    y = builder.extract_element(coord, ir.Constant(I32, 1))
+    frag = b2d.Fragment(32, rows, cols32, (rows, 1), (1, 1))
+    builder.store(b2d._gather(bi, builder, frag, (base, width, height, pitch, x, y)), data)
+    builder.ret_void()
+    return fn
+
+
+def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
+    """The transposed load wrapper (see :meth:`IntelBuiltins.load_2d_transposed`)."""
+    frag = b2d._fragment(bi, elem_bits, cols, rows, wi_layout, wi_data)  # the logical (transposed) block
+    kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data)
+    name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
+    fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [])
+    base, width, height, pitch, x, y = fn.args
+    if kind == "gather":
+        builder.ret(_gather_transposed(bi, builder, frag, fn.args))
+        return fn
+    cols32 = cols * elem_bits // 32
+    intel = _intel_read_transpose(bi, rows, cols32)
+    words = ir.VectorType(I32, cols32)
+    buf = builder.alloca(words, name="block")
+    x32 = builder.lshr(x, ir.Constant(I32, (32 // elem_bits).bit_length() - 1))  # x in dwords
+    builder.call(intel, [base, width, height, pitch, b2d._coord(builder, x32, y), buf])
+    builder.ret(builder.bitcast(builder.load(buf, typ=words), frag.vector_type()))
+    return fn
+
+
+def _gather_transposed(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
+    """This lane's logical fragment by plain loads: logical ``(r, c)`` is memory
+    ``(y + c, x + r)``.  Branch-free like :func:`builtins_block2d._gather`."""
+    base, width, height, pitch, x, y = surface
+    ebytes = frag.elem_bits // 8
+    width_elems = builder.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
+    pitch64 = builder.sext(pitch, I64)
+    lane_row, lane_col = b2d._lane_position(bi, builder, frag.wi_layout)
+    r0 = builder.mul(lane_row, ir.Constant(I32, frag.wi_data[0]))  # logical row = memory column
+    c0 = builder.mul(lane_col, ir.Constant(I32, frag.wi_data[1]))  # logical column = memory row
+    mem_row0, mem_col0 = builder.add(y, c0), builder.add(x, r0)
+    elem_ty = ir.IntType(frag.elem_bits)
+    values = {}
+    for index, row_off, col_off in frag.elements():
+        row = builder.add(mem_row0, ir.Constant(I32, col_off))
+        col = builder.add(mem_col0, ir.Constant(I32, row_off))
+        ok = builder.and_(builder.icmp_unsigned("<", row, height), builder.icmp_unsigned("<", col, width_elems))
+        offset = builder.add(builder.mul(builder.sext(row, I64), pitch64),
+                             builder.mul(builder.sext(col, I64), ir.Constant(I64, ebytes)))
+        ptr = builder.gep(base, [offset], source_etype=I8)
+        value = builder.load(builder.select(ok, ptr, base), typ=elem_ty, align=ebytes)
+        values[index] = builder.select(ok, value, ir.Constant(elem_ty, 0))
+    return b2d._assemble(builder, frag, [values[i] for i in range(frag.size)])

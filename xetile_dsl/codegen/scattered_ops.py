@@ -1,0 +1,143 @@
+"""Codegen of per-lane scattered XeGPU ops: create_tdesc, update_offset, load, store,
+atomic_rmw (one element per lane, the SIMT form of ``lowering/scattered.py``).
+
+A scattered descriptor is this lane's element pointer (``base + offset * elem_bytes``), a
+plain LLVM value, so it flows through loops like any other.  A masked-off lane does not
+touch memory: loads branch around the access (and read 0), stores and atomics skip it.
+Atomics are LLVM ``atomicrmw`` where SPIR-V has the integer op (OpAtomicIAdd, SMax, ...);
+float kinds (and multiplication) are a compare-exchange loop on the 32/64-bit word,
+which needs no float-atomic extension on the CPU runtime or in IGC.
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+from xdsl.dialects import vector
+from xdsl.ir import Operation
+
+from ..dialects import xegpu
+from ..errors import LoweringError
+from ..frontend.types import bit_width
+
+I8, I64 = ir.IntType(8), ir.IntType(64)
+
+#: atomic kinds with a native LLVM atomicrmw (integer) operation
+_INT_RMW = {"addi": "add", "maxs": "max", "mins": "min", "maxu": "umax", "minu": "umin",
+            "andi": "and", "ori": "or", "assign": "xchg"}
+_OPS = (xegpu.CreateTdescOp, xegpu.UpdateOffsetOp, xegpu.LoadGatherOp, xegpu.StoreScatterOp, xegpu.AtomicRMWOp,
+        vector.ExtractOp)
+
+
+def handles(op: Operation) -> bool:
+    return isinstance(op, _OPS)
+
+
+def emit(gen, op: Operation) -> None:
+    b = gen.b
+    if isinstance(op, vector.ExtractOp):
+        n, pos = _count(op.vector.type), [int(p) for p in op.static_position.get_values()]
+        if _count(op.result.type) != 1 or len(pos) != 1 or (n > 1 and list(op.vector.type.get_shape()) != [n, 1]):
+            raise LoweringError(f"codegen: vector.extract {pos} of a {op.vector.type} lane fragment", op)
+        # [1, 1] -> [1]: the same element; [R, 1] (a C block, one element per row) -> row pos
+        gen.values[op.result] = gen.v(op.vector) if n == 1 else b.extract_element(gen.v(op.vector),
+                                                                                 ir.Constant(ir.IntType(32), pos[0]))
+    elif isinstance(op, (xegpu.CreateTdescOp, xegpu.UpdateOffsetOp)):
+        t = op.tensor_desc.type
+        _check_one_per_lane(gen, t, op)
+        base = gen.v(op.source) if isinstance(op, xegpu.CreateTdescOp) else gen.v(op.tensor_desc)
+        offset = b.mul(gen.v(op.offsets), ir.Constant(I64, bit_width(t.element_type) // 8))
+        result = op.tensor_desc if isinstance(op, xegpu.CreateTdescOp) else op.result
+        gen.values[result] = b.gep(base, [offset], source_etype=I8)
+    elif isinstance(op, xegpu.LoadGatherOp):
+        ty = _elem_type(gen, op.value.type)
+        gen.values[op.value] = _guarded(b, gen.v(op.mask), lambda: b.load(gen.v(op.tensor_desc), typ=ty), ty)
+    elif isinstance(op, xegpu.StoreScatterOp):
+        with b.if_then(gen.v(op.mask)):
+            b.store(gen.v(op.value), gen.v(op.tensor_desc))
+    elif isinstance(op, xegpu.AtomicRMWOp):
+        ty = _elem_type(gen, op.value.type)
+        ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
+        gen.values[op.result] = _guarded(b, gen.v(op.mask), lambda: _atomic(gen, kind, ptr, value, op), ty)
+
+
+def _count(t) -> int:
+    n = 1
+    for d in t.get_shape():
+        n *= d
+    return n
+
+
+def _elem_type(gen, t):
+    from .simt_to_llvm import llvm_type
+    return llvm_type(t)
+
+
+def _check_one_per_lane(gen, t, op) -> None:
+    if t.scatter_attr.chunk != 1 or t.get_shape()[0] != gen.target.subgroup_size:
+        raise LoweringError(f"codegen supports scattered descriptors with one element per lane only, got {t}", op)
+
+
+def _guarded(b: ir.IRBuilder, mask: ir.Value, body, ty: ir.Type) -> ir.Value:
+    """``mask ? body() : 0`` with ``body`` executed only when ``mask`` holds."""
+    pre = b.block
+    then = b.append_basic_block("lane.on")
+    done = b.append_basic_block("lane.done")
+    b.cbranch(mask, then, done)
+    b.position_at_end(then)
+    value = body()
+    then_end = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    phi = b.phi(ty)
+    phi.add_incoming(ir.Constant(ty, None), pre)  # zero-initialised
+    phi.add_incoming(value, then_end)
+    return phi
+
+
+def _atomic(gen, kind: str, ptr: ir.Value, value: ir.Value, op) -> ir.Value:
+    b = gen.b
+    if isinstance(value.type, ir.IntType) and kind in _INT_RMW:
+        return b.atomic_rmw(_INT_RMW[kind], ptr, value, "monotonic")
+    if isinstance(value.type, (ir.FloatType, ir.DoubleType)) or kind == "muli":
+        return _cas_loop(gen, kind, ptr, value, op)
+    raise LoweringError(f"codegen: atomic_rmw {kind} on {value.type} is not supported", op)
+
+
+def _combine(b: ir.IRBuilder, kind: str, old: ir.Value, value: ir.Value, op) -> ir.Value:
+    if kind == "addf":
+        return b.fadd(old, value)
+    if kind == "mulf":
+        return b.fmul(old, value)
+    if kind == "muli":
+        return b.mul(old, value)
+    if kind in ("maximumf", "maxnumf", "minimumf", "minnumf"):
+        pick_old = b.fcmp_ordered(">" if kind.startswith("max") else "<", old, value)
+        if kind in ("maximumf", "minimumf"):  # NaN propagates: keep a NaN old value
+            pick_old = b.or_(pick_old, b.fcmp_unordered("uno", old, old))
+        return b.select(pick_old, old, value)
+    if kind == "assign":
+        return value
+    raise LoweringError(f"codegen: atomic_rmw {kind} on {value.type} is not supported", op)
+
+
+def _cas_loop(gen, kind: str, ptr: ir.Value, value: ir.Value, op) -> ir.Value:
+    """``old = *ptr; do new = f(old, value) while !cmpxchg(ptr, old, new)`` on the bits."""
+    b = gen.b
+    word = ir.IntType(value.type.width if isinstance(value.type, ir.IntType) else
+                      (32 if isinstance(value.type, ir.FloatType) else 64))
+    first = b.load(ptr, typ=word)
+    pre = b.block
+    loop = b.append_basic_block("cas.loop")
+    done = b.append_basic_block("cas.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    seen = b.phi(word)
+    seen.add_incoming(first, pre)
+    old = seen if word == value.type else b.bitcast(seen, value.type)
+    new = _combine(b, kind, old, value, op)
+    new_bits = new if word == value.type else b.bitcast(new, word)
+    pair = b.cmpxchg(ptr, seen, new_bits, "monotonic", "monotonic")
+    now, ok = b.extract_value(pair, 0), b.extract_value(pair, 1)
+    seen.add_incoming(now, b.block)
+    b.cbranch(ok, done, loop)
+    b.position_at_end(done)
+    return old

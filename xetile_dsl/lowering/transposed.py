@@ -1,0 +1,62 @@
+"""Rules for ``order = [0, 1]`` tiles (the transposed view of a row-major array).
+
+A tile ``[R, C]`` with ``order = [0, 1]`` over the array ``M`` reads ``T[r, c] = M[c, r]``;
+the frontend gives it swapped extents and strides ``[1, pitch]``.  Its blocks are lowered
+to descriptors over ``M`` itself: block ``b0 x b1`` at logical ``(i, j)`` is a
+``b1 x b0`` descriptor at ``(j, i)`` of ``M``, loaded with ``load_nd {transpose = [1, 0]}``.
+A 16-bit operand B adds ``transpose_bit_width = 32``: transposing pairs of elements gives
+the VNNI form ``[K/2, N, 2]`` directly (xegpu RFC, "transpose_bit_width").  In the SIMT
+stage the descriptor carries the transposed sg_map of the loaded value
+(:func:`memory_sg_map`), as the RFC's transposed-load examples do.
+"""
+from __future__ import annotations
+
+from xdsl.dialects.builtin import VectorType
+
+from ..dialects import xegpu, xetile
+from ..frontend.types import bit_width
+
+
+def is_transposed(tile_type) -> bool:
+    """Whether an XeTile tile type is an ``order = [0, 1]`` view."""
+    return isinstance(tile_type, xetile.TileType) and tuple(tile_type.attr.order_list) == (0, 1)
+
+
+def init_descs(tr, op: xetile.InitTileOp) -> list:
+    """One ``b1 x b0`` descriptor over the row-major array per logical block (row-major
+    over the logical block grid)."""
+    t = op.tile.type
+    (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
+    src = tr.one(op.source)
+    sizes = [tr.one(v) for v in op.sizes][::-1]  # back to the array's own extents and strides
+    strides = [tr.one(v) for v in op.strides][::-1]
+    o0, o1 = (tr.one(v) for v in op.offsets)
+    tdesc_type = xegpu.TensorDescType([b1, b0], t.element_type)
+    descs = []
+    for i in range(rows // b0):
+        for j in range(cols // b1):
+            offs = [tr.add(o1, j * b1, op), tr.add(o0, i * b0, op)]
+            descs.append(tr.emit(xegpu.CreateNdTdescOp(src, offs, tdesc_type, sizes, strides), op).tensor_desc)
+    return descs
+
+
+def load_blocks(tr, op: xetile.LoadTileOp, packed: bool) -> list:
+    """Transposed loads of every block; ``packed`` (16/8-bit operand B) transposes 32-bit
+    units so that the result is already VNNI ``[K/v, N, v]``."""
+    t = op.tile.type
+    b0, b1 = t.attr.blocks
+    elem = t.element_type
+    if packed:
+        vnni = 32 // bit_width(elem)
+        vtype = VectorType(elem, [b0 // vnni, b1, vnni])
+        make = lambda d: xegpu.LoadNdOp(d, vtype, transpose=[1, 0], transpose_bit_width=32)  # noqa: E731
+    else:
+        vtype = VectorType(elem, [b0, b1])
+        make = lambda d: xegpu.LoadNdOp(d, vtype, transpose=[1, 0])  # noqa: E731
+    return [tr.emit(make(d), op).value for d in tr.vmap[op.tile]]
+
+
+def memory_sg_map(layout, data) -> tuple[tuple[int, int], tuple[int, int]]:
+    """The sg_map of a transposed load's descriptor, from the (logical) sg_map of the
+    value it loads: wi_layout and wi_data swap with the dimensions."""
+    return (layout[1], layout[0]), (data[1], data[0])
