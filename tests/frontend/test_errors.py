@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
+import xetile_dsl.language as xt
 from xetile_dsl import CompilationError, LaunchError
 from xetile_dsl.kernels.matmul import matmul_kernel
 
@@ -127,3 +128,15 @@ def test_compiler_frames_are_hidden_unless_debug(monkeypatch):
     with pytest.raises(CompilationError) as info:
         ek.shape_mismatch.on("cpu-pvc")[(1, 1)](*_A)
     assert any("xetile_dsl/frontend/" in f.filename for f in traceback.extract_tb(info.value.__traceback__))
+
+
+def test_arange_is_a_located_error_not_a_wrong_result():
+    @xd.jit
+    def iota_store(y):
+        xt.store_tile(xt.astype(xt.arange(0, 16), xt.float32), xt.init_tile(y, [0, 0], [1, 16]))
+
+    with pytest.raises(CompilationError, match="different constant values"):
+        iota_store.on("cpu-arc")[(1,)](np.zeros((1, 16), np.float32))
+    y = np.zeros((1, 16), np.float32)
+    iota_store.on("interpret")[(1,)](y)
+    np.testing.assert_array_equal(y[0], np.arange(16))

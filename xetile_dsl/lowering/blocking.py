@@ -21,7 +21,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target, get_target
 from . import elementwise, scattered
-from .analysis import Families
+from .analysis import Families, splat_value
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
 
@@ -125,7 +125,7 @@ class _BlockFunction:
             new = VectorType(t.element_type, [r // b0, c // b1, b0, b1])
             owner = value.owner
             if isinstance(owner, arith.ConstantOp):
-                splat = owner.value.get_values()[0]
+                splat = splat_value(owner)
                 owner.properties["value"] = DenseIntOrFPElementsAttr.from_list(new, [splat])
             retype(value, new)
 

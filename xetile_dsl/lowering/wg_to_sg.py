@@ -30,6 +30,7 @@ from xdsl.passes import ModulePass
 from ..dialects import xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
+from .analysis import splat_value
 from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
@@ -228,7 +229,7 @@ class _Distributor(Rebuilder):
             self._clone(op)
             return
         (n0, n1), piece = self._sg_shape(m, t.get_shape())
-        splat = op.value.get_values()[0]
+        splat = splat_value(op)
         ptype = VectorType(t.element_type, list(piece))
         self.vmap[op.result] = [
             self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(ptype, [splat])), op).result
