@@ -33,6 +33,7 @@ from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
+from .wg_vectors import VectorDistribution, infer as infer_vector_maps
 
 NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
 LARGE_GRF_ATTR = "xetile.large_grf"
@@ -95,11 +96,13 @@ class _MapInference:
                 self.set(op.value, m, op, "the loaded value")
             elif isinstance(op, xetile.TileMMAOp) and op.wg_map_c is not None:
                 self.set(op.output, op.wg_map_c, op, "the tile_mma result")
+        infer_vector_maps(self)
         for op in self.fn.walk():
             if isinstance(op, xetile.TileMMAOp) and op.wg_map_c is not None:
                 self._check_mma(op)
             elif isinstance(op, xetile.StoreTileOp) and (m := self.map_of(op.tile)):
                 self.set(op.value, m, op, "the stored value")
+        infer_vector_maps(self)
         self._check_subgroup_counts()
         return self
 
@@ -143,7 +146,7 @@ def _pieces(size: int, layout: int, data: int) -> int:
     return max(1, size // (layout * data))
 
 
-class _Distributor(Rebuilder):
+class _Distributor(VectorDistribution, Rebuilder):
     """Rebuilds the function with every workgroup-level value split into its pieces."""
 
     lowering_name = "the workgroup-to-subgroup distribution"
@@ -153,6 +156,10 @@ class _Distributor(Rebuilder):
         self.maps = maps
         self.sg_id: SSAValue | None = None
         self.coords: dict[tuple[int, int], tuple[SSAValue, SSAValue]] = {}
+
+    def _translate(self, op: Operation) -> None:
+        if not self.distribute_vector_op(op):  # element-wise ops at workgroup level
+            super()._translate(op)
 
     def prologue(self, like: Operation | None) -> None:
         self.sg_id = self.emit(gpu.SubgroupIdOp(), like).result
