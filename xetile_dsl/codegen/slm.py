@@ -68,7 +68,8 @@ def load(gen, d, bits: int, rows: int, cols: int, lt: ir.Type) -> ir.Value:
     _check_cols(gen, cols)
     b = gen.b
     col = b.add(d.x, gen.lib.lane_id(b))
-    parts = [vector_ops._load_one(gen, d, bits, b.add(d.y, ir.Constant(I32, r)), col) for r in range(rows)]
+    raw_t = ir.IntType(bits)
+    parts = [b.load(_element(gen, d, bits, r, col), typ=raw_t, align=bits // 8) for r in range(rows)]
     raw = vector_ops._pack(b, parts, ir.VectorType(parts[0].type, rows))
     return raw if lt == raw.type else b.bitcast(raw, lt)
 
@@ -83,9 +84,15 @@ def store(gen, d, bits: int, rows: int, cols: int, value: ir.Value) -> None:
     raw = value if value.type == raw_t else b.bitcast(value, raw_t)
     col = b.add(d.x, gen.lib.lane_id(b))
     for r in range(rows):
-        ok, ptr = vector_ops._address(gen, d, bits, b.add(d.y, ir.Constant(I32, r)), col)
-        with b.if_then(ok):
-            b.store(b.extract_element(raw, ir.Constant(I32, r)), ptr, align=bits // 8)
+        b.store(b.extract_element(raw, ir.Constant(I32, r)), _element(gen, d, bits, r, col), align=bits // 8)
+
+
+def _element(gen, d, bits: int, r: int, col: ir.Value) -> ir.Value:
+    """Address of row ``y + r``, column ``col``. Unguarded: an SLM buffer has exactly the
+    workgroup tile's shape and every piece of a wg_map lies inside it (branch-free code
+    keeps a 32x32 accumulator's copy out of spills on ARC)."""
+    _, ptr = vector_ops._address(gen, d, bits, gen.b.add(d.y, ir.Constant(I32, r)), col)
+    return ptr
 
 
 def _check_cols(gen, cols: int) -> None:

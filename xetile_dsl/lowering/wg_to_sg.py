@@ -52,7 +52,10 @@ class XeTileWgToSg(ModulePass):
             if isinstance(fn, func.FuncOp):
                 maps = _MapInference(fn).run()
                 if maps.by_root:
-                    _Distributor(fn, maps).run()
+                    _check_workgroup_size(fn, maps.num_subgroups, target)
+                    dist = _Distributor(fn, maps)
+                    dist.target = target
+                    dist.run()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
                 if _needs_large_grf(fn, target):
                     fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
@@ -259,6 +262,15 @@ class _Distributor(VectorDistribution, Rebuilder):
                     acc = self.emit(xetile.TileMMAOp(a[i * nk + k], b[k * nn + j], acc, rtype), op).output
                 out.append(acc)
         self.vmap[op.output] = out
+
+
+def _check_workgroup_size(fn: func.FuncOp, num_subgroups: int, target: Target) -> None:
+    items = num_subgroups * target.subgroup_size
+    if items > target.max_workgroup_size:
+        raise LoweringError(f"the wg_maps describe {num_subgroups} subgroups of {target.subgroup_size} lanes = {items} "
+                            f"work items per workgroup, but {target.name} runs at most "
+                            f"{target.max_workgroup_size}; use an sg_layout with at most "
+                            f"{target.max_workgroup_size // target.subgroup_size} subgroups", fn)
 
 
 def _needs_large_grf(fn: func.FuncOp, target: Target) -> bool:

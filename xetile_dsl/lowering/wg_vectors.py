@@ -26,6 +26,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _asm, xetile
 from ..errors import LoweringError
+from ..frontend.types import bit_width
 from .elementwise import _combine_op, is_elementwise, is_vector
 
 SLM_SPACE = 3
@@ -218,6 +219,7 @@ class VectorDistribution:
     def exchange(self, op, pieces, src, dst, shape, elem) -> list[SSAValue]:
         """Store ``pieces`` (map ``src``) into a new SLM buffer of ``shape``, barrier, and
         load this subgroup's pieces of map ``dst``."""
+        self._check_slm(op, shape, elem)
         buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=IntegerAttr(SLM_SPACE,
                                                                                                      64))), op)
         sizes = [self.const_index(s, op) for s in shape]
@@ -233,6 +235,19 @@ class VectorDistribution:
             vtype = VectorType(elem, tile.type.get_shape())
             out.append(self.emit(xetile.LoadTileOp(tile, vtype), op).value)
         return out
+
+    def _check_slm(self, op, shape, elem) -> None:
+        """Every exchange has its own buffer; their total must fit the target's SLM."""
+        nbytes = shape[0] * shape[1] * bit_width(elem) // 8
+        self.slm_total = getattr(self, "slm_total", 0) + nbytes
+        target = self.target
+        if self.slm_total > target.slm_bytes:
+            what = ("tile_conv_layout" if isinstance(op, xetile.TileConvLayoutOp)
+                    else "tile_reduce across subgroups")
+            raise LoweringError(
+                f"{what} exchanges a {shape[0]}x{shape[1]} {elem} workgroup tile through shared local memory "
+                f"({nbytes} B, {self.slm_total} B in this kernel so far), but {target.name} has "
+                f"{target.slm_bytes} B per workgroup; use a smaller workgroup tile", op)
 
     def _slm_tiles(self, op, buf, m, shape, elem, sizes, strides) -> list[SSAValue]:
         (n0, n1), (d0, d1) = self._sg_shape(m, shape)
