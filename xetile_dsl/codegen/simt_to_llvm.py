@@ -307,8 +307,11 @@ class _KernelGen:
             raise LoweringError("codegen supports 2-D tensor descriptors over memrefs only", op)
         elem_bytes = bit_width(t.element_type) // 8
         b = self.b
-        rows, cols = (self.v(s) for s in op.shape)
-        pitch = self.v(op.strides[0])
+        if op.shape:
+            rows, cols = (self.v(s) for s in op.shape)
+            pitch = self.v(op.strides[0])
+        else:  # a static memref (an SLM buffer): sizes and strides from its type
+            _, (rows, cols), (pitch, _) = self.memrefs[op.source]
         i32 = lambda x: b.trunc(x, I32)  # noqa: E731
         self.values[op.tensor_desc] = TDesc(
             base=self.v(op.source),

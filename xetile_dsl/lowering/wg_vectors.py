@@ -222,8 +222,7 @@ class VectorDistribution:
         self._check_slm(op, shape, elem)
         buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=IntegerAttr(SLM_SPACE,
                                                                                                      64))), op)
-        sizes = [self.const_index(s, op) for s in shape]
-        strides = [self.const_index(shape[1], op), self.const_index(1, op)]
+        sizes, strides = [], []  # a static memref: they come from its type
         if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
             self.emit(gpu.BarrierOp(), op)
         for piece, tile in zip(pieces, self._slm_tiles(op, buf.memref, src, shape, elem, sizes, strides),
