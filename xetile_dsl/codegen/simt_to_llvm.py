@@ -337,7 +337,7 @@ class _KernelGen:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
         if slm.is_slm(d):
-            self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type))
+            self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type))
@@ -350,7 +350,7 @@ class _KernelGen:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
         if slm.is_slm(d):
-            slm.store(self, d, bits, rows, cols, self.v(op.value))
+            slm.store(self, d, bits, rows, cols, self.v(op.value), m)
             return
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))

@@ -61,30 +61,46 @@ def barrier(gen) -> None:
     gen.b.call(fn, [ir.Constant(I32, CLK_LOCAL_MEM_FENCE)])
 
 
-def load(gen, d, bits: int, rows: int, cols: int, lt: ir.Type) -> ir.Value:
-    """A block of an SLM buffer in the element-wise lane layout."""
+def load(gen, d, bits: int, rows: int, cols: int, lt: ir.Type, sg_map=None) -> ir.Value:
+    """A block of an SLM buffer in the descriptor's lane layout ``[1, sg] x [1, w]``: lane n
+    holds columns ``n*w .. n*w+w-1`` of every row, row-major (the element-wise layout, A
+    operands, and VNNI-packed B, whose pairs are consecutive rows of one column)."""
     if cols == 1 or rows == 1:
         return vector_ops.load_small(gen, d, bits, rows, cols, lt)
-    _check_cols(gen, cols)
+    width = _lane_width(gen, cols, sg_map)
     b = gen.b
-    col = b.add(d.x, gen.lib.lane_id(b))
+    first = b.mul(gen.lib.lane_id(b), ir.Constant(I32, width))
     raw_t = ir.IntType(bits)
-    parts = [b.load(_element(gen, d, bits, r, col), typ=raw_t, align=bits // 8) for r in range(rows)]
-    raw = vector_ops._pack(b, parts, ir.VectorType(parts[0].type, rows))
+    parts = [b.load(_element(gen, d, bits, r, b.add(b.add(d.x, first), ir.Constant(I32, j))), typ=raw_t,
+                    align=bits // 8) for r in range(rows) for j in range(width)]
+    raw = vector_ops._pack(b, parts, ir.VectorType(raw_t, len(parts)))
     return raw if lt == raw.type else b.bitcast(raw, lt)
 
 
-def store(gen, d, bits: int, rows: int, cols: int, value: ir.Value) -> None:
+def store(gen, d, bits: int, rows: int, cols: int, value: ir.Value, sg_map=None) -> None:
     if cols == 1 or rows == 1:
         vector_ops.store_small(gen, d, bits, rows, cols, value)
         return
-    _check_cols(gen, cols)
+    width = _lane_width(gen, cols, sg_map)
     b = gen.b
-    raw_t = ir.VectorType(ir.IntType(bits), rows)
+    raw_t = ir.VectorType(ir.IntType(bits), rows * width)
     raw = value if value.type == raw_t else b.bitcast(value, raw_t)
-    col = b.add(d.x, gen.lib.lane_id(b))
+    first = b.add(d.x, b.mul(gen.lib.lane_id(b), ir.Constant(I32, width)))
     for r in range(rows):
-        b.store(b.extract_element(raw, ir.Constant(I32, r)), _element(gen, d, bits, r, col), align=bits // 8)
+        for j in range(width):
+            elem = b.extract_element(raw, ir.Constant(I32, r * width + j))
+            b.store(elem, _element(gen, d, bits, r, b.add(first, ir.Constant(I32, j))), align=bits // 8)
+
+
+def _lane_width(gen, cols: int, sg_map) -> int:
+    """Columns per lane; SLM blocks must be spread along rows over all lanes."""
+    sg = gen.target.subgroup_size
+    if sg_map is not None and (tuple(sg_map.layout)[0] != 1 or tuple(sg_map.layout)[1] != sg):
+        raise LoweringError(f"an SLM block with the lane layout {list(sg_map.layout)} is not supported "
+                            f"(only [1, {sg}])")
+    if cols % sg:
+        raise LoweringError(f"internal: an SLM block must be a multiple of {sg} columns wide, got {cols}")
+    return cols // sg
 
 
 def _element(gen, d, bits: int, r: int, col: ir.Value) -> ir.Value:
@@ -95,6 +111,3 @@ def _element(gen, d, bits: int, r: int, col: ir.Value) -> ir.Value:
     return ptr
 
 
-def _check_cols(gen, cols: int) -> None:
-    if cols != gen.target.subgroup_size:
-        raise LoweringError(f"internal: an SLM block must be {gen.target.subgroup_size} columns wide, got {cols}")

@@ -71,3 +71,22 @@ def big_conv_kernel(a, c):
     v = xt.load_tile(xt.init_tile(a, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[16, 1], sg_data=[16, 128])))
     w = xt.tile_conv_layout(v, xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32]))
     xt.store_tile(w, xt.init_tile(c, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32])))
+
+
+@xd.jit
+def gemm_coop_kernel(a, b, c, K, BK: xt.constexpr):
+    """RFC Appendix 2.4 in its simplest form: each K step, the workgroup's A (64xBK) and B
+    (BKx64) tiles are loaded cooperatively (every subgroup a distinct band, no duplicate
+    global loads), exchanged through SLM into the mma maps, and multiplied."""
+    m = xt.program_id(0) * 64
+    n = xt.program_id(1) * 64
+    ta = xt.init_tile(a, [m, 0], [64, BK], wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[16, BK]))
+    tb = xt.init_tile(b, [0, n], [BK, 64], wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[BK // 4, 64]))
+    acc = xt.zeros([64, 64], xt.float32)
+    for k in range(0, K, BK):
+        va = xt.tile_conv_layout(xt.load_tile(ta), xt.wg_map(sg_layout=[2, 2], sg_data=[32, BK]))
+        vb = xt.tile_conv_layout(xt.load_tile(tb), xt.wg_map(sg_layout=[2, 2], sg_data=[BK, 32]))
+        acc = xt.tile_mma(va, vb, acc, wg_map=MP_C)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [64, 64], wg_map=MP_C))

@@ -165,16 +165,19 @@ class _Distributor(VectorDistribution, Rebuilder):
             super()._translate(op)
 
     def prologue(self, like: Operation | None) -> None:
+        self.top = self.block  # the function's block: subgroup coordinates are emitted there
         self.sg_id = self.emit(gpu.SubgroupIdOp(), like).result
         self.sg_id.name_hint = "sg_id"
 
     def _coords(self, layout: tuple[int, int], like: Operation) -> tuple[SSAValue, SSAValue]:
         """This subgroup's (row, col) in ``layout`` (ids row-major)."""
-        if layout not in self.coords:
+        if layout not in self.coords:  # at function level, so that uses after a loop see them too
+            saved, self.block = self.block, self.top
             cols = self.const_index(layout[1], like)
             row = self.emit(arith.DivSIOp(self.sg_id, cols), like).result
             col = self.emit(arith.RemSIOp(self.sg_id, cols), like).result
             self.coords[layout] = (row, col)
+            self.block = saved
         return self.coords[layout]
 
     def _sg_shape(self, m: xetile.WgMapAttr, shape) -> tuple[tuple[int, int], tuple[int, int]]:

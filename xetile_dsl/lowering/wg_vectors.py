@@ -201,6 +201,13 @@ class VectorDistribution:
                                 f"share data), so their partial results would be counted twice; give the "
                                 f"reduced dimension sg_data {shape[dim]} or sg_layout * sg_data = {shape[dim]}",
                                 op)
+        sg = self.target.subgroup_size
+        if dim == 1 and lay % sg:
+            raise LoweringError(
+                f"tile_reduce over dimension 1 split across {lay} subgroups ({_fmt(m)}) is not lowered yet: their "
+                f"partial sums would form a {shape[0]}x{lay} tile, narrower than a subgroup ({sg} lanes on "
+                f"{self.target.name}); give each subgroup whole rows (sg_data[1] = {shape[1]}), e.g. with "
+                f"tile_conv_layout to wg_map(sg_layout=[{m.layout[0] * lay}, 1], ...) first", op)
         pshape = list(shape)
         pshape[dim] = lay
         part_map = _with(m, dim, 1)
