@@ -81,3 +81,31 @@ def test_workgroup_size_limit_is_explained():
     with pytest.raises(CompilationError) as info:
         xd.compile(_many_subgroups_kernel, sig, {}, target="cpu-pvc")
     assert "128 subgroups of 16 lanes = 2048 work items per workgroup, but pvc runs at most 1024" in str(info.value)
+
+
+@pytest.mark.parametrize("target", FLAVOURS)
+def test_cooperative_load_gemm_through_slm(target):
+    """RFC 2.4's idea: A and B loaded in bands by all subgroups, moved into the mma maps
+    through SLM each K step (two barriers per exchange), including VNNI-packed B."""
+    M, N, K = 128, 128, 96
+    rng = np.random.default_rng(5)
+    a = rng.integers(-2, 3, (M, K)).astype(np.float16)
+    b = rng.integers(-2, 3, (K, N)).astype(np.float16)
+    c = np.full((M, N), np.nan, np.float32)
+    W.gemm_coop_kernel.on(target)[(2, 2)](a, b, c, K, BK=32)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+@xd.jit
+def _row_sum_split_kernel(a, out):
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [64, 64], wg_map=xt.wg_map(sg_layout=[1, 4], sg_data=[64, 16])))
+    s = xt.tile_reduce("add", v, [1])
+    xt.store_tile(s, xt.init_tile(out, [0, 0], [64, 1], wg_map=xt.wg_map(sg_layout=[1, 4], sg_data=[64, 1])))
+
+
+def test_row_reduction_split_across_subgroups_is_explained():
+    with pytest.raises(CompilationError) as info:
+        xd.compile(_row_sum_split_kernel, {"a": "f32[:,:]", "out": "f32[:,:]"}, {}, target="cpu-pvc")
+    text = str(info.value)
+    assert "tile_reduce over dimension 1 split across 4 subgroups" in text
+    assert "give each subgroup whole rows (sg_data[1] = 64)" in text and 'xt.tile_reduce("add", v, [1])' in text

@@ -46,3 +46,16 @@ def test_conv_layout_isa_arc(ocloc_path):
     isa, env, problems = _compiled(W.conv_layout_kernel, F32_IO, {}, "arc")
     assert problems == [] and env["slm_size"] == 64 * 64 * 4 and env["barrier_count"] == 1
     assert ocloc.count(isa, r"\bsync\.bar\b") == 1
+
+
+def test_cooperative_gemm_isa_pvc(ocloc_path):
+    """Operands staged through SLM count towards the GRF budget: 256-GRF mode, no spill;
+    per K step 2 x 2 x 2 x 2 = 16 DPAS and two barriers per exchange."""
+    sig = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    kernel = xd.compile(W.gemm_coop_kernel, sig, {"BK": 32}, target="pvc")
+    zebin = kernel.asm["zebin"]
+    assert ocloc.check_isa(zebin, "gemm_coop_kernel", expect_dpas=True) == []
+    env = zebin.execution_env("gemm_coop_kernel")
+    assert env["grf_count"] == 256 and env["slm_size"] == 2 * 64 * 32 * 2 and env["barrier_count"] == 1
+    loop = ocloc.hot_loop(kernel.asm["isa"])
+    assert ocloc.count(loop, ocloc.DPAS) == 16 and ocloc.count(loop, r"\bsync\.bar\b") == 4

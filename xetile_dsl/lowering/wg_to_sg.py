@@ -277,8 +277,9 @@ def _check_workgroup_size(fn: func.FuncOp, num_subgroups: int, target: Target) -
 
 
 def _needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
-    """Whether the kernel's tile_mma accumulators alone fill more than half of one
-    subgroup's default register file (then it is built in the large-GRF mode)."""
+    """Whether the kernel's tile_mma accumulators alone (with their operands, when those
+    come from SLM) fill more than half of one subgroup's default register file (then it
+    is built in the large-GRF mode)."""
     seen, total = set(), 0
     families = Families(fn)
     for op in fn.walk():
@@ -288,4 +289,13 @@ def _needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
                 seen.add(root)
                 r, c = _shape(op.output)
                 total += r * c * bit_width(op.output.type.element_type) // 8
+            if _loads_operands_from_slm(op):  # per-lane SLM reads stage A/B in registers once more
+                for v in (op.a, op.b):
+                    r, c = _shape(v)
+                    total += r * c * bit_width(v.type.element_type) // 8
     return total > target.grf_count * target.grf_bytes // 2
+
+
+def _loads_operands_from_slm(op: xetile.TileMMAOp) -> bool:
+    return any(isinstance(v.owner, xetile.LoadTileOp) and v.owner.tile.type.attr.memory_space.data == 3
+               for v in (op.a, op.b))
