@@ -20,8 +20,8 @@ Map rules (XeTile RFC, Workgroup Level extension):
 """
 from __future__ import annotations
 
-from xdsl.dialects import arith, gpu, memref, vector
-from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, VectorType
+from xdsl.dialects import gpu, memref, vector
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _asm, xetile
