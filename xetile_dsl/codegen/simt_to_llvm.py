@@ -33,7 +33,7 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
-from . import scattered_ops, vector_ops
+from . import scattered_ops, slm, vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -184,6 +184,12 @@ class _KernelGen:
         for r, s in zip(op.strides, strides):
             self.values[r] = s
 
+    def _memref_AllocOp(self, op) -> None:
+        slm.alloc(self, op)
+
+    def _gpu_BarrierOp(self, op) -> None:
+        slm.barrier(self)
+
     def _gpu_BlockIdOp(self, op) -> None:
         self.values[op.result] = self._workitem_fn("_Z12get_group_idj", op.dimension)
 
@@ -313,8 +319,11 @@ class _KernelGen:
             raise LoweringError("codegen supports 2-D tensor descriptors over memrefs only", op)
         elem_bytes = bit_width(t.element_type) // 8
         b = self.b
-        rows, cols = (self.v(s) for s in op.shape)
-        pitch = self.v(op.strides[0])
+        if op.shape:
+            rows, cols = (self.v(s) for s in op.shape)
+            pitch = self.v(op.strides[0])
+        else:  # a static memref (an SLM buffer): sizes and strides from its type
+            _, (rows, cols), (pitch, _) = self.memrefs[op.source]
         i32 = lambda x: b.trunc(x, I32)  # noqa: E731
         self.values[op.tensor_desc] = TDesc(
             base=self.v(op.source),
@@ -339,6 +348,9 @@ class _KernelGen:
     def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if slm.is_slm(d):
+            self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m)
+            return
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type))
             return
@@ -354,6 +366,9 @@ class _KernelGen:
     def _xegpu_StoreNdOp(self, op: xegpu.StoreNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if slm.is_slm(d):
+            slm.store(self, d, bits, rows, cols, self.v(op.value), m)
+            return
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))
             return

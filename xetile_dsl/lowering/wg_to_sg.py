@@ -34,6 +34,7 @@ from .analysis import splat_value
 from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
+from .wg_vectors import VectorDistribution, infer as infer_vector_maps
 
 NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
 LARGE_GRF_ATTR = "xetile.large_grf"
@@ -52,7 +53,10 @@ class XeTileWgToSg(ModulePass):
             if isinstance(fn, func.FuncOp):
                 maps = _MapInference(fn).run()
                 if maps.by_root:
-                    _Distributor(fn, maps).run()
+                    _check_workgroup_size(fn, maps.num_subgroups, target)
+                    dist = _Distributor(fn, maps)
+                    dist.target = target
+                    dist.run()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
                 if _needs_large_grf(fn, target):
                     fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
@@ -96,11 +100,13 @@ class _MapInference:
                 self.set(op.value, m, op, "the loaded value")
             elif isinstance(op, xetile.TileMMAOp) and op.wg_map_c is not None:
                 self.set(op.output, op.wg_map_c, op, "the tile_mma result")
+        infer_vector_maps(self)
         for op in self.fn.walk():
             if isinstance(op, xetile.TileMMAOp) and op.wg_map_c is not None:
                 self._check_mma(op)
             elif isinstance(op, xetile.StoreTileOp) and (m := self.map_of(op.tile)):
                 self.set(op.value, m, op, "the stored value")
+        infer_vector_maps(self)
         self._check_subgroup_counts()
         return self
 
@@ -144,7 +150,7 @@ def _pieces(size: int, layout: int, data: int) -> int:
     return max(1, size // (layout * data))
 
 
-class _Distributor(Rebuilder):
+class _Distributor(VectorDistribution, Rebuilder):
     """Rebuilds the function with every workgroup-level value split into its pieces."""
 
     lowering_name = "the workgroup-to-subgroup distribution"
@@ -155,17 +161,24 @@ class _Distributor(Rebuilder):
         self.sg_id: SSAValue | None = None
         self.coords: dict[tuple[int, int], tuple[SSAValue, SSAValue]] = {}
 
+    def _translate(self, op: Operation) -> None:
+        if not self.distribute_vector_op(op):  # element-wise ops at workgroup level
+            super()._translate(op)
+
     def prologue(self, like: Operation | None) -> None:
+        self.top = self.block  # the function's block: subgroup coordinates are emitted there
         self.sg_id = self.emit(gpu.SubgroupIdOp(), like).result
         self.sg_id.name_hint = "sg_id"
 
     def _coords(self, layout: tuple[int, int], like: Operation) -> tuple[SSAValue, SSAValue]:
         """This subgroup's (row, col) in ``layout`` (ids row-major)."""
-        if layout not in self.coords:
+        if layout not in self.coords:  # at function level, so that uses after a loop see them too
+            saved, self.block = self.block, self.top
             cols = self.const_index(layout[1], like)
             row = self.emit(arith.DivSIOp(self.sg_id, cols), like).result
             col = self.emit(arith.RemSIOp(self.sg_id, cols), like).result
             self.coords[layout] = (row, col)
+            self.block = saved
         return self.coords[layout]
 
     def _sg_shape(self, m: xetile.WgMapAttr, shape) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -255,9 +268,19 @@ class _Distributor(Rebuilder):
         self.vmap[op.output] = out
 
 
+def _check_workgroup_size(fn: func.FuncOp, num_subgroups: int, target: Target) -> None:
+    items = num_subgroups * target.subgroup_size
+    if items > target.max_workgroup_size:
+        raise LoweringError(f"the wg_maps describe {num_subgroups} subgroups of {target.subgroup_size} lanes = {items} "
+                            f"work items per workgroup, but {target.name} runs at most "
+                            f"{target.max_workgroup_size}; use an sg_layout with at most "
+                            f"{target.max_workgroup_size // target.subgroup_size} subgroups", fn)
+
+
 def _needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
-    """Whether the kernel's tile_mma accumulators alone fill more than half of one
-    subgroup's default register file (then it is built in the large-GRF mode)."""
+    """Whether the kernel's tile_mma accumulators alone (with their operands, when those
+    come from SLM) fill more than half of one subgroup's default register file (then it
+    is built in the large-GRF mode)."""
     seen, total = set(), 0
     families = Families(fn)
     for op in fn.walk():
@@ -267,4 +290,13 @@ def _needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
                 seen.add(root)
                 r, c = _shape(op.output)
                 total += r * c * bit_width(op.output.type.element_type) // 8
+            if _loads_operands_from_slm(op):  # per-lane SLM reads stage A/B in registers once more
+                for v in (op.a, op.b):
+                    r, c = _shape(v)
+                    total += r * c * bit_width(v.type.element_type) // 8
     return total > target.grf_count * target.grf_bytes // 2
+
+
+def _loads_operands_from_slm(op: xetile.TileMMAOp) -> bool:
+    return any(isinstance(v.owner, xetile.LoadTileOp) and v.owner.tile.type.attr.memory_space.data == 3
+               for v in (op.a, op.b))

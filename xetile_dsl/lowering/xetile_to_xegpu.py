@@ -73,7 +73,8 @@ class _Translator(Rebuilder):
         sizes = [self.one(v) for v in op.sizes]
         strides = [self.one(v) for v in op.strides]
         o0, o1 = (self.one(v) for v in op.offsets)
-        tdesc_type = xegpu.TensorDescType([b0, b1], t.element_type)
+        slm = xegpu.BlockTdescAttr("slm") if t.attr.memory_space.data == 3 else None  # SLM buffers (wg_vectors)
+        tdesc_type = xegpu.TensorDescType([b0, b1], t.element_type, slm)
         descs = []
         for i in range(rows // b0):
             for j in range(cols // b1):

@@ -1,0 +1,113 @@
+"""Codegen for shared local memory (SLM) and workgroup barriers.
+
+* A ``memref.alloc`` in memory space 3 becomes a module-scope ``addrspace(3)`` global
+  (a SPIR-V ``Workgroup`` variable; IGC reports its size as ``slm_size``). The kernel's
+  total is checked against ``Target.slm_bytes``.
+* Tensor descriptors over such a buffer are read and written per lane (2D block messages
+  address global memory only): a block ``R x sg`` in the element-wise lane layout (lane n
+  holds column n, one element per row) is R scalar accesses per lane; ``1 x sg`` rows and
+  ``R x 1`` columns use the small-block accesses of vector_ops.
+* ``gpu.barrier`` is the OpenCL ``barrier(CLK_LOCAL_MEM_FENCE)``, which LLVM's SPIR-V
+  backend emits as ``OpControlBarrier Workgroup Workgroup 0x110`` (ISA: ``fence.slm``,
+  ``signal barrier``, ``sync.bar``).
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..errors import LoweringError
+from ..frontend.types import bit_width
+from . import vector_ops
+
+I32, I64 = ir.IntType(32), ir.IntType(64)
+SLM_ADDRSPACE = 3
+CLK_LOCAL_MEM_FENCE = 1
+
+
+def is_slm(d) -> bool:
+    """Whether a descriptor's surface is in shared local memory."""
+    return getattr(d.base.type, "addrspace", 0) == SLM_ADDRSPACE
+
+
+def alloc(gen, op) -> None:
+    """A module-scope Workgroup array for ``memref.alloc() : memref<RxCxT, 3>``."""
+    t = op.memref.type
+    shape = list(t.get_shape())
+    if len(shape) != 2 or any(s < 0 for s in shape):
+        raise LoweringError("shared local memory buffers must be static 2-D memrefs", op)
+    bits = bit_width(t.element_type)
+    nbytes = shape[0] * shape[1] * bits // 8
+    gen.slm_bytes = getattr(gen, "slm_bytes", 0) + nbytes
+    if gen.slm_bytes > gen.target.slm_bytes:
+        raise LoweringError(
+            f"the kernel needs {gen.slm_bytes} B of shared local memory (this buffer: {shape[0]}x{shape[1]} "
+            f"{bits}-bit elements for a layout conversion or cross-subgroup reduction), but "
+            f"{gen.target.name} has {gen.target.slm_bytes} B per workgroup; use smaller workgroup tiles", op)
+    elem = ir.IntType(bits)
+    arr = ir.ArrayType(elem, shape[0] * shape[1])
+    var = ir.GlobalVariable(gen.llmod, arr, gen.llmod.get_unique_name("slm"), addrspace=SLM_ADDRSPACE)
+    var.linkage = "internal"
+    var.initializer = ir.Constant(arr, ir.Undefined)  # Workgroup variables take no initializer
+    var.align = 64
+    var.type = ir.PointerType(addrspace=SLM_ADDRSPACE)  # used as an opaque pointer, like the arguments
+    ptr = var
+    gen.memrefs[op.memref] = (ptr, [ir.Constant(I64, s) for s in shape], [ir.Constant(I64, shape[1]),
+                                                                        ir.Constant(I64, 1)])
+    gen.values[op.memref] = ptr
+
+
+def barrier(gen) -> None:
+    fn = gen.lib.declare("_Z7barrierj", ir.FunctionType(ir.VoidType(), [I32]))
+    gen.b.call(fn, [ir.Constant(I32, CLK_LOCAL_MEM_FENCE)])
+
+
+def load(gen, d, bits: int, rows: int, cols: int, lt: ir.Type, sg_map=None) -> ir.Value:
+    """A block of an SLM buffer in the descriptor's lane layout ``[1, sg] x [1, w]``: lane n
+    holds columns ``n*w .. n*w+w-1`` of every row, row-major (the element-wise layout, A
+    operands, and VNNI-packed B, whose pairs are consecutive rows of one column)."""
+    if cols == 1 or rows == 1:
+        return vector_ops.load_small(gen, d, bits, rows, cols, lt)
+    width = _lane_width(gen, cols, sg_map)
+    b = gen.b
+    first = b.mul(gen.lib.lane_id(b), ir.Constant(I32, width))
+    raw_t = ir.IntType(bits)
+    parts = [b.load(_element(gen, d, bits, r, b.add(b.add(d.x, first), ir.Constant(I32, j))), typ=raw_t,
+                    align=bits // 8) for r in range(rows) for j in range(width)]
+    raw = vector_ops._pack(b, parts, ir.VectorType(raw_t, len(parts)))
+    return raw if lt == raw.type else b.bitcast(raw, lt)
+
+
+def store(gen, d, bits: int, rows: int, cols: int, value: ir.Value, sg_map=None) -> None:
+    if cols == 1 or rows == 1:
+        vector_ops.store_small(gen, d, bits, rows, cols, value)
+        return
+    width = _lane_width(gen, cols, sg_map)
+    b = gen.b
+    raw_t = ir.VectorType(ir.IntType(bits), rows * width)
+    raw = value if value.type == raw_t else b.bitcast(value, raw_t)
+    first = b.add(d.x, b.mul(gen.lib.lane_id(b), ir.Constant(I32, width)))
+    for r in range(rows):
+        for j in range(width):
+            elem = b.extract_element(raw, ir.Constant(I32, r * width + j))
+            b.store(elem, _element(gen, d, bits, r, b.add(first, ir.Constant(I32, j))), align=bits // 8)
+
+
+def _lane_width(gen, cols: int, sg_map) -> int:
+    """Columns per lane; SLM blocks must be spread along rows over all lanes."""
+    sg = gen.target.subgroup_size
+    if sg_map is not None and (tuple(sg_map.layout)[0] != 1 or tuple(sg_map.layout)[1] != sg):
+        raise LoweringError(f"an SLM block with the lane layout {list(sg_map.layout)} is not supported "
+                            f"(only [1, {sg}])")
+    if cols % sg:
+        raise LoweringError(f"internal: an SLM block must be a multiple of {sg} columns wide, got {cols}")
+    return cols // sg
+
+
+def _element(gen, d, bits: int, r: int, col: ir.Value) -> ir.Value:
+    """Address of row ``y + r``, column ``col``. Unguarded: an SLM buffer has exactly the
+    workgroup tile's shape and every piece of a wg_map lies inside it (branch-free code
+    keeps a 32x32 accumulator's copy out of spills on ARC)."""
+    _, ptr = vector_ops._address(gen, d, bits, gen.b.add(d.y, ir.Constant(I32, r)), col)
+    return ptr
+
+

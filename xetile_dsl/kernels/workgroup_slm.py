@@ -1,0 +1,92 @@
+"""Workgroup-level kernels that exchange data between subgroups through shared local
+memory (XeTile RFC, Workgroup Level extension): a layout conversion, reductions across
+the rows and columns of a workgroup tile, and the Appendix 2.2 style GEMM with a row-sum
+epilogue (tile_conv_layout from the mma map to a row map, then a per-subgroup reduce)."""
+from __future__ import annotations
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+
+#: the RFC's tile_reduce example: 32 subgroups, each with 8 whole rows of a 256x128 tile
+MP_ROWS8 = xt.wg_map(sg_layout=[32, 1], sg_data=[8, 128])
+#: 4 subgroups: row bands / column bands of a 64x64 tile
+MP_ROWBAND = xt.wg_map(sg_layout=[4, 1], sg_data=[16, 64])
+MP_COLBAND = xt.wg_map(sg_layout=[1, 4], sg_data=[64, 16])
+#: a 64x64 GEMM tile over a [2, 2] subgroup grid, and the row map its epilogue reduces in
+MP_C = xt.wg_map(sg_layout=[2, 2], sg_data=[32, 32])
+MP_C_ROWS = xt.wg_map(sg_layout=[4, 1], sg_data=[16, 64])
+
+
+@xd.jit
+def conv_layout_kernel(a, c):
+    """``c = 2a + 1``: loaded in row bands, converted to column bands, stored."""
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [64, 64], wg_map=MP_ROWBAND))
+    w = xt.tile_conv_layout(v * 2.0, MP_COLBAND)
+    xt.store_tile(w + 1.0, xt.init_tile(c, [0, 0], [64, 64], wg_map=MP_COLBAND))
+
+
+@xd.jit
+def row_sum_kernel(a, out):
+    """The RFC's workgroup tile_reduce: row sums of a 256x128 tile per workgroup,
+    sg_layout [32, 1] (each subgroup reduces its 8 whole rows; result map [8, 1])."""
+    m = xt.program_id(0) * 256
+    v = xt.load_tile(xt.init_tile(a, [m, 0], [256, 128], wg_map=MP_ROWS8))
+    s = xt.tile_reduce("add", v, [1])
+    xt.store_tile(s, xt.init_tile(out, [m, 0], [256, 1], wg_map=xt.wg_map(sg_layout=[32, 1], sg_data=[8, 1])))
+
+
+@xd.jit
+def col_max_kernel(a, out):
+    """Column maxima of a 64x64 tile split in row bands: each subgroup reduces its band,
+    the partials meet in SLM after a barrier and every subgroup combines them."""
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [64, 64], wg_map=MP_ROWBAND))
+    s = xt.tile_reduce("max", v, [0])
+    xt.store_tile(s, xt.init_tile(out, [0, 0], [1, 64], wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[1, 64])))
+
+
+@xd.jit
+def gemm_rowsum_kernel(a, b, c, rowsum, K, BK: xt.constexpr):
+    """``c = a @ b`` (64x64 workgroup tiles, [2, 2] subgroups) and ``rowsum = c.sum(1)``:
+    the accumulator moves from the mma map to row bands through SLM, then each subgroup
+    reduces its whole rows."""
+    m = xt.program_id(0) * 64
+    n = xt.program_id(1) * 64
+    ta = xt.init_tile(a, [m, 0], [64, BK], wg_map=xt.wg_map(sg_layout=[2, 2], sg_data=[32, BK]))
+    tb = xt.init_tile(b, [0, n], [BK, 64], wg_map=xt.wg_map(sg_layout=[2, 2], sg_data=[BK, 32]))
+    acc = xt.zeros([64, 64], xt.float32)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc, wg_map=MP_C)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [64, 64], wg_map=MP_C))
+    rows = xt.tile_conv_layout(acc, MP_C_ROWS)
+    s = xt.tile_reduce("add", rows, [1])
+    xt.store_tile(s, xt.init_tile(rowsum, [m, xt.program_id(1)], [64, 1],
+                                  wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[16, 1])))
+
+
+@xd.jit
+def big_conv_kernel(a, c):
+    """A 256x128 f32 conversion: 128 KiB of SLM (fits PVC, not ARC)."""
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[16, 1], sg_data=[16, 128])))
+    w = xt.tile_conv_layout(v, xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32]))
+    xt.store_tile(w, xt.init_tile(c, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32])))
+
+
+@xd.jit
+def gemm_coop_kernel(a, b, c, K, BK: xt.constexpr):
+    """RFC Appendix 2.4 in its simplest form: each K step, the workgroup's A (64xBK) and B
+    (BKx64) tiles are loaded cooperatively (every subgroup a distinct band, no duplicate
+    global loads), exchanged through SLM into the mma maps, and multiplied."""
+    m = xt.program_id(0) * 64
+    n = xt.program_id(1) * 64
+    ta = xt.init_tile(a, [m, 0], [64, BK], wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[16, BK]))
+    tb = xt.init_tile(b, [0, n], [BK, 64], wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[BK // 4, 64]))
+    acc = xt.zeros([64, 64], xt.float32)
+    for k in range(0, K, BK):
+        va = xt.tile_conv_layout(xt.load_tile(ta), xt.wg_map(sg_layout=[2, 2], sg_data=[32, BK]))
+        vb = xt.tile_conv_layout(xt.load_tile(tb), xt.wg_map(sg_layout=[2, 2], sg_data=[BK, 32]))
+        acc = xt.tile_mma(va, vb, acc, wg_map=MP_C)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [64, 64], wg_map=MP_C))
