@@ -49,3 +49,56 @@ def gemm_prefetch(a, b, c=None, target=None):
     launcher = gemm_prefetch_kernel.on(target) if target else gemm_prefetch_kernel
     launcher[((M + 255) // 256, (N + 255) // 256)](a, b, c, K, BM=256, BN=256, BK=32, PF=3)
     return c
+
+
+@xd.jit
+def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, SM: xt.constexpr,
+                   SN: xt.constexpr, PF: xt.constexpr, ACC: xt.constexpr):
+    """The Appendix 2.1 GEMM with its maps derived from the tile sizes: ``SM x SN``
+    subgroups each compute a ``BM/SM x BN/SN`` piece of the ``BM x BN`` C tile and load
+    whole-K slices of A and B; A and B are prefetched ``PF`` K-steps ahead with the
+    RFC's cooperative maps (A and B split by rows among all subgroups; B's rows are
+    whole, so 8-bit slices stay at least the 2D-block width).  ``ACC`` is the accumulator dtype: ``xt.int32`` for int8/uint8 inputs,
+    ``xt.float32`` for f16, bf16 and f32 (tf32 DPAS, PVC only)."""
+    NS = SM * SN
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    ta = xt.init_tile(a, [m, 0], [BM, BK], wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BK]))
+    tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BK, BN // SN]))
+    pa = xt.init_tile(a, [m, PF * BK], [BM, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BM // NS, BK]))
+    pb = xt.init_tile(b, [PF * BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BN]))
+    mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
+    acc = xt.zeros([BM, BN], ACC)
+    for k in range(0, K, BK):
+        va = xt.load_tile(ta)
+        vb = xt.load_tile(tb)
+        xt.prefetch_tile(pa)
+        xt.prefetch_tile(pb)
+        acc = xt.tile_mma(va, vb, acc, wg_map=mp_c)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+        pa = xt.update_tile_offset(pa, 0, BK)
+        pb = xt.update_tile_offset(pb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
+
+
+#: accumulator (and C) dtype per input dtype of :func:`gemm_wg`
+WG_ACC = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32", "u8": "i32"}
+
+
+def gemm_wg(a, b, c=None, target=None, BM=64, BN=64, BK=None, SM=4, SN=2, PF=2):
+    """``a @ b`` with :func:`gemm_wg_kernel`: f16/bf16 and f32 (tf32, PVC only) give f32,
+    int8/uint8 give exact i32.  ``BK`` defaults to two DPAS K steps of the input type."""
+    import numpy as np
+
+    (M, K), N = a.shape, b.shape[1]
+    elem = {1: "i8", 2: "f16", 4: "f32"}[a.dtype.itemsize]
+    acc = WG_ACC[elem]
+    if c is None:
+        c = np.zeros((M, N), np.int32 if acc == "i32" else np.float32)
+    if BK is None:
+        BK = {"i8": 64, "f16": 32, "f32": 16}[elem]
+    launcher = gemm_wg_kernel.on(target) if target else gemm_wg_kernel
+    launcher[((M + BM - 1) // BM, (N + BN - 1) // BN)](
+        a, b, c, K, BM=BM, BN=BN, BK=BK, SM=SM, SN=SN, PF=PF, ACC=xt.int32 if acc == "i32" else xt.float32)
+    return c
