@@ -245,6 +245,17 @@ def print_types(printer: Printer, types: Iterable[Attribute]) -> None:
     printer.print_list(types, printer.print_attribute)
 
 
+def print_operands_to(printer: Printer, op: Operation, result_type: Attribute) -> None:
+    """The common form `` %a, %b {attrs} : type(a), type(b) -> result_type``."""
+    printer.print_string(" ")
+    print_operands(printer, op.operands)
+    print_attr_entries(printer, op)
+    printer.print_string(" : ")
+    print_types(printer, [o.type for o in op.operands])
+    printer.print_string(" -> ")
+    printer.print_attribute(result_type)
+
+
 def print_int_array(printer: Printer, values: Iterable[int]) -> None:
     printer.print_string("[" + ", ".join(str(v) for v in values) + "]")
 

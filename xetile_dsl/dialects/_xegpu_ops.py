@@ -434,13 +434,7 @@ class DpasOp(IRDLOperation):
                                   f"{self.rhs.type.element_type})")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        _asm.print_operands_to(printer, self, self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> DpasOp:

@@ -102,13 +102,7 @@ class CreateTdescOp(IRDLOperation):
                                   f"of {tdesc}), got {off}")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-        printer.print_string(" -> ")
-        printer.print_attribute(self.tensor_desc.type)
+        _asm.print_operands_to(printer, self, self.tensor_desc.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> CreateTdescOp:

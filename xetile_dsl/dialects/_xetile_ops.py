@@ -416,13 +416,7 @@ class TileMMAOp(IRDLOperation):
                                       f"{self.wg_map_a.data[1]} and {self.wg_map_b.data[0]}")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-        printer.print_string(" -> ")
-        printer.print_attribute(self.output.type)
+        _asm.print_operands_to(printer, self, self.output.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> TileMMAOp:
