@@ -55,6 +55,14 @@ class CompiledKernel:
     def spirv(self) -> bytes:
         return self.asm["spirv"]
 
+    def launch(self, grid, args, device=None) -> None:
+        """Build for ``device`` (the default device) and run on ``grid`` with ``args`` in
+        ABI order (numpy arrays are copied back in place); the path for kernels that have
+        no ``@jit`` function, e.g. from :func:`compile_mlir`."""
+        from .runtime.launcher import get_launcher
+
+        get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
+
     def to_files(self) -> dict[str, bytes]:
         """The cache entry: SPIR-V, the ABI and each stage's text."""
         files = {"kernel.spv": self.asm["spirv"],
@@ -160,6 +168,41 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     flavour, emulate = resolve_target(target)
     isa = not emulate and _ocloc_available()
     return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa)
+
+
+def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> CompiledKernel:
+    r"""Compile an XeTile module given as MLIR text (one ``func.func`` kernel whose array
+    parameters are memrefs) through the same stages as :func:`compile`.
+
+    Each memref parameter of rank R is passed like a ``@jit`` array argument (pointer,
+    R extents, R-1 strides), so :meth:`CompiledKernel.launch` takes numpy arrays.  The
+    kernel is assumed to write every array.  Errors are :class:`LoweringError`\ s naming
+    the op (there is no Python source to point at).  ``index`` scalars are passed as i64."""
+    from .dialects import parse_module
+    from .runtime.abi import ScalarParam
+
+    flavour, emulate = resolve_target(target)
+    if target == "interpret":
+        raise ValueError("compile_mlir compiles; run MLIR text in the interpreter with "
+                         "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
+    gpu = get_target(flavour)
+    module = parse_module(text, name)
+    module.verify()
+    kernel_name = next(op.sym_name.data for op in module.ops if op.name == "func.func")
+    t0 = time.perf_counter()
+    asm = lower(module, flavour)
+    t1 = time.perf_counter()
+    llvm_text, abi = generate(module, gpu, emulate)
+    params = tuple(ScalarParam(p.name, "i64") if p.kind == "scalar" and p.dtype == "index" else p for p in abi.params)
+    abi = KernelABI(**{**abi.__dict__, "params": params})
+    abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
+    asm["llvm"] = llvm_text
+    asm["spirv"] = emit_spirv(llvm_text)
+    kernel = CompiledKernel(kernel_name, target, abi, asm,
+                            {"lowering": t1 - t0, "codegen+spirv": time.perf_counter() - t1})
+    if not emulate and _ocloc_available():
+        kernel.asm["isa"] = _isa(kernel, gpu)
+    return kernel
 
 
 def _ocloc_available() -> bool:
