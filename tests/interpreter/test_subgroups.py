@@ -242,3 +242,23 @@ def test_a_divergent_barrier_is_an_error():
     with pytest.raises(InterpreterError, match=r"subgroup\(s\) \[0\] wait at this barrier but subgroup\(s\) "
                                                r"\[1, 2, 3\] .* returned"):
         interpret(module, (1,), [np.zeros((4, 16), np.float32)], subgroups=True)
+
+
+def test_xetile_interpret_subgroups_selects_the_per_subgroup_mode(monkeypatch):
+    """XETILE_INTERPRET=subgroups: every launch without an explicit target runs in the
+    interpreter, workgroup kernels per subgroup."""
+    from xetile_dsl.interpreter import subgroups
+
+    counts = []
+    real_run = subgroups.Workgroup.run
+    monkeypatch.setattr(subgroups.Workgroup, "run",
+                        lambda self, body: counts.append(self.num_subgroups) or real_run(self, body))
+    monkeypatch.setenv("XETILE_INTERPRET", "subgroups")
+    a = np.random.default_rng(6).standard_normal((64, 64)).astype(np.float32)
+    c = np.zeros_like(a)
+    W.conv_layout_kernel[(1,)](a, c)
+    np.testing.assert_array_equal(c, a * 2 + 1)
+    assert counts == [4]
+    monkeypatch.setenv("XETILE_INTERPRET", "1")
+    W.conv_layout_kernel[(1,)](a, c)
+    assert counts == [4]  # whole-tile mode: no per-subgroup workgroup
