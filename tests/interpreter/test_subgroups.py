@@ -4,6 +4,7 @@ whole-tile mode and, for kernels that use ``subgroup_id``, against the compiled 
 the OpenCL CPU device."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -28,14 +29,18 @@ def _small_ints(rng, shape, dtype):
 
 
 # --- the example workgroup kernels -----------------------------------------------------
-@pytest.mark.parametrize("dtype,sm,sn", [(np.float16, 4, 2), (np.int8, 2, 2)])
+@pytest.mark.parametrize("dtype,sm,sn", [(np.float16, 4, 2), (ml_dtypes.bfloat16, 4, 2), (np.float32, 2, 2),
+                                         (np.int8, 2, 2), (np.uint8, 4, 2)], ids=["f16", "bf16", "tf32", "i8", "u8"])
 def test_gemm_wg_per_subgroup_matches_numpy_and_whole_tile(dtype, sm, sn):
     """gemm_wg_kernel (maps derived from the tile sizes, cooperative prefetch maps) on a
-    2x2 grid of 64x64 workgroup tiles; C prefilled so a piece no subgroup writes shows."""
+    2x2 grid of 64x64 workgroup tiles in every DPAS type; C prefilled so a piece no
+    subgroup writes shows."""
     rng = np.random.default_rng(1)
     M = N = K = 128
     a, b = _small_ints(rng, (M, K), dtype), _small_ints(rng, (K, N), dtype)
-    acc = np.int32 if dtype == np.int8 else np.float32
+    if dtype == np.uint8:
+        a, b = a + np.uint8(3), b + np.uint8(3)
+    acc = np.int32 if dtype in (np.int8, np.uint8) else np.float32
     outs = _both_modes(lambda mode: gemm_wg(a, b, np.full((M, N), -7, acc), target=mode, SM=sm, SN=sn))
     ref = a.astype(acc) @ b.astype(acc)
     for c in outs:
@@ -262,3 +267,34 @@ def test_xetile_interpret_subgroups_selects_the_per_subgroup_mode(monkeypatch):
     monkeypatch.setenv("XETILE_INTERPRET", "1")
     W.conv_layout_kernel[(1,)](a, c)
     assert counts == [4]  # whole-tile mode: no per-subgroup workgroup
+
+
+def test_the_pass_barriers_are_what_orders_the_slm_exchange(monkeypatch):
+    """conv_layout_kernel with the barrier xetile-wg-to-sg inserts removed from the
+    distributed program: subgroup s stores row band s to SLM and reads column band s, so
+    without the barrier it sees only the rows of subgroups 0..s (rows >= 16 (s + 1) are
+    still zero, giving 2 * 0 + 1); with the barrier the result is right.  The per-subgroup
+    interpreter thus checks the pass's synchronisation, not just its shapes."""
+    from xetile_dsl.interpreter import launch as launch_mod
+
+    a = np.random.default_rng(7).standard_normal((64, 64)).astype(np.float32) + 10
+    real = launch_mod.subgroup_program
+
+    def without_barriers(module, fn, flavour):
+        module, fn = real(module, fn, flavour)
+        barriers = [op for op in fn.walk() if op.name == "gpu.barrier"]
+        assert len(barriers) == 1
+        for op in barriers:
+            op.detach()
+            op.erase()
+        return module, fn
+
+    monkeypatch.setattr(launch_mod, "subgroup_program", without_barriers)
+    c = np.zeros_like(a)
+    W.conv_layout_kernel.on("interpret-subgroups")[(1,)](a, c)
+    rows, cols = np.indices(a.shape)
+    stale = rows >= 16 * (cols // 16 + 1)
+    np.testing.assert_array_equal(c, np.where(stale, np.float32(1), a * 2 + 1))
+    monkeypatch.setattr(launch_mod, "subgroup_program", real)
+    W.conv_layout_kernel.on("interpret-subgroups")[(1,)](a, c)
+    np.testing.assert_array_equal(c, a * 2 + 1)
