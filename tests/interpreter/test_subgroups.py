@@ -189,10 +189,10 @@ def test_subgroup_level_kernels_are_one_subgroup_in_both_modes():
 def _rotate_kernel(barrier: bool) -> str:
     """4 subgroups: subgroup s writes row s of a 4x16 SLM buffer with s + 1, then (after
     the barrier) reads row (s + 1) mod 4 and stores it to row s of the output."""
-    slm = "memref<4x16xf32, 3 : i64>"
-    t = "!xetile.tile<1x16xf32, #xetile.tile_attr<memory_space = 3>>"
+    slm = "memref<4x16xi32, 3 : i64>"
+    t = "!xetile.tile<1x16xi32, #xetile.tile_attr<memory_space = 3>>"
     return f"""
-func.func @rotate(%out: memref<4x16xf32>) attributes {{xetile.num_subgroups = 4 : i32}} {{
+func.func @rotate(%out: memref<4x16xi32>) attributes {{xetile.num_subgroups = 4 : i32}} {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c4 = arith.constant 4 : index
@@ -200,24 +200,23 @@ func.func @rotate(%out: memref<4x16xf32>) attributes {{xetile.num_subgroups = 4 
   %buf = memref.alloc() : {slm}
   %sg_i = arith.index_cast %sg : index to i32
   %one = arith.constant 1 : i32
-  %val_i = arith.addi %sg_i, %one : i32
-  %val = arith.sitofp %val_i : i32 to f32
-  %row = vector.broadcast %val : f32 to vector<1x16xf32>
+  %val = arith.addi %sg_i, %one : i32
+  %row = vector.broadcast %val : i32 to vector<1x16xi32>
   %mine = xetile.init_tile %buf[%sg, %c0] : {slm} -> {t}
-  xetile.store_tile %row, %mine : vector<1x16xf32>, {t}
+  xetile.store_tile %row, %mine : vector<1x16xi32>, {t}
 {'  "gpu.barrier"() : () -> ()' if barrier else ''}
   %next1 = arith.addi %sg, %c1 : index
   %next = arith.remsi %next1, %c4 : index
   %theirs = xetile.init_tile %buf[%next, %c0] : {slm} -> {t}
-  %got = xetile.load_tile %theirs : {t} -> vector<1x16xf32>
-  %dst = xetile.init_tile %out[%sg, %c0] : memref<4x16xf32> -> !xetile.tile<1x16xf32>
-  xetile.store_tile %got, %dst : vector<1x16xf32>, !xetile.tile<1x16xf32>
+  %got = xetile.load_tile %theirs : {t} -> vector<1x16xi32>
+  %dst = xetile.init_tile %out[%sg, %c0] : memref<4x16xi32> -> !xetile.tile<1x16xi32>
+  xetile.store_tile %got, %dst : vector<1x16xi32>, !xetile.tile<1x16xi32>
   func.return
 }}"""
 
 
 def _rotate(barrier: bool) -> np.ndarray:
-    out = np.full((4, 16), -1, np.float32)
+    out = np.full((4, 16), -1, np.int32)
     module = parse_module(_rotate_kernel(barrier))
     module.verify()
     interpret(module, (2,), [out], subgroups=True)
@@ -226,6 +225,14 @@ def _rotate(barrier: bool) -> np.ndarray:
 
 def test_barrier_makes_the_other_subgroups_writes_visible():
     np.testing.assert_array_equal(_rotate(barrier=True)[:, 0], [2, 3, 4, 1])
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])
+def test_barrier_kernel_agrees_with_the_compiled_kernel(target):
+    """The same MLIR compiled (xd.compile_mlir): 4 subgroups, SLM, gpu.barrier."""
+    out = np.full((4, 16), -1, np.int32)
+    xd.compile_mlir(_rotate_kernel(barrier=True), target).launch((2,), [out])
+    np.testing.assert_array_equal(out, _rotate(barrier=True))
 
 
 def test_without_the_barrier_the_lower_subgroups_read_stale_slm():
@@ -246,7 +253,7 @@ def test_a_divergent_barrier_is_an_error():
     module = parse_module(text)
     with pytest.raises(InterpreterError, match=r"subgroup\(s\) \[0\] wait at this barrier but subgroup\(s\) "
                                                r"\[1, 2, 3\] .* returned"):
-        interpret(module, (1,), [np.zeros((4, 16), np.float32)], subgroups=True)
+        interpret(module, (1,), [np.zeros((4, 16), np.int32)], subgroups=True)
 
 
 def test_xetile_interpret_subgroups_selects_the_per_subgroup_mode(monkeypatch):
