@@ -193,3 +193,63 @@ def test_compile_mlir_keeps_every_stage_and_the_abi():
     assert kernel.abi.workgroup_size == 4 * 8
     with pytest.raises(ValueError, match="interpret"):
         xd.compile_mlir(rules.RFC_COPY, "interpret")
+
+
+# --- order=[0, 1] and scattered tiles (tests/lowering/test_transposed_scattered_rules.py) --
+def _jit_agree(kernel, target: str, grid, args: list, consts: dict) -> tuple[list, list]:
+    """(compiled, interpreted) copies of ``args`` after running the ``@jit`` kernel."""
+    runs = [[x.copy() if isinstance(x, np.ndarray) else x for x in args] for _ in range(2)]
+    kernel.on(target)[grid](*runs[0], **consts)
+    kernel.on("interpret")[grid](*runs[1], **consts)
+    return runs[0], runs[1]
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])
+@pytest.mark.parametrize("which", ["at", "bt"])
+def test_transposed_operand_gemm_agrees(which, target):
+    """The rule tests' GEMMs with a transposed operand (BM=8, BN=16, BK=16): B^T as a
+    32-bit transpose giving VNNI, A^T as a plain transpose."""
+    import xetile_dsl.language as xt
+    from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
+
+    M, N, K = 16, 32, 64
+    rng = np.random.default_rng(11)
+    a, b = _random(rng, (M, K), "f16"), _random(rng, (K, N), "f16")
+    kernel, ops = (matmul_bt_kernel, [a, np.ascontiguousarray(b.T)]) if which == "bt" else \
+        (matmul_at_kernel, [np.ascontiguousarray(a.T), b])
+    c = np.full((M, N), np.nan, np.float32)
+    compiled, interp = _jit_agree(kernel, target, (M // 8, N // 16), [*ops, c, K],
+                                  {"BM": 8, "BN": 16, "BK": 16, "ACC": xt.float32})
+    _assert_close(interp[2], a.astype(np.float64) @ b.astype(np.float64), False, "interpreter vs numpy")
+    _assert_close(compiled[2], interp[2], False, f"{target} vs interpreter")
+
+
+def test_gather_agrees():
+    """create_tdesc + masked load, one element per lane: offsets past ``n`` read 0."""
+    from xetile_dsl.kernels.scattered import gather_kernel
+
+    n = 100
+    rng = np.random.default_rng(12)
+    src = _random(rng, (1, n), "f32")
+    idx = rng.integers(0, 64, (1, 64)).astype(np.int32)
+    compiled, interp = _jit_agree(gather_kernel, "cpu-pvc", (2,), [src, idx, np.full((1, 64), -1, np.float32), n],
+                                  {"N": 32})
+    np.testing.assert_array_equal(compiled[2], interp[2])
+    offs = idx[0] * 2 + 1
+    np.testing.assert_array_equal(interp[2][0], np.where(offs < n, src[0, np.minimum(offs, n - 1)], 0))
+
+
+def test_atomic_max_with_repeated_offsets_agrees():
+    """xegpu.atomic_rmw maxs with an all-true mask, several workgroups and repeated
+    offsets (the rule test's KIND=max, N=16, on ARC)."""
+    from xetile_dsl.kernels.scattered import atomic_accumulate_kernel
+
+    rng = np.random.default_rng(13)
+    x = rng.integers(-1000, 1000, (4, 16)).astype(np.int32)
+    idx = rng.integers(0, 8, (1, 16)).astype(np.int32)
+    out = np.full((1, 16), -5000, np.int32)
+    compiled, interp = _jit_agree(atomic_accumulate_kernel, "cpu-arc", (4,), [x, idx, out], {"KIND": "max", "N": 16})
+    np.testing.assert_array_equal(compiled[2], interp[2])
+    ref = out.copy()
+    np.maximum.at(ref[0], np.tile(idx[0], 4), x.reshape(-1))
+    np.testing.assert_array_equal(interp[2], ref)
