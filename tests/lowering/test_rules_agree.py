@@ -212,7 +212,7 @@ def test_transposed_operand_gemm_agrees(which, target):
     import xetile_dsl.language as xt
     from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
 
-    M, N, K = 16, 32, 64
+    M, N, K = 32, 32, 64  # rows of A^T (M wide) must be >= 64 bytes for PVC's 2D block reads
     rng = np.random.default_rng(11)
     a, b = _random(rng, (M, K), "f16"), _random(rng, (K, N), "f16")
     kernel, ops = (matmul_bt_kernel, [a, np.ascontiguousarray(b.T)]) if which == "bt" else \
