@@ -33,6 +33,8 @@ RFC_MAPS = {
 RFC_TILES = {"BM": 512, "BN": 256, "BK": 32, "SM": 8, "SN": 4}
 #: the closest variant whose 32x64 accumulator per subgroup fits PVC's registers
 SMALL_TILES = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4}
+#: the same structure within ARC's 8 KiB register file (16x32 accumulator per subgroup)
+ARC_TILES = {"BM": 128, "BN": 128, "BK": 32, "SM": 8, "SN": 4}
 
 
 @xd.jit
