@@ -409,7 +409,8 @@ class _KernelGen:
 
     def _xegpu_PrefetchNdOp(self, op: xegpu.PrefetchNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
-        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len)
+        hints = {k: getattr(op, k).data for k in ("l1_hint", "l2_hint", "l3_hint") if getattr(op, k) is not None}
+        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints))
         self.b.call(fn, d.fields())
 
     def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:
