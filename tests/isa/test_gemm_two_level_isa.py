@@ -13,6 +13,7 @@ from __future__ import annotations
 import pytest
 
 import xetile_dsl as xd
+import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationWarning
 from xetile_dsl.kernels.gemm_two_level import ARC_TILES, RFC_TILES, SMALL_TILES, gemm_two_level_kernel
 from xetile_dsl.tools import ocloc
@@ -63,3 +64,16 @@ def test_arc_variant_dg2_no_spills(ocloc_path):
     assert env["grf_count"] == 256 and env.get("spill_size", 0) == 0
     # (16/8) x (32/8) x (32/16) = 16 DPAS per K step (IGC may add one dummy dpas)
     assert ocloc.count(ocloc.hot_loop(kernel.asm["isa"]), ocloc.DPAS) >= 16
+
+
+@xd.jit
+def _prefetch_kernel(a, L: xt.constexpr):
+    xt.prefetch_tile(xt.init_tile(a, [0, 0], [8, 32]), locality=L)
+
+
+@pytest.mark.parametrize("locality, suffix", [(3, ".ca.ca"), (2, ".uc.ca"), (1, ".uc.ca"), (0, ".uc.ca")])
+def test_prefetch_locality_sets_the_lsc_cache_bits(ocloc_path, locality, suffix):
+    """locality 3 = L1 and L3, 2/1 = L3 only; 0 (L1 and L3 uncached) would need two
+    decorations on one pointer, which spirv-val rejects: it stays L1-uncached."""
+    kernel = xd.compile(_prefetch_kernel, {"a": "f16[:,:]"}, {"L": locality}, target="pvc")
+    assert _prefetches(kernel.asm["isa"], suffix) == 2  # two 8x16 blocks

@@ -106,13 +106,16 @@ class Target:
         return (1, lanes), (1, 1)
 
     def cache_controls(self, hints: dict[str, str]) -> tuple[tuple[int, int], ...]:
-        """(level, load control) decorations for XeGPU load/prefetch ``hints``: only the
-        levels that differ from the default (cached), and none where the target ignores
-        them (``cache_hints``)."""
+        """(level, load control) decorations for XeGPU load/prefetch ``hints``: the lowest
+        level whose hint differs from the default (cached), and none where the target
+        ignores them (``cache_hints``).  One decoration at most: spirv-val 2025.5 rejects
+        two ``CacheControlLoadINTEL`` on one pointer (xe-codegen-reference.md section 6),
+        so L1 + L3 uncached (locality 0) reaches the ISA as L1 uncached (``.uc.ca``)."""
         if not self.cache_hints:
             return ()
-        return tuple((CACHE_CONTROL_LEVELS[k], CACHE_CONTROL_LOAD[v]) for k, v in sorted(hints.items())
-                     if k in CACHE_CONTROL_LEVELS and v != "cached")
+        controls = sorted((CACHE_CONTROL_LEVELS[k], CACHE_CONTROL_LOAD[v]) for k, v in hints.items()
+                          if k in CACHE_CONTROL_LEVELS and v != "cached")
+        return tuple(controls[:1])
 
     def build_options_for(self, large_grf: bool) -> str:
         """IGC options for a kernel of this target; ``large_grf`` asks for the large
