@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from .codegen.simt_to_llvm import generate
 from .codegen.spirv_emit import emit_spirv
 from .dialects import print_module
 from .dialects.xtdebug import reject_debug_ops
-from .errors import CompilationError, LoweringError, debug_tracebacks
+from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, debug_tracebacks
 from .frontend import build_module
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
@@ -112,7 +113,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
         if target == "interpret":
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": print_module(module)})
         reject_debug_ops(module)
-        asm = lower(module, flavour)
+        asm = _lower_with_located_warnings(src, module, flavour)
         t1 = time.perf_counter()
         llvm_text, abi = generate(module, gpu, emulate)
     except LoweringError as exc:
@@ -130,6 +131,19 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     if isa and not emulate:
         kernel.asm["isa"] = _isa(kernel, gpu)
     return kernel
+
+
+def _lower_with_located_warnings(src: KernelSource, module, flavour: str) -> dict:
+    """``lower``; each pass's LoweringWarning is re-issued at the user's line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LoweringWarning)
+        asm = lower(module, flavour)
+    for w in caught:
+        if isinstance(w.message, LoweringWarning):
+            warnings.warn(CompilationWarning.at(_at_user_line(src, w.message)), stacklevel=4)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return asm
 
 
 def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
