@@ -184,13 +184,14 @@ def test_workgroup_vector_rule_inputs_agree(name, target):
 def test_compile_mlir_keeps_every_stage_and_the_abi():
     """compile_mlir gives the same stages as compile(): the wg kernel's XeGPU has the
     subgroup pieces, the ABI one array per memref (pointer, extents, strides) and
-    num_subgroups x lanes work items."""
+    num_subgroups x lanes work items.  (PVC: each subgroup's 64x64 f32 accumulator does not
+    fit ARC's register file, which the register budget rejects.)"""
     m, n, k, maps = rules.ROUND_ROBIN
-    kernel = xd.compile_mlir(mma_kernel(m, n, k, "f16", "f32", maps), "cpu-arc")
+    kernel = xd.compile_mlir(mma_kernel(m, n, k, "f16", "f32", maps), "cpu-pvc")
     assert {"xetile", "xegpu", "simt", "llvm", "spirv"} <= set(kernel.asm)
     assert "wg_map" in kernel.asm["xetile"] and "xegpu.dpas" in kernel.asm["xegpu"]
     assert [(p.name, p.dtype, p.ndim) for p in kernel.abi.params] == [("a", "f16", 2), ("b", "f16", 2), ("c", "f32", 2)]
-    assert kernel.abi.workgroup_size == 4 * 8
+    assert kernel.abi.workgroup_size == 4 * 16
     with pytest.raises(ValueError, match="interpret"):
         xd.compile_mlir(rules.RFC_COPY, "interpret")
 
