@@ -12,9 +12,9 @@ from xdsl.dialects.gpu import GPU
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
-from xdsl.dialects.vector import Vector
 
 from ._arith_vector import ARITH
+from ._vector_ops import VECTOR
 from .xegpu import XeGPU
 from .xetile import XeTile
 from .xtdebug import XTDebug
@@ -22,9 +22,10 @@ from .xtdebug import XTDebug
 
 def make_context() -> Context:
     """An xDSL context with every dialect our IR can contain (arith with its casts and
-    select on vectors, see ``_arith_vector``)."""
+    select on vectors, see ``_arith_vector``; vector with shape_cast,
+    transpose and multi_reduction, see ``_vector_ops``)."""
     ctx = Context(allow_unregistered=False)
-    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU, XTDebug):
+    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, VECTOR, XeTile, XeGPU, XTDebug):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -403,12 +403,25 @@ class SliceAttr(ParametrizedAttribute):
                 dims = [parser.parse_integer()]
         return [parent, ArrayAttr(IntAttr(d) for d in dims)]
 
+    @property
+    def rank(self) -> int:
+        """Rank of the sliced value: the parent's rank minus the sliced dims."""
+        return layout_rank(self.parent) - len(self.dim_list)
+
     def verify(self) -> None:
         if not isinstance(self.parent, (LayoutAttr, SliceAttr)):
             raise VerifyException(f"slice: parent must be #xegpu.layout or #xegpu.slice, got {self.parent}")
-        rank = self.parent.rank if isinstance(self.parent, LayoutAttr) else None
-        if rank is not None and any(not 0 <= d < rank for d in self.dim_list):
-            raise VerifyException(f"slice: dims {list(self.dim_list)} out of range for a rank-{rank} layout")
+        rank, dims = layout_rank(self.parent), list(self.dim_list)
+        if not dims:
+            raise VerifyException("slice: dims must name at least one dim of the parent layout")
+        if len(set(dims)) != len(dims) or any(not 0 <= d < rank for d in dims):
+            raise VerifyException(f"slice: dims {dims} must be distinct dims of the rank-{rank} parent layout "
+                                  f"(0..{rank - 1})")
+
+
+def layout_rank(attr: Attribute) -> int:
+    """Rank of the values a ``#xegpu.layout`` or ``#xegpu.slice`` describes."""
+    return attr.rank
 
 
 # ----------------------------------------------------------------------------- types
