@@ -8,12 +8,12 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
-from xdsl.dialects.gpu import GPU
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 
 from ._arith_vector import ARITH
+from ._gpu_syntax import GPU
 from ._vector_ops import VECTOR
 from .xegpu import XeGPU
 from .xetile import XeTile
@@ -23,7 +23,8 @@ from .xtdebug import XTDebug
 def make_context() -> Context:
     """An xDSL context with every dialect our IR can contain (arith with its casts and
     select on vectors, see ``_arith_vector``; vector with shape_cast,
-    transpose and multi_reduction, see ``_vector_ops``)."""
+    transpose and multi_reduction, see ``_vector_ops``;
+    gpu.module/func/return in MLIR's custom syntax, see ``_gpu_syntax``)."""
     ctx = Context(allow_unregistered=False)
     for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, VECTOR, XeTile, XeGPU, XTDebug):
         ctx.load_dialect(dialect)

@@ -513,12 +513,27 @@ class TensorDescType(ParametrizedAttribute, TypeAttribute):
                                   f"got {self.encoding}")
         if self.scatter_attr is not None:
             self._verify_scatter(shape)
+            self._verify_scatter_lanes(shape)
         if self.map is not None:
             self.map.fragment_shape(shape)
         elif isinstance(self.sg_map, LayoutAttr):
             self.sg_map.check_shape(shape, "tensor_desc")
         elif not isinstance(self.sg_map, (NoneAttr, SliceAttr)):
             raise VerifyException(f"tensor_desc: distribution must be an sg_map, layout or slice, got {self.sg_map}")
+
+    def _verify_scatter_lanes(self, shape: tuple[int, ...]) -> None:
+        """A lane of a scattered access owns one row and reads it 32 bits at a time, so a
+        layout's lane_data is 1 across rows and one 32-bit unit along the row."""
+        if not isinstance(self.sg_map, LayoutAttr) or not self.sg_map.field("lane_data"):
+            return
+        lane_data, unit = self.sg_map.field("lane_data"), max(1, 32 // element_bits(self.element_type))
+        if len(shape) == 2 and lane_data[0] != 1:
+            raise VerifyException(f"tensor_desc: lane_data {list(lane_data)} cannot map over non-contiguous "
+                                  f"scattered rows; lane_data[0] must be 1")
+        if lane_data[-1] != unit:
+            raise VerifyException(f"tensor_desc: lane_data {list(lane_data)} must give each lane one 32-bit unit "
+                                  f"of contiguous elements: lane_data[{len(shape) - 1}] = {unit} for "
+                                  f"{self.element_type}")
 
     def _verify_scatter(self, shape: tuple[int, ...]) -> None:
         chunk = self.scatter_attr.chunk
