@@ -119,6 +119,22 @@ INVALID = {
                           "vector<16xf32>", "unknown kind 'add'"),
     "init_nbarrier types": ("%r = xegpu.init_nbarrier %w, %n : vector<16xf32>, i8 -> !xegpu.nbarrier",
                             "operands must be integers"),
+    # MLIR's invalid.mlir: a scattered layout gives each lane one row, 32 bits at a time
+    "scatter lane_data rows": ("%r = xegpu.create_tdesc %p, %o : i64, vector<16xindex> -> !xegpu.tensor_desc<16x2xf32, "
+                               "#xegpu.scatter_tdesc_attr<chunk_size = 2>, #xegpu.layout<lane_layout = [8, 1], "
+                               "lane_data = [2, 1]>>", "cannot map over non-contiguous scattered rows"),
+    "scatter lane_data unit": ("%r = xegpu.create_tdesc %p, %o : i64, vector<16xindex> -> !xegpu.tensor_desc<16xf32, "
+                               "#xegpu.scatter_tdesc_attr<>, #xegpu.layout<lane_layout = [8], lane_data = [2]>>",
+                               "lane_data[0] = 1 for f32"),
+    "scatter lane_data f16 unit": ("%r = xegpu.create_tdesc %p, %o : i64, vector<16xindex> -> !xegpu.tensor_desc<16x8xf16, "
+                                   "#xegpu.scatter_tdesc_attr<chunk_size = 8>, #xegpu.layout<lane_layout = [16, 1], "
+                                   "lane_data = [1, 1]>>", "lane_data[1] = 2 for f16"),
+    "convert_layout result type": ("%r = xegpu.convert_layout %c {target_layout = #xegpu.layout<lane_layout = [1, 16], "
+                                   "lane_data = [1, 1]>} : vector<8x16xf32> -> vector<16x8xf32>",
+                                   "the result type must be the source type"),
+    "convert_layout same srcMap resMap": (
+        "%r = xegpu.convert_layout %c {srcMap = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>, "
+        "resMap = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>} : vector<8x16xf32>", "are the same"),
     "update_nd count": (f"%r = xegpu.update_nd_offset %d, %i : {TD}", "needs one offset per descriptor dimension"),
 }
 

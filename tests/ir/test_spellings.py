@@ -155,6 +155,35 @@ CASES = {
         "%t: !xetile.tile<8x16xf16>, %v: vector<8x16xf16>",
         '%r = xetile.atomic_rmw "addf" %v, %t : vector<8x16xf16>, !xetile.tile<8x16xf16> -> vector<8x16xf16>',
         "xetile.atomic_rmw addf %v, %t"),
+    # --- MLIR's XeGPU tests: layouts on ops and the vector ops the layout passes produce
+    "convert_layout srcMap resMap": (
+        "%a: vector<32x64xf16>",
+        "%r = xegpu.convert_layout %a {srcMap = #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16]>, "
+        "resMap = #xegpu.layout<sg_layout = [4, 2], sg_data = [8, 32]>} : vector<32x64xf16>",
+        "{target_layout = #xegpu.layout<sg_layout = [4, 2], sg_data = [8, 32]>, input_layout = "),
+    "multi_reduction attr-dict before dims": (
+        "%v: vector<256x128xf32>, %acc: vector<128xf32>",
+        "%r = vector.multi_reduction <add>, %v, %acc {layout_result_0 = #xegpu.slice<#xegpu.layout<sg_layout = [8, 4], "
+        "sg_data = [32, 32]>, dims = [0]>} [0] : vector<256x128xf32> to vector<128xf32>",
+        "vector.multi_reduction <add>, %v, %acc {layout_result_0 = #xegpu.slice<"),
+    "broadcast stretching a unit dim": (
+        "%v: vector<256x1xf32>",
+        "%r = vector.broadcast %v {layout_result_0 = #xegpu.layout<sg_layout = [8, 1], sg_data = [32, 32], "
+        "lane_layout = [8, 1], lane_data = [1, 1]>} : vector<256x1xf32> to vector<256x32xf32>",
+        "vector.broadcast %v {layout_result_0 = "),
+    "layout on arith.constant and math": (
+        "%v: vector<128x64xf32>",
+        "%c = arith.constant {layout_result_0 = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 16]>} dense<1.0> : "
+        "vector<128x64xf32>\n  %e = math.exp %v {layout_result_0 = #xegpu.layout<sg_layout = [4, 4], "
+        "sg_data = [32, 16]>} : vector<128x64xf32>", "math.exp %v {layout_result_0 = "),
+    "dpas layout_result_0": (
+        "%a: vector<128x128xf16>, %b: vector<128x128xf16>",
+        "%r = xegpu.dpas %a, %b {layout_result_0 = #xegpu.layout<sg_layout = [8, 8], sg_data = [16, 16], "
+        "lane_layout = [1, 16], lane_data = [1, 1]>} : vector<128x128xf16>, vector<128x128xf16> -> vector<128x128xf32>",
+        "layout_result_0 = #xegpu.layout<sg_layout = [8, 8]"),
+    "transpose RFC permutation first": (
+        "%v: vector<16x16xbf16>", "%r = vector.transpose [1, 0] %v : vector<16x16xbf16> into vector<16x16xbf16>",
+        "vector.transpose %v, [1, 0] : vector<16x16xbf16> to vector<16x16xbf16>"),
     # --- the order rule, valid sides
     "order col-major affine map": (
         "%m: memref<1024x1024xf16, affine_map<(d0, d1) -> (d1, d0)>>",
@@ -185,3 +214,25 @@ def test_spelling_roundtrips(name: str) -> None:
     args, body, expect = CASES[name]
     _, printed = roundtrip(module(args, body))
     assert expect in printed, printed
+
+
+GPU_MODULE = """gpu.module @test_kernels {
+  gpu.func @load_2d(%src: memref<256x128xf32>, %n: index) kernel {
+    %t = xegpu.create_nd_tdesc %src[0, 0] : memref<256x128xf32> -> !xegpu.tensor_desc<256x128xf32, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]>>
+    %v = xegpu.load_nd %t : !xegpu.tensor_desc<256x128xf32, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]>> -> vector<256x128xf32>
+    gpu.return
+  }
+  gpu.func @helper(%x: index) -> index attributes {note = "device function"} {
+    gpu.return %x : index
+  }
+}
+"""
+
+
+def test_gpu_module_and_func_custom_syntax() -> None:
+    """MLIR's XeGPU tests wrap every case in ``gpu.module`` / ``gpu.func``."""
+    module, printed = roundtrip(GPU_MODULE)
+    assert "gpu.module @test_kernels {" in printed
+    assert "gpu.func @load_2d(%src: memref<256x128xf32>, %n: index) kernel {" in printed
+    assert 'gpu.func @helper(%x: index) -> (index) attributes {note = "device function"} {' in printed
+    assert "gpu.return %x : index" in printed
