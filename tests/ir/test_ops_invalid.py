@@ -38,6 +38,8 @@ INVALID = {
                           "#xetile.wg_map<sg_layout = [1, 2], sg_data = [16, 8]>, #xetile.wg_map<sg_layout = [2, 2], "
                           "sg_data = [4, 8]>} : vector<8x16xf16>, vector<16x16xf16> -> vector<8x16xf32>",
                           "wg_map of A must have the result's sg_layout"),
+    "tile_mma ranks": ("%r = xetile.tile_mma %blk, %b : vector<4x2x16x16xf32>, vector<16x16xf16> -> "
+                       "vector<4x2x16x16xf32>", "must have the same rank"),
     "atomic kind": (f"%r = xetile.atomic_rmw add %v, %t : vector<8x16xf16>, {T} -> vector<8x16xf16>",
                     "unknown kind 'add'; use one of addf"),
     "transpose 4d": ("%r = xetile.tile_transpose %blk [1, 0] : vector<4x2x16x16xf32> -> vector<2x4x16x16xf32>",

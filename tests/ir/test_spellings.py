@@ -3,6 +3,8 @@ MLIR XeGPU) that mean the same as our canonical forms: each parses, verifies, pr
 canonically, and round-trips through the custom and the generic form."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .helpers import roundtrip
@@ -155,6 +157,8 @@ CASES = {
         "%t: !xetile.tile<8x16xf16>, %v: vector<8x16xf16>",
         '%r = xetile.atomic_rmw "addf" %v, %t : vector<8x16xf16>, !xetile.tile<8x16xf16> -> vector<8x16xf16>',
         "xetile.atomic_rmw addf %v, %t"),
+    "xetile.reduce": ("%v: vector<8x16xf16>", "%r = xetile.reduce <add>, %v [0] : vector<8x16xf16> -> vector<1x16xf16>",
+                      "xetile.tile_reduce <add> %v [0]"),
     # --- MLIR's XeGPU tests: layouts on ops and the vector ops the layout passes produce
     "convert_layout srcMap resMap": (
         "%a: vector<32x64xf16>",
@@ -236,3 +240,12 @@ def test_gpu_module_and_func_custom_syntax() -> None:
     assert "gpu.func @load_2d(%src: memref<256x128xf32>, %n: index) kernel {" in printed
     assert 'gpu.func @helper(%x: index) -> (index) attributes {note = "device function"} {' in printed
     assert "gpu.return %x : index" in printed
+
+
+UPSTREAM_FORMS = sorted((Path(__file__).parent / "upstream_forms").glob("*.mlir"))
+
+
+@pytest.mark.parametrize("path", UPSTREAM_FORMS, ids=lambda p: p.name)
+def test_upstream_form_files_roundtrip(path: Path) -> None:
+    """Whole modules written the way MLIR's XeGPU tests write them."""
+    roundtrip(path.read_text())
