@@ -238,7 +238,7 @@ def test_gpu_module_and_func_custom_syntax() -> None:
     module, printed = roundtrip(GPU_MODULE)
     assert "gpu.module @test_kernels {" in printed
     assert "gpu.func @load_2d(%src: memref<256x128xf32>, %n: index) kernel {" in printed
-    assert 'gpu.func @helper(%x: index) -> (index) attributes {note = "device function"} {' in printed
+    assert 'gpu.func @helper(%x: index) -> index attributes {note = "device function"} {' in printed
     assert "gpu.return %x : index" in printed
 
 

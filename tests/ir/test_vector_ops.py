@@ -127,6 +127,8 @@ INVALID = {
         ": vector<128xf32> to vector<256x128xf32>", "must be a slice of the result layout"),
     "slice dims repeated": (f"%r = vector.broadcast %s {{layout_operand_0 = #xegpu.slice<{L2}, dims = [0, 0]>}} "
                             ": vector<128xf32> to vector<256x128xf32>", "must be distinct dims"),
+    "nested slice dims": (f"%r = vector.broadcast %s {{layout_operand_0 = #xegpu.slice<#xegpu.slice<{L2}, dims = [1]>, "
+                          "dims = [1]>} : vector<128xf32> to vector<256x128xf32>", "dims [1] must be distinct dims of the rank-1"),
     "broadcast dim list (RFC)": ("%r = vector.broadcast %s [1] : vector<128xf32> to vector<128x128xf32>",
                                  "takes no dimension list"),
     "three unnamed layouts": (f"%r = vector.shape_cast %a {{{L2} {L2} {L2}}} : vector<256x128xf32> to vector<256x128xf32>",

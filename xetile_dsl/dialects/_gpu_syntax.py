@@ -87,7 +87,10 @@ class FuncOp(gpu.FuncOp):
         printer.print_list(self.body.blocks.first.args, printer.print_block_argument)
         printer.print_string(")")
         outputs = self.function_type.outputs.data
-        if outputs:
+        if len(outputs) == 1:
+            printer.print_string(" -> ")
+            printer.print_attribute(outputs[0])
+        elif outputs:
             printer.print_string(" -> (")
             _asm.print_types(printer, outputs)
             printer.print_string(")")

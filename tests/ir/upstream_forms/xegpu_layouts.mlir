@@ -28,4 +28,18 @@ gpu.module @layout_forms {
     %d = xegpu.dpas %a, %b {layout_result_0 = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]>} : vector<128x64xf16>, vector<64x128xf16> -> vector<128x128xf32>
     gpu.return
   }
+  gpu.func @nested_slices() {
+    %c3 = arith.constant {layout_result_0 = #xegpu.slice<#xegpu.layout<sg_layout = [8, 2, 1], sg_data = [2, 16, 4]>, dims = [2]>} dense<3> : vector<16x32xindex>
+    %c1 = arith.constant {layout_result_0 = #xegpu.slice<#xegpu.slice<#xegpu.layout<sg_layout = [8, 2, 1], sg_data = [2, 16, 4]>, dims = [2]>, dims = [0]>} dense<1> : vector<32xindex>
+    gpu.return
+  }
+  gpu.func @normalize_rows(%x: vector<64x256xf32>) -> vector<64x256xf32> {
+    %zero = arith.constant dense<0.0> : vector<64xf32>
+    %e = math.exp %x {layout_result_0 = #xegpu.layout<sg_layout = [2, 8], sg_data = [32, 32]>} : vector<64x256xf32>
+    %s = vector.multi_reduction <add>, %e, %zero {layout_result_0 = #xegpu.slice<#xegpu.layout<sg_layout = [2, 8], sg_data = [32, 32]>, dims = [1]>} [1] : vector<64x256xf32> to vector<64xf32>
+    %sc = vector.shape_cast %s : vector<64xf32> to vector<64x1xf32>
+    %b = vector.broadcast %sc {layout_result_0 = #xegpu.layout<sg_layout = [2, 8], sg_data = [32, 32]>} : vector<64x1xf32> to vector<64x256xf32>
+    %n = arith.divf %e, %b {layout_result_0 = #xegpu.layout<sg_layout = [2, 8], sg_data = [32, 32]>} : vector<64x256xf32>
+    gpu.return %n : vector<64x256xf32>
+  }
 }
