@@ -111,7 +111,7 @@ INVALID = {
     "layout vs shape": (f"%r = vector.shape_cast %a {{layout_result_0 = {L2}}} : vector<256x128xf32> to vector<128x256xf32>",
                         "must be a multiple of sg_layout*sg_data"),
     "layout not a layout": ("%r = vector.shape_cast %a {layout_result_0 = 3 : i32} : vector<256x128xf32> to vector<128x256xf32>",
-                            "must be #xegpu.layout or #xegpu.slice"),
+                            "must be #xegpu.layout, #xegpu.slice or #xegpu.sg_map"),
     "layout of no operand": (f"%r = vector.shape_cast %a {{layout_operand_1 = {L2}}} : vector<256x128xf32> to vector<128x256xf32>",
                              "names no value"),
     "shape_cast subgroups": (
@@ -129,6 +129,18 @@ INVALID = {
                             ": vector<128xf32> to vector<256x128xf32>", "must be distinct dims"),
     "nested slice dims": (f"%r = vector.broadcast %s {{layout_operand_0 = #xegpu.slice<#xegpu.slice<{L2}, dims = [1]>, "
                           "dims = [1]>} : vector<128xf32> to vector<256x128xf32>", "dims [1] must be distinct dims of the rank-1"),
+    "transpose sg_map not swapped": (
+        "%r = vector.transpose %a, [1, 0] {layout_operand_0 = #xegpu.sg_map<wi_layout = [1, 16], wi_data = [1, 1]>, "
+        "layout_result_0 = #xegpu.sg_map<wi_layout = [1, 16], wi_data = [1, 1]>} : vector<256x128xf32> to "
+        "vector<128x256xf32>", "wi_layout = [16, 1]"),
+    "sg_map on a 3-D vector": ("%r = vector.shape_cast %a {layout_result_0 = #xegpu.sg_map<wi_layout = [1, 16], "
+                               "wi_data = [1, 1]>} : vector<256x128xf32> to vector<2x128x128xf32>",
+                               "describes 1-D or 2-D vectors"),
+    "sg_map does not divide": ("%r = vector.shape_cast %a {layout_result_0 = #xegpu.sg_map<wi_layout = [1, 16], "
+                               "wi_data = [1, 1]>} : vector<256x128xf32> to vector<4096x8xf32>", "does not divide"),
+    "bitcast outer dim": ("%r = vector.bitcast %a : vector<256x128xf32> to vector<512x128xf16>",
+                          "may change only the innermost dimension"),
+    "bitcast bits": ("%r = vector.bitcast %a : vector<256x128xf32> to vector<256x128xf16>", "equal bitwidth"),
     "broadcast dim list (RFC)": ("%r = vector.broadcast %s [1] : vector<128xf32> to vector<128x128xf32>",
                                  "takes no dimension list"),
     "three unnamed layouts": (f"%r = vector.shape_cast %a {{{L2} {L2} {L2}}} : vector<256x128xf32> to vector<256x128xf32>",

@@ -8,7 +8,7 @@
 
 xDSL 0.74 has no shape_cast, transpose or multi_reduction, and its broadcast checks only
 the element type; :data:`VECTOR` is xDSL's vector dialect with these definitions added
-(broadcast replaced by a subclass that adds MLIR's shape rule).
+(broadcast and bitcast replaced by subclasses that add MLIR's shape rules).
 
 Layouts are discardable attributes, as MLIR's XeGPU passes attach them:
 ``layout_result_0`` describes the result, ``layout_operand_N`` operand N.  The RFC's
@@ -31,7 +31,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
-from ._xegpu_attrs import LayoutAttr, SliceAttr, layout_rank
+from ._xegpu_attrs import LayoutAttr, SGMapAttr, SliceAttr, layout_rank
 from ._xetile_vector_ops import FLOAT_REDUCE_KINDS, INT_REDUCE_KINDS
 
 RESULT_LAYOUT = "layout_result_0"
@@ -63,14 +63,26 @@ def verify_layout_attrs(op: IRDLOperation) -> None:
         if name not in named:
             raise VerifyException(f"{op.name}: {name} names no value of the op (it has {len(op.operands)} "
                                   f"operand(s); legal: {', '.join(sorted(named))})")
-        if not isinstance(attr, (LayoutAttr, SliceAttr)):
-            raise VerifyException(f"{op.name}: {name} must be #xegpu.layout or #xegpu.slice, got {attr}")
         shape = _shape(named[name].type)
+        if isinstance(attr, SGMapAttr):
+            _check_sg_map(op, name, attr, named[name].type)
+            continue
+        if not isinstance(attr, (LayoutAttr, SliceAttr)):
+            raise VerifyException(f"{op.name}: {name} must be #xegpu.layout, #xegpu.slice or #xegpu.sg_map, "
+                                  f"got {attr}")
         if layout_rank(attr) != len(shape):
             raise VerifyException(f"{op.name}: {name} has rank {layout_rank(attr)} but describes "
                                   f"{named[name].type} of rank {len(shape)}")
         if isinstance(attr, LayoutAttr):
             attr.check_shape(shape, f"{op.name} {name}")
+
+
+def _check_sg_map(op: IRDLOperation, name: str, sg_map: SGMapAttr, value_type: Attribute) -> None:
+    """The RFC's subgroup-level form: an sg_map describes a 1-D or 2-D vector and divides it."""
+    if len(_shape(value_type)) not in (1, 2):
+        raise VerifyException(f"{op.name}: {name} is an sg_map, which describes 1-D or 2-D vectors, not "
+                              f"{value_type}")
+    sg_map.fragment_shape(_shape(value_type))
 
 
 def _layout(op: IRDLOperation, name: str) -> Attribute | None:
@@ -203,9 +215,12 @@ class TransposeOp(IRDLOperation):
 
     def _verify_layouts(self, perm: list[int]) -> None:
         src, res = _layout(self, operand_layout_name(0)), _layout(self, RESULT_LAYOUT)
-        if not (isinstance(src, LayoutAttr) and isinstance(res, LayoutAttr)):
+        if isinstance(src, SGMapAttr) and isinstance(res, SGMapAttr):
+            want = SGMapAttr(src.layout[::-1], src.data[::-1])  # the RFC: transpose swaps wi_layout and wi_data
+        elif isinstance(src, LayoutAttr) and isinstance(res, LayoutAttr):
+            want = permute_layout(src, perm)
+        else:
             return
-        want = permute_layout(src, perm)
         if res != want:
             raise VerifyException(f"vector.transpose: the result layout must be the source layout with its "
                                   f"dimensions permuted by {perm}: {want}, got {res}")
@@ -305,7 +320,7 @@ class MultiReductionOp(IRDLOperation):
             if src is not None and res.parent != src:
                 raise VerifyException(f"vector.multi_reduction: the result layout must be a slice of the source "
                                       f"layout {src}, got a slice of {res.parent}")
-        elif res is not None and _shape(self.result.type):
+        elif isinstance(res, LayoutAttr) and _shape(self.result.type):
             raise VerifyException(f"vector.multi_reduction: the result layout must be "
                                   f"#xegpu.slice<#source_layout, dims = {sorted(self.dims)}>, got {res}")
 
@@ -400,7 +415,42 @@ class BroadcastOp(vector.BroadcastOp):
         _print_types(printer, self, self.source)
 
 
-ADDED = (ShapeCastOp, TransposeOp, MultiReductionOp, BroadcastOp)
+# ----------------------------------------------------------------------------- bitcast
+@irdl_op_definition
+class BitcastOp(vector.BitcastOp):
+    """xDSL's ``vector.bitcast`` (same bits, the innermost dim rescaled) with MLIR's shape rule
+    (all dims but the innermost equal) and layouts; parses the RFC's ``{#sg_map} .. into ..``."""
+
+    name = "vector.bitcast"
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    traits = traits_def(Pure())
+    assembly_format = None
+
+    def verify_(self) -> None:
+        super().verify_()
+        src, res = _shape(self.source.type), _shape(self.result.type)
+        if len(src) != len(res) or src[:-1] != res[:-1]:
+            raise VerifyException(f"vector.bitcast: {self.source.type} to {self.result.type} may change only the "
+                                  f"innermost dimension")
+        verify_layout_attrs(self)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "BitcastOp":
+        operand = parser.parse_unresolved_operand()
+        attrs = _parse_attrs(parser)
+        src_type, res_type = _parse_types(parser)
+        src = parser.resolve_operand(operand, src_type)
+        return _build(parser, cls, lambda: cls(src, res_type), attrs, src_type, res_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        _asm.print_attr_entries(printer, self)
+        _print_types(printer, self, self.source)
+
+
+ADDED = (ShapeCastOp, TransposeOp, MultiReductionOp, BroadcastOp, BitcastOp)
 
 VECTOR = Dialect(
     "vector",
