@@ -1,4 +1,4 @@
-"""Malformed files: deleting or duplicating one token of a valid snippet gives either a
+"""Malformed files: deleting, doubling or replacing one token of a valid snippet gives either a
 valid module, a VerifyException, or a ParseError located at ``file:line:column`` -- never
 another exception from inside xDSL or our parsers."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyExcepti
 
 from xetile_dsl.dialects import parse_module
 
-SNIPPETS = {p.name: p.read_text() for p in sorted((Path(__file__).parent / "rfc_snippets").glob("*.mlir"))}
+SNIPPETS = {p.name: p.read_text() for folder in ("rfc_snippets", "upstream_forms")
+            for p in sorted((Path(__file__).parent / folder).glob("*.mlir"))}
 SNIPPETS["gpu_module"] = """gpu.module @m {
   gpu.func @k(%src: memref<128x128xf32>, %v: vector<256x128xf32>, %acc: vector<256xf32>) kernel {
     %t = xegpu.create_nd_tdesc %src[0, 0] : memref<128x128xf32> -> !xegpu.tensor_desc<8x16xf32>
@@ -29,13 +30,13 @@ LOCATED = re.compile(r"<text>:\d+:\d+")
 
 @st.composite
 def mutations(draw):
-    """(snippet name, mutated text): one token deleted or doubled."""
+    """(snippet name, mutated text): one token deleted, doubled, or replaced by another of the file's."""
     name = draw(st.sampled_from(sorted(SNIPPETS)))
     text = SNIPPETS[name]
     tokens = list(TOKEN.finditer(text))
     tok = tokens[draw(st.integers(0, len(tokens) - 1))]
-    doubled = draw(st.booleans())
-    replacement = f"{tok.group()} {tok.group()}" if doubled else ""
+    other = tokens[draw(st.integers(0, len(tokens) - 1))].group()
+    replacement = draw(st.sampled_from(["", f"{tok.group()} {tok.group()}", other]))
     return name, text[:tok.start()] + replacement + text[tok.end():]
 
 
@@ -52,6 +53,20 @@ def test_one_token_mutation_is_a_located_error_or_valid(case) -> None:
         module.verify()
     except (VerifyException, DiagnosticException):
         pass
+
+
+def test_zero_sg_map_is_located() -> None:
+    """Found by the fuzzer: an sg_map with a zero entry divided by zero when checked."""
+    text = ("#m = #xegpu.sg_map<wi_layout = [1, 0], wi_data = [1, 1]>\n"
+            "func.func @f(%v: vector<16x16xf32>) {\n"
+            "  %r = vector.shape_cast %v {layout_result_0 = #m} : vector<16x16xf32> to vector<16x16xf32>\n"
+            "  func.return\n}\n")
+    try:
+        parse_module(text).verify()
+    except ParseError as exc:
+        assert LOCATED.search(str(exc)) and "must be positive" in str(exc)
+    else:
+        raise AssertionError("a zero sg_map was accepted")
 
 
 def test_known_crashers_are_located() -> None:

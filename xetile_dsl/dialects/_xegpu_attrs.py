@@ -75,6 +75,9 @@ class SGMapAttr(ParametrizedAttribute):
     def verify(self) -> None:
         if len(self.layout) != 2 or len(self.data) != 2:
             raise VerifyException("sg_map: wi_layout and wi_data must have two entries each")
+        if any(v <= 0 for v in self.layout + self.data):
+            raise VerifyException(f"sg_map: wi_layout {list(self.layout)} and wi_data {list(self.data)} must be "
+                                  f"positive")
         if self.data[0] > 1 and self.data[1] > 1:
             raise VerifyException("sg_map: wi_data elements must come from one contiguous dimension")
 
