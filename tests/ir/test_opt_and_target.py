@@ -46,6 +46,21 @@ def test_opt_verify_error() -> None:
     assert rc == 1 and "xegpu.dpas" in err
 
 
+def test_opt_verify_error_is_located_at_the_op() -> None:
+    """Input verification names the failing op's line and column, with the source line."""
+    bad = GOOD.replace("vector<8x16xf32> -> vector<8x16xf32>", "vector<8x16xf32> -> vector<8x8xf32>")
+    rc, _, err = _opt(bad)
+    line = next(i for i, text in enumerate(bad.splitlines(), 1) if "xegpu.dpas" in text)
+    assert rc == 1 and err.startswith(f"k.mlir:{line}:3: error: xegpu.dpas"), err
+    assert "%r = xegpu.dpas %a, %b, %c" in err and "Traceback" not in err
+
+
+def test_opt_verify_error_in_a_vector_op_is_located() -> None:
+    text = wrap("%a: vector<256x128xf32>", "  %r = vector.shape_cast %a : vector<256x128xf32> to vector<256x64xf32>")
+    rc, _, err = _opt(text)
+    assert rc == 1 and err.startswith("k.mlir:2:3: error: vector.shape_cast") and "element count" in err
+
+
 def test_opt_unknown_pass() -> None:
     rc, _, err = _opt(GOOD, passes="no-such-pass")
     assert rc == 1 and "no-such-pass" in err
