@@ -137,10 +137,31 @@ INVALID = {
     "convert_layout same srcMap resMap": (
         "%r = xegpu.convert_layout %c {srcMap = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>, "
         "resMap = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>} : vector<8x16xf32>", "are the same"),
+    # the RFC's dpas layout rule (A [M, K], B [K, N], result [M, N] share sg_layout and order)
+    "dpas layout sg_layout": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [4, 8], sg_data = [32, 32]>, #xegpu.layout<sg_layout = "
+        "[8, 4], sg_data = [32, 64]>, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "layout_a must have the result's sg_layout [8, 4]"),
+    "dpas layout M": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [16, 32]>, #xegpu.layout<sg_layout = "
+        "[8, 4], sg_data = [32, 64]>, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "sg_data disagree on M (16 vs 32)"),
+    "dpas layout K": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32]>, #xegpu.layout<sg_layout = "
+        "[8, 4], sg_data = [16, 64]>, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "sg_data disagree on K (32 vs 16)"),
+    "dpas layout order": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], order = [0, 1]>, "
+        "#xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64], order = [1, 0]>, #xegpu.layout<sg_layout = [8, 4], "
+        "sg_data = [32, 64], order = [1, 0]>} : vector<256x32xbf16>, vector<32x256xbf16> -> vector<256x256xf32>",
+        "layout_a must have the result's order"),
+    "dpas layout_cd vs result": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [64, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "must be a multiple of sg_layout*sg_data"),
     "update_nd count": (f"%r = xegpu.update_nd_offset %d, %i : {TD}", "needs one offset per descriptor dimension"),
 }
 
-ARGS_X = ARGS + ", %sm2: memref<64x64xf16, strided<[1, 64]>>"
+ARGS_X = ARGS + ", %sm2: memref<64x64xf16, strided<[1, 64]>>, %wa: vector<256x32xbf16>, %wb: vector<32x256xbf16>"
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))

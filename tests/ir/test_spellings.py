@@ -180,11 +180,17 @@ CASES = {
         "%c = arith.constant {layout_result_0 = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 16]>} dense<1.0> : "
         "vector<128x64xf32>\n  %e = math.exp %v {layout_result_0 = #xegpu.layout<sg_layout = [4, 4], "
         "sg_data = [32, 16]>} : vector<128x64xf32>", "math.exp %v {layout_result_0 = "),
-    "dpas layout_result_0": (
+    "dpas layout_result_0 (MLIR's name for layout_cd)": (
         "%a: vector<128x128xf16>, %b: vector<128x128xf16>",
         "%r = xegpu.dpas %a, %b {layout_result_0 = #xegpu.layout<sg_layout = [8, 8], sg_data = [16, 16], "
         "lane_layout = [1, 16], lane_data = [1, 1]>} : vector<128x128xf16>, vector<128x128xf16> -> vector<128x128xf32>",
-        "layout_result_0 = #xegpu.layout<sg_layout = [8, 8]"),
+        "{layout_cd = #xegpu.layout<sg_layout = [8, 8]"),
+    "dpas layout_operand_N": (
+        "%a: vector<128x64xf16>, %b: vector<64x128xf16>",
+        "%r = xegpu.dpas %a, %b {layout_operand_0 = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 64]>, "
+        "layout_operand_1 = #xegpu.layout<sg_layout = [4, 4], sg_data = [64, 32]>, layout = #xegpu.layout<"
+        "sg_layout = [4, 4], sg_data = [32, 32]>} : vector<128x64xf16>, vector<64x128xf16> -> vector<128x128xf32>",
+        "{layout_a = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 64]>, layout_b = "),
     "transpose RFC permutation first": (
         "%v: vector<16x16xbf16>", "%r = vector.transpose [1, 0] %v : vector<16x16xbf16> into vector<16x16xbf16>",
         "vector.transpose %v, [1, 0] : vector<16x16xbf16> to vector<16x16xbf16>"),
