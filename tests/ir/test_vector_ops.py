@@ -59,6 +59,21 @@ def test_multi_reduction_with_accumulator_then_broadcast(kind, ref):
     np.testing.assert_allclose(got, np.broadcast_to(want[:, None], (16, 32)).astype(np.float32), rtol=1e-6)
 
 
+def test_bitcast_reinterprets_the_innermost_dim():
+    body = """  %i = vector.bitcast %v : vector<16x32xf32> to vector<16x32xi32>
+  %h = vector.bitcast %i : vector<16x32xi32> to vector<16x64xi16>
+  %r = vector.bitcast %h : vector<16x64xi16> to vector<16x32xf32>"""
+    np.testing.assert_array_equal(_run(_kernel("16x32", "16x32", body), X, (16, 32)), X)
+
+
+def test_bitcast_values():
+    body = """  %i = vector.bitcast %v : vector<16x32xf32> to vector<16x32xi32>
+  %r = arith.sitofp %i : vector<16x32xi32> to vector<16x32xf32>"""
+    x = np.full((16, 32), 1.0, np.float32)  # 1.0f is 0x3f800000
+    np.testing.assert_array_equal(_run(_kernel("16x32", "16x32", body), x, (16, 32)),
+                                  np.full((16, 32), float(0x3F800000), np.float32))
+
+
 def test_multi_reduction_of_every_dim_gives_a_scalar():
     body = """  %acc = arith.constant 1.0 : f32
   %m = vector.multi_reduction <add>, %v, %acc [0, 1] : vector<16x32xf32> to f32

@@ -203,6 +203,12 @@ def _transpose(run: Run, op, vec):
     return np.ascontiguousarray(np.transpose(np.asarray(vec), op.perm))
 
 
+@impl("vector.bitcast")
+def _bitcast(run: Run, op, vec):
+    t = op.results[0].type
+    return np.ascontiguousarray(vec).view(np_dtype(t.element_type)).reshape(tuple(t.get_shape()))
+
+
 @impl("vector.multi_reduction")
 def _multi_reduction(run: Run, op, vec, acc):
     from .ops_xetile import reduce_kind
