@@ -69,6 +69,17 @@ def test_zero_sg_map_is_located() -> None:
         raise AssertionError("a zero sg_map was accepted")
 
 
+def test_xdsl_internal_error_is_located_at_the_op() -> None:
+    """Found by the fuzzer: xDSL's dense parser raises ValueError for an i1 out of range."""
+    text = "func.func @f() {\n  %m = arith.constant dense<14> : vector<4xi1>\n  func.return\n}\n"
+    try:
+        parse_module(text)
+    except ParseError as exc:
+        assert "<text>:2:3" in str(exc) and "out of range" in str(exc)
+    else:
+        raise AssertionError("dense<14> : vector<4xi1> parsed")
+
+
 def test_known_crashers_are_located() -> None:
     """Mutations the fuzzer found: a scattered load without its result type."""
     text = ("func.func @f(%d: !xegpu.tensor_desc<16xf32, #xegpu.scatter_tdesc_attr<>>, %m: vector<16xi1>) {\n"

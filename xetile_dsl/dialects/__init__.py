@@ -43,10 +43,10 @@ def print_module(module) -> str:
 
 
 def parse_module(text: str, name: str = "<text>"):
-    """Parse MLIR text into a builtin.module."""
-    from xdsl.parser import Parser
+    """Parse MLIR text into a builtin.module; every error is a located ParseError."""
+    from ._located import LocatingParser
 
-    return Parser(make_context(), text, name).parse_module()
+    return LocatingParser(make_context(), text, name).parse_module()
 
 
 def retype(value, new_type) -> None:
