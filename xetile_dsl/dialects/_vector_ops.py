@@ -47,14 +47,11 @@ def _shape(t: Attribute) -> tuple[int, ...]:
     return tuple(t.get_shape()) if isinstance(t, VectorType) else ()
 
 
-def _elem(t: Attribute) -> Attribute:
-    return t.element_type if isinstance(t, VectorType) else t
-
-
 # ----------------------------------------------------------------------------- layouts
 def verify_layout_attrs(op: IRDLOperation) -> None:
-    """Every ``layout_result_0`` / ``layout_operand_N`` is a layout or slice whose rank is
-    the value's rank; a plain layout also follows the workgroup distribution rule."""
+    """Every ``layout_result_0`` / ``layout_operand_N`` names a value of the op and is a
+    layout or slice of the value's rank (a plain layout also follows the workgroup
+    distribution rule) or an sg_map that divides a 1-D/2-D value."""
     named = {RESULT_LAYOUT: op.results[0]} if op.results else {}
     named.update({operand_layout_name(i): v for i, v in enumerate(op.operands)})
     for name, attr in op.attributes.items():
