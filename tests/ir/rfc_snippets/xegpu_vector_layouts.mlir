@@ -39,3 +39,23 @@ func.func @propagation(%vector_b: vector<256x128xf32>, %cst_0: vector<256xf32>,
   %vector_t_named = vector.transpose %vector_bt, [1, 0] {layout_operand_0 = #layout_t_in, layout_result_0 = #layout_t} : vector<512x128xf32> to vector<128x512xf32>
   func.return
 }
+
+// dpas: the RFC's result layout and the input layouts it derives from it (the propagation
+// rule: same sg_layout and order, sg_data agreeing on M, N and K); corrections: the types
+// `vector<256x32xfloat>, .., vector<256x256xbf16>` -> A bf16, B bf16, C f32.
+#layout_dpas_d = #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64], inst_data=[8,16], lane_layout=[1,16], lane_data = [1, 1], order=[1, 0]>
+#layout_dpas_a = #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], inst_data=[8,16], lane_layout=[1,16], lane_data = [1, 1], order=[1, 0]>
+#layout_dpas_b = #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64], inst_data=[16,16], lane_layout=[1,16], lane_data = [2, 1], order=[1, 0]>
+// workgroup load_nd (the RFC omits the `xegpu.` prefix)
+#layout_ld = #xegpu.layout<sg_layout = [4, 8], sg_data = [16, 16], inst_data= [8, 16], lane_layout=[1,16], lane_data = [1, 1], order = [1, 0]>
+func.func @dpas_propagation(%vector_a: vector<256x32xbf16>, %vector_b: vector<32x256xbf16>, %vector_c: vector<256x256xf32>,
+                            %A: memref<1024x1024xbf16>, %m: index, %c0: index) {
+  %vector_d = xegpu.dpas %vector_a, %vector_b, %vector_c {#layout_dpas_d}:
+     vector<256x32xbf16>, vector<32x256xbf16>, vector<256x256xf32>
+	   into vector<256x256xf32>
+  %vector_d2 = xegpu.dpas %vector_a, %vector_b, %vector_c {#layout_dpas_a #layout_dpas_b #layout_dpas_d}:
+     vector<256x32xbf16>, vector<32x256xbf16>, vector<256x256xf32> into vector<256x256xf32>
+  %wg_tdesc = xegpu.create_nd_tdesc %A[%m, %c0] : memref<1024x1024xbf16> -> tensor_desc<64x16xbf16, #layout_ld>
+  %wg_vec  = xegpu.load_nd %wg_tdesc : tensor_desc<64x16xbf16, #layout_ld> -> vector<64x16xbf16>
+  func.return
+}
