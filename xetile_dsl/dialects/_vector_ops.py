@@ -24,7 +24,7 @@ from math import prod
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, IndexType, StringAttr, VectorType
 from xdsl.ir import Attribute, Dialect, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, prop_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, base, irdl_op_definition, operand_def, prop_def, result_def, traits_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
@@ -267,7 +267,8 @@ class MultiReductionOp(IRDLOperation):
     source = operand_def(VectorType)
     acc = operand_def()
     result = result_def()
-    kind = prop_def(StringAttr)
+    #: the kind word; MLIR's generic ``#vector.kind<add>`` is accepted too (xDSL 0.74 cannot print it back)
+    kind = prop_def(base(StringAttr) | base(vector.CombiningKindAttr))
     reduction_dims = prop_def(DenseArrayBase)
     traits = traits_def(Pure())
 
@@ -279,6 +280,14 @@ class MultiReductionOp(IRDLOperation):
     @property
     def dims(self) -> list[int]:
         return [int(v) for v in self.reduction_dims.get_values()]
+
+    @property
+    def kind_name(self) -> str:
+        """``add``, ``maximumf``, ... (from ``"add"`` or MLIR's ``#vector.kind<add>``)."""
+        data = self.kind.data
+        if isinstance(data, str):  # StringAttr, or a parsed #vector.kind<..>
+            return data
+        return "|".join(sorted(getattr(flag, "value", str(flag)) for flag in data))
 
     def reduced_type(self) -> Attribute:
         """The source type without the reduced dims."""
@@ -300,8 +309,8 @@ class MultiReductionOp(IRDLOperation):
 
     def _verify_kind(self, elem: Attribute) -> None:
         legal = INT_REDUCE_KINDS if isinstance(elem, (IntegerType, IndexType)) else FLOAT_REDUCE_KINDS
-        if self.kind.data not in legal:
-            raise VerifyException(f"vector.multi_reduction: kind <{self.kind.data}> is not defined on {elem} "
+        if self.kind_name not in legal:
+            raise VerifyException(f"vector.multi_reduction: kind <{self.kind_name}> is not defined on {elem} "
                                   f"(legal: {', '.join(legal)})")
 
     def _verify_layouts(self) -> None:
@@ -336,7 +345,7 @@ class MultiReductionOp(IRDLOperation):
         return _build(parser, cls, lambda: cls(kind, src, acc_value, dims), attrs, src_type, res_type)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" <{self.kind.data}>, ")
+        printer.print_string(f" <{self.kind_name}>, ")
         _asm.print_operands(printer, self.operands)
         _asm.print_attr_entries(printer, self, skip=("kind", "reduction_dims"))
         printer.print_string(" ")
@@ -348,6 +357,9 @@ def _parse_kind(parser: Parser) -> str:
     """``<add>,`` (MLIR) or ``<add>`` (the RFC)."""
     parser.parse_punctuation("<")
     kind = parser.parse_identifier()
+    legal = [flag.value for flag in vector.CombiningKindFlag]
+    if kind not in legal:
+        parser.raise_error(f"vector.multi_reduction: unknown kind <{kind}>; use one of {', '.join(legal)}")
     parser.parse_punctuation(">")
     parser.parse_optional_punctuation(",")
     return kind

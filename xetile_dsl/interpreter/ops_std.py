@@ -213,7 +213,7 @@ def _bitcast(run: Run, op, vec):
 def _multi_reduction(run: Run, op, vec, acc):
     from .ops_xetile import reduce_kind
 
-    kind, dims = op.kind.data, tuple(op.dims)
+    kind, dims = op.kind_name, tuple(op.dims)
     reduced = reduce_kind(kind, vec, axis=dims, keepdims=False)
     reduced = np.asarray(reduced)
     both = np.stack([reduced, np.asarray(acc).astype(reduced.dtype)])  # combine before rounding once
