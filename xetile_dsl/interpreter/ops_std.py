@@ -218,6 +218,33 @@ def _reduction(run: Run, op, vec, *acc):
     return cast(reduce_kind(kind_name, values, axis=0, keepdims=False), result_dtype(op))
 
 
+@impl("vector.shape_cast")
+def _shape_cast(run: Run, op, vec):
+    return np.asarray(vec).reshape(tuple(op.results[0].type.get_shape())).copy()
+
+
+@impl("vector.transpose")
+def _transpose(run: Run, op, vec):
+    return np.ascontiguousarray(np.transpose(np.asarray(vec), op.perm))
+
+
+@impl("vector.bitcast")
+def _bitcast(run: Run, op, vec):
+    t = op.results[0].type
+    return np.ascontiguousarray(vec).view(np_dtype(t.element_type)).reshape(tuple(t.get_shape()))
+
+
+@impl("vector.multi_reduction")
+def _multi_reduction(run: Run, op, vec, acc):
+    from .ops_xetile import reduce_kind
+
+    kind, dims = op.kind_name, tuple(op.dims)
+    reduced = reduce_kind(kind, vec, axis=dims, keepdims=False)
+    reduced = np.asarray(reduced)
+    both = np.stack([reduced, np.asarray(acc).astype(reduced.dtype)])  # combine before rounding once
+    return cast(reduce_kind(kind, both, axis=0, keepdims=False), result_dtype(op))
+
+
 # ----------------------------------------------------------------------------- xtdebug
 class _Formatter(string.Formatter):
     """str.format with numpy arrays formatted element-wise by the field's spec."""
