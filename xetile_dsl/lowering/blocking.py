@@ -21,6 +21,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target, get_target
 from . import elementwise, scattered
+from .unlowered import reject_unlowered
 from .analysis import Families, splat_value
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
@@ -32,6 +33,7 @@ class XeTileBlocking(ModulePass):
     target: str = "pvc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        reject_unlowered(op, self.name)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp):
                 _BlockFunction(fn, get_target(self.target)).run()

@@ -83,6 +83,11 @@ class Rebuilder:
             self._clone(op)
 
     def _clone(self, op: Operation) -> None:
+        split = [v for v in op.operands if len(self.vmap[v]) != 1]
+        if split:
+            raise LoweringError(f"{op.name} is not supported by {self.lowering_name} on values this pass splits "
+                                f"into pieces ({len(self.vmap[split[0]])} here); express it with xetile ops "
+                                f"(tile_reduce, tile_broadcast, tile_transpose) or on a single block", op)
         clone = op.clone(value_mapper={v: self.one(v) for v in op.operands})
         self.block.add_op(clone)
         for o, n in zip(op.results, clone.results):

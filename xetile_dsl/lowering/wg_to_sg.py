@@ -35,6 +35,7 @@ from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
 from . import register_budget
+from .unlowered import reject_unlowered
 from .wg_vectors import VectorDistribution, infer as infer_vector_maps
 
 NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
@@ -50,6 +51,7 @@ class XeTileWgToSg(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = get_target(self.target)
+        reject_unlowered(op, self.name)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
                 maps = _MapInference(fn).run()
