@@ -304,6 +304,48 @@ class _KernelGen:
         for res, group, init in zip(op.results, phis, op.iter_args):
             self.values[res] = self._unflatten(self.v(init), group)
 
+    # --- scf.while ----------------------------------------------------------------------------
+    def _scf_WhileOp(self, op: scf.WhileOp) -> None:
+        """``before`` is the loop header (phis of the carried values, the condition),
+        ``after`` the body; the condition's forwarded values are the body's arguments and,
+        on exit, the loop's results (the header dominates both)."""
+        b = self.b
+        pre = b.block
+        header = b.append_basic_block("while.before")
+        body = b.append_basic_block("while.after")
+        exit_ = b.append_basic_block("while.exit")
+        inits = [self._flatten(self.v(x)) for x in op.arguments]
+        b.branch(header)
+        b.position_at_end(header)
+        phis = [[b.phi(x.type) for x in flat] for flat in inits]
+        before = op.before_region.block
+        for barg, group, flat, init in zip(before.args, phis, inits, op.arguments):
+            for phi, x in zip(group, flat):
+                phi.add_incoming(x, pre)
+            self.values[barg] = self._unflatten(self.v(init), group)
+        for inner in before.ops:
+            if isinstance(inner, scf.ConditionOp):
+                b.cbranch(self.v(inner.condition), body, exit_)
+                forwarded = [self.v(x) for x in inner.args]
+            else:
+                self.op(inner)
+        b.position_at_end(body)
+        after = op.after_region.block
+        for aarg, value in zip(after.args, forwarded):
+            self.values[aarg] = value
+        for inner in after.ops:
+            if isinstance(inner, scf.YieldOp):
+                latch = b.block
+                for group, y in zip(phis, inner.operands):
+                    for phi, x in zip(group, self._flatten(self.v(y))):
+                        phi.add_incoming(x, latch)
+                b.branch(header)
+            else:
+                self.op(inner)
+        b.position_at_end(exit_)
+        for res, value in zip(op.results, forwarded):
+            self.values[res] = value
+
     @staticmethod
     def _flatten(value) -> list[ir.Value]:
         return value.fields() if isinstance(value, TDesc) else [value]

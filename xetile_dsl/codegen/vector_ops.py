@@ -56,12 +56,15 @@ _REDUCE_COMBINE = {"add": ("arith.addf", "arith.addi"), "mul": ("arith.mulf", "a
                    "minui": (None, "arith.minui"), "and": (None, "arith.andi"), "or": (None, "arith.ori"),
                    "xor": (None, "arith.xori")}
 
+#: ops this module also lowers on scalars (a ``while`` condition is a scalar cmpi)
+_SCALAR_TOO = ("arith.cmpi", "arith.cmpf", "arith.select")
+
 
 def handles(op: Operation) -> bool:
     """Whether :func:`emit` lowers ``op`` (vector arith, all math, reduce/broadcast)."""
     if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp, vector.BroadcastOp)):
         return True
-    if op.name.startswith("math."):
+    if op.name.startswith("math.") or op.name in _SCALAR_TOO:
         return True
     return (op.name.startswith("arith.") and op.name != "arith.constant"
             and any(isinstance(r.type, VectorType) for r in op.results))

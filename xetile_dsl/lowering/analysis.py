@@ -41,12 +41,24 @@ class Families:
             yield_op = body.last_op
             for yv, barg in zip(yield_op.operands, body.args[1:]):
                 self.union(yv, barg)
+        elif isinstance(op, scf.WhileOp):
+            self._join_while(op)
         elif isinstance(op, (xetile.UpdateTileOffsetOp, xegpu.UpdateNdOffsetOp)):
             self.union(op.operands[0], op.results[0])
         elif isinstance(op, xetile.TileMMAOp) and op.c is not None:
             self.union(op.c, op.output)
         elif isinstance(op, xegpu.DpasOp) and op.acc is not None:
             self.union(op.acc, op.result)
+
+    def _join_while(self, op: scf.WhileOp) -> None:
+        """scf.while: init i, before arg i, condition arg i, after arg i, yield i and
+        result i are one program variable (the frontend keeps the carried values in order)."""
+        before, after = op.before_region.block, op.after_region.block
+        cond, yielded = before.last_op, after.last_op
+        for init, barg, carg, aarg, yv, res in zip(op.arguments, before.args, cond.args, after.args,
+                                                   yielded.operands, op.results, strict=True):
+            for v in (barg, carg, aarg, yv, res):
+                self.union(init, v)
 
     def members(self, root: Operation, v: SSAValue) -> list[SSAValue]:
         r = self.find(v)
