@@ -33,7 +33,7 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
-from . import scattered_ops, slm, vector_ops
+from . import constants, scattered_ops, slm, vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -160,6 +160,9 @@ class _KernelGen:
         return self.values[value]
 
     def op(self, op: Operation) -> None:
+        if constants.handles(op):
+            constants.lane_read(self, op)
+            return
         if vector_ops.handles(op):
             vector_ops.emit(self, op)
             return
@@ -212,7 +215,9 @@ class _KernelGen:
     def _arith_ConstantOp(self, op) -> None:
         t, attr = op.result.type, op.value
         lt = llvm_type(t)
-        if isinstance(attr, DenseIntOrFPElementsAttr):
+        if isinstance(attr, DenseIntOrFPElementsAttr) and len(set(attr.get_values())) > 1:
+            constants.constant(self, op, _scalar_const)
+        elif isinstance(attr, DenseIntOrFPElementsAttr):
             splat = attr.get_values()[0]
             if isinstance(lt, ir.VectorType):
                 self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)

@@ -72,10 +72,11 @@ def join_elementwise(families: Families, fn: func.FuncOp) -> set[SSAValue]:
 
 
 def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:
-    """inner_blocks of a value that is no DPAS operand (before the ``min(8, rows)`` cut)."""
+    """inner_blocks of a value that is no DPAS operand (before the ``min(8, rows)`` cut).
+    i1 masks are never block-loaded: they take the element-wise blocking."""
     if shape[1] == 1:
         return 8, 1
-    return 8, sg if (bits >= 16 or elementwise) else 2 * sg
+    return 8, sg if (bits >= 16 or bits == 1 or elementwise) else 2 * sg
 
 
 def check_layouts(roles: dict, families: Families, ew_roots: set[SSAValue], fn: func.FuncOp) -> None:
