@@ -64,14 +64,3 @@ class Families:
         r = self.find(v)
         return [x for x in self.parent if self.find(x) is r]
 
-
-def splat_value(const):
-    """The single value of a splat ``arith.constant`` tile; a located error for tiles with
-    several values (``arange``), which the lowering does not handle yet."""
-    from ..errors import LoweringError
-
-    values = const.value.get_values()
-    if any(v != values[0] for v in values[1:]):
-        raise LoweringError("tiles of different constant values (e.g. xt.arange) are not supported by the "
-                            "compiler yet; they run in the interpreter (XETILE_INTERPRET=1)", const)
-    return values[0]

@@ -138,3 +138,48 @@ def affine_coefficients(const: arith.ConstantOp):
     b = int(arr[0, 1] - v0) if c > 1 else 0
     rows, cols = np.arange(r)[:, None], np.arange(c)[None, :]
     return (v0, a, b) if np.array_equal(arr, v0 + a * rows + b * cols) else None
+
+
+def distribute_workgroup(dist, op: arith.ConstantOp, m) -> list:
+    """Each subgroup's pieces of a workgroup constant under wg_map ``m`` (``dist`` is the
+    wg-to-sg rebuilder): a splat stays a splat; an affine constant is the piece-local
+    constant plus the piece's offset term; anything else is reported."""
+    t = op.result.type
+    shape = tuple(t.get_shape())
+    (n0, n1), piece = dist._sg_shape(m, shape)
+    ptype = VectorType(t.element_type, list(piece))
+    if is_splat(op):
+        return [dist.emit(arith.ConstantOp(dense(ptype, values(op)[:piece[0], :piece[1]])), op).result
+                for _ in range(n0 * n1)]
+    coeffs = affine_coefficients(op)
+    if coeffs is None:
+        raise LoweringError("a workgroup-level constant with different values per element must be affine in the row "
+                            "and column (like xt.arange and its broadcasts) to be distributed over subgroups", op)
+    v0, a, b = coeffs
+    local = values(op)[:piece[0], :piece[1]]
+    base = dist.emit(arith.ConstantOp(dense(ptype, local)), op).result
+    r, c = dist._coords(m.layout, op)
+    zero = dist.const_index(0, op)
+    out = []
+    for i in range(n0):
+        row0 = dist._piece_offset(zero, r, i, shape[0], m.layout[0], piece[0], op)
+        for j in range(n1):
+            col0 = dist._piece_offset(zero, c, j, shape[1], m.layout[1], piece[1], op)
+            out.append(_plus_offset(dist, base, ptype, [(a, row0), (b, col0)], op))
+    return out
+
+
+def _plus_offset(dist, base, ptype: VectorType, terms, op):
+    """``base + sum(coef * index)`` element-wise (the scalar broadcast over the piece)."""
+    total = None
+    for coef, idx in terms:
+        if coef == 0:
+            continue
+        term = dist.emit(arith.MuliOp(idx, dist.const_index(coef, op)), op).result
+        total = term if total is None else dist.emit(arith.AddiOp(total, term), op).result
+    if total is None:
+        return base
+    if not isinstance(ptype.element_type, IndexType):
+        total = dist.emit(arith.IndexCastOp(total, ptype.element_type), op).result
+    spread = dist.emit(vector.BroadcastOp(total, ptype), op).vector
+    return dist.emit(arith.AddiOp(base, spread), op).result
