@@ -5,13 +5,14 @@
 * A lane table ``vector<sg x ...>`` read by ``vector.extract %table[%lane]`` is a
   module-scope ``addrspace(2)`` constant array (SPIR-V ``UniformConstant``, OpenCL
   ``__constant``), lane-major; each lane loads its fragment's elements from row ``lane``.
-  i1 tables are stored as bytes.
+  i1 tables are stored as bytes.  An integer table affine in the lane and the fragment
+  position (``c + a*lane + b*k``: every ``arange``) is computed instead of loaded.
 """
 from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import arith, vector
-from xdsl.dialects.builtin import IntegerType
+from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Operation
 
 from ..errors import LoweringError
@@ -23,8 +24,19 @@ CONSTANT_ADDRSPACE = 2
 class LaneTable:
     """A lane-major constant array: ``row`` elements per lane, of LLVM type ``elem``."""
 
-    def __init__(self, ptr: ir.Value, array: ir.ArrayType, row: int, elem: ir.Type, stored: ir.Type):
+    def __init__(self, ptr, array: ir.ArrayType | None, row: int, elem: ir.Type, stored: ir.Type,
+                 affine: tuple[int, int, int] | None = None):
         self.ptr, self.array, self.row, self.elem, self.stored = ptr, array, row, elem, stored
+        self.affine = affine  # (c, a, b): element k of lane l is c + a*l + b*k
+
+
+def _affine(flat: list, lanes: int, row: int) -> tuple[int, int, int] | None:
+    """``(c, a, b)`` with ``flat[l*row + k] == c + a*l + b*k``, else None."""
+    c = int(flat[0])
+    a = int(flat[row]) - c if lanes > 1 else 0
+    b = int(flat[1]) - c if row > 1 else 0
+    ok = all(int(flat[l * row + k]) == c + a * l + b * k for l in range(lanes) for k in range(row))
+    return (c, a, b) if ok else None
 
 
 def is_lane_table(op: arith.ConstantOp) -> bool:
@@ -54,6 +66,12 @@ def constant(gen, op: arith.ConstantOp, scalar_const) -> None:
 
 
 def _table(gen, t, flat: list, elem: ir.Type, scalar_const) -> LaneTable:
+    lanes = t.get_shape()[0]
+    row = len(flat) // lanes
+    if (isinstance(t.element_type, IntegerType) and t.element_type.width.data > 1) or isinstance(t.element_type, IndexType):
+        affine = _affine(flat, lanes, row)
+        if affine is not None:
+            return LaneTable(None, None, row, elem, elem, affine)
     stored = I8 if isinstance(t.element_type, IntegerType) and t.element_type.width.data == 1 else elem
     array = ir.ArrayType(stored, len(flat))
     var = ir.GlobalVariable(gen.llmod, array, gen.llmod.get_unique_name("lane_table"), addrspace=CONSTANT_ADDRSPACE)
@@ -61,8 +79,8 @@ def _table(gen, t, flat: list, elem: ir.Type, scalar_const) -> LaneTable:
     var.global_constant = True
     var.initializer = ir.Constant(array, [scalar_const(stored, t.element_type, v) for v in flat])
     var.align = 16
-    lanes = t.get_shape()[0]
-    return LaneTable(var, array, len(flat) // lanes, elem, stored)
+    return LaneTable(var, array, row, elem, stored)
+
 
 
 def lane_read(gen, op: vector.ExtractOp) -> None:
@@ -76,13 +94,7 @@ def lane_read(gen, op: vector.ExtractOp) -> None:
                             op)
     b = gen.b
     lane = gen.v(op.dynamic_position[0])
-    start = b.mul(lane, ir.Constant(I64, table.row))
-    parts = []
-    for k in range(table.row):
-        ptr = b.gep(table.ptr, [ir.Constant(I64, 0), b.add(start, ir.Constant(I64, k))], inbounds=True,
-                    source_etype=table.array)
-        x = b.load(ptr, typ=table.stored)
-        parts.append(b.trunc(x, table.elem) if table.stored != table.elem else x)
+    parts = _computed(b, table, lane) if table.affine else _loaded(b, table, lane)
     lt = llvm_type(op.result.type)
     if table.row == 1:
         gen.values[op.result] = parts[0]
@@ -90,3 +102,21 @@ def lane_read(gen, op: vector.ExtractOp) -> None:
     vt = ir.VectorType(table.elem, table.row)
     packed = _pack(b, parts, vt)
     gen.values[op.result] = packed if vt == lt else b.bitcast(packed, lt)
+
+
+def _computed(b: ir.IRBuilder, table: LaneTable, lane: ir.Value) -> list[ir.Value]:
+    c, a, step = table.affine
+    lane = b.trunc(lane, table.elem) if table.elem.width < 64 else lane
+    first = b.add(b.mul(lane, ir.Constant(table.elem, a)), ir.Constant(table.elem, c))
+    return [b.add(first, ir.Constant(table.elem, step * k)) if k else first for k in range(table.row)]
+
+
+def _loaded(b: ir.IRBuilder, table: LaneTable, lane: ir.Value) -> list[ir.Value]:
+    start = b.mul(lane, ir.Constant(I64, table.row))
+    parts = []
+    for k in range(table.row):
+        ptr = b.gep(table.ptr, [ir.Constant(I64, 0), b.add(start, ir.Constant(I64, k))], inbounds=True,
+                    source_etype=table.array)
+        x = b.load(ptr, typ=table.stored)
+        parts.append(b.trunc(x, table.elem) if table.stored != table.elem else x)
+    return parts
