@@ -63,8 +63,8 @@ def join_elementwise(families: Families, fn: func.FuncOp) -> set[SSAValue]:
             for v in vecs[1:]:
                 families.union(vecs[0], v)
     roots = {families.find(r) for op in fn.walk() if is_elementwise(op) for r in op.results}
-    # a reduction reads and writes the element-wise lane layout (lane n: column n)
-    roots |= {families.find(v) for op in fn.walk() if isinstance(op, xetile.TileReduceOp)
+    # reductions and broadcasts read and write the element-wise lane layout (lane n: column n)
+    roots |= {families.find(v) for op in fn.walk() if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp))
               for v in (op.source, op.result)}
     for op in fn.walk():
         if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)) and families.find(op.value) in roots:
