@@ -8,7 +8,9 @@ import pytest
 import xetile_dsl as xd
 from xetile_dsl.codegen import constants as codegen_constants
 from xetile_dsl.kernels.index_ops import (argmax_rows_kernel, argmax_rows_wg_kernel, column_ids_kernel,
-                                          column_ids_wg_kernel, halving_sums_kernel, int_reductions_kernel)
+                                          column_ids_wg_kernel, halving_sums_kernel, int_reductions_kernel,
+                                          iota_row_kernel)
+import xetile_dsl.language as xt
 
 FLAVOURS = ["pvc", "arc"]
 
@@ -19,6 +21,15 @@ def test_arange_plus_runtime_offset(flavour):
     y = np.zeros_like(x)
     column_ids_kernel.on(f"cpu-{flavour}")[(2, 2)](x, y, BM=16, BN=32)
     np.testing.assert_array_equal(y, x * 1000 + np.arange(64))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dtype", ["int8", "int32", "int64"])
+def test_arange_stored_directly(flavour, dtype):
+    """A constant stored as it is (8-bit: blocked 1 x sg like element-wise values)."""
+    y = np.full((3, 64), -1, getattr(np, dtype))
+    iota_row_kernel.on(f"cpu-{flavour}")[(3,)](y, BN=64, DT=getattr(xt, dtype))
+    np.testing.assert_array_equal(y, np.tile(np.arange(64), (3, 1)))
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)

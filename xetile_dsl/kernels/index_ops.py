@@ -21,6 +21,12 @@ def column_ids_kernel(x, y, BM: xt.constexpr, BN: xt.constexpr):
 
 
 @xd.jit
+def iota_row_kernel(y, BN: xt.constexpr, DT: xt.constexpr):
+    """Row pid of y = 0, 1, ..., BN - 1 in type DT (a constant stored as it is)."""
+    xt.store_tile(xt.arange(0, BN, DT), xt.init_tile(y, [xt.program_id(0), 0], [1, BN]))
+
+
+@xd.jit
 def column_ids_wg_kernel(x, y):
     """The same at workgroup level: each subgroup adds its slice of ``arange(0, 32)``."""
     v = xt.load_tile(xt.init_tile(x, [0, 0], [32, 32], wg_map=WG_2X2))

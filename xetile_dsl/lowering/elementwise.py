@@ -63,15 +63,24 @@ def join_elementwise(families: Families, fn: func.FuncOp) -> set[SSAValue]:
             for v in vecs[1:]:
                 families.union(vecs[0], v)
     roots = {families.find(r) for op in fn.walk() if is_elementwise(op) for r in op.results}
-    # reductions and broadcasts read and write the element-wise lane layout (lane n: column n)
+    # reductions and broadcasts read and write the element-wise lane layout (lane n: column n),
+    # and so do non-splat constants (their SIMT form is a table of lane columns)
     roots |= {families.find(v) for op in fn.walk() if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp))
               for v in (op.source, op.result)}
+    roots |= {families.find(op.result) for op in fn.walk() if _is_non_splat_constant(op)}
     for op in fn.walk():
         if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)) and families.find(op.value) in roots:
             roots.discard(families.find(op.value))
             families.union(op.tile, op.value)
             roots.add(families.find(op.value))
     return {families.find(r) for r in roots}
+
+
+def _is_non_splat_constant(op: Operation) -> bool:
+    if not (isinstance(op, arith.ConstantOp) and is_vector(op.result)):
+        return False
+    values = op.value.get_values()
+    return any(v != values[0] for v in values[1:])
 
 
 def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:
