@@ -6,7 +6,8 @@ Rules (docs/design.md, "Element-wise ops, broadcasts and reductions"):
 * **One blocking per element-wise op.**  The operands and result of an element-wise op
   (``arith.*``/``math.*`` on vectors, casts, compares, select) are joined into one value
   family, together with the tiles their loads and stores use, so they share
-  ``inner_blocks``.  Such a family is blocked like an accumulator: ``min(8, rows) x
+  ``inner_blocks``; the sources and results of reductions and broadcasts and non-splat
+  constants are element-wise families too.  Such a family is blocked like an accumulator: ``min(8, rows) x
   subgroup-size`` whatever its element width, or ``rows x 1`` for an ``[M, 1]`` column.
   A family that also feeds a DPAS operand A/B would need a second lane layout, which is
   not lowered (a located error says so).
