@@ -8,8 +8,8 @@ import pytest
 import xetile_dsl as xd
 from xetile_dsl.codegen import constants as codegen_constants
 from xetile_dsl.kernels.index_ops import (argmax_rows_kernel, argmax_rows_wg_kernel, column_ids_kernel,
-                                          column_ids_wg_kernel, halving_sums_kernel, int_reductions_kernel,
-                                          iota_row_kernel)
+                                          column_ids_wg_kernel, halving_sums_kernel, halving_wg_kernel,
+                                          int_reductions_kernel, iota_row_kernel)
 import xetile_dsl.language as xt
 
 FLAVOURS = ["pvc", "arc"]
@@ -81,6 +81,17 @@ def test_while_carrying_two_tiles(flavour, steps):
     halving_sums_kernel.on(f"cpu-{flavour}")[(2,)](x, y, sums, steps, BM=16, BN=32)
     np.testing.assert_array_equal(y, x / 2.0 ** steps)
     np.testing.assert_array_equal(sums[:, 0], sum((x.sum(1) / 2.0 ** k for k in range(steps)), np.zeros(32)))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_while_at_workgroup_level(flavour):
+    x = np.random.default_rng(7).integers(-8, 8, (32, 32)).astype(np.float32)
+    y = np.zeros_like(x)
+    halving_wg_kernel.on(f"cpu-{flavour}")[(1,)](x, y, 3)
+    ref = x.copy()
+    for _ in range(3):
+        ref = ref * 0.5 + np.arange(32)
+    np.testing.assert_array_equal(y, ref)
 
 
 def _int_input(dtype, rng):

@@ -9,7 +9,8 @@ import pytest
 import xetile_dsl as xd
 from xetile_dsl.codegen import constants as codegen_constants
 from xetile_dsl.kernels.index_ops import (argmax_rows_kernel, argmax_rows_wg_kernel, column_ids_kernel,
-                                          column_ids_wg_kernel, halving_sums_kernel, int_reductions_kernel)
+                                          column_ids_wg_kernel, halving_sums_kernel, halving_wg_kernel,
+                                          int_reductions_kernel)
 from xetile_dsl.tools import ocloc
 
 F = "f32[:,:]"
@@ -21,6 +22,7 @@ KERNELS = {
     "argmax": (argmax_rows_kernel, {"x": F, "best": "i32[:,:]", "worst": "i32[:,:]"}, {"BM": 8, "BN": 32}),
     "argmax_wg": (argmax_rows_wg_kernel, {"x": F, "best": "i32[:,:]"}, {}),
     "while": (halving_sums_kernel, {"x": F, "y": F, "sums": F, "steps": "i32"}, {"BM": 16, "BN": 32}),
+    "while_wg": (halving_wg_kernel, {"x": F, "y": F, "steps": "i32"}, {}),
     "reduce_i8": (int_reductions_kernel, {n: "i8[:,:]" for n in ("x", "rsum", "rmax", "cmin", "cprod")},
                   {"BM": 8, "BN": 64}),
     "reduce_i64": (int_reductions_kernel, {n: "i64[:,:]" for n in ("x", "rsum", "rmax", "cmin", "cprod")},

@@ -67,6 +67,18 @@ def halving_sums_kernel(x, y, sums, steps, BM: xt.constexpr, BN: xt.constexpr):
 
 
 @xd.jit
+def halving_wg_kernel(x, y, steps):
+    """Workgroup level: each of 2 x 2 subgroups carries its 16 x 16 piece through the
+    ``while``; the arange in the body is each subgroup's column slice."""
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [32, 32], wg_map=WG_2X2))
+    i = 0
+    while i < steps:
+        v = v * 0.5 + xt.arange(0, 32)
+        i = i + 1
+    xt.store_tile(v, xt.init_tile(y, [0, 0], [32, 32], wg_map=WG_2X2))
+
+
+@xd.jit
 def int_reductions_kernel(x, rsum, rmax, cmin, cprod, BM: xt.constexpr, BN: xt.constexpr):
     """Row sums and maxima, column minima and products, in the element type of x
     (sums and products wrap around; max/min are signed or unsigned by the type)."""
