@@ -23,14 +23,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
-from .analysis import splat_value
+from . import constants
 from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
@@ -245,12 +245,7 @@ class _Distributor(VectorDistribution, Rebuilder):
         if m is None or not isinstance(t, VectorType):
             self._clone(op)
             return
-        (n0, n1), piece = self._sg_shape(m, t.get_shape())
-        splat = splat_value(op)
-        ptype = VectorType(t.element_type, list(piece))
-        self.vmap[op.result] = [
-            self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(ptype, [splat])), op).result
-            for _ in range(n0 * n1)]
+        self.vmap[op.result] = constants.distribute_workgroup(self, op, m)
 
     def _op_TileMMAOp(self, op: xetile.TileMMAOp) -> None:
         mc = self.maps.map_of(op.output)
