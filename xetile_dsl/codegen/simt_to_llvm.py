@@ -246,10 +246,6 @@ class _KernelGen:
     def _arith_MulfOp(self, op): self._binary(op, "fmul")
     def _arith_DivfOp(self, op): self._binary(op, "fdiv")
 
-    def _arith_CmpiOp(self, op) -> None:
-        """A scalar compare (e.g. an ``if`` condition); vector compares go to vector_ops."""
-        vector_ops.emit(self, op)
-
     def _arith_FloorDivSIOp(self, op) -> None:
         """Python's ``//``: truncating division, minus one when the signs differ and the
         division is inexact."""
