@@ -31,8 +31,9 @@ def gemm_slm_ring_kernel(a, b, c, K, RING: xt.constexpr):
     Before the loop, slices 0 .. RING-2 go global -> SLM; in the loop, each step loads
     global slice k + RING-1 (cooperative maps), reads slice k from SLM (mma maps),
     multiplies, waits at a barrier and stores the global slice into the freed ring slot.
-    One barrier per step is enough for RING >= 3 (a slot is written two barriers after
-    its last read and read two barriers after its write)."""
+    One barrier per step is enough for RING >= 3 (a slot is written one barrier after its
+    last read and read two barriers after its write); RING = 2 (the ring that fits
+    ARC's 64 KiB) needs a second barrier after the stores."""
     m = xt.program_id(0) * 256
     n = xt.program_id(1) * 256
     ring_cols = RING * 32
@@ -68,6 +69,8 @@ def gemm_slm_ring_kernel(a, b, c, K, RING: xt.constexpr):
         xt.barrier()  # every subgroup has read the slot the next slice goes to
         xt.store_tile(a_next, a_store)
         xt.store_tile(b_next, b_store)
+        if RING < 3:  # the slot just written is read in the next step: wait for the stores
+            xt.barrier()
         a_store = xt.update_tile_offset(a_store, 0, new_store_offset - store_offset)
         b_store = xt.update_tile_offset(b_store, new_store_offset - store_offset, 0)
         a_glb = xt.update_tile_offset(a_glb, 0, 32)
