@@ -115,13 +115,13 @@ def build_init_tile(builder, node: ast.Call):
     order = tuple(builder.constexpr(args["order"], "order")) if "order" in args else (1, 0)
     if order not in ((1, 0), (0, 1)):
         raise builder.error(args["order"], f"order must be (1, 0) (row-major) or (0, 1) (column-major), got {order}")
+    space = _memory_space(base)
+    if space == SLM_SPACE and order != (1, 0):
+        raise builder.error(args["order"], "a tile of an xt.slm_alloc buffer must be row-major: order=(1, 0)")
     sizes, strides = builder.array_meta[base]
     if order == (0, 1):  # the transposed view of a row-major array: swap extents, unit row stride
         sizes, strides = sizes[::-1], [strides[1], strides[0]]
     wg = _wg_map_arg(builder, args, shape, "init_tile")
-    space = _memory_space(base)
-    if space == SLM_SPACE and order != (1, 0):
-        raise builder.error(args["order"], "a tile of an xt.slm_alloc buffer must be row-major: order=(1, 0)")
     tile_type = xetile.TileType(shape, base.type.element_type,
                                 xetile.TileAttr(order=order, wg_map=wg, memory_space=space))
     return builder.emit(xetile.InitTileOp(base, offsets, tile_type, sizes, strides)).tile

@@ -77,3 +77,17 @@ def gemm_slm_ring_kernel(a, b, c, K, RING: xt.constexpr):
         b_glb = xt.update_tile_offset(b_glb, 32, 0)
         slm_offset = new_offset
     xt.store_tile(acc, xt.init_tile(c, [m, n], [256, 256], wg_map=MP_C))
+
+
+#: the RFC's map names -> maps (for tests and docs)
+RFC_MAPS = {"mp_a": MP_A, "mp_a_cop": MP_A_COP, "mp_b": MP_B, "mp_b_cop": MP_B_COP, "mp_c": MP_C}
+
+
+def gemm_slm_ring(a, b, c, target: str = "cpu-pvc", ring: int = RING):
+    """Launch :func:`gemm_slm_ring_kernel` over ``c``'s 256x256 workgroup tiles."""
+    m, k = a.shape
+    n = b.shape[1]
+    if m % BM or n % BN or k % BK:
+        raise ValueError(f"gemm_slm_ring needs M, N multiples of 256 and K a multiple of 32, got {m}x{n}x{k}")
+    gemm_slm_ring_kernel.on(target)[(m // BM, n // BN)](a, b, c, k, RING=ring)
+    return c
