@@ -245,6 +245,7 @@ class _KernelGen:
                                                  [self.values[op.result]])
             self.b._insert(frozen)
             self.values[op.result] = frozen
+
     def _arith_AndIOp(self, op): self._binary(op, "and_")
     def _arith_OrIOp(self, op): self._binary(op, "or_")
     def _arith_XOrIOp(self, op): self._binary(op, "xor")
