@@ -234,8 +234,23 @@ class _KernelGen:
     def _arith_AddiOp(self, op): self._binary(op, "add")
     def _arith_SubiOp(self, op): self._binary(op, "sub")
     def _arith_MuliOp(self, op): self._binary(op, "mul")
-    def _arith_RemSIOp(self, op): self._binary(op, "srem")
-    def _arith_DivSIOp(self, op): self._binary(op, "sdiv")
+    def _arith_RemSIOp(self, op): self._subgroup_coord(op, "srem")
+    def _arith_DivSIOp(self, op): self._subgroup_coord(op, "sdiv")
+
+    def _subgroup_coord(self, op, method: str) -> None:
+        """``srem``/``sdiv``; of the subgroup id (a subgroup's coordinate in a wg_map
+        layout), the result is frozen: LLVM 22's loop strength reduction otherwise turns
+        ``trunc(iv + (id srem 4) * 16)`` in a loop into an i2 truncation that the SPIR-V
+        backend widens to i8 without its mask (``(id & 255) << 4``), so subgroups of
+        later layout rows skipped iterations of an ``init_tile`` inside a loop. ``freeze``
+        of a defined value is that value; it hides the remainder's range from SCEV."""
+        self._binary(op, method)
+        if _of_subgroup_id(op):
+            frozen = ir.instructions.Instruction(self.b.block, self.values[op.result].type, "freeze",
+                                                 [self.values[op.result]])
+            self.b._insert(frozen)
+            self.values[op.result] = frozen
+
     def _arith_AndIOp(self, op): self._binary(op, "and_")
     def _arith_OrIOp(self, op): self._binary(op, "or_")
     def _arith_XOrIOp(self, op): self._binary(op, "xor")
@@ -489,3 +504,8 @@ def _scalar_const(lt: ir.Type, t, py) -> ir.Constant:
     if isinstance(lt, (ir.HalfType, ir.FloatType, ir.DoubleType)):
         return ir.Constant(lt, float(py))
     return ir.Constant(lt, int(py))
+
+
+def _of_subgroup_id(op) -> bool:
+    """Whether a signed division/remainder divides the subgroup id by a constant."""
+    return isinstance(op.lhs.owner, gpu.SubgroupIdOp) and isinstance(op.rhs.owner, arith.ConstantOp)

@@ -41,7 +41,8 @@ def alloc(gen, op) -> None:
     if gen.slm_bytes > gen.target.slm_bytes:
         raise LoweringError(
             f"the kernel needs {gen.slm_bytes} B of shared local memory (this buffer: {shape[0]}x{shape[1]} "
-            f"{bits}-bit elements for a layout conversion or cross-subgroup reduction), but "
+            f"{bits}-bit elements: an xt.slm_alloc buffer or a layout conversion/cross-subgroup "
+            f"reduction), but "
             f"{gen.target.name} has {gen.target.slm_bytes} B per workgroup; use smaller workgroup tiles", op)
     elem = ir.IntType(bits)
     arr = ir.ArrayType(elem, shape[0] * shape[1])

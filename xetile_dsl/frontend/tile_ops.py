@@ -16,6 +16,7 @@ from .ast_to_xetile import INDEX, dense_splat, describe
 from .types import ir_type, is_float, type_name
 
 _DIMS = ("x", "y", "z")
+SLM_SPACE = 3  #: memref memory space of shared local memory
 
 
 def _bind(builder, node: ast.Call) -> dict[str, ast.AST]:
@@ -64,6 +65,19 @@ def build_barrier(builder, node: ast.Call):
     builder.emit(gpu.BarrierOp())
 
 
+def build_slm_alloc(builder, node: ast.Call):
+    """``xt.slm_alloc(shape, dtype)``: a static ``memref.alloc`` in memory space 3 (SLM)."""
+    from xdsl.dialects import memref
+
+    shape, dt = _shape_and_dtype(builder, _bind(builder, node))
+    if dt.name == "tf32":
+        raise builder.error(node, "slm_alloc: use xt.float32 for f32 data (tf32 is a tile_mma input type)")
+    mtype = MemRefType(ir_type(dt.name), shape, memory_space=IntegerAttr(SLM_SPACE, 64))
+    buf = builder.emit(memref.AllocOp([], [], mtype)).memref
+    builder.array_meta[buf] = ([], [])  # static: extents and strides come from the type
+    return buf
+
+
 def wg_map_attr(builder, arg: ast.AST | None):
     """The ``#xetile.wg_map`` of an ``xt.wg_map(...)`` constexpr (None when absent)."""
     if arg is None or _is_none(arg):
@@ -101,12 +115,22 @@ def build_init_tile(builder, node: ast.Call):
     order = tuple(builder.constexpr(args["order"], "order")) if "order" in args else (1, 0)
     if order not in ((1, 0), (0, 1)):
         raise builder.error(args["order"], f"order must be (1, 0) (row-major) or (0, 1) (column-major), got {order}")
+    space = _memory_space(base)
+    if space == SLM_SPACE and order != (1, 0):
+        raise builder.error(args["order"], "a tile of an xt.slm_alloc buffer must be row-major: order=(1, 0)")
     sizes, strides = builder.array_meta[base]
     if order == (0, 1):  # the transposed view of a row-major array: swap extents, unit row stride
         sizes, strides = sizes[::-1], [strides[1], strides[0]]
     wg = _wg_map_arg(builder, args, shape, "init_tile")
-    tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(order=order, wg_map=wg))
+    tile_type = xetile.TileType(shape, base.type.element_type,
+                                xetile.TileAttr(order=order, wg_map=wg, memory_space=space))
     return builder.emit(xetile.InitTileOp(base, offsets, tile_type, sizes, strides)).tile
+
+
+def _memory_space(base: SSAValue) -> int:
+    """3 for an ``xt.slm_alloc`` buffer, 0 for global arrays."""
+    space = base.type.memory_space
+    return space.value.data if isinstance(space, IntegerAttr) else 0
 
 
 def _init_scatter_tile(builder, node, args, base, offsets):

@@ -66,6 +66,8 @@ class Run:
     #: None when the program is the whole workgroup
     workgroup: object = None
     subgroup: int = 0
+    #: whole-tile mode: this workgroup's SLM buffers (one per ``memref.alloc`` op in space 3)
+    slm: dict = field(default_factory=dict)
 
     @property
     def memory(self) -> Memory:

@@ -56,7 +56,7 @@ def _call(run: Run, op, *args):
                   None)
     if target is None:
         raise InterpreterError(f"func.call: no function @{callee} in the module")
-    inner = Run(run.launch, run.program_id, workgroup=run.workgroup, subgroup=run.subgroup)
+    inner = Run(run.launch, run.program_id, workgroup=run.workgroup, subgroup=run.subgroup, slm=run.slm)
     _, values = inner.region(target.body, list(args))
     return list(values)
 
@@ -144,15 +144,16 @@ def _memref_cast(run: Run, op, ref: ArrayRef):
 
 @impl("memref.alloc", "memref.alloca")
 def _alloc(run: Run, op, *dyn_sizes):
-    """A fresh zero-filled buffer; a shared-local-memory buffer (memory space 3) in
-    per-subgroup execution is one per workgroup and op, shared by all its subgroups (as
-    the device's statically allocated SLM)."""
+    """A fresh zero-filled buffer; a shared-local-memory buffer (memory space 3, e.g.
+    ``xt.slm_alloc``) is one per workgroup and op, shared by all its subgroups in
+    per-subgroup execution and kept across loop iterations (as the device's statically
+    allocated SLM) in both modes."""
     t: MemRefType = op.results[0].type
     dyn = iter(int(s) for s in dyn_sizes)
     shape = [d if d >= 0 else next(dyn) for d in t.get_shape()]
-    if run.workgroup is None or not _is_slm(t):
+    if not _is_slm(t):
         return run.memory.allocate(f"alloc@{id(op):x}", shape, np_dtype(t.element_type))
-    slm = run.workgroup.slm
+    slm = run.workgroup.slm if run.workgroup is not None else run.slm
     if id(op) not in slm:
         slm[id(op)] = run.memory.allocate(f"slm@{id(op):x}", shape, np_dtype(t.element_type))
     return slm[id(op)]

@@ -4,7 +4,7 @@ Tile operations are named after the XeTile RFC ops (``core``); element-wise math
 reductions, casts and value creation follow Triton's names (``elementwise``)."""
 from .core import (
     atomic_rmw, barrier, bfloat16, builtin, constexpr, dtype, float16, float32, init_tile, int1, int8, int32,
-    int64, load_gather, load_tile, num_programs, num_subgroups, prefetch_tile, program_id, store_scatter,
+    int64, load_gather, load_tile, num_programs, num_subgroups, prefetch_tile, program_id, slm_alloc, store_scatter,
     store_tile, subgroup_id, tfloat32, tile_conv_layout, tile_mma, uint8, update_tile_offset, wg_map,
 )
 from .elementwise import (
@@ -18,7 +18,7 @@ __all__ = [
     "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float16", "float32", "fma", "full", "init_tile",
     "int1", "int8", "int32", "int64", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "prefetch_tile", "prod", "program_id", "rsqrt", "sigmoid",
-    "sin", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
+    "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
     "tfloat32", "tile_broadcast", "tile_conv_layout", "tile_mma", "tile_reduce", "tile_transpose",
     "transpose", "uint8", "update_tile_offset", "wg_map", "where", "zeros",
 ]

@@ -129,6 +129,14 @@ def barrier():
 
 
 @builtin
+def slm_alloc(shape, dtype):
+    """A 2-D buffer of ``shape`` x ``dtype`` (constexprs) in the workgroup's shared local
+    memory (``memref.alloc`` in memory space 3), shared by all subgroups of the workgroup.
+    View it with ``init_tile`` (offsets, ``wg_map``) like an array; separate writers and
+    readers with ``xt.barrier()``. Example: ``a_slm = xt.slm_alloc([256, 128], xt.float16)``"""
+
+
+@builtin
 def init_tile(base, offsets, shape=None, order=(1, 0), wg_map=None):
     """A tile of ``shape`` (constexprs) over the 2-D array ``base`` at ``offsets`` (rows, cols).
 

@@ -34,7 +34,7 @@ from . import constants
 from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
-from . import register_budget
+from . import register_budget, slm_tiles
 from .unlowered import reject_unlowered
 from .wg_vectors import VectorDistribution, infer as infer_vector_maps
 
@@ -54,12 +54,14 @@ class XeTileWgToSg(ModulePass):
         reject_unlowered(op, self.name)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
+                user_slm = slm_tiles.check_user_slm(fn, target)
                 maps = _MapInference(fn).run()
                 if maps.by_root:
                     _check_workgroup_size(fn, maps.num_subgroups, target)
                     register_budget.check(fn, target)
                     dist = _Distributor(fn, maps)
                     dist.target = target
+                    dist.slm_total = user_slm  # compiler exchanges come on top of the user's buffers
                     dist.run()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
                 if _needs_large_grf(fn, target):
