@@ -167,6 +167,11 @@ class _KernelGen:
             scattered_ops.emit(self, op)
             return
         handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
+        if handler is None and op.dialect_name() == "arith":
+            # scalar casts, compares, min/max, select...: a one-element fragment is a scalar,
+            # so the element-wise emitter lowers them unchanged
+            vector_ops.emit(self, op)
+            return
         if handler is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
         handler(op)
@@ -195,6 +200,10 @@ class _KernelGen:
 
     def _gpu_SubgroupIdOp(self, op) -> None:
         fn = self.lib.declare("_Z16get_sub_group_idv", ir.FunctionType(I32, []))
+        self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
+
+    def _gpu_NumSubgroupsOp(self, op) -> None:
+        fn = self.lib.declare("_Z18get_num_sub_groupsv", ir.FunctionType(I32, []))
         self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
 
     def _gpu_LaneIdOp(self, op) -> None:
