@@ -48,7 +48,7 @@ def _kernel(text: str, target: str) -> CompiledKernel:
     return CompiledKernel(abi.kernel_name, target, abi, {"llvm": llvm_text, "spirv": emit_spirv(llvm_text)})
 
 
-@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])
+@pytest.mark.parametrize("target", ["cpu-pvc"])
 def test_named_barrier_exchange_runs_on_cpu(target):
     a = np.random.default_rng(5).standard_normal((64, 64)).astype(np.float32)
     out = np.full((1, 64), np.nan, np.float32)
@@ -82,6 +82,32 @@ def test_named_barrier_compiles_to_sync_bar_on_pvc():
 def test_named_barrier_misuse_is_reported(kw, message):
     with pytest.raises(LoweringError, match=message):
         _kernel(_named(_simt("pvc"), **kw), "pvc")
+
+
+@pytest.mark.parametrize("target", ["arc", "cpu-arc"])
+def test_arc_has_no_named_barriers(target):
+    with pytest.raises(LoweringError, match="arc has no named barriers; use gpu.barrier"):
+        _kernel(_named(_simt(target)), target)
+
+
+def test_xegpu_simt_keeps_named_barriers(tmp_path):
+    """``opt -p xegpu-simt``: the workgroup-level nbarrier ops pass to the SIMT form
+    unchanged, and the legality check accepts them for pvc (rejects them for arc)."""
+    import subprocess
+    import sys
+
+    src = tmp_path / "colmax.xegpu.mlir"
+    src.write_text(_named(xd.compile(col_max_kernel, SIG, {}, target="pvc").asm["xegpu"]))
+    run = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(src), "-p", "xegpu-simt", "--target", "pvc"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    for op in ("xegpu.alloc_nbarrier", "xegpu.init_nbarrier %nb_id, %nb_count", "xegpu.nbarrier_arrive %nb",
+               "xegpu.nbarrier_wait %nb"):
+        assert run.stdout.count(op) == 1, op
+    assert run.stdout.index("xegpu.nbarrier_arrive") < run.stdout.index("xegpu.nbarrier_wait")
+    run = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(src), "--target", "arc"],
+                         capture_output=True, text=True)
+    assert run.returncode != 0 and "arc has no named barriers" in run.stderr + run.stdout
 
 
 def test_cpu_device_needs_every_subgroup():

@@ -12,7 +12,8 @@ exchanges need).  An arrive never waited for, or a wait with no arrive before it
 core ``OpNamedBarrierInitialize`` / ``OpMemoryNamedBarrier`` crash ocloc).  The id operand
 of ``init_nbarrier`` is not needed (IGC assigns ids); ``alloc_nbarrier`` emits nothing.
 
-On the CPU device (no named barriers) the barrier is defined from its specification on
+Targets without named barriers (arc, and its CPU flavour) report them.  On the CPU
+device (no named barriers) the barrier is defined from its specification on
 top of the work-group barrier, which is exact when every subgroup of the workgroup
 participates; a barrier over a subset of the subgroups cannot be emulated (its waiters
 would block the work-group barrier of the others) and is reported.
@@ -73,6 +74,8 @@ def _participants(op: xegpu.InitNbarrierOp) -> int | None:
 
 def _init(gen, op: xegpu.InitNbarrierOp) -> ir.Value:
     count, subgroups = _participants(op), gen.workgroup_subgroups
+    if gen.target.named_barriers == 0:
+        raise LoweringError(f"init_nbarrier: {gen.target.name} has no named barriers; use gpu.barrier", op)
     if count is not None and not 1 <= count <= subgroups:
         raise LoweringError(f"init_nbarrier: {count} participants, but the workgroup has {subgroups} subgroup(s); "
                             f"use 1..{subgroups}", op)
