@@ -135,7 +135,8 @@ def test_tf32_dpas_rounds_inputs_to_nearest_even():
     b[0, 1] = tie_down  # and one rounded B element: D[0][1] = tf32(below) * tf32(tie_down)
     c = np.zeros((m, n), np.float32)
     out = np.zeros((n, m), np.float32)
-    _, _, _, got = run(_dpas_kernel(PVC, "tf32", "tf32", "f32", m), [_pack_a(a, "tf32", n), _pack_b(b), c.T.copy(), out], n)
+    operands = [_pack_a(a, "tf32", n), _pack_b(b), c.T.copy(), out]
+    _, _, _, got = run(_dpas_kernel(PVC, "tf32", "tf32", "f32", m), operands, n)
     got = got.T
     rounded = np.array([1.0, 1.0, 1 + 2 * one_ulp, 1 + one_ulp, -(1 + 2 * one_ulp), -(1 + one_ulp), 3.0, 0.5],
                        np.float32)

@@ -36,7 +36,8 @@ def _named(text: str, count: int = 4, arrive: bool = True, wait: bool = True) ->
     ops = ["%nb_id = arith.constant 1 : i8", f"%nb_count = arith.constant {count} : i8",
            "xegpu.alloc_nbarrier 1",
            "%nb = xegpu.init_nbarrier %nb_id, %nb_count : i8, i8 -> !xegpu.nbarrier"]
-    ops += ["xegpu.nbarrier_arrive %nb : !xegpu.nbarrier"] * arrive + ["xegpu.nbarrier_wait %nb : !xegpu.nbarrier"] * wait
+    ops += ["xegpu.nbarrier_arrive %nb : !xegpu.nbarrier"] * arrive
+    ops += ["xegpu.nbarrier_wait %nb : !xegpu.nbarrier"] * wait
     return text.replace(BARRIER, "\n    ".join(ops))
 
 

@@ -86,9 +86,15 @@ def _init(gen, op: xegpu.InitNbarrierOp) -> ir.Value:
                                 f"{'a runtime count' if count is None else count})", op)
         return ir.Constant(LOCAL_PTR, None)
     fn = gen.lib.declare(NAMED_BARRIER_INIT, ir.FunctionType(LOCAL_PTR, [I32]))
-    participants = gen.v(op.participant_thread_num)
-    return gen.b.call(fn, [gen.b.zext(participants, I32) if participants.type.width < 32 else
-                           gen.b.trunc(participants, I32) if participants.type.width > 32 else participants])
+    return gen.b.call(fn, [_as_i32(gen.b, gen.v(op.participant_thread_num))])
+
+
+def _as_i32(builder: ir.IRBuilder, value: ir.Value) -> ir.Value:
+    """An unsigned count (i8 ... index) as i32."""
+    width = value.type.width
+    if width == 32:
+        return value
+    return builder.zext(value, I32) if width < 32 else builder.trunc(value, I32)
 
 
 def _wait(gen, barrier: ir.Value) -> None:
