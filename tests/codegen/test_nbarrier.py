@@ -69,7 +69,9 @@ def test_named_barrier_compiles_to_sync_bar_on_pvc():
     require_ocloc()
     kernel = _kernel(_named(_simt("pvc")), "pvc")
     assert "named_barrier_init" in kernel.asm["llvm"] and "work_group_named_barrier" in kernel.asm["llvm"]
-    isa = compile_spirv(kernel.spirv, "pvc").isa_text(kernel.name)
+    zebin = compile_spirv(kernel.spirv, "pvc")
+    isa = zebin.isa_text(kernel.name)
+    assert zebin.execution_env(kernel.name)["barrier_count"] == 2  # 1 with the plain gpu.barrier
     # named barrier ids start at 1 (0 is the workgroup barrier)
     assert re.search(r"sync\.bar\s+1\b", isa), isa[-2000:]
     assert "signal barrier" in isa
