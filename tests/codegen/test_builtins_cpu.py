@@ -14,6 +14,7 @@ import pytest
 from llvmlite import ir
 
 from cpu_launch import build_kernel, lane_ptr, run
+from tf32_ref import tf32_round
 from xetile_dsl.codegen.builtins_dpas import dpas_signature
 from xetile_dsl.codegen.intel_builtins import IntelBuiltins
 from xetile_dsl.codegen.mangle import Ptr, mangle, vec
@@ -63,7 +64,9 @@ def _pack_b(b: np.ndarray) -> np.ndarray:
     return _pack_lanes(b.T, np.uint32)
 
 
-def _ref(a, b, c, acc_type):
+def _ref(a, b, c, acc_type, a_type=None):
+    if a_type == "tf32":
+        a, b = tf32_round(a), tf32_round(b)
     if acc_type == "i32":
         return (a.astype(np.int64) @ b.astype(np.int64) + c).astype(np.int64).astype(np.uint32).view(np.int32)
     return a.astype(np.float64) @ b.astype(np.float64) + c.astype(np.float64)
@@ -107,12 +110,39 @@ def test_dpas_matches_numpy(target, a_t, b_t, acc_t, m):
     if acc_t == "bf16":
         got = got.view(ml_dtypes.bfloat16)
     got = got.T
-    want = _ref(a, b, c, acc_t)
+    want = _ref(a, b, c, acc_t, a_t)
     if acc_t == "i32":
         np.testing.assert_array_equal(got, want)
+    elif a_t == "tf32":  # inputs rounded like the reference: only f32 accumulation error left
+        bound = np.abs(tf32_round(a)).astype(np.float64) @ np.abs(tf32_round(b)) + np.abs(c)
+        np.testing.assert_allclose(got, want, rtol=0, atol=(k + 1) * 2.0 ** -24 * bound.max())
     else:
         tol = {"f32": 1e-5, "f16": 2e-3, "bf16": 1e-2}[acc_t]
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=tol, atol=tol * 8)
+
+
+def test_tf32_dpas_rounds_inputs_to_nearest_even():
+    """Inputs whose dropped 13 bits are just below, at (ties both ways) and above half an
+    ulp of tf32: products of ones-free powers of two are exact, so D is compared exactly."""
+    n, k, m = PVC.subgroup_size, K_OF["tf32"], 8
+    one_ulp = 2.0 ** -10
+    below, tie_down, tie_up, above = (1 + 0xFFF * 2.0 ** -23, 1 + 0x1000 * 2.0 ** -23,
+                                      1 + one_ulp + 0x1000 * 2.0 ** -23, 1 + 0x1001 * 2.0 ** -23)
+    values = np.array([below, tie_down, tie_up, above, -tie_up, -above, 3.0, 0.5], np.float32)
+    a = np.zeros((m, k), np.float32)
+    a[np.arange(m), np.arange(m) % k] = values  # row r picks one value in column r
+    b = np.eye(k, n, dtype=np.float32)  # B[kk][kk] = 1: D[r][kk] = tf32(A[r][kk]) * tf32(1)
+    b[0, 1] = tie_down  # and one rounded B element: D[0][1] = tf32(below) * tf32(tie_down)
+    c = np.zeros((m, n), np.float32)
+    out = np.zeros((n, m), np.float32)
+    operands = [_pack_a(a, "tf32", n), _pack_b(b), c.T.copy(), out]
+    _, _, _, got = run(_dpas_kernel(PVC, "tf32", "tf32", "f32", m), operands, n)
+    got = got.T
+    rounded = np.array([1.0, 1.0, 1 + 2 * one_ulp, 1 + one_ulp, -(1 + 2 * one_ulp), -(1 + one_ulp), 3.0, 0.5],
+                       np.float32)
+    np.testing.assert_array_equal(np.diag(got[:, :k]), rounded)
+    assert got[0, 1] == 1.0  # tf32(below) * tf32(tie_down) = 1 * 1
+    np.testing.assert_array_equal(got, _ref(a, b, c, "f32", "tf32").astype(np.float32))
 
 
 # --- 2D loads and stores ------------------------------------------------------------

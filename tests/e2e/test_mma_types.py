@@ -9,6 +9,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationError
 from xetile_dsl.kernels.matmul import matmul_acc_kernel
+from tf32_ref import tf32_matmul_ref
 
 INT_RANGES = {"i8": (np.int8, -128, 128), "u8": (np.uint8, 0, 256)}
 
@@ -44,9 +45,25 @@ def test_tf32_mma_matches_numpy(tiles):
     a = rng.standard_normal((M, K)).astype(np.float32)
     b = rng.standard_normal((K, N)).astype(np.float32)
     c = _run(a, b, np.zeros((M, N), np.float32), "pvc", tiles, xt.float32)
-    ref = a.astype(np.float64) @ b.astype(np.float64)
-    # tf32 keeps 10 mantissa bits of each input: relative error per product <= 2^-10
-    np.testing.assert_allclose(c, ref, rtol=0, atol=2.0 ** -10 * (np.abs(a) @ np.abs(b)).max())
+    ref, f32_error = tf32_matmul_ref(a, b)  # inputs rounded to tf32 like the matrix engine
+    np.testing.assert_allclose(c, ref, rtol=0, atol=f32_error)
+    assert np.abs(c - a.astype(np.float64) @ b).max() > 10 * f32_error  # the rounding is visible
+
+
+def test_tf32_cpu_device_and_interpreter_round_alike():
+    """Inputs with bits below tf32's mantissa (ties included): the CPU device's DPAS and the
+    interpreter both round them to nearest even, so both match the rounded reference."""
+    M, N, K = 32, 32, 64
+    rng = np.random.default_rng(11)
+    base = rng.integers(-64, 64, (M + N, K)).astype(np.float32) / 32  # few significant bits
+    low_bits = rng.choice([0x0FFF, 0x1000, 0x1001, 0x0800, 0x1FFF], size=base.shape).astype(np.uint32)
+    noisy = (base.view(np.uint32) | np.where(base != 0, low_bits, 0).astype(np.uint32)).view(np.float32)
+    a, b = noisy[:M], np.ascontiguousarray(noisy[M:].T)
+    ref, f32_error = tf32_matmul_ref(a, b)
+    for target in ("cpu-pvc", "interpret"):
+        c = np.zeros((M, N), np.float32)
+        matmul_acc_kernel.on(target)[(1, 1)](a, b, c, K, BM=32, BN=32, BK=32, ACC=xt.float32)
+        np.testing.assert_allclose(c, ref, rtol=0, atol=f32_error, err_msg=target)
 
 
 def test_tf32_small_integers_exact():

@@ -9,6 +9,13 @@ The emulation body (§2.4, §7) makes lane n compute column n of D: it fetches A
 elements from the lanes that hold them with ``intel_sub_group_shuffle`` and
 accumulates ``C[m][n] + sum_k A[m][k] * B[k][n]`` in f32 with fma (integers: i32,
 wrapping mod 2^32).  The body is straight-line: shuffles are convergent.
+
+tf32 inputs are f32 words of which the matrix engine uses 1 + 8 + 10 bits; the
+emulation first rounds every A and B element to tf32, to nearest even (the one
+f32 -> tf32 conversion Intel specifies, ``OpRoundFToTF32INTEL`` of
+SPV_INTEL_tensor_float32_conversion), exactly like the interpreter's ``round_tf32``.
+Products of two tf32 values are exact in f32 (22 significant bits), so only the fma
+accumulation rounds.
 """
 from __future__ import annotations
 
@@ -125,7 +132,7 @@ def _a_row(bi, builder, a, row: int, sig: DpasSignature) -> list:
         # component i of lane n = A[2i + (n >= K)][n mod K]  (§2.4)
         comp = _component(builder, a, row // 2, sig.a_count)
         word = builder.bitcast(comp, I32)
-        return [builder.bitcast(bi.shuffle_i32(builder, word, ir.Constant(I32, (row % 2) * sig.k + kk)), F32)
+        return [_round_tf32(builder, bi.shuffle_i32(builder, word, ir.Constant(I32, (row % 2) * sig.k + kk)))
                 for kk in range(sig.k)]
     bits = ELEM_BITS[sig.a_type]
     per_lane = sig.a_lane_bits // bits  # consecutive elements of the row each lane holds
@@ -142,7 +149,7 @@ def _a_row(bi, builder, a, row: int, sig: DpasSignature) -> list:
 def _b_element(builder, b, kk: int, b_type: str):
     """``B[kk][n]`` of this lane's VNNI-packed column, as f32 (or i32)."""
     if b_type == "tf32":
-        return builder.extract_element(b, ir.Constant(I32, kk))
+        return _round_tf32(builder, builder.bitcast(builder.extract_element(b, ir.Constant(I32, kk)), I32))
     bits = ELEM_BITS[b_type]
     per_dword = 32 // bits
     dword = builder.extract_element(b, ir.Constant(I32, kk // per_dword))
@@ -165,6 +172,18 @@ def _unpack(builder, word, shift: int, bits: int, elem: str):
 def _bf16_to_f32(builder, bits16):
     """bf16 is the top half of an f32: exact."""
     return builder.bitcast(builder.shl(builder.zext(bits16, I32), ir.Constant(I32, 16)), F32)
+
+
+def _round_tf32(builder, bits):
+    """The f32 whose i32 ``bits`` are given, rounded to tf32 (10 mantissa bits), to nearest
+    even; infinities and NaNs pass unchanged (a carry out of the mantissa correctly
+    bumps the exponent, up to infinity)."""
+    lsb = builder.and_(builder.lshr(bits, ir.Constant(I32, 13)), ir.Constant(I32, 1))
+    rounded = builder.add(bits, builder.add(lsb, ir.Constant(I32, 0xFFF)))
+    rounded = builder.and_(rounded, ir.Constant(I32, ~0x1FFF & 0xFFFFFFFF))
+    exponent = builder.and_(bits, ir.Constant(I32, 0x7F800000))
+    finite = builder.icmp_unsigned("!=", exponent, ir.Constant(I32, 0x7F800000))
+    return builder.bitcast(builder.select(finite, rounded, bits), F32)
 
 
 def _f32_to_bf16(builder, value):

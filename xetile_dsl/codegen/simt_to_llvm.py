@@ -33,7 +33,7 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
-from . import constants, scattered_ops, slm, vector_ops
+from . import constants, nbarrier, scattered_ops, slm, vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -131,9 +131,11 @@ class _KernelGen:
         kfn.set_metadata("intel_reqd_sub_group_size", self.llmod.add_metadata([ir.Constant(I32, sg)]))
         self.b = ir.IRBuilder(kfn.append_basic_block("entry"))
         self._bind_args(fn, kfn)
+        n_sg = fn.attributes.get("xetile.num_subgroups")
+        self.workgroup_subgroups = n_sg.value.data if n_sg is not None else 1
         for op in fn.body.block.ops:
             self.op(op)
-        n_sg = fn.attributes.get("xetile.num_subgroups")
+        nbarrier.finish(self)
         large_grf = "xetile.large_grf" in fn.attributes
         return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg,
                          workgroup_size=sg * (n_sg.value.data if n_sg is not None else 1),
@@ -169,7 +171,15 @@ class _KernelGen:
         if scattered_ops.handles(op):
             scattered_ops.emit(self, op)
             return
+        if nbarrier.handles(op):
+            nbarrier.emit(self, op)
+            return
         handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
+        if handler is None and op.dialect_name() == "arith":
+            # scalar casts, compares, min/max, select...: a one-element fragment is a scalar,
+            # so the element-wise emitter lowers them unchanged
+            vector_ops.emit(self, op)
+            return
         if handler is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
         handler(op)
@@ -198,6 +208,10 @@ class _KernelGen:
 
     def _gpu_SubgroupIdOp(self, op) -> None:
         fn = self.lib.declare("_Z16get_sub_group_idv", ir.FunctionType(I32, []))
+        self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
+
+    def _gpu_NumSubgroupsOp(self, op) -> None:
+        fn = self.lib.declare("_Z18get_num_sub_groupsv", ir.FunctionType(I32, []))
         self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
 
     def _gpu_LaneIdOp(self, op) -> None:

@@ -168,7 +168,7 @@ def _op_problems(op: Operation, target: Target) -> list[str]:
         out += _scatter(op, target)
         out += _lanes(op, op.tensor_desc.type.layout, target)
     elif isinstance(op, xegpu.AllocNbarrierOp):
-        n = _const(op.nbarrier_num)
+        n = _const(op.nbarrier_num) if op.nbarrier_num is not None else op.nbarrier_count.value.data
         if target.named_barriers == 0:
             out.append(f"{op.name}: {target.name} has no named barriers; use gpu.barrier")
         elif n is not None and n > target.named_barriers:
