@@ -59,7 +59,6 @@ class XeTileWgToSg(ModulePass):
                     dist.target = target
                     dist.run()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
-                _check_accumulators_fit(fn, target)
                 if _needs_large_grf(fn, target):
                     fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
 
@@ -284,29 +283,6 @@ def _check_workgroup_size(fn: func.FuncOp, num_subgroups: int, target: Target) -
                             f"work items per workgroup, but {target.name} runs at most "
                             f"{target.max_workgroup_size}; use an sg_layout with at most "
                             f"{target.max_workgroup_size // target.subgroup_size} subgroups", fn)
-
-
-def _check_accumulators_fit(fn: func.FuncOp, target: Target) -> None:
-    """A subgroup's tile_mma accumulators must leave room in its largest register file:
-    when they alone fill it, every DPAS would spill (e.g. the RFC's 32x64 f32 piece is
-    the whole 8 KiB file of an 8-lane ARC subgroup)."""
-    seen, total, first = set(), 0, None
-    families = Families(fn)
-    for op in fn.walk():
-        if isinstance(op, xetile.TileMMAOp) and (root := families.find(op.output)) not in seen:
-            seen.add(root)
-            r, c = _shape(op.output)
-            total += r * c * bit_width(op.output.type.element_type) // 8
-            first = first or op
-    capacity = target.large_grf_count * target.grf_bytes
-    if first is not None and total >= capacity:
-        r, c = _shape(first.output)
-        raise LoweringError(
-            f"tile_mma: each subgroup's accumulator ({r}x{c} {first.output.type.element_type} per piece, {total} B "
-            f"in all) fills the whole register file of one {target.name} subgroup ({target.large_grf_count} registers "
-            f"x {target.grf_bytes} B = {capacity} B with {target.subgroup_size} lanes), so it cannot stay in "
-            f"registers; give each subgroup a smaller C piece (sg_data with at most {capacity // 2} B of "
-            f"accumulator, e.g. half the rows) and more subgroups or a smaller workgroup tile", first)
 
 
 def _needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
