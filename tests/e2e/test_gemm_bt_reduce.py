@@ -1,7 +1,8 @@
 """XeTile RFC Appendix 2.2 and 2.3 (GEMM with transpose, broadcast and reduction at
 workgroup level, the RFC's wg_map values) on the CPU device against numpy, at 512x512x512
 (2x2 workgroups of 256x256), in the PVC flavour (16 lanes, 2D block IO) and the ARC
-flavour (8 lanes, 256 work items per workgroup, per-lane loads)."""
+flavour (8 lanes, 256 work items per workgroup, per-lane loads), and in the XeTile
+interpreter (the frontend's workgroup-level IR run with numpy)."""
 from __future__ import annotations
 
 import numpy as np
@@ -22,7 +23,7 @@ def _inputs(M, N, K, seed):
     return a, bt, bcast
 
 
-@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])
+@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc", "interpret"])
 @pytest.mark.parametrize("appendix", ["2.2", "2.3"])
 def test_gemm_transpose_broadcast_reduce_512_matches_numpy(appendix, target):
     M = N = K = 512
