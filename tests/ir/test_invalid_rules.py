@@ -131,6 +131,10 @@ MALFORMED = {
     "tensor_desc rank": "!xegpu.tensor_desc<8x16x4x2xf16>",
     "scattered 2-D without chunk": "!xegpu.tensor_desc<16x4xf16, #xegpu.scatter_tdesc_attr<>>",
     "tdesc_attr mixed": "!xegpu.tensor_desc<8x16xf16, #xegpu.tdesc_attr<scattered = true, array_length = 2>>",
+    "tdesc_attr scattered memory space": "!xegpu.tensor_desc<16x4xf32, #xegpu.tdesc_attr<memory_space = tmp, "
+                                         "scattered = true, chunk_size = 4>>",
+    "tdesc_attr block memory space": "!xegpu.tensor_desc<8x16xf32, #xegpu.tdesc_attr<memory_space = tmp>>",
+    "sg_map zero": "!xegpu.tensor_desc<16x16xf32, #xegpu.sg_map<wi_layout = [1, 16], wi_data = [0, 1]>>",
     "tdesc_attr sg": "!xegpu.tensor_desc<8x16xf16, #xegpu.tdesc_attr<sg = 1>>",
     "cache hint word": "!xegpu.tensor_desc<8x16xf16, #xegpu.cache_hint<often>>",
     "nbarrier params": "!xegpu.nbarrier<3>",

@@ -38,6 +38,8 @@ INVALID = {
                           "#xetile.wg_map<sg_layout = [1, 2], sg_data = [16, 8]>, #xetile.wg_map<sg_layout = [2, 2], "
                           "sg_data = [4, 8]>} : vector<8x16xf16>, vector<16x16xf16> -> vector<8x16xf32>",
                           "wg_map of A must have the result's sg_layout"),
+    "tile_mma ranks": ("%r = xetile.tile_mma %blk, %b : vector<4x2x16x16xf32>, vector<16x16xf16> -> "
+                       "vector<4x2x16x16xf32>", "must have the same rank"),
     "atomic kind": (f"%r = xetile.atomic_rmw add %v, %t : vector<8x16xf16>, {T} -> vector<8x16xf16>",
                     "unknown kind 'add'; use one of addf"),
     "transpose 4d": ("%r = xetile.tile_transpose %blk [1, 0] : vector<4x2x16x16xf32> -> vector<2x4x16x16xf32>",
@@ -119,10 +121,47 @@ INVALID = {
                           "vector<16xf32>", "unknown kind 'add'"),
     "init_nbarrier types": ("%r = xegpu.init_nbarrier %w, %n : vector<16xf32>, i8 -> !xegpu.nbarrier",
                             "operands must be integers"),
+    # MLIR's invalid.mlir: a scattered layout gives each lane one row, 32 bits at a time
+    "scatter lane_data rows": ("%r = xegpu.create_tdesc %p, %o : i64, vector<16xindex> -> !xegpu.tensor_desc<16x2xf32, "
+                               "#xegpu.scatter_tdesc_attr<chunk_size = 2>, #xegpu.layout<lane_layout = [8, 1], "
+                               "lane_data = [2, 1]>>", "cannot map over non-contiguous scattered rows"),
+    "scatter lane_data unit": ("%r = xegpu.create_tdesc %p, %o : i64, vector<16xindex> -> !xegpu.tensor_desc<16xf32, "
+                               "#xegpu.scatter_tdesc_attr<>, #xegpu.layout<lane_layout = [8], lane_data = [2]>>",
+                               "lane_data[0] = 1 for f32"),
+    "scatter lane_data f16 unit": ("%r = xegpu.create_tdesc %p, %o : i64, vector<16xindex> -> !xegpu.tensor_desc<16x8xf16, "
+                                   "#xegpu.scatter_tdesc_attr<chunk_size = 8>, #xegpu.layout<lane_layout = [16, 1], "
+                                   "lane_data = [1, 1]>>", "lane_data[1] = 2 for f16"),
+    "convert_layout result type": ("%r = xegpu.convert_layout %c {target_layout = #xegpu.layout<lane_layout = [1, 16], "
+                                   "lane_data = [1, 1]>} : vector<8x16xf32> -> vector<16x8xf32>",
+                                   "the result type must be the source type"),
+    "convert_layout same srcMap resMap": (
+        "%r = xegpu.convert_layout %c {srcMap = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>, "
+        "resMap = #xegpu.layout<lane_layout = [1, 16], lane_data = [1, 1]>} : vector<8x16xf32>", "are the same"),
+    # the RFC's dpas layout rule (A [M, K], B [K, N], result [M, N] share sg_layout and order)
+    "dpas layout sg_layout": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [4, 8], sg_data = [32, 32]>, #xegpu.layout<sg_layout = "
+        "[8, 4], sg_data = [32, 64]>, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "layout_a must have the result's sg_layout [8, 4]"),
+    "dpas layout M": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [16, 32]>, #xegpu.layout<sg_layout = "
+        "[8, 4], sg_data = [32, 64]>, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "sg_data disagree on M (16 vs 32)"),
+    "dpas layout K": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32]>, #xegpu.layout<sg_layout = "
+        "[8, 4], sg_data = [16, 64]>, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "sg_data disagree on K (32 vs 16)"),
+    "dpas layout order": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], order = [0, 1]>, "
+        "#xegpu.layout<sg_layout = [8, 4], sg_data = [32, 64], order = [1, 0]>, #xegpu.layout<sg_layout = [8, 4], "
+        "sg_data = [32, 64], order = [1, 0]>} : vector<256x32xbf16>, vector<32x256xbf16> -> vector<256x256xf32>",
+        "layout_a must have the result's order"),
+    "dpas layout_cd vs result": (
+        "%r = xegpu.dpas %wa, %wb {#xegpu.layout<sg_layout = [8, 4], sg_data = [64, 64]>} : vector<256x32xbf16>, "
+        "vector<32x256xbf16> -> vector<256x256xf32>", "must be a multiple of sg_layout*sg_data"),
     "update_nd count": (f"%r = xegpu.update_nd_offset %d, %i : {TD}", "needs one offset per descriptor dimension"),
 }
 
-ARGS_X = ARGS + ", %sm2: memref<64x64xf16, strided<[1, 64]>>"
+ARGS_X = ARGS + ", %sm2: memref<64x64xf16, strided<[1, 64]>>, %wa: vector<256x32xbf16>, %wb: vector<32x256xbf16>"
 
 
 @pytest.mark.parametrize("name", sorted(INVALID))

@@ -46,6 +46,21 @@ def test_opt_verify_error() -> None:
     assert rc == 1 and "xegpu.dpas" in err
 
 
+def test_opt_verify_error_is_located_at_the_op() -> None:
+    """Input verification names the failing op's line and column, with the source line."""
+    bad = GOOD.replace("vector<8x16xf32> -> vector<8x16xf32>", "vector<8x16xf32> -> vector<8x8xf32>")
+    rc, _, err = _opt(bad)
+    line = next(i for i, text in enumerate(bad.splitlines(), 1) if "xegpu.dpas" in text)
+    assert rc == 1 and err.startswith(f"k.mlir:{line}:3: error: xegpu.dpas"), err
+    assert "%r = xegpu.dpas %a, %b, %c" in err and "Traceback" not in err
+
+
+def test_opt_verify_error_in_a_vector_op_is_located() -> None:
+    text = wrap("%a: vector<256x128xf32>", "  %r = vector.shape_cast %a : vector<256x128xf32> to vector<256x64xf32>")
+    rc, _, err = _opt(text)
+    assert rc == 1 and err.startswith("k.mlir:2:3: error: vector.shape_cast") and "element count" in err
+
+
 def test_opt_unknown_pass() -> None:
     rc, _, err = _opt(GOOD, passes="no-such-pass")
     assert rc == 1 and "no-such-pass" in err
@@ -73,6 +88,16 @@ def test_pvc_legal() -> None:
     verify_for_target(parse_module(GOOD), "pvc")
 
 
+def test_vector_op_layouts_legal_for_their_target() -> None:
+    """A 16-lane layout on a vector op is pvc's; arc (8 lanes) rejects it."""
+    text = wrap("%v: vector<8x32xf16>", "  %r = vector.transpose %v, [1, 0] {layout_result_0 = #xegpu.layout<"
+                "lane_layout = [16, 1], lane_data = [1, 1]>} : vector<8x32xf16> to vector<32x8xf16>")
+    module = parse_module(text)
+    module.verify()
+    assert check_for_target(module, "pvc") == []
+    assert any("covers 16 lanes but the arc subgroup has 8" in str(p) for p in check_for_target(module, "arc"))
+
+
 TARGET_BAD = {
     "dpas shape": ("%r = xegpu.dpas %v, %b2 : vector<8x32xf16>, vector<32x16xf16> -> vector<8x16xf32>",
                    "pvc DPAS for f16 is M x N x K"),
@@ -86,6 +111,14 @@ TARGET_BAD = {
     "sg_map lanes": ("%d = xegpu.create_nd_tdesc %m[%i, %j] : memref<64x64xf16> -> !xegpu.tensor_desc<8x16xf16, "
                      "#xegpu.sg_map<wi_layout = [1, 8], wi_data = [1, 1]>>", "covers 8 lanes but the pvc subgroup has 16"),
     "slm size": ("%s = memref.alloc() : memref<256x512xf16, 3>", "shared local memory allocated, pvc has 131072 B"),
+    "vector op lane layout": ("%r = vector.transpose %v, [1, 0] {layout_result_0 = #xegpu.layout<lane_layout = "
+                              "[1, 8], lane_data = [1, 1]>} : vector<8x32xf16> to vector<32x8xf16>",
+                              "vector.transpose: lane layout covers 8 lanes but the pvc subgroup has 16"),
+    "sliced lane layout": ("%r = vector.multi_reduction <add>, %v, %h {layout_result_0 = #xegpu.slice<#xegpu.layout<"
+                           "lane_layout = [1, 32], lane_data = [1, 1]>, dims = [1]>} [1] : vector<8x32xf16> to "
+                           "vector<8xf16>", "covers 32 lanes"),
+    "arith layout_result_0": ("%r = arith.addf %v, %v {layout_result_0 = #xegpu.layout<lane_layout = [2, 4], "
+                              "lane_data = [1, 1]>} : vector<8x32xf16>", "arith.addf: lane layout covers 8 lanes"),
     "scatter lanes": ("%s = xegpu.create_tdesc %p, %o : i64, vector<4xindex> -> !xegpu.tensor_desc<4xf32, "
                       "#xegpu.scatter_tdesc_attr<>>", "needs 16 (or 32), got 4"),
 }
@@ -95,7 +128,8 @@ TARGET_BAD = {
 def test_target_illegal(name: str) -> None:
     body, message = TARGET_BAD[name]
     args = ("%m: memref<64x64xf16>, %n: memref<64x20xf16>, %i: index, %j: index, %v: vector<8x32xf16>, "
-            "%b2: vector<32x16xf16>, %f: vector<8x8xf64>, %f2: vector<8x16xf64>, %p: i64, %o: vector<4xindex>")
+            "%b2: vector<32x16xf16>, %f: vector<8x8xf64>, %f2: vector<8x16xf64>, %p: i64, %o: vector<4xindex>, "
+            "%h: vector<8xf16>")
     module = parse_module(wrap(args, "  " + body))
     module.verify()
     problems = [str(p) for p in check_for_target(module, "pvc")]

@@ -3,6 +3,8 @@ MLIR XeGPU) that mean the same as our canonical forms: each parses, verifies, pr
 canonically, and round-trips through the custom and the generic form."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from .helpers import roundtrip
@@ -155,6 +157,43 @@ CASES = {
         "%t: !xetile.tile<8x16xf16>, %v: vector<8x16xf16>",
         '%r = xetile.atomic_rmw "addf" %v, %t : vector<8x16xf16>, !xetile.tile<8x16xf16> -> vector<8x16xf16>',
         "xetile.atomic_rmw addf %v, %t"),
+    "xetile.reduce": ("%v: vector<8x16xf16>", "%r = xetile.reduce <add>, %v [0] : vector<8x16xf16> -> vector<1x16xf16>",
+                      "xetile.tile_reduce <add> %v [0]"),
+    # --- MLIR's XeGPU tests: layouts on ops and the vector ops the layout passes produce
+    "convert_layout srcMap resMap": (
+        "%a: vector<32x64xf16>",
+        "%r = xegpu.convert_layout %a {srcMap = #xegpu.layout<sg_layout = [2, 4], sg_data = [16, 16]>, "
+        "resMap = #xegpu.layout<sg_layout = [4, 2], sg_data = [8, 32]>} : vector<32x64xf16>",
+        "{target_layout = #xegpu.layout<sg_layout = [4, 2], sg_data = [8, 32]>, input_layout = "),
+    "multi_reduction attr-dict before dims": (
+        "%v: vector<256x128xf32>, %acc: vector<128xf32>",
+        "%r = vector.multi_reduction <add>, %v, %acc {layout_result_0 = #xegpu.slice<#xegpu.layout<sg_layout = [8, 4], "
+        "sg_data = [32, 32]>, dims = [0]>} [0] : vector<256x128xf32> to vector<128xf32>",
+        "vector.multi_reduction <add>, %v, %acc {layout_result_0 = #xegpu.slice<"),
+    "broadcast stretching a unit dim": (
+        "%v: vector<256x1xf32>",
+        "%r = vector.broadcast %v {layout_result_0 = #xegpu.layout<sg_layout = [8, 1], sg_data = [32, 32], "
+        "lane_layout = [8, 1], lane_data = [1, 1]>} : vector<256x1xf32> to vector<256x32xf32>",
+        "vector.broadcast %v {layout_result_0 = "),
+    "layout on arith.constant and math": (
+        "%v: vector<128x64xf32>",
+        "%c = arith.constant {layout_result_0 = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 16]>} dense<1.0> : "
+        "vector<128x64xf32>\n  %e = math.exp %v {layout_result_0 = #xegpu.layout<sg_layout = [4, 4], "
+        "sg_data = [32, 16]>} : vector<128x64xf32>", "math.exp %v {layout_result_0 = "),
+    "dpas layout_result_0 (MLIR's name for layout_cd)": (
+        "%a: vector<128x128xf16>, %b: vector<128x128xf16>",
+        "%r = xegpu.dpas %a, %b {layout_result_0 = #xegpu.layout<sg_layout = [8, 8], sg_data = [16, 16], "
+        "lane_layout = [1, 16], lane_data = [1, 1]>} : vector<128x128xf16>, vector<128x128xf16> -> vector<128x128xf32>",
+        "{layout_cd = #xegpu.layout<sg_layout = [8, 8]"),
+    "dpas layout_operand_N": (
+        "%a: vector<128x64xf16>, %b: vector<64x128xf16>",
+        "%r = xegpu.dpas %a, %b {layout_operand_0 = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 64]>, "
+        "layout_operand_1 = #xegpu.layout<sg_layout = [4, 4], sg_data = [64, 32]>, layout = #xegpu.layout<"
+        "sg_layout = [4, 4], sg_data = [32, 32]>} : vector<128x64xf16>, vector<64x128xf16> -> vector<128x128xf32>",
+        "{layout_a = #xegpu.layout<sg_layout = [4, 4], sg_data = [32, 64]>, layout_b = "),
+    "transpose RFC permutation first": (
+        "%v: vector<16x16xbf16>", "%r = vector.transpose [1, 0] %v : vector<16x16xbf16> into vector<16x16xbf16>",
+        "vector.transpose %v, [1, 0] : vector<16x16xbf16> to vector<16x16xbf16>"),
     # --- the order rule, valid sides
     "order col-major affine map": (
         "%m: memref<1024x1024xf16, affine_map<(d0, d1) -> (d1, d0)>>",
@@ -185,3 +224,49 @@ def test_spelling_roundtrips(name: str) -> None:
     args, body, expect = CASES[name]
     _, printed = roundtrip(module(args, body))
     assert expect in printed, printed
+
+
+GPU_MODULE = """gpu.module @test_kernels {
+  gpu.func @load_2d(%src: memref<256x128xf32>, %n: index) kernel {
+    %t = xegpu.create_nd_tdesc %src[0, 0] : memref<256x128xf32> -> !xegpu.tensor_desc<256x128xf32, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]>>
+    %v = xegpu.load_nd %t : !xegpu.tensor_desc<256x128xf32, #xegpu.layout<sg_layout = [8, 4], sg_data = [32, 32], lane_layout = [1, 16], lane_data = [1, 1]>> -> vector<256x128xf32>
+    gpu.return
+  }
+  gpu.func @helper(%x: index) -> index attributes {note = "device function"} {
+    gpu.return %x : index
+  }
+}
+"""
+
+
+def test_gpu_module_and_func_custom_syntax() -> None:
+    """MLIR's XeGPU tests wrap every case in ``gpu.module`` / ``gpu.func``."""
+    module, printed = roundtrip(GPU_MODULE)
+    assert "gpu.module @test_kernels {" in printed
+    assert "gpu.func @load_2d(%src: memref<256x128xf32>, %n: index) kernel {" in printed
+    assert 'gpu.func @helper(%x: index) -> index attributes {note = "device function"} {' in printed
+    assert "gpu.return %x : index" in printed
+
+
+UPSTREAM_FORMS = sorted((Path(__file__).parent / "upstream_forms").glob("*.mlir"))
+
+
+@pytest.mark.parametrize("path", UPSTREAM_FORMS, ids=lambda p: p.name)
+def test_upstream_form_files_roundtrip(path: Path) -> None:
+    """Whole modules written the way MLIR's XeGPU tests write them."""
+    roundtrip(path.read_text())
+
+
+def test_multi_reduction_in_mlir_generic_form() -> None:
+    """MLIR prints the kind as ``#vector.kind<..>``; it parses, verifies and prints in our
+    custom form (which then round-trips)."""
+    text = module("%v: vector<4x8xf32>, %a: vector<4xf32>",
+                  '%r = "vector.multi_reduction"(%v, %a) <{kind = #vector.kind<maximumf>, reduction_dims = '
+                  'array<i64: 1>}> : (vector<4x8xf32>, vector<4xf32>) -> vector<4xf32>')
+    from xetile_dsl.dialects import parse_module, print_module
+
+    parsed = parse_module(text)
+    parsed.verify()
+    printed = print_module(parsed)
+    assert "vector.multi_reduction <maximumf>, %v, %a [1] : vector<4x8xf32> to vector<4xf32>" in printed
+    roundtrip(printed)

@@ -8,13 +8,13 @@ from __future__ import annotations
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
-from xdsl.dialects.gpu import GPU
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
-from xdsl.dialects.vector import Vector
 
 from ._arith_vector import ARITH
+from ._gpu_syntax import GPU
+from ._vector_ops import VECTOR
 from .xegpu import XeGPU
 from .xetile import XeTile
 from .xtdebug import XTDebug
@@ -22,9 +22,11 @@ from .xtdebug import XTDebug
 
 def make_context() -> Context:
     """An xDSL context with every dialect our IR can contain (arith with its casts and
-    select on vectors, see ``_arith_vector``)."""
+    select on vectors, see ``_arith_vector``; vector with shape_cast,
+    transpose and multi_reduction, see ``_vector_ops``;
+    gpu.module/func/return in MLIR's custom syntax, see ``_gpu_syntax``)."""
     ctx = Context(allow_unregistered=False)
-    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, Vector, XeTile, XeGPU, XTDebug):
+    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, VECTOR, XeTile, XeGPU, XTDebug):
         ctx.load_dialect(dialect)
     return ctx
 
@@ -41,10 +43,10 @@ def print_module(module) -> str:
 
 
 def parse_module(text: str, name: str = "<text>"):
-    """Parse MLIR text into a builtin.module."""
-    from xdsl.parser import Parser
+    """Parse MLIR text into a builtin.module; every error is a located ParseError."""
+    from ._located import LocatingParser
 
-    return Parser(make_context(), text, name).parse_module()
+    return LocatingParser(make_context(), text, name).parse_module()
 
 
 def retype(value, new_type) -> None:

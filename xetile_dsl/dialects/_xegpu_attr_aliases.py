@@ -15,6 +15,7 @@ from xdsl.ir import Attribute, ParametrizedAttribute
 from xdsl.irdl import irdl_attr_definition
 from xdsl.parser import AttrParser
 
+from ._asm import checked
 from ._syntax import parse_int_value
 from ._xegpu_attrs import BlockTdescAttr, ScatterTdescAttr
 
@@ -51,7 +52,8 @@ def _scatter(parser: AttrParser, fields: dict[str, object], what: str) -> Scatte
     extra = sorted(set(fields) & {"boundary_check", "array_length"})
     if extra:
         parser.raise_error(f"{what}: {', '.join(extra)} apply to block descriptors, not scattered ones")
-    return ScatterTdescAttr(str(fields.get("memory_space", "global")), int(fields.get("chunk_size", 1)))
+    return checked(parser, lambda: ScatterTdescAttr(str(fields.get("memory_space", "global")),
+                                                    int(fields.get("chunk_size", 1))))
 
 
 class _Alias(ParametrizedAttribute):
@@ -76,8 +78,9 @@ class TdescAttrAlias(_Alias):
             return [_scatter(parser, fields, what)]
         if "chunk_size" in fields:
             parser.raise_error(f"{what}: chunk_size needs scattered = true")
-        return [BlockTdescAttr(str(fields.get("memory_space", "global")), int(fields.get("array_length", 1)),
-                               bool(fields.get("boundary_check", True)))]
+        return [checked(parser, lambda: BlockTdescAttr(str(fields.get("memory_space", "global")),
+                                                       int(fields.get("array_length", 1)),
+                                                       bool(fields.get("boundary_check", True))))]
 
 
 @irdl_attr_definition

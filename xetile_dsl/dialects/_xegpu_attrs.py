@@ -75,6 +75,9 @@ class SGMapAttr(ParametrizedAttribute):
     def verify(self) -> None:
         if len(self.layout) != 2 or len(self.data) != 2:
             raise VerifyException("sg_map: wi_layout and wi_data must have two entries each")
+        if any(v <= 0 for v in self.layout + self.data):
+            raise VerifyException(f"sg_map: wi_layout {list(self.layout)} and wi_data {list(self.data)} must be "
+                                  f"positive")
         if self.data[0] > 1 and self.data[1] > 1:
             raise VerifyException("sg_map: wi_data elements must come from one contiguous dimension")
 
@@ -403,12 +406,25 @@ class SliceAttr(ParametrizedAttribute):
                 dims = [parser.parse_integer()]
         return [parent, ArrayAttr(IntAttr(d) for d in dims)]
 
+    @property
+    def rank(self) -> int:
+        """Rank of the sliced value: the parent's rank minus the sliced dims."""
+        return layout_rank(self.parent) - len(self.dim_list)
+
     def verify(self) -> None:
         if not isinstance(self.parent, (LayoutAttr, SliceAttr)):
             raise VerifyException(f"slice: parent must be #xegpu.layout or #xegpu.slice, got {self.parent}")
-        rank = self.parent.rank if isinstance(self.parent, LayoutAttr) else None
-        if rank is not None and any(not 0 <= d < rank for d in self.dim_list):
-            raise VerifyException(f"slice: dims {list(self.dim_list)} out of range for a rank-{rank} layout")
+        rank, dims = layout_rank(self.parent), list(self.dim_list)
+        if not dims:
+            raise VerifyException("slice: dims must name at least one dim of the parent layout")
+        if len(set(dims)) != len(dims) or any(not 0 <= d < rank for d in dims):
+            raise VerifyException(f"slice: dims {dims} must be distinct dims of the rank-{rank} parent layout "
+                                  f"(0..{rank - 1})")
+
+
+def layout_rank(attr: Attribute) -> int:
+    """Rank of the values a ``#xegpu.layout`` or ``#xegpu.slice`` describes."""
+    return attr.rank
 
 
 # ----------------------------------------------------------------------------- types
@@ -500,12 +516,27 @@ class TensorDescType(ParametrizedAttribute, TypeAttribute):
                                   f"got {self.encoding}")
         if self.scatter_attr is not None:
             self._verify_scatter(shape)
+            self._verify_scatter_lanes(shape)
         if self.map is not None:
             self.map.fragment_shape(shape)
         elif isinstance(self.sg_map, LayoutAttr):
             self.sg_map.check_shape(shape, "tensor_desc")
         elif not isinstance(self.sg_map, (NoneAttr, SliceAttr)):
             raise VerifyException(f"tensor_desc: distribution must be an sg_map, layout or slice, got {self.sg_map}")
+
+    def _verify_scatter_lanes(self, shape: tuple[int, ...]) -> None:
+        """A lane of a scattered access owns one row and reads it 32 bits at a time, so a
+        layout's lane_data is 1 across rows and one 32-bit unit along the row."""
+        if not isinstance(self.sg_map, LayoutAttr) or not self.sg_map.field("lane_data"):
+            return
+        lane_data, unit = self.sg_map.field("lane_data"), max(1, 32 // element_bits(self.element_type))
+        if len(shape) == 2 and lane_data[0] != 1:
+            raise VerifyException(f"tensor_desc: lane_data {list(lane_data)} cannot map over non-contiguous "
+                                  f"scattered rows; lane_data[0] must be 1")
+        if lane_data[-1] != unit:
+            raise VerifyException(f"tensor_desc: lane_data {list(lane_data)} must give each lane one 32-bit unit "
+                                  f"of contiguous elements: lane_data[{len(shape) - 1}] = {unit} for "
+                                  f"{self.element_type}")
 
     def _verify_scatter(self, shape: tuple[int, ...]) -> None:
         chunk = self.scatter_attr.chunk

@@ -43,7 +43,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
-from ._xegpu_attrs import CacheHintAttr, TensorDescType, element_bits
+from ._xegpu_attrs import CacheHintAttr, LayoutAttr, TensorDescType, element_bits
 from . import _mixed
 from ._init_syntax import parse_init_like, parse_update_offsets, print_offsets_sizes_strides
 from ._memref_layout import is_address
@@ -403,9 +403,36 @@ class DpasOp(IRDLOperation):
     layout_cd = opt_prop_def(Attribute)
 
     POSITIONAL: ClassVar = {1: ("layout_cd",), 3: ("layout_a", "layout_b", "layout_cd")}
+    #: MLIR's names for the same layouts (its propagation attaches layout_result_0 / layout_operand_N)
+    KEY_ALIASES: ClassVar = {"layout_result_0": "layout_cd", "layout": "layout_cd", "layout_operand_0": "layout_a",
+                             "layout_operand_1": "layout_b", "layout_operand_2": "layout_cd"}
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue | None, result_type: VectorType):
         super().__init__(operands=[lhs, rhs, [acc] if acc is not None else []], result_types=[result_type])
+
+    def _verify_layouts(self, a: list[int], b: list[int], d: list[int]) -> None:
+        """The RFC's dpas propagation rule: A, B and C/D share sg_layout and order; sg_data
+        agrees on M (A, D), N (B, D) and K (A, B); layout_cd distributes the result."""
+        la, lb, lcd = (self.properties.get(n) for n in ("layout_a", "layout_b", "layout_cd"))
+        if isinstance(lcd, LayoutAttr):
+            lcd.check_shape(d, f"{self.name} layout_cd")
+        wg = {n: v for n, v in (("layout_a", la), ("layout_b", lb), ("layout_cd", lcd))
+              if isinstance(v, LayoutAttr) and v.field("sg_layout") and v.rank == 2}
+        if "layout_cd" not in wg:
+            return
+        out = wg["layout_cd"]
+        for name in ("layout_a", "layout_b"):
+            lay = wg.get(name)
+            if lay is not None and lay.field("sg_layout") != out.field("sg_layout"):
+                raise VerifyException(f"{self.name}: {name} must have the result's sg_layout "
+                                      f"{list(out.field('sg_layout'))}, got {list(lay.field('sg_layout'))}")
+            if lay is not None and lay.field("order") and out.field("order") and lay.field("order") != out.field("order"):
+                raise VerifyException(f"{self.name}: {name} must have the result's order {list(out.field('order'))}")
+        sa, sb, sd = (wg[n].field("sg_data") if n in wg else None for n in ("layout_a", "layout_b", "layout_cd"))
+        for what, x, y in (("M", sa and sa[0], sd[0]), ("N", sb and sb[1], sd[1]), ("K", sa and sa[1], sb and sb[0])):
+            if x and y and x != y:
+                raise VerifyException(f"{self.name}: the layouts' sg_data disagree on {what} ({x} vs {y}); A is "
+                                      f"[M, K], B [K, N], the result [M, N]")
 
     def verify_(self) -> None:
         if self.acc is not None and self.acc.type != self.result.type:
@@ -432,6 +459,7 @@ class DpasOp(IRDLOperation):
         if bits_a != element_bits(self.rhs.type.element_type):
             raise VerifyException(f"{self.name}: A and B element widths differ ({self.lhs.type.element_type}, "
                                   f"{self.rhs.type.element_type})")
+        self._verify_layouts(a, b, d)
 
     def print(self, printer: Printer) -> None:
         _asm.print_operands_to(printer, self, self.result.type)
@@ -441,4 +469,5 @@ class DpasOp(IRDLOperation):
         from ._xetile_ops import parse_mma_like
 
         a, b, c, out, attrs = parse_mma_like(parser, cls.POSITIONAL)
+        attrs = {cls.KEY_ALIASES.get(k, k): v for k, v in attrs.items()}
         return _asm.build_op(parser, cls, lambda: cls(a, b, c, out), attrs)

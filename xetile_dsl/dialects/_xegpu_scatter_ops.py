@@ -155,6 +155,8 @@ class LoadGatherOp(_MemOp):
     @classmethod
     def parse(cls, parser: Parser) -> LoadGatherOp:
         _, tdesc, mask, res, attrs = _parse_by_types(parser, LoadGatherOp)
+        if res is None:
+            parser.raise_error("xegpu.load needs its result type: `: tensor_desc<..>, vector<..xi1> -> vector<..>`")
         return _asm.build_op(parser, LoadGatherOp, lambda: LoadGatherOp(tdesc, mask, res), attrs)
 
 
@@ -511,6 +513,8 @@ class ConvertLayoutOp(IRDLOperation):
     input_layout = opt_prop_def(Attribute)
 
     POSITIONAL: ClassVar = {1: ("target_layout",), 2: ("target_layout", "input_layout")}
+    #: MLIR's earlier names (layout.mlir: ``{srcMap = #a, resMap = #b}``)
+    KEY_ALIASES: ClassVar = {"resMap": "target_layout", "srcMap": "input_layout"}
 
     def __init__(self, source: SSAValue, target_layout: Attribute, input_layout: Attribute | None = None):
         props = {"target_layout": target_layout}
@@ -551,10 +555,11 @@ class ConvertLayoutOp(IRDLOperation):
     def parse(cls, parser: Parser) -> ConvertLayoutOp:
         operand = parser.parse_unresolved_operand()
         attrs = _asm.parse_attr_entries(parser, cls.POSITIONAL)
+        attrs = {cls.KEY_ALIASES.get(k, k): v for k, v in attrs.items()}
         parser.parse_punctuation(":")
         src_type = _asm.parse_type(parser)
-        if _asm.parse_optional_arrow(parser):
-            _asm.parse_type(parser)
+        if _asm.parse_optional_arrow(parser) and _asm.parse_type(parser) != src_type:
+            parser.raise_error(f"xegpu.convert_layout: the result type must be the source type {src_type}")
         if "target_layout" not in attrs:
             parser.raise_error("xegpu.convert_layout needs {target_layout = #xegpu.layout<...>}")
         src = parser.resolve_operand(operand, src_type)

@@ -378,6 +378,9 @@ class TileMMAOp(IRDLOperation):
     def verify_(self) -> None:
         a, b, out = self.a.type, self.b.type, self.output.type
         sa, sb, so = a.get_shape(), b.get_shape(), out.get_shape()
+        if not len(sa) == len(sb) == len(so):
+            raise VerifyException(f"{self.name}: A, B and the result must have the same rank (2-D, or 4-D after "
+                                  f"blocking), got {a}, {b} -> {out}")
         if len(sa) == 2:
             if sa[1] != sb[0] or (sa[0], sb[1]) != tuple(so):
                 raise VerifyException(f"{self.name}: shapes do not multiply: {list(sa)} x {list(sb)} -> {list(so)}; "

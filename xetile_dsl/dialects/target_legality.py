@@ -15,7 +15,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ..targets.target import Target, get_target
 from . import xegpu, xetile
-from .xegpu import LayoutAttr, SGMapAttr, element_bits
+from .xegpu import LayoutAttr, SGMapAttr, SliceAttr, element_bits
 
 
 @dataclass(frozen=True)
@@ -112,6 +112,21 @@ def _lanes(op: Operation, attr: Attribute | None, target: Target) -> list[str]:
     return []
 
 
+def _attached_layouts(op: Operation, target: Target) -> list[str]:
+    """``layout_result_0`` / ``layout_operand_N`` on any op (and convert_layout's layouts):
+    a lane layout, where given, covers the subgroup (a slice: its parent's)."""
+    attrs = [v for k, v in op.attributes.items() if k.startswith("layout")]
+    if isinstance(op, xegpu.ConvertLayoutOp):
+        attrs += [v for v in (op.properties.get("target_layout"), op.properties.get("input_layout")) if v]
+    out: list[str] = []
+    for attr in attrs:
+        while isinstance(attr, SliceAttr):
+            attr = attr.parent
+        if isinstance(attr, SGMapAttr) or (isinstance(attr, LayoutAttr) and attr.field("lane_layout")):
+            out += _lanes(op, attr, target)
+    return out
+
+
 def _scatter(op: Operation, target: Target) -> list[str]:
     tdesc = op.tensor_desc.type
     lanes = tdesc.get_shape()[0]
@@ -139,7 +154,7 @@ def _slm_bytes(op: Operation) -> int:
 
 
 def _op_problems(op: Operation, target: Target) -> list[str]:
-    out: list[str] = []
+    out: list[str] = _attached_layouts(op, target)
     if isinstance(op, xegpu.DpasOp):
         out += _dpas(op, target)
         for name in ("layout_a", "layout_b", "layout_cd"):

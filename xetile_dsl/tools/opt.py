@@ -1,8 +1,9 @@
 """``python -m xetile_dsl opt FILE.mlir [-p pass,pass] [--target pvc]``: parse, verify,
 run passes, verify again and print, as mlir-opt does.
 
-Errors are reported as ``file:line:col: error: message`` (parse errors) or
-``file: error: message`` (verification), with exit code 1 and no Python traceback.
+Errors are reported as ``file:line:col: error: message`` (parse errors and verification
+of the input, at the failing op) or ``file: error (after pass P): message`` (verification
+after a pass), with exit code 1 and no Python traceback.
 """
 from __future__ import annotations
 
@@ -30,19 +31,24 @@ def run_opt(text: str, name: str, passes: str = "", target: str | None = None,
     from xdsl.printer import Printer
 
     from xetile_dsl.dialects import make_context
+    from xetile_dsl.dialects._located import LocatingParser, verify_located
     from xetile_dsl.dialects.target_legality import verify_for_target
     from xetile_dsl.lowering.registry import available_passes
-    from xdsl.parser import Parser
 
     ctx = make_context()
+    parser = LocatingParser(ctx, text, name)
     try:
-        module = Parser(ctx, text, name).parse_module()
+        module = parser.parse_module()
     except ParseError as exc:
         print(_located(exc, name).rstrip(), file=err)
         return 1
+    try:
+        verify_located(module, parser.op_spans)
+    except VerifyException as exc:
+        print(str(exc), file=err)
+        return 1
     stage = "input"
     try:
-        module.verify()
         if passes:
             registry = available_passes()
             try:

@@ -43,6 +43,7 @@ func.func @loads(%tdesc2: !xegpu.tensor_desc<8x16xbf16>, %tdesc_t: !xegpu.tensor
      tensor_desc<16x16xf16> into vector<8x32xf16>
   %at3 = xegpu.load_nd %block_a {transpose = [1, 0], transpose_bit_width = 32} :
      tensor_desc<32x16xf16> into vector<8x64xf16>
+  %bt3 = vector.shape_cast %at3 :  vector<8x64xf16> into vector<8x32x2xf16>
   xegpu.store_nd %value, %tdesc2:
           vector<8x16xbf16>, tensor_desc<8x16xbf16>
   xegpu.store_nd %value1, %tdesc16:
