@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
+from xetile_dsl.errors import CompilationWarning
 from xetile_dsl.kernels import gemm_bt_reduce as G
 
 SIG = {"a": "f16[:,:]", "bt": "f16[:,:]", "bcast": "f32[:,:]", "c": "f32[:,:]", "res": "f32[:,:]", "K": "i32"}
@@ -53,3 +54,14 @@ def test_the_two_appendices_lower_the_transpose_differently():
     assert slm_23.count("transpose_bit_width = #builtin.int<32>") == 8  # 2x4 16x16 B blocks per K step
     for text in (slm_22, slm_23):
         assert "memref.alloc() : memref<256x4xf32, 3 : i64>" in text and "memref<256x256xf32, 3" not in text
+
+
+def test_arc_is_told_that_the_rfc_pieces_spill():
+    """The RFC's 32x64 f32 accumulator piece is the whole register file of an 8-lane ARC
+    subgroup: the program runs (above) and the compiler says, at the tile_mma, that it will
+    spill and which sg_data fits (lowering/register_budget.py)."""
+    with pytest.warns(CompilationWarning) as record:
+        xd.compile(G.gemm_bt_bcast_reduce_kernel, SIG, {"MP_BT_LOAD": G.MP_BT, "PF": 3}, target="cpu-arc")
+    text = " ".join(str(w.message) for w in record)
+    assert "32x64xf32 = 8192 bytes" in text and "will spill registers on arc" in text
+    assert "acc = xt.tile_mma(va, vb, acc, wg_map=MP_C)" in text
