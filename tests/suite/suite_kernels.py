@@ -189,6 +189,24 @@ def scatter_masked(x, y, n):
     xt.store_scatter(v, xt.init_tile(y, 15 - i), i < n)
 
 
+@xd.jit
+def arg_extremes(x, best, worst, BM: xt.constexpr, BN: xt.constexpr):
+    """best[i, 0] = argmax of row i; worst[pid, :] = argmin of each column of the tile."""
+    pid = xt.program_id(0)
+    v = xt.load_tile(xt.init_tile(x, [pid * BM, 0], [BM, BN]))
+    xt.store_tile(xt.argmax(v, axis=1), xt.init_tile(best, [pid * BM, 0], [BM, 1]))
+    xt.store_tile(xt.argmin(v, axis=0), xt.init_tile(worst, [pid, 0], [1, BN]))
+
+
+@xd.jit
+def int8_sums(x, rs, cm, BM: xt.constexpr, BN: xt.constexpr):
+    """Row sums (wrapping in int8) and column maxima of an int8 tile."""
+    pid = xt.program_id(0)
+    v = xt.load_tile(xt.init_tile(x, [pid * BM, 0], [BM, BN]))
+    xt.store_tile(xt.sum(v, axis=1), xt.init_tile(rs, [pid * BM, 0], [BM, 1]))
+    xt.store_tile(xt.max(v, axis=0), xt.init_tile(cm, [pid, 0], [1, BN]))
+
+
 # ------------------------------------------------------------------ the table
 @dataclass
 class Case:
@@ -281,17 +299,29 @@ def cases() -> list[Case]:
     out.append(Case("relu_if", relu_if, (2,), [xm, np.zeros_like(xm), 1], dict(BM=8, BN=32),
                     {1: np.maximum(xm, 0)}))
     out.append(Case("halve_while", halve_while, (2,), [xm, np.zeros_like(xm), 3], dict(BM=8, BN=32),
-                    {1: xm / 8}, compiled=()))  # scf.while with tile values: not lowered yet
+                    {1: xm / 8}))
     xa = _ints(r, (64, 16), np.int32, -50, 50)
     out.append(Case("atomic_add_accumulate", atomic_accumulate, (8,), [xa, np.zeros((8, 16), np.int32)],
                     dict(BM=8, BN=16), {1: xa.reshape(8, 8, 16).sum(0)}))
     xg = r.standard_normal((32, 16)).astype(F32)
     idx = r.integers(0, 32, (8, 1)).astype(np.int32).repeat(16, 1)
     out.append(Case("gather_rows", gather_rows, (8,), [xg, idx, np.zeros((8, 16), F32)], dict(N=16, W=16),
-                    {2: xg[idx[:, 0]]}, compiled=()))  # xt.arange (non-splat constants) not lowered yet
+                    {2: xg[idx[:, 0]]}))
     xs = r.standard_normal((1, 16)).astype(F32)
     ysc = np.zeros((1, 16), F32)
     exp_sc = ysc.copy()
     exp_sc[0, 15 - np.arange(10)] = xs[0, :10]
-    out.append(Case("scatter_masked", scatter_masked, (1,), [xs, ysc, 10], {}, {1: exp_sc}, compiled=()))  # xt.arange not lowered yet
+    out.append(Case("scatter_masked", scatter_masked, (1,), [xs, ysc, 10], {}, {1: exp_sc}))
+    xt_ = r.integers(-3, 3, (16, 32)).astype(F32)  # ties: the first index wins
+    best = np.zeros((16, 16), np.int32)
+    exp_best = best.copy()
+    exp_best[:, 0] = xt_.argmax(1)
+    out.append(Case("argmax_argmin", arg_extremes, (2,), [xt_, best, np.zeros((2, 32), np.int32)],
+                    dict(BM=8, BN=32), {1: exp_best, 2: np.stack([xt_[:8].argmin(0), xt_[8:].argmin(0)])}))
+    xi = r.integers(-128, 128, (16, 64)).astype(np.int8)
+    rs = np.zeros((16, 64), np.int8)
+    exp_rs = rs.copy()
+    exp_rs[:, 0] = xi.sum(1, dtype=np.int8)  # wraps around in int8
+    out.append(Case("int8_row_sum_col_max", int8_sums, (2,), [xi, rs, np.zeros((2, 64), np.int8)],
+                    dict(BM=8, BN=64), {1: exp_rs, 2: np.stack([xi[:8].max(0), xi[8:].max(0)])}))
     return out

@@ -33,7 +33,7 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
-from . import scattered_ops, slm, vector_ops
+from . import constants, scattered_ops, slm, vector_ops
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -160,6 +160,9 @@ class _KernelGen:
         return self.values[value]
 
     def op(self, op: Operation) -> None:
+        if constants.handles(op):
+            constants.lane_read(self, op)
+            return
         if vector_ops.handles(op):
             vector_ops.emit(self, op)
             return
@@ -215,7 +218,9 @@ class _KernelGen:
     def _arith_ConstantOp(self, op) -> None:
         t, attr = op.result.type, op.value
         lt = llvm_type(t)
-        if isinstance(attr, DenseIntOrFPElementsAttr):
+        if isinstance(attr, DenseIntOrFPElementsAttr) and len(set(attr.get_values())) > 1:
+            constants.constant(self, op, _scalar_const)
+        elif isinstance(attr, DenseIntOrFPElementsAttr):
             splat = attr.get_values()[0]
             if isinstance(lt, ir.VectorType):
                 self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)
@@ -243,10 +248,6 @@ class _KernelGen:
     def _arith_SubfOp(self, op): self._binary(op, "fsub")
     def _arith_MulfOp(self, op): self._binary(op, "fmul")
     def _arith_DivfOp(self, op): self._binary(op, "fdiv")
-
-    def _arith_CmpiOp(self, op) -> None:
-        """A scalar compare (e.g. an ``if`` condition); vector compares go to vector_ops."""
-        vector_ops.emit(self, op)
 
     def _arith_FloorDivSIOp(self, op) -> None:
         """Python's ``//``: truncating division, minus one when the signs differ and the
@@ -337,6 +338,48 @@ class _KernelGen:
                 for phi, x in zip(phis, flat):
                     phi.add_incoming(x, bb)
             self.values[res] = self._unflatten(incoming[0][1][i], phis)
+
+    # --- scf.while ----------------------------------------------------------------------------
+    def _scf_WhileOp(self, op: scf.WhileOp) -> None:
+        """``before`` is the loop header (phis of the carried values, the condition),
+        ``after`` the body; the condition's forwarded values are the body's arguments and,
+        on exit, the loop's results (the header dominates both)."""
+        b = self.b
+        pre = b.block
+        header = b.append_basic_block("while.before")
+        body = b.append_basic_block("while.after")
+        exit_ = b.append_basic_block("while.exit")
+        inits = [self._flatten(self.v(x)) for x in op.arguments]
+        b.branch(header)
+        b.position_at_end(header)
+        phis = [[b.phi(x.type) for x in flat] for flat in inits]
+        before = op.before_region.block
+        for barg, group, flat, init in zip(before.args, phis, inits, op.arguments):
+            for phi, x in zip(group, flat):
+                phi.add_incoming(x, pre)
+            self.values[barg] = self._unflatten(self.v(init), group)
+        for inner in before.ops:
+            if isinstance(inner, scf.ConditionOp):
+                b.cbranch(self.v(inner.condition), body, exit_)
+                forwarded = [self.v(x) for x in inner.args]
+            else:
+                self.op(inner)
+        b.position_at_end(body)
+        after = op.after_region.block
+        for aarg, value in zip(after.args, forwarded):
+            self.values[aarg] = value
+        for inner in after.ops:
+            if isinstance(inner, scf.YieldOp):
+                latch = b.block
+                for group, y in zip(phis, inner.operands):
+                    for phi, x in zip(group, self._flatten(self.v(y))):
+                        phi.add_incoming(x, latch)
+                b.branch(header)
+            else:
+                self.op(inner)
+        b.position_at_end(exit_)
+        for res, value in zip(op.results, forwarded):
+            self.values[res] = value
 
     @staticmethod
     def _flatten(value) -> list[ir.Value]:

@@ -56,12 +56,15 @@ _REDUCE_COMBINE = {"add": ("arith.addf", "arith.addi"), "mul": ("arith.mulf", "a
                    "minui": (None, "arith.minui"), "and": (None, "arith.andi"), "or": (None, "arith.ori"),
                    "xor": (None, "arith.xori")}
 
+#: ops this module also lowers on scalars (a ``while`` condition is a scalar cmpi)
+_SCALAR_TOO = ("arith.cmpi", "arith.cmpf", "arith.select")
+
 
 def handles(op: Operation) -> bool:
     """Whether :func:`emit` lowers ``op`` (vector arith, all math, reduce/broadcast)."""
     if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp, vector.BroadcastOp)):
         return True
-    if op.name.startswith("math."):
+    if op.name.startswith("math.") or op.name in _SCALAR_TOO:
         return True
     return (op.name.startswith("arith.") and op.name != "arith.constant"
             and any(isinstance(r.type, VectorType) for r in op.results))
@@ -256,8 +259,6 @@ class _Emitter:
     def reduce(self, op: xetile.TileReduceOp) -> None:
         b, kind = self.b, op.kind.data
         elem = op.source.type.element_type
-        if isinstance(elem, IntegerType) and bit_width(elem) != 32:
-            raise LoweringError(f"tile_reduce on {elem} is not lowered (use i32 or a float type)", op)
         dims = set(_asm.as_int_list(op.reduction_dims))
         x = self.to_f32(self.v(op.source), op.source.type)
         if 0 in dims:  # within the lane: the fragment's elements are the block's rows
@@ -284,10 +285,19 @@ class _Emitter:
         return x
 
     def _shuffle(self, e: ir.Value, t: ir.Type, lane: ir.Value) -> ir.Value:
-        b = self.b
-        bits = b.bitcast(e, I32) if t == F32 else e
-        got = self.gen.lib.shuffle_i32(b, bits, lane)
-        return b.bitcast(got, F32) if t == F32 else got
+        """Lane ``lane``'s ``e`` through 32-bit shuffles: f32 as its bits, narrower ints
+        widened (the combine then works in the element type, so sums wrap there), i64
+        as two halves."""
+        b, shuffle = self.b, self.gen.lib.shuffle_i32
+        if t == F32:
+            return b.bitcast(shuffle(b, b.bitcast(e, I32), lane), F32)
+        if t.width < 32:
+            return b.trunc(shuffle(b, b.zext(e, I32), lane), t)
+        if t.width == 64:
+            lo = shuffle(b, b.trunc(e, I32), lane)
+            hi = shuffle(b, b.trunc(b.lshr(e, ir.Constant(I64, 32)), I32), lane)
+            return b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
+        return shuffle(b, e, lane)
 
     def broadcast(self, op: xetile.TileBroadcastOp) -> None:
         src, n = self.v(op.source), _count(op.result.type)

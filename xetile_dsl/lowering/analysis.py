@@ -47,6 +47,8 @@ class Families:
                 for block in region.blocks:
                     for yv, res in zip(block.last_op.operands, op.results):
                         self.union(yv, res)
+        elif isinstance(op, scf.WhileOp):
+            self._join_while(op)
         elif isinstance(op, (xetile.UpdateTileOffsetOp, xegpu.UpdateNdOffsetOp)):
             self.union(op.operands[0], op.results[0])
         elif isinstance(op, xetile.TileMMAOp) and op.c is not None:
@@ -54,18 +56,17 @@ class Families:
         elif isinstance(op, xegpu.DpasOp) and op.acc is not None:
             self.union(op.acc, op.result)
 
+    def _join_while(self, op: scf.WhileOp) -> None:
+        """scf.while: init i, before arg i, condition arg i, after arg i, yield i and
+        result i are one program variable (the frontend keeps the carried values in order)."""
+        before, after = op.before_region.block, op.after_region.block
+        cond, yielded = before.last_op, after.last_op
+        for init, barg, carg, aarg, yv, res in zip(op.arguments, before.args, cond.args, after.args,
+                                                   yielded.operands, op.results, strict=True):
+            for v in (barg, carg, aarg, yv, res):
+                self.union(init, v)
+
     def members(self, root: Operation, v: SSAValue) -> list[SSAValue]:
         r = self.find(v)
         return [x for x in self.parent if self.find(x) is r]
 
-
-def splat_value(const):
-    """The single value of a splat ``arith.constant`` tile; a located error for tiles with
-    several values (``arange``), which the lowering does not handle yet."""
-    from ..errors import LoweringError
-
-    values = const.value.get_values()
-    if any(v != values[0] for v in values[1:]):
-        raise LoweringError("tiles of different constant values (e.g. xt.arange) are not supported by the "
-                            "compiler yet; they run in the interpreter (XETILE_INTERPRET=1)", const)
-    return values[0]

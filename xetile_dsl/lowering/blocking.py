@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -20,8 +20,9 @@ from ..dialects import retype, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target, get_target
-from . import elementwise, scattered
-from .analysis import Families, splat_value
+from . import constants, elementwise, scattered
+from .analysis import Families
+from .unlowered import reject_unlowered
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
 
@@ -32,6 +33,7 @@ class XeTileBlocking(ModulePass):
     target: str = "pvc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
+        reject_unlowered(op, self.name)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp):
                 _BlockFunction(fn, get_target(self.target)).run()
@@ -125,8 +127,7 @@ class _BlockFunction:
             new = VectorType(t.element_type, [r // b0, c // b1, b0, b1])
             owner = value.owner
             if isinstance(owner, arith.ConstantOp):
-                splat = splat_value(owner)
-                owner.properties["value"] = DenseIntOrFPElementsAttr.from_list(new, [splat])
+                constants.retype_blocked(owner, new, b0, b1)
             retype(value, new)
 
     def _check_stores(self, blocks: dict) -> None:

@@ -6,7 +6,8 @@ Rules (docs/design.md, "Element-wise ops, broadcasts and reductions"):
 * **One blocking per element-wise op.**  The operands and result of an element-wise op
   (``arith.*``/``math.*`` on vectors, casts, compares, select) are joined into one value
   family, together with the tiles their loads and stores use, so they share
-  ``inner_blocks``.  Such a family is blocked like an accumulator: ``min(8, rows) x
+  ``inner_blocks``; the sources and results of reductions and broadcasts and non-splat
+  constants are element-wise families too.  Such a family is blocked like an accumulator: ``min(8, rows) x
   subgroup-size`` whatever its element width, or ``rows x 1`` for an ``[M, 1]`` column.
   A family that also feeds a DPAS operand A/B would need a second lane layout, which is
   not lowered (a located error says so).
@@ -63,6 +64,11 @@ def join_elementwise(families: Families, fn: func.FuncOp) -> set[SSAValue]:
             for v in vecs[1:]:
                 families.union(vecs[0], v)
     roots = {families.find(r) for op in fn.walk() if is_elementwise(op) for r in op.results}
+    # reductions and broadcasts read and write the element-wise lane layout (lane n: column n),
+    # and so do non-splat constants (their SIMT form is a table of lane columns)
+    roots |= {families.find(v) for op in fn.walk() if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp))
+              for v in (op.source, op.result)}
+    roots |= {families.find(op.result) for op in fn.walk() if _is_non_splat_constant(op)}
     for op in fn.walk():
         if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)) and families.find(op.value) in roots:
             roots.discard(families.find(op.value))
@@ -71,11 +77,19 @@ def join_elementwise(families: Families, fn: func.FuncOp) -> set[SSAValue]:
     return {families.find(r) for r in roots}
 
 
+def _is_non_splat_constant(op: Operation) -> bool:
+    if not (isinstance(op, arith.ConstantOp) and is_vector(op.result)):
+        return False
+    values = op.value.get_values()
+    return any(v != values[0] for v in values[1:])
+
+
 def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:
-    """inner_blocks of a value that is no DPAS operand (before the ``min(8, rows)`` cut)."""
+    """inner_blocks of a value that is no DPAS operand (before the ``min(8, rows)`` cut).
+    i1 masks are never block-loaded: they take the element-wise blocking."""
     if shape[1] == 1:
         return 8, 1
-    return 8, sg if (bits >= 16 or elementwise) else 2 * sg
+    return 8, sg if (bits >= 16 or bits == 1 or elementwise) else 2 * sg
 
 
 def check_layouts(roles: dict, families: Families, ew_roots: set[SSAValue], fn: func.FuncOp) -> None:

@@ -3,7 +3,7 @@
 Passes that split a value into several (workgroup -> subgroup distribution, blocking into
 XeGPU blocks) subclass :class:`Rebuilder` and give ``_op_<OpClassName>`` handlers; ops
 without a handler are cloned (their operands must map to one value each), scf.for
-iter_args, scf.if results and yields are expanded, and every new op keeps the old op's location.
+iter_args, scf.if results, scf.while carried values and yields are expanded, and every new op keeps the old op's location.
 """
 from __future__ import annotations
 
@@ -83,6 +83,11 @@ class Rebuilder:
             self._clone(op)
 
     def _clone(self, op: Operation) -> None:
+        split = [v for v in op.operands if len(self.vmap[v]) != 1]
+        if split:
+            raise LoweringError(f"{op.name} is not supported by {self.lowering_name} on values this pass splits "
+                                f"into pieces ({len(self.vmap[split[0]])} here); express it with xetile ops "
+                                f"(tile_reduce, tile_broadcast, tile_transpose) or on a single block", op)
         clone = op.clone(value_mapper={v: self.one(v) for v in op.operands})
         self.block.add_op(clone)
         for o, n in zip(op.results, clone.results):
@@ -131,3 +136,35 @@ class Rebuilder:
 
     def _op_YieldOp(self, op: scf.YieldOp) -> None:
         self.emit(scf.YieldOp(*[v for x in op.operands for v in self.vmap[x]]), op)
+
+    def _op_WhileOp(self, op: scf.WhileOp) -> None:
+        """scf.while: every carried value expands to its N parts in the before block's
+        arguments, the condition's forwarded values, the after block's arguments, the yield
+        and the results (the after arguments take the condition's split)."""
+        inits = [v for x in op.arguments for v in self.vmap[x]]
+        before = self._expanded_block(op.before_region.block, [self.vmap[x] for x in op.arguments])
+        self._translate_block(op.before_region.block, before)
+        forwarded = [self.vmap[x] for x in op.before_region.block.last_op.args]
+        after = self._expanded_block(op.after_region.block, forwarded)
+        self._translate_block(op.after_region.block, after)
+        loop = self.emit(scf.WhileOp(inits, [v.type for parts in forwarded for v in parts],
+                                     Region(before), Region(after)), op)
+        pos = 0
+        for old_res, parts in zip(op.results, forwarded):
+            self.vmap[old_res] = list(loop.results[pos:pos + len(parts)])
+            pos += len(parts)
+
+    def _expanded_block(self, old: Block, parts: list[list[SSAValue]]) -> Block:
+        """A new block whose arguments are the parts of ``old``'s arguments (mapped)."""
+        new = Block(arg_types=[v.type for ps in parts for v in ps])
+        pos = 0
+        for old_arg, ps in zip(old.args, parts):
+            self.vmap[old_arg] = list(new.args[pos:pos + len(ps)])
+            for a in self.vmap[old_arg]:
+                a.name_hint = old_arg.name_hint
+            pos += len(ps)
+        return new
+
+    def _op_ConditionOp(self, op: scf.ConditionOp) -> None:
+        self.emit(scf.ConditionOp(self.one(op.condition), *[v for x in op.args for v in self.vmap[x]]), op)
+

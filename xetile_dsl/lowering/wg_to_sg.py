@@ -23,18 +23,19 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, gpu
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import IntegerAttr, ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
-from .analysis import splat_value
+from . import constants
 from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
 from . import register_budget
+from .unlowered import reject_unlowered
 from .wg_transpose import TransposeDistribution
 from .wg_vectors import VectorDistribution, infer as infer_vector_maps
 
@@ -51,6 +52,7 @@ class XeTileWgToSg(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = get_target(self.target)
+        reject_unlowered(op, self.name)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
                 maps = _MapInference(fn).run()
@@ -251,12 +253,7 @@ class _Distributor(TransposeDistribution, VectorDistribution, Rebuilder):
         if m is None or not isinstance(t, VectorType):
             self._clone(op)
             return
-        (n0, n1), piece = self._sg_shape(m, t.get_shape())
-        splat = splat_value(op)
-        ptype = VectorType(t.element_type, list(piece))
-        self.vmap[op.result] = [
-            self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(ptype, [splat])), op).result
-            for _ in range(n0 * n1)]
+        self.vmap[op.result] = constants.distribute_workgroup(self, op, m)
 
     def _op_TileMMAOp(self, op: xetile.TileMMAOp) -> None:
         mc = self.maps.map_of(op.output)

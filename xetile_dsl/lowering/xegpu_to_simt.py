@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
@@ -21,7 +21,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
-from . import scattered
+from . import constants, scattered
 from .transposed import memory_sg_map
 
 
@@ -96,9 +96,18 @@ class _Distribute:
         elif isinstance(t, VectorType):
             new = self._fragment_type(t, self._role_of(v), op)
             if isinstance(v.owner, arith.ConstantOp):
-                splat = v.owner.value.get_values()[0]
-                v.owner.properties["value"] = DenseIntOrFPElementsAttr.from_list(new, [splat])
+                if constants.distribute(v.owner, new, self._lane_map(t, self._role_of(v)), self.target.subgroup_size):
+                    return  # the constant became a lane table; the lane's read has the fragment type
             retype(v, new)
+
+    def _lane_map(self, t: VectorType, role: str):
+        """(layout, data) of a vector's lane layout; None for a replicated ``[R, 1]`` column."""
+        shape = t.get_shape()
+        if len(shape) == 1:
+            return (1, self.target.subgroup_size), (1, 1)
+        if role == "C" and len(shape) == 2 and shape[1] == 1:
+            return None
+        return self.target.sg_map(role, bit_width(t.element_type))
 
     def _fragment_type(self, t: VectorType, role: str, op) -> VectorType:
         shape = list(t.get_shape())

@@ -11,14 +11,14 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
+from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
-from . import elementwise
+from . import constants, elementwise
 from . import scattered, transposed
 from .rebuild import Rebuilder
 from ..targets.target import PREFETCH_LOCALITY_HINTS
@@ -54,12 +54,7 @@ class _Translator(Rebuilder):
         if not (isinstance(t, VectorType) and len(t.get_shape()) == 4):
             self._clone(op)
             return
-        gr, gc, b0, b1 = t.get_shape()
-        splat = op.value.get_values()[0]
-        btype = VectorType(t.element_type, [b0, b1])
-        vals = [self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(btype, [splat])), op).result
-                for _ in range(gr * gc)]
-        self.vmap[op.result] = vals
+        self.vmap[op.result] = [self.emit(arith.ConstantOp(attr), op).result for attr in constants.block_attrs(op)]
 
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
         t = op.tile.type

@@ -24,6 +24,28 @@ def _located(exc: ParseError, fallback: str) -> str:
         return f"{fallback}: error: {exc}"
 
 
+def _position(loc) -> tuple[int, int] | None:
+    """(line, col) of a ``FileLineColLoc``, else None."""
+    try:
+        return loc.line.data, loc.column.data
+    except AttributeError:
+        return None
+
+
+def _attach_locations(op_spans: dict) -> dict:
+    """Give every parsed op a ``FileLineColLoc`` of its text, so that the passes (which copy
+    an op's location to what they build from it) report errors at the input line.  Returns
+    (line, col) -> span for rendering those errors with the source line."""
+    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+
+    by_position = {}
+    for op, span in op_spans.items():
+        loc = span.get_location()
+        op.location = FileLineColLoc(StringAttr(loc.file), IntAttr(loc.line), IntAttr(loc.col))
+        by_position[(loc.line, loc.col)] = span
+    return by_position
+
+
 def run_opt(text: str, name: str, passes: str = "", target: str | None = None,
             generic: bool = False, debug: bool = False, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Do the work of the ``opt`` subcommand on ``text``; returns the exit code."""
@@ -31,7 +53,7 @@ def run_opt(text: str, name: str, passes: str = "", target: str | None = None,
     from xdsl.printer import Printer
 
     from xetile_dsl.dialects import make_context
-    from xetile_dsl.dialects._located import LocatingParser, verify_located
+    from xetile_dsl.dialects._located import LocatingParser, located_message, verify_located
     from xetile_dsl.dialects.target_legality import verify_for_target
     from xetile_dsl.lowering.registry import available_passes
 
@@ -42,6 +64,7 @@ def run_opt(text: str, name: str, passes: str = "", target: str | None = None,
     except ParseError as exc:
         print(_located(exc, name).rstrip(), file=err)
         return 1
+    spans_by_position = _attach_locations(parser.op_spans)
     try:
         verify_located(module, parser.op_spans)
     except VerifyException as exc:
@@ -69,7 +92,9 @@ def run_opt(text: str, name: str, passes: str = "", target: str | None = None,
     except Exception as exc:  # noqa: BLE001 -- a pass's own error type (LoweringError, ...)
         if debug:
             raise
-        print(f"{name}: error ({stage}): {type(exc).__name__}: {exc}", file=err)
+        span = spans_by_position.get(_position(getattr(getattr(exc, "op", None), "location", None)))
+        message = f"{type(exc).__name__} ({stage}): {exc}"
+        print(located_message(span, message) if span else f"{name}: error {message}", file=err)
         return 1
     try:
         Printer(stream=out, print_generic_format=generic).print_op(module)
