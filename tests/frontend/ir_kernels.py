@@ -119,6 +119,14 @@ def layouts(a, bt, c):
 
 
 @xd.jit
+def transposed_wg(a, c):
+    """A workgroup transpose with both maps given (RFC 2.3's kind, in small)."""
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [64, 32], wg_map=xt.wg_map([4, 1], [16, 32])))
+    w = xt.tile_transpose(v, wg_map=xt.wg_map([1, 4], [32, 16]), source_wg_map=xt.wg_map([4, 1], [16, 32]))
+    xt.store_tile(w, xt.init_tile(c, [0, 0], [32, 64], wg_map=xt.wg_map([1, 4], [32, 16])))
+
+
+@xd.jit
 def tf32_mma(a, b, c):
     acc = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [8, 8])), xt.load_tile(xt.init_tile(b, [0, 0], [8, 16])),
                       input_precision="tf32")

@@ -112,6 +112,19 @@ def test_wg_maps_order_subgroups_and_conv_layout():
          r"gpu.grid_dim")
 
 
+def test_tile_transpose_takes_result_and_source_wg_maps():
+    """RFC Appendix 2.2: ``tile_transpose {#mp_bt #mp_b}`` as keyword maps (result, source)."""
+    from xetile_dsl.kernels import gemm_bt_reduce as G
+
+    sig = {"a": "f16[:,:]", "bt": "f16[:,:]", "bcast": "f32[:,:]", "c": F, "res": F, "K": "i32"}
+    text = _ir(G.gemm_bt_bcast_reduce_kernel, sig, {"MP_BT_LOAD": G.MP_BT, "PF": 3})
+    _has(text, r"xetile.tile_transpose %\w+ \[1, 0\] \{wg_map = #xetile.wg_map<sg_layout = \[8, 4\], "
+               r"sg_data = \[32, 64\]>\} : vector<256x32xf16> -> vector<32x256xf16>")
+    text = _ir(k.transposed_wg, {"a": F, "c": F})
+    _has(text, r"tile_transpose %\w+ \[1, 0\] \{wg_map = #xetile.wg_map<sg_layout = \[1, 4\], sg_data = \[32, 16\]>, "
+               r"wg_map_source = #xetile.wg_map<sg_layout = \[4, 1\], sg_data = \[16, 32\]>\}")
+
+
 def test_tf32_input_precision_is_recorded():
     text = _ir(k.tf32_mma, {"a": F, "b": F, "c": F})
     _has(text, r'xetile.tile_mma .*input_precision = "tf32".* -> vector<8x16xf32>')

@@ -46,9 +46,9 @@ INVALID = {
                      "transposes 2-D vectors only"),
     "transpose shape": ("%r = xetile.tile_transpose %f [1, 0] : vector<64x32xf32> -> vector<64x32xf32>",
                         "result must be [32, 64]"),
-    "transpose wg_map swap": ("%r = xetile.tile_transpose %f [1, 0] {wg_map = #xetile.wg_map<sg_layout = [4, 8], "
-                              "sg_data = [8, 8]>, wg_map_source = #xetile.wg_map<sg_layout = [4, 8], sg_data = [8, 8]>}"
-                              " : vector<64x32xf32> -> vector<32x64xf32>", "must swap the result's sg_layout"),
+    "transpose wg_map source": ("%r = xetile.tile_transpose %f [1, 0] {wg_map = #xetile.wg_map<sg_layout = [4, 8], "
+                                "sg_data = [8, 8]>, wg_map_source = #xetile.wg_map<sg_layout = [4, 8], sg_data = "
+                                "[8, 24]>} : vector<64x32xf32> -> vector<32x64xf32>", "tile_transpose source"),
     "reduce shape": ("%r = xetile.tile_reduce <add> %f [1] : vector<64x32xf32> -> vector<64x32xf32>",
                      "reduced dims become 1"),
     "reduce kind": ("%r = xetile.tile_reduce <xor> %f [1] : vector<64x32xf32> -> vector<64x1xf32>",

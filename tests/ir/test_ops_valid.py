@@ -42,6 +42,10 @@ VALID = {
                        "sg_data = [4, 8]>} : vector<8x16xf16>, vector<16x16xf16>, vector<8x16xf32> -> vector<8x16xf32>",
     "atomic_rmw": f"%r = xetile.atomic_rmw addf %v, %t : vector<8x16xf16>, {T} -> vector<8x16xf16>",
     "tile_transpose": "%r = xetile.tile_transpose %f [1, 0] : vector<64x32xf32> -> vector<32x64xf32>",
+    # RFC Appendix 2.3's maps in small: the source map need not be the swapped result map
+    "tile_transpose 2.3 maps": "%r = xetile.tile_transpose %f [1, 0] {wg_map = #xetile.wg_map<sg_layout = [1, 4], "
+                               "sg_data = [32, 16]>, wg_map_source = #xetile.wg_map<sg_layout = [4, 1], "
+                               "sg_data = [16, 32]>} : vector<64x32xf32> -> vector<32x64xf32>",
     "tile_reduce": "%r = xetile.tile_reduce <add> %f [1] : vector<64x32xf32> -> vector<64x1xf32>",
     "tile_reduce maxnumf": "%r = xetile.tile_reduce <maxnumf> %f [0] : vector<64x32xf32> -> vector<1x32xf32>",
     "tile_reduce 4d": "%r = xetile.tile_reduce <mul> %blk [1, 3] : vector<4x2x16x16xf32> -> vector<4x1x16x1xf32>",

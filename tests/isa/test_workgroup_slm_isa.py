@@ -25,7 +25,7 @@ def _compiled(fn, sig, consts, target):
 @pytest.mark.parametrize("fn,sig,consts,slm_bytes", [
     (W.conv_layout_kernel, F32_IO, {}, 64 * 64 * 4),
     (W.col_max_kernel, {"a": "f32[:,:]", "out": "f32[:,:]"}, {}, 4 * 64 * 4),
-    (W.gemm_rowsum_kernel, GEMM_SIG, {"BK": 32}, 64 * 64 * 4),
+    (W.gemm_rowsum_kernel, GEMM_SIG, {"BK": 32}, 64 * 2 * 4),  # conv + reduce: only the 64x2 partials
 ], ids=["conv_layout", "col_max", "gemm_rowsum"])
 def test_slm_exchange_isa_pvc(ocloc_path, fn, sig, consts, slm_bytes):
     isa, env, problems = _compiled(fn, sig, consts, "pvc")

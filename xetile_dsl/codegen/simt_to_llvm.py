@@ -200,6 +200,9 @@ class _KernelGen:
     def _memref_AllocOp(self, op) -> None:
         slm.alloc(self, op)
 
+    def _memref_ReinterpretCastOp(self, op) -> None:
+        slm.reinterpret(self, op)
+
     def _gpu_BarrierOp(self, op) -> None:
         slm.barrier(self)
 
@@ -451,6 +454,9 @@ class _KernelGen:
     def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if slm.is_slm(d) and op.transpose is not None:
+            self.values[op.value] = slm.load_transposed(self, d, bits, rows, cols, llvm_type(op.value.type), m)
+            return
         if slm.is_slm(d):
             self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return

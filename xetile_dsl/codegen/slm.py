@@ -57,6 +57,16 @@ def alloc(gen, op) -> None:
     gen.values[op.memref] = ptr
 
 
+def reinterpret(gen, op) -> None:
+    """``memref.reinterpret_cast`` of an SLM buffer to a static view (the column-major view
+    a workgroup transpose loads through): the same pointer with the view's sizes and strides."""
+    ptr = gen.values[op.source]
+    t = op.result.type
+    strides = [int(s) for s in t.layout.get_strides()]
+    gen.memrefs[op.result] = (ptr, [ir.Constant(I64, s) for s in t.get_shape()], [ir.Constant(I64, s) for s in strides])
+    gen.values[op.result] = ptr
+
+
 def barrier(gen) -> None:
     fn = gen.lib.declare("_Z7barrierj", ir.FunctionType(ir.VoidType(), [I32]))
     gen.b.call(fn, [ir.Constant(I32, CLK_LOCAL_MEM_FENCE)])
@@ -76,6 +86,34 @@ def load(gen, d, bits: int, rows: int, cols: int, lt: ir.Type, sg_map=None) -> i
                     align=bits // 8) for r in range(rows) for j in range(width)]
     raw = vector_ops._pack(b, parts, ir.VectorType(raw_t, len(parts)))
     return raw if lt == raw.type else b.bitcast(raw, lt)
+
+
+def load_transposed(gen, d, bits: int, rows: int, cols: int, lt: ir.Type, sg_map) -> ir.Value:
+    """``load_nd {transpose}`` of a ``rows x cols`` SLM block: the ``cols x rows`` logical
+    value in its lane layout ``[1, sg] x [1, w]`` (the descriptor carries it transposed):
+    lane n holds logical columns ``n*w .. n*w+w-1`` of every logical row, row-major, and
+    logical ``(r, c)`` is memory ``(y + c, x + r)``."""
+    value_map = _Swapped(sg_map) if sg_map is not None else None
+    width = _lane_width(gen, rows, value_map)
+    b = gen.b
+    first = b.add(d.y, b.mul(gen.lib.lane_id(b), ir.Constant(I32, width)))
+    raw_t = ir.IntType(bits)
+    parts = []
+    for r in range(cols):
+        for j in range(width):
+            _, ptr = vector_ops._address(gen, d, bits, b.add(first, ir.Constant(I32, j)),
+                                         b.add(d.x, ir.Constant(I32, r)))
+            parts.append(b.load(ptr, typ=raw_t, align=bits // 8))
+    raw = vector_ops._pack(b, parts, ir.VectorType(raw_t, len(parts)))
+    return raw if lt == raw.type else b.bitcast(raw, lt)
+
+
+class _Swapped:
+    """The value's sg_map from a transposed descriptor's (layout and data swap back)."""
+
+    def __init__(self, sg_map):
+        self.layout = tuple(sg_map.layout)[::-1]
+        self.data = tuple(sg_map.data)[::-1]
 
 
 def store(gen, d, bits: int, rows: int, cols: int, value: ir.Value, sg_map=None) -> None:

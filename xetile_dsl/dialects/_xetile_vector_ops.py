@@ -146,10 +146,12 @@ class TileTransposeOp(IRDLOperation):
     wg_map_source = opt_prop_def(WgMapAttr)
 
     def __init__(self, source: SSAValue, permutation: Sequence[int], result_type: VectorType,
-                 wg_map: WgMapAttr | None = None):
+                 wg_map: WgMapAttr | None = None, wg_map_source: WgMapAttr | None = None):
         props = {"permutation": _asm.int_array(permutation)}
         if wg_map is not None:
             props["wg_map"] = wg_map
+        if wg_map_source is not None:
+            props["wg_map_source"] = wg_map_source
         super().__init__(operands=[source], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
@@ -162,11 +164,8 @@ class TileTransposeOp(IRDLOperation):
             raise VerifyException(f"{self.name}: result must be {[src[p] for p in perm]} of "
                                   f"{self.source.type.element_type}, got {self.result.type}")
         _verify_result_map(self)
-        if self.wg_map is not None and self.wg_map_source is not None:
-            w, s = self.wg_map, self.wg_map_source
-            if (w.layout[::-1], w.data[::-1]) != (s.layout, s.data):
-                raise VerifyException(f"{self.name}: the source wg_map must swap the result's sg_layout and sg_data: "
-                                      f"expected sg_layout = {list(w.layout[::-1])}, sg_data = {list(w.data[::-1])}")
+        if self.wg_map_source is not None:  # any distribution of the source (RFC Appendix 2.3's differs
+            check_wg_map(self.wg_map_source, src, f"{self.name} source")  # from the swapped default)
 
     def print(self, printer: Printer) -> None:
         _print_unary(printer, self, " " + str(list(_asm.as_int_list(self.permutation))), skip=("permutation",))

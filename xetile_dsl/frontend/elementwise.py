@@ -12,7 +12,7 @@ from ..dialects import xetile
 from ..language import core as lang
 from ..dialects import _arith_vector as av
 from . import semantic as sem
-from .tile_ops import _bind, _shape_and_dtype
+from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
 from .types import ir_type, is_float, is_unsigned
 
 _MATH = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op, "sqrt": math.SqrtOp,
@@ -273,7 +273,10 @@ def build_transpose(builder, node: ast.Call):
     args = _bind(builder, node)
     x = _tile(builder, args["x"], "transpose")
     m, n = sem.shape_of(x)
-    return builder.emit(xetile.TileTransposeOp(x, [1, 0], VectorType(sem.elem_of(x), [n, m]))).result
+    wg = _wg_map_arg(builder, args, (n, m), "transpose")
+    src = _wg_map_arg(builder, {"wg_map": args["source_wg_map"]} if "source_wg_map" in args else {}, (m, n),
+                      "transpose (source_wg_map)")
+    return builder.emit(xetile.TileTransposeOp(x, [1, 0], VectorType(sem.elem_of(x), [n, m]), wg, src)).result
 
 
 build_tile_transpose = build_transpose

@@ -47,8 +47,8 @@ def col_max_kernel(a, out):
 @xd.jit
 def gemm_rowsum_kernel(a, b, c, rowsum, K, BK: xt.constexpr):
     """``c = a @ b`` (64x64 workgroup tiles, [2, 2] subgroups) and ``rowsum = c.sum(1)``:
-    the accumulator moves from the mma map to row bands through SLM, then each subgroup
-    reduces its whole rows."""
+    written as a conversion from the mma map to row bands and a row reduce; the compiler
+    reduces each subgroup's piece first and exchanges only the 64x2 partials through SLM."""
     m = xt.program_id(0) * 64
     n = xt.program_id(1) * 64
     ta = xt.init_tile(a, [m, 0], [64, BK], wg_map=xt.wg_map(sg_layout=[2, 2], sg_data=[32, BK]))

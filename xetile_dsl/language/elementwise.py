@@ -128,8 +128,11 @@ def broadcast_to(x, shape):
 
 
 @builtin
-def transpose(x):
-    """The transpose of a 2-D value (``xetile.tile_transpose``). Example: ``vt = xt.transpose(v)``"""
+def transpose(x, wg_map=None, source_wg_map=None):
+    """The transpose of a 2-D value (``xetile.tile_transpose``). Example: ``vt = xt.transpose(v)``
+
+    At workgroup level ``wg_map`` distributes the result and ``source_wg_map`` (optional,
+    else the producer's map) the source, as in the RFC's ``tile_transpose {#mp_bt #mp_b}``."""
 
 
 @builtin
@@ -144,7 +147,7 @@ def tile_broadcast(x, shape):
 
 
 @builtin
-def tile_transpose(x):
+def tile_transpose(x, wg_map=None, source_wg_map=None):
     """The RFC's ``tile_transpose`` (same as :func:`transpose`)."""
 
 

@@ -7,10 +7,13 @@ to descriptors over ``M`` itself: block ``b0 x b1`` at logical ``(i, j)`` is a
 A 16-bit operand B adds ``transpose_bit_width = 32``: transposing pairs of elements gives
 the VNNI form ``[K/2, N, 2]`` directly (xegpu RFC, "transpose_bit_width").  In the SIMT
 stage the descriptor carries the transposed sg_map of the loaded value
-(:func:`memory_sg_map`), as the RFC's transposed-load examples do.
+(:func:`memory_sg_map`), as the RFC's transposed-load examples do.  The same view of an SLM
+buffer (a ``memref.reinterpret_cast`` to strides ``[1, cols]``, from wg_transpose) gives
+descriptors over the row-major buffer in memory space ``slm``.
 """
 from __future__ import annotations
 
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import VectorType
 
 from ..dialects import xegpu, xetile
@@ -28,10 +31,13 @@ def init_descs(tr, op: xetile.InitTileOp) -> list:
     t = op.tile.type
     (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
     src = tr.one(op.source)
+    if isinstance(src.owner, memref.ReinterpretCastOp):  # a column-major view of an SLM buffer (wg_transpose)
+        src = src.owner.source
     sizes = [tr.one(v) for v in op.sizes][::-1]  # back to the array's own extents and strides
     strides = [tr.one(v) for v in op.strides][::-1]
     o0, o1 = (tr.one(v) for v in op.offsets)
-    tdesc_type = xegpu.TensorDescType([b1, b0], t.element_type)
+    slm = xegpu.BlockTdescAttr("slm") if t.attr.memory_space.data == 3 else None
+    tdesc_type = xegpu.TensorDescType([b1, b0], t.element_type, slm)
     descs = []
     for i in range(rows // b0):
         for j in range(cols // b1):

@@ -36,6 +36,7 @@ from .analysis import Families
 from .rebuild import Rebuilder
 from . import register_budget, slm_tiles
 from .unlowered import reject_unlowered
+from .wg_transpose import TransposeDistribution
 from .wg_vectors import VectorDistribution, infer as infer_vector_maps
 
 NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
@@ -156,7 +157,7 @@ def _pieces(size: int, layout: int, data: int) -> int:
     return max(1, size // (layout * data))
 
 
-class _Distributor(VectorDistribution, Rebuilder):
+class _Distributor(TransposeDistribution, VectorDistribution, Rebuilder):
     """Rebuilds the function with every workgroup-level value split into its pieces."""
 
     lowering_name = "the workgroup-to-subgroup distribution"
@@ -166,6 +167,7 @@ class _Distributor(VectorDistribution, Rebuilder):
         self.maps = maps
         self.sg_id: SSAValue | None = None
         self.coords: dict[tuple[int, int], tuple[SSAValue, SSAValue]] = {}
+        self.find_transpose_folds()
 
     def _translate(self, op: Operation) -> None:
         if not self.distribute_vector_op(op):  # element-wise ops at workgroup level
@@ -207,6 +209,9 @@ class _Distributor(VectorDistribution, Rebuilder):
         if m is None:
             self._clone(op)
             return
+        if (dst := self.folded_map(op.tile)) is not None:  # loaded only into in-place transposes
+            self.init_transposed_view(op, dst)
+            return
         shape = t.get_shape()
         (n0, n1), (d0, d1) = self._sg_shape(m, shape)
         attr = t.attr
@@ -236,6 +241,9 @@ class _Distributor(VectorDistribution, Rebuilder):
             self.emit(xetile.PrefetchTileOp(t, locality), op)
 
     def _op_UpdateTileOffsetOp(self, op: xetile.UpdateTileOffsetOp) -> None:
+        if self.folded_map(op.tile) is not None:
+            self.update_transposed_view(op)
+            return
         dx, dy = self.one(op.offset_x), self.one(op.offset_y)
         self.vmap[op.result] = [self.emit(xetile.UpdateTileOffsetOp(t, dx, dy), op).result
                                 for t in self.vmap[op.tile]]

@@ -28,6 +28,7 @@ from ..dialects import _asm, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from .elementwise import _combine_op, is_elementwise, is_vector
+from .wg_transpose import infer_transpose
 
 SLM_SPACE = 3
 
@@ -64,6 +65,8 @@ def _infer_op(inf, op: Operation) -> None:
         inf.set(op.result, op.wg_map, op, "the tile_conv_layout result")
     elif isinstance(op, xetile.TileReduceOp):
         _infer_reduce(inf, op)
+    elif isinstance(op, xetile.TileTransposeOp):
+        infer_transpose(inf, op)
     elif isinstance(op, xetile.TileBroadcastOp):
         dims = _asm.as_int_list(op.broadcast_dims)
         src, res = inf.map_of(op.source), op.wg_map or inf.map_of(op.result)
@@ -113,6 +116,16 @@ def _infer_reduce(inf, op: xetile.TileReduceOp) -> None:
                                 f"dimension)", op)
     elif src is not None:
         inf.set(op.result, _with(src, dim, 1), op, "the tile_reduce result")
+
+
+def _feeds_one_reduce(op: xetile.TileConvLayoutOp) -> bool:
+    """A conversion whose only user is a one-dimension tile_reduce in the same block."""
+    if len(list(op.result.uses)) != 1:
+        return False
+    (use,) = list(op.result.uses)
+    user = use.operation
+    return (isinstance(user, xetile.TileReduceOp) and user.parent_block() is op.parent_block()
+            and len(_asm.as_int_list(user.reduction_dims)) == 1)
 
 
 # --- distribution --------------------------------------------------------------------------
@@ -168,11 +181,71 @@ class VectorDistribution:
             return
         (dim,) = _asm.as_int_list(op.reduction_dims)
         size = _shape(op.source)[dim]
+        conv = op.source.owner
+        if conv in getattr(self, "reduce_first", ()):  # tile_conv_layout + tile_reduce: reduce, then exchange
+            conv_map = self.maps.map_of(conv.source)
+            pieces = self._local_reduce(op, self.vmap[conv.source], conv_map, _shape(op.source), dim)
+            self.vmap[op.result] = self._combine_partials(op, pieces, conv_map, dim)
+            return
         pieces = self._local_reduce(op, self.vmap[op.source], src_map, _shape(op.source), dim)
         if src_map.data[dim] == size:
             self.vmap[op.result] = pieces
             return
+        if dim == 1:
+            self.vmap[op.result] = self._combine_partials(op, pieces, src_map, dim)
+            return
         self._cross_subgroup_reduce(op, pieces, src_map, dim)
+
+    def _combine_partials(self, op, partials: list[SSAValue], m, dim: int) -> list[SSAValue]:
+        """Partials of the source map ``m`` (each subgroup's pieces reduced along ``dim``)
+        -> SLM, a ``[rows, layout[1]]`` (or ``[layout[0], cols]``) workgroup tile -> each
+        subgroup loads, for its pieces of the result's map, the ``layout[dim]`` partials of
+        its rows (columns) one column (row) at a time and combines them."""
+        shape = _shape(op.source)
+        lay = m.layout[dim]
+        if lay * m.data[dim] > shape[dim]:
+            raise LoweringError(f"tile_reduce: the source's {_fmt(m)} wraps around dimension {dim} (subgroups "
+                                f"share data), so their partial results would be counted twice; give the "
+                                f"reduced dimension sg_data {shape[dim]} or sg_layout * sg_data = {shape[dim]}",
+                                op)
+        pshape = list(shape)
+        pshape[dim] = lay
+        pshape = tuple(pshape)
+        elem = op.source.type.element_type
+        self._check_slm(op, pshape, elem)
+        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(pshape), memory_space=IntegerAttr(SLM_SPACE,
+                                                                                                       64))), op)
+        if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
+            self.emit(gpu.BarrierOp(), op)
+        for piece, tile in zip(partials, self._slm_tiles(op, buf.memref, _with(m, dim, 1), pshape, elem, [], []),
+                               strict=True):
+            self.emit(xetile.StoreTileOp(piece, tile), op)
+        self.emit(gpu.BarrierOp(), op)
+        res = self.maps.map_of(op.result)
+        combine = _combine_op(op.kind.data, elem, op)
+        per_slice = [self._slm_slice_tiles(op, buf.memref, res, pshape, elem, dim, k) for k in range(lay)]
+        out = []
+        for tiles in zip(*per_slice):
+            acc = None
+            for tile in tiles:
+                v = self.emit(xetile.LoadTileOp(tile, VectorType(elem, tile.type.get_shape())), op).value
+                acc = v if acc is None else self.emit(combine(acc, v), op).result
+            out.append(acc)
+        return out
+
+    def _slm_slice_tiles(self, op, buf, res, pshape, elem, dim: int, k: int) -> list[SSAValue]:
+        """This subgroup's pieces of the result map ``res`` at column (row) ``k`` of ``buf``."""
+        rshape = list(pshape)
+        rshape[dim] = 1
+        (n0, n1), (d0, d1) = self._sg_shape(res, rshape)
+        r, c = self._coords(res.layout, op)
+        zero = self.const_index(0, op)
+        ttype = xetile.TileType([d0, d1], elem, xetile.TileAttr(memory_space=SLM_SPACE))
+        rows = ([self.const_index(k, op)] if dim == 0 else
+                [self._piece_offset(zero, r, i, rshape[0], res.layout[0], d0, op) for i in range(n0)])
+        cols = ([self.const_index(k, op)] if dim == 1 else
+                [self._piece_offset(zero, c, j, rshape[1], res.layout[1], d1, op) for j in range(n1)])
+        return [self.emit(xetile.InitTileOp(buf, [row, col], ttype), op).tile for row in rows for col in cols]
 
     def _local_reduce(self, op, src: list[SSAValue], m, shape, dim: int) -> list[SSAValue]:
         """Reduce each piece along ``dim`` and combine a subgroup's pieces along ``dim``."""
@@ -219,6 +292,10 @@ class VectorDistribution:
         src, dst = self.maps.map_of(op.source), op.wg_map
         if src == dst:
             self.vmap[op.result] = list(self.vmap[op.source])
+            return
+        if _feeds_one_reduce(op):  # the reduce combines partials instead: far less SLM
+            self.reduce_first = getattr(self, "reduce_first", set()) | {op}
+            self.vmap[op.result] = []
             return
         self.vmap[op.result] = self.exchange(op, self.vmap[op.source], src, dst, _shape(op.source),
                                              op.source.type.element_type)

@@ -1,0 +1,209 @@
+"""``tile_transpose`` at workgroup level, in ``xetile-wg-to-sg`` (XeTile RFC, Workgroup Level
+extension and Appendix 2.2 / 2.3).
+
+Maps: the result's map is the op's ``wg_map``; the source's is ``wg_map_source``, else its
+producer's, else the RFC's derivation (sg_layout and sg_data swapped).
+
+Two lowerings, chosen per op:
+
+* **In place** (RFC 2.3, "in-register"): when every subgroup's source pieces are exactly the
+  transposes of its result pieces (result piece ``(i, j)`` = source piece ``(j, i)``,
+  checked numerically for every subgroup id) and the source is a ``load_tile`` used only
+  by such transposes, the loaded tile itself becomes the transposed view of its memory
+  (``order = [0, 1]`` pieces; ``update_tile_offset`` deltas swap), so each subgroup loads
+  its result pieces directly with transposed 2D block reads. No data crosses subgroups or
+  lanes through memory.
+* **Through SLM** (RFC 2.2 and any other map pair): each subgroup stores its source pieces
+  row-major into an SLM buffer of the source's shape, a workgroup barrier, and each
+  subgroup loads its result pieces through a column-major view of that buffer
+  (``memref.reinterpret_cast`` to strides ``[1, cols]`` and ``order = [0, 1]`` tiles), the
+  RFC's "store with the source map row-major, load with the result map column-major".
+  Inside a loop a barrier also precedes the stores.
+"""
+from __future__ import annotations
+
+from xdsl.dialects import gpu, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, StridedLayoutAttr, VectorType
+from xdsl.ir import SSAValue
+
+from ..dialects import xetile
+
+SLM_SPACE = 3
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def swapped(m: xetile.WgMapAttr) -> xetile.WgMapAttr:
+    """The RFC's derived source map of a transpose: sg_layout and sg_data swapped."""
+    return xetile.WgMapAttr(tuple(m.layout)[::-1], tuple(m.data)[::-1])
+
+
+# --- map inference --------------------------------------------------------------------------
+def infer_transpose(inf, op: xetile.TileTransposeOp) -> None:
+    res = op.wg_map or inf.map_of(op.result)
+    if res is not None:
+        inf.set(op.result, res, op, "the tile_transpose result")
+    src = op.wg_map_source or inf.map_of(op.source)
+    if src is None and res is not None:
+        src = swapped(res)
+    if src is not None:
+        inf.set(op.source, src, op, "the tile_transpose source")
+    if res is None and src is not None:
+        inf.set(op.result, swapped(src), op, "the tile_transpose result")
+
+
+# --- which subgroup holds what -------------------------------------------------------------
+def piece_origins(m: xetile.WgMapAttr, shape, sg: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:
+    """(pieces per dimension, offsets of subgroup ``sg``'s pieces row-major), the
+    wg-to-sg rule: round-robin, wrapping around (mod size) when the layout covers more."""
+    coord = (sg // m.layout[1], sg % m.layout[1])
+    per_dim = []
+    for d in range(2):
+        lay, dat, size = m.layout[d], m.data[d], shape[d]
+        n = max(1, size // (lay * dat))
+        offs = [coord[d] * dat + p * lay * dat for p in range(n)]
+        per_dim.append([o % size if lay * dat > size else o for o in offs])
+    return (len(per_dim[0]), len(per_dim[1])), [(r, c) for r in per_dim[0] for c in per_dim[1]]
+
+
+def holds_own_transpose(src: xetile.WgMapAttr, src_shape, dst: xetile.WgMapAttr) -> bool:
+    """Whether every subgroup's result piece ``(i, j)`` is the transpose of its own source
+    piece ``(j, i)`` (then no data moves between subgroups)."""
+    if tuple(dst.data) != tuple(src.data)[::-1]:
+        return False
+    dst_shape = tuple(src_shape)[::-1]
+    count = src.layout[0] * src.layout[1]
+    for sg in range(count):
+        (s0, s1), s_offs = piece_origins(src, src_shape, sg)
+        (d0, d1), d_offs = piece_origins(dst, dst_shape, sg)
+        if (d0, d1) != (s1, s0):
+            return False
+        for i in range(d0):
+            for j in range(d1):
+                r, c = s_offs[j * s1 + i]
+                if d_offs[i * d1 + j] != (c, r):
+                    return False
+    return True
+
+
+# --- distribution --------------------------------------------------------------------------
+class TransposeDistribution:
+    """Mixin for the wg-to-sg ``_Distributor``: tile_transpose in place or through SLM."""
+
+    def find_transpose_folds(self) -> None:
+        """Tile families whose loads feed only in-place transposes become transposed views."""
+        self.folded_tiles: dict[SSAValue, xetile.WgMapAttr] = {}
+        families = self.maps.families
+        candidates: dict[SSAValue, set] = {}
+        for op in self.fn.walk():
+            if isinstance(op, xetile.TileTransposeOp) and self._in_place(op):
+                load = op.source.owner
+                if isinstance(load, xetile.LoadTileOp) and len(list(op.source.uses)) == 1:
+                    root = families.find(load.tile)
+                    candidates.setdefault(root, set()).add(self.maps.map_of(op.result))
+        for root, dst_maps in candidates.items():
+            if len(dst_maps) == 1 and self._only_transposed_loads(root):
+                self.folded_tiles[root] = dst_maps.pop()
+
+    def _in_place(self, op: xetile.TileTransposeOp) -> bool:
+        src, dst = self.maps.map_of(op.source), self.maps.map_of(op.result)
+        return src is not None and dst is not None and holds_own_transpose(src, _shape(op.source), dst)
+
+    def _only_transposed_loads(self, root: SSAValue) -> bool:
+        """Every value of the tile family is a row-major global tile from init_tile, moved
+        by update_tile_offset and loops, and loaded only into in-place transposes."""
+        families = self.maps.families
+        for v in families.members(self.fn, root):
+            owner = v.owner
+            if isinstance(owner, xetile.InitTileOp):
+                attr = v.type.attr
+                if tuple(attr.order_list) != (1, 0) or attr.memory_space.data != 0 or attr.is_scattered:
+                    return False
+            for use in v.uses:
+                user = use.operation
+                if isinstance(user, (xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp)):
+                    continue
+                if not isinstance(user, xetile.LoadTileOp) or len(list(user.value.uses)) != 1:
+                    return False
+                (t_use,) = list(user.value.uses)
+                if not (isinstance(t_use.operation, xetile.TileTransposeOp) and self._in_place(t_use.operation)):
+                    return False
+        return True
+
+    def folded_map(self, tile: SSAValue) -> xetile.WgMapAttr | None:
+        return self.folded_tiles.get(self.maps.families.find(tile))
+
+    def init_transposed_view(self, op: xetile.InitTileOp, dst: xetile.WgMapAttr) -> None:
+        """The result pieces of the transpose, as ``order = [0, 1]`` tiles over the same
+        memory (offsets, extents and strides of the transposed view)."""
+        t = op.tile.type
+        view_shape = tuple(t.get_shape())[::-1]
+        (n0, n1), (d0, d1) = self._sg_shape(dst, view_shape)
+        ttype = xetile.TileType([d0, d1], t.element_type, xetile.TileAttr(order=(0, 1)))
+        r, c = self._coords(dst.layout, op)
+        o0, o1 = (self.one(v) for v in op.offsets)
+        sizes, strides = [self.one(v) for v in op.sizes][::-1], [self.one(v) for v in op.strides][::-1]
+        rows = [self._piece_offset(o1, r, i, view_shape[0], dst.layout[0], d0, op) for i in range(n0)]
+        cols = [self._piece_offset(o0, c, j, view_shape[1], dst.layout[1], d1, op) for j in range(n1)]
+        base = self._column_major_view(self.one(op.source), op)
+        self.vmap[op.tile] = [self.emit(xetile.InitTileOp(base, [row, col], ttype, sizes, strides), op).tile
+                              for row in rows for col in cols]
+
+    def _column_major_view(self, src: SSAValue, like) -> SSAValue:
+        """A static row-major memref as its transpose (strides ``[1, cols]``); dynamic
+        memrefs and addresses take the swapped sizes and strides operands instead."""
+        t = src.type
+        if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
+            return src
+        rows, cols = t.get_shape()
+        view_type = MemRefType(t.element_type, [cols, rows], StridedLayoutAttr([1, cols], 0),
+                               memory_space=t.memory_space)
+        return self.emit(memref.ReinterpretCastOp.from_dynamic(src, [0], [cols, rows], [1, cols], view_type),
+                         like).result
+
+    def update_transposed_view(self, op: xetile.UpdateTileOffsetOp) -> None:
+        dx, dy = self.one(op.offset_x), self.one(op.offset_y)
+        self.vmap[op.result] = [self.emit(xetile.UpdateTileOffsetOp(t, dy, dx), op).result
+                                for t in self.vmap[op.tile]]
+
+    def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:
+        dst = self.maps.map_of(op.result)
+        if dst is None:
+            self._clone(op)
+            return
+        load = op.source.owner
+        if isinstance(load, xetile.LoadTileOp) and self.folded_map(load.tile) is not None:
+            self.vmap[op.result] = list(self.vmap[op.source])  # loaded already transposed
+            return
+        self.vmap[op.result] = self._transpose_through_slm(op, self.maps.map_of(op.source), dst)
+
+    def _transpose_through_slm(self, op, src, dst) -> list[SSAValue]:
+        shape, elem = _shape(op.source), op.source.type.element_type
+        self._check_slm(op, shape, elem)
+        space = IntegerAttr(SLM_SPACE, 64)
+        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=space)), op).memref
+        if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
+            self.emit(gpu.BarrierOp(), op)
+        for piece, tile in zip(self.vmap[op.source], self._slm_tiles(op, buf, src, shape, elem, [], []),
+                               strict=True):
+            self.emit(xetile.StoreTileOp(piece, tile), op)
+        self.emit(gpu.BarrierOp(), op)
+        view_shape = shape[::-1]
+        view_type = MemRefType(elem, list(view_shape), StridedLayoutAttr([1, shape[1]], 0), memory_space=space)
+        view = self.emit(memref.ReinterpretCastOp.from_dynamic(buf, [0], list(view_shape), [1, shape[1]],
+                                                               view_type), op).result
+        (n0, n1), (d0, d1) = self._sg_shape(dst, view_shape)
+        r, c = self._coords(dst.layout, op)
+        zero = self.const_index(0, op)
+        ttype = xetile.TileType([d0, d1], elem, xetile.TileAttr(order=(0, 1), memory_space=SLM_SPACE))
+        rows = [self._piece_offset(zero, r, i, view_shape[0], dst.layout[0], d0, op) for i in range(n0)]
+        cols = [self._piece_offset(zero, c, j, view_shape[1], dst.layout[1], d1, op) for j in range(n1)]
+        out = []
+        for row in rows:
+            for col in cols:
+                tile = self.emit(xetile.InitTileOp(view, [row, col], ttype), op).tile
+                out.append(self.emit(xetile.LoadTileOp(tile, VectorType(elem, [d0, d1])), op).value)
+        return out
+
