@@ -242,6 +242,27 @@ def test_integer_elementwise(flavour):
     x = np.random.default_rng(9).integers(-100, 100, (M, N)).astype(np.int32)
     y = np.zeros_like(x)
     int_ops.on(f"cpu-{flavour}")[(M // 16,)](x, y, BM=16, BN=N)
-    rem = x - 5 * np.trunc(x / 5).astype(np.int32)  # arith.remsi: the sign of the dividend
-    r = np.abs(x) // 3 + np.maximum(x, 7) * rem - np.minimum(x, -2)
+    r = np.abs(x) // 3 + np.maximum(x, 7) * (x % 5) - np.minimum(x, -2)  # Python's % (floor)
     np.testing.assert_array_equal(y, np.where(x >= 0, r, r ^ 255))
+
+
+@xd.jit
+def div_mod(x, d, q, r, BN: xt.constexpr):
+    """Python's ``//`` and ``%`` on tiles with a runtime (possibly negative) divisor."""
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [8, BN]))
+    xt.store_tile(v // d, xt.init_tile(q, [0, 0], [8, BN]))
+    xt.store_tile(v % d, xt.init_tile(r, [0, 0], [8, BN]))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS + ["interpret"])
+@pytest.mark.parametrize("divisor", [7, -7])
+def test_floor_division_and_modulo_follow_python(flavour, divisor):
+    """``a == d * (a // d) + a % d`` with the remainder taking the divisor's sign, as in
+    Python and numpy, for both signs of the dividend and the divisor."""
+    x = np.arange(-64, 64, dtype=np.int32).reshape(8, 16)
+    q, r = np.zeros_like(x), np.zeros_like(x)
+    target = flavour if flavour == "interpret" else f"cpu-{flavour}"
+    div_mod.on(target)[(1,)](x, divisor, q, r, BN=16)
+    np.testing.assert_array_equal(q, x // divisor)
+    np.testing.assert_array_equal(r, x % divisor)
+    np.testing.assert_array_equal(divisor * q + r, x)

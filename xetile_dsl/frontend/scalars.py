@@ -75,7 +75,22 @@ def binop(builder, op: ast.operator, lhs, rhs, node: ast.AST):
         raise builder.error(node, f"operator {_SYMBOL.get(type(op), type(op).__name__)} is not supported on "
                             f"{sem.describe_type(elem)} values")
     (a, b), _, _ = sem.unify(builder, (lhs, rhs), node, elem)
+    if cls is arith.RemSIOp:
+        return _floor_mod(builder, a, b, elem)
     return builder.emit(cls(a, b)).result
+
+
+def _floor_mod(builder, a, b, elem):
+    """Python's ``a % b`` on signed integers: the remainder takes the divisor's sign (so
+    that ``a == b * (a // b) + a % b`` with the floor division ``//`` lowers to).
+    ``remsi`` truncates; where it is non-zero and its sign differs from ``b``'s, add ``b``."""
+    shape = sem.shape_of(a) or sem.shape_of(b)
+    rem = builder.emit(arith.RemSIOp(a, b)).result
+    zero = sem.constant(builder, 0, elem, shape)
+    nonzero = builder.emit(av.CmpiOp(rem, zero, "ne")).result
+    signs_differ = builder.emit(av.CmpiOp(builder.emit(arith.XOrIOp(rem, b)).result, zero, "slt")).result
+    fix = builder.emit(arith.AndIOp(nonzero, signs_differ)).result
+    return builder.emit(av.SelectOp(fix, builder.emit(arith.AddiOp(rem, b)).result, rem)).result
 
 
 def compare(builder, op: ast.cmpop, lhs, rhs, node: ast.AST):
