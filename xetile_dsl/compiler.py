@@ -8,7 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .codegen.simt_to_llvm import generate
@@ -126,8 +126,8 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
 
 def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
     params = tuple(
-        ArrayParam(p.name, p.dtype, p.ndim, written=("*" in written or p.name in written))
-        if isinstance(p, ArrayParam) else p for p in abi.params)
+        replace(p, written=("*" in written or p.name in written)) if isinstance(p, ArrayParam) else p
+        for p in abi.params)
     return KernelABI(**{**abi.__dict__, "params": params})
 
 

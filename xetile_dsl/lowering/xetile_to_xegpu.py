@@ -83,14 +83,14 @@ class _Translator(Rebuilder):
         self.vmap[op.tile] = descs
 
     def _op_LoadTileOp(self, op: xetile.LoadTileOp) -> None:
-        if op.padding is not None:
-            raise LoweringError("load_tile with a non-zero padding value is not supported by the XeGPU lowering "
-                                "yet (2D block loads fill out-of-bounds elements with 0)", op)
         t = op.tile.type
         b0, b1 = t.attr.blocks
         elem = t.element_type
         packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
         if transposed.is_transposed(t):
+            if op.padding is not None:
+                raise LoweringError("load_tile with a non-zero padding from an order=[0, 1] (transposed) tile is "
+                                    "not lowered yet; pad a row-major tile, or use padding=0", op)
             self.vmap[op.value] = transposed.load_blocks(self, op, packed)
             return
         if packed:
@@ -98,7 +98,8 @@ class _Translator(Rebuilder):
             vtype = VectorType(elem, [b0 // vnni, b1, vnni])
         else:
             vtype = VectorType(elem, [b0, b1])
-        self.vmap[op.value] = [self.emit(xegpu.LoadNdOp(d, vtype, packed=packed), op).value
+        # a non-zero padding rides on load_nd: codegen replaces out-of-bounds elements
+        self.vmap[op.value] = [self.emit(xegpu.LoadNdOp(d, vtype, packed=packed, padding=op.padding), op).value
                                for d in self.vmap[op.tile]]
 
     def _op_StoreTileOp(self, op: xetile.StoreTileOp) -> None:

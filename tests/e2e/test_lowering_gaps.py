@@ -1,0 +1,122 @@
+"""Lowering gaps closed in issue 5 (load padding, stores to transposed tiles, block-atomic
+old values, element-wise ops on tile_mma operands), on the CPU device in both flavours
+(cpu-pvc: 16 lanes with 2D block messages; cpu-arc: 8 lanes, per-lane accesses) against
+numpy and the XeTile interpreter."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+
+FLAVOURS = ["pvc", "arc"]
+
+
+# --- load_tile(..., padding=v) -----------------------------------------------------------------
+@xd.jit
+def pad_copy(x, y, BM: xt.constexpr, BN: xt.constexpr, PAD: xt.constexpr):
+    """Copy BM x BN tiles of ``x`` into ``y`` (which is larger): elements outside ``x`` read PAD."""
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    v = xt.load_tile(xt.init_tile(x, [m, n], [BM, BN]), padding=PAD)
+    xt.store_tile(v, xt.init_tile(y, [m, n], [BM, BN]))
+
+
+@xd.jit
+def pad_rowmax(x, y, BN: xt.constexpr):
+    """Row maxima of a 16 x BN window of ``x`` padded with -inf (a reduction sees the padding)."""
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [16, BN]), padding=float("-inf"))
+    xt.store_tile(xt.max(v, axis=1), xt.init_tile(y, [0, 0], [16, 1]))
+
+
+@xd.jit
+def pad_matmul(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """A GEMM whose K is not a multiple of BK, with both operands padded with 1: every
+    out-of-bounds k adds 1 * 1 to each element of C."""
+    ta = xt.init_tile(a, [xt.program_id(0) * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, xt.program_id(1) * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta, padding=1.0), xt.load_tile(tb, padding=1.0), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [xt.program_id(0) * BM, xt.program_id(1) * BN], [BM, BN]))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int8])
+def test_padding_fills_out_of_bounds(flavour, dtype):
+    BN = 32 if np.dtype(dtype).itemsize > 1 else 64  # PVC's 2D blocks need rows of >= 64 bytes
+    cols = BN + 8
+    x = (np.arange(20 * cols) % 97).reshape(20, cols).astype(dtype)
+    y = np.zeros((32, 2 * BN), dtype)
+    pad = -7.5 if np.issubdtype(dtype, np.floating) else -7
+    pad_copy.on(f"cpu-{flavour}")[(2, 2)](x, y, BM=16, BN=BN, PAD=pad)
+    ref = np.full(y.shape, pad, dtype)
+    ref[:20, :cols] = x
+    np.testing.assert_array_equal(y, ref)
+    interp = np.zeros_like(y)
+    pad_copy.on("interpret")[(2, 2)](x, interp, BM=16, BN=BN, PAD=pad)
+    np.testing.assert_array_equal(y, interp)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_padding_reaches_a_reduction(flavour):
+    """Columns beyond x's width are -inf, so all-negative rows keep their own maximum."""
+    x = -np.abs(np.random.default_rng(3).standard_normal((16, 24))).astype(np.float32) - 1
+    y = np.zeros((16, 1), np.float32)
+    pad_rowmax.on(f"cpu-{flavour}")[(1,)](x, y, BN=32)
+    np.testing.assert_array_equal(y[:, 0], x.max(axis=1))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_padding_of_mma_operands_with_out_of_bounds_k(flavour):
+    M, N, K, BK = 48, 40, 40, 32  # K = 40: the second K step has 24 padded columns/rows
+    rng = np.random.default_rng(5)
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    BM, BN = (32, 32) if flavour == "pvc" else (16, 16)
+    pad_matmul.on(f"cpu-{flavour}")[((M + BM - 1) // BM, (N + BN - 1) // BN)](a, b, c, K, BM=BM, BN=BN, BK=BK)
+    padded_k = -K % BK
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32) + padded_k)
+
+
+# --- the launcher checks 2D-block limits only on arrays that see 2D block messages ------------
+@xd.jit
+def scatter_into_narrow(src, idx, out, N: xt.constexpr):
+    """out.flat[idx[0, j]] = src[0, j]: ``out`` is reached only through a scattered tile."""
+    v = xt.load_tile(xt.init_tile(src, [0, 0], [1, N]))
+    i = xt.load_tile(xt.init_tile(idx, [0, 0], [1, N]))
+    xt.store_scatter(v, xt.init_tile(out, i), i >= 0)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_scattered_only_array_may_be_narrow(flavour):
+    """A 4 x 4 f32 array (16-byte rows, narrower than PVC's 64-byte 2D-block minimum)."""
+    rng = np.random.default_rng(11)
+    src = rng.standard_normal((1, 16)).astype(np.float32)
+    idx = rng.permutation(16).astype(np.int32).reshape(1, 16)
+    out = np.zeros((4, 4), np.float32)
+    scatter_into_narrow.on(f"cpu-{flavour}")[(1,)](src, idx, out, N=16)
+    ref = np.zeros(16, np.float32)
+    ref[idx[0]] = src[0]
+    np.testing.assert_array_equal(out.reshape(-1), ref)
+
+
+def test_abi_marks_only_block_accessed_arrays():
+    sig = {"src": "f32[:,:]", "idx": "i32[:,:]", "out": "f32[:,:]"}
+    abi = xd.compile(scatter_into_narrow, sig, {"N": 16}, target="pvc").abi
+    assert [p.block2d for p in abi.params if p.kind == "array"] == [False, False, False]
+    copy_sig = {"x": "f32[:,:]", "y": "f32[:,:]"}
+    abi = xd.compile(pad_copy, copy_sig, {"BM": 16, "BN": 32, "PAD": 1.0}, target="pvc").abi
+    assert [p.block2d for p in abi.params if p.kind == "array"] == [True, True]
+    arc = xd.compile(pad_copy, copy_sig, {"BM": 16, "BN": 32, "PAD": 1.0}, target="arc").abi
+    assert [p.block2d for p in arc.params if p.kind == "array"] == [False, False]
+
+
+def test_block_accessed_array_still_rejected_when_narrow():
+    x = np.zeros((16, 8), np.float32)  # 32-byte rows under a 2D block load
+    with pytest.raises(xd.LaunchError, match="64 bytes"):
+        pad_copy.on("cpu-pvc")[(1, 1)](x, np.zeros((16, 32), np.float32), BM=16, BN=32, PAD=1.0)
