@@ -120,3 +120,95 @@ def test_block_accessed_array_still_rejected_when_narrow():
     x = np.zeros((16, 8), np.float32)  # 32-byte rows under a 2D block load
     with pytest.raises(xd.LaunchError, match="64 bytes"):
         pad_copy.on("cpu-pvc")[(1, 1)](x, np.zeros((16, 32), np.float32), BM=16, BN=32, PAD=1.0)
+
+
+# --- store_tile to order=[0, 1] tiles ------------------------------------------------------------
+@xd.jit
+def store_transposed(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    """y = 2 * x^T through a transposed view of y (a column-major tile)."""
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    v = xt.load_tile(xt.init_tile(x, [m, n], [BM, BN]))
+    xt.store_tile(v * 2, xt.init_tile(y, [m, n], [BM, BN], order=(0, 1)))
+
+
+@xd.jit
+def gemm_store_ct(a, b, ct, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """C^T stored through an order=(0, 1) tile of ``ct`` (N x M), C = A @ B."""
+    ta = xt.init_tile(a, [xt.program_id(0) * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, xt.program_id(1) * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(ct, [xt.program_id(0) * BM, xt.program_id(1) * BN], [BM, BN], order=(0, 1)))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32])
+def test_store_to_transposed_tile(flavour, dtype):
+    """40 x 48 (not multiples of the 16 x 32 tile): out-of-bounds elements are not written."""
+    x = (np.arange(40 * 48) % 251).reshape(40, 48).astype(dtype)
+    y = np.full((48, 40), 3, dtype)
+    store_transposed.on(f"cpu-{flavour}")[(3, 2)](x, y, BM=16, BN=32)
+    np.testing.assert_array_equal(y, (2 * x).T)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_gemm_result_stored_transposed(flavour):
+    M, N, K = 48, 40, 64
+    rng = np.random.default_rng(9)
+    a = rng.integers(-3, 4, (M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float16)
+    ct = np.zeros((N, M), np.float32)
+    BM, BN = (32, 32) if flavour == "pvc" else (16, 16)
+    gemm_store_ct.on(f"cpu-{flavour}")[(-(-M // BM), -(-N // BN))](a, b, ct, K, BM=BM, BN=BN, BK=32)
+    np.testing.assert_array_equal(ct, (a.astype(np.float32) @ b.astype(np.float32)).T)
+
+
+# --- the old values of atomic_rmw on a block tile -----------------------------------------------
+@xd.jit
+def atomic_old_values(x, out, old, KIND: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
+    """out <KIND>= x block by block; ``old`` receives what each element held before."""
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    v = xt.load_tile(xt.init_tile(x, [m, n], [BM, BN]))
+    o = xt.atomic_rmw(KIND, v, xt.init_tile(out, [m, n], [BM, BN]))
+    xt.store_tile(o, xt.init_tile(old, [m, n], [BM, BN]))
+
+
+@xd.jit
+def atomic_ticket(counter, got, R: xt.constexpr, BN: xt.constexpr):
+    """Every workgroup adds 1 to each element of ``counter`` and keeps the value it saw
+    (its ticket) in its own slab of ``got``: per element the tickets are a permutation."""
+    g = xt.program_id(0)
+    ones = xt.full([R, BN], 1, xt.int32)
+    o = xt.atomic_rmw("addi", ones, xt.init_tile(counter, [0, 0], [R, BN]))
+    xt.store_tile(o, xt.init_tile(got, [g * R, 0], [R, BN]))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("kind,dtype", [("addf", np.float32), ("maximumf", np.float32), ("addi", np.int32),
+                                        ("assign", np.int32)])
+def test_block_atomic_returns_old_values(flavour, kind, dtype):
+    rng = np.random.default_rng(13)
+    x = rng.integers(-50, 50, (40, 48)).astype(dtype)
+    start = rng.integers(-50, 50, (40, 48)).astype(dtype)
+    out, old = start.copy(), np.zeros((48, 64), dtype)
+    atomic_old_values.on(f"cpu-{flavour}")[(3, 2)](x, out, old, KIND=kind, BM=16, BN=32)
+    combine = {"addf": np.add, "addi": np.add, "maximumf": np.maximum, "assign": lambda s, v: v}[kind]
+    np.testing.assert_array_equal(out, combine(start, x))
+    np.testing.assert_array_equal(old[:40, :48], start)
+    assert not old[40:].any() and not old[:, 48:].any()  # outside `out`: no atomic, nothing stored
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_block_atomic_old_values_are_distinct_tickets(flavour):
+    G, R, BN = 6, 8, 32
+    counter = np.zeros((R, BN), np.int32)
+    got = np.full((G * R, BN), -1, np.int32)
+    atomic_ticket.on(f"cpu-{flavour}")[(G,)](counter, got, R=R, BN=BN)
+    np.testing.assert_array_equal(counter, G)
+    tickets = np.sort(got.reshape(G, R, BN), axis=0)
+    np.testing.assert_array_equal(tickets, np.broadcast_to(np.arange(G)[:, None, None], (G, R, BN)))

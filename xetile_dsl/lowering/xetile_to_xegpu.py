@@ -42,6 +42,17 @@ class _Translator(Rebuilder):
         super().__init__(fn)
         self.packed_tiles = _tiles_loaded_as_b(fn)
 
+    def run(self) -> None:
+        super().run()
+        self._drop_unused_descriptors()
+
+    def _drop_unused_descriptors(self) -> None:
+        """Descriptors nothing uses (a block tile reached only through per-row scattered
+        accesses: atomics, stores to order=[0, 1] tiles) would still need an sg_map."""
+        for op in list(self.fn.walk()):
+            if isinstance(op, xegpu.CreateNdTdescOp) and not op.tensor_desc.uses:
+                op.parent_block().erase_op(op)
+
     def _translate(self, op: Operation) -> None:
         """Element-wise ops, broadcasts and reductions go to lowering/elementwise.py."""
         if getattr(self, f"_op_{type(op).__name__}", None) is None and elementwise.translate(self, op):
@@ -104,8 +115,8 @@ class _Translator(Rebuilder):
 
     def _op_StoreTileOp(self, op: xetile.StoreTileOp) -> None:
         if transposed.is_transposed(op.tile.type):
-            raise LoweringError("store_tile to an order=[0, 1] (transposed) tile is not supported yet; "
-                                "store the transposed value to a row-major tile instead", op)
+            scattered.transposed_store(self, op)
+            return
         for v, d in zip(self.vmap[op.value], self.vmap[op.tile], strict=True):
             self.emit(xegpu.StoreNdOp(v, d), op)
 
