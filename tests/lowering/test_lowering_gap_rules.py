@@ -80,3 +80,33 @@ def test_block_atomic_old_values_are_inserted_row_by_row(tmp_path):
     assert [int(r) for r in inserts] == list(range(8))
     simt = opt(tmp_path, ATOMIC_OLD, "xetile-blocking{target=pvc},convert-xetile-to-xegpu,xegpu-simt{target=pvc}")
     assert len(re.findall(r"vector.insert %\w+, %\w+ \[\d\] : vector<1xi32> into vector<8x1xi32>", simt)) == 8
+
+
+EPILOGUE = """
+func.func @k(%x: memref<64x64xf32>, %y: memref<64x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %t = xetile.init_tile %x[%c0, %c0] : memref<64x64xf32> -> !xetile.tile<32x32xf32>
+  %v = xetile.load_tile %t : !xetile.tile<32x32xf32> -> vector<32x32xf32>
+  %h = arith.constant dense<0.5> : vector<32x32xf32>
+  %m = arith.mulf %v, %h : vector<32x32xf32>
+  %e = math.erf %m : vector<32x32xf32>
+  %r = arith.addf %e, %v : vector<32x32xf32>
+  %u = xetile.init_tile %y[%c0, %c0] : memref<64x64xf32> -> !xetile.tile<32x32xf32>
+  xetile.store_tile %r, %u : vector<32x32xf32>, !xetile.tile<32x32xf32>
+  func.return
+}
+"""
+
+
+def _op_sequence(text: str) -> list[str]:
+    return re.findall(r"(arith\.mulf|math\.erf|arith\.addf|xegpu\.store_nd)", text)
+
+
+def test_sink_to_uses_emits_each_block_chain_up_to_its_store(tmp_path):
+    passes = "xetile-blocking{target=pvc},convert-xetile-to-xegpu"
+    before = _op_sequence(opt(tmp_path, EPILOGUE, passes))
+    after = _op_sequence(opt(tmp_path, EPILOGUE, passes + ",xegpu-sink-to-uses"))
+    blocks = (32 // 8) * (32 // 16)
+    # op by op (all mulf, all erf, all addf, all stores) -> block by block
+    assert before == sum(([name] * blocks for name in ("arith.mulf", "math.erf", "arith.addf", "xegpu.store_nd")), [])
+    assert after == ["arith.mulf", "math.erf", "arith.addf", "xegpu.store_nd"] * blocks
