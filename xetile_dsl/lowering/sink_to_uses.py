@@ -20,7 +20,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from ..dialects import xetile
+from ..dialects import xegpu, xetile
 
 #: dialects whose ops (here) have no side effects
 _PURE_DIALECTS = ("arith", "math", "vector")
@@ -38,10 +38,19 @@ class SinkToUses(ModulePass):
 
 
 def is_movable(op: Operation) -> bool:
-    """Pure ops with results (constants stay put: they cost no registers until used)."""
+    """Pure ops with results (constants stay put: they cost no registers until used) and
+    block loads (moved only past ops that do not write memory, see :func:`sink_block`)."""
     if op.name == "arith.constant" or not op.results or op.regions:
         return False
-    return op.dialect_name() in _PURE_DIALECTS or isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp))
+    return (op.dialect_name() in _PURE_DIALECTS or isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp))
+            or isinstance(op, xegpu.LoadNdOp))
+
+
+def _writes_memory(op: Operation) -> bool:
+    """Whether ``op`` may write memory or synchronise (a load must not move past it)."""
+    if op.regions or op.name.startswith(("gpu.barrier", "func.call")):
+        return True
+    return isinstance(op, (xegpu.StoreNdOp, xegpu.StoreScatterOp, xegpu.AtomicRMWOp))
 
 
 def sink_block(block: Block) -> None:
@@ -49,13 +58,13 @@ def sink_block(block: Block) -> None:
     for op in reversed(list(block.ops)):
         if not is_movable(op):
             continue
-        first = _first_user_in(block, op)
+        first = _first_user_in(block, op, stop_at_writes=isinstance(op, xegpu.LoadNdOp))
         if first is not None and first is not op.next_op:
             op.detach()
             block.insert_op_before(op, first)
 
 
-def _first_user_in(block: Block, op: Operation) -> Operation | None:
+def _first_user_in(block: Block, op: Operation, stop_at_writes: bool = False) -> Operation | None:
     """The earliest op of ``block`` that uses a result of ``op`` (directly or through a
     nested region); None when some user is outside ``block``.  Users follow ``op``, so a
     forward walk finds the first one."""
@@ -70,5 +79,7 @@ def _first_user_in(block: Block, op: Operation) -> Operation | None:
     while users and cur is not None:
         if cur in users:
             return cur
+        if stop_at_writes and _writes_memory(cur):
+            return cur if cur is not op.next_op else None  # as far as the first write
         cur = cur.next_op
     return None

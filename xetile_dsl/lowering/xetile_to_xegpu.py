@@ -147,13 +147,15 @@ class _Translator(Rebuilder):
         c = self.vmap[op.c] if op.c is not None else None
         out_t = op.output.type
         rtype = VectorType(out_t.element_type, out_t.get_shape()[2:])
-        results = []
-        for i in range(mb):
-            for j in range(nb):
-                acc = c[i * nb + j] if c is not None else None
-                for k in range(kb):
-                    acc = self.emit(xegpu.DpasOp(a[i * kb + k], b[k * nb + j], acc, rtype), op).result
-                results.append(acc)
+        # K outermost: each K block's A column and B row are consumed by all (i, j) before
+        # the next K block's operands are needed (shorter operand live ranges); every
+        # accumulator still sums its K blocks in ascending order
+        results = [c[i] if c is not None else None for i in range(mb * nb)]
+        for k in range(kb):
+            for i in range(mb):
+                for j in range(nb):
+                    results[i * nb + j] = self.emit(
+                        xegpu.DpasOp(a[i * kb + k], b[k * nb + j], results[i * nb + j], rtype), op).result
         self.vmap[op.output] = results
 
 
