@@ -212,3 +212,100 @@ def test_block_atomic_old_values_are_distinct_tickets(flavour):
     np.testing.assert_array_equal(counter, G)
     tickets = np.sort(got.reshape(G, R, BN), axis=0)
     np.testing.assert_array_equal(tickets, np.broadcast_to(np.arange(G)[:, None, None], (G, R, BN)))
+
+
+# --- element-wise ops on tile_mma operands ------------------------------------------------------
+@xd.jit
+def mma_of_elementwise(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, WHICH: xt.constexpr,
+                       ACC: xt.constexpr, IN: xt.constexpr):
+    """C = op(A) @ B or A @ op(B): WHICH 0: 2*A, 1: relu(B), 2: B.astype(IN), 3: A.astype(IN),
+    4: where(A > 0, A, -A) (|A|) and B - 1 together."""
+    ta = xt.init_tile(a, [xt.program_id(0) * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, xt.program_id(1) * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], ACC)
+    for k in range(0, K, BK):
+        va = xt.load_tile(ta)
+        vb = xt.load_tile(tb)
+        if WHICH == 0:
+            acc = xt.tile_mma(va * 2, vb, acc)
+        elif WHICH == 1:
+            acc = xt.tile_mma(va, xt.maximum(vb, 0), acc)
+        elif WHICH == 2:
+            acc = xt.tile_mma(va, xt.astype(vb, IN), acc)
+        elif WHICH == 3:
+            acc = xt.tile_mma(xt.astype(va, IN), vb, acc)
+        else:
+            acc = xt.tile_mma(xt.where(va > 0, va, -va), vb - 1, acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [xt.program_id(0) * BM, xt.program_id(1) * BN], [BM, BN]))
+
+
+def _mma_reference(which, a, b):
+    A, B = a.astype(np.float64), b.astype(np.float64)
+    return [(2 * A) @ B, A @ np.maximum(B, 0), A @ B, A @ B, np.abs(A) @ (B - 1)][which]
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("which", [0, 1, 2, 3, 4], ids=["2a", "relu_b", "astype_b", "astype_a", "abs_a_bm1"])
+def test_elementwise_on_f16_mma_operands(flavour, which):
+    """Operands built from small integers: every product and sum is exact in f16/f32."""
+    M, N, K = 64, 48, 64
+    rng = np.random.default_rng(17 + which)
+    a = rng.integers(-3, 4, (M, K)).astype(np.float32 if which == 3 else np.float16)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float32 if which == 2 else np.float16)
+    c = np.zeros((M, N), np.float32)
+    BM, BN = (32, 16) if flavour == "pvc" else (16, 16)
+    mma_of_elementwise.on(f"cpu-{flavour}")[(M // BM, N // BN)](a, b, c, K, BM=BM, BN=BN, BK=32, WHICH=which,
+                                                                 ACC=xt.float32, IN=xt.float16)
+    np.testing.assert_array_equal(c, _mma_reference(which, a, b))
+
+
+def test_elementwise_on_int8_operand_a_pvc():
+    """8-bit A has a packed lane layout on PVC (pairs); the chain takes it back to its load."""
+    M, N, K = 32, 64, 64  # 64-byte rows of int8 for PVC's 2D blocks
+    rng = np.random.default_rng(23)
+    a = rng.integers(-20, 20, (M, K)).astype(np.int8)
+    b = rng.integers(-20, 20, (K, N)).astype(np.int8)
+    c = np.zeros((M, N), np.int32)
+    mma_of_elementwise.on("cpu-pvc")[(1, 2)](a, b, c, K, BM=32, BN=32, BK=64, WHICH=0, ACC=xt.int32, IN=xt.int8)
+    np.testing.assert_array_equal(c, (2 * a.astype(np.int64)) @ b.astype(np.int64))
+
+
+def test_elementwise_on_tf32_operand_a():
+    """tf32 A has the RFC's [2, 8] lane layout on PVC; the chain takes it back to its load."""
+    M, N, K = 32, 32, 32
+    rng = np.random.default_rng(29)
+    a = rng.integers(-3, 4, (M, K)).astype(np.float32)
+    b = rng.integers(-3, 4, (K, N)).astype(np.float32)
+    c = np.zeros((M, N), np.float32)
+    mma_of_elementwise.on("cpu-pvc")[(1, 1)](a, b, c, K, BM=32, BN=32, BK=16, WHICH=0, ACC=xt.float32, IN=xt.float32)
+    np.testing.assert_array_equal(c, _mma_reference(0, a, b))
+
+
+@xd.jit
+def operand_also_stored(a, b, c, d):
+    va = xt.load_tile(xt.init_tile(a, [0, 0], [16, 32])) * 2
+    xt.store_tile(va, xt.init_tile(d, [0, 0], [16, 32]))
+    acc = xt.tile_mma(va, xt.load_tile(xt.init_tile(b, [0, 0], [32, 16])), xt.zeros([16, 16], xt.float32))
+    xt.store_tile(acc, xt.init_tile(c, [0, 0], [16, 16]))
+
+
+def test_operand_a_value_with_a_second_layout_is_a_located_error():
+    """On ARC 16-bit A is dword-packed: a value both fed to A and stored needs two layouts."""
+    sig = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "d": "f16[:,:]"}
+    with pytest.raises(xd.CompilationError, match=r"operand A of tile_mma is also used by xegpu.store_nd") as err:
+        xd.compile(operand_also_stored, sig, {}, target="arc")
+    assert "test_lowering_gaps.py" in str(err.value)
+    xd.compile(operand_also_stored, sig, {}, target="pvc")  # one layout on PVC: fine
+
+
+@pytest.mark.parametrize("target,which", [("arc", 0), ("pvc", 1)], ids=["arc_a", "pvc_b"])
+def test_elementwise_on_32_int8_per_lane_is_a_located_error(target, which):
+    """int8 operand blocks of 32 elements per lane (A and B on ARC, B on PVC) are more than
+    a SPIR-V vector holds."""
+    sig = {"a": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
+    consts = {"BM": 16, "BN": 16, "BK": 64, "WHICH": which, "ACC": xt.int32, "IN": xt.int8}
+    with pytest.raises(xd.CompilationError, match="32 i8 elements per lane .* not lowered yet") as err:
+        xd.compile(mma_of_elementwise, sig, consts, target=target)
+    assert "test_lowering_gaps.py" in str(err.value)

@@ -110,3 +110,43 @@ def test_sink_to_uses_emits_each_block_chain_up_to_its_store(tmp_path):
     # op by op (all mulf, all erf, all addf, all stores) -> block by block
     assert before == sum(([name] * blocks for name in ("arith.mulf", "math.erf", "arith.addf", "xegpu.store_nd")), [])
     assert after == ["arith.mulf", "math.erf", "arith.addf", "xegpu.store_nd"] * blocks
+
+
+def _scaled_a_kernel(elem: str) -> str:
+    """tile_mma(load(A) * 2, load(B)) on 16x32 x 32x16 tiles."""
+    return f"""
+func.func @k(%a: memref<64x64x{elem}>, %b: memref<64x64x{elem}>, %c: memref<64x64xf32>) {{
+  %c0 = arith.constant 0 : index
+  %ta = xetile.init_tile %a[%c0, %c0] : memref<64x64x{elem}> -> !xetile.tile<16x32x{elem}>
+  %tb = xetile.init_tile %b[%c0, %c0] : memref<64x64x{elem}> -> !xetile.tile<32x16x{elem}>
+  %va = xetile.load_tile %ta : !xetile.tile<16x32x{elem}> -> vector<16x32x{elem}>
+  %vb = xetile.load_tile %tb : !xetile.tile<32x16x{elem}> -> vector<32x16x{elem}>
+  %two = arith.constant dense<2.0> : vector<16x32x{elem}>
+  %sa = arith.mulf %va, %two : vector<16x32x{elem}>
+  %rb = arith.negf %vb : vector<32x16x{elem}>
+  %z = arith.constant dense<0.0> : vector<16x16xf32>
+  %d = xetile.tile_mma %sa, %rb, %z : vector<16x32x{elem}>, vector<32x16x{elem}>, vector<16x16xf32> -> vector<16x16xf32>
+  %tc = xetile.init_tile %c[%c0, %c0] : memref<64x64xf32> -> !xetile.tile<16x16xf32>
+  xetile.store_tile %d, %tc : vector<16x16xf32>, !xetile.tile<16x16xf32>
+  func.return
+}}
+"""
+
+
+@pytest.mark.parametrize("target,a_map,a_frag,b_frag", [
+    ("pvc", "wi_layout = [1, 16], wi_data = [1, 1]", "8x1xf16", "16x1xf16"),
+    ("arc", "wi_layout = [1, 8], wi_data = [1, 2]", "8x2xf16", "16x1xf16"),
+])
+def test_elementwise_chains_feed_dpas_operands(tmp_path, target, a_map, a_frag, b_frag):
+    """Blocked like the operands (A 8x16, B 16 x N); B stays a plain (unpacked) load whose
+    lane image is VNNI already; the A chain takes A's map back to its load."""
+    passes = f"xetile-blocking{{target={target}}},convert-xetile-to-xegpu"
+    out = opt(tmp_path, _scaled_a_kernel("f16"), passes)
+    assert "packed" not in out
+    assert out.count("arith.mulf") == 2 * 2 and re.search(r"arith.mulf %\w+, %\w+ : vector<8x16xf16>", out)
+    simt = opt(tmp_path, _scaled_a_kernel("f16"), passes + f",xegpu-simt{{target={target}}}")
+    assert re.search(rf"xegpu.load_nd %\w+ : !xegpu.tensor_desc<8x16xf16, #xegpu.sg_map<{re.escape(a_map)}>> "
+                     rf"-> vector<{a_frag}>", simt)
+    assert re.search(rf"arith.mulf %\w+, %\w+ : vector<{a_frag}>", simt)
+    assert re.search(rf"arith.negf %\w+ : vector<{b_frag}>", simt)
+    assert re.search(rf"xegpu.dpas %\w+, %\w+, %\w+ : vector<{a_frag}>, vector<{b_frag}>", simt)

@@ -69,7 +69,22 @@ def handles(op: Operation) -> bool:
 
 def emit(gen, op: Operation) -> None:
     """Lower ``op`` into ``gen`` (a ``simt_to_llvm._KernelGen``)."""
+    _check_fragments(op)
     _Emitter(gen).op(op)
+
+
+def _check_fragments(op: Operation) -> None:
+    """Element-wise codegen works on whole fragment vectors: one that SPIR-V cannot hold
+    (32 8-bit elements per lane, carried packed in dwords: ARC's int8 operand blocks) is
+    reported at the op."""
+    from .simt_to_llvm import llvm_type
+
+    for v in list(op.operands) + list(op.results):
+        t = v.type
+        if isinstance(t, VectorType) and _count(t) > 1 and getattr(llvm_type(t), "count", 1) != _count(t):
+            raise LoweringError(f"{op.name} on {_count(t)} {t.element_type} elements per lane (an 8-bit DPAS "
+                                f"operand block: B on PVC, A and B on ARC) is not lowered yet: a SPIR-V vector holds at most 16 "
+                                f"elements; apply the op to the tile_mma result or to a wider type", op)
 
 
 def _elem(t):

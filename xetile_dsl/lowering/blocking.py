@@ -84,7 +84,6 @@ class _BlockFunction:
                 self._set_role(op.result, "C", op)
             elif elementwise.is_vector_source(op):
                 self._set_role(op.results[0], "C", op)
-        elementwise.check_layouts(self.roles, self.families, self.elementwise, self.fn)
 
     # --- block sizes ---------------------------------------------------------------
     def _blocks_for(self, root: SSAValue, role: str, op) -> tuple[int, int]:
@@ -93,6 +92,8 @@ class _BlockFunction:
         sg = self.target.subgroup_size
         name = type_name(elem)
         if role in ("A", "B"):
+            if isinstance(op, xetile.TileMMAOp):  # an astype before tile_mma: block for the mma's type
+                name = type_name((op.a if role == "A" else op.b).type.element_type)
             cfg = self.target.dpas_for(name, name)
             if cfg is None:
                 raise LoweringError(f"{name} tiles cannot feed tile_mma on {self.target.name}; legal inputs: "
