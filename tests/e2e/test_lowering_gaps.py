@@ -309,3 +309,53 @@ def test_elementwise_on_32_int8_per_lane_is_a_located_error(target, which):
     with pytest.raises(xd.CompilationError, match="32 i8 elements per lane .* not lowered yet") as err:
         xd.compile(mma_of_elementwise, sig, consts, target=target)
     assert "test_lowering_gaps.py" in str(err.value)
+
+
+# --- scattered tiles of several rows ------------------------------------------------------------
+@xd.jit
+def gather_rows(src, idx, out, R: xt.constexpr, C: xt.constexpr):
+    """out = 2 * src.flat[idx] where idx < 50 (else 0), over an R x C offsets tile."""
+    i = xt.load_tile(xt.init_tile(idx, [0, 0], [R, C]))
+    v = xt.load_gather(xt.init_tile(src, i), i < 50)
+    xt.store_tile(v * 2, xt.init_tile(out, [0, 0], [R, C]))
+
+
+@xd.jit
+def scatter_rows(src, idx, out, R: xt.constexpr, C: xt.constexpr):
+    """out.flat[idx] = src where idx is odd."""
+    i = xt.load_tile(xt.init_tile(idx, [0, 0], [R, C]))
+    xt.store_scatter(xt.load_tile(xt.init_tile(src, [0, 0], [R, C])), xt.init_tile(out, i), i % 2 == 1)
+
+
+@xd.jit
+def histogram_rows(idx, hist, R: xt.constexpr, C: xt.constexpr):
+    """hist.flat[idx] += 1 for an R x C tile of bin numbers; old counts come back."""
+    i = xt.load_tile(xt.init_tile(idx, [0, 0], [R, C]))
+    xt.atomic_rmw("addi", xt.full([R, C], 1, xt.int32), xt.init_tile(hist, i))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_gather_from_a_several_row_scattered_tile(flavour):
+    rng = np.random.default_rng(31)
+    src = rng.standard_normal((8, 8)).astype(np.float32)
+    idx = rng.integers(0, 64, (4, 32)).astype(np.int32)
+    out = np.zeros((4, 32), np.float32)
+    gather_rows.on(f"cpu-{flavour}")[(1,)](src, idx, out, R=4, C=32)
+    np.testing.assert_array_equal(out, np.where(idx < 50, src.reshape(-1)[idx], 0) * 2)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_scatter_and_atomics_through_several_row_scattered_tiles(flavour):
+    rng = np.random.default_rng(37)
+    idx = rng.permutation(256).astype(np.int32).reshape(8, 32)
+    src = rng.standard_normal((8, 32)).astype(np.float32)
+    out = np.full((16, 16), -1, np.float32)
+    scatter_rows.on(f"cpu-{flavour}")[(1,)](src, idx, out, R=8, C=32)
+    ref = np.full(256, -1, np.float32)
+    odd = idx % 2 == 1
+    ref[idx[odd]] = src[odd]
+    np.testing.assert_array_equal(out.reshape(-1), ref)
+    bins = rng.integers(0, 20, (3, 16)).astype(np.int32)
+    hist = np.zeros((4, 8), np.int32)
+    histogram_rows.on(f"cpu-{flavour}")[(1,)](bins, hist, R=3, C=16)
+    np.testing.assert_array_equal(hist.reshape(-1), np.bincount(bins.reshape(-1), minlength=32))

@@ -150,3 +150,18 @@ def test_elementwise_chains_feed_dpas_operands(tmp_path, target, a_map, a_frag, 
     assert re.search(rf"arith.mulf %\w+, %\w+ : vector<{a_frag}>", simt)
     assert re.search(rf"arith.negf %\w+ : vector<{b_frag}>", simt)
     assert re.search(rf"xegpu.dpas %\w+, %\w+, %\w+ : vector<{a_frag}>, vector<{b_frag}>", simt)
+
+
+@pytest.mark.parametrize("target,sg", [("pvc", 16), ("arc", 8)])
+def test_several_row_scattered_tile_is_one_create_tdesc_per_row_segment(target, sg):
+    import xetile_dsl as xd
+    from tests.e2e.test_lowering_gaps import gather_rows
+
+    sig = {"src": "f32[:,:]", "idx": "i32[:,:]", "out": "f32[:,:]"}
+    out = xd.compile(gather_rows, sig, {"R": 4, "C": 32}, target=target).asm["xegpu"]
+    segments = 4 * (32 // sg)
+    assert len(re.findall(rf"xegpu.create_tdesc %\w+, %\w+ : memref<.*>, vector<{sg}xindex> -> "
+                          rf"!xegpu.tensor_desc<{sg}xf32", out)) == segments
+    assert len(re.findall(rf"xegpu.load %\w+, %\w+ : .* vector<{sg}xi1> -> vector<{sg}xf32>", out)) == segments
+    # the offsets are loaded, and the gathered rows stored, in the same 1 x sg rows
+    assert len(re.findall(rf"xegpu.store_nd %\w+, %\w+ : vector<1x{sg}xf32>", out)) == segments

@@ -1,9 +1,10 @@
 """Rules for scattered tiles (``init_tile(base, offsets_tile)``): load_gather,
 store_scatter and atomic_rmw, at subgroup level.
 
-* **Blocking.** A scattered tile must be one row ``[1, C]`` with C a multiple of the
-  subgroup size; its offsets, values, masks and atomic results are blocked ``1 x sg``
-  (the C blocking of a one-row tile), so each block is one element per lane.
+* **Blocking.** A scattered tile ``[R, C]`` needs C a multiple of the subgroup size; its
+  offsets, values, masks and atomic results are blocked ``1 x sg`` (role "S", which wins
+  over the C blocking of element-wise and block-tile neighbours), so each block is one
+  row segment, one element per lane.
 * **XeGPU.** Each block becomes ``xegpu.create_tdesc %base, %offs`` over ``sg`` lanes
   (``vector.extract`` takes the row out of the ``[1, sg]`` block), ``xegpu.load`` /
   ``xegpu.store`` / ``xegpu.atomic_rmw`` with the block's mask (all-true for atomics);
@@ -36,16 +37,25 @@ def values_of(op) -> list:
     return [op.value, op.result]
 
 
+#: rows per block of a scattered tile and its values: each block is one create_tdesc
+#: with one offset per lane (chunk_size 1)
+BLOCK_ROWS = 1
+
+
 def check_shape(tile_type, sg: int, op) -> None:
     shape = tuple(tile_type.get_shape())
-    if len(shape) != 2 or shape[0] != 1 or shape[1] % sg:
-        raise LoweringError(f"a scattered tile must be one row [1, C] with C a multiple of the subgroup size {sg} "
-                            f"(one offset per lane), got {list(shape)}", op)
+    if len(shape) != 2 or shape[1] % sg:
+        raise LoweringError(f"a scattered tile must be [R, C] with C a multiple of the subgroup size {sg} "
+                            f"(one offset per lane, row by row), got {list(shape)}", op)
 
 
 def _row(tr, block, op):
     """``vector.extract %block[0]``: the ``[1, sg]`` block as ``vector<sg x T>``."""
     t = block.type
+    if t.get_shape()[0] != BLOCK_ROWS:
+        raise LoweringError(f"the values of a scattered access are blocked {list(t.get_shape())} here because they "
+                            f"also feed tile_mma; scattered accesses need [1, sg] blocks: store them to a tile "
+                            f"and load that for the mma", op)
     return tr.emit(vector.ExtractOp(block, [0], VectorType(t.element_type, [t.get_shape()[-1]])), op).result
 
 
