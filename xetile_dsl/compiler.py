@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
+import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from .codegen.simt_to_llvm import generate
 from .codegen.spirv_emit import emit_spirv
 from .dialects import print_module
 from .dialects.xtdebug import reject_debug_ops
-from .errors import CompilationError, LoweringError, debug_tracebacks
+from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, debug_tracebacks
 from .frontend import build_module
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
@@ -54,6 +55,14 @@ class CompiledKernel:
     @property
     def spirv(self) -> bytes:
         return self.asm["spirv"]
+
+    def launch(self, grid, args, device=None) -> None:
+        """Build for ``device`` (the default device) and run on ``grid`` with ``args`` in
+        ABI order (numpy arrays are copied back in place); the path for kernels that have
+        no ``@jit`` function, e.g. from :func:`compile_mlir`."""
+        from .runtime.launcher import get_launcher
+
+        get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
 
     def to_files(self) -> dict[str, bytes]:
         """The cache entry: SPIR-V, the ABI and each stage's text."""
@@ -104,7 +113,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
         if target == "interpret":
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": print_module(module)})
         reject_debug_ops(module)
-        asm = lower(module, flavour)
+        asm = _lower_with_located_warnings(src, module, flavour)
         t1 = time.perf_counter()
         llvm_text, abi = generate(module, gpu, emulate)
     except LoweringError as exc:
@@ -122,6 +131,19 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     if isa and not emulate:
         kernel.asm["isa"] = _isa(kernel, gpu)
     return kernel
+
+
+def _lower_with_located_warnings(src: KernelSource, module, flavour: str) -> dict:
+    """``lower``; each pass's LoweringWarning is re-issued at the user's line."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", LoweringWarning)
+        asm = lower(module, flavour)
+    for w in caught:
+        if isinstance(w.message, LoweringWarning):
+            warnings.warn(CompilationWarning.at(_at_user_line(src, w.message)), stacklevel=4)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    return asm
 
 
 def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
@@ -160,6 +182,41 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     flavour, emulate = resolve_target(target)
     isa = not emulate and _ocloc_available()
     return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa)
+
+
+def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> CompiledKernel:
+    r"""Compile an XeTile module given as MLIR text (one ``func.func`` kernel whose array
+    parameters are memrefs) through the same stages as :func:`compile`.
+
+    Each memref parameter of rank R is passed like a ``@jit`` array argument (pointer,
+    R extents, R-1 strides), so :meth:`CompiledKernel.launch` takes numpy arrays.  The
+    kernel is assumed to write every array.  Errors are :class:`LoweringError`\ s naming
+    the op (there is no Python source to point at).  ``index`` scalars are passed as i64."""
+    from .dialects import parse_module
+    from .runtime.abi import ScalarParam
+
+    flavour, emulate = resolve_target(target)
+    if target == "interpret":
+        raise ValueError("compile_mlir compiles; run MLIR text in the interpreter with "
+                         "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
+    gpu = get_target(flavour)
+    module = parse_module(text, name)
+    module.verify()
+    kernel_name = next(op.sym_name.data for op in module.ops if op.name == "func.func")
+    t0 = time.perf_counter()
+    asm = lower(module, flavour)
+    t1 = time.perf_counter()
+    llvm_text, abi = generate(module, gpu, emulate)
+    params = tuple(ScalarParam(p.name, "i64") if p.kind == "scalar" and p.dtype == "index" else p for p in abi.params)
+    abi = KernelABI(**{**abi.__dict__, "params": params})
+    abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
+    asm["llvm"] = llvm_text
+    asm["spirv"] = emit_spirv(llvm_text)
+    kernel = CompiledKernel(kernel_name, target, abi, asm,
+                            {"lowering": t1 - t0, "codegen+spirv": time.perf_counter() - t1})
+    if not emulate and _ocloc_available():
+        kernel.asm["isa"] = _isa(kernel, gpu)
+    return kernel
 
 
 def _ocloc_available() -> bool:

@@ -49,3 +49,22 @@ class LoweringError(XeTileError):
     def __init__(self, message: str, op=None):
         self.message, self.op = message, op
         super().__init__(message)
+
+
+class CompilationWarning(UserWarning):
+    """Something that compiles but will not run as intended on the GPU (e.g. a kernel that
+    will spill registers), reported like a CompilationError at the user's line."""
+
+    @classmethod
+    def at(cls, error: CompilationError) -> "CompilationWarning":
+        """The warning with ``error``'s location, source line and caret."""
+        return cls(str(error).replace(": error: ", ": warning: ", 1))
+
+
+class LoweringWarning(UserWarning):
+    """A pass's warning; ``op`` carries the user's location (the compiler turns it into a
+    located :class:`CompilationWarning`)."""
+
+    def __init__(self, message: str, op=None):
+        self.message, self.op = message, op
+        super().__init__(message)

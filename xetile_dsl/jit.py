@@ -235,9 +235,12 @@ class _Launch:
         """Launch; returns the event of an asynchronous launch (device arrays only), else None.
 
         With ``target="interpret"`` (or XETILE_INTERPRET=1 and no explicit target) the
-        kernel's XeTile IR runs in the numpy interpreter instead."""
+        kernel's XeTile IR runs in the numpy interpreter instead; ``"interpret-subgroups"``
+        runs each subgroup of a workgroup-level kernel (docs/interpreter.md)."""
         from .interpreter import interpret_requested, launch_jit
 
+        if self.target == "interpret-subgroups":
+            return launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
         if self.target == "interpret" or (self.target is None and interpret_requested()):
             return launch_jit(self.jit, self.grid, args, kwargs)
         return self.jit.run(self.grid, self.target, args, kwargs)

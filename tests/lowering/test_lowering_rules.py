@@ -59,13 +59,8 @@ func.func @k(%a: memref<1024x1024x{elem}>, %b: memref<1024x1024x{elem}>, %c: mem
 
 # --- xetile-wg-to-sg ------------------------------------------------------------------
 RFC_TILE = tile((128, 128), "f16", wg((2, 2), (32, 128)))
-
-
-def test_wg_to_sg_rfc_example_round_robin_rows_wrap_around_columns(tmp_path):
-    """The RFC's own example: 128x128, sg_layout [2, 2], sg_data [32, 128] -> each
-    subgroup owns rows r*32 and r*32 + 64 (round-robin), all 128 columns (wrap-around,
-    shared by the two subgroups of a row)."""
-    text = f"""
+#: the RFC's wg_map example as a kernel: load and store back a 128x128 tile at row %i
+RFC_COPY = f"""
 func.func @k(%a: memref<512x512xf16>, %i: index) {{
   %c0 = arith.constant 0 : index
   %t = xetile.init_tile %a[%i, %c0] : memref<512x512xf16> -> {RFC_TILE}
@@ -73,7 +68,18 @@ func.func @k(%a: memref<512x512xf16>, %i: index) {{
   xetile.store_tile %v, %t : vector<128x128xf16>, {RFC_TILE}
   func.return
 }}"""
-    out = opt(tmp_path, text, "xetile-wg-to-sg")
+#: (m, n, k, maps) of the workgroup GEMM rule inputs (``mma_kernel(m, n, k, "f16", "f32", maps)``)
+APPENDIX_2_1 = (256, 256, 32, (wg((8, 4), (32, 32)), wg((8, 4), (32, 64)), wg((8, 4), (32, 64))))
+ROUND_ROBIN = (128, 128, 32, (wg((2, 2), (32, 32)),) * 3)
+MAP_MISMATCH = (256, 256, 32, (wg((8, 4), (16, 32)), wg((8, 4), (32, 64)), wg((8, 4), (32, 64))))
+SPLIT_K = (256, 256, 32, (wg((8, 4), (32, 8)), wg((8, 4), (8, 64)), wg((8, 4), (32, 64))))
+
+
+def test_wg_to_sg_rfc_example_round_robin_rows_wrap_around_columns(tmp_path):
+    """The RFC's own example: 128x128, sg_layout [2, 2], sg_data [32, 128] -> each
+    subgroup owns rows r*32 and r*32 + 64 (round-robin), all 128 columns (wrap-around,
+    shared by the two subgroups of a row)."""
+    out = opt(tmp_path, RFC_COPY, "xetile-wg-to-sg")
     assert "xetile.num_subgroups = 4" in out
     assert out.count('"gpu.subgroup_id"()') == 1
     assert out.count("-> !xetile.tile<32x128xf16>") == 2 and "wg_map" not in out
@@ -86,8 +92,8 @@ func.func @k(%a: memref<512x512xf16>, %i: index) {{
 def test_wg_to_sg_appendix_2_1_maps(tmp_path):
     """Appendix 2.1's maps: A 256x32 [8,4]x[32,32], B 32x256 [8,4]x[32,64], C [8,4]x[32,64]:
     one 32x32 A, one 32x64 B, one 32x64 accumulator per subgroup, 32 subgroups."""
-    maps = (wg((8, 4), (32, 32)), wg((8, 4), (32, 64)), wg((8, 4), (32, 64)))
-    out = opt(tmp_path, mma_kernel(256, 256, 32, "f16", "f32", maps), "xetile-wg-to-sg")
+    m, n, k, maps = APPENDIX_2_1
+    out = opt(tmp_path, mma_kernel(m, n, k, "f16", "f32", maps), "xetile-wg-to-sg")
     assert "xetile.num_subgroups = 32" in out
     assert re.search(r"xetile.tile_mma %\w+, %\w+, %\w+ : vector<32x32xf16>, vector<32x64xf16>, "
                      r"vector<32x64xf32> -> vector<32x64xf32>", out)
@@ -97,8 +103,8 @@ def test_wg_to_sg_appendix_2_1_maps(tmp_path):
 
 def test_wg_to_sg_round_robin_mma_gives_several_pieces(tmp_path):
     """C 128x128 with [2,2]x[32,32]: each subgroup owns 2x2 result pieces, A 2 pieces, B 2."""
-    maps = (wg((2, 2), (32, 32)), wg((2, 2), (32, 32)), wg((2, 2), (32, 32)))
-    out = opt(tmp_path, mma_kernel(128, 128, 32, "f16", "f32", maps), "xetile-wg-to-sg")
+    m, n, k, maps = ROUND_ROBIN
+    out = opt(tmp_path, mma_kernel(m, n, k, "f16", "f32", maps), "xetile-wg-to-sg")
     assert out.count("xetile.tile_mma") == 4
     assert out.count("-> !xetile.tile<32x32xf32>") == 4  # the C store tile
     loop = re.search(r"scf.for .*? -> \((.*?)\) \{", out).group(1)
@@ -106,30 +112,33 @@ def test_wg_to_sg_round_robin_mma_gives_several_pieces(tmp_path):
 
 
 def test_wg_to_sg_operand_map_mismatch_is_reported(tmp_path):
-    maps = (wg((8, 4), (16, 32)), wg((8, 4), (32, 64)), wg((8, 4), (32, 64)))
-    err = opt(tmp_path, mma_kernel(256, 256, 32, "f16", "f32", maps), "xetile-wg-to-sg", expect_ok=False)
+    m, n, k, maps = MAP_MISMATCH
+    err = opt(tmp_path, mma_kernel(m, n, k, "f16", "f32", maps), "xetile-wg-to-sg", expect_ok=False)
     assert "operand A is distributed as wg_map(sg_layout=[8, 4], sg_data=[16, 32])" in err
     assert "needs wg_map(sg_layout=[8, 4], sg_data=[32, 32])" in err
 
 
 def test_wg_to_sg_split_k_is_reported(tmp_path):
-    maps = (wg((8, 4), (32, 8)), wg((8, 4), (8, 64)), wg((8, 4), (32, 64)))
-    err = opt(tmp_path, mma_kernel(256, 256, 32, "f16", "f32", maps), "xetile-wg-to-sg", expect_ok=False)
+    m, n, k, maps = SPLIT_K
+    err = opt(tmp_path, mma_kernel(m, n, k, "f16", "f32", maps), "xetile-wg-to-sg", expect_ok=False)
     assert "each subgroup must hold the whole K dimension (32)" in err
 
 
-def test_wg_to_sg_subgroup_counts_must_agree(tmp_path):
-    t1, t2 = tile((64, 64), "f16", wg((2, 2), (32, 32))), tile((64, 64), "f16", wg((4, 2), (16, 32)))
-    text = f"""
+_T1, _T2 = tile((64, 64), "f16", wg((2, 2), (32, 32))), tile((64, 64), "f16", wg((4, 2), (16, 32)))
+#: two wg_maps describing 4 and 8 subgroups in one kernel
+COUNT_MISMATCH = f"""
 func.func @k(%a: memref<512x512xf16>) {{
   %c0 = arith.constant 0 : index
-  %t1 = xetile.init_tile %a[%c0, %c0] : memref<512x512xf16> -> {t1}
-  %t2 = xetile.init_tile %a[%c0, %c0] : memref<512x512xf16> -> {t2}
-  xetile.prefetch_tile %t1 : {t1}
-  xetile.prefetch_tile %t2 : {t2}
+  %t1 = xetile.init_tile %a[%c0, %c0] : memref<512x512xf16> -> {_T1}
+  %t2 = xetile.init_tile %a[%c0, %c0] : memref<512x512xf16> -> {_T2}
+  xetile.prefetch_tile %t1 : {_T1}
+  xetile.prefetch_tile %t2 : {_T2}
   func.return
 }}"""
-    err = opt(tmp_path, text, "xetile-wg-to-sg", expect_ok=False)
+
+
+def test_wg_to_sg_subgroup_counts_must_agree(tmp_path):
+    err = opt(tmp_path, COUNT_MISMATCH, "xetile-wg-to-sg", expect_ok=False)
     assert "must describe the same number of subgroups" in err and "-> 4" in err and "-> 8" in err
 
 
@@ -139,11 +148,15 @@ def test_wg_to_sg_leaves_subgroup_kernels_alone(tmp_path):
 
 
 # --- xetile-blocking: DPAS shapes per element type and target ----------------------------
-@pytest.mark.parametrize("target,elem,acc,a_blocks,b_blocks", [
+#: (target, elem, acc, A inner_blocks, B inner_blocks) of ``mma_kernel(32, 32, 64, elem, acc)``
+BLOCKING_CASES = [
     ("pvc", "i8", "i32", "8, 32", "32, 16"), ("arc", "i8", "i32", "8, 32", "32, 8"),
     ("pvc", "ui8", "i32", "8, 32", "32, 16"), ("pvc", "f32", "f32", "8, 8", "8, 16"),
     ("pvc", "f16", "f32", "8, 16", "16, 16"), ("arc", "bf16", "f32", "8, 16", "16, 8"),
-])
+]
+
+
+@pytest.mark.parametrize("target,elem,acc,a_blocks,b_blocks", BLOCKING_CASES)
 def test_blocking_uses_the_targets_dpas_shape(tmp_path, target, elem, acc, a_blocks, b_blocks):
     out = opt(tmp_path, mma_kernel(32, 32, 64, elem, acc), f"xetile-blocking{{target={target}}}")
     assert f"!xetile.tile<32x64x{elem}, #xetile.tile_attr<inner_blocks = [{a_blocks}]>>" in out

@@ -191,6 +191,37 @@ def _intel_block_builtin(bi, op, elem_bits, rows, cols, count) -> ir.Function:
     return fn
 
 
+#: SPV_INTEL_cache_controls: the CacheControlLoadINTEL decoration
+_CACHE_CONTROL_LOAD_INTEL = 6442
+_ANNOTATION = "llvm.ptr.annotation.p1.p1"
+
+
+def _decorated(bi, builder, pointer, controls):
+    """``pointer`` annotated ``{6442:"<level>,<control>"}`` per control: LLVM's SPIR-V
+    backend turns a ``llvm.ptr.annotation`` of that form into ``CacheControlLoadINTEL``
+    decorations of the result, and IGC sets the LSC cache bits of the 2D message from
+    the decorations of its pointer."""
+    if not controls:
+        return pointer
+    text = "".join(f'{{{_CACHE_CONTROL_LOAD_INTEL}:"{level},{control}"}}' for level, control in controls)
+    fnty = ir.FunctionType(GLOBAL_PTR, [GLOBAL_PTR, GLOBAL_PTR, GLOBAL_PTR, I32, GLOBAL_PTR])
+    annotate = bi.declare_intrinsic(_ANNOTATION, fnty)
+    null = ir.Constant(GLOBAL_PTR, None)
+    return builder.call(annotate, [pointer, _metadata_string(bi, text), null, ir.Constant(I32, 0), null])
+
+
+def _metadata_string(bi, text: str) -> ir.GlobalVariable:
+    """A NUL-terminated constant string in the ``llvm.metadata`` section (global memory)."""
+    name = f"__xetile_annotation_{text.encode().hex()}"
+    g = bi.module.globals.get(name)
+    if g is None:
+        data = bytearray(text.encode() + b"\0")
+        g = ir.GlobalVariable(bi.module, ir.ArrayType(I8, len(data)), name, addrspace=1)
+        g.initializer = ir.Constant(ir.ArrayType(I8, len(data)), data)
+        g.global_constant, g.linkage, g.section = True, "private", "llvm.metadata"
+    return g
+
+
 # --- the wrappers codegen calls --------------------------------------------------------
 def _wrapper(bi, name: str, ret: ir.Type, extra: list) -> tuple[ir.Function, ir.IRBuilder]:
     fnty = ir.FunctionType(ret, [GLOBAL_PTR, I32, I32, I32, I32, I32] + extra)
@@ -263,15 +294,17 @@ def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
     return fn
 
 
-def build_prefetch(bi, elem_bits, rows, cols, count) -> ir.Function:
-    """The prefetch wrapper: a 2D block prefetch where legal, else nothing."""
+def build_prefetch(bi, elem_bits, rows, cols, count, controls=()) -> ir.Function:
+    """The prefetch wrapper: a 2D block prefetch where legal, else nothing; its base
+    pointer carries the cache-control decorations ``controls``."""
     legal = bi.target.has_2d_block_io and bi.target.find_block2d("prefetch", elem_bits, rows, cols, count)
-    name = f"__xetile_prefetch2d_{'block' if legal else 'none'}_{elem_bits}b_{rows}r{cols}x{count}c"
+    tag = "".join(f"_cc{level}{control}" for level, control in controls)
+    name = f"__xetile_prefetch2d_{'block' if legal else 'none'}_{elem_bits}b_{rows}r{cols}x{count}c{tag}"
     fn, builder = _wrapper(bi, name, ir.VoidType(), [])
     if legal:
         base, width, height, pitch, x, y = fn.args
         intel = _intel_block_builtin(bi, "prefetch", elem_bits, rows, cols, count)
-        builder.call(intel, [base, width, height, pitch, _coord(builder, x, y)])
+        builder.call(intel, [_decorated(bi, builder, base, controls), width, height, pitch, _coord(builder, x, y)])
     builder.ret_void()
     return fn
 

@@ -103,10 +103,13 @@ class IntelBuiltins:
         key = ("store_2d", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
         return self._memoized(key, lambda: builtins_block2d.build_store(self, *key[1:]))
 
-    def prefetch_2d(self, elem_bits: int, rows: int, cols: int, count: int) -> ir.Function:
+    def prefetch_2d(self, elem_bits: int, rows: int, cols: int, count: int,
+                    controls: tuple[tuple[int, int], ...] = ()) -> ir.Function:
         """``void f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
-        i32 pitch_bytes, i32 x, i32 y)``: a cache hint; a no-op where unsupported."""
-        key = ("prefetch_2d", elem_bits, rows, cols, count)
+        i32 pitch_bytes, i32 x, i32 y)``: a cache hint; a no-op where unsupported.
+        ``controls`` are (cache level, load control) pairs for the GPU (see
+        :meth:`Target.cache_controls`); the CPU device ignores them."""
+        key = ("prefetch_2d", elem_bits, rows, cols, count, () if self.emulate else tuple(controls))
         return self._memoized(key, lambda: builtins_block2d.build_prefetch(self, *key[1:]))
 
     # --- questions codegen may ask ---------------------------------------------

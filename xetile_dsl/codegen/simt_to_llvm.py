@@ -265,6 +265,10 @@ class _KernelGen:
     def _arith_MulfOp(self, op): self._binary(op, "fmul")
     def _arith_DivfOp(self, op): self._binary(op, "fdiv")
 
+    def _arith_CmpiOp(self, op) -> None:
+        """A scalar compare (e.g. an ``if`` condition); vector compares go to vector_ops."""
+        vector_ops.emit(self, op)
+
     def _arith_FloorDivSIOp(self, op) -> None:
         """Python's ``//``: truncating division, minus one when the signs differ and the
         division is inexact."""
@@ -327,6 +331,33 @@ class _KernelGen:
         b.position_at_end(exit_)
         for res, group, init in zip(op.results, phis, op.iter_args):
             self.values[res] = self._unflatten(self.v(init), group)
+
+    # --- scf.if -------------------------------------------------------------------------------
+    def _scf_IfOp(self, op: scf.IfOp) -> None:
+        """Two branch blocks and a merge block whose phis are the results (a tensor
+        descriptor result is a phi per field)."""
+        b = self.b
+        then_bb, else_bb, merge = (b.append_basic_block(n) for n in ("if.then", "if.else", "if.end"))
+        b.cbranch(self.v(op.cond), then_bb, else_bb)
+        incoming = []
+        for region, bb in zip(op.regions, (then_bb, else_bb)):
+            b.position_at_end(bb)
+            yielded = []
+            for inner in (region.block.ops if region.blocks else ()):
+                if isinstance(inner, scf.YieldOp):
+                    yielded = [self.v(y) for y in inner.operands]
+                else:
+                    self.op(inner)
+            incoming.append((b.block, yielded))
+            b.branch(merge)
+        b.position_at_end(merge)
+        for i, res in enumerate(op.results):
+            flats = [(bb, self._flatten(vals[i])) for bb, vals in incoming]
+            phis = [b.phi(x.type) for x in flats[0][1]]
+            for bb, flat in flats:
+                for phi, x in zip(phis, flat):
+                    phi.add_incoming(x, bb)
+            self.values[res] = self._unflatten(incoming[0][1][i], phis)
 
     @staticmethod
     def _flatten(value) -> list[ir.Value]:
@@ -412,7 +443,8 @@ class _KernelGen:
 
     def _xegpu_PrefetchNdOp(self, op: xegpu.PrefetchNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
-        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len)
+        hints = {k: getattr(op, k).data for k in ("l1_hint", "l2_hint", "l3_hint") if getattr(op, k) is not None}
+        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints))
         if self.target.has_2d_block_io and self.target.find_block2d("prefetch", bits, rows, cols,
                                                                     t.block_attr.arr_len):
             self._uses_block2d(op.tensor_desc)

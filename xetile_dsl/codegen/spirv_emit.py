@@ -25,6 +25,7 @@ SPIRV_EXTENSIONS = (
     "SPV_INTEL_subgroups",
     "SPV_INTEL_2d_block_io",
     "SPV_INTEL_subgroup_matrix_multiply_accumulate",
+    "SPV_INTEL_cache_controls",
 )
 REQUIRED_LLVMLITE = "0.50"
 

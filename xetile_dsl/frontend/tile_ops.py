@@ -58,6 +58,12 @@ def build_num_subgroups(builder, node: ast.Call):
     return builder.emit(gpu.NumSubgroupsOp()).result
 
 
+def build_barrier(builder, node: ast.Call):
+    """``xt.barrier()``: a workgroup barrier (``gpu.barrier``)."""
+    _bind(builder, node)
+    builder.emit(gpu.BarrierOp())
+
+
 def wg_map_attr(builder, arg: ast.AST | None):
     """The ``#xetile.wg_map`` of an ``xt.wg_map(...)`` constexpr (None when absent)."""
     if arg is None or _is_none(arg):

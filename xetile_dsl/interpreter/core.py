@@ -55,11 +55,17 @@ class Launch:
 
 @dataclass
 class Run:
-    """One program (workgroup) executing the kernel: its ids and its SSA values."""
+    """One program executing the kernel: its ids and its SSA values.  A program is a whole
+    workgroup (whole-tile mode, subgroup-level kernels) or one subgroup of a workgroup
+    (per-subgroup mode, :mod:`.subgroups`)."""
 
     launch: Launch
     program_id: tuple[int, int, int]
     env: dict[SSAValue, object] = field(default_factory=dict)
+    #: per-subgroup execution: the workgroup (scheduler, SLM) and this subgroup's id;
+    #: None when the program is the whole workgroup
+    workgroup: object = None
+    subgroup: int = 0
 
     @property
     def memory(self) -> Memory:
@@ -93,26 +99,26 @@ class Run:
         """Execute one op and bind its results."""
         fn = IMPLS.get(op.name)
         if fn is None:
-            raise _located(op, InterpreterError(f"the interpreter does not implement {op.name}"))
+            raise located(op, InterpreterError(f"the interpreter does not implement {op.name}"))
         try:
             out = fn(self, op, *[self.value(o) for o in op.operands])
         except InterpreterError as exc:
-            raise _located(op, exc) from None
+            raise located(op, exc) from None
         except (ArithmeticError, ValueError, IndexError, TypeError) as exc:
-            raise _located(op, InterpreterError(f"{op.name}: {type(exc).__name__}: {exc}")) from exc
+            raise located(op, InterpreterError(f"{op.name}: {type(exc).__name__}: {exc}")) from exc
         results = op.results
         if not results:
             return
         # a list is always the list of results (region ops); a tuple is one for several results
         values = out if isinstance(out, list) or (isinstance(out, tuple) and len(results) != 1) else (out,)
         if len(values) != len(results):
-            raise _located(op, InterpreterError(f"{op.name}: implementation gave {len(values)} values for "
+            raise located(op, InterpreterError(f"{op.name}: implementation gave {len(values)} values for "
                                                 f"{len(results)} results"))
         for r, v in zip(results, values):
             self.env[r] = v
 
 
-def _located(op: Operation, exc: InterpreterError) -> InterpreterError:
+def located(op: Operation, exc: InterpreterError) -> InterpreterError:
     """``exc`` with the op's source location (the user's line) in front, once."""
     if getattr(exc, "located", False):
         return exc

@@ -1,10 +1,19 @@
 """Running XeTile IR: a module on a grid (:func:`interpret`) and a ``@jit`` kernel launch
 (:func:`launch_jit`, what ``XETILE_INTERPRET=1`` and ``kernel.on("interpret")`` use).
 
-Programs run one after another, ``program_id`` x fastest, then y, then z; each program
-is one workgroup executing the kernel body once: a subgroup-level kernel (no ``wg_map``)
-is one subgroup per workgroup, a workgroup-level kernel runs its ops on whole
-workgroup tiles.  Numpy arrays are written in place.
+Workgroups run one after another, ``program_id`` x fastest, then y, then z.  A
+workgroup-level kernel (with ``wg_map``) runs in one of two modes:
+
+* whole-tile (the fast default): the workgroup is one program whose ops act on whole
+  workgroup tiles;
+* per-subgroup: the kernel is first distributed by the compiler's own ``xetile-wg-to-sg``
+  pass, then each of the workgroup's subgroups runs that subgroup-level program
+  (:mod:`.subgroups`: shared SLM, barriers).  Chosen by ``subgroups=True``,
+  ``XETILE_INTERPRET=subgroups``, ``kernel.on("interpret-subgroups")``, and automatically
+  for a workgroup-level kernel that asks for its ``subgroup_id``.
+
+A subgroup-level kernel (no ``wg_map``) is one subgroup per workgroup in both modes.
+Numpy arrays are written in place.
 """
 from __future__ import annotations
 
@@ -16,10 +25,12 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from ..dialects.xetile import TileType, WgMapAttr
+from ..errors import LoweringError
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
 from .core import Launch, Run
 from .memory import Memory
+from .subgroups import Workgroup
 from .values import InterpreterError, make
 
 #: JITFunction -> {specialisation key: (module, ABI used for the argument checks)}
@@ -56,9 +67,15 @@ def workgroup_subgroups(fn: func.FuncOp) -> int:
     return 1
 
 
-def interpret(module: ModuleOp, grid, args, kernel: str | None = None) -> None:
+def interpret(module: ModuleOp, grid, args, kernel: str | None = None, subgroups: bool | None = None) -> None:
     """Run the kernel of ``module`` on ``grid`` (1 to 3 ints) with ``args``: numpy arrays
-    for memref parameters (C-contiguous; written in place), Python numbers for scalars."""
+    for memref parameters (C-contiguous; written in place), Python numbers for scalars.
+
+    ``subgroups`` picks the mode of a workgroup-level kernel: True runs each subgroup
+    (after ``xetile-wg-to-sg``), False whole workgroup tiles, None follows
+    ``XETILE_INTERPRET`` (``subgroups``) and otherwise runs per subgroup only kernels that
+    use ``gpu.subgroup_id``.  The pass's errors (an unsupported distribution) are raised
+    as they are, a :class:`~xetile_dsl.errors.LoweringError`."""
     from ..runtime.launcher import normalize_grid
 
     grid3 = normalize_grid(grid)
@@ -68,15 +85,64 @@ def interpret(module: ModuleOp, grid, args, kernel: str | None = None) -> None:
         raise InterpreterError(f"kernel @{fn.sym_name.data} takes {len(params)} argument(s), got {len(args)}")
     memory = Memory()
     values = [_argument(memory, p, a, i) for i, (p, a) in enumerate(zip(params, args))]
-    n_sg = workgroup_subgroups(fn)
-    flavour = fn.attributes.get("xetile.kernel")
-    sg_size = get_target(flavour.data if flavour is not None else "pvc").subgroup_size
-    launch = Launch(grid3, memory, module, workgroup_level=_has_wg_map(fn), num_subgroups=n_sg,
+    flavour = _flavour(fn)
+    sg_size = get_target(flavour).subgroup_size
+    if per_subgroup_mode(fn, subgroups):
+        module, fn = subgroup_program(module, fn, flavour)
+        launch = Launch(grid3, memory, module, num_subgroups=_num_subgroups_attr(fn), subgroup_size=sg_size)
+        for program_id in _programs(grid3):
+            _run_workgroup(launch, program_id, fn, values)
+        return
+    launch = Launch(grid3, memory, module, workgroup_level=_has_wg_map(fn), num_subgroups=workgroup_subgroups(fn),
                     subgroup_size=sg_size)
+    for program_id in _programs(grid3):
+        Run(launch, program_id).region(fn.body, values)
+
+
+def _programs(grid3):
+    """Program ids in launch order: x fastest, then y, then z."""
     for z in range(grid3[2]):
         for y in range(grid3[1]):
             for x in range(grid3[0]):
-                Run(launch, (x, y, z)).region(fn.body, values)
+                yield (x, y, z)
+
+
+def _run_workgroup(launch: Launch, program_id, fn: func.FuncOp, values: list) -> None:
+    """One workgroup as ``launch.num_subgroups`` cooperatively scheduled subgroups."""
+    workgroup = Workgroup(launch.num_subgroups)
+    workgroup.run(lambda sg: Run(launch, program_id, workgroup=workgroup, subgroup=sg).region(fn.body, values))
+
+
+def _flavour(fn: func.FuncOp) -> str:
+    """The GPU flavour the frontend built the kernel for (pvc for hand-written MLIR)."""
+    flavour = fn.attributes.get("xetile.kernel")
+    return flavour.data if flavour is not None and hasattr(flavour, "data") else "pvc"
+
+
+def per_subgroup_mode(fn: func.FuncOp, subgroups: bool | None) -> bool:
+    """True when the launch runs each subgroup of a workgroup (see :func:`interpret`)."""
+    if subgroups is not None:
+        return bool(subgroups)
+    if os.environ.get("XETILE_INTERPRET", "").lower() == "subgroups":
+        return True
+    return _has_wg_map(fn) and any(op.name == "gpu.subgroup_id" for op in fn.walk())
+
+
+def subgroup_program(module: ModuleOp, fn: func.FuncOp, flavour: str) -> tuple[ModuleOp, func.FuncOp]:
+    """A copy of ``module`` distributed among subgroups by ``xetile-wg-to-sg`` (the
+    compiler's pass, so the interpreter checks it) and its kernel function."""
+    from ..dialects import make_context
+    from ..lowering.wg_to_sg import XeTileWgToSg
+
+    copy = module.clone()
+    XeTileWgToSg(target=flavour).apply(make_context(), copy)
+    return copy, kernel_function(copy, fn.sym_name.data)
+
+
+def _num_subgroups_attr(fn: func.FuncOp) -> int:
+    """Subgroups per workgroup the pass chose (1 for a subgroup-level kernel)."""
+    attr = fn.attributes.get("xetile.num_subgroups")
+    return int(attr.value.data) if attr is not None else 1
 
 
 def _has_wg_map(fn: func.FuncOp) -> bool:
@@ -95,9 +161,11 @@ def _argument(memory: Memory, param, value, position: int):
 
 
 # ----------------------------------------------------------------------------- @jit launches
-def launch_jit(jit, grid, args: tuple, kwargs: dict) -> None:
+def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = None) -> None:
     """``kernel[grid](*args, **kwargs)`` in the interpreter: the same binding, argument
-    checks and grid function as a compiled launch, then :func:`interpret`."""
+    checks and grid function as a compiled launch, then :func:`interpret` (``subgroups``
+    as there).  A workgroup distribution the compiler rejects is the compiler's
+    CompilationError at the user's line."""
     from ..runtime.launcher import normalize_grid
 
     runtime, specs, constants = jit.bind(args, kwargs)
@@ -106,7 +174,13 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict) -> None:
     normalize_grid(grid)
     for handler, value in zip(_handlers(abi), runtime):
         handler.check(value) if hasattr(handler, "check") else handler.convert(value)
-    interpret(module, grid, runtime)
+    try:
+        interpret(module, grid, runtime, subgroups=subgroups)
+    except LoweringError as exc:
+        from ..compiler import _at_user_line  # noqa: PLC2701 - the compiler's own error location
+        from ..frontend.source import KernelSource
+
+        raise _at_user_line(KernelSource.of(jit.fn), exc) from None
 
 
 def _handlers(abi):

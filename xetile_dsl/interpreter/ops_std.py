@@ -56,7 +56,7 @@ def _call(run: Run, op, *args):
                   None)
     if target is None:
         raise InterpreterError(f"func.call: no function @{callee} in the module")
-    inner = Run(run.launch, run.program_id)
+    inner = Run(run.launch, run.program_id, workgroup=run.workgroup, subgroup=run.subgroup)
     _, values = inner.region(target.body, list(args))
     return list(values)
 
@@ -81,9 +81,13 @@ def _grid_dim(run: Run, op):
 
 @impl("gpu.subgroup_id")
 def _subgroup_id(run: Run, op):
+    if run.workgroup is not None:
+        return np.int64(run.subgroup)
     if run.launch.workgroup_level:
-        raise InterpreterError("gpu.subgroup_id in a workgroup-level kernel (one with wg_map): its ops act on whole "
-                               "workgroup tiles, so there is no single current subgroup")
+        raise InterpreterError("xt.subgroup_id() in a workgroup-level kernel (one with wg_map) needs the per-subgroup "
+                               "interpreter: whole-tile mode runs wg_map ops on whole workgroup tiles, so there is no "
+                               "current subgroup. Launch with .on(\"interpret-subgroups\") or "
+                               "XETILE_INTERPRET=subgroups (the default mode picks it for such kernels)")
     return np.int64(0)
 
 
@@ -102,10 +106,17 @@ def _block_dim(run: Run, op):
     return np.int64(run.launch.subgroup_size * run.launch.num_subgroups if _dim(op) == 0 else 1)
 
 
-@impl("gpu.barrier", "xetile.prefetch_tile", "memref.dealloc", "memref.assume_alignment")
+@impl("gpu.barrier")
+def _barrier(run: Run, op):
+    """Per-subgroup execution waits for the workgroup's other subgroups; a program that is
+    the whole workgroup has nothing to wait for."""
+    if run.workgroup is not None:
+        run.workgroup.barrier(run.subgroup, op)
+
+
+@impl("xetile.prefetch_tile", "memref.dealloc", "memref.assume_alignment")
 def _no_op(run: Run, op, *args):
-    """Programs run one whole workgroup at a time, so barriers order nothing; prefetch is a
-    cache hint."""
+    """Prefetch is a cache hint; deallocation and alignment facts change no value."""
     return None
 
 
@@ -133,10 +144,24 @@ def _memref_cast(run: Run, op, ref: ArrayRef):
 
 @impl("memref.alloc", "memref.alloca")
 def _alloc(run: Run, op, *dyn_sizes):
+    """A fresh zero-filled buffer; a shared-local-memory buffer (memory space 3) in
+    per-subgroup execution is one per workgroup and op, shared by all its subgroups (as
+    the device's statically allocated SLM)."""
     t: MemRefType = op.results[0].type
     dyn = iter(int(s) for s in dyn_sizes)
     shape = [d if d >= 0 else next(dyn) for d in t.get_shape()]
-    return run.memory.allocate(f"alloc@{id(op):x}", shape, np_dtype(t.element_type))
+    if run.workgroup is None or not _is_slm(t):
+        return run.memory.allocate(f"alloc@{id(op):x}", shape, np_dtype(t.element_type))
+    slm = run.workgroup.slm
+    if id(op) not in slm:
+        slm[id(op)] = run.memory.allocate(f"slm@{id(op):x}", shape, np_dtype(t.element_type))
+    return slm[id(op)]
+
+
+def _is_slm(t: MemRefType) -> bool:
+    space = getattr(t, "memory_space", None)
+    value = getattr(getattr(space, "value", None), "data", None)
+    return value == 3
 
 
 def _element(ref: ArrayRef, indices) -> int:

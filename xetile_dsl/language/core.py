@@ -123,6 +123,12 @@ def num_subgroups():
 
 
 @builtin
+def barrier():
+    """Wait until every subgroup of the workgroup gets here (``gpu.barrier``); memory
+    operations before it are visible to the workgroup after it. Example: ``xt.barrier()``"""
+
+
+@builtin
 def init_tile(base, offsets, shape=None, order=(1, 0), wg_map=None):
     """A tile of ``shape`` (constexprs) over the 2-D array ``base`` at ``offsets`` (rows, cols).
 
@@ -153,7 +159,9 @@ def store_tile(value, tile):
 
 @builtin
 def prefetch_tile(tile, locality=3):
-    """Hint the hardware to bring ``tile`` into cache. Example: ``xt.prefetch_tile(ta)``"""
+    """Hint the hardware to bring ``tile`` into cache. ``locality`` (a constexpr, as in the
+    XeTile RFC) says how close: 3 = keep in every level down to L1, 2 = L2 (and L3) only,
+    1 = L3 only, 0 = no reuse (streamed). Example: ``xt.prefetch_tile(ta, locality=2)``"""
 
 
 @builtin

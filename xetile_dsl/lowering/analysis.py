@@ -1,7 +1,8 @@
 """Value families: SSA values that are the same program variable across loops and updates.
 
 A tile created by init_tile, moved by update_tile_offset and carried through scf.for
-iter_args is one family; so is an accumulator carried through a loop.  Passes give each
+iter_args (or out of an scf.if, whose results join the values both branches yield) is one
+family; so is an accumulator carried through a loop.  Passes give each
 family one blocking and one lane layout.
 """
 from __future__ import annotations
@@ -41,6 +42,11 @@ class Families:
             yield_op = body.last_op
             for yv, barg in zip(yield_op.operands, body.args[1:]):
                 self.union(yv, barg)
+        elif isinstance(op, scf.IfOp):
+            for region in op.regions:
+                for block in region.blocks:
+                    for yv, res in zip(block.last_op.operands, op.results):
+                        self.union(yv, res)
         elif isinstance(op, (xetile.UpdateTileOffsetOp, xegpu.UpdateNdOffsetOp)):
             self.union(op.operands[0], op.results[0])
         elif isinstance(op, xetile.TileMMAOp) and op.c is not None:

@@ -3,7 +3,7 @@
 Passes that split a value into several (workgroup -> subgroup distribution, blocking into
 XeGPU blocks) subclass :class:`Rebuilder` and give ``_op_<OpClassName>`` handlers; ops
 without a handler are cloned (their operands must map to one value each), scf.for
-iter_args and yields are expanded, and every new op keeps the old op's location.
+iter_args, scf.if results and yields are expanded, and every new op keeps the old op's location.
 """
 from __future__ import annotations
 
@@ -107,6 +107,26 @@ class Rebuilder:
         for old_res, init in zip(op.results, op.iter_args):
             n = len(self.vmap[init])
             self.vmap[old_res] = list(loop.results[pos:pos + n])
+            pos += n
+
+    def _op_IfOp(self, op: scf.IfOp) -> None:
+        """Both branches are rebuilt; the results are what the then-branch yields, expanded."""
+        regions = []
+        for old in op.regions:
+            if not old.blocks:
+                regions.append(Region())
+                continue
+            block = Block()
+            self._translate_block(old.block, block)
+            regions.append(Region(block))
+        types = [v.type for v in regions[0].block.last_op.operands]
+        new = self.emit(scf.IfOp(self.one(op.cond), types, regions[0], regions[1]), op)
+        pos = 0
+        for old_res, old_yield in zip(op.results, op.true_region.block.last_op.operands):
+            n = len(self.vmap[old_yield])
+            self.vmap[old_res] = list(new.results[pos:pos + n])
+            for r in self.vmap[old_res]:
+                r.name_hint = old_res.name_hint
             pos += n
 
     def _op_YieldOp(self, op: scf.YieldOp) -> None:

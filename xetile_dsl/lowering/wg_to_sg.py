@@ -34,6 +34,7 @@ from .analysis import splat_value
 from ..targets import Target, get_target
 from .analysis import Families
 from .rebuild import Rebuilder
+from . import register_budget
 from .wg_vectors import VectorDistribution, infer as infer_vector_maps
 
 NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
@@ -54,6 +55,7 @@ class XeTileWgToSg(ModulePass):
                 maps = _MapInference(fn).run()
                 if maps.by_root:
                     _check_workgroup_size(fn, maps.num_subgroups, target)
+                    register_budget.check(fn, target)
                     dist = _Distributor(fn, maps)
                     dist.target = target
                     dist.run()

@@ -21,6 +21,7 @@ from ..frontend.types import bit_width
 from . import elementwise
 from . import scattered, transposed
 from .rebuild import Rebuilder
+from ..targets.target import PREFETCH_LOCALITY_HINTS
 
 
 @dataclass(frozen=True)
@@ -130,8 +131,10 @@ class _Translator(Rebuilder):
         scattered.atomic_rmw(self, op)
 
     def _op_PrefetchTileOp(self, op: xetile.PrefetchTileOp) -> None:
+        """One prefetch_nd per block; ``locality`` becomes cache hints (targets/target.py)."""
+        locality = op.locality.value.data if op.locality is not None else 3
         for d in self.vmap[op.tile]:
-            self.emit(xegpu.PrefetchNdOp(d, {"l1_hint": "cached", "l3_hint": "cached"}), op)
+            self.emit(xegpu.PrefetchNdOp(d, dict(PREFETCH_LOCALITY_HINTS[locality])), op)
 
     def _op_UpdateTileOffsetOp(self, op: xetile.UpdateTileOffsetOp) -> None:
         dx, dy = self.one(op.offset_x), self.one(op.offset_y)

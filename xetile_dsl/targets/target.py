@@ -71,7 +71,7 @@ class Target:
     large_grf_count: int = 256
     large_grf_option: str = "-ze-opt-large-register-file"  # IGC option selecting large_grf_count
     named_barriers: int = 0
-    cache_hints: bool = False
+    cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
     max_workgroup_size: int = 1024
     build_options: str = ""  # IGC options (GRF mode) the kernels of this target are built with
     dpas_a_packs_dword: bool = False  # A operand components are 32-bit (ARC) rather than 16-bit (PVC)
@@ -105,6 +105,18 @@ class Target:
             return (1, lanes), (1, per_lane)
         return (1, lanes), (1, 1)
 
+    def cache_controls(self, hints: dict[str, str]) -> tuple[tuple[int, int], ...]:
+        """(level, load control) decorations for XeGPU load/prefetch ``hints``: the lowest
+        level whose hint differs from the default (cached), and none where the target
+        ignores them (``cache_hints``).  One decoration at most: spirv-val 2025.5 rejects
+        two ``CacheControlLoadINTEL`` on one pointer (xe-codegen-reference.md section 6),
+        so L1 + L3 uncached (locality 0) reaches the ISA as L1 uncached (``.uc.ca``)."""
+        if not self.cache_hints:
+            return ()
+        controls = sorted((CACHE_CONTROL_LEVELS[k], CACHE_CONTROL_LOAD[v]) for k, v in hints.items()
+                          if k in CACHE_CONTROL_LEVELS and v != "cached")
+        return tuple(controls[:1])
+
     def build_options_for(self, large_grf: bool) -> str:
         """IGC options for a kernel of this target; ``large_grf`` asks for the large
         register file (the 256-GRF mode)."""
@@ -131,6 +143,24 @@ class Target:
 
 #: element types tile_mma accepts under another DPAS input name
 MMA_INPUT_ALIASES = {"f32": "tf32"}
+
+#: XeGPU cache hints of ``prefetch_tile locality<n>`` (XeTile RFC: 0 = no locality ..
+#: 3 = keep in cache).  Intel's load/store unit has two cache levels, which XeGPU calls
+#: L1 and L3 (``l2_hint`` is not used, as the XeGPU RFC allows); the RFC's "L2 prefetch"
+#: (Appendix 2.5) is PVC's L2 cache, LSC level L3.  So: 3 = into L1 and L3 (the hardware
+#: default, ``.ca.ca``), 2 and 1 = into L3 only, bypassing L1 (``.uc.ca``), 0 = into
+#: neither (``.uc.uc``).
+PREFETCH_LOCALITY_HINTS = {
+    3: {"l1_hint": "cached", "l3_hint": "cached"},
+    2: {"l1_hint": "uncached", "l3_hint": "cached"},
+    1: {"l1_hint": "uncached", "l3_hint": "cached"},
+    0: {"l1_hint": "uncached", "l3_hint": "uncached"},
+}
+
+#: SPV_INTEL_cache_controls (xe-codegen-reference.md section 6): cache level per XeGPU
+#: hint and load control per policy; decorations on the pointer of a 2D block builtin
+CACHE_CONTROL_LEVELS = {"l1_hint": 0, "l3_hint": 1}
+CACHE_CONTROL_LOAD = {"uncached": 0, "cached": 1, "streaming": 2, "read_invalidate": 3}
 
 _R_ALL = (1, 2, 4, 8, 16, 32)
 _R_STORE = (1, 2, 4, 8)

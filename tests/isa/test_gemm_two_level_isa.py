@@ -1,0 +1,79 @@
+"""RFC Appendix 2.5 (GEMM with two cache levels) compiled by Intel's offline compiler.
+
+* The closest legal variant (256x256 workgroup tile, 32x64 f32 accumulator per subgroup)
+  builds for pvc in the 256-GRF mode with 32 DPAS per K step in the hot loop, no spills,
+  one workgroup barrier, L2 prefetches with L1 bypassed (``.uc.ca``, locality 2) and L1
+  prefetches cached in both levels (``.ca.ca``, locality 3).
+* The RFC's literal tiles (64x64 f32 = 16 KiB per subgroup = the whole 256-GRF file)
+  spill: the compiler warns before ocloc confirms it.
+* The ARC variant (128x128, 16x32 per subgroup) builds for dg2-g10 without spills.
+"""
+from __future__ import annotations
+
+import pytest
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+from xetile_dsl.errors import CompilationWarning
+from xetile_dsl.kernels.gemm_two_level import ARC_TILES, RFC_TILES, SMALL_TILES, gemm_two_level_kernel
+from xetile_dsl.tools import ocloc
+
+SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+NAME = "gemm_two_level_kernel"
+
+
+def _prefetches(isa: str, suffix: str) -> int:
+    """2D block prefetches (no destination register) with the cache-control ``suffix``."""
+    return sum(1 for ln in isa.splitlines()
+               if "load_block2d" in ln and ln.split()[2] == "null" and ln.rstrip().endswith(f".a64{suffix}"))
+
+
+def test_variant_pvc_dpas_in_the_hot_loop_no_spills(ocloc_path):
+    kernel = xd.compile(gemm_two_level_kernel, SIG, SMALL_TILES, target="pvc")
+    zebin = kernel.asm["zebin"]
+    assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=True, expect_simd=16) == []
+    env = zebin.execution_env(NAME)
+    assert env["grf_count"] == 256 and env.get("spill_size", 0) == 0
+    assert env["barrier_count"] == 1
+    isa = kernel.asm["isa"]
+    loop = ocloc.hot_loop(isa)
+    assert ocloc.count(loop, ocloc.DPAS) == 32  # (32/8) x (64/16) x (32/16) per K step
+    assert ocloc.count(loop, r"\bsync\.bar\b") == 1  # the barrier of the if, inside the K loop
+    # L2 stream (locality 2): 16 blocks of 8x16 (an 8x128 A and an 8x128 B slice) per
+    # prefetch, twice before the loop and once in the if: 48, all bypassing L1
+    assert _prefetches(isa, ".uc.ca") == 48
+    # L1 stream (locality 3): 4 blocks (8x32 of A and of B) per K step, 4 before the loop + 1 in it
+    assert _prefetches(isa, ".ca.ca") == 20
+    assert _prefetches(loop, ".ca.ca") == 4 and _prefetches(loop, ".uc.ca") == 16
+
+
+def test_rfc_tiles_pvc_spill_as_the_compiler_warns(ocloc_path):
+    with pytest.warns(CompilationWarning, match="will spill registers on pvc"):
+        kernel = xd.compile(gemm_two_level_kernel, SIG, RFC_TILES, target="pvc")
+    zebin = kernel.asm["zebin"]
+    env = zebin.execution_env(NAME)
+    assert env["grf_count"] == 256 and env.get("spill_size", 0) > 0  # 11520 bytes with IGC 2.x
+    assert ocloc.count(ocloc.hot_loop(kernel.asm["isa"]), ocloc.DPAS) >= 64  # (64/8) x (64/16) x 2
+
+
+def test_arc_variant_dg2_no_spills(ocloc_path):
+    kernel = xd.compile(gemm_two_level_kernel, SIG, ARC_TILES, target="arc")
+    zebin = kernel.asm["zebin"]
+    assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=False, expect_simd=8) == []
+    env = zebin.execution_env(NAME)
+    assert env["grf_count"] == 256 and env.get("spill_size", 0) == 0
+    # (16/8) x (32/8) x (32/16) = 16 DPAS per K step (IGC may add one dummy dpas)
+    assert ocloc.count(ocloc.hot_loop(kernel.asm["isa"]), ocloc.DPAS) >= 16
+
+
+@xd.jit
+def _prefetch_kernel(a, L: xt.constexpr):
+    xt.prefetch_tile(xt.init_tile(a, [0, 0], [8, 32]), locality=L)
+
+
+@pytest.mark.parametrize("locality, suffix", [(3, ".ca.ca"), (2, ".uc.ca"), (1, ".uc.ca"), (0, ".uc.ca")])
+def test_prefetch_locality_sets_the_lsc_cache_bits(ocloc_path, locality, suffix):
+    """locality 3 = L1 and L3, 2/1 = L3 only; 0 (L1 and L3 uncached) would need two
+    decorations on one pointer, which spirv-val rejects: it stays L1-uncached."""
+    kernel = xd.compile(_prefetch_kernel, {"a": "f16[:,:]"}, {"L": locality}, target="pvc")
+    assert _prefetches(kernel.asm["isa"], suffix) == 2  # two 8x16 blocks
