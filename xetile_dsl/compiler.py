@@ -9,7 +9,7 @@ import hashlib
 import json
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .codegen.simt_to_llvm import generate
@@ -148,8 +148,8 @@ def _lower_with_located_warnings(src: KernelSource, module, flavour: str) -> dic
 
 def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
     params = tuple(
-        ArrayParam(p.name, p.dtype, p.ndim, written=("*" in written or p.name in written))
-        if isinstance(p, ArrayParam) else p for p in abi.params)
+        replace(p, written=("*" in written or p.name in written)) if isinstance(p, ArrayParam) else p
+        for p in abi.params)
     return KernelABI(**{**abi.__dict__, "params": params})
 
 

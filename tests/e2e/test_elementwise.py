@@ -221,11 +221,15 @@ def scaled_a_operand(a, b, c, BM: xt.constexpr):
     xt.store_tile(xt.tile_mma(va, vb), xt.init_tile(c, [0, 0], [BM, 16]))
 
 
-def test_elementwise_on_a_dpas_operand_is_a_located_error():
-    with pytest.raises(xd.CompilationError) as info:
-        xd.compile(scaled_a_operand, {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]"}, {"BM": 8}, target="pvc")
-    text = str(info.value)
-    assert "test_elementwise.py" in text and "operand A of tile_mma" in text and "* 2.0" in text
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_elementwise_on_a_dpas_operand(flavour):
+    """Lowered since issue 5's operand chains (more in test_lowering_gaps.py)."""
+    rng = np.random.default_rng(41)
+    a = rng.integers(-4, 5, (8, 32)).astype(np.float16)  # 64-byte rows for PVC's 2D blocks
+    b = rng.integers(-4, 5, (16, 32)).astype(np.float16)
+    c = np.zeros((8, 16), np.float32)
+    scaled_a_operand.on(f"cpu-{flavour}")[(1,)](a, b, c, BM=8)
+    np.testing.assert_array_equal(c, (2 * a[:, :16].astype(np.float32)) @ b[:, :16].astype(np.float32))
 
 
 @xd.jit

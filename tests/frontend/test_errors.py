@@ -130,13 +130,35 @@ def test_compiler_frames_are_hidden_unless_debug(monkeypatch):
     assert any("xetile_dsl/frontend/" in f.filename for f in traceback.extract_tb(info.value.__traceback__))
 
 
-def test_arange_is_a_located_error_not_a_wrong_result():
+def test_arange_compiles_and_agrees_with_the_interpreter():
+    """arange used to be a located error (non-splat constants were not lowered); it now
+    compiles, and the compiled and interpreted results are numpy's."""
     @xd.jit
     def iota_store(y):
         xt.store_tile(xt.astype(xt.arange(0, 16), xt.float32), xt.init_tile(y, [0, 0], [1, 16]))
 
-    with pytest.raises(CompilationError, match="different constant values"):
-        iota_store.on("cpu-arc")[(1,)](np.zeros((1, 16), np.float32))
-    y = np.zeros((1, 16), np.float32)
-    iota_store.on("interpret")[(1,)](y)
-    np.testing.assert_array_equal(y[0], np.arange(16))
+    for target in ("cpu-arc", "interpret"):
+        y = np.zeros((1, 16), np.float32)
+        iota_store.on(target)[(1,)](y)
+        np.testing.assert_array_equal(y[0], np.arange(16))
+
+
+@xd.jit
+def iota_mma(b, c):
+    a = xt.astype(xt.broadcast_to(xt.arange(0, 16), [8, 16]), xt.float16)
+    vb = xt.load_tile(xt.init_tile(b, [0, 0], [16, 16]))
+    xt.store_tile(xt.tile_mma(a, vb), xt.init_tile(c, [0, 0], [8, 16]))
+
+
+def test_broadcast_arange_as_an_mma_operand():
+    """PVC (and the interpreter): a broadcast arange feeds tile_mma's A directly. ARC: the
+    row cannot be stretched into A's 8-lane blocks, a located error, not a wrong result."""
+    b = np.random.default_rng(0).integers(-2, 3, (16, 32)).astype(np.float16)
+    ref = np.broadcast_to(np.arange(16, dtype=np.float32), (8, 16)) @ b[:, :16].astype(np.float32)
+    for target in ("cpu-pvc", "interpret"):
+        c = np.zeros((8, 32), np.float32)
+        iota_mma.on(target)[(1,)](b, c)
+        np.testing.assert_array_equal(c[:, :16], ref)
+    with pytest.raises(CompilationError) as info:
+        iota_mma.on("cpu-arc")[(1,)](b, np.zeros((8, 32), np.float32))
+    assert "test_errors.py" in str(info.value) and "xt.broadcast_to(xt.arange(0, 16)" in str(info.value)

@@ -258,6 +258,24 @@ def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Funct
     return fn
 
 
+def build_pad(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Function:
+    """The padding wrapper (see :meth:`IntelBuiltins.pad_2d`): each element of this lane's
+    fragment that lies outside the surface becomes ``pad`` (a compare and a select per
+    element, so the 2D block read itself stays one message)."""
+    frag = _fragment(bi, elem_bits, rows, cols * count, wi_layout, wi_data)
+    name = f"__xetile_pad2d_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
+    elem_ty = ir.IntType(elem_bits)
+    fn, builder = _wrapper(bi, name, frag.vector_type(), [frag.vector_type(), elem_ty])
+    *surface, value, pad = fn.args
+    addr = _Addressing(bi, builder, frag, surface)
+    values = {}
+    for index, row_off, col_off in frag.elements():
+        ok, _ = addr.element(row_off, col_off)
+        values[index] = builder.select(ok, _element_of(builder, frag, value, index), pad)
+    builder.ret(_assemble(builder, frag, [values[i] for i in range(frag.size)]))
+    return fn
+
+
 def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
     """The store wrapper (see :meth:`IntelBuiltins.store_2d`)."""
     frag = _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data)

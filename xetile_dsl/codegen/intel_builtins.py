@@ -80,6 +80,13 @@ class IntelBuiltins:
         key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
         return self._memoized(key, lambda: builtins_block2d.build_load(self, *key[1:]))
 
+    def pad_2d(self, elem_bits: int, rows: int, cols: int, count: int,
+               wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+        """``<V x iE> f(surface..., <V x iE> fragment, iE pad)``: the fragment of
+        :meth:`load_2d` with every out-of-bounds element replaced by ``pad`` (bits)."""
+        key = ("pad_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
+        return self._memoized(key, lambda: builtins_block2d.build_pad(self, *key[1:]))
+
     def load_2d_transposed(self, elem_bits: int, rows: int, cols: int,
                            wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
         """Like :meth:`load_2d` for ``load_nd {transpose}``: the surface and (x, y) are the

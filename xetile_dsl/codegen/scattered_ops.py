@@ -24,7 +24,7 @@ I8, I64 = ir.IntType(8), ir.IntType(64)
 _INT_RMW = {"addi": "add", "maxs": "max", "mins": "min", "maxu": "umax", "minu": "umin",
             "andi": "and", "ori": "or", "assign": "xchg"}
 _OPS = (xegpu.CreateTdescOp, xegpu.UpdateOffsetOp, xegpu.LoadGatherOp, xegpu.StoreScatterOp, xegpu.AtomicRMWOp,
-        vector.ExtractOp)
+        vector.ExtractOp, vector.InsertOp)
 
 
 def handles(op: Operation) -> bool:
@@ -40,6 +40,13 @@ def emit(gen, op: Operation) -> None:
         # [1, 1] -> [1]: the same element; [R, 1] (a C block, one element per row) -> row pos
         gen.values[op.result] = gen.v(op.vector) if n == 1 else b.extract_element(gen.v(op.vector),
                                                                                  ir.Constant(ir.IntType(32), pos[0]))
+    elif isinstance(op, vector.InsertOp):
+        n, pos = _count(op.dest.type), [int(p) for p in op.static_position.get_values()]
+        if _count(op.source.type) != 1 or len(pos) != 1 or (n > 1 and list(op.dest.type.get_shape()) != [n, 1]):
+            raise LoweringError(f"codegen: vector.insert {pos} into a {op.dest.type} lane fragment", op)
+        # the inverse of extract: one element per lane becomes row pos of a C block fragment
+        gen.values[op.result] = gen.v(op.source) if n == 1 else b.insert_element(
+            gen.v(op.dest), gen.v(op.source), ir.Constant(ir.IntType(32), pos[0]))
     elif isinstance(op, (xegpu.CreateTdescOp, xegpu.UpdateOffsetOp)):
         t = op.tensor_desc.type
         _check_one_per_lane(gen, t, op)

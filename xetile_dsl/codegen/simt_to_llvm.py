@@ -8,7 +8,7 @@ never knows which.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from llvmlite import ir
 from xdsl.dialects import arith, func, gpu, memref, scf
@@ -33,7 +33,9 @@ from ..frontend.types import bit_width, type_name
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
+from ..lowering.analysis import Families
 from . import constants, nbarrier, scattered_ops, slm, vector_ops
+from .builtins_transpose import transpose_kind
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
@@ -133,9 +135,11 @@ class _KernelGen:
         self._bind_args(fn, kfn)
         n_sg = fn.attributes.get("xetile.num_subgroups")
         self.workgroup_subgroups = n_sg.value.data if n_sg is not None else 1
+        self._find_desc_sources(fn)
         for op in fn.body.block.ops:
             self.op(op)
         nbarrier.finish(self)
+        params = self._mark_block2d(fn, params)
         large_grf = "xetile.large_grf" in fn.attributes
         return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg,
                          workgroup_size=sg * (n_sg.value.data if n_sg is not None else 1),
@@ -144,6 +148,26 @@ class _KernelGen:
                          else 1,
                          min_width_bytes=self.target.block2d_limits.min_width_bytes if self.target.has_2d_block_io
                          else 0)
+
+    # --- which arrays see 2D block messages (the launcher checks only those) -------------
+    def _find_desc_sources(self, fn: func.FuncOp) -> None:
+        """The memref under each descriptor family (through loops and offset updates)."""
+        self.families = Families(fn)
+        self.desc_source = {self.families.find(op.tensor_desc): op.source
+                            for op in fn.walk() if isinstance(op, xegpu.CreateNdTdescOp)}
+        self.block2d_sources: set[SSAValue] = set()
+
+    def _uses_block2d(self, tensor_desc: SSAValue) -> None:
+        """Record that ``tensor_desc``'s array is accessed with a 2D block message."""
+        source = self.desc_source.get(self.families.find(tensor_desc))
+        if source is not None:
+            self.block2d_sources.add(source)
+
+    def _mark_block2d(self, fn: func.FuncOp, params: list) -> list:
+        has_2d = self.target.has_2d_block_io
+        args = [a for a in fn.body.block.args]
+        return [replace(p, block2d=has_2d and arg in self.block2d_sources) if isinstance(p, ArrayParam) else p
+                for p, arg in zip(params, args, strict=True)]
 
     def _bind_args(self, fn: func.FuncOp, kfn: ir.Function) -> None:
         it = iter(kfn.args)
@@ -460,16 +484,24 @@ class _KernelGen:
         if slm.is_slm(d):
             self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return
+        pad = pad_bits(op.padding, t.element_type) if op.padding is not None else 0
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
-            self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type))
+            self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad)
             return
         if op.transpose is not None:  # the descriptor's map is the value's, transposed
             (l0, l1), (d0, d1) = m.layout, m.data
+            if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0)) != "gather":
+                self._uses_block2d(op.tensor_desc)
             fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
             self.values[op.value] = self.b.bitcast(self.b.call(fn, d.fields()), llvm_type(op.value.type))
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
+        if self.lib.load_2d_kind(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data) != "gather":
+            self._uses_block2d(op.tensor_desc)
         raw = self.b.call(fn, d.fields())
+        if pad:  # the block read filled 0 out of bounds
+            pad_fn = self.lib.pad_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
+            raw = self.b.call(pad_fn, d.fields() + [raw, ir.Constant(ir.IntType(bits), pad)])
         self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
 
     def _xegpu_StoreNdOp(self, op: xegpu.StoreNdOp) -> None:
@@ -482,6 +514,8 @@ class _KernelGen:
             vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))
             return
         fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data)
+        if self.lib.store_2d_kind(bits, rows, cols, m.layout, m.data) != "scatter":
+            self._uses_block2d(op.tensor_desc)
         value = self.b.bitcast(self.v(op.value), fn.function_type.args[-1])
         self.b.call(fn, d.fields() + [value])
 
@@ -489,6 +523,9 @@ class _KernelGen:
         d, t, rows, cols, bits = self._block_args(op)
         hints = {k: getattr(op, k).data for k in ("l1_hint", "l2_hint", "l3_hint") if getattr(op, k) is not None}
         fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints))
+        if self.target.has_2d_block_io and self.target.find_block2d("prefetch", bits, rows, cols,
+                                                                    t.block_attr.arr_len):
+            self._uses_block2d(op.tensor_desc)
         self.b.call(fn, d.fields())
 
     def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:
@@ -509,6 +546,20 @@ def _mma_input(t) -> str:
     """The DPAS input name of element type ``t`` (f32 operands are tf32)."""
     name = type_name(t)
     return MMA_INPUT_ALIASES.get(name, name)
+
+
+def pad_bits(attr, elem) -> int:
+    """The bit pattern of a padding attribute in element type ``elem`` (0 for zero)."""
+    import numpy as np
+
+    value = attr.value.data
+    bits = bit_width(elem)
+    if isinstance(elem, BFloat16Type):
+        return int(np.array([value], np.float32).view(np.uint32)[0]) >> 16
+    if isinstance(elem, (Float16Type, Float32Type)):
+        ftype, utype = (np.float16, np.uint16) if bits == 16 else (np.float32, np.uint32)
+        return int(np.array([value], ftype).view(utype)[0])
+    return int(value) & ((1 << bits) - 1)
 
 
 def _cast_bits(b: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:

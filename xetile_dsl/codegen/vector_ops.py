@@ -72,7 +72,22 @@ def handles(op: Operation) -> bool:
 
 def emit(gen, op: Operation) -> None:
     """Lower ``op`` into ``gen`` (a ``simt_to_llvm._KernelGen``)."""
+    _check_fragments(op)
     _Emitter(gen).op(op)
+
+
+def _check_fragments(op: Operation) -> None:
+    """Element-wise codegen works on whole fragment vectors: one that SPIR-V cannot hold
+    (32 8-bit elements per lane, carried packed in dwords: ARC's int8 operand blocks) is
+    reported at the op."""
+    from .simt_to_llvm import llvm_type
+
+    for v in list(op.operands) + list(op.results):
+        t = v.type
+        if isinstance(t, VectorType) and _count(t) > 1 and getattr(llvm_type(t), "count", 1) != _count(t):
+            raise LoweringError(f"{op.name} on {_count(t)} {t.element_type} elements per lane (an 8-bit DPAS "
+                                f"operand block: B on PVC, A and B on ARC) is not lowered yet: a SPIR-V vector holds at most 16 "
+                                f"elements; apply the op to the tile_mma result or to a wider type", op)
 
 
 def _elem(t):
@@ -351,23 +366,25 @@ def _address(gen, d, elem_bits: int, row: ir.Value, col: ir.Value):
     return ok, b.gep(d.base, [offset], source_etype=I8)
 
 
-def _load_one(gen, d, elem_bits: int, row: ir.Value, col: ir.Value) -> ir.Value:
-    """Branch-free: out of bounds loads from the (valid) base and the value becomes 0."""
+def _load_one(gen, d, elem_bits: int, row: ir.Value, col: ir.Value, pad: int = 0) -> ir.Value:
+    """Branch-free: out of bounds loads from the (valid) base and the value becomes
+    ``pad`` (the padding's bits, 0 by default)."""
     b = gen.b
     ok, ptr = _address(gen, d, elem_bits, row, col)
     raw_t = ir.IntType(elem_bits)
     raw = b.load(b.select(ok, ptr, d.base), typ=raw_t, align=elem_bits // 8)
-    return b.select(ok, raw, ir.Constant(raw_t, 0))
+    return b.select(ok, raw, ir.Constant(raw_t, pad))
 
 
-def load_small(gen, d, elem_bits: int, rows: int, cols: int, lt: ir.Type) -> ir.Value:
-    """A ``1 x sg`` row block (one element per lane) or an ``R x 1`` column (replicated)."""
+def load_small(gen, d, elem_bits: int, rows: int, cols: int, lt: ir.Type, pad: int = 0) -> ir.Value:
+    """A ``1 x sg`` row block (one element per lane) or an ``R x 1`` column (replicated);
+    out-of-bounds elements read the bits ``pad``."""
     b = gen.b
     if cols > 1:
         lane = gen.lib.lane_id(b)
-        raw = _load_one(gen, d, elem_bits, d.y, b.add(d.x, lane))
+        raw = _load_one(gen, d, elem_bits, d.y, b.add(d.x, lane), pad)
         return raw if lt == raw.type else b.bitcast(raw, lt)
-    parts = [_load_one(gen, d, elem_bits, b.add(d.y, ir.Constant(I32, r)), d.x) for r in range(rows)]
+    parts = [_load_one(gen, d, elem_bits, b.add(d.y, ir.Constant(I32, r)), d.x, pad) for r in range(rows)]
     raw = parts[0] if rows == 1 else _pack(b, parts, ir.VectorType(parts[0].type, rows))
     return raw if lt == raw.type else b.bitcast(raw, lt)
 

@@ -218,14 +218,19 @@ class LoadNdOp(_MemOp):
     packed = opt_prop_def(UnitAttr)
     transpose = opt_prop_def(ArrayAttr)
     transpose_bit_width = opt_prop_def(IntAttr)
+    #: xetile_dsl extension: out-of-bounds elements read this value instead of 0
+    #: (from ``xetile.load_tile {padding}``; the hardware fills 0, codegen selects)
+    padding = opt_prop_def(Attribute)
     l1_hint = opt_prop_def(StringAttr)
     l2_hint = opt_prop_def(StringAttr)
     l3_hint = opt_prop_def(StringAttr)
 
     def __init__(self, tdesc: SSAValue, result_type: VectorType, packed: bool = False,
                  transpose: Sequence[int] | None = None, hints: dict[str, str] | None = None,
-                 transpose_bit_width: int | None = None):
+                 transpose_bit_width: int | None = None, padding: Attribute | None = None):
         props = _hint_props(hints)
+        if padding is not None:
+            props["padding"] = padding
         if packed:
             props["packed"] = UnitAttr()
         if transpose is not None:

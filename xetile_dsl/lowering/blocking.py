@@ -56,9 +56,12 @@ class _BlockFunction:
         elementwise.blocked_dims(self.fn)
 
     # --- roles ---------------------------------------------------------------------
+    #: which role decides a family's blocking when several apply (S: scattered, 1 x sg)
+    _PRIORITY = {"A": 3, "B": 3, "S": 2, "C": 1, "P": 1}
+
     def _set_role(self, value: SSAValue, role: str, op) -> None:
         root = self.families.find(value)
-        if root not in self.roles or (self.roles[root][0] in ("C", "P") and role in ("A", "B")):
+        if root not in self.roles or self._PRIORITY[role] > self._PRIORITY[self.roles[root][0]]:
             self.roles[root] = (role, op)
 
     def _assign_roles(self) -> None:
@@ -76,17 +79,21 @@ class _BlockFunction:
             elif isinstance(op, scattered.SCATTER_OPS):
                 if scattered.is_scattered(op.tile.type):
                     scattered.check_shape(op.tile.type, self.target.subgroup_size, op)
+                role = "S" if scattered.is_scattered(op.tile.type) else "C"
                 for v in [op.tile] + scattered.values_of(op):
-                    self._set_role(v, "C", op)
+                    self._set_role(v, role, op)
             elif isinstance(op, xetile.InitTileOp) and scattered.is_scattered(op.tile.type):
-                self._set_role(op.offsets[0], "C", op)
+                self._set_role(op.offsets[0], "S", op)
             elif isinstance(op, xetile.PrefetchTileOp):
                 self._set_role(op.tile, "P", op)
             elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, VectorType):
                 self._set_role(op.result, "C", op)
             elif elementwise.is_vector_source(op):
                 self._set_role(op.results[0], "C", op)
-        elementwise.check_layouts(self.roles, self.families, self.elementwise, self.fn)
+        for op in self.fn.walk():  # a block tile whose values are scattered ones: same 1 x sg rows
+            if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)) \
+                    and self.roles.get(self.families.find(op.value), ("C",))[0] == "S":
+                self._set_role(op.tile, "S", op)
 
     # --- block sizes ---------------------------------------------------------------
     def _blocks_for(self, root: SSAValue, role: str, op) -> tuple[int, int]:
@@ -95,11 +102,15 @@ class _BlockFunction:
         sg = self.target.subgroup_size
         name = type_name(elem)
         if role in ("A", "B"):
+            if isinstance(op, xetile.TileMMAOp):  # an astype before tile_mma: block for the mma's type
+                name = type_name((op.a if role == "A" else op.b).type.element_type)
             cfg = self.target.dpas_for(name, name)
             if cfg is None:
                 raise LoweringError(f"{name} tiles cannot feed tile_mma on {self.target.name}; legal inputs: "
                                     f"{', '.join(self.target.legal_mma_inputs())}", op)
             blocks = (DPAS_M, cfg.k) if role == "A" else (cfg.k, cfg.n)
+        elif role == "S":
+            blocks = scattered.BLOCK_ROWS, sg  # one offset per lane, row by row
         else:
             blocks = elementwise.c_blocks(shape, bit_width(elem), sg, root in self.elementwise)
         blocks = (min(blocks[0], shape[0]) if role in ("C", "P") else blocks[0], blocks[1])

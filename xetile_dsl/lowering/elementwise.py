@@ -9,8 +9,10 @@ Rules (docs/design.md, "Element-wise ops, broadcasts and reductions"):
   ``inner_blocks``; the sources and results of reductions and broadcasts and non-splat
   constants are element-wise families too.  Such a family is blocked like an accumulator: ``min(8, rows) x
   subgroup-size`` whatever its element width, or ``rows x 1`` for an ``[M, 1]`` column.
-  A family that also feeds a DPAS operand A/B would need a second lane layout, which is
-  not lowered (a located error says so).
+  A family that feeds a DPAS operand is blocked like that operand (by the tile_mma's
+  input type, so an ``astype`` before the mma is blocked for the type it casts to); in
+  SIMT a chain feeding A takes A's lane layout back to its loads, and B's VNNI image is
+  the plain layout, so dpas takes the chain's blocks as they are.
 * **Per block.**  The XeGPU conversion clones an element-wise op once per block; a
   broadcast picks, for every result block, the source block of the same row/column and
   stretches it with a 2-D ``xetile.tile_broadcast``; a reduction first combines blocks
@@ -90,18 +92,6 @@ def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:
     if shape[1] == 1:
         return 8, 1
     return 8, sg if (bits >= 16 or bits == 1 or elementwise) else 2 * sg
-
-
-def check_layouts(roles: dict, families: Families, ew_roots: set[SSAValue], fn: func.FuncOp) -> None:
-    """An element-wise family must not also be a DPAS A/B operand (a second lane layout)."""
-    for op in fn.walk():
-        if not is_elementwise(op):
-            continue
-        role = roles.get(families.find(op.results[0]), ("C",))[0]
-        if role in ("A", "B"):
-            raise LoweringError(f"{op.name} computes operand {role} of tile_mma: element-wise ops on DPAS "
-                                f"operands are not lowered yet (apply them to the loaded tile's source array, or "
-                                f"to the tile_mma result)", op)
 
 
 def blocked_dims(fn: func.FuncOp) -> None:

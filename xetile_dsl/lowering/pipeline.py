@@ -5,6 +5,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ..dialects import make_context, print_module
 from .blocking import XeTileBlocking
+from .sink_to_uses import SinkToUses
 from .wg_to_sg import XeTileWgToSg
 from .xegpu_to_simt import XeGPUToSIMT
 from .xetile_to_xegpu import ConvertXeTileToXeGPU
@@ -17,7 +18,8 @@ def stages(target: str) -> list[tuple[str, list]]:
     target); SIMT distribution needs the XeGPU roles (packed loads, dpas operands).
     Workgroup-level tiles are split among subgroups first, so blocking sees subgroup tiles."""
     return [
-        ("xegpu", [XeTileWgToSg(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU()]),
+        ("xegpu", [XeTileWgToSg(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(),
+                   SinkToUses()]),
         ("simt", [XeGPUToSIMT(target=target)]),
     ]
 

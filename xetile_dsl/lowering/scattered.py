@@ -1,9 +1,10 @@
 """Rules for scattered tiles (``init_tile(base, offsets_tile)``): load_gather,
 store_scatter and atomic_rmw, at subgroup level.
 
-* **Blocking.** A scattered tile must be one row ``[1, C]`` with C a multiple of the
-  subgroup size; its offsets, values, masks and atomic results are blocked ``1 x sg``
-  (the C blocking of a one-row tile), so each block is one element per lane.
+* **Blocking.** A scattered tile ``[R, C]`` needs C a multiple of the subgroup size; its
+  offsets, values, masks and atomic results are blocked ``1 x sg`` (role "S", which wins
+  over the C blocking of element-wise and block-tile neighbours), so each block is one
+  row segment, one element per lane.
 * **XeGPU.** Each block becomes ``xegpu.create_tdesc %base, %offs`` over ``sg`` lanes
   (``vector.extract`` takes the row out of the ``[1, sg]`` block), ``xegpu.load`` /
   ``xegpu.store`` / ``xegpu.atomic_rmw`` with the block's mask (all-true for atomics);
@@ -36,16 +37,25 @@ def values_of(op) -> list:
     return [op.value, op.result]
 
 
+#: rows per block of a scattered tile and its values: each block is one create_tdesc
+#: with one offset per lane (chunk_size 1)
+BLOCK_ROWS = 1
+
+
 def check_shape(tile_type, sg: int, op) -> None:
     shape = tuple(tile_type.get_shape())
-    if len(shape) != 2 or shape[0] != 1 or shape[1] % sg:
-        raise LoweringError(f"a scattered tile must be one row [1, C] with C a multiple of the subgroup size {sg} "
-                            f"(one offset per lane), got {list(shape)}", op)
+    if len(shape) != 2 or shape[1] % sg:
+        raise LoweringError(f"a scattered tile must be [R, C] with C a multiple of the subgroup size {sg} "
+                            f"(one offset per lane, row by row), got {list(shape)}", op)
 
 
 def _row(tr, block, op):
     """``vector.extract %block[0]``: the ``[1, sg]`` block as ``vector<sg x T>``."""
     t = block.type
+    if t.get_shape()[0] != BLOCK_ROWS:
+        raise LoweringError(f"the values of a scattered access are blocked {list(t.get_shape())} here because they "
+                            f"also feed tile_mma; scattered accesses need [1, sg] blocks: store them to a tile "
+                            f"and load that for the mma", op)
     return tr.emit(vector.ExtractOp(block, [0], VectorType(t.element_type, [t.get_shape()[-1]])), op).result
 
 
@@ -93,42 +103,78 @@ def atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
     tr.vmap[op.result] = out
 
 
-# --- atomic_rmw on a block tile ---------------------------------------------------------------
+# --- block tiles through per-row scattered accesses -----------------------------------------
 def block_atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
-    """Each ``b0 x sg`` block row by row: offsets ``(y + r) * pitch + x + iota(sg)`` into a
-    scattered descriptor, masked to the array's bounds, one ``xegpu.atomic_rmw`` per row.
-    The old values (the op's result) are not reassembled yet."""
-    t = op.tile.type
-    if tuple(t.attr.order_list) != (1, 0):
-        raise LoweringError("atomic_rmw on an order=[0, 1] tile is not lowered yet", op)
-    if op.result.uses:
-        raise LoweringError("the old values returned by atomic_rmw on a block tile are not lowered yet; "
-                            "use a scattered tile to read them", op)
-    b0, sg = t.attr.blocks
-    index, i1 = IndexType(), IntegerType(1)
+    """Each ``b0 x sg`` block row by row (:func:`_block_rows`), one ``xegpu.atomic_rmw``
+    per row; the old values (one ``vector<sg x T>`` per row) are put back together into
+    the block with ``vector.insert``."""
+    b0, sg = op.tile.type.attr.blocks
+    zero = 0.0 if not isinstance(op.value.type.element_type, (IntegerType, IndexType)) else 0
+    out = []
+    for v, d in zip(tr.vmap[op.value], tr.vmap[op.tile], strict=True):
+        old = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(v.type, [zero])), op).result
+        for r, desc, mask in _block_rows(tr, op, d, b0, sg):
+            row = tr.emit(xegpu.AtomicRMWOp(op.kind.data, _block_row(tr, v, r, op), desc, mask), op).result
+            old = tr.emit(vector.InsertOp(row, old, [r], v.type), op).result
+        out.append(old)
+    tr.vmap[op.result] = out
+
+
+def transposed_store(tr, op: xetile.StoreTileOp) -> None:
+    """store_tile to an ``order = [0, 1]`` tile: no 2D block message writes a transpose,
+    so each logical block row r (lane n's element r, memory ``(y + n, x + r)``) is a
+    masked ``xegpu.store`` through a scattered descriptor."""
+    b0, sg = op.tile.type.attr.blocks
+    for v, d in zip(tr.vmap[op.value], tr.vmap[op.tile], strict=True):
+        for r, desc, mask in _block_rows(tr, op, d, b0, sg):
+            tr.emit(xegpu.StoreScatterOp(_block_row(tr, v, r, op), desc, mask), op)
+
+
+def _block_row(tr, block, r: int, op):
+    """Row ``r`` of a ``b0 x sg`` block as ``vector<sg x T>``."""
+    t = block.type
+    return tr.emit(vector.ExtractOp(block, [r], VectorType(t.element_type, [t.get_shape()[-1]])), op).result
+
+
+def _block_rows(tr, op, d, b0: int, sg: int):
+    """``(r, descriptor, mask)`` per logical row r of the block behind the descriptor
+    ``d`` (a ``create_nd_tdesc`` of a row-major or an order=[0, 1] tile).  Lane n's
+    element sits at memory ``(y + r, x + n)``, or ``(y + n, x + r)`` when transposed (the
+    descriptor then is the ``sg x b0`` memory block); the mask keeps it inside the array."""
+    nd = d.owner
+    if not isinstance(nd, xegpu.CreateNdTdescOp):
+        raise LoweringError(f"{op.name} on a tile moved by update_tile_offset is not lowered yet when it needs "
+                            "per-element addresses; init_tile the destination where it is used", op)
+    flipped = tuple(op.tile.type.attr.order_list) == (0, 1)
+    index = IndexType()
     iota = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(VectorType(index, [sg]), list(range(sg)))),
                    op).result
-    for v, d in zip(tr.vmap[op.value], tr.vmap[op.tile], strict=True):
-        nd = d.owner
-        if not isinstance(nd, xegpu.CreateNdTdescOp):
-            raise LoweringError("atomic_rmw on a tile moved by update_tile_offset is not lowered yet; "
-                                "init_tile the destination where it is updated", op)
-        y, x = nd.offsets
-        (height, width), pitch = nd.shape, nd.strides[0]
-        bcast = lambda s: tr.emit(vector.BroadcastOp(s, VectorType(index, [sg])), op).vector  # noqa: E731
-        cols = tr.emit(arith.AddiOp(bcast(x), iota), op).result
-        col_ok = tr.emit(av.CmpiOp(cols, bcast(width), "ult"), op).result
-        tdesc_type = xegpu.TensorDescType([sg], v.type.element_type, xegpu.ScatterTdescAttr())
-        for r in range(b0):
-            row = tr.add(y, r, op)
-            row_ok = tr.emit(av.CmpiOp(bcast(row), bcast(height), "ult"), op).result
-            mask = tr.emit(arith.AndIOp(col_ok, row_ok), op).result
-            start = tr.emit(arith.MuliOp(row, pitch), op).result
-            offs = tr.emit(arith.AddiOp(bcast(start), cols), op).result
-            desc = tr.emit(xegpu.CreateTdescOp(nd.source, offs, tdesc_type), op).tensor_desc
-            value = tr.emit(vector.ExtractOp(v, [r], VectorType(v.type.element_type, [sg])), op).result
-            tr.emit(xegpu.AtomicRMWOp(op.kind.data, value, desc, mask), op)
-    tr.vmap[op.result] = []
+    bcast = lambda s: tr.emit(vector.BroadcastOp(s, VectorType(index, [sg])), op).vector  # noqa: E731
+    y, x = nd.offsets
+    (height, width), pitch = _extents(tr, nd, op)
+    lane_dim, lane_limit, row_dim, row_limit = (y, height, x, width) if flipped else (x, width, y, height)
+    lanes = tr.emit(arith.AddiOp(bcast(lane_dim), iota), op).result
+    lane_ok = tr.emit(av.CmpiOp(lanes, bcast(lane_limit), "ult"), op).result
+    if flipped:
+        lanes = tr.emit(arith.MuliOp(lanes, bcast(pitch)), op).result
+    tdesc_type = xegpu.TensorDescType([sg], d.type.element_type, xegpu.ScatterTdescAttr())
+    for r in range(b0):
+        pos = tr.add(row_dim, r, op)
+        row_ok = tr.emit(av.CmpiOp(bcast(pos), bcast(row_limit), "ult"), op).result
+        mask = tr.emit(arith.AndIOp(lane_ok, row_ok), op).result
+        start = pos if flipped else tr.emit(arith.MuliOp(pos, pitch), op).result
+        offs = tr.emit(arith.AddiOp(bcast(start), lanes), op).result
+        yield r, tr.emit(xegpu.CreateTdescOp(nd.source, offs, tdesc_type), op).tensor_desc, mask
+
+
+def _extents(tr, nd: xegpu.CreateNdTdescOp, op):
+    """``((height, width), pitch)`` of a descriptor's array: its operands, or constants
+    from a static row-major memref type."""
+    if nd.shape:
+        return tuple(nd.shape), nd.strides[0]
+    rows, cols = nd.source.type.get_shape()
+    const = lambda n: tr.emit(arith.ConstantOp.from_int_and_width(n, IndexType()), op).result  # noqa: E731
+    return (const(rows), const(cols)), const(cols)
 
 
 def is_lane_iota(const: arith.ConstantOp, lanes: int) -> bool:

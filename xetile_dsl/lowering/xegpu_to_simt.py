@@ -11,9 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
-from xdsl.dialects.builtin import ModuleOp, VectorType
-from xdsl.ir import SSAValue
+from xdsl.dialects import arith, func, vector
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import retype, xegpu
@@ -22,6 +22,7 @@ from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
 from . import constants, scattered
+from .elementwise import is_elementwise
 from .transposed import memory_sg_map
 
 
@@ -42,6 +43,7 @@ class _Distribute:
         self.families = Families(fn)
         self.roles: dict[SSAValue, str] = {}
         self.transposed: dict[SSAValue, SSAValue] = {}  # descriptor family -> a value it loads transposed
+        self.bits: dict[SSAValue, int] = {}  # family -> element width whose layout it takes (A chains)
 
     def run(self) -> None:
         self._find_roles()
@@ -72,12 +74,58 @@ class _Distribute:
                 self._mark(op.lhs, "A")
                 if isinstance(op.lhs.owner, xegpu.LoadNdOp):
                     self._mark(op.lhs.owner.tensor_desc, "A")
+        self._propagate_a()
+
+    def _propagate_a(self) -> None:
+        """Element-wise chains computing operand A (``tile_mma(f(load(t)), ...)``) take A's
+        lane layout back to their loads: element-wise ops work in any layout their operands
+        share.  Values of another width (an ``astype`` before the mma) use the layout of
+        the A element width (``self.bits``).  B needs nothing: its VNNI image is the plain
+        layout, rows in order within a lane's column."""
+        work = []
+        for op in self.fn.walk():
+            if isinstance(op, xegpu.DpasOp):
+                work.append((op.lhs, bit_width(op.lhs.type.element_type)))
+        seen = set()
+        while work:
+            v, bits = work.pop()
+            owner = v.owner
+            if v in seen or not isinstance(owner, Operation):
+                continue
+            seen.add(v)
+            if is_elementwise(owner) or isinstance(owner, (vector.BroadcastOp, arith.ConstantOp)):
+                for operand in owner.operands:
+                    if isinstance(operand.type, VectorType):
+                        self._mark(operand, "A")
+                        self.bits[self.families.find(operand)] = bits
+                        work.append((operand, bits))
+            elif isinstance(owner, xegpu.LoadNdOp):
+                self._mark(owner.tensor_desc, "A")
+                self.bits[self.families.find(owner.tensor_desc)] = bits
+        self._check_a_chains(seen)
+
+    def _check_a_chains(self, chain: set) -> None:
+        """A value given A's layout must not also feed ops that expect the plain one."""
+        for v in chain:
+            a_map = self._sg_map("A", v.type.element_type, v)
+            if a_map == self._sg_map("C", v.type.element_type, v):
+                continue
+            for use in v.uses:
+                user = use.operation
+                if isinstance(user, xegpu.DpasOp) and use.index == 0:
+                    continue
+                if any(self._role_of(r) == "A" for r in user.results):
+                    continue
+                raise LoweringError(f"a value computed for operand A of tile_mma is also used by {user.name}, which "
+                                    f"needs another lane layout on {self.target.name}; compute it twice", user)
 
     def _mark(self, v: SSAValue, role: str) -> None:
         self.roles[self.families.find(v)] = role
 
-    def _sg_map(self, role: str, elem) -> xegpu.SGMapAttr:
-        layout, data = self.target.sg_map(role, bit_width(elem))
+    def _sg_map(self, role: str, elem, v: SSAValue | None = None) -> xegpu.SGMapAttr:
+        bits = self.bits.get(self.families.find(v), bit_width(elem)) if v is not None and role == "A" \
+            else bit_width(elem)
+        layout, data = self.target.sg_map(role, bits)
         return xegpu.SGMapAttr(layout, data)
 
     def _distribute(self, v: SSAValue, op) -> None:
@@ -92,9 +140,9 @@ class _Distribute:
         elif isinstance(t, xegpu.TensorDescType) and t.map is None:
             if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
                 return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)
-            retype(v, t.with_sg_map(self._sg_map(self._role_of(v), t.element_type)))
+            retype(v, t.with_sg_map(self._sg_map(self._role_of(v), t.element_type, v)))
         elif isinstance(t, VectorType):
-            new = self._fragment_type(t, self._role_of(v), op)
+            new = self._fragment_type(t, self._role_of(v), op, v)
             if isinstance(v.owner, arith.ConstantOp):
                 if constants.distribute(v.owner, new, self._lane_map(t, self._role_of(v)), self.target.subgroup_size):
                     return  # the constant became a lane table; the lane's read has the fragment type
@@ -109,7 +157,7 @@ class _Distribute:
             return None
         return self.target.sg_map(role, bit_width(t.element_type))
 
-    def _fragment_type(self, t: VectorType, role: str, op) -> VectorType:
+    def _fragment_type(self, t: VectorType, role: str, op, v: SSAValue | None = None) -> VectorType:
         shape = list(t.get_shape())
         if len(shape) == 1 and shape[0] == self.target.subgroup_size:
             return VectorType(t.element_type, [1])  # the 1-D vectors of scattered ops: one element per lane
@@ -118,7 +166,7 @@ class _Distribute:
         if role == "C" and len(shape) == 2 and shape[1] == 1:
             # an [R, 1] column (a row reduction) is replicated: every lane holds all of it
             return VectorType(t.element_type, shape)
-        sg_map = self._sg_map(role, t.element_type)
+        sg_map = self._sg_map(role, t.element_type, v)
         try:
             units, per = sg_map.fragment_shape(shape)
         except Exception as exc:  # noqa: BLE001 - reported in the user's terms

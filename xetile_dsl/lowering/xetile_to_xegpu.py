@@ -43,6 +43,17 @@ class _Translator(Rebuilder):
         super().__init__(fn)
         self.packed_tiles = _tiles_loaded_as_b(fn)
 
+    def run(self) -> None:
+        super().run()
+        self._drop_unused_descriptors()
+
+    def _drop_unused_descriptors(self) -> None:
+        """Descriptors nothing uses (a block tile reached only through per-row scattered
+        accesses: atomics, stores to order=[0, 1] tiles) would still need an sg_map."""
+        for op in list(self.fn.walk()):
+            if isinstance(op, xegpu.CreateNdTdescOp) and not op.tensor_desc.uses:
+                op.parent_block().erase_op(op)
+
     def _translate(self, op: Operation) -> None:
         """Element-wise ops, broadcasts and reductions go to lowering/elementwise.py."""
         if getattr(self, f"_op_{type(op).__name__}", None) is None and elementwise.translate(self, op):
@@ -79,14 +90,14 @@ class _Translator(Rebuilder):
         self.vmap[op.tile] = descs
 
     def _op_LoadTileOp(self, op: xetile.LoadTileOp) -> None:
-        if op.padding is not None:
-            raise LoweringError("load_tile with a non-zero padding value is not supported by the XeGPU lowering "
-                                "yet (2D block loads fill out-of-bounds elements with 0)", op)
         t = op.tile.type
         b0, b1 = t.attr.blocks
         elem = t.element_type
         packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
         if transposed.is_transposed(t):
+            if op.padding is not None:
+                raise LoweringError("load_tile with a non-zero padding from an order=[0, 1] (transposed) tile is "
+                                    "not lowered yet; pad a row-major tile, or use padding=0", op)
             self.vmap[op.value] = transposed.load_blocks(self, op, packed)
             return
         if packed:
@@ -94,13 +105,14 @@ class _Translator(Rebuilder):
             vtype = VectorType(elem, [b0 // vnni, b1, vnni])
         else:
             vtype = VectorType(elem, [b0, b1])
-        self.vmap[op.value] = [self.emit(xegpu.LoadNdOp(d, vtype, packed=packed), op).value
+        # a non-zero padding rides on load_nd: codegen replaces out-of-bounds elements
+        self.vmap[op.value] = [self.emit(xegpu.LoadNdOp(d, vtype, packed=packed, padding=op.padding), op).value
                                for d in self.vmap[op.tile]]
 
     def _op_StoreTileOp(self, op: xetile.StoreTileOp) -> None:
         if transposed.is_transposed(op.tile.type):
-            raise LoweringError("store_tile to an order=[0, 1] (transposed) tile is not supported yet; "
-                                "store the transposed value to a row-major tile instead", op)
+            scattered.transposed_store(self, op)
+            return
         for v, d in zip(self.vmap[op.value], self.vmap[op.tile], strict=True):
             self.emit(xegpu.StoreNdOp(v, d), op)
 
@@ -133,13 +145,15 @@ class _Translator(Rebuilder):
         c = self.vmap[op.c] if op.c is not None else None
         out_t = op.output.type
         rtype = VectorType(out_t.element_type, out_t.get_shape()[2:])
-        results = []
-        for i in range(mb):
-            for j in range(nb):
-                acc = c[i * nb + j] if c is not None else None
-                for k in range(kb):
-                    acc = self.emit(xegpu.DpasOp(a[i * kb + k], b[k * nb + j], acc, rtype), op).result
-                results.append(acc)
+        # K outermost: each K block's A column and B row are consumed by all (i, j) before
+        # the next K block's operands are needed (shorter operand live ranges); every
+        # accumulator still sums its K blocks in ascending order
+        results = [c[i] if c is not None else None for i in range(mb * nb)]
+        for k in range(kb):
+            for i in range(mb):
+                for j in range(nb):
+                    results[i * nb + j] = self.emit(
+                        xegpu.DpasOp(a[i * kb + k], b[k * nb + j], results[i * nb + j], rtype), op).result
         self.vmap[op.output] = results
 
 

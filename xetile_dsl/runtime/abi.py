@@ -33,6 +33,10 @@ class ArrayParam:
     ndim: int = 2
     written: bool = True
     kind: str = "array"
+    #: whether the kernel reads or writes this array with 2D block messages (then its rows
+    #: must be ``min_width_bytes`` wide and its pitch ``pitch_align_bytes``-aligned); arrays
+    #: reached only through per-lane (scattered, column, SLM) accesses have no such limits
+    block2d: bool = True
 
 
 @dataclass(frozen=True)

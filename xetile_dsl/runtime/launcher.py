@@ -254,9 +254,11 @@ class _ArrayHandler:
         self.position, self.param = position, param
         self.dtype = numpy_dtype(param.dtype)
         self.itemsize = self.dtype.itemsize
-        self.align = math.lcm(max(int(abi.pitch_align_bytes), 1), self.itemsize)
-        self.min_width = int(abi.min_width_bytes)
-        self.block2d = self.min_width > 0 or int(abi.pitch_align_bytes) > 1
+        # the 2D-block limits apply only to arrays the kernel accesses with block messages
+        uses_blocks = bool(getattr(param, "block2d", True))
+        self.align = math.lcm(max(int(abi.pitch_align_bytes), 1) if uses_blocks else 1, self.itemsize)
+        self.min_width = int(abi.min_width_bytes) if uses_blocks else 0
+        self.block2d = uses_blocks and (self.min_width > 0 or int(abi.pitch_align_bytes) > 1)
         self.written = bool(param.written)
         self.nargs = 2 * param.ndim if param.ndim > 0 else 1
         self.where = f"argument {position} ({param.name!r})"
