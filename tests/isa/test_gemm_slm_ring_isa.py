@@ -5,6 +5,7 @@ no spills, 256-GRF mode, the whole 128 KiB of SLM, one barrier per K step; and t
 from __future__ import annotations
 
 import re
+import warnings
 
 import pytest
 
@@ -38,13 +39,15 @@ def test_rfc_ring_isa_pvc(ocloc_path, spirv_val_path):
 
 def test_two_slice_ring_isa_arc(ocloc_path):
     """ARC (dg2-g10, 256-GRF mode always): 64 KiB ring, two barriers per K step. The
-    32x32 f32 accumulator + A + B per 8-lane subgroup is the whole register file, as the
-    compiler warns: ocloc spills (measured, asserted > 0 so that a change shows)."""
-    with pytest.warns(CompilationWarning, match="will spill"):
+    32x32 f32 accumulator + a whole K step of A + B per 8-lane subgroup would fill the
+    register file (the register budget still warns so), but with loads sunk to their DPAS
+    (xegpu-sink-to-uses) only one K block of operands is live: no spill (was 5760 bytes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", CompilationWarning)  # the budget's conservative warning
         kernel = xd.compile(gemm_slm_ring_kernel, SIG, {"RING": 2}, target="arc")
     zebin = kernel.asm["zebin"]
     env = zebin.execution_env(NAME)
     assert env["slm_size"] == 2 * (256 * 32 + 32 * 256) * 2 and env["barrier_count"] == 1
     assert ocloc.count(ocloc.hot_loop(kernel.asm["isa"]), r"\bsync\.bar\b") == 2
     assert ocloc.count(ocloc.hot_loop(kernel.asm["isa"]), ocloc.DPAS) >= 32  # 4 x 4 x 2 (8-wide B)
-    assert zebin.spill_size(NAME) > 0  # measured 5760 bytes (IGC from tools-cache)
+    assert zebin.spill_size(NAME) == 0
