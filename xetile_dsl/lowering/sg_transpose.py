@@ -39,6 +39,7 @@ from ..targets import get_target
 from .analysis import Families
 from .rebuild import Rebuilder
 from .slm_tiles import check_user_slm
+from .wg_to_sg import LARGE_GRF_ATTR, needs_large_grf
 
 SLM_SPACE = 3
 
@@ -58,6 +59,8 @@ class XeTileSgTranspose(ModulePass):
                 rebuilder.target = target
                 rebuilder.slm_total = check_user_slm(fn, target)
                 rebuilder.run()
+                if needs_large_grf(fn, target):  # operands now staged in SLM count too
+                    fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
 
 
 def _shape(v: SSAValue) -> tuple[int, ...]:
