@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from xetile_dsl.kernels.sg_transpose import (matmul_bt_computed_kernel, matmul_bt_loaded_kernel,
-                                             transpose_computed_kernel, transpose_loaded_kernel)
+                                             transpose_computed_kernel, transpose_loaded_kernel,
+                                             workgroup_copy_and_sg_transpose_kernel)
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 KERNELS = {"loaded": (transpose_loaded_kernel, lambda x: x),
@@ -90,3 +91,14 @@ def test_mma_interpreter_agrees():
     interp = _gemm("interpret", "computed", a, bt, (32, 32, 32))
     np.testing.assert_array_equal(interp, a.astype(np.float64) @ (bt.T.astype(np.float64) * 2 + 1))
     np.testing.assert_array_equal(_gemm("cpu-pvc", "computed", a, bt, (32, 32, 32)), interp)
+
+
+@pytest.mark.parametrize("device", ["cpu-pvc", "cpu-arc", "interpret"])
+def test_undistributed_transpose_in_a_workgroup_kernel_uses_one_slm_slice_per_subgroup(device):
+    rng = np.random.default_rng(13)
+    x = rng.integers(-40, 40, (32, PITCH)).astype(np.float32)
+    z = rng.integers(-40, 40, (32, PITCH)).astype(np.float32)
+    y, w = np.zeros_like(x), np.zeros((16, PITCH), np.float32)
+    workgroup_copy_and_sg_transpose_kernel.on(device)[(1,)](x, y, z, w)
+    np.testing.assert_array_equal(y[:, :32], x[:, :32] + 1)
+    np.testing.assert_array_equal(w[:, :32], (z[:, :16] * 2 + 1).T)

@@ -98,3 +98,19 @@ def test_an_slm_buffer_too_large_is_a_located_error(tmp_path):
     xetile.store_tile %r, %to : vector<256x256xf32>, !xetile.tile<256x256xf32>"""
     err = opt(tmp_path, _kernel(body, loop=True, rows=256, cols=256), "xetile-sg-transpose", expect_ok=False)
     assert "shared local memory (262144 B" in err and "per workgroup" in err and "transpose a loaded tile" in err
+
+
+def test_several_subgroups_get_one_slm_slice_each(tmp_path):
+    """In a kernel wg-to-sg gave 4 subgroups, subgroup s stores at row 32 s of a 128x16
+    buffer and reads the transpose at column 32 s of its [1, 16]-strided 16x128 view."""
+    text = _kernel(STORE_COMPUTED_T, loop=False).replace(
+        ") {", ") attributes {xetile.num_subgroups = 4 : i32} {", 1)
+    out = opt(tmp_path, text, "xetile-sg-transpose")
+    assert "memref.alloc() : memref<128x16xf32, 3 : i64>" in out
+    sg, c32, row = re.search(r'(%\w+) = "gpu.subgroup_id"\(\) : \(\) -> index\n\s*(%\w+) = arith.constant 32 : index'
+                             r'\n\s*(%\w+) = arith.muli \1, \2 : index', out).groups()
+    assert re.search(rf"xetile.init_tile %\w+\[{row}, %\w+\] : memref<128x16xf32, 3 : i64> -> "
+                     r"!xetile.tile<32x16xf32, #xetile.tile_attr<memory_space = 3>>", out)
+    assert "to memref<16x128xf32, strided<[1, 16]>, 3 : i64>" in out
+    assert re.search(rf"xetile.init_tile %\w+\[%\w+, {row}\] : memref<16x128xf32, strided<\[1, 16\]>, 3 : i64> -> "
+                     r"!xetile.tile<16x32xf32, #xetile.tile_attr<order = \[0, 1\], memory_space = 3>>", out)

@@ -49,3 +49,14 @@ def matmul_bt_computed_kernel(a, bt, c, K, BM: xt.constexpr, BN: xt.constexpr, B
         ta = xt.update_tile_offset(ta, 0, BK)
         tbt = xt.update_tile_offset(tbt, 0, BK)
     xt.store_tile(acc, xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))
+
+
+@xd.jit
+def workgroup_copy_and_sg_transpose_kernel(x, y, z, w):
+    """A workgroup kernel (4 subgroups: y = x + 1 by wg_map) that also transposes an
+    undistributed computed tile: w = (2 z + 1)^T, each subgroup through its own SLM slice."""
+    m = xt.wg_map(sg_layout=[2, 2], sg_data=[16, 16])
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [32, 32], wg_map=m))
+    xt.store_tile(v + 1, xt.init_tile(y, [0, 0], [32, 32], wg_map=m))
+    u = xt.load_tile(xt.init_tile(z, [0, 0], [32, 16]))
+    xt.store_tile(xt.transpose(u * 2 + 1), xt.init_tile(w, [0, 0], [16, 32]))

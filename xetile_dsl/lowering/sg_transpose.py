@@ -13,10 +13,11 @@ blocking. Two lowerings, chosen per op:
 * **Through SLM** (a computed value, or a tile also used untransposed): the value is
   stored row-major into an SLM buffer of its shape and read back through a column-major
   view of that buffer (``order = [0, 1]`` SLM tile), as wg_transpose.py does for
-  workgroups. A kernel without wg_map runs one subgroup per workgroup, so the buffer is
-  the subgroup's own; a barrier (a subgroup-wide one, the workgroup being one subgroup)
-  orders the lanes' stores before the transposed reads, and inside a loop one more
-  barrier orders the previous iteration's reads before the stores.
+  workgroups. Each subgroup has its own slice: the buffer stacks ``num_subgroups``
+  source shapes and subgroup ``s`` uses rows ``s * R`` on (a kernel without wg_map runs
+  one subgroup per workgroup: the whole buffer). A workgroup barrier (with one subgroup,
+  a subgroup-wide one) orders the lanes' stores before the transposed reads, and inside
+  a loop one more barrier orders the previous iteration's reads before the stores.
 
 A lane-shuffle transpose in registers is not built: with the RFC's lane layouts (each
 lane holds a column of a block row) every lane would need an element from every other
@@ -27,7 +28,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import func, gpu, memref, scf
+from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -39,7 +40,7 @@ from ..targets import get_target
 from .analysis import Families
 from .rebuild import Rebuilder
 from .slm_tiles import check_user_slm
-from .wg_to_sg import LARGE_GRF_ATTR, needs_large_grf
+from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
 
 SLM_SPACE = 3
 
@@ -161,32 +162,46 @@ class _SgTranspose(Rebuilder):
         self.vmap[op.result] = [self._through_slm(op)]
 
     def _through_slm(self, op: xetile.TileTransposeOp) -> SSAValue:
-        """Store row-major into a buffer of the source's shape, read it column-major."""
-        shape, elem = _shape(op.source), op.source.type.element_type
-        self._check_slm(op, shape, elem)
+        """Store row-major into this subgroup's slice (rows ``sg * R`` on) of a buffer of
+        ``num_subgroups`` stacked source shapes, read it back through a column-major view."""
+        (rows, cols), elem = _shape(op.source), op.source.type.element_type
+        n_sg = self._num_subgroups()
+        self._check_slm(op, (rows, cols), elem, n_sg)
         space = IntegerAttr(SLM_SPACE, 64)
-        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=space)), op).memref
+        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, [n_sg * rows, cols], memory_space=space)), op).memref
         if not isinstance(op.parent_op(), func.FuncOp):  # in a loop: the previous reads first
             self.emit(gpu.BarrierOp(), op)
-        zero = self.const_index(0, op)
-        row_major = xetile.TileType(list(shape), elem, xetile.TileAttr(memory_space=SLM_SPACE))
-        store_tile = self.emit(xetile.InitTileOp(buf, [zero, zero], row_major), op).tile
+        zero, first_row = self.const_index(0, op), self._slice_row(rows, n_sg, op)
+        row_major = xetile.TileType([rows, cols], elem, xetile.TileAttr(memory_space=SLM_SPACE))
+        store_tile = self.emit(xetile.InitTileOp(buf, [first_row, zero], row_major), op).tile
         self.emit(xetile.StoreTileOp(self.one(op.source), store_tile), op)
         self.emit(gpu.BarrierOp(), op)
-        view_shape = list(shape[::-1])
-        view_type = MemRefType(elem, view_shape, StridedLayoutAttr([1, shape[1]], 0), memory_space=space)
-        view = self.emit(memref.ReinterpretCastOp.from_dynamic(buf, [0], view_shape, [1, shape[1]], view_type),
+        view_shape = [cols, n_sg * rows]
+        view_type = MemRefType(elem, view_shape, StridedLayoutAttr([1, cols], 0), memory_space=space)
+        view = self.emit(memref.ReinterpretCastOp.from_dynamic(buf, [0], view_shape, [1, cols], view_type),
                          op).result
-        col_major = xetile.TileType(view_shape, elem, xetile.TileAttr(order=(0, 1), memory_space=SLM_SPACE))
-        load_tile = self.emit(xetile.InitTileOp(view, [zero, zero], col_major), op).tile
-        return self.emit(xetile.LoadTileOp(load_tile, VectorType(elem, view_shape)), op).value
+        col_major = xetile.TileType([cols, rows], elem, xetile.TileAttr(order=(0, 1), memory_space=SLM_SPACE))
+        load_tile = self.emit(xetile.InitTileOp(view, [zero, first_row], col_major), op).tile
+        return self.emit(xetile.LoadTileOp(load_tile, VectorType(elem, [cols, rows])), op).value
 
-    def _check_slm(self, op: Operation, shape, elem) -> None:
-        nbytes = shape[0] * shape[1] * bit_width(elem) // 8
+    def _num_subgroups(self) -> int:
+        """Subgroups per workgroup: 1 unless wg-to-sg distributed the kernel."""
+        attr = self.fn.attributes.get(NUM_SUBGROUPS_ATTR)
+        return attr.value.data if attr is not None else 1
+
+    def _slice_row(self, rows: int, n_sg: int, like: Operation) -> SSAValue:
+        """The first buffer row of this subgroup's slice (0 with one subgroup)."""
+        if n_sg == 1:
+            return self.const_index(0, like)
+        sg_id = self.emit(gpu.SubgroupIdOp(), like).result
+        return self.emit(arith.MuliOp(sg_id, self.const_index(rows, like)), like).result
+
+    def _check_slm(self, op: Operation, shape, elem, n_sg: int) -> None:
+        nbytes = n_sg * shape[0] * shape[1] * bit_width(elem) // 8
         self.slm_total += nbytes
         if self.slm_total > self.target.slm_bytes:
             raise LoweringError(
                 f"this tile_transpose of a computed {shape[0]}x{shape[1]} {type_name(elem)} value goes through "
-                f"shared local memory ({nbytes} B, {self.slm_total} B in this kernel so far), but "
+                f"shared local memory ({nbytes} B for {n_sg} subgroup(s), {self.slm_total} B in this kernel so far), but "
                 f"{self.target.name} has {self.target.slm_bytes} B per workgroup; transpose a smaller tile, or "
                 f"transpose a loaded tile (folded into the load)", op)
