@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from xetile_dsl.kernels.sg_transpose import (matmul_bt_computed_kernel, matmul_bt_loaded_kernel,
-                                             transpose_computed_kernel, transpose_loaded_kernel,
+                                             transpose_column_major_kernel, transpose_computed_kernel,
+                                             transpose_loaded_kernel,
                                              workgroup_copy_and_sg_transpose_kernel)
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
@@ -102,3 +103,11 @@ def test_undistributed_transpose_in_a_workgroup_kernel_uses_one_slm_slice_per_su
     workgroup_copy_and_sg_transpose_kernel.on(device)[(1,)](x, y, z, w)
     np.testing.assert_array_equal(y[:, :32], x[:, :32] + 1)
     np.testing.assert_array_equal(w[:, :32], (z[:, :16] * 2 + 1).T)
+
+
+@pytest.mark.parametrize("device", ["cpu-pvc", "cpu-arc", "interpret"])
+def test_transpose_of_a_column_major_load_is_the_row_major_array(device):
+    x = _input(16, "f32", seed=14)
+    y = np.zeros((16, PITCH), np.float32)
+    transpose_column_major_kernel.on(device)[(1,)](x, y, M=32, N=16)
+    np.testing.assert_array_equal(y[:, :32], x[:, :32])

@@ -114,3 +114,21 @@ def test_several_subgroups_get_one_slm_slice_each(tmp_path):
     assert "to memref<16x128xf32, strided<[1, 16]>, 3 : i64>" in out
     assert re.search(rf"xetile.init_tile %\w+\[%\w+, {row}\] : memref<16x128xf32, strided<\[1, 16\]>, 3 : i64> -> "
                      r"!xetile.tile<16x32xf32, #xetile.tile_attr<order = \[0, 1\], memory_space = 3>>", out)
+
+
+def test_a_column_major_tile_flips_back_to_row_major(tmp_path):
+    """An order = [0, 1] 32x16 view (sizes and strides swapped by the frontend) loaded only
+    into a transpose becomes the 16x32 row-major tile of its array (sizes, strides back)."""
+    text = f"""func.func @k(%a: memref<?x?xf32>, %o: memref<1024x1024xf32>, %m: index, %n: index) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %t = xetile.init_tile %a[%c0, %c0], [%n, %m], [%c1, %m] : memref<?x?xf32> -> {T[:-1]}, #xetile.tile_attr<order = [0, 1]>>
+  %v = xetile.load_tile %t : {T[:-1]}, #xetile.tile_attr<order = [0, 1]>> -> vector<32x16xf32>
+  %to = xetile.init_tile %o[%c0, %c0] : memref<1024x1024xf32> -> !xetile.tile<16x32xf32>
+{STORE_T}
+  func.return
+}}"""
+    out = opt(tmp_path, text, "xetile-sg-transpose")
+    assert "order = [0, 1]" not in out and "tile_transpose" not in out
+    assert "xetile.init_tile %a[%c0, %c0], [%m, %n], [%m, %c1] : memref<?x?xf32> -> !xetile.tile<16x32xf32>" in out
+    assert re.search(r"xetile.load_tile %\w+ : !xetile.tile<16x32xf32> -> vector<16x32xf32>", out)

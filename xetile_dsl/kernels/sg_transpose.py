@@ -60,3 +60,11 @@ def workgroup_copy_and_sg_transpose_kernel(x, y, z, w):
     xt.store_tile(v + 1, xt.init_tile(y, [0, 0], [32, 32], wg_map=m))
     u = xt.load_tile(xt.init_tile(z, [0, 0], [32, 16]))
     xt.store_tile(xt.transpose(u * 2 + 1), xt.init_tile(w, [0, 0], [16, 32]))
+
+
+@xd.jit
+def transpose_column_major_kernel(xt_arr, y, M: xt.constexpr, N: xt.constexpr):
+    """y[0:N, 0:M] = (the M x N column-major view of xt_arr)^T = xt_arr[0:N, 0:M]: the
+    transpose of an order=(0, 1) load is a row-major load."""
+    v = xt.load_tile(xt.init_tile(xt_arr, [0, 0], [M, N], order=(0, 1)))
+    xt.store_tile(xt.transpose(v), xt.init_tile(y, [0, 0], [N, M]))

@@ -4,10 +4,11 @@ Runs after ``xetile-wg-to-sg`` (which lowers every workgroup-level transpose), b
 blocking. Two lowerings, chosen per op:
 
 * **In the load.** When the source is a ``load_tile`` whose tile family (init_tile,
-  update_tile_offset, loop-carried) is a row-major global tile loaded only into such
-  transposes, the tile becomes the transposed view of the same memory: an
-  ``order = [0, 1]`` tile with swapped shape, offsets, sizes and strides (static memrefs:
-  a ``memref.reinterpret_cast`` to strides ``[1, cols]``), update deltas swapped. The
+  update_tile_offset, loop-carried) is a global tile loaded only into such transposes,
+  the tile becomes the transposed view of the same memory: an ``order = [0, 1]`` tile
+  with swapped shape, offsets, sizes and strides (static memrefs: a
+  ``memref.reinterpret_cast`` to strides ``[1, cols]``), update deltas swapped; an
+  ``order = [0, 1]`` tile flips back to the row-major tile of its array. The
   load then yields the transpose directly (lowering/transposed.py: ``load_nd {transpose}``,
   on PVC transposed 32-bit 2D block reads, VNNI for free for a 16-bit operand B).
 * **Through SLM** (a computed value, or a tile also used untransposed): the value is
@@ -68,6 +69,10 @@ def _shape(v: SSAValue) -> tuple[int, ...]:
     return tuple(v.type.get_shape())
 
 
+def _is_column_major(attr: xetile.TileAttr) -> bool:
+    return tuple(attr.order_list) == (0, 1)
+
+
 def _feeds_only_transposes(load: xetile.LoadTileOp) -> bool:
     uses = list(load.value.uses)
     return bool(uses) and all(isinstance(u.operation, xetile.TileTransposeOp) for u in uses)
@@ -93,14 +98,15 @@ class _SgTranspose(Rebuilder):
         return {r for r in roots if self._only_transposed_loads(r)}
 
     def _only_transposed_loads(self, root: SSAValue) -> bool:
-        """Every value of the family is a row-major global block tile from init_tile, moved
-        by update_tile_offset and loops, and loaded only into transposes."""
+        """Every value of the family is a global block tile from init_tile (row-major, or a
+        column-major view with sizes and strides), moved by update_tile_offset and loops,
+        and loaded only into transposes."""
         for v in self.families.members(self.fn, root) or [root]:
             owner = v.owner
             if isinstance(owner, xetile.InitTileOp):
                 attr = v.type.attr
-                if tuple(attr.order_list) != (1, 0) or attr.memory_space.data != 0 or attr.is_scattered \
-                        or attr.wg is not None or len(owner.offsets) != 2:
+                if attr.memory_space.data != 0 or attr.is_scattered or attr.wg is not None \
+                        or len(owner.offsets) != 2 or (_is_column_major(attr) and len(owner.sizes) != 2):
                     return False
             for use in v.uses:
                 user = use.operation
@@ -120,10 +126,11 @@ class _SgTranspose(Rebuilder):
             self._clone(op)
             return
         t = op.tile.type
-        view_type = xetile.TileType(list(_shape(op.tile))[::-1], t.element_type, xetile.TileAttr(order=(0, 1)))
+        flipped = (1, 0) if _is_column_major(t.attr) else (0, 1)  # a column-major view flips back
+        view_type = xetile.TileType(list(_shape(op.tile))[::-1], t.element_type, xetile.TileAttr(order=flipped))
         offsets = [self.one(v) for v in op.offsets][::-1]
         sizes, strides = [self.one(v) for v in op.sizes][::-1], [self.one(v) for v in op.strides][::-1]
-        base = self._column_major_view(self.one(op.source), op)
+        base = self.one(op.source) if _is_column_major(t.attr) else self._column_major_view(self.one(op.source), op)
         self.vmap[op.tile] = [self.emit(xetile.InitTileOp(base, offsets, view_type, sizes, strides), op).tile]
 
     def _column_major_view(self, src: SSAValue, like: Operation) -> SSAValue:
