@@ -5,6 +5,7 @@ from xdsl.dialects.builtin import ModuleOp
 
 from ..dialects import make_context, print_module
 from .blocking import XeTileBlocking
+from .sg_transpose import XeTileSgTranspose
 from .sink_to_uses import SinkToUses
 from .wg_to_sg import XeTileWgToSg
 from .xegpu_to_simt import XeGPUToSIMT
@@ -16,9 +17,10 @@ def stages(target: str) -> list[tuple[str, list]]:
 
     blocking must run before the XeGPU conversion (it decides block sizes from the
     target); SIMT distribution needs the XeGPU roles (packed loads, dpas operands).
-    Workgroup-level tiles are split among subgroups first, so blocking sees subgroup tiles."""
+    Workgroup-level tiles are split among subgroups first, so blocking sees subgroup tiles;
+    subgroup-level transposes are then folded into loads or staged in SLM."""
     return [
-        ("xegpu", [XeTileWgToSg(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(),
+        ("xegpu", [XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(),
                    SinkToUses()]),
         ("simt", [XeGPUToSIMT(target=target)]),
     ]

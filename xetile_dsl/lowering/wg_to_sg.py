@@ -65,7 +65,7 @@ class XeTileWgToSg(ModulePass):
                     dist.slm_total = user_slm  # compiler exchanges come on top of the user's buffers
                     dist.run()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
-                if _needs_large_grf(fn, target):
+                if needs_large_grf(fn, target):
                     fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
 
 
@@ -286,7 +286,7 @@ def _check_workgroup_size(fn: func.FuncOp, num_subgroups: int, target: Target) -
                             f"{target.max_workgroup_size // target.subgroup_size} subgroups", fn)
 
 
-def _needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
+def needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
     """Whether the kernel's tile_mma accumulators alone (with their operands, when those
     come from SLM) fill more than half of one subgroup's default register file (then it
     is built in the large-GRF mode)."""

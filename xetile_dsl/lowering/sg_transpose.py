@@ -1,0 +1,214 @@
+"""Pass ``xetile-sg-transpose``: subgroup-level ``tile_transpose`` (no ``wg_map``).
+
+Runs after ``xetile-wg-to-sg`` (which lowers every workgroup-level transpose), before
+blocking. Two lowerings, chosen per op:
+
+* **In the load.** When the source is a ``load_tile`` whose tile family (init_tile,
+  update_tile_offset, loop-carried) is a global tile loaded only into such transposes,
+  the tile becomes the transposed view of the same memory: an ``order = [0, 1]`` tile
+  with swapped shape, offsets, sizes and strides (static memrefs: a
+  ``memref.reinterpret_cast`` to strides ``[1, cols]``), update deltas swapped; an
+  ``order = [0, 1]`` tile flips back to the row-major tile of its array. The
+  load then yields the transpose directly (lowering/transposed.py: ``load_nd {transpose}``,
+  on PVC transposed 32-bit 2D block reads, VNNI for free for a 16-bit operand B).
+* **Through SLM** (a computed value, or a tile also used untransposed): the value is
+  stored row-major into an SLM buffer of its shape and read back through a column-major
+  view of that buffer (``order = [0, 1]`` SLM tile), as wg_transpose.py does for
+  workgroups. Each subgroup has its own slice: the buffer stacks ``num_subgroups``
+  source shapes and subgroup ``s`` uses rows ``s * R`` on (a kernel without wg_map runs
+  one subgroup per workgroup: the whole buffer). A workgroup barrier (with one subgroup,
+  a subgroup-wide one) orders the lanes' stores before the transposed reads, and inside
+  a loop one more barrier orders the previous iteration's reads before the stores.
+
+A lane-shuffle transpose in registers is not built: with the RFC's lane layouts (each
+lane holds a column of a block row) every lane would need an element from every other
+lane, one shuffle per element, so the SLM round trip is the general path.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StridedLayoutAttr, VectorType
+from xdsl.ir import Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from ..dialects import xetile
+from ..errors import LoweringError
+from ..frontend.types import bit_width, type_name
+from ..targets import get_target
+from .analysis import Families
+from .rebuild import Rebuilder
+from .slm_tiles import check_user_slm
+from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
+
+SLM_SPACE = 3
+
+
+@dataclass(frozen=True)
+class XeTileSgTranspose(ModulePass):
+    """Lower subgroup-level tile_transpose into the load or through SLM."""
+
+    name = "xetile-sg-transpose"
+    target: str = "pvc"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        target = get_target(self.target)
+        for fn in list(op.ops):
+            if isinstance(fn, func.FuncOp) and any(isinstance(o, xetile.TileTransposeOp) for o in fn.walk()):
+                rebuilder = _SgTranspose(fn)
+                rebuilder.target = target
+                rebuilder.slm_total = check_user_slm(fn, target)
+                rebuilder.run()
+                if needs_large_grf(fn, target):  # operands now staged in SLM count too
+                    fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
+
+
+def _shape(v: SSAValue) -> tuple[int, ...]:
+    return tuple(v.type.get_shape())
+
+
+def _is_column_major(attr: xetile.TileAttr) -> bool:
+    return tuple(attr.order_list) == (0, 1)
+
+
+def _feeds_only_transposes(load: xetile.LoadTileOp) -> bool:
+    uses = list(load.value.uses)
+    return bool(uses) and all(isinstance(u.operation, xetile.TileTransposeOp) for u in uses)
+
+
+class _SgTranspose(Rebuilder):
+    """Rebuilds a function 1:1, folding transposes into loads or staging them in SLM."""
+
+    owned_dialect = ""  # every op without a handler is cloned
+    lowering_name = "the subgroup-level transpose lowering"
+
+    def __init__(self, fn: func.FuncOp):
+        super().__init__(fn)
+        self.families = Families(fn)
+        self.folded = self._find_folds()
+
+    # --- which tile families become transposed views ---------------------------------
+    def _find_folds(self) -> set[SSAValue]:
+        roots = set()
+        for op in self.fn.walk():
+            if isinstance(op, xetile.TileTransposeOp) and isinstance(op.source.owner, xetile.LoadTileOp):
+                roots.add(self.families.find(op.source.owner.tile))
+        return {r for r in roots if self._only_transposed_loads(r)}
+
+    def _only_transposed_loads(self, root: SSAValue) -> bool:
+        """Every value of the family is a global block tile from init_tile (row-major, or a
+        column-major view with sizes and strides), moved by update_tile_offset and loops,
+        and loaded only into transposes."""
+        for v in self.families.members(self.fn, root) or [root]:
+            owner = v.owner
+            if isinstance(owner, xetile.InitTileOp):
+                attr = v.type.attr
+                if attr.memory_space.data != 0 or attr.is_scattered or attr.wg is not None \
+                        or len(owner.offsets) != 2 or (_is_column_major(attr) and len(owner.sizes) != 2):
+                    return False
+            for use in v.uses:
+                user = use.operation
+                if isinstance(user, (xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp, scf.WhileOp,
+                                     scf.ConditionOp)):
+                    continue
+                if not (isinstance(user, xetile.LoadTileOp) and user.padding is None and _feeds_only_transposes(user)):
+                    return False
+        return True
+
+    def _is_folded(self, tile: SSAValue) -> bool:
+        return self.families.find(tile) in self.folded
+
+    # --- tiles of folded families -------------------------------------------------------
+    def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
+        if not self._is_folded(op.tile):
+            self._clone(op)
+            return
+        t = op.tile.type
+        flipped = (1, 0) if _is_column_major(t.attr) else (0, 1)  # a column-major view flips back
+        view_type = xetile.TileType(list(_shape(op.tile))[::-1], t.element_type, xetile.TileAttr(order=flipped))
+        offsets = [self.one(v) for v in op.offsets][::-1]
+        sizes, strides = [self.one(v) for v in op.sizes][::-1], [self.one(v) for v in op.strides][::-1]
+        base = self.one(op.source) if _is_column_major(t.attr) else self._column_major_view(self.one(op.source), op)
+        self.vmap[op.tile] = [self.emit(xetile.InitTileOp(base, offsets, view_type, sizes, strides), op).tile]
+
+    def _column_major_view(self, src: SSAValue, like: Operation) -> SSAValue:
+        """A static row-major memref as its transpose (strides ``[1, cols]``); dynamic ones
+        take the swapped sizes and strides operands instead."""
+        t = src.type
+        if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
+            return src
+        rows, cols = t.get_shape()
+        view_type = MemRefType(t.element_type, [cols, rows], StridedLayoutAttr([1, cols], 0),
+                               memory_space=t.memory_space)
+        return self.emit(memref.ReinterpretCastOp.from_dynamic(src, [0], [cols, rows], [1, cols], view_type),
+                         like).result
+
+    def _op_UpdateTileOffsetOp(self, op: xetile.UpdateTileOffsetOp) -> None:
+        if not self._is_folded(op.tile):
+            self._clone(op)
+            return
+        dx, dy = self.one(op.offset_x), self.one(op.offset_y)
+        self.vmap[op.result] = [self.emit(xetile.UpdateTileOffsetOp(self.one(op.tile), dy, dx), op).result]
+
+    def _op_LoadTileOp(self, op: xetile.LoadTileOp) -> None:
+        if not self._is_folded(op.tile):
+            self._clone(op)
+            return
+        tile = self.one(op.tile)
+        vtype = VectorType(op.value.type.element_type, tile.type.get_shape())
+        self.vmap[op.value] = [self.emit(xetile.LoadTileOp(tile, vtype), op).value]
+
+    # --- the transposes -----------------------------------------------------------------
+    def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:
+        load = op.source.owner
+        if isinstance(load, xetile.LoadTileOp) and self._is_folded(load.tile):
+            self.vmap[op.result] = [self.one(op.source)]  # loaded already transposed
+            return
+        self.vmap[op.result] = [self._through_slm(op)]
+
+    def _through_slm(self, op: xetile.TileTransposeOp) -> SSAValue:
+        """Store row-major into this subgroup's slice (rows ``sg * R`` on) of a buffer of
+        ``num_subgroups`` stacked source shapes, read it back through a column-major view."""
+        (rows, cols), elem = _shape(op.source), op.source.type.element_type
+        n_sg = self._num_subgroups()
+        self._check_slm(op, (rows, cols), elem, n_sg)
+        space = IntegerAttr(SLM_SPACE, 64)
+        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, [n_sg * rows, cols], memory_space=space)), op).memref
+        if not isinstance(op.parent_op(), func.FuncOp):  # in a loop: the previous reads first
+            self.emit(gpu.BarrierOp(), op)
+        zero, first_row = self.const_index(0, op), self._slice_row(rows, n_sg, op)
+        row_major = xetile.TileType([rows, cols], elem, xetile.TileAttr(memory_space=SLM_SPACE))
+        store_tile = self.emit(xetile.InitTileOp(buf, [first_row, zero], row_major), op).tile
+        self.emit(xetile.StoreTileOp(self.one(op.source), store_tile), op)
+        self.emit(gpu.BarrierOp(), op)
+        view_shape = [cols, n_sg * rows]
+        view_type = MemRefType(elem, view_shape, StridedLayoutAttr([1, cols], 0), memory_space=space)
+        view = self.emit(memref.ReinterpretCastOp.from_dynamic(buf, [0], view_shape, [1, cols], view_type),
+                         op).result
+        col_major = xetile.TileType([cols, rows], elem, xetile.TileAttr(order=(0, 1), memory_space=SLM_SPACE))
+        load_tile = self.emit(xetile.InitTileOp(view, [zero, first_row], col_major), op).tile
+        return self.emit(xetile.LoadTileOp(load_tile, VectorType(elem, [cols, rows])), op).value
+
+    def _num_subgroups(self) -> int:
+        """Subgroups per workgroup: 1 unless wg-to-sg distributed the kernel."""
+        attr = self.fn.attributes.get(NUM_SUBGROUPS_ATTR)
+        return attr.value.data if attr is not None else 1
+
+    def _slice_row(self, rows: int, n_sg: int, like: Operation) -> SSAValue:
+        """The first buffer row of this subgroup's slice (0 with one subgroup)."""
+        if n_sg == 1:
+            return self.const_index(0, like)
+        sg_id = self.emit(gpu.SubgroupIdOp(), like).result
+        return self.emit(arith.MuliOp(sg_id, self.const_index(rows, like)), like).result
+
+    def _check_slm(self, op: Operation, shape, elem, n_sg: int) -> None:
+        nbytes = n_sg * shape[0] * shape[1] * bit_width(elem) // 8
+        self.slm_total += nbytes
+        if self.slm_total > self.target.slm_bytes:
+            raise LoweringError(
+                f"this tile_transpose of a computed {shape[0]}x{shape[1]} {type_name(elem)} value goes through "
+                f"shared local memory ({nbytes} B for {n_sg} subgroup(s), {self.slm_total} B in this kernel so far), but "
+                f"{self.target.name} has {self.target.slm_bytes} B per workgroup; transpose a smaller tile, or "
+                f"transpose a loaded tile (folded into the load)", op)
