@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import vector
+from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation
 
 from ..dialects import xegpu
@@ -55,11 +56,14 @@ def emit(gen, op: Operation) -> None:
         result = op.tensor_desc if isinstance(op, xegpu.CreateTdescOp) else op.result
         gen.values[result] = b.gep(base, [offset], source_etype=I8)
     elif isinstance(op, xegpu.LoadGatherOp):
-        ty = _elem_type(gen, op.value.type)
-        gen.values[op.value] = _guarded(b, gen.v(op.mask), lambda: b.load(gen.v(op.tensor_desc), typ=ty), ty)
+        ty, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
+        gen.values[op.value] = _guarded(b, gen.v(op.mask),
+                                        lambda: b.load(gen.v(op.tensor_desc), typ=ty, align=align), ty)
     elif isinstance(op, xegpu.StoreScatterOp):
+        _lane_access(gen, op.value.type, op.tensor_desc.type, op)
+        align = bit_width(op.tensor_desc.type.element_type) // 8
         with b.if_then(gen.v(op.mask)):
-            b.store(gen.v(op.value), gen.v(op.tensor_desc))
+            b.store(gen.v(op.value), gen.v(op.tensor_desc), align=align)
     elif isinstance(op, xegpu.AtomicRMWOp):
         ty = _elem_type(gen, op.value.type)
         ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
@@ -79,8 +83,28 @@ def _elem_type(gen, t):
 
 
 def _check_one_per_lane(gen, t, op) -> None:
-    if t.scatter_attr.chunk != 1 or t.get_shape()[0] != gen.target.subgroup_size:
-        raise LoweringError(f"codegen supports scattered descriptors with one element per lane only, got {t}", op)
+    if t.get_shape()[0] != gen.target.subgroup_size:
+        raise LoweringError(f"codegen supports scattered descriptors with one offset per lane "
+                            f"({gen.target.subgroup_size} lanes) only, got {t}", op)
+
+
+def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
+    """(LLVM type, alignment) of this lane's access: its ``chunk_size`` consecutive
+    elements are one vector load/store at the lane's pointer (IGC makes it one LSC message
+    with a vector size), aligned to the element.  A lane fragment of the wrong size or
+    one SPIR-V cannot hold as a vector is rejected."""
+    from .simt_to_llvm import _SPIRV_VECTOR_SIZES, llvm_type
+
+    chunk = tdesc_type.scatter_attr.chunk
+    if _count(value_type) != chunk:
+        raise LoweringError(f"codegen: a lane of {tdesc_type} accesses {chunk} element(s), but the value is "
+                            f"{value_type}", op)
+    ty = llvm_type(value_type)
+    if isinstance(ty, ir.VectorType) and ty.count not in _SPIRV_VECTOR_SIZES:
+        legal = [c for c in (2, 3, 4, 8, 16) if llvm_type(VectorType(value_type.element_type, [c])) is not None]
+        raise LoweringError(f"codegen: chunk_size = {chunk} of {value_type.element_type} is {ty} per lane, not a "
+                            f"SPIR-V vector; use chunk_size in {legal} (or up to 64 bytes of 8/16-bit data)", op)
+    return ty, bit_width(tdesc_type.element_type) // 8
 
 
 def _guarded(b: ir.IRBuilder, mask: ir.Value, body, ty: ir.Type) -> ir.Value:

@@ -135,8 +135,7 @@ class _Distribute:
             layout, data = memory_sg_map(*self.target.sg_map(self._role_of(value), bit_width(t.element_type)))
             retype(v, t.with_sg_map(xegpu.SGMapAttr(layout, data)))
         elif isinstance(t, xegpu.TensorDescType) and t.map is None and t.is_scattered:
-            # one offset per lane (scattered tiles are blocked 1 x sg)
-            retype(v, t.with_sg_map(xegpu.SGMapAttr((1, self.target.subgroup_size), (1, 1))))
+            retype(v, t.with_sg_map(scattered.lane_sg_map(t, self.target.subgroup_size)))
         elif isinstance(t, xegpu.TensorDescType) and t.map is None:
             if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
                 return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)
