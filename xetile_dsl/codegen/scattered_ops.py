@@ -60,8 +60,7 @@ def emit(gen, op: Operation) -> None:
         gen.values[op.value] = _guarded(b, gen.v(op.mask),
                                         lambda: b.load(gen.v(op.tensor_desc), typ=ty, align=align), ty)
     elif isinstance(op, xegpu.StoreScatterOp):
-        _lane_access(gen, op.value.type, op.tensor_desc.type, op)
-        align = bit_width(op.tensor_desc.type.element_type) // 8
+        _, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
         with b.if_then(gen.v(op.mask)):
             b.store(gen.v(op.value), gen.v(op.tensor_desc), align=align)
     elif isinstance(op, xegpu.AtomicRMWOp):
@@ -91,8 +90,10 @@ def _check_one_per_lane(gen, t, op) -> None:
 def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
     """(LLVM type, alignment) of this lane's access: its ``chunk_size`` consecutive
     elements are one vector load/store at the lane's pointer (IGC makes it one LSC message
-    with a vector size), aligned to the element.  A lane fragment of the wrong size or
-    one SPIR-V cannot hold as a vector is rejected."""
+    with a vector size), aligned to the element, or to 4 bytes for a chunk of 8/16-bit
+    elements (whose lane offsets must then be 32-bit aligned, as the RFC's d32 messages
+    need).  A lane fragment of the wrong size or one SPIR-V cannot hold as a vector is
+    rejected."""
     from .simt_to_llvm import _SPIRV_VECTOR_SIZES, llvm_type
 
     chunk = tdesc_type.scatter_attr.chunk
@@ -104,7 +105,9 @@ def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
         legal = [c for c in (2, 3, 4, 8, 16) if llvm_type(VectorType(value_type.element_type, [c])) is not None]
         raise LoweringError(f"codegen: chunk_size = {chunk} of {value_type.element_type} is {ty} per lane, not a "
                             f"SPIR-V vector; use chunk_size in {legal} (or up to 64 bytes of 8/16-bit data)", op)
-    return ty, bit_width(tdesc_type.element_type) // 8
+    elem_bytes = bit_width(tdesc_type.element_type) // 8
+    # a chunk of 8/16-bit data is whole 32-bit units (the descriptor verifier), read as d32 words
+    return ty, (elem_bytes if chunk == 1 else max(elem_bytes, 4))
 
 
 def _guarded(b: ir.IRBuilder, mask: ir.Value, body, ty: ir.Type) -> ir.Value:
