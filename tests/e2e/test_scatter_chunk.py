@@ -50,3 +50,33 @@ def test_a_16_bit_chunk_must_fill_32_bit_units():
     text = chunk_gather_scatter("f16", 3, 16, range(16), [True] * 16, range(16), [True] * 16)
     with pytest.raises(Exception, match=r"not 32-bit aligned per lane; use a multiple of 2"):
         xd.compile_mlir(text, "cpu-pvc")
+
+
+#: the RFC's SIMT form written by hand: lane n copies its 8 floats at n * 8 when n is even
+_DESC = ("!xegpu.tensor_desc<16x8xf32, #xegpu.scatter_tdesc_attr<chunk_size = 8>, "
+         "#xegpu.sg_map<wi_layout = [16, 1], wi_data = [1, 1]>>")
+SIMT_COPY = """
+func.func @k(%src: memref<128xf32>, %out: memref<128xf32>) {
+  %c8 = arith.constant dense<8> : vector<1xindex>
+  %c2 = arith.constant 2 : index
+  %c0 = arith.constant 0 : index
+  %lane = "gpu.lane_id"() : () -> index
+  %l = vector.broadcast %lane : index to vector<1xindex>
+  %offs = arith.muli %l, %c8 : vector<1xindex>
+  %odd = arith.remui %lane, %c2 : index
+  %even = arith.cmpi eq, %odd, %c0 : index
+  %m = vector.broadcast %even : i1 to vector<1xi1>
+  %td = xegpu.create_tdesc %src, %offs : memref<128xf32>, vector<1xindex> -> #desc
+  %v = xegpu.load %td, %m {transpose} : #desc, vector<1xi1> -> vector<8x1xf32>
+  %td2 = xegpu.create_tdesc %out, %offs : memref<128xf32>, vector<1xindex> -> #desc
+  xegpu.store %v, %td2, %m : vector<8x1xf32>, #desc, vector<1xi1>
+  func.return
+}
+""".replace("#desc", _DESC)
+
+
+def test_the_rfc_simt_form_runs_as_written():
+    src, out = np.arange(128, dtype=np.float32), np.full(128, -1, np.float32)
+    xd.compile_mlir(SIMT_COPY, "cpu-pvc").launch((1,), [src, out])
+    even_lanes = (np.arange(128) // 8) % 2 == 0
+    np.testing.assert_array_equal(out, np.where(even_lanes, src, -1))

@@ -33,8 +33,15 @@ class XeGPUToSIMT(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in op.ops:
-            if isinstance(fn, func.FuncOp):
+            if isinstance(fn, func.FuncOp) and not _already_simt(fn):
                 _Distribute(fn, get_target(self.target)).run()
+
+
+def _already_simt(fn: func.FuncOp) -> bool:
+    """Whether ``fn`` is written in the SIMT form already (the RFC's per-lane examples):
+    it has descriptors and every one carries its ``sg_map``."""
+    descs = [v.type for op in fn.walk() for v in op.results if isinstance(v.type, xegpu.TensorDescType)]
+    return bool(descs) and all(t.map is not None for t in descs)
 
 
 class _Distribute:
