@@ -4,10 +4,13 @@ permuted offset under a mask, doubles them and scatters them under another mask)
 ``compile_mlir`` on the OpenCL CPU device for both lane counts, against numpy."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import xetile_dsl as xd
+from xetile_dsl.errors import LoweringError
 from xetile_dsl.kernels.scatter_chunk import chunk_gather_scatter, reference
 
 DTYPES = {"f32": np.float32, "f16": np.float16}
@@ -21,10 +24,24 @@ def _case(sg: int, seed: int):
     return rng.permutation(sg), load_mask, rng.permutation(sg), store_mask
 
 
+WIDER = [pytest.param("cpu-pvc", 16, 3, "f32", id="cpu-pvc-3-f32"),  # a 3-vector per lane
+         pytest.param("cpu-pvc", 16, 16, "f16", id="cpu-pvc-16-f16"),  # 512 bytes, 8 words per lane
+         pytest.param("cpu-arc", 8, 16, "f32", id="cpu-arc-16-f32")]  # 512 bytes on 8 lanes
+
+
 @pytest.mark.parametrize("elem", ["f32", "f16"])
 @pytest.mark.parametrize("chunk", [2, 4, 8])
 @pytest.mark.parametrize("target,sg", [("cpu-pvc", 16), ("cpu-arc", 8)])
 def test_chunked_gather_scatter_matches_numpy(target, sg, chunk, elem):
+    _run_and_compare(target, sg, chunk, elem)
+
+
+@pytest.mark.parametrize("target,sg,chunk,elem", WIDER)
+def test_other_legal_chunk_sizes_match_numpy(target, sg, chunk, elem):
+    _run_and_compare(target, sg, chunk, elem)
+
+
+def _run_and_compare(target, sg, chunk, elem):
     case = _case(sg, seed=chunk)
     kernel = xd.compile_mlir(chunk_gather_scatter(elem, chunk, sg, *case), target)
     n = sg * chunk
@@ -80,3 +97,11 @@ def test_the_rfc_simt_form_runs_as_written():
     xd.compile_mlir(SIMT_COPY, "cpu-pvc").launch((1,), [src, out])
     even_lanes = (np.arange(128) // 8) % 2 == 0
     np.testing.assert_array_equal(out, np.where(even_lanes, src, -1))
+
+
+def test_atomics_through_a_chunked_descriptor_are_rejected():
+    store = re.search(r"  xegpu.store %v, %td2, %m : (vector<8x1xf32>), (.*)\n", SIMT_COPY)
+    text = SIMT_COPY.replace(store.group(0), f"  %old = xegpu.atomic_rmw addf %v, %td2, %m : {store.group(1)}, "
+                                             f"{store.group(2)} -> {store.group(1)}\n")
+    with pytest.raises(LoweringError, match=r"an atomic message updates one element per lane"):
+        xd.compile_mlir(text, "cpu-pvc")

@@ -17,7 +17,8 @@ from .test_lowering_rules import opt
 @pytest.mark.parametrize("target,sg", [("pvc", 16), ("arc", 8)])
 @pytest.mark.parametrize("elem,chunk,data", [("f32", 4, 1), ("f16", 8, 2)])
 def test_chunked_descriptors_map_one_row_per_lane(tmp_path, target, sg, elem, chunk, data):
-    text = chunk_gather_scatter(elem, chunk, sg, range(sg), [True] * sg, range(sg), [lane % 2 == 0 for lane in range(sg)])
+    even = [lane % 2 == 0 for lane in range(sg)]
+    text = chunk_gather_scatter(elem, chunk, sg, range(sg), [True] * sg, range(sg), even)
     xegpu = opt(tmp_path, text, f"xetile-wg-to-sg{{target={target}}},xetile-blocking{{target={target}}},"
                                 "convert-xetile-to-xegpu")
     assert xegpu.count("xegpu.create_tdesc") == 2 and f"vector<{chunk}x{sg}x{elem}>" in xegpu

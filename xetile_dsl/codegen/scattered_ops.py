@@ -64,6 +64,9 @@ def emit(gen, op: Operation) -> None:
         with b.if_then(gen.v(op.mask)):
             b.store(gen.v(op.value), gen.v(op.tensor_desc), align=align)
     elif isinstance(op, xegpu.AtomicRMWOp):
+        if op.tensor_desc.type.scatter_attr.chunk != 1:
+            raise LoweringError(f"codegen: atomic_rmw through {op.tensor_desc.type} is not supported (an atomic "
+                                "message updates one element per lane); use a descriptor without chunk_size", op)
         ty = _elem_type(gen, op.value.type)
         ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
         gen.values[op.result] = _guarded(b, gen.v(op.mask), lambda: _atomic(gen, kind, ptr, value, op), ty)
