@@ -105,3 +105,18 @@ def test_atomics_through_a_chunked_descriptor_are_rejected():
                                              f"{store.group(2)} -> {store.group(1)}\n")
     with pytest.raises(LoweringError, match=r"an atomic message updates one element per lane"):
         xd.compile_mlir(text, "cpu-pvc")
+
+
+def test_update_offset_moves_a_chunked_descriptor():
+    """Lane n loads row n % 8, moved 8 rows on by ``xegpu.update_offset`` (the SIMT form
+    keeps one delta per lane)."""
+    sg, chunk = 16, 4
+    text = chunk_gather_scatter("f32", chunk, sg, [r % 8 for r in range(sg)], [True] * sg, range(sg), [True] * sg)
+    tdesc = f"!xegpu.tensor_desc<{sg}x{chunk}xf32, #xegpu.scatter_tdesc_attr<chunk_size = {chunk}>>"
+    text = text.replace("  %v = xegpu.load %ld,",
+                        f"  %d = arith.constant dense<{8 * chunk}> : vector<{sg}xindex>\n"
+                        f"  %ld2 = xegpu.update_offset %ld, %d : {tdesc}, vector<{sg}xindex>\n"
+                        "  %v = xegpu.load %ld2,")
+    src, out = np.arange(sg * chunk, dtype=np.float32), np.zeros(sg * chunk, np.float32)
+    xd.compile_mlir(text, "cpu-pvc").launch((1,), [src, out])
+    np.testing.assert_array_equal(out, 2 * src.reshape(sg, chunk)[[r % 8 + 8 for r in range(sg)]].reshape(-1))
