@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import vector
-from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation
 
 from ..dialects import xegpu
@@ -105,9 +104,9 @@ def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
                             f"{value_type}", op)
     ty = llvm_type(value_type)
     if isinstance(ty, ir.VectorType) and ty.count not in _SPIRV_VECTOR_SIZES:
-        legal = [c for c in (2, 3, 4, 8, 16) if llvm_type(VectorType(value_type.element_type, [c])) is not None]
         raise LoweringError(f"codegen: chunk_size = {chunk} of {value_type.element_type} is {ty} per lane, not a "
-                            f"SPIR-V vector; use chunk_size in {legal} (or up to 64 bytes of 8/16-bit data)", op)
+                            f"SPIR-V vector; use a chunk_size of {', '.join(map(str, _SPIRV_VECTOR_SIZES))} "
+                            "elements (8/16-bit data: up to 16 32-bit words)", op)
     elem_bytes = bit_width(tdesc_type.element_type) // 8
     # a chunk of 8/16-bit data is whole 32-bit units (the descriptor verifier), read as d32 words
     return ty, (elem_bytes if chunk == 1 else max(elem_bytes, 4))
