@@ -55,12 +55,17 @@ def emit(gen, op: Operation) -> None:
         result = op.tensor_desc if isinstance(op, xegpu.CreateTdescOp) else op.result
         gen.values[result] = b.gep(base, [offset], source_etype=I8)
     elif isinstance(op, xegpu.LoadGatherOp):
-        ty = _elem_type(gen, op.value.type)
-        gen.values[op.value] = _guarded(b, gen.v(op.mask), lambda: b.load(gen.v(op.tensor_desc), typ=ty), ty)
+        ty, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
+        gen.values[op.value] = _guarded(b, gen.v(op.mask),
+                                        lambda: b.load(gen.v(op.tensor_desc), typ=ty, align=align), ty)
     elif isinstance(op, xegpu.StoreScatterOp):
+        _, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
         with b.if_then(gen.v(op.mask)):
-            b.store(gen.v(op.value), gen.v(op.tensor_desc))
+            b.store(gen.v(op.value), gen.v(op.tensor_desc), align=align)
     elif isinstance(op, xegpu.AtomicRMWOp):
+        if op.tensor_desc.type.scatter_attr.chunk != 1:
+            raise LoweringError(f"codegen: atomic_rmw through {op.tensor_desc.type} is not supported (an atomic "
+                                "message updates one element per lane); use a descriptor without chunk_size", op)
         ty = _elem_type(gen, op.value.type)
         ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
         gen.values[op.result] = _guarded(b, gen.v(op.mask), lambda: _atomic(gen, kind, ptr, value, op), ty)
@@ -79,8 +84,32 @@ def _elem_type(gen, t):
 
 
 def _check_one_per_lane(gen, t, op) -> None:
-    if t.scatter_attr.chunk != 1 or t.get_shape()[0] != gen.target.subgroup_size:
-        raise LoweringError(f"codegen supports scattered descriptors with one element per lane only, got {t}", op)
+    if t.get_shape()[0] != gen.target.subgroup_size:
+        raise LoweringError(f"codegen supports scattered descriptors with one offset per lane "
+                            f"({gen.target.subgroup_size} lanes) only, got {t}", op)
+
+
+def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
+    """(LLVM type, alignment) of this lane's access: its ``chunk_size`` consecutive
+    elements are one vector load/store at the lane's pointer (IGC makes it one LSC message
+    with a vector size), aligned to the element, or to 4 bytes for a chunk of 8/16-bit
+    elements (whose lane offsets must then be 32-bit aligned, as the RFC's d32 messages
+    need).  A lane fragment of the wrong size or one SPIR-V cannot hold as a vector is
+    rejected."""
+    from .simt_to_llvm import _SPIRV_VECTOR_SIZES, llvm_type
+
+    chunk = tdesc_type.scatter_attr.chunk
+    if _count(value_type) != chunk:
+        raise LoweringError(f"codegen: a lane of {tdesc_type} accesses {chunk} element(s), but the value is "
+                            f"{value_type}", op)
+    ty = llvm_type(value_type)
+    if isinstance(ty, ir.VectorType) and ty.count not in _SPIRV_VECTOR_SIZES:
+        raise LoweringError(f"codegen: chunk_size = {chunk} of {value_type.element_type} is {ty} per lane, not a "
+                            f"SPIR-V vector; use a chunk_size of {', '.join(map(str, _SPIRV_VECTOR_SIZES))} "
+                            "elements (8/16-bit data: up to 16 32-bit words)", op)
+    elem_bytes = bit_width(tdesc_type.element_type) // 8
+    # a chunk of 8/16-bit data is whole 32-bit units (the descriptor verifier), read as d32 words
+    return ty, (elem_bytes if chunk == 1 else max(elem_bytes, 4))
 
 
 def _guarded(b: ir.IRBuilder, mask: ir.Value, body, ty: ir.Type) -> ir.Value:

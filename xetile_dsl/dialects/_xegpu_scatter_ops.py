@@ -236,7 +236,9 @@ class UpdateOffsetOp(IRDLOperation):
         tdesc = self.tensor_desc.type
         _check_scatter(self, tdesc)
         lanes = tdesc.get_shape()[0]
-        if self.offsets.type.get_shape() != (lanes,) or not isinstance(self.offsets.type.element_type, IndexType):
+        shape = self.offsets.type.get_shape()
+        per_lane = tdesc.layout is not None and shape == (1,)  # SIMT form: this lane's delta
+        if (shape != (lanes,) and not per_lane) or not isinstance(self.offsets.type.element_type, IndexType):
             raise VerifyException(f"{self.name}: offsets must be vector<{lanes}xindex>, got {self.offsets.type}")
         if self.result.type != tdesc:
             raise VerifyException(f"{self.name}: result type must equal the descriptor type")

@@ -35,8 +35,15 @@ class XeTileBlocking(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         reject_unlowered(op, self.name)
         for fn in op.ops:
-            if isinstance(fn, func.FuncOp):
+            if isinstance(fn, func.FuncOp) and has_xetile_ops(fn):
                 _BlockFunction(fn, get_target(self.target)).run()
+
+
+def has_xetile_ops(fn: func.FuncOp) -> bool:
+    """Whether ``fn`` is still at XeTile level; a kernel written in XeGPU (its vectors
+    already subgroup-sized, e.g. the 1-D offsets of a scattered descriptor) has nothing
+    to block."""
+    return any(op.name.startswith("xetile.") for op in fn.walk())
 
 
 class _BlockFunction:

@@ -20,6 +20,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerTy
 from ..dialects import _arith_vector as av
 from ..dialects import xegpu, xetile
 from ..errors import LoweringError
+from ..frontend.types import bit_width
 
 SCATTER_OPS = (xetile.LoadGatherOp, xetile.StoreScatterOp, xetile.AtomicRMWOp)
 
@@ -175,6 +176,16 @@ def _extents(tr, nd: xegpu.CreateNdTdescOp, op):
     rows, cols = nd.source.type.get_shape()
     const = lambda n: tr.emit(arith.ConstantOp.from_int_and_width(n, IndexType()), op).result  # noqa: E731
     return (const(rows), const(cols)), const(cols)
+
+
+def lane_sg_map(t: xegpu.TensorDescType, sg: int) -> xegpu.SGMapAttr:
+    """SIMT ``sg_map`` of a scattered descriptor: one offset per lane.  Without chunk_size
+    (``[sg]``) lane n owns element n; with ``chunk_size = c`` (``[sg, c]``) lane n owns row
+    n, its c consecutive elements, in 32-bit units (the XeGPU RFC's ``wi_layout = [sg, 1]``,
+    ``wi_data = [1, 32 / bits]``)."""
+    if t.scatter_attr.chunk == 1:
+        return xegpu.SGMapAttr((1, sg), (1, 1))
+    return xegpu.SGMapAttr((sg, 1), (1, max(1, 32 // bit_width(t.element_type))))
 
 
 def is_lane_iota(const: arith.ConstantOp, lanes: int) -> bool:

@@ -33,8 +33,15 @@ class XeGPUToSIMT(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in op.ops:
-            if isinstance(fn, func.FuncOp):
+            if isinstance(fn, func.FuncOp) and not _already_simt(fn):
                 _Distribute(fn, get_target(self.target)).run()
+
+
+def _already_simt(fn: func.FuncOp) -> bool:
+    """Whether ``fn`` is written in the SIMT form already (the RFC's per-lane examples):
+    it has descriptors and every one carries its ``sg_map``."""
+    descs = [v.type for op in fn.walk() for v in op.results if isinstance(v.type, xegpu.TensorDescType)]
+    return bool(descs) and all(t.map is not None for t in descs)
 
 
 class _Distribute:
@@ -135,8 +142,7 @@ class _Distribute:
             layout, data = memory_sg_map(*self.target.sg_map(self._role_of(value), bit_width(t.element_type)))
             retype(v, t.with_sg_map(xegpu.SGMapAttr(layout, data)))
         elif isinstance(t, xegpu.TensorDescType) and t.map is None and t.is_scattered:
-            # one offset per lane (scattered tiles are blocked 1 x sg)
-            retype(v, t.with_sg_map(xegpu.SGMapAttr((1, self.target.subgroup_size), (1, 1))))
+            retype(v, t.with_sg_map(scattered.lane_sg_map(t, self.target.subgroup_size)))
         elif isinstance(t, xegpu.TensorDescType) and t.map is None:
             if self._role_of(v) == "C" and t.get_shape()[-1] == 1:
                 return  # an [R, 1] column: every lane reads/writes all of it (replicated, no sg_map)

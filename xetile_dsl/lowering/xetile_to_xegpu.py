@@ -20,6 +20,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from . import constants, elementwise
 from . import scattered, transposed
+from .blocking import has_xetile_ops
 from .rebuild import Rebuilder
 from ..targets.target import PREFETCH_LOCALITY_HINTS
 
@@ -30,7 +31,7 @@ class ConvertXeTileToXeGPU(ModulePass):
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
-            if isinstance(fn, func.FuncOp):
+            if isinstance(fn, func.FuncOp) and has_xetile_ops(fn):
                 _Translator(fn).run()
 
 

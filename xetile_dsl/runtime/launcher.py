@@ -102,7 +102,13 @@ class _DpctlBackend:
         buf.copy_from_host(host.reshape(-1).view(np.uint8))
 
     def read(self, buf, host: np.ndarray) -> None:
-        buf.copy_to_host(host.reshape(-1).view(np.uint8))
+        flat = host.reshape(-1).view(np.uint8)
+        if buf.nbytes == flat.nbytes:
+            buf.copy_to_host(flat)
+            return
+        staged = np.empty(buf.nbytes, np.uint8)  # an array under BASE_ALIGN_BYTES has a padded buffer
+        buf.copy_to_host(staged)
+        flat[:] = staged[:flat.nbytes]
 
     def submit(self, kernel, args, gsize, lsize, queue=None) -> None:
         self.submit_async(kernel, args, gsize, lsize, queue).wait()
