@@ -127,9 +127,28 @@ def _print_types(printer: Printer, op: IRDLOperation, src: SSAValue) -> None:
     printer.print_attribute(op.results[0].type)
 
 
+class _CastSyntax:
+    """``%src {layouts} : T to U`` (also ``into`` / ``->``) for one-operand casts built as
+    ``cls(source, result_type)``."""
+
+    @classmethod
+    def parse(cls, parser: Parser):
+        operand = parser.parse_unresolved_operand()
+        attrs = _parse_attrs(parser)
+        src_type, res_type = _parse_types(parser)
+        src = parser.resolve_operand(operand, src_type)
+        return _build(parser, cls, lambda: cls(src, res_type), attrs, src_type, res_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        _asm.print_attr_entries(printer, self)
+        _print_types(printer, self, self.source)
+
+
 # ----------------------------------------------------------------------------- shape_cast
 @irdl_op_definition
-class ShapeCastOp(IRDLOperation):
+class ShapeCastOp(_CastSyntax, IRDLOperation):
     """``vector.shape_cast``: the same elements, in row-major order, in another shape."""
 
     name = "vector.shape_cast"
@@ -151,19 +170,6 @@ class ShapeCastOp(IRDLOperation):
         verify_layout_attrs(self)
         _verify_same_subgroups(self, _layout(self, operand_layout_name(0)), _layout(self, RESULT_LAYOUT))
 
-    @classmethod
-    def parse(cls, parser: Parser) -> "ShapeCastOp":
-        operand = parser.parse_unresolved_operand()
-        attrs = _parse_attrs(parser)
-        src_type, res_type = _parse_types(parser)
-        src = parser.resolve_operand(operand, src_type)
-        return _build(parser, cls, lambda: cls(src, res_type), attrs, src_type, res_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        _asm.print_attr_entries(printer, self)
-        _print_types(printer, self, self.source)
 
 
 def _verify_same_subgroups(op: IRDLOperation, src: Attribute | None, res: Attribute | None) -> None:
@@ -426,7 +432,7 @@ class BroadcastOp(vector.BroadcastOp):
 
 # ----------------------------------------------------------------------------- bitcast
 @irdl_op_definition
-class BitcastOp(vector.BitcastOp):
+class BitcastOp(_CastSyntax, vector.BitcastOp):
     """xDSL's ``vector.bitcast`` (same bits, the innermost dim rescaled) with MLIR's shape rule
     (all dims but the innermost equal) and layouts; parses the RFC's ``{#sg_map} .. into ..``."""
 
@@ -444,19 +450,6 @@ class BitcastOp(vector.BitcastOp):
                                   f"innermost dimension")
         verify_layout_attrs(self)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> "BitcastOp":
-        operand = parser.parse_unresolved_operand()
-        attrs = _parse_attrs(parser)
-        src_type, res_type = _parse_types(parser)
-        src = parser.resolve_operand(operand, src_type)
-        return _build(parser, cls, lambda: cls(src, res_type), attrs, src_type, res_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        _asm.print_attr_entries(printer, self)
-        _print_types(printer, self, self.source)
 
 
 ADDED = (ShapeCastOp, TransposeOp, MultiReductionOp, BroadcastOp, BitcastOp)

@@ -41,6 +41,7 @@ from ..targets import get_target
 from .analysis import Families
 from .rebuild import Rebuilder
 from .slm_tiles import check_user_slm
+from .wg_transpose import column_major_view
 from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
 
 SLM_SPACE = 3
@@ -130,20 +131,8 @@ class _SgTranspose(Rebuilder):
         view_type = xetile.TileType(list(_shape(op.tile))[::-1], t.element_type, xetile.TileAttr(order=flipped))
         offsets = [self.one(v) for v in op.offsets][::-1]
         sizes, strides = [self.one(v) for v in op.sizes][::-1], [self.one(v) for v in op.strides][::-1]
-        base = self.one(op.source) if _is_column_major(t.attr) else self._column_major_view(self.one(op.source), op)
+        base = self.one(op.source) if _is_column_major(t.attr) else column_major_view(self, self.one(op.source), op)
         self.vmap[op.tile] = [self.emit(xetile.InitTileOp(base, offsets, view_type, sizes, strides), op).tile]
-
-    def _column_major_view(self, src: SSAValue, like: Operation) -> SSAValue:
-        """A static row-major memref as its transpose (strides ``[1, cols]``); dynamic ones
-        take the swapped sizes and strides operands instead."""
-        t = src.type
-        if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
-            return src
-        rows, cols = t.get_shape()
-        view_type = MemRefType(t.element_type, [cols, rows], StridedLayoutAttr([1, cols], 0),
-                               memory_space=t.memory_space)
-        return self.emit(memref.ReinterpretCastOp.from_dynamic(src, [0], [cols, rows], [1, cols], view_type),
-                         like).result
 
     def _op_UpdateTileOffsetOp(self, op: xetile.UpdateTileOffsetOp) -> None:
         if not self._is_folded(op.tile):

@@ -89,6 +89,20 @@ def holds_own_transpose(src: xetile.WgMapAttr, src_shape, dst: xetile.WgMapAttr)
 
 
 # --- distribution --------------------------------------------------------------------------
+def column_major_view(rebuilder, src: SSAValue, like) -> SSAValue:
+    """A static row-major memref as its transpose (strides ``[1, cols]``), emitted through
+    ``rebuilder``; dynamic memrefs and addresses take the swapped sizes and strides
+    operands instead (returned unchanged)."""
+    t = src.type
+    if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
+        return src
+    rows, cols = t.get_shape()
+    view_type = MemRefType(t.element_type, [cols, rows], StridedLayoutAttr([1, cols], 0),
+                           memory_space=t.memory_space)
+    return rebuilder.emit(memref.ReinterpretCastOp.from_dynamic(src, [0], [cols, rows], [1, cols], view_type),
+                          like).result
+
+
 class TransposeDistribution:
     """Mixin for the wg-to-sg ``_Distributor``: tile_transpose in place or through SLM."""
 
@@ -147,21 +161,9 @@ class TransposeDistribution:
         sizes, strides = [self.one(v) for v in op.sizes][::-1], [self.one(v) for v in op.strides][::-1]
         rows = [self._piece_offset(o1, r, i, view_shape[0], dst.layout[0], d0, op) for i in range(n0)]
         cols = [self._piece_offset(o0, c, j, view_shape[1], dst.layout[1], d1, op) for j in range(n1)]
-        base = self._column_major_view(self.one(op.source), op)
+        base = column_major_view(self, self.one(op.source), op)
         self.vmap[op.tile] = [self.emit(xetile.InitTileOp(base, [row, col], ttype, sizes, strides), op).tile
                               for row in rows for col in cols]
-
-    def _column_major_view(self, src: SSAValue, like) -> SSAValue:
-        """A static row-major memref as its transpose (strides ``[1, cols]``); dynamic
-        memrefs and addresses take the swapped sizes and strides operands instead."""
-        t = src.type
-        if not isinstance(t, MemRefType) or any(d < 0 for d in t.get_shape()):
-            return src
-        rows, cols = t.get_shape()
-        view_type = MemRefType(t.element_type, [cols, rows], StridedLayoutAttr([1, cols], 0),
-                               memory_space=t.memory_space)
-        return self.emit(memref.ReinterpretCastOp.from_dynamic(src, [0], [cols, rows], [1, cols], view_type),
-                         like).result
 
     def update_transposed_view(self, op: xetile.UpdateTileOffsetOp) -> None:
         dx, dy = self.one(op.offset_x), self.one(op.offset_y)
