@@ -11,7 +11,9 @@ thread can have is ``Target.large_grf_count x Target.grf_bytes`` (the 256-GRF mo
 
 Measured with ocloc (docs/design.md): on pvc a 32x64 f32 piece with 32x32/32x64 f16
 operands (14 KiB of 16 KiB) compiles without spills and a 64x64 piece spills 11.5 KB;
-on dg2-g10 a 16x32 piece fits and a 32x32 piece (8 KiB of 8 KiB) spills.
+on dg2-g10 a 32x32 piece spilled (8 KiB of 8 KiB) until xegpu-sink-to-uses kept only one
+DPAS K block of operands live; it no longer does, so the warning is conservative there
+(docs/design.md, Known limits).
 """
 from __future__ import annotations
 
