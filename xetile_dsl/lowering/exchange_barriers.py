@@ -63,6 +63,8 @@ class ExchangeBarriers:
             group = self.emit(arith.DivSIOp(group, self.const_index(groups.step, like)), like).result
         if groups.step * groups.count < self.maps.num_subgroups:
             group = self.emit(arith.RemSIOp(group, self.const_index(groups.count, like)), like).result
+        if group is not self.sg_id:
+            group.name_hint = "nb_group"
         index = self.emit(arith.AddiOp(group, self.const_index(base, like)), like).result
         nb_id = self.emit(arith.IndexCastOp(index, I8), like).result
         nb_id.name_hint = "nb_id"
