@@ -11,8 +11,8 @@ block gets, once per distinct grouping::
 
 and each barrier of an exchange with that grouping is ``xegpu.nbarrier_arrive %nb`` and
 ``xegpu.nbarrier_wait %nb`` (every member signals and waits: the symmetric use codegen
-compiles).  Ids start at 1 (0 is the workgroup barrier) and run up to
-``Target.named_barriers - 1``; groupings are numbered in the order the exchanges appear,
+compiles).  Ids are ``Target.named_barrier_ids()`` (1 .. 31 on pvc; 0 is the workgroup
+barrier); groupings are numbered in the order the exchanges appear,
 and ``xegpu.alloc_nbarrier`` at the top of the function counts every id handed out.
 """
 from __future__ import annotations
@@ -49,9 +49,10 @@ class ExchangeBarriers:
     def _named_barrier(self, groups: Groups, like: Operation) -> SSAValue | None:
         known = self.__dict__.setdefault("named_barriers", {})
         if groups not in known:
-            base = 1 + sum(g.count for g in known)
-            if base + groups.count - 1 > self.target.named_barriers - 1:
-                return None  # ids 1 .. named_barriers - 1 exhausted (or none at all)
+            ids = self.target.named_barrier_ids()
+            base = ids.start + sum(g.count for g in known)
+            if base + groups.count - 1 not in ids:
+                return None  # the target's ids are used up (or it has none)
             known[groups] = self._init_nbarrier(groups, base, like)
         return known[groups]
 
