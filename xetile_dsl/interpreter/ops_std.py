@@ -1,7 +1,8 @@
-"""scf, func, gpu, memref and vector ops, and ``xtdebug.print``."""
+"""scf, func, gpu, memref and vector ops, XeGPU named barriers, and ``xtdebug.print``."""
 from __future__ import annotations
 
 import string
+from dataclasses import dataclass
 
 import numpy as np
 from xdsl.dialects.builtin import MemRefType, VectorType
@@ -112,6 +113,39 @@ def _barrier(run: Run, op):
     the whole workgroup has nothing to wait for."""
     if run.workgroup is not None:
         run.workgroup.barrier(run.subgroup, op)
+
+
+@dataclass(frozen=True)
+class NamedBarrier:
+    """The value of ``xegpu.init_nbarrier``: barrier ``nb_id`` with ``count`` participants."""
+
+    nb_id: int
+    count: int
+
+
+@impl("xegpu.alloc_nbarrier")
+def _alloc_nbarrier(run: Run, op, *count):
+    """Named barriers need no allocation in the interpreter (init_nbarrier names them)."""
+    return None
+
+
+@impl("xegpu.init_nbarrier")
+def _init_nbarrier(run: Run, op, nb_id, count):
+    return NamedBarrier(int(nb_id), int(count))
+
+
+@impl("xegpu.nbarrier_arrive")
+def _nbarrier_arrive(run: Run, op, barrier: NamedBarrier):
+    if run.workgroup is not None:
+        run.workgroup.nbarrier_arrive(run.subgroup, barrier.nb_id, barrier.count, op)
+
+
+@impl("xegpu.nbarrier_wait")
+def _nbarrier_wait(run: Run, op, barrier: NamedBarrier):
+    """Waits for the barrier's participants only (per-subgroup execution); a program that
+    is the whole workgroup has nothing to wait for."""
+    if run.workgroup is not None:
+        run.workgroup.nbarrier_wait(run.subgroup, barrier.nb_id, op)
 
 
 @impl("xetile.prefetch_tile", "memref.dealloc", "memref.assume_alignment")

@@ -11,8 +11,16 @@ id order, and a barrier is the only point where one subgroup's writes become vis
 a subgroup with a lower id — exactly the guarantee a GPU gives, so a kernel that is
 missing a barrier reads stale SLM here too.
 
+Named barriers (XeGPU ``init_nbarrier`` / ``nbarrier_arrive`` / ``nbarrier_wait``, which
+``xetile-wg-to-sg`` generates for exchanges inside groups of subgroups) keep their own
+semantics: barrier ``id`` completes when ``count`` subgroups have arrived at it, and
+releases exactly those; the others keep waiting (or running).  So a named barrier that
+is missing, or whose ids group the subgroups differently from the data they exchange,
+lets a subgroup read SLM its partners have not written yet, as on the device.
+
 A subgroup that returns while others wait at a barrier is a divergent barrier (a hang or
-undefined behaviour on the device) and stops the run with an error at that barrier.
+undefined behaviour on the device) and stops the run with an error at that barrier; so
+does a state where every subgroup waits and no barrier can complete.
 """
 from __future__ import annotations
 
@@ -37,6 +45,10 @@ class Workgroup:
         self._cond = threading.Condition()
         self._turn = 0
         self._waiting: dict[int, object] = {}   # subgroup -> the gpu.barrier op it waits at
+        self._nb_waiting: dict[int, tuple[int, object]] = {}  # subgroup -> (named barrier id, wait op)
+        self._nb_arrived: dict[int, list[int]] = {}  # named barrier id -> subgroups arrived this phase
+        self._nb_count: dict[int, int] = {}  # named barrier id -> its participant count
+        self._nb_passed: dict[tuple[int, int], int] = {}  # (subgroup, id) -> completed, not yet waited
         self._done: set[int] = set()
         self._error: BaseException | None = None
 
@@ -86,12 +98,58 @@ class Workgroup:
             self._pass_turn()
         self._wait_for_turn(sg)
 
+    # ------------------------------------------------------------------ named barriers
+    def nbarrier_arrive(self, sg: int, nb_id: int, count: int, op) -> None:
+        """Subgroup ``sg`` signals named barrier ``nb_id`` (``count`` participants); the
+        ``count``-th arrival completes the barrier for the subgroups that arrived."""
+        with self._cond:
+            if self._nb_count.setdefault(nb_id, count) != count:
+                raise located(op, InterpreterError(
+                    f"xegpu.nbarrier_arrive: named barrier {nb_id} was initialised with {self._nb_count[nb_id]} "
+                    f"participants by another subgroup, with {count} by subgroup {sg}"))
+            arrived = self._nb_arrived.setdefault(nb_id, [])
+            if sg in arrived:
+                raise located(op, InterpreterError(
+                    f"xegpu.nbarrier_arrive: subgroup {sg} arrives twice at named barrier {nb_id} "
+                    f"before it completes"))
+            arrived.append(sg)
+            if len(arrived) == count:
+                self._complete(nb_id, self._nb_arrived.pop(nb_id))
+
+    def _complete(self, nb_id: int, members: list[int]) -> None:
+        for member in members:
+            if self._nb_waiting.get(member, (None,))[0] == nb_id:
+                del self._nb_waiting[member]  # runnable again
+            else:
+                key = (member, nb_id)
+                self._nb_passed[key] = self._nb_passed.get(key, 0) + 1
+
+    def nbarrier_wait(self, sg: int, nb_id: int, op) -> None:
+        """Subgroup ``sg`` waits until named barrier ``nb_id`` completes for it."""
+        if self.num_subgroups == 1:
+            return
+        with self._cond:
+            key = (sg, nb_id)
+            if self._nb_passed.get(key, 0):
+                self._nb_passed[key] -= 1
+                return
+            if sg not in self._nb_arrived.get(nb_id, ()):
+                raise located(op, InterpreterError(
+                    f"xegpu.nbarrier_wait: subgroup {sg} waits at named barrier {nb_id} without an "
+                    f"nbarrier_arrive before it"))
+            self._nb_waiting[sg] = (nb_id, op)
+            self._pass_turn()
+        self._wait_for_turn(sg)
+
     def _pass_turn(self) -> None:
         """Give the turn to the lowest subgroup still running; when all wait at a barrier,
         release them.  Called with the condition held."""
-        running = [s for s in range(self.num_subgroups) if s not in self._waiting and s not in self._done]
+        running = [s for s in range(self.num_subgroups)
+                   if s not in self._waiting and s not in self._nb_waiting and s not in self._done]
         if running:
             self._turn = running[0]
+        elif self._nb_waiting:
+            self._error = self._stuck_error()
         elif self._waiting and self._done:
             self._error = self._divergence_error()
         elif self._waiting:
@@ -107,3 +165,11 @@ class Workgroup:
             f"gpu.barrier: subgroup(s) {sorted(self._waiting)} wait at this barrier but subgroup(s) "
             f"{sorted(self._done)} of the workgroup returned without reaching it; every subgroup of a "
             "workgroup must execute the same barriers (a divergent barrier hangs on the device)"))
+
+    def _stuck_error(self) -> InterpreterError:
+        sg, (nb_id, op) = next(iter(sorted(self._nb_waiting.items(), key=lambda kv: kv[0])))
+        arrived = self._nb_arrived.get(nb_id, [])
+        return located(op, InterpreterError(
+            f"xegpu.nbarrier_wait: named barrier {nb_id} needs {self._nb_count.get(nb_id)} participants but only "
+            f"subgroup(s) {sorted(arrived)} arrived; subgroup(s) {sorted(self._nb_waiting)} wait at named barriers, "
+            f"{sorted(self._waiting)} at gpu.barrier and {sorted(self._done)} returned: no barrier can complete"))

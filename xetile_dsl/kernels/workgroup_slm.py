@@ -44,6 +44,32 @@ def col_max_kernel(a, out):
     xt.store_tile(s, xt.init_tile(out, [0, 0], [1, 64], wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[1, 64])))
 
 
+#: a 128x64 tile over an [8, 4] subgroup grid (16x16 pieces), and its row / column results
+MP_GRID = xt.wg_map(sg_layout=[8, 4], sg_data=[16, 16])
+MP_GRID_ROWS = xt.wg_map(sg_layout=[8, 4], sg_data=[16, 1])
+MP_GRID_COLS = xt.wg_map(sg_layout=[8, 4], sg_data=[1, 16])
+
+
+@xd.jit
+def grid_row_sum_kernel(a, out):
+    """Row sums of 128x64 tiles split over [8, 4] subgroups: only the 4 subgroups of a
+    row of the grid exchange partials (8 independent groups: named barriers on pvc)."""
+    m = xt.program_id(0) * 128
+    v = xt.load_tile(xt.init_tile(a, [m, 0], [128, 64], wg_map=MP_GRID))
+    s = xt.tile_reduce("add", v, [1])
+    xt.store_tile(s, xt.init_tile(out, [m, 0], [128, 1], wg_map=MP_GRID_ROWS))
+
+
+@xd.jit
+def grid_col_sum_kernel(a, out):
+    """Column sums of 128x64 tiles split over [8, 4] subgroups: only the 8 subgroups of a
+    column of the grid exchange partials (4 independent groups)."""
+    m = xt.program_id(0) * 128
+    v = xt.load_tile(xt.init_tile(a, [m, 0], [128, 64], wg_map=MP_GRID))
+    s = xt.tile_reduce("add", v, [0])
+    xt.store_tile(s, xt.init_tile(out, [xt.program_id(0), 0], [1, 64], wg_map=MP_GRID_COLS))
+
+
 @xd.jit
 def gemm_rowsum_kernel(a, b, c, rowsum, K, BK: xt.constexpr):
     """``c = a @ b`` (64x64 workgroup tiles, [2, 2] subgroups) and ``rowsum = c.sum(1)``:

@@ -33,6 +33,7 @@ from ..frontend.types import bit_width
 from . import constants
 from ..targets import Target, get_target
 from .analysis import Families
+from .exchange_barriers import ExchangeBarriers
 from .rebuild import Rebuilder
 from . import register_budget, slm_tiles
 from .unlowered import reject_unlowered
@@ -64,6 +65,7 @@ class XeTileWgToSg(ModulePass):
                     dist.target = target
                     dist.slm_total = user_slm  # compiler exchanges come on top of the user's buffers
                     dist.run()
+                    dist.allocate_named_barriers()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
                 if needs_large_grf(fn, target):
                     fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
@@ -157,7 +159,7 @@ def _pieces(size: int, layout: int, data: int) -> int:
     return max(1, size // (layout * data))
 
 
-class _Distributor(TransposeDistribution, VectorDistribution, Rebuilder):
+class _Distributor(TransposeDistribution, VectorDistribution, ExchangeBarriers, Rebuilder):
     """Rebuilds the function with every workgroup-level value split into its pieces."""
 
     lowering_name = "the workgroup-to-subgroup distribution"

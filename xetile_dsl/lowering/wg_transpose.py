@@ -14,7 +14,8 @@ Two lowerings, chosen per op:
   its result pieces directly with transposed 2D block reads. No data crosses subgroups or
   lanes through memory.
 * **Through SLM** (RFC 2.2 and any other map pair): each subgroup stores its source pieces
-  row-major into an SLM buffer of the source's shape, a workgroup barrier, and each
+  row-major into an SLM buffer of the source's shape, a barrier (named per group when the
+  pieces stay inside independent groups of subgroups), and each
   subgroup loads its result pieces through a column-major view of that buffer
   (``memref.reinterpret_cast`` to strides ``[1, cols]`` and ``order = [0, 1]`` tiles), the
   RFC's "store with the source map row-major, load with the result map column-major".
@@ -22,11 +23,12 @@ Two lowerings, chosen per op:
 """
 from __future__ import annotations
 
-from xdsl.dialects import gpu, memref, scf
+from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, StridedLayoutAttr, VectorType
 from xdsl.ir import SSAValue
 
 from ..dialects import xetile
+from .sg_groups import Region, piece_origins
 
 SLM_SPACE = 3
 
@@ -54,20 +56,7 @@ def infer_transpose(inf, op: xetile.TileTransposeOp) -> None:
         inf.set(op.result, swapped(src), op, "the tile_transpose result")
 
 
-# --- which subgroup holds what -------------------------------------------------------------
-def piece_origins(m: xetile.WgMapAttr, shape, sg: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:
-    """(pieces per dimension, offsets of subgroup ``sg``'s pieces row-major), the
-    wg-to-sg rule: round-robin, wrapping around (mod size) when the layout covers more."""
-    coord = (sg // m.layout[1], sg % m.layout[1])
-    per_dim = []
-    for d in range(2):
-        lay, dat, size = m.layout[d], m.data[d], shape[d]
-        n = max(1, size // (lay * dat))
-        offs = [coord[d] * dat + p * lay * dat for p in range(n)]
-        per_dim.append([o % size if lay * dat > size else o for o in offs])
-    return (len(per_dim[0]), len(per_dim[1])), [(r, c) for r in per_dim[0] for c in per_dim[1]]
-
-
+# --- which subgroup holds what (piece_origins: sg_groups.py) ----------------------------
 def holds_own_transpose(src: xetile.WgMapAttr, src_shape, dst: xetile.WgMapAttr) -> bool:
     """Whether every subgroup's result piece ``(i, j)`` is the transpose of its own source
     piece ``(j, i)`` (then no data moves between subgroups)."""
@@ -186,13 +175,14 @@ class TransposeDistribution:
         self._check_slm(op, shape, elem)
         space = IntegerAttr(SLM_SPACE, 64)
         buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=space)), op).memref
+        view_shape = shape[::-1]
+        groups = self.exchange_groups(shape, Region(src, shape), Region(dst, view_shape, transposed=True))
         if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
-            self.emit(gpu.BarrierOp(), op)
+            self.exchange_barrier(op, groups)
         for piece, tile in zip(self.vmap[op.source], self._slm_tiles(op, buf, src, shape, elem, [], []),
                                strict=True):
             self.emit(xetile.StoreTileOp(piece, tile), op)
-        self.emit(gpu.BarrierOp(), op)
-        view_shape = shape[::-1]
+        self.exchange_barrier(op, groups)
         view_type = MemRefType(elem, list(view_shape), StridedLayoutAttr([1, shape[1]], 0), memory_space=space)
         view = self.emit(memref.ReinterpretCastOp.from_dynamic(buf, [0], list(view_shape), [1, shape[1]],
                                                                view_type), op).result

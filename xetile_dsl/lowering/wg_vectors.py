@@ -14,13 +14,15 @@ Map rules (XeTile RFC, Workgroup Level extension):
   (columns), and a second local reduction combines them;
 * ``tile_broadcast {wg_map}`` along d: the source map has sg_data 1 along d;
 * ``tile_conv_layout``: each subgroup stores its pieces (source map) into an SLM buffer of
-  the workgroup tile's shape, a workgroup barrier, then each subgroup loads its pieces of
-  the target map. Inside a loop a barrier also precedes the stores, so that no subgroup
-  overwrites partials another is still reading.
+  the workgroup tile's shape, a barrier, then each subgroup loads its pieces of the target
+  map. Inside a loop a barrier also precedes the stores, so that no subgroup overwrites
+  partials another is still reading. The barriers are named barriers per group of
+  subgroups when the exchange stays inside independent groups (exchange_barriers.py),
+  else workgroup barriers.
 """
 from __future__ import annotations
 
-from xdsl.dialects import gpu, memref, vector
+from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
@@ -28,6 +30,7 @@ from ..dialects import _asm, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from .elementwise import _combine_op, is_elementwise, is_vector
+from .sg_groups import Region
 from .wg_transpose import infer_transpose
 
 SLM_SPACE = 3
@@ -215,13 +218,14 @@ class VectorDistribution:
         self._check_slm(op, pshape, elem)
         buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(pshape), memory_space=IntegerAttr(SLM_SPACE,
                                                                                                        64))), op)
+        res = self.maps.map_of(op.result)
+        groups = self.exchange_groups(pshape, Region(_with(m, dim, 1), pshape), Region(_with(res, dim, lay), pshape))
         if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
-            self.emit(gpu.BarrierOp(), op)
+            self.exchange_barrier(op, groups)
         for piece, tile in zip(partials, self._slm_tiles(op, buf.memref, _with(m, dim, 1), pshape, elem, [], []),
                                strict=True):
             self.emit(xetile.StoreTileOp(piece, tile), op)
-        self.emit(gpu.BarrierOp(), op)
-        res = self.maps.map_of(op.result)
+        self.exchange_barrier(op, groups)
         combine = _combine_op(op.kind.data, elem, op)
         per_slice = [self._slm_slice_tiles(op, buf.memref, res, pshape, elem, dim, k) for k in range(lay)]
         out = []
@@ -307,12 +311,13 @@ class VectorDistribution:
         buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=IntegerAttr(SLM_SPACE,
                                                                                                      64))), op)
         sizes, strides = [], []  # a static memref: they come from its type
+        groups = self.exchange_groups(shape, Region(src, shape), Region(dst, shape))
         if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
-            self.emit(gpu.BarrierOp(), op)
+            self.exchange_barrier(op, groups)
         for piece, tile in zip(pieces, self._slm_tiles(op, buf.memref, src, shape, elem, sizes, strides),
                                strict=True):
             self.emit(xetile.StoreTileOp(piece, tile), op)
-        self.emit(gpu.BarrierOp(), op)
+        self.exchange_barrier(op, groups)
         out = []
         for tile in self._slm_tiles(op, buf.memref, dst, shape, elem, sizes, strides):
             vtype = VectorType(elem, tile.type.get_shape())

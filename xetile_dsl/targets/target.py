@@ -70,7 +70,7 @@ class Target:
     grf_bytes: int = 64  # bytes per general register
     large_grf_count: int = 256
     large_grf_option: str = "-ze-opt-large-register-file"  # IGC option selecting large_grf_count
-    named_barriers: int = 0
+    named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
     max_workgroup_size: int = 1024
     build_options: str = ""  # IGC options (GRF mode) the kernels of this target are built with
@@ -116,6 +116,11 @@ class Target:
         controls = sorted((CACHE_CONTROL_LEVELS[k], CACHE_CONTROL_LOAD[v]) for k, v in hints.items()
                           if k in CACHE_CONTROL_LEVELS and v != "cached")
         return tuple(controls[:1])
+
+    def named_barrier_ids(self) -> range:
+        """Ids a kernel may give its own named barriers: 1 .. named_barriers - 1 (id 0 is
+        the workgroup barrier ``gpu.barrier`` uses; IGC counts it in ``barrier_count``)."""
+        return range(1, self.named_barriers)
 
     def build_options_for(self, large_grf: bool) -> str:
         """IGC options for a kernel of this target; ``large_grf`` asks for the large
