@@ -67,7 +67,7 @@ def gemm_rowsum_kernel(a, b, c, rowsum, K, BK: xt.constexpr):
 
 @xd.jit
 def big_conv_kernel(a, c):
-    """A 256x128 f32 conversion: 128 KiB of SLM (fits PVC, not ARC)."""
+    """A 256x128 f32 conversion: 128 KiB of SLM (fits PVC whole; two rounds of 128 rows on ARC)."""
     v = xt.load_tile(xt.init_tile(a, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[16, 1], sg_data=[16, 128])))
     w = xt.tile_conv_layout(v, xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32]))
     xt.store_tile(w, xt.init_tile(c, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32])))
