@@ -75,13 +75,19 @@ def init_descs(tr, op: xetile.InitTileOp) -> list:
 
 
 def load_gather(tr, op: xetile.LoadGatherOp) -> None:
-    if op.padding is not None:
-        raise LoweringError("load_gather with a non-zero padding is not lowered yet (masked lanes read 0)", op)
+    """One ``xegpu.load`` per ``1 x sg`` block (masked-off lanes read 0); with a
+    ``padding``, ``arith.select(mask, loaded, padding)`` per block gives masked-off lanes
+    the padding instead (an element-wise op on the block, one select per lane)."""
     elem = op.value.type.element_type
     out = []
     for d, m in zip(tr.vmap[op.tile], tr.vmap[op.mask], strict=True):
         row = tr.emit(xegpu.LoadGatherOp(d, _row(tr, m, op), VectorType(elem, [d.type.get_shape()[0]])), op).value
-        out.append(_as_block(tr, row, op))
+        block = _as_block(tr, row, op)
+        if op.padding is not None:
+            pad = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(block.type, [op.padding.value.data])),
+                          op).result
+            block = tr.emit(av.SelectOp(m, block, pad), op).result
+        out.append(block)
     tr.vmap[op.value] = out
 
 

@@ -114,7 +114,7 @@ class _SgTranspose(Rebuilder):
                 if isinstance(user, (xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp, scf.WhileOp,
                                      scf.ConditionOp)):
                     continue
-                if not (isinstance(user, xetile.LoadTileOp) and user.padding is None and _feeds_only_transposes(user)):
+                if not (isinstance(user, xetile.LoadTileOp) and _feeds_only_transposes(user)):
                     return False
         return True
 
@@ -147,7 +147,8 @@ class _SgTranspose(Rebuilder):
             return
         tile = self.one(op.tile)
         vtype = VectorType(op.value.type.element_type, tile.type.get_shape())
-        self.vmap[op.value] = [self.emit(xetile.LoadTileOp(tile, vtype), op).value]
+        # a padding stays: the view's out-of-bounds elements are the source tile's, transposed
+        self.vmap[op.value] = [self.emit(xetile.LoadTileOp(tile, vtype, op.padding), op).value]
 
     # --- the transposes -----------------------------------------------------------------
     def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:

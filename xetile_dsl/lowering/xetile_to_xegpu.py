@@ -16,7 +16,6 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import xegpu, xetile
-from ..errors import LoweringError
 from ..frontend.types import bit_width
 from . import constants, elementwise
 from . import scattered, transposed
@@ -96,9 +95,6 @@ class _Translator(Rebuilder):
         elem = t.element_type
         packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
         if transposed.is_transposed(t):
-            if op.padding is not None:
-                raise LoweringError("load_tile with a non-zero padding from an order=[0, 1] (transposed) tile is "
-                                    "not lowered yet; pad a row-major tile, or use padding=0", op)
             self.vmap[op.value] = transposed.load_blocks(self, op, packed)
             return
         if packed:
