@@ -4,7 +4,8 @@ Runs after ``xetile-wg-to-sg`` (which lowers every workgroup-level transpose), b
 blocking. Two lowerings, chosen per op:
 
 * **In the load.** When the source is a ``load_tile`` whose tile family (init_tile,
-  update_tile_offset, loop-carried) is a global tile loaded only into such transposes,
+  update_tile_offset, loop-carried) is a global tile loaded only into such transposes
+  (with or without a padding, which the transposed load keeps),
   the tile becomes the transposed view of the same memory: an ``order = [0, 1]`` tile
   with swapped shape, offsets, sizes and strides (static memrefs: a
   ``memref.reinterpret_cast`` to strides ``[1, cols]``), update deltas swapped; an
