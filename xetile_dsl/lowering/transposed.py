@@ -62,7 +62,7 @@ def load_blocks(tr, op: xetile.LoadTileOp, packed: bool) -> list:
     else:
         vtype = VectorType(elem, [b0, b1])
         make = lambda d: xegpu.LoadNdOp(d, vtype, transpose=[1, 0], padding=pad)  # noqa: E731
-    return [tr.emit(make(d), op).value for d in tr.vmap[op.tile]]
+    return [tr.emit(make(d), op).value for d in tr.descs(op.tile)]
 
 
 def memory_sg_map(layout, data) -> tuple[tuple[int, int], tuple[int, int]]:
