@@ -98,3 +98,25 @@ def test_transposed_store_after_runtime_moves(mode):
     ref = np.zeros_like(y)
     ref[16:48, 24:40] = x[24:40, 16:48].T
     np.testing.assert_array_equal(y, ref)
+
+
+@xd.jit
+def store_transposed_either(x, y, flag):
+    """y^T rows 0..15 or 16..31 (runtime choice between two init_tiles of y) = x block."""
+    ty = xt.init_tile(y, [0, 0], [16, 32], order=(0, 1))
+    if flag > 0:
+        ty = xt.init_tile(y, [16, 0], [16, 32], order=(0, 1))
+    xt.store_tile(xt.load_tile(xt.init_tile(x, [0, 0], [16, 32])), ty)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("flag", [0, 1])
+def test_transposed_store_through_an_if(mode, flag):
+    """flag = 1 is specialised to a constant: the if folds and the first init_tile is dead
+    (which the XeGPU conversion used to crash on for order=(0, 1) tiles)."""
+    x = np.random.default_rng(54).standard_normal((16, 32)).astype(np.float32)
+    y = np.zeros((32, 32), np.float32)
+    store_transposed_either.on(mode)[(1,)](x, y, flag)
+    ref = np.zeros_like(y)
+    ref[:, 16 * flag:16 * flag + 16] = x.T
+    np.testing.assert_array_equal(y, ref)

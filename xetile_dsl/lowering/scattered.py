@@ -229,12 +229,17 @@ class RowOffsets:
         return parts[-2:]
 
     def record_base(self, tr, op: xetile.InitTileOp) -> None:
-        """The array, its extents and pitch, from the family's (one) init_tile."""
+        """The array, its extents and pitch, from the family's init_tile (every init_tile of
+        the family, e.g. both branches of an ``if``, must be on the same array)."""
         root = self.families.find(op.tile)
-        if root in self.bases:
-            raise LoweringError(f"{op.name}: a tile moved by update_tile_offset that block atomics or stores to "
-                                f"order=[0, 1] tiles use must come from one init_tile", op)
         src = tr.one(op.source)
+        if root in self.bases:
+            if self.bases[root][0] is not src:
+                raise LoweringError(f"{op.name}: a tile that block atomics or stores to order=[0, 1] tiles use "
+                                    f"after update_tile_offset (or a loop, or an if) must stay on one array; "
+                                    f"this init_tile is on another array than an earlier one of the same tile "
+                                    f"variable", op)
+            return
         sizes, strides = [tr.one(v) for v in op.sizes], [tr.one(v) for v in op.strides]
         if tuple(op.tile.type.attr.order_list) == (0, 1):  # back to the array's own extents and strides
             sizes, strides = sizes[::-1], strides[::-1]

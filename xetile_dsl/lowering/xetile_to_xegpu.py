@@ -76,6 +76,9 @@ class _Translator(Rebuilder):
         self.vmap[op.result] = [self.emit(arith.ConstantOp(attr), op).result for attr in constants.block_attrs(op)]
 
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
+        if not op.tile.uses:  # dead (e.g. reassigned under a constant-folded if): blocking gave it no blocks
+            self.vmap[op.tile] = []
+            return
         self._init_descs(op)
         if self.row_offsets.tracks(op.tile):  # moved, and block atomics / transposed stores need its position
             self.row_offsets.record_base(self, op)
