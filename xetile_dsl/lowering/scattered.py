@@ -8,13 +8,17 @@ store_scatter and atomic_rmw, at subgroup level.
 * **XeGPU.** Each block becomes ``xegpu.create_tdesc %base, %offs`` over ``sg`` lanes
   (``vector.extract`` takes the row out of the ``[1, sg]`` block), ``xegpu.load`` /
   ``xegpu.store`` / ``xegpu.atomic_rmw`` with the block's mask (all-true for atomics);
-  1-D results go back to ``[1, sg]`` with ``vector.broadcast``.
+  1-D results go back to ``[1, sg]`` with ``vector.broadcast``; a gather's ``padding`` is
+  an ``arith.select`` of the block on its mask.
+* **Per-row block accesses** (block atomics, stores to order=[0, 1] tiles): one scattered
+  descriptor per block row; a tile moved by update_tile_offset carries its logical
+  offsets next to its descriptors (:class:`RowOffsets`).
 * **SIMT.** The descriptor gets ``sg_map [1, sg] x [1, 1]``; every ``vector<sg x T>`` of
   these ops is one element per lane (``vector<1xT>``).
 """
 from __future__ import annotations
 
-from xdsl.dialects import arith, gpu, vector
+from xdsl.dialects import arith, gpu, scf, vector
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerType, VectorType
 
 from ..dialects import _arith_vector as av
@@ -264,8 +268,6 @@ def _needs_rows(op) -> bool:
 
 def _needs_descriptors(user) -> bool:
     """Whether a tile use reads its block descriptors (loads, prefetches, block stores)."""
-    from xdsl.dialects import scf
-
     if isinstance(user, (xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp, scf.IfOp, scf.WhileOp,
                          scf.ConditionOp)):
         return False

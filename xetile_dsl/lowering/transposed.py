@@ -3,8 +3,9 @@
 A tile ``[R, C]`` with ``order = [0, 1]`` over the array ``M`` reads ``T[r, c] = M[c, r]``;
 the frontend gives it swapped extents and strides ``[1, pitch]``.  Its blocks are lowered
 to descriptors over ``M`` itself: block ``b0 x b1`` at logical ``(i, j)`` is a
-``b1 x b0`` descriptor at ``(j, i)`` of ``M``, loaded with ``load_nd {transpose = [1, 0]}`` (with the load's ``padding``: elements outside ``M``
-read it, selected per element in codegen).
+``b1 x b0`` descriptor at ``(j, i)`` of ``M``, loaded with ``load_nd {transpose = [1, 0]}``
+(with the load's ``padding``: elements outside ``M`` read it, selected per element in
+codegen).
 A 16-bit operand B adds ``transpose_bit_width = 32``: transposing pairs of elements gives
 the VNNI form ``[K/2, N, 2]`` directly (xegpu RFC, "transpose_bit_width").  In the SIMT
 stage the descriptor carries the transposed sg_map of the loaded value
