@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
+import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationError
 from xetile_dsl.kernels import workgroup_slm as W
 
@@ -86,3 +87,33 @@ def test_no_chunk_fits_is_reported_at_the_users_line():
     assert "in rounds of row chunks" in text and "a multiple of 8 rows (4096 B)" in text
     assert "arc has 65536 B per workgroup and 2048 B are left" in text
     assert "xt.tile_conv_layout(" in text and "workgroup_slm.py" in text
+
+
+@xd.jit
+def conv_maps(a, c, H: xt.constexpr, W: xt.constexpr, SRC: xt.constexpr, DST: xt.constexpr):
+    """c = a through tile_conv_layout from map SRC to map DST ((sg_layout, sg_data) pairs)."""
+    src = xt.wg_map(sg_layout=SRC[0], sg_data=SRC[1])
+    dst = xt.wg_map(sg_layout=DST[0], sg_data=DST[1])
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [H, W], wg_map=src))
+    xt.store_tile(xt.tile_conv_layout(v, dst), xt.init_tile(c, [0, 0], [H, W], wg_map=dst))
+
+
+@pytest.mark.parametrize("target,dtype,hw,src,dst,chunk", [
+    # f16, 512 KiB, the result in 8 column pieces: 4 rounds of 128 rows on PVC
+    ("cpu-pvc", "f16", (512, 512), ([8, 4], [32, 128]), ([4, 8], [128, 64]), 128),
+    # the source wraps around (16 x 64 rows > 512: subgroups share pieces): 8 rounds of 64
+    ("cpu-pvc", "f32", (512, 512), ([16, 2], [64, 256]), ([32, 1], [16, 512]), 64),
+    # i32 on ARC (256 KiB, 64 KiB of SLM): 4 rounds of 64 rows
+    ("cpu-arc", "i32", (256, 256), ([4, 8], [64, 32]), ([32, 1], [8, 256]), 64),
+    ("interpret-subgroups", "f16", (512, 512), ([8, 4], [32, 128]), ([4, 8], [128, 64]), None),
+])
+def test_rounds_with_other_maps_and_types(target, dtype, hw, src, dst, chunk):
+    np_type = {"f16": np.float16, "f32": np.float32, "i32": np.int32}[dtype]
+    a = (np.arange(hw[0] * hw[1]) % 1000).reshape(hw).astype(np_type)
+    c = np.zeros_like(a)
+    consts = {"H": hw[0], "W": hw[1], "SRC": src, "DST": dst}
+    if chunk is not None:
+        text = xd.compile(conv_maps, {"a": f"{dtype}[:,:]", "c": f"{dtype}[:,:]"}, consts, target=target).asm["xegpu"]
+        assert re.findall(r"memref.alloc\(\) : memref<(\d+)x", text) == [str(chunk)]
+    conv_maps.on(target)[(1,)](a, c, **consts)
+    np.testing.assert_array_equal(c, a)
