@@ -39,3 +39,20 @@ def test_at_compiles_with_dpas(target, ocloc_path):
     simd = 16 if target == "pvc" else 8
     assert ocloc.check_isa(kernel.asm["zebin"], "matmul_at_kernel", expect_dpas=True,
                            expect_block2d=None if target == "pvc" else False, expect_simd=simd) == []
+
+
+@pytest.mark.parametrize("target,which", [("pvc", "a"), ("pvc", "b"), ("arc", "b")])
+def test_padded_transposed_operands(target, which, ocloc_path):
+    """load_tile(order=(0, 1) tile, padding=1): on pvc B^T stays 4 `d32t` block reads per
+    K step (the padding is a select per element after them); no spills anywhere."""
+    from tests.e2e.test_padding_transposed_gather import pad_matmul_t
+
+    tiles = (32, 32) if target == "pvc" else (16, 16)
+    sig = {"x": "f16[:,:]", "y": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    kernel = xd.compile(pad_matmul_t, sig, {"BM": tiles[0], "BN": tiles[1], "BK": 32, "WHICH": which},
+                        target=target)
+    assert ocloc.check_isa(kernel.asm["zebin"], "pad_matmul_t", expect_dpas=True) == []
+    loop = ocloc.hot_loop(kernel.asm["isa"])
+    d32t = len(re.findall(r"load_block2d\.ugm\.d32t\b", loop))
+    assert d32t == (4 if (target, which) == ("pvc", "b") else 0)
+    assert ocloc.count(loop, ocloc.DPAS) >= tiles[0] // 8 * tiles[1] // (16 if target == "pvc" else 8) * 2

@@ -165,3 +165,45 @@ def test_several_row_scattered_tile_is_one_create_tdesc_per_row_segment(target, 
     assert len(re.findall(rf"xegpu.load %\w+, %\w+ : .* vector<{sg}xi1> -> vector<{sg}xf32>", out)) == segments
     # the offsets are loaded, and the gathered rows stored, in the same 1 x sg rows
     assert len(re.findall(rf"xegpu.store_nd %\w+, %\w+ : vector<1x{sg}xf32>", out)) == segments
+
+
+# --- padding on order=[0, 1] tiles and on load_gather -------------------------------------------
+import xetile_dsl as xd  # noqa: E402
+import xetile_dsl.language as xt  # noqa: E402
+
+
+@xd.jit
+def _pad_transposed(xs, y):
+    v = xt.load_tile(xt.init_tile(xs, [0, 0], [16, 32], order=(0, 1)), padding=-7.5)
+    xt.store_tile(v, xt.init_tile(y, [0, 0], [16, 32]))
+
+
+@xd.jit
+def _pad_gather(src, idx, out):
+    i = xt.load_tile(xt.init_tile(idx, [0, 0], [2, 32]))
+    xt.store_tile(xt.load_gather(xt.init_tile(src, i), i < 50, padding=-7.5), xt.init_tile(out, [0, 0], [2, 32]))
+
+
+@pytest.mark.parametrize("target,sg", [("cpu-pvc", 16), ("cpu-arc", 8)])
+def test_transposed_load_keeps_its_padding(target, sg):
+    """Every transposed block load carries the padding (codegen selects it per element
+    whose memory element lies outside the array)."""
+    kernel = xd.compile(_pad_transposed, {"xs": "f32[:,:]", "y": "f32[:,:]"}, {}, target=target)
+    loads = re.findall(rf"xegpu.load_nd %\w+ \{{(.*)\}} : !xegpu.tensor_desc<{sg}x8xf32>", kernel.asm["xegpu"])
+    assert len(loads) == 16 // 8 * 32 // sg
+    assert all("padding = -7.500000e+00 : f32" in p and "transpose = array<i64: 1, 0>" in p for p in loads)
+    assert "__xetile_pad2d_transposed_32b" in kernel.asm["llvm"]
+
+
+@pytest.mark.parametrize("target,sg", [("cpu-pvc", 16), ("cpu-arc", 8)])
+def test_gather_padding_is_a_select_on_the_mask(target, sg):
+    """Per 1 x sg block: xegpu.load (masked lanes read 0), then arith.select(mask, value,
+    splat padding)."""
+    kernel = xd.compile(_pad_gather, {"src": "f32[:,:]", "idx": "i32[:,:]", "out": "f32[:,:]"}, {},
+                        target=target)
+    xegpu_text = kernel.asm["xegpu"]
+    blocks = 2 * 32 // sg
+    assert len(re.findall(r"= xegpu.load %", xegpu_text)) == blocks
+    pads = set(re.findall(rf"(%\w+) = arith.constant dense<-7.500000e\+00> : vector<1x{sg}xf32>", xegpu_text))
+    selects = re.findall(rf"arith.select %\w+, %\w+, (%\w+) : vector<1x{sg}xi1>, vector<1x{sg}xf32>", xegpu_text)
+    assert len(selects) == blocks and set(selects) <= pads

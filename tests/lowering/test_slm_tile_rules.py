@@ -103,14 +103,16 @@ def test_slm_buffers_larger_than_the_target_are_rejected(tmp_path):
 
 def test_user_slm_counts_towards_exchange_budget(tmp_path):
     """A compiler exchange (tile_conv_layout) comes on top of the user's buffer: 64 KiB
-    of SLM + a 64x64 f16 exchange (8 KiB) exceeds ARC's 64 KiB."""
+    of SLM + a 64x64 f16 exchange (8 KiB) exceeds ARC's 64 KiB, and nothing is left for
+    even one round of row chunks (lowering/wg_conv_rounds.py)."""
     text = ring_kernel(512).replace(
         "    %w = xetile.load_tile %pl",
         f"    %x = xetile.tile_conv_layout %v {{wg_map = {MMA}}} : vector<64x64xf16> -> vector<64x64xf16>\n"
         "    %w = xetile.load_tile %pl")
     assert "memref<64x64xf16, 3 : i64>" in opt(tmp_path, text, "xetile-wg-to-sg{target=pvc}")
     err = opt(tmp_path, text, "xetile-wg-to-sg{target=arc}", expect_ok=False)
-    assert "(8192 B, 73728 B in this kernel so far), but arc has 65536 B per workgroup" in err
+    assert "in rounds of row chunks" in err
+    assert "but arc has 65536 B per workgroup and 0 B are left in this kernel" in err
 
 
 @pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])

@@ -79,26 +79,58 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.F
     return fn
 
 
+def build_pad_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
+    """The padding wrapper of a transposed load (see :meth:`IntelBuiltins.pad_2d_transposed`):
+    each element of this lane's logical fragment whose memory element ``(y + c, x + r)`` lies
+    outside the surface becomes ``pad`` (a compare and a select per element; the transposed
+    block read itself stays one message)."""
+    frag = b2d._fragment(bi, elem_bits, cols, rows, wi_layout, wi_data)
+    name = f"__xetile_pad2d_transposed_{elem_bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
+    fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [frag.vector_type(), ir.IntType(elem_bits)])
+    *surface, value, pad = fn.args
+    addr = _TransposedAddressing(bi, builder, frag, surface)
+    values = {}
+    for index, row_off, col_off in frag.elements():
+        ok, _ = addr.element(row_off, col_off)
+        values[index] = builder.select(ok, b2d._element_of(builder, frag, value, index), pad)
+    builder.ret(b2d._assemble(builder, frag, [values[i] for i in range(frag.size)]))
+    return fn
+
+
+class _TransposedAddressing:
+    """Bounds checks and addresses of one lane's logical elements: logical ``(r, c)`` is
+    memory ``(y + c, x + r)``."""
+
+    def __init__(self, bi, builder, frag: b2d.Fragment, surface):
+        self.builder = builder
+        self.base, width, self.height, pitch, x, y = surface
+        self.ebytes = frag.elem_bits // 8
+        self.width_elems = builder.lshr(width, ir.Constant(I32, self.ebytes.bit_length() - 1))
+        self.pitch = builder.sext(pitch, I64)
+        lane_row, lane_col = b2d._lane_position(bi, builder, frag.wi_layout)
+        r0 = builder.mul(lane_row, ir.Constant(I32, frag.wi_data[0]))  # logical row = memory column
+        c0 = builder.mul(lane_col, ir.Constant(I32, frag.wi_data[1]))  # logical column = memory row
+        self.mem_row0, self.mem_col0 = builder.add(y, c0), builder.add(x, r0)
+
+    def element(self, row_off: int, col_off: int):
+        """(in_bounds: i1, address) of logical element ``(r0 + row_off, c0 + col_off)``;
+        unsigned compares also reject negative coordinates."""
+        b = self.builder
+        row = b.add(self.mem_row0, ir.Constant(I32, col_off))
+        col = b.add(self.mem_col0, ir.Constant(I32, row_off))
+        ok = b.and_(b.icmp_unsigned("<", row, self.height), b.icmp_unsigned("<", col, self.width_elems))
+        offset = b.add(b.mul(b.sext(row, I64), self.pitch), b.mul(b.sext(col, I64), ir.Constant(I64, self.ebytes)))
+        return ok, b.gep(self.base, [offset], source_etype=I8)
+
+
 def _gather_transposed(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     """This lane's logical fragment by plain loads: logical ``(r, c)`` is memory
     ``(y + c, x + r)``.  Branch-free like :func:`builtins_block2d._gather`."""
-    base, width, height, pitch, x, y = surface
-    ebytes = frag.elem_bits // 8
-    width_elems = builder.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
-    pitch64 = builder.sext(pitch, I64)
-    lane_row, lane_col = b2d._lane_position(bi, builder, frag.wi_layout)
-    r0 = builder.mul(lane_row, ir.Constant(I32, frag.wi_data[0]))  # logical row = memory column
-    c0 = builder.mul(lane_col, ir.Constant(I32, frag.wi_data[1]))  # logical column = memory row
-    mem_row0, mem_col0 = builder.add(y, c0), builder.add(x, r0)
+    addr = _TransposedAddressing(bi, builder, frag, surface)
     elem_ty = ir.IntType(frag.elem_bits)
     values = {}
     for index, row_off, col_off in frag.elements():
-        row = builder.add(mem_row0, ir.Constant(I32, col_off))
-        col = builder.add(mem_col0, ir.Constant(I32, row_off))
-        ok = builder.and_(builder.icmp_unsigned("<", row, height), builder.icmp_unsigned("<", col, width_elems))
-        offset = builder.add(builder.mul(builder.sext(row, I64), pitch64),
-                             builder.mul(builder.sext(col, I64), ir.Constant(I64, ebytes)))
-        ptr = builder.gep(base, [offset], source_etype=I8)
-        value = builder.load(builder.select(ok, ptr, base), typ=elem_ty, align=ebytes)
+        ok, ptr = addr.element(row_off, col_off)
+        value = builder.load(builder.select(ok, ptr, addr.base), typ=elem_ty, align=addr.ebytes)
         values[index] = builder.select(ok, value, ir.Constant(elem_ty, 0))
     return b2d._assemble(builder, frag, [values[i] for i in range(frag.size)])

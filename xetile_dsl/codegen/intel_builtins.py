@@ -95,6 +95,14 @@ class IntelBuiltins:
         key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
         return self._memoized(key, lambda: builtins_transpose.build_load_transposed(self, *key[1:]))
 
+    def pad_2d_transposed(self, elem_bits: int, rows: int, cols: int,
+                          wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+        """``<V x iE> f(surface..., <V x iE> fragment, iE pad)``: the fragment of
+        :meth:`load_2d_transposed` with every element whose memory element lies outside
+        the surface replaced by ``pad`` (bits)."""
+        key = ("pad_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
+        return self._memoized(key, lambda: builtins_transpose.build_pad_transposed(self, *key[1:]))
+
     def store_2d(self, elem_bits: int, rows: int, cols: int,
                  wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
         """``void f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,

@@ -493,7 +493,11 @@ class _KernelGen:
             if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0)) != "gather":
                 self._uses_block2d(op.tensor_desc)
             fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
-            self.values[op.value] = self.b.bitcast(self.b.call(fn, d.fields()), llvm_type(op.value.type))
+            raw = self.b.call(fn, d.fields())
+            if pad:  # the transposed read filled 0 out of bounds
+                pad_fn = self.lib.pad_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
+                raw = self.b.call(pad_fn, d.fields() + [raw, ir.Constant(ir.IntType(bits), pad)])
+            self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         if self.lib.load_2d_kind(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data) != "gather":

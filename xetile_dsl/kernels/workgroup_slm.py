@@ -93,7 +93,7 @@ def gemm_rowsum_kernel(a, b, c, rowsum, K, BK: xt.constexpr):
 
 @xd.jit
 def big_conv_kernel(a, c):
-    """A 256x128 f32 conversion: 128 KiB of SLM (fits PVC, not ARC)."""
+    """A 256x128 f32 conversion: 128 KiB of SLM (fits PVC whole; two rounds of 128 rows on ARC)."""
     v = xt.load_tile(xt.init_tile(a, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[16, 1], sg_data=[16, 128])))
     w = xt.tile_conv_layout(v, xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32]))
     xt.store_tile(w, xt.init_tile(c, [0, 0], [256, 128], wg_map=xt.wg_map(sg_layout=[4, 4], sg_data=[64, 32])))
@@ -116,3 +116,51 @@ def gemm_coop_kernel(a, b, c, K, BK: xt.constexpr):
         ta = xt.update_tile_offset(ta, 0, BK)
         tb = xt.update_tile_offset(tb, BK, 0)
     xt.store_tile(acc, xt.init_tile(c, [m, n], [64, 64], wg_map=MP_C))
+
+
+#: a 512x512 f32 tile (1 MiB) between 4-piece row bands over [8, 4] and whole 16-row bands
+#: over [32, 1]: larger than any target's SLM, so the conversion goes in rounds of row chunks
+MP_ROUNDS_SRC = xt.wg_map(sg_layout=[8, 4], sg_data=[16, 128])
+MP_ROUNDS_DST = xt.wg_map(sg_layout=[32, 1], sg_data=[16, 512])
+
+
+@xd.jit
+def conv_rounds_kernel(a, c):
+    """``c = 2a + 1`` for one 512x512 f32 tile per workgroup (rows ``512 * program_id``):
+    loaded over [8, 4], converted to [32, 1] in rounds of row chunks, stored."""
+    m = xt.program_id(0) * 512
+    v = xt.load_tile(xt.init_tile(a, [m, 0], [512, 512], wg_map=MP_ROUNDS_SRC))
+    w = xt.tile_conv_layout(v * 2.0, MP_ROUNDS_DST)
+    xt.store_tile(w + 1.0, xt.init_tile(c, [m, 0], [512, 512], wg_map=MP_ROUNDS_DST))
+
+
+@xd.jit
+def conv_rounds_after_slm_kernel(a, c, TM: xt.constexpr, ROWS: xt.constexpr):
+    """The kernel's own SLM buffer (``ROWS`` x 128 f32, ``ROWS >= TM``) keeps a copy of the
+    ``TM`` x 128 f32 tile, so the conversion of that tile (over 32 subgroups, ``TM/8`` x 32
+    pieces -> ``TM/32``-row whole-width bands) may no longer fit the SLM whole: it goes in
+    rounds of row chunks in what is left. ``c = 2a + 1`` per tile (rows ``TM * program_id``).
+    PVC: TM 128, ROWS 192 (96 + 64 KiB > 128 KiB); ARC: TM 64, ROWS 96 (48 + 32 > 64 KiB)."""
+    src = xt.wg_map(sg_layout=[8, 4], sg_data=[TM // 8, 32])
+    dst = xt.wg_map(sg_layout=[32, 1], sg_data=[TM // 32, 128])
+    m = xt.program_id(0) * TM
+    own = xt.slm_alloc([ROWS, 128], xt.float32)
+    xt.store_tile(xt.load_tile(xt.init_tile(a, [m, 0], [TM, 128], wg_map=src)),
+                  xt.init_tile(own, [0, 0], [TM, 128], wg_map=src))
+    xt.barrier()
+    v = xt.load_tile(xt.init_tile(own, [0, 0], [TM, 128], wg_map=src))
+    w = xt.tile_conv_layout(v * 2.0, dst)
+    xt.store_tile(w + 1.0, xt.init_tile(c, [m, 0], [TM, 128], wg_map=dst))
+
+
+@xd.jit
+def conv_rounds_loop_kernel(a, c, STEPS: xt.constexpr):
+    """The 1 MiB conversion of ``conv_rounds_kernel`` inside a loop over ``STEPS`` row
+    blocks of 512 rows: each iteration's rounds reuse the one chunk buffer."""
+    ta = xt.init_tile(a, [0, 0], [512, 512], wg_map=MP_ROUNDS_SRC)
+    tc = xt.init_tile(c, [0, 0], [512, 512], wg_map=MP_ROUNDS_DST)
+    for _ in range(STEPS):
+        w = xt.tile_conv_layout(xt.load_tile(ta) * 2.0, MP_ROUNDS_DST)
+        xt.store_tile(w + 1.0, tc)
+        ta = xt.update_tile_offset(ta, 512, 0)
+        tc = xt.update_tile_offset(tc, 512, 0)

@@ -4,7 +4,8 @@ Runs after ``xetile-wg-to-sg`` (which lowers every workgroup-level transpose), b
 blocking. Two lowerings, chosen per op:
 
 * **In the load.** When the source is a ``load_tile`` whose tile family (init_tile,
-  update_tile_offset, loop-carried) is a global tile loaded only into such transposes,
+  update_tile_offset, loop-carried) is a global tile loaded only into such transposes
+  (with or without a padding, which the transposed load keeps),
   the tile becomes the transposed view of the same memory: an ``order = [0, 1]`` tile
   with swapped shape, offsets, sizes and strides (static memrefs: a
   ``memref.reinterpret_cast`` to strides ``[1, cols]``), update deltas swapped; an
@@ -114,7 +115,7 @@ class _SgTranspose(Rebuilder):
                 if isinstance(user, (xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp, scf.WhileOp,
                                      scf.ConditionOp)):
                     continue
-                if not (isinstance(user, xetile.LoadTileOp) and user.padding is None and _feeds_only_transposes(user)):
+                if not (isinstance(user, xetile.LoadTileOp) and _feeds_only_transposes(user)):
                     return False
         return True
 
@@ -147,7 +148,8 @@ class _SgTranspose(Rebuilder):
             return
         tile = self.one(op.tile)
         vtype = VectorType(op.value.type.element_type, tile.type.get_shape())
-        self.vmap[op.value] = [self.emit(xetile.LoadTileOp(tile, vtype), op).value]
+        # a padding stays: the view's out-of-bounds elements are the source tile's, transposed
+        self.vmap[op.value] = [self.emit(xetile.LoadTileOp(tile, vtype, op.padding), op).value]
 
     # --- the transposes -----------------------------------------------------------------
     def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:

@@ -3,7 +3,9 @@
 A tile ``[R, C]`` with ``order = [0, 1]`` over the array ``M`` reads ``T[r, c] = M[c, r]``;
 the frontend gives it swapped extents and strides ``[1, pitch]``.  Its blocks are lowered
 to descriptors over ``M`` itself: block ``b0 x b1`` at logical ``(i, j)`` is a
-``b1 x b0`` descriptor at ``(j, i)`` of ``M``, loaded with ``load_nd {transpose = [1, 0]}``.
+``b1 x b0`` descriptor at ``(j, i)`` of ``M``, loaded with ``load_nd {transpose = [1, 0]}``
+(with the load's ``padding``: elements outside ``M`` read it, selected per element in
+codegen).
 A 16-bit operand B adds ``transpose_bit_width = 32``: transposing pairs of elements gives
 the VNNI form ``[K/2, N, 2]`` directly (xegpu RFC, "transpose_bit_width").  In the SIMT
 stage the descriptor carries the transposed sg_map of the loaded value
@@ -52,14 +54,16 @@ def load_blocks(tr, op: xetile.LoadTileOp, packed: bool) -> list:
     t = op.tile.type
     b0, b1 = t.attr.blocks
     elem = t.element_type
+    pad = op.padding  # out-of-bounds elements (of the array M) read it; codegen selects it per element
     if packed:
         vnni = 32 // bit_width(elem)
         vtype = VectorType(elem, [b0 // vnni, b1, vnni])
-        make = lambda d: xegpu.LoadNdOp(d, vtype, transpose=[1, 0], transpose_bit_width=32)  # noqa: E731
+        make = lambda d: xegpu.LoadNdOp(d, vtype, transpose=[1, 0], transpose_bit_width=32,  # noqa: E731
+                                        padding=pad)
     else:
         vtype = VectorType(elem, [b0, b1])
-        make = lambda d: xegpu.LoadNdOp(d, vtype, transpose=[1, 0])  # noqa: E731
-    return [tr.emit(make(d), op).value for d in tr.vmap[op.tile]]
+        make = lambda d: xegpu.LoadNdOp(d, vtype, transpose=[1, 0], padding=pad)  # noqa: E731
+    return [tr.emit(make(d), op).value for d in tr.descs(op.tile)]
 
 
 def memory_sg_map(layout, data) -> tuple[tuple[int, int], tuple[int, int]]:

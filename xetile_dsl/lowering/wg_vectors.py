@@ -18,7 +18,8 @@ Map rules (XeTile RFC, Workgroup Level extension):
   map. Inside a loop a barrier also precedes the stores, so that no subgroup overwrites
   partials another is still reading. The barriers are named barriers per group of
   subgroups when the exchange stays inside independent groups (exchange_barriers.py),
-  else workgroup barriers.
+  else workgroup barriers. A tile larger than the SLM left goes in rounds of row chunks
+  (wg_conv_rounds.py).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from .elementwise import _combine_op, is_elementwise, is_vector
 from .sg_groups import Region
+from .wg_conv_rounds import ConvRounds
 from .wg_transpose import infer_transpose
 
 SLM_SPACE = 3
@@ -132,7 +134,7 @@ def _feeds_one_reduce(op: xetile.TileConvLayoutOp) -> bool:
 
 
 # --- distribution --------------------------------------------------------------------------
-class VectorDistribution:
+class VectorDistribution(ConvRounds):
     """Mixin for the wg-to-sg ``_Distributor``: per-piece vector ops and SLM exchanges."""
 
     def distribute_vector_op(self, op: Operation) -> bool:
@@ -301,8 +303,11 @@ class VectorDistribution:
             self.reduce_first = getattr(self, "reduce_first", set()) | {op}
             self.vmap[op.result] = []
             return
-        self.vmap[op.result] = self.exchange(op, self.vmap[op.source], src, dst, _shape(op.source),
-                                             op.source.type.element_type)
+        shape, elem = _shape(op.source), op.source.type.element_type
+        if not self.fits_in_slm(shape, elem):  # in rounds of row chunks (wg_conv_rounds.py)
+            self.vmap[op.result] = self.exchange_in_rounds(op, self.vmap[op.source], src, dst, shape, elem)
+            return
+        self.vmap[op.result] = self.exchange(op, self.vmap[op.source], src, dst, shape, elem)
 
     def exchange(self, op, pieces, src, dst, shape, elem) -> list[SSAValue]:
         """Store ``pieces`` (map ``src``) into a new SLM buffer of ``shape``, barrier, and

@@ -16,10 +16,10 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import xegpu, xetile
-from ..errors import LoweringError
 from ..frontend.types import bit_width
 from . import constants, elementwise
 from . import scattered, transposed
+from .analysis import Families
 from .blocking import has_xetile_ops
 from .rebuild import Rebuilder
 from ..targets.target import PREFETCH_LOCALITY_HINTS
@@ -43,6 +43,13 @@ class _Translator(Rebuilder):
     def __init__(self, fn: func.FuncOp):
         super().__init__(fn)
         self.packed_tiles = _tiles_loaded_as_b(fn)
+        self.row_offsets = scattered.RowOffsets(fn, Families(fn))
+
+    def descs(self, tile: SSAValue) -> list[SSAValue]:
+        """A tile's block descriptors (a tile moved for per-row accesses also carries its
+        offsets: scattered.RowOffsets)."""
+        parts = self.vmap[tile]
+        return self.row_offsets.descriptors(parts) if self.row_offsets.tracks(tile) else parts
 
     def run(self) -> None:
         super().run()
@@ -69,6 +76,16 @@ class _Translator(Rebuilder):
         self.vmap[op.result] = [self.emit(arith.ConstantOp(attr), op).result for attr in constants.block_attrs(op)]
 
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
+        if not op.tile.uses:  # dead (e.g. reassigned under a constant-folded if): blocking gave it no blocks
+            self.vmap[op.tile] = []
+            return
+        self._init_descs(op)
+        if self.row_offsets.tracks(op.tile):  # moved, and block atomics / transposed stores need its position
+            self.row_offsets.record_base(self, op)
+            descs = self.vmap[op.tile] if self.row_offsets.needs_descriptors(op.tile) else []
+            self.vmap[op.tile] = descs + [self.one(v) for v in op.offsets]
+
+    def _init_descs(self, op: xetile.InitTileOp) -> None:
         t = op.tile.type
         if transposed.is_transposed(t):
             self.vmap[op.tile] = transposed.init_descs(self, op)
@@ -96,9 +113,6 @@ class _Translator(Rebuilder):
         elem = t.element_type
         packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
         if transposed.is_transposed(t):
-            if op.padding is not None:
-                raise LoweringError("load_tile with a non-zero padding from an order=[0, 1] (transposed) tile is "
-                                    "not lowered yet; pad a row-major tile, or use padding=0", op)
             self.vmap[op.value] = transposed.load_blocks(self, op, packed)
             return
         if packed:
@@ -108,13 +122,13 @@ class _Translator(Rebuilder):
             vtype = VectorType(elem, [b0, b1])
         # a non-zero padding rides on load_nd: codegen replaces out-of-bounds elements
         self.vmap[op.value] = [self.emit(xegpu.LoadNdOp(d, vtype, packed=packed, padding=op.padding), op).value
-                               for d in self.vmap[op.tile]]
+                               for d in self.descs(op.tile)]
 
     def _op_StoreTileOp(self, op: xetile.StoreTileOp) -> None:
         if transposed.is_transposed(op.tile.type):
             scattered.transposed_store(self, op)
             return
-        for v, d in zip(self.vmap[op.value], self.vmap[op.tile], strict=True):
+        for v, d in zip(self.vmap[op.value], self.descs(op.tile), strict=True):
             self.emit(xegpu.StoreNdOp(v, d), op)
 
     def _op_LoadGatherOp(self, op: xetile.LoadGatherOp) -> None:
@@ -129,15 +143,17 @@ class _Translator(Rebuilder):
     def _op_PrefetchTileOp(self, op: xetile.PrefetchTileOp) -> None:
         """One prefetch_nd per block; ``locality`` becomes cache hints (targets/target.py)."""
         locality = op.locality.value.data if op.locality is not None else 3
-        for d in self.vmap[op.tile]:
+        for d in self.descs(op.tile):
             self.emit(xegpu.PrefetchNdOp(d, dict(PREFETCH_LOCALITY_HINTS[locality])), op)
 
     def _op_UpdateTileOffsetOp(self, op: xetile.UpdateTileOffsetOp) -> None:
-        dx, dy = self.one(op.offset_x), self.one(op.offset_y)
-        if transposed.is_transposed(op.tile.type):
-            dx, dy = dy, dx  # the descriptors address the row-major array underneath
-        self.vmap[op.result] = [self.emit(xegpu.UpdateNdOffsetOp(d, [dx, dy]), op).result
-                                for d in self.vmap[op.tile]]
+        d0, d1 = self.one(op.offset_x), self.one(op.offset_y)  # logical: rows, columns
+        dx, dy = (d1, d0) if transposed.is_transposed(op.tile.type) else (d0, d1)  # the array underneath
+        parts = [self.emit(xegpu.UpdateNdOffsetOp(d, [dx, dy]), op).result for d in self.descs(op.tile)]
+        if self.row_offsets.tracks(op.tile):
+            o0, o1 = self.row_offsets.offsets(self.vmap[op.tile])
+            parts += [self.emit(arith.AddiOp(o0, d0), op).result, self.emit(arith.AddiOp(o1, d1), op).result]
+        self.vmap[op.result] = parts
 
     def _op_TileMMAOp(self, op: xetile.TileMMAOp) -> None:
         mb, kb, _, _ = op.a.type.get_shape()
