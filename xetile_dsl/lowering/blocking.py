@@ -91,6 +91,9 @@ class _BlockFunction:
                     self._set_role(v, role, op)
             elif isinstance(op, xetile.InitTileOp) and scattered.is_scattered(op.tile.type):
                 self._set_role(op.offsets[0], "S", op)
+            elif isinstance(op, xetile.TileTransposeOp):  # in registers: both sides one column per lane
+                self._set_role(op.source, "C", op)
+                self._set_role(op.result, "C", op)
             elif isinstance(op, xetile.PrefetchTileOp):
                 self._set_role(op.tile, "P", op)
             elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, VectorType):

@@ -19,7 +19,7 @@ from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from . import constants, elementwise
-from . import scattered, transposed
+from . import register_transpose, scattered, transposed
 from .blocking import has_xetile_ops
 from .rebuild import Rebuilder
 from ..targets.target import PREFETCH_LOCALITY_HINTS
@@ -138,6 +138,9 @@ class _Translator(Rebuilder):
             dx, dy = dy, dx  # the descriptors address the row-major array underneath
         self.vmap[op.result] = [self.emit(xegpu.UpdateNdOffsetOp(d, [dx, dy]), op).result
                                 for d in self.vmap[op.tile]]
+
+    def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:
+        register_transpose.to_xegpu(self, op)  # lanes x lanes squares (lowering/register_transpose.py)
 
     def _op_TileMMAOp(self, op: xetile.TileMMAOp) -> None:
         mb, kb, _, _ = op.a.type.get_shape()

@@ -1,0 +1,151 @@
+"""``tile_transpose`` in registers: lane shuffles instead of an SLM round trip.
+
+The helpers the transpose passes, blocking, the XeGPU conversion and the SIMT pass call
+(docs/design.md, "Subgroup-level tile_transpose").
+
+* **When** (:func:`fits_registers`, :func:`register_transposable`): a subgroup-level
+  transpose of an ``[R, C]`` value whose dims are multiples of the subgroup size ``L`` and
+  whose elements are 16 or 32 bits wide (16-bit elements are widened to 32 bits for the
+  shuffles; 8-bit values keep the SLM path: their loads and stores use ``2L``-wide blocks),
+  and whose source and result are not (through element-wise chains) operand A of a
+  tile_mma: A's lane layouts (tf32 ``[2, 8]``, ARC's packed pairs) do not hold one block
+  column per lane.
+* **Blocking**: source and result keep their own blocks, ``b x L`` with ``b`` a divisor or a
+  multiple of ``L`` (accumulator-like ``8 x L``, B's ``K x L``); each holds one column per lane.
+* **XeGPU** (:func:`to_xegpu`): the value is cut into ``L x L`` squares; square ``(p, q)`` of
+  the source (rows ``pL..``, columns ``qL..``) is joined from its blocks with
+  ``vector.insert_strided_slice`` (or cut from a taller block with
+  ``vector.extract_strided_slice``), transposed with ``vector.transpose %sq, [1, 0]`` and is
+  square ``(q, p)`` of the result, whose blocks are cut from (or joined of) the squares the
+  same way.
+* **SIMT** (:func:`distribute`): every value involved is in the plain lane layout
+  (``wi_layout = [1, L], wi_data = [1, 1]``: lane n holds column n, fragment ``[rows, 1]``);
+  row slices stay lane-local (sizes ``[n, L]`` -> ``[n, 1]``) and the square's
+  ``vector.transpose`` becomes ``xegpu.lane_transpose`` (codegen: ``L - 1`` subgroup shuffles
+  with a lane-dependent element choice before and after, codegen/lane_transpose.py).
+"""
+from __future__ import annotations
+
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, VectorType
+from xdsl.ir import Operation, SSAValue
+
+from ..dialects import _asm, xegpu, xetile
+from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp, TransposeOp
+from ..errors import LoweringError
+from ..frontend.types import bit_width
+from .analysis import Families
+from .elementwise import join_elementwise
+
+#: element widths the shuffles move (16-bit widened to 32); 8-bit stays in SLM
+REGISTER_BITS = (16, 32)
+
+
+# --- when ------------------------------------------------------------------------------
+def fits_registers(shape, elem, lanes: int) -> bool:
+    """Whether an ``[R, C]`` value of ``elem`` can be transposed in ``L x L`` register squares."""
+    return (len(shape) == 2 and shape[0] % lanes == 0 and shape[1] % lanes == 0
+            and bit_width(elem) in REGISTER_BITS)
+
+
+def operand_a_roots(fn: func.FuncOp) -> tuple[Families, set[SSAValue]]:
+    """Element-wise families (joined as blocking joins them) that reach operand A of a tile_mma."""
+    families = Families(fn)
+    join_elementwise(families, fn)
+    roots = {families.find(op.a) for op in fn.walk() if isinstance(op, xetile.TileMMAOp)}
+    return families, roots
+
+
+def register_transposable(op: xetile.TileTransposeOp, lanes: int, a_roots: tuple[Families, set]) -> bool:
+    """The register path applies to ``op`` (shape, width, and no operand A on either side)."""
+    families, roots = a_roots
+    return (fits_registers(tuple(op.source.type.get_shape()), op.source.type.element_type, lanes)
+            and families.find(op.source) not in roots and families.find(op.result) not in roots)
+
+
+# --- XeTile -> XeGPU -------------------------------------------------------------------
+def to_xegpu(tr, op: xetile.TileTransposeOp) -> None:
+    """The result blocks of a blocked ``tile_transpose`` through ``L x L`` squares."""
+    gr, gc, bs, lanes = op.source.type.get_shape()
+    rr, rc, br, res_lanes = op.result.type.get_shape()
+    if res_lanes != lanes or lanes < 2 or _incommensurate(bs, lanes) or _incommensurate(br, lanes):
+        raise LoweringError(f"tile_transpose in registers needs source and result blocks of b x L "
+                            f"(b dividing or a multiple of L); got {bs}x{lanes} and {br}x{res_lanes}", op)
+    elem = op.source.type.element_type
+    src = tr.vmap[op.source]
+    rows, cols = gr * bs, gc * lanes
+    squares = {}  # (p, q) -> the transposed source square (p, q): result square (q, p)
+    for p in range(rows // lanes):
+        for q in range(cols // lanes):
+            column = [src[i * gc + q] for i in range(gr)]
+            sq = _rows(tr, op, column, bs, p * lanes, lanes, lanes, elem)
+            squares[p, q] = tr.emit(TransposeOp(sq, [1, 0]), op).result
+    out = []
+    for i in range(rr):
+        for j in range(rc):  # result column block j = source row square j
+            column = [squares[j, q] for q in range(cols // lanes)]
+            out.append(_rows(tr, op, column, lanes, i * br, br, lanes, elem))
+    tr.vmap[op.result] = out
+
+
+def _incommensurate(b: int, lanes: int) -> bool:
+    return b % lanes != 0 and lanes % b != 0
+
+
+def _rows(tr, like, column: list[SSAValue], block_rows: int, r0: int, n: int, lanes: int, elem) -> SSAValue:
+    """Rows ``r0 .. r0 + n`` of a block column (blocks of ``block_rows x lanes``) as one
+    ``n x lanes`` vector: a block itself, a slice of one, or several joined."""
+    k = r0 // block_rows
+    if n == block_rows:
+        return column[k]
+    if n < block_rows:
+        return tr.emit(ExtractStridedSliceOp(column[k], [r0 % block_rows, 0], [n, lanes]), like).result
+    vtype = VectorType(elem, [n, lanes])
+    acc = tr.emit(arith.ConstantOp(_zeros(vtype)), like).result
+    for m in range(n // block_rows):
+        acc = tr.emit(InsertStridedSliceOp(column[k + m], acc, [m * block_rows, 0]), like).result
+    return acc
+
+
+def _zeros(vtype: VectorType) -> DenseIntOrFPElementsAttr:
+    """A splat zero (what the joined rows overwrite; codegen folds it away)."""
+    return DenseIntOrFPElementsAttr.from_list(vtype, [0 if isinstance(vtype.element_type, IntegerType) else 0.0])
+
+
+# --- XeGPU -> SIMT -----------------------------------------------------------------------
+def distribute(dist, fn: func.FuncOp) -> None:
+    """After the SIMT pass gave every value its fragment: row slices become fragment row
+    slices and each square transpose an ``xegpu.lane_transpose`` (plain layouts only)."""
+    for op in list(fn.walk()):
+        if isinstance(op, (ExtractStridedSliceOp, InsertStridedSliceOp)):
+            _check_plain(dist, op)
+            _slice_to_simt(op)
+        elif isinstance(op, TransposeOp) and op.vector.type.get_shape() == op.result.type.get_shape():
+            _check_plain(dist, op)
+            new = xegpu.LaneTransposeOp(op.vector)
+            new.location = op.location
+            op.parent_block().insert_op_before(new, op)
+            op.result.replace_all_uses_with(new.result)
+            op.parent_block().erase_op(op)
+
+
+def _check_plain(dist, op: Operation) -> None:
+    """Each vector of the op holds one column per lane (``[rows, 1]`` fragments)."""
+    for v in list(op.operands) + list(op.results):
+        shape = v.type.get_shape()
+        role = dist._role_of(v)
+        plain = dist._sg_map(role, v.type.element_type, v) == dist._sg_map("C", v.type.element_type)
+        if not plain or len(shape) != 2 or shape[1] != 1:
+            raise LoweringError(f"{op.name} in registers needs the plain lane layout (one block column per lane) "
+                                f"on every value; {v.type} here is in the {role} layout of "
+                                f"{dist.target.name}", op)
+
+
+def _slice_to_simt(op) -> None:
+    """Row slices of whole-width blocks: offsets stay, sizes become ``[n, 1]``."""
+    offsets = _asm.as_int_list(op.offsets)
+    if offsets[1] != 0:
+        raise LoweringError(f"{op.name}: only row slices of whole blocks are distributed over lanes", op)
+    if isinstance(op, ExtractStridedSliceOp):
+        n = _asm.as_int_list(op.sizes)[0]
+        op.properties["sizes"] = _asm.int_array([n, 1])
