@@ -4,14 +4,18 @@ and the row slices that join blocks into ``L x L`` squares.
 * ``vector.extract_strided_slice`` / ``vector.insert_strided_slice`` on SIMT fragments are
   lane-local: rows ``o .. o + n`` of a ``[rows, 1]`` fragment are its elements ``o .. o + n``.
 * ``xegpu.lane_transpose`` of ``x`` (lane i holds column i of the block, ``x_i[r] = S[r][i]``):
-  lane j must end with ``y_j[r] = S[j][r] = x_r[j]``. Diagonal schedule, step k = 0 .. L-1:
-  lane i offers its element ``(i - k) mod L``, lane j reads the offer of lane ``s = (j + k)
-  mod L`` with one ``intel_sub_group_shuffle`` (step 0 is the lane's own element: no
-  shuffle) and puts it at element s. So each step is one shuffle with a lane-dependent
-  element choice before (dynamic extract) and after (dynamic insert); ``L - 1`` shuffles
-  per square. Elements narrower than 32 bits are widened for the 32-bit shuffle.
-  Measured with ocloc (docs/design.md): dynamic indexing compiles to IGC's indirect
-  register moves and is cheaper than a select chain over the L elements.
+  lane j must end with ``y_j[r] = S[j][r] = x_r[j]``. Diagonal schedule: at step m lane j
+  receives ``x_s[j]`` from lane ``s = (j - m) mod L`` (one ``intel_sub_group_shuffle``; step
+  0 is the lane's own element, no shuffle), so ``L - 1`` shuffles per square. The
+  lane-dependent element choices before and after are whole-fragment rotations by the
+  lane id: before, ``z_i[m] = x_i[(i + m) mod L]`` (lane i offers ``z_i[m]`` at step m, the
+  element receiver ``i + m`` needs); after, ``y_j[r] = w_j[(j - r) mod L]`` (a rotation and a
+  static reversal). A rotation is a barrel shifter: ``log2 L`` selects between the fragment
+  and a static rotation of it. Measured with ocloc (docs/design.md): per-step dynamic
+  ``insertelement`` costs IGC L predicated moves per step, dynamic ``extractelement``
+  about 7 instructions each (address arithmetic + an indirect read); the barrel shifter
+  is ``L log2 L`` ``sel`` per rotation. Elements narrower than 32 bits are widened for
+  the 32-bit shuffle.
 """
 from __future__ import annotations
 
@@ -44,21 +48,30 @@ def emit(gen, op: Operation) -> None:
 
 
 def _lane_transpose(gen, x: ir.Value) -> ir.Value:
+    """Rotate by the lane id, shuffle element by element, rotate back."""
     b, lib = gen.b, gen.lib
-    lanes = x.type.count
-    elem = x.type.element
-    words = _to_words(b, x)
+    lanes, elem = x.type.count, x.type.element
     lane = lib.lane_id(b)
+    rotated = _elements(b, _rotate_by_lane(b, _to_words(b, x), lane))  # z_i[m] = x_i[(i + m) mod L]
     mask = ir.Constant(I32, lanes - 1)
-    out = ir.Constant(words.type, None)
-    for k in range(lanes):
-        offer = b.extract_element(words, b.and_(b.sub(lane, ir.Constant(I32, k)), mask))
-        if k == 0:
-            out = b.insert_element(out, offer, lane)
-            continue
-        source = b.and_(b.add(lane, ir.Constant(I32, k)), mask)
-        out = b.insert_element(out, lib.shuffle_i32(b, offer, source), source)
-    return _from_words(b, out, elem)
+    moved = [rotated[0]] + [lib.shuffle_i32(b, rotated[m], b.and_(b.sub(lane, ir.Constant(I32, m)), mask))
+                            for m in range(1, lanes)]  # w_j[m] = z_{j-m}[m] = x_{j-m}[j]
+    back = _rotate_by_lane(b, _pack(b, moved), lane)  # v_j[m] = w_j[(j + m) mod L]
+    result = b.shuffle_vector(back, back, ir.Constant(ir.VectorType(I32, lanes), [(-r) % lanes for r in range(lanes)]))
+    return _from_words(b, result, elem)  # y_j[r] = v_j[-r] = w_j[(j - r) mod L] = x_r[j]
+
+
+def _rotate_by_lane(b: ir.IRBuilder, words: ir.Value, lane: ir.Value) -> ir.Value:
+    """``v[m] = words[(m + lane) mod L]``: a barrel shifter, one static rotation by ``2^k``
+    selected per bit k of the lane id (``log2 L`` selects of the fragment)."""
+    lanes = words.type.count
+    step = 1
+    while step < lanes:
+        bit = b.icmp_unsigned("!=", b.and_(lane, ir.Constant(I32, step)), ir.Constant(I32, 0))
+        order = ir.Constant(ir.VectorType(I32, lanes), [(m + step) % lanes for m in range(lanes)])
+        words = b.select(bit, b.shuffle_vector(words, words, order), words)
+        step *= 2
+    return words
 
 
 def _to_words(b: ir.IRBuilder, x: ir.Value) -> ir.Value:
