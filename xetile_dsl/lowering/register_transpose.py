@@ -12,7 +12,9 @@ The helpers the transpose passes, blocking, the XeGPU conversion and the SIMT pa
   column per lane.
 * **Blocking**: source and result keep their own blocks, ``b x L`` with ``b`` a divisor or a
   multiple of ``L`` (accumulator-like ``8 x L``, B's ``K x L``); each holds one column per lane.
-* **XeGPU** (:func:`to_xegpu`): the value is cut into ``L x L`` squares; square ``(p, q)`` of
+  ``tile_transpose`` stays 2-D (the RFC gives it no 4-D form): ``tile_unpack`` of the source
+  blocks, ``tile_transpose``, ``tile_pack`` into the result's blocks (:func:`unpack_around`).
+* **XeGPU** (:func:`transpose_to_xegpu`): the value is cut into ``L x L`` squares; square ``(p, q)`` of
   the source (rows ``pL..``, columns ``qL..``) is joined from its blocks with
   ``vector.insert_strided_slice`` (or cut from a taller block with
   ``vector.extract_strided_slice``), transposed with ``vector.transpose %sq, [1, 0]`` and is
@@ -63,29 +65,79 @@ def register_transposable(op: xetile.TileTransposeOp, lanes: int, a_roots: tuple
             and families.find(op.source) not in roots and families.find(op.result) not in roots)
 
 
+# --- blocking ----------------------------------------------------------------------------
+def unpack_around(fn: func.FuncOp) -> None:
+    """After blocking retyped a transpose's source and result to 4-D: keep ``tile_transpose``
+    2-D (the RFC gives it no 4-D form) between a ``tile_unpack`` of the source blocks and a
+    ``tile_pack`` into the result's blocks."""
+    for op in [o for o in fn.walk() if isinstance(o, xetile.TileTransposeOp)]:
+        src_t, res_t = op.source.type, op.result.type
+        if len(src_t.get_shape()) != 4:
+            continue
+        unpack = xetile.TileUnpackOp(op.source, src_t.get_shape()[2:])
+        rows, cols = unpack.result.type.get_shape()
+        flat = xetile.TileTransposeOp(unpack.result, [1, 0], VectorType(src_t.element_type, [cols, rows]))
+        pack = xetile.TilePackOp(flat.result, res_t.get_shape()[2:], res_t)
+        for new in (unpack, flat, pack):
+            new.location = op.location
+        op.parent_block().insert_ops_before([unpack, flat, pack], op)
+        op.result.replace_all_uses_with(pack.result)
+        op.parent_block().erase_op(op)
+
+
 # --- XeTile -> XeGPU -------------------------------------------------------------------
-def to_xegpu(tr, op: xetile.TileTransposeOp) -> None:
-    """The result blocks of a blocked ``tile_transpose`` through ``L x L`` squares."""
-    gr, gc, bs, lanes = op.source.type.get_shape()
-    rr, rc, br, res_lanes = op.result.type.get_shape()
-    if res_lanes != lanes or lanes < 2 or _incommensurate(bs, lanes) or _incommensurate(br, lanes):
-        raise LoweringError(f"tile_transpose in registers needs source and result blocks of b x L "
-                            f"(b dividing or a multiple of L); got {bs}x{lanes} and {br}x{res_lanes}", op)
-    elem = op.source.type.element_type
-    src = tr.vmap[op.source]
-    rows, cols = gr * bs, gc * lanes
-    squares = {}  # (p, q) -> the transposed source square (p, q): result square (q, p)
+# A 2-D value between tile_unpack and tile_pack maps to its blocks, row-major, of
+# ``tr.block_shapes[value]`` (the unpacked source's blocks; L x L squares after the transpose).
+def unpack_to_xegpu(tr, op) -> None:
+    _, _, b0, b1 = op.source.type.get_shape()
+    tr.vmap[op.result] = list(tr.vmap[op.source])
+    _block_shapes(tr)[op.result] = (b0, b1)
+
+
+def transpose_to_xegpu(tr, op: xetile.TileTransposeOp) -> None:
+    """Each ``L x L`` square of the source, joined from (or cut out of) its blocks and
+    transposed with ``vector.transpose``; square ``(p, q)`` of the source is square ``(q, p)``
+    of the result."""
+    shapes = _block_shapes(tr)
+    if op.source not in shapes:
+        raise LoweringError("tile_transpose in registers expects its source from tile_unpack (xetile-blocking)", op)
+    bs, lanes = shapes[op.source]
+    rows, cols = op.source.type.get_shape()
+    if _incommensurate(bs, lanes):
+        raise LoweringError(f"tile_transpose in registers needs source blocks of b x L, b dividing or a "
+                            f"multiple of L; got {bs}x{lanes}", op)
+    elem, src = op.source.type.element_type, tr.vmap[op.source]
+    gc = cols // lanes
+    squares = [None] * ((rows // lanes) * gc)
     for p in range(rows // lanes):
-        for q in range(cols // lanes):
-            column = [src[i * gc + q] for i in range(gr)]
+        for q in range(gc):
+            column = src[q::gc]
             sq = _rows(tr, op, column, bs, p * lanes, lanes, lanes, elem)
-            squares[p, q] = tr.emit(TransposeOp(sq, [1, 0]), op).result
+            squares[q * (rows // lanes) + p] = tr.emit(TransposeOp(sq, [1, 0]), op).result
+    tr.vmap[op.result] = squares
+    shapes[op.result] = (lanes, lanes)
+
+
+def pack_to_xegpu(tr, op) -> None:
+    """The result blocks, cut out of (or joined from) the transposed squares."""
+    shapes = _block_shapes(tr)
+    rows_in, lanes = shapes[op.source]
+    rr, rc, br, bc = op.result.type.get_shape()
+    if bc != lanes or _incommensurate(br, lanes):
+        raise LoweringError(f"tile_pack after a register transpose needs result blocks of b x {lanes}, b dividing "
+                            f"or a multiple of {lanes}; got {br}x{bc}", op)
+    elem, squares = op.source.type.element_type, tr.vmap[op.source]
     out = []
     for i in range(rr):
-        for j in range(rc):  # result column block j = source row square j
-            column = [squares[j, q] for q in range(cols // lanes)]
-            out.append(_rows(tr, op, column, lanes, i * br, br, lanes, elem))
+        for j in range(rc):
+            out.append(_rows(tr, op, squares[j::rc], rows_in, i * br, br, lanes, elem))
     tr.vmap[op.result] = out
+
+
+def _block_shapes(tr) -> dict:
+    if not hasattr(tr, "register_block_shapes"):
+        tr.register_block_shapes = {}
+    return tr.register_block_shapes
 
 
 def _incommensurate(b: int, lanes: int) -> bool:

@@ -139,8 +139,15 @@ class _Translator(Rebuilder):
         self.vmap[op.result] = [self.emit(xegpu.UpdateNdOffsetOp(d, [dx, dy]), op).result
                                 for d in self.vmap[op.tile]]
 
+    # a register transpose: tile_unpack, tile_transpose, tile_pack (lowering/register_transpose.py)
+    def _op_TileUnpackOp(self, op: xetile.TileUnpackOp) -> None:
+        register_transpose.unpack_to_xegpu(self, op)
+
     def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:
-        register_transpose.to_xegpu(self, op)  # lanes x lanes squares (lowering/register_transpose.py)
+        register_transpose.transpose_to_xegpu(self, op)
+
+    def _op_TilePackOp(self, op: xetile.TilePackOp) -> None:
+        register_transpose.pack_to_xegpu(self, op)
 
     def _op_TileMMAOp(self, op: xetile.TileMMAOp) -> None:
         mb, kb, _, _ = op.a.type.get_shape()
