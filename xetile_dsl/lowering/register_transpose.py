@@ -7,6 +7,7 @@ The helpers the transpose passes, blocking, the XeGPU conversion and the SIMT pa
   transpose of an ``[R, C]`` value whose dims are multiples of the subgroup size ``L`` and
   whose elements are 16 or 32 bits wide (16-bit elements are widened to 32 bits for the
   shuffles; 8-bit values keep the SLM path: their loads and stores use ``2L``-wide blocks),
+  at most half the default register file as 32-bit words (larger ones spill),
   and whose source and result are not (through element-wise chains) operand A of a
   tile_mma: A's lane layouts (tf32 ``[2, 8]``, ARC's packed pairs) do not hold one block
   column per lane.
@@ -44,10 +45,18 @@ REGISTER_BITS = (16, 32)
 
 
 # --- when ------------------------------------------------------------------------------
-def fits_registers(shape, elem, lanes: int) -> bool:
-    """Whether an ``[R, C]`` value of ``elem`` can be transposed in ``L x L`` register squares."""
+def fits_registers(shape, elem, target) -> bool:
+    """Whether an ``[R, C]`` value of ``elem`` can be transposed in ``L x L`` register squares
+    on ``target``: dims multiples of L, 16/32-bit elements, and the value (as the 32-bit
+    words the shuffles move) at most half the default register file. The source blocks
+    are all loaded before the first result store (loads do not move past stores), so the
+    whole source is live; measured with ocloc, a 64x64 f32 value spills 10 KB on pvc and a
+    32x32 f32 (or f16) one 2 KB on dg2-g10, while 32x32 f32 on pvc and 32x16 f32 / 16x32
+    f16 on dg2-g10 do not: those and larger values take the SLM path."""
+    lanes = target.subgroup_size
+    words = shape[0] * shape[1] * 4 if len(shape) == 2 else 0
     return (len(shape) == 2 and shape[0] % lanes == 0 and shape[1] % lanes == 0
-            and bit_width(elem) in REGISTER_BITS)
+            and bit_width(elem) in REGISTER_BITS and words <= target.grf_count * target.grf_bytes // 2)
 
 
 def operand_a_roots(fn: func.FuncOp) -> tuple[Families, set[SSAValue]]:
@@ -58,10 +67,10 @@ def operand_a_roots(fn: func.FuncOp) -> tuple[Families, set[SSAValue]]:
     return families, roots
 
 
-def register_transposable(op: xetile.TileTransposeOp, lanes: int, a_roots: tuple[Families, set]) -> bool:
-    """The register path applies to ``op`` (shape, width, and no operand A on either side)."""
+def register_transposable(op: xetile.TileTransposeOp, target, a_roots: tuple[Families, set]) -> bool:
+    """The register path applies to ``op`` (shape, width, size, and no operand A on either side)."""
     families, roots = a_roots
-    return (fits_registers(tuple(op.source.type.get_shape()), op.source.type.element_type, lanes)
+    return (fits_registers(tuple(op.source.type.get_shape()), op.source.type.element_type, target)
             and families.find(op.source) not in roots and families.find(op.result) not in roots)
 
 

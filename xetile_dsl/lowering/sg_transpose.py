@@ -14,7 +14,7 @@ chosen per op in this order:
   on PVC transposed 32-bit 2D block reads, VNNI for free for a 16-bit operand B).
 * **In registers** (lowering/register_transpose.py): a computed value (or a tile also used
   untransposed) whose dims are multiples of the subgroup size, with 16/32-bit elements,
-  neither side operand A of a tile_mma: the op is kept; blocking and the XeGPU
+  at most half the default register file, neither side operand A of a tile_mma: the op is kept; blocking and the XeGPU
   conversion cut it into ``lanes x lanes`` squares, each ``vector.transpose``, which the
   SIMT pass turns into ``xegpu.lane_transpose`` (lane shuffles).
 * **Through SLM** (any other computed value or tile also used untransposed): the value is
@@ -26,8 +26,8 @@ chosen per op in this order:
   a subgroup-wide one) orders the lanes' stores before the transposed reads, and inside
   a loop one more barrier orders the previous iteration's reads before the stores.
 
-8-bit values, shapes that are not multiples of the subgroup size and operand A sides take
-the SLM path (see lowering/register_transpose.py for why).
+8-bit values, shapes that are not multiples of the subgroup size, values larger than half
+the register file and operand A sides take the SLM path (lowering/register_transpose.py says why).
 """
 from __future__ import annotations
 
@@ -162,7 +162,7 @@ class _SgTranspose(Rebuilder):
         if isinstance(load, xetile.LoadTileOp) and self._is_folded(load.tile):
             self.vmap[op.result] = [self.one(op.source)]  # loaded already transposed
             return
-        if register_transposable(op, self.target.subgroup_size, self.a_roots):
+        if register_transposable(op, self.target, self.a_roots):
             self._clone(op)  # kept: blocking and the XeGPU conversion lower it to lane shuffles
             return
         self.vmap[op.result] = [self._through_slm(op)]

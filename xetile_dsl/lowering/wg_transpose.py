@@ -16,7 +16,8 @@ Three lowerings, chosen per op in this order:
 * **In registers**: when every subgroup's result pieces are the transposes of its own
   source pieces (as above) but the source is computed (or a tile also used otherwise),
   and each piece fits the register transpose (dims multiples of the subgroup size,
-  16/32-bit elements, not operand A of a tile_mma; lowering/register_transpose.py), the
+  16/32-bit elements, at most half the register file, not operand A of a tile_mma;
+  lowering/register_transpose.py), the
   result piece ``(i, j)`` is a subgroup-level ``tile_transpose`` of source piece ``(j, i)``,
   which xetile-sg-transpose keeps and the later passes lower to lane shuffles.
 * **Through SLM** (RFC 2.2 and any other map pair): each subgroup stores its source pieces
@@ -187,7 +188,7 @@ class TransposeDistribution:
         if families.find(op.source) in roots or families.find(op.result) in roots:
             return False
         elem = op.source.type.element_type
-        return all(fits_registers(_shape(p), elem, self.target.subgroup_size) for p in self.vmap[op.source])
+        return all(fits_registers(_shape(p), elem, self.target) for p in self.vmap[op.source])
 
     def _transpose_per_piece(self, op: xetile.TileTransposeOp) -> list[SSAValue]:
         """Result piece ``(i, j)`` is the subgroup-level transpose of source piece ``(j, i)``
