@@ -40,3 +40,12 @@ def matmul_at_computed_kernel(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, B
         tat = xt.update_tile_offset(tat, BK, 0)
         tb = xt.update_tile_offset(tb, BK, 0)
     xt.store_tile(acc, xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))
+
+
+@xd.jit
+def workgroup_transpose_across_subgroups_kernel(x, y):
+    """y[0:32, 0:32] = (2 x[0:32, 0:32] + 1)^T over 4 subgroups with [2, 2] x [16, 16] on both
+    sides: subgroup (r, c) needs the piece subgroup (c, r) computed, so it goes through SLM."""
+    m = xt.wg_map(sg_layout=[2, 2], sg_data=[16, 16])
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [32, 32], wg_map=m))
+    xt.store_tile(xt.transpose(v * 2 + 1, wg_map=m), xt.init_tile(y, [0, 0], [32, 32], wg_map=m))
