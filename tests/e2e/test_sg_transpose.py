@@ -1,6 +1,7 @@
 """Subgroup-level tile_transpose (no wg_map, lowering/sg_transpose.py) on the CPU device,
 PVC and ARC flavours, against numpy and the interpreter: the transpose of a loaded tile
-(folded into an order=[0, 1] load), of a computed tile (through per-workgroup SLM), and as
+(folded into an order=[0, 1] load), of a computed tile (lane shuffles in registers at these
+sizes; tests/e2e/test_register_transpose.py covers the SLM fallbacks), and as
 tile_mma's B operand (C = A @ BT^T with BT loaded, or computed)."""
 from __future__ import annotations
 
