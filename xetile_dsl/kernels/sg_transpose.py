@@ -55,7 +55,8 @@ def matmul_bt_computed_kernel(a, bt, c, K, BM: xt.constexpr, BN: xt.constexpr, B
 @xd.jit
 def workgroup_copy_and_sg_transpose_kernel(x, y, z, w):
     """A workgroup kernel (4 subgroups: y = x + 1 by wg_map) that also transposes an
-    undistributed computed tile: w = (2 z + 1)^T, each subgroup through its own SLM slice."""
+    undistributed computed tile: w = (2 z + 1)^T, in each subgroup's registers (a value too
+    large for them would take one SLM slice per subgroup)."""
     m = xt.wg_map(sg_layout=[2, 2], sg_data=[16, 16])
     v = xt.load_tile(xt.init_tile(x, [0, 0], [32, 32], wg_map=m))
     xt.store_tile(v + 1, xt.init_tile(y, [0, 0], [32, 32], wg_map=m))
