@@ -1,7 +1,8 @@
 """The register transpose (lowering/register_transpose.py) through the opt tool: xetile-sg-transpose
 keeps a computed transpose that fits, blocking keeps it 2-D between tile_unpack and tile_pack,
 the XeGPU conversion joins blocks into lanes x lanes squares (vector.insert_strided_slice),
-transposes each (vector.transpose) and cuts the result blocks out (vector.extract_strided_slice),
+transposes each (vector.transpose; 16-bit squares in pairs packed into i32 words) and cuts the
+result blocks out (vector.extract_strided_slice),
 and the SIMT pass makes each square transpose an xegpu.lane_transpose of one column per lane.
 Where registers do not fit (too large, operand A, pieces of other subgroups) the SLM path is
 chosen; the new ops' verifiers and target legality."""
@@ -87,11 +88,26 @@ def test_on_arc_blocks_are_the_8x8_squares(tmp_path):
     assert len(re.findall(r"xegpu.lane_transpose %\w+ : vector<8x1xf32> -> vector<8x1xf32>", simt)) == 8
 
 
-def test_f16_and_i32_take_the_register_path_too(tmp_path):
-    for elem, arith in (("f16", "arith.addf"), ("i32", "arith.addi")):
-        text = _kernel(elem=elem).replace("arith.addf", arith)
-        out = opt(tmp_path, text, _passes(simt=True))
-        assert len(re.findall(rf"xegpu.lane_transpose %\w+ : vector<16x1x{elem}>", out)) == 2, elem
+def test_i32_squares_are_transposed_one_by_one(tmp_path):
+    out = opt(tmp_path, _kernel(elem="i32").replace("arith.addf", "arith.addi"), _passes(simt=True))
+    assert len(re.findall(r"xegpu.lane_transpose %\w+ : vector<16x1xi32>", out)) == 2
+
+
+def test_16_bit_squares_go_in_pairs_packed_into_32_bit_words(tmp_path):
+    """32x16 f16: its two squares are the low and high halves of one i32 square."""
+    out = opt(tmp_path, _kernel(elem="f16"), _passes())
+    a, b = re.findall(r"(%\w+) = arith.bitcast %\w+ : vector<16x16xf16> to vector<16x16xi16>", out)
+    lo = re.search(rf"(%\w+) = arith.extui {a} : vector<16x16xi16> to vector<16x16xi32>", out).group(1)
+    hi = re.search(rf"(%\w+) = arith.extui {b} : vector<16x16xi16> to vector<16x16xi32>", out).group(1)
+    shifted = re.search(rf"(%\w+) = arith.shli {hi}, (%\w+) : vector<16x16xi32>", out).group(1)
+    words = re.search(rf"(%\w+) = arith.ori {lo}, {shifted} : vector<16x16xi32>", out).group(1)
+    moved = re.search(rf"(%\w+) = vector.transpose {words}, \[1, 0\] : vector<16x16xi32> to vector<16x16xi32>",
+                      out).group(1)
+    assert out.count("vector.transpose") == 1
+    assert re.search(rf"arith.trunci {moved} : vector<16x16xi32> to vector<16x16xi16>", out)
+    assert re.search(rf"arith.shrui {moved}, %\w+ : vector<16x16xi32>", out)
+    simt = opt(tmp_path, _kernel(elem="f16"), _passes(simt=True))
+    assert len(re.findall(r"xegpu.lane_transpose %\w+ : vector<16x1xi32> -> vector<16x1xi32>", simt)) == 1
 
 
 XEGPU_INPUT = """func.func @k(%a: memref<1024x1024xf32>, %o: memref<1024x1024xf32>) {

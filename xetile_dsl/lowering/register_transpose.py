@@ -20,7 +20,9 @@ The helpers the transpose passes, blocking, the XeGPU conversion and the SIMT pa
   ``vector.insert_strided_slice`` (or cut from a taller block with
   ``vector.extract_strided_slice``), transposed with ``vector.transpose %sq, [1, 0]`` and is
   square ``(q, p)`` of the result, whose blocks are cut from (or joined of) the squares the
-  same way.
+  same way. 16-bit squares go two at a time: packed into the low and high halves of i32
+  words (``arith.bitcast``/``extui``/``shli``/``ori``), one transpose, unpacked
+  (``trunci``/``shrui``), so one shuffle moves two elements.
 * **SIMT** (:func:`distribute`): every value involved is in the plain lane layout
   (``wi_layout = [1, L], wi_data = [1, 1]``: lane n holds column n, fragment ``[rows, 1]``);
   row slices stay lane-local (sizes ``[n, L]`` -> ``[n, 1]``) and the square's
@@ -34,6 +36,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, VectorT
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _asm, xegpu, xetile
+from ..dialects._arith_vector import ExtUIOp, TruncIOp
 from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp, TransposeOp
 from ..errors import LoweringError
 from ..frontend.types import bit_width
@@ -117,14 +120,37 @@ def transpose_to_xegpu(tr, op: xetile.TileTransposeOp) -> None:
                             f"multiple of L; got {bs}x{lanes}", op)
     elem, src = op.source.type.element_type, tr.vmap[op.source]
     gc = cols // lanes
-    squares = [None] * ((rows // lanes) * gc)
-    for p in range(rows // lanes):
-        for q in range(gc):
-            column = src[q::gc]
-            sq = _rows(tr, op, column, bs, p * lanes, lanes, lanes, elem)
-            squares[q * (rows // lanes) + p] = tr.emit(TransposeOp(sq, [1, 0]), op).result
-    tr.vmap[op.result] = squares
+    # in the result's row-major order, so a packed pair is used together (e.g. one DPAS K step)
+    joined = [_rows(tr, op, src[q::gc], bs, p * lanes, lanes, lanes, elem)
+              for q in range(gc) for p in range(rows // lanes)]
+    tr.vmap[op.result] = _transpose_squares(tr, op, joined, elem)
     shapes[op.result] = (lanes, lanes)
+
+
+def _transpose_squares(tr, like, squares: list[SSAValue], elem) -> list[SSAValue]:
+    """``vector.transpose`` of each square; 16-bit squares two at a time, packed into the
+    low and high halves of 32-bit words (one shuffle moves both), an odd last one alone."""
+    out = []
+    if bit_width(elem) == 16:
+        for a, b in zip(squares[0::2], squares[1::2]):
+            out += _packed_pair_transpose(tr, like, a, b)
+    if len(out) < len(squares):
+        out += [tr.emit(TransposeOp(sq, [1, 0]), like).result for sq in squares[len(out):]]
+    return out
+
+
+def _packed_pair_transpose(tr, like, a: SSAValue, b: SSAValue) -> list[SSAValue]:
+    """``[a^T, b^T]`` through one transpose of ``a | b << 16`` (i32 words)."""
+    shape, elem = a.type.get_shape(), a.type.element_type
+    i16, i32 = VectorType(IntegerType(16), shape), VectorType(IntegerType(32), shape)
+    emit = lambda o: tr.emit(o, like).results[0]  # noqa: E731
+    sixteen = emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(i32, [16])))
+    bits = [x if elem == IntegerType(16) else emit(arith.BitcastOp(x, i16)) for x in (a, b)]
+    low, high = (emit(ExtUIOp(x, i32)) for x in bits)
+    words = emit(arith.OrIOp(low, emit(arith.ShLIOp(high, sixteen))))
+    moved = emit(TransposeOp(words, [1, 0]))
+    halves = [emit(TruncIOp(moved, i16)), emit(TruncIOp(emit(arith.ShRUIOp(moved, sixteen)), i16))]
+    return [h if elem == IntegerType(16) else emit(arith.BitcastOp(h, VectorType(elem, shape))) for h in halves]
 
 
 def pack_to_xegpu(tr, op) -> None:
