@@ -216,3 +216,10 @@ def test_workgroup_transpose_of_own_pieces_becomes_a_subgroup_transpose_per_piec
 def test_workgroup_transpose_across_subgroups_still_goes_through_slm(tmp_path):
     out = opt(tmp_path, _wg_kernel(wg((2, 2), (16, 16)), wg((2, 2), (16, 16))), "xetile-wg-to-sg")
     assert "memref.alloc() : memref<32x32xf32, 3 : i64>" in out and "tile_transpose" not in out
+
+
+def test_only_lanes_x_lanes_squares_are_distributed(tmp_path):
+    """A 16x16 square is fine on pvc; on arc (8 lanes) xegpu-simt reports it at the op."""
+    err = opt(tmp_path, XEGPU_INPUT, "xegpu-simt{target=arc}", expect_ok=False)
+    assert ":13:3: error: LoweringError (after pass xegpu-simt): vector.transpose in registers transposes 8x8 " \
+           "blocks on arc" in err

@@ -206,9 +206,14 @@ def distribute(dist, fn: func.FuncOp) -> None:
     for op in list(fn.walk()):
         if isinstance(op, (ExtractStridedSliceOp, InsertStridedSliceOp)):
             _check_plain(dist, op)
-            _slice_to_simt(op)
-        elif isinstance(op, TransposeOp) and op.vector.type.get_shape() == op.result.type.get_shape():
+            _slice_to_simt(op, dist.target.subgroup_size)
+        elif isinstance(op, TransposeOp):
             _check_plain(dist, op)
+            lanes = dist.target.subgroup_size
+            if tuple(op.vector.type.get_shape()) != (lanes, 1):
+                raise LoweringError(f"vector.transpose in registers transposes {lanes}x{lanes} blocks on "
+                                    f"{dist.target.name} (one column per lane); cut other shapes into such squares",
+                                    op)
             new = xegpu.LaneTransposeOp(op.vector)
             new.location = op.location
             op.parent_block().insert_op_before(new, op)
@@ -228,11 +233,12 @@ def _check_plain(dist, op: Operation) -> None:
                                 f"{dist.target.name}", op)
 
 
-def _slice_to_simt(op) -> None:
-    """Row slices of whole-width blocks: offsets stay, sizes become ``[n, 1]``."""
+def _slice_to_simt(op, lanes: int) -> None:
+    """Row slices of whole-width (``L``-column) blocks: offsets stay, sizes become ``[n, 1]``."""
     offsets = _asm.as_int_list(op.offsets)
-    if offsets[1] != 0:
-        raise LoweringError(f"{op.name}: only row slices of whole blocks are distributed over lanes", op)
+    sizes = _asm.as_int_list(op.sizes) if isinstance(op, ExtractStridedSliceOp) else [0, lanes]
+    if offsets[1] != 0 or sizes[1] != lanes:
+        raise LoweringError(f"{op.name}: only row slices of whole {lanes}-column blocks are distributed over "
+                            f"lanes", op)
     if isinstance(op, ExtractStridedSliceOp):
-        n = _asm.as_int_list(op.sizes)[0]
-        op.properties["sizes"] = _asm.int_array([n, 1])
+        op.properties["sizes"] = _asm.int_array([sizes[0], 1])

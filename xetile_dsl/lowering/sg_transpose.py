@@ -14,9 +14,10 @@ chosen per op in this order:
   on PVC transposed 32-bit 2D block reads, VNNI for free for a 16-bit operand B).
 * **In registers** (lowering/register_transpose.py): a computed value (or a tile also used
   untransposed) whose dims are multiples of the subgroup size, with 16/32-bit elements,
-  at most half the default register file, neither side operand A of a tile_mma: the op is kept; blocking and the XeGPU
-  conversion cut it into ``lanes x lanes`` squares, each ``vector.transpose``, which the
-  SIMT pass turns into ``xegpu.lane_transpose`` (lane shuffles).
+  at most half the default register file, neither side operand A of a tile_mma: the op
+  is kept; blocking and the XeGPU conversion cut it into ``lanes x lanes`` squares, each
+  a ``vector.transpose``, which the SIMT pass turns into ``xegpu.lane_transpose`` (lane
+  shuffles).
 * **Through SLM** (any other computed value or tile also used untransposed): the value is
   stored row-major into an SLM buffer of its shape and read back through a column-major
   view of that buffer (``order = [0, 1]`` SLM tile), as wg_transpose.py does for
