@@ -1,6 +1,7 @@
 """Subgroup-level tile_transpose (no wg_map, lowering/sg_transpose.py) on the CPU device,
 PVC and ARC flavours, against numpy and the interpreter: the transpose of a loaded tile
-(folded into an order=[0, 1] load), of a computed tile (through per-workgroup SLM), and as
+(folded into an order=[0, 1] load), of a computed tile (lane shuffles in registers at these
+sizes; tests/e2e/test_register_transpose.py covers the SLM fallbacks), and as
 tile_mma's B operand (C = A @ BT^T with BT loaded, or computed)."""
 from __future__ import annotations
 
@@ -95,7 +96,7 @@ def test_mma_interpreter_agrees():
 
 
 @pytest.mark.parametrize("device", ["cpu-pvc", "cpu-arc", "interpret"])
-def test_undistributed_transpose_in_a_workgroup_kernel_uses_one_slm_slice_per_subgroup(device):
+def test_undistributed_transpose_in_a_workgroup_kernel(device):
     rng = np.random.default_rng(13)
     x = rng.integers(-40, 40, (32, PITCH)).astype(np.float32)
     z = rng.integers(-40, 40, (32, PITCH)).astype(np.float32)

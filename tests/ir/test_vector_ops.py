@@ -1,4 +1,4 @@
-"""vector.shape_cast / transpose / multi_reduction / broadcast: the shape and layout
+"""vector.shape_cast / transpose / multi_reduction / broadcast / strided slices: the shape and layout
 rules, and their meaning (interpreted, against numpy)."""
 from __future__ import annotations
 
@@ -45,6 +45,13 @@ def test_shape_cast_keeps_row_major_order():
 def test_transpose():
     body = "  %r = vector.transpose %v, [1, 0] : vector<16x32xf32> to vector<32x16xf32>"
     np.testing.assert_array_equal(_run(_kernel("16x32", "32x16", body), X, (32, 16)), X.T)
+
+
+def test_strided_slices_cut_and_join_row_blocks():
+    """The register transpose's joins and cuts: rows 8..15 of a 16x32 value moved on top."""
+    body = """  %e = vector.extract_strided_slice %v {offsets = [8, 0], sizes = [8, 32], strides = [1, 1]} : vector<16x32xf32> to vector<8x32xf32>
+  %r = vector.insert_strided_slice %e, %v {offsets = [0, 0], strides = [1, 1]} : vector<8x32xf32> into vector<16x32xf32>"""
+    np.testing.assert_array_equal(_run(_kernel("16x32", "16x32", body), X, (16, 32)), np.concatenate([X[8:], X[8:]]))
 
 
 @pytest.mark.parametrize("kind, ref", [("add", np.sum), ("maximumf", np.max), ("mul", np.prod)])

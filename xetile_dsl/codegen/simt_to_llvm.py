@@ -34,7 +34,7 @@ from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
 from ..lowering.analysis import Families
-from . import constants, nbarrier, scattered_ops, slm, vector_ops
+from . import constants, lane_transpose, nbarrier, scattered_ops, slm, vector_ops
 from .builtins_transpose import transpose_kind
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
@@ -191,6 +191,9 @@ class _KernelGen:
             return
         if vector_ops.handles(op):
             vector_ops.emit(self, op)
+            return
+        if lane_transpose.handles(op):
+            lane_transpose.emit(self, op)
             return
         if scattered_ops.handles(op):
             scattered_ops.emit(self, op)

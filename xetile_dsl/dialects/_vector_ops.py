@@ -5,8 +5,11 @@
     %r = vector.multi_reduction <add>, %v, %acc {layout_result_0 = #xegpu.slice<#l, dims = [1]>} [1]
            : vector<256x128xf32> to vector<256xf32>
     %b = vector.broadcast %v {layout_operand_0 = #xegpu.slice<#l, dims = [0]>} : vector<128xf32> to vector<64x128xf32>
+    %e = vector.extract_strided_slice %v {offsets = [8, 0], sizes = [8, 16], strides = [1, 1]} : vector<16x16xf32> to vector<8x16xf32>
+    %i = vector.insert_strided_slice %e, %v {offsets = [0, 0], strides = [1, 1]} : vector<8x16xf32> into vector<16x16xf32>
 
-xDSL 0.74 has no shape_cast, transpose or multi_reduction, and its broadcast checks only
+xDSL 0.74 has no shape_cast, transpose, multi_reduction or strided slices (the register
+transpose joins blocks into lanes x lanes squares with them), and its broadcast checks only
 the element type; :data:`VECTOR` is xDSL's vector dialect with these definitions added
 (broadcast and bitcast replaced by subclasses that add MLIR's shape rules).
 
@@ -19,6 +22,7 @@ first, as the RFC's Appendix 1.2 writes ``vector.transpose %10 {#mp_bt #mp_b}``)
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 from math import prod
 
 from xdsl.dialects import vector
@@ -452,7 +456,141 @@ class BitcastOp(_CastSyntax, vector.BitcastOp):
 
 
 
-ADDED = (ShapeCastOp, TransposeOp, MultiReductionOp, BroadcastOp, BitcastOp)
+# ----------------------------------------------------------------------------- strided slices
+def _slice_props(parser: Parser, names: tuple[str, ...]) -> tuple[dict[str, list[int]], dict[str, Attribute]]:
+    """``{offsets = [..], sizes = [..], strides = [..]}`` (MLIR's I64ArrayAttr form, or
+    ``array<i64: ..>``): the named int lists, and any other (layout) attributes."""
+    attrs = _parse_attrs(parser)
+    lists = {}
+    for name in names:
+        values = _asm.as_int_list(attrs.pop(name)) if name in attrs else None
+        if values is None:
+            parser.raise_error(f"expected {name} = [..] (a list of integers)")
+        lists[name] = values
+    return lists, attrs
+
+
+def _print_slice_props(printer: Printer, op: IRDLOperation, names: tuple[str, ...]) -> None:
+    printer.print_string(" {" + ", ".join(f"{n} = [{', '.join(str(v) for v in _ints(op, n))}]" for n in names))
+    layouts = [(k, v) for k, v in op.attributes.items()]
+    for k, v in layouts:
+        printer.print_string(f", {k} = ")
+        printer.print_attribute(v)
+    printer.print_string("}")
+
+
+def _ints(op: IRDLOperation, name: str) -> list[int]:
+    return [int(v) for v in op.properties[name].get_values()]
+
+
+def _check_slice(name: str, small: tuple[int, ...], big: tuple[int, ...], offsets: list[int],
+                 strides: list[int]) -> None:
+    """MLIR's rule for a ``small`` slice of ``big`` (same rank here), unit strides."""
+    if len(small) != len(big) or len(offsets) != len(big) or len(strides) != len(big):
+        raise VerifyException(f"{name}: offsets {offsets}, strides {strides} and the slice {list(small)} must all "
+                              f"have the rank of {list(big)}")
+    if any(s != 1 for s in strides):
+        raise VerifyException(f"{name}: only unit strides are supported, got {strides}")
+    for d, (o, n, size) in enumerate(zip(offsets, small, big)):
+        if o < 0 or o + n > size:
+            raise VerifyException(f"{name}: dim {d}: offset {o} + size {n} exceeds {size}")
+
+
+@irdl_op_definition
+class ExtractStridedSliceOp(IRDLOperation):
+    """``vector.extract_strided_slice %v {offsets = [8, 0], sizes = [8, 16], strides = [1, 1]}
+    : vector<16x16xf32> to vector<8x16xf32>``: the ``sizes`` box at ``offsets``."""
+
+    name = "vector.extract_strided_slice"
+    vector = operand_def(VectorType)
+    result = result_def(VectorType)
+    offsets = prop_def(DenseArrayBase)
+    sizes = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    traits = traits_def(Pure())
+    NAMES: ClassVar = ("offsets", "sizes", "strides")
+
+    def __init__(self, source: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
+                 result_type: VectorType | None = None):
+        source = SSAValue.get(source)
+        result_type = result_type or VectorType(source.type.element_type, list(sizes))
+        super().__init__(operands=[source], result_types=[result_type],
+                         properties={"offsets": _asm.int_array(offsets), "sizes": _asm.int_array(sizes),
+                                     "strides": _asm.int_array([1] * len(sizes))})
+
+    def verify_(self) -> None:
+        src, res = _shape(self.vector.type), _shape(self.result.type)
+        if list(res) != _ints(self, "sizes") or self.vector.type.element_type != self.result.type.element_type:
+            raise VerifyException(f"vector.extract_strided_slice: the result must be vector<sizes x element type>, "
+                                  f"sizes {_ints(self, 'sizes')}, got {self.result.type}")
+        _check_slice(self.name, res, src, _ints(self, "offsets"), _ints(self, "strides"))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "ExtractStridedSliceOp":
+        operand = parser.parse_unresolved_operand()
+        lists, attrs = _slice_props(parser, cls.NAMES)
+        src_type, res_type = _parse_types(parser)
+        src = parser.resolve_operand(operand, src_type)
+        return _build(parser, cls, lambda: cls(src, lists["offsets"], lists["sizes"], res_type), attrs, src_type,
+                      res_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.vector)
+        _print_slice_props(printer, self, self.NAMES)
+        _print_types(printer, self, self.vector)
+
+
+@irdl_op_definition
+class InsertStridedSliceOp(IRDLOperation):
+    """``vector.insert_strided_slice %src, %dst {offsets = [8, 0], strides = [1, 1]}
+    : vector<8x16xf32> into vector<16x16xf32>``: ``%dst`` with ``%src`` written at ``offsets``."""
+
+    name = "vector.insert_strided_slice"
+    source = operand_def(VectorType)
+    dest = operand_def(VectorType)
+    result = result_def(VectorType)
+    offsets = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+    traits = traits_def(Pure())
+    NAMES: ClassVar = ("offsets", "strides")
+
+    def __init__(self, source: SSAValue, dest: SSAValue, offsets: Sequence[int]):
+        dest = SSAValue.get(dest)
+        super().__init__(operands=[source, dest], result_types=[dest.type],
+                         properties={"offsets": _asm.int_array(offsets),
+                                     "strides": _asm.int_array([1] * len(offsets))})
+
+    def verify_(self) -> None:
+        src, dst = self.source.type, self.dest.type
+        if self.result.type != dst or src.element_type != dst.element_type:
+            raise VerifyException(f"vector.insert_strided_slice: {src} into {dst} must give {dst} (same element "
+                                  f"type), got {self.result.type}")
+        _check_slice(self.name, _shape(src), _shape(dst), _ints(self, "offsets"), _ints(self, "strides"))
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "InsertStridedSliceOp":
+        operands = _asm.parse_operands(parser)
+        lists, attrs = _slice_props(parser, cls.NAMES)
+        parser.parse_punctuation(":")
+        src_type = _asm.parse_type(parser)
+        parser.parse_keyword("into")
+        dst_type = _asm.parse_type(parser)
+        src, dst = _asm.resolve(parser, operands, [src_type, dst_type])
+        return _build(parser, cls, lambda: cls(src, dst, lists["offsets"]), attrs, src_type, dst_type)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        _asm.print_operands(printer, self.operands)
+        _print_slice_props(printer, self, self.NAMES)
+        printer.print_string(" : ")
+        printer.print_attribute(self.source.type)
+        printer.print_string(" into ")
+        printer.print_attribute(self.dest.type)
+
+
+ADDED = (ShapeCastOp, TransposeOp, MultiReductionOp, BroadcastOp, BitcastOp, ExtractStridedSliceOp,
+         InsertStridedSliceOp)
 
 VECTOR = Dialect(
     "vector",

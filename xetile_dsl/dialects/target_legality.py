@@ -173,6 +173,9 @@ def _op_problems(op: Operation, target: Target) -> list[str]:
             out.append(f"{op.name}: {target.name} has no named barriers; use gpu.barrier")
         elif n is not None and n > target.named_barriers:
             out.append(f"{op.name}: {n} named barriers requested, {target.name} has {target.named_barriers}")
+    elif isinstance(op, xegpu.LaneTransposeOp) and op.lanes != target.subgroup_size:
+        out.append(f"{op.name}: a {op.lanes}x{op.lanes} block, but the {target.name} subgroup has "
+                   f"{target.subgroup_size} lanes; the block must be vector<{target.subgroup_size}x1x...>")
     elif isinstance(op, xetile.TileMMAOp):
         a_t, b_t = type_name(op.a.type.element_type), type_name(op.b.type.element_type)
         if target.dpas_for(a_t, b_t) is None:

@@ -263,6 +263,21 @@ def _transpose(run: Run, op, vec):
     return np.ascontiguousarray(np.transpose(np.asarray(vec), op.perm))
 
 
+@impl("vector.extract_strided_slice")
+def _extract_strided_slice(run: Run, op, vec):
+    box = tuple(slice(o, o + n) for o, n in zip(op.properties["offsets"].get_values(),
+                                                op.properties["sizes"].get_values()))
+    return np.asarray(vec)[box].copy()
+
+
+@impl("vector.insert_strided_slice")
+def _insert_strided_slice(run: Run, op, value, dest):
+    out = np.array(dest, copy=True)
+    value = np.asarray(value)
+    out[tuple(slice(o, o + n) for o, n in zip(op.properties["offsets"].get_values(), value.shape))] = value
+    return out
+
+
 @impl("vector.bitcast")
 def _bitcast(run: Run, op, vec):
     t = op.results[0].type

@@ -1,5 +1,6 @@
 """Subgroup-level transposes (no wg_map; lowering/sg_transpose.py): of a loaded tile
-(folded into an ``order = [0, 1]`` load), of a computed tile (through SLM), and as the B
+(folded into an ``order = [0, 1]`` load), of a computed tile (lane shuffles in registers,
+or SLM when larger than half the register file), and as the B
 operand of a GEMM C = A @ f(BT)^T with BT given row-major."""
 import xetile_dsl as xd
 import xetile_dsl.language as xt
@@ -15,7 +16,7 @@ def transpose_loaded_kernel(x, y, M: xt.constexpr, N: xt.constexpr):
 
 @xd.jit
 def transpose_computed_kernel(x, y, M: xt.constexpr, N: xt.constexpr):
-    """Workgroup p: y[0:N, p*M:(p+1)*M] = (2 x[p*M:(p+1)*M, 0:N] + 1)^T (through SLM)."""
+    """Workgroup p: y[0:N, p*M:(p+1)*M] = (2 x[p*M:(p+1)*M, 0:N] + 1)^T (registers or SLM)."""
     p = xt.program_id(0)
     v = xt.load_tile(xt.init_tile(x, [p * M, 0], [M, N]))
     xt.store_tile(xt.transpose(v * 2 + 1), xt.init_tile(y, [0, p * M], [N, M]))
@@ -38,7 +39,7 @@ def matmul_bt_loaded_kernel(a, bt, c, K, BM: xt.constexpr, BN: xt.constexpr, BK:
 
 @xd.jit
 def matmul_bt_computed_kernel(a, bt, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
-    """C = A @ (2 BT + 1)^T: the B operand is the transpose of a computed value (through SLM)."""
+    """C = A @ (2 BT + 1)^T: the B operand is the transpose of a computed value (in registers)."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
     ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
@@ -54,7 +55,8 @@ def matmul_bt_computed_kernel(a, bt, c, K, BM: xt.constexpr, BN: xt.constexpr, B
 @xd.jit
 def workgroup_copy_and_sg_transpose_kernel(x, y, z, w):
     """A workgroup kernel (4 subgroups: y = x + 1 by wg_map) that also transposes an
-    undistributed computed tile: w = (2 z + 1)^T, each subgroup through its own SLM slice."""
+    undistributed computed tile: w = (2 z + 1)^T, in each subgroup's registers (a value too
+    large for them would take one SLM slice per subgroup)."""
     m = xt.wg_map(sg_layout=[2, 2], sg_data=[16, 16])
     v = xt.load_tile(xt.init_tile(x, [0, 0], [32, 32], wg_map=m))
     xt.store_tile(v + 1, xt.init_tile(y, [0, 0], [32, 32], wg_map=m))

@@ -20,7 +20,7 @@ from ..dialects import retype, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target, get_target
-from . import constants, elementwise, scattered
+from . import constants, elementwise, register_transpose, scattered
 from .analysis import Families
 from .unlowered import reject_unlowered
 
@@ -61,6 +61,7 @@ class _BlockFunction:
                 self._retype(value, blocks)
         self._check_stores(blocks)
         elementwise.blocked_dims(self.fn)
+        register_transpose.unpack_around(self.fn)
 
     # --- roles ---------------------------------------------------------------------
     #: which role decides a family's blocking when several apply (S: scattered, 1 x sg)
@@ -91,6 +92,9 @@ class _BlockFunction:
                     self._set_role(v, role, op)
             elif isinstance(op, xetile.InitTileOp) and scattered.is_scattered(op.tile.type):
                 self._set_role(op.offsets[0], "S", op)
+            elif isinstance(op, xetile.TileTransposeOp):  # in registers: both sides one column per lane
+                self._set_role(op.source, "C", op)
+                self._set_role(op.result, "C", op)
             elif isinstance(op, xetile.PrefetchTileOp):
                 self._set_role(op.tile, "P", op)
             elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, VectorType):

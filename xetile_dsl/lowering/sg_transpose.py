@@ -1,7 +1,8 @@
 """Pass ``xetile-sg-transpose``: subgroup-level ``tile_transpose`` (no ``wg_map``).
 
-Runs after ``xetile-wg-to-sg`` (which lowers every workgroup-level transpose), before
-blocking. Two lowerings, chosen per op:
+Runs after ``xetile-wg-to-sg`` (which lowers every workgroup-level transpose, or leaves
+per-piece subgroup transposes for the register path), before blocking. Three lowerings,
+chosen per op in this order:
 
 * **In the load.** When the source is a ``load_tile`` whose tile family (init_tile,
   update_tile_offset, loop-carried) is a global tile loaded only into such transposes
@@ -12,7 +13,13 @@ blocking. Two lowerings, chosen per op:
   ``order = [0, 1]`` tile flips back to the row-major tile of its array. The
   load then yields the transpose directly (lowering/transposed.py: ``load_nd {transpose}``,
   on PVC transposed 32-bit 2D block reads, VNNI for free for a 16-bit operand B).
-* **Through SLM** (a computed value, or a tile also used untransposed): the value is
+* **In registers** (lowering/register_transpose.py): a computed value (or a tile also used
+  untransposed) whose dims are multiples of the subgroup size, with 16/32-bit elements,
+  at most half the default register file, neither side operand A of a tile_mma: the op
+  is kept; blocking and the XeGPU conversion cut it into ``lanes x lanes`` squares, each
+  a ``vector.transpose``, which the SIMT pass turns into ``xegpu.lane_transpose`` (lane
+  shuffles).
+* **Through SLM** (any other computed value or tile also used untransposed): the value is
   stored row-major into an SLM buffer of its shape and read back through a column-major
   view of that buffer (``order = [0, 1]`` SLM tile), as wg_transpose.py does for
   workgroups. Each subgroup has its own slice: the buffer stacks ``num_subgroups``
@@ -21,9 +28,8 @@ blocking. Two lowerings, chosen per op:
   a subgroup-wide one) orders the lanes' stores before the transposed reads, and inside
   a loop one more barrier orders the previous iteration's reads before the stores.
 
-A lane-shuffle transpose in registers is not built: with the RFC's lane layouts (each
-lane holds a column of a block row) every lane would need an element from every other
-lane, one shuffle per element, so the SLM round trip is the general path.
+8-bit values, shapes that are not multiples of the subgroup size, values larger than half
+the register file and operand A sides take the SLM path (lowering/register_transpose.py says why).
 """
 from __future__ import annotations
 
@@ -41,6 +47,7 @@ from ..frontend.types import bit_width, type_name
 from ..targets import get_target
 from .analysis import Families
 from .rebuild import Rebuilder
+from .register_transpose import operand_a_roots, register_transposable
 from .slm_tiles import check_user_slm
 from .wg_transpose import column_major_view
 from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
@@ -90,6 +97,7 @@ class _SgTranspose(Rebuilder):
         super().__init__(fn)
         self.families = Families(fn)
         self.folded = self._find_folds()
+        self.a_roots = operand_a_roots(fn)  # on the original function, before rebuilding
 
     # --- which tile families become transposed views ---------------------------------
     def _find_folds(self) -> set[SSAValue]:
@@ -156,6 +164,9 @@ class _SgTranspose(Rebuilder):
         load = op.source.owner
         if isinstance(load, xetile.LoadTileOp) and self._is_folded(load.tile):
             self.vmap[op.result] = [self.one(op.source)]  # loaded already transposed
+            return
+        if register_transposable(op, self.target, self.a_roots):
+            self._clone(op)  # kept: blocking and the XeGPU conversion lower it to lane shuffles
             return
         self.vmap[op.result] = [self._through_slm(op)]
 

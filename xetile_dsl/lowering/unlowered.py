@@ -16,6 +16,8 @@ _ALTERNATIVES = {
     "vector.multi_reduction": "xetile.tile_reduce (xt.sum/xt.max/... or xt.tile_reduce)",
     "vector.shape_cast": "a tile of the wanted shape (init_tile/load_tile), or tile_reduce/tile_broadcast",
     "vector.bitcast": "xt.astype on the values (bit reinterpretation is not lowered)",
+    "vector.extract_strided_slice": "a tile of the wanted shape (the XeGPU conversion makes these itself)",
+    "vector.insert_strided_slice": "a tile of the wanted shape (the XeGPU conversion makes these itself)",
 }
 
 

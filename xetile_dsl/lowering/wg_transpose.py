@@ -4,7 +4,7 @@ extension and Appendix 2.2 / 2.3).
 Maps: the result's map is the op's ``wg_map``; the source's is ``wg_map_source``, else its
 producer's, else the RFC's derivation (sg_layout and sg_data swapped).
 
-Two lowerings, chosen per op:
+Three lowerings, chosen per op in this order:
 
 * **In place** (RFC 2.3, "in-register"): when every subgroup's source pieces are exactly the
   transposes of its result pieces (result piece ``(i, j)`` = source piece ``(j, i)``,
@@ -13,6 +13,13 @@ Two lowerings, chosen per op:
   (``order = [0, 1]`` pieces; ``update_tile_offset`` deltas swap), so each subgroup loads
   its result pieces directly with transposed 2D block reads. No data crosses subgroups or
   lanes through memory.
+* **In registers**: when every subgroup's result pieces are the transposes of its own
+  source pieces (as above) but the source is computed (or a tile also used otherwise),
+  and each piece fits the register transpose (dims multiples of the subgroup size,
+  16/32-bit elements, at most half the register file, not operand A of a tile_mma;
+  lowering/register_transpose.py), the
+  result piece ``(i, j)`` is a subgroup-level ``tile_transpose`` of source piece ``(j, i)``,
+  which xetile-sg-transpose keeps and the later passes lower to lane shuffles.
 * **Through SLM** (RFC 2.2 and any other map pair): each subgroup stores its source pieces
   row-major into an SLM buffer of the source's shape, a barrier (named per group when the
   pieces stay inside independent groups of subgroups), and each
@@ -28,6 +35,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, StridedLayoutAttr, Ve
 from xdsl.ir import SSAValue
 
 from ..dialects import xetile
+from .register_transpose import fits_registers, operand_a_roots
 from .sg_groups import Region, piece_origins
 
 SLM_SPACE = 3
@@ -98,6 +106,7 @@ class TransposeDistribution:
     def find_transpose_folds(self) -> None:
         """Tile families whose loads feed only in-place transposes become transposed views."""
         self.folded_tiles: dict[SSAValue, xetile.WgMapAttr] = {}
+        self.a_operand_roots = operand_a_roots(self.fn)  # for the register path, on the original function
         families = self.maps.families
         candidates: dict[SSAValue, set] = {}
         for op in self.fn.walk():
@@ -168,7 +177,31 @@ class TransposeDistribution:
         if isinstance(load, xetile.LoadTileOp) and self.folded_map(load.tile) is not None:
             self.vmap[op.result] = list(self.vmap[op.source])  # loaded already transposed
             return
+        if self._in_place(op) and self._pieces_fit_registers(op):
+            self.vmap[op.result] = self._transpose_per_piece(op)
+            return
         self.vmap[op.result] = self._transpose_through_slm(op, self.maps.map_of(op.source), dst)
+
+    def _pieces_fit_registers(self, op: xetile.TileTransposeOp) -> bool:
+        """Every source piece can be transposed in registers (register_transpose.py)."""
+        families, roots = self.a_operand_roots
+        if families.find(op.source) in roots or families.find(op.result) in roots:
+            return False
+        elem = op.source.type.element_type
+        return all(fits_registers(_shape(p), elem, self.target) for p in self.vmap[op.source])
+
+    def _transpose_per_piece(self, op: xetile.TileTransposeOp) -> list[SSAValue]:
+        """Result piece ``(i, j)`` is the subgroup-level transpose of source piece ``(j, i)``
+        (xetile-sg-transpose then lowers each one in registers)."""
+        (s0, s1), _ = self._sg_shape(self.maps.map_of(op.source), _shape(op.source))
+        pieces = self.vmap[op.source]
+        out = []
+        for i in range(s1):
+            for j in range(s0):
+                piece = pieces[j * s1 + i]
+                rtype = VectorType(piece.type.element_type, list(_shape(piece))[::-1])
+                out.append(self.emit(xetile.TileTransposeOp(piece, [1, 0], rtype), op).result)
+        return out
 
     def _transpose_through_slm(self, op, src, dst) -> list[SSAValue]:
         shape, elem = _shape(op.source), op.source.type.element_type

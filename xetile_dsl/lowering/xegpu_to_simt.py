@@ -21,7 +21,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
-from . import constants, scattered
+from . import constants, register_transpose, scattered
 from .elementwise import is_elementwise
 from .transposed import memory_sg_map
 
@@ -64,6 +64,7 @@ class _Distribute:
                 self._distribute(v, op)
         for op in iotas:
             scattered.lane_iota_to_lane_id(op)
+        register_transpose.distribute(self, self.fn)
 
     def _role_of(self, v: SSAValue) -> str:
         return self.roles.get(self.families.find(v), "C")

@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 from ..dialects import xegpu, xetile
 from ..frontend.types import bit_width
 from . import constants, elementwise
-from . import scattered, transposed
+from . import register_transpose, scattered, transposed
 from .analysis import Families
 from .blocking import has_xetile_ops
 from .rebuild import Rebuilder
@@ -154,6 +154,16 @@ class _Translator(Rebuilder):
             o0, o1 = self.row_offsets.offsets(self.vmap[op.tile])
             parts += [self.emit(arith.AddiOp(o0, d0), op).result, self.emit(arith.AddiOp(o1, d1), op).result]
         self.vmap[op.result] = parts
+
+    # a register transpose: tile_unpack, tile_transpose, tile_pack (lowering/register_transpose.py)
+    def _op_TileUnpackOp(self, op: xetile.TileUnpackOp) -> None:
+        register_transpose.unpack_to_xegpu(self, op)
+
+    def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:
+        register_transpose.transpose_to_xegpu(self, op)
+
+    def _op_TilePackOp(self, op: xetile.TilePackOp) -> None:
+        register_transpose.pack_to_xegpu(self, op)
 
     def _op_TileMMAOp(self, op: xetile.TileMMAOp) -> None:
         mb, kb, _, _ = op.a.type.get_shape()
