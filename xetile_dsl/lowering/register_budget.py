@@ -29,6 +29,11 @@ from ..targets import Target
 from .analysis import Families
 
 
+def budget_bytes(target: Target) -> int:
+    """Bytes of accumulators + operands of one DPAS a K loop may keep in registers."""
+    return int(target.large_grf_count * target.grf_bytes * target.accumulator_register_share)
+
+
 def _per_subgroup(shape, m: xetile.WgMapAttr | None) -> tuple[int, int]:
     """Elements per dimension one subgroup holds of a ``shape`` value under map ``m``."""
     if m is None:
