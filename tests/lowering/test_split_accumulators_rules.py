@@ -171,14 +171,18 @@ def _with_store_in_loop(text: str) -> str:
 
 
 def test_accumulator_larger_than_the_register_file_is_split_on_arc(tmp_path):
-    """RFC 2.5's mp_c on ARC: a note (8 passes), no error."""
+    """RFC 2.5's mp_c on ARC: wg-to-sg leaves its verdict on the loop, the split pass
+    splits it and notes it (8 passes); no error."""
     path = tmp_path / "in.mlir"
     path.write_text(mma_kernel(512, 256, 32, "f16", "f32", RFC_25_MAPS))
-    proc = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(path), "-p", "xetile-wg-to-sg{target=arc}"],
+    distributed = opt(tmp_path, path.read_text(), "xetile-wg-to-sg{target=arc}")
+    assert "xetile.register_budget" in distributed
+    proc = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(path), "-p", _to_xegpu("arc")],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "AccumulatorSplitNote" in proc.stderr and "the K loop runs in 8 passes" in proc.stderr
     assert "sg_data of at most [32, 32]" in proc.stderr and "will spill" not in proc.stderr
+    assert "xetile.register_budget" not in proc.stdout and len(_loops(proc.stdout)) == 8
 
 
 def test_unsplittable_accumulator_larger_than_the_register_file_is_an_error(tmp_path):

@@ -26,6 +26,7 @@ import warnings
 from dataclasses import dataclass
 
 from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr
 from xdsl.ir import BlockArgument, SSAValue
 
 from ..dialects import xetile
@@ -118,8 +119,16 @@ def _fitting_piece(piece: _Piece, budget: int) -> tuple[int, int] | None:
     return rows, cols
 
 
+#: scf.for attribute carrying the register budget's verdict on a K loop to
+#: xegpu-split-accumulators, which decides on the lowered body (module docstring)
+VERDICT_ATTR = "xetile.register_budget"
+#: XeTile ops that write memory: a K loop holding one is never split
+_WRITES = ("xetile.store_tile", "xetile.store_scatter", "xetile.atomic_rmw", "xetile.atomic_rmw_tile", "func.call")
+
+
 def check(fn: func.FuncOp, target: Target) -> None:
-    """Error, warn or note (see the module docstring) for each wg_map tile_mma of ``fn``."""
+    """Error, warn, or leave a verdict for xegpu-split-accumulators (module docstring) for
+    each wg_map tile_mma of ``fn``."""
     budget = budget_bytes(target)
     families, seen = Families(fn), set[SSAValue]()
     for op in fn.walk():
@@ -132,32 +141,40 @@ def check(fn: func.FuncOp, target: Target) -> None:
         piece = _piece(op, target)
         if piece.need(piece.rows, piece.cols)[1] <= budget:
             continue
-        loop = _splittable_loop(op)
-        parts = split_parts(piece, target, budget) if loop is not None else None
-        if parts is not None:
-            _note_split(piece, target, parts)
+        loop = _accumulator_loop(op)
+        if loop is None or any(inner.name in _WRITES for inner in loop.body.walk()):
+            tell(*_unsplittable(piece, target, budget), op)
+        elif split_parts(piece, target, budget) is None:
+            tell("error", _row_error(piece, target, budget), op)
         else:
-            _report(piece, target, budget, loop is not None)
+            loop.attributes[VERDICT_ATTR] = _verdict(piece, target, budget)
 
 
-#: XeTile ops a K loop may hold and still be run in several copies (no memory writes,
-#: nothing wg-to-sg turns into an SLM exchange)
-_REPEATABLE = (xetile.LoadTileOp, xetile.PrefetchTileOp, xetile.UpdateTileOffsetOp, xetile.InitTileOp,
-               xetile.TileMMAOp, scf.IfOp, scf.ForOp, scf.YieldOp)
+def tell(severity: str, text: str, op) -> None:
+    """Raise (``error``) or warn (``warning``, ``note``: an AccumulatorSplitNote) ``text``
+    at ``op``; ``none`` says nothing."""
+    if severity == "error":
+        raise LoweringError(text, op)
+    if severity in ("warning", "note"):
+        category = AccumulatorSplitNote if severity == "note" else LoweringWarning
+        warnings.warn(category(text, op), stacklevel=3)
 
 
-def _splittable_loop(op: xetile.TileMMAOp) -> scf.ForOp | None:
-    """The scf.for carrying ``op``'s accumulator when xegpu-split-accumulators may run it
-    several times (only loads, prefetches, tile_mma, offsets, arith/math, barriers, ifs)."""
+def _accumulator_loop(op: xetile.TileMMAOp) -> scf.ForOp | None:
+    """The scf.for that carries ``op``'s accumulator, if any."""
     acc = op.c
-    if not isinstance(acc, BlockArgument) or not isinstance(acc.owner.parent_op(), scf.ForOp):
-        return None
-    loop = acc.owner.parent_op()
-    for inner in loop.body.walk():
-        if not (isinstance(inner, _REPEATABLE) or inner.name == "gpu.barrier"
-                or inner.dialect_name() in ("arith", "math")):
-            return None
-    return loop
+    if isinstance(acc, BlockArgument) and isinstance(acc.owner.parent_op(), scf.ForOp):
+        return acc.owner.parent_op()
+    return None
+
+
+def _verdict(piece: _Piece, target: Target, budget: int) -> DictionaryAttr:
+    """What xegpu-split-accumulators reports: ``note`` when it splits the loop (``{parts}``
+    stands for its copies), ``severity`` + ``unsplit`` when the lowered body cannot run
+    twice (an SLM exchange wg-to-sg added), ``row_error`` when no split fits."""
+    severity, unsplit = _unsplittable(piece, target, budget)
+    return DictionaryAttr({"note": StringAttr(_note(piece, target, budget)), "severity": StringAttr(severity),
+                           "unsplit": StringAttr(unsplit), "row_error": StringAttr(_row_error(piece, target, budget))})
 
 
 def _grf_text(target: Target) -> str:
@@ -188,28 +205,29 @@ def _operands_text(piece: _Piece) -> str:
     return f"A and B live at one DPAS ({piece.rows}x{a_k} and {b_k}x{piece.cols})"
 
 
-def _note_split(piece: _Piece, target: Target, parts: int) -> None:
+def _note(piece: _Piece, target: Target, budget: int) -> str:
     total = piece.need(piece.rows, piece.cols)[1]
-    warnings.warn(AccumulatorSplitNote(
-        f"{_what(piece)}; with the {_operands_text(piece)} that is {total} bytes, more than the "
-        f"{budget_bytes(target)}-byte accumulator budget of {_grf_text(target)}: the K loop runs in {parts} passes "
-        f"over 1/{parts} of the accumulator each (B is read {parts} times); to avoid it {_hint(piece, budget_bytes(target))}",
-        piece.op), stacklevel=2)
+    return (f"{_what(piece)}; with the {_operands_text(piece)} that is {total} bytes, more than the "
+            f"{budget}-byte accumulator budget of {_grf_text(target)}: the K loop runs in {{parts}} passes "
+            f"over 1/{{parts}} of the accumulator each (B is read {{parts}} times); to avoid it {_hint(piece, budget)}")
 
 
-def _report(piece: _Piece, target: Target, budget: int, splittable: bool) -> None:
+def _row_error(piece: _Piece, target: Target, budget: int) -> str:
+    return (f"{_what(piece)}: even one DPAS block row of it with the {_operands_text(piece)} does not fit the "
+            f"{budget}-byte accumulator budget of {_grf_text(target)}; {_hint(piece, budget)}")
+
+
+def _unsplittable(piece: _Piece, target: Target, budget: int) -> tuple[str, str]:
+    """(severity, text) for a K loop that cannot be split: an error when the accumulator
+    alone exceeds the register file, a warning when with its operands it fills it."""
     acc_bytes, total = piece.need(piece.rows, piece.cols)
     full = target.large_grf_count * target.grf_bytes
     what, grf, hint = _what(piece), _grf_text(target), _hint(piece, budget)
-    if splittable:
-        raise LoweringError(f"{what}: even one DPAS block row of it with the {_operands_text(piece)} does not fit "
-                            f"{grf}; {hint}", piece.op)
     if acc_bytes > full:
-        raise LoweringError(f"{what}, more than {grf}: it cannot be kept in registers, and the K loop cannot be run "
-                            f"in several passes because it writes memory; {hint}", piece.op)
+        return "error", (f"{what}, more than {grf}: it cannot be kept in registers, and the K loop cannot be run "
+                         f"in several passes because it writes memory; {hint}")
     if total < full:
-        return
-    warnings.warn(LoweringWarning(
-        f"{what}; with the {_operands_text(piece)} that is {total} bytes, which fills {grf}: the kernel will spill "
-        f"registers on {target.name} (the K loop writes memory, so it cannot be run in several passes); {hint}",
-        piece.op), stacklevel=2)
+        return "none", ""
+    return "warning", (f"{what}; with the {_operands_text(piece)} that is {total} bytes, which fills {grf}: the "
+                       f"kernel will spill registers on {target.name} (the K loop writes memory, so it cannot be "
+                       f"run in several passes); {hint}")

@@ -42,7 +42,7 @@ from ..dialects import xegpu, xetile
 from ..frontend.types import bit_width
 from ..targets import TARGETS, Target, get_target
 from .dead_code import is_pure, prune_loop
-from .register_budget import budget_bytes
+from .register_budget import VERDICT_ATTR, budget_bytes, tell
 
 #: XeGPU ops a duplicated loop body may run again without changing results
 _REPEATABLE = (xegpu.LoadNdOp, xegpu.LoadGatherOp, xegpu.PrefetchNdOp, xegpu.PrefetchOp, xegpu.DpasOp,
@@ -277,9 +277,25 @@ class SplitAccumulators(ModulePass):
             if isinstance(fn, func.FuncOp):
                 target = get_target(self.target or _kernel_target(fn))
                 for loop in reversed([o for o in fn.walk() if isinstance(o, scf.ForOp)]):
+                    verdict = loop.attributes.pop(VERDICT_ATTR, None)
                     groups = plan(loop, target, self.parts)
+                    if verdict is not None and not self.parts:
+                        _tell(verdict, loop, groups, target)
                     if groups is not None:
                         split_loop(loop, groups)
+
+
+def _tell(verdict, loop: scf.ForOp, groups: list[list[Chain]] | None, target: Target) -> None:
+    """Report the register budget's ``verdict`` (register_budget.VERDICT_ATTR) at the
+    loop's first DPAS (the user's tile_mma): the split, or why there is none."""
+    text = {k: v.data for k, v in verdict.data.items()}
+    dpas = next((op for op in loop.body.walk() if isinstance(op, xegpu.DpasOp)), loop)
+    if groups is not None:
+        tell("note", text["note"].replace("{parts}", str(len(groups))), dpas)
+    elif not is_repeatable(loop):
+        tell(text["severity"], text["unsplit"], dpas)
+    elif accumulator_chains(loop) and group_bytes(accumulator_chains(loop)) > budget_bytes(target):
+        tell("error", text["row_error"], dpas)
 
 
 def _kernel_target(fn: func.FuncOp) -> str:
