@@ -16,6 +16,14 @@ whole K step of operands from SLM or computed.  The budget is
 * a loop that cannot be split, whose accumulators and operands fill the whole register
   file: a located "will spill" warning.  Both name the largest result sg_data that fits.
 
+Whether the lowered loop can run twice is only known after wg-to-sg (a tile_transpose or
+a reduction may become an SLM exchange inside it).  Loops holding an XeTile memory write
+are reported here at once; for the others :func:`check` leaves a verdict
+(:data:`VERDICT_ATTR`) on the ``scf.for`` and xegpu-split-accumulators reports it on the
+lowered loop (:func:`tell`): the note with the copy count it chose, or the warning/error
+of a loop that cannot be split.  :func:`split_parts` only decides the "no split fits"
+error here; the pass chooses the count from the exact blocks.
+
 Measured with ocloc (docs/design.md, "Register budget and accumulator splitting"): on
 pvc RFC 2.5's 64x64 f32 piece spills 11.5 KB in one loop, none in two; a 32x64 piece
 (11 KiB counted, 14 KiB with the whole K step the 2.5 loop keeps live) does not spill.
