@@ -140,7 +140,8 @@ def _lower_with_located_warnings(src: KernelSource, module, flavour: str) -> dic
         asm = lower(module, flavour)
     for w in caught:
         if isinstance(w.message, LoweringWarning):
-            warnings.warn(CompilationWarning.at(_at_user_line(src, w.message)), stacklevel=4)
+            category = type(w.message).compiled_category
+            warnings.warn(category.at(_at_user_line(src, w.message)), stacklevel=4)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return asm

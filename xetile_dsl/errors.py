@@ -61,10 +61,24 @@ class CompilationWarning(UserWarning):
         return cls(str(error).replace(": error: ", ": warning: ", 1))
 
 
+class AccumulatorSplitWarning(CompilationWarning):
+    """A performance note: a K loop whose tile_mma accumulators exceed the register budget
+    runs in several passes, each over part of the accumulator (B is read once per pass).
+    Silence it with ``warnings.filterwarnings("ignore", category=AccumulatorSplitWarning)``."""
+
+
 class LoweringWarning(UserWarning):
     """A pass's warning; ``op`` carries the user's location (the compiler turns it into a
-    located :class:`CompilationWarning`)."""
+    located :class:`CompilationWarning`, or ``compiled_category``)."""
+
+    compiled_category = CompilationWarning
 
     def __init__(self, message: str, op=None):
         self.message, self.op = message, op
         super().__init__(message)
+
+
+class AccumulatorSplitNote(LoweringWarning):
+    """xegpu-split-accumulators will split a K loop (becomes an :class:`AccumulatorSplitWarning`)."""
+
+    compiled_category = AccumulatorSplitWarning

@@ -5,7 +5,8 @@
   one workgroup barrier, L2 prefetches with L1 bypassed (``.uc.ca``, locality 2) and L1
   prefetches cached in both levels (``.ca.ca``, locality 3).
 * The RFC's literal tiles (64x64 f32 = 16 KiB per subgroup = the whole 256-GRF file)
-  spill: the compiler warns before ocloc confirms it.
+  run the K loop in two copies (xegpu-split-accumulators) and do not spill; in one loop
+  they spill.  On dg2-g10 they run in eight copies, without spills.
 * The ARC variant (128x128, 16x32 per subgroup) builds for dg2-g10 without spills.
 """
 from __future__ import annotations
@@ -14,7 +15,8 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.errors import CompilationWarning
+from tests.split_kernels import forced_parts
+from xetile_dsl.errors import AccumulatorSplitWarning
 from xetile_dsl.kernels.gemm_two_level import ARC_TILES, RFC_TILES, SMALL_TILES, gemm_two_level_kernel
 from xetile_dsl.tools import ocloc
 
@@ -47,13 +49,39 @@ def test_variant_pvc_dpas_in_the_hot_loop_no_spills(ocloc_path):
     assert _prefetches(loop, ".ca.ca") == 4 and _prefetches(loop, ".uc.ca") == 16
 
 
-def test_rfc_tiles_pvc_spill_as_the_compiler_warns(ocloc_path):
-    with pytest.warns(CompilationWarning, match="will spill registers on pvc"):
+def test_rfc_tiles_pvc_run_in_two_passes_without_spills(ocloc_path):
+    """xegpu-split-accumulators runs the K loop twice, over 32 accumulator rows each
+    (16 KiB + one DPAS K block of A and B > 12 KiB budget; 8 + 1 + 2 KiB fit)."""
+    with pytest.warns(AccumulatorSplitWarning, match="the K loop runs in 2 passes"):
         kernel = xd.compile(gemm_two_level_kernel, SIG, RFC_TILES, target="pvc")
     zebin = kernel.asm["zebin"]
+    assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     env = zebin.execution_env(NAME)
-    assert env["grf_count"] == 256 and env.get("spill_size", 0) > 0  # 11520 bytes with IGC 2.x
+    assert env["grf_count"] == 256 and env.get("spill_size", 0) == 0
+    loops = ocloc.loops(kernel.asm["isa"])
+    assert [ocloc.count(loop, ocloc.DPAS) for loop in loops] == [32, 32]  # (32/8) x (64/16) x 2 per copy
+    assert [ocloc.count(loop, r"\bsync\.bar\b") for loop in loops] == [1, 1]  # each copy runs the if's barrier
+
+
+def test_rfc_tiles_pvc_spill_in_one_loop(ocloc_path, monkeypatch):
+    """Without the split (parts=1) the 64x64 f32 accumulator spills: 11520 bytes with IGC 2.x."""
+    forced_parts(monkeypatch, 1)
+    kernel = xd.compile(gemm_two_level_kernel, SIG, RFC_TILES, target="pvc")
+    env = kernel.asm["zebin"].execution_env(NAME)
+    assert env["grf_count"] == 256 and env.get("spill_size", 0) > 0
     assert ocloc.count(ocloc.hot_loop(kernel.asm["isa"]), ocloc.DPAS) >= 64  # (64/8) x (64/16) x 2
+
+
+def test_rfc_tiles_dg2_run_in_eight_passes_without_spills(ocloc_path):
+    """ARC's 8 KiB file (6 KiB budget): 8 copies over one 8-row block row each."""
+    with pytest.warns(AccumulatorSplitWarning, match="the K loop runs in 8 passes"):
+        kernel = xd.compile(gemm_two_level_kernel, SIG, RFC_TILES, target="arc")
+    zebin = kernel.asm["zebin"]
+    assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=False, expect_simd=8) == []
+    env = zebin.execution_env(NAME)
+    assert env["grf_count"] == 256 and env.get("spill_size", 0) == 0
+    per_loop = [ocloc.count(loop, ocloc.DPAS) for loop in ocloc.loops(kernel.asm["isa"])]
+    assert len(per_loop) == 8 and all(16 <= n <= 17 for n in per_loop)  # (8/8) x (64/8) x 2 (+ IGC's dummy)
 
 
 def test_arc_variant_dg2_no_spills(ocloc_path):

@@ -19,6 +19,7 @@ def test_appendix_2_1_gemm_isa_pvc(ocloc_path):
     env = zebin.execution_env(NAME)
     assert env["grf_count"] == 256 and env.get("spill_size", 0) == 0
     assert kernel.abi.extra["build_options"] == "-ze-opt-large-register-file"
+    assert kernel.asm["xegpu"].count("scf.for") == 1  # 8 + 3 KiB fit the budget: not split
     loop = ocloc.hot_loop(kernel.asm["isa"])
     # per subgroup and K step: (32/8) x (64/16) x (32/16) = 32 DPAS
     assert ocloc.count(loop, ocloc.DPAS) == 32

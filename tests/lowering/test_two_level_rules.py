@@ -1,14 +1,14 @@
 """Rules added for RFC Appendix 2.5 (GEMM with two cache levels), through the opt tool:
 scf.if with workgroup tile results (1:N in xetile-wg-to-sg, blocked, one XeGPU tensor
 descriptor per block, SIMT sg_maps), gpu.barrier kept in its branch, prefetch_tile
-locality -> XeGPU cache hints, and the register-budget error for tile_mma."""
+locality -> XeGPU cache hints."""
 from __future__ import annotations
 
 import re
 
 import pytest
 
-from tests.lowering.test_lowering_rules import mma_kernel, opt, tile, wg
+from tests.lowering.test_lowering_rules import opt, tile, wg
 
 TO_XEGPU = "xetile-wg-to-sg,xetile-blocking,convert-xetile-to-xegpu"
 
@@ -87,26 +87,4 @@ def test_subgroup_level_if_with_tile_results_is_blocked(tmp_path):
     assert results.count("!xegpu.tensor_desc<8x16xf16>") == 2
 
 
-def test_accumulator_larger_than_the_register_file_is_an_error(tmp_path):
-    """RFC 2.5's mp_c [8,4]x[64,64] on ARC: 16 KiB of f32 per subgroup > 256 x 32 bytes."""
-    maps = (wg((8, 4), (64, 32)), wg((8, 4), (32, 64)), wg((8, 4), (64, 64)))
-    text = mma_kernel(512, 256, 32, "f16", "f32", maps)
-    err = opt(tmp_path, text, "xetile-wg-to-sg{target=arc}", expect_ok=False)
-    assert "accumulator is 64x64xf32 = 16384 bytes" in err
-    assert "256 GRFs x 32 bytes = 8192 bytes" in err and "sg_data of at most [16, 32]" in err
-
-
-def test_accumulator_that_fills_the_register_file_warns(tmp_path):
-    """The same maps on pvc fit the 16 KiB file only without A and B: a spill warning."""
-    maps = (wg((8, 4), (64, 32)), wg((8, 4), (32, 64)), wg((8, 4), (64, 64)))
-    text = mma_kernel(512, 256, 32, "f16", "f32", maps)
-    path = tmp_path / "in.mlir"
-    path.write_text(text)
-    import subprocess
-    import sys
-
-    proc = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(path), "-p", "xetile-wg-to-sg{target=pvc}"],
-                          capture_output=True, text=True, timeout=120)
-    assert proc.returncode == 0, proc.stderr
-    assert "will spill registers on pvc" in proc.stderr and "sg_data of at most [32, 64]" in proc.stderr
-    assert "24576 bytes" in proc.stderr
+# the register budget of tile_mma (error, warning, split note): test_split_accumulators_rules.py

@@ -7,6 +7,7 @@ from ..dialects import make_context, print_module
 from .blocking import XeTileBlocking
 from .sg_transpose import XeTileSgTranspose
 from .sink_to_uses import SinkToUses
+from .split_accumulators import SplitAccumulators
 from .wg_to_sg import XeTileWgToSg
 from .xegpu_to_simt import XeGPUToSIMT
 from .xetile_to_xegpu import ConvertXeTileToXeGPU
@@ -18,10 +19,12 @@ def stages(target: str) -> list[tuple[str, list]]:
     blocking must run before the XeGPU conversion (it decides block sizes from the
     target); SIMT distribution needs the XeGPU roles (packed loads, dpas operands).
     Workgroup-level tiles are split among subgroups first, so blocking sees subgroup tiles;
-    subgroup-level transposes are then folded into loads or staged in SLM."""
+    subgroup-level transposes are then folded into loads or staged in SLM.  K loops whose
+    accumulators exceed the register budget are split on XeGPU (exact blocks and
+    operands), before sinking orders each copy's loads next to its DPAS."""
     return [
         ("xegpu", [XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(),
-                   SinkToUses()]),
+                   SplitAccumulators(target=target), SinkToUses()]),
         ("simt", [XeGPUToSIMT(target=target)]),
     ]
 

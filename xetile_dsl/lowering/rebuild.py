@@ -108,6 +108,7 @@ class Rebuilder:
             pos += n
         self._translate_block(old_body, body)
         loop = self.emit(scf.ForOp(self.one(op.lb), self.one(op.ub), self.one(op.step), inits, Region(body)), op)
+        loop.attributes.update(op.attributes)
         pos = 0
         for old_res, init in zip(op.results, op.iter_args):
             n = len(self.vmap[init])

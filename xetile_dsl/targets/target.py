@@ -70,6 +70,11 @@ class Target:
     grf_bytes: int = 64  # bytes per general register
     large_grf_count: int = 256
     large_grf_option: str = "-ze-opt-large-register-file"  # IGC option selecting large_grf_count
+    #: share of the largest register file (large_grf_count x grf_bytes) a K loop's DPAS
+    #: accumulators and the operands of one DPAS may fill; the rest holds addresses,
+    #: loop-carried descriptors, loop state and the loads IGC issues ahead of their DPAS
+    #: (measured with ocloc: docs/design.md, "Register budget and accumulator splitting")
+    accumulator_register_share: float = 0.75
     named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
     max_workgroup_size: int = 1024

@@ -249,18 +249,33 @@ def check_isa(zebin: Zebin, kernel: str, expect_dpas: bool = True,
     return problems
 
 
+def _loop_spans(lines: list[str]) -> list[tuple[int, int]]:
+    """(label line, backward branch line) of every backward branch (``jmpi``/``while``/
+    ``goto``) to an earlier label."""
+    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^\s*([A-Za-z_.$][\w.$]*):", ln))}
+    spans = []
+    for i, ln in enumerate(lines):
+        m = re.search(r"\b(?:jmpi|goto|while)\b.*?\b([A-Za-z_.$][\w.$]*)\s*(?://.*)?$", ln)
+        if m and m.group(1) in labels and labels[m.group(1)] < i:
+            spans.append((labels[m.group(1)], i))
+    return spans
+
+
 def hot_loop(isa: str) -> str:
     """The instructions of the longest loop in ``isa``: from a label to the last backward
     branch (``jmpi``/``while``/``goto``) that targets it."""
     lines = isa.splitlines()
-    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^\s*([A-Za-z_.$][\w.$]*):", ln))}
-    best = None
-    for i, ln in enumerate(lines):
-        m = re.search(r"\b(?:jmpi|goto|while)\b.*?\b([A-Za-z_.$][\w.$]*)\s*(?://.*)?$", ln)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            span = (labels[m.group(1)], i)
-            if best is None or span[1] - span[0] > best[1] - best[0]:
-                best = span
-    if best is None:
+    spans = _loop_spans(lines)
+    if not spans:
         raise ValueError("no backward branch (loop) found in the ISA")
+    best = max(spans, key=lambda s: s[1] - s[0])
     return "\n".join(lines[best[0]:best[1] + 1])
+
+
+def loops(isa: str) -> list[str]:
+    """The instructions of each outermost loop of ``isa``, in program order (a loop the
+    compiler ran in several copies shows as several loops)."""
+    lines = isa.splitlines()
+    spans = sorted({(a, max(e for s, e in _loop_spans(lines) if s == a)) for a, _ in _loop_spans(lines)})
+    outer = [s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)]
+    return ["\n".join(lines[a:b + 1]) for a, b in outer]
