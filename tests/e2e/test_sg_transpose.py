@@ -112,3 +112,22 @@ def test_transpose_of_a_column_major_load_is_the_row_major_array(device):
     y = np.zeros((16, PITCH), np.float32)
     transpose_column_major_kernel.on(device)[(1,)](x, y, M=32, N=16)
     np.testing.assert_array_equal(y[:, :32], x[:, :32])
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_computed_8bit_transpose_is_a_located_error(flavour):
+    """8-bit values would go through SLM, whose transposed reads of bytes come back wrong
+    on the CPU device: a located error at the user's tile_transpose, not a wrong result."""
+    import xetile_dsl as xd
+    x = _input(64, "i32", 5).astype(np.int8)
+    y = np.zeros((64, 64), np.int8)
+    with pytest.raises(xd.CompilationError, match=r"sg_transpose.py:\d+.*8-bit elements.*16/32-bit type"):
+        transpose_computed_kernel.on(f"cpu-{flavour}")[(1,)](x, y, M=32, N=64)
+
+
+def test_loaded_8bit_transpose_is_folded_and_exact():
+    """The 8-bit transpose of a loaded tile needs no SLM (folded into the load): it runs."""
+    x = _input(64, "i32", 6).astype(np.int8)
+    y = np.zeros((64, 64), np.int8)
+    transpose_loaded_kernel.on("cpu-pvc")[(1,)](x, y, M=32, N=64)
+    np.testing.assert_array_equal(y[:64, :32], x[:32, :64].T)

@@ -49,7 +49,7 @@ from .analysis import Families
 from .rebuild import Rebuilder
 from .register_transpose import operand_a_roots, register_transposable
 from .slm_tiles import check_user_slm
-from .wg_transpose import column_major_view
+from .wg_transpose import column_major_view, refuse_8bit_slm_transpose
 from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
 
 SLM_SPACE = 3
@@ -168,6 +168,7 @@ class _SgTranspose(Rebuilder):
         if register_transposable(op, self.target, self.a_roots):
             self._clone(op)  # kept: blocking and the XeGPU conversion lower it to lane shuffles
             return
+        refuse_8bit_slm_transpose(op)
         self.vmap[op.result] = [self._through_slm(op)]
 
     def _through_slm(self, op: xetile.TileTransposeOp) -> SSAValue:
