@@ -10,6 +10,8 @@ import argparse
 import sys
 import time
 
+from xetile_dsl.tools import explain
+
 
 # --- devices --------------------------------------------------------------------------
 
@@ -67,26 +69,12 @@ def _opt_run(args: argparse.Namespace) -> int:
     return run(args)
 
 
-# --- explain ---------------------------------------------------------------------------
-
-def _explain_args(parser: argparse.ArgumentParser) -> None:
-    from xetile_dsl.tools.explain import add_arguments
-
-    add_arguments(parser)
-
-
-def _explain_run(args: argparse.Namespace) -> int:
-    from xetile_dsl.tools.explain import run
-
-    return run(args)
-
-
 #: name -> (help, add_arguments(parser), run(args) -> exit code)
 SUBCOMMANDS = {
     "opt": ("parse, verify, run passes and print MLIR (like mlir-opt)", _opt_args, _opt_run),
     "devices": ("list devices in discovery order and what is missing", _devices_args, _devices_run),
     "cache": ("list or clear the compiled-kernel cache", _cache_args, _cache_run),
-    "explain": ("compile a @jit kernel for pvc/arc and print its static ISA report", _explain_args, _explain_run),
+    "explain": ("compile a @jit kernel for pvc/arc and print its static ISA report", explain.add_arguments, explain.run),
 }
 
 

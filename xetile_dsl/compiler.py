@@ -24,7 +24,7 @@ from .lowering.pipeline import lower
 from .runtime.abi import ArrayParam, KernelABI
 from .targets import get_target
 from .tools.isa_report import IsaReport, zebin_report
-from .tools.ocloc import ocloc_status
+from .tools.ocloc import compile_spirv, find_ocloc, ocloc_status
 
 #: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {
@@ -183,8 +183,6 @@ def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
 
 
 def _isa(kernel: CompiledKernel, gpu) -> str:
-    from .tools.ocloc import compile_spirv
-
     zebin = compile_spirv(kernel.spirv, gpu.ocloc_device, kernel.abi.extra.get("build_options", gpu.build_options))
     kernel.asm["zebin"] = zebin
     return zebin.isa_text(kernel.abi.kernel_name)
@@ -242,8 +240,6 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> Compil
 
 def _ocloc_available() -> bool:
     try:
-        from .tools.ocloc import find_ocloc
-
         find_ocloc()
         return True
     except Exception:  # noqa: BLE001 - any failure means "no ISA"
