@@ -16,13 +16,15 @@ from .codegen.simt_to_llvm import generate
 from .codegen.spirv_emit import emit_spirv
 from .dialects import print_module
 from .dialects.xtdebug import reject_debug_ops
-from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, debug_tracebacks
+from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, debug_tracebacks
 from .frontend import build_module
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
 from .lowering.pipeline import lower
 from .runtime.abi import ArrayParam, KernelABI
 from .targets import get_target
+from .tools.isa_report import IsaReport, zebin_report
+from .tools.ocloc import compile_spirv, find_ocloc, ocloc_status
 
 #: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {
@@ -63,6 +65,24 @@ class CompiledKernel:
         from .runtime.launcher import get_launcher
 
         get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
+
+    def report(self) -> IsaReport:
+        """The static ISA report of this kernel (tools/isa_report.py): per innermost loop of
+        its PVC/ARC machine code, instructions by class, 2D block shapes, dpas runs and a
+        cycle lower bound; GRF mode, spill and SLM bytes.  ``print(k.report())`` shows a
+        table, ``k.report().to_json()`` the same for tools.  Needs ocloc and a GPU target."""
+        flavour, emulate = resolve_target(self.target)
+        if emulate or self.target == "interpret":
+            raise ToolError(f"report() reads PVC/ARC machine code, and this kernel was compiled for "
+                            f"{self.target!r}: compile with target='pvc' or target='arc'")
+        gpu = get_target(flavour)
+        if "zebin" not in self.asm:
+            path, reason = ocloc_status()
+            if path is None:
+                raise ToolError(f"report() needs Intel's offline compiler (ocloc) to build the machine "
+                                f"code: {reason}")
+            self.asm["isa"] = _isa(self, gpu)
+        return zebin_report(self.asm["zebin"], self.abi.kernel_name, gpu)
 
     def to_files(self) -> dict[str, bytes]:
         """The cache entry: SPIR-V, the ABI and each stage's text."""
@@ -163,8 +183,6 @@ def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
 
 
 def _isa(kernel: CompiledKernel, gpu) -> str:
-    from .tools.ocloc import compile_spirv
-
     zebin = compile_spirv(kernel.spirv, gpu.ocloc_device, kernel.abi.extra.get("build_options", gpu.build_options))
     kernel.asm["zebin"] = zebin
     return zebin.isa_text(kernel.abi.kernel_name)
@@ -222,8 +240,6 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> Compil
 
 def _ocloc_available() -> bool:
     try:
-        from .tools.ocloc import find_ocloc
-
         find_ocloc()
         return True
     except Exception:  # noqa: BLE001 - any failure means "no ISA"

@@ -3,8 +3,6 @@ offline compiler with DPAS in the hot loop, 2D-block messages on pvc (none on ar
 spills and no unresolved calls."""
 from __future__ import annotations
 
-import re
-
 import pytest
 
 import xetile_dsl as xd
@@ -35,7 +33,7 @@ def test_pvc_isa_has_dpas_and_2d_blocks_in_the_loop(dtype, ocloc_path):
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, "matmul_kernel", expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     isa = kernel.asm["isa"]
-    loop = _hot_loop(isa)
+    loop = ocloc.hot_loop(isa)
     assert ocloc.count(loop, ocloc.DPAS) >= 8  # 4x2 blocks of 8x16 per K step
     assert ocloc.count(loop, ocloc.LOAD_BLOCK2D) >= 1
     assert ocloc.count(isa, ocloc.STORE_BLOCK2D) >= 1
@@ -47,24 +45,8 @@ def test_arc_isa_has_dpas_and_no_2d_blocks(dtype, ocloc_path):
     kernel = _compile("arc", dtype, tiles=ARC_TILES)
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, "matmul_kernel", expect_dpas=True, expect_block2d=False, expect_simd=8) == []
-    assert ocloc.count(_hot_loop(kernel.asm["isa"]), ocloc.DPAS) >= 1
+    assert ocloc.count(ocloc.hot_loop(kernel.asm["isa"]), ocloc.DPAS) >= 1
 
 
 def test_isa_absent_for_the_cpu_flavour():
     assert "isa" not in _compile("cpu-pvc").asm
-
-
-def _hot_loop(isa: str) -> str:
-    """The instructions between the loop's label and its backward branch (the last
-    ``(W) jmpi``/``while``/``goto`` that targets an earlier label)."""
-    lines = isa.splitlines()
-    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^\s*([A-Za-z_.$][\w.$]*):", ln))}
-    best = None
-    for i, ln in enumerate(lines):
-        m = re.search(r"\b(?:jmpi|goto|while)\b.*?\b([A-Za-z_.$][\w.$]*)\s*(?://.*)?$", ln)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            span = (labels[m.group(1)], i)
-            if best is None or span[1] - span[0] > best[1] - best[0]:
-                best = span
-    assert best is not None, "no backward branch (loop) found in the ISA"
-    return "\n".join(lines[best[0]:best[1] + 1])

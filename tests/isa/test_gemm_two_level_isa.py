@@ -18,6 +18,7 @@ import xetile_dsl.language as xt
 from tests.split_kernels import forced_parts
 from xetile_dsl.errors import AccumulatorSplitWarning
 from xetile_dsl.kernels.gemm_two_level import ARC_TILES, RFC_TILES, SMALL_TILES, gemm_two_level_kernel
+from xetile_dsl.tools import isa as listing
 from xetile_dsl.tools import ocloc
 
 SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
@@ -26,8 +27,8 @@ NAME = "gemm_two_level_kernel"
 
 def _prefetches(isa: str, suffix: str) -> int:
     """2D block prefetches (no destination register) with the cache-control ``suffix``."""
-    return sum(1 for ln in isa.splitlines()
-               if "load_block2d" in ln and ln.split()[2] == "null" and ln.rstrip().endswith(f".a64{suffix}"))
+    return sum(1 for ins in listing.instructions(isa)
+               if ins.kind == "prefetch" and ins.message.endswith(f".a64{suffix}"))
 
 
 def test_variant_pvc_dpas_in_the_hot_loop_no_spills(ocloc_path):

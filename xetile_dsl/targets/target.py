@@ -80,6 +80,11 @@ class Target:
     max_workgroup_size: int = 1024
     build_options: str = ""  # IGC options (GRF mode) the kernels of this target are built with
     dpas_a_packs_dword: bool = False  # A operand components are 32-bit (ARC) rather than 16-bit (PVC)
+    #: throughput model of the ISA report (tools/isa_report.py; sources in docs/design.md,
+    #: "ISA report"): multiply-accumulates one EU's XMX engine retires per clock, by DPAS
+    #: input type, and the instructions one hardware thread issues per clock
+    dpas_macs_per_clock: tuple[tuple[str, int], ...] = ()
+    thread_issue_per_clock: int = 1
 
     # --- questions passes ask ------------------------------------------------
     def dpas_for(self, a_type: str, b_type: str) -> DpasConfig | None:
@@ -134,6 +139,12 @@ class Target:
         if large_grf and self.large_grf_option not in opts:
             opts.append(self.large_grf_option)
         return " ".join(opts)
+
+    def dpas_cycles(self, a_type: str, macs: int) -> float | None:
+        """Clocks one EU's XMX engine needs for ``macs`` multiply-accumulates of DPAS input
+        type ``a_type`` ("f16", "bf16", "i8", "u8", "tf32"), None if the model has no rate."""
+        rate = dict(self.dpas_macs_per_clock).get(a_type)
+        return macs / rate if rate else None
 
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{c.a_type}x{c.b_type}" for c in self.dpas})
@@ -228,6 +239,8 @@ PVC = Target(
     slm_bytes=128 * 1024,
     named_barriers=32,
     cache_hints=True,
+    # Xe-HPC core: 8 EUs, 4096 f16/bf16, 8192 int8, 2048 tf32 XMX ops per clock
+    dpas_macs_per_clock=(("f16", 256), ("bf16", 256), ("i8", 512), ("u8", 512), ("tf32", 128)),
 )
 
 ARC = Target(
@@ -241,6 +254,8 @@ ARC = Target(
     named_barriers=0,
     cache_hints=False,
     dpas_a_packs_dword=True,
+    # Xe-HPG core: 16 EUs, each XMX engine 128 f16/bf16 or 256 int8 ops per clock
+    dpas_macs_per_clock=(("f16", 64), ("bf16", 64), ("i8", 128), ("u8", 128)),
     # 8 lanes need twice the registers per tile of 16: without the 256-GRF mode a
     # 16x32 f32 accumulator already spills (checked with ocloc for dg2-g10).
     build_options="-ze-opt-large-register-file",

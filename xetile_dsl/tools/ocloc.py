@@ -22,13 +22,14 @@ from functools import lru_cache
 from pathlib import Path
 
 from ._common import ToolError, ToolNotFound, output_text, repo_root, run
+from .isa import hot_loop, loops  # noqa: F401 -- loop finding lives with the listing parser
 from .zebin import PATCH_SYMBOL, Zebin
 
 __all__ = [
     "OclocError", "ToolError", "ToolNotFound", "Zebin", "PATCH_SYMBOL", "MIN_OCLOC_VERSION",
     "find_ocloc", "find_iga64", "ocloc_version", "ocloc_status", "isa_required", "ISA_REQUIRED_ENV",
     "compile_spirv", "disassemble_zebin", "count", "check_isa",
-    "DPAS", "LOAD_BLOCK2D", "STORE_BLOCK2D", "CALLA",
+    "DPAS", "LOAD_BLOCK2D", "STORE_BLOCK2D", "CALLA", "hot_loop", "loops",
 ]
 
 #: Oldest ocloc release accepted.  Debian 12's 22.43 (IGC 1.0.12504) silently drops the
@@ -247,35 +248,3 @@ def check_isa(zebin: Zebin, kernel: str, expect_dpas: bool = True,
     if expect_simd is not None and simd != expect_simd:
         problems.append(f"simd_size {simd}, expected {expect_simd}")
     return problems
-
-
-def _loop_spans(lines: list[str]) -> list[tuple[int, int]]:
-    """(label line, backward branch line) of every backward branch (``jmpi``/``while``/
-    ``goto``) to an earlier label."""
-    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := re.match(r"^\s*([A-Za-z_.$][\w.$]*):", ln))}
-    spans = []
-    for i, ln in enumerate(lines):
-        m = re.search(r"\b(?:jmpi|goto|while)\b.*?\b([A-Za-z_.$][\w.$]*)\s*(?://.*)?$", ln)
-        if m and m.group(1) in labels and labels[m.group(1)] < i:
-            spans.append((labels[m.group(1)], i))
-    return spans
-
-
-def hot_loop(isa: str) -> str:
-    """The instructions of the longest loop in ``isa``: from a label to the last backward
-    branch (``jmpi``/``while``/``goto``) that targets it."""
-    lines = isa.splitlines()
-    spans = _loop_spans(lines)
-    if not spans:
-        raise ValueError("no backward branch (loop) found in the ISA")
-    best = max(spans, key=lambda s: s[1] - s[0])
-    return "\n".join(lines[best[0]:best[1] + 1])
-
-
-def loops(isa: str) -> list[str]:
-    """The instructions of each outermost loop of ``isa``, in program order (a loop the
-    compiler ran in several copies shows as several loops)."""
-    lines = isa.splitlines()
-    spans = sorted({(a, max(e for s, e in _loop_spans(lines) if s == a)) for a, _ in _loop_spans(lines)})
-    outer = [s for s in spans if not any(o != s and o[0] <= s[0] and s[1] <= o[1] for o in spans)]
-    return ["\n".join(lines[a:b + 1]) for a, b in outer]
