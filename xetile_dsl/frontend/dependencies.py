@@ -70,7 +70,7 @@ def collect(fn) -> Dependencies:
     the ``@jit`` functions it reaches and every global value read, in a fixed order."""
     collector = _Collector()
     collector.function(fn, kernel=True)
-    return Dependencies("\n".join(collector.parts), tuple(collector.names), tuple(collector.attrs))
+    return Dependencies("\n".join(collector.parts), _unique(collector.names), _unique(collector.attrs))
 
 
 def encode_constants(kernel_name: str, constants: dict) -> str:
@@ -184,6 +184,11 @@ def _encode_named(value) -> str:
     if isinstance(value, types.ModuleType):
         raise Unrepresentable(f"the module {value.__name__} used as a value (read its attributes instead)")
     raise Unrepresentable(f"an object of type {type(value).__module__}.{type(value).__qualname__}")
+
+
+def _unique(watched: list) -> tuple:
+    """One entry per (container, name): a kernel reads ``xt`` many times, it is checked once."""
+    return tuple({(id(where), name): (where, name, value) for where, name, value in watched}.values())
 
 
 def _unwrap(value):
