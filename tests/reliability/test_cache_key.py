@@ -14,7 +14,7 @@ import inspect
 import os
 import subprocess
 import sys
-import textwrap
+from pathlib import Path
 
 import llvmlite
 import ml_dtypes
@@ -229,7 +229,8 @@ def rounds(tmp_path_factory):
     x_path = folder / "x.npy"
     np.save(x_path, _input())
     env = dict(os.environ, XETILE_CACHE_DIR=str(folder / "cache"), PYTHONDONTWRITEBYTECODE="1",
-               PYTHONPATH=os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")]))
+               PYTHONPATH=os.pathsep.join([str(folder), str(Path(xd.__file__).parent.parent),
+                                           os.environ.get("PYTHONPATH", "")]))
     before = {k: v[0] for k, v in EDITS.items()}
     after = {k: v[1] for k, v in EDITS.items()}
     first = _run_round(folder, before, x_path, folder / "first.npz", env)
