@@ -29,8 +29,8 @@ from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.dependencies import Dependencies, collect, encode_constants
 from .language.core import constexpr
-from .runtime.cache import key_for
 from .runtime.arrays import describe, is_device_array_type
+from .runtime.cache import key_for
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
