@@ -10,11 +10,11 @@
 from . import language
 from .autotuner import Autotuner, Config, autotune
 from .compiler import CompiledKernel, compile, compile_mlir
-from .errors import CompilationError, LaunchError, XeTileError
+from .errors import CacheKeyError, CompilationError, LaunchError, XeTileError
 from .jit import JITFunction, jit
 from .language import constexpr
 from .runtime.launcher import synchronize
 
-__all__ = ["Autotuner", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile",
+__all__ = ["Autotuner", "CacheKeyError", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile",
            "constexpr", "jit", "language", "synchronize"]
 __version__ = "0.1.0"

@@ -7,10 +7,17 @@ from __future__ import annotations
 
 import hashlib
 import json
+import platform
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+
+import llvmlite
+import llvmlite.binding as llvm_binding
+import numpy as np
+import xdsl
 
 from .codegen.simt_to_llvm import generate
 from .codegen.spirv_emit import emit_spirv
@@ -250,7 +257,8 @@ _VERSION_HASH: str | None = None
 
 
 def compiler_version() -> str:
-    """A hash of the compiler's own sources: part of every cache key."""
+    """A hash of everything besides the kernel that shapes what it compiles to: the
+    compiler's own sources and :func:`component_versions`.  Part of every cache key."""
     global _VERSION_HASH
     if _VERSION_HASH is None:
         h = hashlib.sha256()
@@ -258,5 +266,15 @@ def compiler_version() -> str:
         for path in sorted(root.rglob("*.py")):
             h.update(str(path.relative_to(root)).encode())
             h.update(path.read_bytes())
+        h.update(component_versions().encode())
         _VERSION_HASH = h.hexdigest()[:16]
     return _VERSION_HASH
+
+
+def component_versions() -> str:
+    """The versions of the other programs a compiled kernel comes out of: Python (its
+    ``ast`` and float formatting), xDSL (IR, printing, passes), llvmlite and the LLVM it
+    bundles (LLVM IR parsing and the SPIR-V backend), numpy (constant folding)."""
+    return json.dumps({"python": f"{platform.python_implementation()} {sys.version}", "xdsl": str(xdsl.__version__),
+                       "llvmlite": str(llvmlite.__version__), "llvm": list(llvm_binding.llvm_version_info),
+                       "numpy": np.__version__}, sort_keys=True)

@@ -30,6 +30,12 @@ class CompilationError(XeTileError):
         return f"{head}\n    {text}\n    {pad}^" if caret is not None else head
 
 
+class CacheKeyError(CompilationError):
+    """A kernel reads a global whose value cannot be written into the kernel cache key
+    (an arbitrary object, a module used as a value); reported at the line that reads it.
+    Without this the kernel could be reused after the value changed."""
+
+
 class LaunchError(XeTileError, ValueError):
     """A bad launch argument, detected before anything reaches the device."""
 

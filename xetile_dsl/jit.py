@@ -3,9 +3,13 @@ signature and cached in memory and on disk.
 
 The launch path (:meth:`JITFunction.run`) is built for repeated calls: arguments are bound
 by precomputed parameter positions, and a per-kernel dictionary keyed on
-``(type, dtype, ndim)`` of each runtime argument, the constexpr values, the target and the
-launcher finds the loaded kernel without hashing any source.  Only a miss computes the
-full cache key (:meth:`JITFunction.cache_key`) and goes to the disk cache or the compiler.
+``(type, dtype, ndim)`` of each runtime argument, the constexpr types and values, the
+target and the launcher finds the loaded kernel without hashing any source.  Only a miss
+computes the full cache key (:meth:`JITFunction.cache_key`) and goes to the disk cache or
+the compiler.  Each launch first checks, by identity, that the globals the kernel read
+when its key was made are still bound to the same objects; when one was rebound (a
+notebook cell re-run, ``cfg.KSCALE = 2``) the dictionary is emptied and the next key is
+made from the new values.
 
 Launches are asynchronous when every array argument is a device array (dpnp/USM,
 pyopencl): the kernel is enqueued on the arrays' own queue and the call returns the
@@ -23,9 +27,10 @@ import numpy as np
 from .compiler import CompiledKernel, compile_kernel, compiler_version, resolve_target
 from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
-from .frontend.source import KernelSource
+from .frontend.dependencies import Dependencies, collect, encode_constants
 from .language.core import constexpr
 from .runtime.arrays import describe, is_device_array_type
+from .runtime.cache import key_for
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
@@ -44,7 +49,7 @@ class JITFunction:
         self.constexpr_params = {n for n, p in self.signature.parameters.items()
                                  if p.annotation is constexpr or p.annotation == "constexpr"
                                  or (isinstance(p.annotation, str) and p.annotation.endswith("constexpr"))}
-        self._source_hash: str | None = None
+        self._deps: Dependencies | None = None
         self._memory: dict[tuple, tuple[CompiledKernel, object]] = {}
         params = list(self.signature.parameters.values())
         self._nparams = len(params)
@@ -82,45 +87,33 @@ class JITFunction:
                 runtime.append(value)
         return runtime, specs, constants
 
+    def dependencies(self) -> Dependencies:
+        """The kernel's source, the ``@jit`` functions it reaches and the global values
+        they read (frontend/dependencies.py), current: collected again, and the fast
+        launch dictionary emptied, when a global it read has been rebound since."""
+        deps = self._deps
+        if deps is not None and deps.unchanged():
+            return deps
+        self._fast.clear()
+        self._last_call = None
+        self._deps = deps = collect(self.fn)
+        return deps
+
     def source_hash(self) -> str:
-        """Hash of the kernel's source, the @jit functions and the constant globals it names.
-
-        Computed once per process: a global edited after the first launch is not seen."""
-        if self._source_hash is None:
-            from .runtime.cache import key_for
-
-            parts = [KernelSource.of(self.fn).text]
-            for name in sorted(set(self.fn.__code__.co_names)):
-                value = self.fn.__globals__.get(name)
-                if isinstance(value, JITFunction) and value is not self:
-                    parts += [name, value.source_hash()]
-                elif isinstance(value, constexpr):
-                    parts += [name, repr(value.value)]
-                elif isinstance(value, (bool, int, float, str)):
-                    parts += [name, repr(value)]
-            self._source_hash = key_for(*parts)
-        return self._source_hash
+        """Hash of :meth:`dependencies`: the kernel's sources and the globals they read."""
+        return key_for(self.dependencies().text)
 
     def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str, options: dict | None = None) -> str:
-        """The one cache key: sha256 over length-prefixed parts — source hash (kernel,
-        called @jit functions, constant globals), kernel name, argument types and
-        specializations, constexpr values, target, options, compiler version."""
-        from .runtime.cache import key_for
-
+        """The one cache key: sha256 over length-prefixed parts -- the dependencies (the
+        source of the kernel and of the @jit functions it reaches, every global value
+        they read, type-tagged), kernel name, argument types and specializations,
+        constexpr types and values, target, options, compiler version (its sources and
+        the xDSL, llvmlite, LLVM, numpy and Python versions)."""
         sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
-        consts = json.dumps({k: repr(v) for k, v in constants.items()}, sort_keys=True) + self._global_maps()
+        consts = encode_constants(self.__name__, constants)
         opts = json.dumps(options or {}, sort_keys=True)
-        from .frontend.source import dependencies
-
-        return key_for(self.source_hash(), dependencies(self.fn), self.__name__, sig, consts, target, opts,
+        return key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
                        compiler_version())
-
-    def _global_maps(self) -> str:
-        """The wg_map globals the kernel names: editing one must change the cache key."""
-        from .language.core import wg_map
-
-        names = sorted(n for n in self.fn.__code__.co_names if isinstance(self.fn.__globals__.get(n), wg_map))
-        return "".join(f";{n}={self.fn.__globals__[n]!r}" for n in names)
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
@@ -154,7 +147,7 @@ class JITFunction:
         binding, no key, no argument checks (they passed last time and nothing they
         depend on has changed)."""
         last = self._last_call
-        if last is not None and _same_call(last, grid, target, args, kwargs):
+        if last is not None and _same_call(last, grid, target, args, kwargs) and self._deps.unchanged():
             return last[4].launch_async(last[5])
         self._last_call = None
         loaded, grid3, runtime = self.resolve(grid, target, args, kwargs)
@@ -173,16 +166,19 @@ class JITFunction:
             _check_num_subgroups(kwargs.pop("num_subgroups"))
         values = self._bind_values(args, kwargs)
         runtime = [values[i] for i in self._runtime_pos]
-        consts = tuple(_unwrap(values[i]) for i in self._const_pos)
+        deps = self._deps
+        if deps is None or not deps.unchanged():   # a global the kernel reads was rebound
+            self.dependencies()
+        consts = tuple(_const_key(_unwrap(values[i])) for i in self._const_pos)
         launcher = _launcher_for(runtime)
         key = (tuple(map(_type_key, runtime)), consts, target, id(launcher))
         try:
             hit = self._fast.get(key)
-        except TypeError:                     # an unhashable constexpr value
-            key = (key[0], repr(consts), target, id(launcher))
-            hit = self._fast.get(key)
-        if hit is None:
-            hit = self._fast[key] = self._specialize(values, target, launcher)
+        except TypeError:                     # an unhashable constexpr value: no fast entry
+            hit = self._specialize(values, target, launcher)
+        else:
+            if hit is None:
+                hit = self._fast[key] = self._specialize(values, target, launcher)
         loaded, meta = hit
         if callable(grid):
             grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
@@ -267,6 +263,20 @@ def _check_num_subgroups(n) -> None:
     if n != 1:
         raise LaunchError(f"num_subgroups={n!r}: only 1 subgroup per workgroup is supported until "
                           "workgroup-level (wg_map) kernels are lowered")
+
+
+def _const_key(value) -> tuple:
+    """Fast-dictionary key of a constexpr value: its type and value, so that values equal
+    in Python (``1 == True == 1.0``, ``2**30 == 2.0**30``, ``0.0 == -0.0``) get their own
+    kernels; the disk key (encode_constants) separates them the same way."""
+    cls = value.__class__
+    if cls is int or cls is str or cls is bool:
+        return (cls, value)
+    if cls is tuple or cls is list:
+        return (cls, tuple(map(_const_key, value)))
+    if isinstance(value, (float, np.floating)):
+        return (cls, float(value).hex())
+    return (cls, value)
 
 
 def _int_key(value) -> tuple:
@@ -373,6 +383,8 @@ def _array_spec(name: str, dtype, ndim: int) -> ArgSpec:
     return ArgSpec("array", elem, ndim)
 
 
+#: first part of every cache key; changes when what the key covers changes
+_KEY_FORMAT = "xetile_dsl cache key 2"
 _CACHE = None
 
 

@@ -146,12 +146,12 @@ def test_integer_arguments_specialise_on_one_and_sixteen(value, spec):
 
 def test_cache_key_covers_specialisation_constexpr_globals_and_callees(monkeypatch):
     from xetile_dsl.frontend.ast_to_xetile import ArgSpec
-    from xetile_dsl.frontend.source import dependencies
+    from xetile_dsl.frontend.dependencies import collect
 
     specs = {"n": ArgSpec("scalar", "i32", spec="")}
     key = k.control.cache_key(specs, {}, "cpu-pvc")
     assert k.control.cache_key({"n": ArgSpec("scalar", "i32", spec="d16")}, {}, "cpu-pvc") != key
-    assert "helper_add:" in dependencies(k.calls.fn)
-    before = dependencies(k.epilogue.fn)
+    assert "read helper_add = jit #1" in collect(k.calls.fn).text
+    before = collect(k.epilogue.fn).text
     monkeypatch.setattr(k, "SCALE", k.xt.constexpr(3.0))
-    assert dependencies(k.epilogue.fn) != before
+    assert collect(k.epilogue.fn).text != before

@@ -8,6 +8,7 @@ of the IR; their IR type says what they are (index scalar, tile, vector, array).
 from __future__ import annotations
 
 import ast
+import builtins
 from dataclasses import dataclass
 
 from xdsl.dialects import arith, func, gpu, memref, scf
@@ -29,7 +30,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Block, Operation, Region, SSAValue
 
 from ..dialects import xetile
-from ..errors import CompilationError, debug_tracebacks
+from ..errors import CacheKeyError, CompilationError, debug_tracebacks
 from ..language import core as lang
 from ..targets import Target
 from .source import KernelSource
@@ -118,8 +119,8 @@ class KernelIRBuilder(ast.NodeVisitor):
         self.block.add_op(op)
         return op
 
-    def error(self, node: ast.AST, message: str) -> CompilationError:
-        return self.src.error(node, message)
+    def error(self, node: ast.AST, message: str, kind: type = CompilationError) -> CompilationError:
+        return self.src.error(node, message, kind)
 
     def visit(self, node: ast.AST):
         saved = self._node
@@ -234,13 +235,21 @@ class KernelIRBuilder(ast.NodeVisitor):
         if name in self.env:
             return self.env[name]
         if name in self.globals:
+            self._check_global_read(name, node)
             value = self.globals[name]
             return value.value if isinstance(value, lang.constexpr) else value
-        import builtins
-
         if hasattr(builtins, name):
+            self._check_global_read(name, node)
             return getattr(builtins, name)
         raise self.error(node, f"name {name!r} is not defined")
+
+    def _check_global_read(self, name: str, node: ast.AST) -> None:
+        """Globals are read only where the cache key looked for them (KernelSource.global_reads)."""
+        if (name, getattr(node, "lineno", None), getattr(node, "col_offset", None)) not in \
+                self.src.global_read_positions:
+            raise self.error(node, f"{name!r} is read here from the module's globals, but it is assigned earlier "
+                             f"in this function (in a branch or loop not taken), so the kernel cache key treats "
+                             f"it as a local; give the local and the global different names", CacheKeyError)
 
     def visit_Attribute(self, node: ast.Attribute):
         base = self.visit(node.value)

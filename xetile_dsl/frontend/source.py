@@ -5,6 +5,7 @@ import ast
 import inspect
 import textwrap
 from dataclasses import dataclass
+from functools import cached_property
 
 from ..errors import CompilationError
 
@@ -38,12 +39,116 @@ class KernelSource:
         file_lines = _file_lines(filename, lines, first_line)
         return KernelSource(fn.__name__, filename, first_line, file_lines, fdef, text)
 
-    def error(self, node: ast.AST | None, message: str) -> CompilationError:
-        """A CompilationError located at ``node``."""
+    def error(self, node: ast.AST | None, message: str, kind: type = CompilationError) -> CompilationError:
+        """A CompilationError (or the subclass ``kind``) located at ``node``."""
         line = getattr(node, "lineno", self.first_line)
         col = getattr(node, "col_offset", 0)
         src = self.lines[line - 1] if 0 < line <= len(self.lines) else None
-        return CompilationError(message, self.filename, line, col, src)
+        return kind(message, self.filename, line, col, src)
+
+    @cached_property
+    def global_reads(self) -> tuple["GlobalRead", ...]:
+        """Every read of a global (or builtin) name in the body, with the attribute chain
+        read from it, in source order (see :func:`find_global_reads`)."""
+        return find_global_reads(self.tree)
+
+    @cached_property
+    def global_read_positions(self) -> frozenset:
+        """(name, line, column) of each global read: the frontend resolves a name through
+        the module's globals only at these places, so the cache key and the compiled code
+        see the same globals."""
+        return frozenset((r.name, r.node.lineno, r.node.col_offset) for r in self.global_reads)
+
+
+@dataclass(frozen=True)
+class GlobalRead:
+    """One place where a function reads a global: ``name`` then ``attrs`` (``cfg.a.b`` is
+    ("cfg", ("a", "b"))); ``node`` is the Name node, ``where`` the whole expression."""
+
+    name: str
+    attrs: tuple
+    node: ast.Name
+    where: ast.expr
+
+    @property
+    def text(self) -> str:
+        return ".".join((self.name, *self.attrs))
+
+
+def find_global_reads(fdef: ast.FunctionDef) -> tuple[GlobalRead, ...]:
+    """The global reads of a function body, found without running it.
+
+    A name is local from the end of the first statement that assigns it (textual order,
+    which is the order the frontend binds names in); before that, and everywhere for
+    names never assigned or passed as parameters, it is read from the module's globals.
+    Annotations and default values are not read by the frontend and are skipped."""
+    args = fdef.args
+    params = {a.arg for a in (*args.posonlyargs, *args.args, *args.kwonlyargs, args.vararg, args.kwarg) if a}
+    bound = _first_bindings(fdef.body)
+    finder = _ReadFinder(params, bound)
+    for stmt in fdef.body:
+        finder.visit(stmt)
+    return tuple(finder.reads)
+
+
+def _position(node: ast.AST) -> tuple[int, int]:
+    return node.lineno, node.col_offset
+
+
+def _first_bindings(body: list[ast.stmt]) -> dict[str, tuple[int, int]]:
+    """name -> the position from which the name is a local (the end of its first binding)."""
+    first: dict[str, tuple[int, int]] = {}
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                end = (node.value.end_lineno, node.value.end_col_offset)
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                names = [n for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+            elif isinstance(node, (ast.For, ast.comprehension)):
+                end = _position(node.target)
+                names = [n for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+            else:
+                continue
+            for name in names:
+                if name.id not in first or end < first[name.id]:
+                    first[name.id] = end
+    return first
+
+
+class _ReadFinder(ast.NodeVisitor):
+    """Collects GlobalReads; an attribute chain on a global is one read, not several."""
+
+    def __init__(self, params: set, bound: dict):
+        self.params, self.bound, self.reads = params, bound, []
+
+    def _is_global(self, node: ast.Name) -> bool:
+        if node.id in self.params:
+            return False
+        start = self.bound.get(node.id)
+        return start is None or _position(node) < start
+
+    def visit_Name(self, node: ast.Name):
+        if isinstance(node.ctx, ast.Load) and self._is_global(node):
+            self.reads.append(GlobalRead(node.id, (), node, node))
+
+    def visit_AugAssign(self, node: ast.AugAssign):
+        target = node.target
+        if isinstance(target, ast.Name) and self._is_global(target):   # `x += 1` reads x first
+            self.reads.append(GlobalRead(target.id, (), target, target))
+        self.visit(node.value)
+        if not isinstance(target, ast.Name):
+            self.visit(target)
+
+    def visit_Attribute(self, node: ast.Attribute):
+        attrs, base = [], node
+        while isinstance(base, ast.Attribute):
+            attrs.append(base.attr)
+            base = base.value
+        if isinstance(node.ctx, ast.Load) and isinstance(base, ast.Name) and isinstance(base.ctx, ast.Load) \
+                and self._is_global(base):
+            self.reads.append(GlobalRead(base.id, tuple(reversed(attrs)), base, node))
+        else:
+            self.visit(base)
 
 
 def _file_lines(filename: str, fn_lines: list[str], first_line: int) -> list[str]:
@@ -52,28 +157,3 @@ def _file_lines(filename: str, fn_lines: list[str], first_line: int) -> list[str
             return fh.read().splitlines()
     except OSError:
         return [""] * (first_line - 1) + [ln.rstrip("\n") for ln in fn_lines]
-
-
-def dependencies(fn, _seen: set | None = None) -> str:
-    """What else a kernel's binary depends on, as text for the cache key: the values of
-    the constexpr (and plain number) globals it names and the source of the ``@jit``
-    functions it calls, recursively."""
-    from ..language.core import constexpr
-
-    seen = _seen if _seen is not None else set()
-    if fn in seen:
-        return ""
-    seen.add(fn)
-    parts = []
-    names = set(fn.__code__.co_names)
-    for const in fn.__code__.co_consts:  # nested code objects (comprehensions)
-        names.update(getattr(const, "co_names", ()))
-    for name in sorted(names):
-        value = fn.__globals__.get(name)
-        if isinstance(value, constexpr):
-            parts.append(f"{name}={value.value!r}")
-        elif isinstance(value, (bool, int, float, str)):
-            parts.append(f"{name}={value!r}")
-        elif type(value).__name__ == "JITFunction" and hasattr(value, "fn"):
-            parts.append(f"{name}:{KernelSource.of(value.fn).text}{dependencies(value.fn, seen)}")
-    return ";".join(parts)
