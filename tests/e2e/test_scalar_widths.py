@@ -81,6 +81,48 @@ def test_offsets_beyond_32_bits_match_numpy(target, case):
 
 
 @xd.jit
+def carried_far_tile(x, y, row0, step, W: xt.constexpr):
+    """A far tile carried through a loop: ``y`` rows 16i.. = ``x`` at row ``row0 + i*step``."""
+    t = xt.init_tile(x, [row0, 0], [16, W])
+    u = xt.init_tile(y, [0, 0], [16, W])
+    for i in range(3):
+        xt.store_tile(xt.load_tile(t, padding=-1.0), u)
+        t = xt.update_tile_offset(t, step, 0)
+        u = xt.update_tile_offset(u, 16, 0)
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_far_tile_carried_through_a_loop(target):
+    """Rows 2**32 + 2, 2, -2**32 + 2: padding, x[2:18], padding (wrapped: x[2:18] thrice)."""
+    w = LANES[target]
+    x = np.arange(X_ROWS * w, dtype=np.float32).reshape(X_ROWS, w) + 1.0
+    y = np.zeros((48, w), np.float32)
+    carried_far_tile.on(target)[(1,)](x, y, 2**32 + 2, -(2**32), W=w)
+    want = np.concatenate([_tile_at(x, 2**32 + 2, 0, w), _tile_at(x, 2, 0, w), _tile_at(x, -(2**32) + 2, 0, w)])
+    np.testing.assert_array_equal(y, want)
+
+
+@xd.jit
+def wide_scalars(out, n, k, W: xt.constexpr):
+    """i64 scalar arithmetic (not addresses) stored as int64 rows."""
+    xt.store_tile(xt.full([1, W], n * 3 - 1, xt.int64), xt.init_tile(out, [0, 0], [1, W]))
+    xt.store_tile(xt.full([1, W], n // 7 + k, xt.int64), xt.init_tile(out, [1, 0], [1, W]))
+    xt.store_tile(xt.full([1, W], (n - 4294967296) * k, xt.int64), xt.init_tile(out, [2, 0], [1, W]))
+    xt.store_tile(xt.full([1, W], n, xt.int64) + k, xt.init_tile(out, [3, 0], [1, W]))
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_i64_scalar_arithmetic_stays_64_bit(target):
+    """A guard (this already held): i64 values outside addresses are never narrowed."""
+    w = LANES[target]
+    n, k = 2**40 + 12345, -7
+    out = np.zeros((4, w), np.int64)
+    wide_scalars.on(target)[(1,)](out, n, k, W=w)
+    want = np.array([n * 3 - 1, n // 7 + k, (n - 2**32) * k, n + k], np.int64)
+    np.testing.assert_array_equal(out, np.repeat(want[:, None], w, axis=1))
+
+
+@xd.jit
 def copy_from_row(x, y, row0, K, W: xt.constexpr):
     """``y`` = ``x`` from row ``row0`` on, 16 rows per iteration of a loop to ``K``."""
     t = xt.init_tile(x, [row0, 0], [16, W])
