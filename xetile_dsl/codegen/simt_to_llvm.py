@@ -34,7 +34,7 @@ from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
 from ..lowering.analysis import Families
-from . import constants, lane_transpose, nbarrier, scattered_ops, slm, vector_ops
+from . import constants, coordinates, lane_transpose, nbarrier, scattered_ops, slm, vector_ops
 from .builtins_transpose import transpose_kind
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
@@ -53,8 +53,18 @@ class TDesc:
     pitch_bytes: ir.Value
     x: ir.Value
     y: ir.Value
+    #: the true 64-bit position (x, y) in a kernel with wide offsets (x, y are then its
+    #: saturation, see coordinates.py); None on the 32-bit path
+    wide_x: ir.Value | None = None
+    wide_y: ir.Value | None = None
 
     def fields(self) -> list[ir.Value]:
+        """Every value the descriptor is made of (what loops and branches carry)."""
+        wide = [self.wide_x, self.wide_y] if self.wide_x is not None else []
+        return self.surface() + wide
+
+    def surface(self) -> list[ir.Value]:
+        """The arguments of a block message: the surface and the 32-bit position."""
         return [self.base, self.width_bytes, self.height, self.pitch_bytes, self.x, self.y]
 
 
@@ -136,6 +146,7 @@ class _KernelGen:
         n_sg = fn.attributes.get("xetile.num_subgroups")
         self.workgroup_subgroups = n_sg.value.data if n_sg is not None else 1
         self._find_desc_sources(fn)
+        self.wide_offsets = coordinates.has_wide_offsets(fn)
         for op in fn.body.block.ops:
             self.op(op)
         nbarrier.finish(self)
@@ -166,8 +177,9 @@ class _KernelGen:
     def _mark_block2d(self, fn: func.FuncOp, params: list) -> list:
         has_2d = self.target.has_2d_block_io
         args = [a for a in fn.body.block.args]
-        return [replace(p, block2d=has_2d and arg in self.block2d_sources) if isinstance(p, ArrayParam) else p
-                for p, arg in zip(params, args, strict=True)]
+        tiled = set(self.desc_source.values())
+        return [replace(p, block2d=has_2d and arg in self.block2d_sources, tiled=arg in tiled)
+                if isinstance(p, ArrayParam) else p for p, arg in zip(params, args, strict=True)]
 
     def _bind_args(self, fn: func.FuncOp, kfn: ir.Function) -> None:
         it = iter(kfn.args)
@@ -457,18 +469,28 @@ class _KernelGen:
             pitch = self.v(op.strides[0])
         else:  # a static memref (an SLM buffer): sizes and strides from its type
             _, (rows, cols), (pitch, _) = self.memrefs[op.source]
-        i32 = lambda x: b.trunc(x, I32)  # noqa: E731
-        self.values[op.tensor_desc] = TDesc(
-            base=self.v(op.source),
-            width_bytes=i32(b.mul(cols, ir.Constant(I64, elem_bytes))),
-            height=i32(rows),
-            pitch_bytes=i32(b.mul(pitch, ir.Constant(I64, elem_bytes))),
-            x=i32(self.v(op.offsets[1])),
-            y=i32(self.v(op.offsets[0])),
-        )
+        i32 = lambda x: b.trunc(x, I32)  # noqa: E731 - extents: the launcher bounds them (MAX_TILED_EXTENT)
+        surface = (self.v(op.source), i32(b.mul(cols, ir.Constant(I64, elem_bytes))), i32(rows),
+                   i32(b.mul(pitch, ir.Constant(I64, elem_bytes))))
+        y, x = (self.v(o) for o in op.offsets)
+        self.values[op.tensor_desc] = self._positioned(surface, x, y, elem_bytes)
+
+    def _positioned(self, surface, x: ir.Value, y: ir.Value, elem_bytes: int) -> TDesc:
+        """A descriptor of ``surface`` at the index position (x, y): 32-bit, or (a kernel
+        with wide offsets) 64-bit and saturated for the messages."""
+        if not self.wide_offsets:
+            return TDesc(*surface, self.b.trunc(x, I32), self.b.trunc(y, I32))
+        return TDesc(*surface, coordinates.saturate(self.b, x, elem_bytes), coordinates.saturate(self.b, y),
+                     wide_x=x, wide_y=y)
 
     def _xegpu_UpdateNdOffsetOp(self, op: xegpu.UpdateNdOffsetOp) -> None:
         d = self.v(op.tensor_desc)
+        if self.wide_offsets:
+            dy, dx = (self.v(o) for o in op.offsets)
+            elem_bytes = bit_width(op.tensor_desc.type.element_type) // 8
+            self.values[op.result] = self._positioned(d.surface()[:4], self.b.add(d.wide_x, dx),
+                                                      self.b.add(d.wide_y, dy), elem_bytes)
+            return
         dy, dx = (self.b.trunc(self.v(o), I32) for o in op.offsets)
         self.values[op.result] = TDesc(d.base, d.width_bytes, d.height, d.pitch_bytes,
                                        self.b.add(d.x, dx), self.b.add(d.y, dy))
@@ -496,19 +518,19 @@ class _KernelGen:
             if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0)) != "gather":
                 self._uses_block2d(op.tensor_desc)
             fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
-            raw = self.b.call(fn, d.fields())
+            raw = self.b.call(fn, d.surface())
             if pad:  # the transposed read filled 0 out of bounds
                 pad_fn = self.lib.pad_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
-                raw = self.b.call(pad_fn, d.fields() + [raw, ir.Constant(ir.IntType(bits), pad)])
+                raw = self.b.call(pad_fn, d.surface() + [raw, ir.Constant(ir.IntType(bits), pad)])
             self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         if self.lib.load_2d_kind(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data) != "gather":
             self._uses_block2d(op.tensor_desc)
-        raw = self.b.call(fn, d.fields())
+        raw = self.b.call(fn, d.surface())
         if pad:  # the block read filled 0 out of bounds
             pad_fn = self.lib.pad_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
-            raw = self.b.call(pad_fn, d.fields() + [raw, ir.Constant(ir.IntType(bits), pad)])
+            raw = self.b.call(pad_fn, d.surface() + [raw, ir.Constant(ir.IntType(bits), pad)])
         self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
 
     def _xegpu_StoreNdOp(self, op: xegpu.StoreNdOp) -> None:
@@ -524,7 +546,7 @@ class _KernelGen:
         if self.lib.store_2d_kind(bits, rows, cols, m.layout, m.data) != "scatter":
             self._uses_block2d(op.tensor_desc)
         value = self.b.bitcast(self.v(op.value), fn.function_type.args[-1])
-        self.b.call(fn, d.fields() + [value])
+        self.b.call(fn, d.surface() + [value])
 
     def _xegpu_PrefetchNdOp(self, op: xegpu.PrefetchNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
@@ -533,7 +555,7 @@ class _KernelGen:
         if self.target.has_2d_block_io and self.target.find_block2d("prefetch", bits, rows, cols,
                                                                     t.block_attr.arr_len):
             self._uses_block2d(op.tensor_desc)
-        self.b.call(fn, d.fields())
+        self.b.call(fn, d.surface())
 
     def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:
         a_t, b_t, r_t = op.lhs.type, op.rhs.type, op.result.type

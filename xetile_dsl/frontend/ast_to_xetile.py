@@ -269,11 +269,21 @@ class KernelIRBuilder(ast.NodeVisitor):
         if isinstance(value.type, VectorType) and node.attr == "T":
             return self.visit(ast.copy_location(ast.Call(func=Evaluated(ew.transpose), args=[Evaluated(value)],
                                                          keywords=[]), node))
+        if node.attr == "shape" and isinstance(value.type, MemRefType):
+            return self._array_shape(value)
         if node.attr == "shape" and hasattr(value.type, "get_shape"):
             return tuple(value.type.get_shape())
         if node.attr == "dtype" and hasattr(value.type, "element_type"):
             return lang.dtype(type_name(value.type.element_type))
         raise self.error(node, f"{_describe(value)} has no attribute {node.attr!r}")
+
+    def _array_shape(self, array: SSAValue) -> tuple:
+        """``x.shape`` of an array: static extents fold to ints (an ``xt.slm_alloc``
+        buffer), dynamic ones are the launch-time extents the kernel receives with the
+        array (``memref.extract_strided_metadata``), never the type's dynamic marker."""
+        sizes, _ = self.array_meta[array]
+        return tuple(sizes[d] if extent == DYNAMIC_INDEX else extent
+                     for d, extent in enumerate(array.type.get_shape()))
 
     def visit_Tuple(self, node: ast.Tuple):
         return tuple(self.visit(e) for e in node.elts)

@@ -26,6 +26,12 @@ ELEMENT_TYPES = {
 }
 
 
+#: the largest row count, row width in bytes and row pitch in bytes of an array the kernel
+#: addresses through tiles: tile descriptors hold them (and block positions) as 32-bit
+#: values, and positions beyond it saturate to it (codegen/coordinates.py)
+MAX_TILED_EXTENT = 1 << 30
+
+
 @dataclass(frozen=True)
 class ArrayParam:
     name: str
@@ -37,6 +43,9 @@ class ArrayParam:
     #: must be ``min_width_bytes`` wide and its pitch ``pitch_align_bytes``-aligned); arrays
     #: reached only through per-lane (scattered, column, SLM) accesses have no such limits
     block2d: bool = True
+    #: whether the kernel addresses this array through tiles (2-D descriptors, whose
+    #: extents must not exceed ``MAX_TILED_EXTENT``); scattered tiles use 64-bit offsets
+    tiled: bool = True
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
+from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarParam
 from .arrays import DeviceArray, describe, queue_label, same_queue
 from .devices import Device, get_device
 from .opencl_icd import setup_intel_cpu_icd
@@ -266,6 +266,7 @@ class _ArrayHandler:
         self.min_width = int(abi.min_width_bytes) if uses_blocks else 0
         self.block2d = uses_blocks and (self.min_width > 0 or int(abi.pitch_align_bytes) > 1)
         self.written = bool(param.written)
+        self.tiled = bool(getattr(param, "tiled", True))
         self.nargs = 2 * param.ndim if param.ndim > 0 else 1
         self.where = f"argument {position} ({param.name!r})"
 
@@ -299,10 +300,20 @@ class _ArrayHandler:
             raise self._fail(f"expected {p.ndim} dimension(s), got {len(shape)} (shape {tuple(shape)})")
         if p.written and not writable:
             raise self._fail("the kernel writes this array but it is read-only")
+        if self.tiled and p.ndim >= 2:
+            self._check_tiled_extent(f"{shape[-2]} rows", shape[-2])
+            self._check_tiled_extent(f"rows of {shape[-1] * self.itemsize} bytes", shape[-1] * self.itemsize)
         if p.ndim >= 2 and shape[-1] * self.itemsize < self.min_width:
             raise self._fail(f"rows are {shape[-1] * self.itemsize} bytes wide ({shape[-1]} x "
                              f"{p.dtype}); this kernel's 2D block messages need at least {self.min_width} bytes "
                              f"({-(-self.min_width // self.itemsize)} elements)")
+
+    def _check_tiled_extent(self, what: str, extent: int) -> None:
+        """Tiles address an array with 32-bit extents (codegen/coordinates.py)."""
+        if extent > MAX_TILED_EXTENT:
+            raise self._fail(f"{what}: the kernel reads or writes this array through tiles, which allow at most "
+                             f"{MAX_TILED_EXTENT} (2**30) rows, row bytes and row pitch bytes; split the array "
+                             "or address it with a scattered tile (xt.init_tile with offsets given as a tile)")
 
     def _check_device_layout(self, desc) -> None:
         """Device arrays are not copied: their strides and base address must suit the kernel."""
@@ -312,6 +323,8 @@ class _ArrayHandler:
                              "(elements); make a contiguous copy first")
         if any((not isinstance(s, int)) or s < 0 for s in strides):
             raise self._fail(f"strides {strides} (elements) must be non-negative whole elements")
+        if self.tiled and desc.ndim >= 2:
+            self._check_tiled_extent(f"a row pitch of {strides[-2] * self.itemsize} bytes", strides[-2] * self.itemsize)
         if not self.block2d or desc.ndim < 2:
             return
         pitch = strides[-2] * self.itemsize
