@@ -107,6 +107,12 @@ def splat_const(lt: ir.Type, value) -> ir.Constant:
     return ir.Constant(lt, value)
 
 
+def _elem_width(lt: ir.Type) -> int | None:
+    """Bit width of an integer scalar or vector type's elements (None for floats)."""
+    elem = lt.element if isinstance(lt, ir.VectorType) else lt
+    return elem.width if isinstance(elem, ir.IntType) else None
+
+
 def _float_splat(value: ir.Value) -> float | None:
     """The one float every element of the LLVM constant ``value`` holds, else None."""
     if not isinstance(value, ir.Constant):
@@ -264,6 +270,11 @@ class _Emitter:
         dst = self.gen_type(dst_t)
         if name in ("arith.extf", "arith.truncf"):
             out = self.from_f32(self.to_f32(x, src_t), dst_t)  # f32 in between is exact
+        elif name in ("arith.sitofp", "arith.uitofp") and _elem_width(x.type) == 1:
+            # LLVM's SPIR-V backend aborts on i1 -> float conversions: a select instead
+            true = splat_const(_with_elem(x.type, F32), -1.0 if name == "arith.sitofp" else 1.0)
+            out = b.select(x, true, splat_const(true.type, 0.0))
+            out = self.from_f32(out, dst_t) if _is_16bit_float(dst_t) else b.fpext(out, dst) if dst != out.type else out
         elif name in ("arith.sitofp", "arith.uitofp"):
             conv = b.sitofp if name == "arith.sitofp" else b.uitofp
             out = self.from_f32(conv(x, _with_elem(x.type, F32)), dst_t) if _is_16bit_float(dst_t) else conv(x, dst)
