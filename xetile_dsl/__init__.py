@@ -7,7 +7,14 @@
     def kernel(a, b, c, K, BM: xt.constexpr, ...): ...
     kernel[(grid_m, grid_n)](a, b, c, K, BM=32, ...)
 """
-from . import language
+from .runtime.opencl_icd import setup_intel_cpu_icd
+
+# Before anything can load OpenCL: make Intel's pip-installed CPU runtime visible to the
+# OpenCL loader, so that dpnp/dpctl imported after us find the same device our kernels
+# launch on when there is no Intel GPU (cheap: a few environment variables and one file).
+setup_intel_cpu_icd()
+
+from . import language  # noqa: E402 - after the OpenCL set-up above
 from .autotuner import Autotuner, Config, autotune
 from .compiler import CompiledKernel, compile, compile_mlir
 from .errors import CacheKeyError, CompilationError, LaunchError, XeTileError

@@ -17,6 +17,8 @@ fragment of one element is a scalar (SPIR-V has no 1-vectors).
 """
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerType, VectorType
@@ -103,6 +105,36 @@ def splat_const(lt: ir.Type, value) -> ir.Constant:
     if isinstance(lt, ir.VectorType):
         return ir.Constant(lt, [ir.Constant(lt.element, value)] * lt.count)
     return ir.Constant(lt, value)
+
+
+def _elem_width(lt: ir.Type) -> int | None:
+    """Bit width of an integer scalar or vector type's elements (None for floats)."""
+    elem = lt.element if isinstance(lt, ir.VectorType) else lt
+    return elem.width if isinstance(elem, ir.IntType) else None
+
+
+def _float_splat(value: ir.Value) -> float | None:
+    """The one float every element of the LLVM constant ``value`` holds, else None."""
+    if not isinstance(value, ir.Constant):
+        return None
+    items = value.constant if isinstance(value.constant, (list, tuple)) else [value]
+    floats = {getattr(item, "constant", None) for item in items}
+    if len(floats) != 1:
+        return None
+    (only,) = floats
+    return float(only) if isinstance(only, (int, float)) else None
+
+
+def _one_select_suffices(pred: str, constant: float | None) -> bool:
+    """True when max/min(x, constant) is ``select(x pred constant or unordered, x,
+    constant)``: a NaN x wins through the unordered compare (both NaN rules agree, the
+    constant being a number), and a zero constant has the sign the compare cannot tell
+    apart from the other zero resolved in its favour (+0 for max, -0 for min)."""
+    if constant is None or math.isnan(constant):
+        return False
+    if constant == 0.0:
+        return math.copysign(1.0, constant) == (1.0 if pred == ">" else -1.0)
+    return True
 
 
 def _with_elem(lt: ir.Type, elem: ir.Type) -> ir.Type:
@@ -195,6 +227,12 @@ class _Emitter:
         if name in _FMINMAX:
             pred, nan_wins = _FMINMAX[name]
             x, y = args
+            if _float_splat(x) is not None:        # both ops are commutative: constant on the right
+                x, y = y, x
+            if _one_select_suffices(pred, _float_splat(y)):
+                # x itself wins where the comparison is true or unordered (x NaN): exact for a
+                # constant that is not NaN and not the zero the comparison cannot tell apart
+                return b.select(b.fcmp_unordered(pred, x, y), x, y)
             pick = b.select(b.fcmp_ordered(pred, x, y), x, y)
             if nan_wins:  # maximumf/minimumf propagate NaN
                 return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), pick)
@@ -232,6 +270,11 @@ class _Emitter:
         dst = self.gen_type(dst_t)
         if name in ("arith.extf", "arith.truncf"):
             out = self.from_f32(self.to_f32(x, src_t), dst_t)  # f32 in between is exact
+        elif name in ("arith.sitofp", "arith.uitofp") and _elem_width(x.type) == 1:
+            # LLVM's SPIR-V backend aborts on i1 -> float conversions: a select instead
+            true = splat_const(_with_elem(x.type, F32), -1.0 if name == "arith.sitofp" else 1.0)
+            out = b.select(x, true, splat_const(true.type, 0.0))
+            out = self.from_f32(out, dst_t) if _is_16bit_float(dst_t) else b.fpext(out, dst) if dst != out.type else out
         elif name in ("arith.sitofp", "arith.uitofp"):
             conv = b.sitofp if name == "arith.sitofp" else b.uitofp
             out = self.from_f32(conv(x, _with_elem(x.type, F32)), dst_t) if _is_16bit_float(dst_t) else conv(x, dst)

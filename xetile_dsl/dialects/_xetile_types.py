@@ -97,6 +97,11 @@ class TileAttr(ParametrizedAttribute):
         )
 
     @property
+    def in_slm(self) -> bool:
+        """True for a tile over shared local memory (memref memory space 3)."""
+        return self.memory_space.data == 3
+
+    @property
     def order_list(self) -> tuple[int, ...]:
         return ints(self.order)
 

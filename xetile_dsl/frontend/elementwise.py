@@ -13,7 +13,7 @@ from ..language import core as lang
 from ..dialects import _arith_vector as av
 from . import semantic as sem
 from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
-from .types import ir_type, is_float, is_unsigned
+from .types import bit_width, ir_type, is_float, is_unsigned
 
 _MATH = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op, "sqrt": math.SqrtOp,
          "rsqrt": math.RsqrtOp, "sin": math.SinOp, "cos": math.CosOp, "tanh": math.TanhOp, "erf": math.ErfOp}
@@ -122,13 +122,24 @@ def _make_unary(name: str):
         value, _ = _float_operand(builder, node, name)
         if sem.is_const(value):
             return _FOLD[name](float(value))
-        if name == "sigmoid":
-            return _sigmoid(builder, value)
-        return builder.emit(_MATH[name](value)).result
+        elem = sem.elem_of(value)
+        if bit_width(elem) < 32:
+            # f16/bf16: compute in f32 and round once, so intermediates (exp(-x) inside
+            # sigmoid, say) cannot overflow or lose the result's subnormals
+            wide = _unary_in_own_type(builder, name, sem.convert(builder, value, f32, node))
+            return sem.convert(builder, wide, elem, node)
+        return _unary_in_own_type(builder, name, value)
 
     build.__name__ = f"build_{name}"
     build.__doc__ = f"``xt.{name}(x)``"
     return build
+
+
+def _unary_in_own_type(builder, name: str, value):
+    """``name`` applied to a float tile or scalar in its own type."""
+    if name == "sigmoid":
+        return _sigmoid(builder, value)
+    return builder.emit(_MATH[name](value)).result
 
 
 def _sigmoid(builder, x):

@@ -143,7 +143,8 @@ def _init_scatter_tile(builder, node, args, base, offsets):
         raise builder.error(args["offsets"], "scatter offsets must be integers (element offsets into the array)")
     offsets = sem.convert(builder, offsets, INDEX, node)
     shape = list(offsets.type.get_shape())
-    tile_type = xetile.TileType(shape, base.type.element_type, xetile.TileAttr(scattered=True))
+    tile_type = xetile.TileType(shape, base.type.element_type,
+                                xetile.TileAttr(scattered=True, memory_space=_memory_space(base)))
     return builder.emit(xetile.InitTileOp(base, [offsets], tile_type)).tile
 
 

@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
+from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
 from .core import Launch, Run
@@ -174,13 +175,26 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     normalize_grid(grid)
     for handler, value in zip(_handlers(abi), runtime):
         handler.check(value) if hasattr(handler, "check") else handler.convert(value)
+    hosts = [_host_view(value) for value in runtime]
     try:
-        interpret(module, grid, runtime, subgroups=subgroups)
+        interpret(module, grid, hosts, subgroups=subgroups)
     except LoweringError as exc:
         from ..compiler import _at_user_line  # noqa: PLC2701 - the compiler's own error location
         from ..frontend.source import KernelSource
 
         raise _at_user_line(KernelSource.of(jit.fn), exc) from None
+    for param, value, host in zip(abi.params, runtime, hosts):
+        if host is not value and getattr(param, "written", False):
+            from_host(value, host)
+
+
+def _host_view(value):
+    """``value`` itself, or for a device array (dpnp/USM, torch XPU, pyopencl) a numpy copy
+    taken after the work already queued on it (its queue is in order), so that the
+    interpreter runs on the same data a compiled launch would see."""
+    if value.__class__ is np.ndarray or not is_device_array_type(value.__class__):
+        return value
+    return to_host(value)
 
 
 def _handlers(abi):

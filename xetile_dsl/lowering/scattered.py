@@ -73,7 +73,8 @@ def init_descs(tr, op: xetile.InitTileOp) -> list:
     t = op.tile.type
     src = tr.one(op.source)
     sg = t.attr.blocks[1]
-    tdesc_type = xegpu.TensorDescType([sg], t.element_type, xegpu.ScatterTdescAttr())
+    space = "slm" if t.attr.in_slm else "global"
+    tdesc_type = xegpu.TensorDescType([sg], t.element_type, xegpu.ScatterTdescAttr(space))
     return [tr.emit(xegpu.CreateTdescOp(src, _row(tr, blk, op), tdesc_type), op).tensor_desc
             for blk in tr.vmap[op.offsets[0]]]
 
