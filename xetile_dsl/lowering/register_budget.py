@@ -1,4 +1,5 @@
-"""The register budget of workgroup-level tile_mma (checked in ``xetile-wg-to-sg``).
+"""The register budget of workgroup-level tile_mma (checked in ``xetile-wg-to-sg``), and
+the limit on any tile value one subgroup holds (:func:`check_subgroup_tiles`).
 
 Each subgroup keeps its pieces of every tile_mma accumulator in registers for the whole
 K loop, and the A and B values of one DPAS next to them: one DPAS K block of operands
