@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import threading
 
 import numpy as np
 
@@ -59,6 +60,10 @@ class JITFunction:
         self._runtime_pos = tuple(i for i, p in enumerate(params) if p.name not in self.constexpr_params)
         self._fast: dict[tuple, tuple] = {}
         self._last_call: tuple | None = None   # see run()
+        # launches from several threads: the memo dictionaries and _last_call are only
+        # ever replaced whole (atomic under the GIL); a miss compiles under this lock so
+        # two threads missing together compile and load a specialisation once
+        self._miss_lock = threading.RLock()
 
     def __getitem__(self, grid):
         return _Launch(self, grid, target=None)
@@ -146,13 +151,12 @@ class JITFunction:
         asynchronous launch re-enqueues that launch's marshalled arguments directly: no
         binding, no key, no argument checks (they passed last time and nothing they
         depend on has changed)."""
-        last = self._last_call
+        last = self._last_call          # one read: another thread may replace it meanwhile
         if last is not None and _same_call(last, grid, target, args, kwargs) and self._deps.unchanged():
             return last[4].launch_async(last[5])
         self._last_call = None
         loaded, grid3, runtime = self.resolve(grid, target, args, kwargs)
-        event = loaded.launch(grid3, runtime)
-        prepared = loaded.last_async
+        event, prepared = loaded.launch_remembered(grid3, runtime)
         if event is not None and prepared is not None and not callable(grid):
             tokens, kw = arg_tokens(args), _kwarg_tokens(kwargs)
             if tokens is not None and kw is not None:
@@ -178,7 +182,7 @@ class JITFunction:
             hit = self._specialize(values, target, launcher)
         else:
             if hit is None:
-                hit = self._fast[key] = self._specialize(values, target, launcher)
+                hit = self._specialize_once(key, values, target, launcher)
         loaded, meta = hit
         if callable(grid):
             grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
@@ -203,6 +207,14 @@ class JITFunction:
     def _bind_slow(self, args: tuple, kwargs: dict) -> list:
         self.bind(args, kwargs)    # raises the precise LaunchError
         raise AssertionError("unreachable: fast binding failed where inspect binding succeeded")
+
+    def _specialize_once(self, key: tuple, values: list, target: str | None, launcher) -> tuple:
+        """A miss of the fast dictionary, one thread at a time (the others then hit)."""
+        with self._miss_lock:
+            hit = self._fast.get(key)
+            if hit is None:
+                hit = self._fast[key] = self._specialize(values, target, launcher)
+            return hit
 
     def _specialize(self, values: list, target: str | None, launcher) -> tuple:
         """A miss of the fast dictionary: types, full cache key, load or compile."""
@@ -344,15 +356,18 @@ def _launcher_for(runtime: list):
     return get_launcher(get_device())
 
 
-_LAST_QUEUE: list = [None, None]   # (queue, launcher): most launches reuse one queue
+#: (queue, its launcher): most launches reuse one queue.  One tuple, read and replaced
+#: whole, so a thread never pairs one thread's queue with another's launcher.
+_LAST_QUEUE: tuple = (None, None)
 
 
 def _queue_launcher(queue):
-    last = _LAST_QUEUE[0]
+    global _LAST_QUEUE
+    last, launcher = _LAST_QUEUE
     if last is queue or (last is not None and last.__class__ is queue.__class__ and last == queue):
-        return _LAST_QUEUE[1]
+        return launcher
     launcher = launcher_for_queue(queue)
-    _LAST_QUEUE[:] = [queue, launcher]
+    _LAST_QUEUE = (queue, launcher)
     return launcher
 
 

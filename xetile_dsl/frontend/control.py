@@ -19,6 +19,12 @@ from . import semantic as sem
 
 RETURN = "__return__"
 _MAX_INLINE_DEPTH = 16
+#: The most ops one ``static_range`` loop may produce by unrolling (all its iterations,
+#: nested loops, branches and inlined calls included; each iteration counts at least
+#: one).  Every unrolled op is then blocked, lowered and code-generated separately, so
+#: past this the compile time, not the kernel, is the problem: use ``range`` (a real
+#: ``scf.for``) instead.
+MAX_UNROLLED_OPS = 20_000
 
 
 def ends_with_return(stmts: list[ast.stmt]) -> bool:
@@ -231,9 +237,25 @@ def lower_static_for(builder, node: ast.For, args: list[ast.AST]) -> None:
     if not isinstance(node.target, ast.Name):
         raise builder.error(node.target, "the loop variable must be a single name")
     _no_return_in_loop(builder, node)
-    for value in range(*bounds):
+    trips = range(*bounds)
+    if len(trips) > MAX_UNROLLED_OPS:
+        raise builder.error(node.iter, _unroll_limit_message(bounds, len(trips), 0, len(trips)))
+    start = builder.ops_emitted
+    for done, value in enumerate(trips, 1):
         builder.env[node.target.id] = value
         run_body(builder, node.body)
+        produced = builder.ops_emitted - start + done
+        if produced > MAX_UNROLLED_OPS:
+            raise builder.error(node.iter, _unroll_limit_message(bounds, len(trips), done, produced))
+
+
+def _unroll_limit_message(bounds: list[int], trips: int, done: int, produced: int) -> str:
+    args = ", ".join(map(str, bounds))
+    so_far = (f"its first {done} of {trips} iterations produced {produced} ops" if done
+              else f"it has {trips} iterations, each at least one op")
+    return (f"static_range({args}) unrolls into more than {MAX_UNROLLED_OPS} ops ({so_far}); every unrolled op "
+            f"is compiled separately (the limit is MAX_UNROLLED_OPS in xetile_dsl/frontend/control.py): use "
+            f"`range({args})` for a real loop, or unroll fewer iterations")
 
 
 # ----------------------------------------------------------------------------- inlining

@@ -1,4 +1,5 @@
-"""The register budget of workgroup-level tile_mma (checked in ``xetile-wg-to-sg``).
+"""The register budget of workgroup-level tile_mma (checked in ``xetile-wg-to-sg``), and
+the limit on any tile value one subgroup holds (:func:`check_subgroup_tiles`).
 
 Each subgroup keeps its pieces of every tile_mma accumulator in registers for the whole
 K loop, and the A and B values of one DPAS next to them: one DPAS K block of operands
@@ -30,11 +31,12 @@ pvc RFC 2.5's 64x64 f32 piece spills 11.5 KB in one loop, none in two; a 32x64 p
 """
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 
 from xdsl.dialects import func, scf
-from xdsl.dialects.builtin import DictionaryAttr, StringAttr
+from xdsl.dialects.builtin import DictionaryAttr, StringAttr, VectorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from ..dialects import xetile
@@ -156,6 +158,32 @@ def check(fn: func.FuncOp, target: Target) -> None:
             tell("error", _row_error(piece, target, budget), op)
         else:
             loop.attributes[VERDICT_ATTR] = _verdict(piece, target, budget)
+
+
+def check_subgroup_tiles(fn: func.FuncOp, target: Target) -> None:
+    """A located error for a tile value one subgroup would hold that is far larger than
+    its register file (``Target.max_subgroup_tile_bytes``), checked once values are per
+    subgroup (after wg-to-sg) and before blocking multiplies its ops."""
+    limit = target.max_subgroup_tile_bytes()
+    for op in fn.walk():
+        for result in op.results:
+            if isinstance(result.type, VectorType) and _value_bytes(result.type) > limit:
+                raise LoweringError(_tile_error(result.type, target, limit), op)
+
+
+def _value_bytes(ty: VectorType) -> int:
+    return math.prod(ty.get_shape()) * bit_width(ty.element_type) // 8
+
+
+def _tile_error(ty: VectorType, target: Target, limit: int) -> str:
+    shape = "x".join(map(str, ty.get_shape()))
+    nbytes = _value_bytes(ty)
+    full = target.large_grf_count * target.grf_bytes
+    return (f"one subgroup would hold a {shape}x{type_name(ty.element_type)} tile = {nbytes} bytes, "
+            f"{nbytes / full:g} times {_grf_text(target)}; per-subgroup tiles are limited to {limit} bytes "
+            f"({target.subgroup_tile_register_files} register files): distribute the tile over the subgroups of a "
+            f"workgroup with a wg_map (sg_layout, sg_data), or loop over smaller tiles (a `range` loop with "
+            f"update_tile_offset)")
 
 
 def tell(severity: str, text: str, op) -> None:

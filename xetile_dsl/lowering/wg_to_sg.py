@@ -67,6 +67,7 @@ class XeTileWgToSg(ModulePass):
                     dist.run()
                     dist.allocate_named_barriers()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
+                register_budget.check_subgroup_tiles(fn, target)
                 if needs_large_grf(fn, target):
                     fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
 

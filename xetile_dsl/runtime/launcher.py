@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import threading
 import warnings
 from dataclasses import dataclass
 
@@ -121,7 +122,7 @@ class _DpctlBackend:
             return queue.submit_async(kernel, args, gsize, lsize)
         manager = self._order[queue]
         event = queue.submit_async(kernel, args, gsize, lsize, manager.submitted_events)
-        if self._fresh_state is None:
+        if self._fresh_state is None or threading.active_count() > 1:
             manager.add_event_pair(event, event)
         else:
             _replace_submitted(manager, self._fresh_state, event)
@@ -165,7 +166,13 @@ def _replace_submitted(manager, fresh_state, event) -> None:
     after all of them: later work that waits for it alone is ordered after all of them too.
     Without this, each launch would wait for (and dpctl would convert) every unfinished
     launch before it, a cost that grows with the backlog.  Host-task events (which keep
-    dpnp's temporaries alive) are carried over unchanged."""
+    dpnp's temporaries alive) are carried over unchanged.
+
+    Only while this is the process's one Python thread: dpctl's managers are shared by
+    every thread, and an event another thread (dpnp's own calls included, which take no
+    lock of ours) adds between our read of the events and the swap would be dropped, so
+    later work on the queue would not wait for it.  With several threads the launcher
+    appends its event instead (``add_event_pair``: one dependency per unfinished event)."""
     old = manager._state
     state = fresh_state(16)
     state.add_to_submitted_events(event)
@@ -199,6 +206,9 @@ class _PyOpenCLBackend:
         self._cl = cl
         self.context = queue.context if queue is not None else cl.Context(devices=[device.native])
         self.queue = queue if queue is not None else cl.CommandQueue(self.context)
+        # kernel arguments are state of the shared cl.Kernel: setting them and enqueueing
+        # must not interleave with another thread's launch of the same kernel
+        self._submit_lock = threading.Lock()
 
     def build(self, spirv: bytes, name: str, options: str):
         cl = self._cl
@@ -225,9 +235,10 @@ class _PyOpenCLBackend:
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting; returns the event."""
-        for i, arg in enumerate(args):
-            kernel.set_arg(i, arg)
-        return self._cl.enqueue_nd_range_kernel(queue or self.queue, kernel, gsize, lsize)
+        with self._submit_lock:
+            for i, arg in enumerate(args):
+                kernel.set_arg(i, arg)
+            return self._cl.enqueue_nd_range_kernel(queue or self.queue, kernel, gsize, lsize)
 
     def done(self, event) -> bool:
         return event.command_execution_status == self._cl.command_execution_status.COMPLETE
@@ -487,7 +498,9 @@ class LoadedKernel:
         ]
         self.num_native_args = sum(h.nargs for h in self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
-        self._pool: dict[int, tuple[int, object]] = {}   # param position -> (bytes, device buffer)
+        # device buffers reused for numpy arrays, one pool per thread: a launch owns its
+        # buffers from copy-in to copy-back, so threads launching at once must not share them
+        self._local = threading.local()
         self._last = None     # (grid, argument tokens, PreparedLaunch) of the last device-array launch
 
     def __call__(self, grid, args):
@@ -501,23 +514,32 @@ class LoadedKernel:
         (if any), wait, copy back (returns None).  With device arrays only: enqueue on their queue and return the event
         without waiting (:func:`synchronize` or the queue's ``wait()`` waits).
 
-        Device buffers for numpy arrays are reused between calls of the same sizes, so one
-        LoadedKernel must not be called from several threads at once (use :meth:`prepare`).
+        Device buffers for numpy arrays are reused between calls of the same sizes within
+        one thread (each thread has its own), so threads may launch the same kernel at once.
         """
+        return self.launch_remembered(grid, args)[0]
+
+    def launch_remembered(self, grid, args) -> tuple:
+        """:meth:`launch`, also returning the :class:`PreparedLaunch` an identical call
+        (same grid, device arrays and scalars) re-enqueues, or None (numpy arrays, or
+        arguments that cannot be identified cheaply).
+
+        The prepared launch is returned rather than read back from ``self`` afterwards:
+        another thread may have replaced the remembered launch in between."""
         last = self._last
         if last is not None and grid == last[0] and same_args(args, last[1]):
             launch = last[2]                  # the same arrays and scalars as last time
         else:
-            self._last = None
             launch = self.prepare(grid, args, reuse_buffers=True)
             if launch.copied_in or not launch.keep:
                 launch.submit()
                 launch.finish()
-                return None
+                return None, None
             tokens = arg_tokens(args)
-            if tokens is not None:
-                self._last = (grid, tokens, launch)
-        return self.launch_async(launch)
+            self._last = (grid, tokens, launch) if tokens is not None else None
+            if tokens is None:
+                return self.launch_async(launch), None
+        return self.launch_async(launch), launch
 
     def launch_async(self, launch: PreparedLaunch):
         """Enqueue a prepared device-array launch again (no checks); returns the event."""
@@ -525,11 +547,6 @@ class LoadedKernel:
                                           launch.local_size, launch.queue)
         _track(self.backend, launch.queue, event, launch.keep)
         return event
-
-    @property
-    def last_async(self) -> PreparedLaunch | None:
-        """The prepared launch :meth:`launch` reuses for the same device arrays and scalars."""
-        return self._last[2] if self._last is not None else None
 
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
         """Validate grid and arguments without touching the device; returns (grid3, converted)."""
@@ -576,7 +593,7 @@ class LoadedKernel:
         """
         grid3, converted = self.check(grid, args)
         native, copy_back, keep, queue, copied = [], [], [], None, False
-        pool = self._pool if reuse_buffers else None
+        pool = self._thread_pool() if reuse_buffers else None
         i64 = ctypes.c_int64
         for h, value in zip(self.handlers, converted):
             if isinstance(h, _ScalarHandler):
@@ -595,6 +612,14 @@ class LoadedKernel:
         if self.backend.reverse_ranges:
             gsize, lsize = list(gsize[::-1]), list(lsize[::-1])
         return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied)
+
+    def _thread_pool(self) -> dict:
+        """This thread's reusable device buffers: param position -> (bytes, device buffer)."""
+        try:
+            return self._local.pool
+        except AttributeError:
+            pool = self._local.pool = {}
+            return pool
 
     def _buffer(self, position: int, nbytes: int, pool: dict | None):
         """A device buffer of ``nbytes``: from the pool when one of that size is there."""
@@ -671,6 +696,7 @@ def _i64(n: int) -> ctypes.c_int64:
 
 #: id(queue) -> (backend, queue, {key: (event, kept arrays)}): launches that may still run.
 _INFLIGHT: dict[int, tuple] = {}
+_INFLIGHT_LOCK = threading.Lock()   # launches of several threads record and prune here
 _PRUNE_AT = 256
 
 
@@ -681,23 +707,32 @@ def _track(backend, queue, event, keep) -> None:
     later launch ending implies the earlier ones ended, so only the newest event of each
     set of kept arrays is remembered: repeated launches on the same arrays cost one
     dictionary store, and the table stays small."""
-    entry = _INFLIGHT.get(id(queue))
-    if entry is None:
-        entry = _INFLIGHT[id(queue)] = (backend, queue, {})
-    pending = entry[2]
-    pending[id(keep) if backend.ordered else id(event)] = (event, keep)
-    if len(pending) >= _PRUNE_AT:
-        done = [k for k, (ev, _) in pending.items() if backend.done(ev)]
-        for k in done:
-            del pending[k]
+    with _INFLIGHT_LOCK:
+        entry = _INFLIGHT.get(id(queue))
+        if entry is None:
+            entry = _INFLIGHT[id(queue)] = (backend, queue, {})
+        pending = entry[2]
+        pending[id(keep) if backend.ordered else id(event)] = (event, keep)
+        if len(pending) >= _PRUNE_AT:
+            done = [k for k, (ev, _) in pending.items() if backend.done(ev)]
+            for k in done:
+                del pending[k]
 
 
 def synchronize(queue=None) -> None:
     """Wait for every asynchronous launch (or those on ``queue``) to finish."""
-    for key, (backend, q, pending) in list(_INFLIGHT.items()):
-        if queue is None or same_queue(q, queue):
-            (q.wait() if hasattr(q, "wait") else q.finish())
-            del _INFLIGHT[key]
+    with _INFLIGHT_LOCK:
+        entries = [(key, q) for key, (_, q, _) in _INFLIGHT.items() if queue is None or same_queue(q, queue)]
+    for key, q in entries:
+        (q.wait() if hasattr(q, "wait") else q.finish())
+        with _INFLIGHT_LOCK:
+            entry = _INFLIGHT.get(key)
+            if entry is not None:   # keep launches another thread made after the wait
+                backend, _, pending = entry
+                for k in [k for k, (ev, _) in pending.items() if backend.done(ev)]:
+                    del pending[k]
+                if not pending:
+                    del _INFLIGHT[key]
 
 
 class Launcher:
@@ -739,15 +774,20 @@ def _check_arg_count(native, kernel: LoadedKernel) -> None:
 
 
 _launchers: dict = {}
+_LAUNCHERS_LOCK = threading.Lock()   # threads asking for a new device's launcher get one launcher
 
 
 def get_launcher(device: Device | None = None) -> Launcher:
     """A shared :class:`Launcher` per device (one queue/context each)."""
     device = device or get_device()
     key = (device.backend, device.platform, device.kind, device.index)
-    if key not in _launchers:
-        _launchers[key] = Launcher(device)
-    return _launchers[key]
+    launcher = _launchers.get(key)
+    if launcher is None:
+        with _LAUNCHERS_LOCK:
+            launcher = _launchers.get(key)
+            if launcher is None:
+                launcher = _launchers[key] = Launcher(device)
+    return launcher
 
 
 def launcher_for_queue(queue) -> Launcher:
@@ -760,7 +800,10 @@ def launcher_for_queue(queue) -> Launcher:
     key = (device.backend, _context_of(queue), device.native)
     launcher = _launchers.get(key)
     if launcher is None:
-        launcher = _launchers[key] = Launcher(device, queue=queue)
+        with _LAUNCHERS_LOCK:
+            launcher = _launchers.get(key)
+            if launcher is None:
+                launcher = _launchers[key] = Launcher(device, queue=queue)
     return launcher
 
 

@@ -75,6 +75,13 @@ class Target:
     #: loop-carried descriptors, loop state and the loads IGC issues ahead of their DPAS
     #: (measured with ocloc: docs/design.md, "Register budget and accumulator splitting")
     accumulator_register_share: float = 0.75
+    #: the largest tile value one subgroup may hold, in largest register files
+    #: (large_grf_count x grf_bytes): far past the register file a value cannot be kept in
+    #: registers at all, and its blocked IR (an op per block: 4096 loads for a
+    #: 1024x1024 f16 tile) takes minutes to compile; such a tile belongs to a workgroup
+    #: (wg_map) or to a loop over smaller tiles.  64 keeps a 512x512 f16 (pvc, arc) or
+    #: f32 (pvc) tile legal
+    subgroup_tile_register_files: int = 64
     named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
     max_workgroup_size: int = 1024
@@ -87,6 +94,10 @@ class Target:
     thread_issue_per_clock: int = 1
 
     # --- questions passes ask ------------------------------------------------
+    def max_subgroup_tile_bytes(self) -> int:
+        """Bytes of the largest tile value one subgroup may hold (``subgroup_tile_register_files``)."""
+        return self.subgroup_tile_register_files * self.large_grf_count * self.grf_bytes
+
     def dpas_for(self, a_type: str, b_type: str) -> DpasConfig | None:
         """The DPAS flavour for these input element types, or None.  f32 inputs are
         multiplied by the tf32 flavour (the only 32-bit-input DPAS), where there is one."""
