@@ -23,7 +23,7 @@ import numpy as np
 from .compiler import CompiledKernel, compile_kernel, compiler_version, resolve_target
 from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
-from .frontend.source import KernelSource
+from .frontend.source import KernelSource, check_kernel_function
 from .language.core import constexpr
 from .runtime.arrays import describe, is_device_array_type
 from .runtime.devices import get_device
@@ -389,4 +389,5 @@ def jit(fn=None):
     """Decorator: ``@xetile_dsl.jit`` turns a function into a launchable kernel."""
     if fn is None:
         return jit
+    check_kernel_function(fn)  # a lambda or *args: a located error now, not at the first launch
     return JITFunction(fn)

@@ -52,10 +52,11 @@ tfloat32 = dtype("tf32")
 int8 = dtype("i8")
 uint8 = dtype("u8")
 int32 = dtype("i32")
+uint32 = dtype("u32")
 int64 = dtype("i64")
 int1 = dtype("i1")
 _DTYPE_PY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "tf32": "tfloat32",
-                   "i8": "int8", "u8": "uint8", "i32": "int32", "i64": "int64", "i1": "int1"}
+                   "i8": "int8", "u8": "uint8", "i32": "int32", "u32": "uint32", "i64": "int64", "i1": "int1"}
 
 
 @dataclass(frozen=True)
