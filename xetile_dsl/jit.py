@@ -25,12 +25,13 @@ from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource, check_kernel_function
 from .language.core import constexpr
+from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
-_NUMPY_TO_ELEM = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8",
-                  "int16": "i16", "int32": "i32", "uint32": "u32", "int64": "i64", "bfloat16": "bf16"}
+#: numpy dtype name -> element type, for every element type the ABI knows
+_NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
 
 
 class JITFunction:
@@ -369,7 +370,7 @@ def _array_spec(name: str, dtype, ndim: int) -> ArgSpec:
     elem = _NUMPY_TO_ELEM.get(np.dtype(dtype).name)
     if elem is None:
         raise LaunchError(f"argument {name!r}: arrays of dtype {dtype} are not supported; use one of "
-                          f"float16, bfloat16 (ml_dtypes), float32, int8, uint8, int32, int64")
+                          f"{', '.join(_NUMPY_TO_ELEM)} (bfloat16 from ml_dtypes)")
     return ArgSpec("array", elem, ndim)
 
 
