@@ -336,3 +336,23 @@ def test_autotune_tolerance_is_derived_from_the_dtypes():
     within = ref + np.float32(100.0 * tolerance(np.float32, 64) * 0.9)
     beyond = ref + np.float32(100.0 * tolerance(np.float32, 64) * 1.5)
     assert _close(within, ref, None, 64) and not _close(beyond, ref, None, 64)
+
+
+# --- no silent skips in CI ----------------------------------------------------------------
+
+def test_a_missing_runtime_fails_instead_of_skipping_when_required(monkeypatch):
+    """XETILE_REQUIRE_RUNTIMES=1 (set by .ci/run) turns "dpnp/dpctl/pyopencl/CPU runtime
+    missing" skips into failures, as XETILE_REQUIRE_OCLOC=1 does for ocloc."""
+    from conftest_tools import missing, require_dpnp, require_module
+
+    monkeypatch.setenv("XETILE_REQUIRE_RUNTIMES", "1")
+    with pytest.raises(pytest.fail.Exception, match="XETILE_REQUIRE_RUNTIMES=1 but no_such_runtime is not importable"):
+        require_module("no_such_runtime")
+    with pytest.raises(pytest.fail.Exception, match="XETILE_REQUIRE_RUNTIMES=1 but no OpenCL CPU device"):
+        missing("no OpenCL CPU device")
+    monkeypatch.setenv("XETILE_REQUIRE_RUNTIMES", "0")
+    with pytest.raises(pytest.skip.Exception):
+        require_module("no_such_runtime")
+    assert require_dpnp() is importlib.import_module("dpnp")
+    ci = (THIS_FILE.parents[2] / ".ci" / "run").read_text()
+    assert "export XETILE_REQUIRE_RUNTIMES=1" in ci
