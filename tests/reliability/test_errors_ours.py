@@ -134,7 +134,7 @@ def test_positional_only_and_keyword_only_parameters():
 
 @xd.jit
 def fill_int8(y, V: xt.constexpr, BM: xt.constexpr):
-    xt.store_tile(xt.full([BM, 16], V, xt.int8), xt.init_tile(y, [0, 0], [BM, 64]))  # fill-int8
+    xt.store_tile(xt.full([BM, 64], V, xt.int8), xt.init_tile(y, [0, 0], [BM, 64]))  # fill-int8
 
 
 @xd.jit
