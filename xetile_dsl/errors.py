@@ -58,6 +58,11 @@ class SpirvEmitError(XeTileError, RuntimeError):
     """The LLVM SPIR-V backend is missing, misconfigured, or rejected the module."""
 
 
+class OutsideKernelError(XeTileError, RuntimeError):
+    """A kernel-language operation (``xt.load_tile``, ``xt.barrier``, ...) called as plain
+    Python, outside a ``@jit`` kernel."""
+
+
 def debug_tracebacks() -> bool:
     """True when XETILE_DEBUG asks for compiler-internal tracebacks."""
     return os.environ.get("XETILE_DEBUG", "") not in ("", "0")

@@ -247,6 +247,13 @@ def test_runtime_tool_and_codegen_failures_are_xetile_errors():
         assert isinstance(info.value, cls) and isinstance(info.value, RuntimeError)   # RuntimeError: compat
 
 
+def test_kernel_language_misuse_outside_a_kernel_is_an_xetile_error():
+    with pytest.raises(XeTileError, match="can only be called inside a @xetile_dsl.jit kernel"):
+        xt.barrier()
+    with pytest.raises(UsageError, match=r"wg_map sg_layout must be two positive integers, got \[0, 4\]"):
+        xt.wg_map(sg_layout=[0, 4], sg_data=[8, 8])
+
+
 @xd.jit
 def crash_in_a_pass(x, y, BM: xt.constexpr):
     t = xt.load_tile(xt.init_tile(x, [0, 0], [BM, 16]))  # the-load

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from ..errors import OutsideKernelError, UsageError
+
 
 class constexpr:  # noqa: N801 - lower case, like Triton's tl.constexpr
     """Annotation for a kernel parameter whose value is known at compile time.
@@ -78,7 +80,7 @@ class wg_map:  # noqa: N801 - lower case, like the RFC's attribute
         for field_name in ("sg_layout", "sg_data"):
             value = tuple(getattr(self, field_name))
             if len(value) != 2 or any(not isinstance(v, int) or v <= 0 for v in value):
-                raise ValueError(f"wg_map {field_name} must be two positive integers, got {list(value)}")
+                raise UsageError(f"wg_map {field_name} must be two positive integers, got {list(value)}")
             object.__setattr__(self, field_name, value)
 
     @property
@@ -94,7 +96,7 @@ def builtin(fn):
 
     @functools.wraps(fn)
     def outside_kernel(*args, **kwargs):
-        raise RuntimeError(f"xetile_dsl.language.{fn.__name__} can only be called inside a @xetile_dsl.jit "
+        raise OutsideKernelError(f"xetile_dsl.language.{fn.__name__} can only be called inside a @xetile_dsl.jit "
                            f"kernel (or with XETILE_INTERPRET=1)")
 
     outside_kernel.__xetile_builtin__ = fn.__name__
