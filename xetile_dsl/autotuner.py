@@ -7,10 +7,15 @@
 
     kernel[grid](a, b, c, M, N, K)        # tunes once per value of the key, then launches
 
-For each new value of ``key`` (scalar arguments by value, arrays by shape and dtype) every
-configuration left after ``prune_configs_by`` runs once on the caller's arguments (array
-contents restored before each run); its output is compared with the first configuration's
-and a configuration that disagrees is dropped with a warning.  The survivors are timed:
+For each new value of ``key`` (scalar arguments by value, arrays by shape and dtype) the
+kernel first runs in the numpy interpreter (``.on("interpret")``, with the first
+configuration the interpreter accepts) on copies of the array arguments: the arrays it
+leaves are the reference, so no compiled configuration is trusted to judge another.
+Every configuration left after ``prune_configs_by`` then runs once on the caller's
+arguments (array contents restored before each run); a configuration whose output
+differs from the reference by more than the tolerance (:func:`tolerance`, derived from
+the dtypes) is dropped with a warning, and one that fails to compile, build or launch
+(any :class:`~xetile_dsl.errors.XeTileError`) is skipped.  The survivors are timed:
 ``warmup`` launches, then ``rep`` launches timed with device events where the queue can
 profile (dpctl), else with the wall clock around synchronous launches; the median wins.
 The arrays are restored, and the call launches the winner.
@@ -35,7 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import XeTileError
+from .errors import UsageError, XeTileError
 from .runtime.arrays import describe, from_host, to_host
 
 
@@ -59,8 +64,9 @@ class Config:
 
 
 def autotune(configs, key, prune_configs_by=None, warmup: int = 3, rep: int = 10, progress: bool | None = None,
-             rtol: float = 1e-3):
-    """Decorator over a ``@jit`` kernel; see the module docstring."""
+             rtol: float | None = None):
+    """Decorator over a ``@jit`` kernel; see the module docstring.  ``rtol`` replaces the
+    derived tolerance (:func:`tolerance`) by ``rtol`` times each output's largest magnitude."""
     def wrap(fn):
         return Autotuner(fn, list(configs), list(key), prune_configs_by, warmup, rep, progress, rtol)
     return wrap
@@ -71,7 +77,7 @@ class Autotuner:
 
     def __init__(self, fn, configs, key, prune_configs_by, warmup, rep, progress, rtol):
         if not configs:
-            raise ValueError("autotune needs at least one Config")
+            raise UsageError("autotune needs at least one Config")
         self.fn, self.configs, self.key = fn, configs, key
         self.prune = prune_configs_by
         self.warmup, self.rep, self.rtol = max(int(warmup), 0), max(int(rep), 1), rtol
@@ -146,10 +152,11 @@ class Autotuner:
         self.tuning_runs += 1
         arrays = {n: v for n, v in named.items() if _is_array(v)}
         initial = {n: to_host(v) for n, v in arrays.items()}
-        baseline, results = None, []
+        results = []
         candidates = self._candidates(named)
+        reference = self._reference(grid, named, candidates, initial)
         for i, config in enumerate(candidates):
-            t, note, baseline = self._try(grid, target, args, kwargs, config, arrays, initial, baseline)
+            t, note, reference = self._try(grid, target, args, kwargs, config, arrays, initial, reference)
             results.append((t, config, note))
             self._say(f"{i + 1}/{len(candidates)} {config}: "
                       + (f"{t * 1e6:.1f} us" if t is not None else note))
@@ -164,8 +171,28 @@ class Autotuner:
         self._say(f"best for {dict(zip(self.key, key))}: {best}")
         return best
 
-    def _try(self, grid, target, args, kwargs, config, arrays, initial, baseline):
-        """Run one config, check it against the baseline, time it: (seconds, note, baseline)."""
+    def _reference(self, grid, named, candidates, initial) -> dict | None:
+        """The arrays after an interpreted run (numpy copies of the arguments), with the
+        first candidate the interpreter accepts; None (with a warning) when none is:
+        then the first compiled configuration that runs is the reference."""
+        problems = []
+        for config in candidates:
+            copies = {n: (initial[n].copy() if n in initial else v) for n, v in named.items()}
+            params = self.fn.signature.parameters
+            extra = {k: v for k, v in config.all_kwargs().items() if k in params}
+            try:
+                self.fn.on("interpret")[grid](**{**copies, **extra})
+            except XeTileError as exc:
+                problems.append(f"{config}: {str(exc).splitlines()[0]}")
+                continue
+            return {n: copies[n] for n in initial}
+        warnings.warn(f"autotune {self.__name__}: the interpreter cannot run this kernel ({'; '.join(problems)}); "
+                      "checking the configurations against the first one that runs instead", RuntimeWarning,
+                      stacklevel=5)
+        return None
+
+    def _try(self, grid, target, args, kwargs, config, arrays, initial, reference):
+        """Run one config, check it against the reference, time it: (seconds, note, reference)."""
         for n, v in arrays.items():
             from_host(v, initial[n])
         call_kwargs = {**kwargs, **config.all_kwargs()}
@@ -173,17 +200,17 @@ class Autotuner:
             self.fn.run(grid, target, args, call_kwargs)
             _wait()
         except XeTileError as exc:
-            return None, f"failed: {str(exc).splitlines()[0]}", baseline
+            return None, f"failed: {str(exc).splitlines()[0]}", reference
         outputs = {n: to_host(v) for n, v in arrays.items()}
-        if baseline is None:
-            baseline = outputs
-        else:
-            wrong = [n for n in outputs if not _close(outputs[n], baseline[n], self.rtol)]
-            if wrong:
-                warnings.warn(f"autotune {self.__name__}: {config} disagrees with the first configuration "
-                              f"on {', '.join(wrong)}; not used", RuntimeWarning, stacklevel=4)
-                return None, f"wrong result in {', '.join(wrong)}", baseline
-        return self._time(grid, target, args, call_kwargs), "ok", baseline
+        if reference is None:
+            return self._time(grid, target, args, call_kwargs), "ok", outputs
+        extent = max((max(a.shape, default=1) for a in initial.values()), default=1)
+        wrong = [n for n in outputs if not _close(outputs[n], reference[n], self.rtol, extent)]
+        if wrong:
+            warnings.warn(f"autotune {self.__name__}: {config} disagrees with the reference (the interpreter) "
+                          f"on {', '.join(wrong)}; not used", RuntimeWarning, stacklevel=4)
+            return None, f"wrong result in {', '.join(wrong)}", reference
+        return self._time(grid, target, args, call_kwargs), "ok", reference
 
     def _time(self, grid, target, args, kwargs) -> float:
         """Median seconds per launch: device events when the queue can profile, else wall clock."""
@@ -278,14 +305,41 @@ def _key_value(named: dict, name: str):
     return value
 
 
-def _close(out: np.ndarray, ref: np.ndarray, rtol: float) -> bool:
+#: unit roundoff (half an ulp of 1) of each float dtype
+_UNIT_ROUNDOFF = {"float16": 2.0**-11, "bfloat16": 2.0**-8, "float32": 2.0**-24, "float64": 2.0**-53}
+
+
+def tolerance(dtype, extent: int) -> float:
+    """Largest relative difference (to the output's largest magnitude) between a compiled
+    output of ``dtype`` and the interpreter's, for arrays whose longest side is ``extent``.
+
+    Both compute the same exact values with different summation orders.  A sum of at
+    most ``extent`` terms (no reduction in a tile kernel is longer than the longest array
+    side) accumulated in f32 (f64 for f64 outputs) is within ``extent * u_acc * sum|terms|``
+    of the exact sum (the recursive-summation bound, u = unit roundoff); each result is
+    then rounded once into ``dtype`` (``u_out`` relative).  With ``sum|terms|`` taken as
+    the output's largest magnitude (sums that cancel far below their terms need an
+    explicit ``rtol``), the two results differ by at most ``2 u_out + 2 extent u_acc``
+    times that magnitude.  Integer outputs must match exactly (tolerance 0)."""
+    name = np.dtype(dtype).name
+    if name not in _UNIT_ROUNDOFF:
+        return 0.0
+    accumulate = _UNIT_ROUNDOFF["float64" if name == "float64" else "float32"]
+    return 2 * _UNIT_ROUNDOFF[name] + 2 * max(int(extent), 1) * accumulate
+
+
+def _close(out: np.ndarray, ref: np.ndarray, rtol: float | None, extent: int) -> bool:
+    """``out`` matches ``ref`` within ``rtol`` (derived by :func:`tolerance` when None)
+    times ``ref``'s largest magnitude; NaNs must match."""
     if out.shape != ref.shape:
         return False
     if out.dtype.kind in "iub" and ref.dtype.kind in "iub":
         return bool(np.array_equal(out, ref))
     a, b = out.astype(np.float64), ref.astype(np.float64)
-    scale = float(np.nanmax(np.abs(b))) if b.size and np.isfinite(b).any() else 1.0
-    return bool(np.allclose(a, b, rtol=rtol, atol=rtol * max(scale, 1e-30), equal_nan=True))
+    rtol = tolerance(ref.dtype, extent) if rtol is None else rtol
+    finite = np.isfinite(b)
+    scale = float(np.max(np.abs(b[finite]))) if finite.any() else 1.0
+    return bool(np.allclose(a, b, rtol=0.0, atol=rtol * max(scale, 1e-30), equal_nan=True))
 
 
 def _read_memo(path: Path, configs: list) -> Config | None:

@@ -23,12 +23,13 @@ from .codegen.simt_to_llvm import generate
 from .codegen.spirv_emit import emit_spirv
 from .dialects import print_module
 from .dialects.xtdebug import reject_debug_ops
-from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, debug_tracebacks
+from .errors import (CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError,
+                     debug_tracebacks)
 from .frontend import build_module
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
 from .lowering.pipeline import lower
-from .runtime.abi import ArrayParam, KernelABI
+from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI
 from .targets import get_target
 from .tools.isa_report import IsaReport, zebin_report
 from .tools.ocloc import compile_spirv, find_ocloc, ocloc_status
@@ -48,7 +49,7 @@ def resolve_target(name: str) -> tuple[str, bool]:
     try:
         return TARGET_ALIASES[name]
     except KeyError:
-        raise ValueError(f"unknown target {name!r}; use one of {', '.join(TARGET_ALIASES)}") from None
+        raise UsageError(f"unknown target {name!r}; use one of {', '.join(TARGET_ALIASES)}") from None
 
 
 @dataclass
@@ -111,21 +112,39 @@ class CompiledKernel:
 
 
 def parse_signature(signature: dict) -> dict[str, ArgSpec]:
-    """``{"a": "f16[:,:]", "n": "i32"}`` -> ArgSpecs (``*f16`` means a 2-D array too)."""
+    """``{"a": "f16[:,:]", "n": "i32"}`` -> ArgSpecs (``*f16`` means a 2-D array too).
+    Element types are spelled like ours ("f16") or like numpy's ("float16")."""
     specs = {}
     for name, text in signature.items():
         if isinstance(text, ArgSpec):
             specs[name] = text
             continue
+        if not isinstance(text, str):
+            raise UsageError(f"signature of {name!r}: expected a string such as {_SPELLINGS}, got {text!r}")
         text = text.strip()
         if text.endswith("]") and "[" in text:
             dtype, dims = text[:-1].split("[", 1)
-            specs[name] = ArgSpec("array", dtype.strip(), dims.count(":"))
+            specs[name] = ArgSpec("array", _element_type(name, dtype.strip()), dims.count(":"))
         elif text.startswith("*"):
-            specs[name] = ArgSpec("array", text[1:], 2)
+            specs[name] = ArgSpec("array", _element_type(name, text[1:].strip()), 2)
         else:
-            specs[name] = ArgSpec("scalar", text)
+            specs[name] = ArgSpec("scalar", _element_type(name, text))
     return specs
+
+
+_SPELLINGS = "'f16[:,:]' or '*f16' (a 2-D array), 'i32' (a scalar)"
+
+
+def _element_type(param: str, text: str) -> str:
+    """Our element-type name for ``text``: ours ("f16") or numpy's ("float16")."""
+    if text in ELEMENT_TYPES:
+        return text
+    for elem, (numpy_name, _) in ELEMENT_TYPES.items():
+        if text == numpy_name:
+            return elem
+    legal = ", ".join(f"{elem} ({numpy_name})" for elem, (numpy_name, _) in ELEMENT_TYPES.items())
+    raise UsageError(f"signature of {param!r}: unknown element type {text!r}; legal spellings are {_SPELLINGS} "
+                     f"with an element type among {legal}")
 
 
 def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False) -> CompiledKernel:
@@ -223,7 +242,7 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> Compil
 
     flavour, emulate = resolve_target(target)
     if target == "interpret":
-        raise ValueError("compile_mlir compiles; run MLIR text in the interpreter with "
+        raise UsageError("compile_mlir compiles; run MLIR text in the interpreter with "
                          "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
     gpu = get_target(flavour)
     module = parse_module(text, name)

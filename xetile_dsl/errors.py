@@ -40,8 +40,33 @@ class LaunchError(XeTileError, ValueError):
     """A bad launch argument, detected before anything reaches the device."""
 
 
-class ToolError(XeTileError):
-    """An external tool (ocloc, spirv-val) is missing or failed."""
+class UsageError(XeTileError, ValueError):
+    """A bad argument to an xetile_dsl API call outside a kernel (an unknown target name, a
+    malformed ``signature=``); the message lists what is legal."""
+
+
+# The errors below also derive from RuntimeError, their base before they joined the
+# taxonomy, so that code catching RuntimeError keeps working.
+
+class ToolError(XeTileError, RuntimeError):
+    """An external tool (ocloc, iga64, spirv-val, spirv-dis) is missing or failed."""
+
+
+class DeviceError(XeTileError, RuntimeError):
+    """No device matches, or a device cannot be used."""
+
+
+class BuildError(XeTileError, RuntimeError):
+    """The device runtime rejected a SPIR-V program (or its ABI does not fit the device)."""
+
+
+class SpirvEmitError(XeTileError, RuntimeError):
+    """The LLVM SPIR-V backend is missing, misconfigured, or rejected the module."""
+
+
+class OutsideKernelError(XeTileError, RuntimeError):
+    """A kernel-language operation (``xt.load_tile``, ``xt.barrier``, ...) called as plain
+    Python, outside a ``@jit`` kernel."""
 
 
 def debug_tracebacks() -> bool:
@@ -55,6 +80,11 @@ class LoweringError(XeTileError):
     def __init__(self, message: str, op=None):
         self.message, self.op = message, op
         super().__init__(message)
+
+
+class InternalCompilerError(LoweringError):
+    """A lowering pass failed unexpectedly: a compiler bug, not a mistake in the kernel.
+    Located (like every LoweringError) at the op the pass was working on."""
 
 
 class CompilationWarning(UserWarning):

@@ -29,14 +29,16 @@ from .compiler import CompiledKernel, compile_kernel, compiler_version, resolve_
 from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.dependencies import Dependencies, collect, encode_constants
+from .frontend.source import check_kernel_function
 from .language.core import constexpr
+from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
 from .runtime.cache import key_for
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
-_NUMPY_TO_ELEM = {"float16": "f16", "float32": "f32", "float64": "f64", "int8": "i8", "uint8": "u8",
-                  "int16": "i16", "int32": "i32", "uint32": "u32", "int64": "i64", "bfloat16": "bf16"}
+#: numpy dtype name -> element type, for every element type the ABI knows
+_NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
 
 
 class JITFunction:
@@ -394,7 +396,7 @@ def _array_spec(name: str, dtype, ndim: int) -> ArgSpec:
     elem = _NUMPY_TO_ELEM.get(np.dtype(dtype).name)
     if elem is None:
         raise LaunchError(f"argument {name!r}: arrays of dtype {dtype} are not supported; use one of "
-                          f"float16, bfloat16 (ml_dtypes), float32, int8, uint8, int32, int64")
+                          f"{', '.join(_NUMPY_TO_ELEM)} (bfloat16 from ml_dtypes)")
     return ArgSpec("array", elem, ndim)
 
 
@@ -416,4 +418,5 @@ def jit(fn=None):
     """Decorator: ``@xetile_dsl.jit`` turns a function into a launchable kernel."""
     if fn is None:
         return jit
+    check_kernel_function(fn)  # a lambda or *args: a located error now, not at the first launch
     return JITFunction(fn)

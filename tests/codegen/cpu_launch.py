@@ -4,8 +4,9 @@ xetile_dsl/runtime; this stays minimal so the builtin tests depend only on codeg
 from __future__ import annotations
 
 import numpy as np
-import pytest
 from llvmlite import ir
+
+from conftest_tools import missing, require_module
 
 from xetile_dsl.codegen.intel_builtins import GLOBAL_PTR, IntelBuiltins
 from xetile_dsl.codegen.spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE, emit_spirv
@@ -38,17 +39,17 @@ _queue = None
 
 
 def cpu_queue():
-    """The Intel OpenCL CPU queue (skips the test when it is unavailable)."""
+    """The Intel OpenCL CPU queue (skips the test when it is unavailable; fails under
+    XETILE_REQUIRE_RUNTIMES=1)."""
     global _queue
     if _queue is None:
         if setup_intel_cpu_icd() is None:
-            pytest.skip("intel-opencl-rt is not installed")
-        import dpctl
-
+            missing("intel-opencl-rt is not installed")
+        dpctl = require_module("dpctl")
         try:
             _queue = dpctl.SyclQueue("opencl:cpu")
         except Exception as exc:  # noqa: BLE001
-            pytest.skip(f"no OpenCL CPU device: {exc}")
+            missing(f"no OpenCL CPU device: {exc}")
     return _queue
 
 

@@ -6,6 +6,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+from f32_accumulate_ref import exact_products_matmul, excess, f16_accumulating_matmul
 from xetile_dsl.kernels.matmul import matmul
 
 SHAPES = [(256, 256, 256), (512, 512, 512), (256, 512, 256), (300, 200, 100)]
@@ -21,8 +22,21 @@ def test_gemm_matches_numpy(shape, dtype, flavour):
     a = rng.standard_normal((M, K)).astype(DTYPES[dtype])
     b = rng.standard_normal((K, N)).astype(DTYPES[dtype])
     c = matmul(a, b, target=f"cpu-{flavour}")
-    ref = a.astype(np.float32) @ b.astype(np.float32)
-    np.testing.assert_allclose(c, ref, rtol=1e-2, atol=1e-2 * np.abs(ref).max())
+    ref, bound = exact_products_matmul(a, b)        # exact products, f32 sums: tests/f32_accumulate_ref.py
+    assert excess(c, ref, bound) <= 1.0, f"|c - ref| exceeds the f32-accumulation bound {excess(c, ref, bound):.3g}x"
+
+
+def test_the_gemm_bound_rejects_an_f16_accumulating_gemm():
+    """The bound above can fail: the 512^3 f16 operands of test_gemm_matches_numpy summed in
+    f16 exceed it (about 86x; its largest error, 0.93, was inside the former tolerance
+    atol = 1e-2 * max|ref| = 1.03), the same products summed in f32 (numpy) do not."""
+    M = N = K = 512
+    rng = np.random.default_rng(M * 7 + N * 3 + K)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((K, N)).astype(np.float16)
+    ref, bound = exact_products_matmul(a, b)
+    assert excess(a.astype(np.float32) @ b.astype(np.float32), ref, bound) <= 1.0
+    assert excess(f16_accumulating_matmul(a, b), ref, bound) > 10.0
 
 
 @pytest.mark.parametrize("flavour", ["pvc", "arc"])

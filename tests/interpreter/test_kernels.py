@@ -92,20 +92,24 @@ def test_non_zero_padding(pad, dtype):
 
 @xd.jit
 def grid_ids(out, BM: xt.constexpr):
-    """Each program writes program_id(0), program_id(1) and num_programs(0) as tiles."""
+    """Program (m, n) fills its own tile with m + num_programs(0) * n + 1, counted by a
+    loop of that many trips (which also carries the tile, moved by 0)."""
     pid_m, pid_n = xt.program_id(0), xt.program_id(1)
     n = xt.num_programs(0)
     t = xt.init_tile(out, [pid_m * BM, pid_n * BM], [BM, BM])
-    xt.store_tile(xt.zeros([BM, BM], xt.int32), t)
-    for i in range(0, pid_m + n * pid_n + 1):   # store after i+1 additions: value = pid_m + n*pid_n + 1
+    v = xt.zeros([BM, BM], xt.int32)
+    for i in range(0, pid_m + n * pid_n + 1):   # after the loop: v = pid_m + n*pid_n + 1
+        v = v + 1
         t = xt.update_tile_offset(t, 0, 0)
-    xt.store_tile(xt.full([BM, BM], 1, xt.int32), t)
+    xt.store_tile(v, t)
 
 
 def test_grid_and_program_ids():
     out = np.full((24, 16), -1, np.int32)
     grid_ids.on("interpret")[lambda meta: (3, 2)](out, BM=8)
-    assert (out == 1).all()  # every program stored exactly its own tile
+    m, n = np.meshgrid(np.arange(3), np.arange(2), indexing="ij")
+    want = np.kron(m + 3 * n + 1, np.ones((8, 8), np.int64))      # one 8x8 tile per program
+    np.testing.assert_array_equal(out, want)   # each program wrote its own tile, with its own ids
 
 
 def test_launch_argument_checks_match_the_compiled_launcher():

@@ -75,7 +75,8 @@ def test_opt_command_line(tmp_path: Path) -> None:
     f = tmp_path / "bad.mlir"
     f.write_text("func.func @f() {\n  %x = xegpu.dpas\n}\n")
     p = subprocess.run([sys.executable, "-m", "xetile_dsl", "opt", str(f)], capture_output=True, text=True)
-    assert p.returncode == 1 and f"{f}:3:1" in p.stderr or f"{f}:2:" in p.stderr
+    assert p.returncode == 1, p.stderr   # (was `rc == 1 and A or B`: B alone passed with any exit code)
+    assert f"{f}:3:1: error: operand expected" in p.stderr or f"{f}:2:" in p.stderr, p.stderr
     assert "Traceback" not in p.stderr
     g = tmp_path / "good.mlir"
     g.write_text(GOOD)

@@ -6,13 +6,14 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
+from conftest_tools import require_dpnp, require_module
 from xetile_dsl.errors import LaunchError
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.runtime.opencl_icd import setup_intel_cpu_icd
 
 setup_intel_cpu_icd()
-dpctl = pytest.importorskip("dpctl")
-dpnp = pytest.importorskip("dpnp")
+dpctl = require_module("dpctl")      # skipped without them; failures under XETILE_REQUIRE_RUNTIMES=1
+dpnp = require_dpnp()
 
 CONST = {"BM": 32, "BN": 32, "BK": 32}
 
@@ -150,7 +151,7 @@ def test_grid_function_of_meta_parameters(queue):
 
 
 def test_pyopencl_arrays_on_their_queue():
-    cl = pytest.importorskip("pyopencl")
+    cl = require_module("pyopencl")
     import pyopencl.array as cla
 
     from xetile_dsl.runtime.devices import get_device
@@ -225,7 +226,7 @@ def test_loaded_kernel_checks_device_array_dtype_and_rank(queue):
 
 
 def test_device_and_runtime_agreement_messages(queue):
-    cl = pytest.importorskip("pyopencl")
+    cl = require_module("pyopencl")
     import pyopencl.array as cla
 
     from xetile_dsl.runtime.devices import get_device

@@ -10,6 +10,7 @@ import numpy as np
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from tf32_ref import tf32_matmul_ref
 from xetile_dsl.kernels.fused import gemm_bias_relu, gemm_gelu, row_softmax
 from xetile_dsl.kernels.matmul import matmul_kernel
 
@@ -244,9 +245,10 @@ def cases() -> list[Case]:
     out.append(Case("gemm_int8_to_int32", gemm, (2, 2), [a8, b8, np.zeros((64, 64), np.int32), 64],
                     dict(BM=32, BN=32, BK=32, ACC=xt.int32), {2: a8.astype(np.int32) @ b8.astype(np.int32)}))
     af, bf = r.standard_normal((64, 64)).astype(F32), r.standard_normal((64, 64)).astype(F32)
+    tf32_ref, tf32_bound = tf32_matmul_ref(af, bf)   # tf32 inputs, f32 sums (tests/tf32_ref.py)
     out.append(Case("gemm_tf32", gemm, (2, 2), [af, bf, np.zeros((64, 64), F32), 64],
-                    dict(BM=32, BN=32, BK=32, ACC=xt.float32), {2: af @ bf}, compiled=("pvc",), rtol=2e-2,
-                    atol=0.1))
+                    dict(BM=32, BN=32, BK=32, ACC=xt.float32), {2: tf32_ref}, compiled=("pvc",), rtol=0.0,
+                    atol=tf32_bound))
     out.append(Case("gemm_prefetch_k_loop", matmul_kernel, (2, 2), [a, b, np.zeros((64, 64), F32), 64],
                     dict(BM=32, BN=32, BK=16), {2: ref}))
     at = np.ascontiguousarray(a.T)

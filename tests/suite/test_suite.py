@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from suite_kernels import cases
+from suite_kernels import BF16, cases
+from tf32_ref import tf32_matmul_ref
 
 CASES = {c.name: c for c in cases()}
 
@@ -40,3 +41,16 @@ COMPILED = [(n, f) for n, c in sorted(CASES.items()) for f in c.compiled]
 def test_compiled_cpu_device(name, flavour):
     case = CASES[name]
     _check(case, _run(case, f"cpu-{flavour}"))
+
+
+def test_the_tf32_case_rejects_f32_and_bf16_arithmetic():
+    """gemm_tf32's bound can fail: the same GEMM with the inputs not rounded (plain f32) or
+    rounded to bf16 instead of tf32 is outside it."""
+    case = CASES["gemm_tf32"]
+    a, b = case.args[0], case.args[1]
+    expected, bound = tf32_matmul_ref(a, b)
+    assert case.atol == bound and case.rtol == 0.0
+    plain = a.astype(np.float64) @ b.astype(np.float64)
+    bf16 = a.astype(BF16).astype(np.float64) @ b.astype(BF16).astype(np.float64)
+    assert np.abs(plain - expected).max() > 2 * bound
+    assert np.abs(bf16 - expected).max() > 2 * bound

@@ -15,6 +15,8 @@ import threading
 import llvmlite
 import llvmlite.binding as llvm
 
+from ..errors import SpirvEmitError
+
 SPIRV_TRIPLE = "spirv64-unknown-unknown"
 SPIRV_DATALAYOUT = (
     "e-i64:64-v16:16-v24:32-v32:32-v48:64-v96:128-v192:256-v256:256-v512:512-v1024:1024-n8:16:32:64-G1"
@@ -31,10 +33,6 @@ REQUIRED_LLVMLITE = "0.50"
 
 _lock = threading.Lock()
 _target = None
-
-
-class SpirvEmitError(RuntimeError):
-    """The LLVM SPIR-V backend is missing, misconfigured, or rejected the module."""
 
 
 def emit_spirv(llvm_ir_text: str) -> bytes:

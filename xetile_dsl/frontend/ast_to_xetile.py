@@ -67,7 +67,8 @@ class KernelIRBuilder(ast.NodeVisitor):
 
     # ------------------------------------------------------------------ entry
     def build(self) -> ModuleOp:
-        params = [a.arg for a in self.src.tree.args.args]
+        signature = self.src.tree.args
+        params = [a.arg for a in (*signature.posonlyargs, *signature.args, *signature.kwonlyargs)]
         runtime = [p for p in params if p not in self.constants]
         missing = [p for p in runtime if p not in self.args]
         if missing:

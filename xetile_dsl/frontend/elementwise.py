@@ -62,6 +62,7 @@ def build_full(builder, node: ast.Call):
     shape, dt = _shape_and_dtype(builder, args)
     value = builder.visit(args["value"])
     if sem.is_const(value):
+        sem.check_fits(builder, value, ir_type(dt.name), args["value"], "the fill value")
         return sem.constant(builder, value, ir_type(dt.name), shape)
     return sem.coerce(builder, value, ir_type(dt.name), shape, args["value"])
 

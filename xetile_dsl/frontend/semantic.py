@@ -144,6 +144,28 @@ def _fmt(shape) -> str:
 
 
 # ----------------------------------------------------------------------------- constants
+def int_range(elem: IntegerType) -> tuple[int, int]:
+    """The values an integer element type holds: [-2^(w-1), 2^(w-1)-1], unsigned [0, 2^w-1],
+    i1 [0, 1]."""
+    width = elem.width.data
+    if is_unsigned(elem) or width == 1:
+        return 0, (1 << width) - 1
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+def check_fits(builder, value, elem: Attribute, node: ast.AST, what: str) -> None:
+    """A located error when the Python number ``value`` (``what``, e.g. "the fill value")
+    does not fit the integer type ``elem``: no silent wrap-around."""
+    if not isinstance(elem, IntegerType):
+        return
+    if not float(value).is_integer():
+        raise builder.error(node, f"{what} {value!r} is not an integer, so it cannot be a {type_name(elem)} value")
+    low, high = int_range(elem)
+    if not low <= int(value) <= high:
+        raise builder.error(node, f"{what} {value!r} does not fit {type_name(elem)}: the legal range is "
+                                  f"{low}..{high}")
+
+
 def constant(builder, value, elem: Attribute, shape=None) -> SSAValue:
     """``arith.constant`` of Python ``value`` as a scalar of ``elem`` or a splat vector."""
     if shape is not None:

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import ast
 import inspect
+import linecache
 import textwrap
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..errors import CompilationError
+from ..errors import CompilationError, UsageError
 
 
 @dataclass
@@ -23,6 +24,7 @@ class KernelSource:
 
     @staticmethod
     def of(fn) -> "KernelSource":
+        check_kernel_function(fn)
         try:
             lines, first_line = inspect.getsourcelines(fn)
         except (OSError, TypeError) as exc:
@@ -149,6 +151,35 @@ class _ReadFinder(ast.NodeVisitor):
             self.reads.append(GlobalRead(base.id, tuple(reversed(attrs)), base, node))
         else:
             self.visit(base)
+
+
+def check_kernel_function(fn) -> None:
+    """Reject, at the ``def`` line, functions that cannot be kernels: a lambda (a kernel is
+    parsed from its ``def`` statement) and ``*args``/``**kwargs`` parameters (each kernel
+    parameter is one array, scalar or constexpr, typed at launch by its name)."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        raise UsageError(f"@jit needs a Python function defined with `def`, got {type(fn).__name__}")
+    if code.co_name == "<lambda>":
+        raise _def_line_error(code, "a kernel must be a function defined with `def`; lambda kernels are not "
+                                    "supported")
+    for param in inspect.signature(fn).parameters.values():
+        star = {inspect.Parameter.VAR_POSITIONAL: "*", inspect.Parameter.VAR_KEYWORD: "**"}.get(param.kind)
+        if star:
+            raise _def_line_error(code, f"kernel parameter '{star}{param.name}' is not supported: name each array, "
+                                        "scalar and constexpr parameter (positional, keyword-only and "
+                                        "positional-only parameters are fine)")
+
+
+def _def_line_error(code, message: str) -> CompilationError:
+    """A CompilationError at the ``def`` (or ``lambda``) of ``code``, which comes after
+    its decorator lines."""
+    filename, first = code.co_filename, code.co_firstlineno
+    keyword = "lambda" if code.co_name == "<lambda>" else "def "
+    line = next((n for n in range(first, first + 64) if keyword in linecache.getline(filename, n)), first)
+    text = linecache.getline(filename, line).rstrip("\n")
+    col = max(text.find(keyword), 0)
+    return CompilationError(message, filename, line, col, text or None)
 
 
 def _file_lines(filename: str, fn_lines: list[str], first_line: int) -> list[str]:

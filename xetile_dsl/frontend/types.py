@@ -18,9 +18,11 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute
 
 _U8 = IntegerType(8, Signedness.UNSIGNED)
+_U32 = IntegerType(32, Signedness.UNSIGNED)
 _TO_IR = {
     "f16": Float16Type(), "bf16": BFloat16Type(), "f32": Float32Type(), "tf32": Float32Type(),
-    "f64": Float64Type(), "i1": i1, "i8": i8, "u8": _U8, "i16": i16, "i32": i32, "i64": i64, "index": IndexType(),
+    "f64": Float64Type(), "i1": i1, "i8": i8, "u8": _U8, "i16": i16, "i32": i32,
+    "u32": _U32, "i64": i64, "index": IndexType(),
 }
 
 
@@ -40,7 +42,7 @@ def type_name(t: Attribute) -> str:
 def bit_width(t: Attribute) -> int:
     name = type_name(t)
     return {"i1": 1, "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "u8": 8, "i16": 16, "i32": 32,
-            "i64": 64, "index": 64}[name]
+            "u32": 32, "i64": 64, "index": 64}[name]
 
 
 def is_float(t: Attribute) -> bool:
@@ -48,5 +50,5 @@ def is_float(t: Attribute) -> bool:
 
 
 def is_unsigned(t: Attribute) -> bool:
-    """True for unsigned integer element types (u8): they use the unsigned arith ops."""
+    """True for unsigned integer element types (u8, u32): they use the unsigned arith ops."""
     return isinstance(t, IntegerType) and t.signedness.data == Signedness.UNSIGNED

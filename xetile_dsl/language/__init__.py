@@ -5,7 +5,8 @@ reductions, casts and value creation follow Triton's names (``elementwise``)."""
 from .core import (
     atomic_rmw, barrier, bfloat16, builtin, constexpr, dtype, float16, float32, init_tile, int1, int8, int32,
     int64, load_gather, load_tile, num_programs, num_subgroups, prefetch_tile, program_id, slm_alloc, store_scatter,
-    store_tile, subgroup_id, tfloat32, tile_conv_layout, tile_mma, uint8, update_tile_offset, wg_map,
+    store_tile, subgroup_id, tfloat32, tile_conv_layout, tile_mma, uint8, uint32, update_tile_offset,
+    wg_map,
 )
 from .elementwise import (
     abs, arange, argmax, argmin, astype, broadcast_to, cos, erf, exp, exp2, fma, full, log, log2, max,
@@ -20,5 +21,5 @@ __all__ = [
     "minimum", "num_programs", "num_subgroups", "prefetch_tile", "prod", "program_id", "rsqrt", "sigmoid",
     "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
     "tfloat32", "tile_broadcast", "tile_conv_layout", "tile_mma", "tile_reduce", "tile_transpose",
-    "transpose", "uint8", "update_tile_offset", "wg_map", "where", "zeros",
+    "transpose", "uint8", "uint32", "update_tile_offset", "wg_map", "where", "zeros",
 ]

@@ -9,6 +9,8 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from ..errors import OutsideKernelError, UsageError
+
 
 class constexpr:  # noqa: N801 - lower case, like Triton's tl.constexpr
     """Annotation for a kernel parameter whose value is known at compile time.
@@ -52,10 +54,11 @@ tfloat32 = dtype("tf32")
 int8 = dtype("i8")
 uint8 = dtype("u8")
 int32 = dtype("i32")
+uint32 = dtype("u32")
 int64 = dtype("i64")
 int1 = dtype("i1")
 _DTYPE_PY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "tf32": "tfloat32",
-                   "i8": "int8", "u8": "uint8", "i32": "int32", "i64": "int64", "i1": "int1"}
+                   "i8": "int8", "u8": "uint8", "i32": "int32", "u32": "uint32", "i64": "int64", "i1": "int1"}
 
 
 @dataclass(frozen=True)
@@ -77,7 +80,7 @@ class wg_map:  # noqa: N801 - lower case, like the RFC's attribute
         for field_name in ("sg_layout", "sg_data"):
             value = tuple(getattr(self, field_name))
             if len(value) != 2 or any(not isinstance(v, int) or v <= 0 for v in value):
-                raise ValueError(f"wg_map {field_name} must be two positive integers, got {list(value)}")
+                raise UsageError(f"wg_map {field_name} must be two positive integers, got {list(value)}")
             object.__setattr__(self, field_name, value)
 
     @property
@@ -93,7 +96,7 @@ def builtin(fn):
 
     @functools.wraps(fn)
     def outside_kernel(*args, **kwargs):
-        raise RuntimeError(f"xetile_dsl.language.{fn.__name__} can only be called inside a @xetile_dsl.jit "
+        raise OutsideKernelError(f"xetile_dsl.language.{fn.__name__} can only be called inside a @xetile_dsl.jit "
                            f"kernel (or with XETILE_INTERPRET=1)")
 
     outside_kernel.__xetile_builtin__ = fn.__name__

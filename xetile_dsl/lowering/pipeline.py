@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
+from xdsl.ir import Operation, SSAValue
 
 from ..dialects import make_context, print_module
+from ..errors import InternalCompilerError, XeTileError, debug_tracebacks
 from .blocking import XeTileBlocking
 from .sg_transpose import XeTileSgTranspose
 from .sink_to_uses import SinkToUses
@@ -35,7 +37,45 @@ def lower(module: ModuleOp, target: str) -> dict[str, str]:
     texts = {"xetile": print_module(module)}
     for stage, passes in stages(target):
         for p in passes:
-            p.apply(ctx, module)
-        module.verify()
+            _run_guarded(p.name, lambda: p.apply(ctx, module), module)
+        _run_guarded(f"{passes[-1].name} (verifying its output)", module.verify, module)
         texts[stage] = print_module(module)
     return texts
+
+
+def _run_guarded(pass_name: str, run, module: ModuleOp) -> None:
+    """``run()``; an exception other than our own errors is a compiler bug, reported as an
+    :class:`InternalCompilerError` naming the pass, at the op it was working on (so the
+    user sees which line of the kernel triggered it).  XETILE_DEBUG=1 re-raises as is."""
+    try:
+        run()
+    except XeTileError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - any other failure is a compiler bug
+        if debug_tracebacks():
+            raise
+        raise InternalCompilerError(
+            f"internal compiler error in pass {pass_name!r} ({type(exc).__name__}: {exc}); this is a bug in "
+            "xetile_dsl, not in the kernel: please report it (set XETILE_DEBUG=1 for the compiler traceback)",
+            _nearest_located_op(exc.__traceback__, module)) from exc
+
+
+def _nearest_located_op(tb, module: ModuleOp) -> Operation | None:
+    """The op with a source location that the innermost frame of ``tb`` was handling (an
+    Operation, or the owner of an SSA value, among its locals); else the module's first
+    located op."""
+    frames = []
+    while tb is not None:
+        frames.append(tb.tb_frame)
+        tb = tb.tb_next
+    for frame in reversed(frames):
+        for value in frame.f_locals.values():
+            op = value.owner if isinstance(value, SSAValue) else value
+            if isinstance(op, Operation) and _line_of(op):
+                return op
+    return next((op for op in module.walk() if _line_of(op)), None)
+
+
+def _line_of(op: Operation) -> int:
+    """The user's line of ``op`` (0 when it has no file location)."""
+    return getattr(getattr(getattr(op, "location", None), "line", None), "data", 0)

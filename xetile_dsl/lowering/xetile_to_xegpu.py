@@ -76,7 +76,9 @@ class _Translator(Rebuilder):
         self.vmap[op.result] = [self.emit(arith.ConstantOp(attr), op).result for attr in constants.block_attrs(op)]
 
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
-        if not op.tile.uses:  # dead (e.g. reassigned under a constant-folded if): blocking gave it no blocks
+        if not op.tile.uses or not op.tile.type.attr.blocks:
+            # dead: never used, or only moved and never read or written (e.g. reassigned under a
+            # constant-folded if, or updated after its last load): blocking gave it no blocks
             self.vmap[op.tile] = []
             return
         self._init_descs(op)

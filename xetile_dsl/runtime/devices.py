@@ -24,6 +24,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..errors import DeviceError
 from .opencl_icd import setup_intel_cpu_icd
 
 BACKENDS = ("dpctl", "pyopencl")
@@ -31,10 +32,6 @@ PLATFORMS = ("level_zero", "opencl")
 KINDS = ("gpu", "cpu")
 #: (platform, kind) in discovery order.
 DISCOVERY_ORDER = (("level_zero", "gpu"), ("opencl", "gpu"), ("opencl", "cpu"))
-
-
-class DeviceError(RuntimeError):
-    """No device matches, or a device cannot be used."""
 
 
 # --- target detection -----------------------------------------------------------------

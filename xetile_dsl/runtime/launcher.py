@@ -35,11 +35,7 @@ from .opencl_icd import setup_intel_cpu_icd
 BASE_ALIGN_BYTES = 64
 
 
-from ..errors import LaunchError  # noqa: E402 - one error taxonomy for the package
-
-
-class BuildError(RuntimeError):
-    """The device runtime rejected the SPIR-V program."""
+from ..errors import BuildError, LaunchError  # noqa: E402 - one error taxonomy for the package
 
 
 # --- element types --------------------------------------------------------------------
@@ -309,6 +305,10 @@ class _ArrayHandler:
             raise self._fail(f"expected dtype {_dtype_label(p.dtype)}, got {dtype}")
         if len(shape) != p.ndim:
             raise self._fail(f"expected {p.ndim} dimension(s), got {len(shape)} (shape {tuple(shape)})")
+        if 0 in tuple(shape):
+            # a 2D block message needs a surface at least one row high and 64 bytes wide
+            raise self._fail(f"the array is empty (shape {tuple(shape)}); every extent must be at least 1: "
+                             "skip the launch when there is nothing to compute")
         if p.written and not writable:
             raise self._fail("the kernel writes this array but it is read-only")
         if self.tiled and p.ndim >= 2:
@@ -441,6 +441,25 @@ def normalize_grid(grid) -> tuple[int, int, int]:
     return _normalize_grid(grid)
 
 
+#: The largest global range per dimension, and of all dimensions together, in work items:
+#: the SYCL runtime under dpctl refuses larger ranges (its ids are ints), so launches stay
+#: within it on every backend.
+MAX_GLOBAL_RANGE = 2**31 - 1
+
+
+def check_global_range(grid3: tuple[int, int, int], workgroup_size: int) -> None:
+    """LaunchError unless the launch's global range (``grid[0] * workgroup_size``, ``grid[1]``,
+    ``grid[2]`` work items) fits :data:`MAX_GLOBAL_RANGE` per dimension and in total."""
+    limits = (MAX_GLOBAL_RANGE // workgroup_size, MAX_GLOBAL_RANGE, MAX_GLOBAL_RANGE)
+    total = grid3[0] * workgroup_size * grid3[1] * grid3[2]
+    if all(n <= m for n, m in zip(grid3, limits)) and total <= MAX_GLOBAL_RANGE:
+        return
+    raise LaunchError(f"grid {grid3} is too large: grid[0] may be 1..{limits[0]} (x {workgroup_size} work items "
+                      f"per workgroup), grid[1] and grid[2] 1..{MAX_GLOBAL_RANGE}, and the product "
+                      f"grid[0] * {workgroup_size} * grid[1] * grid[2] at most {MAX_GLOBAL_RANGE} work items "
+                      "(the SYCL runtime's range limit)")
+
+
 def _normalize_grid(grid) -> tuple[int, int, int]:
     if isinstance(grid, (int, np.integer)) and not isinstance(grid, bool):
         grid = (grid,)
@@ -551,6 +570,7 @@ class LoadedKernel:
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
         """Validate grid and arguments without touching the device; returns (grid3, converted)."""
         grid3 = normalize_grid(grid)
+        check_global_range(grid3, self.workgroup_size)
         if not isinstance(args, (list, tuple)):
             raise LaunchError(f"args must be a list, got {_type_name(args)}")
         if len(args) != len(self.handlers):

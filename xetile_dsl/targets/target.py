@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..errors import UsageError
+
 
 @dataclass(frozen=True)
 class DpasConfig:
@@ -280,4 +282,4 @@ def get_target(name: str) -> Target:
     try:
         return TARGETS[name]
     except KeyError:
-        raise ValueError(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}") from None
+        raise UsageError(f"unknown target {name!r}; known targets: {', '.join(sorted(TARGETS))}") from None

@@ -5,12 +5,10 @@ import subprocess
 from pathlib import Path
 from typing import Sequence
 
+from ..errors import ToolError
+
 #: Seconds any one external tool run may take before we give up.
 TOOL_TIMEOUT = 600
-
-
-class ToolError(RuntimeError):
-    """An external tool (ocloc, iga64, spirv-val, spirv-dis) failed."""
 
 
 class ToolNotFound(ToolError):

@@ -8,12 +8,14 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from ..errors import ToolError
+
 _SHT_SYMTAB = 2
 _SHN_UNDEF = 0
 _STB_NAMES = {0: "LOCAL", 1: "GLOBAL", 2: "WEAK"}
 
 
-class ElfError(ValueError):
+class ElfError(ToolError, ValueError):
     """The bytes are not an ELF64 little-endian file we can read."""
 
 
