@@ -20,7 +20,7 @@ import os
 
 import numpy as np
 
-from .compiler import CompiledKernel, compile_kernel, compiler_version, resolve_target
+from .compiler import CompiledKernel, cached_kernel_problem, compile_kernel, compiler_version, resolve_target
 from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
@@ -123,20 +123,21 @@ class JITFunction:
         return "".join(f";{n}={self.fn.__globals__[n]!r}" for n in names)
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
-        """The loaded kernel for this specialisation: memory, then disk, then compile."""
+        """The loaded kernel for this specialisation: memory, then disk, then compile.
+
+        An entry read from disk is used only if spirv-val accepts its SPIR-V (else it is
+        rebuilt, with a warning); a kernel from the cache repeats its compile warnings."""
         launcher = launcher or get_launcher(device)
         key = self.cache_key(specs, constants, target)
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
             return hit
         cache = _disk_cache()
-        files = cache.get(key)
+        files = cache.get(key, check=cached_kernel_problem)
         compiled = None
-        if files is not None:
-            try:
-                compiled = CompiledKernel.from_files(files)
-            except (KeyError, ValueError, json.JSONDecodeError):
-                compiled = None
+        if files is not None:      # checked when read from disk; put by this process otherwise
+            compiled = CompiledKernel.from_files(files)
+            compiled.replay_diagnostics()
         if compiled is None:
             compiled = compile_kernel(self.fn, specs, constants, target)
             cache.stats.compiles += 1
