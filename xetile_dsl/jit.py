@@ -123,28 +123,33 @@ class JITFunction:
         return "".join(f";{n}={self.fn.__globals__[n]!r}" for n in names)
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
-        """The loaded kernel for this specialisation: memory, then disk, then compile.
-
-        An entry read from disk is used only if spirv-val accepts its SPIR-V (else it is
-        rebuilt, with a warning); a kernel from the cache repeats its compile warnings."""
+        """The loaded kernel for this specialisation: memory, then disk, then compile."""
         launcher = launcher or get_launcher(device)
         key = self.cache_key(specs, constants, target)
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
             return hit
-        cache = _disk_cache()
-        files = cache.get(key, check=cached_kernel_problem)
-        compiled = None
-        if files is not None:      # checked when read from disk; put by this process otherwise
-            compiled = CompiledKernel.from_files(files)
-            compiled.replay_diagnostics()
-        if compiled is None:
-            compiled = compile_kernel(self.fn, specs, constants, target)
-            cache.stats.compiles += 1
-            cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
+        compiled = self.load_or_compile(specs, constants, target, key)
         loaded = launcher.build(compiled.spirv, compiled.abi)
         self._memory[(key, id(launcher))] = (compiled, loaded)
         return compiled, loaded
+
+    def load_or_compile(self, specs: dict, constants: dict, target: str, key: str | None = None) -> CompiledKernel:
+        """The compiled kernel from the cache (memory or disk), else compiled and stored.
+
+        An entry read from disk is used only if spirv-val accepts its SPIR-V (else it is
+        rebuilt, with a warning); a kernel from the cache repeats its compile warnings."""
+        key = key or self.cache_key(specs, constants, target)
+        cache = _disk_cache()
+        files = cache.get(key, check=cached_kernel_problem)
+        if files is not None:      # checked when read from disk; put by this process otherwise
+            compiled = CompiledKernel.from_files(files)
+            compiled.replay_diagnostics()
+            return compiled
+        compiled = compile_kernel(self.fn, specs, constants, target)
+        cache.stats.compiles += 1
+        cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
+        return compiled
 
     # --- the launch path -----------------------------------------------------------------
     def run(self, grid, target: str | None, args: tuple, kwargs: dict):
