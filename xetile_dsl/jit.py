@@ -26,6 +26,7 @@ from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
 from .language.core import constexpr
 from .runtime.arrays import describe, is_device_array_type
+from .runtime.cache import KernelCache, default_directory
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
@@ -383,10 +384,10 @@ _CACHE = None
 
 
 def _disk_cache():
+    """The process's kernel cache, for the current XETILE_CACHE_DIR (a test or program that
+    points the variable elsewhere gets a cache there)."""
     global _CACHE
-    from .runtime.cache import KernelCache
-
-    if _CACHE is None:
+    if _CACHE is None or _CACHE.directory != default_directory():
         _CACHE = KernelCache()
     return _CACHE
 

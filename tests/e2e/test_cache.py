@@ -222,7 +222,7 @@ def test_compile_warnings_are_replayed_from_memory_and_from_disk(tmp_path, monke
     """A kernel whose K loop is split warns when compiled; another @jit object of the same
     function (an in-memory hit) and a new process (a disk hit) give the same warning:
     category, message with the user's line, location."""
-    monkeypatch.setattr(jit_module, "_CACHE", KernelCache(tmp_path))
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
     _, specs, constants = _split_gemm_binding()
     seen = []
     for _ in range(2):
@@ -231,6 +231,7 @@ def test_compile_warnings_are_replayed_from_memory_and_from_disk(tmp_path, monke
         seen.append([[w.category.__name__, str(w.message), w.filename, w.lineno] for w in record
                      if w.category.__module__.startswith("xetile_dsl")])
     assert len(seen[0]) == 1 and "gemm_wg.py:" in seen[0][0][1] and seen[1] == seen[0]
-    assert jit_module._CACHE.stats.compiles == 1 and jit_module._CACHE.stats.hits_memory == 1
+    stats = jit_module._disk_cache().stats
+    assert stats.compiles == 1 and stats.hits_memory == 1 and stats.hits_disk == 0
     disk = _run_in(tmp_path, _LOAD_SPLIT_GEMM)
     assert disk == {"compiles": 0, "hits_disk": 1, "warnings": seen[0]}
