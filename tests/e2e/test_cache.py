@@ -6,7 +6,6 @@ import array
 import hashlib
 import json
 import os
-import shutil
 import subprocess
 import sys
 import textwrap

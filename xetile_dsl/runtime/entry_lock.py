@@ -92,8 +92,12 @@ class EntryLock:
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "w") as f:
-            f.write(json.dumps({"pid": os.getpid(), "host": HOST, "nonce": nonce, "time": time.time()}))
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(json.dumps({"pid": os.getpid(), "host": HOST, "nonce": nonce, "time": time.time()}))
+        except OSError:                          # e.g. a full disk: leave no empty lock behind
+            self.path.unlink(missing_ok=True)
+            raise
         self.nonce = nonce
         return True
 
