@@ -1,7 +1,10 @@
 """The compiler driver: Python function -> every stage's IR -> SPIR-V (+ ISA on request).
 
 ``compile(fn, signature=..., constants=..., target=...)`` is the public entry point; the
-``@jit`` launcher calls :func:`compile_kernel` through the kernel cache.
+``@jit`` launcher calls :func:`compile_kernel` through the kernel cache, which stores a
+kernel with :meth:`CompiledKernel.to_files` (plain bytes and JSON: SPIR-V, ABI, stage
+texts, the compile's warnings) and trusts an entry read back only when
+:func:`cached_kernel_problem` finds nothing wrong (spirv-val accepts its SPIR-V).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI
 from .targets import get_target
 from .tools.isa_report import IsaReport, zebin_report
 from .tools.ocloc import compile_spirv, find_ocloc, ocloc_status
+from .tools import spirv_tools
 
 #: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {
@@ -42,6 +46,9 @@ TARGET_ALIASES = {
 }
 
 stats = {"compiles": 0}
+
+#: The cache file holding a kernel's compile warnings (JSON; replayed on a cache hit).
+DIAGNOSTICS_FILE = "warnings.json"
 
 
 def resolve_target(name: str) -> tuple[str, bool]:
@@ -61,6 +68,9 @@ class CompiledKernel:
     abi: KernelABI
     asm: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
+    #: The compiler's own warnings of this compile ({"category", "message", "filename",
+    #: "lineno"}), kept with the cache entry so that a kernel loaded from it warns the same.
+    diagnostics: list = field(default_factory=list)
 
     @property
     def spirv(self) -> bytes:
@@ -99,16 +109,60 @@ class CompiledKernel:
         for stage in ("xetile", "xegpu", "simt", "llvm"):
             if stage in self.asm:
                 files[f"{stage}.txt"] = self.asm[stage].encode()
+        files[DIAGNOSTICS_FILE] = json.dumps(self.diagnostics).encode()
         return files
 
     @staticmethod
     def from_files(files: dict[str, bytes]) -> "CompiledKernel":
+        """The kernel of a cache entry (KeyError/ValueError when the entry is malformed)."""
         meta = json.loads(files["abi.json"])
         asm = {"spirv": files["kernel.spv"]}
         for stage in ("xetile", "xegpu", "simt", "llvm"):
             if f"{stage}.txt" in files:
                 asm[stage] = files[f"{stage}.txt"].decode()
-        return CompiledKernel(meta["name"], meta["target"], KernelABI.from_json(meta["abi"]), asm)
+        diagnostics = _parse_diagnostics(files.get(DIAGNOSTICS_FILE, b"[]"))
+        return CompiledKernel(meta["name"], meta["target"], KernelABI.from_json(meta["abi"]), asm,
+                              diagnostics=diagnostics)
+
+    def replay_diagnostics(self) -> None:
+        """Issue this kernel's compile warnings again (a kernel loaded from the cache)."""
+        for d in self.diagnostics:
+            category = _warning_category(d["category"])
+            warnings.warn_explicit(category(d["message"]), category, d["filename"], d["lineno"])
+
+
+def cached_kernel_problem(files: dict[str, bytes]) -> str | None:
+    """Why the cache entry ``files`` must not be loaded, or None.  Its SPIR-V goes to the
+    OpenCL runtime, which may crash on a malformed module, so spirv-val must accept it;
+    spirv-val failing in any way (missing, crashing) is a reason too: unproven is invalid."""
+    try:
+        kernel = CompiledKernel.from_files(files)
+        spirv_tools.validate(kernel.spirv)
+    except Exception as exc:  # noqa: BLE001 - whatever went wrong, the entry is not trusted
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def _diagnostic(w: warnings.WarningMessage) -> dict:
+    return {"category": f"{w.category.__module__}.{w.category.__qualname__}", "message": str(w.message),
+            "filename": w.filename, "lineno": w.lineno}
+
+
+def _parse_diagnostics(data: bytes) -> list[dict]:
+    """The warnings list of a cache entry, checked field by field (ValueError if malformed)."""
+    items = json.loads(data)
+    fields = {"category": str, "message": str, "filename": str, "lineno": int}
+    if not isinstance(items, list) or not all(
+            isinstance(d, dict) and all(isinstance(d.get(k), t) for k, t in fields.items()) for d in items):
+        raise ValueError(f"{DIAGNOSTICS_FILE} is not a list of {sorted(fields)} records")
+    return [{k: d[k] for k in fields} for d in items]
+
+
+def _warning_category(name: str) -> type[Warning]:
+    """The warning class named ``module.Class`` (already imported), else UserWarning."""
+    module, _, qualname = name.rpartition(".")
+    category = getattr(sys.modules.get(module), qualname, None)
+    return category if isinstance(category, type) and issubclass(category, Warning) else UserWarning
 
 
 def parse_signature(signature: dict) -> dict[str, ArgSpec]:
@@ -148,7 +202,22 @@ def _element_type(param: str, text: str) -> str:
 
 
 def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False) -> CompiledKernel:
-    """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line."""
+    """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
+
+    Warnings are issued as they would be, and the compiler's own (xetile_dsl categories)
+    are also kept in ``diagnostics``, so that a cache hit can repeat them."""
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            kernel = _compile_kernel(fn, args, constants, target, isa)
+    finally:
+        for w in caught:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
+    kernel.diagnostics = [_diagnostic(w) for w in caught if w.category.__module__.startswith("xetile_dsl")]
+    return kernel
+
+
+def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool) -> CompiledKernel:
     flavour, emulate = resolve_target(target)
     gpu = get_target(flavour)
     src = KernelSource.of(fn)

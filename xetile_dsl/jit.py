@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from .compiler import CompiledKernel, compile_kernel, compiler_version, resolve_target
+from .compiler import CompiledKernel, cached_kernel_problem, compile_kernel, compiler_version, resolve_target
 from .errors import LaunchError
 from .frontend.ast_to_xetile import ArgSpec
 from .frontend.dependencies import Dependencies, collect, encode_constants
@@ -33,7 +33,7 @@ from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
-from .runtime.cache import key_for
+from .runtime.cache import KernelCache, default_directory, key_for
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
@@ -129,21 +129,27 @@ class JITFunction:
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
             return hit
-        cache = _disk_cache()
-        files = cache.get(key)
-        compiled = None
-        if files is not None:
-            try:
-                compiled = CompiledKernel.from_files(files)
-            except (KeyError, ValueError, json.JSONDecodeError):
-                compiled = None
-        if compiled is None:
-            compiled = compile_kernel(self.fn, specs, constants, target)
-            cache.stats.compiles += 1
-            cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
+        compiled = self.load_or_compile(specs, constants, target, key)
         loaded = launcher.build(compiled.spirv, compiled.abi)
         self._memory[(key, id(launcher))] = (compiled, loaded)
         return compiled, loaded
+
+    def load_or_compile(self, specs: dict, constants: dict, target: str, key: str | None = None) -> CompiledKernel:
+        """The compiled kernel from the cache (memory or disk), else compiled and stored.
+
+        An entry read from disk is used only if spirv-val accepts its SPIR-V (else it is
+        rebuilt, with a warning); a kernel from the cache repeats its compile warnings."""
+        key = key or self.cache_key(specs, constants, target)
+        cache = _disk_cache()
+        files = cache.get(key, check=cached_kernel_problem)
+        if files is not None:      # checked when read from disk; put by this process otherwise
+            compiled = CompiledKernel.from_files(files)
+            compiled.replay_diagnostics()
+            return compiled
+        compiled = compile_kernel(self.fn, specs, constants, target)
+        cache.stats.compiles += 1
+        cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
+        return compiled
 
     # --- the launch path -----------------------------------------------------------------
     def run(self, grid, target: str | None, args: tuple, kwargs: dict):
@@ -406,10 +412,10 @@ _CACHE = None
 
 
 def _disk_cache():
+    """The process's kernel cache, for the current XETILE_CACHE_DIR (a test or program that
+    points the variable elsewhere gets a cache there)."""
     global _CACHE
-    from .runtime.cache import KernelCache
-
-    if _CACHE is None:
+    if _CACHE is None or _CACHE.directory != default_directory():
         _CACHE = KernelCache()
     return _CACHE
 

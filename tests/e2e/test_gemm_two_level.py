@@ -82,7 +82,7 @@ def test_interpreter_agrees():
     c = np.zeros((512, 512), np.float32)
     gemm_two_level_kernel.on("interpret")[(1, 2)](a, b, c, 256, **RFC_TILES)
     np.testing.assert_array_equal(c, ref)
-    with warnings.catch_warnings():  # the note, unless the kernel comes from the jit cache
+    with warnings.catch_warnings():  # the note (also repeated by a kernel from the cache)
         warnings.simplefilter("ignore", AccumulatorSplitWarning)
         compiled = _run(a, b, "cpu-pvc", RFC_TILES)
     np.testing.assert_array_equal(compiled, c)

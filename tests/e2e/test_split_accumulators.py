@@ -42,7 +42,7 @@ def test_split_gemm_matches_numpy(target, rows, cols, passes):
 
 def test_split_gemm_agrees_with_the_interpreter():
     a, b, ref = _operands(256, 256, 96, 7)
-    with warnings.catch_warnings():  # the note, unless the kernel comes from the jit cache
+    with warnings.catch_warnings():  # the note (also repeated by a kernel from the cache)
         warnings.simplefilter("ignore", AccumulatorSplitWarning)
         compiled = _gemm_wg(a, b, "cpu-pvc", 64, 64)
     interpreted = _gemm_wg(a, b, "interpret", 64, 64)

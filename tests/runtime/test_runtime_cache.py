@@ -2,8 +2,10 @@
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import pytest
@@ -195,3 +197,154 @@ def test_no_pickle_in_runtime():
     for path in (REPO / "xetile_dsl" / "runtime").glob("*.py"):
         text = path.read_text()
         assert "import pickle" not in text and "pickle." not in text, path
+
+
+# --- entry locks: a stuck holder is not waited for; a dead holder's lock is broken --------
+
+_HOLDER = """
+import sys
+from xetile_dsl.runtime.cache import KernelCache
+with KernelCache(sys.argv[1])._lock(sys.argv[2]):
+    print("held", flush=True)
+    sys.stdin.read()                  # hold until the test closes stdin (or kills us)
+"""
+
+
+def _holder(directory, key):
+    proc = subprocess.Popen([sys.executable, "-c", _HOLDER, str(directory), key], cwd=REPO,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def test_live_lock_holder_is_not_waited_for_then_its_dead_lock_is_broken(tmp_path):
+    """A second process holds the entry's lock: put gives up after lock_timeout with a
+    one-line warning naming the holder and keeps the entry in memory; once the holder is
+    killed (its lock file left behind with a dead pid) the next put breaks the lock."""
+    key = key_for("held")
+    holder = _holder(tmp_path, key)
+    lock_file = tmp_path / ".locks" / f"{key}.lock"
+    try:
+        cache = KernelCache(tmp_path, lock_timeout=0.2)
+        with pytest.warns(CacheWarning, match=rf"locked by pid {holder.pid} on .*memory only") as record:
+            cache.put(key, FILES)
+        assert len(record) == 1 and "\n" not in str(record[0].message)
+        assert cache.get(key) == FILES                     # the caller still has its kernel
+        assert not (tmp_path / key).exists() and json.loads(lock_file.read_text())["pid"] == holder.pid
+    finally:
+        holder.kill()
+        holder.wait()
+    assert json.loads(lock_file.read_text())["pid"] == holder.pid     # left behind by the dead holder
+    cache = KernelCache(tmp_path, lock_timeout=60)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)   # broken at once: no wait, no warning
+        cache.put(key, FILES)
+    assert KernelCache(tmp_path).get(key) == FILES and not lock_file.exists()
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+@pytest.mark.parametrize("lock, broken", [
+    ({"pid": "dead", "host": "this"}, True),              # a process that has exited
+    ({"pid": os.getppid(), "host": "this"}, False),       # alive
+    ({"pid": 1, "host": "elsewhere", "age": 3600}, True),  # another host, abandoned long ago
+    ({"pid": 1, "host": "elsewhere", "age": 0}, False),    # another host, recent: cannot tell
+    ({"raw": b"", "age": 60}, True),                        # created, never written, long ago
+])
+def test_lock_staleness(tmp_path, lock, broken):
+    from xetile_dsl.runtime.entry_lock import HOST
+
+    key = key_for("stale", repr(lock))
+    (tmp_path / ".locks").mkdir()
+    lock_file = tmp_path / ".locks" / f"{key}.lock"
+    raw = lock.get("raw")
+    if raw is None:
+        host = HOST if lock["host"] == "this" else lock["host"]
+        pid = _dead_pid() if lock["pid"] == "dead" else lock["pid"]
+        raw = json.dumps({"pid": pid, "host": host, "nonce": "x", "time": 0}).encode()
+    lock_file.write_bytes(raw)
+    age = lock.get("age", 0)
+    os.utime(lock_file, (os.path.getmtime(lock_file) - age,) * 2)
+    cache = KernelCache(tmp_path, lock_timeout=0.1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        cache.put(key, FILES)
+    locked = [w for w in caught if "locked by pid" in str(w.message)]
+    assert (tmp_path / key).is_dir() == broken and len(locked) == (0 if broken else 1)
+    assert lock_file.exists() != broken                   # a held lock is left alone
+    assert cache.get(key) == FILES
+
+
+# --- concurrent writers and readers; files where directories belong ---------------------
+
+_CHURN = """
+import json, sys, warnings
+from xetile_dsl.runtime.cache import KernelCache, key_for
+directory, me, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+bad = 0
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for i in range(rounds):
+        for key in (key_for("shared"), key_for("own", me)):
+            cache = KernelCache(directory)            # no memory layer: every get reads the disk
+            files = cache.get(key)
+            if files is not None:                     # one writer's entry, never a mix of two
+                a = files["a"]
+                bad += files["b"] != a[::-1] or files["c"] != a * 4096
+            a = f"{me}-{i}".encode()
+            cache.put(key, {"a": a, "b": a[::-1], "c": a * 4096})
+print(json.dumps({"warnings": [str(w.message) for w in caught], "bad": bad}))
+"""
+
+
+def test_four_processes_put_and_get_without_damage(tmp_path):
+    """Four processes put and get the same and their own keys 40 times: no "damaged"
+    warning (a file vanishing while a writer replaces the entry is not damage), every
+    read is one consistent entry, and every entry is intact at the end."""
+    procs = [subprocess.Popen([sys.executable, "-c", _CHURN, str(tmp_path), str(me), "40"], cwd=REPO,
+                              stdout=subprocess.PIPE, text=True) for me in range(4)]
+    results = [json.loads(p.communicate(timeout=600)[0]) for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert [r["warnings"] for r in results] == [[]] * 4 and [r["bad"] for r in results] == [0] * 4
+    cache = KernelCache(tmp_path)
+    for key in [key_for("shared")] + [key_for("own", me) for me in range(4)]:
+        files = cache.get(key)
+        assert files is not None and files["b"] == files["a"][::-1] and files["c"] == files["a"] * 4096
+    assert cache.stats.hits_disk == 5 and cache.stats.corrupt == 0
+    assert not list(tmp_path.glob(".tmp-*")) and not list(tmp_path.glob(".old-*"))
+
+
+@pytest.mark.parametrize("where", ["entry", ".locks"])
+def test_file_in_place_of_a_directory_is_repaired(tmp_path, where):
+    """A file where an entry's directory (or the lock directory) belongs: one miss and
+    rebuild, then hits in every later process; no warning, no fall back to memory."""
+    key = key_for("blocked", where)
+    KernelCache(tmp_path).put(key, FILES)
+    blocked = tmp_path / (key if where == "entry" else ".locks")
+    shutil.rmtree(blocked)
+    blocked.write_text("not a directory")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CacheWarning)
+        cache = KernelCache(tmp_path)
+        if where == "entry":
+            assert cache.get(key) is None                 # miss: the caller rebuilds
+        cache.put(key, FILES)
+        assert cache.disk_ok and blocked.is_dir()
+        fresh = KernelCache(tmp_path)
+        assert fresh.get(key) == FILES and fresh.stats.hits_disk == 1
+
+
+def test_invalid_entry_is_a_miss_with_a_warning(tmp_path):
+    """``get(check=...)``: an entry read from disk that the caller's check refuses is a
+    miss with a one-line warning (the caller rebuilds and puts it again)."""
+    key = key_for("checked")
+    KernelCache(tmp_path).put(key, FILES)
+    cache = KernelCache(tmp_path)
+    with pytest.warns(CacheWarning, match=r"is invalid \(bad SPIR-V\); the kernel will be rebuilt"):
+        assert cache.get(key, check=lambda files: "bad SPIR-V\nsecond line") is None
+    assert cache.stats.misses == 1 and cache.stats.corrupt == 1
+    assert cache.get(key, check=lambda files: None) == FILES      # accepted: a hit
