@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import UsageError, XeTileError
+from .interpreter.launch import INTERPRETER_TARGETS, interpret_requested
 from .runtime.arrays import describe, from_host, to_host
 
 
@@ -102,12 +103,25 @@ class Autotuner:
     # --- the launch ------------------------------------------------------------------
     def run(self, grid, target, args, kwargs):
         """Launch with the remembered config for this key, tuning first if there is none."""
+        if target in INTERPRETER_TARGETS or (target is None and interpret_requested()):
+            return self._interpret(grid, target, args, kwargs)
         named = self._named(args, kwargs)
         key = tuple(_key_value(named, k) for k in self.key)
         config = self.best.get(key)
         if config is None:
             config = self.best[key] = self._load_or_tune(grid, target, args, kwargs, named, key)
         return self.fn.run(grid, target, args, {**kwargs, **config.all_kwargs()})
+
+    def _interpret(self, grid, target, args, kwargs):
+        """Under the interpreter there is nothing to time: the first configuration left
+        after ``prune_configs_by`` runs, interpreted; nothing is tuned, remembered or cached."""
+        config = self._candidates(self._named(args, kwargs))[0]
+        return self.fn.on(target)[grid](*args, **{**kwargs, **self._kernel_kwargs(config)})
+
+    def _kernel_kwargs(self, config) -> dict:
+        """The config's values the kernel takes as parameters (not launch options)."""
+        params = self.fn.signature.parameters
+        return {k: v for k, v in config.all_kwargs().items() if k in params}
 
     def _named(self, args, kwargs) -> dict:
         try:
@@ -178,10 +192,8 @@ class Autotuner:
         problems = []
         for config in candidates:
             copies = {n: (initial[n].copy() if n in initial else v) for n, v in named.items()}
-            params = self.fn.signature.parameters
-            extra = {k: v for k, v in config.all_kwargs().items() if k in params}
             try:
-                self.fn.on("interpret")[grid](**{**copies, **extra})
+                self.fn.on("interpret")[grid](**{**copies, **self._kernel_kwargs(config)})
             except XeTileError as exc:
                 problems.append(f"{config}: {str(exc).splitlines()[0]}")
                 continue

@@ -15,6 +15,8 @@ import pytest
 import xetile_dsl as xd
 from xetile_dsl.kernels.matmul import matmul_kernel
 
+from conftest_tools import require_dpnp, require_module
+
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 
@@ -28,7 +30,7 @@ def _readme_block(marker: str) -> str:
 
 
 def test_readme_dpnp_example_runs_verbatim_in_a_fresh_process(tmp_path):
-    pytest.importorskip("dpnp")
+    require_dpnp()
     script = "\n".join([
         _readme_block("matmul[(10, 7)]"),                 # "A kernel": defines matmul, a, b (numpy)
         _readme_block("import dpnp"),                    # "Arrays, launches and synchronisation"
@@ -56,7 +58,7 @@ def _ab(m=64, k=64, n=64, seed=3):
 
 @pytest.mark.parametrize("target", ["interpret", "interpret-subgroups"])
 def test_interpreter_takes_dpnp_arrays_and_writes_them_back(target):
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = require_dpnp()
     a, b = _ab()
     da, db = dpnp.asarray(a), dpnp.asarray(b)
     dc = dpnp.full((64, 64), -7.0, dtype=np.float32)
@@ -69,7 +71,7 @@ def test_interpreter_takes_dpnp_arrays_and_writes_them_back(target):
 def test_interpreter_orders_after_work_queued_on_the_arrays():
     """A compiled launch enqueues asynchronously; the interpreter run right after must see
     its result (it copies after the queue's earlier work)."""
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = require_dpnp()
     a, b = _ab(seed=4)
     da, db = dpnp.asarray(a), dpnp.asarray(b)
     dc = dpnp.zeros((64, 64), dtype=np.float32)
@@ -82,7 +84,7 @@ def test_interpreter_orders_after_work_queued_on_the_arrays():
 
 
 def test_interpreter_takes_pyopencl_arrays():
-    cl = pytest.importorskip("pyopencl")
+    cl = require_module("pyopencl")
     import pyopencl.array as cla
 
     from xetile_dsl.runtime.devices import get_device

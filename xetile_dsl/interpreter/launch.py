@@ -38,6 +38,10 @@ from .values import InterpreterError, make
 _MODULES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
+#: the launch targets that run the interpreter instead of compiling
+INTERPRETER_TARGETS = ("interpret", "interpret-subgroups")
+
+
 def interpret_requested() -> bool:
     """True when ``XETILE_INTERPRET`` asks every launch to run in the interpreter."""
     return os.environ.get("XETILE_INTERPRET", "") not in ("", "0")
