@@ -46,8 +46,14 @@ class Pieces:
         return value if value.type == out else b.bitcast(value, out)
 
 
-def fits_one_vector(per_lane: int) -> bool:
-    return per_lane <= PIECE
+def only_sliced(value) -> bool:
+    """Whether every use of a loaded ``value`` cuts a slice out of it (a coalesced load)."""
+    return bool(value.uses) and all(isinstance(u.operation, ExtractStridedSliceOp) for u in value.uses)
+
+
+def in_pieces(per_lane: int) -> bool:
+    """Whether a fragment of ``per_lane`` elements splits into whole pieces."""
+    return per_lane > PIECE and per_lane % PIECE == 0
 
 
 def load(gen, fn: ir.Function, fields: list[ir.Value], per_lane: int, elem: ir.Type) -> Pieces:

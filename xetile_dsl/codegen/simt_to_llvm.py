@@ -506,7 +506,8 @@ class _KernelGen:
             self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
             return
         per_lane = rows * cols * t.block_attr.arr_len // self.target.subgroup_size
-        if not message_pieces.fits_one_vector(per_lane) and not pad:  # a coalesced message
+        if not pad and message_pieces.in_pieces(per_lane) and message_pieces.only_sliced(op.value):
+            # a coalesced message larger than one vector, cut into DPAS blocks
             fn = self.lib.load_2d_pieces(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
             self._uses_block2d(op.tensor_desc)
             self.values[op.value] = message_pieces.load(self, fn, d.fields(), per_lane,

@@ -29,14 +29,16 @@ from ..targets.target import PREFETCH_LOCALITY_HINTS
 @dataclass(frozen=True)
 class ConvertXeTileToXeGPU(ModulePass):
     name = "convert-xetile-to-xegpu"
-    #: whose 2D block shapes messages may take (lowering/block_messages.py); default: the
-    #: function's xetile.kernel attribute, else pvc
+    #: whose 2D block shapes coalesced messages may take (lowering/block_messages.py);
+    #: default: the function's xetile.kernel attribute; with neither (hand-written XeTile
+    #: through the opt tool), one message per block
     target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and has_xetile_ops(fn):
-                _Translator(fn, get_target(self.target or kernel_target(fn))).run()
+                name = self.target or kernel_target(fn)
+                _Translator(fn, get_target(name) if name else None).run()
 
 
 class _Translator(Rebuilder):
@@ -44,12 +46,12 @@ class _Translator(Rebuilder):
 
     lowering_name = "the XeGPU lowering"
 
-    def __init__(self, fn: func.FuncOp, target: Target):
+    def __init__(self, fn: func.FuncOp, target: Target | None):
         super().__init__(fn)
         self.packed_tiles = _tiles_loaded_as_b(fn)
         self.families = Families(fn)
         self.row_offsets = scattered.RowOffsets(fn, self.families)
-        self.messages = block_messages.plan_tiles(fn, target, self.packed_tiles)
+        self.messages = block_messages.plan_tiles(fn, target, self.packed_tiles) if target is not None else {}
 
     def message_plan(self, tile: SSAValue) -> block_messages.Messages | None:
         """How ``tile``'s blocks are read, when several share one 2D block message."""
@@ -211,6 +213,6 @@ def _tiles_loaded_as_b(fn: func.FuncOp) -> set[SSAValue]:
 
 
 def kernel_target(fn: func.FuncOp) -> str:
-    """The target named by ``fn``'s ``xetile.kernel`` attribute, else pvc."""
+    """The target named by ``fn``'s ``xetile.kernel`` attribute, else ""."""
     name = getattr(fn.attributes.get("xetile.kernel"), "data", None)
-    return name if name in TARGETS else "pvc"
+    return name if name in TARGETS else ""
