@@ -67,11 +67,14 @@ class AccumulatorSplitWarning(CompilationWarning):
     Silence it with ``warnings.filterwarnings("ignore", category=AccumulatorSplitWarning)``."""
 
 
-class PrefetchPlanWarning(CompilationWarning):
-    """A performance note: the compiler redistributed a workgroup's prefetch tile among its
+class PrefetchPlanWarning(UserWarning):
+    """A performance note, located like a CompilationWarning but not one (the kernel runs
+    as written): the compiler redistributed a workgroup's prefetch tile among its
     subgroups (a prefetch is only a hint) so that each subgroup issues one 2D block message
     and no two prefetch the same data.  Silence it with
     ``warnings.filterwarnings("ignore", category=PrefetchPlanWarning)``."""
+
+    at = classmethod(CompilationWarning.at.__func__)
 
 
 class LoweringWarning(UserWarning):

@@ -9,7 +9,9 @@ import re
 import pytest
 
 import xetile_dsl as xd
-from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel
+import xetile_dsl.language as xt
+from xetile_dsl.errors import PrefetchPlanWarning
+from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel, gemm_wg_kernel
 from xetile_dsl.tools import ocloc
 
 SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
@@ -40,6 +42,23 @@ def test_appendix_2_1_gemm_isa_pvc(dtype, ocloc_path):
     assert dpas_runs(loop) == [32]  # every load of the K step before its DPAS (10 runs before)
     # 176 instructions per K step with one message per block (ocloc 26.27), 70 coalesced
     assert len(instructions(loop)) <= 80
+
+
+def test_derived_maps_gemm_isa_pvc(ocloc_path):
+    """gemm_wg_kernel at 256x256x32 with [8, 4] subgroups: its B prefetch map [32, 1] x
+    [1, 256] gave every subgroup eight one-row messages (337 hot-loop instructions, 18
+    prefetches); re-planned as [4, 8] x [8, 32] (lowering/prefetch_plan.py) it is the RFC
+    2.1 loop: 3 loads, 2 prefetches, one run of 32 dpas."""
+    consts = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4, "PF": 3, "ACC": xt.float32}
+    with pytest.warns(PrefetchPlanWarning, match=r"sg_layout=\[4, 8\], sg_data=\[8, 32\]"):
+        kernel = xd.compile(gemm_wg_kernel, SIG, consts, target="pvc")
+    zebin = kernel.asm["zebin"]
+    assert zebin.execution_env("gemm_wg_kernel").get("spill_size", 0) == 0
+    loop = ocloc.hot_loop(kernel.asm["isa"])
+    sends = [ln for ln in loop.splitlines() if "load_block2d" in ln]
+    assert sum(ln.split()[2] != "null" for ln in sends) == 3
+    assert sum(ln.split()[2] == "null" for ln in sends) == 2
+    assert dpas_runs(loop) == [32] and len(instructions(loop)) <= 80
 
 
 def instructions(listing: str) -> list[str]:

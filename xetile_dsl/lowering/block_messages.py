@@ -34,6 +34,7 @@ from ..targets import Target
 from . import scattered, transposed
 from .analysis import Families
 from .register_budget import VERDICT_ATTR
+from .wg_to_sg import LARGE_GRF_ATTR
 
 #: per-lane elements of one piece a large message travels in (the largest SPIR-V vector)
 PIECE_ELEMENTS = 16
@@ -97,13 +98,14 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
     if not target.has_2d_block_io:
         return {}
     families = Families(fn)
+    operands = _mma_operand_tiles(fn, target)
     kinds: dict[SSAValue, set[str]] = {}
     rejected: set[SSAValue] = set()
     for op in fn.walk():
         tiles = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, xetile.TileType)]
         for tile in tiles:
             root = families.find(tile)
-            kind = _access_kind(op, tile, packed)
+            kind = _access_kind(op, tile, packed, operands)
             if kind is None:
                 rejected.add(root)
             elif kind:
@@ -125,13 +127,38 @@ def _eligible(t: xetile.TileType) -> bool:
             and not transposed.is_transposed(t) and not scattered.is_scattered(t))
 
 
-def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue]) -> str | None:
+def _mma_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
+    """Tiles whose loads feed tile_mma directly (operand A or B), when the accumulator and
+    the whole K step of operands fit ``Target.coalesced_register_share`` of the kernel's
+    register file (the 256-GRF mode when wg-to-sg chose it)."""
+    grfs = target.large_grf_count if LARGE_GRF_ATTR in fn.attributes else target.grf_count
+    room = grfs * target.grf_bytes * target.coalesced_register_share
+    found = set()
+    for op in fn.walk():
+        if isinstance(op, xetile.TileMMAOp) and sum(_bytes(v) for v in (op.output, op.a, op.b)) <= room:
+            for operand in (op.a, op.b):
+                if isinstance(operand.owner, xetile.LoadTileOp):
+                    found.add(operand.owner.tile)
+    return found
+
+
+def _bytes(value: SSAValue) -> int:
+    n = 1
+    for d in value.type.get_shape():
+        n *= d
+    return n * bit_width(value.type.element_type) // 8
+
+
+def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands: set[SSAValue]) -> str | None:
     """The message kind ``op`` needs of ``tile`` ("" for ops that only carry or move it),
-    None when ``op`` needs one descriptor per block."""
+    None when ``op`` needs one descriptor per block: loads other than tile_mma operands
+    keep one message per block (their values feed element-wise chains, transposes and
+    stores block by block, and a 32-row message would keep more of them live: measured
+    spills in register transposes and row sums)."""
     if isinstance(op, xetile.LoadTileOp):
-        if op.padding is not None:
+        if op.padding is not None or op.tile not in operands:
             return None
-        if _in_split_loop(op):
+        if _in_split_loop(op) or not _plain_gemm_block(op):
             return None
         return "read_transform" if op.tile in packed else "read"
     if isinstance(op, xetile.PrefetchTileOp):
@@ -139,6 +166,29 @@ def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue]) -> str | 
     if isinstance(op, (xetile.InitTileOp, xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp, scf.IfOp)):
         return ""
     return None
+
+
+#: ops a K step may hold besides scalar arithmetic for its operand loads to be coalesced
+_GEMM_STEP_OPS = (xetile.LoadTileOp, xetile.PrefetchTileOp, xetile.UpdateTileOffsetOp, xetile.InitTileOp,
+                  xetile.TileMMAOp)
+
+
+def _plain_gemm_block(op: Operation) -> bool:
+    """Whether the block holding a load is a plain GEMM step: loads, prefetches, offset
+    updates and tile_mma only (besides scalars).  A message keeps all its K blocks live
+    until its last DPAS, so coalesced operands hold a whole K step in registers, not the
+    one DPAS K block the register budget counts; with nothing else live that fits (RFC
+    2.1: 8 KiB of accumulators + 6 KiB of operands, no spill), next to row sums or
+    transposes it spilled (0.5-1.5 KB, measured with ocloc)."""
+    for other in op.parent_block().ops:
+        if other.regions and not isinstance(other, scf.ForOp):
+            return False
+        vector_results = any(isinstance(r.type, VectorType) for r in other.results)
+        if other.name.startswith("xetile.") and not isinstance(other, _GEMM_STEP_OPS):
+            return False
+        if vector_results and not isinstance(other, _GEMM_STEP_OPS) and other.name != "arith.constant":
+            return False
+    return True
 
 
 def _in_split_loop(op: Operation) -> bool:

@@ -75,6 +75,12 @@ class Target:
     #: loop-carried descriptors, loop state and the loads IGC issues ahead of their DPAS
     #: (measured with ocloc: docs/design.md, "Register budget and accumulator splitting")
     accumulator_register_share: float = 0.75
+    #: share of the kernel's register file a K step's accumulators and *all* its A and B
+    #: operands may fill for those operands to be read in coalesced messages (a message
+    #: keeps its K blocks live until its last DPAS); measured with ocloc on pvc: the RFC
+    #: 2.1 step (8 + 6 KiB of 16 KiB) does not spill, a 4 + 4 KiB step in the 8 KiB
+    #: default file spilled 1.5 KB (docs/design.md, "Coalesced 2D block messages")
+    coalesced_register_share: float = 0.875
     named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
     max_workgroup_size: int = 1024
