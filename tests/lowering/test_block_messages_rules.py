@@ -14,6 +14,7 @@ from xetile_dsl.errors import PrefetchPlanWarning
 from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel, gemm_wg_kernel
 from xetile_dsl.lowering import block_messages
 from xetile_dsl.targets import get_target
+from tests.lowering.test_lowering_rules import mma_kernel, opt
 
 SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
 RFC = {"BM": 256, "BN": 256, "BK": 32, "PF": 3}
@@ -96,3 +97,14 @@ def test_arc_prefetch_maps_are_kept():
     with warnings.catch_warnings():
         warnings.simplefilter("error", PrefetchPlanWarning)
         xd.compile(gemm_wg_kernel, SIG, WG, target="cpu-arc")
+
+
+def test_opt_coalesces_hand_written_xetile_only_with_a_target(tmp_path):
+    """A 16x32 f16 K step (2 + 1 + 2 KiB, within 7/8 of the 8 KiB default file): with
+    ``{target=pvc}`` its A and B loads are array_length messages; hand-written XeTile
+    names no target, so without the option every block keeps its own message."""
+    text = mma_kernel(16, 32, 32, "f16", "f32")
+    with_target = opt(tmp_path, text, "xetile-blocking{target=pvc},convert-xetile-to-xegpu{target=pvc}")
+    assert "array_length = 2" in with_target and "vector.extract_strided_slice" in with_target
+    plain = opt(tmp_path, text, "xetile-blocking{target=pvc},convert-xetile-to-xegpu")
+    assert "array_length" not in plain and "vector.extract_strided_slice" not in plain

@@ -20,6 +20,7 @@ from .builtins_block2d import SPIRV_VECTOR_SIZES
 
 I32 = ir.IntType(32)
 PIECE = max(SPIRV_VECTOR_SIZES)
+_FLOAT_BITS = {ir.HalfType: 16, ir.FloatType: 32}
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def in_pieces(per_lane: int) -> bool:
 
 def load(gen, fn: ir.Function, fields: list[ir.Value], per_lane: int, elem: ir.Type) -> Pieces:
     """Call the pieces wrapper ``fn`` into an entry-block array; read the pieces back."""
-    int_elem = ir.IntType(elem.width if isinstance(elem, ir.IntType) else {ir.HalfType: 16, ir.FloatType: 32}[type(elem)])
+    int_elem = ir.IntType(elem.width if isinstance(elem, ir.IntType) else _FLOAT_BITS[type(elem)])
     array_t = ir.ArrayType(int_elem, per_lane)
     entry = gen.b.function.entry_basic_block
     at_entry = ir.IRBuilder(entry)
