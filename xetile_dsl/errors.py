@@ -103,6 +103,16 @@ class AccumulatorSplitWarning(CompilationWarning):
     Silence it with ``warnings.filterwarnings("ignore", category=AccumulatorSplitWarning)``."""
 
 
+class PrefetchPlanWarning(UserWarning):
+    """A performance note, located like a CompilationWarning but not one (the kernel runs
+    as written): the compiler redistributed a workgroup's prefetch tile among its
+    subgroups (a prefetch is only a hint) so that each subgroup issues one 2D block message
+    and no two prefetch the same data.  Silence it with
+    ``warnings.filterwarnings("ignore", category=PrefetchPlanWarning)``."""
+
+    at = classmethod(CompilationWarning.at.__func__)
+
+
 class LoweringWarning(UserWarning):
     """A pass's warning; ``op`` carries the user's location (the compiler turns it into a
     located :class:`CompilationWarning`, or ``compiled_category``)."""
@@ -118,3 +128,9 @@ class AccumulatorSplitNote(LoweringWarning):
     """xegpu-split-accumulators will split a K loop (becomes an :class:`AccumulatorSplitWarning`)."""
 
     compiled_category = AccumulatorSplitWarning
+
+
+class PrefetchPlanNote(LoweringWarning):
+    """xetile-wg-to-sg replaced a prefetch tile's wg_map (becomes a :class:`PrefetchPlanWarning`)."""
+
+    compiled_category = PrefetchPlanWarning

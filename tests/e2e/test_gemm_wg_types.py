@@ -39,6 +39,20 @@ def test_wg_gemm_matches_numpy(dt, flavour):
         np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))  # small integers: exact
 
 
+@pytest.mark.parametrize("dt", ["f16", "f32"])
+def test_wg_gemm_coalesced_messages_at_the_edges(dt):
+    """Tiles crossing every edge (M, N, K not multiples of 64, 64, BK): f16 A is read in
+    16-row two-block messages, tf32 A (f32) in 16-row two-block 8-wide ones, B in 32-row
+    VNNI / 16-row messages (lowering/block_messages.py); outside the arrays they read 0 as
+    one message per block did.  Small integers: exact."""
+    M, N, K = 72, 80, 40
+    rng = np.random.default_rng(31 if dt == "f16" else 32)
+    a = rng.integers(-4, 5, (M, K)).astype(FLOATS[dt])
+    b = rng.integers(-4, 5, (K, N)).astype(FLOATS[dt])
+    c = gemm_wg(a, b, np.full((M, N), np.nan, np.float32), target="cpu-pvc")
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
 def test_wg_gemm_tf32_random_matches_numpy():
     """Random f32 inputs on the tf32 DPAS: inputs rounded to tf32, f32 accumulation; [2, 2] layout."""
     M = N = K = 64

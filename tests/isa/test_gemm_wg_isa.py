@@ -4,16 +4,24 @@ Each subgroup's 32x64 f32 accumulator is 128 of the 128 default registers, so th
 kernel is built in the 256-GRF mode (``-ze-opt-large-register-file``)."""
 from __future__ import annotations
 
+import re
+
+import pytest
+
 import xetile_dsl as xd
-from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel
+import xetile_dsl.language as xt
+from xetile_dsl.errors import PrefetchPlanWarning
+from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel, gemm_wg_kernel
 from xetile_dsl.tools import ocloc
 
 SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
 NAME = "gemm_prefetch_kernel"
 
 
-def test_appendix_2_1_gemm_isa_pvc(ocloc_path):
-    kernel = xd.compile(gemm_prefetch_kernel, SIG, {"BM": 256, "BN": 256, "BK": 32, "PF": 3}, target="pvc")
+@pytest.mark.parametrize("dtype", ["f16", "bf16"])
+def test_appendix_2_1_gemm_isa_pvc(dtype, ocloc_path):
+    sig = {k: v.replace("f16", dtype) for k, v in SIG.items()}
+    kernel = xd.compile(gemm_prefetch_kernel, sig, {"BM": 256, "BN": 256, "BK": 32, "PF": 3}, target="pvc")
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     env = zebin.execution_env(NAME)
@@ -24,9 +32,55 @@ def test_appendix_2_1_gemm_isa_pvc(ocloc_path):
     # per subgroup and K step: (32/8) x (64/16) x (32/16) = 32 DPAS
     assert ocloc.count(loop, ocloc.DPAS) == 32
     sends = [ln for ln in loop.splitlines() if "load_block2d" in ln]
-    assert any(".d16v." in ln for ln in sends)  # B with VNNI transform
+    loads = [ln for ln in sends if ln.split()[2] != "null"]
     prefetches = [ln for ln in sends if ln.split()[2] == "null"]  # no destination register
-    assert len(prefetches) == 4  # A 8x32 and B 8x32 slices, two 8x16 blocks each
+    # coalesced messages (lowering/block_messages.py): A's 32x32 piece is one 32-row read
+    # of two 16-wide blocks, B's 32x64 two 32-row VNNI reads of two blocks; the 8x32
+    # prefetch slices one message each (one per 8x16 block before: 16 loads, 4 prefetches)
+    assert len(loads) == 3 and sum(".d16v." in ln for ln in loads) == 2
+    assert len(prefetches) == 2
+    assert dpas_runs(loop) == [32]  # every load of the K step before its DPAS (10 runs before)
+    # 176 instructions per K step with one message per block (ocloc 26.27), 70 coalesced
+    assert len(instructions(loop)) <= 80
+
+
+def test_derived_maps_gemm_isa_pvc(ocloc_path):
+    """gemm_wg_kernel at 256x256x32 with [8, 4] subgroups: its B prefetch map [32, 1] x
+    [1, 256] gave every subgroup eight one-row messages (337 hot-loop instructions, 18
+    prefetches); re-planned as [4, 8] x [8, 32] (lowering/prefetch_plan.py) it is the RFC
+    2.1 loop: 3 loads, 2 prefetches, one run of 32 dpas."""
+    consts = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4, "PF": 3, "ACC": xt.float32}
+    with pytest.warns(PrefetchPlanWarning, match=r"sg_layout=\[4, 8\], sg_data=\[8, 32\]"):
+        kernel = xd.compile(gemm_wg_kernel, SIG, consts, target="pvc")
+    zebin = kernel.asm["zebin"]
+    assert zebin.execution_env("gemm_wg_kernel").get("spill_size", 0) == 0
+    loop = ocloc.hot_loop(kernel.asm["isa"])
+    sends = [ln for ln in loop.splitlines() if "load_block2d" in ln]
+    assert sum(ln.split()[2] != "null" for ln in sends) == 3
+    assert sum(ln.split()[2] == "null" for ln in sends) == 2
+    assert dpas_runs(loop) == [32] and len(instructions(loop)) <= 80
+
+
+def instructions(listing: str) -> list[str]:
+    """Instruction lines of an IGA listing (no labels, blanks, comments or padding)."""
+    out = []
+    for ln in listing.splitlines():
+        s = ln.strip()
+        if s and not s.startswith("//") and s != "illegal" and not re.match(r"^[A-Za-z_.$][\w.$]*:$", s):
+            out.append(s)
+    return out
+
+
+def dpas_runs(listing: str) -> list[int]:
+    """Lengths of the maximal runs of back-to-back dpas instructions."""
+    runs, run = [], 0
+    for ln in instructions(listing) + [""]:
+        if re.match(r"(\([^)]*\)\s*)?dpasw?\b", ln):
+            run += 1
+        elif run:
+            runs.append(run)
+            run = 0
+    return runs
 
 
 def test_subgroup_gemm_stays_in_the_default_grf_mode(ocloc_path):

@@ -185,6 +185,8 @@ def _intel_block_builtin(bi, op, elem_bits, rows, cols, count) -> ir.Function:
         surface = (base, width, height, pitch, x, y)
         if op == "write":
             _scatter(bi, builder, frag, surface, builder.load(data, typ=frag.vector_type()))
+        elif frag.size > max(SPIRV_VECTOR_SIZES):  # a coalesced message: element by element
+            _gather_into(bi, builder, frag, surface, data)
         else:
             builder.store(_gather(bi, builder, frag, surface), data)
     builder.ret_void()
@@ -255,6 +257,23 @@ def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Funct
     base, width, height, pitch, x, y = fn.args
     builder.call(intel, [base, width, height, pitch, _coord(builder, x, y), buf])
     builder.ret(builder.load(buf, typ=frag.vector_type()))
+    return fn
+
+
+def build_load_pieces(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Function:
+    """The load wrapper of a fragment too large for one vector (see
+    :meth:`IntelBuiltins.load_2d_pieces`): the 2D block builtin writes straight into the
+    caller's private array.  Only shapes whose builtin layout is the sg_map get here."""
+    frag = Fragment(elem_bits, rows, cols * count, tuple(wi_layout), tuple(wi_data))
+    kind = load_kind(bi.target, elem_bits, rows, cols, count, wi_layout, wi_data)
+    if kind == "gather":
+        raise ValueError(f"no 2D block read gives the {rows}x{cols}x{count} fragment {_tag(frag)}")
+    name = f"__xetile_load2d_pieces_{kind}_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
+    fn, builder = _wrapper(bi, name, ir.VoidType(), [PRIVATE_PTR])
+    base, width, height, pitch, x, y, out = fn.args
+    intel = _intel_block_builtin(bi, kind, elem_bits, rows, cols, count)
+    builder.call(intel, [base, width, height, pitch, _coord(builder, x, y), out])
+    builder.ret_void()
     return fn
 
 
@@ -367,6 +386,18 @@ def _gather(bi, builder, frag: Fragment, surface) -> ir.Value:
         value = builder.load(builder.select(ok, ptr, addr.base), typ=elem_ty, align=addr.ebytes)
         values[index] = builder.select(ok, value, ir.Constant(elem_ty, 0))
     return _assemble(builder, frag, [values[i] for i in range(frag.size)])
+
+
+def _gather_into(bi, builder, frag: Fragment, surface, out) -> None:
+    """This lane's fragment by plain loads, stored element ``index`` at ``out[index]``
+    (``iE`` elements: the builtin's private array, for fragments larger than a vector)."""
+    addr = _Addressing(bi, builder, frag, surface)
+    elem_ty = ir.IntType(frag.elem_bits)
+    for index, row_off, col_off in frag.elements():
+        ok, ptr = addr.element(row_off, col_off)
+        value = builder.load(builder.select(ok, ptr, addr.base), typ=elem_ty, align=addr.ebytes)
+        slot = builder.gep(out, [ir.Constant(I32, index)], source_etype=elem_ty)
+        builder.store(builder.select(ok, value, ir.Constant(elem_ty, 0)), slot)
 
 
 def _assemble(builder, frag: Fragment, values: list) -> ir.Value:

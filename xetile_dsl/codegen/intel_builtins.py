@@ -80,6 +80,14 @@ class IntelBuiltins:
         key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
         return self._memoized(key, lambda: builtins_block2d.build_load(self, *key[1:]))
 
+    def load_2d_pieces(self, elem_bits: int, rows: int, cols: int, count: int,
+                       wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+        """``void f(surface..., ptr out)``: :meth:`load_2d` for a fragment larger than one
+        SPIR-V vector (a coalesced message): this lane's fragment, in order, is written to
+        the private array ``out`` (``iE`` elements), which codegen reads in pieces."""
+        key = ("load_2d_pieces", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
+        return self._memoized(key, lambda: builtins_block2d.build_load_pieces(self, *key[1:]))
+
     def pad_2d(self, elem_bits: int, rows: int, cols: int, count: int,
                wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
         """``<V x iE> f(surface..., <V x iE> fragment, iE pad)``: the fragment of

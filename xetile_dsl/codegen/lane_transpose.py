@@ -37,7 +37,9 @@ def emit(gen, op: Operation) -> None:
     if isinstance(op, xegpu.LaneTransposeOp):
         gen.values[op.result] = _lane_transpose(gen, gen.v(op.source))
     elif isinstance(op, ExtractStridedSliceOp):
-        first, count = op.offsets.get_values()[0], op.sizes.get_values()[0]
+        sizes = op.sizes.get_values()
+        per = sizes[1] if len(sizes) > 1 else 1  # elements per unit of the [units, per] fragment
+        first, count = op.offsets.get_values()[0] * per, sizes[0] * per
         gen.values[op.result] = _pack(gen.b, _elements(gen.b, gen.v(op.vector))[first:first + count])
     else:
         dest = _elements(gen.b, gen.v(op.dest))

@@ -34,7 +34,7 @@ from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
 from ..lowering.analysis import Families
-from . import constants, coordinates, lane_transpose, nbarrier, scattered_ops, slm, vector_ops
+from . import constants, coordinates, lane_transpose, message_pieces, nbarrier, scattered_ops, slm, vector_ops
 from .builtins_transpose import transpose_kind
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
@@ -203,6 +203,9 @@ class _KernelGen:
             return
         if vector_ops.handles(op):
             vector_ops.emit(self, op)
+            return
+        if message_pieces.is_pieces_slice(self, op):
+            message_pieces.emit_slice(self, op, llvm_type(op.result.type))
             return
         if lane_transpose.handles(op):
             lane_transpose.emit(self, op)
@@ -523,6 +526,14 @@ class _KernelGen:
                 pad_fn = self.lib.pad_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
                 raw = self.b.call(pad_fn, d.surface() + [raw, ir.Constant(ir.IntType(bits), pad)])
             self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
+            return
+        per_lane = rows * cols * t.block_attr.arr_len // self.target.subgroup_size
+        if not pad and message_pieces.in_pieces(per_lane) and message_pieces.only_sliced(op.value):
+            # a coalesced message larger than one vector, cut into DPAS blocks
+            fn = self.lib.load_2d_pieces(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
+            self._uses_block2d(op.tensor_desc)
+            self.values[op.value] = message_pieces.load(self, fn, d.fields(), per_lane,
+                                                        llvm_scalar(op.value.type.element_type))
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
         if self.lib.load_2d_kind(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data) != "gather":

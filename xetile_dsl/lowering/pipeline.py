@@ -25,7 +25,7 @@ def stages(target: str) -> list[tuple[str, list]]:
     accumulators exceed the register budget are split on XeGPU (exact blocks and
     operands), before sinking orders each copy's loads next to its DPAS."""
     return [
-        ("xegpu", [XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(),
+        ("xegpu", [XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(target=target),
                    SplitAccumulators(target=target), SinkToUses()]),
         ("simt", [XeGPUToSIMT(target=target)]),
     ]

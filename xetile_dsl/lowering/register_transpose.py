@@ -200,10 +200,13 @@ def _zeros(vtype: VectorType) -> DenseIntOrFPElementsAttr:
 
 
 # --- XeGPU -> SIMT -----------------------------------------------------------------------
-def distribute(dist, fn: func.FuncOp) -> None:
+def distribute(dist, fn: func.FuncOp, skip: set = frozenset()) -> None:
     """After the SIMT pass gave every value its fragment: row slices become fragment row
-    slices and each square transpose an ``xegpu.lane_transpose`` (plain layouts only)."""
+    slices and each square transpose an ``xegpu.lane_transpose`` (plain layouts only).
+    ``skip``: slices already distributed (blocks of coalesced loads, block_messages.py)."""
     for op in list(fn.walk()):
+        if op in skip:
+            continue
         if isinstance(op, (ExtractStridedSliceOp, InsertStridedSliceOp)):
             _check_plain(dist, op)
             _slice_to_simt(op, dist.target.subgroup_size)

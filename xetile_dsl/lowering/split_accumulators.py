@@ -41,6 +41,7 @@ from xdsl.passes import ModulePass
 from ..dialects import xegpu, xetile
 from ..frontend.types import bit_width
 from ..targets import TARGETS, Target, get_target
+from . import block_messages
 from .dead_code import is_pure, prune_loop
 from .register_budget import VERDICT_ATTR, budget_bytes, tell
 
@@ -107,7 +108,7 @@ def is_repeatable(loop: scf.ForOp) -> bool:
 
 
 def _from_global_load(value: SSAValue) -> bool:
-    owner = value.owner
+    owner = block_messages.source_load(value) or value.owner
     return isinstance(owner, xegpu.LoadNdOp) and owner.tensor_desc.type.memory_space != "slm"
 
 

@@ -35,7 +35,7 @@ from ..targets import Target, get_target
 from .analysis import Families
 from .exchange_barriers import ExchangeBarriers
 from .rebuild import Rebuilder
-from . import register_budget, slm_tiles
+from . import prefetch_plan, register_budget, slm_tiles
 from .unlowered import reject_unlowered
 from .wg_transpose import TransposeDistribution
 from .wg_vectors import VectorDistribution, infer as infer_vector_maps
@@ -58,6 +58,7 @@ class XeTileWgToSg(ModulePass):
             if isinstance(fn, func.FuncOp):
                 user_slm = slm_tiles.check_user_slm(fn, target)
                 maps = _MapInference(fn).run()
+                prefetch_plan.plan(fn, target, maps, maps.num_subgroups)
                 if maps.by_root:
                     _check_workgroup_size(fn, maps.num_subgroups, target)
                     register_budget.check(fn, target)
@@ -208,7 +209,7 @@ class _Distributor(TransposeDistribution, VectorDistribution, ExchangeBarriers, 
     # --- tiles ------------------------------------------------------------------------
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
         t = op.tile.type
-        m = t.attr.wg
+        m = self.maps.map_of(op.tile) if t.attr.wg is not None else None  # prefetch_plan may replace it
         if m is None:
             self._clone(op)
             return

@@ -21,7 +21,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
 from .analysis import Families
-from . import constants, register_transpose, scattered
+from . import block_messages, constants, register_transpose, scattered
 from .elementwise import is_elementwise
 from .transposed import memory_sg_map
 
@@ -64,7 +64,8 @@ class _Distribute:
                 self._distribute(v, op)
         for op in iotas:
             scattered.lane_iota_to_lane_id(op)
-        register_transpose.distribute(self, self.fn)
+        message_slices = block_messages.distribute(self.fn)
+        register_transpose.distribute(self, self.fn, skip=message_slices)
 
     def _role_of(self, v: SSAValue) -> str:
         return self.roles.get(self.families.find(v), "C")
@@ -82,7 +83,21 @@ class _Distribute:
                 self._mark(op.lhs, "A")
                 if isinstance(op.lhs.owner, xegpu.LoadNdOp):
                     self._mark(op.lhs.owner.tensor_desc, "A")
+                load = block_messages.source_load(op.lhs)
+                if load is not None:
+                    self._mark(load.tensor_desc, "A")
+                    self._mark(load.value, "A")
+        self._mark_message_blocks()
         self._propagate_a()
+
+    def _mark_message_blocks(self) -> None:
+        """Blocks cut out of a coalesced load (and their shape_casts) take its role."""
+        for op in self.fn.walk():
+            if block_messages.is_message_slice(op):
+                role = self._role_of(op.vector)
+                self._mark(op.result, role)
+                for use in op.result.uses:
+                    self._mark(use.operation.result, role)
 
     def _propagate_a(self) -> None:
         """Element-wise chains computing operand A (``tile_mma(f(load(t)), ...)``) take A's
@@ -168,8 +183,12 @@ class _Distribute:
         shape = list(t.get_shape())
         if len(shape) == 1 and shape[0] == self.target.subgroup_size:
             return VectorType(t.element_type, [1])  # the 1-D vectors of scattered ops: one element per lane
-        if role == "B" and len(shape) == 3:  # VNNI [K/v, N, v] -> logical [K, N]
+        if role == "B" and len(shape) == 4:  # array_length x VNNI [K/v, N, v] -> [arrays*K, N]
+            shape = [shape[0] * shape[1] * shape[3], shape[2]]
+        elif role == "B" and len(shape) == 3:  # VNNI [K/v, N, v] -> logical [K, N]
             shape = [shape[0] * shape[2], shape[1]]
+        elif len(shape) == 3:  # array_length x [rows, cols] (coalesced loads): blocks one after the other
+            shape = [shape[0] * shape[1], shape[2]]
         if role == "C" and len(shape) == 2 and shape[1] == 1:
             # an [R, 1] column (a row reduction) is replicated: every lane holds all of it
             return VectorType(t.element_type, shape)

@@ -18,21 +18,27 @@ from xdsl.passes import ModulePass
 from ..dialects import xegpu, xetile
 from ..frontend.types import bit_width
 from . import constants, elementwise
-from . import register_transpose, scattered, transposed
+from . import block_messages, register_transpose, scattered, transposed
 from .analysis import Families
 from .blocking import has_xetile_ops
 from .rebuild import Rebuilder
+from ..targets import TARGETS, Target, get_target
 from ..targets.target import PREFETCH_LOCALITY_HINTS
 
 
 @dataclass(frozen=True)
 class ConvertXeTileToXeGPU(ModulePass):
     name = "convert-xetile-to-xegpu"
+    #: whose 2D block shapes coalesced messages may take (lowering/block_messages.py);
+    #: default: the function's xetile.kernel attribute; with neither (hand-written XeTile
+    #: through the opt tool), one message per block
+    target: str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and has_xetile_ops(fn):
-                _Translator(fn).run()
+                name = self.target or kernel_target(fn)
+                _Translator(fn, get_target(name) if name else None).run()
 
 
 class _Translator(Rebuilder):
@@ -40,10 +46,16 @@ class _Translator(Rebuilder):
 
     lowering_name = "the XeGPU lowering"
 
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, target: Target | None):
         super().__init__(fn)
         self.packed_tiles = _tiles_loaded_as_b(fn)
-        self.row_offsets = scattered.RowOffsets(fn, Families(fn))
+        self.families = Families(fn)
+        self.row_offsets = scattered.RowOffsets(fn, self.families)
+        self.messages = block_messages.plan_tiles(fn, target, self.packed_tiles) if target is not None else {}
+
+    def message_plan(self, tile: SSAValue) -> block_messages.Messages | None:
+        """How ``tile``'s blocks are read, when several share one 2D block message."""
+        return self.messages.get(self.families.find(tile))
 
     def descs(self, tile: SSAValue) -> list[SSAValue]:
         """A tile's block descriptors (a tile moved for per-row accesses also carries its
@@ -102,11 +114,14 @@ class _Translator(Rebuilder):
         o0, o1 = (self.one(v) for v in op.offsets)
         slm = xegpu.BlockTdescAttr("slm") if t.attr.memory_space.data == 3 else None  # SLM buffers (wg_vectors)
         tdesc_type = xegpu.TensorDescType([b0, b1], t.element_type, slm)
+        corners = [(i * b0, j * b1) for i in range(rows // b0) for j in range(cols // b1)]
+        plan = self.message_plan(op.tile)
+        if plan is not None:  # one descriptor per coalesced message
+            tdesc_type, corners = block_messages.descriptor_type(plan, t.element_type), plan.offsets()
         descs = []
-        for i in range(rows // b0):
-            for j in range(cols // b1):
-                offs = [self.add(o0, i * b0, op), self.add(o1, j * b1, op)]
-                descs.append(self.emit(xegpu.CreateNdTdescOp(src, offs, tdesc_type, sizes, strides), op).tensor_desc)
+        for r, c in corners:
+            offs = [self.add(o0, r, op), self.add(o1, c, op)]
+            descs.append(self.emit(xegpu.CreateNdTdescOp(src, offs, tdesc_type, sizes, strides), op).tensor_desc)
         self.vmap[op.tile] = descs
 
     def _op_LoadTileOp(self, op: xetile.LoadTileOp) -> None:
@@ -116,6 +131,10 @@ class _Translator(Rebuilder):
         packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
         if transposed.is_transposed(t):
             self.vmap[op.value] = transposed.load_blocks(self, op, packed)
+            return
+        plan = self.message_plan(op.tile)
+        if plan is not None:
+            self.vmap[op.value] = block_messages.load_blocks(self, op, plan, self.descs(op.tile), packed)
             return
         if packed:
             vnni = 32 // bit_width(elem)
@@ -193,3 +212,9 @@ def _tiles_loaded_as_b(fn: func.FuncOp) -> set[SSAValue]:
         if isinstance(op, xetile.TileMMAOp) and isinstance(op.b.owner, xetile.LoadTileOp):
             found.add(op.b.owner.tile)
     return found
+
+
+def kernel_target(fn: func.FuncOp) -> str:
+    """The target named by ``fn``'s ``xetile.kernel`` attribute, else ""."""
+    name = getattr(fn.attributes.get("xetile.kernel"), "data", None)
+    return name if name in TARGETS else ""

@@ -84,6 +84,12 @@ class Target:
     #: (wg_map) or to a loop over smaller tiles.  64 keeps a 512x512 f16 (pvc, arc) or
     #: f32 (pvc) tile legal
     subgroup_tile_register_files: int = 64
+    #: share of the kernel's register file a K step's accumulators and *all* its A and B
+    #: operands may fill for those operands to be read in coalesced messages (a message
+    #: keeps its K blocks live until its last DPAS); measured with ocloc on pvc: the RFC
+    #: 2.1 step (8 + 6 KiB of 16 KiB) does not spill, a 4 + 4 KiB step in the 8 KiB
+    #: default file spilled 1.5 KB (docs/design.md, "Coalesced 2D block messages")
+    coalesced_register_share: float = 0.875
     named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
     max_workgroup_size: int = 1024

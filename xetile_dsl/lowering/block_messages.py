@@ -1,0 +1,288 @@
+"""Coalesced 2D block messages: one subgroup tile load or prefetch as the fewest, largest
+legal messages (part of ``convert-xetile-to-xegpu``).
+
+Blocking sizes a tile's blocks for DPAS (8x16 A, 16x16 B for 16-bit inputs); one 2D
+block message per block costs a payload rebuilt field by field and splits the DPAS into
+runs between the loads (measured with ocloc on the RFC 2.1 GEMM: 16 loads, 4 prefetches
+and 176 hot-loop instructions per K step).  Here a tile whose descriptors only load,
+prefetch and move gets one descriptor per *message*: ``g0`` block rows by ``g1`` block
+columns, read as ``g0*b0`` rows of ``g1`` array blocks ``b1`` wide (``array_length``),
+the largest shape the target lists for every kind of access the tile sees (read, VNNI
+read_transform, prefetch; ``Target.find_block2d``).  The DPAS blocks are cut out of the
+loaded value with ``vector.extract_strided_slice`` (+ ``vector.shape_cast`` dropping the
+array dimension); xegpu-simt turns those into lane-local element ranges.
+
+A message covers exactly the elements of the blocks it replaces (array blocks sit side
+by side at ``x + a*b1``; out-of-bounds elements still read as 0), so results do not
+change.  Only tile_mma operands of a plain K step are coalesced, when the accumulator
+and the whole K step of operands fit ``Target.coalesced_register_share`` of the register
+file (:func:`_plain_gemm_block`, :func:`_mma_operand_tiles`).  Not coalesced: other
+loads, tiles that are stored, padded, transposed, scattered, in SLM or moved for per-row
+accesses; 8-bit elements (their per-lane pieces need packing); and tiles loaded in a K
+loop the register budget may split (xegpu-split-accumulators keeps only some block rows
+per copy, so messages must stay one block per descriptor there).  Prefetch-only tiles
+are always coalesced (a prefetch holds no registers).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects import func, scf
+from xdsl.dialects.builtin import VectorType
+from xdsl.ir import Operation, SSAValue
+
+from ..dialects import _asm, retype, xegpu, xetile
+from ..dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
+from ..frontend.types import bit_width
+from ..targets import Target
+from . import scattered, transposed
+from .analysis import Families
+from .register_budget import VERDICT_ATTR
+from .wg_to_sg import LARGE_GRF_ATTR
+
+#: per-lane elements of one piece a large message travels in (the largest SPIR-V vector)
+PIECE_ELEMENTS = 16
+#: most rows of one message (xe-codegen-reference.md section 3.2: R up to 32)
+_ROW_GROUPS = (8, 4, 2, 1)
+_COUNTS = (4, 2, 1)
+
+
+@dataclass(frozen=True)
+class Messages:
+    """How a tile's ``R x C`` grid of ``b0 x b1`` blocks is read: messages of ``g0`` block
+    rows and ``g1`` block columns (``g1`` = array_length), row-major over the tile."""
+
+    blocks: tuple[int, int]
+    grid: tuple[int, int]  # blocks per tile dimension
+    g0: int
+    g1: int
+
+    @property
+    def rows(self) -> int:
+        return self.g0 * self.blocks[0]
+
+    @property
+    def message_grid(self) -> tuple[int, int]:
+        return self.grid[0] // self.g0, self.grid[1] // self.g1
+
+    def message_of(self, i: int, j: int) -> tuple[int, int, int]:
+        """(message index, array block, first row in it) of block ``(i, j)``."""
+        mi, mj = i // self.g0, j // self.g1
+        return mi * self.message_grid[1] + mj, j % self.g1, (i % self.g0) * self.blocks[0]
+
+    def offsets(self) -> list[tuple[int, int]]:
+        """(row, column) offset of each message in the tile, row-major."""
+        (b0, b1), (mr, mc) = self.blocks, self.message_grid
+        return [(mi * self.g0 * b0, mj * self.g1 * b1) for mi in range(mr) for mj in range(mc)]
+
+
+def choose(target: Target, kinds: set[str], shape, blocks, elem_bits: int) -> Messages | None:
+    """The message shape covering the most blocks that every access kind allows, or None
+    when that is one block (nothing to coalesce)."""
+    (rows, cols), (b0, b1) = shape, blocks
+    grid = (rows // b0, cols // b1)
+    lanes = target.subgroup_size
+    best = None
+    for g0 in _ROW_GROUPS:
+        for g1 in _COUNTS:
+            if grid[0] % g0 or grid[1] % g1 or g0 * g1 == 1:
+                continue
+            if any(target.find_block2d(k, elem_bits, g0 * b0, b1, g1) is None for k in kinds):
+                continue
+            per_lane = g0 * b0 * b1 * g1 // lanes
+            if any(k != "prefetch" for k in kinds) and per_lane > PIECE_ELEMENTS and per_lane % PIECE_ELEMENTS:
+                continue
+            if best is None or g0 * g1 > best.g0 * best.g1:
+                best = Messages((b0, b1), grid, g0, g1)
+    return best
+
+
+def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[SSAValue, Messages]:
+    """Family root -> message plan, for every tile of ``fn`` worth coalescing."""
+    if not target.has_2d_block_io:
+        return {}
+    families = Families(fn)
+    operands = _mma_operand_tiles(fn, target)
+    kinds: dict[SSAValue, set[str]] = {}
+    rejected: set[SSAValue] = set()
+    for op in fn.walk():
+        tiles = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, xetile.TileType)]
+        for tile in tiles:
+            root = families.find(tile)
+            kind = _access_kind(op, tile, packed, operands)
+            if kind is None:
+                rejected.add(root)
+            elif kind:
+                kinds.setdefault(root, set()).add(kind)
+    plans = {}
+    for root, used in kinds.items():
+        t = root.type
+        if root in rejected or not _eligible(t):
+            continue
+        m = choose(target, used, t.get_shape(), t.attr.blocks, bit_width(t.element_type))
+        if m is not None:
+            plans[root] = m
+    return plans
+
+
+def _eligible(t: xetile.TileType) -> bool:
+    bits = bit_width(t.element_type)
+    return (bits in (16, 32) and t.attr.blocks and t.attr.memory_space.data == 0
+            and not transposed.is_transposed(t) and not scattered.is_scattered(t))
+
+
+def _mma_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
+    """Tiles whose loads feed tile_mma directly (operand A or B), when the accumulator and
+    the whole K step of operands fit ``Target.coalesced_register_share`` of the kernel's
+    register file (the 256-GRF mode when wg-to-sg chose it)."""
+    grfs = target.large_grf_count if LARGE_GRF_ATTR in fn.attributes else target.grf_count
+    room = grfs * target.grf_bytes * target.coalesced_register_share
+    found = set()
+    for op in fn.walk():
+        if isinstance(op, xetile.TileMMAOp) and sum(_bytes(v) for v in (op.output, op.a, op.b)) <= room:
+            for operand in (op.a, op.b):
+                if isinstance(operand.owner, xetile.LoadTileOp):
+                    found.add(operand.owner.tile)
+    return found
+
+
+def _bytes(value: SSAValue) -> int:
+    n = 1
+    for d in value.type.get_shape():
+        n *= d
+    return n * bit_width(value.type.element_type) // 8
+
+
+def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands: set[SSAValue]) -> str | None:
+    """The message kind ``op`` needs of ``tile`` ("" for ops that only carry or move it),
+    None when ``op`` needs one descriptor per block: loads other than tile_mma operands
+    keep one message per block (their values feed element-wise chains, transposes and
+    stores block by block, and a 32-row message would keep more of them live: measured
+    spills in register transposes and row sums)."""
+    if isinstance(op, xetile.LoadTileOp):
+        if op.padding is not None or op.tile not in operands:
+            return None
+        if _in_split_loop(op) or not _plain_gemm_block(op):
+            return None
+        return "read_transform" if op.tile in packed else "read"
+    if isinstance(op, xetile.PrefetchTileOp):
+        return "prefetch"
+    if isinstance(op, (xetile.InitTileOp, xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp, scf.IfOp)):
+        return ""
+    return None
+
+
+#: ops a K step may hold besides scalar arithmetic for its operand loads to be coalesced
+_GEMM_STEP_OPS = (xetile.LoadTileOp, xetile.PrefetchTileOp, xetile.UpdateTileOffsetOp, xetile.InitTileOp,
+                  xetile.TileMMAOp)
+
+
+def _plain_gemm_block(op: Operation) -> bool:
+    """Whether the block holding a load is a plain GEMM step: loads, prefetches, offset
+    updates and tile_mma only (besides scalars).  A message keeps all its K blocks live
+    until its last DPAS, so coalesced operands hold a whole K step in registers, not the
+    one DPAS K block the register budget counts; with nothing else live that fits (RFC
+    2.1: 8 KiB of accumulators + 6 KiB of operands, no spill), next to row sums or
+    transposes it spilled (0.5-1.5 KB, measured with ocloc)."""
+    for other in op.parent_block().ops:
+        if other.regions and not isinstance(other, scf.ForOp):
+            return False
+        vector_results = any(isinstance(r.type, VectorType) for r in other.results)
+        if other.name.startswith("xetile.") and not isinstance(other, _GEMM_STEP_OPS):
+            return False
+        if vector_results and not isinstance(other, _GEMM_STEP_OPS) and other.name != "arith.constant":
+            return False
+    return True
+
+
+def _in_split_loop(op: Operation) -> bool:
+    """Whether ``op`` sits in a K loop the register budget marked for splitting."""
+    parent = op.parent_op()
+    while parent is not None:
+        if isinstance(parent, scf.ForOp) and VERDICT_ATTR in parent.attributes:
+            return True
+        parent = parent.parent_op()
+    return False
+
+
+# --- XeGPU ops ----------------------------------------------------------------------
+def descriptor_type(m: Messages, elem) -> xegpu.TensorDescType:
+    attr = xegpu.BlockTdescAttr(array_length=m.g1) if m.g1 > 1 else None
+    return xegpu.TensorDescType([m.rows, m.blocks[1]], elem, attr)
+
+
+def load_blocks(tr, op: xetile.LoadTileOp, m: Messages, descs: list[SSAValue], packed: bool) -> list[SSAValue]:
+    """One load_nd per message, then each block (row-major) cut out of its message."""
+    elem = op.tile.type.element_type
+    (b0, b1), vnni = m.blocks, (32 // bit_width(elem) if packed else 1)
+    inner = [m.rows // vnni, b1, vnni] if packed else [m.rows, b1]
+    whole = VectorType(elem, ([m.g1] if m.g1 > 1 else []) + inner)
+    loaded = [tr.emit(xegpu.LoadNdOp(d, whole, packed=packed), op).value for d in descs]
+    block = [b0 // vnni, b1, vnni] if packed else [b0, b1]
+    out = []
+    for i in range(m.grid[0]):
+        for j in range(m.grid[1]):
+            k, a, r0 = m.message_of(i, j)
+            out.append(_cut(tr, op, loaded[k], m.g1 > 1, a, r0 // vnni, block))
+    return out
+
+
+def _cut(tr, like, value: SSAValue, has_array: bool, a: int, row: int, block: list[int]) -> SSAValue:
+    """Block ``a``/``row`` of a message value: a slice, then a shape_cast to the block's
+    shape (always, also without an array dimension: it marks the slice as a message
+    piece, :func:`is_message_slice`)."""
+    lead_off, lead_size = ([a], [1]) if has_array else ([], [])
+    offsets = lead_off + [row] + [0] * (len(block) - 1)
+    part = tr.emit(ExtractStridedSliceOp(value, offsets, lead_size + block), like).result
+    return tr.emit(ShapeCastOp(part, VectorType(value.type.element_type, block)), like).result
+
+
+def is_message_slice(op: Operation) -> bool:
+    """Whether ``op`` cuts a block out of a coalesced load (:func:`load_blocks`): a slice
+    of a load_nd value whose every use is a shape_cast."""
+    return (isinstance(op, ExtractStridedSliceOp) and isinstance(op.vector.owner, xegpu.LoadNdOp)
+            and bool(op.result.uses) and all(isinstance(u.operation, ShapeCastOp) for u in op.result.uses))
+
+
+def source_load(value: SSAValue) -> xegpu.LoadNdOp | None:
+    """The coalesced load a block value was cut from (through its shape_cast), if any."""
+    owner = value.owner
+    if isinstance(owner, ShapeCastOp):
+        owner = owner.source.owner
+    if isinstance(owner, ExtractStridedSliceOp) and is_message_slice(owner):
+        return owner.vector.owner
+    return None
+
+
+# --- XeGPU -> SIMT ------------------------------------------------------------------
+def distribute(fn: func.FuncOp) -> set[Operation]:
+    """After the SIMT pass gave every value its fragment: each message slice becomes a
+    lane-local range ``[first, first + n)`` of units of the message fragment ``[units,
+    per]`` (array blocks one after the other, rows in order within one) and the
+    shape_cast after it disappears (the same fragment).  Returns the slices, which the
+    register-transpose rules must leave alone."""
+    done = set()
+    for op in list(fn.walk()):
+        if not is_message_slice(op):
+            continue
+        done.add(op)
+        load = op.vector.owner
+        desc = load.tensor_desc.type
+        arrays = desc.block_attr.arr_len
+        vnni = max(1, 32 // bit_width(desc.element_type)) if load.packed is not None else 1
+        block_rows = desc.get_shape()[0] // vnni  # rows of one array block, in the slice's row unit
+        units, per = op.vector.type.get_shape()
+        offsets = _asm.as_int_list(op.offsets)
+        a, row = (offsets[0], offsets[1]) if arrays > 1 else (0, offsets[0])
+        per_block = units // arrays
+        first = a * per_block + row * per_block // block_rows
+        casts = [u.operation for u in op.result.uses]
+        n_units = casts[0].result.type.get_shape()[0]
+        op.properties["offsets"] = _asm.int_array([first, 0])
+        op.properties["sizes"] = _asm.int_array([n_units, per])
+        op.properties["strides"] = _asm.int_array([1, 1])
+        retype(op.result, casts[0].result.type)
+        for cast in casts:
+            cast.result.replace_all_uses_with(op.result)
+            cast.parent_block().erase_op(cast)
+    return done
