@@ -56,6 +56,7 @@ class _BlockFunction:
     def run(self) -> None:
         self._assign_roles()
         blocks = {root: self._blocks_for(root, role, op) for root, (role, op) in self.roles.items()}
+        self._check_chained_mma(blocks)
         for op in list(self.fn.walk()):
             for value in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]:
                 self._retype(value, blocks)
@@ -132,6 +133,23 @@ class _BlockFunction:
                 f"split into {blocks[0]}x{blocks[1]} blocks (the DPAS and 2D-block sizes for {name}), so its shape "
                 f"must be a multiple of [{blocks[0]}, {blocks[1]}]", _owner_op(root, op))
         return blocks
+
+    def _check_chained_mma(self, blocks: dict) -> None:
+        """A tile_mma result that feeds another tile_mma as an operand keeps one blocking;
+        it must be the DPAS result shape M x N, or the products would not line up."""
+        for op in self.fn.walk():
+            if not isinstance(op, xetile.TileMMAOp):
+                continue
+            a_name, b_name = (type_name(v.type.element_type) for v in (op.a, op.b))
+            cfg = self.target.dpas_for(a_name, b_name)
+            got = blocks.get(self.families.find(op.output))
+            if cfg is None or got is None or got == (DPAS_M, cfg.n) or self.roles[self.families.find(op.output)][0] == "C":
+                continue
+            raise LoweringError(
+                f"this tile_mma's result feeds another tile_mma as an operand: on {self.target.name} its "
+                f"{DPAS_M}x{cfg.n} result blocks are laid out across the {self.target.subgroup_size} lanes unlike "
+                f"{got[0]}x{got[1]} operand blocks, and re-laying them out is not supported yet; store the result "
+                f"(e.g. to SLM with xt.slm_alloc) and load it back as the operand", op)
 
     def _retype(self, value: SSAValue, blocks: dict) -> None:
         root = self.families.find(value)
