@@ -38,7 +38,7 @@ _MISSING = object()
 _COMPILER_MODULES = ("xetile_dsl.language",)
 
 
-class Unrepresentable(Exception):
+class _Unrepresentable(Exception):
     """A value with no canonical text; ``args[0]`` says what it is."""
 
 
@@ -80,7 +80,7 @@ def encode_constants(kernel_name: str, constants: dict) -> str:
     for name in sorted(constants):
         try:
             collector.parts.append(f"constexpr {name} = {collector.encode(constants[name])}")
-        except Unrepresentable as exc:
+        except _Unrepresentable as exc:
             raise LaunchError(f"{kernel_name}: constexpr {name}={exc.args[0]} cannot be part of the kernel "
                               f"cache key; a constexpr may be {ALLOWED}") from None
     return "\n".join(collector.parts)
@@ -116,7 +116,7 @@ class _Collector:
         values = list(fn.__defaults__ or ()) + sorted((fn.__kwdefaults__ or {}).items())
         try:
             self.parts.append("defaults " + ",".join(self.encode(v) for v in values))
-        except Unrepresentable as exc:
+        except _Unrepresentable as exc:
             raise src.error(src.tree, f"a default value of {fn.__name__} is {exc.args[0]}, which cannot be part "
                             f"of the kernel cache key; defaults may be {ALLOWED}", CacheKeyError) from None
 
@@ -124,7 +124,7 @@ class _Collector:
         value = self._resolve(scope, read)
         try:
             text = self.encode(value)
-        except Unrepresentable as exc:
+        except _Unrepresentable as exc:
             raise src.error(read.where, f"this kernel reads the global {read.text}, {exc.args[0]}, which cannot be "
                             f"part of the kernel cache key (a changed value would not be recompiled); a kernel "
                             f"may read globals that are {ALLOWED}", CacheKeyError) from None
@@ -147,7 +147,7 @@ class _Collector:
         return _unwrap(value)
 
     def encode(self, value) -> str:
-        """Canonical, type-tagged text of a value a kernel may read (Unrepresentable if none)."""
+        """Canonical, type-tagged text of a value a kernel may read (raises _Unrepresentable if none)."""
         if value is _MISSING:
             return "undefined"
         if value is None or value.__class__ in (bool, int, str):
@@ -182,8 +182,8 @@ def _encode_named(value) -> str:
     if isinstance(value, (type, types.FunctionType)) and module.split(".")[0] == "xetile_dsl":
         return f"xetile_dsl:{module}.{value.__qualname__}"
     if isinstance(value, types.ModuleType):
-        raise Unrepresentable(f"the module {value.__name__} used as a value (read its attributes instead)")
-    raise Unrepresentable(f"an object of type {type(value).__module__}.{type(value).__qualname__}")
+        raise _Unrepresentable(f"the module {value.__name__} used as a value (read its attributes instead)")
+    raise _Unrepresentable(f"an object of type {type(value).__module__}.{type(value).__qualname__}")
 
 
 def _unique(watched: list) -> tuple:
