@@ -73,6 +73,14 @@ def matmul(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, act
     [N]; ``activation`` None, "relu", "gelu" (erf) or "silu".  Arrays: numpy (result numpy),
     dpnp/USM or torch XPU (result on the same queue, returned at once: the launch is
     asynchronous).  ``target`` as in ``kernel.on(target)`` (default: the device's)."""
+    return matmul_launch(a, b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
+                         out_dtype=out_dtype, out=out, target=target)[0]
+
+
+def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,
+                  out_dtype=None, out=None, target: str | None = None):
+    """:func:`matmul` returning ``(result, event)``: the runtime's event of the launch for
+    device arrays (benchmarks read its profiling times), None for numpy arrays."""
     a, b = arrays.as_array(a, "a"), arrays.as_array(b, "b")
     a, trans_a = _row_major(a, trans_a)
     b, trans_b = _row_major(b, trans_b)
@@ -84,13 +92,13 @@ def matmul(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, act
     bias_row = _bias_row(bias, N, a)
     buffer, result = arrays.output_buffer(out, a, (M, N), np.dtype(arrays.BF16 if out_name == "bfloat16" else out_name))
     if M == 0 or N == 0:
-        return result
+        return result, None
     grid = (-(-M // BM), -(-N // BN))
-    matmul_kernel.on(target)[grid](
+    event = matmul_kernel.on(target)[grid](
         arrays.fit_rows(a, "a"), arrays.fit_rows(b, "b"), bias_row, buffer, K,
         TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
         ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK)
-    return arrays.copy_back(buffer, result)
+    return arrays.copy_back(buffer, result), event
 
 
 def _row_major(x, trans: bool):
