@@ -118,3 +118,37 @@ def assert_within(c, ref, bound, what: str = ""):
     worst = np.unravel_index(np.argmax(err - bound), err.shape)
     assert np.all(err <= bound), (f"{what}: |c - ref| = {err[worst]:.3e} > bound {bound[worst]:.3e} at {worst} "
                                   f"(c = {np.asarray(c)[worst]}, ref = {ref[worst]})")
+
+
+def attention_ref(q, k, v, causal: bool):
+    """(softmax(q k^T / sqrt(D)) v in f64, bound) for the flash kernel: f32 scores, the
+    online base-2 softmax in f32, P rounded to the input dtype for the second DPAS.
+
+    Scores: D exact products summed in f32, then scaled twice (1/sqrt(D), log2 e):
+    |ds| <= ((D + 1) u (|q| @ |k|^T) + 2u |s|) / sqrt(D) in natural-log units, which moves
+    each p_j by that relatively, and the normalisation once more: 2 max|ds| per row.  The
+    softmax itself adds softmax_ref's relative (3 delta_e + (N + C) u + C (8u + uR) + 7u)
+    with C the key blocks (at most N).  P to f16 (bf16) rounds each p_j by 2^-11 (2^-8)
+    relatively plus 2^-25 absolutely; P V sums N products in f32 ((N + 1) u relative) and
+    the final division rounds (3u).  All of it multiplies sum_j p_j |v_j|; then the output
+    rounding."""
+    q64, k64, v64 = (np.asarray(x, np.float64) for x in (q, k, v))
+    n, d = q64.shape[-2:]
+    s = q64 @ np.swapaxes(k64, -1, -2) / math.sqrt(d)
+    ds = ((d + 1) * U * (np.abs(q64) @ np.swapaxes(np.abs(k64), -1, -2)) / math.sqrt(d) + 2 * U * np.abs(s))
+    if causal:
+        keep = np.tril(np.ones((n, n), bool))
+        s, ds = np.where(keep, s, -np.inf), np.where(keep, ds, 0.0)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    p = p / p.sum(-1, keepdims=True)
+    o = p @ v64
+    finite = np.where(np.isfinite(s), s, np.nan)
+    r = np.nanmax(finite, -1, keepdims=True) - np.nanmin(finite, -1, keepdims=True)
+    delta_e = U * r + 6 * U
+    rel_softmax = 3 * delta_e + 2 * n * U + n * (8 * U + U * r) + 7 * U
+    rel_p = 2 * ds.max(-1, keepdims=True) + rel_softmax
+    rel_in, _ = OUT_ROUNDING[np.dtype(q.dtype)]
+    weight = p @ np.abs(v64)
+    bound = weight * (rel_p + rel_in + (n + 4) * U) + n * 2.0 ** -25 * np.abs(v64).max(-2, keepdims=True)
+    rel_out, floor = OUT_ROUNDING[np.dtype(q.dtype)]
+    return o, bound * (1 + rel_out) + rel_out * np.abs(o) + floor

@@ -70,6 +70,23 @@ def empty_like_input(x, shape: tuple, dtype) -> object:
     raise UsageError(f"cannot allocate an output like a {type(x).__name__}; pass out=")
 
 
+def host_like_input(host: np.ndarray, x):
+    """``host`` itself for numpy ``x``, else a copy of it on ``x``'s device and queue (so a
+    launch with device arrays stays asynchronous)."""
+    if isinstance(x, np.ndarray):
+        return host
+    result = empty_like_input(x, host.shape, host.dtype)
+    module = type(result).__module__ or ""
+    if module.startswith("torch"):
+        import torch  # optional dependency
+        result.copy_(torch.from_numpy(host))
+    elif module.startswith("pyopencl"):
+        result.set(host)
+    else:
+        result[...] = host   # dpnp / usm_ndarray: host to device copy
+    return result
+
+
 def _usm_dtype(dtype: np.dtype) -> np.dtype:
     """dpnp and dpctl have no bfloat16: such outputs must be given with out= or numpy."""
     if dtype == BF16:

@@ -26,6 +26,10 @@ GEMM_TILES = {
 #: read in chunks of BC columns, so any width works with one compiled kernel
 ROW_TILES = {"pvc": (4, 256), "arc": (2, 256)}
 
+#: flash attention: (queries per program BM, keys per step BN); BN is the K of the P V
+#: product, a multiple of the DPAS K (16 for f16/bf16)
+ATTENTION_TILES = {"pvc": (16, 32)}
+
 INTERPRETERS = ("interpret", "interpret-subgroups")
 
 
@@ -58,3 +62,7 @@ def gemm_tiles(target: str, dtype_name: str) -> tuple[int, int, int]:
 
 def row_tiles(target: str) -> tuple[int, int]:
     return ROW_TILES[family(target)]
+
+
+def attention_tiles(target: str) -> tuple[int, int]:
+    return ATTENTION_TILES[family(target)]
