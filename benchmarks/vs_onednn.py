@@ -33,6 +33,7 @@ import xetile_dsl as xd
 from xetile_dsl.errors import DeviceError, XeTileError
 from xetile_dsl.jit import default_target
 from xetile_dsl.ops import arrays, configs
+from xetile_dsl.ops.attention import attention_kernel, attention_launch
 from xetile_dsl.ops.matmul import ACCUMULATION, XT_DTYPES, matmul_kernel, matmul_launch
 from xetile_dsl.runtime.devices import get_device
 from xetile_dsl.targets.peaks import peak_for
@@ -46,6 +47,9 @@ CASES = {"nn": (False, False), "nt": (False, True), "tn": (True, False), "tt": (
 GPU_SHAPES = [(1, 5120, 13824), (4, 4096, 12288), (512, 8192, 8192), (1024, 1024, 1024), (2048, 2048, 2048),
               (4096, 4096, 4096), (8192, 8192, 8192), (1, 1024, 1024), (8, 4096, 4096), (32, 4096, 4096),
               (3072, 4096, 3072), (8192, 1024, 16384)]
+#: (Z, H, N, D) flash attention shapes (causal and not); CPU smoke: one small head
+GPU_ATTENTION = [(4, 32, 1024, 64), (4, 32, 1024, 128), (1, 32, 4096, 64), (1, 32, 4096, 128)]
+CPU_ATTENTION = [(1, 2, 128, 64)]
 #: smoke sizes for the CPU device (K, N multiples of 8: device rows need a 16-byte pitch)
 CPU_SHAPES = [(1, 64, 64), (37, 40, 40), (128, 128, 128)]
 #: bytes written between runs to evict A and B from the caches (PVC's L2 is 408 MB)
@@ -56,6 +60,13 @@ MIN_REPS = 10
 def gemm_flops(m: int, n: int, k: int) -> int:
     """Operations of one GEMM: a multiply and an add per (m, n, k)."""
     return 2 * m * n * k
+
+
+def attention_flops(z: int, h: int, n: int, d: int, causal: bool) -> float:
+    """Operations of flash attention forward: Q K^T and P V, 2 N N D each per head;
+    causal attention computes half of each product."""
+    full = 4 * z * h * n * n * d
+    return full / 2 if causal else full
 
 
 def tflops(flops: int, seconds: float) -> float:
@@ -119,6 +130,41 @@ def time_xetile(timer: EventTimer, dtype, shape, case, target, reps) -> float:
     return timer.median_seconds(lambda: matmul_launch(a, b, trans_a=ta, trans_b=tb, target=target)[1], reps)
 
 
+def time_xetile_attention(timer: EventTimer, shape, causal: bool, reps) -> float:
+    rng = np.random.default_rng(0)
+    q, k, v = (timer.device_array(rng.standard_normal(shape).astype(np.float16)) for _ in range(3))
+    return timer.median_seconds(lambda: attention_launch(q, k, v, causal=causal)[1], reps)
+
+
+def time_onednn_attention(shape, causal: bool, reps) -> float | None:
+    """torch's scaled_dot_product_attention on XPU (oneDNN), XPU events; None without it."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    if not (hasattr(torch, "xpu") and torch.xpu.is_available()):
+        return None
+    q, k, v = (torch.randn(shape, dtype=torch.float16, device="xpu") for _ in range(3))
+    return _torch_median(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal),
+                         torch, reps)
+
+
+def _torch_median(run, torch, reps) -> float:
+    """Median of XPU-event times of ``run()`` after a warm-up, caches flushed before each."""
+    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device="xpu")
+    run()
+    times = []
+    for _ in range(max(reps, MIN_REPS)):
+        flush.fill_(1.0)
+        start, end = torch.xpu.Event(enable_timing=True), torch.xpu.Event(enable_timing=True)
+        start.record()
+        run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) * 1e-3)
+    return statistics.median(times)
+
+
 def time_onednn(dtype_name: str, shape, case, reps) -> float | None:
     """torch.matmul on XPU (oneDNN), timed with XPU events; None without torch XPU."""
     try:
@@ -133,19 +179,7 @@ def time_onednn(dtype_name: str, shape, case, reps) -> float | None:
     ta, tb = CASES[case]
     a = torch.randn((k, m) if ta else (m, k), dtype=torch_dtype, device="xpu")
     b = torch.randn((n, k) if tb else (k, n), dtype=torch_dtype, device="xpu")
-    flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device="xpu")
-    run = (lambda: torch.matmul(a.t() if ta else a, b.t() if tb else b))
-    run()
-    times = []
-    for _ in range(max(reps, MIN_REPS)):
-        flush.fill_(1.0)
-        start, end = torch.xpu.Event(enable_timing=True), torch.xpu.Event(enable_timing=True)
-        start.record()
-        run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) * 1e-3)
-    return statistics.median(times)
+    return _torch_median(lambda: torch.matmul(a.t() if ta else a, b.t() if tb else b), torch, reps)
 
 
 # --- the sweep --------------------------------------------------------------------------------
@@ -175,6 +209,30 @@ def sweep(device, args) -> list[dict]:
                     row.update(_scores("onednn", onednn, flops, peak_tf))
                 rows.append(row)
                 print(_row_text(row), flush=True)
+    if args.attention:
+        rows += attention_sweep(device, timer, peak, args)
+    return rows
+
+
+def attention_sweep(device, timer, peak, args) -> list[dict]:
+    """ops.attention (f16) against SDPA for each shape, causal and not ("case" holds which)."""
+    rows = []
+    peak_tf = peak.tflops("f16") if peak else None
+    for z, h, n, d in (GPU_ATTENTION if device.kind == "gpu" else CPU_ATTENTION):
+        for causal in (False, True):
+            row = {"device": device.name, "dtype": "f16", "case": f"attn{'-causal' if causal else ''}",
+                   "M": z * h, "N": n, "K": d}
+            flops = attention_flops(z, h, n, d, causal)
+            try:
+                row.update(_scores("xetile", time_xetile_attention(timer, (z, h, n, d), causal, args.reps),
+                                   flops, peak_tf))
+            except XeTileError as exc:
+                row["xetile_error"] = str(exc).splitlines()[0]
+            onednn = time_onednn_attention((z, h, n, d), causal, args.reps) if device.kind == "gpu" else None
+            if onednn is not None:
+                row.update(_scores("onednn", onednn, flops, peak_tf))
+            rows.append(row)
+            print(_row_text(row), flush=True)
     return rows
 
 
@@ -248,6 +306,25 @@ def isa_reports(args) -> None:
                     print(f"{title}: not available: {str(exc).splitlines()[0]}", flush=True)
 
 
+def attention_reports(args) -> None:
+    """The attention kernel (f16, D = 64 and 128, causal and not) on pvc: its ISA report."""
+    for d in (64, 128):
+        for causal in (False, True):
+            title = f"== ops.attention f16 D={d} causal={causal} on pvc"
+            try:
+                print(title, "\n", compile_attention_for_report(d, causal).report(), sep="", flush=True)
+            except XeTileError as exc:
+                print(f"{title}: not available: {str(exc).splitlines()[0]}", flush=True)
+
+
+def compile_attention_for_report(d: int, causal: bool, target: str = "pvc"):
+    BM, BN = configs.attention_tiles(target)
+    sig = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "diag": "i32[:,:]",
+           "N": "i32", "NP": "i32", "qk_scale": "f32"}
+    consts = {"CAUSAL": causal, "OUT": XT_DTYPES["float16"], "D": d, "BM": BM, "BN": BN}
+    return xd.compile(attention_kernel, signature=sig, constants=consts, target=target)
+
+
 def compile_for_report(dtype_name: str, case: str, target: str):
     """ops.matmul's kernel as the sweep launches it (default epilogue and output dtype)."""
     np_name = "bfloat16" if DTYPES[dtype_name] == arrays.BF16 else DTYPES[dtype_name].name
@@ -271,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=MIN_REPS, help=f"timed runs per point (at least {MIN_REPS})")
     ap.add_argument("--flush-mb", type=int, default=FLUSH_BYTES >> 20)
     ap.add_argument("--isa-targets", nargs="+", default=["pvc", "arc"])
+    ap.add_argument("--attention", action="store_true",
+                    help="also the flash attention kernel (rows: M = Z * H, N, K = D; case attn / attn-causal)")
     ap.add_argument("--csv", default="vs_onednn.csv")
     ap.add_argument("--plot", default="vs_onednn.png")
     args = ap.parse_args(argv)
@@ -282,6 +361,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"no Intel GPU here ({str(exc).splitlines()[0][:120]}...): printing the static ISA report "
               "of each benchmarked kernel instead of timings")
         isa_reports(args)
+        if args.attention:
+            attention_reports(args)
         return 0
     started = time.perf_counter()
     rows = sweep(device, args)

@@ -57,3 +57,9 @@ def test_cpu_smoke_writes_csv(tmp_path, capsys):
     assert float(rows[0]["xetile_tflops"]) == pytest.approx(2 * 37 * 40 * 40 / float(rows[0]["xetile_ms"]) / 1e9)
     said = capsys.readouterr().out
     assert "wrote" in said and ("wrote " + str(tmp_path / "bench.png") in said or "matplotlib" in said)
+
+
+def test_attention_flops_by_hand():
+    # Z=4, H=32, N=1024, D=64: 4 * 4 * 32 * 2^20 * 64 = 34_359_738_368; causal half
+    assert bench.attention_flops(4, 32, 1024, 64, False) == 34_359_738_368
+    assert bench.attention_flops(4, 32, 1024, 64, True) == 17_179_869_184

@@ -68,6 +68,13 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=
     bf16, D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32 statistics and accumulation.
     PVC only (the two chained DPAS products need PVC's register layout: on ARC the
     compiler refuses back-to-back tile_mma)."""
+    return attention_launch(q, k, v, causal=causal, scale=scale, out=out, target=target)[0]
+
+
+def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = None, out=None,
+                     target: str | None = None):
+    """:func:`attention` returning ``(result, event)`` (the launch's event for device
+    arrays, None for numpy), for benchmarks."""
     q, k, v = (arrays.as_array(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
     Z, H, N, D = _check(q, k, v)
     dtype = arrays.dtype_of(q)
@@ -84,11 +91,11 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     diag = np.arange(BN, dtype=np.int32)[None, :] - np.arange(BM, dtype=np.int32)[:, None]
     diag = arrays.host_like_input(diag, q)
-    attention_kernel.on(target)[(NP // BM, Z * H)](
+    event = attention_kernel.on(target)[(NP // BM, Z * H)](
         *flat, buffer, diag, N, NP, qk_scale, CAUSAL=bool(causal), OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN)
     if NP != N:
         np.copyto(result, buffer.reshape(Z, H, NP, D)[:, :, :N])
-    return result
+    return result, event
 
 
 def _check(q, k, v) -> tuple[int, int, int, int]:
