@@ -318,7 +318,7 @@ def attention_reports(args) -> None:
 
 
 def compile_attention_for_report(d: int, causal: bool, target: str = "pvc"):
-    BM, BN = configs.attention_tiles(target)
+    BM, BN = configs.attention_tiles(target, d)
     sig = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "diag": "i32[:,:]",
            "N": "i32", "NP": "i32", "qk_scale": "f32"}
     consts = {"CAUSAL": causal, "OUT": XT_DTYPES["float16"], "D": d, "BM": BM, "BN": BN}

@@ -1,6 +1,7 @@
 """ops.attention (flash attention forward) against f64 numpy with a derived bound
 (ops_ref.attention_ref), [Z, H, N, D] with N = 100 (no multiple of the 16-query block:
-numpy inputs are padded per head and the padded keys masked).  The CPU device compiles
+numpy inputs are padded per head to whole query blocks (16 for D = 64, 8 for D = 128) and the
+padded keys masked).  The CPU device compiles
 one variant (D = 64, causal: the masked path); the interpreter runs the others."""
 from __future__ import annotations
 

@@ -55,7 +55,7 @@ def test_matmul_cpu_pvc(dtype, ta, tb, bias, act, out):
     _check(dtype, ta, tb, "cpu-pvc", bias, act, out)
 
 
-@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])
+@pytest.mark.parametrize("target", ["cpu-pvc", "interpret"])
 def test_matmul_int8_exact(target):
     """int8 x int8 -> int32 is exact (full-range inputs; B stored transposed)."""
     a = RNG.integers(-128, 128, (M, K)).astype(np.int8)

@@ -78,16 +78,6 @@ def test_softmax_out_is_written():
     assert_within(out, *softmax_ref(x, np.float16, _chunk("interpret")), "out=")
 
 
-def test_softmax_dpnp_in_dpnp_out():
-    """dpnp in, dpnp out on the same device (the cpu-pvc kernel of test_softmax; N = 264
-    for the 16-byte device row pitch)."""
-    dpnp = pytest.importorskip("dpnp")
-    x = (RNG.standard_normal((5, 264)) * 3).astype(np.float16)
-    y = ops.softmax(dpnp.asarray(x), target="cpu-pvc")
-    assert isinstance(y, dpnp.ndarray) and y.dtype == np.float16
-    assert_within(dpnp.asnumpy(y), *softmax_ref(x, np.float16, _chunk("cpu-pvc")), "dpnp")
-
-
 @pytest.mark.parametrize("call,message", [
     (lambda: ops.softmax(X[7], dim=0), "last dimension"),
     (lambda: ops.softmax(X[7].astype(np.int32)), "float16, bfloat16, float32"),

@@ -82,7 +82,7 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
     if configs.family(target) != "pvc":
         raise UsageError(f"attention runs on PVC-flavour targets (pvc, cpu-pvc, interpret), not {target}: "
                          "ARC cannot chain the two DPAS products in registers today")
-    BM, BN = configs.attention_tiles(target)
+    BM, BN = configs.attention_tiles(target, D)
     NP = -(-N // BM) * BM
     flat = [_flat(x, Z, H, N, NP, D, BM, name) for x, name in ((q, "q"), (k, "k"), (v, "v"))]
     result = arrays.check_out(out, (Z, H, N, D), dtype) if out is not None else \
