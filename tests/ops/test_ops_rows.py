@@ -95,3 +95,14 @@ def test_rows_device_narrow_refused():
     dpnp = pytest.importorskip("dpnp")
     with pytest.raises(XeTileError, match="64 bytes"):
         ops.softmax(dpnp.asarray(X[7]), target="cpu-pvc")
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "interpret"])
+def test_rows_16k_columns(target):
+    """16K-column rows (64 chunks of the online softmax and of each norm pass; the
+    kernels test_softmax and test_rms_norm compiled)."""
+    x = (RNG.standard_normal((2, 16384)) * 3).astype(np.float16)
+    w = RNG.standard_normal(16384).astype(np.float32)
+    assert_within(ops.softmax(x, target=target), *softmax_ref(x, np.float16, _chunk(target)), "softmax 16K")
+    assert_within(ops.rms_norm(x, w, 1e-6, target=target),
+                  *norm_ref(x, w, None, 1e-6, np.float16, _chunk(target), rms=True), "rms_norm 16K")
