@@ -1,0 +1,40 @@
+"""The ops' machine code for pvc (Intel's offline compiler, report()): flash attention's
+key loop has both products on DPAS and reads K with transposed 2D block messages, and
+neither it (D = 64) nor softmax spills; softmax
+reads its chunks with 2D block loads (the chunk loop makes this hold at any width,
+8K columns included)."""
+from __future__ import annotations
+
+import xetile_dsl as xd
+from xetile_dsl.ops import configs
+from xetile_dsl.ops.attention import attention_kernel
+from xetile_dsl.ops.matmul import XT_DTYPES
+from xetile_dsl.ops.rows import softmax_kernel
+
+F16 = XT_DTYPES["float16"]
+ATTENTION_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "diag": "i32[:,:]",
+                 "N": "i32", "NP": "i32", "qk_scale": "f32"}
+
+
+def _attention_report(d):
+    BM, BN = configs.attention_tiles("pvc", d)
+    return xd.compile(attention_kernel, ATTENTION_SIG, {"CAUSAL": True, "OUT": F16, "D": d, "BM": BM, "BN": BN},
+                      target="pvc").report()
+
+
+def test_attention_d64_isa(ocloc_path):
+    report = _attention_report(64)
+    BM, BN = configs.attention_tiles("pvc", 64)
+    hot = report.hot
+    # S = Q K^T: BM x BN x 64 and P V: BM x 64 x BN, each in 8-row x 16-column x 16-deep DPAS
+    assert hot.dpas == 2 * (BM // 8) * (BN // 16) * (64 // 16)
+    assert any("transpose" in shape for shape in hot.load2d_shapes), hot.load2d_shapes
+    assert report.spill_bytes == 0
+
+
+def test_softmax_isa(ocloc_path):
+    BM, BC = configs.row_tiles("pvc")
+    report = xd.compile(softmax_kernel, {"x": "f16[:,:]", "y": "f16[:,:]", "N": "i32"},
+                        {"OUT": F16, "BM": BM, "BC": BC}, target="pvc").report()
+    assert report.spill_bytes == 0
+    assert all(loop.counts.get("load2d", 0) > 0 and loop.counts.get("gather", 0) == 0 for loop in report.loops)

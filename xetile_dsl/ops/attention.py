@@ -1,0 +1,128 @@
+"""``ops.attention``: flash attention forward, softmax(q k^T * scale) v per (batch, head).
+
+Each program owns BM queries of one head and walks the keys in blocks of BN: S = Q K^T on
+DPAS (K read through an ``order=(0, 1)`` tile: the transposed view of K as stored),
+the online softmax in base 2 (scores pre-multiplied by scale * log2(e), so every
+exponential is one ``exp2``; the running maximum m and sum l rescale the accumulator by
+``exp2(m_old - m_new)``), then P V on DPAS with P converted to the input dtype.  Causal
+attention stops the key loop at the block's last query (later blocks would be fully
+masked) and masks the diagonal block.  [Z, H, N, D] arrays are viewed as [Z * H * N, D];
+keys past N are masked, so a head's padding never mixes with the next head."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+
+from ..errors import UsageError
+from . import arrays, configs
+from .matmul import XT_DTYPES
+from .rows import NEG_BIG
+
+HEAD_DIMS = (64, 128)
+INPUTS = ("float16", "bfloat16")
+
+
+@xd.jit
+def attention_kernel(q, k, v, o, diag, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr, D: xt.constexpr,
+                     BM: xt.constexpr, BN: xt.constexpr):
+    """o = softmax(q k^T * qk_scale / log2(e)) v for the head program_id(1) (rows
+    [head * NP, head * NP + N) of the [Z * H * NP, D] views) and queries
+    [program_id(0) * BM, + BM); qk_scale includes log2(e)."""
+    qblk = xt.program_id(0) * BM
+    base = xt.program_id(1) * NP
+    qv = xt.load_tile(xt.init_tile(q, [base + qblk, 0], [BM, D]))
+    m = xt.full([BM, 1], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([BM, 1], xt.float32)
+    acc = xt.zeros([BM, D], xt.float32)
+    tk = xt.init_tile(k, [0, base], [D, BN], order=(0, 1))      # K^T: [D, keys]
+    tv = xt.init_tile(v, [base, 0], [BN, D])
+    end = N
+    if CAUSAL:
+        end = qblk + BM
+    # diag[i, j] = j - i: key start + j is after query qblk + i when j - i > qblk - start (a
+    # loaded table because transposing xt.arange to a column hits a compiler bug today)
+    offsets = xt.load_tile(xt.init_tile(diag, [0, 0], [BM, BN]))
+    for start in range(0, end, BN):
+        s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32)) * qk_scale
+        keys = xt.arange(0, BN) + start
+        s = xt.where(keys < N, s, float("-inf"))
+        if CAUSAL:
+            s = xt.where(offsets <= qblk - start, s, float("-inf"))
+        m_new = xt.maximum(m, xt.max(s, axis=1))
+        p = xt.exp2(s - m_new)
+        alpha = xt.exp2(m - m_new)
+        s_sum = s_sum * alpha + xt.sum(p, axis=1)
+        acc = xt.tile_mma(xt.astype(p, OUT), xt.load_tile(tv), acc * alpha)
+        m = m_new
+        tk = xt.update_tile_offset(tk, 0, BN)
+        tv = xt.update_tile_offset(tv, BN, 0)
+    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [base + qblk, 0], [BM, D]))
+
+
+def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=None, target: str | None = None):
+    """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
+    bf16, D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32 statistics and accumulation.
+    PVC only (the two chained DPAS products need PVC's register layout: on ARC the
+    compiler refuses back-to-back tile_mma)."""
+    return attention_launch(q, k, v, causal=causal, scale=scale, out=out, target=target)[0]
+
+
+def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = None, out=None,
+                     target: str | None = None):
+    """:func:`attention` returning ``(result, event)`` (the launch's event for device
+    arrays, None for numpy), for benchmarks."""
+    q, k, v = (arrays.as_array(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    Z, H, N, D = _check(q, k, v)
+    dtype = arrays.dtype_of(q)
+    target = configs.resolve_target(target)
+    if configs.family(target) != "pvc":
+        raise UsageError(f"attention runs on PVC-flavour targets (pvc, cpu-pvc, interpret), not {target}: "
+                         "ARC cannot chain the two DPAS products in registers today")
+    BM, BN = configs.attention_tiles(target, D)
+    NP = -(-N // BM) * BM
+    flat = [_flat(x, Z, H, N, NP, D, BM, name) for x, name in ((q, "q"), (k, "k"), (v, "v"))]
+    result = arrays.check_out(out, (Z, H, N, D), dtype) if out is not None else \
+        arrays.empty_like_input(q, (Z, H, N, D), dtype)
+    buffer = result.reshape(Z * H * N, D) if NP == N else np.zeros((Z * H * NP, D), dtype)
+    qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
+    diag = np.arange(BN, dtype=np.int32)[None, :] - np.arange(BM, dtype=np.int32)[:, None]
+    diag = arrays.host_like_input(diag, q)
+    event = attention_kernel.on(target)[(NP // BM, Z * H)](
+        *flat, buffer, diag, N, NP, qk_scale, CAUSAL=bool(causal), OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN)
+    if NP != N:
+        np.copyto(result, buffer.reshape(Z, H, NP, D)[:, :, :N])
+    return result, event
+
+
+def _check(q, k, v) -> tuple[int, int, int, int]:
+    if q.ndim != 4 or tuple(q.shape) != tuple(k.shape) or tuple(q.shape) != tuple(v.shape):
+        raise UsageError(f"attention: q, k, v must be [Z, H, N, D] of one shape, got {tuple(q.shape)}, "
+                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+    dtypes = {_name(arrays.dtype_of(x)) for x in (q, k, v)}
+    if len(dtypes) != 1 or not dtypes <= set(INPUTS):
+        raise UsageError(f"attention: q, k, v must all be float16 or all bfloat16, got {sorted(dtypes)}")
+    Z, H, N, D = (int(s) for s in q.shape)
+    if D not in HEAD_DIMS or N == 0:
+        raise UsageError(f"attention: head dim D = {D}, N = {N}; supported D: {HEAD_DIMS}, N >= 1")
+    return Z, H, N, D
+
+
+def _flat(x, Z, H, N, NP, D, BM, name):
+    """[Z * H * NP, D] view of ``x``; numpy is zero-padded to NP keys per head, device
+    arrays (used in place) need N to be a multiple of the query block BM already."""
+    if NP == N:
+        return x.reshape(Z * H * N, D)
+    if not isinstance(x, np.ndarray):
+        raise UsageError(f"attention: {name} has N = {N}; device arrays are used in place, so N must be a "
+                         f"multiple of the query block ({BM}) here: pass numpy arrays (padded copies) instead")
+    padded = np.zeros((Z, H, NP, D), x.dtype)
+    padded[:, :, :N] = x
+    return padded.reshape(Z * H * NP, D)
+
+
+def _name(dtype) -> str:
+    return "bfloat16" if dtype == arrays.BF16 else np.dtype(dtype).name

@@ -1,0 +1,69 @@
+"""Which compile target an op runs for, and its tile configuration there.
+
+The tables are tuning choices, not hardware facts: tiles that compile without spills
+for each target (checked with ``ocloc`` through ``report()``, see
+``benchmarks/vs_onednn.py``) and that the tests cover.  The CPU device runs the GPU
+kernel of its flavour, so ``cpu-pvc``/``cpu-arc`` use the ``pvc``/``arc`` rows, and the
+interpreter the ``pvc`` rows.  A target without a row of its own (a new GPU) uses the
+``pvc`` row until one is measured."""
+from __future__ import annotations
+
+from ..errors import UsageError
+from ..interpreter import interpret_requested
+from ..jit import default_target
+from ..runtime.devices import get_device
+
+#: GEMM tiles (BM, BN, BK) per target family and input dtype; int8 steps K by 64 (one
+#: DPAS eats 32 int8 values of K), tf32 by 32 (8 per DPAS; BK = 16 hits a known
+#: PVC-flavour loop bug, tests/e2e/test_mma_types.py)
+GEMM_TILES = {
+    "pvc": {"float16": (32, 32, 32), "bfloat16": (32, 32, 32), "int8": (32, 32, 64), "uint8": (32, 32, 64),
+            "float32": (32, 32, 32)},
+    "arc": {"float16": (16, 16, 32), "bfloat16": (16, 16, 32), "int8": (16, 16, 32), "uint8": (16, 16, 32)},
+}
+
+#: row-wise ops (softmax, norms): (rows per program BM, columns per chunk BC); a row is
+#: read in chunks of BC columns, so any width works with one compiled kernel
+ROW_TILES = {"pvc": (4, 256), "arc": (2, 256)}
+
+#: flash attention per head dim: (queries per program BM, keys per step BN); BN is the K
+#: of the P V product, a multiple of the DPAS K (16 for f16/bf16).  D = 128 with BM = 16
+#: spills 13.6 KB on pvc (256-GRF mode), BM = 8 none (ocloc, report())
+ATTENTION_TILES = {"pvc": {64: (16, 32), 128: (8, 32)}}
+
+INTERPRETERS = ("interpret", "interpret-subgroups")
+
+
+def resolve_target(target: str | None) -> str:
+    """The launch target: ``target`` itself, else the interpreter when XETILE_INTERPRET
+    asks for it, else the default device's target (``cpu-pvc`` on the CPU device)."""
+    if target is not None:
+        return target
+    if interpret_requested():
+        return "interpret"
+    return default_target(get_device())
+
+
+def family(target: str) -> str:
+    """The table row of ``target``: ``pvc``, ``arc`` (``cpu-`` stripped; interpreter: pvc)."""
+    if target in INTERPRETERS:
+        return "pvc"
+    name = target.removeprefix("cpu-")
+    return name if name in GEMM_TILES else "pvc"
+
+
+def gemm_tiles(target: str, dtype_name: str) -> tuple[int, int, int]:
+    row = GEMM_TILES[family(target)]
+    if dtype_name not in row:
+        raise UsageError(f"matmul: {dtype_name} inputs are not supported on {target}; supported: "
+                         f"{', '.join(sorted(row))}" + ("" if family(target) == "pvc" else
+                                                         " (float32 = tf32 DPAS exists on PVC only)"))
+    return row[dtype_name]
+
+
+def row_tiles(target: str) -> tuple[int, int]:
+    return ROW_TILES[family(target)]
+
+
+def attention_tiles(target: str, head_dim: int) -> tuple[int, int]:
+    return ATTENTION_TILES[family(target)][head_dim]

@@ -1,0 +1,173 @@
+"""``ops.matmul``: C = act(op(A) @ op(B) + bias) on DPAS, one kernel for every case.
+
+The kernel is the subgroup GEMM of ``kernels/transposed.py`` with every choice a
+constexpr: a transposed operand is read through an ``order=(0, 1)`` tile of the array as
+stored (no copy), the bias row and the activation are fused after the K loop, and the
+result is converted once on the way out.  Edges need no code: loads outside the arrays
+read 0 and stores outside are dropped, so M, N and K need not be tile multiples."""
+from __future__ import annotations
+
+import numpy as np
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+
+from ..errors import UsageError
+from . import arrays, configs
+
+#: activation name -> the ACT constexpr of the kernel
+ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3}
+
+#: numpy dtype name -> language dtype (constexprs of the kernel)
+XT_DTYPES = {"float16": xt.float16, "bfloat16": xt.bfloat16, "float32": xt.float32, "int32": xt.int32}
+
+#: input dtype -> (accumulator, default output, allowed outputs)
+ACCUMULATION = {
+    "float16": ("float32", "float16", ("float16", "bfloat16", "float32")),
+    "bfloat16": ("float32", "bfloat16", ("float16", "bfloat16", "float32")),
+    "float32": ("float32", "float32", ("float16", "bfloat16", "float32")),   # tf32 DPAS (PVC)
+    "int8": ("int32", "int32", ("int32",)),
+    "uint8": ("int32", "int32", ("int32",)),
+}
+
+
+@xd.jit
+def matmul_kernel(a, b, bias, c, K, TA: xt.constexpr, TB: xt.constexpr, HAS_BIAS: xt.constexpr,
+                  ACT: xt.constexpr, ACC: xt.constexpr, OUT: xt.constexpr,
+                  BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """c[M, N] = act(op(a) @ op(b) + bias) with op = transpose when TA / TB (the array is
+    then stored [K, M] / [N, K]); ACT 0 none, 1 relu, 2 gelu (erf form), 3 silu."""
+    pid_m = xt.program_id(0)
+    pid_n = xt.program_id(1)
+    if TA:
+        ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK], order=(0, 1))
+    else:
+        ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
+    if TB:
+        tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN], order=(0, 1))
+    else:
+        tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], ACC)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    if HAS_BIAS:
+        acc = acc + xt.astype(xt.load_tile(xt.init_tile(bias, [0, pid_n * BN], [1, BN])), ACC)
+    if ACT == 1:
+        acc = xt.maximum(acc, 0.0)
+    if ACT == 2:
+        acc = 0.5 * acc * (1.0 + xt.erf(acc * 0.7071067811865476))
+    if ACT == 3:
+        acc = acc * xt.sigmoid(acc)
+    xt.store_tile(xt.astype(acc, OUT), xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))
+
+
+def matmul(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,
+           out_dtype=None, out=None, target: str | None = None):
+    """``act(op(a) @ op(b) + bias)``: ``op(a)`` is ``a`` [M, K], or with ``trans_a`` the
+    transpose of ``a`` stored [K, M] (``op(b)``: ``b`` [K, N] or, ``trans_b``, [N, K]).
+
+    Inputs f16 or bf16 (f32 accumulation, f16/bf16/f32 out, default the input dtype),
+    f32 (tf32 DPAS, PVC only) or int8/uint8 (i32 out, no bias or activation).  ``bias`` is
+    [N]; ``activation`` None, "relu", "gelu" (erf) or "silu".  Arrays: numpy (result numpy),
+    dpnp/USM or torch XPU (result on the same queue, returned at once: the launch is
+    asynchronous).  ``target`` as in ``kernel.on(target)`` (default: the device's)."""
+    return matmul_launch(a, b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
+                         out_dtype=out_dtype, out=out, target=target)[0]
+
+
+def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,
+                  out_dtype=None, out=None, target: str | None = None):
+    """:func:`matmul` returning ``(result, event)``: the runtime's event of the launch for
+    device arrays (benchmarks read its profiling times), None for numpy arrays."""
+    a, b = arrays.as_array(a, "a"), arrays.as_array(b, "b")
+    a, trans_a = _row_major(a, trans_a)
+    b, trans_b = _row_major(b, trans_b)
+    M, K, N = _shapes(a, b, trans_a, trans_b)
+    in_name = _input_dtype(a, b)
+    acc_name, out_name = _output_dtype(in_name, out_dtype, bias, activation)
+    target = configs.resolve_target(target)
+    BM, BN, BK = configs.gemm_tiles(target, in_name)
+    bias_row = _bias_row(bias, N, a)
+    buffer, result = arrays.output_buffer(out, a, (M, N), np.dtype(arrays.BF16 if out_name == "bfloat16" else out_name))
+    if M == 0 or N == 0:
+        return result, None
+    grid = (-(-M // BM), -(-N // BN))
+    event = matmul_kernel.on(target)[grid](
+        arrays.fit_rows(a, "a"), arrays.fit_rows(b, "b"), bias_row, buffer, K,
+        TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
+        ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK)
+    return arrays.copy_back(buffer, result), event
+
+
+def _row_major(x, trans: bool):
+    """A numpy array stored column-major is the row-major transpose: read it as that
+    (flipping ``trans``) instead of copying it."""
+    if x.ndim != 2:
+        raise UsageError(f"matmul takes 2-D arrays, got shape {tuple(x.shape)}; loop over batches "
+                         "or reshape [B, M, K] to [B * M, K] when B shares the other operand")
+    if isinstance(x, np.ndarray) and not x.flags.c_contiguous and x.T.flags.c_contiguous:
+        return x.T, not trans
+    if isinstance(x, np.ndarray) and not x.flags.c_contiguous:
+        return np.ascontiguousarray(x), trans
+    return x, trans
+
+
+def _shapes(a, b, trans_a: bool, trans_b: bool) -> tuple[int, int, int]:
+    M, K = (a.shape[1], a.shape[0]) if trans_a else tuple(a.shape)
+    K2, N = (b.shape[1], b.shape[0]) if trans_b else tuple(b.shape)
+    if K != K2:
+        raise UsageError(f"matmul: op(a) is {M}x{K} but op(b) is {K2}x{N}: the inner dimensions must agree "
+                         f"(trans_a={trans_a}, trans_b={trans_b})")
+    if K == 0:
+        raise UsageError("matmul: K = 0 (nothing to accumulate); the product is all zeros")
+    return int(M), int(K), int(N)
+
+
+def _input_dtype(a, b) -> str:
+    da, db = arrays.dtype_of(a), arrays.dtype_of(b)
+    names = {da.name if da != arrays.BF16 else "bfloat16", db.name if db != arrays.BF16 else "bfloat16"}
+    if names <= {"int8", "uint8"}:
+        return da.name if da == db else "int8"   # mixed i8/u8 DPAS exists; both use the int8 row
+    if da != db:
+        raise UsageError(f"matmul: a is {da} and b is {db}; both must have one dtype "
+                         f"(float16, bfloat16, float32 = tf32, or int8/uint8)")
+    name = names.pop()
+    if name not in ACCUMULATION:
+        raise UsageError(f"matmul: {name} inputs are not supported; use float16, bfloat16, float32 (tf32) "
+                         "or int8/uint8")
+    return name
+
+
+def _output_dtype(in_name: str, out_dtype, bias, activation) -> tuple[str, str]:
+    acc, default, allowed = ACCUMULATION[in_name]
+    if activation not in ACTIVATIONS:
+        raise UsageError(f"matmul: activation {activation!r}; expected one of None, 'relu', 'gelu', 'silu'")
+    if acc == "int32" and (bias is not None or activation is not None):
+        raise UsageError("matmul: int8 inputs give exact int32 sums; bias and activation are not fused for them "
+                         "(apply them to the int32 result)")
+    name = default if out_dtype is None else _dtype_name(out_dtype)
+    if name not in allowed:
+        raise UsageError(f"matmul: out_dtype {name} for {in_name} inputs; allowed: {', '.join(allowed)}")
+    return acc, name
+
+
+def _dtype_name(dtype) -> str:
+    if arrays.is_torch(dtype) or str(dtype).startswith("torch."):
+        return str(dtype).removeprefix("torch.")
+    d = np.dtype(dtype)
+    return "bfloat16" if d == arrays.BF16 else d.name
+
+
+def _bias_row(bias, N: int, like):
+    """The bias as a [1, N] row (2D-block wide); a one-row placeholder when there is none."""
+    if bias is None:
+        return np.zeros((1, arrays.MIN_ROW_BYTES // 4), np.float32) if isinstance(like, np.ndarray) \
+            else arrays.fit_rows(arrays.empty_like_input(like, (1, 16), np.float32), "bias")
+    bias = arrays.as_array(bias, "bias")
+    if tuple(bias.shape) != (N,):
+        raise UsageError(f"matmul: bias must have shape ({N},) (one value per output column), got {tuple(bias.shape)}")
+    if arrays.dtype_of(bias).kind != "f":
+        raise UsageError(f"matmul: bias must be a float array, got {arrays.dtype_of(bias)}")
+    return arrays.fit_rows(bias.reshape(1, N), "bias")
