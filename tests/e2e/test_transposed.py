@@ -85,3 +85,21 @@ def test_store_to_transposed_tile_writes_the_transpose():
     store_t.on("cpu-pvc")[(1,)](x, y)
     np.testing.assert_array_equal(y[:, :8], x.T)
     assert not y[:, 8:].any()
+
+
+def test_at_operand_a_through_transposed_block_reads():
+    """A^T stored K x M: on the PVC flavour operand A is read by the 32-bit transposed 2D
+    block builtin (16x16 halves per message, defined from its spec for the CPU device),
+    cut into two 8-row DPAS blocks; exact against numpy on small integers, with M, N, K
+    not multiples of the tile (out-of-bounds halves of a message read as 0)."""
+    M, N, K = 48, 40, 80
+    sig = {"at": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    consts = {"BM": 32, "BN": 32, "BK": 32, "ACC": xt.float32}
+    llvm = xd.compile(matmul_at_kernel, sig, consts, target="cpu-pvc").asm["llvm"]
+    assert "intel_sub_group_2d_block_read_transpose_32b_16r8x1c" in llvm
+    assert "__xetile_load2d_gather" not in llvm
+    rng = np.random.default_rng(11)
+    a = rng.integers(-8, 8, (M, K)).astype(np.float16)
+    b = rng.integers(-8, 8, (K, N)).astype(np.float16)
+    c = _run("at", a, b, "pvc", (32, 32, 32))
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
