@@ -17,9 +17,10 @@ by side at ``x + a*b1``; out-of-bounds elements still read as 0), so results do 
 change.  Only tile_mma operands of a plain K step are coalesced, when the accumulator
 and the whole K step of operands fit ``Target.coalesced_register_share`` of the register
 file (:func:`_plain_gemm_block`, :func:`_mma_operand_tiles`).  Not coalesced: other
-loads, tiles that are stored, padded, transposed, scattered, in SLM or moved for per-row
-accesses; 8-bit elements (their per-lane pieces need packing); and tiles loaded in a K
-loop the register budget may split (xegpu-split-accumulators keeps only some block rows
+loads, tiles that are stored, padded, scattered, in SLM or moved for per-row accesses,
+transposed tiles other than 16-bit operand A (:func:`choose_transposed`); 8-bit
+elements (their per-lane pieces need packing); and tiles loaded in a K loop the
+register budget may split (xegpu-split-accumulators keeps only some block rows
 per copy, so messages must stay one block per descriptor there).  Prefetch-only tiles
 are always coalesced (a prefetch holds no registers).
 """
