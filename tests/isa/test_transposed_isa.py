@@ -102,7 +102,7 @@ def test_at_operand_a_is_transposed_block_reads(ocloc_path):
     assert hot.instructions <= 117
 
 
-def test_at_workgroup_gemm_within_the_issue_bound(ocloc_path):
+def test_at_workgroup_gemm_reads_a_transposed(ocloc_path):
     """The 256x256x32 workgroup A^T @ B of issue 11 (Triton-XPU: 259 with tl.trans): per
     subgroup and K step 4 transposed reads for A (32x32), 2 VNNI reads for B, no gathers;
     1061 hot-loop instructions before, 137 now (4 x 16 word movs de-interleave the
@@ -144,7 +144,7 @@ def wg_gemm_at_transpose(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt
 
 def test_at_through_tile_transpose_is_transposed_block_reads(ocloc_path):
     """The tile_transpose of the loaded A^T becomes the transposed loads of
-    :func:`test_at_workgroup_gemm_within_the_issue_bound` (no SLM): 1070 hot-loop
+    :func:`test_at_workgroup_gemm_reads_a_transposed` (no SLM): 1070 hot-loop
     instructions with 64 per-lane SLM stores per K step before (709 with the A^T
     messages alone), 137 now (the same loop as the order=(0, 1) tile's)."""
     sig = {"at": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
