@@ -113,3 +113,24 @@ def test_jit_gemm_k_loop(flavour, bk, k_total, tmp_path, monkeypatch):
     c = np.zeros((m, n), np.float32)
     xd.jit(matmul).on(flavour)[(2, 2)](a, b, c, k_total, BM=16, BN=16, BK=bk)
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+@xd.jit
+def _count_steps(c, K, LB: xt.constexpr):
+    """Counts the iterations of ``range(LB, K, 16)`` in every element of an 8x16 tile."""
+    acc = xt.zeros([8, 16], xt.float32)
+    for k in range(LB, K, 16):
+        acc = acc + 1.0
+    xt.store_tile(acc, xt.init_tile(c, [0, 0], [8, 16]))
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_32bit_loop_counter_trip_counts(flavour):
+    """``scf.for`` with constant start/step and an i32 bound runs a 32-bit counter with an
+    unsigned compare against max(K, 0) (codegen/simt_to_llvm.py, _counter_32): the same
+    iterations as Python's range for zero, negative, non-multiple and plain bounds."""
+    for lb in (0, 8):
+        for k in (-5, 0, 7, 8, 40, 64):
+            c = np.full((8, 16), -1, np.float32)
+            _count_steps.on(f"cpu-{flavour}")[(1,)](c, k, LB=lb)
+            np.testing.assert_array_equal(c, np.full((8, 16), len(range(lb, k, 16)), np.float32))

@@ -85,3 +85,61 @@ def test_store_to_transposed_tile_writes_the_transpose():
     store_t.on("cpu-pvc")[(1,)](x, y)
     np.testing.assert_array_equal(y[:, :8], x.T)
     assert not y[:, 8:].any()
+
+
+def test_at_operand_a_through_transposed_block_reads():
+    """A^T stored K x M: on the PVC flavour operand A is read by the 32-bit transposed 2D
+    block builtin (16x16 halves per message, defined from its spec for the CPU device),
+    cut into two 8-row DPAS blocks; exact against numpy on small integers, with M, N, K
+    not multiples of the tile (out-of-bounds halves of a message read as 0)."""
+    M, N, K = 48, 40, 80
+    sig = {"at": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    consts = {"BM": 32, "BN": 32, "BK": 32, "ACC": xt.float32}
+    llvm = xd.compile(matmul_at_kernel, sig, consts, target="cpu-pvc").asm["llvm"]
+    assert "intel_sub_group_2d_block_read_transpose_32b_16r8x1c" in llvm
+    assert "__xetile_load2d_gather" not in llvm
+    rng = np.random.default_rng(11)
+    a = rng.integers(-8, 8, (M, K)).astype(np.float16)
+    b = rng.integers(-8, 8, (K, N)).astype(np.float16)
+    c = _run("at", a, b, "pvc", (32, 32, 32))
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+@xd.jit
+def _wg_at_transpose(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, SM: xt.constexpr,
+                     SN: xt.constexpr):
+    """C = A @ B with A^T ([K, M]) loaded row-major under the swapped map and
+    ``tile_transpose``d to the A map: subgroup s loads A^T columns of block s % SM but
+    needs A rows of block s // SN (not its own data: before, an SLM exchange)."""
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    tat = xt.init_tile(at, [0, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[SN, SM], sg_data=[BK, BM // SM]))
+    tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BK, BN // SN]))
+    mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        va = xt.tile_transpose(xt.load_tile(tat), wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BK]))
+        acc = xt.tile_mma(va, xt.load_tile(tb), acc, wg_map=mp_c)
+        tat = xt.update_tile_offset(tat, BK, 0)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_tile_transpose_of_a_loaded_operand_is_a_transposed_load(flavour):
+    """The workgroup tile_transpose of a loaded A^T tile becomes transposed loads of A
+    (no SLM: lowering/wg_transpose.py, _foldable), exact against numpy on both lane
+    layouts, two workgroups per dimension and three K steps."""
+    tiles = {"pvc": (64, 64, 32, 2, 2), "arc": (32, 32, 32, 2, 2)}[flavour]
+    BM, BN, BK, SM, SN = tiles
+    M, N, K = 2 * BM, 2 * BN, 3 * BK
+    consts = {"BM": BM, "BN": BN, "BK": BK, "SM": SM, "SN": SN}
+    sig = {"at": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    compiled = xd.compile(_wg_at_transpose, sig, consts, target=f"cpu-{flavour}")
+    assert "memref.alloc" not in compiled.asm["xegpu"] and "gpu.barrier" not in compiled.asm["xegpu"]
+    rng = np.random.default_rng(5)
+    a = rng.integers(-8, 8, (M, K)).astype(np.float16)
+    b = rng.integers(-8, 8, (K, N)).astype(np.float16)
+    c = np.zeros((M, N), np.float32)
+    _wg_at_transpose.on(f"cpu-{flavour}")[(M // BM, N // BN)](np.ascontiguousarray(a.T), b, c, K, **consts)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))

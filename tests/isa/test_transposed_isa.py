@@ -56,3 +56,102 @@ def test_padded_transposed_operands(target, which, ocloc_path):
     d32t = len(re.findall(r"load_block2d\.ugm\.d32t\b", loop))
     assert d32t == (4 if (target, which) == ("pvc", "b") else 0)
     assert ocloc.count(loop, ocloc.DPAS) >= tiles[0] // 8 * tiles[1] // (16 if target == "pvc" else 8) * 2
+
+
+@xd.jit
+def wg_gemm_at(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, SM: xt.constexpr,
+               SN: xt.constexpr):
+    """gemm_wg_kernel's loop with A given as ``at`` = A^T ([K, M] row-major) through an
+    order=(0, 1) tile, each array prefetched 3 K steps ahead (benchmarks/gemm_isa.py, AtB)."""
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    ta = xt.init_tile(at, [m, 0], [BM, BK], order=(0, 1), wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BK]))
+    tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BK, BN // SN]))
+    pa = xt.init_tile(at, [3 * BK, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[4, 8], sg_data=[8, 32]))
+    pb = xt.init_tile(b, [3 * BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[4, 8], sg_data=[8, 32]))
+    mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        va = xt.load_tile(ta)
+        vb = xt.load_tile(tb)
+        xt.prefetch_tile(pa)
+        xt.prefetch_tile(pb)
+        acc = xt.tile_mma(va, vb, acc, wg_map=mp_c)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+        pa = xt.update_tile_offset(pa, BK, 0)
+        pb = xt.update_tile_offset(pb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
+
+
+def _hot(report):
+    hot = report.hot
+    print(f"hot loop: {hot.instructions} instructions, {hot.dpas} dpas, counts {dict(hot.counts)}")
+    return hot
+
+
+def test_at_operand_a_is_transposed_block_reads(ocloc_path):
+    """A^T @ B (A stored K x M, 32x32x32): operand A is two 8-row DPAS blocks per 16x16
+    32-bit transposed block read (lowering/block_messages.py, choose_transposed); before,
+    64 per-lane gathers and 1022 hot-loop instructions per K step, now 117."""
+    report = _compile(matmul_at_kernel, "f16").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.dpas == 16 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 4
+    assert hot.instructions <= 117
+
+
+def test_at_workgroup_gemm_reads_a_transposed(ocloc_path):
+    """The 256x256x32 workgroup A^T @ B of issue 11 (Triton-XPU: 259 with tl.trans): per
+    subgroup and K step 4 transposed reads for A (32x32), 2 VNNI reads for B, no gathers;
+    1061 hot-loop instructions before, 137 now (4 x 16 word movs de-interleave the
+    transposed reads' halves into operand A's row layout)."""
+    sig = {"at": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    report = xd.compile(wg_gemm_at, sig, {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4}, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.dpas == 32 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 4
+    assert hot.instructions <= 137
+
+
+@xd.jit
+def wg_gemm_at_transpose(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, SM: xt.constexpr,
+                         SN: xt.constexpr):
+    """:func:`wg_gemm_at` with A^T loaded row-major under the swapped map and
+    ``tile_transpose``d to the A map (issue 11's "At.B via tile_transpose" row)."""
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    tat = xt.init_tile(at, [0, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[SN, SM], sg_data=[BK, BM // SM]))
+    tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BK, BN // SN]))
+    pa = xt.init_tile(at, [3 * BK, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[4, 8], sg_data=[8, 32]))
+    pb = xt.init_tile(b, [3 * BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[4, 8], sg_data=[8, 32]))
+    mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        va = xt.tile_transpose(xt.load_tile(tat), wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BK]))
+        vb = xt.load_tile(tb)
+        xt.prefetch_tile(pa)
+        xt.prefetch_tile(pb)
+        acc = xt.tile_mma(va, vb, acc, wg_map=mp_c)
+        tat = xt.update_tile_offset(tat, BK, 0)
+        tb = xt.update_tile_offset(tb, BK, 0)
+        pa = xt.update_tile_offset(pa, BK, 0)
+        pb = xt.update_tile_offset(pb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
+
+
+def test_at_through_tile_transpose_is_transposed_block_reads(ocloc_path):
+    """The tile_transpose of the loaded A^T becomes the transposed loads of
+    :func:`test_at_workgroup_gemm_reads_a_transposed` (no SLM): 1070 hot-loop
+    instructions with 64 per-lane SLM stores per K step before (709 with the A^T
+    messages alone), 137 now (the same loop as the order=(0, 1) tile's)."""
+    sig = {"at": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    consts = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4}
+    report = xd.compile(wg_gemm_at_transpose, sig, consts, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0 and report.slm_bytes == 0
+    assert hot.dpas == 32 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 4
+    assert hot.instructions <= 137

@@ -37,21 +37,28 @@ func.func @k(%a: memref<1024x1024x{elem}>, %o: memref<1024x1024x{elem}>) {{
 }}"""
 
 
-def _transpose_and_store(src_shape, dst_map, elem="f32") -> str:
+def _transpose_and_store(src_shape, dst_map, elem="f32", computed=False) -> str:
+    """Transpose the loaded ``%v`` (folded into the load) or, when ``computed``, ``%v + %v``
+    (which a load cannot produce: registers or SLM), and store the result."""
     r, c = src_shape
     out = tile((c, r), elem, dst_map)
-    return f"""  %r = xetile.tile_transpose %v [1, 0] {{wg_map = {dst_map}}} : vector<{r}x{c}x{elem}> -> vector<{c}x{r}x{elem}>
+    src = "%v"
+    add = ""
+    if computed:
+        src, add = "%w", f"  %w = arith.addf %v, %v : vector<{r}x{c}x{elem}>\n"
+    return add + f"""  %r = xetile.tile_transpose {src} [1, 0] {{wg_map = {dst_map}}} : vector<{r}x{c}x{elem}> -> vector<{c}x{r}x{elem}>
   %to = xetile.init_tile %o[%c0, %c0] : memref<1024x1024x{elem}> -> {out}
   xetile.store_tile %r, %to : vector<{c}x{r}x{elem}>, {out}"""
 
 
 def test_transpose_across_subgroups_goes_through_a_column_major_slm_view(tmp_path):
     """RFC 2.2's case in small: [2,2]x[32,16] -> [2,2]x[16,32] (the swapped maps): subgroup
-    (0,1) holds rows 0-31, cols 16-31 of the source but needs cols 32-63 of the result, so
-    the pieces go row-major into a 64x32 SLM buffer and come back through its [1, 32]-strided
-    32x64 view as order = [0, 1] tiles."""
+    (0,1) holds rows 0-31, cols 16-31 of the computed source but needs cols 32-63 of the
+    result, so the pieces go row-major into a 64x32 SLM buffer and come back through its
+    [1, 32]-strided 32x64 view as order = [0, 1] tiles."""
     ins = tile((64, 32), "f32", wg((2, 2), (32, 16)))
-    out = opt(tmp_path, _kernel(_transpose_and_store((64, 32), wg((2, 2), (16, 32))), ins), "xetile-wg-to-sg")
+    body = _transpose_and_store((64, 32), wg((2, 2), (16, 32)), computed=True)
+    out = opt(tmp_path, _kernel(body, ins), "xetile-wg-to-sg")
     assert "memref.alloc() : memref<64x32xf32, 3 : i64>" in out
     assert re.search(r"xetile.store_tile %\w+, %\w+ : vector<32x16xf32>, !xetile.tile<32x16xf32, "
                      r"#xetile.tile_attr<memory_space = 3>>", out)
@@ -64,9 +71,22 @@ def test_transpose_across_subgroups_goes_through_a_column_major_slm_view(tmp_pat
 
 def test_transpose_inside_a_loop_waits_for_earlier_readers(tmp_path):
     ins = tile((64, 32), "f32", wg((2, 2), (32, 16)))
+    out = opt(tmp_path, _kernel(_transpose_and_store((64, 32), wg((2, 2), (16, 32)), computed=True), ins,
+                                loop=True), "xetile-wg-to-sg")
+    assert out.count("gpu.barrier") == 2  # before the stores and between stores and loads
+
+
+def test_transpose_of_a_loaded_tile_across_subgroups_is_folded_into_the_load(tmp_path):
+    """The same maps with the loaded tile itself: the data is in global memory, so each
+    subgroup loads its own result pieces through an order = [0, 1] view whichever
+    subgroup the source map gave them to (no SLM, no barrier; before: the SLM exchange)."""
+    ins = tile((64, 32), "f32", wg((2, 2), (32, 16)))
     out = opt(tmp_path, _kernel(_transpose_and_store((64, 32), wg((2, 2), (16, 32))), ins, loop=True),
               "xetile-wg-to-sg")
-    assert out.count("gpu.barrier") == 2  # before the stores and between stores and loads
+    assert "memref.alloc" not in out and "gpu.barrier" not in out and "tile_transpose" not in out
+    view = "!xetile.tile<16x32xf32, #xetile.tile_attr<order = [0, 1]>>"
+    assert re.search(r"xetile.load_tile %\w+ : " + re.escape(view) + r" -> vector<16x32xf32>", out)
+    assert re.search(r"xetile.update_tile_offset %\w+, %c32, %c0 : " + re.escape(view), out)
 
 
 def test_transpose_of_own_pieces_is_folded_into_the_load(tmp_path):
@@ -105,7 +125,7 @@ def test_transposed_slm_loads_in_xegpu(tmp_path):
     """The view's order = [0, 1] tiles become descriptors over the row-major SLM buffer,
     read with load_nd {transpose} (8x16 result blocks from 16x8 memory blocks)."""
     ins = tile((64, 32), "f16", wg((2, 2), (32, 16)))
-    body = _transpose_and_store((64, 32), wg((2, 2), (16, 32)), "f16")
+    body = _transpose_and_store((64, 32), wg((2, 2), (16, 32)), "f16", computed=True)
     out = opt(tmp_path, _kernel(body, ins, "f16"), "xetile-wg-to-sg,xetile-blocking,convert-xetile-to-xegpu")
     assert re.search(r"xegpu.create_nd_tdesc %\w+\[%\w+, %\w+\] : memref<64x32xf16, 3 : i64> -> "
                      r"!xegpu.tensor_desc<\d+x\d+xf16, #xegpu.block_tdesc_attr<memory_space = slm>>", out)

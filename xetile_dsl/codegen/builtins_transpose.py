@@ -9,7 +9,9 @@ logical sg_map ``(wi_layout, wi_data)`` of the loaded value (the contract of
   B: f32/tf32 with one element per lane and row, 16-bit as VNNI pairs) and the memory
   block is 16 rows of 32 bytes, one ``intel_sub_group_2d_block_read_transpose_32b_16r8x1c``
   serves it: lane n's dword j is ``mem32[y + n][x + j]`` (reference §3.4), which is column
-  n of the transposed block, 32/E logical rows per dword — the fragment itself.
+  n of the transposed block, 32/E logical rows per dword — the fragment itself.  The
+  same holds for 16-bit operand A (map ``[1, 16] x [1, 1]``, A stored K x M): lane n's
+  16 halves are logical rows 0..15 of column n, in order (low half first).
 * Otherwise (ARC, operand A, other shapes) each lane loads its elements one by one in
   transposed order, guarded by bounds checks (out-of-bounds elements are 0).
 """
@@ -29,7 +31,7 @@ def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
     lanes = target.subgroup_size
     if not target.has_2d_block_io or lanes != 16 or elem_bits not in (16, 32):
         return "gather"
-    if tuple(wi_layout) != (1, lanes) or tuple(wi_data) != (32 // elem_bits, 1):
+    if tuple(wi_layout) != (1, lanes) or tuple(wi_data) not in ((32 // elem_bits, 1), (1, 1)):
         return "gather"
     if rows != lanes or target.find_block2d(_OP, 32, rows, cols * elem_bits // 32, 1) is None:
         return "gather"

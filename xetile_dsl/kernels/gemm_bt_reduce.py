@@ -2,9 +2,10 @@
 ``C = A @ transpose(BT) + broadcast(bcast, dim 0)`` and ``Reduce = row sums of C``.
 
 Each workgroup computes a 256x256 tile of C with 32 subgroups. BT (``N x K``) is loaded in
-256x32 slices with ``MP_BT`` (Appendix 2.2: sg_layout [4, 8], a cross-subgroup transpose
-through SLM) or ``MP_BT_23`` (Appendix 2.3: sg_layout [32, 1], where every subgroup loads
-exactly the transpose of its B piece, so the transpose needs no exchange), transposed to
+256x32 slices with ``MP_BT`` (Appendix 2.2: sg_layout [4, 8], a cross-subgroup transpose,
+which the compiler folds into transposed loads since BT is in global memory) or
+``MP_BT_23`` (Appendix 2.3: sg_layout [32, 1], where every subgroup loads exactly the
+transpose of its B piece, so the transpose needs no exchange), transposed to
 ``MP_B`` and multiplied; the 1x256 bcast row is loaded with ``MP_BCAST`` and broadcast to
 ``MP_C``; the sum is converted to ``MP_REDUCE2`` (32 subgroups x 8 whole rows) and
 reduced along dim 1 to ``MP_REDUCE``.

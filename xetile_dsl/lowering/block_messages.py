@@ -17,9 +17,10 @@ by side at ``x + a*b1``; out-of-bounds elements still read as 0), so results do 
 change.  Only tile_mma operands of a plain K step are coalesced, when the accumulator
 and the whole K step of operands fit ``Target.coalesced_register_share`` of the register
 file (:func:`_plain_gemm_block`, :func:`_mma_operand_tiles`).  Not coalesced: other
-loads, tiles that are stored, padded, transposed, scattered, in SLM or moved for per-row
-accesses; 8-bit elements (their per-lane pieces need packing); and tiles loaded in a K
-loop the register budget may split (xegpu-split-accumulators keeps only some block rows
+loads, tiles that are stored, padded, scattered, in SLM or moved for per-row accesses,
+transposed tiles other than 16-bit operand A (:func:`choose_transposed`); 8-bit
+elements (their per-lane pieces need packing); and tiles loaded in a K loop the
+register budget may split (xegpu-split-accumulators keeps only some block rows
 per copy, so messages must stay one block per descriptor there).  Prefetch-only tiles
 are always coalesced (a prefetch holds no registers).
 """
@@ -56,6 +57,9 @@ class Messages:
     grid: tuple[int, int]  # blocks per tile dimension
     g0: int
     g1: int
+    #: an ``order = [0, 1]`` tile: each message is the ``b1 x g0*b0`` block of the
+    #: row-major array underneath, read with a 32-bit transposed 2D block message
+    transposed: bool = False
 
     @property
     def rows(self) -> int:
@@ -102,7 +106,7 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
     if not target.has_2d_block_io:
         return {}
     families = Families(fn)
-    operands = _mma_operand_tiles(fn, target)
+    operands = _mma_operand_tiles(fn, target) | _transposed_a_tiles(fn)
     kinds: dict[SSAValue, set[str]] = {}
     rejected: set[SSAValue] = set()
     for op in fn.walk():
@@ -117,12 +121,41 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
     plans = {}
     for root, used in kinds.items():
         t = root.type
-        if root in rejected or not _eligible(t):
+        if root in rejected:
             continue
-        m = choose(target, used, t.get_shape(), t.attr.blocks, bit_width(t.element_type))
+        if transposed.is_transposed(t):
+            m = choose_transposed(target, used, t, root in packed)
+        elif _eligible(t):
+            m = choose(target, used, t.get_shape(), t.attr.blocks, bit_width(t.element_type))
+        else:
+            continue
         if m is not None:
             plans[root] = m
     return plans
+
+
+def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packed: bool) -> Messages | None:
+    """Operand A of 16-bit elements through an ``order = [0, 1]`` tile (A stored K x M):
+    two 8-row DPAS blocks ``8 x 16`` are the ``16 x 16`` block of the array underneath,
+    and one ``read_transpose`` of it as 16 rows of 8 dwords gives lane ``n`` dword ``j``
+    = ``A[2j][n] | A[2j+1][n] << 16`` (xe-codegen-reference.md section 3.4), i.e. the
+    16 A rows of lane ``n``'s column in order: the operand A layout of both blocks
+    without a shuffle.  None for anything else (operand B, already one 16x16 transposed
+    message per block; other widths, SLM, padding)."""
+    if packed or bit_width(t.element_type) != 16 or t.attr.memory_space.data != 0 or scattered.is_scattered(t):
+        return None
+    if not kinds or not kinds <= {"read", "prefetch"}:
+        return None
+    (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
+    lanes = target.subgroup_size
+    if b1 != lanes or b0 >= lanes or lanes % b0 or rows % lanes:
+        return None
+    g0 = lanes // b0
+    if "read" in kinds and target.find_block2d("read_transpose", 32, b1, lanes // 2, 1) is None:
+        return None
+    if "prefetch" in kinds and target.find_block2d("prefetch", 16, b1, lanes, 1) is None:
+        return None
+    return Messages((b0, b1), (rows // b0, cols // b1), g0, 1, transposed=True)
 
 
 def _eligible(t: xetile.TileType) -> bool:
@@ -146,6 +179,15 @@ def _mma_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
     return found
 
 
+def _transposed_a_tiles(fn: func.FuncOp) -> set[SSAValue]:
+    """``order = [0, 1]`` tiles loaded as operand A: coalesced whatever the register share,
+    since a message holds only two DPAS blocks and the alternative is one gather per
+    element (measured, 32x32x32 in 128-GRF mode: 64 gathers and 1022 hot-loop
+    instructions per K step, no spill either way)."""
+    return {op.a.owner.tile for op in fn.walk() if isinstance(op, xetile.TileMMAOp)
+            and isinstance(op.a.owner, xetile.LoadTileOp) and transposed.is_transposed(op.a.owner.tile.type)}
+
+
 def _bytes(value: SSAValue) -> int:
     n = 1
     for d in value.type.get_shape():
@@ -162,7 +204,7 @@ def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands:
     if isinstance(op, xetile.LoadTileOp):
         if op.padding is not None or op.tile not in operands:
             return None
-        if _in_split_loop(op) or not _plain_gemm_block(op):
+        if _in_split_loop(op) or not (_plain_gemm_block(op) or transposed.is_transposed(op.tile.type)):
             return None
         return "read_transform" if op.tile in packed else "read"
     if isinstance(op, xetile.PrefetchTileOp):
@@ -207,6 +249,8 @@ def _in_split_loop(op: Operation) -> bool:
 
 # --- XeGPU ops ----------------------------------------------------------------------
 def descriptor_type(m: Messages, elem) -> xegpu.TensorDescType:
+    if m.transposed:  # the block of the array underneath
+        return xegpu.TensorDescType([m.blocks[1], m.rows], elem)
     attr = xegpu.BlockTdescAttr(array_length=m.g1) if m.g1 > 1 else None
     return xegpu.TensorDescType([m.rows, m.blocks[1]], elem, attr)
 
@@ -217,7 +261,10 @@ def load_blocks(tr, op: xetile.LoadTileOp, m: Messages, descs: list[SSAValue], p
     (b0, b1), vnni = m.blocks, (32 // bit_width(elem) if packed else 1)
     inner = [m.rows // vnni, b1, vnni] if packed else [m.rows, b1]
     whole = VectorType(elem, ([m.g1] if m.g1 > 1 else []) + inner)
-    loaded = [tr.emit(xegpu.LoadNdOp(d, whole, packed=packed), op).value for d in descs]
+    if m.transposed:
+        loaded = [tr.emit(xegpu.LoadNdOp(d, whole, transpose=[1, 0]), op).value for d in descs]
+    else:
+        loaded = [tr.emit(xegpu.LoadNdOp(d, whole, packed=packed), op).value for d in descs]
     block = [b0 // vnni, b1, vnni] if packed else [b0, b1]
     out = []
     for i in range(m.grid[0]):
@@ -270,7 +317,9 @@ def distribute(fn: func.FuncOp) -> set[Operation]:
         desc = load.tensor_desc.type
         arrays = desc.block_attr.arr_len
         vnni = max(1, 32 // bit_width(desc.element_type)) if load.packed is not None else 1
-        block_rows = desc.get_shape()[0] // vnni  # rows of one array block, in the slice's row unit
+        # rows of one array block, in the slice's row unit (a transposed load's logical
+        # rows are its descriptor's columns)
+        block_rows = desc.get_shape()[1 if load.transpose is not None else 0] // vnni
         units, per = op.vector.type.get_shape()
         offsets = _asm.as_int_list(op.offsets)
         a, row = (offsets[0], offsets[1]) if arrays > 1 else (0, offsets[0])

@@ -27,9 +27,10 @@ def is_transposed(tile_type) -> bool:
     return isinstance(tile_type, xetile.TileType) and tuple(tile_type.attr.order_list) == (0, 1)
 
 
-def init_descs(tr, op: xetile.InitTileOp) -> list:
+def init_descs(tr, op: xetile.InitTileOp, plan=None) -> list:
     """One ``b1 x b0`` descriptor over the row-major array per logical block (row-major
-    over the logical block grid)."""
+    over the logical block grid), or one per coalesced message of ``plan``
+    (:func:`.block_messages.choose_transposed`)."""
     t = op.tile.type
     (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
     src = tr.one(op.source)
@@ -40,11 +41,13 @@ def init_descs(tr, op: xetile.InitTileOp) -> list:
     o0, o1 = (tr.one(v) for v in op.offsets)
     slm = xegpu.BlockTdescAttr("slm") if t.attr.memory_space.data == 3 else None
     tdesc_type = xegpu.TensorDescType([b1, b0], t.element_type, slm)
+    corners = [(i * b0, j * b1) for i in range(rows // b0) for j in range(cols // b1)]
+    if plan is not None:
+        tdesc_type, corners = xegpu.TensorDescType([b1, plan.rows], t.element_type), plan.offsets()
     descs = []
-    for i in range(rows // b0):
-        for j in range(cols // b1):
-            offs = [tr.add(o1, j * b1, op), tr.add(o0, i * b0, op)]
-            descs.append(tr.emit(xegpu.CreateNdTdescOp(src, offs, tdesc_type, sizes, strides), op).tensor_desc)
+    for r, c in corners:
+        offs = [tr.add(o1, c, op), tr.add(o0, r, op)]
+        descs.append(tr.emit(xegpu.CreateNdTdescOp(src, offs, tdesc_type, sizes, strides), op).tensor_desc)
     return descs
 
 

@@ -124,7 +124,7 @@ class TransposeDistribution:
         families = self.maps.families
         candidates: dict[SSAValue, set] = {}
         for op in self.fn.walk():
-            if isinstance(op, xetile.TileTransposeOp) and self._in_place(op):
+            if isinstance(op, xetile.TileTransposeOp) and self._foldable(op):
                 load = op.source.owner
                 if isinstance(load, xetile.LoadTileOp) and len(list(op.source.uses)) == 1:
                     root = families.find(load.tile)
@@ -133,13 +133,21 @@ class TransposeDistribution:
             if len(dst_maps) == 1 and self._only_transposed_loads(root):
                 self.folded_tiles[root] = dst_maps.pop()
 
+    def _foldable(self, op: xetile.TileTransposeOp) -> bool:
+        """Whether a transpose of a loaded tile may become a transposed load: both maps
+        known.  Which subgroup loaded which source piece does not matter then: the data
+        is in global memory, so each subgroup reads its result pieces itself (before, only
+        :meth:`_in_place` transposes were folded; the others went through SLM: 64
+        per-lane SLM stores and a barrier per K step for A^T.B at 256x256x32)."""
+        return self.maps.map_of(op.source) is not None and self.maps.map_of(op.result) is not None
+
     def _in_place(self, op: xetile.TileTransposeOp) -> bool:
         src, dst = self.maps.map_of(op.source), self.maps.map_of(op.result)
         return src is not None and dst is not None and holds_own_transpose(src, _shape(op.source), dst)
 
     def _only_transposed_loads(self, root: SSAValue) -> bool:
         """Every value of the tile family is a row-major global tile from init_tile, moved
-        by update_tile_offset and loops, and loaded only into in-place transposes."""
+        by update_tile_offset and loops, and loaded only into foldable transposes."""
         families = self.maps.families
         for v in families.members(self.fn, root):
             owner = v.owner
@@ -154,7 +162,7 @@ class TransposeDistribution:
                 if not isinstance(user, xetile.LoadTileOp) or len(list(user.value.uses)) != 1:
                     return False
                 (t_use,) = list(user.value.uses)
-                if not (isinstance(t_use.operation, xetile.TileTransposeOp) and self._in_place(t_use.operation)):
+                if not (isinstance(t_use.operation, xetile.TileTransposeOp) and self._foldable(t_use.operation)):
                     return False
         return True
 

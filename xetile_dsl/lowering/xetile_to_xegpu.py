@@ -102,7 +102,7 @@ class _Translator(Rebuilder):
     def _init_descs(self, op: xetile.InitTileOp) -> None:
         t = op.tile.type
         if transposed.is_transposed(t):
-            self.vmap[op.tile] = transposed.init_descs(self, op)
+            self.vmap[op.tile] = transposed.init_descs(self, op, self.message_plan(op.tile))
             return
         if scattered.is_scattered(t):
             self.vmap[op.tile] = scattered.init_descs(self, op)
@@ -129,10 +129,10 @@ class _Translator(Rebuilder):
         b0, b1 = t.attr.blocks
         elem = t.element_type
         packed = op.tile in self.packed_tiles and bit_width(elem) < 32  # VNNI packs sub-dword elements
-        if transposed.is_transposed(t):
+        plan = self.message_plan(op.tile)
+        if transposed.is_transposed(t) and plan is None:
             self.vmap[op.value] = transposed.load_blocks(self, op, packed)
             return
-        plan = self.message_plan(op.tile)
         if plan is not None:
             self.vmap[op.value] = block_messages.load_blocks(self, op, plan, self.descs(op.tile), packed)
             return
