@@ -58,6 +58,7 @@ class Target:
 
     name: str
     ocloc_device: str
+    iga_platform: str  # IGA's name of the ISA (iga64 -p), for disassembling without ocloc
     subgroup_size: int
     dpas: tuple[DpasConfig, ...]
     has_2d_block_io: bool
@@ -229,32 +230,41 @@ def _arc_dpas(n: int) -> tuple[DpasConfig, ...]:
     )
 
 
+#: 2D block messages of the LSC (Xe-HPC and Xe2): the same shapes on pvc, bmg, lnl and ptl
+#: (checked with ocloc: docs/design.md, "Xe2 targets")
+_BLOCK2D_READ = (
+    Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (8, 16, 32), 16, 4),
+    Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
+    Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
+)
+_BLOCK2D_READ_TRANSFORM = (
+    Block2DShape(8, (32,), 16, 1), Block2DShape(8, (32,), 16, 2), Block2DShape(8, (32,), 16, 4),
+    Block2DShape(16, (16, 32), 16, 1), Block2DShape(16, (16, 32), 16, 2),
+)
+_BLOCK2D_READ_TRANSPOSE = (Block2DShape(32, (16, 32), 8, 1),)
+_BLOCK2D_WRITE = (
+    Block2DShape(8, _R_STORE, 16, 1), Block2DShape(8, _R_STORE, 32, 1),
+    Block2DShape(16, _R_STORE, 16, 1), Block2DShape(32, _R_STORE, 16, 1),
+)
+_BLOCK2D_PREFETCH = (
+    Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (32,), 16, 1),
+    Block2DShape(8, (32,), 16, 2), Block2DShape(8, (8, 16, 32), 16, 4),
+    Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
+    Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
+)
+
 PVC = Target(
     name="pvc",
     ocloc_device="pvc",
+    iga_platform="xehpc",
     subgroup_size=16,
     dpas=_pvc_dpas(16),
     has_2d_block_io=True,
-    block2d_read=(
-        Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (8, 16, 32), 16, 4),
-        Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
-        Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
-    ),
-    block2d_read_transform=(
-        Block2DShape(8, (32,), 16, 1), Block2DShape(8, (32,), 16, 2), Block2DShape(8, (32,), 16, 4),
-        Block2DShape(16, (16, 32), 16, 1), Block2DShape(16, (16, 32), 16, 2),
-    ),
-    block2d_read_transpose=(Block2DShape(32, (16, 32), 8, 1),),
-    block2d_write=(
-        Block2DShape(8, _R_STORE, 16, 1), Block2DShape(8, _R_STORE, 32, 1),
-        Block2DShape(16, _R_STORE, 16, 1), Block2DShape(32, _R_STORE, 16, 1),
-    ),
-    block2d_prefetch=(
-        Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (32,), 16, 1),
-        Block2DShape(8, (32,), 16, 2), Block2DShape(8, (8, 16, 32), 16, 4),
-        Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
-        Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
-    ),
+    block2d_read=_BLOCK2D_READ,
+    block2d_read_transform=_BLOCK2D_READ_TRANSFORM,
+    block2d_read_transpose=_BLOCK2D_READ_TRANSPOSE,
+    block2d_write=_BLOCK2D_WRITE,
+    block2d_prefetch=_BLOCK2D_PREFETCH,
     slm_bytes=128 * 1024,
     named_barriers=32,
     cache_hints=True,
@@ -265,6 +275,7 @@ PVC = Target(
 ARC = Target(
     name="arc",
     ocloc_device="dg2-g10",
+    iga_platform="xehpg",
     subgroup_size=8,
     dpas=_arc_dpas(8),
     grf_bytes=32,
@@ -280,11 +291,45 @@ ARC = Target(
     build_options="-ze-opt-large-register-file",
 )
 
-TARGETS = {"pvc": PVC, "arc": ARC}
+
+
+def _xe2(name: str, ocloc_device: str, slm_bytes: int) -> Target:
+    """An Xe2/Xe3 GPU (Battlemage, Lunar Lake, Panther Lake): PVC's 16-lane DPAS and 2D
+    block messages at half PVC's XMX rate per vector engine.  Every fact was checked on
+    ocloc 26.27's output for ``ocloc_device`` (docs/design.md, "Xe2 targets")."""
+    return Target(
+        name=name,
+        ocloc_device=ocloc_device,
+        iga_platform="xe2",   # Debian 12's iga64 stops at Xe-HPC: these disassemble with ocloc
+        subgroup_size=16,
+        dpas=_pvc_dpas(16),
+        has_2d_block_io=True,
+        block2d_read=_BLOCK2D_READ,
+        block2d_read_transform=_BLOCK2D_READ_TRANSFORM,
+        block2d_read_transpose=_BLOCK2D_READ_TRANSPOSE,
+        block2d_write=_BLOCK2D_WRITE,
+        block2d_prefetch=_BLOCK2D_PREFETCH,
+        slm_bytes=slm_bytes,
+        named_barriers=32,
+        cache_hints=True,
+        # Xe2 core: 8 vector engines, 2048 f16/bf16 and 4096 int8 XMX ops per clock
+        # (B580: 116 f16 TFLOPS / 233 int8 TOPS at 2.85 GHz on 20 cores)
+        dpas_macs_per_clock=(("f16", 128), ("bf16", 128), ("i8", 256), ("u8", 256), ("tf32", 64)),
+    )
+
+
+#: Arc B-series (Battlemage, Xe2-HPG)
+BMG = _xe2("bmg", "bmg", 128 * 1024)
+#: Core Ultra 200V (Lunar Lake, Xe2-LPG)
+LNL = _xe2("lnl", "lnl-m", 128 * 1024)
+#: Core Ultra 300 (Panther Lake, Xe3-LPG)
+PTL = _xe2("ptl", "ptl", 128 * 1024)
+
+TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
 
 
 def get_target(name: str) -> Target:
-    """Look a GPU target up by name ("pvc" or "arc")."""
+    """Look a GPU target up by name (a key of :data:`TARGETS`)."""
     try:
         return TARGETS[name]
     except KeyError:
