@@ -93,7 +93,8 @@ class CompiledKernel:
         flavour, emulate = resolve_target(self.target)
         if emulate or self.target == "interpret":
             raise ToolError(f"report() reads GPU machine code, and this kernel was compiled for "
-                            f"{self.target!r}: compile with a GPU target ({', '.join(TARGETS)})")
+                            f"{self.target!r}: compile with target='pvc' or another GPU target "
+                            f"({', '.join(TARGETS)})")
         gpu = get_target(flavour)
         if "zebin" not in self.asm:
             path, reason = ocloc_status()
