@@ -76,7 +76,6 @@ class Target:
 
     name: str
     ocloc_device: str
-    iga_platform: str  # IGA's name of the ISA (iga64 -p), for disassembling without ocloc
     subgroup_size: int
     dpas: tuple[DpasConfig, ...]
     has_2d_block_io: bool
@@ -86,6 +85,7 @@ class Target:
     block2d_write: tuple[Block2DShape, ...] = ()
     block2d_prefetch: tuple[Block2DShape, ...] = ()
     block2d_limits: Block2DLimits = field(default_factory=Block2DLimits)
+    iga_platform: str = ""  # IGA's name of the ISA (iga64 -p), for disassembling without ocloc
     slm_bytes: int = 64 * 1024
     grf_count: int = 128
     grf_bytes: int = 64  # bytes per general register
@@ -325,14 +325,14 @@ _BMG_TILES = (GemmTile(256, 256, 8, 4), GemmTile(128, 256, 4, 4), GemmTile(128, 
 _LNL_TILES = (GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2), GemmTile(256, 256, 8, 4))
 
 
-def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTile, ...]) -> Target:
+def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTile, ...], iga: str = "xe2") -> Target:
     """An Xe2/Xe3 GPU (Battlemage, Lunar Lake, Panther Lake): PVC's 16-lane DPAS and 2D
     block messages at half PVC's XMX rate per vector engine.  Every fact was checked on
     ocloc 26.27's output for ``ocloc_device`` (docs/design.md, "Xe2 targets")."""
     return Target(
         name=name,
         ocloc_device=ocloc_device,
-        iga_platform="xe2",   # Debian 12's iga64 stops at Xe-HPC: these disassemble with ocloc
+        iga_platform=iga,   # Debian 12's iga64 stops at Xe-HPC: these disassemble with ocloc
         subgroup_size=16,
         dpas=_pvc_dpas(16),
         has_2d_block_io=True,
@@ -356,7 +356,7 @@ BMG = _xe2("bmg", "bmg", 128 * 1024, _BMG_TILES)
 #: Core Ultra 200V (Lunar Lake, Xe2-LPG)
 LNL = _xe2("lnl", "lnl-m", 128 * 1024, _LNL_TILES)
 #: Core Ultra 300 (Panther Lake, Xe3-LPG)
-PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES)
+PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES, iga="xe3")
 
 TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
 

@@ -44,7 +44,8 @@ STORE_BLOCK2D = r"\bstore_block2d\b"
 CALLA = r"\bcalla\b"
 
 #: ocloc device family -> IGA platform, for disassembling with Debian's iga64.
-_IGA_PLATFORMS = {t.ocloc_device.split("-")[0]: t.iga_platform for t in TARGETS.values()} | {"acm": "xehpg"}
+_IGA_PLATFORMS = {t.ocloc_device.split("-")[0]: t.iga_platform for t in TARGETS.values() if t.iga_platform}
+_IGA_PLATFORMS["acm"] = "xehpg"
 
 
 class OclocError(ToolError):
