@@ -1,7 +1,7 @@
 """The GEMMs' machine code, statically: one ISA report (``CompiledKernel.report()``) per
 shape, as one table of the hot K loop (needs ocloc; no GPU).
 
-    python benchmarks/gemm_isa.py [--dtype f16 ...] [--layout AB ...] [--plot [FILE.png]]
+    python benchmarks/gemm_isa.py [--target pvc] [--dtype f16 ...] [--layout AB ...] [--plot [FILE.png]]
 
 Shapes: f16, bf16 and int8 inputs (f32 / i32 accumulators); 256x256 and 128x256
 workgroup tiles; C = A.B, A.Bt, At.B, At.Bt (a transposed operand is stored row-major
@@ -29,6 +29,7 @@ import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationWarning
 from xetile_dsl.frontend.ast_to_xetile import ArgSpec
 from xetile_dsl.kernels.gemm_wg import gemm_wg_kernel
+from xetile_dsl.targets import TARGETS
 
 #: input dtype -> (signature dtype, C dtype, accumulator, BK = two DPAS K steps)
 DTYPES = {"f16": ("f16", "f32", xt.float32, 32), "bf16": ("bf16", "f32", xt.float32, 32),
@@ -96,7 +97,7 @@ def workgroup(m: int, bm: int, bn: int) -> tuple[int, int, int]:
     return rows, sm, sn
 
 
-def compile_report(dtype: str, layout: str, rows: int, bn: int, sm: int, sn: int):
+def compile_report(dtype: str, layout: str, rows: int, bn: int, sm: int, sn: int, target: str = "pvc"):
     """The ISA report of one shape, or the reason it has none (a string)."""
     elem, c_type, acc, bk = DTYPES[dtype]
     ta, tb = LAYOUTS[layout]
@@ -108,7 +109,7 @@ def compile_report(dtype: str, layout: str, rows: int, bn: int, sm: int, sn: int
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            report = xd.compile(kernel, sig, consts, target="pvc").report()
+            report = xd.compile(kernel, sig, consts, target=target).report()
     except Exception as exc:  # noqa: BLE001 -- a shape that does not compile is a row of the table
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
         return f"{type(exc).__name__}: {first.split(' error: ', 1)[-1][:160]}"
@@ -134,7 +135,7 @@ def row_cells(result) -> tuple[list[str], str]:
     return [str(x) for x in cells], ", ".join(notes)
 
 
-def plot(rows: list[tuple[str, object]], path: str) -> None:
+def plot(rows: list[tuple[str, object]], path: str, target: str = "pvc") -> None:
     """Bar chart of the hot loop's instructions per DPAS, one bar per shape."""
     try:
         import matplotlib
@@ -151,7 +152,7 @@ def plot(rows: list[tuple[str, object]], path: str) -> None:
     ax.bar(range(len(bars)), [v for _, v in bars])
     ax.set_xticks(range(len(bars)), [n for n, _ in bars], rotation=90, fontsize=7)
     ax.set_ylabel("hot-loop instructions per DPAS")
-    ax.set_title("xetile_dsl GEMM hot K loop on PVC (ocloc)")
+    ax.set_title(f"xetile_dsl GEMM hot K loop on {target} (ocloc)")
     fig.tight_layout()
     fig.savefig(path)
     print(f"wrote {path}")
@@ -159,6 +160,8 @@ def plot(rows: list[tuple[str, object]], path: str) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--target", default="pvc", choices=[t for t in TARGETS if TARGETS[t].has_2d_block_io],
+                    help="GPU target whose machine code is read (default pvc)")
     ap.add_argument("--dtype", action="append", choices=list(DTYPES), help="only these input dtypes")
     ap.add_argument("--layout", action="append", choices=list(LAYOUTS), help="only these layouts")
     ap.add_argument("--plot", nargs="?", const="gemm_isa.png", default=None, metavar="FILE.png",
@@ -166,7 +169,7 @@ def main() -> int:
     args = ap.parse_args()
     cache: dict[tuple, object] = {}
     rows: list[tuple[str, object]] = []
-    print(f"GEMM hot K loop, pvc, N = K = {N}; cycles = lower bound per iteration (docs/design.md, ISA report)")
+    print(f"GEMM hot K loop, {args.target}, N = K = {N}; cycles = lower bound per iteration (docs/design.md, ISA report)")
     print(f"| {'shape':<30} | " + " | ".join(COLUMNS) + " | notes |")
     print("|" + "---|" * (len(COLUMNS) + 2))
     t0 = time.perf_counter()
@@ -175,7 +178,7 @@ def main() -> int:
             for bm, bn in TILES:
                 for m in MS:
                     rows_, sm, sn = workgroup(m, bm, bn)
-                    key = (dtype, layout, rows_, bn, sm, sn)
+                    key = (dtype, layout, rows_, bn, sm, sn, args.target)
                     if key not in cache:
                         cache[key] = compile_report(*key)
                     name = f"{dtype} {layout} {bm}x{bn} M={m} [{sm},{sn}]x{rows_ // sm}x{bn // sn}"
@@ -184,7 +187,7 @@ def main() -> int:
                     print(f"| {name:<30} | " + " | ".join(cells) + f" | {notes} |", flush=True)
     print(f"{len(cache)} kernels compiled in {time.perf_counter() - t0:.0f} s")
     if args.plot:
-        plot(rows, args.plot)
+        plot(rows, args.plot, args.target)
     return 0
 
 

@@ -74,7 +74,7 @@ SUBCOMMANDS = {
     "opt": ("parse, verify, run passes and print MLIR (like mlir-opt)", _opt_args, _opt_run),
     "devices": ("list devices in discovery order and what is missing", _devices_args, _devices_run),
     "cache": ("list or clear the compiled-kernel cache", _cache_args, _cache_run),
-    "explain": ("compile a @jit kernel for pvc/arc and print its static ISA report", explain.add_arguments, explain.run),
+    "explain": ("compile a @jit kernel for a GPU target and print its static ISA report", explain.add_arguments, explain.run),
 }
 
 

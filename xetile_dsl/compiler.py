@@ -33,14 +33,15 @@ from .frontend.ast_to_xetile import ArgSpec
 from .frontend.source import KernelSource
 from .lowering.pipeline import lower
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI
-from .targets import get_target
+from .targets import TARGETS, get_target
 from .tools.isa_report import IsaReport, zebin_report
 from .tools.ocloc import compile_spirv, find_ocloc, ocloc_status
 from .tools import spirv_tools
 
-#: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
+#: Targets accepted by compile(): every GPU target (ISA only where there is no such GPU),
+#: and the CPU device running the pvc or arc flavour (the two lane counts).
 TARGET_ALIASES = {
-    "pvc": ("pvc", False), "arc": ("arc", False),
+    **{name: (name, False) for name in TARGETS},
     "cpu": ("pvc", True), "cpu-pvc": ("pvc", True), "cpu-arc": ("arc", True),
     "interpret": ("pvc", False),  # the numpy interpreter runs the XeTile IR; nothing is lowered
 }
@@ -91,8 +92,9 @@ class CompiledKernel:
         table, ``k.report().to_json()`` the same for tools.  Needs ocloc and a GPU target."""
         flavour, emulate = resolve_target(self.target)
         if emulate or self.target == "interpret":
-            raise ToolError(f"report() reads PVC/ARC machine code, and this kernel was compiled for "
-                            f"{self.target!r}: compile with target='pvc' or target='arc'")
+            raise ToolError(f"report() reads GPU machine code, and this kernel was compiled for "
+                            f"{self.target!r}: compile with target='pvc' or another GPU target "
+                            f"({', '.join(TARGETS)})")
         gpu = get_target(flavour)
         if "zebin" not in self.asm:
             path, reason = ocloc_status()
@@ -288,9 +290,10 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
 
     ``signature`` gives each runtime parameter's type (``"f16[:,:]"`` for a 2-D array,
     ``"i32"`` for a scalar); ``constants`` the constexpr values; ``target`` one of "pvc",
-    "arc" (GPU code), "cpu"/"cpu-pvc"/"cpu-arc" (the same kernel with the GPU-only
-    builtins defined, for the OpenCL CPU device).  ``.asm`` holds "xetile", "xegpu",
-    "simt", "llvm" (text), "spirv" (bytes) and, for pvc/arc when ocloc is installed, "isa".
+    "bmg", "lnl", "ptl", "arc" (GPU code), "cpu"/"cpu-pvc"/"cpu-arc" (the same kernel with
+    the GPU-only builtins defined, for the OpenCL CPU device).  ``.asm`` holds "xetile",
+    "xegpu", "simt", "llvm" (text), "spirv" (bytes) and, for a GPU target when ocloc is
+    installed, "isa".
     """
     fn = getattr(fn, "fn", fn)
     flavour, emulate = resolve_target(target)

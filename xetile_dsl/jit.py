@@ -34,6 +34,7 @@ from .language.core import constexpr
 from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
 from .runtime.cache import KernelCache, default_directory, key_for
+from .interpreter.launch import INTERPRETER_TARGETS
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
@@ -230,7 +231,7 @@ class JITFunction:
         specs = {names[i]: _arg_spec(names[i], values[i]) for i in self._runtime_pos}
         constants = {names[i]: _unwrap(values[i]) for i in self._const_pos}
         target = target or default_target(launcher.device)
-        resolve_target(target)
+        _check_device_runs(target, launcher.device)
         _, loaded = self.get_kernel(specs, constants, target, launcher.device, launcher)
         return loaded, constants
 
@@ -269,6 +270,16 @@ def default_target(device) -> str:
     if name == "cpu":
         return "cpu-" + os.environ.get("XETILE_CPU_FLAVOUR", "pvc")
     return name
+
+
+def _check_device_runs(target: str, device) -> None:
+    """A GPU target's code needs a GPU: on the CPU device its builtins are undefined (the
+    driver's build fails without a reason), so say what would run instead."""
+    _, emulate = resolve_target(target)
+    if not emulate and target not in INTERPRETER_TARGETS and device.kind == "cpu":
+        raise LaunchError(f"target {target!r} is GPU machine code and the device is the CPU ({device.name}): "
+                          f"launch with .on('cpu-pvc') or .on('cpu-arc') (the GPU flavours on the CPU device), "
+                          f"or read its ISA with xetile_dsl.compile(..., target={target!r})")
 
 
 _MISSING = object()

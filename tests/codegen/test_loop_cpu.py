@@ -127,10 +127,33 @@ def _count_steps(c, K, LB: xt.constexpr):
 @pytest.mark.parametrize("flavour", ["pvc", "arc"])
 def test_32bit_loop_counter_trip_counts(flavour):
     """``scf.for`` with constant start/step and an i32 bound runs a 32-bit counter with an
-    unsigned compare against max(K, 0) (codegen/simt_to_llvm.py, _counter_32): the same
+    unsigned compare against max(K, 0) (codegen/simt_to_llvm.py, _narrow_loop_bounds): the same
     iterations as Python's range for zero, negative, non-multiple and plain bounds."""
     for lb in (0, 8):
         for k in (-5, 0, 7, 8, 40, 64):
             c = np.full((8, 16), -1, np.float32)
             _count_steps.on(f"cpu-{flavour}")[(1,)](c, k, LB=lb)
             np.testing.assert_array_equal(c, np.full((8, 16), len(range(lb, k, 16)), np.float32))
+
+
+@xd.jit
+def _column_block_sums(a, out, K, START: xt.constexpr):
+    """Sum of the 8x16 blocks of ``a`` at columns ``range(START, K, 16)``; the counter is
+    used in the body (the block's column)."""
+    acc = xt.zeros([8, 16], xt.float32)
+    for k in range(START, K, 16):
+        acc = acc + xt.load_tile(xt.init_tile(a, [0, k], [8, 16]))
+    xt.store_tile(acc, xt.init_tile(out, [0, 0], [8, 16]))
+
+
+@pytest.mark.parametrize("start,k_total", [(0, -16), (0, -(2**31)), (0, 0), (0, 40), (16, 48), (0, 64)])
+def test_narrowed_loop_counter_bounds(start, k_total):
+    """Loops counting from a constant to an i32 bound run on a 32-bit counter
+    (codegen/simt_to_llvm.py, _narrow_loop_bounds): a negative bound, even INT32_MIN,
+    runs no iteration, a bound that is no multiple of the step runs Python's range."""
+    cpu_queue()
+    a = np.arange(8 * 64, dtype=np.float32).reshape(8, 64) % 7
+    out = np.full((8, 16), -1, np.float32)
+    _column_block_sums.on("cpu-pvc")[(1,)](a, out, k_total, START=start)
+    ref = sum((a[:, k:k + 16] for k in range(start, k_total, 16)), np.zeros((8, 16), np.float32))
+    np.testing.assert_array_equal(out, ref)

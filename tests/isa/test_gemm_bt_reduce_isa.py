@@ -1,4 +1,4 @@
-"""RFC Appendix 2.2 and 2.3 compiled for pvc by Intel's offline compiler: DPAS in the hot
+"""RFC Appendix 2.2 and 2.3 compiled for pvc, bmg and lnl by Intel's offline compiler: DPAS in the hot
 loop, no spills, 256-GRF mode (each subgroup's 32x64 f32 accumulator is 128 registers).
 Both read B with transposed 2D blocks (``d32t``) and touch SLM only for the 256x4
 partial row sums: 2.3's maps give each subgroup its own BT piece, and 2.2's transpose of
@@ -9,6 +9,8 @@ from __future__ import annotations
 import re
 
 import xetile_dsl as xd
+import pytest
+
 from xetile_dsl.kernels import gemm_bt_reduce as G
 from xetile_dsl.tools import ocloc
 
@@ -17,8 +19,11 @@ NAME = "gemm_bt_bcast_reduce_kernel"
 PARTIALS = 256 * 4 * 4  # 256 rows x 4 subgroup columns of f32 partial sums
 
 
-def _compiled(mp_bt):
-    kernel = xd.compile(G.gemm_bt_bcast_reduce_kernel, SIG, {"MP_BT_LOAD": mp_bt, "PF": 3}, target="pvc")
+TARGETS = ["pvc", "bmg", "lnl"]
+
+
+def _compiled(mp_bt, target):
+    kernel = xd.compile(G.gemm_bt_bcast_reduce_kernel, SIG, {"MP_BT_LOAD": mp_bt, "PF": 3}, target=target)
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     env = zebin.execution_env(NAME)
@@ -29,16 +34,18 @@ def _compiled(mp_bt):
     return kernel.asm["isa"], env, loop
 
 
-def test_appendix_2_2_transposes_in_the_load_pvc(ocloc_path):
+@pytest.mark.parametrize("target", TARGETS)
+def test_appendix_2_2_transposes_in_the_load(ocloc_path, target):
     """Before: a 256x32 BT slice in SLM (16 KiB), stores, loads and 2 barriers per K step."""
-    isa, env, loop = _compiled(G.MP_BT)
+    isa, env, loop = _compiled(G.MP_BT, target)
     assert env["slm_size"] == PARTIALS
     assert len(re.findall(r"load_block2d\S*\.d32t", loop)) == 8  # 2x4 16x16 B blocks, transposed reads
     assert not re.search(r"\b(load|store)\.slm\b", loop) and ocloc.count(loop, r"\bsync\.bar\b") == 0
 
 
-def test_appendix_2_3_transposes_in_the_load_pvc(ocloc_path):
-    isa, env, loop = _compiled(G.MP_BT_23)
+@pytest.mark.parametrize("target", TARGETS)
+def test_appendix_2_3_transposes_in_the_load(ocloc_path, target):
+    isa, env, loop = _compiled(G.MP_BT_23, target)
     assert env["slm_size"] == PARTIALS
     assert len(re.findall(r"load_block2d\S*\.d32t", loop)) == 8  # 2x4 16x16 B blocks, transposed reads
     assert not re.search(r"\b(load|store)\.slm\b", loop) and ocloc.count(loop, r"\bsync\.bar\b") == 0

@@ -1,6 +1,6 @@
-"""The GEMM compiled for pvc and arc: valid SPIR-V, and real machine code from Intel's
-offline compiler with DPAS in the hot loop, 2D-block messages on pvc (none on arc), no
-spills and no unresolved calls."""
+"""The GEMM compiled for pvc, bmg, lnl and arc: valid SPIR-V, and real machine code from
+Intel's offline compiler with DPAS in the hot loop, 2D-block messages on the 16-lane
+targets (none on arc), no spills and no unresolved calls."""
 from __future__ import annotations
 
 import pytest
@@ -27,9 +27,10 @@ def test_spirv_validates(target, dtype, spirv_val_path):
     spirv_tools.validate(_compile(target, dtype).spirv)
 
 
+@pytest.mark.parametrize("target", ["pvc", "bmg", "lnl"])
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
-def test_pvc_isa_has_dpas_and_2d_blocks_in_the_loop(dtype, ocloc_path):
-    kernel = _compile("pvc", dtype)
+def test_isa_has_dpas_and_2d_blocks_in_the_loop(target, dtype, ocloc_path):
+    kernel = _compile(target, dtype)
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, "matmul_kernel", expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     isa = kernel.asm["isa"]

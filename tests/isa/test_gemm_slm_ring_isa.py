@@ -1,5 +1,5 @@
 """RFC Appendix 2.4 (kernels/gemm_slm_ring.py: cooperative loads through a 4-slice SLM
-ring, the RFC's maps) compiled by Intel's offline compiler for pvc: DPAS in the hot loop,
+ring, the RFC's maps) compiled by Intel's offline compiler for pvc, bmg and lnl: DPAS in the hot loop,
 no spills, 256-GRF mode, the whole 128 KiB of SLM, one barrier per K step; and the
 2-slice ring for ARC (dg2-g10)."""
 from __future__ import annotations
@@ -18,12 +18,13 @@ SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
 NAME = "gemm_slm_ring_kernel"
 
 
-def test_rfc_ring_isa_pvc(ocloc_path, spirv_val_path):
+@pytest.mark.parametrize("target", ["pvc", "bmg", "lnl"])
+def test_rfc_ring_isa(ocloc_path, spirv_val_path, target):
     """Per subgroup and K step: a 32x32 f32 accumulator += (32x32 A) @ (32x32 B) = 4 x 2
     x 2 = 16 DPAS; A/B come from SLM (per-lane SLM loads), the next global slice by 2D
     block loads (A 4x32, B 4x32 per subgroup); one barrier in the loop (plus the
     prologue's); A + B + accumulator staged in registers -> 256-GRF mode, no spills."""
-    kernel = xd.compile(gemm_slm_ring_kernel, SIG, {"RING": 4}, target="pvc")
+    kernel = xd.compile(gemm_slm_ring_kernel, SIG, {"RING": 4}, target=target)
     spirv_tools.validate(kernel.spirv)
     zebin, isa = kernel.asm["zebin"], kernel.asm["isa"]
     assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=True, expect_simd=16) == []

@@ -1,7 +1,7 @@
 """RFC Appendix 2.5 (GEMM with two cache levels) compiled by Intel's offline compiler.
 
 * The closest legal variant (256x256 workgroup tile, 32x64 f32 accumulator per subgroup)
-  builds for pvc in the 256-GRF mode with 32 DPAS per K step in the hot loop, no spills,
+  builds for pvc, bmg and lnl in the 256-GRF mode with 32 DPAS per K step in the hot loop, no spills,
   one workgroup barrier, L2 prefetches with L1 bypassed (``.uc.ca``, locality 2) and L1
   prefetches cached in both levels (``.ca.ca``, locality 3).
 * The RFC's literal tiles (64x64 f32 = 16 KiB per subgroup = the whole 256-GRF file)
@@ -31,8 +31,9 @@ def _prefetches(isa: str, suffix: str) -> int:
                if ins.kind == "prefetch" and ins.message.endswith(f".a64{suffix}"))
 
 
-def test_variant_pvc_dpas_in_the_hot_loop_no_spills(ocloc_path):
-    kernel = xd.compile(gemm_two_level_kernel, SIG, SMALL_TILES, target="pvc")
+@pytest.mark.parametrize("target", ["pvc", "bmg", "lnl"])
+def test_variant_dpas_in_the_hot_loop_no_spills(ocloc_path, target):
+    kernel = xd.compile(gemm_two_level_kernel, SIG, SMALL_TILES, target=target)
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     env = zebin.execution_env(NAME)

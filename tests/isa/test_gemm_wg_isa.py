@@ -1,7 +1,7 @@
-"""The RFC Appendix 2.1 workgroup GEMM compiled for pvc by Intel's offline compiler:
-DPAS and 2D-block loads in the hot loop, cooperative 2D-block prefetches, no spills.
-Each subgroup's 32x64 f32 accumulator is 128 of the 128 default registers, so the
-kernel is built in the 256-GRF mode (``-ze-opt-large-register-file``)."""
+"""The RFC Appendix 2.1 workgroup GEMM compiled for pvc, bmg and lnl by Intel's offline
+compiler: DPAS and 2D-block loads in the hot loop, cooperative 2D-block prefetches, no
+spills.  Each subgroup's 32x64 f32 accumulator is 128 of the 128 default registers, so
+the kernel is built in the 256-GRF mode (``-ze-opt-large-register-file``)."""
 from __future__ import annotations
 
 import re
@@ -18,10 +18,16 @@ SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
 NAME = "gemm_prefetch_kernel"
 
 
-@pytest.mark.parametrize("dtype", ["f16", "bf16"])
-def test_appendix_2_1_gemm_isa_pvc(dtype, ocloc_path):
+#: hot-loop instructions per K step of the 2.1 GEMM (ocloc 26.27): 176 on pvc with one
+#: message per block, 70 coalesced, 68 with a 32-bit loop counter (65 -> 60 on bmg/lnl)
+HOT_LOOP_LIMIT = {"pvc": 68, "bmg": 60, "lnl": 60}
+
+
+@pytest.mark.parametrize("target,dtype", [("pvc", "f16"), ("pvc", "bf16"), ("bmg", "f16"), ("bmg", "bf16"),
+                                          ("lnl", "f16")])
+def test_appendix_2_1_gemm_isa(target, dtype, ocloc_path):
     sig = {k: v.replace("f16", dtype) for k, v in SIG.items()}
-    kernel = xd.compile(gemm_prefetch_kernel, sig, {"BM": 256, "BN": 256, "BK": 32, "PF": 3}, target="pvc")
+    kernel = xd.compile(gemm_prefetch_kernel, sig, {"BM": 256, "BN": 256, "BK": 32, "PF": 3}, target=target)
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, NAME, expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     env = zebin.execution_env(NAME)
@@ -40,9 +46,20 @@ def test_appendix_2_1_gemm_isa_pvc(dtype, ocloc_path):
     assert len(loads) == 3 and sum(".d16v." in ln for ln in loads) == 2
     assert len(prefetches) == 2
     assert dpas_runs(loop) == [32]  # every load of the K step before its DPAS (10 runs before)
-    # 176 instructions per K step with one message per block (ocloc 26.27), 70 coalesced,
-    # 68 with a 32-bit loop counter (one 32-bit add and compare, not 64-bit ones)
-    assert len(instructions(loop)) <= 68
+    assert len(instructions(loop)) <= HOT_LOOP_LIMIT[target]
+
+
+@pytest.mark.parametrize("target", ["bmg", "lnl"])
+def test_128x256_tile_isa(target, ocloc_path):
+    """A 128x256 workgroup tile of [4, 4] subgroups (32x64 each): the Xe2 goal of issue
+    12, 0 spill, 32 dpas in one run per K step, at most 60 instructions (58 measured)."""
+    consts = {"BM": 128, "BN": 256, "BK": 32, "SM": 4, "SN": 4, "PF": 3, "ACC": xt.float32}
+    kernel = xd.compile(gemm_wg_kernel, SIG, consts, target=target)
+    zebin = kernel.asm["zebin"]
+    assert ocloc.check_isa(zebin, "gemm_wg_kernel", expect_dpas=True, expect_block2d=True, expect_simd=16) == []
+    assert zebin.execution_env("gemm_wg_kernel").get("spill_size", 0) == 0
+    loop = ocloc.hot_loop(kernel.asm["isa"])
+    assert dpas_runs(loop) == [32] and len(instructions(loop)) <= 60
 
 
 def test_derived_maps_gemm_isa_pvc(ocloc_path):

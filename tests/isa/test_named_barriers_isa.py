@@ -1,5 +1,5 @@
 """Named barriers generated for SLM exchanges inside groups of subgroups, compiled by
-Intel's offline compiler for pvc: one ``sync.bar <id>`` per group (IGC numbers the
+Intel's offline compiler for pvc, bmg and lnl: one ``sync.bar <id>`` per group (IGC numbers the
 barriers 1, 2, ... in the order of their ``named_barrier_init``), ``barrier_count``
 covering them, no spills; dg2-g10 (ARC) keeps the workgroup barrier."""
 from __future__ import annotations
@@ -31,9 +31,10 @@ def _compiled(fn, sig, consts, target):
     return kernel.asm["isa"], zebin.execution_env(name), ocloc.check_isa(zebin, name, expect_dpas="gemm" in name)
 
 
+@pytest.mark.parametrize("target", ["pvc", "bmg", "lnl"])
 @pytest.mark.parametrize("fn,sig,consts,groups,slm_bytes", CASES, ids=IDS)
-def test_one_sync_bar_per_group_on_pvc(ocloc_path, fn, sig, consts, groups, slm_bytes):
-    isa, env, problems = _compiled(fn, sig, consts, "pvc")
+def test_one_sync_bar_per_group(ocloc_path, fn, sig, consts, groups, slm_bytes, target):
+    isa, env, problems = _compiled(fn, sig, consts, target)
     assert problems == []  # includes: no spill, no unresolved calls, SIMD16
     assert env["slm_size"] == slm_bytes
     assert env["barrier_count"] == BARRIER_COUNT[groups]

@@ -22,12 +22,13 @@ def _compiled(fn, sig, consts, target):
     return kernel.asm["isa"], zebin.execution_env(name), ocloc.check_isa(zebin, name, expect_dpas="gemm" in name)
 
 
+@pytest.mark.parametrize("target", ["pvc", "bmg", "lnl"])
 @pytest.mark.parametrize("fn,sig,consts,slm_bytes", [
     (W.conv_layout_kernel, F32_IO, {}, 64 * 64 * 4),
     (W.col_max_kernel, {"a": "f32[:,:]", "out": "f32[:,:]"}, {}, 4 * 64 * 4),
 ], ids=["conv_layout", "col_max"])
-def test_slm_exchange_isa_pvc(ocloc_path, fn, sig, consts, slm_bytes):
-    isa, env, problems = _compiled(fn, sig, consts, "pvc")
+def test_slm_exchange_isa(ocloc_path, fn, sig, consts, slm_bytes, target):
+    isa, env, problems = _compiled(fn, sig, consts, target)
     assert problems == []  # includes: no spill, no unresolved calls, SIMD16
     assert env["slm_size"] == slm_bytes and env["barrier_count"] == 1
     assert ocloc.count(isa, r"\bsync\.bar\b") == 1
@@ -47,13 +48,14 @@ def test_conv_layout_isa_arc(ocloc_path):
     assert ocloc.count(isa, r"\bsync\.bar\b") == 1
 
 
-def test_cooperative_gemm_isa_pvc(ocloc_path):
+@pytest.mark.parametrize("target", ["pvc", "bmg", "lnl"])
+def test_cooperative_gemm_isa(ocloc_path, target):
     """Operands staged through SLM count towards the GRF budget: 256-GRF mode, no spill;
     per K step 2 x 2 x 2 x 2 = 16 DPAS and two barriers per exchange: A's stays inside the
     grid rows of [2, 2] (named barriers 1 and 2, each wait a switch of two ``sync.bar``),
     B's connects every subgroup (``sync.bar 0x0``, the workgroup barrier)."""
     sig = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
-    kernel = xd.compile(W.gemm_coop_kernel, sig, {"BK": 32}, target="pvc")
+    kernel = xd.compile(W.gemm_coop_kernel, sig, {"BK": 32}, target=target)
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, "gemm_coop_kernel", expect_dpas=True) == []
     env = zebin.execution_env("gemm_coop_kernel")

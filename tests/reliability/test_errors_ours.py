@@ -83,14 +83,14 @@ def test_signature_with_an_unknown_type_lists_the_legal_spellings():
 
 
 def test_unknown_target_is_ours_and_lists_the_known_ones():
-    known = "pvc, arc, cpu, cpu-pvc, cpu-arc, interpret"
+    known = "pvc, bmg, lnl, ptl, arc, cpu, cpu-pvc, cpu-arc, interpret"
     with pytest.raises(UsageError, match=f"unknown target 'xe9'; use one of {known}"):
         xd.compile(add_self, {"x": "f32[:,:]", "y": "f32[:,:]"}, {"BM": 16}, target="xe9")
     with pytest.raises(XeTileError, match=f"unknown target 'xe9'; use one of {known}"):
         add_self.on("xe9")[(1,)](np.zeros((16, 16), np.float32), np.zeros((16, 16), np.float32), BM=16)
     from xetile_dsl.targets import get_target
 
-    with pytest.raises(XeTileError, match="known targets: arc, pvc"):
+    with pytest.raises(XeTileError, match="known targets: arc, bmg, lnl, ptl, pvc"):
         get_target("xe9")
 
 

@@ -39,7 +39,7 @@ def _located(src, op, message: str):
 
 def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = "pvc"):
     """The XeTile module of ``fn`` (a ``@jit`` kernel or a plain function) for a signature
-    such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is "pvc", "arc" or a cpu alias."""
+    such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
     from ..compiler import parse_signature, resolve_target
     from ..targets import get_target
 

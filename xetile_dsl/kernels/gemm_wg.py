@@ -6,6 +6,10 @@ workgroup and ``program_id`` numbering workgroups.
 """
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from xetile_dsl.interpreter import interpret_requested
+from xetile_dsl.jit import default_target
+from xetile_dsl.runtime.devices import get_device
+from xetile_dsl.targets import TARGETS, GemmTile, get_target
 
 # Appendix 2.1, "Simple Gemm with prefetch"
 MP_A = xt.wg_map(sg_layout=[8, 4], sg_data=[32, 32])
@@ -86,9 +90,31 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
 WG_ACC = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32", "u8": "i32"}
 
 
-def gemm_wg(a, b, c=None, target=None, BM=64, BN=64, BK=None, SM=4, SN=2, PF=2):
+#: the tile of the CPU device and the interpreter (the GPU flavours emulated): small, so
+#: that a CPU run stays quick
+EMULATED_TILE = GemmTile(64, 64, 4, 2, 2)
+
+
+def gemm_tile_for(target: str | None) -> GemmTile:
+    """The recommended workgroup tile for a launch ``target`` (None: the default device's):
+    the first of the GPU target's ``gemm_tiles``, :data:`EMULATED_TILE` on the CPU device
+    and in the interpreter."""
+    if target is None:
+        target = "interpret" if interpret_requested() else default_target(get_device())
+    return TARGETS[target].gemm_tiles[0] if target in TARGETS else EMULATED_TILE
+
+
+def gemm_wg_configs(target: str) -> list[xd.Config]:
+    """Autotuning candidates of :func:`gemm_wg_kernel` for a GPU ``target``: its
+    ``gemm_tiles``, the recommended one first (``@xd.autotune(configs=gemm_wg_configs("bmg"),
+    ...)``; README, "GEMMs per target")."""
+    return [xd.Config(tile.constants()) for tile in get_target(target).gemm_tiles]
+
+
+def gemm_wg(a, b, c=None, target=None, BM=None, BN=None, BK=None, SM=None, SN=None, PF=None):
     """``a @ b`` with :func:`gemm_wg_kernel`: f16/bf16 and f32 (tf32, PVC only) give f32,
-    int8/uint8 give exact i32.  ``BK`` defaults to two DPAS K steps of the input type."""
+    int8/uint8 give exact i32.  Tile values not given come from :func:`gemm_tile_for`
+    (per target); ``BK`` defaults to two DPAS K steps of the input type."""
     import numpy as np
 
     (M, K), N = a.shape, b.shape[1]
@@ -96,9 +122,11 @@ def gemm_wg(a, b, c=None, target=None, BM=64, BN=64, BK=None, SM=4, SN=2, PF=2):
     acc = WG_ACC[elem]
     if c is None:
         c = np.zeros((M, N), np.int32 if acc == "i32" else np.float32)
+    given = {"BM": BM, "BN": BN, "SM": SM, "SN": SN, "PF": PF}
+    tile = {**gemm_tile_for(target).constants(), **{k: v for k, v in given.items() if v is not None}}
     if BK is None:
         BK = {"i8": 64, "f16": 32, "f32": 16}[elem]
     launcher = gemm_wg_kernel.on(target) if target else gemm_wg_kernel
-    launcher[((M + BM - 1) // BM, (N + BN - 1) // BN)](
-        a, b, c, K, BM=BM, BN=BN, BK=BK, SM=SM, SN=SN, PF=PF, ACC=xt.int32 if acc == "i32" else xt.float32)
+    launcher[((M + tile["BM"] - 1) // tile["BM"], (N + tile["BN"] - 1) // tile["BN"])](
+        a, b, c, K, BK=BK, ACC=xt.int32 if acc == "i32" else xt.float32, **tile)
     return c

@@ -13,8 +13,9 @@ Selection:
   optionally with an index (``"opencl:gpu:1"``), or just ``"gpu"`` / ``"cpu"``.
 * ``backend`` defaults to ``XETILE_BACKEND`` (``"dpctl"`` or ``"pyopencl"``); without it
   dpctl is the first choice and pyopencl the fallback.  Level Zero needs dpctl.
-* ``XETILE_TARGET`` (``"pvc"``/``"arc"``) overrides the compile target detected from a
-  GPU's name or PCI device id.
+* ``XETILE_TARGET`` (``"pvc"``, ``"bmg"``, ``"lnl"``, ``"ptl"``, ``"arc"``) overrides the
+  compile target detected from a GPU's PCI device id, architecture or name
+  (:func:`detect_target`; the tables are in ``xetile_dsl/targets/pci_ids.py``).
 
 dpctl and pyopencl are imported lazily, after :func:`setup_intel_cpu_icd`.
 """
@@ -25,6 +26,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..errors import DeviceError
+from ..targets import TARGETS
+from ..targets.pci_ids import ARCHITECTURE_PREFIXES, NAME_PATTERNS, PCI_DEVICE_IDS, PCI_ID_RANGES
 from .opencl_icd import setup_intel_cpu_icd
 
 BACKENDS = ("dpctl", "pyopencl")
@@ -36,16 +39,10 @@ DISCOVERY_ORDER = (("level_zero", "gpu"), ("opencl", "gpu"), ("opencl", "cpu"))
 
 # --- target detection -----------------------------------------------------------------
 
-#: PCI device ids (upper bits) -> target.  PVC: 0x0BDx; DG2 (Arc A, Flex): 0x56xx.
-_ID_PREFIXES = ((0x0BD0, 0xFFF0, "pvc"), (0x5600, 0xFF00, "arc"))
-_NAME_PATTERNS = (
-    (re.compile(r"data center gpu max|ponte vecchio|\bpvc\b", re.I), "pvc"),
-    (re.compile(r"\barc\(tm\) a\d|\barc a\d|\bdg2\b|\bflex\b|alchemist", re.I), "arc"),
-)
-#: Intel GPUs we do not target yet, and the target whose rules they are closest to.
+#: Intel GPUs that are none of the targets, and the target whose rules they are closest to.
 _CLOSEST = (
-    (re.compile(r"battlemage|\bb\d{3}\b|lunar|xe2|\barc\(tm\) 1\d\dv|\bbmg\b|\blnl\b", re.I), "pvc",
-     "Xe2 has 16-lane subgroups and 2D block messages like PVC"),
+    (re.compile(r"(?<![a-z])(xe3p?|nvl|wcl|cri)(?![a-z])|nova lake|wildcat lake|crescent island", re.I), "ptl",
+     "newer Xe3 GPUs keep 16-lane subgroups, DPAS and 2D block messages"),
     (re.compile(r".*", re.I), "arc",
      "Xe-LP/Xe-LPG integrated GPUs have 8-lane subgroups and no 2D block messages like ARC"),
 )
@@ -55,28 +52,46 @@ class UnsupportedTargetError(DeviceError):
     """An Intel GPU that is none of the known targets."""
 
 
-def detect_target(name: str, device_id: int | None = None) -> str:
-    """The compile target ("pvc"/"arc") of a GPU from its PCI id or name.
+def detect_target(name: str, device_id: int | None = None, architecture: str | None = None) -> str:
+    """The compile target (a key of ``xetile_dsl.targets.TARGETS``) of a GPU from what
+    the runtime reports: its PCI ``device_id`` first, then its ``architecture`` name
+    (SYCL's ``intel_gpu_bmg_g21``, an ocloc device name), then its ``name``.
 
     Raises :class:`UnsupportedTargetError` naming the closest target otherwise.
     """
     if not device_id:
         bracketed = re.search(r"\[0x([0-9a-fA-F]{4})\]", name)   # "Intel(R) Graphics [0x0bd5]"
         device_id = int(bracketed.group(1), 16) if bracketed else None
-    if device_id:
-        for prefix, mask, target in _ID_PREFIXES:
-            if device_id & mask == prefix:
-                return target
-    for pattern, target in _NAME_PATTERNS:
-        if pattern.search(name):
-            return target
+    found = (_target_of_id(device_id) if device_id else None) or _target_of_architecture(architecture)
+    found = found or next((target for pattern, target in NAME_PATTERNS if pattern.search(name)), None)
+    if found:
+        return found
     for pattern, target, why in _CLOSEST:
-        if pattern.search(name):
+        if pattern.search(f"{name} {architecture or ''}"):
             ident = f" (device id 0x{device_id:04x})" if device_id else ""
             raise UnsupportedTargetError(
-                f"GPU {name!r}{ident} is not a supported target (pvc, arc); the closest is "
+                f"GPU {name!r}{ident} is not a supported target ({', '.join(TARGETS)}); the closest is "
                 f"{target!r} ({why}). Set XETILE_TARGET={target} to try it.")
     raise AssertionError("unreachable")
+
+
+def _target_of_id(device_id: int) -> str | None:
+    """The target of a PCI device id: listed, else inside a family's id range."""
+    listed = next((target for target, ids in PCI_DEVICE_IDS.items() if device_id in ids), None)
+    return listed or next((target for mask, value, target in PCI_ID_RANGES if device_id & mask == value), None)
+
+
+def _target_of_architecture(architecture: str | None) -> str | None:
+    arch = (architecture or "").strip().lower()
+    return next((target for prefix, target in ARCHITECTURE_PREFIXES if arch.startswith(prefix)), None) if arch else None
+
+
+def target_override() -> str | None:
+    """``XETILE_TARGET``, checked: a GPU target's name, or None when unset."""
+    override = os.environ.get("XETILE_TARGET") or None
+    if override is not None and override not in TARGETS:
+        raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(TARGETS)}")
+    return override
 
 
 # --- the Device object ----------------------------------------------------------------
@@ -102,7 +117,7 @@ class Device:
 
     @property
     def target_name(self) -> str:
-        """"pvc"/"arc" for a GPU, "cpu" for the CPU; raises for an unknown GPU."""
+        """The GPU target ("pvc", "bmg", ...) of a GPU, "cpu" for the CPU; raises for an unknown GPU."""
         if self._target is None:
             raise UnsupportedTargetError(self.target_error or f"no target for {self.name!r}")
         return self._target
@@ -113,19 +128,16 @@ class Device:
         return f"{self.selector:<18} {self.backend:<9} {self.name}  [target: {target}]"
 
 
-def _make_device(name, backend, platform, kind, index, native, device_id=None) -> Device:
+def _make_device(name, backend, platform, kind, index, native, device_id=None, architecture=None) -> Device:
     dev = Device(name=name, backend=backend, platform=platform, kind=kind, index=index,
                  native=native, device_id=device_id)
-    override = os.environ.get("XETILE_TARGET")
     if kind == "cpu":
         dev._target = "cpu"
-    elif override:
-        dev._target = override
-    else:
-        try:
-            dev._target = detect_target(name, device_id)
-        except UnsupportedTargetError as exc:
-            dev.target_error = str(exc)
+        return dev
+    try:
+        dev._target = target_override() or detect_target(name, device_id, architecture)
+    except DeviceError as exc:
+        dev.target_error = str(exc)
     return dev
 
 

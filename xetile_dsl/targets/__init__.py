@@ -1,4 +1,4 @@
 """Target descriptions (see :mod:`xetile_dsl.targets.target`)."""
-from .target import ARC, PVC, TARGETS, Block2DShape, DpasConfig, Target, get_target
+from .target import ARC, BMG, LNL, PTL, PVC, TARGETS, Block2DShape, DpasConfig, GemmTile, Target, get_target
 
-__all__ = ["ARC", "PVC", "TARGETS", "Block2DShape", "DpasConfig", "Target", "get_target"]
+__all__ = ["ARC", "BMG", "LNL", "PTL", "PVC", "TARGETS", "Block2DShape", "DpasConfig", "GemmTile", "Target", "get_target"]

@@ -43,6 +43,24 @@ class Block2DShape:
 
 
 @dataclass(frozen=True)
+class GemmTile:
+    """One workgroup tile of the ready-made workgroup GEMM (``kernels/gemm_wg.py``): a
+    ``bm x bn`` tile of C per workgroup over ``sm x sn`` subgroups, A and B prefetched
+    ``pf`` K steps ahead.  Chosen per target (register file, subgroups per core, XMX
+    rate) from the ISA each builds to (README, "GEMMs per target")."""
+
+    bm: int
+    bn: int
+    sm: int
+    sn: int
+    pf: int = 3
+
+    def constants(self) -> dict:
+        """The gemm_wg_kernel constexprs this tile sets."""
+        return {"BM": self.bm, "BN": self.bn, "SM": self.sm, "SN": self.sn, "PF": self.pf}
+
+
+@dataclass(frozen=True)
 class Block2DLimits:
     """Restrictions that apply to every 2D block message (surface side)."""
 
@@ -67,6 +85,7 @@ class Target:
     block2d_write: tuple[Block2DShape, ...] = ()
     block2d_prefetch: tuple[Block2DShape, ...] = ()
     block2d_limits: Block2DLimits = field(default_factory=Block2DLimits)
+    iga_platform: str = ""  # IGA's name of the ISA (iga64 -p), for disassembling without ocloc
     slm_bytes: int = 64 * 1024
     grf_count: int = 128
     grf_bytes: int = 64  # bytes per general register
@@ -100,6 +119,9 @@ class Target:
     #: input type, and the instructions one hardware thread issues per clock
     dpas_macs_per_clock: tuple[tuple[str, int], ...] = ()
     thread_issue_per_clock: int = 1
+    #: workgroup GEMM tiles, the recommended one first (kernels.gemm_wg's default and
+    #: autotuning list); the default is the generic 64x64 tile of 4 x 2 subgroups
+    gemm_tiles: tuple[GemmTile, ...] = (GemmTile(64, 64, 4, 2, 2),)
 
     # --- questions passes ask ------------------------------------------------
     def max_subgroup_tile_bytes(self) -> int:
@@ -229,42 +251,55 @@ def _arc_dpas(n: int) -> tuple[DpasConfig, ...]:
     )
 
 
+#: 2D block messages of the LSC (Xe-HPC and Xe2): the same shapes on pvc, bmg, lnl and ptl
+#: (checked with ocloc: docs/design.md, "Xe2 targets")
+_BLOCK2D_READ = (
+    Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (8, 16, 32), 16, 4),
+    Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
+    Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
+)
+_BLOCK2D_READ_TRANSFORM = (
+    Block2DShape(8, (32,), 16, 1), Block2DShape(8, (32,), 16, 2), Block2DShape(8, (32,), 16, 4),
+    Block2DShape(16, (16, 32), 16, 1), Block2DShape(16, (16, 32), 16, 2),
+)
+_BLOCK2D_READ_TRANSPOSE = (Block2DShape(32, (16, 32), 8, 1),)
+_BLOCK2D_WRITE = (
+    Block2DShape(8, _R_STORE, 16, 1), Block2DShape(8, _R_STORE, 32, 1),
+    Block2DShape(16, _R_STORE, 16, 1), Block2DShape(32, _R_STORE, 16, 1),
+)
+_BLOCK2D_PREFETCH = (
+    Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (32,), 16, 1),
+    Block2DShape(8, (32,), 16, 2), Block2DShape(8, (8, 16, 32), 16, 4),
+    Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
+    Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
+)
+
 PVC = Target(
     name="pvc",
     ocloc_device="pvc",
+    iga_platform="xehpc",
     subgroup_size=16,
     dpas=_pvc_dpas(16),
     has_2d_block_io=True,
-    block2d_read=(
-        Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (8, 16, 32), 16, 4),
-        Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
-        Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
-    ),
-    block2d_read_transform=(
-        Block2DShape(8, (32,), 16, 1), Block2DShape(8, (32,), 16, 2), Block2DShape(8, (32,), 16, 4),
-        Block2DShape(16, (16, 32), 16, 1), Block2DShape(16, (16, 32), 16, 2),
-    ),
-    block2d_read_transpose=(Block2DShape(32, (16, 32), 8, 1),),
-    block2d_write=(
-        Block2DShape(8, _R_STORE, 16, 1), Block2DShape(8, _R_STORE, 32, 1),
-        Block2DShape(16, _R_STORE, 16, 1), Block2DShape(32, _R_STORE, 16, 1),
-    ),
-    block2d_prefetch=(
-        Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (32,), 16, 1),
-        Block2DShape(8, (32,), 16, 2), Block2DShape(8, (8, 16, 32), 16, 4),
-        Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
-        Block2DShape(32, _R_ALL, 8, 1), Block2DShape(32, _R_ALL, 8, 2), Block2DShape(32, _R_ALL, 16, 1),
-    ),
+    block2d_read=_BLOCK2D_READ,
+    block2d_read_transform=_BLOCK2D_READ_TRANSFORM,
+    block2d_read_transpose=_BLOCK2D_READ_TRANSPOSE,
+    block2d_write=_BLOCK2D_WRITE,
+    block2d_prefetch=_BLOCK2D_PREFETCH,
     slm_bytes=128 * 1024,
     named_barriers=32,
     cache_hints=True,
     # Xe-HPC core: 8 EUs, 4096 f16/bf16, 8192 int8, 2048 tf32 XMX ops per clock
     dpas_macs_per_clock=(("f16", 256), ("bf16", 256), ("i8", 512), ("u8", 512), ("tf32", 128)),
+    # RFC 2.1's 256x256 first: its 32 subgroups of 32x64 fill a Xe-HPC core (8 EUs x 4
+    # threads in the 256-GRF mode)
+    gemm_tiles=(GemmTile(256, 256, 8, 4), GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2)),
 )
 
 ARC = Target(
     name="arc",
     ocloc_device="dg2-g10",
+    iga_platform="xehpg",
     subgroup_size=8,
     dpas=_arc_dpas(8),
     grf_bytes=32,
@@ -280,11 +315,54 @@ ARC = Target(
     build_options="-ze-opt-large-register-file",
 )
 
-TARGETS = {"pvc": PVC, "arc": ARC}
+
+
+#: Battlemage: 20 Xe2 cores of 8 vector engines, 4 threads each in the 256-GRF mode:
+#: a 256x256 workgroup (32 subgroups) fills one core
+_BMG_TILES = (GemmTile(256, 256, 8, 4), GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2))
+#: Lunar/Panther Lake: 4-8 Xe cores; a 128x256 workgroup (16 subgroups) keeps two per core
+#: and twice the workgroups for a given problem
+_LNL_TILES = (GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2), GemmTile(256, 256, 8, 4))
+
+
+def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTile, ...], iga: str = "xe2") -> Target:
+    """An Xe2/Xe3 GPU (Battlemage, Lunar Lake, Panther Lake): PVC's 16-lane DPAS and 2D
+    block messages at half PVC's XMX rate per vector engine.  Every fact was checked on
+    ocloc 26.27's output for ``ocloc_device`` (docs/design.md, "Xe2 targets")."""
+    return Target(
+        name=name,
+        ocloc_device=ocloc_device,
+        iga_platform=iga,   # Debian 12's iga64 stops at Xe-HPC: these disassemble with ocloc
+        subgroup_size=16,
+        dpas=_pvc_dpas(16),
+        has_2d_block_io=True,
+        block2d_read=_BLOCK2D_READ,
+        block2d_read_transform=_BLOCK2D_READ_TRANSFORM,
+        block2d_read_transpose=_BLOCK2D_READ_TRANSPOSE,
+        block2d_write=_BLOCK2D_WRITE,
+        block2d_prefetch=_BLOCK2D_PREFETCH,
+        slm_bytes=slm_bytes,
+        named_barriers=32,
+        cache_hints=True,
+        # Xe2 core: 8 vector engines, 2048 f16/bf16 and 4096 int8 XMX ops per clock
+        # (B580: 116 f16 TFLOPS / 233 int8 TOPS at 2.85 GHz on 20 cores)
+        dpas_macs_per_clock=(("f16", 128), ("bf16", 128), ("i8", 256), ("u8", 256), ("tf32", 64)),
+        gemm_tiles=gemm_tiles,
+    )
+
+
+#: Arc B-series (Battlemage, Xe2-HPG)
+BMG = _xe2("bmg", "bmg", 128 * 1024, _BMG_TILES)
+#: Core Ultra 200V (Lunar Lake, Xe2-LPG)
+LNL = _xe2("lnl", "lnl-m", 128 * 1024, _LNL_TILES)
+#: Core Ultra 300 (Panther Lake, Xe3-LPG)
+PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES, iga="xe3")
+
+TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
 
 
 def get_target(name: str) -> Target:
-    """Look a GPU target up by name ("pvc" or "arc")."""
+    """Look a GPU target up by name (a key of :data:`TARGETS`)."""
     try:
         return TARGETS[name]
     except KeyError:

@@ -20,9 +20,10 @@ import xetile_dsl.language as xt
 from xetile_dsl.compiler import compile as compile_kernel
 from xetile_dsl.errors import XeTileError
 from xetile_dsl.jit import JITFunction
+from xetile_dsl.targets import TARGETS
 
 #: compile targets whose machine code ocloc builds
-GPU_TARGETS = ("pvc", "arc")
+GPU_TARGETS = tuple(TARGETS)
 
 
 class ExplainError(XeTileError):

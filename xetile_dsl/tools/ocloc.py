@@ -24,6 +24,7 @@ from pathlib import Path
 from ._common import ToolError, ToolNotFound, output_text, repo_root, run
 from .isa import hot_loop, loops  # noqa: F401 -- loop finding lives with the listing parser
 from .zebin import PATCH_SYMBOL, Zebin
+from ..targets import TARGETS
 
 __all__ = [
     "OclocError", "ToolError", "ToolNotFound", "Zebin", "PATCH_SYMBOL", "MIN_OCLOC_VERSION",
@@ -42,8 +43,9 @@ LOAD_BLOCK2D = r"\bload_block2d\b"
 STORE_BLOCK2D = r"\bstore_block2d\b"
 CALLA = r"\bcalla\b"
 
-#: ocloc device -> IGA platform, for disassembling with Debian's iga64.
-_IGA_PLATFORMS = {"pvc": "xehpc", "dg2": "xehpg", "acm": "xehpg"}
+#: ocloc device family -> IGA platform, for disassembling with Debian's iga64.
+_IGA_PLATFORMS = {t.ocloc_device.split("-")[0]: t.iga_platform for t in TARGETS.values() if t.iga_platform}
+_IGA_PLATFORMS["acm"] = "xehpg"
 
 
 class OclocError(ToolError):

@@ -107,7 +107,7 @@ def run_opt(text: str, name: str, passes: str = "", target: str | None = None,
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", help="MLIR file to read ('-' for stdin)")
     parser.add_argument("-p", "--passes", default="", help="comma-separated pass pipeline (xDSL syntax)")
-    parser.add_argument("--target", default=None, help="also check legality for a target (pvc, arc)")
+    parser.add_argument("--target", default=None, help="also check legality for a target (pvc, bmg, lnl, ptl, arc)")
     parser.add_argument("--generic", action="store_true", help="print the generic op form")
     parser.add_argument("--debug", action="store_true", help="show Python tracebacks of failing passes")
     parser.add_argument("-o", "--output", default=None, help="write the result here instead of stdout")
