@@ -33,7 +33,7 @@ from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
-from .runtime.cache import KernelCache, default_directory, key_for
+from .runtime.cache import key_for, shared_cache
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
 
@@ -408,16 +408,8 @@ def _array_spec(name: str, dtype, ndim: int) -> ArgSpec:
 
 #: first part of every cache key; changes when what the key covers changes
 _KEY_FORMAT = "xetile_dsl cache key 2"
-_CACHE = None
-
-
-def _disk_cache():
-    """The process's kernel cache, for the current XETILE_CACHE_DIR (a test or program that
-    points the variable elsewhere gets a cache there)."""
-    global _CACHE
-    if _CACHE is None or _CACHE.directory != default_directory():
-        _CACHE = KernelCache()
-    return _CACHE
+#: the process's kernel cache (runtime/cache.py), shared with the launcher's built programs
+_disk_cache = shared_cache
 
 
 def jit(fn=None):

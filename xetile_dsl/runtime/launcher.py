@@ -30,9 +30,12 @@ import numpy as np
 from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarParam
 from .arrays import DeviceArray, describe, queue_label, same_queue
 from .devices import Device, get_device
+from . import program_cache
 from .opencl_icd import setup_intel_cpu_icd
+from .opencl_programs import NativeBuildError, native_builder
 
 BASE_ALIGN_BYTES = 64
+_UNSET = object()
 
 
 from ..errors import BuildError, LaunchError  # noqa: E402 - one error taxonomy for the package
@@ -80,16 +83,44 @@ class _DpctlBackend:
         self._order, self._fresh_state = _order_manager(self.queue)
         self.ordered = self._order is not None
         self.context = self.queue.sycl_context
+        self._native = _UNSET      # the NativeBuilder (or None), made at the first build
 
-    def build(self, spirv: bytes, name: str, options: str):
-        import dpctl.program
+    def identity(self) -> dict | None:
+        """What a built program binary is valid for (None: binaries are not kept; only
+        OpenCL devices, whose programs this backend builds itself, see opencl_programs.py)."""
+        if self._native is _UNSET:
+            self._native = native_builder(self.queue)
+        if self._native is None:
+            return None
+        device = self.queue.sycl_device
+        return {"api": "dpctl-opencl", "device": device.name, "driver": device.driver_version,
+                "platform": device.sycl_platform.name, "platform_version": device.sycl_platform.version}
 
+    def build(self, spirv: bytes, name: str, options: str) -> tuple[object, bytes | None]:
+        """(kernel, program binary or None) built from SPIR-V."""
+        program, binary = None, None
+        if self.identity() is not None:
+            try:
+                program, binary = self._native.from_spirv(spirv, options)
+            except NativeBuildError:
+                program = None                # dpctl builds it below and reports the error
+        if program is None:
+            import dpctl.program
+
+            try:
+                program = dpctl.program.create_program_from_spirv(self.queue, spirv, options)
+            except Exception as exc:  # noqa: BLE001 - surface the runtime's error
+                raise BuildError(f"dpctl could not build the SPIR-V program: {exc}") from exc
+        return _named_kernel(program, name), binary
+
+    def load(self, binary: bytes, name: str, options: str):
+        """The kernel from a program binary built here before; RefusedBinary if it cannot be."""
         try:
-            program = dpctl.program.create_program_from_spirv(self.queue, spirv, options)
-        except Exception as exc:  # noqa: BLE001 - surface the runtime's error
-            raise BuildError(f"dpctl could not build the SPIR-V program: {exc}") from exc
+            program = self._native.from_binary(binary, options)
+        except NativeBuildError as exc:
+            raise RefusedBinary(str(exc)) from None
         if not program.has_sycl_kernel(name):
-            raise BuildError(f"SPIR-V program has no kernel named {name!r}")
+            raise RefusedBinary(f"no kernel named {name!r} in the program")
         return program.get_sycl_kernel(name)
 
     def alloc(self, nbytes: int):
@@ -206,7 +237,17 @@ class _PyOpenCLBackend:
         # must not interleave with another thread's launch of the same kernel
         self._submit_lock = threading.Lock()
 
-    def build(self, spirv: bytes, name: str, options: str):
+    def identity(self) -> dict | None:
+        """What a built program binary is valid for (None with several devices in the context)."""
+        devices = self.context.devices
+        if len(devices) != 1:
+            return None
+        device = devices[0]
+        return {"api": "pyopencl", "device": device.name, "driver": device.driver_version,
+                "platform": device.platform.name, "platform_version": device.platform.version}
+
+    def build(self, spirv: bytes, name: str, options: str) -> tuple[object, bytes | None]:
+        """(kernel, program binary or None) built from SPIR-V."""
         cl = self._cl
         try:
             with warnings.catch_warnings():
@@ -215,7 +256,19 @@ class _PyOpenCLBackend:
             kernel = cl.Kernel(program, name)
         except cl.Error as exc:
             raise BuildError(f"pyopencl could not build the SPIR-V program (kernel {name!r}): {exc}") from exc
-        return kernel
+        binaries = program.get_info(cl.program_info.BINARIES)
+        return kernel, (bytes(binaries[0]) if len(binaries) == 1 and binaries[0] else None)
+
+    def load(self, binary: bytes, name: str, options: str):
+        """The kernel from a program binary built here before; RefusedBinary if it cannot be."""
+        cl = self._cl
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                program = cl.Program(self.context, self.context.devices, [binary]).build(options=options)
+            return cl.Kernel(program, name)
+        except cl.Error as exc:
+            raise RefusedBinary(str(exc)) from None
 
     def alloc(self, nbytes: int):
         return self._cl.Buffer(self.context, self._cl.mem_flags.READ_WRITE, max(nbytes, BASE_ALIGN_BYTES))
@@ -254,6 +307,37 @@ class _PyOpenCLBackend:
 
 
 _BACKENDS = {"dpctl": _DpctlBackend, "pyopencl": _PyOpenCLBackend}
+
+
+class RefusedBinary(Exception):
+    """The runtime would not load a stored program binary (the program is rebuilt)."""
+
+
+def _named_kernel(program, name: str):
+    """Kernel ``name`` of a dpctl program (BuildError if it has none)."""
+    if not program.has_sycl_kernel(name):
+        raise BuildError(f"SPIR-V program has no kernel named {name!r}")
+    return program.get_sycl_kernel(name)
+
+
+def build_program(backend, spirv: bytes, name: str, options: str):
+    """Kernel ``name`` of ``spirv`` built by ``backend``: from the program binary this device
+    and driver built before (runtime/program_cache.py) when there is one the runtime
+    accepts, else from SPIR-V, keeping the binary for the next process."""
+    identity = backend.identity() if program_cache.enabled() else None
+    if identity is None:
+        return backend.build(spirv, name, options)[0]
+    pk = program_cache.program_key(identity, spirv, options)
+    binary = program_cache.load(pk)
+    if binary is not None:
+        try:
+            return backend.load(binary, name, options)
+        except RefusedBinary as exc:
+            program_cache.reject(pk, str(exc))
+    kernel, binary = backend.build(spirv, name, options)
+    if binary:
+        program_cache.store(pk, binary, name)
+    return kernel
 
 
 # --- per-parameter handlers (built once per kernel) ------------------------------------
@@ -779,7 +863,7 @@ class Launcher:
         options = " ".join(o for o in (abi.extra.get("build_options", ""), self.build_options) if o)
         if self.device.kind == "cpu":
             options = self.build_options  # the CPU runtime rejects GPU-only IGC options
-        native = self.backend.build(bytes(spirv), abi.kernel_name, options)
+        native = build_program(self.backend, bytes(spirv), abi.kernel_name, options)
         kernel = LoadedKernel(self.backend, native, abi)
         _check_arg_count(native, kernel)
         return kernel
