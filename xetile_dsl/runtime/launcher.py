@@ -331,10 +331,13 @@ def build_program(backend, spirv: bytes, name: str, options: str):
     binary = program_cache.load(pk)
     if binary is not None:
         try:
-            return backend.load(binary, name, options)
+            kernel = backend.load(binary, name, options)
+            program_cache.stats["loaded"] += 1
+            return kernel
         except RefusedBinary as exc:
             program_cache.reject(pk, str(exc))
     kernel, binary = backend.build(spirv, name, options)
+    program_cache.stats["built"] += 1
     if binary:
         program_cache.store(pk, binary, name)
     return kernel

@@ -26,6 +26,9 @@ RECORD_FILE = "program.json"
 #: first part of every program key; changes when what the key covers changes
 KEY_FORMAT = "xetile_dsl program binary 1"
 
+#: programs loaded from a stored binary, built from SPIR-V, and stored binaries refused
+stats = {"loaded": 0, "built": 0, "refused": 0}
+
 
 @dataclass(frozen=True)
 class ProgramKey:
@@ -62,6 +65,7 @@ def store(pk: ProgramKey, binary: bytes, kernel_name: str) -> None:
 
 def reject(pk: ProgramKey, why: str) -> None:
     """The runtime refused the stored binary: delete the entry (with a warning)."""
+    stats["refused"] += 1
     shared_cache().discard(pk.key, f"the runtime refused the program binary ({why})")
 
 
