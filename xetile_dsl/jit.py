@@ -25,9 +25,10 @@ import threading
 
 import numpy as np
 
-from .compiler import CompiledKernel, cached_kernel_problem, compile_kernel, compiler_version, resolve_target
+from . import interpreter
+from ._lazy import LazyModule
 from .errors import LaunchError
-from .frontend.ast_to_xetile import ArgSpec
+from .frontend.argspec import ArgSpec
 from .frontend.dependencies import Dependencies, collect, encode_constants
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
@@ -36,6 +37,9 @@ from .runtime.arrays import describe, is_device_array_type
 from .runtime.cache import key_for, shared_cache
 from .runtime.devices import get_device
 from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
+
+# the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
+compiler = LazyModule("xetile_dsl.compiler")
 
 #: numpy dtype name -> element type, for every element type the ABI knows
 _NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
@@ -53,7 +57,7 @@ class JITFunction:
                                  if p.annotation is constexpr or p.annotation == "constexpr"
                                  or (isinstance(p.annotation, str) and p.annotation.endswith("constexpr"))}
         self._deps: Dependencies | None = None
-        self._memory: dict[tuple, tuple[CompiledKernel, object]] = {}
+        self._memory: dict[tuple, tuple["compiler.CompiledKernel", object]] = {}
         params = list(self.signature.parameters.values())
         self._nparams = len(params)
         self._index = {p.name: i for i, p in enumerate(params)}
@@ -120,7 +124,7 @@ class JITFunction:
         consts = encode_constants(self.__name__, constants)
         opts = json.dumps(options or {}, sort_keys=True)
         return key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
-                       compiler_version())
+                       compiler.compiler_version())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
@@ -129,24 +133,27 @@ class JITFunction:
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
             return hit
-        compiled = self.load_or_compile(specs, constants, target, key)
+        compiled = self.load_or_compile(specs, constants, target, key, launcher)
         loaded = launcher.build(compiled.spirv, compiled.abi)
         self._memory[(key, id(launcher))] = (compiled, loaded)
         return compiled, loaded
 
-    def load_or_compile(self, specs: dict, constants: dict, target: str, key: str | None = None) -> CompiledKernel:
+    def load_or_compile(self, specs: dict, constants: dict, target: str, key: str | None = None,
+                        launcher=None) -> "compiler.CompiledKernel":
         """The compiled kernel from the cache (memory or disk), else compiled and stored.
 
         An entry read from disk is used only if spirv-val accepts its SPIR-V (else it is
-        rebuilt, with a warning); a kernel from the cache repeats its compile warnings."""
+        rebuilt, with a warning) -- unless ``launcher`` holds the program built from that
+        very SPIR-V, which then never reaches the runtime; a kernel from the cache repeats
+        its compile warnings."""
         key = key or self.cache_key(specs, constants, target)
         cache = _disk_cache()
-        files = cache.get(key, check=cached_kernel_problem)
+        files = cache.get(key, check=lambda entry: _entry_problem(entry, launcher))
         if files is not None:      # checked when read from disk; put by this process otherwise
-            compiled = CompiledKernel.from_files(files)
+            compiled = compiler.CompiledKernel.from_files(files)
             compiled.replay_diagnostics()
             return compiled
-        compiled = compile_kernel(self.fn, specs, constants, target)
+        compiled = compiler.compile_kernel(self.fn, specs, constants, target)
         cache.stats.compiles += 1
         cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
         return compiled
@@ -230,9 +237,22 @@ class JITFunction:
         specs = {names[i]: _arg_spec(names[i], values[i]) for i in self._runtime_pos}
         constants = {names[i]: _unwrap(values[i]) for i in self._const_pos}
         target = target or default_target(launcher.device)
-        resolve_target(target)
+        compiler.resolve_target(target)
         _, loaded = self.get_kernel(specs, constants, target, launcher.device, launcher)
         return loaded, constants
+
+
+def _entry_problem(files: dict, launcher) -> str | None:
+    """Why a kernel cache entry read from disk cannot be used (compiler.cached_kernel_problem),
+    or None; an entry whose program ``launcher`` already holds needs no SPIR-V validation."""
+    if launcher is not None:
+        try:
+            kernel = compiler.CompiledKernel.from_files(files)
+        except (KeyError, ValueError, TypeError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        if launcher.has_program(kernel.spirv, kernel.abi):
+            return None
+    return compiler.cached_kernel_problem(files)
 
 
 class _Target:
@@ -253,12 +273,10 @@ class _Launch:
         With ``target="interpret"`` (or XETILE_INTERPRET=1 and no explicit target) the
         kernel's XeTile IR runs in the numpy interpreter instead; ``"interpret-subgroups"``
         runs each subgroup of a workgroup-level kernel (docs/interpreter.md)."""
-        from .interpreter import interpret_requested, launch_jit
-
         if self.target == "interpret-subgroups":
-            return launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
-        if self.target == "interpret" or (self.target is None and interpret_requested()):
-            return launch_jit(self.jit, self.grid, args, kwargs)
+            return interpreter.launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
+        if self.target == "interpret" or (self.target is None and interpreter.interpret_requested()):
+            return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
         return self.jit.run(self.grid, self.target, args, kwargs)
 
 

@@ -15,7 +15,7 @@ import pytest
 from spirv_kernels import AXPY2D, build_spirv
 from xetile_dsl.runtime import program_cache
 from xetile_dsl.runtime.abi import ArrayParam, KernelABI, ScalarParam
-from xetile_dsl.runtime.cache import CacheWarning, shared_cache
+from xetile_dsl.runtime.cache import CacheWarning
 from xetile_dsl.runtime.devices import get_device
 from xetile_dsl.runtime.launcher import Launcher
 
@@ -61,7 +61,7 @@ def test_built_program_is_stored_and_loaded_from_disk(launcher, tmp_path):
     record = json.loads((entry / program_cache.RECORD_FILE).read_text())
     assert record["spirv_sha256"] == hashlib.sha256(spirv).hexdigest()
     assert record["device"]["driver"]               # keyed per driver version
-    shared_cache().memory.clear()                   # as a new process would: from disk
+    program_cache._cache().memory.clear()                   # as a new process would: from disk
     before = _counts()
     _check_axpy(launcher.build(spirv, AXPY_ABI))
     assert _delta(before) == {"loaded": 1, "built": 0, "refused": 0}
@@ -84,7 +84,7 @@ def test_bad_binary_is_rebuilt_with_a_warning(launcher, tmp_path, damage):
     bad = {"truncated": good[: len(good) // 2], "garbage": bytes(range(256)) * 64,
            "checksum": good[:-1] + bytes([good[-1] ^ 1])}[damage]
     _rewrite_binary(entry, bad, fix_checksum=damage != "checksum")
-    shared_cache().memory.clear()
+    program_cache._cache().memory.clear()
     before = _counts()
     with pytest.warns(CacheWarning, match="rebuilt"):
         kernel = launcher.build(spirv, AXPY_ABI)
@@ -92,7 +92,7 @@ def test_bad_binary_is_rebuilt_with_a_warning(launcher, tmp_path, damage):
     assert _delta(before)["built"] == 1 and _delta(before)["loaded"] == 0
     (entry,) = _program_entries(tmp_path)           # replaced by the rebuilt program
     assert (entry / program_cache.BINARY_FILE).read_bytes() != bad
-    shared_cache().memory.clear()
+    program_cache._cache().memory.clear()
     before = _counts()
     _check_axpy(launcher.build(spirv, AXPY_ABI))
     assert _delta(before) == {"loaded": 1, "built": 0, "refused": 0}
@@ -110,7 +110,7 @@ def test_record_of_another_program_is_not_loaded(launcher, tmp_path):
     manifest = json.loads((entry / "manifest.json").read_text())
     manifest["files"][program_cache.RECORD_FILE] = hashlib.sha256(data).hexdigest()
     (entry / "manifest.json").write_text(json.dumps(manifest))
-    shared_cache().memory.clear()
+    program_cache._cache().memory.clear()
     before = _counts()
     with pytest.warns(CacheWarning, match="another program"):
         _check_axpy(launcher.build(spirv, AXPY_ABI))

@@ -852,6 +852,22 @@ class Launcher:
         self.backend = _BACKENDS[self.device.backend](self.device, queue)
         self.build_options = build_options
 
+    def options_for(self, abi: KernelABI) -> str:
+        """The program build options of a kernel: its own IGC options (e.g. the 256-GRF mode
+        its tiles need) first, then the launcher's; on the CPU runtime only the launcher's
+        (it rejects GPU-only IGC options)."""
+        if self.device.kind == "cpu":
+            return self.build_options
+        return " ".join(o for o in (abi.extra.get("build_options", ""), self.build_options) if o)
+
+    def has_program(self, spirv: bytes, abi: KernelABI) -> bool:
+        """True when a built program for ``spirv`` is stored for this device (then the
+        SPIR-V itself never reaches the runtime: :meth:`build` loads the binary)."""
+        identity = self.backend.identity() if program_cache.enabled() else None
+        if identity is None:
+            return False
+        return program_cache.load(program_cache.program_key(identity, bytes(spirv), self.options_for(abi))) is not None
+
     def build(self, spirv: bytes, abi: KernelABI) -> LoadedKernel:
         """Build ``spirv`` and bind kernel ``abi.kernel_name``; checks the parameter count."""
         if not isinstance(spirv, (bytes, bytearray)) or spirv[:4] not in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
@@ -862,11 +878,7 @@ class Launcher:
         if isinstance(limit, int) and abi.workgroup_size > limit:
             raise BuildError(f"kernel {abi.kernel_name!r} needs {abi.workgroup_size} work items per workgroup; "
                              f"{self.device.name} allows at most {limit}")
-        # the kernel's own IGC options (e.g. the 256-GRF mode its tiles need) come first
-        options = " ".join(o for o in (abi.extra.get("build_options", ""), self.build_options) if o)
-        if self.device.kind == "cpu":
-            options = self.build_options  # the CPU runtime rejects GPU-only IGC options
-        native = build_program(self.backend, bytes(spirv), abi.kernel_name, options)
+        native = build_program(self.backend, bytes(spirv), abi.kernel_name, self.options_for(abi))
         kernel = LoadedKernel(self.backend, native, abi)
         _check_arg_count(native, kernel)
         return kernel

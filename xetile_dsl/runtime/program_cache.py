@@ -19,7 +19,7 @@ import json
 import os
 from dataclasses import dataclass
 
-from .cache import key_for, shared_cache
+from .cache import KernelCache, default_directory, key_for
 
 BINARY_FILE = "program.bin"
 RECORD_FILE = "program.json"
@@ -46,6 +46,17 @@ def program_key(device: dict, spirv: bytes, options: str) -> ProgramKey:
     return ProgramKey(key_for(json.dumps(record, sort_keys=True)), record)
 
 
+_CACHE: KernelCache | None = None
+
+
+def _cache() -> KernelCache:
+    """The kernel cache's directory, with counters of its own (runtime/cache.py)."""
+    global _CACHE
+    if _CACHE is None or _CACHE.directory != default_directory():
+        _CACHE = KernelCache()
+    return _CACHE
+
+
 def enabled() -> bool:
     """False when ``XETILE_PROGRAM_CACHE=0``."""
     return os.environ.get("XETILE_PROGRAM_CACHE", "1") != "0"
@@ -53,20 +64,20 @@ def enabled() -> bool:
 
 def load(pk: ProgramKey) -> bytes | None:
     """The stored binary of ``pk``, or None (no entry, or one whose record differs)."""
-    files = shared_cache().get(pk.key, check=lambda f: _record_problem(f, pk))
+    files = _cache().get(pk.key, check=lambda f: _record_problem(f, pk))
     return None if files is None else files[BINARY_FILE]
 
 
 def store(pk: ProgramKey, binary: bytes, kernel_name: str) -> None:
     """Keep ``binary`` (memory always, disk when the cache can write)."""
-    shared_cache().put(pk.key, {BINARY_FILE: binary, RECORD_FILE: json.dumps(pk.record, sort_keys=True).encode()},
+    _cache().put(pk.key, {BINARY_FILE: binary, RECORD_FILE: json.dumps(pk.record, sort_keys=True).encode()},
                        meta={"name": kernel_name, "target": "program binary"})
 
 
 def reject(pk: ProgramKey, why: str) -> None:
     """The runtime refused the stored binary: delete the entry (with a warning)."""
     stats["refused"] += 1
-    shared_cache().discard(pk.key, f"the runtime refused the program binary ({why})")
+    _cache().discard(pk.key, f"the runtime refused the program binary ({why})")
 
 
 def _record_problem(files: dict[str, bytes], pk: ProgramKey) -> str | None:
