@@ -147,12 +147,14 @@ class _Emitter:
         raise SpirvEmitError(payload.decode(errors="replace"))
 
     def close(self) -> None:
-        if self.proc.poll() is None:
-            try:
-                self.proc.stdin.close()
-                self.proc.wait(timeout=5)
-            except (OSError, subprocess.TimeoutExpired):
-                self.proc.kill()
+        """End the emitter process (its loop ends when its input closes)."""
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
 
 
 def serve() -> None:
