@@ -36,7 +36,7 @@ from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
 from .runtime.cache import key_for, shared_cache
 from .runtime.devices import get_device
-from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
+from .runtime.launcher import arg_tokens, forgetter, get_launcher, launcher_for_queue, same_args
 
 # the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
 compiler = LazyModule("xetile_dsl.compiler")
@@ -168,12 +168,12 @@ class JITFunction:
         depend on has changed)."""
         last = self._last_call          # one read: another thread may replace it meanwhile
         if last is not None and _same_call(last, grid, target, args, kwargs) and self._deps.unchanged():
-            return last[4].launch_async(last[5])
+            return last[4].launch_async(last[5], args)
         self._last_call = None
         loaded, grid3, runtime = self.resolve(grid, target, args, kwargs)
         event, prepared = loaded.launch_remembered(grid3, runtime)
         if event is not None and prepared is not None and not callable(grid):
-            tokens, kw = arg_tokens(args), _kwarg_tokens(kwargs)
+            tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2)), _kwarg_tokens(kwargs)
             if tokens is not None and kw is not None:
                 self._last_call = (grid, target, tokens, kw, loaded, prepared)
         return event

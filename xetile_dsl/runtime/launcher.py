@@ -23,7 +23,8 @@ import ctypes
 import math
 import threading
 import warnings
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -119,9 +120,7 @@ class _DpctlBackend:
             program = self._native.from_binary(binary, options)
         except NativeBuildError as exc:
             raise RefusedBinary(str(exc)) from None
-        if not program.has_sycl_kernel(name):
-            raise RefusedBinary(f"no kernel named {name!r} in the program")
-        return program.get_sycl_kernel(name)
+        return _named_kernel(program, name)      # a wrong name is the caller's, not the binary's
 
     def alloc(self, nbytes: int):
         return self._mem.MemoryUSMDevice(max(nbytes, BASE_ALIGN_BYTES), alignment=BASE_ALIGN_BYTES, queue=self.queue)
@@ -266,9 +265,12 @@ class _PyOpenCLBackend:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", cl.CompilerWarning)
                 program = cl.Program(self.context, self.context.devices, [binary]).build(options=options)
-            return cl.Kernel(program, name)
         except cl.Error as exc:
             raise RefusedBinary(str(exc)) from None
+        try:
+            return cl.Kernel(program, name)
+        except cl.Error as exc:            # a wrong name is the caller's, not the binary's
+            raise BuildError(f"pyopencl could not build the SPIR-V program (kernel {name!r}): {exc}") from exc
 
     def alloc(self, nbytes: int):
         return self._cl.Buffer(self.context, self._cl.mem_flags.READ_WRITE, max(nbytes, BASE_ALIGN_BYTES))
@@ -634,24 +636,29 @@ class LoadedKernel:
         another thread may have replaced the remembered launch in between."""
         last = self._last
         if last is not None and grid == last[0] and same_args(args, last[1]):
-            launch = last[2]                  # the same arrays and scalars as last time
-        else:
-            launch = self.prepare(grid, args, reuse_buffers=True)
-            if launch.copied_in or not launch.keep:
-                launch.submit()
-                launch.finish()
-                return None, None
-            tokens = arg_tokens(args)
-            self._last = (grid, tokens, launch) if tokens is not None else None
-            if tokens is None:
-                return self.launch_async(launch), None
-        return self.launch_async(launch), launch
+            return self.launch_async(last[2], args), last[2]   # the same arrays and scalars as last time
+        launch = self.prepare(grid, args, reuse_buffers=True)
+        if launch.copied_in or not launch.keep:
+            launch.submit()
+            launch.finish()
+            return None, None
+        event = self.launch_async(launch)
+        tokens = arg_tokens(args, forgetter(self, "_last", 1))
+        if tokens is None:
+            self._last = None
+            return event, None
+        # the memo keeps no caller array alive: the tokens are weak, the launch keeps none
+        # (a re-enqueue keeps that call's own arguments), and both go when an array dies
+        remembered = replace(launch, keep=())
+        self._last = (grid, tokens, remembered)
+        return event, remembered
 
-    def launch_async(self, launch: PreparedLaunch):
-        """Enqueue a prepared device-array launch again (no checks); returns the event."""
+    def launch_async(self, launch: PreparedLaunch, keep=None):
+        """Enqueue a prepared device-array launch again (no checks); returns the event.
+        ``keep`` (default: the launch's own arrays) stays alive until the kernel is done."""
         event = self.backend.submit_async(self.native_kernel, launch.native_args, launch.global_size,
                                           launch.local_size, launch.queue)
-        _track(self.backend, launch.queue, event, launch.keep)
+        _track(self.backend, launch.queue, event, launch.keep if keep is None else keep, id(launch))
         return event
 
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
@@ -755,19 +762,20 @@ class LoadedKernel:
         prepared.submit()
 
 
-def arg_tokens(args) -> tuple | None:
-    """What identifies a launch's arguments for reuse: each device array's identity (and,
-    for dpnp, its current ``usm_ndarray``, which changes if it is reshaped in place), each
-    scalar's type and value.  None when an argument cannot be identified cheaply."""
+def arg_tokens(args, on_death=None) -> tuple | None:
+    """What identifies a launch's arguments for reuse: a weak reference to each device
+    array's ``usm_ndarray`` (for dpnp, its current one, which changes if it is reshaped in
+    place), each scalar's type and value.  ``on_death(ref)`` is called when one of those
+    arrays dies.  None when an argument cannot be identified cheaply."""
     tokens = []
     for value in args:
         cls = value.__class__
         if cls is int or cls is float:
             tokens.append((cls, value))
         elif hasattr(cls, "get_array"):
-            tokens.append((None, value, value.get_array()))
+            tokens.append((None, weakref.ref(value.get_array(), on_death)))
         elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
-            tokens.append((None, value, value))
+            tokens.append((None, weakref.ref(value, on_death)))
         else:
             return None
     return tuple(tokens)
@@ -779,11 +787,32 @@ def same_args(args, tokens) -> bool:
         return False
     for value, tok in zip(args, tokens):
         if tok[0] is None:
-            if value is not tok[1] or (tok[2] is not value and value.get_array() is not tok[2]):
+            array = tok[1]()
+            if array is None:
                 return False
+            if value is not array:
+                get_array = getattr(value, "get_array", None)
+                if get_array is None or get_array() is not array:
+                    return False
         elif value.__class__ is not tok[0] or value != tok[1]:
             return False
     return True
+
+
+def forgetter(owner, attribute: str, tokens_at: int):
+    """A weak-reference callback that empties the memo ``owner.<attribute>`` (a tuple whose
+    item ``tokens_at`` came from :func:`arg_tokens`) when one of its arrays dies, so that
+    the memo's prepared launch (which holds the arrays' device memory) goes with them.
+    ``owner`` itself is held weakly."""
+    owner_ref = weakref.ref(owner)
+
+    def forget(dead) -> None:
+        holder = owner_ref()
+        memo = getattr(holder, attribute, None)
+        if memo is not None and any(token[0] is None and token[1] is dead for token in memo[tokens_at]):
+            setattr(holder, attribute, None)
+
+    return forget
 
 
 _I64: dict = {}
@@ -807,19 +836,19 @@ _INFLIGHT_LOCK = threading.Lock()   # launches of several threads record and pru
 _PRUNE_AT = 256
 
 
-def _track(backend, queue, event, keep) -> None:
-    """Remember an asynchronous launch (its arrays stay alive until it is done).
+def _track(backend, queue, event, keep, launch_id: int) -> None:
+    """Remember an asynchronous launch (``keep`` stays alive until it is done).
 
     When the backend orders its launches on a queue (each waits for the one before), a
     later launch ending implies the earlier ones ended, so only the newest event of each
-    set of kept arrays is remembered: repeated launches on the same arrays cost one
-    dictionary store, and the table stays small."""
+    prepared launch is remembered: repeated launches cost one dictionary store, and the
+    table stays small."""
     with _INFLIGHT_LOCK:
         entry = _INFLIGHT.get(id(queue))
         if entry is None:
             entry = _INFLIGHT[id(queue)] = (backend, queue, {})
         pending = entry[2]
-        pending[id(keep) if backend.ordered else id(event)] = (event, keep)
+        pending[launch_id if backend.ordered else id(event)] = (event, keep)
         if len(pending) >= _PRUNE_AT:
             done = [k for k, (ev, _) in pending.items() if backend.done(ev)]
             for k in done:
