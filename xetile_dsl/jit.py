@@ -36,7 +36,8 @@ from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
 from .runtime.cache import key_for, shared_cache
 from .runtime.devices import get_device
-from .runtime.launcher import arg_tokens, forgetter, get_launcher, launcher_for_queue, same_args
+from .runtime.launcher import (NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, get_launcher,
+                               launcher_for_queue, retoken)
 
 # the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
 compiler = LazyModule("xetile_dsl.compiler")
@@ -64,6 +65,9 @@ class JITFunction:
         self._defaults = tuple(_MISSING if p.default is p.empty else p.default for p in params)
         self._const_pos = tuple(i for i, p in enumerate(params) if p.name in self.constexpr_params)
         self._runtime_pos = tuple(i for i, p in enumerate(params) if p.name not in self.constexpr_params)
+        # how many parameters from the first are runtime ones: a launch whose positional
+        # arguments are exactly those can be remembered (run()), its arguments in ABI order
+        self._leading_runtime = next((k for k, i in enumerate(self._runtime_pos) if i != k), len(self._runtime_pos))
         self._fast: dict[tuple, tuple] = {}
         self._last_call: tuple | None = None   # see run()
         # launches from several threads: the memo dictionaries and _last_call are only
@@ -167,16 +171,32 @@ class JITFunction:
         binding, no key, no argument checks (they passed last time and nothing they
         depend on has changed)."""
         last = self._last_call          # one read: another thread may replace it meanwhile
-        if last is not None and _same_call(last, grid, target, args, kwargs) and self._deps.unchanged():
-            return last[4].launch_async(last[5], args)
+        if last is not None and _same_frame(last, grid, target, kwargs) and self._deps.unchanged():
+            found = compare_args(args, last[2])
+            if found == SAME:
+                return last[4].launch_async(last[5], args)
+            if found == NEW_SCALARS and self._scalars_fit(args, last[2]):
+                # the same kernel and arrays: only the scalar arguments are converted again
+                prepared = last[4].with_scalars(last[5], args)
+                self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], prepared)
+                return last[4].launch_async(prepared, args)
         self._last_call = None
         loaded, grid3, runtime = self.resolve(grid, target, args, kwargs)
         event, prepared = loaded.launch_remembered(grid3, runtime)
         if event is not None and prepared is not None and not callable(grid):
             tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2)), _kwarg_tokens(kwargs)
-            if tokens is not None and kw is not None:
+            if tokens is not None and kw is not None and len(args) == self._leading_runtime == len(self._runtime_pos):
                 self._last_call = (grid, target, tokens, kw, loaded, prepared)
         return event
+
+    @staticmethod
+    def _scalars_fit(args: tuple, tokens: tuple) -> bool:
+        """True when each scalar of ``args`` selects the same specialisation as the
+        remembered one (the fast dictionary's key of an int: width, 1, divisibility)."""
+        for value, tok in zip(args, tokens):
+            if tok[0] is not None and value != tok[1] and _type_key(value) != _type_key(tok[1]):
+                return False
+        return True
 
     def resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
         """(loaded kernel, grid, runtime arguments) of a launch, without launching it."""
@@ -349,13 +369,14 @@ def _kwarg_tokens(kwargs: dict) -> tuple | None:
     return tokens if all(t[1] in _PLAIN for t in tokens) else None
 
 
-def _same_call(last: tuple, grid, target, args: tuple, kwargs: dict) -> bool:
-    """True when a launch repeats the remembered one (see :meth:`JITFunction.run`)."""
+def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
+    """True when a launch has the remembered one's grid, target and keyword arguments
+    (see :meth:`JITFunction.run`; its positional arguments are compared apart)."""
     prev = last[0]
     if grid is not prev and (grid.__class__ is not tuple or grid != prev
                              or not all(n.__class__ is int for n in grid)):
         return False
-    if target != last[1] or not same_args(args, last[2]):
+    if target != last[1]:
         return False
     kw = last[3]
     if len(kwargs) != len(kw):

@@ -62,3 +62,17 @@ def test_a_new_array_at_a_reused_address_is_not_mistaken_for_the_old():
         xd.synchronize()
         np.testing.assert_array_equal(dpnp.asnumpy(y), np.full((16, 16), 2 * value, np.float32))
         del x, y
+
+
+def test_changing_scalar_reuses_the_arrays_and_is_checked():
+    """Same arrays, a new scalar value each launch: the result follows the value, and a
+    value out of the parameter's range is still a located LaunchError."""
+    dpnp = require_dpnp()
+    x = dpnp.asarray(np.arange(16 * 16, dtype=np.float32).reshape(16, 16))
+    y = dpnp.zeros((16, 16), dtype=np.float32)
+    for alpha in (1.0, 0.5, -2.0, 3.25):
+        _launch(x, y, alpha)
+        xd.synchronize()
+        np.testing.assert_array_equal(dpnp.asnumpy(y), dpnp.asnumpy(x) * np.float32(alpha))
+    with pytest.raises(xd.LaunchError, match="alpha"):
+        _launch(x, y, 1e300)                       # beyond f32: checked on the fast path too

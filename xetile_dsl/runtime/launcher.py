@@ -287,8 +287,7 @@ class _PyOpenCLBackend:
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting; returns the event."""
         with self._submit_lock:
-            for i, arg in enumerate(args):
-                kernel.set_arg(i, arg)
+            kernel.set_args(*args)
             return self._cl.enqueue_nd_range_kernel(queue or self.queue, kernel, gsize, lsize)
 
     def done(self, event) -> bool:
@@ -595,6 +594,16 @@ class PreparedLaunch:
                 target[...] = staged[..., : target.shape[-1]]
 
 
+def _scalar_slots(handlers) -> tuple:
+    """(scalar handler, index of its value among the native kernel arguments) pairs."""
+    slots, index = [], 0
+    for handler in handlers:
+        if isinstance(handler, _ScalarHandler):
+            slots.append((handler, index))
+        index += handler.nargs
+    return tuple(slots)
+
+
 class LoadedKernel:
     """A kernel built for one device context, callable as ``kernel(grid, args)``."""
 
@@ -605,6 +614,7 @@ class LoadedKernel:
             _ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p) for i, p in enumerate(abi.params)
         ]
         self.num_native_args = sum(h.nargs for h in self.handlers)
+        self._scalar_slots = _scalar_slots(self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
         # device buffers reused for numpy arrays, one pool per thread: a launch owns its
         # buffers from copy-in to copy-back, so threads launching at once must not share them
@@ -635,8 +645,14 @@ class LoadedKernel:
         The prepared launch is returned rather than read back from ``self`` afterwards:
         another thread may have replaced the remembered launch in between."""
         last = self._last
-        if last is not None and grid == last[0] and same_args(args, last[1]):
-            return self.launch_async(last[2], args), last[2]   # the same arrays and scalars as last time
+        if last is not None and grid == last[0]:
+            found = compare_args(args, last[1])
+            if found == SAME:                   # the same arrays and scalars as last time
+                return self.launch_async(last[2], args), last[2]
+            if found == NEW_SCALARS:            # the same arrays: only the scalar slots change
+                launch = self.with_scalars(last[2], args)
+                self._last = (grid, retoken(last[1], args), launch)
+                return self.launch_async(launch, args), launch
         launch = self.prepare(grid, args, reuse_buffers=True)
         if launch.copied_in or not launch.keep:
             launch.submit()
@@ -652,6 +668,14 @@ class LoadedKernel:
         remembered = replace(launch, keep=())
         self._last = (grid, tokens, remembered)
         return event, remembered
+
+    def with_scalars(self, launch: PreparedLaunch, args) -> PreparedLaunch:
+        """``launch`` (whose arrays ``args`` has) with the scalar arguments of ``args``,
+        each checked and converted (LaunchError naming it otherwise)."""
+        native = list(launch.native_args)
+        for handler, slot in self._scalar_slots:
+            native[slot] = handler.convert(args[handler.position])
+        return replace(launch, native_args=native)
 
     def launch_async(self, launch: PreparedLaunch, keep=None):
         """Enqueue a prepared device-array launch again (no checks); returns the event.
@@ -781,22 +805,40 @@ def arg_tokens(args, on_death=None) -> tuple | None:
     return tuple(tokens)
 
 
-def same_args(args, tokens) -> bool:
-    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
+#: what :func:`compare_args` finds: other arrays (or types), the very same arguments, or the
+#: same arrays with some scalar values changed (types unchanged)
+DIFFERENT, SAME, NEW_SCALARS = 0, 1, 2
+
+
+def compare_args(args, tokens) -> int:
+    """How ``args`` relate to the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
     if len(args) != len(tokens):
-        return False
+        return DIFFERENT
+    found = SAME
     for value, tok in zip(args, tokens):
         if tok[0] is None:
             array = tok[1]()
             if array is None:
-                return False
+                return DIFFERENT
             if value is not array:
                 get_array = getattr(value, "get_array", None)
                 if get_array is None or get_array() is not array:
-                    return False
-        elif value.__class__ is not tok[0] or value != tok[1]:
-            return False
-    return True
+                    return DIFFERENT
+        elif value.__class__ is not tok[0]:
+            return DIFFERENT
+        elif value != tok[1]:
+            found = NEW_SCALARS
+    return found
+
+
+def same_args(args, tokens) -> bool:
+    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
+    return compare_args(args, tokens) == SAME
+
+
+def retoken(tokens: tuple, args) -> tuple:
+    """``tokens`` with the scalar values of ``args`` (the arrays' weak references kept)."""
+    return tuple(tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args))
 
 
 def forgetter(owner, attribute: str, tokens_at: int):
