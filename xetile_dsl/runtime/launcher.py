@@ -310,8 +310,9 @@ class _PyOpenCLBackend:
 _BACKENDS = {"dpctl": _DpctlBackend, "pyopencl": _PyOpenCLBackend}
 
 
-class RefusedBinary(Exception):
-    """The runtime would not load a stored program binary (the program is rebuilt)."""
+class RefusedBinary(BuildError):
+    """The runtime would not load a stored program binary (caught where the binary is
+    loaded: the program is rebuilt from SPIR-V)."""
 
 
 def _named_kernel(program, name: str):

@@ -19,6 +19,8 @@ from __future__ import annotations
 import ctypes
 import os
 
+from ..errors import BuildError
+
 _c_void_p, _c_size_t, _c_int, _c_uint = ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_uint
 
 CL_SUCCESS = 0
@@ -35,7 +37,7 @@ _GET_NATIVE_CONTEXT = ("_ZN4sycl3_V110get_nativeILNS0_7backendE1ENS0_7contextEEE
 _KERNEL_BUNDLE_BYTES = 16
 
 
-class NativeBuildError(RuntimeError):
+class NativeBuildError(BuildError):
     """An OpenCL call failed; the caller builds through dpctl instead (never user-visible)."""
 
 
