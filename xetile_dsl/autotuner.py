@@ -41,7 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from .errors import UsageError, XeTileError
-from .interpreter.launch import INTERPRETER_TARGETS, interpret_requested
+from .interpreter.requested import INTERPRETER_TARGETS, interpret_requested
 from .runtime.arrays import describe, from_host, to_host
 
 

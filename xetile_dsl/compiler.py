@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import platform
 import sys
 import time
@@ -18,28 +19,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import llvmlite
-import llvmlite.binding as llvm_binding
 import numpy as np
 import xdsl
 
-from .codegen.simt_to_llvm import generate
-from .codegen.spirv_emit import emit_spirv
-from .dialects import print_module
-from .dialects.xtdebug import reject_debug_ops
+from ._lazy import LazyModule
 from .errors import (CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError,
                      debug_tracebacks)
 from .frontend import build_module
-from .frontend.ast_to_xetile import ArgSpec
+from .frontend.argspec import ArgSpec
 from .frontend.source import KernelSource
-from .lowering.pipeline import lower
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI
 from .targets import TARGETS, get_target
-from .tools.isa_report import IsaReport, zebin_report
-from .tools.ocloc import compile_spirv, find_ocloc, ocloc_status
 from .tools import spirv_tools
 
-#: Targets accepted by compile(): every GPU target (ISA only where there is no such GPU),
-#: and the CPU device running the pvc or arc flavour (the two lane counts).
+# The stages load when a kernel is compiled: a process whose kernels all come from the
+# disk cache reads their entries through this module without importing xDSL or LLVM.
+simt_to_llvm = LazyModule("xetile_dsl.codegen.simt_to_llvm")
+spirv_emit = LazyModule("xetile_dsl.codegen.spirv_emit")
+dialects = LazyModule("xetile_dsl.dialects")
+xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")
+pipeline = LazyModule("xetile_dsl.lowering.pipeline")
+isa_report = LazyModule("xetile_dsl.tools.isa_report")
+ocloc = LazyModule("xetile_dsl.tools.ocloc")
+
+#: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {
     **{name: (name, False) for name in TARGETS},
     "cpu": ("pvc", True), "cpu-pvc": ("pvc", True), "cpu-arc": ("arc", True),
@@ -85,7 +88,7 @@ class CompiledKernel:
 
         get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
 
-    def report(self) -> IsaReport:
+    def report(self) -> "isa_report.IsaReport":
         """The static ISA report of this kernel (tools/isa_report.py): per innermost loop of
         its PVC/ARC machine code, instructions by class, 2D block shapes, dpas runs and a
         cycle lower bound; GRF mode, spill and SLM bytes.  ``print(k.report())`` shows a
@@ -97,12 +100,12 @@ class CompiledKernel:
                             f"({', '.join(TARGETS)})")
         gpu = get_target(flavour)
         if "zebin" not in self.asm:
-            path, reason = ocloc_status()
+            path, reason = ocloc.ocloc_status()
             if path is None:
                 raise ToolError(f"report() needs Intel's offline compiler (ocloc) to build the machine "
                                 f"code: {reason}")
             self.asm["isa"] = _isa(self, gpu)
-        return zebin_report(self.asm["zebin"], self.abi.kernel_name, gpu)
+        return isa_report.zebin_report(self.asm["zebin"], self.abi.kernel_name, gpu)
 
     def to_files(self) -> dict[str, bytes]:
         """The cache entry: SPIR-V, the ABI and each stage's text."""
@@ -228,11 +231,11 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     try:
         module, written = build_module(fn, args, constants, gpu)
         if target == "interpret":
-            return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": print_module(module)})
-        reject_debug_ops(module)
+            return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)})
+        xtdebug.reject_debug_ops(module)
         asm = _lower_with_located_warnings(src, module, flavour)
         t1 = time.perf_counter()
-        llvm_text, abi = generate(module, gpu, emulate)
+        llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate)
     except LoweringError as exc:
         raise _at_user_line(src, exc) from (exc if debug_tracebacks() else None)
     except CompilationError as exc:
@@ -242,7 +245,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     abi = _mark_written(abi, written)
     abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
     asm["llvm"] = llvm_text
-    asm["spirv"] = emit_spirv(llvm_text)
+    asm["spirv"] = spirv_emit.emit_spirv(llvm_text)
     t2 = time.perf_counter()
     kernel = CompiledKernel(src.name, target, abi, asm, {"frontend+lowering": t1 - t0, "codegen+spirv": t2 - t1})
     if isa and not emulate:
@@ -254,7 +257,7 @@ def _lower_with_located_warnings(src: KernelSource, module, flavour: str) -> dic
     """``lower``; each pass's LoweringWarning is re-issued at the user's line."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LoweringWarning)
-        asm = lower(module, flavour)
+        asm = pipeline.lower(module, flavour)
     for w in caught:
         if isinstance(w.message, LoweringWarning):
             category = type(w.message).compiled_category
@@ -280,7 +283,7 @@ def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
 
 
 def _isa(kernel: CompiledKernel, gpu) -> str:
-    zebin = compile_spirv(kernel.spirv, gpu.ocloc_device, kernel.abi.extra.get("build_options", gpu.build_options))
+    zebin = ocloc.compile_spirv(kernel.spirv, gpu.ocloc_device, kernel.abi.extra.get("build_options", gpu.build_options))
     kernel.asm["zebin"] = zebin
     return zebin.isa_text(kernel.abi.kernel_name)
 
@@ -309,7 +312,6 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> Compil
     R extents, R-1 strides), so :meth:`CompiledKernel.launch` takes numpy arrays.  The
     kernel is assumed to write every array.  Errors are :class:`LoweringError`\ s naming
     the op (there is no Python source to point at).  ``index`` scalars are passed as i64."""
-    from .dialects import parse_module
     from .runtime.abi import ScalarParam
 
     flavour, emulate = resolve_target(target)
@@ -317,18 +319,18 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> Compil
         raise UsageError("compile_mlir compiles; run MLIR text in the interpreter with "
                          "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
     gpu = get_target(flavour)
-    module = parse_module(text, name)
+    module = dialects.parse_module(text, name)
     module.verify()
     kernel_name = next(op.sym_name.data for op in module.ops if op.name == "func.func")
     t0 = time.perf_counter()
-    asm = lower(module, flavour)
+    asm = pipeline.lower(module, flavour)
     t1 = time.perf_counter()
-    llvm_text, abi = generate(module, gpu, emulate)
+    llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate)
     params = tuple(ScalarParam(p.name, "i64") if p.kind == "scalar" and p.dtype == "index" else p for p in abi.params)
     abi = KernelABI(**{**abi.__dict__, "params": params})
     abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
     asm["llvm"] = llvm_text
-    asm["spirv"] = emit_spirv(llvm_text)
+    asm["spirv"] = spirv_emit.emit_spirv(llvm_text)
     kernel = CompiledKernel(kernel_name, target, abi, asm,
                             {"lowering": t1 - t0, "codegen+spirv": time.perf_counter() - t1})
     if not emulate and _ocloc_available():
@@ -338,7 +340,7 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> Compil
 
 def _ocloc_available() -> bool:
     try:
-        find_ocloc()
+        ocloc.find_ocloc()
         return True
     except Exception:  # noqa: BLE001 - any failure means "no ISA"
         return False
@@ -349,23 +351,44 @@ _VERSION_HASH: str | None = None
 
 def compiler_version() -> str:
     """A hash of everything besides the kernel that shapes what it compiles to: the
-    compiler's own sources and :func:`component_versions`.  Part of every cache key."""
+    compiler's own sources (each named by path, size and modification time, as Python's
+    own bytecode cache checks them, so that a cached launch reads no source) and
+    :func:`component_versions`.  Part of every cache key."""
     global _VERSION_HASH
     if _VERSION_HASH is None:
         h = hashlib.sha256()
-        root = Path(__file__).parent
-        for path in sorted(root.rglob("*.py")):
-            h.update(str(path.relative_to(root)).encode())
-            h.update(path.read_bytes())
+        root = os.path.dirname(os.path.abspath(__file__))
+        for path in sorted(_python_sources(root)):
+            st = os.stat(path)
+            h.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         h.update(component_versions().encode())
         _VERSION_HASH = h.hexdigest()[:16]
     return _VERSION_HASH
 
 
+def _python_sources(root: str) -> list[str]:
+    """Every ``.py`` file under ``root``."""
+    return [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names
+            if name.endswith(".py")]
+
+
 def component_versions() -> str:
     """The versions of the other programs a compiled kernel comes out of: Python (its
     ``ast`` and float formatting), xDSL (IR, printing, passes), llvmlite and the LLVM it
-    bundles (LLVM IR parsing and the SPIR-V backend), numpy (constant folding)."""
+    bundles (LLVM IR parsing and the SPIR-V backend), numpy (constant folding).
+
+    LLVM is named by the library llvmlite loads (its size and modification time), read
+    without loading it: a launch served by the cache need not load LLVM at all."""
     return json.dumps({"python": f"{platform.python_implementation()} {sys.version}", "xdsl": str(xdsl.__version__),
-                       "llvmlite": str(llvmlite.__version__), "llvm": list(llvm_binding.llvm_version_info),
+                       "llvmlite": str(llvmlite.__version__), "llvm": _llvm_library_identity(),
                        "numpy": np.__version__}, sort_keys=True)
+
+
+def _llvm_library_identity() -> list:
+    """[file name, bytes, mtime] of each LLVM library in llvmlite's binding folder."""
+    binding = Path(llvmlite.__file__).parent / "binding"
+    found = []
+    for lib in sorted(binding.glob("libllvmlite*")):
+        st = lib.stat()
+        found.append([lib.name, st.st_size, int(st.st_mtime)])
+    return found

@@ -25,18 +25,22 @@ import threading
 
 import numpy as np
 
-from .compiler import CompiledKernel, cached_kernel_problem, compile_kernel, compiler_version, resolve_target
+from . import interpreter
+from ._lazy import LazyModule
 from .errors import LaunchError
-from .frontend.ast_to_xetile import ArgSpec
+from .frontend.argspec import ArgSpec
 from .frontend.dependencies import Dependencies, collect, encode_constants
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
-from .runtime.cache import KernelCache, default_directory, key_for
-from .interpreter.launch import INTERPRETER_TARGETS
+from .runtime.cache import key_for, shared_cache
 from .runtime.devices import get_device
-from .runtime.launcher import arg_tokens, get_launcher, launcher_for_queue, same_args
+from .runtime.launcher import (NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, get_launcher,
+                               launcher_for_queue, retoken)
+
+# the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
+compiler = LazyModule("xetile_dsl.compiler")
 
 #: numpy dtype name -> element type, for every element type the ABI knows
 _NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
@@ -54,13 +58,16 @@ class JITFunction:
                                  if p.annotation is constexpr or p.annotation == "constexpr"
                                  or (isinstance(p.annotation, str) and p.annotation.endswith("constexpr"))}
         self._deps: Dependencies | None = None
-        self._memory: dict[tuple, tuple[CompiledKernel, object]] = {}
+        self._memory: dict[tuple, tuple["compiler.CompiledKernel", object]] = {}
         params = list(self.signature.parameters.values())
         self._nparams = len(params)
         self._index = {p.name: i for i, p in enumerate(params)}
         self._defaults = tuple(_MISSING if p.default is p.empty else p.default for p in params)
         self._const_pos = tuple(i for i, p in enumerate(params) if p.name in self.constexpr_params)
         self._runtime_pos = tuple(i for i, p in enumerate(params) if p.name not in self.constexpr_params)
+        # how many parameters from the first are runtime ones: a launch whose positional
+        # arguments are exactly those can be remembered (run()), its arguments in ABI order
+        self._leading_runtime = next((k for k, i in enumerate(self._runtime_pos) if i != k), len(self._runtime_pos))
         self._fast: dict[tuple, tuple] = {}
         self._last_call: tuple | None = None   # see run()
         # launches from several threads: the memo dictionaries and _last_call are only
@@ -121,7 +128,7 @@ class JITFunction:
         consts = encode_constants(self.__name__, constants)
         opts = json.dumps(options or {}, sort_keys=True)
         return key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
-                       compiler_version())
+                       compiler.compiler_version())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
@@ -130,24 +137,27 @@ class JITFunction:
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
             return hit
-        compiled = self.load_or_compile(specs, constants, target, key)
+        compiled = self.load_or_compile(specs, constants, target, key, launcher)
         loaded = launcher.build(compiled.spirv, compiled.abi)
         self._memory[(key, id(launcher))] = (compiled, loaded)
         return compiled, loaded
 
-    def load_or_compile(self, specs: dict, constants: dict, target: str, key: str | None = None) -> CompiledKernel:
+    def load_or_compile(self, specs: dict, constants: dict, target: str, key: str | None = None,
+                        launcher=None) -> "compiler.CompiledKernel":
         """The compiled kernel from the cache (memory or disk), else compiled and stored.
 
         An entry read from disk is used only if spirv-val accepts its SPIR-V (else it is
-        rebuilt, with a warning); a kernel from the cache repeats its compile warnings."""
+        rebuilt, with a warning) -- unless ``launcher`` holds the program built from that
+        very SPIR-V, which then never reaches the runtime; a kernel from the cache repeats
+        its compile warnings."""
         key = key or self.cache_key(specs, constants, target)
         cache = _disk_cache()
-        files = cache.get(key, check=cached_kernel_problem)
+        files = cache.get(key, check=lambda entry: _entry_problem(entry, launcher))
         if files is not None:      # checked when read from disk; put by this process otherwise
-            compiled = CompiledKernel.from_files(files)
+            compiled = compiler.CompiledKernel.from_files(files)
             compiled.replay_diagnostics()
             return compiled
-        compiled = compile_kernel(self.fn, specs, constants, target)
+        compiled = compiler.compile_kernel(self.fn, specs, constants, target)
         cache.stats.compiles += 1
         cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
         return compiled
@@ -161,16 +171,32 @@ class JITFunction:
         binding, no key, no argument checks (they passed last time and nothing they
         depend on has changed)."""
         last = self._last_call          # one read: another thread may replace it meanwhile
-        if last is not None and _same_call(last, grid, target, args, kwargs) and self._deps.unchanged():
-            return last[4].launch_async(last[5])
+        if last is not None and _same_frame(last, grid, target, kwargs) and self._deps.unchanged():
+            found = compare_args(args, last[2])
+            if found == SAME:
+                return last[4].launch_async(last[5], args)
+            if found == NEW_SCALARS and self._scalars_fit(args, last[2]):
+                # the same kernel and arrays: only the scalar arguments are converted again
+                prepared = last[4].with_scalars(last[5], args)
+                self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], prepared)
+                return last[4].launch_async(prepared, args)
         self._last_call = None
         loaded, grid3, runtime = self.resolve(grid, target, args, kwargs)
         event, prepared = loaded.launch_remembered(grid3, runtime)
         if event is not None and prepared is not None and not callable(grid):
-            tokens, kw = arg_tokens(args), _kwarg_tokens(kwargs)
-            if tokens is not None and kw is not None:
+            tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2)), _kwarg_tokens(kwargs)
+            if tokens is not None and kw is not None and len(args) == self._leading_runtime == len(self._runtime_pos):
                 self._last_call = (grid, target, tokens, kw, loaded, prepared)
         return event
+
+    @staticmethod
+    def _scalars_fit(args: tuple, tokens: tuple) -> bool:
+        """True when each scalar of ``args`` selects the same specialisation as the
+        remembered one (the fast dictionary's key of an int: width, 1, divisibility)."""
+        for value, tok in zip(args, tokens):
+            if tok[0] is not None and value != tok[1] and _type_key(value) != _type_key(tok[1]):
+                return False
+        return True
 
     def resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
         """(loaded kernel, grid, runtime arguments) of a launch, without launching it."""
@@ -236,6 +262,19 @@ class JITFunction:
         return loaded, constants
 
 
+def _entry_problem(files: dict, launcher) -> str | None:
+    """Why a kernel cache entry read from disk cannot be used (compiler.cached_kernel_problem),
+    or None; an entry whose program ``launcher`` already holds needs no SPIR-V validation."""
+    if launcher is not None:
+        try:
+            kernel = compiler.CompiledKernel.from_files(files)
+        except (KeyError, ValueError, TypeError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+        if launcher.has_program(kernel.spirv, kernel.abi):
+            return None
+    return compiler.cached_kernel_problem(files)
+
+
 class _Target:
     def __init__(self, jit: JITFunction, target: str | None):
         self.jit, self.target = jit, target
@@ -254,12 +293,10 @@ class _Launch:
         With ``target="interpret"`` (or XETILE_INTERPRET=1 and no explicit target) the
         kernel's XeTile IR runs in the numpy interpreter instead; ``"interpret-subgroups"``
         runs each subgroup of a workgroup-level kernel (docs/interpreter.md)."""
-        from .interpreter import interpret_requested, launch_jit
-
         if self.target == "interpret-subgroups":
-            return launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
-        if self.target == "interpret" or (self.target is None and interpret_requested()):
-            return launch_jit(self.jit, self.grid, args, kwargs)
+            return interpreter.launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
+        if self.target == "interpret" or (self.target is None and interpreter.interpret_requested()):
+            return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
         return self.jit.run(self.grid, self.target, args, kwargs)
 
 
@@ -275,8 +312,8 @@ def default_target(device) -> str:
 def _check_device_runs(target: str, device) -> None:
     """A GPU target's code needs a GPU: on the CPU device its builtins are undefined (the
     driver's build fails without a reason), so say what would run instead."""
-    _, emulate = resolve_target(target)
-    if not emulate and target not in INTERPRETER_TARGETS and device.kind == "cpu":
+    _, emulate = compiler.resolve_target(target)
+    if not emulate and target not in interpreter.INTERPRETER_TARGETS and device.kind == "cpu":
         raise LaunchError(f"target {target!r} is GPU machine code and the device is the CPU ({device.name}): "
                           f"launch with .on('cpu-pvc') or .on('cpu-arc') (the GPU flavours on the CPU device), "
                           f"or read its ISA with xetile_dsl.compile(..., target={target!r})")
@@ -342,13 +379,14 @@ def _kwarg_tokens(kwargs: dict) -> tuple | None:
     return tokens if all(t[1] in _PLAIN for t in tokens) else None
 
 
-def _same_call(last: tuple, grid, target, args: tuple, kwargs: dict) -> bool:
-    """True when a launch repeats the remembered one (see :meth:`JITFunction.run`)."""
+def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
+    """True when a launch has the remembered one's grid, target and keyword arguments
+    (see :meth:`JITFunction.run`; its positional arguments are compared apart)."""
     prev = last[0]
     if grid is not prev and (grid.__class__ is not tuple or grid != prev
                              or not all(n.__class__ is int for n in grid)):
         return False
-    if target != last[1] or not same_args(args, last[2]):
+    if target != last[1]:
         return False
     kw = last[3]
     if len(kwargs) != len(kw):
@@ -419,16 +457,8 @@ def _array_spec(name: str, dtype, ndim: int) -> ArgSpec:
 
 #: first part of every cache key; changes when what the key covers changes
 _KEY_FORMAT = "xetile_dsl cache key 2"
-_CACHE = None
-
-
-def _disk_cache():
-    """The process's kernel cache, for the current XETILE_CACHE_DIR (a test or program that
-    points the variable elsewhere gets a cache there)."""
-    global _CACHE
-    if _CACHE is None or _CACHE.directory != default_directory():
-        _CACHE = KernelCache()
-    return _CACHE
+#: the process's kernel cache (runtime/cache.py), shared with the launcher's built programs
+_disk_cache = shared_cache
 
 
 def jit(fn=None):

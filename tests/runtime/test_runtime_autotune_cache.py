@@ -131,8 +131,10 @@ def test_four_processes_compile_the_same_kernel_at_once(tmp_path):
     results = [p.communicate(timeout=600) for p in procs]
     for p, (out, err) in zip(procs, results):
         assert p.returncode == 0 and out.strip() == "ok", err
-    entries = [e for e in cache.iterdir() if e.is_dir() and (e / "manifest.json").exists()]
+    entries = [e for e in cache.iterdir() if e.is_dir() and (e / "kernel.spv").exists()]
     assert len(entries) == 1
+    programs = [e for e in cache.iterdir() if e.is_dir() and (e / "program.bin").exists()]
+    assert len(programs) == 1                                 # the built program, stored once
     from xetile_dsl.runtime.cache import KernelCache
 
     files = KernelCache(cache).get(entries[0].name)          # verified: checksums match
@@ -141,6 +143,7 @@ def test_four_processes_compile_the_same_kernel_at_once(tmp_path):
                              capture_output=True, text=True, timeout=120)
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
-    assert lines[0].endswith(": 1 entries")
-    name, target, size = lines[1].split()[1:4]
+    assert lines[0].endswith(": 2 entries")                  # the kernel and its built program
+    kernel_line = next(line for line in lines[1:] if "cpu-pvc" in line)
+    name, target, size = kernel_line.split()[1:4]
     assert (name, target) == ("race", "cpu-pvc") and int(size) > 1000

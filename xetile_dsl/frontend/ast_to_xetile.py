@@ -34,20 +34,10 @@ from ..errors import CacheKeyError, CompilationError, debug_tracebacks
 from ..language import core as lang
 from ..targets import Target
 from .source import KernelSource
+from .argspec import ArgSpec  # noqa: F401 - re-exported: where callers have always found it
 from .types import ir_type, is_float, type_name
 
 INDEX = IndexType()
-
-
-@dataclass(frozen=True)
-class ArgSpec:
-    """What one kernel argument is: an array (dtype, ndim) or a scalar (dtype)."""
-
-    kind: str  # "array" | "scalar"
-    dtype: str
-    ndim: int = 0
-    #: integer scalars: "1" (the value is 1, folded as a constant), "d16" (divisible by 16) or ""
-    spec: str = ""
 
 
 class KernelIRBuilder(ast.NodeVisitor):

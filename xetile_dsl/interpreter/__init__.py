@@ -6,8 +6,12 @@
 * ops are implemented per dialect in ``ops_*.py`` and registered with
   :func:`~.core.impl`; :mod:`.memory` is the memory model, :mod:`.values` the values.
 """
-from .core import IMPLS, impl
-from .launch import build_module, interpret, interpret_requested, launch_jit
-from .values import InterpreterError
+from .._lazy import package_getattr
+from .requested import INTERPRETER_TARGETS, interpret_requested
 
-__all__ = ["IMPLS", "InterpreterError", "build_module", "impl", "interpret", "interpret_requested", "launch_jit"]
+# the interpreter (xDSL, numpy op implementations) loads when first used (PEP 562)
+__getattr__ = package_getattr(__name__, {
+    "IMPLS": ".core", "impl": ".core", "build_module": ".launch", "interpret": ".launch", "launch_jit": ".launch",
+    "InterpreterError": ".values"})
+
+__all__ = ["INTERPRETER_TARGETS", "IMPLS", "InterpreterError", "build_module", "impl", "interpret", "interpret_requested", "launch_jit"]

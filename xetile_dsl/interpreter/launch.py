@@ -39,14 +39,6 @@ _MODULES: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
 #: the launch targets that run the interpreter instead of compiling
-INTERPRETER_TARGETS = ("interpret", "interpret-subgroups")
-
-
-def interpret_requested() -> bool:
-    """True when ``XETILE_INTERPRET`` asks every launch to run in the interpreter."""
-    return os.environ.get("XETILE_INTERPRET", "") not in ("", "0")
-
-
 def kernel_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
     """The kernel of ``module``: the function named ``name``, else the one marked
     ``xetile.kernel``, else the only function."""

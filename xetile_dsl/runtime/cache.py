@@ -178,6 +178,13 @@ class KernelCache:
         self.memory[key] = files
         return dict(files)
 
+    def discard(self, key: str, why: str) -> None:
+        """Forget an entry the caller found unusable after reading it (e.g. a program binary
+        the runtime refused): a warning, and it is removed from memory and disk."""
+        _check_name("key", key)
+        self.memory.pop(key, None)
+        self._discard(key, why, _identity(self.directory / key))
+
     def put(self, key: str, files: dict[str, bytes], meta: dict | None = None) -> None:
         """Store ``files`` under ``key`` (memory always, disk when possible, atomically).
 
@@ -299,6 +306,18 @@ class KernelCache:
                 self._remove_entry(entry)
                 count += 1
         return count
+
+
+_SHARED: KernelCache | None = None
+
+
+def shared_cache() -> KernelCache:
+    """The process's cache for the current XETILE_CACHE_DIR (a test or program that points
+    the variable elsewhere gets a cache there); compiled kernels and built programs share it."""
+    global _SHARED
+    if _SHARED is None or _SHARED.directory != default_directory():
+        _SHARED = KernelCache()
+    return _SHARED
 
 
 def _one_line(text: str) -> str:

@@ -209,6 +209,8 @@ def _find(platform: str, kind: str, backends: tuple[str, ...]) -> tuple[list[Dev
         if devs:
             return devs, problems
         problems.append(f"{backend} found no such device")
+        if backend == "dpctl":
+            break   # pyopencl reads the same OpenCL ICDs: asking it too would only cost its import
     return [], problems
 
 

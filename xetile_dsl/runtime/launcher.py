@@ -23,16 +23,20 @@ import ctypes
 import math
 import threading
 import warnings
-from dataclasses import dataclass
+import weakref
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarParam
 from .arrays import DeviceArray, describe, queue_label, same_queue
 from .devices import Device, get_device
+from . import program_cache
 from .opencl_icd import setup_intel_cpu_icd
+from .opencl_programs import NativeBuildError, native_builder
 
 BASE_ALIGN_BYTES = 64
+_UNSET = object()
 
 
 from ..errors import BuildError, LaunchError  # noqa: E402 - one error taxonomy for the package
@@ -80,17 +84,43 @@ class _DpctlBackend:
         self._order, self._fresh_state = _order_manager(self.queue)
         self.ordered = self._order is not None
         self.context = self.queue.sycl_context
+        self._native = _UNSET      # the NativeBuilder (or None), made at the first build
 
-    def build(self, spirv: bytes, name: str, options: str):
-        import dpctl.program
+    def identity(self) -> dict | None:
+        """What a built program binary is valid for (None: binaries are not kept; only
+        OpenCL devices, whose programs this backend builds itself, see opencl_programs.py)."""
+        if self._native is _UNSET:
+            self._native = native_builder(self.queue)
+        if self._native is None:
+            return None
+        device = self.queue.sycl_device
+        return {"api": "dpctl-opencl", "device": device.name, "driver": device.driver_version,
+                "platform": device.sycl_platform.name, "platform_version": device.sycl_platform.version}
 
+    def build(self, spirv: bytes, name: str, options: str) -> tuple[object, bytes | None]:
+        """(kernel, program binary or None) built from SPIR-V."""
+        program, binary = None, None
+        if self.identity() is not None:
+            try:
+                program, binary = self._native.from_spirv(spirv, options)
+            except NativeBuildError:
+                program = None                # dpctl builds it below and reports the error
+        if program is None:
+            import dpctl.program
+
+            try:
+                program = dpctl.program.create_program_from_spirv(self.queue, spirv, options)
+            except Exception as exc:  # noqa: BLE001 - surface the runtime's error
+                raise BuildError(f"dpctl could not build the SPIR-V program: {exc}") from exc
+        return _named_kernel(program, name), binary
+
+    def load(self, binary: bytes, name: str, options: str):
+        """The kernel from a program binary built here before; RefusedBinary if it cannot be."""
         try:
-            program = dpctl.program.create_program_from_spirv(self.queue, spirv, options)
-        except Exception as exc:  # noqa: BLE001 - surface the runtime's error
-            raise BuildError(f"dpctl could not build the SPIR-V program: {exc}") from exc
-        if not program.has_sycl_kernel(name):
-            raise BuildError(f"SPIR-V program has no kernel named {name!r}")
-        return program.get_sycl_kernel(name)
+            program = self._native.from_binary(binary, options)
+        except NativeBuildError as exc:
+            raise RefusedBinary(str(exc)) from None
+        return _named_kernel(program, name)      # a wrong name is the caller's, not the binary's
 
     def alloc(self, nbytes: int):
         return self._mem.MemoryUSMDevice(max(nbytes, BASE_ALIGN_BYTES), alignment=BASE_ALIGN_BYTES, queue=self.queue)
@@ -206,7 +236,17 @@ class _PyOpenCLBackend:
         # must not interleave with another thread's launch of the same kernel
         self._submit_lock = threading.Lock()
 
-    def build(self, spirv: bytes, name: str, options: str):
+    def identity(self) -> dict | None:
+        """What a built program binary is valid for (None with several devices in the context)."""
+        devices = self.context.devices
+        if len(devices) != 1:
+            return None
+        device = devices[0]
+        return {"api": "pyopencl", "device": device.name, "driver": device.driver_version,
+                "platform": device.platform.name, "platform_version": device.platform.version}
+
+    def build(self, spirv: bytes, name: str, options: str) -> tuple[object, bytes | None]:
+        """(kernel, program binary or None) built from SPIR-V."""
         cl = self._cl
         try:
             with warnings.catch_warnings():
@@ -215,7 +255,22 @@ class _PyOpenCLBackend:
             kernel = cl.Kernel(program, name)
         except cl.Error as exc:
             raise BuildError(f"pyopencl could not build the SPIR-V program (kernel {name!r}): {exc}") from exc
-        return kernel
+        binaries = program.get_info(cl.program_info.BINARIES)
+        return kernel, (bytes(binaries[0]) if len(binaries) == 1 and binaries[0] else None)
+
+    def load(self, binary: bytes, name: str, options: str):
+        """The kernel from a program binary built here before; RefusedBinary if it cannot be."""
+        cl = self._cl
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", cl.CompilerWarning)
+                program = cl.Program(self.context, self.context.devices, [binary]).build(options=options)
+        except cl.Error as exc:
+            raise RefusedBinary(str(exc)) from None
+        try:
+            return cl.Kernel(program, name)
+        except cl.Error as exc:            # a wrong name is the caller's, not the binary's
+            raise BuildError(f"pyopencl could not build the SPIR-V program (kernel {name!r}): {exc}") from exc
 
     def alloc(self, nbytes: int):
         return self._cl.Buffer(self.context, self._cl.mem_flags.READ_WRITE, max(nbytes, BASE_ALIGN_BYTES))
@@ -232,8 +287,7 @@ class _PyOpenCLBackend:
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting; returns the event."""
         with self._submit_lock:
-            for i, arg in enumerate(args):
-                kernel.set_arg(i, arg)
+            kernel.set_args(*args)
             return self._cl.enqueue_nd_range_kernel(queue or self.queue, kernel, gsize, lsize)
 
     def done(self, event) -> bool:
@@ -254,6 +308,41 @@ class _PyOpenCLBackend:
 
 
 _BACKENDS = {"dpctl": _DpctlBackend, "pyopencl": _PyOpenCLBackend}
+
+
+class RefusedBinary(BuildError):
+    """The runtime would not load a stored program binary (caught where the binary is
+    loaded: the program is rebuilt from SPIR-V)."""
+
+
+def _named_kernel(program, name: str):
+    """Kernel ``name`` of a dpctl program (BuildError if it has none)."""
+    if not program.has_sycl_kernel(name):
+        raise BuildError(f"SPIR-V program has no kernel named {name!r}")
+    return program.get_sycl_kernel(name)
+
+
+def build_program(backend, spirv: bytes, name: str, options: str):
+    """Kernel ``name`` of ``spirv`` built by ``backend``: from the program binary this device
+    and driver built before (runtime/program_cache.py) when there is one the runtime
+    accepts, else from SPIR-V, keeping the binary for the next process."""
+    identity = backend.identity() if program_cache.enabled() else None
+    if identity is None:
+        return backend.build(spirv, name, options)[0]
+    pk = program_cache.program_key(identity, spirv, options)
+    binary = program_cache.load(pk)
+    if binary is not None:
+        try:
+            kernel = backend.load(binary, name, options)
+            program_cache.stats["loaded"] += 1
+            return kernel
+        except RefusedBinary as exc:
+            program_cache.reject(pk, str(exc))
+    kernel, binary = backend.build(spirv, name, options)
+    program_cache.stats["built"] += 1
+    if binary:
+        program_cache.store(pk, binary, name)
+    return kernel
 
 
 # --- per-parameter handlers (built once per kernel) ------------------------------------
@@ -506,6 +595,16 @@ class PreparedLaunch:
                 target[...] = staged[..., : target.shape[-1]]
 
 
+def _scalar_slots(handlers) -> tuple:
+    """(scalar handler, index of its value among the native kernel arguments) pairs."""
+    slots, index = [], 0
+    for handler in handlers:
+        if isinstance(handler, _ScalarHandler):
+            slots.append((handler, index))
+        index += handler.nargs
+    return tuple(slots)
+
+
 class LoadedKernel:
     """A kernel built for one device context, callable as ``kernel(grid, args)``."""
 
@@ -516,6 +615,7 @@ class LoadedKernel:
             _ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p) for i, p in enumerate(abi.params)
         ]
         self.num_native_args = sum(h.nargs for h in self.handlers)
+        self._scalar_slots = _scalar_slots(self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
         # device buffers reused for numpy arrays, one pool per thread: a launch owns its
         # buffers from copy-in to copy-back, so threads launching at once must not share them
@@ -546,25 +646,44 @@ class LoadedKernel:
         The prepared launch is returned rather than read back from ``self`` afterwards:
         another thread may have replaced the remembered launch in between."""
         last = self._last
-        if last is not None and grid == last[0] and same_args(args, last[1]):
-            launch = last[2]                  # the same arrays and scalars as last time
-        else:
-            launch = self.prepare(grid, args, reuse_buffers=True)
-            if launch.copied_in or not launch.keep:
-                launch.submit()
-                launch.finish()
-                return None, None
-            tokens = arg_tokens(args)
-            self._last = (grid, tokens, launch) if tokens is not None else None
-            if tokens is None:
-                return self.launch_async(launch), None
-        return self.launch_async(launch), launch
+        if last is not None and grid == last[0]:
+            found = compare_args(args, last[1])
+            if found == SAME:                   # the same arrays and scalars as last time
+                return self.launch_async(last[2], args), last[2]
+            if found == NEW_SCALARS:            # the same arrays: only the scalar slots change
+                launch = self.with_scalars(last[2], args)
+                self._last = (grid, retoken(last[1], args), launch)
+                return self.launch_async(launch, args), launch
+        launch = self.prepare(grid, args, reuse_buffers=True)
+        if launch.copied_in or not launch.keep:
+            launch.submit()
+            launch.finish()
+            return None, None
+        event = self.launch_async(launch)
+        tokens = arg_tokens(args, forgetter(self, "_last", 1))
+        if tokens is None:
+            self._last = None
+            return event, None
+        # the memo keeps no caller array alive: the tokens are weak, the launch keeps none
+        # (a re-enqueue keeps that call's own arguments), and both go when an array dies
+        remembered = replace(launch, keep=())
+        self._last = (grid, tokens, remembered)
+        return event, remembered
 
-    def launch_async(self, launch: PreparedLaunch):
-        """Enqueue a prepared device-array launch again (no checks); returns the event."""
+    def with_scalars(self, launch: PreparedLaunch, args) -> PreparedLaunch:
+        """``launch`` (whose arrays ``args`` has) with the scalar arguments of ``args``,
+        each checked and converted (LaunchError naming it otherwise)."""
+        native = list(launch.native_args)
+        for handler, slot in self._scalar_slots:
+            native[slot] = handler.convert(args[handler.position])
+        return replace(launch, native_args=native)
+
+    def launch_async(self, launch: PreparedLaunch, keep=None):
+        """Enqueue a prepared device-array launch again (no checks); returns the event.
+        ``keep`` (default: the launch's own arrays) stays alive until the kernel is done."""
         event = self.backend.submit_async(self.native_kernel, launch.native_args, launch.global_size,
                                           launch.local_size, launch.queue)
-        _track(self.backend, launch.queue, event, launch.keep)
+        _track(self.backend, launch.queue, event, launch.keep if keep is None else keep, id(launch))
         return event
 
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
@@ -668,35 +787,75 @@ class LoadedKernel:
         prepared.submit()
 
 
-def arg_tokens(args) -> tuple | None:
-    """What identifies a launch's arguments for reuse: each device array's identity (and,
-    for dpnp, its current ``usm_ndarray``, which changes if it is reshaped in place), each
-    scalar's type and value.  None when an argument cannot be identified cheaply."""
+def arg_tokens(args, on_death=None) -> tuple | None:
+    """What identifies a launch's arguments for reuse: a weak reference to each device
+    array's ``usm_ndarray`` (for dpnp, its current one, which changes if it is reshaped in
+    place), each scalar's type and value.  ``on_death(ref)`` is called when one of those
+    arrays dies.  None when an argument cannot be identified cheaply."""
     tokens = []
     for value in args:
         cls = value.__class__
         if cls is int or cls is float:
             tokens.append((cls, value))
         elif hasattr(cls, "get_array"):
-            tokens.append((None, value, value.get_array()))
+            tokens.append((None, weakref.ref(value.get_array(), on_death)))
         elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
-            tokens.append((None, value, value))
+            tokens.append((None, weakref.ref(value, on_death)))
         else:
             return None
     return tuple(tokens)
 
 
-def same_args(args, tokens) -> bool:
-    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
+#: what :func:`compare_args` finds: other arrays (or types), the very same arguments, or the
+#: same arrays with some scalar values changed (types unchanged)
+DIFFERENT, SAME, NEW_SCALARS = 0, 1, 2
+
+
+def compare_args(args, tokens) -> int:
+    """How ``args`` relate to the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
     if len(args) != len(tokens):
-        return False
+        return DIFFERENT
+    found = SAME
     for value, tok in zip(args, tokens):
         if tok[0] is None:
-            if value is not tok[1] or (tok[2] is not value and value.get_array() is not tok[2]):
-                return False
-        elif value.__class__ is not tok[0] or value != tok[1]:
-            return False
-    return True
+            array = tok[1]()
+            if array is None:
+                return DIFFERENT
+            if value is not array:
+                get_array = getattr(value, "get_array", None)
+                if get_array is None or get_array() is not array:
+                    return DIFFERENT
+        elif value.__class__ is not tok[0]:
+            return DIFFERENT
+        elif value != tok[1]:
+            found = NEW_SCALARS
+    return found
+
+
+def same_args(args, tokens) -> bool:
+    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
+    return compare_args(args, tokens) == SAME
+
+
+def retoken(tokens: tuple, args) -> tuple:
+    """``tokens`` with the scalar values of ``args`` (the arrays' weak references kept)."""
+    return tuple(tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args))
+
+
+def forgetter(owner, attribute: str, tokens_at: int):
+    """A weak-reference callback that empties the memo ``owner.<attribute>`` (a tuple whose
+    item ``tokens_at`` came from :func:`arg_tokens`) when one of its arrays dies, so that
+    the memo's prepared launch (which holds the arrays' device memory) goes with them.
+    ``owner`` itself is held weakly."""
+    owner_ref = weakref.ref(owner)
+
+    def forget(dead) -> None:
+        holder = owner_ref()
+        memo = getattr(holder, attribute, None)
+        if memo is not None and any(token[0] is None and token[1] is dead for token in memo[tokens_at]):
+            setattr(holder, attribute, None)
+
+    return forget
 
 
 _I64: dict = {}
@@ -720,19 +879,19 @@ _INFLIGHT_LOCK = threading.Lock()   # launches of several threads record and pru
 _PRUNE_AT = 256
 
 
-def _track(backend, queue, event, keep) -> None:
-    """Remember an asynchronous launch (its arrays stay alive until it is done).
+def _track(backend, queue, event, keep, launch_id: int) -> None:
+    """Remember an asynchronous launch (``keep`` stays alive until it is done).
 
     When the backend orders its launches on a queue (each waits for the one before), a
     later launch ending implies the earlier ones ended, so only the newest event of each
-    set of kept arrays is remembered: repeated launches on the same arrays cost one
-    dictionary store, and the table stays small."""
+    prepared launch is remembered: repeated launches cost one dictionary store, and the
+    table stays small."""
     with _INFLIGHT_LOCK:
         entry = _INFLIGHT.get(id(queue))
         if entry is None:
             entry = _INFLIGHT[id(queue)] = (backend, queue, {})
         pending = entry[2]
-        pending[id(keep) if backend.ordered else id(event)] = (event, keep)
+        pending[launch_id if backend.ordered else id(event)] = (event, keep)
         if len(pending) >= _PRUNE_AT:
             done = [k for k, (ev, _) in pending.items() if backend.done(ev)]
             for k in done:
@@ -765,6 +924,22 @@ class Launcher:
         self.backend = _BACKENDS[self.device.backend](self.device, queue)
         self.build_options = build_options
 
+    def options_for(self, abi: KernelABI) -> str:
+        """The program build options of a kernel: its own IGC options (e.g. the 256-GRF mode
+        its tiles need) first, then the launcher's; on the CPU runtime only the launcher's
+        (it rejects GPU-only IGC options)."""
+        if self.device.kind == "cpu":
+            return self.build_options
+        return " ".join(o for o in (abi.extra.get("build_options", ""), self.build_options) if o)
+
+    def has_program(self, spirv: bytes, abi: KernelABI) -> bool:
+        """True when a built program for ``spirv`` is stored for this device (then the
+        SPIR-V itself never reaches the runtime: :meth:`build` loads the binary)."""
+        identity = self.backend.identity() if program_cache.enabled() else None
+        if identity is None:
+            return False
+        return program_cache.load(program_cache.program_key(identity, bytes(spirv), self.options_for(abi))) is not None
+
     def build(self, spirv: bytes, abi: KernelABI) -> LoadedKernel:
         """Build ``spirv`` and bind kernel ``abi.kernel_name``; checks the parameter count."""
         if not isinstance(spirv, (bytes, bytearray)) or spirv[:4] not in (b"\x03\x02\x23\x07", b"\x07\x23\x02\x03"):
@@ -775,11 +950,7 @@ class Launcher:
         if isinstance(limit, int) and abi.workgroup_size > limit:
             raise BuildError(f"kernel {abi.kernel_name!r} needs {abi.workgroup_size} work items per workgroup; "
                              f"{self.device.name} allows at most {limit}")
-        # the kernel's own IGC options (e.g. the 256-GRF mode its tiles need) come first
-        options = " ".join(o for o in (abi.extra.get("build_options", ""), self.build_options) if o)
-        if self.device.kind == "cpu":
-            options = self.build_options  # the CPU runtime rejects GPU-only IGC options
-        native = self.backend.build(bytes(spirv), abi.kernel_name, options)
+        native = build_program(self.backend, bytes(spirv), abi.kernel_name, self.options_for(abi))
         kernel = LoadedKernel(self.backend, native, abi)
         _check_arg_count(native, kernel)
         return kernel

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-import tempfile
 from pathlib import Path
 
 from ._common import ToolError, ToolNotFound, output_text, run
@@ -49,11 +48,8 @@ def find_spirv_tool(name: str) -> Path:
 
 
 def _run_on_module(tool: str, spirv: bytes, *args: str):
-    """Run a SPIRV-Tools binary on ``spirv`` written to a temporary file."""
-    with tempfile.TemporaryDirectory(prefix="xetile-spirv-") as tmp:
-        path = Path(tmp) / "k.spv"
-        path.write_bytes(spirv)
-        return run([find_spirv_tool(tool), *args, path])
+    """Run a SPIRV-Tools binary on ``spirv`` given on its standard input ("-"): no temp files."""
+    return run([find_spirv_tool(tool), *args, "-"], input=spirv)
 
 
 def validate(spirv: bytes, target_env: str | None = None) -> None:

@@ -1,0 +1,338 @@
+"""The latency a user feels, each number against a baseline measured in the same run.
+
+    python benchmarks/latency.py [--json] [--compiles 200] [--launches 2000] [--rounds 5]
+
+* **import**: ``import xetile_dsl`` in a fresh process (in-process time), against ``import numpy``.
+* **compile**: cold compile of the README GEMM and the RFC 2.1 GEMM (per stage, median over
+  ``--compile-reps`` in one process that has compiled other kernels before), and how many
+  of ``--compiles`` compiles of different kernels in one process had to emit SPIR-V again
+  in a new process (the LLVM 22 backend's duplicate-id bug).
+* **first launch**: a fresh process imports xetile_dsl and launches the README GEMM once:
+  cold (empty cache), warm (cache filled by the cold run), and warm with the program-binary
+  cache off (``XETILE_PROGRAM_CACHE=0``: what a warm process did before it existed).
+* **per launch**: one small GEMM launched ``--launches`` times, against a bare submit of the
+  same program and arguments: dpnp with the same arguments, dpnp with a scalar changing
+  every launch, numpy arrays (against a bare launch doing the same copies), pyopencl
+  arrays (against setting the arguments and enqueueing).
+
+Rounds of a launch path and its baseline alternate, so load on the machine hits both.
+"""
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+
+import numpy as np
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+from xetile_dsl import compiler
+from xetile_dsl.codegen import spirv_emit
+from xetile_dsl.kernels.gemm_wg import gemm_wg_kernel
+from xetile_dsl.kernels.matmul import matmul_kernel
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README_SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+README_CONST = {"BM": 32, "BN": 32, "BK": 16}
+RFC21_CONST = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4, "PF": 2, "ACC": xt.float32}
+
+
+# --- fresh processes ------------------------------------------------------------------------
+
+def _child(code: str, env: dict | None = None) -> dict:
+    """Run ``code`` in a new Python process; its last output line is a JSON dict."""
+    full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    full_env.update(env or {})
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env)
+    if proc.returncode:
+        raise RuntimeError(f"child failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def import_times(reps: int) -> dict:
+    """Median in-process import time of numpy and of xetile_dsl, each in fresh processes."""
+    code = "import json, time; t = time.perf_counter(); import {}; print(json.dumps(time.perf_counter() - t))"
+    out = {}
+    for module in ("numpy", "xetile_dsl"):
+        samples = [_child(code.format(module)) for _ in range(reps)]
+        out[module] = statistics.median(samples)
+    return out
+
+
+_FIRST_LAUNCH = textwrap.dedent("""
+    import json, time
+    t0 = time.perf_counter()
+    import numpy as np
+    import xetile_dsl as xd
+    from xetile_dsl.kernels.matmul import matmul_kernel
+    t1 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    a = rng.integers(-2, 3, (64, 48)).astype(np.float16)
+    b = rng.integers(-2, 3, (48, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    matmul_kernel[(2, 2)](a, b, c, 48, BM=32, BN=32, BK=16)
+    t2 = time.perf_counter()
+    exact = bool(np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32)))
+    print(json.dumps({"import": t1 - t0, "first_launch": t2 - t1, "exact": exact}))
+""")
+
+
+def first_launches(warm_reps: int) -> dict:
+    """Cold, warm and warm-without-program-binaries first launches of the README GEMM."""
+    with tempfile.TemporaryDirectory(prefix="xetile-latency-") as cache:
+        env = {"XETILE_CACHE_DIR": cache}
+        cold = _child(_FIRST_LAUNCH, env)
+        warm = [_child(_FIRST_LAUNCH, env) for _ in range(warm_reps)]
+        no_binaries = [_child(_FIRST_LAUNCH, dict(env, XETILE_PROGRAM_CACHE="0")) for _ in range(warm_reps)]
+    if not cold["exact"] or not all(r["exact"] for r in warm + no_binaries):
+        raise RuntimeError("a first launch computed a wrong result")
+    med = lambda runs, key: statistics.median(r[key] for r in runs)   # noqa: E731
+    return {"cold_s": cold["first_launch"], "warm_s": med(warm, "first_launch"),
+            "warm_import_s": med(warm, "import"), "warm_no_binary_cache_s": med(no_binaries, "first_launch")}
+
+
+# --- compiles ---------------------------------------------------------------------------------
+
+def _emission_counters() -> dict:
+    """The emitter's counters; an older emitter without them is wrapped to count re-emissions."""
+    if not hasattr(spirv_emit, "stats"):
+        spirv_emit.stats = {"reemitted": 0}
+        original = spirv_emit._emit_in_subprocess
+
+        def counted(text):
+            spirv_emit.stats["reemitted"] += 1
+            return original(text)
+        spirv_emit._emit_in_subprocess = counted
+    return spirv_emit.stats
+
+
+@xd.jit
+def _scaled(x, y, BM: xt.constexpr, BN: xt.constexpr, S: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(x, [xt.program_id(0) * BM, 0], [BM, BN]))
+    xt.store_tile(v * S + 1.0, xt.init_tile(y, [xt.program_id(0) * BM, 0], [BM, BN]))
+
+
+def _kernel_variants(count: int):
+    """``count`` different kernels: GEMM tile shapes and targets, then element-wise variants."""
+    gemms = [(matmul_kernel, README_SIG, {"BM": bm, "BN": bn, "BK": bk}, target)
+             for target in ("cpu", "cpu-arc", "pvc", "arc") for bm in (8, 16, 32) for bn in (16, 32, 64)
+             for bk in (16, 32)]
+    scaled = [(_scaled, {"x": "f32[:,:]", "y": "f32[:,:]"}, {"BM": bm, "BN": 16, "S": float(s)}, target)
+              for s in range(1, 1000) for bm in (8, 16) for target in ("cpu", "cpu-arc")]
+    return (gemms + scaled)[:count]
+
+
+def _compile(fn, sig, const, target):
+    return compiler.compile_kernel(getattr(fn, "fn", fn), compiler.parse_signature(sig), const, target)
+
+
+def compile_times(reps: int, different: int) -> dict:
+    """Stage timings of the two GEMMs (median of ``reps``) and re-emissions over ``different``."""
+    counters = _emission_counters()
+    before = dict(counters)
+    t0 = time.perf_counter()
+    for fn, sig, const, target in _kernel_variants(different):
+        _compile(fn, sig, const, target)
+    many_s = time.perf_counter() - t0
+    delta = {k: counters[k] - before.get(k, 0) for k in counters}
+    out = {"different_kernels": different, "emissions": delta, "seconds_for_all": many_s}
+    rfc_sig = dict(README_SIG)
+    for name, fn, sig, const in (("readme_gemm", matmul_kernel, README_SIG, README_CONST),
+                                 ("rfc21_gemm", gemm_wg_kernel, rfc_sig, RFC21_CONST)):
+        totals, stages = [], {}
+        for _ in range(reps):
+            t = time.perf_counter()
+            kernel = _compile(fn, sig, const, "cpu")
+            totals.append(time.perf_counter() - t)
+            for stage, seconds in kernel.timings.items():
+                stages.setdefault(stage, []).append(seconds)
+        out[name] = {"total_s": statistics.median(totals),
+                     **{f"{stage}_s": statistics.median(v) for stage, v in stages.items()}}
+    return out
+
+
+# --- per-launch overhead ---------------------------------------------------------------------
+
+def _alternate(ours, bare, rounds: int, launches: int, wait) -> dict:
+    """Microseconds per launch of ``ours`` and ``bare`` (median over alternating rounds)."""
+    samples = {"ours": [], "bare": []}
+    for _ in range(rounds):
+        for name, loop in (("bare", bare), ("ours", ours)):
+            wait()
+            t = time.perf_counter()
+            loop(launches)
+            wait()
+            samples[name].append((time.perf_counter() - t) / launches * 1e6)
+    o, b = statistics.median(samples["ours"]), statistics.median(samples["bare"])
+    return {"ours_us": o, "bare_us": b, "ratio": o / b}
+
+
+def _inputs(n: int):
+    rng = np.random.default_rng(1)
+    a = rng.integers(-2, 3, (n, n)).astype(np.float16)
+    b = rng.integers(-2, 3, (n, n)).astype(np.float16)
+    return a, b, a.astype(np.float32) @ b.astype(np.float32)
+
+
+def launch_overheads(rounds: int, launches: int) -> dict:
+    import dpctl
+    import dpnp
+
+    n, grid, const = 32, (1, 1), README_CONST
+    a, b, expected = _inputs(n)
+    queue = dpctl.SyclQueue("opencl:cpu")
+    da, db = dpnp.asarray(a, sycl_queue=queue), dpnp.asarray(b, sycl_queue=queue)
+    dc = dpnp.zeros((n, n), dtype=np.float32, sycl_queue=queue)
+    launch = matmul_kernel[grid]
+    launch(da, db, dc, n, **const)
+    xd.synchronize()
+    assert np.array_equal(dpnp.asnumpy(dc), expected), "dpnp launch is wrong"
+    loaded, grid3, runtime = matmul_kernel.resolve(grid, None, (da, db, dc, n), const)
+    prep = loaded.prepare(grid3, runtime)
+    kernel, args, gs, ls = loaded.native_kernel, list(prep.native_args), prep.global_size, prep.local_size
+    out = {}
+
+    def bare_same(count):
+        submit = queue.submit_async
+        for _ in range(count):
+            submit(kernel, args, gs, ls)
+
+    def ours_same(count):
+        for _ in range(count):
+            launch(da, db, dc, n, **const)
+
+    out["dpnp_same_args"] = _alternate(ours_same, bare_same, rounds, launches, queue.wait)
+
+    ks = (16, 32)
+
+    def bare_scalar(count):
+        submit, varying = queue.submit_async, list(args)
+        for i in range(count):
+            varying[-1] = ctypes.c_int32(ks[i & 1])
+            submit(kernel, varying, gs, ls)
+
+    def ours_scalar(count):
+        for i in range(count):
+            launch(da, db, dc, ks[i & 1], **const)
+
+    out["dpnp_changing_scalar"] = _alternate(ours_scalar, bare_scalar, rounds, launches, queue.wait)
+    out["numpy"] = _numpy_overhead(loaded, a, b, expected, rounds, max(launches // 10, 50))
+    out["pyopencl"] = _pyopencl_overhead(a, b, expected, rounds, launches)
+    return out
+
+
+def _numpy_overhead(loaded, a, b, expected, rounds, launches) -> dict:
+    """numpy arrays: ours copies in, launches, waits, copies back; so does the baseline."""
+    import dpctl.memory
+
+    n, grid, const = a.shape[0], (1, 1), README_CONST
+    c = np.zeros((n, n), np.float32)
+    launch = matmul_kernel[grid]
+    launch(a, b, c, n, **const)
+    assert np.array_equal(c, expected), "numpy launch is wrong"
+    queue = loaded.queue
+    bufs = [dpctl.memory.MemoryUSMDevice(x.nbytes, queue=queue) for x in (a, b, c)]
+    i64 = ctypes.c_int64
+    args = [bufs[0], i64(n), i64(n), i64(n), bufs[1], i64(n), i64(n), i64(n), bufs[2], i64(n), i64(n), i64(n),
+            ctypes.c_int32(n)]
+    prep = loaded.prepare(grid, [a, b, c, n])
+    gs, ls = prep.global_size, prep.local_size
+    host = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
+
+    def bare(count):
+        for _ in range(count):
+            for buf, h in zip(bufs, host):
+                buf.copy_from_host(h)
+            queue.submit(loaded.native_kernel, args, gs, ls).wait()
+            bufs[2].copy_to_host(host[2])
+
+    def ours(count):
+        for _ in range(count):
+            launch(a, b, c, n, **const)
+
+    return _alternate(ours, bare, rounds, launches, queue.wait)
+
+
+def _pyopencl_overhead(a, b, expected, rounds, launches) -> dict:
+    """pyopencl arrays: ours against setting every argument and enqueueing."""
+    import pyopencl as cl
+    import pyopencl.array as cla
+
+    platform = next(p for p in cl.get_platforms() if p.get_devices(device_type=cl.device_type.CPU))
+    ctx = cl.Context(devices=platform.get_devices(device_type=cl.device_type.CPU)[:1])
+    queue = cl.CommandQueue(ctx)
+    n, grid, const = a.shape[0], (1, 1), README_CONST
+    ca, cb = cla.to_device(queue, a), cla.to_device(queue, b)
+    cc = cla.zeros(queue, (n, n), np.float32)
+    launch = matmul_kernel[grid]
+    launch(ca, cb, cc, n, **const)
+    queue.finish()
+    assert np.array_equal(cc.get(), expected), "pyopencl launch is wrong"
+    loaded, grid3, runtime = matmul_kernel.resolve(grid, None, (ca, cb, cc, n), const)
+    prep = loaded.prepare(grid3, runtime)
+    kernel, args, gs, ls = loaded.native_kernel, list(prep.native_args), prep.global_size, prep.local_size
+
+    def bare(count):
+        enqueue = cl.enqueue_nd_range_kernel
+        for _ in range(count):
+            kernel.set_args(*args)
+            enqueue(queue, kernel, gs, ls)
+
+    def ours(count):
+        for _ in range(count):
+            launch(ca, cb, cc, n, **const)
+
+    return _alternate(ours, bare, rounds, launches, queue.finish)
+
+
+# --- report -------------------------------------------------------------------------------------
+
+def _print(report: dict) -> None:
+    imp = report["import"]
+    print(f"import xetile_dsl          {imp['xetile_dsl'] * 1e3:8.1f} ms   (import numpy {imp['numpy'] * 1e3:.1f} ms, "
+          f"ratio {imp['xetile_dsl'] / imp['numpy']:.2f}x; goal <= 250 ms)")
+    first = report["first_launch"]
+    print(f"first launch, cold         {first['cold_s'] * 1e3:8.1f} ms   (fresh process, empty cache)")
+    print(f"first launch, warm         {first['warm_s'] * 1e3:8.1f} ms   (1/{first['cold_s'] / first['warm_s']:.0f} "
+          f"of cold; goal <= 1/20 and <= 50 ms above import)")
+    print(f"  without program binaries {first['warm_no_binary_cache_s'] * 1e3:8.1f} ms   (XETILE_PROGRAM_CACHE=0)")
+    comp = report["compile"]
+    for name in ("readme_gemm", "rfc21_gemm"):
+        stages = ", ".join(f"{k[:-2]} {v * 1e3:.0f} ms" for k, v in comp[name].items() if k != "total_s")
+        print(f"compile {name:<18} {comp[name]['total_s'] * 1e3:8.1f} ms   ({stages})")
+    em = comp["emissions"]
+    print(f"{comp['different_kernels']} different compiles   re-emitted in a new process: {em.get('reemitted', 0)} "
+          f"(emissions {json.dumps(em)})")
+    for name, row in report["launch"].items():
+        print(f"launch {name:<20} {row['ours_us']:8.1f} us   bare {row['bare_us']:.1f} us, "
+              f"ratio {row['ratio']:.2f}x (goal <= 1.3x)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--json", action="store_true", help="print one JSON object instead of the table")
+    ap.add_argument("--compiles", type=int, default=200, help="different kernels compiled in one process")
+    ap.add_argument("--compile-reps", type=int, default=5)
+    ap.add_argument("--launches", type=int, default=2000)
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--process-reps", type=int, default=3, help="fresh processes per import / warm launch")
+    opts = ap.parse_args()
+    report = {"import": import_times(opts.process_reps), "first_launch": first_launches(opts.process_reps),
+              "compile": compile_times(opts.compile_reps, opts.compiles),
+              "launch": launch_overheads(opts.rounds, opts.launches)}
+    if opts.json:
+        print(json.dumps(report, indent=1))
+    else:
+        _print(report)
+
+
+if __name__ == "__main__":
+    main()

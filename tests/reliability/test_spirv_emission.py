@@ -1,0 +1,56 @@
+"""SPIR-V emission in one process that compiles many kernels (codegen/spirv_emit.py).
+
+LLVM 22's SPIR-V backend keeps module state in a static, so a module emitted after
+others in the same process may define ids twice; the compiler used to notice and emit
+again in a new Python process.  Now every module after the process's first is emitted by
+a fork of an emitter process that never emits itself: each module must come out exactly
+as a brand-new process emits it, and nothing is ever emitted twice."""
+import pytest
+
+from xetile_dsl.codegen import spirv_emit
+from xetile_dsl.compiler import compile as xd_compile
+from xetile_dsl.kernels.matmul import matmul_kernel
+
+SIGNATURE = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+CONFIGS = [(bm, bn, target) for bm in (8, 16, 32) for bn in (16, 32) for target in ("cpu", "cpu-arc")]
+
+
+@pytest.fixture(scope="module")
+def compiled():
+    """Twelve different GEMM kernels compiled one after the other in this process, and how
+    the emitter's counters moved meanwhile."""
+    before = dict(spirv_emit.stats)
+    kernels = [xd_compile(matmul_kernel, SIGNATURE, {"BM": bm, "BN": bn, "BK": 16}, target=target)
+               for bm, bn, target in CONFIGS]
+    delta = {k: spirv_emit.stats[k] - before[k] for k in before}
+    return kernels, delta
+
+
+def test_no_module_is_emitted_twice(compiled):
+    kernels, delta = compiled
+    assert delta["reemitted"] == 0
+    assert delta["in_process"] + delta["forked"] == len(CONFIGS)
+    assert delta["forked"] >= len(CONFIGS) - 1        # at most the process's first module here
+    for kernel in kernels:
+        assert not spirv_emit.duplicate_result_ids(kernel.spirv)
+
+
+@pytest.mark.parametrize("index", [1, len(CONFIGS) // 2, len(CONFIGS) - 1])
+def test_module_is_what_a_new_process_emits(compiled, index):
+    """The reference: the same LLVM IR emitted by a new Python process, the only place whose
+    backend has certainly seen no other module."""
+    kernel = compiled[0][index]
+    assert kernel.spirv == spirv_emit._emit_in_subprocess(kernel.asm["llvm"])
+
+
+def test_backend_errors_come_back_from_the_emitter():
+    """Invalid IR emitted by the forked child is reported as the in-process error would be."""
+    assert spirv_emit.emit_spirv(_tiny_kernel())[:4] == b"\x03\x02\x23\x07"   # not the process's first module
+    assert spirv_emit._emitted_here
+    with pytest.raises(spirv_emit.SpirvEmitError, match="invalid LLVM IR"):
+        spirv_emit.emit_spirv("define void @broken( {")
+
+
+def _tiny_kernel() -> str:
+    return (f'target datalayout = "{spirv_emit.SPIRV_DATALAYOUT}"\ntarget triple = "{spirv_emit.SPIRV_TRIPLE}"\n'
+            "define spir_kernel void @k(ptr addrspace(1) %p) {\n  store i32 1, ptr addrspace(1) %p\n  ret void\n}\n")
