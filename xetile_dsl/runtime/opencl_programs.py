@@ -35,6 +35,11 @@ _GET_NATIVE_CONTEXT = ("_ZN4sycl3_V110get_nativeILNS0_7backendE1ENS0_7contextEEE
                        "11return_typeIT0_EERKS7_")
 #: bytes of a ``sycl::kernel_bundle`` (one shared_ptr), which dpctl frees with ``delete``
 _KERNEL_BUNDLE_BYTES = 16
+#: The private layouts above were checked against these releases only (dpctl's minor
+#: version, the SYCL runtime's soname); with any other the builder stands aside and dpctl
+#: builds from SPIR-V, because a layout mismatch would crash the process, not raise.
+_CHECKED_DPCTL = ("0.22.",)
+_CHECKED_LIBSYCL = ("libsycl.so.9",)
 
 
 class NativeBuildError(BuildError):
@@ -162,11 +167,13 @@ def native_builder(queue) -> NativeBuilder | None:
         return None
     if queue.sycl_device.backend != dpctl.backend_type.opencl:
         return None
+    if not dpctl.__version__.startswith(_CHECKED_DPCTL):
+        return None
     root = os.path.dirname(dpctl.__file__)
     try:
         interface = ctypes.CDLL(os.path.join(root, "libDPCTLSyclInterface.so"))
         libsycl = _sycl_library()
-        if libsycl is None or not hasattr(libsycl, _MAKE_KERNEL_BUNDLE) or not hasattr(interface, _GET_NATIVE_CONTEXT):
+        if libsycl is None or os.path.basename(libsycl._name) not in _CHECKED_LIBSYCL or not hasattr(libsycl, _MAKE_KERNEL_BUNDLE) or not hasattr(interface, _GET_NATIVE_CONTEXT):
             return None
         return NativeBuilder(queue, program_module, interface, libsycl)
     except (OSError, AttributeError, KeyError, NativeBuildError):
