@@ -539,13 +539,13 @@ class _KernelGen:
                 raw = self.b.call(pad_fn, d.surface() + [raw, ir.Constant(ir.IntType(bits), pad)])
             self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
             return
-        per_lane = rows * cols * t.block_attr.arr_len // self.target.subgroup_size
-        if not pad and message_pieces.in_pieces(per_lane) and message_pieces.only_sliced(op.value):
+        lane_elems = rows * cols * t.block_attr.arr_len // self.target.subgroup_size
+        if not pad and message_pieces.in_pieces(lane_elems) and message_pieces.only_sliced(op.value):
             # a coalesced message larger than one vector, cut into DPAS blocks
             fn = self.lib.load_2d_pieces(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane)
             if not per_lane:
                 self._uses_block2d(op.tensor_desc)
-            self.values[op.value] = message_pieces.load(self, fn, d.fields(), per_lane,
+            self.values[op.value] = message_pieces.load(self, fn, d.fields(), lane_elems,
                                                         llvm_scalar(op.value.type.element_type))
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane)
