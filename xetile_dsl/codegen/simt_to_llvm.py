@@ -314,7 +314,7 @@ class _KernelGen:
         backend widens to i8 without its mask (``(id & 255) << 4``), so subgroups of
         later layout rows skipped iterations of an ``init_tile`` inside a loop. ``freeze``
         of a defined value is that value; it hides the remainder's range from SCEV."""
-        self._binary(op, method)
+        self.values[op.result] = vector_ops.int_divide(self.b, method, self.v(op.lhs), self.v(op.rhs))
         if _of_subgroup_id(op):
             frozen = ir.instructions.Instruction(self.b.block, self.values[op.result].type, "freeze",
                                                  [self.values[op.result]])
@@ -332,15 +332,8 @@ class _KernelGen:
     def _arith_DivfOp(self, op): self._binary(op, "fdiv")
 
     def _arith_FloorDivSIOp(self, op) -> None:
-        """Python's ``//``: truncating division, minus one when the signs differ and the
-        division is inexact."""
-        a, b = self.v(op.lhs), self.v(op.rhs)
-        q, r = self.b.sdiv(a, b), self.b.srem(a, b)
-        zero = ir.Constant(a.type, 0)
-        inexact = self.b.icmp_signed("!=", r, zero)
-        signs_differ = self.b.icmp_signed("<", self.b.xor(a, b), zero)
-        fix = self.b.and_(inexact, signs_differ)
-        self.values[op.result] = self.b.sub(q, self.b.zext(fix, a.type))
+        """Python's ``//`` (vector_ops.floor_divide; 0 by zero)."""
+        self.values[op.result] = vector_ops.floor_divide(self.b, self.v(op.lhs), self.v(op.rhs))
 
     def _arith_TruncIOp(self, op) -> None:
         self.values[op.result] = self.b.trunc(self.v(op.input), llvm_scalar(op.result.type))
