@@ -393,8 +393,20 @@ class _Emitter:
             self.set(op.result, src)
         elif m == 1:  # one element per lane (a row): the same value in every row
             self.set(op.result, splat(self.b, src, n))
+        elif _stretchable(op.source.type.get_shape(), op.result.type.get_shape()):
+            # lane fragments [1, k] -> [R, k] (a row in a layout with k columns per lane, e.g.
+            # ARC's operand A) or [R, 1] -> [R, k] (a replicated column): row-major fragments
+            (s0, s1), (r0, r1) = op.source.type.get_shape(), op.result.type.get_shape()
+            parts = _elements(self.b, src)
+            picked = [parts[(i if s0 > 1 else 0) * s1 + (j if s1 > 1 else 0)] for i in range(r0) for j in range(r1)]
+            self.set(op.result, _pack(self.b, picked, ir.VectorType(parts[0].type, n)))
         else:
             raise LoweringError(f"tile_broadcast of a {op.source.type} lane fragment to {op.result.type}", op)
+
+
+def _stretchable(src, res) -> bool:
+    """Whether 2-D lane fragment shape ``src`` broadcasts to ``res`` (each dim 1 or equal)."""
+    return len(src) == 2 and len(res) == 2 and all(s in (1, r) for s, r in zip(src, res))
 
 
 def _count(t) -> int:

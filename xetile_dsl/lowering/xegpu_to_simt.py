@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import retype, xegpu
+from ..dialects import retype, xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
@@ -116,9 +116,10 @@ class _Distribute:
             if v in seen or not isinstance(owner, Operation):
                 continue
             seen.add(v)
-            if is_elementwise(owner) or isinstance(owner, (vector.BroadcastOp, arith.ConstantOp)):
+            if is_elementwise(owner) or isinstance(owner, (vector.BroadcastOp, arith.ConstantOp,
+                                                           xetile.TileBroadcastOp)):
                 for operand in owner.operands:
-                    if isinstance(operand.type, VectorType):
+                    if isinstance(operand.type, VectorType) and not _replicated_column(operand):
                         self._mark(operand, "A")
                         self.bits[self.families.find(operand)] = bits
                         work.append((operand, bits))
@@ -199,3 +200,10 @@ class _Distribute:
             raise LoweringError(f"a {'x'.join(map(str, shape))} block cannot be spread over the "
                                 f"{self.target.subgroup_size} lanes of {self.target.name}: {exc}", op) from None
         return VectorType(t.element_type, [units, per])
+
+
+def _replicated_column(v: SSAValue) -> bool:
+    """An ``[R, 1]`` block (a column broadcast into a tile): replicated in every lane in
+    any role, it keeps the plain layout (codegen repeats its elements along the row)."""
+    shape = v.type.get_shape()
+    return len(shape) == 2 and shape[1] == 1
