@@ -49,3 +49,25 @@ def test_narrow_tile_is_lowered(shape, target):
     x64 = x.astype(np.float64)
     e = np.exp(x64 - x64.max(1, keepdims=True))
     np.testing.assert_allclose(p, e / e.sum(1, keepdims=True), rtol=64 * np.finfo(np.float32).eps, atol=0)
+
+
+#: a 16x16 tile in two 8x16 row bands, converted to two 16x8 column bands
+ROW_BANDS = xt.wg_map(sg_layout=[2, 1], sg_data=[8, 16])
+COL_BANDS = xt.wg_map(sg_layout=[1, 2], sg_data=[16, 8])
+
+
+@xd.jit
+def conv_to_narrow_pieces(a, c):
+    """c = 2a + 1: a workgroup layout conversion whose pieces are 16x8 f32 (narrower than
+    PVC's 16 lanes), refused before."""
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [16, 16], wg_map=ROW_BANDS))
+    w = xt.tile_conv_layout(v * 2.0, COL_BANDS)
+    xt.store_tile(w + 1.0, xt.init_tile(c, [0, 0], [16, 16], wg_map=COL_BANDS))
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc", "interpret", "interpret-subgroups"])
+def test_layout_conversion_to_16x8_pieces(target):
+    a = np.random.default_rng(3).integers(-50, 50, (16, 16)).astype(np.float32)
+    c = np.full_like(a, np.nan)
+    conv_to_narrow_pieces.on(target)[(1,)](a, c)
+    np.testing.assert_array_equal(c, 2 * a + 1)   # small integers: exact in f32
