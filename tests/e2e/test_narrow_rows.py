@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from conftest_tools import require_dpnp
 from xetile_dsl.kernels.matmul import matmul_kernel
 
 #: (M, N, K): K = 20 (narrow A), N = 12 (narrow B and C), both
@@ -46,3 +47,15 @@ def test_a_narrow_view_of_a_wide_array_is_exact():
     a = wide[:, 8:8 + K]
     b = np.random.default_rng(4).integers(-3, 4, (K, N)).astype(np.float16)
     np.testing.assert_array_equal(_run("cpu-pvc", a, b), a.astype(np.float32) @ b.astype(np.float32))
+
+
+def test_dpnp_arrays_with_narrow_unaligned_rows_are_used_in_place():
+    """Device arrays are not copied: A's rows of 40 bytes (pitch 40, no 16-byte multiple)
+    were refused twice over (width and pitch); accessed per lane, neither rule applies."""
+    dpnp = require_dpnp()
+    M, N, K = 32, 32, 20
+    a, b = _operands(M, N, K)
+    c = dpnp.zeros((M, N), dtype=np.float32)
+    grid = (M // TILE["BM"], N // TILE["BN"])
+    matmul_kernel.on("cpu-pvc")[grid](dpnp.asarray(a), dpnp.asarray(b), c, K, **TILE)
+    np.testing.assert_array_equal(dpnp.asnumpy(c), a.astype(np.float32) @ b.astype(np.float32))
