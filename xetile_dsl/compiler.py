@@ -26,10 +26,11 @@ from ._lazy import LazyModule
 from .errors import (CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError,
                      debug_tracebacks)
 from .frontend import build_module
-from .frontend.argspec import ArgSpec
+from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI
 from .targets import TARGETS, get_target
+from .targets.target import NARROW_ROW_BYTES
 from .tools import spirv_tools
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
@@ -105,7 +106,9 @@ class CompiledKernel:
                 raise ToolError(f"report() needs Intel's offline compiler (ocloc) to build the machine "
                                 f"code: {reason}")
             self.asm["isa"] = _isa(self, gpu)
-        return isa_report.zebin_report(self.asm["zebin"], self.abi.kernel_name, gpu)
+        per_lane = [p.name for p in self.abi.params if isinstance(p, ArrayParam) and p.name in self.abi.extra.get(
+            "per_lane_arrays", ())]
+        return replace(isa_report.zebin_report(self.asm["zebin"], self.abi.kernel_name, gpu), per_lane_arrays=per_lane)
 
     def to_files(self) -> dict[str, bytes]:
         """The cache entry: SPIR-V, the ABI and each stage's text."""
@@ -183,7 +186,7 @@ def parse_signature(signature: dict) -> dict[str, ArgSpec]:
         text = text.strip()
         if text.endswith("]") and "[" in text:
             dtype, dims = text[:-1].split("[", 1)
-            specs[name] = ArgSpec("array", _element_type(name, dtype.strip()), dims.count(":"))
+            specs[name] = _array_signature(name, _element_type(name, dtype.strip()), dims)
         elif text.startswith("*"):
             specs[name] = ArgSpec("array", _element_type(name, text[1:].strip()), 2)
         else:
@@ -191,7 +194,22 @@ def parse_signature(signature: dict) -> dict[str, ArgSpec]:
     return specs
 
 
-_SPELLINGS = "'f16[:,:]' or '*f16' (a 2-D array), 'i32' (a scalar)"
+_SPELLINGS = "'f16[:,:]' or '*f16' (a 2-D array), 'f16[:,20]' (rows of 20 elements), 'i32' (a scalar)"
+
+
+def _array_signature(param: str, elem: str, dims: str) -> ArgSpec:
+    """The ArgSpec of ``elem[dims]``: one ``:`` per dimension; the last may be a number,
+    the row length, which makes the kernel specialised for narrow rows when they are
+    narrower than ``NARROW_ROW_BYTES`` (as a launch with such an array would)."""
+    if not dims.strip():
+        return ArgSpec("array", elem, 0)
+    parts = [d.strip() for d in dims.split(",")]
+    last = parts[-1]
+    if any(d != ":" for d in parts[:-1]) or not (last == ":" or last.isdigit()):
+        raise UsageError(f"signature of {param!r}: dimensions {dims!r} must be ':' each, the last may be a row "
+                         f"length; legal spellings are {_SPELLINGS}")
+    narrow = last.isdigit() and len(parts) > 1 and int(last) * ELEMENT_TYPES[elem][1] < NARROW_ROW_BYTES
+    return ArgSpec("array", elem, len(parts), spec=NARROW if narrow else "")
 
 
 def _element_type(param: str, text: str) -> str:
@@ -235,7 +253,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
         xtdebug.reject_debug_ops(module)
         asm = _lower_with_located_warnings(src, module, flavour)
         t1 = time.perf_counter()
-        llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate)
+        llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate, narrow_arrays(args))
     except LoweringError as exc:
         raise _at_user_line(src, exc) from (exc if debug_tracebacks() else None)
     except CompilationError as exc:
@@ -243,6 +261,8 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
             raise
         raise exc.with_traceback(None) from None  # the user's mistake: no compiler frames
     abi = _mark_written(abi, written)
+    if narrow_arrays(args) and gpu.has_2d_block_io:
+        abi.extra["per_lane_arrays"] = sorted(narrow_arrays(args))
     abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
     asm["llvm"] = llvm_text
     asm["spirv"] = spirv_emit.emit_spirv(llvm_text)
@@ -251,6 +271,12 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     if isa and not emulate:
         kernel.asm["isa"] = _isa(kernel, gpu)
     return kernel
+
+
+def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
+    """The array parameters specialised as narrow (rows under ``NARROW_ROW_BYTES``): codegen
+    reads and writes them with per-lane messages, as 2D block messages cannot address them."""
+    return frozenset(name for name, spec in args.items() if spec.kind == "array" and spec.spec == NARROW)
 
 
 def _lower_with_located_warnings(src: KernelSource, module, flavour: str) -> dict:

@@ -28,7 +28,7 @@ import numpy as np
 from . import interpreter
 from ._lazy import LazyModule
 from .errors import LaunchError
-from .frontend.argspec import ArgSpec
+from .frontend.argspec import NARROW, ArgSpec
 from .frontend.dependencies import Dependencies, collect, encode_constants
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
@@ -38,6 +38,7 @@ from .runtime.cache import key_for, shared_cache
 from .runtime.devices import get_device
 from .runtime.launcher import (NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, get_launcher,
                                launcher_for_queue, retoken)
+from .targets.target import NARROW_ROW_BYTES
 
 # the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
 compiler = LazyModule("xetile_dsl.compiler")
@@ -361,10 +362,12 @@ def _type_key(value) -> tuple:
         return _int_key(value)
     if cls is float or cls is bool:
         return (cls,)
-    if cls is np.ndarray or is_device_array_type(cls):
+    if cls is np.ndarray:
+        return (cls, value.dtype, value.ndim, value.ndim > 1 and value.shape[-1] * value.itemsize < NARROW_ROW_BYTES)
+    if is_device_array_type(cls):
         if cls.__module__.startswith("torch"):
-            return (cls, str(value.dtype), value.dim(), str(value.device))
-        return (cls, value.dtype, value.ndim)
+            return (cls, str(value.dtype), value.dim(), str(value.device), _narrow_rows(value.shape, value.element_size()))
+        return (cls, value.dtype, value.ndim, _narrow_rows(value.shape, np.dtype(value.dtype).itemsize))
     if isinstance(value, (np.integer,)):
         return _int_key(int(value)) + (cls,)
     return (cls,)
@@ -432,9 +435,9 @@ def _arg_spec(name: str, value) -> ArgSpec:
     if is_device_array_type(type(value)):
         desc = describe(value, f"argument {name!r}")
         if desc is not None:
-            return _array_spec(name, desc.dtype, len(desc.shape))
+            return _array_spec(name, desc.dtype, desc.shape)
     if isinstance(value, np.ndarray):
-        return _array_spec(name, value.dtype, value.ndim)
+        return _array_spec(name, value.dtype, value.shape)
     if isinstance(value, bool):
         raise LaunchError(f"argument {name!r}: bool scalars are not supported; pass an int")
     if isinstance(value, (int, np.integer)):
@@ -447,12 +450,20 @@ def _arg_spec(name: str, value) -> ArgSpec:
                       f"Python scalar, got {type(value).__name__}")
 
 
-def _array_spec(name: str, dtype, ndim: int) -> ArgSpec:
+def _array_spec(name: str, dtype, shape: tuple) -> ArgSpec:
+    """An array's ArgSpec: element type, rank and NARROW when its rows are too narrow for
+    2D block messages (the kernel is then specialised to access it per lane)."""
     elem = _NUMPY_TO_ELEM.get(np.dtype(dtype).name)
     if elem is None:
         raise LaunchError(f"argument {name!r}: arrays of dtype {dtype} are not supported; use one of "
                           f"{', '.join(_NUMPY_TO_ELEM)} (bfloat16 from ml_dtypes)")
-    return ArgSpec("array", elem, ndim)
+    narrow = _narrow_rows(tuple(shape), np.dtype(dtype).itemsize)
+    return ArgSpec("array", elem, len(shape), spec=NARROW if narrow else "")
+
+
+def _narrow_rows(shape, itemsize: int) -> bool:
+    """Whether rows of this shape are narrower than some target's 2D block messages allow."""
+    return len(shape) > 1 and int(shape[-1]) * itemsize < NARROW_ROW_BYTES
 
 
 #: first part of every cache key; changes when what the key covers changes

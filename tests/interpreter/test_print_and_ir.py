@@ -139,6 +139,12 @@ def divide(x, n, d, BM: xt.constexpr):
 
 
 @xd.jit
+def to_int(x, y, BM: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [BM, BM]))
+    xt.store_tile(xt.astype(v, xt.int32), xt.init_tile(y, [0, 0], [BM, BM]))
+
+
+@xd.jit
 def oob(x, BM: xt.constexpr):
     t = xt.init_tile(x, [0, 0], [BM, BM])
     v = xt.load_tile(t)
@@ -152,8 +158,10 @@ def test_interpreter_errors_name_the_users_line():
 
         interpret(parse_module(kernel({"y": "f32"}, '  %s = "gpu.lane_id"() : () -> index')), (1,), [np.zeros((1, 1), np.float32)])
     assert "gpu.lane_id" in str(info.value)
-    x = np.zeros((4, 4), np.float32)
-    with pytest.raises(InterpreterError, match="division by zero") as info:
-        divide.on("interpret")[(1,)](x, 4, 0, BM=4)
-    assert f"test_print_and_ir.py:{divide.fn.__code__.co_firstlineno + 2}:" in str(info.value)
+    x = np.full((4, 4), np.inf, np.float32)
+    with pytest.raises(InterpreterError, match="inf/NaN") as info:
+        to_int.on("interpret")[(1,)](x, np.zeros((4, 4), np.int32), BM=4)
+    assert f"test_print_and_ir.py:{to_int.fn.__code__.co_firstlineno + 3}:" in str(info.value)
+    divide.on("interpret")[(1,)](x, 4, 0, BM=4)  # n // 0 is 0 (design.md, "Integer division")
+    np.testing.assert_array_equal(x, 0)
     oob.on("interpret")[(1,)](x, BM=8)  # out-of-bounds parts of the tile are fine: padding / dropped

@@ -142,15 +142,18 @@ def _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) ->
     return target.find_block2d(op, elem_bits, rows, cols, count) is not None
 
 
-def load_kind(target, elem_bits, rows, cols, count, wi_layout, wi_data) -> str:
-    """``read``/``read_transform`` when a 2D block read serves the load, else ``gather``."""
+def load_kind(target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane: bool = False) -> str:
+    """``read``/``read_transform`` when a 2D block read serves the load, else ``gather``
+    (always for ``per_lane``: an array whose rows are too narrow for 2D block messages)."""
+    if per_lane:
+        return "gather"
     op = "read_transform" if wi_data[0] > 1 else "read"
     return op if _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) else "gather"
 
 
-def store_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
-    """``write`` when a 2D block write serves the store, else ``scatter``."""
-    return "write" if _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data) else "scatter"
+def store_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False) -> str:
+    """``write`` when a 2D block write serves the store, else ``scatter`` (always for ``per_lane``)."""
+    return "write" if not per_lane and _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data) else "scatter"
 
 
 def _builtin_name(op, elem_bits, rows, cols, count) -> str:
@@ -243,10 +246,10 @@ def _coord(builder, x, y):
     return builder.insert_element(coord, y, ir.Constant(I32, 1))
 
 
-def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Function:
+def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane=False) -> ir.Function:
     """The load wrapper (see :meth:`IntelBuiltins.load_2d`)."""
     frag = _fragment(bi, elem_bits, rows, cols * count, wi_layout, wi_data)
-    kind = load_kind(bi.target, elem_bits, rows, cols, count, wi_layout, wi_data)
+    kind = load_kind(bi.target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane)
     name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
     fn, builder = _wrapper(bi, name, frag.vector_type(), [])
     if kind == "gather":
@@ -260,17 +263,23 @@ def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Funct
     return fn
 
 
-def build_load_pieces(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Function:
+def build_load_pieces(bi, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane=False) -> ir.Function:
     """The load wrapper of a fragment too large for one vector (see
     :meth:`IntelBuiltins.load_2d_pieces`): the 2D block builtin writes straight into the
-    caller's private array.  Only shapes whose builtin layout is the sg_map get here."""
+    caller's private array.  Only shapes whose builtin layout is the sg_map get here, or
+    ``per_lane`` ones (an array too narrow for 2D blocks), which are gathered element by
+    element into the same array."""
     frag = Fragment(elem_bits, rows, cols * count, tuple(wi_layout), tuple(wi_data))
-    kind = load_kind(bi.target, elem_bits, rows, cols, count, wi_layout, wi_data)
-    if kind == "gather":
+    kind = load_kind(bi.target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane)
+    if kind == "gather" and not per_lane:
         raise ValueError(f"no 2D block read gives the {rows}x{cols}x{count} fragment {_tag(frag)}")
     name = f"__xetile_load2d_pieces_{kind}_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
     fn, builder = _wrapper(bi, name, ir.VoidType(), [PRIVATE_PTR])
     base, width, height, pitch, x, y, out = fn.args
+    if kind == "gather":
+        _gather_into(bi, builder, frag, (base, width, height, pitch, x, y), out)
+        builder.ret_void()
+        return fn
     intel = _intel_block_builtin(bi, kind, elem_bits, rows, cols, count)
     builder.call(intel, [base, width, height, pitch, _coord(builder, x, y), out])
     builder.ret_void()
@@ -295,10 +304,10 @@ def build_pad(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Functi
     return fn
 
 
-def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
+def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -> ir.Function:
     """The store wrapper (see :meth:`IntelBuiltins.store_2d`)."""
     frag = _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data)
-    kind = store_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data)
+    kind = store_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
     name = f"__xetile_store2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{_tag(frag)}"
     fn, builder = _wrapper(bi, name, ir.VoidType(), [frag.vector_type()])
     base, width, height, pitch, x, y, value = fn.args
@@ -313,10 +322,10 @@ def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
     return fn
 
 
-def build_prefetch(bi, elem_bits, rows, cols, count, controls=()) -> ir.Function:
-    """The prefetch wrapper: a 2D block prefetch where legal, else nothing; its base
-    pointer carries the cache-control decorations ``controls``."""
-    legal = bi.target.has_2d_block_io and bi.target.find_block2d("prefetch", elem_bits, rows, cols, count)
+def build_prefetch(bi, elem_bits, rows, cols, count, controls=(), per_lane=False) -> ir.Function:
+    """The prefetch wrapper: a 2D block prefetch where legal (not for a ``per_lane``
+    array), else nothing; its base pointer carries the cache-control decorations ``controls``."""
+    legal = not per_lane and bi.target.has_2d_block_io and bi.target.find_block2d("prefetch", elem_bits, rows, cols, count)
     tag = "".join(f"_cc{level}{control}" for level, control in controls)
     name = f"__xetile_prefetch2d_{'block' if legal else 'none'}_{elem_bits}b_{rows}r{cols}x{count}c{tag}"
     fn, builder = _wrapper(bi, name, ir.VoidType(), [])

@@ -26,10 +26,11 @@ I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _OP = "read_transpose"
 
 
-def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
-    """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment, else ``gather``."""
+def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False) -> str:
+    """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment, else
+    ``gather`` (always for ``per_lane``: an array too narrow for 2D block messages)."""
     lanes = target.subgroup_size
-    if not target.has_2d_block_io or lanes != 16 or elem_bits not in (16, 32):
+    if per_lane or not target.has_2d_block_io or lanes != 16 or elem_bits not in (16, 32):
         return "gather"
     if tuple(wi_layout) != (1, lanes) or tuple(wi_data) not in ((32 // elem_bits, 1), (1, 1)):
         return "gather"
@@ -61,10 +62,10 @@ def _intel_read_transpose(bi, rows: int, cols32: int) -> ir.Function:
     return fn
 
 
-def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
+def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -> ir.Function:
     """The transposed load wrapper (see :meth:`IntelBuiltins.load_2d_transposed`)."""
     frag = b2d._fragment(bi, elem_bits, cols, rows, wi_layout, wi_data)  # the logical (transposed) block
-    kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data)
+    kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
     name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
     fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [])
     base, width, height, pitch, x, y = fn.args

@@ -73,19 +73,21 @@ class IntelBuiltins:
         return self._memoized(key, lambda: builtins_dpas.build_dpas(self, a_type, b_type, acc_type, m))
 
     def load_2d(self, elem_bits: int, rows: int, cols: int, count: int,
-                wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+                wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
         """``<V x iE> f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
         i32 pitch_bytes, i32 x_elems, i32 y_rows)``: this lane's sg_map fragment of the
-        ``rows x (cols*count)`` block at (x, y); out-of-bounds elements read as 0."""
-        key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
+        ``rows x (cols*count)`` block at (x, y); out-of-bounds elements read as 0.
+        ``per_lane``: plain per-lane loads even where a 2D block read exists (an array
+        whose rows are narrower than 2D block messages allow)."""
+        key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data), per_lane)
         return self._memoized(key, lambda: builtins_block2d.build_load(self, *key[1:]))
 
     def load_2d_pieces(self, elem_bits: int, rows: int, cols: int, count: int,
-                       wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+                       wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
         """``void f(surface..., ptr out)``: :meth:`load_2d` for a fragment larger than one
         SPIR-V vector (a coalesced message): this lane's fragment, in order, is written to
         the private array ``out`` (``iE`` elements), which codegen reads in pieces."""
-        key = ("load_2d_pieces", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
+        key = ("load_2d_pieces", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data), per_lane)
         return self._memoized(key, lambda: builtins_block2d.build_load_pieces(self, *key[1:]))
 
     def pad_2d(self, elem_bits: int, rows: int, cols: int, count: int,
@@ -96,11 +98,11 @@ class IntelBuiltins:
         return self._memoized(key, lambda: builtins_block2d.build_pad(self, *key[1:]))
 
     def load_2d_transposed(self, elem_bits: int, rows: int, cols: int,
-                           wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+                           wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
         """Like :meth:`load_2d` for ``load_nd {transpose}``: the surface and (x, y) are the
         memory block's (``rows x cols`` of the array); the result is this lane's fragment
         of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``."""
-        key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
+        key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane)
         return self._memoized(key, lambda: builtins_transpose.build_load_transposed(self, *key[1:]))
 
     def pad_2d_transposed(self, elem_bits: int, rows: int, cols: int,
@@ -112,20 +114,20 @@ class IntelBuiltins:
         return self._memoized(key, lambda: builtins_transpose.build_pad_transposed(self, *key[1:]))
 
     def store_2d(self, elem_bits: int, rows: int, cols: int,
-                 wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
+                 wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
         """``void f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
         i32 pitch_bytes, i32 x, i32 y, <V x iE> value)``: writes this lane's fragment;
         out-of-bounds elements are not written."""
-        key = ("store_2d", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
+        key = ("store_2d", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane)
         return self._memoized(key, lambda: builtins_block2d.build_store(self, *key[1:]))
 
     def prefetch_2d(self, elem_bits: int, rows: int, cols: int, count: int,
-                    controls: tuple[tuple[int, int], ...] = ()) -> ir.Function:
+                    controls: tuple[tuple[int, int], ...] = (), per_lane: bool = False) -> ir.Function:
         """``void f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
         i32 pitch_bytes, i32 x, i32 y)``: a cache hint; a no-op where unsupported.
         ``controls`` are (cache level, load control) pairs for the GPU (see
         :meth:`Target.cache_controls`); the CPU device ignores them."""
-        key = ("prefetch_2d", elem_bits, rows, cols, count, () if self.emulate else tuple(controls))
+        key = ("prefetch_2d", elem_bits, rows, cols, count, () if self.emulate else tuple(controls), per_lane)
         return self._memoized(key, lambda: builtins_block2d.build_prefetch(self, *key[1:]))
 
     # --- questions codegen may ask ---------------------------------------------
@@ -138,14 +140,14 @@ class IntelBuiltins:
         """Whether :meth:`store_2d` can build this distribution at all."""
         return self.is_legal_load_2d(elem_bits, rows, cols, 1, wi_layout, wi_data)
 
-    def load_2d_kind(self, elem_bits, rows, cols, count, wi_layout, wi_data) -> str:
+    def load_2d_kind(self, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane=False) -> str:
         """How :meth:`load_2d` reads: ``"read"``/``"read_transform"`` (a 2D block
         builtin) or ``"gather"`` (per-lane guarded loads)."""
-        return builtins_block2d.load_kind(self.target, elem_bits, rows, cols, count, wi_layout, wi_data)
+        return builtins_block2d.load_kind(self.target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane)
 
-    def store_2d_kind(self, elem_bits, rows, cols, wi_layout, wi_data) -> str:
+    def store_2d_kind(self, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -> str:
         """``"write"`` (2D block builtin) or ``"scatter"`` (guarded per-lane stores)."""
-        return builtins_block2d.store_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data)
+        return builtins_block2d.store_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
 
     # --- helpers shared by builtins_*.py ---------------------------------------
     def declare(self, name: str, fnty: ir.FunctionType) -> ir.Function:

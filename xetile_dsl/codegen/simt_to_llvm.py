@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     VectorType,
 )
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ..dialects import xegpu
 from ..errors import LoweringError
@@ -106,21 +106,27 @@ def llvm_type(t) -> ir.Type:
     return llvm_scalar(t)
 
 
-def generate(module: ModuleOp, target: Target, emulate: bool) -> tuple[str, KernelABI]:
-    """LLVM IR text for the one kernel in ``module`` and its launch ABI."""
+def generate(module: ModuleOp, target: Target, emulate: bool,
+             per_lane_arrays: frozenset[str] = frozenset()) -> tuple[str, KernelABI]:
+    """LLVM IR text for the one kernel in ``module`` and its launch ABI.
+
+    ``per_lane_arrays`` names the array parameters whose rows are narrower than 2D block
+    messages allow (known at launch): their tiles are read and written with per-lane
+    loads and stores instead (design.md, "Narrow rows")."""
     kernels = [op for op in module.ops if isinstance(op, func.FuncOp)]
     if len(kernels) != 1:
         raise LoweringError(f"codegen expects one kernel per module, got {len(kernels)}")
     llmod = ir.Module(name=kernels[0].sym_name.data)
     llmod.triple, llmod.data_layout = SPIRV_TRIPLE, SPIRV_DATALAYOUT
-    gen = _KernelGen(llmod, target, IntelBuiltins(llmod, target, emulate))
+    gen = _KernelGen(llmod, target, IntelBuiltins(llmod, target, emulate), per_lane_arrays)
     abi = gen.kernel(kernels[0])
     return str(llmod), abi
 
 
 class _KernelGen:
-    def __init__(self, llmod: ir.Module, target: Target, lib: IntelBuiltins):
+    def __init__(self, llmod: ir.Module, target: Target, lib: IntelBuiltins, per_lane_arrays=frozenset()):
         self.llmod, self.target, self.lib = llmod, target, lib
+        self.per_lane_arrays = frozenset(per_lane_arrays)
         self.values: dict[SSAValue, object] = {}
         self.b: ir.IRBuilder | None = None
         self.memrefs: dict[SSAValue, tuple[ir.Value, list[ir.Value], list[ir.Value]]] = {}
@@ -173,6 +179,11 @@ class _KernelGen:
         source = self.desc_source.get(self.families.find(tensor_desc))
         if source is not None:
             self.block2d_sources.add(source)
+
+    def _per_lane(self, tensor_desc: SSAValue) -> bool:
+        """Whether ``tensor_desc``'s array is one of the narrow ``per_lane_arrays``."""
+        source = self.desc_source.get(self.families.find(tensor_desc))
+        return isinstance(source, BlockArgument) and (source.name_hint or f"arg{source.index}") in self.per_lane_arrays
 
     def _mark_block2d(self, fn: func.FuncOp, params: list) -> list:
         has_2d = self.target.has_2d_block_io
@@ -303,7 +314,7 @@ class _KernelGen:
         backend widens to i8 without its mask (``(id & 255) << 4``), so subgroups of
         later layout rows skipped iterations of an ``init_tile`` inside a loop. ``freeze``
         of a defined value is that value; it hides the remainder's range from SCEV."""
-        self._binary(op, method)
+        self.values[op.result] = vector_ops.int_divide(self.b, method, self.v(op.lhs), self.v(op.rhs))
         if _of_subgroup_id(op):
             frozen = ir.instructions.Instruction(self.b.block, self.values[op.result].type, "freeze",
                                                  [self.values[op.result]])
@@ -321,15 +332,8 @@ class _KernelGen:
     def _arith_DivfOp(self, op): self._binary(op, "fdiv")
 
     def _arith_FloorDivSIOp(self, op) -> None:
-        """Python's ``//``: truncating division, minus one when the signs differ and the
-        division is inexact."""
-        a, b = self.v(op.lhs), self.v(op.rhs)
-        q, r = self.b.sdiv(a, b), self.b.srem(a, b)
-        zero = ir.Constant(a.type, 0)
-        inexact = self.b.icmp_signed("!=", r, zero)
-        signs_differ = self.b.icmp_signed("<", self.b.xor(a, b), zero)
-        fix = self.b.and_(inexact, signs_differ)
-        self.values[op.result] = self.b.sub(q, self.b.zext(fix, a.type))
+        """Python's ``//`` (vector_ops.floor_divide; 0 by zero)."""
+        self.values[op.result] = vector_ops.floor_divide(self.b, self.v(op.lhs), self.v(op.rhs))
 
     def _arith_TruncIOp(self, op) -> None:
         self.values[op.result] = self.b.trunc(self.v(op.input), llvm_scalar(op.result.type))
@@ -520,27 +524,29 @@ class _KernelGen:
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad)
             return
+        per_lane = self._per_lane(op.tensor_desc)
         if op.transpose is not None:  # the descriptor's map is the value's, transposed
             (l0, l1), (d0, d1) = m.layout, m.data
-            if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0)) != "gather":
+            if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0), per_lane) != "gather":
                 self._uses_block2d(op.tensor_desc)
-            fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
+            fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0), per_lane)
             raw = self.b.call(fn, d.surface())
             if pad:  # the transposed read filled 0 out of bounds
                 pad_fn = self.lib.pad_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))
                 raw = self.b.call(pad_fn, d.surface() + [raw, ir.Constant(ir.IntType(bits), pad)])
             self.values[op.value] = self.b.bitcast(raw, llvm_type(op.value.type))
             return
-        per_lane = rows * cols * t.block_attr.arr_len // self.target.subgroup_size
-        if not pad and message_pieces.in_pieces(per_lane) and message_pieces.only_sliced(op.value):
+        lane_elems = rows * cols * t.block_attr.arr_len // self.target.subgroup_size
+        if not pad and message_pieces.in_pieces(lane_elems) and message_pieces.only_sliced(op.value):
             # a coalesced message larger than one vector, cut into DPAS blocks
-            fn = self.lib.load_2d_pieces(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
-            self._uses_block2d(op.tensor_desc)
-            self.values[op.value] = message_pieces.load(self, fn, d.fields(), per_lane,
+            fn = self.lib.load_2d_pieces(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane)
+            if not per_lane:
+                self._uses_block2d(op.tensor_desc)
+            self.values[op.value] = message_pieces.load(self, fn, d.fields(), lane_elems,
                                                         llvm_scalar(op.value.type.element_type))
             return
-        fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data)
-        if self.lib.load_2d_kind(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data) != "gather":
+        fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane)
+        if self.lib.load_2d_kind(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane) != "gather":
             self._uses_block2d(op.tensor_desc)
         raw = self.b.call(fn, d.surface())
         if pad:  # the block read filled 0 out of bounds
@@ -557,8 +563,9 @@ class _KernelGen:
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))
             return
-        fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data)
-        if self.lib.store_2d_kind(bits, rows, cols, m.layout, m.data) != "scatter":
+        per_lane = self._per_lane(op.tensor_desc)
+        fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data, per_lane)
+        if self.lib.store_2d_kind(bits, rows, cols, m.layout, m.data, per_lane) != "scatter":
             self._uses_block2d(op.tensor_desc)
         value = self.b.bitcast(self.v(op.value), fn.function_type.args[-1])
         self.b.call(fn, d.surface() + [value])
@@ -566,9 +573,10 @@ class _KernelGen:
     def _xegpu_PrefetchNdOp(self, op: xegpu.PrefetchNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         hints = {k: getattr(op, k).data for k in ("l1_hint", "l2_hint", "l3_hint") if getattr(op, k) is not None}
-        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints))
-        if self.target.has_2d_block_io and self.target.find_block2d("prefetch", bits, rows, cols,
-                                                                    t.block_attr.arr_len):
+        per_lane = self._per_lane(op.tensor_desc)
+        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints), per_lane)
+        if not per_lane and self.target.has_2d_block_io and self.target.find_block2d("prefetch", bits, rows, cols,
+                                                                                     t.block_attr.arr_len):
             self._uses_block2d(op.tensor_desc)
         self.b.call(fn, d.surface())
 

@@ -107,6 +107,36 @@ def splat_const(lt: ir.Type, value) -> ir.Constant:
     return ir.Constant(lt, value)
 
 
+_DIVISIONS = ("sdiv", "udiv", "srem", "urem")
+
+
+def int_divide(b: ir.IRBuilder, method: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    """``x sdiv/udiv/srem/urem y`` (scalars or vectors) with the semantics of design.md,
+    "Integer division": by zero the quotient is 0 and the remainder ``x`` (so ``x == y *
+    q + r`` still holds); the signed ``MIN / -1`` wraps to ``MIN`` with remainder 0.  LLVM
+    leaves both undefined (the CPU device traps), so the divisor is replaced by 1 there
+    and the result selected."""
+    zero, one = splat_const(x.type, 0), splat_const(x.type, 1)
+    by_zero = b.icmp_unsigned("==", y, zero)
+    bad = by_zero
+    if method in ("sdiv", "srem"):
+        lowest = splat_const(x.type, -(1 << (_elem_width(x.type) - 1)))
+        overflow = b.and_(b.icmp_signed("==", x, lowest), b.icmp_signed("==", y, splat_const(x.type, -1)))
+        bad = b.or_(by_zero, overflow)   # MIN / 1 = MIN and MIN % 1 = 0: the wrapped results
+    result = getattr(b, method)(x, b.select(bad, one, y))
+    return b.select(by_zero, zero if method in ("sdiv", "udiv") else x, result)
+
+
+def floor_divide(b: ir.IRBuilder, x: ir.Value, y: ir.Value) -> ir.Value:
+    """Python's ``//`` (``arith.floordivsi``): the truncating quotient, one less when the
+    division is inexact and the signs differ; 0 by zero (:func:`int_divide`)."""
+    zero = splat_const(x.type, 0)
+    q, r = int_divide(b, "sdiv", x, y), int_divide(b, "srem", x, y)
+    fix = b.and_(b.and_(b.icmp_signed("!=", r, zero), b.icmp_signed("<", b.xor(x, y), zero)),
+                 b.icmp_unsigned("!=", y, zero))
+    return b.sub(q, b.zext(fix, x.type))
+
+
 def _elem_width(lt: ir.Type) -> int | None:
     """Bit width of an integer scalar or vector type's elements (None for floats)."""
     elem = lt.element if isinstance(lt, ir.VectorType) else lt
@@ -191,6 +221,8 @@ class _Emitter:
         if name in _FBIN or name in _FMINMAX or name in _MATH or name == "arith.negf":
             args = self.float_args(op)
             return self.set(op.results[0], self.from_f32(self.float_op(name, args, op), op.results[0].type))
+        if name in _IBIN and _IBIN[name] in _DIVISIONS:
+            return self.set(op.results[0], int_divide(self.b, _IBIN[name], self.v(op.lhs), self.v(op.rhs)))
         if name in _IBIN:
             return self.set(op.results[0], getattr(self.b, _IBIN[name])(self.v(op.lhs), self.v(op.rhs)))
         if name in _MINMAX:
@@ -208,11 +240,8 @@ class _Emitter:
             x = self.v(op.operands[0])
             zero = splat_const(x.type, 0)
             return self.set(op.results[0], self.b.select(self.b.icmp_signed("<", x, zero), self.b.sub(zero, x), x))
-        if name == "arith.floordivsi":  # Python's //: one less when inexact and the signs differ
-            b, x, y = self.b, self.v(op.lhs), self.v(op.rhs)
-            zero = splat_const(x.type, 0)
-            fix = b.and_(b.icmp_signed("!=", b.srem(x, y), zero), b.icmp_signed("<", b.xor(x, y), zero))
-            return self.set(op.result, b.sub(b.sdiv(x, y), b.zext(fix, x.type)))
+        if name == "arith.floordivsi":
+            return self.set(op.result, floor_divide(self.b, self.v(op.lhs), self.v(op.rhs)))
         if name == "arith.select":
             return self.set(op.result, self.b.select(*(self.v(o) for o in op.operands)))
         return self.cast(op)
@@ -364,8 +393,20 @@ class _Emitter:
             self.set(op.result, src)
         elif m == 1:  # one element per lane (a row): the same value in every row
             self.set(op.result, splat(self.b, src, n))
+        elif _stretchable(op.source.type.get_shape(), op.result.type.get_shape()):
+            # lane fragments [1, k] -> [R, k] (a row in a layout with k columns per lane, e.g.
+            # ARC's operand A) or [R, 1] -> [R, k] (a replicated column): row-major fragments
+            (s0, s1), (r0, r1) = op.source.type.get_shape(), op.result.type.get_shape()
+            parts = _elements(self.b, src)
+            picked = [parts[(i if s0 > 1 else 0) * s1 + (j if s1 > 1 else 0)] for i in range(r0) for j in range(r1)]
+            self.set(op.result, _pack(self.b, picked, ir.VectorType(parts[0].type, n)))
         else:
             raise LoweringError(f"tile_broadcast of a {op.source.type} lane fragment to {op.result.type}", op)
+
+
+def _stretchable(src, res) -> bool:
+    """Whether 2-D lane fragment shape ``src`` broadcasts to ``res`` (each dim 1 or equal)."""
+    return len(src) == 2 and len(res) == 2 and all(s in (1, r) for s, r in zip(src, res))
 
 
 def _count(t) -> int:

@@ -12,5 +12,10 @@ class ArgSpec:
     kind: str  # "array" | "scalar"
     dtype: str
     ndim: int = 0
-    #: integer scalars: "1" (the value is 1, folded as a constant), "d16" (divisible by 16) or ""
+    #: integer scalars: "1" (the value is 1, folded as a constant), "d16" (divisible by 16) or "";
+    #: arrays: NARROW (rows narrower than NARROW_ROW_BYTES, accessed per lane) or ""
     spec: str = ""
+
+
+#: the ArgSpec.spec of an array whose rows are too narrow for 2D block messages
+NARROW = "narrow"

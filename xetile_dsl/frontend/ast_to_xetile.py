@@ -34,7 +34,7 @@ from ..errors import CacheKeyError, CompilationError, debug_tracebacks
 from ..language import core as lang
 from ..targets import Target
 from .source import KernelSource
-from .argspec import ArgSpec  # noqa: F401 - re-exported: where callers have always found it
+from .argspec import NARROW, ArgSpec  # noqa: F401 - re-exported: where callers have always found them
 from .types import ir_type, is_float, type_name
 
 INDEX = IndexType()

@@ -26,9 +26,16 @@ def _u(x):
     return arr.view(unsigned_dtype(arr.dtype)) if arr.dtype != np.bool_ else arr
 
 
-def _nonzero(b) -> None:
-    if np.any(np.asarray(b) == 0):
-        raise InterpreterError("integer division by zero")
+def _by_zero(fn, remainder: bool):
+    """``fn`` with the integer division semantics of design.md ("Integer division"): by
+    zero the quotient is 0 and the remainder the dividend, as the compiled kernel does.
+    Overflowing quotients (``MIN / -1``) are computed in 64 bits and wrap when cast."""
+    def divide(a, b):
+        a, b = np.asarray(a), np.asarray(b)
+        zero = b == 0
+        out = fn(a, np.where(zero, np.ones_like(b), b))
+        return np.where(zero, a if remainder else np.zeros_like(out), out)
+    return divide
 
 
 def _trunc_div(a, b):
@@ -39,9 +46,10 @@ def _trunc_div(a, b):
 
 def _register_binary(table: dict, unsigned: bool = False, checked: bool = False) -> None:
     for name, fn in table.items():
+        if checked:
+            fn = _by_zero(fn, remainder=name.startswith("rem"))
+
         def run(_run, op, a, b, fn=fn):
-            if checked:
-                _nonzero(b)
             if unsigned:
                 a, b = _u(a), _u(b)
             with np.errstate(all="ignore"):
@@ -64,9 +72,9 @@ _register_binary({
 _register_binary({"maxui": np.maximum, "minui": np.minimum,
                   "shrui": lambda a, b: np.right_shift(a, _shift_amount(b, a).astype(np.asarray(a).dtype))},
                  unsigned=True)
-_register_binary({"divsi": _trunc_div, "floordivsi": lambda a, b: np.floor_divide(a, b),
+_register_binary({"divsi": _trunc_div, "floordivsi": lambda a, b: np.floor_divide(np.asarray(a, np.int64), b),
                   "ceildivsi": lambda a, b: -np.floor_divide(-np.asarray(a, np.int64), b),
-                  "remsi": lambda a, b: np.fmod(a, b)}, checked=True)
+                  "remsi": lambda a, b: np.fmod(np.asarray(a, np.int64), b)}, checked=True)
 _register_binary({"divui": np.floor_divide, "remui": np.remainder,
                   "ceildivui": lambda a, b: (a + b - 1) // b}, unsigned=True, checked=True)
 

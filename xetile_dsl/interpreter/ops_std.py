@@ -176,6 +176,21 @@ def _memref_cast(run: Run, op, ref: ArrayRef):
     return ref
 
 
+@impl("memref.reinterpret_cast")
+def _reinterpret_cast(run: Run, op, ref: ArrayRef, *dynamic):
+    """The same allocation seen with the op's offset, sizes and strides (elements; the
+    offset counts from the allocation's start, as MLIR's from the base pointer): e.g. the
+    column-major SLM view of a workgroup transpose (lowering/wg_transpose.py)."""
+    dyn = iter(int(v) for v in dynamic)
+
+    def resolved(static) -> tuple[int, ...]:
+        return tuple(next(dyn) if v < -(2**62) else v for v in (int(x) for x in static.get_values()))
+
+    offset = resolved(op.static_offsets)
+    sizes, strides = resolved(op.static_sizes), resolved(op.static_strides)
+    return ArrayRef(ref.alloc, offset[0] if offset else 0, sizes, strides)
+
+
 @impl("memref.alloc", "memref.alloca")
 def _alloc(run: Run, op, *dyn_sizes):
     """A fresh zero-filled buffer; a shared-local-memory buffer (memory space 3, e.g.

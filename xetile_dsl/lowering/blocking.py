@@ -56,6 +56,7 @@ class _BlockFunction:
     def run(self) -> None:
         self._assign_roles()
         blocks = {root: self._blocks_for(root, role, op) for root, (role, op) in self.roles.items()}
+        self._block_broadcast_sources(blocks)
         self._check_chained_mma(blocks)
         for op in list(self.fn.walk()):
             for value in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]:
@@ -133,6 +134,31 @@ class _BlockFunction:
                 f"split into {blocks[0]}x{blocks[1]} blocks (the DPAS and 2D-block sizes for {name}), so its shape "
                 f"must be a multiple of [{blocks[0]}, {blocks[1]}]", _owner_op(root, op))
         return blocks
+
+    def _block_broadcast_sources(self, blocks: dict) -> None:
+        """A broadcast row (column) is blocked like its result along the dim it keeps: a bias
+        row added to operand A (8 x K blocks) has 1 x K blocks, a scale column multiplied
+        into operand B (K x N blocks) K x 1 ones, not the 1 x lanes / 8 x 1 of a plain
+        value, which the per-block broadcast could not stretch. The tiles the row is
+        loaded from or stored to follow."""
+        for op in self.fn.walk():
+            if not isinstance(op, xetile.TileBroadcastOp):
+                continue
+            src, res = self.families.find(op.source), self.families.find(op.result)
+            if src not in blocks or res not in blocks or self.roles[src][0] != "C":
+                continue
+            shape = tuple(op.source.type.get_shape())
+            want = tuple(1 if n == 1 else b for n, b in zip(shape, blocks[res]))
+            if blocks[src] == want or any(n % w for n, w in zip(shape, want)):
+                continue
+            for root in [src] + self._tiles_of(src):
+                blocks[root] = want
+
+    def _tiles_of(self, value_root: SSAValue) -> list[SSAValue]:
+        """Family roots of the tiles that values of family ``value_root`` are loaded from or stored to."""
+        return [self.families.find(op.tile) for op in self.fn.walk()
+                if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp))
+                and self.families.find(op.value) is value_root]
 
     def _check_chained_mma(self, blocks: dict) -> None:
         """A tile_mma result that feeds another tile_mma as an operand keeps one blocking;

@@ -88,10 +88,16 @@ def _is_non_splat_constant(op: Operation) -> bool:
 
 def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:
     """inner_blocks of a value that is no DPAS operand (before the ``min(8, rows)`` cut).
-    i1 masks are never block-loaded: they take the element-wise blocking."""
-    if shape[1] == 1:
+    i1 masks are never block-loaded: they take the element-wise blocking.
+
+    A tile whose width is no multiple of the lanes' block (a column of 2, a 16x8 piece on
+    16 lanes) is cut into ``[8, 1]`` columns, each replicated in every lane like a row
+    reduction's result: per-lane loads and stores, any width, at the cost of every lane
+    doing every column's work."""
+    cols = sg if (bits >= 16 or bits == 1 or elementwise) else 2 * sg
+    if shape[1] == 1 or shape[1] % cols:
         return 8, 1
-    return 8, sg if (bits >= 16 or bits == 1 or elementwise) else 2 * sg
+    return 8, cols
 
 
 def blocked_dims(fn: func.FuncOp) -> None:
@@ -181,13 +187,14 @@ def _reduce(tr, op: xetile.TileReduceOp) -> None:
     if not _blocked(op.source):
         raise LoweringError("tile_reduce of an unblocked vector", op)
     dims = set(_asm.as_int_list(op.reduction_dims))
-    gr, gc, _, _ = op.source.type.get_shape()
+    gr, gc, b0, b1 = op.source.type.get_shape()
     kind, elem = op.kind.data, op.source.type.element_type
     combine = _combine_op(kind, elem, op)
     src = tr.vmap[op.source]
     rows = range(gr) if 0 not in dims else [None]
     cols = range(gc) if 1 not in dims else [None]
-    inner = [d - 2 for d in sorted(dims) if d >= 2]
+    # a block dimension of 1 (an [8, 1] column, replicated in every lane) reduces to itself
+    inner = [d - 2 for d in sorted(dims) if d >= 2 and (b0, b1)[d - 2] != 1]
     out = []
     for i in rows:
         for j in cols:

@@ -49,7 +49,7 @@ from .analysis import Families
 from .rebuild import Rebuilder
 from .register_transpose import operand_a_roots, register_transposable
 from .slm_tiles import check_user_slm
-from .wg_transpose import column_major_view, refuse_8bit_slm_transpose
+from .wg_transpose import column_major_view, narrow_from_slm, widen_for_slm
 from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
 
 SLM_SPACE = 3
@@ -168,13 +168,15 @@ class _SgTranspose(Rebuilder):
         if register_transposable(op, self.target, self.a_roots):
             self._clone(op)  # kept: blocking and the XeGPU conversion lower it to lane shuffles
             return
-        refuse_8bit_slm_transpose(op)
-        self.vmap[op.result] = [self._through_slm(op)]
+        emit = lambda new: self.emit(new, op)  # noqa: E731
+        value = widen_for_slm(emit, self.one(op.source))   # 8-bit values: 16 bits in SLM
+        self.vmap[op.result] = [narrow_from_slm(emit, self._through_slm(op, value), op.source.type.element_type)]
 
-    def _through_slm(self, op: xetile.TileTransposeOp) -> SSAValue:
-        """Store row-major into this subgroup's slice (rows ``sg * R`` on) of a buffer of
-        ``num_subgroups`` stacked source shapes, read it back through a column-major view."""
-        (rows, cols), elem = _shape(op.source), op.source.type.element_type
+    def _through_slm(self, op: xetile.TileTransposeOp, value: SSAValue) -> SSAValue:
+        """Store ``value`` (the source) row-major into this subgroup's slice (rows ``sg * R``
+        on) of a buffer of ``num_subgroups`` stacked source shapes, read it back through a
+        column-major view."""
+        (rows, cols), elem = _shape(op.source), value.type.element_type
         n_sg = self._num_subgroups()
         self._check_slm(op, (rows, cols), elem, n_sg)
         space = IntegerAttr(SLM_SPACE, 64)
@@ -184,7 +186,7 @@ class _SgTranspose(Rebuilder):
         zero, first_row = self.const_index(0, op), self._slice_row(rows, n_sg, op)
         row_major = xetile.TileType([rows, cols], elem, xetile.TileAttr(memory_space=SLM_SPACE))
         store_tile = self.emit(xetile.InitTileOp(buf, [first_row, zero], row_major), op).tile
-        self.emit(xetile.StoreTileOp(self.one(op.source), store_tile), op)
+        self.emit(xetile.StoreTileOp(value, store_tile), op)
         self.emit(gpu.BarrierOp(), op)
         view_shape = [cols, n_sg * rows]
         view_type = MemRefType(elem, view_shape, StridedLayoutAttr([1, cols], 0), memory_space=space)

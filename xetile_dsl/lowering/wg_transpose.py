@@ -31,10 +31,11 @@ Three lowerings, chosen per op in this order:
 from __future__ import annotations
 
 from xdsl.dialects import memref, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, StridedLayoutAttr, VectorType
+from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, StridedLayoutAttr, VectorType
 from xdsl.ir import SSAValue
 
 from ..dialects import xetile
+from ..dialects._arith_vector import ExtUIOp, TruncIOp
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from .register_transpose import fits_registers, operand_a_roots
@@ -88,16 +89,31 @@ def holds_own_transpose(src: xetile.WgMapAttr, src_shape, dst: xetile.WgMapAttr)
 
 
 # --- distribution --------------------------------------------------------------------------
-def refuse_8bit_slm_transpose(op: xetile.TileTransposeOp) -> None:
-    """8-bit values transposed through SLM come back wrong on the CPU device (most
-    elements differ from numpy; the column-major per-lane SLM reads of bytes are the
-    suspect, not yet found): a located error instead of a silently wrong result."""
-    elem = op.source.type.element_type
-    if bit_width(elem) == 8:
-        raise LoweringError(f"tile_transpose of a computed {type_name(elem)} value goes through shared local "
-                            f"memory, which is not supported for 8-bit elements yet; transpose the loaded tile "
-                            f"(folded into the load), or transpose in a 16/32-bit type before converting to "
-                            f"{type_name(elem)}", op)
+#: 8-bit values go through SLM widened to 16 bits: bytes stored row-major and read back
+#: through the column-major view came back wrong on the CPU device (the per-lane SLM reads
+#: of single bytes), and 16-bit exchanges are exact; the widening is value-preserving
+SLM_WIDE_BITS = 16
+
+
+def slm_element(elem):
+    """The element type a transposed value of ``elem`` has in SLM."""
+    return IntegerType(SLM_WIDE_BITS) if bit_width(elem) == 8 else elem
+
+
+def widen_for_slm(emit, value: SSAValue) -> SSAValue:
+    """``value`` zero-extended to :func:`slm_element` (unchanged when not 8-bit);
+    ``emit(op)`` emits one op and returns it."""
+    elem = value.type.element_type
+    if slm_element(elem) is elem:
+        return value
+    return emit(ExtUIOp(value, VectorType(slm_element(elem), value.type.get_shape()))).results[0]
+
+
+def narrow_from_slm(emit, value: SSAValue, elem) -> SSAValue:
+    """A value read back from SLM in its original element type ``elem``."""
+    if value.type.element_type == elem:
+        return value
+    return emit(TruncIOp(value, VectorType(elem, value.type.get_shape()))).results[0]
 
 
 def column_major_view(rebuilder, src: SSAValue, like) -> SSAValue:
@@ -226,8 +242,14 @@ class TransposeDistribution:
         return out
 
     def _transpose_through_slm(self, op, src, dst) -> list[SSAValue]:
-        refuse_8bit_slm_transpose(op)
-        shape, elem = _shape(op.source), op.source.type.element_type
+        """The exchange (8-bit values widened to 16 bits in SLM, narrowed after)."""
+        emit = lambda new: self.emit(new, op)  # noqa: E731
+        pieces = [widen_for_slm(emit, piece) for piece in self.vmap[op.source]]
+        wide = self._exchange_through_slm(op, src, dst, pieces, slm_element(op.source.type.element_type))
+        return [narrow_from_slm(emit, v, op.source.type.element_type) for v in wide]
+
+    def _exchange_through_slm(self, op, src, dst, pieces, elem) -> list[SSAValue]:
+        shape = _shape(op.source)
         self._check_slm(op, shape, elem)
         space = IntegerAttr(SLM_SPACE, 64)
         buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=space)), op).memref
@@ -235,8 +257,7 @@ class TransposeDistribution:
         groups = self.exchange_groups(shape, Region(src, shape), Region(dst, view_shape, transposed=True))
         if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
             self.exchange_barrier(op, groups)
-        for piece, tile in zip(self.vmap[op.source], self._slm_tiles(op, buf, src, shape, elem, [], []),
-                               strict=True):
+        for piece, tile in zip(pieces, self._slm_tiles(op, buf, src, shape, elem, [], []), strict=True):
             self.emit(xetile.StoreTileOp(piece, tile), op)
         self.exchange_barrier(op, groups)
         view_type = MemRefType(elem, list(view_shape), StridedLayoutAttr([1, shape[1]], 0), memory_space=space)

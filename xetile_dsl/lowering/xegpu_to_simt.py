@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import retype, xegpu
+from ..dialects import retype, xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from ..targets import Target, get_target
@@ -66,6 +66,21 @@ class _Distribute:
             scattered.lane_iota_to_lane_id(op)
         message_slices = block_messages.distribute(self.fn)
         register_transpose.distribute(self, self.fn, skip=message_slices)
+        self._check_broadcasts()
+
+    def _check_broadcasts(self) -> None:
+        """A broadcast whose source and result lane fragments do not line up (a row in one
+        lane layout stretched into a block of another) is a located error, before the
+        verifier would report it as an internal one."""
+        for op in self.fn.walk():
+            if not isinstance(op, xetile.TileBroadcastOp):
+                continue
+            src, res = op.source.type.get_shape(), op.result.type.get_shape()
+            if len(src) == len(res) == 2 and any(s not in (1, r) for s, r in zip(src, res)):
+                raise LoweringError(
+                    f"tile_broadcast: on {self.target.name} the source's lanes hold its elements unlike the "
+                    f"result's (lane fragments {list(src)} -> {list(res)}), e.g. a row of another element type "
+                    f"broadcast into operand A of tile_mma; convert the row before broadcasting it", op)
 
     def _role_of(self, v: SSAValue) -> str:
         return self.roles.get(self.families.find(v), "C")
@@ -116,9 +131,12 @@ class _Distribute:
             if v in seen or not isinstance(owner, Operation):
                 continue
             seen.add(v)
-            if is_elementwise(owner) or isinstance(owner, (vector.BroadcastOp, arith.ConstantOp)):
+            if is_elementwise(owner) or isinstance(owner, (vector.BroadcastOp, arith.ConstantOp,
+                                                           xetile.TileBroadcastOp)):
                 for operand in owner.operands:
-                    if isinstance(operand.type, VectorType):
+                    if isinstance(operand.type, VectorType) and not _replicated_column(operand) and (
+                            not isinstance(owner, xetile.TileBroadcastOp)
+                            or bit_width(operand.type.element_type) == bits):
                         self._mark(operand, "A")
                         self.bits[self.families.find(operand)] = bits
                         work.append((operand, bits))
@@ -199,3 +217,10 @@ class _Distribute:
             raise LoweringError(f"a {'x'.join(map(str, shape))} block cannot be spread over the "
                                 f"{self.target.subgroup_size} lanes of {self.target.name}: {exc}", op) from None
         return VectorType(t.element_type, [units, per])
+
+
+def _replicated_column(v: SSAValue) -> bool:
+    """An ``[R, 1]`` block (a column broadcast into a tile): replicated in every lane in
+    any role, it keeps the plain layout (codegen repeats its elements along the row)."""
+    shape = v.type.get_shape()
+    return len(shape) == 2 and shape[1] == 1

@@ -360,6 +360,10 @@ PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES, iga="xe3")
 
 TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
 
+#: rows narrower than this (bytes) cannot be addressed by 2D block messages on some target:
+#: arrays with such rows get a kernel specialisation that reads and writes them per lane
+NARROW_ROW_BYTES = max(t.block2d_limits.min_width_bytes for t in TARGETS.values() if t.has_2d_block_io)
+
 
 def get_target(name: str) -> Target:
     """Look a GPU target up by name (a key of :data:`TARGETS`)."""

@@ -87,6 +87,8 @@ class IsaReport:
     slm_bytes: int
     instructions: int
     loops: list[LoopReport]
+    #: array parameters read and written per lane (rows too narrow for 2D block messages)
+    per_lane_arrays: list = field(default_factory=list)
 
     @property
     def hot(self) -> LoopReport | None:
@@ -110,6 +112,9 @@ class IsaReport:
     def __str__(self) -> str:
         head = (f"ISA report: {self.kernel} on {self.target} (SIMD{self.simd}, {self.grf_mode}-GRF mode, "
                 f"spill {self.spill_bytes} B, SLM {self.slm_bytes} B, {self.instructions} instructions)")
+        if self.per_lane_arrays:
+            head += (f"\n  per-lane loads/stores for {', '.join(self.per_lane_arrays)}: rows narrower than 2D "
+                     "block messages allow")
         if not self.loops:
             return head + "\n  no loops"
         return "\n".join([head] + [_loop_text(lp, i == 0) for i, lp in enumerate(self.loops)])
