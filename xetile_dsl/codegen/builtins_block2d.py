@@ -17,8 +17,11 @@ How a wrapper gets there is decided from the target:
 * with 2D block IO, when the Intel builtin's own per-lane layout (reference §3.4) is
   the same order, the wrapper calls ``intel_sub_group_2d_block_{read,read_transform,
   write}_*`` through a private array (emulated by definition on the CPU);
-* otherwise (no 2D block IO, an illegal shape, or a different layout) it uses plain
-  per-lane loads/stores guarded by bounds checks.
+* without 2D block IO, when each row of the fragment is one subgroup block message
+  (``builtins_block1d``: ARC), one block read/write per row where the block lies inside
+  the surface, and the per-lane path below where it does not;
+* otherwise (an illegal shape, or a different layout) it uses plain per-lane
+  loads/stores guarded by bounds checks.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from . import builtins_block1d
 from .mangle import Ptr, mangle, vec
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -142,15 +146,29 @@ def _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) ->
     return target.find_block2d(op, elem_bits, rows, cols, count) is not None
 
 
+def _row_units(target, elem_bits, cols, wi_layout, wi_data) -> int | None:
+    """Units per lane of a subgroup block message per row, where the target reads and
+    writes rows that way (targets without 2D block IO that have subgroup block IO)."""
+    if target.has_2d_block_io or not target.subgroup_block_units:
+        return None
+    return builtins_block1d.row_units(target, elem_bits, cols, wi_layout, wi_data)
+
+
 def load_kind(target, elem_bits, rows, cols, count, wi_layout, wi_data) -> str:
-    """``read``/``read_transform`` when a 2D block read serves the load, else ``gather``."""
+    """``read``/``read_transform`` when a 2D block read serves the load, ``rows`` when
+    subgroup block reads do (one per row), else ``gather``."""
     op = "read_transform" if wi_data[0] > 1 else "read"
-    return op if _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) else "gather"
+    if _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data):
+        return op
+    return "rows" if _row_units(target, elem_bits, cols * count, wi_layout, wi_data) else "gather"
 
 
 def store_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
-    """``write`` when a 2D block write serves the store, else ``scatter``."""
-    return "write" if _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data) else "scatter"
+    """``write`` when a 2D block write serves the store, ``rows`` when subgroup block
+    writes do, else ``scatter``."""
+    if _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data):
+        return "write"
+    return "rows" if _row_units(target, elem_bits, cols, wi_layout, wi_data) else "scatter"
 
 
 def _builtin_name(op, elem_bits, rows, cols, count) -> str:
@@ -252,6 +270,9 @@ def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Funct
     if kind == "gather":
         builder.ret(_gather(bi, builder, frag, fn.args))
         return fn
+    if kind == "rows":
+        builder.ret(_read_rows_or_gather(bi, builder, frag, fn.args))
+        return fn
     intel = _intel_block_builtin(bi, kind, elem_bits, rows, cols, count)
     buf = builder.alloca(frag.vector_type(), name="block")
     base, width, height, pitch, x, y = fn.args
@@ -271,6 +292,10 @@ def build_load_pieces(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> i
     name = f"__xetile_load2d_pieces_{kind}_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
     fn, builder = _wrapper(bi, name, ir.VoidType(), [PRIVATE_PTR])
     base, width, height, pitch, x, y, out = fn.args
+    if kind == "rows":
+        _read_rows_or_gather_into(bi, builder, frag, (base, width, height, pitch, x, y), out)
+        builder.ret_void()
+        return fn
     intel = _intel_block_builtin(bi, kind, elem_bits, rows, cols, count)
     builder.call(intel, [base, width, height, pitch, _coord(builder, x, y), out])
     builder.ret_void()
@@ -304,6 +329,8 @@ def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:
     base, width, height, pitch, x, y, value = fn.args
     if kind == "scatter":
         _scatter(bi, builder, frag, (base, width, height, pitch, x, y), value)
+    elif kind == "rows":
+        _write_rows_or_scatter(bi, builder, frag, (base, width, height, pitch, x, y), value)
     else:
         intel = _intel_block_builtin(bi, "write", elem_bits, rows, cols, 1)
         buf = builder.alloca(frag.vector_type(), name="block")
@@ -326,6 +353,52 @@ def build_prefetch(bi, elem_bits, rows, cols, count, controls=()) -> ir.Function
         builder.call(intel, [_decorated(bi, builder, base, controls), width, height, pitch, _coord(builder, x, y)])
     builder.ret_void()
     return fn
+
+
+# --- subgroup block messages per row (no 2D block IO) ---------------------------------
+def _read_rows_or_gather(bi, builder, frag: Fragment, surface) -> ir.Value:
+    """The fragment by one block read per row when the block lies inside the surface
+    (one uniform test per block), else by guarded per-lane loads."""
+    units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
+    addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.READ_ALIGN)
+    with builder.if_else(addr.inside, likely=True) as (inside, outside):
+        with inside:
+            fast = _assemble(builder, frag, builtins_block1d.read_rows(bi, builder, frag, addr, units))
+            fast_block = builder.block
+        with outside:
+            slow = _gather(bi, builder, frag, surface)
+            slow_block = builder.block
+    merged = builder.phi(frag.vector_type())
+    merged.add_incoming(fast, fast_block)
+    merged.add_incoming(slow, slow_block)
+    return merged
+
+
+def _read_rows_or_gather_into(bi, builder, frag: Fragment, surface, out) -> None:
+    """:func:`_read_rows_or_gather` for a fragment larger than a vector: element
+    ``index`` goes to ``out[index]``."""
+    units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
+    addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.READ_ALIGN)
+    elem_ty = ir.IntType(frag.elem_bits)
+    with builder.if_else(addr.inside, likely=True) as (inside, outside):
+        with inside:
+            for index, value in enumerate(builtins_block1d.read_rows(bi, builder, frag, addr, units)):
+                builder.store(value, builder.gep(out, [ir.Constant(I32, index)], source_etype=elem_ty))
+        with outside:
+            _gather_into(bi, builder, frag, surface, out)
+
+
+def _write_rows_or_scatter(bi, builder, frag: Fragment, surface, value) -> None:
+    """Write the fragment by one block write per row when the block lies inside the
+    surface, else by guarded per-lane stores."""
+    units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
+    addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.WRITE_ALIGN)
+    with builder.if_else(addr.inside, likely=True) as (inside, outside):
+        with inside:
+            builtins_block1d.write_rows(bi, builder, frag, addr, units,
+                                        lambda index: _element_of(builder, frag, value, index))
+        with outside:
+            _scatter(bi, builder, frag, surface, value)
 
 
 # --- plain per-lane memory access ----------------------------------------------------
