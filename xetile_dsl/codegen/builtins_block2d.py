@@ -358,39 +358,70 @@ def build_prefetch(bi, elem_bits, rows, cols, count, controls=()) -> ir.Function
 # --- subgroup block messages per row (no 2D block IO) ---------------------------------
 def _read_rows_or_gather(bi, builder, frag: Fragment, surface) -> ir.Value:
     """The fragment by one block read per row when the block lies inside the surface
-    (one uniform test per block), else by guarded per-lane loads."""
-    units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
-    addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.READ_ALIGN)
-    with builder.if_else(addr.inside, likely=True) as (inside, outside):
-        with inside:
-            fast = _assemble(builder, frag, builtins_block1d.read_rows(bi, builder, frag, addr, units))
-            fast_block = builder.block
-        with outside:
-            slow = _gather(bi, builder, frag, surface)
-            slow_block = builder.block
-    merged = builder.phi(frag.vector_type())
-    merged.add_incoming(fast, fast_block)
-    merged.add_incoming(slow, slow_block)
-    return merged
+    (one uniform test per block), else by guarded per-lane loads (:func:`_row_loop`)."""
+    values = _read_rows_or_gather_values(bi, builder, frag, surface)
+    return _assemble(builder, frag, values)
 
 
 def _read_rows_or_gather_into(bi, builder, frag: Fragment, surface, out) -> None:
     """:func:`_read_rows_or_gather` for a fragment larger than a vector: element
-    ``index`` goes to ``out[index]``."""
+    ``index`` goes to the caller's private array ``out[index]``."""
+    elem_ty = ir.IntType(frag.elem_bits)
+    for index, value in enumerate(_read_rows_or_gather_values(bi, builder, frag, surface)):
+        builder.store(value, builder.gep(out, [ir.Constant(I32, index)], source_etype=elem_ty))
+
+
+def _read_rows_or_gather_values(bi, builder, frag: Fragment, surface) -> list:
+    """This lane's fragment elements (fragment order): block reads inside, else the
+    per-lane row loop; merged by phis (no private array: one indexed at run time would
+    keep the fast path in memory too)."""
     units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
     addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.READ_ALIGN)
-    elem_ty = ir.IntType(frag.elem_bits)
     with builder.if_else(addr.inside, likely=True) as (inside, outside):
         with inside:
-            for index, value in enumerate(builtins_block1d.read_rows(bi, builder, frag, addr, units)):
-                builder.store(value, builder.gep(out, [ir.Constant(I32, index)], source_etype=elem_ty))
+            fast = builtins_block1d.read_rows(bi, builder, frag, addr, units)
+            fast_block = builder.block
         with outside:
-            _gather_into(bi, builder, frag, surface, out)
+            slow = _gather_row_loop(bi, builder, frag, surface)
+            slow_block = builder.block
+    merged = []
+    for a, b in zip(fast, slow, strict=True):
+        phi = builder.phi(a.type)
+        phi.add_incoming(a, fast_block)
+        phi.add_incoming(b, slow_block)
+        merged.append(phi)
+    return merged
+
+
+#: elements per vector the per-lane row loop carries its fragment in (a SPIR-V vector)
+_PIECE = 16
+
+
+def _gather_row_loop(bi, builder, frag: Fragment, surface) -> list:
+    """The fragment by guarded per-lane loads, one row per iteration (:func:`_row_loop`);
+    elements of rows outside the surface are 0.  The fragment travels through the loop
+    as vectors of ``_PIECE`` elements, each element inserted at its run-time index."""
+    elem_ty = ir.IntType(frag.elem_bits)
+    width = min(_PIECE, frag.size)
+    zeros = [ir.Constant(ir.VectorType(elem_ty, width), [0] * width)] * (frag.size // width)
+
+    def visit(ok, ptr, slot, slots, pieces):
+        value = builder.load(builder.select(ok, ptr, surface[0]), typ=elem_ty, align=frag.elem_bits // 8)
+        value = builder.select(ok, value, ir.Constant(elem_ty, 0))
+        lane_slot = builder.and_(slot, ir.Constant(I32, width - 1))
+        piece_of = builder.lshr(slot, ir.Constant(I32, width.bit_length() - 1))
+        out = list(pieces)
+        for p in {s // width for s in slots}:
+            hit = builder.icmp_unsigned("==", piece_of, ir.Constant(I32, p))
+            out[p] = builder.select(hit, builder.insert_element(pieces[p], value, lane_slot), pieces[p])
+        return out
+    pieces = _row_loop(bi, builder, frag, surface, visit, zeros)
+    return [builder.extract_element(pieces[i // width], ir.Constant(I32, i % width)) for i in range(frag.size)]
 
 
 def _write_rows_or_scatter(bi, builder, frag: Fragment, surface, value) -> None:
     """Write the fragment by one block write per row when the block lies inside the
-    surface, else by guarded per-lane stores."""
+    surface, else by guarded per-lane stores (:func:`_row_loop`)."""
     units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
     addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.WRITE_ALIGN)
     with builder.if_else(addr.inside, likely=True) as (inside, outside):
@@ -398,7 +429,79 @@ def _write_rows_or_scatter(bi, builder, frag: Fragment, surface, value) -> None:
             builtins_block1d.write_rows(bi, builder, frag, addr, units,
                                         lambda index: _element_of(builder, frag, value, index))
         with outside:
-            _scatter(bi, builder, frag, surface, value)
+            def visit(ok, ptr, slot, slots, state):
+                element = _element_at(builder, frag, value, slot)
+                with builder.if_then(ok):
+                    builder.store(element, ptr, align=frag.elem_bits // 8)
+                return state
+            _row_loop(bi, builder, frag, surface, visit, [])
+
+
+def _element_at(builder, frag: Fragment, value, index) -> ir.Value:
+    """Element ``index`` (run-time i32, fragment order) of carrier ``value``."""
+    if frag.pack == 1:
+        return builder.extract_element(value, index)
+    shift = ir.Constant(I32, frag.pack.bit_length() - 1)
+    word = builder.extract_element(value, builder.lshr(index, shift))
+    bits = builder.mul(builder.and_(index, ir.Constant(I32, frag.pack - 1)), ir.Constant(I32, frag.elem_bits))
+    return builder.trunc(builder.lshr(word, builder.zext(bits, word.type)), ir.IntType(frag.elem_bits))
+
+
+def _row_loop(bi, builder, frag: Fragment, surface, visit, state: list) -> list:
+    """``state = visit(in_bounds, address, index, static_indices, state)`` for each of
+    this lane's elements in the block's rows that lie inside the surface (``index`` is
+    the element's run-time fragment index, ``static_indices`` all it may take), one row
+    per iteration of a loop whose trip count is only known at run time, ``state``
+    carried through it.  So the per-lane messages of a block the subgroup block
+    messages cannot serve stay one row's worth in the machine code (IGC does not unroll
+    the loop): the loop that holds the block counts its block messages, not one gather
+    per element.  Rows outside the surface are not visited."""
+    base, width, height, pitch, x, y = surface
+    (_, lanes), (_, d1) = frag.wi_layout, frag.wi_data
+    ebytes = frag.elem_bits // 8
+    rows = ir.Constant(I32, frag.rows)
+    zero = ir.Constant(I32, 0)
+    first = _clamp(builder, builder.sub(zero, y), zero, rows)
+    end = _clamp(builder, builder.sub(height, y), zero, rows)
+    width_elems = builder.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
+    col0 = builder.add(x, builder.mul(bi.lane_id(builder), ir.Constant(I32, d1)))
+    head, body, done = (builder.append_basic_block(f"rows.{n}") for n in ("head", "body", "done"))
+    entry = builder.block
+    builder.branch(head)
+    builder.position_at_end(head)
+    rr = builder.phi(I32, name="rr")
+    rr.add_incoming(first, entry)
+    phis = []
+    for v in state:
+        phi = builder.phi(v.type)
+        phi.add_incoming(v, entry)
+        phis.append(phi)
+    builder.cbranch(builder.icmp_signed("<", rr, end), body, done)
+    builder.position_at_end(body)
+    row_off = builder.mul(builder.sext(builder.add(y, rr), I64), builder.sext(pitch, I64))
+    current = list(phis)
+    for cb in range(frag.cols // (lanes * d1)):
+        for j in range(d1):
+            col = builder.add(col0, ir.Constant(I32, cb * lanes * d1 + j))
+            ok = builder.icmp_unsigned("<", col, width_elems)
+            ptr = builder.gep(base, [builder.add(row_off, builder.mul(builder.sext(col, I64), ir.Constant(I64, ebytes)))],
+                              source_etype=I8)
+            # fragment index of (row rr, unit cb, element j): cb*rows*d1 + rr*d1 + j
+            first_slot = cb * frag.rows * d1 + j
+            slot = builder.add(builder.mul(rr, ir.Constant(I32, d1)), ir.Constant(I32, first_slot))
+            current = visit(ok, ptr, slot, range(first_slot, first_slot + frag.rows * d1, d1), current)
+    latch = builder.block
+    rr.add_incoming(builder.add(rr, ir.Constant(I32, 1)), latch)
+    for phi, v in zip(phis, current, strict=True):
+        phi.add_incoming(v, latch)
+    builder.branch(head)
+    builder.position_at_end(done)
+    return phis
+
+
+def _clamp(builder, value, low, high):
+    value = builder.select(builder.icmp_signed("<", value, low), low, value)
+    return builder.select(builder.icmp_signed(">", value, high), high, value)
 
 
 # --- plain per-lane memory access ----------------------------------------------------
