@@ -151,7 +151,10 @@ def _row_units(target, elem_bits, cols, wi_layout, wi_data) -> int | None:
     writes rows that way (targets without 2D block IO that have subgroup block IO)."""
     if target.has_2d_block_io or not target.subgroup_block_units:
         return None
-    return builtins_block1d.row_units(target, elem_bits, cols, wi_layout, wi_data)
+    units = builtins_block1d.row_units(target, elem_bits, cols, wi_layout, wi_data)
+    if units == 1 and wi_data[0] > 1:
+        return None
+    return units
 
 
 def load_kind(target, elem_bits, rows, cols, count, wi_layout, wi_data) -> str:
