@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from .mangle import Ptr, mangle, vec
 
-I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+I32, I64 = ir.IntType(32), ir.IntType(64)
 #: element code of the pointee per unit width, and the builtin's suffix
 _UNIT_CODES = {8: ("h", "_uc"), 16: ("t", "_us"), 32: ("j", "")}
 #: byte alignment the block messages require of their address (cl_intel_subgroups)

@@ -38,6 +38,8 @@ PRIVATE_PTR = ir.PointerType(addrspace=0)
 #: per-lane fragment sizes we can return: SPIR-V vector sizes except 1 (a 1-vector)
 SPIRV_VECTOR_SIZES = (2, 3, 4, 8, 16)
 _SURFACE_ARGS = ("base", "width_bytes", "height_rows", "pitch_bytes", "x", "y")
+#: elements per vector the per-lane row loop carries its fragment in (a SPIR-V vector)
+_PIECE = 16
 
 
 @dataclass(frozen=True)
@@ -146,13 +148,18 @@ def _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) ->
     return target.find_block2d(op, elem_bits, rows, cols, count) is not None
 
 
-def _row_units(target, elem_bits, cols, wi_layout, wi_data) -> int | None:
+def _row_units(target, elem_bits, rows, cols, wi_layout, wi_data) -> int | None:
     """Units per lane of a subgroup block message per row, where the target reads and
-    writes rows that way (targets without 2D block IO that have subgroup block IO)."""
+    writes rows that way (targets without 2D block IO that have subgroup block IO).
+    Not for a single-unit VNNI B block (16x8 on ARC): IGC hoisted its 16 row reads per
+    block ahead of the DPAS and the RFC 2.1 program spilled 15 KB (its per-lane loads do
+    not); nor for fragments the fallback row loop cannot carry in power-of-two pieces."""
     if target.has_2d_block_io or not target.subgroup_block_units:
         return None
     units = builtins_block1d.row_units(target, elem_bits, cols, wi_layout, wi_data)
-    if units == 1 and wi_data[0] > 1:
+    per_lane = rows * cols // target.subgroup_size
+    carried = per_lane % _PIECE == 0 if per_lane > _PIECE else per_lane & (per_lane - 1) == 0
+    if (units == 1 and wi_data[0] > 1) or not carried:
         return None
     return units
 
@@ -163,7 +170,7 @@ def load_kind(target, elem_bits, rows, cols, count, wi_layout, wi_data) -> str:
     op = "read_transform" if wi_data[0] > 1 else "read"
     if _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data):
         return op
-    return "rows" if _row_units(target, elem_bits, cols * count, wi_layout, wi_data) else "gather"
+    return "rows" if _row_units(target, elem_bits, rows, cols * count, wi_layout, wi_data) else "gather"
 
 
 def store_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
@@ -171,7 +178,7 @@ def store_kind(target, elem_bits, rows, cols, wi_layout, wi_data) -> str:
     writes do, else ``scatter``."""
     if _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data):
         return "write"
-    return "rows" if _row_units(target, elem_bits, cols, wi_layout, wi_data) else "scatter"
+    return "rows" if _row_units(target, elem_bits, rows, cols, wi_layout, wi_data) else "scatter"
 
 
 def _builtin_name(op, elem_bits, rows, cols, count) -> str:
@@ -394,10 +401,6 @@ def _read_rows_or_gather_values(bi, builder, frag: Fragment, surface) -> list:
         phi.add_incoming(b, slow_block)
         merged.append(phi)
     return merged
-
-
-#: elements per vector the per-lane row loop carries its fragment in (a SPIR-V vector)
-_PIECE = 16
 
 
 def _gather_row_loop(bi, builder, frag: Fragment, surface) -> list:
