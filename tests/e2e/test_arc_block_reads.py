@@ -35,7 +35,7 @@ def test_arc_tiles_gemm_is_exact(M, N, K):
 
 
 @pytest.mark.parametrize("M,N,K", [(64, 64, 48), (40, 56, 24)])
-def test_subgroup_gemm_bf16_store_path_is_exact(M, N, K):
+def test_subgroup_gemm_store_path_is_exact(M, N, K):
     """The one-subgroup GEMM (coalesced 16x32 operands), f32 C written by block writes
     inside and by the per-lane row loop on the ragged edge."""
     a, b, ref = _operands(M, N, K, 7)
