@@ -17,8 +17,11 @@ How a wrapper gets there is decided from the target:
 * with 2D block IO, when the Intel builtin's own per-lane layout (reference §3.4) is
   the same order, the wrapper calls ``intel_sub_group_2d_block_{read,read_transform,
   write}_*`` through a private array (emulated by definition on the CPU);
-* otherwise (no 2D block IO, an illegal shape, or a different layout) it uses plain
-  per-lane loads/stores guarded by bounds checks.
+* without 2D block IO, when each row of the fragment is one subgroup block message
+  (``builtins_block1d``: ARC), one block read/write per row where the block lies inside
+  the surface, and the per-lane path below where it does not;
+* otherwise (an illegal shape, or a different layout) it uses plain per-lane
+  loads/stores guarded by bounds checks.
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from . import builtins_block1d
 from .mangle import Ptr, mangle, vec
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -34,6 +38,8 @@ PRIVATE_PTR = ir.PointerType(addrspace=0)
 #: per-lane fragment sizes we can return: SPIR-V vector sizes except 1 (a 1-vector)
 SPIRV_VECTOR_SIZES = (2, 3, 4, 8, 16)
 _SURFACE_ARGS = ("base", "width_bytes", "height_rows", "pitch_bytes", "x", "y")
+#: elements per vector the per-lane row loop carries its fragment in (a SPIR-V vector)
+_PIECE = 16
 
 
 @dataclass(frozen=True)
@@ -142,18 +148,42 @@ def _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) ->
     return target.find_block2d(op, elem_bits, rows, cols, count) is not None
 
 
+def _row_units(target, elem_bits, rows, cols, wi_layout, wi_data) -> int | None:
+    """Units per lane of a subgroup block message per row, where the target reads and
+    writes rows that way (targets without 2D block IO that have subgroup block IO).
+    Not for a single-unit VNNI B block (16x8 on ARC): IGC hoisted its 16 row reads per
+    block ahead of the DPAS and the RFC 2.1 program spilled 15 KB (its per-lane loads do
+    not); nor for fragments the fallback row loop cannot carry in power-of-two pieces."""
+    if target.has_2d_block_io or not target.subgroup_block_units:
+        return None
+    units = builtins_block1d.row_units(target, elem_bits, cols, wi_layout, wi_data)
+    per_lane = rows * cols // target.subgroup_size
+    carried = per_lane % _PIECE == 0 if per_lane > _PIECE else per_lane & (per_lane - 1) == 0
+    if (units == 1 and wi_data[0] > 1) or not carried:
+        return None
+    return units
+
+
 def load_kind(target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane: bool = False) -> str:
-    """``read``/``read_transform`` when a 2D block read serves the load, else ``gather``
-    (always for ``per_lane``: an array whose rows are too narrow for 2D block messages)."""
+    """``read``/``read_transform`` when a 2D block read serves the load, ``rows`` when
+    subgroup block reads do (one per row), else ``gather`` (always for ``per_lane``: an
+    array whose rows are too narrow for 2D block messages)."""
     if per_lane:
         return "gather"
     op = "read_transform" if wi_data[0] > 1 else "read"
-    return op if _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) else "gather"
+    if _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data):
+        return op
+    return "rows" if _row_units(target, elem_bits, rows, cols * count, wi_layout, wi_data) else "gather"
 
 
 def store_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False) -> str:
-    """``write`` when a 2D block write serves the store, else ``scatter`` (always for ``per_lane``)."""
-    return "write" if not per_lane and _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data) else "scatter"
+    """``write`` when a 2D block write serves the store, ``rows`` when subgroup block
+    writes do, else ``scatter`` (always for ``per_lane``)."""
+    if per_lane:
+        return "scatter"
+    if _builtin_op(target, "write", elem_bits, rows, cols, 1, wi_layout, wi_data):
+        return "write"
+    return "rows" if _row_units(target, elem_bits, rows, cols, wi_layout, wi_data) else "scatter"
 
 
 def _builtin_name(op, elem_bits, rows, cols, count) -> str:
@@ -255,6 +285,9 @@ def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane=Fa
     if kind == "gather":
         builder.ret(_gather(bi, builder, frag, fn.args))
         return fn
+    if kind == "rows":
+        builder.ret(_read_rows_or_gather(bi, builder, frag, fn.args))
+        return fn
     intel = _intel_block_builtin(bi, kind, elem_bits, rows, cols, count)
     buf = builder.alloca(frag.vector_type(), name="block")
     base, width, height, pitch, x, y = fn.args
@@ -278,6 +311,10 @@ def build_load_pieces(bi, elem_bits, rows, cols, count, wi_layout, wi_data, per_
     base, width, height, pitch, x, y, out = fn.args
     if kind == "gather":
         _gather_into(bi, builder, frag, (base, width, height, pitch, x, y), out)
+        builder.ret_void()
+        return fn
+    if kind == "rows":
+        _read_rows_or_gather_into(bi, builder, frag, (base, width, height, pitch, x, y), out)
         builder.ret_void()
         return fn
     intel = _intel_block_builtin(bi, kind, elem_bits, rows, cols, count)
@@ -313,6 +350,8 @@ def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -
     base, width, height, pitch, x, y, value = fn.args
     if kind == "scatter":
         _scatter(bi, builder, frag, (base, width, height, pitch, x, y), value)
+    elif kind == "rows":
+        _write_rows_or_scatter(bi, builder, frag, (base, width, height, pitch, x, y), value)
     else:
         intel = _intel_block_builtin(bi, "write", elem_bits, rows, cols, 1)
         buf = builder.alloca(frag.vector_type(), name="block")
@@ -335,6 +374,151 @@ def build_prefetch(bi, elem_bits, rows, cols, count, controls=(), per_lane=False
         builder.call(intel, [_decorated(bi, builder, base, controls), width, height, pitch, _coord(builder, x, y)])
     builder.ret_void()
     return fn
+
+
+# --- subgroup block messages per row (no 2D block IO) ---------------------------------
+def _read_rows_or_gather(bi, builder, frag: Fragment, surface) -> ir.Value:
+    """The fragment by one block read per row when the block lies inside the surface
+    (one uniform test per block), else by guarded per-lane loads (:func:`_row_loop`)."""
+    values = _read_rows_or_gather_values(bi, builder, frag, surface)
+    return _assemble(builder, frag, values)
+
+
+def _read_rows_or_gather_into(bi, builder, frag: Fragment, surface, out) -> None:
+    """:func:`_read_rows_or_gather` for a fragment larger than a vector: element
+    ``index`` goes to the caller's private array ``out[index]``."""
+    elem_ty = ir.IntType(frag.elem_bits)
+    for index, value in enumerate(_read_rows_or_gather_values(bi, builder, frag, surface)):
+        builder.store(value, builder.gep(out, [ir.Constant(I32, index)], source_etype=elem_ty))
+
+
+def _read_rows_or_gather_values(bi, builder, frag: Fragment, surface) -> list:
+    """This lane's fragment elements (fragment order): block reads inside, else the
+    per-lane row loop; merged by phis (no private array: one indexed at run time would
+    keep the fast path in memory too)."""
+    units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
+    addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.READ_ALIGN)
+    with builder.if_else(addr.inside, likely=True) as (inside, outside):
+        with inside:
+            fast = builtins_block1d.read_rows(bi, builder, frag, addr, units)
+            fast_block = builder.block
+        with outside:
+            slow = _gather_row_loop(bi, builder, frag, surface)
+            slow_block = builder.block
+    merged = []
+    for a, b in zip(fast, slow, strict=True):
+        phi = builder.phi(a.type)
+        phi.add_incoming(a, fast_block)
+        phi.add_incoming(b, slow_block)
+        merged.append(phi)
+    return merged
+
+
+def _gather_row_loop(bi, builder, frag: Fragment, surface) -> list:
+    """The fragment by guarded per-lane loads, one row per iteration (:func:`_row_loop`);
+    elements of rows outside the surface are 0.  The fragment travels through the loop
+    as vectors of ``_PIECE`` elements, each element inserted at its run-time index."""
+    elem_ty = ir.IntType(frag.elem_bits)
+    width = min(_PIECE, frag.size)
+    zeros = [ir.Constant(ir.VectorType(elem_ty, width), [0] * width)] * (frag.size // width)
+
+    def visit(ok, ptr, slot, slots, pieces):
+        value = builder.load(builder.select(ok, ptr, surface[0]), typ=elem_ty, align=frag.elem_bits // 8)
+        value = builder.select(ok, value, ir.Constant(elem_ty, 0))
+        lane_slot = builder.and_(slot, ir.Constant(I32, width - 1))
+        piece_of = builder.lshr(slot, ir.Constant(I32, width.bit_length() - 1))
+        out = list(pieces)
+        for p in {s // width for s in slots}:
+            hit = builder.icmp_unsigned("==", piece_of, ir.Constant(I32, p))
+            out[p] = builder.select(hit, builder.insert_element(pieces[p], value, lane_slot), pieces[p])
+        return out
+    pieces = _row_loop(bi, builder, frag, surface, visit, zeros)
+    return [builder.extract_element(pieces[i // width], ir.Constant(I32, i % width)) for i in range(frag.size)]
+
+
+def _write_rows_or_scatter(bi, builder, frag: Fragment, surface, value) -> None:
+    """Write the fragment by one block write per row when the block lies inside the
+    surface, else by guarded per-lane stores (:func:`_row_loop`)."""
+    units = builtins_block1d.row_units(bi.target, frag.elem_bits, frag.cols, frag.wi_layout, frag.wi_data)
+    addr = builtins_block1d.RowBlock(builder, frag, surface, builtins_block1d.WRITE_ALIGN)
+    with builder.if_else(addr.inside, likely=True) as (inside, outside):
+        with inside:
+            builtins_block1d.write_rows(bi, builder, frag, addr, units,
+                                        lambda index: _element_of(builder, frag, value, index))
+        with outside:
+            def visit(ok, ptr, slot, slots, state):
+                element = _element_at(builder, frag, value, slot)
+                with builder.if_then(ok):
+                    builder.store(element, ptr, align=frag.elem_bits // 8)
+                return state
+            _row_loop(bi, builder, frag, surface, visit, [])
+
+
+def _element_at(builder, frag: Fragment, value, index) -> ir.Value:
+    """Element ``index`` (run-time i32, fragment order) of carrier ``value``."""
+    if frag.pack == 1:
+        return builder.extract_element(value, index)
+    shift = ir.Constant(I32, frag.pack.bit_length() - 1)
+    word = builder.extract_element(value, builder.lshr(index, shift))
+    bits = builder.mul(builder.and_(index, ir.Constant(I32, frag.pack - 1)), ir.Constant(I32, frag.elem_bits))
+    return builder.trunc(builder.lshr(word, builder.zext(bits, word.type)), ir.IntType(frag.elem_bits))
+
+
+def _row_loop(bi, builder, frag: Fragment, surface, visit, state: list) -> list:
+    """``state = visit(in_bounds, address, index, static_indices, state)`` for each of
+    this lane's elements in the block's rows that lie inside the surface (``index`` is
+    the element's run-time fragment index, ``static_indices`` all it may take), one row
+    per iteration of a loop whose trip count is only known at run time, ``state``
+    carried through it.  So the per-lane messages of a block the subgroup block
+    messages cannot serve stay one row's worth in the machine code (IGC does not unroll
+    the loop): the loop that holds the block counts its block messages, not one gather
+    per element.  Rows outside the surface are not visited."""
+    base, width, height, pitch, x, y = surface
+    (_, lanes), (_, d1) = frag.wi_layout, frag.wi_data
+    ebytes = frag.elem_bits // 8
+    rows = ir.Constant(I32, frag.rows)
+    zero = ir.Constant(I32, 0)
+    first = _clamp(builder, builder.sub(zero, y), zero, rows)
+    end = _clamp(builder, builder.sub(height, y), zero, rows)
+    width_elems = builder.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
+    col0 = builder.add(x, builder.mul(bi.lane_id(builder), ir.Constant(I32, d1)))
+    head, body, done = (builder.append_basic_block(f"rows.{n}") for n in ("head", "body", "done"))
+    entry = builder.block
+    builder.branch(head)
+    builder.position_at_end(head)
+    rr = builder.phi(I32, name="rr")
+    rr.add_incoming(first, entry)
+    phis = []
+    for v in state:
+        phi = builder.phi(v.type)
+        phi.add_incoming(v, entry)
+        phis.append(phi)
+    builder.cbranch(builder.icmp_signed("<", rr, end), body, done)
+    builder.position_at_end(body)
+    row_off = builder.mul(builder.sext(builder.add(y, rr), I64), builder.sext(pitch, I64))
+    current = list(phis)
+    for cb in range(frag.cols // (lanes * d1)):
+        for j in range(d1):
+            col = builder.add(col0, ir.Constant(I32, cb * lanes * d1 + j))
+            ok = builder.icmp_unsigned("<", col, width_elems)
+            ptr = builder.gep(base, [builder.add(row_off, builder.mul(builder.sext(col, I64), ir.Constant(I64, ebytes)))],
+                              source_etype=I8)
+            # fragment index of (row rr, unit cb, element j): cb*rows*d1 + rr*d1 + j
+            first_slot = cb * frag.rows * d1 + j
+            slot = builder.add(builder.mul(rr, ir.Constant(I32, d1)), ir.Constant(I32, first_slot))
+            current = visit(ok, ptr, slot, range(first_slot, first_slot + frag.rows * d1, d1), current)
+    latch = builder.block
+    rr.add_incoming(builder.add(rr, ir.Constant(I32, 1)), latch)
+    for phi, v in zip(phis, current, strict=True):
+        phi.add_incoming(v, latch)
+    builder.branch(head)
+    builder.position_at_end(done)
+    return phis
+
+
+def _clamp(builder, value, low, high):
+    value = builder.select(builder.icmp_signed("<", value, low), low, value)
+    return builder.select(builder.icmp_signed(">", value, high), high, value)
 
 
 # --- plain per-lane memory access ----------------------------------------------------

@@ -86,6 +86,15 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
     xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
 
 
+#: the recommended ARC (dg2) f16/bf16 configuration of :func:`gemm_wg_kernel`: 32x32 f32
+#: per subgroup (128 of ARC's 256 GRFs) and a K step of one DPAS K block, so the
+#: accumulator and the K step's A and B (2 KiB) fit the register budget (one K loop, no
+#: copies) and the coalescing share (A read as 32 rows of 16, B as 16 rows of 32: one
+#: subgroup block read per row, 48 per 16 DPAS).  Measured with ocloc dg2-g10: 0 spill,
+#: one K loop (docs/design.md, "ARC loads").  Larger pieces split the K loop (16x64) or
+#: spill (8x64 with BK 32).
+ARC_TILES = {"BM": 128, "BN": 128, "BK": 16, "SM": 4, "SN": 4, "PF": 2}
+
 #: accumulator (and C) dtype per input dtype of :func:`gemm_wg`
 WG_ACC = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32", "u8": "i32"}
 

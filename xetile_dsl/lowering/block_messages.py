@@ -45,7 +45,7 @@ from .wg_to_sg import LARGE_GRF_ATTR
 PIECE_ELEMENTS = 16
 #: most rows of one message (xe-codegen-reference.md section 3.2: R up to 32)
 _ROW_GROUPS = (8, 4, 2, 1)
-_COUNTS = (4, 2, 1)
+_COUNTS = (8, 4, 2, 1)
 
 
 @dataclass(frozen=True)
@@ -91,7 +91,7 @@ def choose(target: Target, kinds: set[str], shape, blocks, elem_bits: int) -> Me
         for g1 in _COUNTS:
             if grid[0] % g0 or grid[1] % g1 or g0 * g1 == 1:
                 continue
-            if any(target.find_block2d(k, elem_bits, g0 * b0, b1, g1) is None for k in kinds):
+            if not all(_legal(target, k, elem_bits, g0, b0, b1, g1) for k in kinds):
                 continue
             per_lane = g0 * b0 * b1 * g1 // lanes
             if any(k != "prefetch" for k in kinds) and per_lane > PIECE_ELEMENTS and per_lane % PIECE_ELEMENTS:
@@ -101,9 +101,19 @@ def choose(target: Target, kinds: set[str], shape, blocks, elem_bits: int) -> Me
     return best
 
 
+def _legal(target: Target, kind: str, elem_bits: int, g0: int, b0: int, b1: int, g1: int) -> bool:
+    """Whether one message may read ``g0`` block rows of ``g1`` blocks for ``kind``: a
+    listed 2D block shape, or, without 2D block IO, a message per row of ``g1`` blocks
+    (``Target.subgroup_block_units``: one block is one unit per lane; rows are one
+    message each anyway, so only ``g0 = 1``; a prefetch compiles to nothing there)."""
+    if target.has_2d_block_io:
+        return target.find_block2d(kind, elem_bits, g0 * b0, b1, g1) is not None
+    return kind == "prefetch" or (g0 == 1 and g1 in target.subgroup_block_units)
+
+
 def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[SSAValue, Messages]:
     """Family root -> message plan, for every tile of ``fn`` worth coalescing."""
-    if not target.has_2d_block_io:
+    if not (target.has_2d_block_io or target.subgroup_block_units):
         return {}
     families = Families(fn)
     operands = _mma_operand_tiles(fn, target) | _transposed_a_tiles(fn)
@@ -167,8 +177,10 @@ def _eligible(t: xetile.TileType) -> bool:
 def _mma_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
     """Tiles whose loads feed tile_mma directly (operand A or B), when the accumulator and
     the whole K step of operands fit ``Target.coalesced_register_share`` of the kernel's
-    register file (the 256-GRF mode when wg-to-sg chose it)."""
-    grfs = target.large_grf_count if LARGE_GRF_ATTR in fn.attributes else target.grf_count
+    register file (the 256-GRF mode when wg-to-sg chose it or the target always builds
+    in it: ARC's ``build_options``)."""
+    large = LARGE_GRF_ATTR in fn.attributes or target.large_grf_option in target.build_options.split()
+    grfs = target.large_grf_count if large else target.grf_count
     room = grfs * target.grf_bytes * target.coalesced_register_share
     found = set()
     for op in fn.walk():

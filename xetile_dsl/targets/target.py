@@ -79,6 +79,10 @@ class Target:
     subgroup_size: int
     dpas: tuple[DpasConfig, ...]
     has_2d_block_io: bool
+    #: units per lane of the subgroup block reads/writes (cl_intel_subgroups, _short,
+    #: _char: one uniform address, lane n moves units n, n + lanes, ...), () if none;
+    #: used, one message per row, where there is no 2D block IO
+    subgroup_block_units: tuple[int, ...] = ()
     block2d_read: tuple[Block2DShape, ...] = ()
     block2d_read_transform: tuple[Block2DShape, ...] = ()
     block2d_read_transpose: tuple[Block2DShape, ...] = ()
@@ -304,6 +308,7 @@ ARC = Target(
     dpas=_arc_dpas(8),
     grf_bytes=32,
     has_2d_block_io=False,
+    subgroup_block_units=(1, 2, 4, 8),
     slm_bytes=64 * 1024,
     named_barriers=0,
     cache_hints=False,
