@@ -11,7 +11,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.kernels.fused import gemm_bias_relu, gemm_gelu, row_softmax
+from xetile_dsl.kernels.fused import gemm_bias_relu, gemm_epilogue, gemm_gelu, row_softmax
 
 FLAVOURS = ["pvc", "arc"]
 BF16 = ml_dtypes.bfloat16
@@ -270,3 +270,21 @@ def test_floor_division_and_modulo_follow_python(flavour, divisor):
     np.testing.assert_array_equal(q, x // divisor)
     np.testing.assert_array_equal(r, x % divisor)
     np.testing.assert_array_equal(divisor * q + r, x)
+
+
+def test_gemm_epilogue_split_loop_row_and_column_broadcasts_exact_on_arc():
+    """The ARC 16x64 piece (K loop split in two, each copy's epilogue re-reading the bias
+    row with subgroup block reads) with a scale column and a bias row, exact against
+    numpy: small integers make every product, sum and the bf16 result exact.  M and N
+    leave partial tiles, so rows outside the array take the per-lane path."""
+    M, N, K = 40, 104, 32
+    rng = np.random.default_rng(19)
+    a = rng.integers(-1, 2, (M, K)).astype(BF16)
+    b = rng.integers(-1, 2, (K, N)).astype(BF16)
+    bias = rng.integers(-8, 9, (1, N)).astype(np.float32)
+    scale = rng.integers(-2, 3, (M, 1)).astype(np.float32)
+    c = np.full((M, N), 7, BF16)
+    BM, BN = 16, 64
+    gemm_epilogue.on("cpu-arc")[(-(-M // BM), -(-N // BN))](a, b, bias, scale, c, K, BM=BM, BN=BN, BK=16, EPI=3)
+    ref = np.maximum((a.astype(np.float32) @ b.astype(np.float32)) * scale + bias, 0)
+    np.testing.assert_array_equal(c.astype(np.float32), ref)

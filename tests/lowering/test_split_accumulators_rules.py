@@ -6,8 +6,12 @@ import re
 import subprocess
 import sys
 
+import xetile_dsl as xd
 from tests.lowering.test_lowering_rules import mma_kernel, opt, wg
+from xetile_dsl.kernels.fused import gemm_epilogue
 
+EPILOGUE_SIG = {"a": "bf16[:,:]", "b": "bf16[:,:]", "bias": "f32[:,:]", "scale": "f32[:,:]", "c": "bf16[:,:]",
+                "K": "i32"}
 RFC_25_MAPS = (wg((8, 4), (64, 32)), wg((8, 4), (32, 64)), wg((8, 4), (64, 64)))
 
 
@@ -206,3 +210,18 @@ def test_unsplittable_accumulator_that_fills_the_register_file_warns(tmp_path):
     assert "will spill registers on pvc" in proc.stderr and "sg_data of at most [32, 64]" in proc.stderr
     assert "20480 bytes" in proc.stderr  # 16 KiB + one DPAS K block of A (64x16) and B (16x64)
     assert len(_loops(proc.stdout)) == 1
+
+
+def test_epilogues_of_split_copies_each_read_the_bias_row():
+    """ARC 16x64 bias + ReLU: two copies.  The bias row (descriptors, loads, broadcasts)
+    that both epilogues use is cloned into the first one, not moved there: moved, it
+    stayed live through the second loop (768 B of spills on dg2-g10).  Each epilogue
+    reads the row's eight 1x8 blocks itself."""
+    out = xd.compile(gemm_epilogue, EPILOGUE_SIG, {"BM": 16, "BN": 64, "BK": 16, "EPI": 2}, target="cpu-arc").asm["xegpu"]
+    loops = _loops(out)
+    assert len(loops) == 2
+    between = out[out.index(loops[0]) + len(loops[0]):out.index(loops[1])]
+    after = out[out.index(loops[1]) + len(loops[1]):]
+    for epilogue in (between, after):
+        assert epilogue.count("-> vector<1x8xf32>") == 8 and epilogue.count("xetile.tile_broadcast") == 8
+        assert epilogue.count("xegpu.store_nd") == 8

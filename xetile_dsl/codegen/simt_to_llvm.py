@@ -180,6 +180,14 @@ class _KernelGen:
         if source is not None:
             self.block2d_sources.add(source)
 
+    def _row_block_read(self, tensor_desc: SSAValue, elem_bits: int, rows: int) -> bool:
+        """Whether a one-element-per-lane row is read with a subgroup block read: on
+        targets that read rows that way (no 2D block IO, single-unit block messages),
+        for element widths those messages move, not for narrow per-lane arrays."""
+        t = self.target
+        return (rows == 1 and not t.has_2d_block_io and 1 in (t.subgroup_block_units or ())
+                and elem_bits in (8, 16, 32) and not self._per_lane(tensor_desc))
+
     def _per_lane(self, tensor_desc: SSAValue) -> bool:
         """Whether ``tensor_desc``'s array is one of the narrow ``per_lane_arrays``."""
         source = self.desc_source.get(self.families.find(tensor_desc))
@@ -522,7 +530,9 @@ class _KernelGen:
             return
         pad = pad_bits(op.padding, t.element_type) if op.padding is not None else 0
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
-            self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad)
+            block_row = self._row_block_read(op.tensor_desc, bits, rows)
+            self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad,
+                                                          block_row)
             return
         per_lane = self._per_lane(op.tensor_desc)
         if op.transpose is not None:  # the descriptor's map is the value's, transposed

@@ -27,6 +27,7 @@ from xdsl.ir import Operation
 from ..dialects import _asm, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, is_unsigned
+from . import builtins_block1d, builtins_block2d
 from .mangle import mangle, vec
 
 I1, I16, I32, I64, I8 = ir.IntType(1), ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.IntType(8)
@@ -460,13 +461,40 @@ def _load_one(gen, d, elem_bits: int, row: ir.Value, col: ir.Value, pad: int = 0
     return b.select(ok, raw, ir.Constant(raw_t, pad))
 
 
-def load_small(gen, d, elem_bits: int, rows: int, cols: int, lt: ir.Type, pad: int = 0) -> ir.Value:
+def _load_lane(gen, d, elem_bits: int, pad: int) -> ir.Value:
+    """Element ``x + lane`` of row ``y``: one guarded per-lane load."""
+    return _load_one(gen, d, elem_bits, d.y, gen.b.add(d.x, gen.lib.lane_id(gen.b)), pad)
+
+
+def _load_row(gen, d, elem_bits: int, pad: int) -> ir.Value:
+    """A ``1 x sg`` row as one subgroup block read (uniform address, scalar bounds test),
+    the guarded per-lane load only on the cold path.  The per-lane load alone costs a
+    column-index vector and a mask per row block; IGC computed those once for every
+    epilogue of a split K loop (ARC 16x64 bias + ReLU) and spilled them across the loops."""
+    b = gen.b
+    frag = builtins_block2d.Fragment(elem_bits, 1, gen.target.subgroup_size, (1, gen.target.subgroup_size), (1, 1))
+    row = builtins_block1d.RowBlock(b, frag, d.surface(), builtins_block1d.READ_ALIGN)
+    with b.if_else(row.inside) as (fast, slow):
+        with fast:
+            fast_value = b.call(builtins_block1d.block_read(gen.lib, elem_bits, 1), [row.row_pointer(0)])
+            fast_block = b.block
+        with slow:
+            slow_value = _load_lane(gen, d, elem_bits, pad)
+            slow_block = b.block
+    value = b.phi(fast_value.type)
+    value.add_incoming(fast_value, fast_block)
+    value.add_incoming(slow_value, slow_block)
+    return value
+
+
+def load_small(gen, d, elem_bits: int, rows: int, cols: int, lt: ir.Type, pad: int = 0,
+               block_row: bool = False) -> ir.Value:
     """A ``1 x sg`` row block (one element per lane) or an ``R x 1`` column (replicated);
-    out-of-bounds elements read the bits ``pad``."""
+    out-of-bounds elements read the bits ``pad``.  ``block_row``: read the row with one
+    subgroup block read where it lies inside the surface (:func:`_load_row`)."""
     b = gen.b
     if cols > 1:
-        lane = gen.lib.lane_id(b)
-        raw = _load_one(gen, d, elem_bits, d.y, b.add(d.x, lane), pad)
+        raw = _load_row(gen, d, elem_bits, pad) if block_row else _load_lane(gen, d, elem_bits, pad)
         return raw if lt == raw.type else b.bitcast(raw, lt)
     parts = [_load_one(gen, d, elem_bits, b.add(d.y, ir.Constant(I32, r)), d.x, pad) for r in range(rows)]
     raw = parts[0] if rows == 1 else _pack(b, parts, ir.VectorType(parts[0].type, rows))

@@ -22,6 +22,32 @@ def gemm_bias_relu(a, b, bias, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.
 
 
 @xd.jit
+def gemm_epilogue(a, b, bias, scale, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
+                  EPI: xt.constexpr):
+    """c = bf16(epilogue(a @ b)): EPI 1 plain, 2 relu(acc + bias row), 3 relu(acc * scale
+    column + bias row); ``bias`` is [1, N], ``scale`` [M, 1] (issue 19: no spills)."""
+    pid_m = xt.program_id(0)
+    pid_n = xt.program_id(1)
+    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    if EPI == 1:
+        y = acc
+    elif EPI == 2:
+        row = xt.load_tile(xt.init_tile(bias, [0, pid_n * BN], [1, BN]))
+        y = xt.maximum(acc + row, 0.0)
+    else:
+        col = xt.load_tile(xt.init_tile(scale, [pid_m * BM, 0], [BM, 1]))
+        row = xt.load_tile(xt.init_tile(bias, [0, pid_n * BN], [1, BN]))
+        y = xt.maximum(acc * col + row, 0.0)
+    xt.store_tile(xt.astype(y, xt.bfloat16), xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))
+
+
+@xd.jit
 def gemm_gelu(a, b, c, K, TANH: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
     """c = gelu(a @ b) in f32, erf form or (TANH) the tanh approximation."""
     pid_m = xt.program_id(0)

@@ -255,14 +255,44 @@ def _epilogue(copy: scf.ForOp, later: list[scf.ForOp]) -> list[Operation] | None
 
 def _hoist_epilogue(copy: scf.ForOp, later: list[scf.ForOp]) -> None:
     """Move :func:`_epilogue` of ``copy`` before the next copy, so its accumulator
-    results are stored (and their registers free) before the next copy runs."""
+    results are stored (and their registers free) before the next copy runs.  Pure ops
+    that later epilogues use too (a broadcast bias row, its load, its descriptors and
+    addresses) are cloned rather than moved: moved, they stayed live through every later
+    copy (ARC 16x64 bias + ReLU spilled 768 B); cloned, each epilogue computes its own."""
     moved = _epilogue(copy, later)
     if moved is None:
         return
+    shared = _shared(moved)
+    if _rereads_stored(moved, shared):
+        shared = set()
     block = copy.parent_block()
+    mapper: dict[SSAValue, SSAValue] = {}
     for op in moved:
+        if op in shared:
+            block.insert_op_before(op.clone(value_mapper=mapper), later[0])
+            continue
+        op.operands = [mapper.get(v, v) for v in op.operands]
         op.detach()
         block.insert_op_before(op, later[0])
+
+
+def _shared(moved: list[Operation]) -> set[Operation]:
+    """The ops of ``moved`` whose results ops left in place still need (transitively)."""
+    moved_set = set(moved)
+    shared: set[Operation] = set()
+    for op in reversed(moved):
+        if op in shared or any(use.operation not in moved_set for r in op.results for use in r.uses):
+            shared.add(op)
+            shared.update(v.owner for v in op.operands if v.owner in moved_set)
+    return shared
+
+
+def _rereads_stored(moved: list[Operation], shared: set[Operation]) -> bool:
+    """Whether a shared load reads a memref the moved stores write: its original, left
+    after the stores, would then read what they wrote."""
+    stored = {_memref_of(op.tensor_desc) for op in moved if isinstance(op, xegpu.StoreNdOp)}
+    loads = (xegpu.LoadNdOp, xegpu.LoadGatherOp)
+    return any(isinstance(op, loads) and _memref_of(op.tensor_desc) in stored for op in shared)
 
 
 @dataclass(frozen=True)
