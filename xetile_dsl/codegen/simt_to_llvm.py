@@ -514,6 +514,10 @@ class _KernelGen:
     def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if op.transpose is not None and rows == 1 and m is None:  # a row read as a replicated column
+            pad = pad_bits(op.padding, t.element_type) if op.padding is not None else 0
+            self.values[op.value] = vector_ops.load_row_replicated(self, d, bits, cols, llvm_type(op.value.type), pad)
+            return
         if slm.is_slm(d) and op.transpose is not None:
             self.values[op.value] = slm.load_transposed(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return

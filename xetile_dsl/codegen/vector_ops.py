@@ -473,6 +473,16 @@ def load_small(gen, d, elem_bits: int, rows: int, cols: int, lt: ir.Type, pad: i
     return raw if lt == raw.type else b.bitcast(raw, lt)
 
 
+def load_row_replicated(gen, d, elem_bits: int, cols: int, lt: ir.Type, pad: int = 0) -> ir.Value:
+    """A ``1 x cols`` row loaded transposed into an ``[cols, 1]`` column, which is
+    replicated: every lane reads the whole row (its order is the column's); out-of-bounds
+    elements read the bits ``pad``."""
+    b = gen.b
+    parts = [_load_one(gen, d, elem_bits, d.y, b.add(d.x, ir.Constant(I32, c)), pad) for c in range(cols)]
+    raw = parts[0] if cols == 1 else _pack(b, parts, ir.VectorType(parts[0].type, cols))
+    return raw if lt == raw.type else b.bitcast(raw, lt)
+
+
 def store_small(gen, d, elem_bits: int, rows: int, cols: int, value: ir.Value) -> None:
     """Write a ``1 x sg`` row block or (from lane r, element r) an ``R x 1`` column."""
     b = gen.b
