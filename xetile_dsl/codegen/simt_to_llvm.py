@@ -525,6 +525,9 @@ class _KernelGen:
             self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return
         pad = pad_bits(op.padding, t.element_type) if op.padding is not None else 0
+        if op.transpose is not None and cols == 1:  # a column read as a row: one element per lane
+            self.values[op.value] = vector_ops.load_column_per_lane(self, d, bits, rows, llvm_type(op.value.type), pad)
+            return
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad)
             return
