@@ -133,3 +133,9 @@ def store_wrong_shape(a, K):
 def non_constexpr_reduction_axis(a, K):
     v = xt.load_tile(xt.init_tile(a, [0, 0], [8, 16]))
     s = xt.max(v, axis=K)  # line 135
+
+
+@xd.jit
+def index_tile_value(a, K):
+    r = xt.arange(0, 16)
+    col = r[:, None]  # line 141

@@ -109,6 +109,7 @@ _A = (np.zeros((32, 32), F32), 32)
     (ek.returns_value, 123, ("kernels cannot return a value",)),
     (ek.store_wrong_shape, 129, ("value shape [16, 16] does not match the tile shape [8, 16]",)),
     (ek.non_constexpr_reduction_axis, 135, ("axis must be a compile-time constant",)),
+    (ek.index_tile_value, 141, ("indexing a tile value 1x16xi32 is not supported", "xt.transpose(x)")),
 ])
 def test_malformed_kernel_reports_file_line_and_rule(kernel, line, fragments):
     arr = np.zeros((32, 32), np.float16 if kernel in (ek.store_wrong_dtype, ek.store_wrong_shape) else F32)

@@ -361,10 +361,15 @@ def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -
     return fn
 
 
+def prefetch_legal(target, elem_bits, rows, cols, count, per_lane: bool = False) -> bool:
+    """Whether a 2D block prefetch serves the block (never for a ``per_lane`` array)."""
+    return bool(not per_lane and target.has_2d_block_io and target.find_block2d("prefetch", elem_bits, rows, cols, count))
+
+
 def build_prefetch(bi, elem_bits, rows, cols, count, controls=(), per_lane=False) -> ir.Function:
     """The prefetch wrapper: a 2D block prefetch where legal (not for a ``per_lane``
     array), else nothing; its base pointer carries the cache-control decorations ``controls``."""
-    legal = not per_lane and bi.target.has_2d_block_io and bi.target.find_block2d("prefetch", elem_bits, rows, cols, count)
+    legal = prefetch_legal(bi.target, elem_bits, rows, cols, count, per_lane)
     tag = "".join(f"_cc{level}{control}" for level, control in controls)
     name = f"__xetile_prefetch2d_{'block' if legal else 'none'}_{elem_bits}b_{rows}r{cols}x{count}c{tag}"
     fn, builder = _wrapper(bi, name, ir.VoidType(), [])

@@ -79,6 +79,7 @@ class IntelBuiltins:
         ``rows x (cols*count)`` block at (x, y); out-of-bounds elements read as 0.
         ``per_lane``: plain per-lane loads even where a 2D block read exists (an array
         whose rows are narrower than 2D block messages allow)."""
+        per_lane = self.load_2d_kind(elem_bits, rows, cols, count, wi_layout, wi_data, per_lane) == "gather"
         key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data), per_lane)
         return self._memoized(key, lambda: builtins_block2d.build_load(self, *key[1:]))
 
@@ -102,6 +103,8 @@ class IntelBuiltins:
         """Like :meth:`load_2d` for ``load_nd {transpose}``: the surface and (x, y) are the
         memory block's (``rows x cols`` of the array); the result is this lane's fragment
         of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``."""
+        per_lane = builtins_transpose.transpose_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data,
+                                                     per_lane) == "gather"
         key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane)
         return self._memoized(key, lambda: builtins_transpose.build_load_transposed(self, *key[1:]))
 
@@ -118,6 +121,7 @@ class IntelBuiltins:
         """``void f(ptr addrspace(1) base, i32 width_bytes, i32 height_rows,
         i32 pitch_bytes, i32 x, i32 y, <V x iE> value)``: writes this lane's fragment;
         out-of-bounds elements are not written."""
+        per_lane = self.store_2d_kind(elem_bits, rows, cols, wi_layout, wi_data, per_lane) == "scatter"
         key = ("store_2d", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane)
         return self._memoized(key, lambda: builtins_block2d.build_store(self, *key[1:]))
 
@@ -127,6 +131,7 @@ class IntelBuiltins:
         i32 pitch_bytes, i32 x, i32 y)``: a cache hint; a no-op where unsupported.
         ``controls`` are (cache level, load control) pairs for the GPU (see
         :meth:`Target.cache_controls`); the CPU device ignores them."""
+        per_lane = not builtins_block2d.prefetch_legal(self.target, elem_bits, rows, cols, count, per_lane)
         key = ("prefetch_2d", elem_bits, rows, cols, count, () if self.emulate else tuple(controls), per_lane)
         return self._memoized(key, lambda: builtins_block2d.build_prefetch(self, *key[1:]))
 
@@ -176,6 +181,10 @@ class IntelBuiltins:
         return fn
 
     def _memoized(self, key: tuple, build) -> ir.Function:
+        """The wrapper of ``key``, built once.  A key's ``per_lane`` is normalised by its
+        callers to "the wrapper works per lane" (gather/scatter/no prefetch): a per-lane
+        request and a plain one that falls back to per-lane code build the same function,
+        under the same name, which a second build would define twice."""
         fn = self._memo.get(key)
         if fn is None:
             fn = self._memo[key] = build()

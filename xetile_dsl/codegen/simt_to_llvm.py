@@ -522,6 +522,10 @@ class _KernelGen:
     def _xegpu_LoadNdOp(self, op: xegpu.LoadNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
+        if op.transpose is not None and rows == 1 and m is None:  # a row read as a replicated column
+            pad = pad_bits(op.padding, t.element_type) if op.padding is not None else 0
+            self.values[op.value] = vector_ops.load_row_replicated(self, d, bits, cols, llvm_type(op.value.type), pad)
+            return
         if slm.is_slm(d) and op.transpose is not None:
             self.values[op.value] = slm.load_transposed(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return
@@ -529,6 +533,9 @@ class _KernelGen:
             self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return
         pad = pad_bits(op.padding, t.element_type) if op.padding is not None else 0
+        if op.transpose is not None and cols == 1:  # a column read as a row: one element per lane
+            self.values[op.value] = vector_ops.load_column_per_lane(self, d, bits, rows, llvm_type(op.value.type), pad)
+            return
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             block_row = self._row_block_read(op.tensor_desc, bits, rows)
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad,

@@ -501,6 +501,28 @@ def load_small(gen, d, elem_bits: int, rows: int, cols: int, lt: ir.Type, pad: i
     return raw if lt == raw.type else b.bitcast(raw, lt)
 
 
+def load_row_replicated(gen, d, elem_bits: int, cols: int, lt: ir.Type, pad: int = 0) -> ir.Value:
+    """A ``1 x cols`` row loaded transposed into an ``[cols, 1]`` column, which is
+    replicated: every lane reads the whole row (its order is the column's); out-of-bounds
+    elements read the bits ``pad``."""
+    b = gen.b
+    parts = [_load_one(gen, d, elem_bits, d.y, b.add(d.x, ir.Constant(I32, c)), pad) for c in range(cols)]
+    raw = parts[0] if cols == 1 else _pack(b, parts, ir.VectorType(parts[0].type, cols))
+    return raw if lt == raw.type else b.bitcast(raw, lt)
+
+
+def load_column_per_lane(gen, d, elem_bits: int, rows: int, lt: ir.Type, pad: int = 0) -> ir.Value:
+    """An ``sg x 1`` column loaded transposed into a ``1 x sg`` row (its descriptor's
+    sg_map is ``[sg, 1]``): lane n reads row n, its one element of the row block;
+    out-of-bounds elements read the bits ``pad``."""
+    if rows != gen.target.subgroup_size:
+        raise LoweringError(f"internal: a transposed column block must have {gen.target.subgroup_size} rows "
+                            f"(one per lane), got {rows}")
+    b = gen.b
+    raw = _load_one(gen, d, elem_bits, b.add(d.y, gen.lib.lane_id(b)), d.x, pad)
+    return raw if lt == raw.type else b.bitcast(raw, lt)
+
+
 def store_small(gen, d, elem_bits: int, rows: int, cols: int, value: ir.Value) -> None:
     """Write a ``1 x sg`` row block or (from lane r, element r) an ``R x 1`` column."""
     b = gen.b

@@ -332,7 +332,7 @@ class KernelIRBuilder(ast.NodeVisitor):
         base = self.visit(node.value)
         if isinstance(base, (tuple, list)):
             return base[self.constexpr(node.slice, "an index into a tuple")]
-        raise self.error(node, f"indexing {_describe(base)} is not supported in kernels")
+        raise self.error(node, f"indexing {_describe(base)} is not supported in kernels{_indexing_hint(base)}")
 
     def visit_BinOp(self, node: ast.BinOp):
         return self._binop(node.op, self.visit(node.left), self.visit(node.right), node)
@@ -402,6 +402,15 @@ class BoundMethod:
 
 #: tile-value methods -> language ops (``x.to(dtype)``, ``x.sum(axis=1)`` ...)
 METHODS = ("to", "astype", "sum", "max", "min", "prod", "argmax", "argmin", "broadcast_to")
+
+
+def _indexing_hint(base) -> str:
+    """What to write instead of indexing a tile value (``r[:, None]`` for a column, an element)."""
+    if not (isinstance(base, SSAValue) and isinstance(base.type, VectorType)):
+        return ""
+    return ("; a [1, N] row becomes an [N, 1] column (and back) with xt.transpose(x), a value is stretched with "
+            "xt.broadcast_to(x, shape), and elements are selected with xt.where(condition, x, y) or loaded from "
+            "a smaller tile")
 
 
 def _describe(value) -> str:

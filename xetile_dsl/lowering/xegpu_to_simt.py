@@ -173,6 +173,8 @@ class _Distribute:
         t = v.type
         if isinstance(t, xegpu.TensorDescType) and t.map is None and self.families.find(v) in self.transposed:
             value = self.transposed[self.families.find(v)]
+            if self._role_of(value) == "C" and t.get_shape()[0] == 1:
+                return  # a [1, R] row read as an [R, 1] column: every lane reads all of it (no sg_map)
             layout, data = memory_sg_map(*self.target.sg_map(self._role_of(value), bit_width(t.element_type)))
             retype(v, t.with_sg_map(xegpu.SGMapAttr(layout, data)))
         elif isinstance(t, xegpu.TensorDescType) and t.map is None and t.is_scattered:
