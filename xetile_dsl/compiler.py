@@ -30,7 +30,7 @@ from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI
 from .targets import TARGETS, get_target
-from .targets.target import NARROW_ROW_BYTES
+from .targets.target import rows_need_per_lane
 from .tools import spirv_tools
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
@@ -199,8 +199,9 @@ _SPELLINGS = "'f16[:,:]' or '*f16' (a 2-D array), 'f16[:,20]' (rows of 20 elemen
 
 def _array_signature(param: str, elem: str, dims: str) -> ArgSpec:
     """The ArgSpec of ``elem[dims]``: one ``:`` per dimension; the last may be a number,
-    the row length, which makes the kernel specialised for narrow rows when they are
-    narrower than ``NARROW_ROW_BYTES`` (as a launch with such an array would)."""
+    the row length, which makes the kernel specialised for narrow rows when 2D block
+    messages cannot address them (``rows_need_per_lane``, as a launch with such an array
+    would)."""
     if not dims.strip():
         return ArgSpec("array", elem, 0)
     parts = [d.strip() for d in dims.split(",")]
@@ -208,7 +209,7 @@ def _array_signature(param: str, elem: str, dims: str) -> ArgSpec:
     if any(d != ":" for d in parts[:-1]) or not (last == ":" or last.isdigit()):
         raise UsageError(f"signature of {param!r}: dimensions {dims!r} must be ':' each, the last may be a row "
                          f"length; legal spellings are {_SPELLINGS}")
-    narrow = last.isdigit() and len(parts) > 1 and int(last) * ELEMENT_TYPES[elem][1] < NARROW_ROW_BYTES
+    narrow = last.isdigit() and len(parts) > 1 and rows_need_per_lane(int(last), ELEMENT_TYPES[elem][1])
     return ArgSpec("array", elem, len(parts), spec=NARROW if narrow else "")
 
 

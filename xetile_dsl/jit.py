@@ -38,7 +38,7 @@ from .runtime.cache import key_for, shared_cache
 from .runtime.devices import get_device
 from .runtime.launcher import (NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, get_launcher,
                                launcher_for_queue, retoken)
-from .targets.target import NARROW_ROW_BYTES
+from .targets.target import rows_need_per_lane
 
 # the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
 compiler = LazyModule("xetile_dsl.compiler")
@@ -363,7 +363,7 @@ def _type_key(value) -> tuple:
     if cls is float or cls is bool:
         return (cls,)
     if cls is np.ndarray:
-        return (cls, value.dtype, value.ndim, value.ndim > 1 and value.shape[-1] * value.itemsize < NARROW_ROW_BYTES)
+        return (cls, value.dtype, value.ndim, value.ndim > 1 and rows_need_per_lane(value.shape[-1], value.itemsize))
     if is_device_array_type(cls):
         if cls.__module__.startswith("torch"):
             return (cls, str(value.dtype), value.dim(), str(value.device), _narrow_rows(value.shape, value.element_size()))
@@ -462,8 +462,8 @@ def _array_spec(name: str, dtype, shape: tuple) -> ArgSpec:
 
 
 def _narrow_rows(shape, itemsize: int) -> bool:
-    """Whether rows of this shape are narrower than some target's 2D block messages allow."""
-    return len(shape) > 1 and int(shape[-1]) * itemsize < NARROW_ROW_BYTES
+    """Whether rows of this shape cannot be a 2D block surface's width on some target."""
+    return len(shape) > 1 and rows_need_per_lane(int(shape[-1]), itemsize)
 
 
 #: first part of every cache key; changes when what the key covers changes
