@@ -153,8 +153,9 @@ def _row_units(target, elem_bits, rows, cols, wi_layout, wi_data) -> int | None:
     writes rows that way (targets without 2D block IO that have subgroup block IO).
     Not for a single-unit VNNI B block (16x8 on ARC): IGC hoisted its 16 row reads per
     block ahead of the DPAS and the RFC 2.1 program spilled 15 KB (its per-lane loads do
-    not); nor for fragments the fallback row loop cannot carry in power-of-two pieces."""
-    if target.has_2d_block_io or not target.subgroup_block_units:
+    not); nor for fragments the fallback row loop cannot carry in power-of-two pieces;
+    nor for element widths outside ``Target.row_block_elem_bits``."""
+    if target.has_2d_block_io or not target.subgroup_block_units or elem_bits not in target.row_block_elem_bits:
         return None
     units = builtins_block1d.row_units(target, elem_bits, cols, wi_layout, wi_data)
     per_lane = rows * cols // target.subgroup_size

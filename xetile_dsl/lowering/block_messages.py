@@ -105,10 +105,12 @@ def _legal(target: Target, kind: str, elem_bits: int, g0: int, b0: int, b1: int,
     """Whether one message may read ``g0`` block rows of ``g1`` blocks for ``kind``: a
     listed 2D block shape, or, without 2D block IO, a message per row of ``g1`` blocks
     (``Target.subgroup_block_units``: one block is one unit per lane; rows are one
-    message each anyway, so only ``g0 = 1``; a prefetch compiles to nothing there)."""
+    message each anyway, so only ``g0 = 1``, and only for ``Target.row_block_elem_bits``;
+    a prefetch compiles to nothing there)."""
     if target.has_2d_block_io:
         return target.find_block2d(kind, elem_bits, g0 * b0, b1, g1) is not None
-    return kind == "prefetch" or (g0 == 1 and g1 in target.subgroup_block_units)
+    return kind == "prefetch" or (g0 == 1 and g1 in target.subgroup_block_units
+                                  and elem_bits in target.row_block_elem_bits)
 
 
 def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[SSAValue, Messages]:

@@ -85,6 +85,10 @@ class Target:
     #: _char: one uniform address, lane n moves units n, n + lanes, ...), () if none;
     #: used, one message per row, where there is no 2D block IO
     subgroup_block_units: tuple[int, ...] = ()
+    #: element widths (bits) whose tile rows those messages move; other widths keep
+    #: per-lane loads and stores (ARC: 8-bit rows made a 32x32 int8 GEMM piece spill 512 B,
+    #: its per-lane loads do not; ocloc 26.27)
+    row_block_elem_bits: tuple[int, ...] = ()
     block2d_read: tuple[Block2DShape, ...] = ()
     block2d_read_transform: tuple[Block2DShape, ...] = ()
     block2d_read_transpose: tuple[Block2DShape, ...] = ()
@@ -311,6 +315,7 @@ ARC = Target(
     grf_bytes=32,
     has_2d_block_io=False,
     subgroup_block_units=(1, 2, 4, 8),
+    row_block_elem_bits=(16, 32),
     slm_bytes=64 * 1024,
     named_barriers=0,
     cache_hints=False,
