@@ -183,10 +183,12 @@ class _KernelGen:
     def _row_block_read(self, tensor_desc: SSAValue, elem_bits: int, rows: int) -> bool:
         """Whether a one-element-per-lane row is read with a subgroup block read: on
         targets that read rows that way (no 2D block IO, single-unit block messages),
-        for element widths those messages move, not for narrow per-lane arrays."""
+        for 32-bit elements (a bias or scale row; the 1x8 f16 pieces of a 32x32 tile read this
+        way made an SLM permute kernel spill 192 B, per-lane 0), not for narrow per-lane
+        arrays."""
         t = self.target
         return (rows == 1 and not t.has_2d_block_io and 1 in (t.subgroup_block_units or ())
-                and elem_bits in (8, 16, 32) and not self._per_lane(tensor_desc))
+                and elem_bits == 32 and not self._per_lane(tensor_desc))
 
     def _per_lane(self, tensor_desc: SSAValue) -> bool:
         """Whether ``tensor_desc``'s array is one of the narrow ``per_lane_arrays``."""
