@@ -11,6 +11,7 @@ import pytest
 from ops_ref import BF16, assert_within, attention_ref
 from xetile_dsl import ops
 from xetile_dsl.errors import UsageError, XeTileError
+from conftest_tools import require_dpnp
 
 RNG = np.random.default_rng(1414)
 
@@ -49,7 +50,7 @@ def test_attention_refuses_clearly(call, message):
 
 
 def test_attention_device_arrays_need_whole_blocks():
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = require_dpnp()
     q, k, v = (dpnp.asarray(x) for x in _qkv(64))
     with pytest.raises(XeTileError, match="multiple of the query block"):
         ops.attention(q, k, v, target="cpu-pvc")

@@ -13,6 +13,7 @@ from ops_ref import BF16, assert_within, matmul_ref
 from tf32_ref import tf32_matmul_ref
 from xetile_dsl import ops
 from xetile_dsl.errors import UsageError, XeTileError
+from conftest_tools import require_dpnp
 
 M, N, K = 37, 45, 50
 RNG = np.random.default_rng(14)
@@ -130,7 +131,7 @@ def test_matmul_refuses_clearly(call, message):
 def test_matmul_dpnp_in_dpnp_out():
     """dpnp inputs: the result is a dpnp array on the inputs' queue (the kernel of the
     first PVC case: K = 40 specialises like K = 50).  N = 40: device rows need a 16-byte pitch."""
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = require_dpnp()
     a, b = A32[:, :40].astype(np.float16), B32[:40, :40].astype(np.float16)
     c = ops.matmul(dpnp.asarray(a), dpnp.asarray(b), out_dtype=np.float32, target="cpu-pvc")
     assert isinstance(c, dpnp.ndarray) and c.dtype == np.float32
@@ -140,7 +141,7 @@ def test_matmul_dpnp_in_dpnp_out():
 
 
 def test_matmul_dpnp_narrow_rows_refused():
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = require_dpnp()
     a = dpnp.asarray(A32[:, :8].astype(np.float16))
     with pytest.raises(XeTileError, match="64 bytes"):
         ops.matmul(a, dpnp.asarray(B32[:8].astype(np.float16)), target="cpu-pvc")

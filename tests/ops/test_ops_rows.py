@@ -12,6 +12,7 @@ from ops_ref import BF16, assert_within, norm_ref, softmax_ref
 from xetile_dsl import ops
 from xetile_dsl.errors import UsageError, XeTileError
 from xetile_dsl.ops import configs
+from conftest_tools import require_dpnp
 
 RNG = np.random.default_rng(141)
 X = {n: (RNG.standard_normal((5, n)) * 3 + 1).astype(np.float32) for n in (7, 300)}
@@ -92,7 +93,7 @@ def test_rows_refuse_clearly(call, message):
 
 
 def test_rows_device_narrow_refused():
-    dpnp = pytest.importorskip("dpnp")
+    dpnp = require_dpnp()
     with pytest.raises(XeTileError, match="64 bytes"):
         ops.softmax(dpnp.asarray(X[7]), target="cpu-pvc")
 

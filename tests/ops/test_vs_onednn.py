@@ -9,6 +9,7 @@ import pathlib
 import pytest
 
 from xetile_dsl.targets.peaks import PEAKS, peak_for
+from conftest_tools import require_dpnp
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("vs_onednn", ROOT / "benchmarks" / "vs_onednn.py")
@@ -47,7 +48,7 @@ def test_peak_table_has_no_tf32_on_arc_and_no_unknown_devices():
 
 def test_cpu_smoke_writes_csv(tmp_path, capsys):
     """``--device cpu``: one small shape, event-timed on the CPU device, into the CSV."""
-    pytest.importorskip("dpnp")
+    require_dpnp()
     out = tmp_path / "bench.csv"
     assert bench.main(["--device", "cpu", "--cases", "nt", "--shapes", "37x40x40", "--reps", "10",
                        "--csv", str(out), "--plot", str(tmp_path / "bench.png")]) == 0

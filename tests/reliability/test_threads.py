@@ -12,11 +12,11 @@ import sys
 import threading
 
 import numpy as np
-import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.runtime.opencl_icd import setup_intel_cpu_icd
+from conftest_tools import require_dpnp, require_module
 
 THREADS = 4
 LAUNCHES = 1000
@@ -91,8 +91,8 @@ def test_threads_dpnp_arrays():
     """4 threads x 1000 asynchronous launches on dpnp arrays of one shared queue (its dpctl
     order manager is shared by the threads too), each thread its own arrays."""
     setup_intel_cpu_icd()
-    dpctl = pytest.importorskip("dpctl")
-    dpnp = pytest.importorskip("dpnp")
+    dpctl = require_module("dpctl")
+    dpnp = require_dpnp()
     queue = dpctl.SyclQueue("opencl:cpu")
     launch = scale_add.on("cpu")[(1,)]
     x, y, s = _inputs(0, 0)
