@@ -7,7 +7,7 @@ the offline compiler) and the XeGPU RFC's sg_map rules.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
 
@@ -338,24 +338,16 @@ _LNL_TILES = (GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2), GemmTile(256, 
 
 
 def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTile, ...], iga: str = "xe2") -> Target:
-    """An Xe2/Xe3 GPU (Battlemage, Lunar Lake, Panther Lake): PVC's 16-lane DPAS and 2D
-    block messages at half PVC's XMX rate per vector engine.  Every fact was checked on
-    ocloc 26.27's output for ``ocloc_device`` (docs/design.md, "Xe2 targets")."""
-    return Target(
+    """An Xe2/Xe3 GPU (Battlemage, Lunar Lake, Panther Lake): PVC's 16-lane DPAS, 2D block
+    messages, named barriers and cache controls, at half PVC's XMX rate per vector engine.
+    Every fact was checked on ocloc 26.27's output for ``ocloc_device`` (docs/design.md,
+    "Xe2 targets")."""
+    return replace(
+        PVC,
         name=name,
         ocloc_device=ocloc_device,
         iga_platform=iga,   # Debian 12's iga64 stops at Xe-HPC: these disassemble with ocloc
-        subgroup_size=16,
-        dpas=_pvc_dpas(16),
-        has_2d_block_io=True,
-        block2d_read=_BLOCK2D_READ,
-        block2d_read_transform=_BLOCK2D_READ_TRANSFORM,
-        block2d_read_transpose=_BLOCK2D_READ_TRANSPOSE,
-        block2d_write=_BLOCK2D_WRITE,
-        block2d_prefetch=_BLOCK2D_PREFETCH,
         slm_bytes=slm_bytes,
-        named_barriers=32,
-        cache_hints=True,
         # Xe2 core: 8 vector engines, 2048 f16/bf16 and 4096 int8 XMX ops per clock
         # (B580: 116 f16 TFLOPS / 233 int8 TOPS at 2.85 GHz on 20 cores)
         dpas_macs_per_clock=(("f16", 128), ("bf16", 128), ("i8", 256), ("u8", 256), ("tf32", 64)),
