@@ -1,9 +1,12 @@
 """A tile_mma consuming another tile_mma's result (back-to-back GEMM, the attention
-pattern): exact on the PVC flavour; on ARC the 8x8 result blocks cannot be operand
-blocks yet, which is a located error naming the way around (through SLM), and that way
-is exact on the ARC flavour."""
+pattern): exact on the PVC and ARC flavours and in the interpreter. On ARC the 8x8 result
+blocks are re-laid out into 8x16 operand A blocks with subgroup shuffles
+(lowering/mma_relayout.py); the SLM round trip stays a valid way too. Chains that PVC
+cannot run in registers (a result feeding operand B, 8-bit operand A) are the same
+located error on both targets."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -12,12 +15,13 @@ import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationError
 
 BM, BN, BK = 16, 32, 32
+DTYPES = {"f16": (np.float16, xt.float16), "bf16": (ml_dtypes.bfloat16, xt.bfloat16)}
 
 
 @xd.jit
-def chained_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+def chained_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, T: xt.constexpr):
     s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
-    o = xt.tile_mma(xt.astype(s, xt.float16), xt.load_tile(xt.init_tile(d, [0, 0], [BN, BK])))
+    o = xt.tile_mma(xt.astype(s, T), xt.load_tile(xt.init_tile(d, [0, 0], [BN, BK])))
     xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BK]))
 
 
@@ -31,28 +35,82 @@ def chained_through_slm_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, B
     xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BK]))
 
 
-def _operands():
-    rng = np.random.default_rng(0)
-    a = rng.integers(-2, 3, (BM, BK)).astype(np.float16)
-    b = rng.integers(-2, 3, (BK, BN)).astype(np.float16)
-    d = rng.integers(-2, 3, (BN, BK)).astype(np.float16)
-    # small integers: the first product (|s| <= 4 * BK = 128) is exact in f16, so the
-    # chained result is exact in f32 and equality is the reference
-    return a, b, d, (a.astype(np.float32) @ b.astype(np.float32)) @ d.astype(np.float32)
+@xd.jit
+def chained_into_b_kernel(a, b, e, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
+    o = xt.tile_mma(xt.load_tile(xt.init_tile(e, [0, 0], [BM, BM])), xt.astype(s, xt.float16))
+    xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BN]))
 
 
-@pytest.mark.parametrize("kernel,flavour", [(chained_kernel, "cpu-pvc"), (chained_through_slm_kernel, "cpu-arc"),
-                                            (chained_kernel, "interpret")])
-def test_chained_tile_mma_is_exact(kernel, flavour):
-    a, b, d, ref = _operands()
-    c = np.zeros((BM, BK), np.float32)
-    kernel.on(flavour)[(1,)](a, b, d, c, BM=BM, BN=BN, BK=BK)
+@xd.jit
+def chained_int8_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
+    o = xt.tile_mma(xt.astype(s, xt.int8), xt.load_tile(xt.init_tile(d, [0, 0], [BN, BK])))
+    xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BK]))
+
+
+def _operands(bm=BM, bn=BN, bk=BK, dtype=np.float16):
+    rng = np.random.default_rng(bm * 100 + bn + bk)
+    a = rng.integers(-2, 3, (bm, bk)).astype(dtype)
+    b = rng.integers(-2, 3, (bk, bn)).astype(dtype)
+    d = rng.integers(-2, 3, (bn, bk)).astype(dtype)
+    # small integers: the first product (|s| <= 4 * BK = 128) is exact in f16 and in bf16
+    # (integers up to 256), so the chained result (|o| <= 128 * 2 * BN) is exact in f32
+    # and equality is the reference
+    f32 = [x.astype(np.float32) for x in (a, b, d)]
+    return a, b, d, (f32[0] @ f32[1]) @ f32[2]
+
+
+def _run(kernel, flavour, bm, bn, bk, dtype="f16"):
+    a, b, d, ref = _operands(bm, bn, bk, DTYPES[dtype][0])
+    c = np.zeros((bm, bk), np.float32)
+    kernel.on(flavour)[(1,)](a, b, d, c, BM=bm, BN=bn, BK=bk, T=DTYPES[dtype][1])
     np.testing.assert_array_equal(c, ref)
 
 
-def test_chained_tile_mma_on_arc_is_a_located_error():
-    a, b, d, _ = _operands()
-    with pytest.raises(CompilationError, match=r"feeds another tile_mma as an operand: on arc .*xt\.slm_alloc") as err:
-        chained_kernel.on("cpu-arc")[(1,)](a, b, d, np.zeros((BM, BK), np.float32), BM=BM, BN=BN, BK=BK)
-    assert "test_chained_mma.py:19" in str(err.value)   # the first tile_mma's line
+@pytest.mark.parametrize("flavour,bm,bn,bk", [
+    ("cpu-arc", 8, 16, 16), ("cpu-arc", 16, 32, 32), ("cpu-arc", 32, 64, 16),
+    ("cpu-pvc", 8, 16, 16), ("cpu-pvc", 32, 64, 16),
+    ("interpret", 8, 16, 16), ("interpret", 32, 64, 16)])
+def test_chained_tile_mma_is_exact(flavour, bm, bn, bk):
+    """On cpu-arc each 8x16 A block is two 8x8 result blocks (BN = 16: one A block per
+    block row; 64: four), shuffled into A's packed-pair lane layout."""
+    _run(chained_kernel, flavour, bm, bn, bk)
+
+
+@pytest.mark.parametrize("flavour", ["cpu-arc", "cpu-pvc"])
+def test_chained_bf16_tile_mma_is_exact(flavour):
+    """bf16 travels as i16 bits: the same shuffles."""
+    _run(chained_kernel, flavour, 16, 32, 16, "bf16")
+
+
+def test_chained_tile_mma_through_slm_is_exact_on_arc():
+    a, b, d, ref = _operands()
+    c = np.zeros((BM, BK), np.float32)
+    chained_through_slm_kernel.on("cpu-arc")[(1,)](a, b, d, c, BM=BM, BN=BN, BK=BK)
+    np.testing.assert_array_equal(c, ref)
+
+
+@pytest.mark.parametrize("flavour", ["cpu-pvc", "cpu-arc"])
+def test_chained_tile_mma_into_operand_b_is_the_same_located_error(flavour):
+    """A result feeding operand B needs K x N blocks (16 x 16 on PVC, 16 x 8 on ARC), not
+    the 8 x N result blocks: not re-laid out on either target."""
+    a, b, _, _ = _operands()
+    e = np.ones((BM, BM), np.float16)
+    with pytest.raises(CompilationError, match=r"feeds another tile_mma as an operand: on (pvc|arc) .*xt\.slm_alloc") \
+            as err:
+        chained_into_b_kernel.on(flavour)[(1,)](a, b, e, np.zeros((BM, BN), np.float32), BM=BM, BN=BN, BK=BK)
+    assert "test_chained_mma.py:40" in str(err.value)   # the first tile_mma's line
     assert "internal compiler error" not in str(err.value)
+
+
+@pytest.mark.parametrize("flavour", ["cpu-pvc", "cpu-arc"])
+def test_chained_int8_tile_mma_is_the_same_located_error(flavour):
+    """int8 -> int32 -> int8: PVC's 8x32 i8 A blocks hold two columns per lane, unlike its
+    8x16 result blocks; ARC (8x32, four per lane) refuses it the same way."""
+    rng = np.random.default_rng(1)
+    a, b, d = (rng.integers(-2, 3, s).astype(np.int8) for s in ((BM, 32), (32, 32), (32, 32)))
+    with pytest.raises(CompilationError, match=r"feeds another tile_mma as an operand: on (pvc|arc) .*xt\.slm_alloc") \
+            as err:
+        chained_int8_kernel.on(flavour)[(1,)](a, b, d, np.zeros((BM, 32), np.int32), BM=BM, BN=32, BK=32)
+    assert "test_chained_mma.py:47" in str(err.value)

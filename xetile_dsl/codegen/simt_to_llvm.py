@@ -34,7 +34,7 @@ from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
 from ..lowering.analysis import Families
-from . import constants, coordinates, lane_transpose, message_pieces, nbarrier, scattered_ops, slm, vector_ops
+from . import a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, scattered_ops, slm, vector_ops
 from .builtins_transpose import transpose_kind
 from .intel_builtins import IntelBuiltins
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
@@ -230,6 +230,9 @@ class _KernelGen:
             return
         if lane_transpose.handles(op):
             lane_transpose.emit(self, op)
+            return
+        if a_from_c.handles(op):
+            a_from_c.emit(self, op)
             return
         if scattered_ops.handles(op):
             scattered_ops.emit(self, op)

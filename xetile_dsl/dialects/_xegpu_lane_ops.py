@@ -1,4 +1,6 @@
-"""``xegpu.lane_transpose``: the SIMT form of a ``lanes x lanes`` block transpose in registers
+"""Cross-lane register ops (xetile_dsl extensions; the RFC's SIMT form has none).
+
+``xegpu.lane_transpose``: the SIMT form of a ``lanes x lanes`` block transpose in registers
 (an xetile_dsl extension; the RFC's SIMT form has no cross-lane vector op)::
 
     %t = xegpu.lane_transpose %v : vector<16x1xf32> -> vector<16x1xf32>
@@ -9,12 +11,22 @@ wi_data = [1, 1]``: lane n holds column n). After distribution each lane holds i
 ``vector<L x 1 x T>``; ``lane_transpose`` gives lane n row n of the block, i.e. element j of
 lane n's result is element n of lane j's source. Codegen does it with L subgroup shuffles
 (codegen/lane_transpose.py). L is the subgroup size (checked by target_legality).
+
+``xegpu.a_from_c``: operand A of a dpas built from ``r`` blocks in the plain (result) lane
+layout, joined side by side (lowering/mma_relayout.py)::
+
+    %a = xegpu.a_from_c %c0, %c1 : vector<8x8xf16>, vector<8x8xf16> -> vector<8x16xf16>
+
+At subgroup level it is a column concatenation. After SIMT distribution the sources are
+lane columns ``vector<R x 1 x T>`` and the result is A's lane fragment ``vector<R x r x T>``
+(on an 8-lane target with 16-bit A, lane n holds columns 2n, 2n+1); codegen moves the
+elements with subgroup shuffles (codegen/a_from_c.py).
 """
 from __future__ import annotations
 
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.traits import Pure
@@ -67,5 +79,52 @@ class LaneTransposeOp(IRDLOperation):
         _asm.print_attr_entries(printer, self)
         printer.print_string(" : ")
         printer.print_attribute(self.source.type)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.result.type)
+
+
+@irdl_op_definition
+class AFromCOp(IRDLOperation):
+    """Join ``r`` same-typed ``[R, w]`` blocks side by side into one ``[R, r * w]`` block
+    held in operand A's lane layout (subgroup form ``w`` = block width, SIMT form ``w`` = 1)."""
+
+    name = "xegpu.a_from_c"
+    sources = var_operand_def(VectorType)
+    result = result_def(VectorType)
+    traits = traits_def(Pure())
+
+    def __init__(self, sources, result_type: VectorType):
+        super().__init__(operands=[[SSAValue.get(s) for s in sources]], result_types=[result_type])
+
+    def verify_(self) -> None:
+        types = {s.type for s in self.sources}
+        if len(types) != 1:
+            raise VerifyException(f"{self.name}: the sources must share one type, got {sorted(map(str, types))}")
+        t = types.pop()
+        rows, cols = t.get_shape() if len(t.get_shape()) == 2 else (None, None)
+        want = (rows, cols * len(self.sources)) if rows is not None else None
+        res = self.result.type
+        if want is None or tuple(res.get_shape()) != want or res.element_type != t.element_type:
+            raise VerifyException(f"{self.name}: {len(self.sources)} sources of {t} join into "
+                                  f"vector<{want[0] if want else '?'}x{want[1] if want else '?'}x{t.element_type}>, "
+                                  f"got {res}")
+
+    @classmethod
+    def parse(cls, parser: Parser) -> "AFromCOp":
+        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
+        attrs = _asm.parse_attr_entries(parser)
+        parser.parse_punctuation(":")
+        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: _asm.parse_type(parser))
+        _asm.parse_arrow(parser)
+        res_type = _asm.parse_type(parser)
+        srcs = [parser.resolve_operand(o, t) for o, t in zip(operands, types, strict=True)]
+        return _asm.build_op(parser, cls, lambda: cls(srcs, res_type), attrs)
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_list(self.sources, printer.print_operand)
+        _asm.print_attr_entries(printer, self)
+        printer.print_string(" : ")
+        printer.print_list([s.type for s in self.sources], printer.print_attribute)
         printer.print_string(" -> ")
         printer.print_attribute(self.result.type)

@@ -1,7 +1,7 @@
 """The XeGPU dialect (spec/xegpu-rfc.md, spec/xegpu-op-reference.md) on xDSL.
 
 Definitions live in four modules (attributes and types, block ops and dpas, scattered
-ops/barriers/fence/convert_layout, the SIMT lane_transpose); this module re-exports every public name and holds the
+ops/barriers/fence/convert_layout, the SIMT lane_transpose and a_from_c); this module re-exports every public name and holds the
 Dialect registry, so ``from xetile_dsl.dialects.xegpu import LoadNdOp`` keeps working.
 Custom syntax and the spellings accepted from the RFCs: docs/ir.md.
 """
@@ -37,7 +37,7 @@ from ._xegpu_ops import (
     UpdateNdOffsetOp,
     _hint_props,
 )
-from ._xegpu_lane_ops import LaneTransposeOp
+from ._xegpu_lane_ops import AFromCOp, LaneTransposeOp
 from ._xegpu_scatter_ops import (
     AllocNbarrierOp,
     AtomicRMWOp,
@@ -67,7 +67,7 @@ XeGPU = Dialect(
         CreateNdTdescOp, LoadNdOp, StoreNdOp, PrefetchNdOp, UpdateNdOffsetOp, DpasOp,
         CreateTdescOp, LoadGatherOp, StoreScatterOp, PrefetchOp, UpdateOffsetOp, AtomicRMWOp,
         AllocNbarrierOp, InitNbarrierOp, NbarrierArriveOp, NbarrierWaitOp, FenceOp, ConvertLayoutOp, CompileHintOp,
-        LaneTransposeOp, LoadGatherAlias, StoreScatterAlias, UpdateOffsetsAlias, MfenceAlias,
+        LaneTransposeOp, AFromCOp, LoadGatherAlias, StoreScatterAlias, UpdateOffsetsAlias, MfenceAlias,
     ],
     [SGMapAttr, BlockTdescAttr, ScatterTdescAttr, CacheHintAttr, MemorySpaceAttr, FenceScopeAttr, LayoutAttr,
      SliceAttr, TensorDescType, NbarrierType, TdescAttrAlias, ScatteredTdescAttrAlias],
@@ -79,5 +79,5 @@ __all__ = [
     "CACHE_HINTS", "CreateNdTdescOp", "LoadNdOp", "StoreNdOp", "PrefetchNdOp", "UpdateNdOffsetOp", "DpasOp",
     "CreateTdescOp", "LoadGatherOp", "StoreScatterOp", "PrefetchOp", "UpdateOffsetOp", "AtomicRMWOp",
     "AllocNbarrierOp", "InitNbarrierOp", "NbarrierArriveOp", "NbarrierWaitOp", "FenceOp", "ConvertLayoutOp",
-    "CompileHintOp", "LaneTransposeOp", "_hint_props",
+    "CompileHintOp", "LaneTransposeOp", "AFromCOp", "_hint_props",
 ]

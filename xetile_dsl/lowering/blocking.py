@@ -20,7 +20,7 @@ from ..dialects import retype, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target, get_target
-from . import constants, elementwise, register_transpose, scattered
+from . import constants, elementwise, mma_relayout, register_transpose, scattered
 from .analysis import Families
 from .unlowered import reject_unlowered
 
@@ -52,6 +52,8 @@ class _BlockFunction:
         self.families = Families(fn)
         self.elementwise = elementwise.join_elementwise(self.families, fn)
         self.roles: dict[SSAValue, tuple[str, object]] = {}  # family root -> (role, op that decided it)
+        # tile_mma ops whose operand A is another's result, kept in result blocks and re-laid out
+        self.relaid = mma_relayout.relaid_operands(fn, self.families, target)
 
     def run(self) -> None:
         self._assign_roles()
@@ -62,6 +64,7 @@ class _BlockFunction:
             for value in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]:
                 self._retype(value, blocks)
         self._check_stores(blocks)
+        mma_relayout.insert_relayout(self.relaid, self.target)
         elementwise.blocked_dims(self.fn)
         register_transpose.unpack_around(self.fn)
 
@@ -78,6 +81,8 @@ class _BlockFunction:
         for op in self.fn.walk():
             if isinstance(op, xetile.TileMMAOp):
                 for operand, role in ((op.a, "A"), (op.b, "B")):
+                    if role == "A" and op in self.relaid:
+                        continue  # blocked like the result it is computed from (mma_relayout)
                     self._set_role(operand, role, op)
                     if isinstance(operand.owner, xetile.LoadTileOp):
                         self._set_role(operand.owner.tile, role, op)
@@ -162,7 +167,8 @@ class _BlockFunction:
 
     def _check_chained_mma(self, blocks: dict) -> None:
         """A tile_mma result that feeds another tile_mma as an operand keeps one blocking;
-        it must be the DPAS result shape M x N, or the products would not line up."""
+        it must be the DPAS result shape M x N, or the products would not line up (16-bit
+        operands A that differ, on ARC, were re-laid out: lowering/mma_relayout.py)."""
         for op in self.fn.walk():
             if not isinstance(op, xetile.TileMMAOp):
                 continue
@@ -174,8 +180,8 @@ class _BlockFunction:
             raise LoweringError(
                 f"this tile_mma's result feeds another tile_mma as an operand: on {self.target.name} its "
                 f"{DPAS_M}x{cfg.n} result blocks are laid out across the {self.target.subgroup_size} lanes unlike "
-                f"{got[0]}x{got[1]} operand blocks, and re-laying them out is not supported yet; store the result "
-                f"(e.g. to SLM with xt.slm_alloc) and load it back as the operand", op)
+                f"{got[0]}x{got[1]} operand blocks, and only a 16-bit operand A is re-laid out in registers; store "
+                f"the result (e.g. to SLM with xt.slm_alloc) and load it back as the operand", op)
 
     def _retype(self, value: SSAValue, blocks: dict) -> None:
         root = self.families.find(value)

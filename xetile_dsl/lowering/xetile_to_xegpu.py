@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 from ..dialects import xegpu, xetile
 from ..frontend.types import bit_width
 from . import constants, elementwise
-from . import block_messages, register_transpose, scattered, transposed
+from . import block_messages, mma_relayout, register_transpose, scattered, transposed
 from .analysis import Families
 from .blocking import has_xetile_ops
 from .rebuild import Rebuilder
@@ -176,7 +176,8 @@ class _Translator(Rebuilder):
             parts += [self.emit(arith.AddiOp(o0, d0), op).result, self.emit(arith.AddiOp(o1, d1), op).result]
         self.vmap[op.result] = parts
 
-    # a register transpose: tile_unpack, tile_transpose, tile_pack (lowering/register_transpose.py)
+    # a register transpose: tile_unpack, tile_transpose, tile_pack (lowering/register_transpose.py);
+    # a chained tile_mma's operand A: tile_unpack, tile_pack (lowering/mma_relayout.py)
     def _op_TileUnpackOp(self, op: xetile.TileUnpackOp) -> None:
         register_transpose.unpack_to_xegpu(self, op)
 
@@ -184,7 +185,10 @@ class _Translator(Rebuilder):
         register_transpose.transpose_to_xegpu(self, op)
 
     def _op_TilePackOp(self, op: xetile.TilePackOp) -> None:
-        register_transpose.pack_to_xegpu(self, op)
+        if mma_relayout.is_relayout(op):
+            mma_relayout.pack_to_xegpu(self, op)
+        else:
+            register_transpose.pack_to_xegpu(self, op)
 
     def _op_TileMMAOp(self, op: xetile.TileMMAOp) -> None:
         mb, kb, _, _ = op.a.type.get_shape()
