@@ -66,8 +66,8 @@ def attention_kernel(q, k, v, o, diag, N, NP, qk_scale, CAUSAL: xt.constexpr, OU
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=None, target: str | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
     bf16, D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32 statistics and accumulation.
-    PVC only (the two chained DPAS products need PVC's register layout: on ARC the
-    compiler refuses back-to-back tile_mma)."""
+    On ARC the P V product's operand A is re-laid out from the Q K^T result blocks with
+    lane shuffles (lowering/mma_relayout.py); D = 128 spills there (configs.ATTENTION_TILES)."""
     return attention_launch(q, k, v, causal=causal, scale=scale, out=out, target=target)[0]
 
 
@@ -79,9 +79,6 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
     Z, H, N, D = _check(q, k, v)
     dtype = arrays.dtype_of(q)
     target = configs.resolve_target(target)
-    if configs.family(target) != "pvc":
-        raise UsageError(f"attention runs on PVC-flavour targets (pvc, cpu-pvc, interpret), not {target}: "
-                         "ARC cannot chain the two DPAS products in registers today")
     BM, BN = configs.attention_tiles(target, D)
     NP = -(-N // BM) * BM
     flat = [_flat(x, Z, H, N, NP, D, BM, name) for x, name in ((q, "q"), (k, "k"), (v, "v"))]

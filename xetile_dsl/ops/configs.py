@@ -28,8 +28,10 @@ ROW_TILES = {"pvc": (4, 256), "arc": (2, 256)}
 
 #: flash attention per head dim: (queries per program BM, keys per step BN); BN is the K
 #: of the P V product, a multiple of the DPAS K (16 for f16/bf16).  D = 128 with BM = 16
-#: spills 13.6 KB on pvc (256-GRF mode), BM = 8 none (ocloc, report())
-ATTENTION_TILES = {"pvc": {64: (16, 32), 128: (8, 32)}}
+#: spills 13.6 KB on pvc (256-GRF mode), BM = 8 none (ocloc, report()).  ARC (dg2-g10,
+#: 256 GRF): D = 64 spills 13.1 KB at (16, 32), 4.1 KB at (8, 32), none at (8, 16);
+#: D = 128 spills at every legal size (15.5 KB at (8, 16), the least), so it runs slowly
+ATTENTION_TILES = {"pvc": {64: (16, 32), 128: (8, 32)}, "arc": {64: (8, 16), 128: (8, 16)}}
 
 INTERPRETERS = ("interpret", "interpret-subgroups")
 
