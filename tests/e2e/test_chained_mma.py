@@ -10,43 +10,13 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationError
 
+from .chained_mma_kernels import chained_int8_kernel, chained_into_b_kernel, chained_kernel, chained_through_slm_kernel
+
 BM, BN, BK = 16, 32, 32
 DTYPES = {"f16": (np.float16, xt.float16), "bf16": (ml_dtypes.bfloat16, xt.bfloat16)}
-
-
-@xd.jit
-def chained_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, T: xt.constexpr):
-    s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
-    o = xt.tile_mma(xt.astype(s, T), xt.load_tile(xt.init_tile(d, [0, 0], [BN, BK])))
-    xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BK]))
-
-
-@xd.jit
-def chained_through_slm_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
-    s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
-    buf = xt.slm_alloc([BM, BN], xt.float16)
-    xt.store_tile(xt.astype(s, xt.float16), xt.init_tile(buf, [0, 0], [BM, BN]))
-    xt.barrier()
-    o = xt.tile_mma(xt.load_tile(xt.init_tile(buf, [0, 0], [BM, BN])), xt.load_tile(xt.init_tile(d, [0, 0], [BN, BK])))
-    xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BK]))
-
-
-@xd.jit
-def chained_into_b_kernel(a, b, e, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
-    s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
-    o = xt.tile_mma(xt.load_tile(xt.init_tile(e, [0, 0], [BM, BM])), xt.astype(s, xt.float16))
-    xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BN]))
-
-
-@xd.jit
-def chained_int8_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
-    s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
-    o = xt.tile_mma(xt.astype(s, xt.int8), xt.load_tile(xt.init_tile(d, [0, 0], [BN, BK])))
-    xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BK]))
 
 
 def _operands(bm=BM, bn=BN, bk=BK, dtype=np.float16):
@@ -100,7 +70,7 @@ def test_chained_tile_mma_into_operand_b_is_the_same_located_error(flavour):
     with pytest.raises(CompilationError, match=r"feeds another tile_mma as an operand: on (pvc|arc) .*xt\.slm_alloc") \
             as err:
         chained_into_b_kernel.on(flavour)[(1,)](a, b, e, np.zeros((BM, BN), np.float32), BM=BM, BN=BN, BK=BK)
-    assert "test_chained_mma.py:40" in str(err.value)   # the first tile_mma's line
+    assert "chained_mma_kernels.py:29" in str(err.value)   # the first tile_mma's line
     assert "internal compiler error" not in str(err.value)
 
 
@@ -113,4 +83,4 @@ def test_chained_int8_tile_mma_is_the_same_located_error(flavour):
     with pytest.raises(CompilationError, match=r"feeds another tile_mma as an operand: on (pvc|arc) .*xt\.slm_alloc") \
             as err:
         chained_int8_kernel.on(flavour)[(1,)](a, b, d, np.zeros((BM, 32), np.int32), BM=BM, BN=32, BK=32)
-    assert "test_chained_mma.py:47" in str(err.value)
+    assert "chained_mma_kernels.py:36" in str(err.value)
