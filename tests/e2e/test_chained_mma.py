@@ -84,3 +84,14 @@ def test_chained_int8_tile_mma_is_the_same_located_error(flavour):
             as err:
         chained_int8_kernel.on(flavour)[(1,)](a, b, d, np.zeros((BM, 32), np.int32), BM=BM, BN=32, BK=32)
     assert "chained_mma_kernels.py:36" in str(err.value)
+
+
+
+def test_chained_operand_of_partial_a_blocks_is_a_located_error_on_arc():
+    """BN = 24: three 8-column result blocks are one and a half 8x16 A blocks (on PVC the
+    16x24 operand B is refused first: its B blocks are 16x16)."""
+    a, b, d, _ = _operands(16, 24, 16)
+    with pytest.raises(CompilationError, match=r"tile 16x24xf16 cannot be used as operand A of tile_mma on arc: "
+                                               r"it is split into 8x16 blocks .* multiple of \[8, 16\]") as err:
+        chained_kernel.on("cpu-arc")[(1,)](a, b, d, np.zeros((16, 16), np.float32), BM=16, BN=24, BK=16, T=xt.float16)
+    assert "chained_mma_kernels.py:13" in str(err.value)  # the consuming tile_mma

@@ -65,14 +65,20 @@ def relaid_operands(fn: func.FuncOp, families: Families, target: Target) -> set[
     return found
 
 
+def _a_blocks(op: xetile.TileMMAOp, target: Target) -> tuple[int, int]:
+    """Operand A's blocks: the largest DPAS M (blocking.DPAS_M) by K."""
+    cfg = _dpas_of(op, target)
+    return max(cfg.m_values), cfg.k
+
+
 def _check_shape(op: xetile.TileMMAOp, target: Target) -> None:
     rows, cols = op.a.type.get_shape()
-    k = _dpas_of(op, target).k
-    if rows % 8 or cols % k:
+    m, k = _a_blocks(op, target)
+    if rows % m or cols % k:
         name = type_name(op.a.type.element_type)
         raise LoweringError(
             f"tile {rows}x{cols}x{name} cannot be used as operand A of tile_mma on {target.name}: it is split "
-            f"into 8x{k} blocks (the DPAS sizes for {name}), so its shape must be a multiple of [8, {k}]", op)
+            f"into {m}x{k} blocks (the DPAS sizes for {name}), so its shape must be a multiple of [{m}, {k}]", op)
 
 
 def insert_relayout(ops: set[xetile.TileMMAOp], target: Target) -> None:
@@ -80,9 +86,8 @@ def insert_relayout(ops: set[xetile.TileMMAOp], target: Target) -> None:
     into A blocks before each tile_mma of ``ops``."""
     for op in ops:
         source = op.a
-        k = _dpas_of(op, target).k
         unpack = xetile.TileUnpackOp(source, source.type.get_shape()[2:])
-        pack = xetile.TilePackOp(unpack.result, [8, k])
+        pack = xetile.TilePackOp(unpack.result, _a_blocks(op, target))
         for new in (unpack, pack):
             new.location = op.location
         op.parent_block().insert_ops_before([unpack, pack], op)
