@@ -16,7 +16,6 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.ops.attention import attention_kernel
 from xetile_dsl.tools import ocloc
 from xetile_dsl.tools.isa import instructions
 
@@ -53,17 +52,6 @@ def test_arc_chained_mma_shuffles_without_spill_or_slm(dtype, elem, through_slm,
     assert count <= MAX_INSTRUCTIONS[dtype]
     if dtype == "f16":
         assert count <= _count(slm_isa)  # 4808 <= 4868: no dearer than the SLM round trip
-
-
-def test_arc_attention_d64_does_not_spill(ocloc_path):
-    """ops.attention's ARC tiles (8 queries, 16 keys) for D = 64: the chained P V product
-    fits the register file (13.1 KB of spill at 16 x 32, 4.1 KB at 8 x 32)."""
-    sig = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "diag": "i32[:,:]", "N": "i32",
-           "NP": "i32", "qk_scale": "f32"}
-    consts = {"CAUSAL": True, "OUT": xt.float16, "D": 64, "BM": 8, "BN": 16}
-    compiled = xd.compile(attention_kernel, sig, consts, target="arc")
-    assert ocloc.check_isa(compiled.asm["zebin"], "attention_kernel", expect_dpas=True, expect_simd=8) == []
-    assert compiled.asm["zebin"].execution_env("attention_kernel").get("spill_size", 0) == 0
 
 
 def _count(isa: str) -> int:

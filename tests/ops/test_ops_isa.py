@@ -2,7 +2,8 @@
 key loop has both products on DPAS and reads K with transposed 2D block messages, and
 neither it (D = 64) nor softmax spills; softmax
 reads its chunks with 2D block loads (the chunk loop makes this hold at any width,
-8K columns included)."""
+8K columns included).  On ARC (dg2-g10) attention's key loop also has both products on
+DPAS, the second one's operand A re-laid out by lane shuffles, without spills."""
 from __future__ import annotations
 
 import xetile_dsl as xd
@@ -29,6 +30,18 @@ def test_attention_d64_isa(ocloc_path):
     # S = Q K^T: BM x BN x 64 and P V: BM x 64 x BN, each in 8-row x 16-column x 16-deep DPAS
     assert hot.dpas == 2 * (BM // 8) * (BN // 16) * (64 // 16)
     assert any("transpose" in shape for shape in hot.load2d_shapes), hot.load2d_shapes
+    assert report.spill_bytes == 0
+
+
+def test_attention_d64_arc_isa(ocloc_path):
+    """8 queries x 16 keys (configs.ATTENTION_TILES; 13.1 KB of spill at 16 x 32, 4.1 KB at
+    8 x 32).  Before: ops.attention refused ARC."""
+    BM, BN = configs.attention_tiles("arc", 64)
+    report = xd.compile(attention_kernel, ATTENTION_SIG, {"CAUSAL": True, "OUT": F16, "D": 64, "BM": BM, "BN": BN},
+                        target="arc").report()
+    # ARC's DPAS is 8 rows x 8 columns x 16 deep (IGC may add one dummy dpas)
+    assert report.hot.dpas >= 2 * (BM // 8) * (BN // 8) * (64 // 16)
+    assert report.hot.counts.get("slm", 0) == 0
     assert report.spill_bytes == 0
 
 
