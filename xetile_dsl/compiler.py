@@ -310,9 +310,31 @@ def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
 
 
 def _isa(kernel: CompiledKernel, gpu) -> str:
+    """The kernel's machine code from the offline compiler.  A build that spills in the
+    default register file is retried in the large one (the 256-GRF mode); when that spills
+    less, the kernel adopts it: its build options, and so every later program build, ask
+    for the large register file (``abi.extra["grf_retry"]`` records both spill sizes)."""
     zebin = ocloc.compile_spirv(kernel.spirv, gpu.ocloc_device, kernel.abi.extra.get("build_options", gpu.build_options))
+    zebin = _retry_in_large_grf(kernel, gpu, zebin)
     kernel.asm["zebin"] = zebin
     return zebin.isa_text(kernel.abi.kernel_name)
+
+
+def _retry_in_large_grf(kernel: CompiledKernel, gpu, zebin):
+    """``zebin``, or the large-register-file build of the kernel when ``zebin`` spills and
+    that build spills less (the register estimate of wg-to-sg counts only tile_mma
+    accumulators, so element-wise and reduction tiles can still overflow 128 GRFs)."""
+    name = kernel.abi.kernel_name
+    spilled = zebin.spill_size(name)
+    large_options = gpu.build_options_for(True)
+    if not spilled or large_options == kernel.abi.extra.get("build_options", gpu.build_options):
+        return zebin
+    large = ocloc.compile_spirv(kernel.spirv, gpu.ocloc_device, large_options)
+    if large.spill_size(name) >= spilled:
+        return zebin
+    kernel.abi.extra.update(large_grf=True, build_options=large_options,
+                            grf_retry={"default_spill_bytes": spilled, "large_spill_bytes": large.spill_size(name)})
+    return large
 
 
 def compile(fn, signature: dict, constants: dict | None = None, target: str = "pvc") -> CompiledKernel:  # noqa: A001

@@ -58,47 +58,50 @@ def _value_type(unit_bits: int, units: int) -> ir.Type:
 
 def block_read(bi, unit_bits: int, units: int) -> ir.Function:
     """``intel_sub_group_block_read*``: declared for the GPU, defined for the CPU device."""
-    name = _builtin_name("read", unit_bits, units)
     fnty = ir.FunctionType(_value_type(unit_bits, units), [ir.PointerType(addrspace=1)])
-    fn = bi.module.globals.get(name)
-    if fn is not None:
-        return fn
-    if not bi.emulate:
-        fn = bi.declare(name, fnty)
-        fn.attributes.add("convergent")
-        return fn
-    fn = bi.define_internal(name, fnty)
-    builder = ir.IRBuilder(fn.append_basic_block("entry"))
-    lane = builder.zext(bi.lane_id(builder), I64)
-    unit = ir.IntType(unit_bits)
-    out = [builder.load(builder.gep(fn.args[0], [builder.add(lane, ir.Constant(I64, u * bi.subgroup_size))],
-                                    source_etype=unit), typ=unit, align=unit_bits // 8) for u in range(units)]
-    builder.ret(_pack(builder, out, unit_bits, units))
+    fn, builder = _builtin(bi, _builtin_name("read", unit_bits, units), fnty)
+    if builder is not None:
+        unit = ir.IntType(unit_bits)
+        out = [builder.load(slot, typ=unit, align=unit_bits // 8)
+               for slot in _unit_slots(bi, builder, fn.args[0], unit_bits, units)]
+        builder.ret(_pack(builder, out, unit_bits, units))
     return fn
 
 
 def block_write(bi, unit_bits: int, units: int) -> ir.Function:
     """``intel_sub_group_block_write*``: declared for the GPU, defined for the CPU device."""
-    name = _builtin_name("write", unit_bits, units)
     fnty = ir.FunctionType(ir.VoidType(), [ir.PointerType(addrspace=1), _value_type(unit_bits, units)])
+    fn, builder = _builtin(bi, _builtin_name("write", unit_bits, units), fnty)
+    if builder is not None:
+        ptr, value = fn.args
+        for u, slot in enumerate(_unit_slots(bi, builder, ptr, unit_bits, units)):
+            part = value if units == 1 else builder.extract_element(value, ir.Constant(I32, u))
+            builder.store(part, slot, align=unit_bits // 8)
+        builder.ret_void()
+    return fn
+
+
+def _builtin(bi, name: str, fnty: ir.FunctionType) -> tuple[ir.Function, ir.IRBuilder | None]:
+    """The subgroup block builtin ``name``: already in the module, or declared (convergent)
+    for the GPU -- then no builder -- or an internal definition to fill for the CPU device."""
     fn = bi.module.globals.get(name)
     if fn is not None:
-        return fn
+        return fn, None
     if not bi.emulate:
         fn = bi.declare(name, fnty)
         fn.attributes.add("convergent")
-        return fn
+        return fn, None
     fn = bi.define_internal(name, fnty)
-    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    return fn, ir.IRBuilder(fn.append_basic_block("entry"))
+
+
+def _unit_slots(bi, builder: ir.IRBuilder, ptr, unit_bits: int, units: int) -> list:
+    """Addresses of this lane's ``units`` units: unit ``u`` of lane ``l`` is element
+    ``l + u * subgroup_size`` (the block message's interleaved layout)."""
     lane = builder.zext(bi.lane_id(builder), I64)
     unit = ir.IntType(unit_bits)
-    ptr, value = fn.args
-    for u in range(units):
-        part = value if units == 1 else builder.extract_element(value, ir.Constant(I32, u))
-        slot = builder.gep(ptr, [builder.add(lane, ir.Constant(I64, u * bi.subgroup_size))], source_etype=unit)
-        builder.store(part, slot, align=unit_bits // 8)
-    builder.ret_void()
-    return fn
+    return [builder.gep(ptr, [builder.add(lane, ir.Constant(I64, u * bi.subgroup_size))], source_etype=unit)
+            for u in range(units)]
 
 
 def _pack(builder, parts, unit_bits, units):

@@ -3,19 +3,15 @@
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
+from .gemm_loop import subgroup_gemm
+
 
 @xd.jit
 def gemm_bias_relu(a, b, bias, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
     """c = bf16(relu(a @ b + bias)) with the epilogue fused after the K loop."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
-    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
-    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
-    acc = xt.zeros([BM, BN], xt.float32)
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, xt.float32)
     row = xt.load_tile(xt.init_tile(bias, [0, pid_n * BN], [1, BN]))
     y = xt.maximum(acc + row, 0.0)
     xt.store_tile(xt.astype(y, xt.bfloat16), xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))
@@ -28,13 +24,7 @@ def gemm_epilogue(a, b, bias, scale, c, K, BM: xt.constexpr, BN: xt.constexpr, B
     column + bias row); ``bias`` is [1, N], ``scale`` [M, 1] (issue 19: no spills)."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
-    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
-    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
-    acc = xt.zeros([BM, BN], xt.float32)
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, xt.float32)
     if EPI == 1:
         y = acc
     elif EPI == 2:
@@ -52,13 +42,7 @@ def gemm_gelu(a, b, c, K, TANH: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr
     """c = gelu(a @ b) in f32, erf form or (TANH) the tanh approximation."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
-    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
-    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
-    acc = xt.zeros([BM, BN], xt.float32)
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, xt.float32)
     if TANH:
         y = 0.5 * acc * (1.0 + xt.tanh(0.7978845608 * (acc + 0.044715 * acc * acc * acc)))
     else:

@@ -2,6 +2,8 @@
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
+from .gemm_loop import subgroup_gemm
+
 
 @xd.jit
 def matmul_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
@@ -47,11 +49,5 @@ def matmul_acc_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.con
     accumulate in ``xt.int32``, f32 inputs (tf32 DPAS, PVC only) and f16/bf16 in ``xt.float32``."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
-    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
-    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
-    acc = xt.zeros([BM, BN], ACC)
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, ACC)
     xt.store_tile(acc, xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))

@@ -13,6 +13,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 
 from ..errors import UsageError
+from ..kernels.gemm_loop import subgroup_gemm
 from . import arrays, configs
 
 #: activation name -> the ACT constexpr of the kernel
@@ -39,19 +40,7 @@ def matmul_kernel(a, b, bias, c, K, TA: xt.constexpr, TB: xt.constexpr, HAS_BIAS
     then stored [K, M] / [N, K]); ACT 0 none, 1 relu, 2 gelu (erf form), 3 silu."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
-    if TA:
-        ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK], order=(0, 1))
-    else:
-        ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
-    if TB:
-        tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN], order=(0, 1))
-    else:
-        tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
-    acc = xt.zeros([BM, BN], ACC)
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, ACC, (0, 1) if TA else (1, 0), (0, 1) if TB else (1, 0))
     if HAS_BIAS:
         acc = acc + xt.astype(xt.load_tile(xt.init_tile(bias, [0, pid_n * BN], [1, BN])), ACC)
     if ACT == 1:
