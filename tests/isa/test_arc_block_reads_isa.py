@@ -11,7 +11,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.fused import gemm_bias_relu
-from xetile_dsl.kernels.gemm_wg import ARC_TILES, gemm_prefetch_kernel, gemm_wg_kernel
+from xetile_dsl.kernels.gemm_wg import ARC_TILES, gemm_prefetch_kernel, gemm_wg_configs, gemm_wg_kernel
 from xetile_dsl.tools import ocloc
 from xetile_dsl.tools.isa import instructions
 
@@ -83,3 +83,17 @@ def test_rfc_2_1_literal_on_arc_reads_a_by_rows_without_spills(ocloc_path):
         kinds = _kinds(loop)
         assert kinds.get("block1d:load", 0) == 16
         assert kinds.get("gather:load", 0) <= 260
+
+
+@pytest.mark.parametrize("config", range(2))
+def test_arc_int8_configs_keep_one_k_loop_without_spills(config, ocloc_path):
+    """The ARC autotuning list for int8 (``gemm_wg_configs("arc", "i8")``, BK = one 32-deep
+    DPAS K block): 0 spill and one K loop (no copies re-reading B).  int8 rows stay
+    per-lane loads (``Target.row_block_elem_bits``)."""
+    cfg = gemm_wg_configs("arc", "i8")[config].kwargs
+    sig = {"a": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
+    kernel = xd.compile(gemm_wg_kernel, sig, {**cfg, "ACC": xt.int32}, target="arc")
+    assert kernel.asm["zebin"].execution_env("gemm_wg_kernel").get("spill_size", 0) == 0
+    (loop,) = _k_loops(kernel.asm["isa"])
+    pieces = (cfg["BM"] // cfg["SM"] // 8) * (cfg["BN"] // cfg["SN"] // 8)  # 8x8 result blocks per subgroup
+    assert ocloc.count(loop, ocloc.DPAS) >= pieces

@@ -9,7 +9,7 @@ import pytest
 from xetile_dsl.compiler import TARGET_ALIASES, resolve_target
 from xetile_dsl.errors import LaunchError
 from xetile_dsl.jit import _check_device_runs
-from xetile_dsl.kernels.gemm_wg import EMULATED_TILE, gemm_tile_for, gemm_wg_configs
+from xetile_dsl.kernels.gemm_wg import ARC_TILES, EMULATED_TILE, gemm_tile_for, gemm_wg_configs
 from xetile_dsl.runtime.devices import Device
 from xetile_dsl.targets import TARGETS
 
@@ -33,7 +33,11 @@ def test_gemm_tiles_per_target():
     assert gemm_tile_for("pvc").constants() == {"BM": 256, "BN": 256, "SM": 8, "SN": 4, "PF": 3}  # RFC 2.1
     assert gemm_tile_for("bmg").constants() == {"BM": 256, "BN": 256, "SM": 8, "SN": 4, "PF": 3}
     assert gemm_tile_for("lnl").constants() == {"BM": 128, "BN": 256, "SM": 4, "SN": 4, "PF": 3}
-    assert gemm_tile_for("arc").constants() == {"BM": 64, "BN": 64, "SM": 4, "SN": 2, "PF": 2}  # unchanged
+    # ARC: the measured recommended config (tests/isa/test_arc_block_reads_isa.py), one DPAS K block per step
+    assert gemm_tile_for("arc").constants() == {"BM": 128, "BN": 128, "SM": 4, "SN": 4, "PF": 2}
+    assert gemm_wg_configs("arc", "f16")[0].kwargs == ARC_TILES == {**gemm_tile_for("arc").constants(), "BK": 16}
+    assert [c.kwargs["BK"] for c in gemm_wg_configs("arc", "i8")] == [32, 32]
+    assert [c.kwargs["BK"] for c in gemm_wg_configs("pvc", "f16")] == [32] * len(TARGETS["pvc"].gemm_tiles)
     assert gemm_tile_for("cpu-pvc") == gemm_tile_for("interpret") == EMULATED_TILE
     assert [c.kwargs for c in gemm_wg_configs("lnl")] == [t.constants() for t in TARGETS["lnl"].gemm_tiles]
 

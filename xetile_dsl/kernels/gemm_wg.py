@@ -86,6 +86,9 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
     xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
 
 
+#: the DPAS K block (elements) per input element size class of :func:`gemm_wg`
+DPAS_K = {"i8": 32, "f16": 16, "f32": 8}
+
 #: the recommended ARC (dg2) f16/bf16 configuration of :func:`gemm_wg_kernel`: 32x32 f32
 #: per subgroup (128 of ARC's 256 GRFs) and a K step of one DPAS K block, so the
 #: accumulator and the K step's A and B (2 KiB) fit the register budget (one K loop, no
@@ -93,7 +96,7 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
 #: subgroup block read per row, 48 per 16 DPAS).  Measured with ocloc dg2-g10: 0 spill,
 #: one K loop (docs/design.md, "ARC loads").  Larger pieces split the K loop (16x64) or
 #: spill (8x64 with BK 32).
-ARC_TILES = {"BM": 128, "BN": 128, "BK": 16, "SM": 4, "SN": 4, "PF": 2}
+ARC_TILES = {**TARGETS["arc"].gemm_tiles[0].constants(), "BK": TARGETS["arc"].gemm_tiles[0].bk(DPAS_K["f16"])}
 
 #: accumulator (and C) dtype per input dtype of :func:`gemm_wg`
 WG_ACC = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32", "u8": "i32"}
@@ -113,17 +116,22 @@ def gemm_tile_for(target: str | None) -> GemmTile:
     return TARGETS[target].gemm_tiles[0] if target in TARGETS else EMULATED_TILE
 
 
-def gemm_wg_configs(target: str) -> list[xd.Config]:
+def gemm_wg_configs(target: str, elem: str | None = None) -> list[xd.Config]:
     """Autotuning candidates of :func:`gemm_wg_kernel` for a GPU ``target``: its
     ``gemm_tiles``, the recommended one first (``@xd.autotune(configs=gemm_wg_configs("bmg"),
-    ...)``; README, "GEMMs per target")."""
-    return [xd.Config(tile.constants()) for tile in get_target(target).gemm_tiles]
+    ...)``; README, "GEMMs per target").  With the input type ``elem`` ("f16", "i8",
+    "f32") each config also sets its K step ``BK``."""
+    tiles = get_target(target).gemm_tiles
+    if elem is None:
+        return [xd.Config(tile.constants()) for tile in tiles]
+    return [xd.Config({**tile.constants(), "BK": tile.bk(DPAS_K[elem])}) for tile in tiles]
 
 
 def gemm_wg(a, b, c=None, target=None, BM=None, BN=None, BK=None, SM=None, SN=None, PF=None):
     """``a @ b`` with :func:`gemm_wg_kernel`: f16/bf16 and f32 (tf32, PVC only) give f32,
     int8/uint8 give exact i32.  Tile values not given come from :func:`gemm_tile_for`
-    (per target); ``BK`` defaults to two DPAS K steps of the input type."""
+    (per target); ``BK`` defaults to the tile's ``k_blocks`` DPAS K blocks of the input type
+    (two; one on ARC)."""
     import numpy as np
 
     (M, K), N = a.shape, b.shape[1]
@@ -134,7 +142,7 @@ def gemm_wg(a, b, c=None, target=None, BM=None, BN=None, BK=None, SM=None, SN=No
     given = {"BM": BM, "BN": BN, "SM": SM, "SN": SN, "PF": PF}
     tile = {**gemm_tile_for(target).constants(), **{k: v for k, v in given.items() if v is not None}}
     if BK is None:
-        BK = {"i8": 64, "f16": 32, "f32": 16}[elem]
+        BK = gemm_tile_for(target).bk(DPAS_K[elem])
     launcher = gemm_wg_kernel.on(target) if target else gemm_wg_kernel
     launcher[((M + tile["BM"] - 1) // tile["BM"], (N + tile["BN"] - 1) // tile["BN"])](
         a, b, c, K, BK=BK, ACC=xt.int32 if acc == "i32" else xt.float32, **tile)

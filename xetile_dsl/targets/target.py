@@ -54,10 +54,18 @@ class GemmTile:
     sm: int
     sn: int
     pf: int = 3
+    #: DPAS K blocks per K step (BK = k_blocks x the DPAS K of the input type): 2 where
+    #: the registers allow, 1 on ARC, whose 8 lanes need twice the registers per tile
+    k_blocks: int = 2
 
     def constants(self) -> dict:
-        """The gemm_wg_kernel constexprs this tile sets."""
+        """The gemm_wg_kernel constexprs this tile sets (BK depends on the input type:
+        :meth:`bk`)."""
         return {"BM": self.bm, "BN": self.bn, "SM": self.sm, "SN": self.sn, "PF": self.pf}
+
+    def bk(self, dpas_k: int) -> int:
+        """The K step for inputs whose DPAS K block is ``dpas_k`` elements."""
+        return self.k_blocks * dpas_k
 
 
 @dataclass(frozen=True)
@@ -325,8 +333,11 @@ ARC = Target(
     # 8 lanes need twice the registers per tile of 16: without the 256-GRF mode a
     # 16x32 f32 accumulator already spills (checked with ocloc for dg2-g10).
     build_options="-ze-opt-large-register-file",
+    # 32x32 f32 per subgroup (128 of the 256 GRFs) and one DPAS K block per K step: the
+    # accumulator and one step's A and B fit the register budget, so the K loop is not
+    # split (ocloc dg2-g10: 0 spill, one K loop, 3 sends per DPAS; docs/design.md, "ARC loads")
+    gemm_tiles=(GemmTile(128, 128, 4, 4, 2, k_blocks=1), GemmTile(64, 64, 4, 2, 2, k_blocks=1)),
 )
-
 
 
 #: Battlemage: 20 Xe2 cores of 8 vector engines, 4 threads each in the 256-GRF mode:
