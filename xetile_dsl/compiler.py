@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import linecache
 import os
 import platform
 import sys
@@ -302,10 +303,15 @@ def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
 
 
 def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
+    """``exc`` as a CompilationError at its op's source line: in the kernel ``src``, or in
+    the file of the ``@jit`` helper the op was inlined from (its location names that file)."""
     loc = getattr(exc.op, "location", None)
     line = getattr(getattr(loc, "line", None), "data", 0)
-    col = getattr(getattr(loc, "column", None), "data", 1) - 1
-    node = type("Loc", (), {"lineno": line or src.first_line, "col_offset": max(col, 0)})()
+    col = max(getattr(getattr(loc, "column", None), "data", 1) - 1, 0)
+    filename = getattr(getattr(loc, "filename", None), "data", None)
+    if line and filename and filename != src.filename:
+        return CompilationError(exc.message, filename, line, col, linecache.getline(filename, line).rstrip("\n") or None)
+    node = type("Loc", (), {"lineno": line or src.first_line, "col_offset": col})()
     return src.error(node, exc.message)
 
 
