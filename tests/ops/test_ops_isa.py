@@ -6,10 +6,14 @@ reads its chunks with 2D block loads (the chunk loop makes this hold at any widt
 DPAS, the second one's operand A re-laid out by lane shuffles, without spills."""
 from __future__ import annotations
 
+import re
+
 import xetile_dsl as xd
 from xetile_dsl.ops import configs
 from xetile_dsl.ops.attention import attention_kernel
-from xetile_dsl.ops.matmul import XT_DTYPES
+from xetile_dsl.ops.matmul import XT_DTYPES, matmul_kernel
+from xetile_dsl.tools import ocloc
+from xetile_dsl.tools.isa import instructions
 from xetile_dsl.ops.rows import softmax_kernel
 
 F16 = XT_DTYPES["float16"]
@@ -51,3 +55,25 @@ def test_softmax_isa(ocloc_path):
                         {"OUT": F16, "BM": BM, "BC": BC}, target="pvc").report()
     assert report.spill_bytes == 0
     assert all(loop.counts.get("load2d", 0) > 0 and loop.counts.get("gather", 0) == 0 for loop in report.loops)
+
+
+def _matmul_hot_loop(target, m):
+    BM, BN, BK = configs.gemm_tiles(target, "float16", m)
+    sig = {"a": "f16[:,:]", "b": "f16[:,:]", "bias": "f32[:,:]", "c": "f16[:,:]", "K": "i32"}
+    consts = {"TA": False, "TB": False, "HAS_BIAS": False, "ACT": 0, "ACC": XT_DTYPES["float32"], "OUT": F16,
+              "BM": BM, "BN": BN, "BK": BK}
+    kernel = xd.compile(matmul_kernel, sig, consts, target=target)
+    return kernel, ocloc.hot_loop(kernel.asm["isa"])
+
+
+def test_matmul_m1_runs_one_row_dpas(ocloc_path):
+    """M = 1 (a GEMV): every DPAS of the K loop has repeat count 1 (``dpas.8x1``: one row of
+    A, where an 8-row tile would spend 7/8 of each DPAS on padding rows), with no more
+    hot-loop instructions than the 8-row tile (M = 5) and no spill."""
+    one, one_loop = _matmul_hot_loop("pvc", 1)
+    eight, eight_loop = _matmul_hot_loop("pvc", 5)
+    assert set(re.findall(r"dpas\.\d+x\d+", one_loop)) == {"dpas.8x1"}
+    assert set(re.findall(r"dpas\.\d+x\d+", eight_loop)) == {"dpas.8x8"}
+    assert ocloc.count(one_loop, ocloc.DPAS) == ocloc.count(eight_loop, ocloc.DPAS)
+    assert len(instructions(one_loop)) <= len(instructions(eight_loop))
+    assert one.asm["zebin"].spill_size("matmul_kernel") == 0

@@ -145,3 +145,21 @@ def test_matmul_dpnp_narrow_rows_refused():
     a = dpnp.asarray(A32[:, :8].astype(np.float16))
     with pytest.raises(XeTileError, match="64 bytes"):
         ops.matmul(a, dpnp.asarray(B32[:8].astype(np.float16)), target="cpu-pvc")
+
+
+SMALL_M_CASES = [(t, m, d) for t in ("cpu-pvc", "cpu-arc") for m, d in ((1, np.float16), (3, np.float16), (2, np.int8),
+                                                                         (13, np.float16))]
+
+
+@pytest.mark.parametrize("target,m,dtype", SMALL_M_CASES + [("interpret", 1, np.float16), ("interpret", 3, np.int8)])
+def test_matmul_small_m_uses_short_tiles(target, m, dtype):
+    """M below the table's BM runs tiles of the smallest DPAS repeat count (1, 2, 4) or
+    multiple of 8 that holds it (tests/ops/test_ops_isa.py: dpas.8x1 for M = 1); small
+    integers make every product and sum exact, so equality is the reference."""
+    rng = np.random.default_rng(m)
+    a = rng.integers(-3, 4, (m, 70)).astype(dtype)
+    b = rng.integers(-3, 4, (70, 40)).astype(dtype)
+    bm = {1: 1, 2: 2, 3: 4, 13: 16}[m]
+    assert ops.configs.gemm_tiles(target, np.dtype(dtype).name, m)[0] == bm
+    c = ops.matmul(a, b, target=target)
+    np.testing.assert_array_equal(c, (a.astype(np.int64) @ b.astype(np.int64)).astype(c.dtype))

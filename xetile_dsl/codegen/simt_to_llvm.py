@@ -541,7 +541,8 @@ class _KernelGen:
         if op.transpose is not None and cols == 1:  # a column read as a row: one element per lane
             self.values[op.value] = vector_ops.load_column_per_lane(self, d, bits, rows, llvm_type(op.value.type), pad)
             return
-        if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
+        if cols == 1 or (rows == 1 and cols == self.target.subgroup_size and t.block_attr.arr_len == 1):
+            # a column / one element per lane (a 1-row descriptor of several blocks is a 2D read)
             block_row = self._row_block_read(op.tensor_desc, bits, rows)
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad,
                                                           block_row)

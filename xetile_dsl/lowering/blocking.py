@@ -126,7 +126,7 @@ class _BlockFunction:
             if cfg is None:
                 raise LoweringError(f"{name} tiles cannot feed tile_mma on {self.target.name}; legal inputs: "
                                     f"{', '.join(self.target.legal_mma_inputs())}", op)
-            blocks = (DPAS_M, cfg.k) if role == "A" else (cfg.k, cfg.n)
+            blocks = (_a_rows(shape, cfg), cfg.k) if role == "A" else (cfg.k, cfg.n)
         elif role == "S":
             blocks = scattered.BLOCK_ROWS, sg  # one offset per lane, row by row
         else:
@@ -210,6 +210,13 @@ class _BlockFunction:
                 if vb != tb:
                     raise LoweringError(f"store_tile: the value is blocked {vb} but the tile {tb}; "
                                         f"re-blocking (tile_pack/tile_unpack) is not supported yet", op)
+
+
+def _a_rows(shape, cfg) -> int:
+    """Rows of operand A's blocks: DPAS_M, or a smaller repeat count the DPAS allows when
+    the whole tile has fewer rows (M = 1, 2, 4: no DPAS work spent on padding rows)."""
+    rows = shape[0] if len(shape) == 2 else DPAS_M
+    return rows if rows < DPAS_M and rows in cfg.m_values else DPAS_M
 
 
 def _owner_op(value: SSAValue, fallback):

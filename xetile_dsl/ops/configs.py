@@ -12,6 +12,7 @@ from ..errors import UsageError
 from ..interpreter import interpret_requested
 from ..jit import default_target
 from ..runtime.devices import get_device
+from ..targets import get_target
 
 #: GEMM tiles (BM, BN, BK) per target family and input dtype; int8 steps K by 64 (one
 #: DPAS eats 32 int8 values of K), tf32 by 32 (8 per DPAS; BK = 16 hits a known
@@ -35,6 +36,9 @@ ATTENTION_TILES = {"pvc": {64: (16, 32), 128: (8, 32)}, "arc": {64: (8, 16), 128
 
 INTERPRETERS = ("interpret", "interpret-subgroups")
 
+#: the targets' element type names of the ops' numpy dtype names
+_SHORT_NAMES = {"float16": "f16", "bfloat16": "bf16", "int8": "i8", "uint8": "u8", "float32": "f32"}
+
 
 def resolve_target(target: str | None) -> str:
     """The launch target: ``target`` itself, else the interpreter when XETILE_INTERPRET
@@ -54,13 +58,24 @@ def family(target: str) -> str:
     return name if name in GEMM_TILES else "pvc"
 
 
-def gemm_tiles(target: str, dtype_name: str) -> tuple[int, int, int]:
+def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool = False) -> tuple[int, int, int]:
+    """(BM, BN, BK) of a ``dtype_name`` GEMM on ``target``; with ``m`` (A's rows) smaller
+    than the table's BM, BM is the smallest DPAS repeat count (rows of A per DPAS, a
+    target fact) or multiple of the largest that holds them, so M = 1, 2 or 4 spends no
+    DPAS work on padding rows and M = 9 .. 16 runs 16-row tiles
+    (a transposed A keeps the table's BM: its transposed reads need 8-row blocks)."""
     row = GEMM_TILES[family(target)]
     if dtype_name not in row:
         raise UsageError(f"matmul: {dtype_name} inputs are not supported on {target}; supported: "
                          f"{', '.join(sorted(row))}" + ("" if family(target) == "pvc" else
                                                          " (float32 = tf32 DPAS exists on PVC only)"))
-    return row[dtype_name]
+    bm, bn, bk = row[dtype_name]
+    if m is not None and m < bm and not trans_a:
+        short = _SHORT_NAMES[dtype_name]
+        repeat_counts = get_target(family(target)).dpas_for(short, short).m_values
+        whole_blocks = range(max(repeat_counts), bm, max(repeat_counts))  # 8, 16, .. below bm
+        bm = min(r for r in (*repeat_counts, *whole_blocks, bm) if r >= m)
+    return bm, bn, bk
 
 
 def row_tiles(target: str) -> tuple[int, int]:

@@ -77,7 +77,7 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     in_name = _input_dtype(a, b)
     acc_name, out_name = _output_dtype(in_name, out_dtype, bias, activation)
     target = configs.resolve_target(target)
-    BM, BN, BK = configs.gemm_tiles(target, in_name)
+    BM, BN, BK = configs.gemm_tiles(target, in_name, M, trans_a)
     bias_row = _bias_row(bias, N, a)
     buffer, result = arrays.output_buffer(out, a, (M, N), np.dtype(arrays.BF16 if out_name == "bfloat16" else out_name))
     if M == 0 or N == 0:
