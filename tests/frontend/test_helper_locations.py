@@ -25,7 +25,7 @@ def _line_of(fn, text: str) -> int:
 @pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])
 def test_lowering_error_in_a_helper_points_at_the_helper(target):
     with pytest.raises(CompilationError) as info:
-        xd.compile(matmul_acc_kernel, SIG, {"BM": 2, "BN": 32, "BK": 16, "ACC": xt.float32}, target=target)
+        xd.compile(matmul_acc_kernel, SIG, {"BM": 3, "BN": 32, "BK": 16, "ACC": xt.float32}, target=target)
     err = info.value
     assert err.filename == inspect.getsourcefile(gemm_loop.k_loop.fn)
     assert err.line == _line_of(gemm_loop.k_loop.fn, "xt.tile_mma(")
