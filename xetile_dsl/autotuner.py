@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import knobs
 from .errors import UsageError, XeTileError
 from .interpreter.requested import INTERPRETER_TARGETS, interpret_requested
 from .runtime.arrays import describe, from_host, to_host
@@ -234,7 +235,7 @@ class Autotuner:
         return statistics.median(seconds)
 
     def _say(self, text: str) -> None:
-        quiet = os.environ.get("XETILE_AUTOTUNE_QUIET", "") not in ("", "0")
+        quiet = knobs.AUTOTUNE_QUIET.get()
         if self.progress is False or (self.progress is None and quiet):
             return
         print(f"[xetile_dsl autotune] {self.__name__}: {text}", file=sys.stderr, flush=True)

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import threading
 
 import numpy as np
 
-from . import interpreter
+from . import interpreter, knobs
 from ._lazy import LazyModule
 from .errors import LaunchError
 from .frontend.argspec import NARROW, ArgSpec
@@ -306,7 +305,7 @@ def default_target(device) -> str:
     named by XETILE_CPU_FLAVOUR (pvc by default)."""
     name = device.target_name
     if name == "cpu":
-        return "cpu-" + os.environ.get("XETILE_CPU_FLAVOUR", "pvc")
+        return "cpu-" + knobs.CPU_FLAVOUR.get()
     return name
 
 

@@ -17,13 +17,13 @@ Numpy arrays are written in place.
 """
 from __future__ import annotations
 
-import os
 import weakref
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
+from .. import knobs
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
 from ..runtime.arrays import from_host, is_device_array_type, to_host
@@ -120,7 +120,7 @@ def per_subgroup_mode(fn: func.FuncOp, subgroups: bool | None) -> bool:
     """True when the launch runs each subgroup of a workgroup (see :func:`interpret`)."""
     if subgroups is not None:
         return bool(subgroups)
-    if os.environ.get("XETILE_INTERPRET", "").lower() == "subgroups":
+    if knobs.interpret_mode() == "subgroups":
         return True
     return _has_wg_map(fn) and any(op.name == "gpu.subgroup_id" for op in fn.walk())
 
@@ -201,7 +201,7 @@ def _handlers(abi):
 
 def _module_for(jit, specs: dict, constants: dict):
     """The kernel's XeTile module (built by the frontend, cached per specialisation)."""
-    flavour = os.environ.get("XETILE_CPU_FLAVOUR", "pvc")
+    flavour = knobs.CPU_FLAVOUR.get()
     key = jit.cache_key(specs, constants, f"interpret-{flavour}")
     cache = _MODULES.setdefault(jit, {})
     if key not in cache:
