@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from .. import knobs
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
+from ..launch_options import check_num_subgroups, split_options
 from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
@@ -165,8 +166,10 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     CompilationError at the user's line."""
     from ..runtime.launcher import normalize_grid
 
+    kwargs, requested_subgroups = split_options(kwargs, jit.signature.parameters)
     runtime, specs, constants = jit.bind(args, kwargs)
     module, abi = _module_for(jit, specs, constants)
+    check_num_subgroups(jit.__name__, requested_subgroups, workgroup_subgroups(kernel_function(module)))
     grid = grid(dict(constants)) if callable(grid) else grid
     normalize_grid(grid)
     for handler, value in zip(_handlers(abi), runtime):
