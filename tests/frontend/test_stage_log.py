@@ -27,6 +27,7 @@ def test_the_pipeline_list_is_frontend_passes_codegen_spirv():
     assert compiler.stage_names("arc", isa=True)[-1] == "ocloc"
     assert compiler.stage_names("cpu", isa=True)[-1] == "spirv-val"   # no machine code for the CPU device
     assert compiler.stage_names("interpret") == ["frontend"]
+    assert xd.stage_names is compiler.stage_names
 
 
 def test_timings_have_one_key_per_stage_in_order(dumped):
