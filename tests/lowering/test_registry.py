@@ -9,6 +9,7 @@ import pytest
 
 from xetile_dsl.errors import UsageError
 from xetile_dsl.lowering import registry
+from xetile_dsl.lowering.pipeline import pass_names
 from xetile_dsl.tools.opt import run_opt
 
 LOWERING = Path(registry.__file__).parent
@@ -32,6 +33,7 @@ def test_every_pass_defined_in_lowering_is_registered():
     registered = {cls.__name__: cls.__module__.rsplit(".", 1)[1] for cls in registry.PASSES.values()}
     assert registered == defined
     assert all(name == cls.name for name, cls in registry.PASSES.items())
+    assert list(registry.PASSES) == pass_names("pvc") == pass_names("arc")   # listed in pipeline order
 
 
 def test_unknown_pass_is_a_usage_error_listing_the_passes():
