@@ -10,11 +10,11 @@ makes a missing dpctl, dpnp, pyopencl, spirv-val or OpenCL CPU device a failure.
 from __future__ import annotations
 
 import importlib
-import os
 from pathlib import Path
 
 import pytest
 
+from xetile_dsl import knobs
 from xetile_dsl.tools import ocloc as _ocloc
 from xetile_dsl.tools import spirv_tools as _spirv_tools
 
@@ -39,11 +39,11 @@ def require_spirv_tool(name: str = "spirv-val") -> Path:
 
 
 #: CI sets it: the runtimes the package depends on must be there, not skipped over.
-RUNTIMES_REQUIRED_ENV = "XETILE_REQUIRE_RUNTIMES"
+RUNTIMES_REQUIRED_ENV = knobs.REQUIRE_RUNTIMES.name
 
 
 def runtimes_required() -> bool:
-    return os.environ.get(RUNTIMES_REQUIRED_ENV, "") == "1"
+    return knobs.REQUIRE_RUNTIMES.get()
 
 
 def missing(reason: str):

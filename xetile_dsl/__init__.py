@@ -26,8 +26,9 @@ from .runtime.launcher import synchronize  # noqa: E402
 # autotuner and the interpreter when used.
 __getattr__ = package_getattr(__name__, {
     "Autotuner": ".autotuner", "Config": ".autotuner", "autotune": ".autotuner",
-    "CompiledKernel": ".compiler", "compile": ".compiler", "compile_mlir": ".compiler"})
+    "CompiledKernel": ".compiler", "compile": ".compiler", "compile_mlir": ".compiler",
+    "stage_names": ".compiler"})
 
-__all__ = ["Autotuner", "CacheKeyError", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile",
+__all__ = ["Autotuner", "CacheKeyError", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile", "stage_names",
            "constexpr", "jit", "language", "synchronize"]
 __version__ = "0.1.0"

@@ -40,6 +40,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import knobs
 from .errors import UsageError, XeTileError
 from .interpreter.requested import INTERPRETER_TARGETS, interpret_requested
 from .runtime.arrays import describe, from_host, to_host
@@ -47,13 +48,16 @@ from .runtime.arrays import describe, from_host, to_host
 
 @dataclass
 class Config:
-    """One candidate: constexpr values plus the workgroup shape (subgroups per workgroup)."""
+    """One candidate: constexpr values, and optionally the subgroups per workgroup the
+    kernel runs with them (a check: the kernel's wg_map decides it, launch_options.py)."""
 
     kwargs: dict = field(default_factory=dict)
-    num_subgroups: int = 1
+    num_subgroups: int | None = None
 
     def all_kwargs(self) -> dict:
         """The keyword arguments a launch with this configuration passes."""
+        if self.num_subgroups is None:
+            return dict(self.kwargs)
         return {**self.kwargs, "num_subgroups": self.num_subgroups}
 
     def to_json(self) -> dict:
@@ -61,7 +65,8 @@ class Config:
 
     def __str__(self) -> str:
         inner = ", ".join(f"{k}={v}" for k, v in self.kwargs.items())
-        return f"Config({inner}, num_subgroups={self.num_subgroups})"
+        shape = "" if self.num_subgroups is None else f", num_subgroups={self.num_subgroups}"
+        return f"Config({inner}{shape})"
 
 
 def autotune(configs, key, prune_configs_by=None, warmup: int = 3, rep: int = 10, progress: bool | None = None,
@@ -234,7 +239,7 @@ class Autotuner:
         return statistics.median(seconds)
 
     def _say(self, text: str) -> None:
-        quiet = os.environ.get("XETILE_AUTOTUNE_QUIET", "") not in ("", "0")
+        quiet = knobs.AUTOTUNE_QUIET.get()
         if self.progress is False or (self.progress is None and quiet):
             return
         print(f"[xetile_dsl autotune] {self.__name__}: {text}", file=sys.stderr, flush=True)
@@ -357,7 +362,8 @@ def _close(out: np.ndarray, ref: np.ndarray, rtol: float | None, extent: int) ->
 def _read_memo(path: Path, configs: list) -> Config | None:
     try:
         data = json.loads(path.read_text())
-        chosen = Config(dict(data["config"]["kwargs"]), int(data["config"]["num_subgroups"]))
+        subgroups = data["config"]["num_subgroups"]
+        chosen = Config(dict(data["config"]["kwargs"]), None if subgroups is None else int(subgroups))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return chosen if any(c.to_json() == chosen.to_json() for c in configs) else None

@@ -14,7 +14,6 @@ import linecache
 import os
 import platform
 import sys
-import time
 import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -23,13 +22,15 @@ import llvmlite
 import numpy as np
 import xdsl
 
+from . import stage_log
 from ._lazy import LazyModule
 from .errors import (CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError,
                      debug_tracebacks)
 from .frontend import build_module
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
-from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI
+from .stage_log import StageLog
+from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .targets import TARGETS, get_target
 from .targets.target import rows_need_per_lane
 from .tools import spirv_tools
@@ -73,10 +74,14 @@ class CompiledKernel:
     target: str
     abi: KernelABI
     asm: dict = field(default_factory=dict)
+    #: seconds per stage of this compile, in pipeline order (:func:`stage_names`)
     timings: dict = field(default_factory=dict)
     #: The compiler's own warnings of this compile ({"category", "message", "filename",
     #: "lineno"}), kept with the cache entry so that a kernel loaded from it warns the same.
     diagnostics: list = field(default_factory=list)
+    #: the IR after each stage (:class:`~xetile_dsl.stage_log.IRDump`) with ``dump="all"``
+    #: or ``XETILE_DUMP_IR=1``; empty otherwise
+    dumps: list = field(default_factory=list)
 
     @property
     def spirv(self) -> bytes:
@@ -226,7 +231,15 @@ def _element_type(param: str, text: str) -> str:
                      f"with an element type among {legal}")
 
 
-def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False) -> CompiledKernel:
+def stage_names(target: str, isa: bool = False) -> list[str]:
+    """The stages a compile for ``target`` runs, in order: the keys of
+    ``CompiledKernel.timings`` (``isa``: the machine code is built too)."""
+    flavour, emulate = resolve_target(target)
+    return stage_log.stage_names(flavour, interpret=target == "interpret", isa=isa and not emulate)
+
+
+def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False,
+                   dump: str | None = None) -> CompiledKernel:
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
 
     Warnings are issued as they would be, and the compiler's own (xetile_dsl categories)
@@ -234,7 +247,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            kernel = _compile_kernel(fn, args, constants, target, isa)
+            kernel = _compile_kernel(fn, args, constants, target, isa, StageLog(dump))
     finally:
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
@@ -242,20 +255,22 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     return kernel
 
 
-def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool) -> CompiledKernel:
+def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
+                    log: StageLog) -> CompiledKernel:
     flavour, emulate = resolve_target(target)
     gpu = get_target(flavour)
     src = KernelSource.of(fn)
     stats["compiles"] += 1
-    t0 = time.perf_counter()
     try:
-        module, written = build_module(fn, args, constants, gpu)
+        with log.timed("frontend"):
+            module, written = build_module(fn, args, constants, gpu)
+        log.after_module("frontend", module)
         if target == "interpret":
-            return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)})
+            return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
+                                  log.timings, dumps=log.dumps)
         xtdebug.reject_debug_ops(module)
-        asm = _lower_with_located_warnings(src, module, flavour)
-        t1 = time.perf_counter()
-        llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate, narrow_arrays(args))
+        asm = _lower_with_located_warnings(src, module, flavour, log)
+        llvm_text, abi = _generate(log, module, gpu, emulate, narrow_arrays(args))
     except LoweringError as exc:
         raise _at_user_line(src, exc) from (exc if debug_tracebacks() else None)
     except CompilationError as exc:
@@ -265,13 +280,28 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     abi = _mark_written(abi, written)
     if narrow_arrays(args) and gpu.has_2d_block_io:
         abi.extra["per_lane_arrays"] = sorted(narrow_arrays(args))
+    return _finish(CompiledKernel(src.name, target, abi, asm), log, llvm_text, gpu, emulate, isa)
+
+
+def _generate(log: StageLog, module, gpu, emulate: bool, narrow: frozenset = frozenset()):
+    """(LLVM IR text, ABI) of the lowered ``module``: the ``llvm`` stage."""
+    with log.timed("llvm"):
+        llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate, narrow)
+    log.after("llvm", lambda: llvm_text)
+    return llvm_text, abi
+
+
+def _finish(kernel: CompiledKernel, log: StageLog, llvm_text: str, gpu, emulate: bool, isa: bool) -> CompiledKernel:
+    """The stages after codegen, shared by :func:`compile` and :func:`compile_mlir`:
+    build options, SPIR-V (validated) and, when asked, the machine code."""
+    abi = kernel.abi
     abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
-    asm["llvm"] = llvm_text
-    asm["spirv"] = spirv_emit.emit_spirv(llvm_text)
-    t2 = time.perf_counter()
-    kernel = CompiledKernel(src.name, target, abi, asm, {"frontend+lowering": t1 - t0, "codegen+spirv": t2 - t1})
+    kernel.asm["llvm"] = llvm_text
+    kernel.asm["spirv"] = log.emit_spirv(spirv_emit.emit_spirv, llvm_text)
     if isa and not emulate:
-        kernel.asm["isa"] = _isa(kernel, gpu)
+        with log.timed("ocloc"):
+            kernel.asm["isa"] = _isa(kernel, gpu)
+    kernel.timings, kernel.dumps = log.timings, log.dumps
     return kernel
 
 
@@ -281,11 +311,11 @@ def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
     return frozenset(name for name, spec in args.items() if spec.kind == "array" and spec.spec == NARROW)
 
 
-def _lower_with_located_warnings(src: KernelSource, module, flavour: str) -> dict:
+def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: StageLog) -> dict:
     """``lower``; each pass's LoweringWarning is re-issued at the user's line."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LoweringWarning)
-        asm = pipeline.lower(module, flavour)
+        asm = pipeline.lower(module, flavour, log.timings, log.pass_hook())
     for w in caught:
         if isinstance(w.message, LoweringWarning):
             category = type(w.message).compiled_category
@@ -343,7 +373,8 @@ def _retry_in_large_grf(kernel: CompiledKernel, gpu, zebin):
     return large
 
 
-def compile(fn, signature: dict, constants: dict | None = None, target: str = "pvc") -> CompiledKernel:  # noqa: A001
+def compile(fn, signature: dict, constants: dict | None = None, target: str = "pvc",  # noqa: A001
+            dump: str | None = None) -> CompiledKernel:
     """Compile a ``@jit`` kernel (or plain function) ahead of time and return it.
 
     ``signature`` gives each runtime parameter's type (``"f16[:,:]"`` for a 2-D array,
@@ -351,46 +382,41 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     "bmg", "lnl", "ptl", "arc" (GPU code), "cpu"/"cpu-pvc"/"cpu-arc" (the same kernel with
     the GPU-only builtins defined, for the OpenCL CPU device).  ``.asm`` holds "xetile",
     "xegpu", "simt", "llvm" (text), "spirv" (bytes) and, for a GPU target when ocloc is
-    installed, "isa".
+    installed, "isa".  ``.timings`` holds the seconds of each stage (:func:`stage_names`);
+    ``dump="all"`` keeps the IR after every stage in ``.dumps``.
     """
     fn = getattr(fn, "fn", fn)
     flavour, emulate = resolve_target(target)
     isa = not emulate and _ocloc_available()
-    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa)
+    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa, dump=dump)
 
 
-def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>") -> CompiledKernel:
+def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>", dump: str | None = None) -> CompiledKernel:
     r"""Compile an XeTile module given as MLIR text (one ``func.func`` kernel whose array
-    parameters are memrefs) through the same stages as :func:`compile`.
+    parameters are memrefs) through the same stages as :func:`compile` (its ``frontend``
+    stage parses and verifies the text).
 
     Each memref parameter of rank R is passed like a ``@jit`` array argument (pointer,
     R extents, R-1 strides), so :meth:`CompiledKernel.launch` takes numpy arrays.  The
     kernel is assumed to write every array.  Errors are :class:`LoweringError`\ s naming
     the op (there is no Python source to point at).  ``index`` scalars are passed as i64."""
-    from .runtime.abi import ScalarParam
-
     flavour, emulate = resolve_target(target)
     if target == "interpret":
         raise UsageError("compile_mlir compiles; run MLIR text in the interpreter with "
                          "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
     gpu = get_target(flavour)
-    module = dialects.parse_module(text, name)
-    module.verify()
+    log = StageLog(dump)
+    with log.timed("frontend"):
+        module = dialects.parse_module(text, name)
+        module.verify()
+    log.after_module("frontend", module)
     kernel_name = next(op.sym_name.data for op in module.ops if op.name == "func.func")
-    t0 = time.perf_counter()
-    asm = pipeline.lower(module, flavour)
-    t1 = time.perf_counter()
-    llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate)
+    asm = pipeline.lower(module, flavour, log.timings, log.pass_hook())
+    llvm_text, abi = _generate(log, module, gpu, emulate)
     params = tuple(ScalarParam(p.name, "i64") if p.kind == "scalar" and p.dtype == "index" else p for p in abi.params)
     abi = KernelABI(**{**abi.__dict__, "params": params})
-    abi.extra["build_options"] = gpu.build_options_for(bool(abi.extra.get("large_grf"))) if not emulate else ""
-    asm["llvm"] = llvm_text
-    asm["spirv"] = spirv_emit.emit_spirv(llvm_text)
-    kernel = CompiledKernel(kernel_name, target, abi, asm,
-                            {"lowering": t1 - t0, "codegen+spirv": time.perf_counter() - t1})
-    if not emulate and _ocloc_available():
-        kernel.asm["isa"] = _isa(kernel, gpu)
-    return kernel
+    kernel = CompiledKernel(kernel_name, target, abi, asm)
+    return _finish(kernel, log, llvm_text, gpu, emulate, isa=not emulate and _ocloc_available())
 
 
 def _ocloc_available() -> bool:

@@ -1,7 +1,7 @@
 """The error taxonomy: every error a user can see is one of these."""
 from __future__ import annotations
 
-import os
+from . import knobs
 
 
 class XeTileError(Exception):
@@ -71,7 +71,7 @@ class OutsideKernelError(XeTileError, RuntimeError):
 
 def debug_tracebacks() -> bool:
     """True when XETILE_DEBUG asks for compiler-internal tracebacks."""
-    return os.environ.get("XETILE_DEBUG", "") not in ("", "0")
+    return knobs.DEBUG.get()
 
 
 class LoweringError(XeTileError):

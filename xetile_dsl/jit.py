@@ -20,18 +20,18 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import threading
 
 import numpy as np
 
-from . import interpreter
+from . import interpreter, knobs
 from ._lazy import LazyModule
 from .errors import LaunchError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.dependencies import Dependencies, collect, encode_constants
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
+from .launch_options import check_num_subgroups, split_options
 from .runtime.abi import ELEMENT_TYPES
 from .runtime.arrays import describe, is_device_array_type
 from .runtime.cache import key_for, shared_cache
@@ -201,9 +201,7 @@ class JITFunction:
 
     def resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
         """(loaded kernel, grid, runtime arguments) of a launch, without launching it."""
-        if "num_subgroups" in kwargs and "num_subgroups" not in self._index:
-            kwargs = dict(kwargs)
-            _check_num_subgroups(kwargs.pop("num_subgroups"))
+        kwargs, requested_subgroups = split_options(kwargs, self._index)
         values = self._bind_values(args, kwargs)
         runtime = [values[i] for i in self._runtime_pos]
         deps = self._deps
@@ -220,6 +218,7 @@ class JITFunction:
             if hit is None:
                 hit = self._specialize_once(key, values, target, launcher)
         loaded, meta = hit
+        check_num_subgroups(self.__name__, requested_subgroups, loaded.abi.workgroup_size // loaded.abi.subgroup_size)
         if callable(grid):
             grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
         return loaded, grid, runtime
@@ -306,7 +305,7 @@ def default_target(device) -> str:
     named by XETILE_CPU_FLAVOUR (pvc by default)."""
     name = device.target_name
     if name == "cpu":
-        return "cpu-" + os.environ.get("XETILE_CPU_FLAVOUR", "pvc")
+        return "cpu-" + knobs.CPU_FLAVOUR.get()
     return name
 
 
@@ -325,13 +324,6 @@ _MISSING = object()
 
 def _unwrap(value):
     return value.value if isinstance(value, constexpr) else value
-
-
-def _check_num_subgroups(n) -> None:
-    """Workgroup shape option: one subgroup per workgroup is what the compiler lowers today."""
-    if n != 1:
-        raise LaunchError(f"num_subgroups={n!r}: only 1 subgroup per workgroup is supported until "
-                          "workgroup-level (wg_map) kernels are lowered")
 
 
 def _const_key(value) -> tuple:

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 
 import llvmlite
 import llvmlite.binding as llvm
@@ -41,25 +42,38 @@ _target = None
 stats = {"in_process": 0, "forked": 0, "reemitted": 0}
 
 
-def emit_spirv(llvm_ir_text: str) -> bytes:
+def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
     """Parse, verify and compile LLVM IR text to a SPIR-V (1.4) binary.
 
     LLVM 22's SPIR-V backend keeps module state in a static (``SPIRVModuleAnalysis::MAI``,
     LLVM issue 160613, fixed after the LLVM 22 branch) so that a module emitted after
     others in one process may define result ids twice.  Only a process's first module is
     emitted in the process; every later one by a fresh fork of an emitter process that
-    never emits itself (:class:`_Emitter`), so every module sees a clean backend."""
+    never emits itself (:class:`_Emitter`), so every module sees a clean backend.
+
+    ``timings`` (when given) receives the seconds spent in spirv-val under "spirv-val"."""
+    timings = {} if timings is None else timings
     binary = _emit_clean(llvm_ir_text)
-    if duplicate_result_ids(binary) or _invalid(binary):
+    problem = _timed_invalid(binary, timings)
+    if duplicate_result_ids(binary) or problem:
         stats["reemitted"] += 1     # a safety net: a new Python process has no history at all
         binary = _emit_in_subprocess(llvm_ir_text)
+        problem = _timed_invalid(binary, timings)
     dups = duplicate_result_ids(binary)
     if dups:
         raise SpirvEmitError(f"LLVM's SPIR-V backend defined ids {sorted(dups)[:8]} more than once")
-    problem = _invalid(binary)
     if problem:
         raise SpirvEmitError(f"LLVM's SPIR-V backend produced an invalid module: {problem}")
     return binary
+
+
+def _timed_invalid(binary: bytes, timings: dict) -> str | None:
+    """:func:`_invalid`, its seconds added to ``timings["spirv-val"]``."""
+    start = time.perf_counter()
+    try:
+        return _invalid(binary)
+    finally:
+        timings["spirv-val"] = timings.get("spirv-val", 0.0) + time.perf_counter() - start
 
 
 def _invalid(binary: bytes) -> str | None:

@@ -483,4 +483,4 @@ ReductionAlias = _asm.make_alias("xetile.reduction", TileReduceOp, "IMEX name of
 ReduceAlias = _asm.make_alias("xetile.reduce", TileReduceOp, "IMEX's later name of xetile.tile_reduce.")
 BroadcastAlias = _asm.make_alias("xetile.broadcast", TileBroadcastOp, "IMEX name of xetile.tile_broadcast.")
 ConvertLayoutAlias = _asm.make_alias("xetile.convert_layout", TileConvLayoutOp, "IMEX name of xetile.tile_conv_layout.")
-XETILE_ALIASES = [LoadAlias, StoreAlias, TransposeAlias, ReductionAlias, ReduceAlias, BroadcastAlias, ConvertLayoutAlias]
+ALIAS_OPS = [LoadAlias, StoreAlias, TransposeAlias, ReductionAlias, ReduceAlias, BroadcastAlias, ConvertLayoutAlias]

@@ -35,7 +35,7 @@ from ._xetile_vector_ops import (
     TileReduceOp,
     TileTransposeOp,
     TileUnpackOp,
-    XETILE_ALIASES,
+    ALIAS_OPS,
 )
 
 locate_verify_errors(WgMapAttr, TileAttr, TileType)
@@ -45,7 +45,7 @@ XeTile = Dialect(
     [
         InitTileOp, LoadTileOp, StoreTileOp, PrefetchTileOp, UpdateTileOffsetOp, TileMMAOp,
         AtomicRMWOp, AtomicRMWTileOp, TileTransposeOp, TileReduceOp, TileBroadcastOp, TilePackOp, TileUnpackOp,
-        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, *XETILE_ALIASES,
+        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, *ALIAS_OPS,
     ],
     [WgMapAttr, TileAttr, TileType],
 )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 from dataclasses import dataclass
+from types import ModuleType
 
 from xdsl.dialects import arith, func, gpu, memref, scf
 from xdsl.dialects.builtin import (
@@ -33,6 +34,7 @@ from ..dialects import xetile
 from ..errors import CacheKeyError, CompilationError, debug_tracebacks
 from ..language import core as lang
 from ..targets import Target
+from . import suggestions
 from .source import KernelSource
 from .argspec import NARROW, ArgSpec  # noqa: F401 - re-exported: where callers have always found them
 from .types import ir_type, is_float, type_name
@@ -234,7 +236,8 @@ class KernelIRBuilder(ast.NodeVisitor):
         if hasattr(builtins, name):
             self._check_global_read(name, node)
             return getattr(builtins, name)
-        raise self.error(node, f"name {name!r} is not defined")
+        hint = suggestions.UNDEFINED_TRITON_HINT if name in suggestions.UNDEFINED_TRITON else ""
+        raise self.error(node, f"name {name!r} is not defined{hint}")
 
     def _check_global_read(self, name: str, node: ast.AST) -> None:
         """Globals are read only where the cache key looked for them (KernelSource.global_reads)."""
@@ -251,7 +254,8 @@ class KernelIRBuilder(ast.NodeVisitor):
         try:
             value = getattr(base, node.attr)
         except AttributeError:
-            raise self.error(node, f"{_describe(base)} has no attribute {node.attr!r}") from None
+            hint = suggestions.hint(node.attr) if _is_our_module(base) else ""
+            raise self.error(node, f"{_describe(base)} has no attribute {node.attr!r}{hint}") from None
         return value.value if isinstance(value, lang.constexpr) else value
 
     def _value_attribute(self, value: SSAValue, node: ast.Attribute):
@@ -370,6 +374,8 @@ class KernelIRBuilder(ast.NodeVisitor):
             return inline_call(self, callee, node)
         if callee in (range,):
             raise self.error(node, "range() is only supported as the iterable of a for loop")
+        if suggestions.is_triton(callee):
+            raise self.error(node, suggestions.triton_call(callee))
         if callee in (int, float, min, max, len, abs, bool) or getattr(callee, "__xetile_constexpr_fn__", False):
             args = [self.constexpr(a, f"the argument of {getattr(callee, '__name__', callee)}()") for a in node.args]
             kwargs = {k.arg: self.constexpr(k.value, f"argument {k.arg}") for k in node.keywords}
@@ -425,10 +431,17 @@ def _describe(value) -> str:
         return f"a runtime scalar of type {type_name(t) if not isinstance(t, IndexType) else 'int'}"
     if isinstance(value, lang.dtype):
         return f"the dtype {value!r}"
+    if isinstance(value, ModuleType):
+        return f"module {value.__name__}"
     return f"{type(value).__name__} {value!r}"
 
 
 describe = _describe
+
+
+def _is_our_module(value) -> bool:
+    """``xt`` (xetile_dsl.language) or another module of the package."""
+    return isinstance(value, ModuleType) and value.__name__.split(".")[0] == "xetile_dsl"
 
 
 def dense_splat(shape, dtype_name: str, value) -> Operation:

@@ -24,6 +24,7 @@ import numpy as np
 
 from ..errors import CacheKeyError, LaunchError
 from ..language import core as lang
+from . import suggestions
 from .source import GlobalRead, KernelSource
 
 #: what a kernel may read from its globals (for error messages)
@@ -125,6 +126,8 @@ class _Collector:
         try:
             text = self.encode(value)
         except _Unrepresentable as exc:
+            if suggestions.is_triton(value):   # tl.dot(...): say what to write instead
+                raise src.error(read.where, suggestions.triton_call(value)) from None
             raise src.error(read.where, f"this kernel reads the global {read.text}, {exc.args[0]}, which cannot be "
                             f"part of the kernel cache key (a changed value would not be recompiled); a kernel "
                             f"may read globals that are {ALLOWED}", CacheKeyError) from None

@@ -11,7 +11,10 @@ from xdsl.dialects.builtin import VectorType, f32, i1, i32
 from ..dialects import xetile
 from ..language import core as lang
 from ..dialects import _arith_vector as av
+from ..errors import UsageError
 from . import semantic as sem
+from .ast_to_xetile import describe
+from .scalars import binop
 from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
 from .types import bit_width, ir_type, is_float, is_unsigned
 
@@ -49,6 +52,24 @@ def _dtype(builder, arg: ast.AST):
     if not isinstance(dt, lang.dtype):
         raise builder.error(arg, f"dtype must be an xetile_dsl dtype such as xt.float32, got {dt!r}")
     return dt
+
+
+# ----------------------------------------------------------------------------- arithmetic
+def build_cdiv(builder, node: ast.Call):
+    """``xt.cdiv(a, b)``: folded for constexprs (Python's exact ceiling), else ``(a + b -
+    1) // b`` on integer scalars or tiles (equal to the ceiling for ``b > 0``)."""
+    args = _bind(builder, node)
+    a, b = (_value(builder, args[name], f"cdiv's {name!r}") for name in ("a", "b"))
+    if sem.is_const(a) and sem.is_const(b):
+        try:
+            return lang.cdiv(a, b)
+        except UsageError as exc:
+            raise builder.error(node, str(exc)) from None
+    for value, arg in ((a, args["a"]), (b, args["b"])):
+        if isinstance(value, float) or (isinstance(value, sem.SSAValue) and is_float(sem.elem_of(value))):
+            raise builder.error(arg, f"cdiv takes integers (ceil division), got {describe(value)}")
+    bump = binop(builder, ast.Sub(), b, 1, node)
+    return binop(builder, ast.FloorDiv(), binop(builder, ast.Add(), a, bump, node), b, node)
 
 
 # ----------------------------------------------------------------------------- creation

@@ -17,15 +17,16 @@ Numpy arrays are written in place.
 """
 from __future__ import annotations
 
-import os
 import weakref
 
 import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
+from .. import knobs
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
+from ..launch_options import check_num_subgroups, split_options
 from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
@@ -120,7 +121,7 @@ def per_subgroup_mode(fn: func.FuncOp, subgroups: bool | None) -> bool:
     """True when the launch runs each subgroup of a workgroup (see :func:`interpret`)."""
     if subgroups is not None:
         return bool(subgroups)
-    if os.environ.get("XETILE_INTERPRET", "").lower() == "subgroups":
+    if knobs.interpret_mode() == "subgroups":
         return True
     return _has_wg_map(fn) and any(op.name == "gpu.subgroup_id" for op in fn.walk())
 
@@ -165,8 +166,10 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     CompilationError at the user's line."""
     from ..runtime.launcher import normalize_grid
 
+    kwargs, requested_subgroups = split_options(kwargs, jit.signature.parameters)
     runtime, specs, constants = jit.bind(args, kwargs)
     module, abi = _module_for(jit, specs, constants)
+    check_num_subgroups(jit.__name__, requested_subgroups, workgroup_subgroups(kernel_function(module)))
     grid = grid(dict(constants)) if callable(grid) else grid
     normalize_grid(grid)
     for handler, value in zip(_handlers(abi), runtime):
@@ -201,7 +204,7 @@ def _handlers(abi):
 
 def _module_for(jit, specs: dict, constants: dict):
     """The kernel's XeTile module (built by the frontend, cached per specialisation)."""
-    flavour = os.environ.get("XETILE_CPU_FLAVOUR", "pvc")
+    flavour = knobs.CPU_FLAVOUR.get()
     key = jit.cache_key(specs, constants, f"interpret-{flavour}")
     cache = _MODULES.setdefault(jit, {})
     if key not in cache:

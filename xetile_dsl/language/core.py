@@ -125,6 +125,22 @@ def num_subgroups():
     """Number of subgroups in a workgroup. Example: ``n = xt.num_subgroups()``"""
 
 
+def cdiv(a, b):
+    """``ceil(a / b)`` for integers: the number of ``b``-sized blocks covering ``a``.
+
+    Plain Python outside kernels (grids: ``(xt.cdiv(M, BM), xt.cdiv(N, BN))``); inside a
+    kernel it takes constexprs (folded at compile time) or index values (``(a + b - 1) //
+    b``, the same for ``b > 0``)."""
+    if not all(isinstance(v, int) for v in (a, b)):
+        raise UsageError(f"cdiv({a!r}, {b!r}): ceil division takes integers")
+    if b == 0:
+        raise UsageError(f"cdiv({a!r}, 0): division by zero")
+    return -(-a // b)
+
+
+cdiv.__xetile_builtin__ = "cdiv"  # inside kernels the frontend builds it (frontend/scalars.py)
+
+
 @builtin
 def barrier():
     """Wait until every subgroup of the workgroup gets here (``gpu.barrier``); memory

@@ -1,6 +1,9 @@
 """The ordered list of lowering stages; each stage's IR is kept as MLIR text."""
 from __future__ import annotations
 
+import time
+from typing import Callable
+
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
@@ -31,14 +34,30 @@ def stages(target: str) -> list[tuple[str, list]]:
     ]
 
 
-def lower(module: ModuleOp, target: str) -> dict[str, str]:
-    """Run every stage on ``module`` in place; return each stage's MLIR text."""
+def pass_names(target: str) -> list[str]:
+    """Every pass of :func:`stages`, in order (the lowering keys of ``CompiledKernel.timings``)."""
+    return [p.name for _, passes in stages(target) for p in passes]
+
+
+def lower(module: ModuleOp, target: str, timings: dict | None = None,
+          after_pass: Callable[[str, ModuleOp], None] | None = None) -> dict[str, str]:
+    """Run every stage on ``module`` in place; return each stage's MLIR text.
+
+    ``timings`` (when given) receives each pass's seconds, verification included, under
+    the pass's name; ``after_pass(name, module)`` is called after each pass (IR dumps),
+    outside the timed span."""
     ctx = make_context()
     texts = {"xetile": print_module(module)}
     for stage, passes in stages(target):
         for p in passes:
+            start = time.perf_counter()
             _run_guarded(p.name, lambda: p.apply(ctx, module), module)
-        _run_guarded(f"{passes[-1].name} (verifying its output)", module.verify, module)
+            if p is passes[-1]:
+                _run_guarded(f"{p.name} (verifying its output)", module.verify, module)
+            if timings is not None:
+                timings[p.name] = time.perf_counter() - start
+            if after_pass is not None:
+                after_pass(p.name, module)
         texts[stage] = print_module(module)
     return texts
 

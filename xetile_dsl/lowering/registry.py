@@ -1,45 +1,38 @@
 """The pass registry: pass name -> ModulePass class, as ``python -m xetile_dsl opt -p``
 looks passes up.
 
-Register a pass with ``@register`` on its class (or add it to :data:`PASSES`).  Passes in
-the modules of this package that are not registered explicitly are found by
-:func:`available_passes` through their ``name``, so a new pass file works from the
-command line without touching this file.
+The passes are listed explicitly (plain imports): a pass module that fails to import
+breaks the import of this registry loudly instead of silently vanishing from ``opt``.
+A new pass is added to :data:`PASSES`; ``tests/lowering/test_registry.py`` checks that
+every ``ModulePass`` defined in this package is listed.
 """
 from __future__ import annotations
 
-import importlib
-import pkgutil
-
 from xdsl.passes import ModulePass
 
-#: name -> pass class
-PASSES: dict[str, type[ModulePass]] = {}
+from ..errors import UsageError
+from .blocking import XeTileBlocking
+from .sg_transpose import XeTileSgTranspose
+from .sink_to_uses import SinkToUses
+from .split_accumulators import SplitAccumulators
+from .wg_to_sg import XeTileWgToSg
+from .xegpu_to_simt import XeGPUToSIMT
+from .xetile_to_xegpu import ConvertXeTileToXeGPU
 
-
-def register(cls: type[ModulePass]) -> type[ModulePass]:
-    """Class decorator: make ``cls`` available under ``cls.name``."""
-    PASSES[cls.name] = cls
-    return cls
-
-
-def _discover() -> dict[str, type[ModulePass]]:
-    found: dict[str, type[ModulePass]] = {}
-    package = importlib.import_module(__package__)
-    for info in pkgutil.iter_modules(package.__path__):
-        if info.name == "registry":
-            continue
-        try:
-            module = importlib.import_module(f"{__package__}.{info.name}")
-        except Exception:  # noqa: BLE001 -- a half-written pass must not break the others
-            continue
-        for value in vars(module).values():
-            if isinstance(value, type) and issubclass(value, ModulePass) and value is not ModulePass \
-                    and value.__module__ == module.__name__ and isinstance(getattr(value, "name", None), str):
-                found[value.name] = value
-    return found
+#: name -> pass class, in pipeline order (lowering/pipeline.py)
+PASSES: dict[str, type[ModulePass]] = {cls.name: cls for cls in (
+    XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
+    XeGPUToSIMT)}
 
 
 def available_passes() -> dict[str, type[ModulePass]]:
-    """Every known pass: discovered ones, overridden by explicit registrations."""
-    return {**_discover(), **PASSES}
+    """Every registered pass by name (a copy: callers may not change the registry)."""
+    return dict(PASSES)
+
+
+def lookup(name: str) -> type[ModulePass]:
+    """The pass class called ``name``; a UsageError listing the legal names otherwise."""
+    try:
+        return PASSES[name]
+    except KeyError:
+        raise UsageError(f"unknown pass {name!r}; the passes are {', '.join(PASSES)}") from None

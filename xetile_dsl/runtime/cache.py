@@ -37,13 +37,14 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from .. import knobs
 from .entry_lock import EntryLock
 
 MANIFEST = "manifest.json"
 FORMAT_VERSION = 1
 LOCKS = ".locks"
 #: Seconds a writer waits for a live process holding an entry's lock (XETILE_CACHE_LOCK_TIMEOUT).
-DEFAULT_LOCK_TIMEOUT = 10.0
+DEFAULT_LOCK_TIMEOUT = knobs.CACHE_LOCK_TIMEOUT.default
 #: Reads of an entry that a writer keeps replacing before the read counts as a miss.
 READ_ATTEMPTS = 4
 _SAFE_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}")
@@ -65,17 +66,12 @@ def key_for(*parts) -> str:
 
 def default_directory() -> Path:
     """``XETILE_CACHE_DIR`` or ``~/.cache/xetile_dsl/kernels``."""
-    env = os.environ.get("XETILE_CACHE_DIR")
-    return Path(env) if env else Path.home() / ".cache" / "xetile_dsl" / "kernels"
+    return knobs.CACHE_DIR.get() or Path.home() / ".cache" / "xetile_dsl" / "kernels"
 
 
 def default_lock_timeout() -> float:
     """``XETILE_CACHE_LOCK_TIMEOUT`` (seconds) or :data:`DEFAULT_LOCK_TIMEOUT`."""
-    text = os.environ.get("XETILE_CACHE_LOCK_TIMEOUT", "")
-    try:
-        return max(float(text), 0.0) if text else DEFAULT_LOCK_TIMEOUT
-    except ValueError:
-        raise ValueError(f"XETILE_CACHE_LOCK_TIMEOUT={text!r}: give a number of seconds, e.g. 10") from None
+    return max(knobs.CACHE_LOCK_TIMEOUT.get(), 0.0)
 
 
 def _sha256(data: bytes) -> str:

@@ -21,10 +21,10 @@ dpctl and pyopencl are imported lazily, after :func:`setup_intel_cpu_icd`.
 """
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
+from .. import knobs
 from ..errors import DeviceError
 from ..targets import TARGETS
 from ..targets.pci_ids import ARCHITECTURE_PREFIXES, NAME_PATTERNS, PCI_DEVICE_IDS, PCI_ID_RANGES
@@ -88,7 +88,7 @@ def _target_of_architecture(architecture: str | None) -> str | None:
 
 def target_override() -> str | None:
     """``XETILE_TARGET``, checked: a GPU target's name, or None when unset."""
-    override = os.environ.get("XETILE_TARGET") or None
+    override = knobs.TARGET.get()
     if override is not None and override not in TARGETS:
         raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(TARGETS)}")
     return override
@@ -181,7 +181,7 @@ _FINDERS = {"dpctl": _dpctl_devices, "pyopencl": _pyopencl_devices}
 
 
 def _backend_order(backend: str | None) -> tuple[str, ...]:
-    backend = backend or os.environ.get("XETILE_BACKEND") or None
+    backend = backend or knobs.BACKEND.get()
     if backend is None:
         return BACKENDS
     if backend not in BACKENDS:
@@ -271,7 +271,7 @@ def get_device(selector: str | None = None, backend: str | None = None) -> Devic
 
     The result for the default (no selector, no environment) is cached per backend.
     """
-    selector = selector or os.environ.get("XETILE_DEVICE") or None
+    selector = selector or knobs.DEVICE.get()
     backends = _backend_order(backend)
     key = (selector, backends)
     if key in _default:

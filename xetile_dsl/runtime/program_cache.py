@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 
+from .. import knobs
 from .cache import KernelCache, default_directory, key_for
 
 BINARY_FILE = "program.bin"
@@ -59,7 +59,7 @@ def _cache() -> KernelCache:
 
 def enabled() -> bool:
     """False when ``XETILE_PROGRAM_CACHE=0``."""
-    return os.environ.get("XETILE_PROGRAM_CACHE", "1") != "0"
+    return knobs.PROGRAM_CACHE.get()
 
 
 def load(pk: ProgramKey) -> bytes | None:

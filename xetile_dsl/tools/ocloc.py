@@ -21,6 +21,7 @@ import tempfile
 from functools import lru_cache
 from pathlib import Path
 
+from .. import knobs
 from ._common import ToolError, ToolNotFound, output_text, repo_root, run
 from .isa import hot_loop, loops  # noqa: F401 -- loop finding lives with the listing parser
 from .zebin import PATCH_SYMBOL, Zebin
@@ -58,18 +59,17 @@ class OclocError(ToolError):
 
 
 #: The ISA_REQUIRED knob: when this variable is "1", tests needing ocloc fail, not skip.
-ISA_REQUIRED_ENV = "XETILE_REQUIRE_OCLOC"
+ISA_REQUIRED_ENV = knobs.REQUIRE_OCLOC.name
 
 
 def isa_required() -> bool:
     """The ISA_REQUIRED knob (``XETILE_REQUIRE_OCLOC=1``): missing ocloc is an error, not a skip."""
-    return os.environ.get(ISA_REQUIRED_ENV, "") == "1"
+    return knobs.REQUIRE_OCLOC.get()
 
 
 def tools_dir() -> Path:
     """Folder written by scripts/install-test-tools.sh."""
-    env = os.environ.get("XETILE_TOOLS_DIR")
-    return Path(env) if env else repo_root() / "tools-cache" / "igc"
+    return knobs.TOOLS_DIR.get() or repo_root() / "tools-cache" / "igc"
 
 
 def ocloc_version(path: str | Path) -> tuple[int, ...] | None:
@@ -125,7 +125,7 @@ def find_ocloc() -> Path:
 
     Raises ToolNotFound saying why (missing, or "too old" for Debian 12's 22.x).
     """
-    return _find_ocloc_cached(os.environ.get("XETILE_OCLOC", ""), str(tools_dir()),
+    return _find_ocloc_cached(str(knobs.OCLOC.get() or ""), str(tools_dir()),
                               os.environ.get("PATH", ""))
 
 
@@ -139,7 +139,7 @@ def ocloc_status() -> tuple[Path | None, str]:
 
 def find_iga64() -> Path:
     """Path of iga64 (XETILE_IGA64 or PATH); raises ToolNotFound."""
-    found = os.environ.get("XETILE_IGA64") or shutil.which("iga64")
+    found = knobs.IGA64.get() or shutil.which("iga64")
     if not found:
         raise ToolNotFound("iga64 not found: apt-get install libigc-tools (Debian 12)")
     return Path(found)

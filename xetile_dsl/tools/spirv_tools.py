@@ -8,11 +8,11 @@ Environment: ``XETILE_SPIRV_TOOLS_BIN`` names a folder holding spirv-val/spirv-d
 """
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path
 
+from .. import knobs
 from ._common import ToolError, ToolNotFound, output_text, run
 
 __all__ = ["SpirvValidationError", "find_spirv_tool", "validate", "disassemble", "ToolNotFound"]
@@ -35,8 +35,8 @@ def _cmeel_bin_dirs() -> list[Path]:
 
 def find_spirv_tool(name: str) -> Path:
     """Path of ``spirv-val``/``spirv-dis``/…: env folder, cmeel prefix, then PATH."""
-    env = os.environ.get("XETILE_SPIRV_TOOLS_BIN")
-    dirs = ([Path(env)] if env else []) + _cmeel_bin_dirs()
+    env = knobs.SPIRV_TOOLS_BIN.get()
+    dirs = ([env] if env else []) + _cmeel_bin_dirs()
     for d in dirs:
         if (d / name).is_file():
             return d / name

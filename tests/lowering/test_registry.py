@@ -1,0 +1,51 @@
+"""The pass registry lists every pass of xetile_dsl/lowering explicitly."""
+from __future__ import annotations
+
+import ast
+import io
+from pathlib import Path
+
+import pytest
+
+from xetile_dsl.errors import UsageError
+from xetile_dsl.lowering import registry
+from xetile_dsl.lowering.pipeline import pass_names
+from xetile_dsl.tools.opt import run_opt
+
+LOWERING = Path(registry.__file__).parent
+
+
+def _pass_classes_in_sources() -> dict[str, str]:
+    """class name -> module, for every class in lowering/ deriving from ModulePass (read
+    from the source, not imported: a module that fails to import is still found)."""
+    found = {}
+    for path in sorted(LOWERING.glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef) and any(
+                    getattr(b, "id", getattr(b, "attr", None)) == "ModulePass" for b in node.bases):
+                found[node.name] = path.stem
+    return found
+
+
+def test_every_pass_defined_in_lowering_is_registered():
+    defined = _pass_classes_in_sources()
+    assert len(defined) >= 7
+    registered = {cls.__name__: cls.__module__.rsplit(".", 1)[1] for cls in registry.PASSES.values()}
+    assert registered == defined
+    assert all(name == cls.name for name, cls in registry.PASSES.items())
+    assert list(registry.PASSES) == pass_names("pvc") == pass_names("arc")   # listed in pipeline order
+
+
+def test_unknown_pass_is_a_usage_error_listing_the_passes():
+    assert registry.lookup("xetile-blocking").__name__ == "XeTileBlocking"
+    with pytest.raises(UsageError, match="unknown pass 'xetile-blockng'; the passes are xetile-wg-to-sg, "
+                                         "xetile-sg-transpose, xetile-blocking, convert-xetile-to-xegpu, "
+                                         "xegpu-split-accumulators, xegpu-sink-to-uses, xegpu-simt$"):
+        registry.lookup("xetile-blockng")
+
+
+def test_opt_names_the_known_passes():
+    err = io.StringIO()
+    assert run_opt("builtin.module {}", "m.mlir", passes="no-such-pass", out=io.StringIO(), err=err) == 1
+    assert "known passes:" in err.getvalue()
+    assert all(name in err.getvalue() for name in registry.PASSES)

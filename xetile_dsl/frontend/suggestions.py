@@ -1,0 +1,71 @@
+"""Hints for names a kernel reaches for that the language does not have: Triton's names
+(``tl.dot``, ``xt.load``, ...) map to ours, anything else gets the closest of ours.
+
+Many Triton names are ours too (``program_id``, ``num_programs``, ``arange``, ``zeros``,
+``full``, ``sum``, ``max``, ``where``, ``cdiv`` ...); the table holds the ones that differ.
+"""
+from __future__ import annotations
+
+import difflib
+from types import ModuleType
+
+from .. import language
+
+#: Triton name -> what to write with xetile_dsl.language (as ``xt``)
+TRITON_EQUIVALENTS = {
+    "dot": "xt.tile_mma(a, b, acc) (a tile matrix multiply-accumulate)",
+    "load": "xt.load_tile(tile) on a tile from xt.init_tile(array, offsets, shape), or xt.load_gather(tile, mask)",
+    "store": "xt.store_tile(value, tile) on a tile from xt.init_tile(array, offsets, shape), or "
+             "xt.store_scatter(value, tile, mask)",
+    "make_block_ptr": "xt.init_tile(array, offsets, shape)",
+    "make_tensor_descriptor": "xt.init_tile(array, offsets, shape)",
+    "advance": "xt.update_tile_offset(tile, row_delta, col_delta)",
+    "atomic_add": 'xt.atomic_rmw("add", value, tile)',
+    "atomic_max": 'xt.atomic_rmw("max", value, tile)',
+    "atomic_min": 'xt.atomic_rmw("min", value, tile)',
+    "debug_barrier": "xt.barrier()",
+    "trans": "xt.transpose(x)",
+    "permute": "xt.transpose(x)",
+    "reduce": "xt.tile_reduce(x, kind, axis) or xt.sum / xt.max / xt.min / xt.prod",
+    "cast": "x.to(dtype) or xt.astype(x, dtype)",
+    "zeros_like": "xt.zeros(shape, dtype)",
+    "full_like": "xt.full(shape, value, dtype)",
+    "expand_dims": "xt.broadcast_to(x, shape) (tile values are 2-D already)",
+    "broadcast": "xt.broadcast_to(x, shape)",
+    "device_print": "print(...) (runs in the interpreter, XETILE_INTERPRET=1)",
+    "range": "range(...) or xt.static_range(...)",
+}
+
+
+def _ours() -> list[str]:
+    return [name for name in language.__all__ if not name.startswith("_")]
+
+
+def hint(name: str) -> str:
+    """What to write instead of ``name`` (Triton's equivalent, else the closest of ours),
+    as a clause to append to an error message; empty when there is nothing close."""
+    if name in TRITON_EQUIVALENTS:
+        return f"; did you mean {TRITON_EQUIVALENTS[name]}?"
+    close = difflib.get_close_matches(name, _ours(), n=3, cutoff=0.6)
+    return f"; did you mean {' or '.join(f'xt.{c}' for c in close)}?" if close else ""
+
+
+def is_triton(value) -> bool:
+    """True for Triton's modules and the functions in them (``tl``, ``tl.dot``, ...)."""
+    module = value.__name__ if isinstance(value, ModuleType) else getattr(value, "__module__", None)
+    return isinstance(module, str) and (module == "triton" or module.startswith("triton."))
+
+
+def triton_call(callee) -> str:
+    """The error for calling Triton's ``callee`` in a kernel, with our equivalent."""
+    name = getattr(callee, "__name__", str(callee))
+    ours = TRITON_EQUIVALENTS.get(name) or (f"xt.{name}" if name in _ours() else None)
+    instead = f"; write {ours}" if ours else hint(name) or "; see xetile_dsl.language for the operations"
+    return (f"tl.{name} is Triton's, and Triton's operations cannot run in an xetile_dsl kernel "
+            f"(use `import xetile_dsl.language as xt`){instead}")
+
+
+#: Triton's usual module names, undefined in an xetile_dsl kernel
+UNDEFINED_TRITON = ("tl", "triton")
+UNDEFINED_TRITON_HINT = ("; xetile_dsl kernels use `import xetile_dsl.language as xt` (xt.program_id, xt.init_tile, "
+                         "xt.load_tile, xt.tile_mma, ...), not Triton's modules")

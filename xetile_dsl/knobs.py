@@ -1,0 +1,114 @@
+"""Every ``XETILE_*`` environment variable xetile_dsl reads, in one typed table.
+
+Each knob has a name, a type, a default and a one-line doc; :meth:`Knob.get` reads the
+environment each time it is called (nothing is cached at import), so a test's
+``monkeypatch.setenv`` takes effect at once.  The package reads the environment only
+through this module; ``tests/frontend/test_knobs.py`` checks that every ``XETILE_*`` name
+in the sources is declared here and documented in README.md.
+
+Booleans are ``1``/``true``/``yes``/``on`` or ``0``/``false``/``no``/``off`` (any case);
+an empty value means the default.  A value that does not parse is a
+:class:`~xetile_dsl.errors.UsageError` naming the knob and what it accepts.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import errors  # module, not names: errors.py reads XETILE_DEBUG through this module
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off")
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One environment variable: ``kind`` is str, bool, float or Path; ``choices`` (str
+    knobs) lists the legal values when they are few."""
+
+    name: str
+    kind: type
+    default: object
+    doc: str
+    choices: tuple = ()
+
+    def raw(self) -> str | None:
+        """The variable's text, or None when unset or empty."""
+        return os.environ.get(self.name) or None
+
+    def is_set(self) -> bool:
+        return self.raw() is not None
+
+    def get(self):
+        """The knob's current value, parsed as ``kind`` (``default`` when unset)."""
+        text = self.raw()
+        if text is None:
+            return self.default
+        return _PARSERS[self.kind](self, text.strip())
+
+
+def _parse_bool(knob: Knob, text: str) -> bool:
+    if text.lower() in _TRUE:
+        return True
+    if text.lower() in _FALSE:
+        return False
+    raise errors.UsageError(f"{knob.name}={text!r}: use 1 or 0 ({knob.doc})")
+
+
+def _parse_float(knob: Knob, text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise errors.UsageError(f"{knob.name}={text!r}: give a number, e.g. {knob.default} ({knob.doc})") from None
+
+
+def _parse_str(knob: Knob, text: str) -> str:
+    if knob.choices and text.lower() not in knob.choices:
+        raise errors.UsageError(f"{knob.name}={text!r}: use one of {', '.join(knob.choices)} ({knob.doc})")
+    return text.lower() if knob.choices else text
+
+
+_PARSERS = {bool: _parse_bool, float: _parse_float, str: _parse_str, Path: lambda knob, text: Path(text)}
+
+DEVICE = Knob("XETILE_DEVICE", str, None, "device selector, e.g. opencl:cpu, level_zero:gpu")
+BACKEND = Knob("XETILE_BACKEND", str, None, "runtime API: dpctl (default) or pyopencl")
+TARGET = Knob("XETILE_TARGET", str, None,
+              "pvc, bmg, lnl, ptl or arc: compile for this GPU target whatever GPU is detected")
+CPU_FLAVOUR = Knob("XETILE_CPU_FLAVOUR", str, "pvc", "pvc or arc: which GPU kernel the CPU device runs",
+                   choices=("pvc", "arc"))
+CACHE_DIR = Knob("XETILE_CACHE_DIR", Path, None, "kernel cache directory (default ~/.cache/xetile_dsl/kernels)")
+CACHE_LOCK_TIMEOUT = Knob("XETILE_CACHE_LOCK_TIMEOUT", float, 10.0,
+                          "seconds to wait for another process's cache-entry lock")
+PROGRAM_CACHE = Knob("XETILE_PROGRAM_CACHE", bool, True,
+                     "0: do not store or load built program binaries (rebuild from SPIR-V in every process)")
+DEBUG = Knob("XETILE_DEBUG", bool, False, "1: show compiler-internal tracebacks behind kernel errors")
+INTERPRET = Knob("XETILE_INTERPRET", str, "0",
+                 "1: run launches without an explicit target in the numpy interpreter; subgroups: "
+                 "the same, workgroup kernels subgroup by subgroup",
+                 choices=("0", "1", "subgroups", *_TRUE[1:], *_FALSE[1:]))
+DUMP_IR = Knob("XETILE_DUMP_IR", bool, False,
+               "1: every compile prints the IR after each stage to stderr (like mlir-print-ir-after-all)")
+AUTOTUNE_QUIET = Knob("XETILE_AUTOTUNE_QUIET", bool, False, "1: no autotuning progress lines on stderr")
+OCLOC = Knob("XETILE_OCLOC", Path, None, "path of the ocloc to use (overrides the search)")
+TOOLS_DIR = Knob("XETILE_TOOLS_DIR", Path, None,
+                 "tools folder of scripts/install-test-tools.sh (default <repo>/tools-cache/igc)")
+IGA64 = Knob("XETILE_IGA64", Path, None, "path of iga64 (default: iga64 on PATH)")
+SPIRV_TOOLS_BIN = Knob("XETILE_SPIRV_TOOLS_BIN", Path, None, "folder holding spirv-val and spirv-dis")
+REQUIRE_OCLOC = Knob("XETILE_REQUIRE_OCLOC", bool, False, "1: ISA tests fail instead of skipping without ocloc")
+REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
+                        "1: tests fail instead of skipping without dpctl, dpnp, pyopencl, spirv-val or the "
+                        "OpenCL CPU device")
+
+#: name -> knob, in the order README.md lists them
+KNOBS: dict[str, Knob] = {k.name: k for k in (
+    DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DEBUG, INTERPRET, DUMP_IR,
+    AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
+
+
+def interpret_mode() -> str:
+    """``XETILE_INTERPRET`` normalised: "0" (off), "1" (interpret) or "subgroups"."""
+    value = INTERPRET.get()
+    if value in _TRUE:
+        return "1"
+    return "0" if value in _FALSE else value
