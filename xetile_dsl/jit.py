@@ -377,9 +377,13 @@ _PLAIN = (int, float, bool, str)
 
 
 def _kwarg_tokens(kwargs: dict) -> tuple | None:
-    """Keyword arguments as (name, type, value) when all are plain scalars, else None."""
-    tokens = tuple((k, v.__class__, v) for k, v in kwargs.items())
-    return tokens if all(t[1] in _PLAIN for t in tokens) else None
+    """Keyword arguments as ((name, value) pairs, their types) when all are plain
+    scalars, else None (floats by their exact bits: ``0.0 == -0.0`` select different
+    kernels)."""
+    types = tuple(map(type, kwargs.values()))
+    if not all(t in _PLAIN for t in types):
+        return None
+    return tuple((k, v.hex() if v.__class__ is float else v) for k, v in kwargs.items()), types
 
 
 def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
@@ -391,13 +395,12 @@ def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
         return False
     if target != last[1]:
         return False
-    kw = last[3]
-    if len(kwargs) != len(kw):
+    items, types = last[3]
+    if tuple(map(type, kwargs.values())) != types:
         return False
-    for (name, value), (k, cls, v) in zip(kwargs.items(), kw):
-        if name != k or value.__class__ is not cls or value != v:
-            return False
-    return True
+    if float in types:
+        return tuple((k, v.hex() if v.__class__ is float else v) for k, v in kwargs.items()) == items
+    return tuple(kwargs.items()) == items
 
 
 def _launcher_for(runtime: list):

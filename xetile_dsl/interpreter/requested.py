@@ -1,11 +1,11 @@
 """Whether a launch runs in the interpreter: light, read by every ``@jit`` launch."""
 from __future__ import annotations
 
-import os
+from .. import environ
 
 INTERPRETER_TARGETS = ("interpret", "interpret-subgroups")
 
 
 def interpret_requested() -> bool:
     """True when ``XETILE_INTERPRET`` asks every launch to run in the interpreter."""
-    return os.environ.get("XETILE_INTERPRET", "") not in ("", "0")
+    return environ.get("XETILE_INTERPRET", "") not in ("", "0")

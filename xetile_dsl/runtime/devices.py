@@ -25,6 +25,7 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from .. import environ
 from ..errors import DeviceError
 from ..targets import TARGETS
 from ..targets.pci_ids import ARCHITECTURE_PREFIXES, NAME_PATTERNS, PCI_DEVICE_IDS, PCI_ID_RANGES
@@ -181,7 +182,7 @@ _FINDERS = {"dpctl": _dpctl_devices, "pyopencl": _pyopencl_devices}
 
 
 def _backend_order(backend: str | None) -> tuple[str, ...]:
-    backend = backend or os.environ.get("XETILE_BACKEND") or None
+    backend = backend or environ.get("XETILE_BACKEND") or None
     if backend is None:
         return BACKENDS
     if backend not in BACKENDS:
@@ -271,7 +272,7 @@ def get_device(selector: str | None = None, backend: str | None = None) -> Devic
 
     The result for the default (no selector, no environment) is cached per backend.
     """
-    selector = selector or os.environ.get("XETILE_DEVICE") or None
+    selector = selector or environ.get("XETILE_DEVICE") or None
     backends = _backend_order(backend)
     key = (selector, backends)
     if key in _default:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarParam
-from .arrays import DeviceArray, describe, queue_label, same_queue
+from .arrays import DeviceArray, describe, is_pyopencl_array_type, queue_label, same_queue
 from .devices import Device, get_device
 from . import program_cache
 from .opencl_icd import setup_intel_cpu_icd
@@ -73,6 +73,7 @@ class _DpctlBackend:
     reverse_ranges = True   # SYCL's range order is the reverse of OpenCL's dimension index
     api = "usm"
     ordered = False         # True when each launch waits for the queue's previous work (set below)
+    native_scalar = None    # scalars and extents travel as ctypes values (see _PyOpenCLBackend)
 
     def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
@@ -85,6 +86,14 @@ class _DpctlBackend:
         self.ordered = self._order is not None
         self.context = self.queue.sycl_context
         self._native = _UNSET      # the NativeBuilder (or None), made at the first build
+
+    @staticmethod
+    def native_int(n: int):
+        return _i64(n)
+
+    @staticmethod
+    def typed(kernel, dtypes: list) -> None:
+        """Nothing to do: dpctl reads each argument's type from its ctypes value."""
 
     def identity(self) -> dict | None:
         """What a built program binary is valid for (None: binaries are not kept; only
@@ -224,6 +233,19 @@ class _PyOpenCLBackend:
     reverse_ranges = False
     api = "pyopencl"
     ordered = False         # a pyopencl queue may be out of order: remember every event
+    # scalars and extents travel as plain numbers: the kernel knows their types
+    # (typed()), so pyopencl packs them directly -- several times faster per launch than
+    # letting it inspect untyped (ctypes) arguments one by one
+    native_int = int
+
+    @staticmethod
+    def native_scalar(value):
+        return value.value
+
+    @staticmethod
+    def typed(kernel, dtypes: list) -> None:
+        """Declare the kernel's scalar argument types (None for buffers) once."""
+        kernel.set_scalar_arg_dtypes(dtypes)
 
     def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
@@ -464,12 +486,15 @@ class _ScalarHandler:
                "i16": ctypes.c_int16, "i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
                "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16}   # half types travel as their bits
 
-    def __init__(self, position: int, param: ScalarParam):
+    def __init__(self, position: int, param: ScalarParam, native=None):
         self.position, self.param = position, param
         self.dtype = numpy_dtype(param.dtype)
         self.ctype = self._CTYPES[param.dtype]
+        #: the numpy type the value travels as (half types: their bits)
+        self.arg_dtype = np.dtype(np.uint16) if self.ctype is ctypes.c_uint16 else self.dtype
         self.is_float = self.dtype.kind == "f" or param.dtype == "bf16"
         self.nargs = 1
+        self._native = native      # the backend's form of the ctypes value (None: that value)
         self._memo: dict = {}
 
     def _fail(self, what: str) -> LaunchError:
@@ -483,11 +508,13 @@ class _ScalarHandler:
         try:
             hit = self._memo.get(key)
         except TypeError:                     # unhashable: convert (and fail) below
-            return self._convert(value)
+            hit = self._convert(value)
+            return hit if self._native is None else self._native(hit)
         if hit is None:
             if len(self._memo) > 1024:
                 self._memo.clear()
-            hit = self._memo[key] = self._convert(value)
+            hit = self._convert(value)
+            hit = self._memo[key] = hit if self._native is None else self._native(hit)
         return hit
 
     def _convert(self, value):
@@ -605,6 +632,18 @@ def _scalar_slots(handlers) -> tuple:
     return tuple(slots)
 
 
+def _arg_dtypes(handlers) -> list:
+    """The numpy type of each native kernel argument (None for a buffer): scalars in their
+    own type, extents and strides as int64."""
+    dtypes = []
+    for handler in handlers:
+        if isinstance(handler, _ScalarHandler):
+            dtypes.append(handler.arg_dtype)
+        else:
+            dtypes += [None] + [np.dtype(np.int64)] * (handler.nargs - 1)
+    return dtypes
+
+
 class LoadedKernel:
     """A kernel built for one device context, callable as ``kernel(grid, args)``."""
 
@@ -612,14 +651,20 @@ class LoadedKernel:
         self.backend, self.native_kernel, self.abi = backend, native_kernel, abi
         self.queue = getattr(backend, "queue", None)
         self.handlers = [
-            _ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p) for i, p in enumerate(abi.params)
+            _ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p, backend.native_scalar)
+            for i, p in enumerate(abi.params)
         ]
         self.num_native_args = sum(h.nargs for h in self.handlers)
+        # scalars, extents and strides in the form the backend passes fastest
+        self._native_int = backend.native_int
+        _check_arg_count(native_kernel, self)            # before the types are declared
+        backend.typed(native_kernel, _arg_dtypes(self.handlers))
         self._scalar_slots = _scalar_slots(self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
         # device buffers reused for numpy arrays, one pool per thread: a launch owns its
         # buffers from copy-in to copy-back, so threads launching at once must not share them
         self._local = threading.local()
+        self._range_memo: dict = {}
         self._last = None     # (grid, argument tokens, PreparedLaunch) of the last device-array launch
 
     def __call__(self, grid, args):
@@ -733,24 +778,34 @@ class LoadedKernel:
         grid3, converted = self.check(grid, args)
         native, copy_back, keep, queue, copied = [], [], [], None, False
         pool = self._thread_pool() if reuse_buffers else None
-        i64 = ctypes.c_int64
+        native_int = self._native_int
         for h, value in zip(self.handlers, converted):
             if isinstance(h, _ScalarHandler):
                 native.append(value)
             elif value.__class__ is DeviceArray:
                 native.append(self.backend.arg(value))
-                native += map(_i64, value.shape)
-                native += map(_i64, value.strides[:-1])
+                native += map(native_int, value.shape)
+                native += map(native_int, value.strides[:-1])
                 keep.append(value.owner)
                 queue = value.queue
             else:
                 native += self._put_array(h, value, copy_back, pool)
                 copied = True
-        gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
-        lsize = (self.workgroup_size, 1, 1)
-        if self.backend.reverse_ranges:
-            gsize, lsize = list(gsize[::-1]), list(lsize[::-1])
+        gsize, lsize = self._ranges(grid3)
         return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied)
+
+    def _ranges(self, grid3: tuple) -> tuple:
+        """(global, local) range of a grid in the backend's order (remembered per grid)."""
+        hit = self._range_memo.get(grid3)
+        if hit is None:
+            gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
+            lsize = (self.workgroup_size, 1, 1)
+            if self.backend.reverse_ranges:
+                gsize, lsize = gsize[::-1], lsize[::-1]
+            if len(self._range_memo) > 256:
+                self._range_memo.clear()
+            hit = self._range_memo[grid3] = (list(gsize), list(lsize))
+        return hit
 
     def _thread_pool(self) -> dict:
         """This thread's reusable device buffers: param position -> (bytes, device buffer)."""
@@ -779,8 +834,8 @@ class LoadedKernel:
             self.backend.write(buf, staged)
         if h.written and staged.nbytes:
             copy_back.append((buf, staged, value))
-        i64 = ctypes.c_int64
-        return [buf, *(i64(n) for n in value.shape), *(i64(s) for s in strides)]
+        native_int = self._native_int
+        return [buf, *map(native_int, value.shape), *map(native_int, strides)]
 
     def bare_submit(self, prepared: PreparedLaunch) -> None:
         """Raw submit of ``prepared`` (same program and arguments) for timing."""
@@ -790,8 +845,10 @@ class LoadedKernel:
 def arg_tokens(args, on_death=None) -> tuple | None:
     """What identifies a launch's arguments for reuse: a weak reference to each device
     array's ``usm_ndarray`` (for dpnp, its current one, which changes if it is reshaped in
-    place), each scalar's type and value.  ``on_death(ref)`` is called when one of those
-    arrays dies.  None when an argument cannot be identified cheaply."""
+    place) or pyopencl array (with its buffer, offset, shape, strides and queue, plain
+    attributes that could be rebound), each scalar's type and value.  ``on_death(ref)`` is
+    called when one of those arrays dies.  None when an argument cannot be identified
+    cheaply."""
     tokens = []
     for value in args:
         cls = value.__class__
@@ -801,9 +858,16 @@ def arg_tokens(args, on_death=None) -> tuple | None:
             tokens.append((None, weakref.ref(value.get_array(), on_death)))
         elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
             tokens.append((None, weakref.ref(value, on_death)))
+        elif is_pyopencl_array_type(cls):
+            tokens.append((None, weakref.ref(value, on_death), _pyopencl_state(value)))
         else:
             return None
     return tuple(tokens)
+
+
+def _pyopencl_state(array) -> tuple:
+    """What a pyopencl array's kernel arguments are made from."""
+    return (array.base_data, array.offset, array.shape, array.strides, array.queue)
 
 
 #: what :func:`compare_args` finds: other arrays (or types), the very same arguments, or the
@@ -825,6 +889,8 @@ def compare_args(args, tokens) -> int:
                 get_array = getattr(value, "get_array", None)
                 if get_array is None or get_array() is not array:
                     return DIFFERENT
+            elif len(tok) == 3 and _pyopencl_state(value) != tok[2]:
+                return DIFFERENT
         elif value.__class__ is not tok[0]:
             return DIFFERENT
         elif value != tok[1]:
@@ -951,9 +1017,7 @@ class Launcher:
             raise BuildError(f"kernel {abi.kernel_name!r} needs {abi.workgroup_size} work items per workgroup; "
                              f"{self.device.name} allows at most {limit}")
         native = build_program(self.backend, bytes(spirv), abi.kernel_name, self.options_for(abi))
-        kernel = LoadedKernel(self.backend, native, abi)
-        _check_arg_count(native, kernel)
-        return kernel
+        return LoadedKernel(self.backend, native, abi)     # checks the SPIR-V's argument count
 
 
 def _check_arg_count(native, kernel: LoadedKernel) -> None:
