@@ -33,15 +33,18 @@ from .frontend.dependencies import Dependencies, collect, encode_constants
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .runtime.abi import ELEMENT_TYPES
-from .runtime.arrays import describe, is_device_array_type
-from .runtime.cache import key_for, shared_cache
-from .runtime.devices import get_device
-from .runtime.launcher import (NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, get_launcher,
-                               launcher_for_queue, retoken)
-from .targets.target import rows_need_per_lane
+from .runtime.arrays import DeviceArray, describe, is_device_array_type
+from .runtime.memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken
 
-# the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
+# the compiler loads at the first kernel that is not in the disk cache, the runtime (device
+# discovery, the launcher, the disk cache) and the target facts at the first launch, so that
+# ``import xetile_dsl`` stays cheap (xetile_dsl/_lazy.py); each name below becomes the
+# module itself at its first use
 compiler = LazyModule("xetile_dsl.compiler")
+launching = LazyModule("xetile_dsl.runtime.launcher", globals())
+devices = LazyModule("xetile_dsl.runtime.devices", globals())
+kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
+target_facts = LazyModule("xetile_dsl.targets.target", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
 _NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
@@ -117,7 +120,7 @@ class JITFunction:
 
     def source_hash(self) -> str:
         """Hash of :meth:`dependencies`: the kernel's sources and the globals they read."""
-        return key_for(self.dependencies().text)
+        return kernel_cache.key_for(self.dependencies().text)
 
     def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str, options: dict | None = None) -> str:
         """The one cache key: sha256 over length-prefixed parts -- the dependencies (the
@@ -128,12 +131,12 @@ class JITFunction:
         sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
         consts = encode_constants(self.__name__, constants)
         opts = json.dumps(options or {}, sort_keys=True)
-        return key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
+        return kernel_cache.key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
                        compiler.compiler_version())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
-        launcher = launcher or get_launcher(device)
+        launcher = launcher or launching.get_launcher(device)
         key = self.cache_key(specs, constants, target)
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
@@ -182,8 +185,8 @@ class JITFunction:
                 self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], prepared)
                 return last[4].launch_async(prepared, args)
         self._last_call = None
-        loaded, grid3, runtime = self.resolve(grid, target, args, kwargs)
-        event, prepared = loaded.launch_remembered(grid3, runtime)
+        loaded, grid3, runtime, described = self._resolve(grid, target, args, kwargs)
+        event, prepared = loaded.launch_remembered(grid3, runtime, described)
         if event is not None and prepared is not None and not callable(grid):
             tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2)), _kwarg_tokens(kwargs)
             if tokens is not None and kw is not None and len(args) == self._leading_runtime == len(self._runtime_pos):
@@ -201,17 +204,24 @@ class JITFunction:
 
     def resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
         """(loaded kernel, grid, runtime arguments) of a launch, without launching it."""
+        return self._resolve(grid, target, args, kwargs)[:3]
+
+    def _resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
+        """:meth:`resolve`, plus the runtime arguments with each device array described
+        (runtime/arrays.py) -- once per launch: the fast key, the launcher and the
+        launcher's checks all read that one description."""
         if "num_subgroups" in kwargs and "num_subgroups" not in self._index:
             kwargs = dict(kwargs)
             _check_num_subgroups(kwargs.pop("num_subgroups"))
         values = self._bind_values(args, kwargs)
         runtime = [values[i] for i in self._runtime_pos]
+        described = list(map(_described, runtime))
         deps = self._deps
         if deps is None or not deps.unchanged():   # a global the kernel reads was rebound
             self.dependencies()
         consts = tuple(_const_key(_unwrap(values[i])) for i in self._const_pos)
-        launcher = _launcher_for(runtime)
-        key = (tuple(map(_type_key, runtime)), consts, target, id(launcher))
+        launcher = _launcher_for(described)
+        key = (tuple(map(_type_key, described)), consts, target, id(launcher))
         try:
             hit = self._fast.get(key)
         except TypeError:                     # an unhashable constexpr value: no fast entry
@@ -222,7 +232,7 @@ class JITFunction:
         loaded, meta = hit
         if callable(grid):
             grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
-        return loaded, grid, runtime
+        return loaded, grid, runtime, described
 
     def _bind_values(self, args: tuple, kwargs: dict) -> list:
         """Argument values in parameter order (LaunchError naming the problem otherwise)."""
@@ -363,7 +373,10 @@ def _type_key(value) -> tuple:
     if cls is float or cls is bool:
         return (cls,)
     if cls is np.ndarray:
-        return (cls, value.dtype, value.ndim, value.ndim > 1 and rows_need_per_lane(value.shape[-1], value.itemsize))
+        return (cls, value.dtype, value.ndim, value.ndim > 1 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
+    if cls is DeviceArray:
+        shape = value.shape
+        return (value.owner.__class__, value.api, value.dtype, len(shape), _narrow_rows(shape, value.dtype.itemsize))
     if is_device_array_type(cls):
         if cls.__module__.startswith("torch"):
             return (cls, str(value.dtype), value.dim(), str(value.device), _narrow_rows(value.shape, value.element_size()))
@@ -403,20 +416,26 @@ def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
     return tuple(kwargs.items()) == items
 
 
-def _launcher_for(runtime: list):
-    """The launcher of the first device array's queue, else the default device's."""
-    for value in runtime:
-        if is_device_array_type(value.__class__):
-            queue = getattr(value, "sycl_queue", None)
-            if queue is None:
-                try:
-                    desc = describe(value, "array")
-                except LaunchError:           # reported with the argument's name by _arg_spec
-                    continue
-                queue = desc.queue if desc is not None else None
-            if queue is not None:
-                return _queue_launcher(queue)
-    return get_launcher(get_device())
+def _described(value):
+    """A device array as its :class:`DeviceArray`; anything else (and a device array that
+    cannot be described: its error comes with its name from the checks) as it is."""
+    if value.__class__ is int or value.__class__ is np.ndarray or not is_device_array_type(value.__class__):
+        return value
+    try:
+        desc = describe(value, "array")
+    except LaunchError:
+        return value
+    return value if desc is None else desc
+
+
+def _launcher_for(described: list):
+    """The launcher of the first device array's queue, else the default device's
+    (``described``: the runtime arguments, device arrays as :class:`DeviceArray`; one that
+    could not be described is reported with its name by the checks)."""
+    for value in described:
+        if value.__class__ is DeviceArray:
+            return _queue_launcher(value.queue)
+    return launching.get_launcher(devices.get_device())
 
 
 #: (queue, its launcher): most launches reuse one queue.  One tuple, read and replaced
@@ -429,7 +448,7 @@ def _queue_launcher(queue):
     last, launcher = _LAST_QUEUE
     if last is queue or (last is not None and last.__class__ is queue.__class__ and last == queue):
         return launcher
-    launcher = launcher_for_queue(queue)
+    launcher = launching.launcher_for_queue(queue)
     _LAST_QUEUE = (queue, launcher)
     return launcher
 
@@ -466,13 +485,14 @@ def _array_spec(name: str, dtype, shape: tuple) -> ArgSpec:
 
 def _narrow_rows(shape, itemsize: int) -> bool:
     """Whether rows of this shape cannot be a 2D block surface's width on some target."""
-    return len(shape) > 1 and rows_need_per_lane(int(shape[-1]), itemsize)
+    return len(shape) > 1 and target_facts.rows_need_per_lane(int(shape[-1]), itemsize)
 
 
 #: first part of every cache key; changes when what the key covers changes
 _KEY_FORMAT = "xetile_dsl cache key 2"
 #: the process's kernel cache (runtime/cache.py), shared with the launcher's built programs
-_disk_cache = shared_cache
+def _disk_cache():
+    return kernel_cache.shared_cache()
 
 
 def jit(fn=None):
