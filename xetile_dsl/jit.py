@@ -29,7 +29,6 @@ from . import interpreter
 from ._lazy import LazyModule
 from .errors import LaunchError
 from .frontend.argspec import NARROW, ArgSpec
-from .frontend.dependencies import Dependencies, collect, encode_constants
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .runtime.abi import ELEMENT_TYPES
@@ -45,6 +44,7 @@ launching = LazyModule("xetile_dsl.runtime.launcher", globals())
 devices = LazyModule("xetile_dsl.runtime.devices", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
 target_facts = LazyModule("xetile_dsl.targets.target", globals())
+kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
 _NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
@@ -61,7 +61,7 @@ class JITFunction:
         self.constexpr_params = {n for n, p in self.signature.parameters.items()
                                  if p.annotation is constexpr or p.annotation == "constexpr"
                                  or (isinstance(p.annotation, str) and p.annotation.endswith("constexpr"))}
-        self._deps: Dependencies | None = None
+        self._deps: kernel_dependencies.Dependencies | None = None
         self._memory: dict[tuple, tuple["compiler.CompiledKernel", object]] = {}
         params = list(self.signature.parameters.values())
         self._nparams = len(params)
@@ -106,7 +106,7 @@ class JITFunction:
                 runtime.append(value)
         return runtime, specs, constants
 
-    def dependencies(self) -> Dependencies:
+    def dependencies(self) -> kernel_dependencies.Dependencies:
         """The kernel's source, the ``@jit`` functions it reaches and the global values
         they read (frontend/dependencies.py), current: collected again, and the fast
         launch dictionary emptied, when a global it read has been rebound since."""
@@ -115,7 +115,7 @@ class JITFunction:
             return deps
         self._fast.clear()
         self._last_call = None
-        self._deps = deps = collect(self.fn)
+        self._deps = deps = kernel_dependencies.collect(self.fn)
         return deps
 
     def source_hash(self) -> str:
@@ -129,7 +129,7 @@ class JITFunction:
         constexpr types and values, target, options, compiler version (its sources and
         the xDSL, llvmlite, LLVM, numpy and Python versions)."""
         sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
-        consts = encode_constants(self.__name__, constants)
+        consts = kernel_dependencies.encode_constants(self.__name__, constants)
         opts = json.dumps(options or {}, sort_keys=True)
         return kernel_cache.key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
                        compiler.compiler_version())

@@ -22,6 +22,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from xetile_dsl import environ
 from xetile_dsl.runtime.devices import get_device
 
 from conftest_tools import require_module
@@ -134,3 +135,16 @@ def test_import_loads_neither_runtime_nor_compiler():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_environ_reads_follow_every_change(monkeypatch):
+    """xetile_dsl/environ.py reads os.environ's own bytes: set, changed, removed and
+    non-ASCII values read as os.environ.get does."""
+    name = "XETILE_TEST_ENVIRON_READ"
+    monkeypatch.delenv(name, raising=False)
+    assert environ.get(name) is None and environ.get(name, "d") == "d"
+    for value in ("1", "", "dévice:0"):
+        monkeypatch.setenv(name, value)
+        assert environ.get(name) == os.environ.get(name) == value
+    monkeypatch.delenv(name)
+    assert environ.get(name, "gone") == "gone"
