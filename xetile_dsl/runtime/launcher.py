@@ -150,7 +150,12 @@ class _DpctlBackend:
         flat[:] = staged[:flat.nbytes]
 
     def submit(self, kernel, args, gsize, lsize, queue=None) -> None:
-        self.submit_async(kernel, args, gsize, lsize, queue).wait()
+        """Launch after the work dpnp has submitted on the queue and wait: the launch is
+        over on return, so later work has nothing of it to wait for (the order manager is
+        left as it is)."""
+        queue = queue or self.queue
+        waits = None if self._order is None else self._order[queue].submitted_events
+        queue.submit_async(kernel, args, gsize, lsize, waits).wait()
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting, after the work dpnp has submitted on the queue (queues are
