@@ -148,3 +148,24 @@ def test_environ_reads_follow_every_change(monkeypatch):
         assert environ.get(name) == os.environ.get(name) == value
     monkeypatch.delenv(name)
     assert environ.get(name, "gone") == "gone"
+
+
+def test_inflight_launches_of_other_arrays_do_not_release_each_other():
+    """Each prepared launch is tracked under its own key until it is done: a later launch of
+    other arrays (whose prepared launch may reuse a dead one's id()) must not release the
+    arrays of one that may still run."""
+    dpnp = require_module("dpnp")
+    loaded = shifted_scale.resolve((2,), None, (dpnp.asarray(X), dpnp.zeros((16, 16), dtype=np.float32), 1.0, 8),
+                                   {"BM": 8, "BN": 16})[0]
+    alive = []
+    for _ in range(4):
+        x, y = dpnp.asarray(X), dpnp.zeros((16, 16), dtype=np.float32)
+        prepared = loaded.prepare((2,), [x, y, 2.0, 8])
+        loaded.launch_async(prepared)
+        alive.append(weakref.ref(y.get_array()))
+        del x, y, prepared                       # the next prepared launch may get this one's id()
+    gc.collect()
+    assert [ref() is not None for ref in alive] == [True] * 4   # all still tracked (not yet synchronized)
+    xd.synchronize()
+    gc.collect()
+    assert [ref() is None for ref in alive] == [True] * 4       # released once done

@@ -20,6 +20,7 @@ For benchmarks, ``kernel.prepare(grid, args)`` returns a :class:`PreparedLaunch`
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import threading
 import warnings
@@ -658,6 +659,11 @@ class PreparedLaunch:
     queue: object = None     # the device arrays' queue; None: the kernel's own queue
     keep: tuple = ()         # the caller's device arrays, alive until the kernel is done
     copied_in: bool = False  # numpy arrays were copied to (reused) device buffers: launch synchronously
+    #: what _track files this launch's events under: unique per prepare() (an id() could be
+    #: reused by a later launch of other arrays while this one runs), and kept by the
+    #: remembered copy and by a launch remade with new scalar values (the same arrays), so
+    #: repeated launches keep one entry
+    track_id: int = 0
 
     def submit(self) -> None:
         """Launch and wait; no validation, no copies."""
@@ -782,14 +788,15 @@ class LoadedKernel:
             native[slot] = handler.convert(args[handler.position])
         # not dataclasses.replace: this is on the launch path, and replace() is slow
         return PreparedLaunch(self, native, launch.global_size, launch.local_size, launch.copy_back,
-                              launch.queue, launch.keep, launch.copied_in)
+                              launch.queue, launch.keep, launch.copied_in, launch.track_id)
 
     def launch_async(self, launch: PreparedLaunch, keep=None):
         """Enqueue a prepared device-array launch again (no checks); returns the event.
         ``keep`` (default: the launch's own arrays) stays alive until the kernel is done."""
         event = self.backend.submit_async(self.native_kernel, launch.native_args, launch.global_size,
                                           launch.local_size, launch.queue)
-        _track(self.backend, launch.queue, event, launch.keep if keep is None else keep, id(launch))
+        _track(self.backend, launch.queue, event, launch.keep if keep is None else keep,
+               launch.track_id or id(launch))
         return event
 
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
@@ -873,7 +880,7 @@ class LoadedKernel:
                 native += pack[0]
                 copied = True
         gsize, lsize = self._ranges(grid3)
-        return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied)
+        return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied, next(_LAUNCH_IDS))
 
     def _ranges(self, grid3: tuple) -> tuple:
         """(global, local) range of a grid in the backend's order (remembered per grid)."""
@@ -940,6 +947,7 @@ def _i64(n: int) -> ctypes.c_int64:
 #: id(queue) -> (backend, queue, {key: (event, kept arrays)}): launches that may still run.
 _INFLIGHT: dict[int, tuple] = {}
 _INFLIGHT_LOCK = threading.Lock()   # launches of several threads record and prune here
+_LAUNCH_IDS = itertools.count(1)    # PreparedLaunch.track_id (next() is atomic under the GIL)
 _PRUNE_AT = 256
 
 
