@@ -74,6 +74,7 @@ class JITFunction:
         self._leading_runtime = next((k for k, i in enumerate(self._runtime_pos) if i != k), len(self._runtime_pos))
         self._fast: dict[tuple, tuple] = {}
         self._last_call: tuple | None = None   # see run()
+        self._last_signature: tuple | None = None   # see _same_signature()
         # launches from several threads: the memo dictionaries and _last_call are only
         # ever replaced whole (atomic under the GIL); a miss compiles under this lock so
         # two threads missing together compile and load a specialisation once
@@ -115,6 +116,7 @@ class JITFunction:
             return deps
         self._fast.clear()
         self._last_call = None
+        self._last_signature = None
         self._deps = deps = kernel_dependencies.collect(self.fn)
         return deps
 
@@ -185,13 +187,44 @@ class JITFunction:
                 self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], prepared)
                 return last[4].launch_async(prepared, args)
         self._last_call = None
-        loaded, grid3, runtime, described = self._resolve(grid, target, args, kwargs)
+        hit = self._same_signature(grid, target, args, kwargs)
+        if hit is not None:
+            loaded, grid3, described = hit
+            runtime = args
+        else:
+            loaded, grid3, runtime, described = self._resolve(grid, target, args, kwargs)
+            self._remember_signature(grid, target, args, kwargs, loaded, grid3, described)
         event, prepared = loaded.launch_remembered(grid3, runtime, described)
         if event is not None and prepared is not None and not callable(grid):
             tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2)), _kwarg_tokens(kwargs)
             if tokens is not None and kw is not None and len(args) == self._leading_runtime == len(self._runtime_pos):
                 self._last_call = (grid, target, tokens, kw, loaded, prepared)
         return event
+
+    def _same_signature(self, grid, target, args: tuple, kwargs: dict) -> tuple | None:
+        """(loaded kernel, grid, described arguments) when a call has the grid, target,
+        keyword values, argument types (what the fast dictionary's key holds of each) and
+        launcher of the last call that went the full way: that call's binding, key and
+        dictionary lookup then hold for this one.  None otherwise."""
+        sig = self._last_signature      # one read: another thread may replace it meanwhile
+        if sig is None or len(args) != sig[2] or not _same_frame(sig, grid, target, kwargs):
+            return None
+        if not self._deps.unchanged():
+            return None
+        described = list(map(_described, args))
+        if tuple(map(_type_key, described)) != sig[4] or _launcher_for(described) is not sig[5]:
+            return None
+        return sig[6], sig[7], described
+
+    def _remember_signature(self, grid, target, args: tuple, kwargs: dict, loaded, grid3, described) -> None:
+        """Remember a call for :meth:`_same_signature` when its positional arguments are
+        exactly the runtime ones and its grid and keywords are plain values."""
+        kw = _kwarg_tokens(kwargs)
+        if kw is None or callable(grid) or not len(args) == self._leading_runtime == len(self._runtime_pos):
+            return
+        launcher = _launcher_for(described)
+        self._last_signature = (grid, target, len(args), kw, tuple(map(_type_key, described)), launcher,
+                                loaded, grid3)
 
     @staticmethod
     def _scalars_fit(args: tuple, tokens: tuple) -> bool:

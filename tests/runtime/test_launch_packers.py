@@ -169,3 +169,16 @@ def test_inflight_launches_of_other_arrays_do_not_release_each_other():
     xd.synchronize()
     gc.collect()
     assert [ref() is None for ref in alive] == [True] * 4       # released once done
+
+
+def test_a_repeated_signature_reuses_its_kernel_and_a_new_one_does_not():
+    """Calls with the last full call's grid, keywords and argument types skip the kernel
+    lookup; an int that selects another specialisation (a multiple of 16) does not."""
+    kernels = []
+    for row0 in (8, 16, 24, 40, 16):
+        y = np.full((16, 16), np.nan, np.float32)
+        _launch(X, y, 0.5, row0)
+        np.testing.assert_array_equal(y, _expected(0.5, row0, 16))
+        kernels.append(shifted_scale._last_signature[6])
+    k8, k16, k24, k40, k16_again = kernels
+    assert k8 is k24 is k40 and k16 is k16_again and k8 is not k16
