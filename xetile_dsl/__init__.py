@@ -19,15 +19,14 @@ from ._lazy import package_getattr  # noqa: E402
 from .errors import CacheKeyError, CompilationError, LaunchError, XeTileError  # noqa: E402
 from .jit import JITFunction, jit  # noqa: E402 - binds ``jit`` over the submodule of that name
 from .language import constexpr  # noqa: E402
-from .runtime.launcher import synchronize  # noqa: E402
 
 # The rest loads on first use (PEP 562), so that ``import xetile_dsl`` is cheap: the
 # compiler (xDSL, llvmlite) at the first kernel that is not in the disk cache, the
-# autotuner and the interpreter when used.
+# runtime at the first launch, the autotuner and the interpreter when used.
 __getattr__ = package_getattr(__name__, {
     "Autotuner": ".autotuner", "Config": ".autotuner", "autotune": ".autotuner",
     "CompiledKernel": ".compiler", "compile": ".compiler", "compile_mlir": ".compiler",
-    "stage_names": ".compiler"})
+    "stage_names": ".compiler", "synchronize": ".runtime.launcher"})
 
 __all__ = ["Autotuner", "CacheKeyError", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile", "stage_names",
            "constexpr", "jit", "language", "synchronize"]

@@ -13,18 +13,27 @@ import importlib
 
 class LazyModule:
     """Stands for module ``name`` and imports it at the first attribute read (the import
-    system's lock makes that safe from several threads)."""
+    system's lock makes that safe from several threads).
 
-    __slots__ = ("_name", "_module")
+    Given ``namespace`` (the ``globals()`` of the module holding it), the first read also
+    rebinds every global there that holds this stand-in to the module itself, so that
+    later reads on a launch path are plain module attribute reads."""
 
-    def __init__(self, name: str):
+    __slots__ = ("_name", "_module", "_namespace")
+
+    def __init__(self, name: str, namespace: dict | None = None):
         self._name = name
         self._module = None
+        self._namespace = namespace
 
     def __getattr__(self, attr: str):
         module = self._module
         if module is None:
             module = self._module = importlib.import_module(self._name)
+            namespace = self._namespace
+            if namespace is not None:
+                for key in [k for k, v in namespace.items() if v is self]:
+                    namespace[key] = module
         return getattr(module, attr)
 
     def __repr__(self) -> str:

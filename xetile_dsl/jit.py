@@ -28,20 +28,23 @@ from . import interpreter, knobs
 from ._lazy import LazyModule
 from .errors import LaunchError
 from .frontend.argspec import NARROW, ArgSpec
-from .frontend.dependencies import Dependencies, collect, encode_constants
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import check_num_subgroups, split_options
 from .runtime.abi import ELEMENT_TYPES
-from .runtime.arrays import describe, is_device_array_type
-from .runtime.cache import key_for, shared_cache
-from .runtime.devices import get_device
-from .runtime.launcher import (NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, get_launcher,
-                               launcher_for_queue, retoken)
-from .targets.target import rows_need_per_lane
+from .runtime.arrays import DeviceArray, describe, is_device_array_type
+from .runtime.memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken
 
-# the compiler loads at the first kernel that is not in the disk cache (xetile_dsl/_lazy.py)
+# the compiler loads at the first kernel that is not in the disk cache, the runtime (device
+# discovery, the launcher, the disk cache) and the target facts at the first launch, so that
+# ``import xetile_dsl`` stays cheap (xetile_dsl/_lazy.py); each name below becomes the
+# module itself at its first use
 compiler = LazyModule("xetile_dsl.compiler")
+launching = LazyModule("xetile_dsl.runtime.launcher", globals())
+devices = LazyModule("xetile_dsl.runtime.devices", globals())
+kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
+target_facts = LazyModule("xetile_dsl.targets.target", globals())
+kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
 _NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
@@ -58,7 +61,7 @@ class JITFunction:
         self.constexpr_params = {n for n, p in self.signature.parameters.items()
                                  if p.annotation is constexpr or p.annotation == "constexpr"
                                  or (isinstance(p.annotation, str) and p.annotation.endswith("constexpr"))}
-        self._deps: Dependencies | None = None
+        self._deps: kernel_dependencies.Dependencies | None = None
         self._memory: dict[tuple, tuple["compiler.CompiledKernel", object]] = {}
         params = list(self.signature.parameters.values())
         self._nparams = len(params)
@@ -71,6 +74,7 @@ class JITFunction:
         self._leading_runtime = next((k for k, i in enumerate(self._runtime_pos) if i != k), len(self._runtime_pos))
         self._fast: dict[tuple, tuple] = {}
         self._last_call: tuple | None = None   # see run()
+        self._last_signature: tuple | None = None   # see _same_signature()
         # launches from several threads: the memo dictionaries and _last_call are only
         # ever replaced whole (atomic under the GIL); a miss compiles under this lock so
         # two threads missing together compile and load a specialisation once
@@ -103,7 +107,7 @@ class JITFunction:
                 runtime.append(value)
         return runtime, specs, constants
 
-    def dependencies(self) -> Dependencies:
+    def dependencies(self) -> kernel_dependencies.Dependencies:
         """The kernel's source, the ``@jit`` functions it reaches and the global values
         they read (frontend/dependencies.py), current: collected again, and the fast
         launch dictionary emptied, when a global it read has been rebound since."""
@@ -112,12 +116,13 @@ class JITFunction:
             return deps
         self._fast.clear()
         self._last_call = None
-        self._deps = deps = collect(self.fn)
+        self._last_signature = None
+        self._deps = deps = kernel_dependencies.collect(self.fn)
         return deps
 
     def source_hash(self) -> str:
         """Hash of :meth:`dependencies`: the kernel's sources and the globals they read."""
-        return key_for(self.dependencies().text)
+        return kernel_cache.key_for(self.dependencies().text)
 
     def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str, options: dict | None = None) -> str:
         """The one cache key: sha256 over length-prefixed parts -- the dependencies (the
@@ -126,14 +131,14 @@ class JITFunction:
         constexpr types and values, target, options, compiler version (its sources and
         the xDSL, llvmlite, LLVM, numpy and Python versions)."""
         sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
-        consts = encode_constants(self.__name__, constants)
+        consts = kernel_dependencies.encode_constants(self.__name__, constants)
         opts = json.dumps(options or {}, sort_keys=True)
-        return key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
+        return kernel_cache.key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
                        compiler.compiler_version())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
-        launcher = launcher or get_launcher(device)
+        launcher = launcher or launching.get_launcher(device)
         key = self.cache_key(specs, constants, target)
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
@@ -182,13 +187,44 @@ class JITFunction:
                 self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], prepared)
                 return last[4].launch_async(prepared, args)
         self._last_call = None
-        loaded, grid3, runtime = self.resolve(grid, target, args, kwargs)
-        event, prepared = loaded.launch_remembered(grid3, runtime)
+        hit = self._same_signature(grid, target, args, kwargs)
+        if hit is not None:
+            loaded, grid3, described = hit
+            runtime = args
+        else:
+            loaded, grid3, runtime, described = self._resolve(grid, target, args, kwargs)
+            self._remember_signature(grid, target, args, kwargs, loaded, grid3, described)
+        event, prepared = loaded.launch_remembered(grid3, runtime, described)
         if event is not None and prepared is not None and not callable(grid):
             tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2)), _kwarg_tokens(kwargs)
             if tokens is not None and kw is not None and len(args) == self._leading_runtime == len(self._runtime_pos):
                 self._last_call = (grid, target, tokens, kw, loaded, prepared)
         return event
+
+    def _same_signature(self, grid, target, args: tuple, kwargs: dict) -> tuple | None:
+        """(loaded kernel, grid, described arguments) when a call has the grid, target,
+        keyword values, argument types (what the fast dictionary's key holds of each) and
+        launcher of the last call that went the full way: that call's binding, key and
+        dictionary lookup then hold for this one.  None otherwise."""
+        sig = self._last_signature      # one read: another thread may replace it meanwhile
+        if sig is None or len(args) != sig[2] or not _same_frame(sig, grid, target, kwargs):
+            return None
+        if not self._deps.unchanged():
+            return None
+        described = list(map(_described, args))
+        if tuple(map(_type_key, described)) != sig[4] or _launcher_for(described) is not sig[5]:
+            return None
+        return sig[6], sig[7], described
+
+    def _remember_signature(self, grid, target, args: tuple, kwargs: dict, loaded, grid3, described) -> None:
+        """Remember a call for :meth:`_same_signature` when its positional arguments are
+        exactly the runtime ones and its grid and keywords are plain values."""
+        kw = _kwarg_tokens(kwargs)
+        if kw is None or callable(grid) or not len(args) == self._leading_runtime == len(self._runtime_pos):
+            return
+        launcher = _launcher_for(described)
+        self._last_signature = (grid, target, len(args), kw, tuple(map(_type_key, described)), launcher,
+                                loaded, grid3)
 
     @staticmethod
     def _scalars_fit(args: tuple, tokens: tuple) -> bool:
@@ -201,15 +237,22 @@ class JITFunction:
 
     def resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
         """(loaded kernel, grid, runtime arguments) of a launch, without launching it."""
+        return self._resolve(grid, target, args, kwargs)[:3]
+
+    def _resolve(self, grid, target: str | None, args: tuple, kwargs: dict) -> tuple:
+        """:meth:`resolve`, plus the runtime arguments with each device array described
+        (runtime/arrays.py) -- once per launch: the fast key, the launcher and the
+        launcher's checks all read that one description."""
         kwargs, requested_subgroups = split_options(kwargs, self._index)
         values = self._bind_values(args, kwargs)
         runtime = [values[i] for i in self._runtime_pos]
+        described = list(map(_described, runtime))
         deps = self._deps
         if deps is None or not deps.unchanged():   # a global the kernel reads was rebound
             self.dependencies()
         consts = tuple(_const_key(_unwrap(values[i])) for i in self._const_pos)
-        launcher = _launcher_for(runtime)
-        key = (tuple(map(_type_key, runtime)), consts, target, id(launcher))
+        launcher = _launcher_for(described)
+        key = (tuple(map(_type_key, described)), consts, target, id(launcher))
         try:
             hit = self._fast.get(key)
         except TypeError:                     # an unhashable constexpr value: no fast entry
@@ -221,7 +264,7 @@ class JITFunction:
         check_num_subgroups(self.__name__, requested_subgroups, loaded.abi.workgroup_size // loaded.abi.subgroup_size)
         if callable(grid):
             grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
-        return loaded, grid, runtime
+        return loaded, grid, runtime, described
 
     def _bind_values(self, args: tuple, kwargs: dict) -> list:
         """Argument values in parameter order (LaunchError naming the problem otherwise)."""
@@ -355,7 +398,10 @@ def _type_key(value) -> tuple:
     if cls is float or cls is bool:
         return (cls,)
     if cls is np.ndarray:
-        return (cls, value.dtype, value.ndim, value.ndim > 1 and rows_need_per_lane(value.shape[-1], value.itemsize))
+        return (cls, value.dtype, value.ndim, value.ndim > 1 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
+    if cls is DeviceArray:
+        shape = value.shape
+        return (value.owner.__class__, value.api, value.dtype, len(shape), _narrow_rows(shape, value.dtype.itemsize))
     if is_device_array_type(cls):
         if cls.__module__.startswith("torch"):
             return (cls, str(value.dtype), value.dim(), str(value.device), _narrow_rows(value.shape, value.element_size()))
@@ -369,9 +415,13 @@ _PLAIN = (int, float, bool, str)
 
 
 def _kwarg_tokens(kwargs: dict) -> tuple | None:
-    """Keyword arguments as (name, type, value) when all are plain scalars, else None."""
-    tokens = tuple((k, v.__class__, v) for k, v in kwargs.items())
-    return tokens if all(t[1] in _PLAIN for t in tokens) else None
+    """Keyword arguments as ((name, value) pairs, their types) when all are plain
+    scalars, else None (floats by their exact bits: ``0.0 == -0.0`` select different
+    kernels)."""
+    types = tuple(map(type, kwargs.values()))
+    if not all(t in _PLAIN for t in types):
+        return None
+    return tuple((k, v.hex() if v.__class__ is float else v) for k, v in kwargs.items()), types
 
 
 def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
@@ -383,29 +433,34 @@ def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
         return False
     if target != last[1]:
         return False
-    kw = last[3]
-    if len(kwargs) != len(kw):
+    items, types = last[3]
+    if tuple(map(type, kwargs.values())) != types:
         return False
-    for (name, value), (k, cls, v) in zip(kwargs.items(), kw):
-        if name != k or value.__class__ is not cls or value != v:
-            return False
-    return True
+    if float in types:
+        return tuple((k, v.hex() if v.__class__ is float else v) for k, v in kwargs.items()) == items
+    return tuple(kwargs.items()) == items
 
 
-def _launcher_for(runtime: list):
-    """The launcher of the first device array's queue, else the default device's."""
-    for value in runtime:
-        if is_device_array_type(value.__class__):
-            queue = getattr(value, "sycl_queue", None)
-            if queue is None:
-                try:
-                    desc = describe(value, "array")
-                except LaunchError:           # reported with the argument's name by _arg_spec
-                    continue
-                queue = desc.queue if desc is not None else None
-            if queue is not None:
-                return _queue_launcher(queue)
-    return get_launcher(get_device())
+def _described(value):
+    """A device array as its :class:`DeviceArray`; anything else (and a device array that
+    cannot be described: its error comes with its name from the checks) as it is."""
+    if value.__class__ is int or value.__class__ is np.ndarray or not is_device_array_type(value.__class__):
+        return value
+    try:
+        desc = describe(value, "array")
+    except LaunchError:
+        return value
+    return value if desc is None else desc
+
+
+def _launcher_for(described: list):
+    """The launcher of the first device array's queue, else the default device's
+    (``described``: the runtime arguments, device arrays as :class:`DeviceArray`; one that
+    could not be described is reported with its name by the checks)."""
+    for value in described:
+        if value.__class__ is DeviceArray:
+            return _queue_launcher(value.queue)
+    return launching.get_launcher(devices.get_device())
 
 
 #: (queue, its launcher): most launches reuse one queue.  One tuple, read and replaced
@@ -418,7 +473,7 @@ def _queue_launcher(queue):
     last, launcher = _LAST_QUEUE
     if last is queue or (last is not None and last.__class__ is queue.__class__ and last == queue):
         return launcher
-    launcher = launcher_for_queue(queue)
+    launcher = launching.launcher_for_queue(queue)
     _LAST_QUEUE = (queue, launcher)
     return launcher
 
@@ -455,13 +510,14 @@ def _array_spec(name: str, dtype, shape: tuple) -> ArgSpec:
 
 def _narrow_rows(shape, itemsize: int) -> bool:
     """Whether rows of this shape cannot be a 2D block surface's width on some target."""
-    return len(shape) > 1 and rows_need_per_lane(int(shape[-1]), itemsize)
+    return len(shape) > 1 and target_facts.rows_need_per_lane(int(shape[-1]), itemsize)
 
 
 #: first part of every cache key; changes when what the key covers changes
 _KEY_FORMAT = "xetile_dsl cache key 2"
 #: the process's kernel cache (runtime/cache.py), shared with the launcher's built programs
-_disk_cache = shared_cache
+def _disk_cache():
+    return kernel_cache.shared_cache()
 
 
 def jit(fn=None):

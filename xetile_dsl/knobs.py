@@ -12,11 +12,10 @@ an empty value means the default.  A value that does not parse is a
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import errors  # module, not names: errors.py reads XETILE_DEBUG through this module
+from . import environ, errors  # module, not names: errors.py reads XETILE_DEBUG through this module
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -35,7 +34,7 @@ class Knob:
 
     def raw(self) -> str | None:
         """The variable's text, or None when unset or empty."""
-        return os.environ.get(self.name) or None
+        return environ.get(self.name) or None
 
     def is_set(self) -> bool:
         return self.raw() is not None

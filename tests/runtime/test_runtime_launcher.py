@@ -88,6 +88,12 @@ class _NoDevice:
 
     reverse_ranges = False
     queue = None
+    native_scalar = None          # how arguments are passed: set-up, not a device use
+    native_int = int
+
+    @staticmethod
+    def typed(kernel, dtypes):
+        assert kernel is None
 
     def __getattr__(self, name):
         raise AssertionError(f"device touched: {name}")

@@ -161,6 +161,14 @@ def is_device_array_type(cls) -> bool:
     return reader is not None or (cls.__module__ or "").startswith("torch")
 
 
+def is_pyopencl_array_type(cls) -> bool:
+    """True for ``pyopencl.array.Array`` (and subclasses)."""
+    reader = _READERS.get(cls, _READERS)
+    if reader is _READERS:
+        reader = _READERS[cls] = _reader(cls)
+    return reader is _from_pyopencl
+
+
 def same_queue(a, b) -> bool:
     """True when two queues are the same (identity first, then the runtime's equality)."""
     return a is b or a == b

@@ -20,16 +20,17 @@ For benchmarks, ``kernel.prepare(grid, args)`` returns a :class:`PreparedLaunch`
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import threading
 import warnings
-import weakref
 from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarParam
 from .arrays import DeviceArray, describe, queue_label, same_queue
+from .memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken  # noqa: F401 - also for callers here
 from .devices import Device, get_device
 from . import program_cache
 from .opencl_icd import setup_intel_cpu_icd
@@ -60,6 +61,9 @@ def _dtype_label(elem: str) -> str:
 
 
 def _type_name(value) -> str:
+    if value.__class__ is DeviceArray:           # described already: name the caller's array
+        owner = value.owner
+        return type(owner[0] if owner.__class__ is tuple else owner).__name__
     if isinstance(value, np.ndarray):
         return f"numpy array of {value.dtype} with shape {value.shape}"
     return type(value).__name__
@@ -73,6 +77,7 @@ class _DpctlBackend:
     reverse_ranges = True   # SYCL's range order is the reverse of OpenCL's dimension index
     api = "usm"
     ordered = False         # True when each launch waits for the queue's previous work (set below)
+    native_scalar = None    # scalars and extents travel as ctypes values (see _PyOpenCLBackend)
 
     def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
@@ -85,6 +90,14 @@ class _DpctlBackend:
         self.ordered = self._order is not None
         self.context = self.queue.sycl_context
         self._native = _UNSET      # the NativeBuilder (or None), made at the first build
+
+    @staticmethod
+    def native_int(n: int):
+        return _i64(n)
+
+    @staticmethod
+    def typed(kernel, dtypes: list) -> None:
+        """Nothing to do: dpctl reads each argument's type from its ctypes value."""
 
     def identity(self) -> dict | None:
         """What a built program binary is valid for (None: binaries are not kept; only
@@ -138,7 +151,12 @@ class _DpctlBackend:
         flat[:] = staged[:flat.nbytes]
 
     def submit(self, kernel, args, gsize, lsize, queue=None) -> None:
-        self.submit_async(kernel, args, gsize, lsize, queue).wait()
+        """Launch after the work dpnp has submitted on the queue and wait: the launch is
+        over on return, so later work has nothing of it to wait for (the order manager is
+        left as it is)."""
+        queue = queue or self.queue
+        waits = None if self._order is None else self._order[queue].submitted_events
+        queue.submit_async(kernel, args, gsize, lsize, waits).wait()
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting, after the work dpnp has submitted on the queue (queues are
@@ -224,6 +242,19 @@ class _PyOpenCLBackend:
     reverse_ranges = False
     api = "pyopencl"
     ordered = False         # a pyopencl queue may be out of order: remember every event
+    # scalars and extents travel as plain numbers: the kernel knows their types
+    # (typed()), so pyopencl packs them directly -- several times faster per launch than
+    # letting it inspect untyped (ctypes) arguments one by one
+    native_int = int
+
+    @staticmethod
+    def native_scalar(value):
+        return value.value
+
+    @staticmethod
+    def typed(kernel, dtypes: list) -> None:
+        """Declare the kernel's scalar argument types (None for buffers) once."""
+        kernel.set_scalar_arg_dtypes(dtypes)
 
     def __init__(self, device: Device, queue=None):
         setup_intel_cpu_icd()
@@ -352,8 +383,13 @@ class _ArrayHandler:
     copied; device arrays (USM, pyopencl) are checked for strides and alignment and used
     in place."""
 
-    def __init__(self, position: int, param: ArrayParam, abi: KernelABI):
+    def __init__(self, position: int, param: ArrayParam, abi: KernelABI, native_int=None):
         self.position, self.param = position, param
+        self._native_int = native_int or _i64   # the backend's form of an extent or stride
+        #: what the checks concluded for arrays of one dtype/shape/strides/alignment: the
+        #: native extents and strides, and for numpy arrays the padded pitch and whether
+        #: the array is copied as it is (see :meth:`checked`)
+        self._packs: dict = {}
         self.dtype = numpy_dtype(param.dtype)
         self.itemsize = self.dtype.itemsize
         # the 2D-block limits apply only to arrays the kernel accesses with block messages
@@ -369,9 +405,51 @@ class _ArrayHandler:
     def _fail(self, what: str) -> LaunchError:
         return LaunchError(f"{self.where}: {what}")
 
+    def checked(self, value) -> tuple:
+        """(the numpy array or :class:`DeviceArray` for ``value``, its pack): the pack is
+        (native extents + outer strides, padded pitch, copied as it is) for a numpy array,
+        (native extents + outer strides, None, None) for a device array.
+
+        Every check depends on the array's dtype, shape, strides, the alignment of its
+        first element and whether it is writable, so arrays that share those share one
+        pack, made after the full checks passed once (LaunchError otherwise)."""
+        cls = value.__class__
+        if cls is np.ndarray:
+            key = (value.dtype, value.shape, value.strides)
+            writable = value.flags.writeable
+        else:
+            if cls is not DeviceArray:
+                value = self.check(value)          # described (and checked) here
+                if value.__class__ is np.ndarray:  # a numpy subclass
+                    return value, self._pack(value)
+            key = (value.api, value.dtype, value.shape, value.strides, value.pointer % BASE_ALIGN_BYTES)
+            writable = value.writable
+        if self.written and not writable:
+            self.check(value)                      # raises: the kernel writes it
+        pack = self._packs.get(key)
+        if pack is None:
+            self.check(value)
+            if len(self._packs) > 256:
+                self._packs.clear()
+            pack = self._packs[key] = self._pack(value)
+        return value, pack
+
+    def _pack(self, value) -> tuple:
+        native_int = self._native_int
+        if value.__class__ is DeviceArray:
+            return [*map(native_int, value.shape), *map(native_int, value.strides[:-1])], None, None
+        pitch, strides = self.layout(value.shape)
+        as_is = value.flags.c_contiguous and (value.ndim < 2 or pitch == value.shape[-1])
+        return [*map(native_int, value.shape), *map(native_int, strides)], pitch, as_is
+
     def check(self, value):
-        """The numpy array or :class:`DeviceArray` for ``value``; LaunchError unless it fits."""
+        """The numpy array or :class:`DeviceArray` for ``value`` (which may be one already);
+        LaunchError unless it fits."""
         p = self.param
+        if value.__class__ is DeviceArray:
+            self._check_common(value.dtype, value.shape, value.writable)
+            self._check_device_layout(value)
+            return value
         if isinstance(value, np.ndarray):
             self._check_common(value.dtype, value.shape, value.flags.writeable)
             inner = value.strides[-1] if value.ndim else self.itemsize
@@ -464,12 +542,15 @@ class _ScalarHandler:
                "i16": ctypes.c_int16, "i32": ctypes.c_int32, "u32": ctypes.c_uint32, "i64": ctypes.c_int64,
                "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16}   # half types travel as their bits
 
-    def __init__(self, position: int, param: ScalarParam):
+    def __init__(self, position: int, param: ScalarParam, native=None):
         self.position, self.param = position, param
         self.dtype = numpy_dtype(param.dtype)
         self.ctype = self._CTYPES[param.dtype]
+        #: the numpy type the value travels as (half types: their bits)
+        self.arg_dtype = np.dtype(np.uint16) if self.ctype is ctypes.c_uint16 else self.dtype
         self.is_float = self.dtype.kind == "f" or param.dtype == "bf16"
         self.nargs = 1
+        self._native = native      # the backend's form of the ctypes value (None: that value)
         self._memo: dict = {}
 
     def _fail(self, what: str) -> LaunchError:
@@ -483,11 +564,13 @@ class _ScalarHandler:
         try:
             hit = self._memo.get(key)
         except TypeError:                     # unhashable: convert (and fail) below
-            return self._convert(value)
+            hit = self._convert(value)
+            return hit if self._native is None else self._native(hit)
         if hit is None:
             if len(self._memo) > 1024:
                 self._memo.clear()
-            hit = self._memo[key] = self._convert(value)
+            hit = self._convert(value)
+            hit = self._memo[key] = hit if self._native is None else self._native(hit)
         return hit
 
     def _convert(self, value):
@@ -576,6 +659,11 @@ class PreparedLaunch:
     queue: object = None     # the device arrays' queue; None: the kernel's own queue
     keep: tuple = ()         # the caller's device arrays, alive until the kernel is done
     copied_in: bool = False  # numpy arrays were copied to (reused) device buffers: launch synchronously
+    #: what _track files this launch's events under: unique per prepare() (an id() could be
+    #: reused by a later launch of other arrays while this one runs), and kept by the
+    #: remembered copy and by a launch remade with new scalar values (the same arrays), so
+    #: repeated launches keep one entry
+    track_id: int = 0
 
     def submit(self) -> None:
         """Launch and wait; no validation, no copies."""
@@ -605,21 +693,42 @@ def _scalar_slots(handlers) -> tuple:
     return tuple(slots)
 
 
+def _arg_dtypes(handlers) -> list:
+    """The numpy type of each native kernel argument (None for a buffer): scalars in their
+    own type, extents and strides as int64."""
+    dtypes = []
+    for handler in handlers:
+        if isinstance(handler, _ScalarHandler):
+            dtypes.append(handler.arg_dtype)
+        else:
+            dtypes += [None] + [np.dtype(np.int64)] * (handler.nargs - 1)
+    return dtypes
+
+
 class LoadedKernel:
     """A kernel built for one device context, callable as ``kernel(grid, args)``."""
 
     def __init__(self, backend, native_kernel, abi: KernelABI):
         self.backend, self.native_kernel, self.abi = backend, native_kernel, abi
         self.queue = getattr(backend, "queue", None)
+        # scalars, extents and strides in the form the backend passes fastest
+        self._native_int = backend.native_int
         self.handlers = [
-            _ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p) for i, p in enumerate(abi.params)
+            _ArrayHandler(i, p, abi, backend.native_int) if p.kind == "array"
+            else _ScalarHandler(i, p, backend.native_scalar)
+            for i, p in enumerate(abi.params)
         ]
         self.num_native_args = sum(h.nargs for h in self.handlers)
+        _check_arg_count(native_kernel, self)            # before the types are declared
+        backend.typed(native_kernel, _arg_dtypes(self.handlers))
         self._scalar_slots = _scalar_slots(self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
         # device buffers reused for numpy arrays, one pool per thread: a launch owns its
         # buffers from copy-in to copy-back, so threads launching at once must not share them
         self._local = threading.local()
+        self._range_memo: dict = {}
+        self._grids: dict = {}          # grid as given -> checked 3-tuple
+        self._queue_in_context = None   # the last queue seen to be in this kernel's context
         self._last = None     # (grid, argument tokens, PreparedLaunch) of the last device-array launch
 
     def __call__(self, grid, args):
@@ -638,13 +747,14 @@ class LoadedKernel:
         """
         return self.launch_remembered(grid, args)[0]
 
-    def launch_remembered(self, grid, args) -> tuple:
+    def launch_remembered(self, grid, args, described=None) -> tuple:
         """:meth:`launch`, also returning the :class:`PreparedLaunch` an identical call
         (same grid, device arrays and scalars) re-enqueues, or None (numpy arrays, or
         arguments that cannot be identified cheaply).
 
         The prepared launch is returned rather than read back from ``self`` afterwards:
-        another thread may have replaced the remembered launch in between."""
+        another thread may have replaced the remembered launch in between.  ``described``
+        is ``args`` with device arrays already described (runtime/arrays.py), if known."""
         last = self._last
         if last is not None and grid == last[0]:
             found = compare_args(args, last[1])
@@ -654,7 +764,7 @@ class LoadedKernel:
                 launch = self.with_scalars(last[2], args)
                 self._last = (grid, retoken(last[1], args), launch)
                 return self.launch_async(launch, args), launch
-        launch = self.prepare(grid, args, reuse_buffers=True)
+        launch = self.prepare(grid, args if described is None else described, reuse_buffers=True)
         if launch.copied_in or not launch.keep:
             launch.submit()
             launch.finish()
@@ -676,36 +786,59 @@ class LoadedKernel:
         native = list(launch.native_args)
         for handler, slot in self._scalar_slots:
             native[slot] = handler.convert(args[handler.position])
-        return replace(launch, native_args=native)
+        # not dataclasses.replace: this is on the launch path, and replace() is slow
+        return PreparedLaunch(self, native, launch.global_size, launch.local_size, launch.copy_back,
+                              launch.queue, launch.keep, launch.copied_in, launch.track_id)
 
     def launch_async(self, launch: PreparedLaunch, keep=None):
         """Enqueue a prepared device-array launch again (no checks); returns the event.
         ``keep`` (default: the launch's own arrays) stays alive until the kernel is done."""
         event = self.backend.submit_async(self.native_kernel, launch.native_args, launch.global_size,
                                           launch.local_size, launch.queue)
-        _track(self.backend, launch.queue, event, launch.keep if keep is None else keep, id(launch))
+        _track(self.backend, launch.queue, event, launch.keep if keep is None else keep,
+               launch.track_id or id(launch))
         return event
 
     def check(self, grid, args) -> tuple[tuple[int, int, int], list]:
         """Validate grid and arguments without touching the device; returns (grid3, converted)."""
-        grid3 = normalize_grid(grid)
-        check_global_range(grid3, self.workgroup_size)
-        if not isinstance(args, (list, tuple)):
+        grid3, converted, _ = self._checked(grid, args)
+        return grid3, converted
+
+    def _checked(self, grid, args) -> tuple:
+        """:meth:`check`, plus each array's pack (:meth:`_ArrayHandler.checked`; None for
+        a scalar)."""
+        grid3 = self._grid(grid)
+        if args.__class__ is not list and not isinstance(args, (list, tuple)):
             raise LaunchError(f"args must be a list, got {_type_name(args)}")
         if len(args) != len(self.handlers):
             names = ", ".join(h.param.name for h in self.handlers)
             raise LaunchError(f"kernel {self.abi.kernel_name!r} takes {len(self.handlers)} argument(s) "
                               f"({names}), got {len(args)}")
-        converted, first = [], None
+        converted, packs, first = [], [], None
         for h, value in zip(self.handlers, args):
-            if isinstance(h, _ArrayHandler):
-                value = h.check(value)
-                if value.__class__ is DeviceArray:
-                    first = self._check_queue(h, value, first)
-                converted.append(value)
-            else:
+            if h.__class__ is _ScalarHandler:
                 converted.append(h.convert(value))
-        return grid3, converted
+                packs.append(None)
+                continue
+            value, pack = h.checked(value)
+            if value.__class__ is DeviceArray:
+                first = self._check_queue(h, value, first)
+            converted.append(value)
+            packs.append(pack)
+        return grid3, converted, packs
+
+    def _grid(self, grid) -> tuple[int, int, int]:
+        """``grid`` as a checked 3-tuple (a grid seen before: one dictionary read)."""
+        hit = self._grids.get(grid) if grid.__class__ is tuple else None
+        if hit is not None:
+            return hit
+        grid3 = normalize_grid(grid)
+        check_global_range(grid3, self.workgroup_size)
+        if grid.__class__ is tuple and all(n.__class__ is int for n in grid):   # not (True,) == (1,)
+            if len(self._grids) > 256:
+                self._grids.clear()
+            self._grids[grid] = grid3
+        return grid3
 
     def _check_queue(self, h: _ArrayHandler, desc: DeviceArray, first):
         """All device arrays of a launch share one queue, in this kernel's context."""
@@ -713,9 +846,10 @@ class LoadedKernel:
             if desc.api != self.backend.api:
                 raise h._fail(f"a {desc.api} array cannot be launched through the {self.backend.api} runtime; "
                               "pass arrays of one runtime (dpnp/USM with dpctl, pyopencl arrays with pyopencl)")
-            if not self.backend.same_context(desc.queue):
+            if desc.queue is not self._queue_in_context and not self.backend.same_context(desc.queue):
                 raise h._fail(f"the array's queue ({queue_label(desc.queue)}) is not in the context this "
                               f"kernel was built for ({queue_label(self.queue)})")
+            self._queue_in_context = desc.queue        # asking the runtime again costs microseconds
             return (h, desc)
         h0, d0 = first
         if not same_queue(desc.queue, d0.queue):
@@ -730,27 +864,36 @@ class LoadedKernel:
         With ``reuse_buffers`` the device buffers of the previous call are reused when
         their sizes match (the launch then owns them only until the next call).
         """
-        grid3, converted = self.check(grid, args)
+        grid3, converted, packs = self._checked(grid, args)   # every check before the device is touched
         native, copy_back, keep, queue, copied = [], [], [], None, False
         pool = self._thread_pool() if reuse_buffers else None
-        i64 = ctypes.c_int64
-        for h, value in zip(self.handlers, converted):
-            if isinstance(h, _ScalarHandler):
+        for h, value, pack in zip(self.handlers, converted, packs):
+            if pack is None:
                 native.append(value)
             elif value.__class__ is DeviceArray:
                 native.append(self.backend.arg(value))
-                native += map(_i64, value.shape)
-                native += map(_i64, value.strides[:-1])
+                native += pack[0]
                 keep.append(value.owner)
                 queue = value.queue
             else:
-                native += self._put_array(h, value, copy_back, pool)
+                native.append(self._put_array(h, value, pack, copy_back, pool))
+                native += pack[0]
                 copied = True
-        gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
-        lsize = (self.workgroup_size, 1, 1)
-        if self.backend.reverse_ranges:
-            gsize, lsize = list(gsize[::-1]), list(lsize[::-1])
-        return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied)
+        gsize, lsize = self._ranges(grid3)
+        return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied, next(_LAUNCH_IDS))
+
+    def _ranges(self, grid3: tuple) -> tuple:
+        """(global, local) range of a grid in the backend's order (remembered per grid)."""
+        hit = self._range_memo.get(grid3)
+        if hit is None:
+            gsize = (grid3[0] * self.workgroup_size, grid3[1], grid3[2])
+            lsize = (self.workgroup_size, 1, 1)
+            if self.backend.reverse_ranges:
+                gsize, lsize = gsize[::-1], lsize[::-1]
+            if len(self._range_memo) > 256:
+                self._range_memo.clear()
+            hit = self._range_memo[grid3] = (list(gsize), list(lsize))
+        return hit
 
     def _thread_pool(self) -> dict:
         """This thread's reusable device buffers: param position -> (bytes, device buffer)."""
@@ -771,91 +914,19 @@ class LoadedKernel:
         pool[position] = (nbytes, buf)
         return buf
 
-    def _put_array(self, h: _ArrayHandler, value: np.ndarray, copy_back: list, pool: dict | None) -> list:
-        pitch, strides = h.layout(value.shape)
-        staged = h.stage(value, pitch)
+    def _put_array(self, h: _ArrayHandler, value: np.ndarray, pack: tuple, copy_back: list, pool: dict | None):
+        """The device buffer holding numpy array ``value`` (laid out as ``pack`` says)."""
+        staged = value if pack[2] else h.stage(value, pack[1])
         buf = self._buffer(h.position, staged.nbytes, pool)
         if staged.nbytes:
             self.backend.write(buf, staged)
-        if h.written and staged.nbytes:
-            copy_back.append((buf, staged, value))
-        i64 = ctypes.c_int64
-        return [buf, *(i64(n) for n in value.shape), *(i64(s) for s in strides)]
+            if h.written:
+                copy_back.append((buf, staged, value))
+        return buf
 
     def bare_submit(self, prepared: PreparedLaunch) -> None:
         """Raw submit of ``prepared`` (same program and arguments) for timing."""
         prepared.submit()
-
-
-def arg_tokens(args, on_death=None) -> tuple | None:
-    """What identifies a launch's arguments for reuse: a weak reference to each device
-    array's ``usm_ndarray`` (for dpnp, its current one, which changes if it is reshaped in
-    place), each scalar's type and value.  ``on_death(ref)`` is called when one of those
-    arrays dies.  None when an argument cannot be identified cheaply."""
-    tokens = []
-    for value in args:
-        cls = value.__class__
-        if cls is int or cls is float:
-            tokens.append((cls, value))
-        elif hasattr(cls, "get_array"):
-            tokens.append((None, weakref.ref(value.get_array(), on_death)))
-        elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
-            tokens.append((None, weakref.ref(value, on_death)))
-        else:
-            return None
-    return tuple(tokens)
-
-
-#: what :func:`compare_args` finds: other arrays (or types), the very same arguments, or the
-#: same arrays with some scalar values changed (types unchanged)
-DIFFERENT, SAME, NEW_SCALARS = 0, 1, 2
-
-
-def compare_args(args, tokens) -> int:
-    """How ``args`` relate to the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
-    if len(args) != len(tokens):
-        return DIFFERENT
-    found = SAME
-    for value, tok in zip(args, tokens):
-        if tok[0] is None:
-            array = tok[1]()
-            if array is None:
-                return DIFFERENT
-            if value is not array:
-                get_array = getattr(value, "get_array", None)
-                if get_array is None or get_array() is not array:
-                    return DIFFERENT
-        elif value.__class__ is not tok[0]:
-            return DIFFERENT
-        elif value != tok[1]:
-            found = NEW_SCALARS
-    return found
-
-
-def same_args(args, tokens) -> bool:
-    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
-    return compare_args(args, tokens) == SAME
-
-
-def retoken(tokens: tuple, args) -> tuple:
-    """``tokens`` with the scalar values of ``args`` (the arrays' weak references kept)."""
-    return tuple(tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args))
-
-
-def forgetter(owner, attribute: str, tokens_at: int):
-    """A weak-reference callback that empties the memo ``owner.<attribute>`` (a tuple whose
-    item ``tokens_at`` came from :func:`arg_tokens`) when one of its arrays dies, so that
-    the memo's prepared launch (which holds the arrays' device memory) goes with them.
-    ``owner`` itself is held weakly."""
-    owner_ref = weakref.ref(owner)
-
-    def forget(dead) -> None:
-        holder = owner_ref()
-        memo = getattr(holder, attribute, None)
-        if memo is not None and any(token[0] is None and token[1] is dead for token in memo[tokens_at]):
-            setattr(holder, attribute, None)
-
-    return forget
 
 
 _I64: dict = {}
@@ -876,6 +947,7 @@ def _i64(n: int) -> ctypes.c_int64:
 #: id(queue) -> (backend, queue, {key: (event, kept arrays)}): launches that may still run.
 _INFLIGHT: dict[int, tuple] = {}
 _INFLIGHT_LOCK = threading.Lock()   # launches of several threads record and prune here
+_LAUNCH_IDS = itertools.count(1)    # PreparedLaunch.track_id (next() is atomic under the GIL)
 _PRUNE_AT = 256
 
 
@@ -951,9 +1023,7 @@ class Launcher:
             raise BuildError(f"kernel {abi.kernel_name!r} needs {abi.workgroup_size} work items per workgroup; "
                              f"{self.device.name} allows at most {limit}")
         native = build_program(self.backend, bytes(spirv), abi.kernel_name, self.options_for(abi))
-        kernel = LoadedKernel(self.backend, native, abi)
-        _check_arg_count(native, kernel)
-        return kernel
+        return LoadedKernel(self.backend, native, abi)     # checks the SPIR-V's argument count
 
 
 def _check_arg_count(native, kernel: LoadedKernel) -> None:

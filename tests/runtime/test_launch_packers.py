@@ -1,0 +1,184 @@
+"""The launch path's precomputed parts (runtime/launcher.py, runtime/memo.py, jit.py):
+
+* the checks of an array argument are made once per dtype/shape/strides and remembered
+  with its native extents ("pack"), and a later launch with new scalar values or new
+  arrays of that layout reuses the pack and computes the right result;
+* what is not in the pack (writability, dtype) is still checked on every launch;
+* pyopencl kernels take typed scalars (declared once), and pyopencl arrays join the
+  same-arguments memo without the memo keeping them alive;
+* ``import xetile_dsl`` loads neither the runtime nor the compiler.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import weakref
+
+import numpy as np
+import pytest
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+from xetile_dsl import environ
+from xetile_dsl.runtime.devices import get_device
+
+from conftest_tools import require_module
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@xd.jit
+def shifted_scale(x, y, s, row0, BM: xt.constexpr, BN: xt.constexpr):
+    """y[pid*BM:(pid+1)*BM] = s * x[row0 + pid*BM:...]: a float and an int scalar."""
+    pid = xt.program_id(0)
+    v = xt.load_tile(xt.init_tile(x, [row0 + pid * BM, 0], [BM, BN]))
+    xt.store_tile(v * s, xt.init_tile(y, [pid * BM, 0], [BM, BN]))
+
+
+X = np.arange(64 * 16, dtype=np.float32).reshape(64, 16) % 17 - 8   # small ints: s * x is exact in f32
+# row offsets neither 1 nor a multiple of 16: one specialisation of ``row0`` serves them all
+CALLS = [(0.5, 8), (-2.0, 24), (3.25, 40), (0.5, 24)]
+
+
+def _expected(s: float, row0: int, rows: int) -> np.ndarray:
+    return np.float32(s) * X[row0:row0 + rows]
+
+
+def _launch(x, y, s, row0):
+    return shifted_scale[(y.shape[0] // 8,)](x, y, s, row0, BM=8, BN=16)
+
+
+def _packs(x, y, s, row0) -> list[int]:
+    """How many packs each array parameter of the launched kernel holds."""
+    loaded = shifted_scale.resolve((y.shape[0] // 8,), None, (x, y, s, row0), {"BM": 8, "BN": 16})[0]
+    return [len(h._packs) for h in loaded.handlers if hasattr(h, "_packs")]
+
+
+def test_numpy_launches_reuse_one_pack_per_layout():
+    for s, row0 in CALLS:                       # new arrays and scalar values every call
+        y = np.full((16, 16), np.nan, np.float32)
+        _launch(X.copy(), y, s, row0)
+        np.testing.assert_array_equal(y, _expected(s, row0, 16))
+    assert _packs(X, y, 0.5, 8) == [1, 1]       # one layout per array: one pack each
+    wide = np.full((32, 16), np.nan, np.float32)  # another output layout: a second pack for y
+    _launch(X, wide, -2.0, 8)
+    np.testing.assert_array_equal(wide, _expected(-2.0, 8, 32))
+    assert _packs(X, wide, 0.5, 8) == [1, 2]
+
+
+def test_a_remembered_pack_does_not_skip_the_per_array_checks():
+    y = np.zeros((16, 16), np.float32)
+    _launch(X, y, 1.0, 8)
+    read_only = np.zeros((16, 16), np.float32)
+    read_only.flags.writeable = False
+    with pytest.raises(xd.LaunchError, match=r"argument 1 \('y'\).*read-only"):
+        _launch(X, read_only, 1.0, 8)            # the same layout as y: only writability differs
+    with pytest.raises(xd.LaunchError, match=r"argument 2 \('s'\).*out of range"):
+        _launch(X, y, 1e300, 8)
+
+
+_CL = []   # (context, queue): the context must outlive every array made on the queue
+
+
+def _cl_array(host):
+    cl = require_module("pyopencl")
+    import pyopencl.array as cla
+
+    if not _CL:
+        ctx = cl.Context(devices=[get_device("opencl:cpu", "pyopencl").native])
+        _CL.extend([ctx, cl.CommandQueue(ctx)])
+    return cla.to_device(_CL[1], host)
+
+
+def test_pyopencl_typed_scalars_follow_every_value():
+    """The same pyopencl arrays launched with changing float and int scalars (the memo's
+    new-scalars path), then again with the same ones (its same-arguments path)."""
+    x, y = _cl_array(X), _cl_array(np.zeros((16, 16), np.float32))
+    for s, row0 in CALLS + CALLS[:1] * 2:
+        _launch(x, y, s, row0)
+        np.testing.assert_array_equal(y.get(), _expected(s, row0, 16))
+    assert shifted_scale._last_call is not None   # pyopencl arrays are remembered
+
+
+def test_pyopencl_memo_notices_an_array_given_another_buffer():
+    """A pyopencl array's buffer is a plain attribute: rebinding it is a different argument."""
+    x, y = _cl_array(X), _cl_array(np.zeros((16, 16), np.float32))
+    _launch(x, y, 2.0, 8)
+    other = _cl_array(np.zeros((16, 16), np.float32))
+    y.base_data = other.base_data                # y now writes into other's buffer
+    _launch(x, y, 2.0, 8)
+    np.testing.assert_array_equal(other.get(), _expected(2.0, 8, 16))
+
+
+def test_pyopencl_memo_does_not_keep_arrays_alive():
+    x, y = _cl_array(X), _cl_array(np.zeros((16, 16), np.float32))
+    _launch(x, y, 1.5, 8)
+    _launch(x, y, 1.5, 8)                         # the remembered launch, re-enqueued
+    xd.synchronize()                              # in-flight launches keep their arrays until done
+    np.testing.assert_array_equal(y.get(), _expected(1.5, 8, 16))
+    alive = [weakref.ref(x), weakref.ref(y)]
+    del x, y
+    gc.collect()
+    assert [ref() is None for ref in alive] == [True, True]
+    assert shifted_scale._last_call is None      # forgotten with its arrays
+
+
+def test_import_loads_neither_runtime_nor_compiler():
+    heavy = ("xetile_dsl.runtime.launcher", "xetile_dsl.runtime.devices", "xetile_dsl.runtime.cache",
+             "xetile_dsl.targets", "xetile_dsl.compiler", "xetile_dsl.codegen", "xetile_dsl.lowering",
+             "xdsl", "llvmlite", "dpctl", "pyopencl")
+    code = ("import json, sys; import xetile_dsl; "
+            f"print(json.dumps(sorted(m for m in sys.modules if m.startswith({heavy!r}))))")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert json.loads(out.stdout.strip().splitlines()[-1]) == []
+
+
+def test_environ_reads_follow_every_change(monkeypatch):
+    """xetile_dsl/environ.py reads os.environ's own bytes: set, changed, removed and
+    non-ASCII values read as os.environ.get does."""
+    name = "XETILE_TEST_ENVIRON_READ"
+    monkeypatch.delenv(name, raising=False)
+    assert environ.get(name) is None and environ.get(name, "d") == "d"
+    for value in ("1", "", "dévice:0"):
+        monkeypatch.setenv(name, value)
+        assert environ.get(name) == os.environ.get(name) == value
+    monkeypatch.delenv(name)
+    assert environ.get(name, "gone") == "gone"
+
+
+def test_inflight_launches_of_other_arrays_do_not_release_each_other():
+    """Each prepared launch is tracked under its own key until it is done: a later launch of
+    other arrays (whose prepared launch may reuse a dead one's id()) must not release the
+    arrays of one that may still run."""
+    dpnp = require_module("dpnp")
+    loaded = shifted_scale.resolve((2,), None, (dpnp.asarray(X), dpnp.zeros((16, 16), dtype=np.float32), 1.0, 8),
+                                   {"BM": 8, "BN": 16})[0]
+    alive = []
+    for _ in range(4):
+        x, y = dpnp.asarray(X), dpnp.zeros((16, 16), dtype=np.float32)
+        prepared = loaded.prepare((2,), [x, y, 2.0, 8])
+        loaded.launch_async(prepared)
+        alive.append(weakref.ref(y.get_array()))
+        del x, y, prepared                       # the next prepared launch may get this one's id()
+    gc.collect()
+    assert [ref() is not None for ref in alive] == [True] * 4   # all still tracked (not yet synchronized)
+    xd.synchronize()
+    gc.collect()
+    assert [ref() is None for ref in alive] == [True] * 4       # released once done
+
+
+def test_a_repeated_signature_reuses_its_kernel_and_a_new_one_does_not():
+    """Calls with the last full call's grid, keywords and argument types skip the kernel
+    lookup; an int that selects another specialisation (a multiple of 16) does not."""
+    kernels = []
+    for row0 in (8, 16, 24, 40, 16):
+        y = np.full((16, 16), np.nan, np.float32)
+        _launch(X, y, 0.5, row0)
+        np.testing.assert_array_equal(y, _expected(0.5, row0, 16))
+        kernels.append(shifted_scale._last_signature[6])
+    k8, k16, k24, k40, k16_again = kernels
+    assert k8 is k24 is k40 and k16 is k16_again and k8 is not k16

@@ -1,0 +1,96 @@
+"""Which launch arguments a remembered launch can be re-enqueued with, told cheaply.
+
+A launch memo (jit.py ``JITFunction._last_call``, launcher.py ``LoadedKernel._last``)
+keeps the marshalled arguments of the last asynchronous launch.  It identifies that
+launch's arguments by *tokens*: a weak reference to each device array (so the memo keeps
+no caller's array alive, and is emptied when one dies: :func:`forgetter`) and each
+scalar's type and value.  :func:`compare_args` then tells, in a few attribute reads,
+whether a new call has the very same arguments, only new scalar values, or others.
+"""
+from __future__ import annotations
+
+import weakref
+
+from .arrays import is_pyopencl_array_type
+
+
+def arg_tokens(args, on_death=None) -> tuple | None:
+    """What identifies a launch's arguments for reuse: a weak reference to each device
+    array's ``usm_ndarray`` (for dpnp, its current one, which changes if it is reshaped in
+    place) or pyopencl array (with its buffer, offset, shape, strides and queue, plain
+    attributes that could be rebound), each scalar's type and value.  ``on_death(ref)`` is
+    called when one of those arrays dies.  None when an argument cannot be identified
+    cheaply."""
+    tokens = []
+    for value in args:
+        cls = value.__class__
+        if cls is int or cls is float:
+            tokens.append((cls, value))
+        elif hasattr(cls, "get_array"):
+            tokens.append((None, weakref.ref(value.get_array(), on_death)))
+        elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
+            tokens.append((None, weakref.ref(value, on_death)))
+        elif is_pyopencl_array_type(cls):
+            tokens.append((None, weakref.ref(value, on_death), _pyopencl_state(value)))
+        else:
+            return None
+    return tuple(tokens)
+
+
+def _pyopencl_state(array) -> tuple:
+    """What a pyopencl array's kernel arguments are made from."""
+    return (array.base_data, array.offset, array.shape, array.strides, array.queue)
+
+
+#: what :func:`compare_args` finds: other arrays (or types), the very same arguments, or the
+#: same arrays with some scalar values changed (types unchanged)
+DIFFERENT, SAME, NEW_SCALARS = 0, 1, 2
+
+
+def compare_args(args, tokens) -> int:
+    """How ``args`` relate to the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
+    if len(args) != len(tokens):
+        return DIFFERENT
+    found = SAME
+    for value, tok in zip(args, tokens):
+        if tok[0] is None:
+            array = tok[1]()
+            if array is None:
+                return DIFFERENT
+            if value is not array:
+                get_array = getattr(value, "get_array", None)
+                if get_array is None or get_array() is not array:
+                    return DIFFERENT
+            elif len(tok) == 3 and _pyopencl_state(value) != tok[2]:
+                return DIFFERENT
+        elif value.__class__ is not tok[0]:
+            return DIFFERENT
+        elif value != tok[1]:
+            found = NEW_SCALARS
+    return found
+
+
+def same_args(args, tokens) -> bool:
+    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
+    return compare_args(args, tokens) == SAME
+
+
+def retoken(tokens: tuple, args) -> tuple:
+    """``tokens`` with the scalar values of ``args`` (the arrays' weak references kept)."""
+    return tuple(tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args))
+
+
+def forgetter(owner, attribute: str, tokens_at: int):
+    """A weak-reference callback that empties the memo ``owner.<attribute>`` (a tuple whose
+    item ``tokens_at`` came from :func:`arg_tokens`) when one of its arrays dies, so that
+    the memo's prepared launch (which holds the arrays' device memory) goes with them.
+    ``owner`` itself is held weakly."""
+    owner_ref = weakref.ref(owner)
+
+    def forget(dead) -> None:
+        holder = owner_ref()
+        memo = getattr(holder, attribute, None)
+        if memo is not None and any(token[0] is None and token[1] is dead for token in memo[tokens_at]):
+            setattr(holder, attribute, None)
+
+    return forget
