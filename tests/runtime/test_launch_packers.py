@@ -140,7 +140,7 @@ def test_import_loads_neither_runtime_nor_compiler():
 def test_environ_reads_follow_every_change(monkeypatch):
     """xetile_dsl/environ.py reads os.environ's own bytes: set, changed, removed and
     non-ASCII values read as os.environ.get does."""
-    name = "XETILE_TEST_ENVIRON_READ"
+    name = "XTDSL_TEST_ENVIRON_READ"
     monkeypatch.delenv(name, raising=False)
     assert environ.get(name) is None and environ.get(name, "d") == "d"
     for value in ("1", "", "dévice:0"):
