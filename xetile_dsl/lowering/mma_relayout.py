@@ -126,6 +126,14 @@ def is_relayout(pack: xetile.TilePackOp) -> bool:
     return isinstance(pack.source.owner, xetile.TileUnpackOp)
 
 
+def stacks_rows(pack: xetile.TilePackOp) -> bool:
+    """A re-layout into operand B blocks: whole result blocks stacked, each lane keeping
+    its column (the block width unchanged)."""
+    if not is_relayout(pack) or len(pack.source.owner.source.type.get_shape()) != 4:
+        return False
+    return pack.source.owner.source.type.get_shape()[3] == pack.result.type.get_shape()[3]
+
+
 def pack_to_xegpu(tr, op: xetile.TilePackOp) -> None:
     """Each operand block from the result blocks (``tr.vmap`` of the unpacked value,
     row-major): an ``8 x K`` A block is one ``xegpu.a_from_c`` of the ``K / N`` result blocks
