@@ -84,3 +84,23 @@ def test_transposed_tiles_leave_one_masked_block():
     for target, form in configs.ATTENTION_FORM.items():
         if form == "transposed":
             assert all(bn % bm == 0 for bm, bn in configs.ATTENTION_TILES[target].values())
+
+
+def test_attention_negative_and_zero_scales():
+    """A positive scale multiplies in the exp2's fma (SCALED = False); zero and negative
+    scales scale the scores first (the masks' -inf would become NaN / +inf in the fma).
+    scale = -1/sqrt(D) on k is the default scale on -k (exact in f16): attention_ref's
+    bound.  scale = 0: each query averages the values it sees (causal: the first i + 1);
+    P = 1 exactly, so the error is the f32 sum ((n + 1) u sum |v|), the division and the
+    f16 output rounding."""
+    q, k, v = _qkv(64, n=40)
+    d = q.shape[-1]
+    o = ops.attention(q, k, v, causal=True, scale=-1 / np.sqrt(d), target="interpret")
+    ref, bound = attention_ref(q, -k, v, True)
+    assert_within(o, ref, bound, "scale = -1/sqrt(D)")
+    o = ops.attention(q, k, v, causal=True, scale=0.0, target="interpret").astype(np.float64)
+    v64, seen = v.astype(np.float64), np.arange(1, 41)[:, None]
+    ref = np.cumsum(v64, axis=2) / seen
+    u = 2.0 ** -24
+    bound = (41 * u * np.cumsum(np.abs(v64), axis=2) / seen + 2 * u * np.abs(ref)) + 2.0 ** -11 * np.abs(ref)
+    assert (np.abs(o - ref) <= bound).all()
