@@ -33,7 +33,7 @@ import xetile_dsl as xd
 from xetile_dsl.errors import DeviceError, XeTileError
 from xetile_dsl.jit import default_target
 from xetile_dsl.ops import arrays, configs
-from xetile_dsl.ops.attention import attention_kernel, attention_launch
+from xetile_dsl.ops.attention import attention_kernel, attention_launch, attention_rows_kernel
 from xetile_dsl.ops.matmul import ACCUMULATION, XT_DTYPES, matmul_kernel, matmul_launch
 from xetile_dsl.runtime.devices import get_device
 from xetile_dsl.targets.peaks import peak_for
@@ -321,8 +321,13 @@ def compile_attention_for_report(d: int, causal: bool, target: str = "pvc"):
     BM, BN = configs.attention_tiles(target, d)
     sig = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "diag": "i32[:,:]",
            "N": "i32", "NP": "i32", "qk_scale": "f32"}
-    consts = {"CAUSAL": causal, "OUT": XT_DTYPES["float16"], "D": d, "BM": BM, "BN": BN}
-    return xd.compile(attention_kernel, signature=sig, constants=consts, target=target)
+    kernel, extra = attention_kernel, {"SCALED": False}  # the default scale is positive
+    if configs.attention_form(target) == "transposed":
+        sig["kidx"] = "i32[:,:]"
+    else:
+        kernel, extra = attention_rows_kernel, {}
+    consts = {"CAUSAL": causal, "OUT": XT_DTYPES["float16"], "D": d, "BM": BM, "BN": BN, **extra}
+    return xd.compile(kernel, signature=sig, constants=consts, target=target)
 
 
 def compile_for_report(dtype_name: str, case: str, target: str):

@@ -25,10 +25,11 @@ def chained_through_slm_kernel(a, b, d, c, BM: xt.constexpr, BN: xt.constexpr, B
 
 
 @xd.jit
-def chained_into_b_kernel(a, b, e, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+def chained_into_b_kernel(a, b, e, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, BE: xt.constexpr,
+                          T: xt.constexpr):
     s = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
-    o = xt.tile_mma(xt.load_tile(xt.init_tile(e, [0, 0], [BM, BM])), xt.astype(s, xt.float16))
-    xt.store_tile(o, xt.init_tile(c, [0, 0], [BM, BN]))
+    o = xt.tile_mma(xt.load_tile(xt.init_tile(e, [0, 0], [BE, BM])), xt.astype(s, T))
+    xt.store_tile(o, xt.init_tile(c, [0, 0], [BE, BN]))
 
 
 @xd.jit

@@ -1,9 +1,9 @@
 """A tile_mma consuming another tile_mma's result (back-to-back GEMM, the attention
 pattern): exact on the PVC and ARC flavours and in the interpreter. On ARC the 8x8 result
 blocks are re-laid out into 8x16 operand A blocks with subgroup shuffles
-(lowering/mma_relayout.py); the SLM round trip stays a valid way too. Chains that PVC
-cannot run in registers (a result feeding operand B, 8-bit operand A) are the same
-located error on both targets."""
+(lowering/mma_relayout.py); the SLM round trip stays a valid way too. A result feeding
+operand B is stacked into B blocks (no lane moves) on both targets. 8-bit operand A
+chains, which PVC cannot run in registers either, are the same located error on both."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -61,16 +61,44 @@ def test_chained_tile_mma_through_slm_is_exact_on_arc():
     np.testing.assert_array_equal(c, ref)
 
 
-@pytest.mark.parametrize("flavour", ["cpu-pvc", "cpu-arc"])
-def test_chained_tile_mma_into_operand_b_is_the_same_located_error(flavour):
-    """A result feeding operand B needs K x N blocks (16 x 16 on PVC, 16 x 8 on ARC), not
-    the 8 x N result blocks: not re-laid out on either target."""
-    a, b, _, _ = _operands()
-    e = np.ones((BM, BM), np.float16)
-    with pytest.raises(CompilationError, match=r"feeds another tile_mma as an operand: on (pvc|arc) .*xt\.slm_alloc") \
-            as err:
-        chained_into_b_kernel.on(flavour)[(1,)](a, b, e, np.zeros((BM, BN), np.float32), BM=BM, BN=BN, BK=BK)
-    assert "chained_mma_kernels.py:29" in str(err.value)   # the first tile_mma's line
+def _run_into_b(flavour, bm, bn, bk, be, dtype="f16"):
+    """o = e @ T(a @ b): the first product's result is operand B (K = bm rows) of the second."""
+    npt, elem = {"i8": (np.int8, xt.int8), **DTYPES}[dtype]
+    rng = np.random.default_rng(bm + bn + bk + be)
+    a, b, e = (rng.integers(-2, 3, shape).astype(npt) for shape in ((bm, bk), (bk, bn), (be, bm)))
+    # |s| <= 4 * bk <= 128: exact in f16, bf16 and int8 (no wrap-around), so o is exact too
+    s = a.astype(np.int64) @ b.astype(np.int64)
+    ref = e.astype(np.int64) @ s
+    c = np.zeros((be, bn), np.int32 if dtype == "i8" else np.float32)
+    chained_into_b_kernel.on(flavour)[(1,)](a, b, e, c, BM=bm, BN=bn, BK=bk, BE=be, T=elem)
+    np.testing.assert_array_equal(c, ref)
+
+
+@pytest.mark.parametrize("flavour,bm,bn,bk,be", [
+    ("cpu-pvc", 16, 16, 16, 8), ("cpu-pvc", 32, 32, 16, 16),
+    ("cpu-arc", 16, 8, 16, 8), ("cpu-arc", 32, 16, 16, 16),
+    ("interpret", 16, 16, 16, 8), ("interpret", 32, 32, 16, 16)])
+def test_chained_tile_mma_into_operand_b_is_exact(flavour, bm, bn, bk, be):
+    """Each 16 x N operand B block (VNNI pairs of rows per lane) is two 8 x N result blocks
+    stacked, lanes unchanged (lowering/mma_relayout.py): bm = 32 is two B block rows."""
+    _run_into_b(flavour, bm, bn, bk, be)
+
+
+@pytest.mark.parametrize("flavour,dtype", [("cpu-arc", "bf16"), ("cpu-pvc", "bf16"), ("cpu-pvc", "i8")])
+def test_chained_bf16_and_int8_tile_mma_into_operand_b_is_exact(flavour, dtype):
+    """bf16 travels as i16 bits; int8 B blocks are 32 x 16 (VNNI quadruples): four result
+    blocks stacked."""
+    _run_into_b(flavour, 32, 16, 32, 16, dtype)
+
+
+def test_chained_operand_b_of_partial_b_blocks_is_a_located_error():
+    """bm = 8: one result block row is half a 16-row operand B block."""
+    a, b, _, _ = _operands(8, 16, 16)
+    with pytest.raises(CompilationError, match=r"tile 8x16xf16 cannot be used as operand B of tile_mma on pvc: it "
+                                               r"is split into 16x16 blocks .* multiple of \[16, 16\]") as err:
+        chained_into_b_kernel.on("cpu-pvc")[(1,)](a, b, np.ones((8, 8), np.float16), np.zeros((8, 16), np.float32),
+                                                  BM=8, BN=16, BK=16, BE=8, T=xt.float16)
+    assert "chained_mma_kernels.py:31" in str(err.value)  # the consuming tile_mma
     assert "internal compiler error" not in str(err.value)
 
 
@@ -83,7 +111,7 @@ def test_chained_int8_tile_mma_is_the_same_located_error(flavour):
     with pytest.raises(CompilationError, match=r"feeds another tile_mma as an operand: on (pvc|arc) .*xt\.slm_alloc") \
             as err:
         chained_int8_kernel.on(flavour)[(1,)](a, b, d, np.zeros((BM, 32), np.int32), BM=BM, BN=32, BK=32)
-    assert "chained_mma_kernels.py:36" in str(err.value)
+    assert "chained_mma_kernels.py:37" in str(err.value)
 
 
 

@@ -109,3 +109,29 @@ def test_opt_coalesces_hand_written_xetile_only_with_a_target(tmp_path):
     assert "array_length = 2" in with_target and "vector.extract_strided_slice" in with_target
     plain = opt(tmp_path, text, "xetile-blocking{target=pvc},convert-xetile-to-xegpu")
     assert "array_length" not in plain and "vector.extract_strided_slice" not in plain
+
+
+@xd.jit
+def mma_then_reduce_kernel(a, b, c, K, AXIS: xt.constexpr):
+    """K steps whose results are scaled, reduced and summed (the attention step's shape)."""
+    ta, tb = xt.init_tile(a, [0, 0], [32, 32]), xt.init_tile(b, [0, 0], [32, 16])
+    acc = xt.zeros([32, 16], xt.float32)
+    for k in range(0, K, 32):
+        s = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb))
+        acc = acc + xt.broadcast_to(xt.sum(xt.exp2(s * 0.5), axis=AXIS), [32, 16])
+        ta = xt.update_tile_offset(ta, 0, 32)
+        tb = xt.update_tile_offset(tb, 32, 0)
+    xt.store_tile(acc, xt.init_tile(c, [0, 0], [32, 16]))
+
+
+@pytest.mark.parametrize("axis,coalesced", [(0, True), (1, False)])
+def test_lane_local_work_next_to_a_k_step_keeps_coalescing(axis, coalesced):
+    """Element-wise work and a reduction down the rows keep every lane on its own column:
+    A's 32x32 is still one 32-row message of two blocks per K step; a sum across the
+    columns (a butterfly over lanes) keeps one message per block, as next to row sums it
+    spilled."""
+    xegpu = xd.compile(mma_then_reduce_kernel, {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"},
+                       {"AXIS": axis}, target="cpu-pvc").asm["xegpu"]
+    loop = _loop(xegpu)
+    assert (A_MSG in loop) == coalesced
+    assert len(re.findall(r"xegpu\.load_nd %\S+ : !xegpu\.tensor_desc<8x16xf16>", loop)) == (0 if coalesced else 8)

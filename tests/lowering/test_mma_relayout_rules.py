@@ -3,10 +3,13 @@ chain from a tile_mma result to the next tile_mma's operand A keeps the 8x8 resu
 blocks, a tile_unpack / tile_pack pair before the consumer makes 8x16 A blocks, the XeGPU
 conversion makes each A block one xegpu.a_from_c of two result blocks, and the SIMT pass
 gives it lane columns in and A's packed-pair fragment out. On pvc (16-bit result blocks
-are A blocks) nothing is inserted. The op prints, parses back and verifies its shapes."""
+are A blocks) nothing is inserted. The op prints, parses back and verifies its shapes.
+A result feeding operand B is stacked into B blocks on both targets, lane-locally."""
 from __future__ import annotations
 
 import re
+
+import pytest
 
 from tests.lowering.test_lowering_rules import opt
 
@@ -65,3 +68,46 @@ def test_a_from_c_checks_its_shapes(tmp_path):
   func.return
 }"""
     assert "2 sources of vector<8x1xf16> join into vector<8x2xf16>" in opt(tmp_path, text, "", expect_ok=False)
+
+
+# s = a[16x16] @ b[16x32]; o = e[8x16] @ f16(s): the result feeds operand B
+INTO_B = f"""func.func @k(%a: {MEM}, %b: {MEM}, %e: {MEM}, %c: memref<64x64xf32>) {{
+  %c0 = arith.constant 0 : index
+  %ta = xetile.init_tile %a[%c0, %c0] : {MEM} -> !xetile.tile<16x16xf16>
+  %tb = xetile.init_tile %b[%c0, %c0] : {MEM} -> !xetile.tile<16x32xf16>
+  %te = xetile.init_tile %e[%c0, %c0] : {MEM} -> !xetile.tile<8x16xf16>
+  %tc = xetile.init_tile %c[%c0, %c0] : memref<64x64xf32> -> !xetile.tile<8x32xf32>
+  %va = xetile.load_tile %ta : !xetile.tile<16x16xf16> -> vector<16x16xf16>
+  %vb = xetile.load_tile %tb : !xetile.tile<16x32xf16> -> vector<16x32xf16>
+  %ve = xetile.load_tile %te : !xetile.tile<8x16xf16> -> vector<8x16xf16>
+  %s = xetile.tile_mma %va, %vb : vector<16x16xf16>, vector<16x32xf16> -> vector<16x32xf32>
+  %h = arith.truncf %s : vector<16x32xf32> to vector<16x32xf16>
+  %o = xetile.tile_mma %ve, %h : vector<8x16xf16>, vector<16x32xf16> -> vector<8x32xf32>
+  xetile.store_tile %o, %tc : vector<8x32xf32>, !xetile.tile<8x32xf32>
+  func.return
+}}"""
+
+
+@pytest.mark.parametrize("target,lanes", [("pvc", 16), ("arc", 8)])
+def test_operand_b_stacks_result_blocks_without_lane_moves(tmp_path, target, lanes):
+    """The chain keeps 8 x L result blocks; a tile_unpack / tile_pack pair makes 16 x L B
+    blocks, each the two result blocks above each other (vector.insert_strided_slice), which
+    at SIMT concatenates each lane's two [8, 1] columns into its [16, 1] one: VNNI pairs of
+    consecutive rows, no shuffle."""
+    blocked = opt(tmp_path, INTO_B, f"xetile-blocking{{target={target}}}")
+    n = 32 // lanes
+    assert f"%h = arith.truncf %s : vector<2x{n}x8x{lanes}xf32> to vector<2x{n}x8x{lanes}xf16>" in blocked
+    assert re.search(rf"(%\w+) = xetile.tile_unpack %h \{{inner_blocks = array<i64: 8, {lanes}>\}} : "
+                     rf"vector<2x{n}x8x{lanes}xf16> -> vector<16x32xf16>\n\s*(%\w+) = xetile.tile_pack \1 "
+                     rf"\{{inner_blocks = array<i64: 16, {lanes}>\}} : vector<16x32xf16> -> "
+                     rf"vector<1x{n}x16x{lanes}xf16>\n\s*%o = xetile.tile_mma %\w+, \2", blocked)
+    xegpu = opt(tmp_path, INTO_B, f"xetile-blocking{{target={target}}},convert-xetile-to-xegpu{{target={target}}}")
+    assert len(re.findall(rf"vector.insert_strided_slice %\w+, %\w+ \{{offsets = \[8, 0\].*\}} : vector<8x{lanes}xf16> "
+                          rf"into vector<16x{lanes}xf16>", xegpu)) == n
+    simt = opt(tmp_path, INTO_B, TO_SIMT.format(f"{{target={target}}}"))
+    assert len(re.findall(r"vector.insert_strided_slice %\w+, %\w+ \{offsets = \[8, 0\].*\} : vector<8x1xf16> "
+                          r"into vector<16x1xf16>", simt)) == n
+    assert "a_from_c" not in simt and "lane_transpose" not in simt
+    # operand A: one column per lane on pvc, packed pairs on arc
+    assert len(re.findall(r"xegpu.dpas %\w+, %\w+ : vector<8x[12]xf16>, vector<16x1xf16> -> vector<8x1xf32>",
+                          simt)) == n

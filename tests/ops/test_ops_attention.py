@@ -1,6 +1,6 @@
 """ops.attention (flash attention forward) against f64 numpy with a derived bound
 (ops_ref.attention_ref), [Z, H, N, D] with N = 100 (no multiple of the 16-query block:
-numpy inputs are padded per head to whole query blocks (16 for D = 64, 8 for D = 128; 8 on ARC)
+numpy inputs are padded per head to whole query blocks (16 on pvc, 8 on ARC)
 and the padded keys masked).  The CPU device compiles one variant per flavour (D = 64, causal:
 the masked path); the interpreter runs the others."""
 from __future__ import annotations
@@ -10,6 +10,7 @@ import pytest
 
 from ops_ref import BF16, assert_within, attention_ref
 from xetile_dsl import ops
+from xetile_dsl.ops import configs
 from xetile_dsl.errors import UsageError, XeTileError
 from conftest_tools import require_dpnp
 
@@ -59,3 +60,47 @@ def test_attention_device_arrays_need_whole_blocks():
     q, k, v = (dpnp.asarray(x) for x in _qkv(64))
     with pytest.raises(XeTileError, match="multiple of the query block"):
         ops.attention(q, k, v, target="cpu-pvc")
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "interpret"])
+def test_attention_nan_scores_give_nan_rows_like_numpy(target):
+    """The key loop's row maximum ignores NaN (maxnumf: one sel per element on Xe), but a
+    NaN score still makes its p, the running sum and so the whole output row NaN, as in
+    numpy's softmax: a NaN key (key 7, causal) poisons exactly the queries that see it."""
+    q, k, v = _qkv(64)
+    k[0, 1, 7, 3] = np.nan
+    o = ops.attention(q, k, v, causal=True, target=target).astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        ref, bound = attention_ref(q, k, v, True)
+    np.testing.assert_array_equal(np.isnan(o), np.isnan(ref))
+    assert np.isnan(o[0, 1, 7:]).all() and not np.isnan(o[0, 1, :7]).any() and not np.isnan(o[0, 0]).any()
+    fine = ~np.isnan(ref)
+    assert (np.abs(o - ref)[fine] <= bound[fine]).all()
+
+
+def test_transposed_tiles_leave_one_masked_block():
+    """The transposed kernel masks only the block after its key loop: with BN a multiple
+    of BM, the causal diagonal and the keys past N fall in that one block."""
+    for target, form in configs.ATTENTION_FORM.items():
+        if form == "transposed":
+            assert all(bn % bm == 0 for bm, bn in configs.ATTENTION_TILES[target].values())
+
+
+def test_attention_negative_and_zero_scales():
+    """A positive scale multiplies in the exp2's fma (SCALED = False); zero and negative
+    scales scale the scores first (the masks' -inf would become NaN / +inf in the fma).
+    scale = -1/sqrt(D) on k is the default scale on -k (exact in f16): attention_ref's
+    bound.  scale = 0: each query averages the values it sees (causal: the first i + 1);
+    P = 1 exactly, so the error is the f32 sum ((n + 1) u sum |v|), the division and the
+    f16 output rounding."""
+    q, k, v = _qkv(64, n=40)
+    d = q.shape[-1]
+    o = ops.attention(q, k, v, causal=True, scale=-1 / np.sqrt(d), target="interpret")
+    ref, bound = attention_ref(q, -k, v, True)
+    assert_within(o, ref, bound, "scale = -1/sqrt(D)")
+    o = ops.attention(q, k, v, causal=True, scale=0.0, target="interpret").astype(np.float64)
+    v64, seen = v.astype(np.float64), np.arange(1, 41)[:, None]
+    ref = np.cumsum(v64, axis=2) / seen
+    u = 2.0 ** -24
+    bound = (41 * u * np.cumsum(np.abs(v64), axis=2) / seen + 2 * u * np.abs(ref)) + 2.0 ** -11 * np.abs(ref)
+    assert (np.abs(o - ref) <= bound).all()

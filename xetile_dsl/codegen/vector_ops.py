@@ -263,11 +263,13 @@ class _Emitter:
                 # x itself wins where the comparison is true or unordered (x NaN): exact for a
                 # constant that is not NaN and not the zero the comparison cannot tell apart
                 return b.select(b.fcmp_unordered(pred, x, y), x, y)
+            if not nan_wins:
+                # maxnumf/minnumf return the other operand when one is NaN: OpenCL fmax/fmin,
+                # one sel.ge/sel.l on Xe (whose min/max ignore a NaN operand)
+                return self.math("fmax" if pred == ">" else "fmin", [x, y])
             pick = b.select(b.fcmp_ordered(pred, x, y), x, y)
-            if nan_wins:  # maximumf/minimumf propagate NaN
-                return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), pick)
-            # maxnumf/minnumf return the other operand when one is NaN
-            return b.select(b.fcmp_unordered("uno", y, y), x, b.select(b.fcmp_unordered("uno", x, x), y, pick))
+            # maximumf/minimumf propagate NaN
+            return b.select(b.fcmp_unordered("uno", x, y), b.fadd(x, y), pick)
         return self.math(_MATH[name], args)
 
     def math(self, fname: str, args: list[ir.Value]) -> ir.Value:

@@ -52,7 +52,8 @@ class _BlockFunction:
         self.families = Families(fn)
         self.elementwise = elementwise.join_elementwise(self.families, fn)
         self.roles: dict[SSAValue, tuple[str, object]] = {}  # family root -> (role, op that decided it)
-        # tile_mma ops whose operand A is another's result, kept in result blocks and re-laid out
+        # tile_mma op -> its operands ("A", "B") computed from another's result: kept in result
+        # blocks and re-laid out before it (mma_relayout)
         self.relaid = mma_relayout.relaid_operands(fn, self.families, target)
 
     def run(self) -> None:
@@ -81,7 +82,7 @@ class _BlockFunction:
         for op in self.fn.walk():
             if isinstance(op, xetile.TileMMAOp):
                 for operand, role in ((op.a, "A"), (op.b, "B")):
-                    if role == "A" and op in self.relaid:
+                    if role in self.relaid.get(op, ()):
                         continue  # blocked like the result it is computed from (mma_relayout)
                     self._set_role(operand, role, op)
                     if isinstance(operand.owner, xetile.LoadTileOp):
@@ -168,7 +169,7 @@ class _BlockFunction:
     def _check_chained_mma(self, blocks: dict) -> None:
         """A tile_mma result that feeds another tile_mma as an operand keeps one blocking;
         it must be the DPAS result shape M x N, or the products would not line up (16-bit
-        operands A that differ, on ARC, were re-laid out: lowering/mma_relayout.py)."""
+        operands A that differ, on ARC, and operands B were re-laid out: lowering/mma_relayout.py)."""
         for op in self.fn.walk():
             if not isinstance(op, xetile.TileMMAOp):
                 continue
@@ -180,8 +181,8 @@ class _BlockFunction:
             raise LoweringError(
                 f"this tile_mma's result feeds another tile_mma as an operand: on {self.target.name} its "
                 f"{DPAS_M}x{cfg.n} result blocks are laid out across the {self.target.subgroup_size} lanes unlike "
-                f"{got[0]}x{got[1]} operand blocks, and only a 16-bit operand A is re-laid out in registers; store "
-                f"the result (e.g. to SLM with xt.slm_alloc) and load it back as the operand", op)
+                f"{got[0]}x{got[1]} operand blocks, and only operand B and a 16-bit operand A are re-laid out in "
+                f"registers; store the result (e.g. to SLM with xt.slm_alloc) and load it back as the operand", op)
 
     def _retype(self, value: SSAValue, blocks: dict) -> None:
         root = self.families.find(value)

@@ -1,28 +1,33 @@
 """Chained tile_mma: a tile_mma result (through element-wise ops such as ``xt.astype``)
-feeding another tile_mma as operand A (back-to-back GEMM, the attention pattern), on a
-target whose DPAS result blocks are not operand A blocks (docs/design.md, "Chained
-tile_mma").
+feeding another tile_mma as operand A (back-to-back GEMM, the attention pattern) or as
+operand B (the transposed attention ``O^T = V^T P^T``), where the DPAS result blocks are
+not operand blocks (docs/design.md, "Chained tile_mma").
 
 A DPAS result block is ``8 x N`` with lane n holding column n (N = the subgroup size).
 Operand A is ``8 x K``; on PVC with 16-bit elements K = N and A's lanes hold one column
 each too, so the result blocks are A blocks and nothing moves. On ARC (8 lanes) 16-bit A
 is ``8 x 16``, lane n holding columns 2n and 2n + 1 packed in one dword: its columns live
-in two result blocks and in other lanes. Here the chain keeps the result blocking, and
-the A operand is re-laid out where the layouts meet:
+in two result blocks and in other lanes. Operand B is ``K x N`` (16-bit: K = 16, 8-bit:
+32), lane n holding column n with consecutive rows packed in dwords (VNNI): on every
+target ``K / 8`` result blocks stacked, each lane's columns concatenated, nothing crossing
+lanes. The chain keeps the result blocking, and the operand is re-laid out where the
+layouts meet:
 
 * **Blocking** (:func:`relaid_operands`, :func:`insert_relayout`): the chain's family is
   blocked like a result (``8 x L``); before the consuming tile_mma, ``tile_unpack`` of those
-  blocks and ``tile_pack`` into ``8 x K`` A blocks.
+  blocks and ``tile_pack`` into ``8 x K`` A (``K x N`` B) blocks.
 * **XeGPU** (:func:`pack_to_xegpu`): each A block is one ``xegpu.a_from_c`` of the ``K / L``
-  result blocks that are its columns, side by side.
+  result blocks that are its columns, side by side; each B block the ``K / 8`` result
+  blocks above each other, joined with ``vector.insert_strided_slice``.
 * **SIMT**: ``a_from_c`` takes the ``[8, 1]`` lane columns and yields A's ``[8, K / L]`` lane
   fragment (the SIMT pass gives the result A's layout because it feeds dpas's lhs);
-  codegen/a_from_c.py moves the elements with subgroup shuffles.
+  codegen/a_from_c.py moves the elements with subgroup shuffles. The B join becomes a
+  lane-local join of ``[8, 1]`` columns into the ``[K, 1]`` column dpas reads as VNNI
+  dwords (register_transpose.distribute).
 
 Only 16-bit A is re-laid out: the chains PVC runs (its 16-bit result and A blocks agree).
-8-bit and tf32 A blocks differ from result blocks on PVC too, and a result feeding operand
-B needs ``K x N`` blocks on every target: those stay the located error of
-blocking.py (``_check_chained_mma``), the same on PVC and ARC.
+8-bit and tf32 A blocks differ from result blocks on PVC too: those stay the located
+error of blocking.py (``_check_chained_mma``), the same on PVC and ARC.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target
 from .analysis import Families
+from .register_transpose import join_rows
 
 #: the A element width whose chains are re-laid out (the chains PVC runs without moving data)
 RELAID_BITS = 16
@@ -54,44 +60,65 @@ def needs_shuffles(op: xetile.TileMMAOp, target: Target) -> bool:
     return cfg.k % lanes == 0 and target.sg_map("A", RELAID_BITS) == ((1, lanes), (1, cfg.k // lanes))
 
 
-def relaid_operands(fn: func.FuncOp, families: Families, target: Target) -> set[xetile.TileMMAOp]:
-    """The tile_mma ops whose operand A is (element-wise) another tile_mma's result and
-    must be re-laid out on ``target``; ``families`` already joined element-wise."""
+def needs_row_join(op: xetile.TileMMAOp, target: Target) -> bool:
+    """Whether ``op``'s operand B, if it were a tile_mma result, needs its ``8 x N`` result
+    blocks stacked into ``K x N`` B blocks: B's lanes hold one column each (N = L, VNNI
+    pairs or quadruples of rows in a dword are consecutive rows of that column), so a B
+    block is ``K / 8`` result blocks one above the other, with no cross-lane movement."""
+    cfg = _dpas_of(op, target)
+    rows = max(cfg.m_values) if cfg is not None else 0
+    return cfg is not None and cfg.n == target.subgroup_size and cfg.k != rows and cfg.k % rows == 0
+
+
+def relaid_operands(fn: func.FuncOp, families: Families, target: Target) -> dict[xetile.TileMMAOp, tuple[str, ...]]:
+    """The tile_mma ops whose operands (``"A"``, ``"B"``) are (element-wise) another
+    tile_mma's result and must be re-laid out on ``target``; ``families`` already joined
+    element-wise."""
     mmas = [op for op in fn.walk() if isinstance(op, xetile.TileMMAOp)]
     results = {families.find(op.output) for op in mmas}
-    found = {op for op in mmas if families.find(op.a) in results and needs_shuffles(op, target)}
-    for op in found:
-        _check_shape(op, target)
+    found = {}
+    for op in mmas:
+        roles = tuple(role for role, operand, needed in (("A", op.a, needs_shuffles), ("B", op.b, needs_row_join))
+                      if families.find(operand) in results and needed(op, target))
+        for role in roles:
+            _check_shape(op, role, target)
+        if roles:
+            found[op] = roles
     return found
 
 
-def _a_blocks(op: xetile.TileMMAOp, target: Target) -> tuple[int, int]:
-    """Operand A's blocks: the largest DPAS M (blocking.DPAS_M) by K."""
+def _operand_blocks(op: xetile.TileMMAOp, role: str, target: Target) -> tuple[int, int]:
+    """Operand A's blocks: the largest DPAS M (blocking.DPAS_M) by K; operand B's: K by N."""
     cfg = _dpas_of(op, target)
-    return max(cfg.m_values), cfg.k
+    return (max(cfg.m_values), cfg.k) if role == "A" else (cfg.k, cfg.n)
 
 
-def _check_shape(op: xetile.TileMMAOp, target: Target) -> None:
-    rows, cols = op.a.type.get_shape()
-    m, k = _a_blocks(op, target)
+def _check_shape(op: xetile.TileMMAOp, role: str, target: Target) -> None:
+    operand = op.a if role == "A" else op.b
+    rows, cols = operand.type.get_shape()
+    m, k = _operand_blocks(op, role, target)
     if rows % m or cols % k:
-        name = type_name(op.a.type.element_type)
+        name = type_name(operand.type.element_type)
         raise LoweringError(
-            f"tile {rows}x{cols}x{name} cannot be used as operand A of tile_mma on {target.name}: it is split "
+            f"tile {rows}x{cols}x{name} cannot be used as operand {role} of tile_mma on {target.name}: it is split "
             f"into {m}x{k} blocks (the DPAS sizes for {name}), so its shape must be a multiple of [{m}, {k}]", op)
 
 
-def insert_relayout(ops: set[xetile.TileMMAOp], target: Target) -> None:
-    """After blocking retyped the chain to result blocks: ``tile_unpack`` + ``tile_pack``
-    into A blocks before each tile_mma of ``ops``."""
-    for op in ops:
-        source = op.a
-        unpack = xetile.TileUnpackOp(source, source.type.get_shape()[2:])
-        pack = xetile.TilePackOp(unpack.result, _a_blocks(op, target))
-        for new in (unpack, pack):
-            new.location = op.location
-        op.parent_block().insert_ops_before([unpack, pack], op)
-        op.operands = [pack.result, *op.operands[1:]]
+def insert_relayout(ops: dict[xetile.TileMMAOp, tuple[str, ...]], target: Target) -> None:
+    """After blocking retyped the chains to result blocks: ``tile_unpack`` + ``tile_pack``
+    into operand blocks before each tile_mma of ``ops``, for each operand re-laid out."""
+    for op, roles in ops.items():
+        for role in roles:
+            index = 0 if role == "A" else 1
+            source = op.operands[index]
+            unpack = xetile.TileUnpackOp(source, source.type.get_shape()[2:])
+            pack = xetile.TilePackOp(unpack.result, _operand_blocks(op, role, target))
+            for new in (unpack, pack):
+                new.location = op.location
+            op.parent_block().insert_ops_before([unpack, pack], op)
+            operands = list(op.operands)
+            operands[index] = pack.result
+            op.operands = operands
 
 
 def is_relayout(pack: xetile.TilePackOp) -> bool:
@@ -99,18 +126,34 @@ def is_relayout(pack: xetile.TilePackOp) -> bool:
     return isinstance(pack.source.owner, xetile.TileUnpackOp)
 
 
+def stacks_rows(pack: xetile.TilePackOp) -> bool:
+    """A re-layout into operand B blocks: whole result blocks stacked, each lane keeping
+    its column (the block width unchanged)."""
+    if not is_relayout(pack) or len(pack.source.owner.source.type.get_shape()) != 4:
+        return False
+    return pack.source.owner.source.type.get_shape()[3] == pack.result.type.get_shape()[3]
+
+
 def pack_to_xegpu(tr, op: xetile.TilePackOp) -> None:
-    """Each ``8 x K`` A block: one ``xegpu.a_from_c`` of the ``K / N`` result blocks holding
-    its columns (``tr.vmap`` of the unpacked value: the result blocks, row-major)."""
+    """Each operand block from the result blocks (``tr.vmap`` of the unpacked value,
+    row-major): an ``8 x K`` A block is one ``xegpu.a_from_c`` of the ``K / N`` result blocks
+    side by side; a ``K x N`` B block is its ``K / 8`` result blocks stacked, joined with
+    ``vector.insert_strided_slice`` (lane-local at SIMT: each lane's column fragments
+    concatenated, register_transpose.join_rows)."""
     unpacked = op.source.owner
     _, src_cols, rows, width = unpacked.source.type.get_shape()
     out_rows, out_cols, b0, b1 = op.result.type.get_shape()
+    blocks, elem = tr.vmap[op.source], op.result.type.element_type
+    if b1 == width and b0 % rows == 0:
+        tr.vmap[op.result] = [join_rows(tr, op, blocks[j::src_cols], rows, i * b0, b0, width, elem)
+                              for i in range(out_rows) for j in range(out_cols)]
+        return
     if rows != b0 or b1 % width:
         raise LoweringError(f"a chained tile_mma operand re-laid out from {rows}x{width} result blocks into "
-                            f"{b0}x{b1} A blocks: the A block must be whole result blocks side by side", op)
+                            f"{b0}x{b1} operand blocks: an A block must be whole result blocks side by side, a B "
+                            f"block whole result blocks one above the other", op)
     per = b1 // width
-    blocks, block_t = tr.vmap[op.source], VectorType(op.result.type.element_type, [b0, b1])
+    block_t = VectorType(elem, [b0, b1])
     tr.vmap[op.result] = [
         tr.emit(xegpu.AFromCOp([blocks[i * src_cols + j * per + t] for t in range(per)], block_t), op).result
         for i in range(out_rows) for j in range(out_cols)]
-

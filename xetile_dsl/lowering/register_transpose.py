@@ -121,7 +121,7 @@ def transpose_to_xegpu(tr, op: xetile.TileTransposeOp) -> None:
     elem, src = op.source.type.element_type, tr.vmap[op.source]
     gc = cols // lanes
     # in the result's row-major order, so a packed pair is used together (e.g. one DPAS K step)
-    joined = [_rows(tr, op, src[q::gc], bs, p * lanes, lanes, lanes, elem)
+    joined = [join_rows(tr, op, src[q::gc], bs, p * lanes, lanes, lanes, elem)
               for q in range(gc) for p in range(rows // lanes)]
     tr.vmap[op.result] = _transpose_squares(tr, op, joined, elem)
     shapes[op.result] = (lanes, lanes)
@@ -165,7 +165,7 @@ def pack_to_xegpu(tr, op) -> None:
     out = []
     for i in range(rr):
         for j in range(rc):
-            out.append(_rows(tr, op, squares[j::rc], rows_in, i * br, br, lanes, elem))
+            out.append(join_rows(tr, op, squares[j::rc], rows_in, i * br, br, lanes, elem))
     tr.vmap[op.result] = out
 
 
@@ -179,7 +179,7 @@ def _incommensurate(b: int, lanes: int) -> bool:
     return b % lanes != 0 and lanes % b != 0
 
 
-def _rows(tr, like, column: list[SSAValue], block_rows: int, r0: int, n: int, lanes: int, elem) -> SSAValue:
+def join_rows(tr, like, column: list[SSAValue], block_rows: int, r0: int, n: int, lanes: int, elem) -> SSAValue:
     """Rows ``r0 .. r0 + n`` of a block column (blocks of ``block_rows x lanes``) as one
     ``n x lanes`` vector: a block itself, a slice of one, or several joined."""
     k = r0 // block_rows

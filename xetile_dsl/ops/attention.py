@@ -1,10 +1,11 @@
 """``ops.attention``: flash attention forward, softmax(q k^T * scale) v per (batch, head).
 
-Each program owns BM queries of one head and walks the keys in blocks of BN: S = Q K^T on
-DPAS (K read through an ``order=(0, 1)`` tile: the transposed view of K as stored),
-the online softmax in base 2 (scores pre-multiplied by scale * log2(e), so every
+Each program owns BM queries of one head and walks the keys in blocks of BN, transposed
+(keys x queries, so the per-query reductions stay inside each lane): S^T = K Q^T on DPAS
+(Q^T read once through an ``order=(0, 1)`` tile), the online softmax in base 2 (scores pre-multiplied by scale * log2(e), so every
 exponential is one ``exp2``; the running maximum m and sum l rescale the accumulator by
-``exp2(m_old - m_new)``), then P V on DPAS with P converted to the input dtype.  Causal
+``exp2(m_old - m_new)``), then O^T = V^T P^T on DPAS with P^T converted to the input dtype
+(V^T and the O^T store through ``order=(0, 1)`` tiles).  Causal
 attention stops the key loop at the block's last query (later blocks would be fully
 masked) and masks the diagonal block.  [Z, H, N, D] arrays are viewed as [Z * H * N, D];
 keys past N are masked, so a head's padding never mixes with the next head."""
@@ -27,11 +28,76 @@ INPUTS = ("float16", "bfloat16")
 
 
 @xd.jit
-def attention_kernel(q, k, v, o, diag, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr, D: xt.constexpr,
-                     BM: xt.constexpr, BN: xt.constexpr):
+def _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT: xt.constexpr, SCALED: xt.constexpr):
+    """One key block of the online softmax, transposed: ``s`` = S^T [keys, queries] (masked;
+    multiplied by ``qk_scale`` already when SCALED, else unscaled and ``qk_scale`` > 0, so
+    the scale is one fma with the maximum's subtraction), ``m`` / ``s_sum`` the running
+    [1, queries] maximum and sum of the scaled scores, ``acc`` = O^T."""
+    if SCALED:
+        m_new = xt.maximum(m, xt.tile_reduce("maxnumf", s, 0))
+        p = xt.exp2(s - m_new)
+    else:
+        m_new = xt.maximum(m, xt.tile_reduce("maxnumf", s, 0) * qk_scale)
+        p = xt.exp2(xt.fma(s, qk_scale, -m_new))
+    alpha = xt.exp2(m - m_new)
+    s_sum = s_sum * alpha + xt.sum(p, axis=0)
+    acc = xt.tile_mma(xt.load_tile(tv), xt.astype(p, OUT), acc * alpha)
+    return m_new, s_sum, acc
+
+
+@xd.jit
+def attention_kernel(q, k, v, o, diag, kidx, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                     D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
     """o = softmax(q k^T * qk_scale / log2(e)) v for the head program_id(1) (rows
     [head * NP, head * NP + N) of the [Z * H * NP, D] views) and queries
-    [program_id(0) * BM, + BM); qk_scale includes log2(e)."""
+    [program_id(0) * BM, + BM); qk_scale includes log2(e).
+
+    Computed transposed (keys x queries), so the softmax reductions over keys run down
+    each lane's column instead of across lanes: S^T = K Q^T, O^T = V^T P^T (P^T, a
+    tile_mma result, is the second product's operand B: lowering/mma_relayout.py).
+    The key loop covers the blocks that need no mask; the one block that does (keys past
+    N, or the causal diagonal: BN a multiple of BM makes it one block) follows it.
+    SCALED = False (for qk_scale > 0 only) leaves the scores unscaled until the exp2's fma."""
+    qblk = xt.program_id(0) * BM
+    base = xt.program_id(1) * NP
+    tq = xt.init_tile(q, [0, base + qblk], [D, BM], order=(0, 1))   # Q^T: [D, queries]
+    m = xt.full([1, BM], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([1, BM], xt.float32)
+    acc = xt.zeros([D, BM], xt.float32)                                            # O^T
+    tk = xt.init_tile(k, [base, 0], [BN, D])                                       # K: [keys, D]
+    tv = xt.init_tile(v, [0, base], [D, BN], order=(0, 1))                         # V^T: [D, keys]
+    end = N
+    unmasked = N // BN * BN
+    if CAUSAL:
+        end = qblk + BM
+        unmasked = (qblk + 1) // BN * BN  # blocks whose last key is at most the first query
+    for start in range(0, unmasked, BN):
+        s = xt.tile_mma(xt.load_tile(tk), xt.load_tile(tq), xt.zeros([BN, BM], xt.float32))    # S^T
+        if SCALED:
+            s = s * qk_scale
+        m, s_sum, acc = _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
+        tk = xt.update_tile_offset(tk, BN, 0)
+        tv = xt.update_tile_offset(tv, 0, BN)
+    if unmasked < end:
+        # diag[j, i] = j - i: key unmasked + j is after query qblk + i when j - i > qblk - unmasked;
+        # kidx[j, i] = j (loaded tables: transposing xt.arange to a column hits a compiler bug today)
+        s = xt.tile_mma(xt.load_tile(tk), xt.load_tile(tq), xt.zeros([BN, BM], xt.float32))
+        if SCALED:
+            s = s * qk_scale
+        s = xt.where(xt.load_tile(xt.init_tile(kidx, [0, 0], [BN, BM])) < N - unmasked, s, float("-inf"))
+        if CAUSAL:
+            s = xt.where(xt.load_tile(xt.init_tile(diag, [0, 0], [BN, BM])) <= qblk - unmasked, s, float("-inf"))
+        m, s_sum, acc = _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
+    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [0, base + qblk], [D, BM], order=(0, 1)))
+
+
+@xd.jit
+def attention_rows_kernel(q, k, v, o, diag, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr, D: xt.constexpr,
+                     BM: xt.constexpr, BN: xt.constexpr):
+    """:func:`attention_kernel` untransposed (queries x keys), for targets without 2D block
+    messages (ARC), where the transposed form's ``order=(0, 1)`` tiles would be gathers:
+    S = Q K^T (K^T through an ``order=(0, 1)`` tile), row reductions across lanes, then
+    P V with P operand A (on ARC re-laid out by lane shuffles: lowering/mma_relayout.py)."""
     qblk = xt.program_id(0) * BM
     base = xt.program_id(1) * NP
     qv = xt.load_tile(xt.init_tile(q, [base + qblk, 0], [BM, D]))
@@ -66,8 +132,8 @@ def attention_kernel(q, k, v, o, diag, N, NP, qk_scale, CAUSAL: xt.constexpr, OU
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=None, target: str | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
     bf16, D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32 statistics and accumulation.
-    On ARC the P V product's operand A is re-laid out from the Q K^T result blocks with
-    lane shuffles (lowering/mma_relayout.py); D = 128 spills there (configs.ATTENTION_TILES)."""
+    P^T reaches the V^T P^T product as operand B stacked from the K Q^T result blocks
+    (lowering/mma_relayout.py)."""
     return attention_launch(q, k, v, causal=causal, scale=scale, out=out, target=target)[0]
 
 
@@ -86,13 +152,25 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
         arrays.empty_like_input(q, (Z, H, N, D), dtype)
     buffer = result.reshape(Z * H * N, D) if NP == N else np.zeros((Z * H * NP, D), dtype)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
-    diag = np.arange(BN, dtype=np.int32)[None, :] - np.arange(BM, dtype=np.int32)[:, None]
-    diag = arrays.host_like_input(diag, q)
-    event = attention_kernel.on(target)[(NP // BM, Z * H)](
-        *flat, buffer, diag, N, NP, qk_scale, CAUSAL=bool(causal), OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN)
+    kernel, tables, options = _kernel_and_tables(target, BM, BN, qk_scale)
+    event = kernel.on(target)[(NP // BM, Z * H)](
+        *flat, buffer, *(arrays.host_like_input(t, q) for t in tables), N, NP, qk_scale, CAUSAL=bool(causal),
+        OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN, **options)
     if NP != N:
         np.copyto(result, buffer.reshape(Z, H, NP, D)[:, :, :N])
     return result, event
+
+
+def _kernel_and_tables(target: str, BM: int, BN: int, qk_scale: float):
+    """The kernel form configs.ATTENTION_FORM names for ``target``, its mask tables
+    (transposed, diag[j, i] = j - i and kidx[j, i] = j ([BN, BM]); by rows, diag[i, j] =
+    j - i) and options: a positive scale is applied in the exp2's fma (SCALED = False; a
+    zero or negative one would turn the masks' -inf into NaN or +inf there)."""
+    keys, queries = np.arange(BN, dtype=np.int32), np.arange(BM, dtype=np.int32)
+    if configs.attention_form(target) == "transposed":
+        kidx = np.repeat(keys[:, None], BM, axis=1)
+        return attention_kernel, (kidx - queries[None, :], kidx), {"SCALED": not qk_scale > 0}
+    return attention_rows_kernel, (keys[None, :] - queries[:, None],), {}
 
 
 def _check(q, k, v) -> tuple[int, int, int, int]:

@@ -32,7 +32,13 @@ ROW_TILES = {"pvc": (4, 256), "arc": (2, 256)}
 #: spills 13.6 KB on pvc (256-GRF mode), BM = 8 none (ocloc, report()).  ARC (dg2-g10,
 #: 256 GRF): D = 64 spills 13.1 KB at (16, 32), 4.1 KB at (8, 32), none at (8, 16);
 #: D = 128 spills at every legal size (15.5 KB at (8, 16), the least), so it runs slowly
-ATTENTION_TILES = {"pvc": {64: (16, 32), 128: (8, 32)}, "arc": {64: (8, 16), 128: (8, 16)}}
+ATTENTION_TILES = {"pvc": {64: (16, 32), 128: (16, 32)}, "arc": {64: (8, 16), 128: (8, 16)}}
+#: ops.attention's kernel form: "transposed" (keys x queries: reductions inside each lane,
+#: Q^T / V^T / O^T through order=(0, 1) tiles, i.e. transposed 2D block messages) where
+#: the target has them; "rows" on ARC, whose transposed tiles would be per-element gathers
+#: (measured with ocloc, dg2-g10, D = 64: the transposed form spilled 320 B and gathered).
+#: The transposed form's tiles need BN a multiple of BM (one masked block per program).
+ATTENTION_FORM = {"pvc": "transposed", "arc": "rows"}
 
 INTERPRETERS = ("interpret", "interpret-subgroups")
 
@@ -84,3 +90,7 @@ def row_tiles(target: str) -> tuple[int, int]:
 
 def attention_tiles(target: str, head_dim: int) -> tuple[int, int]:
     return ATTENTION_TILES[family(target)][head_dim]
+
+
+def attention_form(target: str) -> str:
+    return ATTENTION_FORM[family(target)]
