@@ -180,6 +180,31 @@ def test_explain_cli_names_missing_signature_entries():
     assert proc.returncode == 1 and "missing --sig for b, c, K" in proc.stderr and "Traceback" not in proc.stderr
 
 
+def test_explain_cli_imports_package_files_with_relative_imports_and_reports_broken_ones(tmp_path):
+    """A kernel file inside a package is imported by its dotted name (its relative imports
+    work, as in the library's own kernels/matmul.py); a file that fails to import is one
+    error line, not a traceback."""
+    pkg = tmp_path / "userpkg"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "shapes.py").write_text("TILE = 32\n")
+    (pkg / "kern.py").write_text("import xetile_dsl as xd\nimport xetile_dsl.language as xt\nfrom .shapes import TILE\n\n\n"
+                                 "@xd.jit\ndef copy(a, c):\n"
+                                 "    xt.store_tile(xt.load_tile(xt.init_tile(a, [0, 0], [TILE, TILE])), "
+                                 "xt.init_tile(c, [0, 0], [TILE, TILE]))\n")
+    (tmp_path / "broken.py").write_text("import no_such_module_for_explain\n")
+
+    def explain(spec, *sig):
+        return subprocess.run([sys.executable, "-m", "xetile_dsl", "explain", spec, *sig], capture_output=True,
+                              text=True, env=os.environ.copy(), timeout=600)
+
+    ok = explain(f"{pkg / 'kern.py'}:copy", "--sig", "a=f32[:,:]")  # stops at the missing --sig, after the import
+    assert ok.returncode == 1 and "missing --sig for c" in ok.stderr and "Traceback" not in ok.stderr
+    bad = explain(f"{tmp_path / 'broken.py'}:k")
+    assert bad.returncode == 1 and "No module named 'no_such_module_for_explain'" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 def test_report_needs_a_gpu_target():
     kernel = xd.compile(matmul_kernel, SIG, CONSTS, target="cpu")
     with pytest.raises(ToolError, match="target='pvc'"):

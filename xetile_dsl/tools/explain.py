@@ -50,14 +50,34 @@ def load_kernel(spec: str) -> tuple[JITFunction, dict]:
     path = Path(path_text)
     if not path.is_file():
         raise ExplainError(f"no such file: {path}")
-    module_spec = importlib.util.spec_from_file_location(f"_xetile_explain_{path.stem}", path)
-    module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    try:
+        module = _import_file(path)
+    except Exception as exc:  # the user's file failed to import: say so, no traceback
+        raise ExplainError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
     kernel = getattr(module, name, None)
     if not isinstance(kernel, JITFunction):
         found = sorted(k for k, v in vars(module).items() if isinstance(v, JITFunction))
         raise ExplainError(f"{path} has no @jit kernel {name!r}; its kernels: {', '.join(found) or 'none'}")
     return kernel, vars(module)
+
+
+def _import_file(path: Path):
+    """``path`` as a module: by its dotted name when it lies in a package (its directory
+    has ``__init__.py``), so relative imports work -- the package's parent directory goes
+    on ``sys.path`` -- else as a standalone module."""
+    path = path.resolve()
+    parts, folder = [path.stem], path.parent
+    while (folder / "__init__.py").is_file():
+        parts.insert(0, folder.name)
+        folder = folder.parent
+    if len(parts) > 1:
+        if str(folder) not in sys.path:
+            sys.path.insert(0, str(folder))
+        return importlib.import_module(".".join(parts))
+    module_spec = importlib.util.spec_from_file_location(f"_xetile_explain_{path.stem}", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module
 
 
 def parse_const(text: str, names: dict) -> tuple[str, object]:
