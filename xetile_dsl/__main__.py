@@ -10,7 +10,13 @@ import argparse
 import sys
 import time
 
-from xetile_dsl.tools import explain
+from xetile_dsl._lazy import LazyModule
+from xetile_dsl.cli import explain
+
+# each subcommand loads what it needs when it runs
+devices = LazyModule("xetile_dsl.runtime.devices")
+kernel_cache = LazyModule("xetile_dsl.runtime.cache")
+opt = LazyModule("xetile_dsl.cli.opt")
 
 
 # --- devices --------------------------------------------------------------------------
@@ -21,12 +27,10 @@ def _devices_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _devices_run(args: argparse.Namespace) -> int:
-    from xetile_dsl.runtime.devices import DeviceError, get_device, list_devices
-
     try:
-        print(list_devices(args.backend))
-        print(f"selected: {get_device(backend=args.backend).describe()}")
-    except DeviceError as exc:
+        print(devices.list_devices(args.backend))
+        print(f"selected: {devices.get_device(backend=args.backend).describe()}")
+    except devices.DeviceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
     return 0
@@ -40,9 +44,7 @@ def _cache_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _cache_run(args: argparse.Namespace) -> int:
-    from xetile_dsl.runtime.cache import KernelCache
-
-    cache = KernelCache(args.dir)
+    cache = kernel_cache.KernelCache(args.dir)
     if args.action == "clear":
         print(f"removed {cache.clear()} entries from {cache.directory}")
         return 0
@@ -58,15 +60,11 @@ def _cache_run(args: argparse.Namespace) -> int:
 # --- opt -------------------------------------------------------------------------------
 
 def _opt_args(parser: argparse.ArgumentParser) -> None:
-    from xetile_dsl.tools.opt import add_arguments
-
-    add_arguments(parser)
+    opt.add_arguments(parser)
 
 
 def _opt_run(args: argparse.Namespace) -> int:
-    from xetile_dsl.tools.opt import run
-
-    return run(args)
+    return opt.run(args)
 
 
 #: name -> (help, add_arguments(parser), run(args) -> exit code)

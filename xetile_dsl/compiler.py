@@ -23,10 +23,10 @@ import numpy as np
 import xdsl
 
 from . import stage_log
+from .knobs import debug_tracebacks
 from ._lazy import LazyModule
-from .errors import (CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError,
-                     debug_tracebacks)
-from .frontend import build_module
+from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError
+from .frontend.build import build_module
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .stage_log import StageLog
@@ -44,6 +44,7 @@ xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")
 pipeline = LazyModule("xetile_dsl.lowering.pipeline")
 isa_report = LazyModule("xetile_dsl.tools.isa_report")
 ocloc = LazyModule("xetile_dsl.tools.ocloc")
+launcher = LazyModule("xetile_dsl.runtime.launcher")
 
 #: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {
@@ -91,9 +92,7 @@ class CompiledKernel:
         """Build for ``device`` (the default device) and run on ``grid`` with ``args`` in
         ABI order (numpy arrays are copied back in place); the path for kernels that have
         no ``@jit`` function, e.g. from :func:`compile_mlir`."""
-        from .runtime.launcher import get_launcher
-
-        get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
+        launcher.get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
 
     def report(self) -> "isa_report.IsaReport":
         """The static ISA report of this kernel (tools/isa_report.py): per innermost loop of
@@ -272,7 +271,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
         asm = _lower_with_located_warnings(src, module, flavour, log)
         llvm_text, abi = _generate(log, module, gpu, emulate, narrow_arrays(args))
     except LoweringError as exc:
-        raise _at_user_line(src, exc) from (exc if debug_tracebacks() else None)
+        raise at_user_line(src, exc) from (exc if debug_tracebacks() else None)
     except CompilationError as exc:
         if debug_tracebacks():
             raise
@@ -319,7 +318,7 @@ def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: S
     for w in caught:
         if isinstance(w.message, LoweringWarning):
             category = type(w.message).compiled_category
-            warnings.warn(category.at(_at_user_line(src, w.message)), stacklevel=4)
+            warnings.warn(category.at(at_user_line(src, w.message)), stacklevel=4)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     return asm
@@ -332,7 +331,7 @@ def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
     return KernelABI(**{**abi.__dict__, "params": params})
 
 
-def _at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
+def at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
     """``exc`` as a CompilationError at its op's source line: in the kernel ``src``, or in
     the file of the ``@jit`` helper the op was inlined from (its location names that file)."""
     loc = getattr(exc.op, "location", None)
@@ -473,3 +472,11 @@ def _llvm_library_identity() -> list:
         st = lib.stat()
         found.append([lib.name, st.st_size, int(st.st_mtime)])
     return found
+
+
+def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = "pvc"):
+    """The XeTile module of ``fn`` (a ``@jit`` kernel or a plain function) for a signature
+    such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
+    fn = getattr(fn, "fn", fn)
+    flavour, _ = resolve_target(target)
+    return build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]

@@ -1,7 +1,6 @@
 """The error taxonomy: every error a user can see is one of these."""
 from __future__ import annotations
 
-from . import knobs
 
 
 class XeTileError(Exception):
@@ -67,11 +66,6 @@ class SpirvEmitError(XeTileError, RuntimeError):
 class OutsideKernelError(XeTileError, RuntimeError):
     """A kernel-language operation (``xt.load_tile``, ``xt.barrier``, ...) called as plain
     Python, outside a ``@jit`` kernel."""
-
-
-def debug_tracebacks() -> bool:
-    """True when XETILE_DEBUG asks for compiler-internal tracebacks."""
-    return knobs.DEBUG.get()
 
 
 class LoweringError(XeTileError):

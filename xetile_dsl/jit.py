@@ -31,7 +31,7 @@ from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import check_num_subgroups, split_options
-from .runtime.abi import ELEMENT_TYPES
+from .runtime.abi import ELEMENT_OF_NUMPY
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken
 
@@ -47,9 +47,6 @@ target_facts = LazyModule("xetile_dsl.targets.target", globals())
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
-_NUMPY_TO_ELEM = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
-
-
 class JITFunction:
     """A kernel: ``kernel[grid](*args, **constexprs)`` compiles (once per signature) and runs."""
 
@@ -500,10 +497,10 @@ def _arg_spec(name: str, value) -> ArgSpec:
 def _array_spec(name: str, dtype, shape: tuple) -> ArgSpec:
     """An array's ArgSpec: element type, rank and NARROW when its rows are too narrow for
     2D block messages (the kernel is then specialised to access it per lane)."""
-    elem = _NUMPY_TO_ELEM.get(np.dtype(dtype).name)
+    elem = ELEMENT_OF_NUMPY.get(np.dtype(dtype).name)
     if elem is None:
         raise LaunchError(f"argument {name!r}: arrays of dtype {dtype} are not supported; use one of "
-                          f"{', '.join(_NUMPY_TO_ELEM)} (bfloat16 from ml_dtypes)")
+                          f"{', '.join(ELEMENT_OF_NUMPY)} (bfloat16 from ml_dtypes)")
     narrow = _narrow_rows(tuple(shape), np.dtype(dtype).itemsize)
     return ArgSpec("array", elem, len(shape), spec=NARROW if narrow else "")
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import environ, errors  # module, not names: errors.py reads XETILE_DEBUG through this module
+from . import environ, errors
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
@@ -111,3 +111,8 @@ def interpret_mode() -> str:
     if value in _TRUE:
         return "1"
     return "0" if value in _FALSE else value
+
+
+def debug_tracebacks() -> bool:
+    """True when XETILE_DEBUG asks for compiler-internal tracebacks."""
+    return DEBUG.get()

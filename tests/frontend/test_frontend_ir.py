@@ -7,7 +7,7 @@ import re
 import pytest
 
 from xetile_dsl.dialects import parse_module, print_module
-from xetile_dsl.frontend import to_xetile
+from xetile_dsl.compiler import to_xetile
 
 from . import ir_kernels as k
 

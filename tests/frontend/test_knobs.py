@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from xetile_dsl import errors, knobs
+from xetile_dsl import knobs
 from xetile_dsl.errors import UsageError
 from xetile_dsl.runtime import cache
 
@@ -52,9 +52,9 @@ def test_the_package_reads_the_environment_only_through_knobs():
 
 def test_knobs_are_read_when_used(monkeypatch):
     monkeypatch.delenv("XETILE_DEBUG", raising=False)
-    assert errors.debug_tracebacks() is False
+    assert knobs.debug_tracebacks() is False
     monkeypatch.setenv("XETILE_DEBUG", "yes")
-    assert errors.debug_tracebacks() is True
+    assert knobs.debug_tracebacks() is True
     monkeypatch.setenv("XETILE_CACHE_LOCK_TIMEOUT", "2.5")
     assert cache.default_lock_timeout() == 2.5
     monkeypatch.setenv("XETILE_CACHE_LOCK_TIMEOUT", "")

@@ -10,7 +10,7 @@ import pytest
 
 from xetile_dsl.dialects import parse_module
 from xetile_dsl.dialects.target_legality import check_for_target, verify_for_target
-from xetile_dsl.tools.opt import run_opt
+from xetile_dsl.cli.opt import run_opt
 
 from .helpers import wrap
 

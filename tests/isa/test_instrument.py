@@ -11,7 +11,7 @@ import pytest
 
 import isa_kernels as K
 from conftest_tools import require_ocloc, require_spirv_tool
-from xetile_dsl.tools import ocloc, spirv_tools
+from xetile_dsl.tools import disasm, ocloc, spirv_tools
 from xetile_dsl.tools.elf import ElfError, read_sections
 from xetile_dsl.tools.ocloc import CALLA, DPAS, LOAD_BLOCK2D, STORE_BLOCK2D, check_isa, count
 
@@ -51,7 +51,7 @@ def test_iga64_agrees_with_ocloc_disasm(pvc_good):
     except ocloc.ToolNotFound as exc:
         pytest.skip(str(exc))
     _, zb = pvc_good
-    isa = ocloc._disasm_with_iga64(zb, "k")
+    isa = disasm._disasm_with_iga64(zb, "k")
     assert count(isa, DPAS) == count(zb.isa_text("k"), DPAS) >= 1
     assert count(isa, LOAD_BLOCK2D) == count(zb.isa_text("k"), LOAD_BLOCK2D) >= 1
 

@@ -10,7 +10,7 @@ import pytest
 from xetile_dsl.errors import UsageError
 from xetile_dsl.lowering import registry
 from xetile_dsl.lowering.pipeline import pass_names
-from xetile_dsl.tools.opt import run_opt
+from xetile_dsl.cli.opt import run_opt
 
 LOWERING = Path(registry.__file__).parent
 

@@ -18,7 +18,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl import CompilationError
 from xetile_dsl.dialects import make_context
-from xetile_dsl.frontend import build_module
+from xetile_dsl.frontend.build import build_module
 from xetile_dsl.frontend.ast_to_xetile import ArgSpec
 from xetile_dsl.frontend.control import MAX_UNROLLED_OPS
 from xetile_dsl.lowering import sink_to_uses

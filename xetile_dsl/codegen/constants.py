@@ -16,6 +16,8 @@ from xdsl.dialects.builtin import IndexType, IntegerType
 from xdsl.ir import Operation
 
 from ..errors import LoweringError
+from .llvm_types import llvm_scalar, llvm_type
+from .vector_ops import _pack
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 CONSTANT_ADDRSPACE = 2
@@ -52,8 +54,6 @@ def handles(op: Operation) -> bool:
 
 def constant(gen, op: arith.ConstantOp, scalar_const) -> None:
     """A non-splat ``arith.constant``; ``scalar_const(llvm_type, xdsl_type, value)``."""
-    from .simt_to_llvm import llvm_scalar, llvm_type
-
     t = op.result.type
     flat = list(op.value.get_values())
     if is_lane_table(op):
@@ -85,9 +85,6 @@ def _table(gen, t, flat: list, elem: ir.Type, scalar_const) -> LaneTable:
 
 def lane_read(gen, op: vector.ExtractOp) -> None:
     """This lane's fragment: elements ``lane*row .. lane*row + row - 1`` of the table."""
-    from .simt_to_llvm import llvm_type
-    from .vector_ops import _pack
-
     table = gen.v(op.vector)
     if not isinstance(table, LaneTable):
         raise LoweringError("codegen: vector.extract at a dynamic position is lowered for constant lane tables only",

@@ -17,6 +17,7 @@ from xdsl.ir import Operation
 from ..dialects import xegpu
 from ..errors import LoweringError
 from ..frontend.types import bit_width
+from .llvm_types import SPIRV_VECTOR_SIZES, llvm_type
 
 I8, I64 = ir.IntType(8), ir.IntType(64)
 
@@ -79,7 +80,6 @@ def _count(t) -> int:
 
 
 def _elem_type(gen, t):
-    from .simt_to_llvm import llvm_type
     return llvm_type(t)
 
 
@@ -96,16 +96,14 @@ def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
     elements (whose lane offsets must then be 32-bit aligned, as the RFC's d32 messages
     need).  A lane fragment of the wrong size or one SPIR-V cannot hold as a vector is
     rejected."""
-    from .simt_to_llvm import _SPIRV_VECTOR_SIZES, llvm_type
-
     chunk = tdesc_type.scatter_attr.chunk
     if _count(value_type) != chunk:
         raise LoweringError(f"codegen: a lane of {tdesc_type} accesses {chunk} element(s), but the value is "
                             f"{value_type}", op)
     ty = llvm_type(value_type)
-    if isinstance(ty, ir.VectorType) and ty.count not in _SPIRV_VECTOR_SIZES:
+    if isinstance(ty, ir.VectorType) and ty.count not in SPIRV_VECTOR_SIZES:
         raise LoweringError(f"codegen: chunk_size = {chunk} of {value_type.element_type} is {ty} per lane, not a "
-                            f"SPIR-V vector; use a chunk_size of {', '.join(map(str, _SPIRV_VECTOR_SIZES))} "
+                            f"SPIR-V vector; use a chunk_size of {', '.join(map(str, SPIRV_VECTOR_SIZES))} "
                             "elements (8/16-bit data: up to 16 32-bit words)", op)
     elem_bytes = bit_width(tdesc_type.element_type) // 8
     # a chunk of 8/16-bit data is whole 32-bit units (the descriptor verifier), read as d32 words

@@ -10,33 +10,32 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 from llvmlite import ir
-from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects import arith, func, gpu, scf
 from xdsl.dialects.builtin import (
     BFloat16Type,
     DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
     FloatAttr,
-    IndexType,
     IntegerAttr,
-    IntegerType,
     MemRefType,
     ModuleOp,
-    VectorType,
 )
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ..dialects import xegpu
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
+from ..lowering.analysis import Families
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.target import MMA_INPUT_ALIASES
-from ..lowering.analysis import Families
 from . import a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, scattered_ops, slm, vector_ops
 from .builtins_transpose import transpose_kind
 from .intel_builtins import IntelBuiltins
+from .llvm_types import llvm_scalar, llvm_type
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
@@ -66,44 +65,6 @@ class TDesc:
     def surface(self) -> list[ir.Value]:
         """The arguments of a block message: the surface and the 32-bit position."""
         return [self.base, self.width_bytes, self.height, self.pitch_bytes, self.x, self.y]
-
-
-def llvm_scalar(t) -> ir.Type:
-    """LLVM type of an xDSL scalar type (bf16 travels as its i16 bits)."""
-    if isinstance(t, IndexType):
-        return I64
-    if isinstance(t, IntegerType):
-        return ir.IntType(t.width.data)
-    if isinstance(t, Float16Type):
-        return ir.HalfType()
-    if isinstance(t, BFloat16Type):
-        return ir.IntType(16)
-    if isinstance(t, Float32Type):
-        return ir.FloatType()
-    raise LoweringError(f"codegen: unsupported type {t}")
-
-
-#: vector sizes SPIR-V allows without VectorAnyINTEL (LLVM's backend aborts on others)
-_SPIRV_VECTOR_SIZES = (2, 3, 4, 8, 16)
-
-
-def llvm_type(t) -> ir.Type:
-    """LLVM type of an xDSL type. A vector is flattened; a one-element vector is a scalar
-    (SPIR-V has no 1-vectors); a per-lane vector with more elements than SPIR-V allows
-    (32 bytes of 8-bit VNNI data) travels as the same bits in 32-bit components."""
-    if isinstance(t, VectorType):
-        n = 1
-        for d in t.get_shape():
-            n *= d
-        elem = llvm_scalar(t.element_type)
-        if n == 1:
-            return elem
-        bits = bit_width(t.element_type)
-        if n not in _SPIRV_VECTOR_SIZES and bits < 32 and (n * bits) % 32 == 0 \
-                and n * bits // 32 in _SPIRV_VECTOR_SIZES:
-            return ir.VectorType(I32, n * bits // 32)
-        return ir.VectorType(elem, n)
-    return llvm_scalar(t)
 
 
 def generate(module: ModuleOp, target: Target, emulate: bool,
@@ -625,8 +586,6 @@ def _mma_input(t) -> str:
 
 def pad_bits(attr, elem) -> int:
     """The bit pattern of a padding attribute in element type ``elem`` (0 for zero)."""
-    import numpy as np
-
     value = attr.value.data
     bits = bit_width(elem)
     if isinstance(elem, BFloat16Type):
@@ -643,8 +602,6 @@ def _cast_bits(b: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
 
 def _scalar_const(lt: ir.Type, t, py) -> ir.Constant:
     if isinstance(t, BFloat16Type):
-        import numpy as np
-
         bits = int(np.array([py], dtype=np.float32).view(np.uint32)[0]) >> 16
         return ir.Constant(lt, bits)
     if isinstance(lt, (ir.HalfType, ir.FloatType, ir.DoubleType)):

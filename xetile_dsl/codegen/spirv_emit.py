@@ -6,6 +6,7 @@ See ``shared/docs/llvm-to-spirv.md``.
 """
 from __future__ import annotations
 
+import array
 import atexit
 import os
 import subprocess
@@ -272,8 +273,6 @@ _RESULT_WORD = {248: 1, 54: 2, 55: 2, 59: 2, 57: 2, 61: 2, 82: 2, 81: 2, 124: 2,
 
 def duplicate_result_ids(binary: bytes) -> set[int]:
     """Result ids defined twice among the instructions in ``_RESULT_WORD``."""
-    import array
-
     words = array.array("I", binary)
     seen, dups, i = set(), set(), 5  # 5-word header
     while i < len(words):

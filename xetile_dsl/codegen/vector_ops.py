@@ -28,6 +28,7 @@ from ..dialects import _asm, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, is_unsigned
 from . import builtins_block1d, builtins_block2d
+from .llvm_types import llvm_type
 from .mangle import mangle, vec
 
 I1, I16, I32, I64, I8 = ir.IntType(1), ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.IntType(8)
@@ -83,8 +84,6 @@ def _check_fragments(op: Operation) -> None:
     """Element-wise codegen works on whole fragment vectors: one that SPIR-V cannot hold
     (32 8-bit elements per lane, carried packed in dwords: ARC's int8 operand blocks) is
     reported at the op."""
-    from .simt_to_llvm import llvm_type
-
     for v in list(op.operands) + list(op.results):
         t = v.type
         if isinstance(t, VectorType) and _count(t) > 1 and getattr(llvm_type(t), "count", 1) != _count(t):
@@ -330,8 +329,6 @@ class _Emitter:
         self.set(op.results[0], out)
 
     def gen_type(self, t) -> ir.Type:
-        from .simt_to_llvm import llvm_type
-
         return llvm_type(t)
 
     # --- reductions and broadcasts ---------------------------------------------------------------

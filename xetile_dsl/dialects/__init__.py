@@ -5,15 +5,19 @@ upgrade is one change.
 """
 from __future__ import annotations
 
+from io import StringIO
+
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
 from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
+from xdsl.printer import Printer
 
 from ._arith_vector import ARITH
 from ._gpu_syntax import GPU
+from ._located import LocatingParser
 from ._vector_ops import VECTOR
 from .xegpu import XeGPU
 from .xetile import XeTile
@@ -33,10 +37,6 @@ def make_context() -> Context:
 
 def print_module(module) -> str:
     """MLIR text of ``module`` (custom syntax where the op defines one)."""
-    from io import StringIO
-
-    from xdsl.printer import Printer
-
     out = StringIO()
     Printer(stream=out).print_op(module)
     return out.getvalue()
@@ -44,8 +44,6 @@ def print_module(module) -> str:
 
 def parse_module(text: str, name: str = "<text>"):
     """Parse MLIR text into a builtin.module; every error is a located ParseError."""
-    from ._located import LocatingParser
-
     return LocatingParser(make_context(), text, name).parse_module()
 
 

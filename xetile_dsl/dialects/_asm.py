@@ -19,10 +19,13 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
-from xdsl.irdl import IRDLOperation
+from xdsl.irdl import IRDLOperation, irdl_op_definition
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
+
+from ._xegpu_attrs import NbarrierType, TensorDescType
+from ._xetile_types import TileType
 
 ARROWS = ("into", "to")
 _SEGMENTS = "operandSegmentSizes"
@@ -53,14 +56,12 @@ def parse_optional_arrow(parser: Parser) -> bool:
 def parse_type(parser: Parser) -> Attribute:
     """A type; also accepts the RFC's unprefixed ``tile<..>``, ``tensor_desc<..>`` and
     ``nbarrier``."""
-    from . import xegpu, xetile  # late: the dialect modules import this one
-
-    short: dict[str, type] = {"tile": xetile.TileType, "tensor_desc": xegpu.TensorDescType}
+    short: dict[str, type] = {"tile": TileType, "tensor_desc": TensorDescType}
     for word, cls in short.items():
         if parser.parse_optional_keyword(word) is not None:
             return cls.new(cls.parse_parameters(parser))
     if parser.parse_optional_keyword("nbarrier") is not None:
-        return xegpu.NbarrierType()
+        return NbarrierType()
     return parser.parse_type()
 
 
@@ -206,8 +207,6 @@ KEY_ALIASES = {"map1": "wg_map_source", "map2": "wg_map", "wg_map_result": "wg_m
 
 def make_alias(op_name: str, target: type[IRDLOperation], doc: str) -> type[IRDLOperation]:
     """An op name that only parses, into ``target`` (other spellings of the same op)."""
-    from xdsl.irdl import irdl_op_definition
-
     def parse(cls, parser: Parser):
         return target.parse(parser)
 

@@ -42,11 +42,11 @@ from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from . import _asm
-from ._xegpu_attrs import CacheHintAttr, LayoutAttr, TensorDescType, element_bits
-from . import _mixed
+from . import _asm, _mixed
 from ._init_syntax import parse_init_like, parse_update_offsets, print_offsets_sizes_strides
 from ._memref_layout import is_address
+from ._xegpu_attrs import CacheHintAttr, LayoutAttr, TensorDescType, element_bits
+from ._xetile_ops import parse_mma_like
 
 CACHE_HINTS = ("l1_hint", "l2_hint", "l3_hint")
 _HINT_KEYS = {"l1": "l1_hint", "l2": "l2_hint", "l3": "l3_hint"}
@@ -471,8 +471,6 @@ class DpasOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> DpasOp:
-        from ._xetile_ops import parse_mma_like
-
         a, b, c, out, attrs = parse_mma_like(parser, cls.POSITIONAL)
         attrs = {cls.KEY_ALIASES.get(k, k): v for k, v in attrs.items()}
         return _asm.build_op(parser, cls, lambda: cls(a, b, c, out), attrs)

@@ -28,7 +28,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
-from ._xegpu_attrs import FenceScopeAttr, MemorySpaceAttr, NbarrierType, TensorDescType
+from ._xegpu_attrs import FenceScopeAttr, LayoutAttr, MemorySpaceAttr, NbarrierType, SGMapAttr, SliceAttr, TensorDescType
 from ._memref_layout import is_address
 from ._xegpu_ops import LOAD_POLICIES, _memref_space, STORE_POLICIES, WORD_KEYS, _hint_props, _MemOp, check_hints, normalize_mem_attrs
 from ._xetile_vector_ops import ATOMIC_KINDS, _parse_kind
@@ -525,8 +525,6 @@ class ConvertLayoutOp(IRDLOperation):
         super().__init__(operands=[source], result_types=[source.type], properties=props)
 
     def verify_(self) -> None:
-        from ._xegpu_attrs import LayoutAttr, SGMapAttr, SliceAttr
-
         if self.result.type != self.source.type:
             raise VerifyException(f"{self.name}: result type must equal the source type {self.source.type}")
         for name in ("target_layout", "input_layout"):

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, MemRefType, VectorType, i64
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (
     AttrSizedOperandSegments,
@@ -460,6 +460,4 @@ def _check_tile_vector(op_name: str, tile_type: Attribute, vec_type: Attribute) 
 
 def _mixed_signed_ints(a, b) -> bool:
     """True for two integer types of the same width that differ only in signedness."""
-    from xdsl.dialects.builtin import IntegerType
-
     return isinstance(a, IntegerType) and isinstance(b, IntegerType) and a.width == b.width

@@ -25,7 +25,7 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
-from ._xetile_ops import match_by_type
+from ._xetile_ops import _check_tile_vector, match_by_type
 from ._xetile_types import TileType, WgMapAttr, check_wg_map
 
 ATOMIC_KINDS = ("addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu", "mulf", "muli",
@@ -96,7 +96,6 @@ class AtomicRMWOp(IRDLOperation):
     def verify_(self) -> None:
         if self.kind.data not in ATOMIC_KINDS:
             raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
-        from ._xetile_ops import _check_tile_vector
         _check_tile_vector(self.name, self.tile.type, self.value.type)
         if self.result.type != self.value.type:
             raise VerifyException(f"{self.name}: result type {self.result.type} must equal the value type")

@@ -1,48 +1,6 @@
 """Frontend: a ``@jit`` function's AST -> verified XeTile IR.
 
-:func:`to_xetile` is the entry point used by the compiler (and usable on its own to
-inspect the IR a kernel produces, e.g. in tests or by the interpreter)."""
-from __future__ import annotations
-
-
-def build_module(fn, args: dict, constants: dict, target):
-    """Parse ``fn`` and emit its XeTile module for ``target`` (a Target); verify every op,
-    reporting a verifier failure at the user's line of the op that broke the rule.
-
-    Returns (module, names of the arrays the kernel writes)."""
-    from xdsl.utils.exceptions import VerifyException
-
-    from ..errors import debug_tracebacks
-    from .ast_to_xetile import KernelIRBuilder
-    from .source import KernelSource
-
-    src = KernelSource.of(fn)
-    builder = KernelIRBuilder(src, fn.__globals__, args, constants, target)
-    module = builder.build()
-    for op in module.walk(reverse=True):
-        try:
-            op.verify(verify_nested_ops=False)
-        except VerifyException as exc:
-            if debug_tracebacks():
-                raise
-            raise _located(src, op, str(exc).splitlines()[0]) from None
-    return module, builder.written_arrays
-
-
-def _located(src, op, message: str):
-    loc = getattr(op, "location", None)
-    line = getattr(getattr(loc, "line", None), "data", 0)
-    col = getattr(getattr(loc, "column", None), "data", 1) - 1
-    node = type("Loc", (), {"lineno": line or src.first_line, "col_offset": max(col, 0)})()
-    return src.error(node, f"invalid operation {op.name}: {message}")
-
-
-def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = "pvc"):
-    """The XeTile module of ``fn`` (a ``@jit`` kernel or a plain function) for a signature
-    such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
-    from ..compiler import parse_signature, resolve_target
-    from ..targets import get_target
-
-    fn = getattr(fn, "fn", fn)
-    flavour, _ = resolve_target(target)
-    return build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]
+:func:`~xetile_dsl.frontend.build.build_module` is the entry point the compiler and the
+interpreter use; :func:`xetile_dsl.compiler.to_xetile` wraps it for a signature written as
+text, to inspect the IR a kernel produces.  The package itself imports nothing, so that
+``jit`` can use :mod:`.source` and :mod:`.argspec` without loading xDSL."""

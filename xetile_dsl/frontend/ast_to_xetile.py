@@ -12,14 +12,11 @@ import builtins
 from dataclasses import dataclass
 from types import ModuleType
 
-from xdsl.dialects import arith, func, gpu, memref, scf
+from xdsl.dialects import arith, func, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
-    DenseIntOrFPElementsAttr,
     DictionaryAttr,
     FileLineColLoc,
-    FloatAttr,
-    IndexType,
     IntAttr,
     IntegerAttr,
     MemRefType,
@@ -30,16 +27,21 @@ from xdsl.dialects.builtin import (
 )
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from ..dialects import xetile
-from ..errors import CacheKeyError, CompilationError, debug_tracebacks
+from ..errors import CacheKeyError, CompilationError
+from ..knobs import debug_tracebacks
 from ..language import core as lang
+from ..language import elementwise as ew
 from ..targets import Target
-from . import suggestions
+from . import elementwise, suggestions, tile_ops
+from .argspec import ArgSpec
+from .control import RETURN, inline_call, lower_if, lower_while, run_body, scalar_condition
+from .debug_print import build_print
+from .elementwise import select
+from .ir_values import INDEX, describe
+from .loops import lower_for
+from .scalars import binop, compare, unary
 from .source import KernelSource
-from .argspec import NARROW, ArgSpec  # noqa: F401 - re-exported: where callers have always found them
-from .types import ir_type, is_float, type_name
-
-INDEX = IndexType()
+from .types import ir_type, type_name
 
 
 class KernelIRBuilder(ast.NodeVisitor):
@@ -73,8 +75,6 @@ class KernelIRBuilder(ast.NodeVisitor):
         for name, barg in zip(runtime, self.block.args):
             barg.name_hint = name
             self.env[name] = self._bind_param(name, barg)
-        from .control import run_body
-
         run_body(self, self.src.tree.body)
         self._node = None
         self.emit(func.ReturnOp())
@@ -139,11 +139,11 @@ class KernelIRBuilder(ast.NodeVisitor):
     def index(self, value, node: ast.AST) -> SSAValue:
         """``value`` as an index SSA value (constexpr ints become constants)."""
         if isinstance(value, bool) or (not isinstance(value, int) and not isinstance(value, SSAValue)):
-            raise self.error(node, f"expected an integer, got {_describe(value)}")
+            raise self.error(node, f"expected an integer, got {describe(value)}")
         if isinstance(value, int):
             return self.emit(arith.ConstantOp(IntegerAttr(value, INDEX))).result
         if value.type != INDEX:
-            raise self.error(node, f"expected an integer scalar, got {_describe(value)}")
+            raise self.error(node, f"expected an integer scalar, got {describe(value)}")
         return value
 
     def constexpr(self, node: ast.AST, what: str):
@@ -163,8 +163,6 @@ class KernelIRBuilder(ast.NodeVisitor):
         return None
 
     def visit_Return(self, node: ast.Return):
-        from .control import RETURN
-
         if self.loop_depth:
             raise self.error(node, "return inside a loop is not supported; use a flag or restructure the loop")
         if node.value is not None:
@@ -173,13 +171,9 @@ class KernelIRBuilder(ast.NodeVisitor):
             self.env[RETURN] = self.visit(node.value)
 
     def visit_If(self, node: ast.If):
-        from .control import lower_if
-
         lower_if(self, node)
 
     def visit_While(self, node: ast.While):
-        from .control import lower_while
-
         lower_while(self, node)
 
     def visit_Evaluated(self, node: "Evaluated"):
@@ -213,8 +207,6 @@ class KernelIRBuilder(ast.NodeVisitor):
             raise self.error(target, "only assignment to names is supported in kernels")
 
     def visit_For(self, node: ast.For):
-        from .loops import lower_for
-
         lower_for(self, node)
 
     # ------------------------------------------------------------------ expressions
@@ -255,12 +247,10 @@ class KernelIRBuilder(ast.NodeVisitor):
             value = getattr(base, node.attr)
         except AttributeError:
             hint = suggestions.hint(node.attr) if _is_our_module(base) else ""
-            raise self.error(node, f"{_describe(base)} has no attribute {node.attr!r}{hint}") from None
+            raise self.error(node, f"{describe(base)} has no attribute {node.attr!r}{hint}") from None
         return value.value if isinstance(value, lang.constexpr) else value
 
     def _value_attribute(self, value: SSAValue, node: ast.Attribute):
-        from ..language import elementwise as ew
-
         if isinstance(value.type, VectorType) and node.attr in METHODS:
             return BoundMethod(getattr(ew, "astype" if node.attr == "to" else node.attr), value)
         if isinstance(value.type, VectorType) and node.attr == "T":
@@ -272,7 +262,7 @@ class KernelIRBuilder(ast.NodeVisitor):
             return tuple(value.type.get_shape())
         if node.attr == "dtype" and hasattr(value.type, "element_type"):
             return lang.dtype(type_name(value.type.element_type))
-        raise self.error(node, f"{_describe(value)} has no attribute {node.attr!r}")
+        raise self.error(node, f"{describe(value)} has no attribute {node.attr!r}")
 
     def _array_shape(self, array: SSAValue) -> tuple:
         """``x.shape`` of an array: static extents fold to ints (an ``xt.slm_alloc``
@@ -289,13 +279,9 @@ class KernelIRBuilder(ast.NodeVisitor):
         return [self.visit(e) for e in node.elts]
 
     def visit_UnaryOp(self, node: ast.UnaryOp):
-        from .scalars import unary
-
         return unary(self, node.op, self.visit(node.operand), node)
 
     def visit_Compare(self, node: ast.Compare):
-        from .scalars import binop, compare
-
         left, result = self.visit(node.left), None
         for op, right_node in zip(node.ops, node.comparators):
             right = self.visit(right_node)
@@ -307,16 +293,12 @@ class KernelIRBuilder(ast.NodeVisitor):
         return result
 
     def visit_BoolOp(self, node: ast.BoolOp):
-        from .scalars import binop
-
         values = [self.visit(v) for v in node.values]
         if not any(isinstance(v, SSAValue) for v in values):
             result = values[0]
             for v in values[1:]:
                 result = (result and v) if isinstance(node.op, ast.And) else (result or v)
             return result
-        from .control import scalar_condition
-
         conds = [v if not isinstance(v, SSAValue) else scalar_condition(self, v, node) for v in values]
         op = ast.BitAnd() if isinstance(node.op, ast.And) else ast.BitOr()
         result = conds[0]
@@ -328,22 +310,18 @@ class KernelIRBuilder(ast.NodeVisitor):
         cond = self.visit(node.test)
         if not isinstance(cond, SSAValue):
             return self.visit(node.body if cond else node.orelse)
-        from .elementwise import select
-
         return select(self, cond, self.visit(node.body), self.visit(node.orelse), node)
 
     def visit_Subscript(self, node: ast.Subscript):
         base = self.visit(node.value)
         if isinstance(base, (tuple, list)):
             return base[self.constexpr(node.slice, "an index into a tuple")]
-        raise self.error(node, f"indexing {_describe(base)} is not supported in kernels{_indexing_hint(base)}")
+        raise self.error(node, f"indexing {describe(base)} is not supported in kernels{_indexing_hint(base)}")
 
     def visit_BinOp(self, node: ast.BinOp):
         return self._binop(node.op, self.visit(node.left), self.visit(node.right), node)
 
     def _binop(self, op: ast.operator, lhs, rhs, node: ast.AST):
-        from .scalars import binop
-
         return binop(self, op, lhs, rhs, node)
 
     def visit_Call(self, node: ast.Call):
@@ -354,13 +332,9 @@ class KernelIRBuilder(ast.NodeVisitor):
             return self.visit(ast.copy_location(call, node))
         name = getattr(callee, "__xetile_builtin__", None)
         if callee is print:
-            from .debug_print import build_print
-
             return build_print(self, node)
         if name is None:
             return self._call_python(callee, node)
-        from . import elementwise, tile_ops
-
         handler = getattr(tile_ops, f"build_{name}", None) or getattr(elementwise, f"build_{name}", None)
         if handler is None:
             raise self.error(node, f"xetile_dsl.language.{name} is not supported by the compiler yet")
@@ -369,8 +343,6 @@ class KernelIRBuilder(ast.NodeVisitor):
     def _call_python(self, callee, node: ast.Call):
         """Calls that are not language ops: @jit functions (inlined), constexpr helpers."""
         if type(callee).__name__ == "JITFunction" and hasattr(callee, "fn"):
-            from .control import inline_call
-
             return inline_call(self, callee, node)
         if callee in (range,):
             raise self.error(node, "range() is only supported as the iterable of a for loop")
@@ -383,7 +355,7 @@ class KernelIRBuilder(ast.NodeVisitor):
                 return callee(*args, **kwargs)
             except (TypeError, ValueError) as exc:
                 raise self.error(node, f"{getattr(callee, '__name__', callee)}(): {exc}") from None
-        raise self.error(node, f"unsupported call: cannot call {_describe(callee)} inside a kernel; only "
+        raise self.error(node, f"unsupported call: cannot call {describe(callee)} inside a kernel; only "
                          f"xetile_dsl.language operations, other @jit functions and constexpr helpers (int, "
                          f"float, min, max, len, abs) are supported")
 
@@ -419,24 +391,6 @@ def _indexing_hint(base) -> str:
             "a smaller tile")
 
 
-def _describe(value) -> str:
-    if isinstance(value, SSAValue):
-        t = value.type
-        if isinstance(t, xetile.TileType):
-            return f"a tile {'x'.join(map(str, t.get_shape()))}x{type_name(t.element_type)}"
-        if isinstance(t, VectorType):
-            return f"a tile value {'x'.join(map(str, t.get_shape()))}x{type_name(t.element_type)}"
-        if isinstance(t, MemRefType):
-            return f"an array of {type_name(t.element_type)}"
-        return f"a runtime scalar of type {type_name(t) if not isinstance(t, IndexType) else 'int'}"
-    if isinstance(value, lang.dtype):
-        return f"the dtype {value!r}"
-    if isinstance(value, ModuleType):
-        return f"module {value.__name__}"
-    return f"{type(value).__name__} {value!r}"
-
-
-describe = _describe
 
 
 def _is_our_module(value) -> bool:
@@ -444,12 +398,4 @@ def _is_our_module(value) -> bool:
     return isinstance(value, ModuleType) and value.__name__.split(".")[0] == "xetile_dsl"
 
 
-def dense_splat(shape, dtype_name: str, value) -> Operation:
-    """``arith.constant dense<value> : vector<shape x dtype>``."""
-    elem = ir_type(dtype_name)
-    vtype = VectorType(elem, shape)
-    py = float(value) if is_float(elem) else int(value)
-    return arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vtype, [py]))
-
-
-__all__ = ["ArgSpec", "KernelIRBuilder", "dense_splat", "describe", "FloatAttr", "gpu", "scf"]
+__all__ = ["ArgSpec", "KernelIRBuilder"]

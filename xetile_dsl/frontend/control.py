@@ -15,7 +15,10 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType, f32, i1
 from xdsl.ir import Block, Region, SSAValue
 
+from ..language.core import constexpr
 from . import semantic as sem
+from .ir_values import describe
+from .source import KernelSource
 
 RETURN = "__return__"
 _MAX_INLINE_DEPTH = 16
@@ -25,6 +28,25 @@ _MAX_INLINE_DEPTH = 16
 #: past this the compile time, not the kernel, is the problem: use ``range`` (a real
 #: ``scf.for``) instead.
 MAX_UNROLLED_OPS = 20_000
+
+
+def assigned_names(stmts: list[ast.stmt]) -> list[str]:
+    """Names (re)bound anywhere in ``stmts``, in first-assignment order."""
+    names: list[str] = []
+    for stmt in stmts:
+        for node in ast.walk(stmt):
+            targets = []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
+                targets = [node.target]
+            elif isinstance(node, ast.For):
+                targets = [node.target]
+            for t in targets:
+                for n in ast.walk(t):
+                    if isinstance(n, ast.Name) and n.id not in names:
+                        names.append(n.id)
+    return names
 
 
 def ends_with_return(stmts: list[ast.stmt]) -> bool:
@@ -61,8 +83,6 @@ def scalar_condition(builder, value, node: ast.AST) -> SSAValue:
         raise builder.error(node, "type mismatch: a condition must be a scalar, not a tile value; use "
                             "xt.where(cond, a, b) for element-wise choices")
     if not sem.is_scalar(value):
-        from .ast_to_xetile import describe
-
         raise builder.error(node, f"type mismatch: a condition must be a scalar, got {describe(value)}")
     return sem.convert(builder, value, i1, node)
 
@@ -162,11 +182,9 @@ def _yield(builder, block, values) -> None:
 # ----------------------------------------------------------------------------- while
 def lower_while(builder, node: ast.While) -> None:
     """``while cond:`` -> ``scf.while``; names reassigned in the body are carried."""
-    from .loops import assigned_names
-
     if node.orelse:
         raise builder.error(node, "while ... else is not supported in kernels")
-    _no_return_in_loop(builder, node)
+    no_return_in_loop(builder, node)
     carried = [n for n in assigned_names(node.body) if n in builder.env]
     for name in carried:
         builder.env[name] = materialize(builder, builder.env[name], node)
@@ -220,7 +238,7 @@ def check_carried(builder, node, names, inits, yielded) -> list[SSAValue]:
     return out
 
 
-def _no_return_in_loop(builder, node) -> None:
+def no_return_in_loop(builder, node) -> None:
     for n in ast.walk(node):
         if isinstance(n, ast.Return):
             raise builder.error(n, "return inside a loop is not supported; use a flag or restructure the loop")
@@ -236,7 +254,7 @@ def lower_static_for(builder, node: ast.For, args: list[ast.AST]) -> None:
         raise builder.error(node.iter, f"static_range needs 1 to 3 constexpr ints, got {bounds}")
     if not isinstance(node.target, ast.Name):
         raise builder.error(node.target, "the loop variable must be a single name")
-    _no_return_in_loop(builder, node)
+    no_return_in_loop(builder, node)
     trips = range(*bounds)
     if len(trips) > MAX_UNROLLED_OPS:
         raise builder.error(node.iter, _unroll_limit_message(bounds, len(trips), 0, len(trips)))
@@ -261,8 +279,6 @@ def _unroll_limit_message(bounds: list[int], trips: int, done: int, produced: in
 # ----------------------------------------------------------------------------- inlining
 def inline_call(builder, callee, node: ast.Call):
     """Compile a call of another ``@jit`` function in place; its ``return`` value is the result."""
-    from .source import KernelSource
-
     fn = callee.fn
     if builder.inline_depth >= _MAX_INLINE_DEPTH:
         raise builder.error(node, f"calls nest deeper than {_MAX_INLINE_DEPTH} levels (recursive @jit calls "
@@ -274,8 +290,6 @@ def inline_call(builder, callee, node: ast.Call):
     except TypeError as exc:
         raise builder.error(node, f"{fn.__name__}(): {exc}") from None
     bound.apply_defaults()
-    from ..language.core import constexpr
-
     env = {k: (v.value if isinstance(v, constexpr) else v) for k, v in bound.arguments.items()}
     saved = (builder.src, builder.globals, builder.env, builder.loop_depth)
     builder.src, builder.globals, builder.env, builder.loop_depth = KernelSource.of(fn), fn.__globals__, env, 0

@@ -8,12 +8,12 @@ import math as pymath
 from xdsl.dialects import arith, math
 from xdsl.dialects.builtin import VectorType, f32, i1, i32
 
-from ..dialects import xetile
-from ..language import core as lang
 from ..dialects import _arith_vector as av
+from ..dialects import xetile
 from ..errors import UsageError
+from ..language import core as lang
 from . import semantic as sem
-from .ast_to_xetile import describe
+from .ir_values import describe
 from .scalars import binop
 from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
 from .types import bit_width, ir_type, is_float, is_unsigned
@@ -32,8 +32,6 @@ _RFC_KINDS = {"add": "sum", "mul": "prod", "max": "max", "min": "min"}
 def _value(builder, arg: ast.AST, what: str):
     value = builder.visit(arg)
     if not (sem.is_const(value) or sem.is_tile(value) or sem.is_scalar(value)):
-        from .ast_to_xetile import describe
-
         raise builder.error(arg, f"type mismatch: {what} must be a number, scalar or tile value, got {describe(value)}")
     return value
 
@@ -41,8 +39,6 @@ def _value(builder, arg: ast.AST, what: str):
 def _tile(builder, arg: ast.AST, op: str):
     value = builder.visit(arg)
     if not sem.is_tile(value):
-        from .ast_to_xetile import describe
-
         raise builder.error(arg, f"type mismatch: {op} expects a tile value, got {describe(value)}")
     return value
 
@@ -124,9 +120,7 @@ def select(builder, cond, x, y, node: ast.AST):
     shape = sem.broadcast_shapes(builder, [sem.shape_of(v) for v in (cond, x, y)], node)
     c = sem.coerce(builder, cond, i1, shape, node)
     a, b = (sem.coerce(builder, v, elem, shape, node) for v in (x, y))
-    from ..dialects._arith_vector import SelectOp
-
-    return builder.emit(SelectOp(c, a, b)).result
+    return builder.emit(av.SelectOp(c, a, b)).result
 
 
 # ----------------------------------------------------------------------------- math
@@ -264,9 +258,7 @@ def _arg_extreme(builder, node: ast.Call, name: str):
     idx_shape = [1, 1]
     idx_shape[axis] = n
     index = sem.stretch(builder, sem.dense(builder, list(range(n)), i32, idx_shape), shape, node)
-    from ..dialects._arith_vector import SelectOp
-
-    cand = builder.emit(SelectOp(hit, index, sem.constant(builder, n, i32, shape))).result
+    cand = builder.emit(av.SelectOp(hit, index, sem.constant(builder, n, i32, shape))).result
     return reduce(builder, "min", cand, [axis])
 
 

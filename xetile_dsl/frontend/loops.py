@@ -7,33 +7,14 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region, SSAValue
 
+from .control import assigned_names, check_carried, lower_static_for, materialize, no_return_in_loop, run_body
+
 INDEX = IndexType()
-
-
-def assigned_names(stmts: list[ast.stmt]) -> list[str]:
-    """Names (re)bound anywhere in ``stmts``, in first-assignment order."""
-    names: list[str] = []
-    for stmt in stmts:
-        for node in ast.walk(stmt):
-            targets = []
-            if isinstance(node, ast.Assign):
-                targets = node.targets
-            elif isinstance(node, (ast.AugAssign, ast.AnnAssign)):
-                targets = [node.target]
-            elif isinstance(node, ast.For):
-                targets = [node.target]
-            for t in targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name) and n.id not in names:
-                        names.append(n.id)
-    return names
 
 
 def lower_for(builder, node: ast.For) -> None:
     """Emit ``scf.for`` for ``for <name> in range(start, stop[, step])`` (or unroll a
     ``static_range``); names reassigned in the body are loop-carried."""
-    from .control import _no_return_in_loop, check_carried, lower_static_for, materialize, run_body
-
     if node.orelse:
         raise builder.error(node, "for ... else is not supported in kernels")
     it = node.iter
@@ -41,7 +22,7 @@ def lower_for(builder, node: ast.For) -> None:
         return lower_static_for(builder, node, it.args)
     if not isinstance(node.target, ast.Name):
         raise builder.error(node.target, "the loop variable must be a single name")
-    _no_return_in_loop(builder, node)
+    no_return_in_loop(builder, node)
     bounds = _range_bounds(builder, it)
     lb, ub, step = (builder.index(v, it) for v in bounds)
     carried = [n for n in assigned_names(node.body) if n in builder.env and n != node.target.id]

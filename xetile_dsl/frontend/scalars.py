@@ -14,6 +14,7 @@ from xdsl.dialects.builtin import IndexType, f32, i1
 
 from ..dialects import _arith_vector as av
 from . import semantic as sem
+from .ir_values import describe
 from .types import is_float, is_unsigned
 
 _PY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
@@ -52,8 +53,6 @@ def _variant(elem) -> int:
 def _check_operands(builder, values, node) -> None:
     for v in values:
         if not (sem.is_const(v) or sem.is_tile(v) or sem.is_scalar(v)):
-            from .ast_to_xetile import describe
-
             raise builder.error(node, f"type mismatch: arithmetic needs numbers, scalars or tile values, "
                                 f"got {describe(v)}")
 

@@ -32,6 +32,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
+from .ir_values import describe
 from .types import is_float, is_unsigned, type_name
 
 INDEX = IndexType()
@@ -251,8 +252,6 @@ def coerce(builder, value, elem: Attribute, shape, node: ast.AST) -> SSAValue:
     if is_const(value):
         return constant(builder, value, elem, shape)
     if not isinstance(value, SSAValue) or not (is_tile(value) or is_scalar(value)):
-        from .ast_to_xetile import describe
-
         raise builder.error(node, f"type mismatch: expected a number, scalar or tile value, got {describe(value)}")
     value = convert(builder, value, elem, node)
     if shape is None:

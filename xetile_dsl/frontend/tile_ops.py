@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import inspect
 
-from xdsl.dialects import gpu
+from xdsl.dialects import gpu, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr, VectorType, i1
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
@@ -12,8 +12,9 @@ from xdsl.utils.exceptions import VerifyException
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
-from .ast_to_xetile import INDEX, dense_splat, describe
-from .types import ir_type, is_float, type_name
+from . import semantic as sem
+from .ir_values import INDEX, describe
+from .types import ir_type, is_float, is_unsigned, type_name
 
 _DIMS = ("x", "y", "z")
 SLM_SPACE = 3  #: memref memory space of shared local memory
@@ -67,8 +68,6 @@ def build_barrier(builder, node: ast.Call):
 
 def build_slm_alloc(builder, node: ast.Call):
     """``xt.slm_alloc(shape, dtype)``: a static ``memref.alloc`` in memory space 3 (SLM)."""
-    from xdsl.dialects import memref
-
     shape, dt = _shape_and_dtype(builder, _bind(builder, node))
     if dt.name == "tf32":
         raise builder.error(node, "slm_alloc: use xt.float32 for f32 data (tf32 is a tile_mma input type)")
@@ -134,8 +133,6 @@ def _memory_space(base: SSAValue) -> int:
 
 
 def _init_scatter_tile(builder, node, args, base, offsets):
-    from . import semantic as sem
-
     if "shape" in args and not _is_none(args["shape"]):
         raise builder.error(args["shape"], "a scattered tile (offsets given as a tile value) takes its shape "
                             "from the offsets; drop the shape argument")
@@ -264,9 +261,6 @@ _ATOMIC = {"add": ("addi", "addi", "addf"), "mul": ("muli", "muli", "mulf"), "ma
 
 
 def build_atomic_rmw(builder, node: ast.Call):
-    from . import semantic as sem
-    from .types import is_unsigned
-
     args = _bind(builder, node)
     kind = builder.constexpr(args["kind"], "the atomic kind")
     tile = _tile(builder, args["tile"], "atomic_rmw")
@@ -294,8 +288,6 @@ def _scatter_tile(builder, arg, op):
 
 
 def _mask(builder, args, shape, node):
-    from . import semantic as sem
-
     if "mask" not in args or _is_none(args["mask"]):
         return sem.constant(builder, 1, i1, shape)
     mask = builder.visit(args["mask"])
@@ -318,8 +310,6 @@ def build_load_gather(builder, node: ast.Call):
 
 
 def build_store_scatter(builder, node: ast.Call):
-    from . import semantic as sem
-
     args = _bind(builder, node)
     tile = _scatter_tile(builder, args["tile"], "store_scatter")
     shape = tuple(tile.type.get_shape())

@@ -24,10 +24,21 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from .. import knobs
+from ..compiler import at_user_line
+from ..dialects import make_context
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
+from ..frontend.build import build_module as frontend_module
+from ..frontend.source import KernelSource
 from ..launch_options import check_num_subgroups, split_options
+from ..lowering.wg_to_sg import XeTileWgToSg
+from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.arrays import from_host, is_device_array_type, to_host
+from ..runtime.launcher import (  # noqa: PLC2701 - the launcher's own checks
+    _ArrayHandler,
+    _ScalarHandler,
+    normalize_grid,
+)
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
 from .core import Launch, Run
@@ -74,8 +85,6 @@ def interpret(module: ModuleOp, grid, args, kernel: str | None = None, subgroups
     ``XETILE_INTERPRET`` (``subgroups``) and otherwise runs per subgroup only kernels that
     use ``gpu.subgroup_id``.  The pass's errors (an unsupported distribution) are raised
     as they are, a :class:`~xetile_dsl.errors.LoweringError`."""
-    from ..runtime.launcher import normalize_grid
-
     grid3 = normalize_grid(grid)
     fn = kernel_function(module, kernel)
     params = fn.body.blocks.first.args
@@ -129,9 +138,6 @@ def per_subgroup_mode(fn: func.FuncOp, subgroups: bool | None) -> bool:
 def subgroup_program(module: ModuleOp, fn: func.FuncOp, flavour: str) -> tuple[ModuleOp, func.FuncOp]:
     """A copy of ``module`` distributed among subgroups by ``xetile-wg-to-sg`` (the
     compiler's pass, so the interpreter checks it) and its kernel function."""
-    from ..dialects import make_context
-    from ..lowering.wg_to_sg import XeTileWgToSg
-
     copy = module.clone()
     XeTileWgToSg(target=flavour).apply(make_context(), copy)
     return copy, kernel_function(copy, fn.sym_name.data)
@@ -164,8 +170,6 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     checks and grid function as a compiled launch, then :func:`interpret` (``subgroups``
     as there).  A workgroup distribution the compiler rejects is the compiler's
     CompilationError at the user's line."""
-    from ..runtime.launcher import normalize_grid
-
     kwargs, requested_subgroups = split_options(kwargs, jit.signature.parameters)
     runtime, specs, constants = jit.bind(args, kwargs)
     module, abi = _module_for(jit, specs, constants)
@@ -178,10 +182,7 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     try:
         interpret(module, grid, hosts, subgroups=subgroups)
     except LoweringError as exc:
-        from ..compiler import _at_user_line  # noqa: PLC2701 - the compiler's own error location
-        from ..frontend.source import KernelSource
-
-        raise _at_user_line(KernelSource.of(jit.fn), exc) from None
+        raise at_user_line(KernelSource.of(jit.fn), exc) from None
     for param, value, host in zip(abi.params, runtime, hosts):
         if host is not value and getattr(param, "written", False):
             from_host(value, host)
@@ -197,8 +198,6 @@ def _host_view(value):
 
 
 def _handlers(abi):
-    from ..runtime.launcher import _ArrayHandler, _ScalarHandler  # noqa: PLC2701 - the launcher's own checks
-
     return [_ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p) for i, p in enumerate(abi.params)]
 
 
@@ -215,10 +214,6 @@ def _module_for(jit, specs: dict, constants: dict):
 def build_module(fn, specs: dict, constants: dict, flavour: str = "pvc"):
     """(XeTile module, ABI for argument checks) of ``fn`` specialised as given; frontend
     errors are the usual CompilationErrors."""
-    from ..frontend import build_module as frontend_module
-    from ..frontend.source import KernelSource
-    from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
-
     src = KernelSource.of(fn)
     module, written = frontend_module(fn, specs, constants, get_target(flavour))
     params = tuple(ArrayParam(n, s.dtype, s.ndim, written="*" in written or n in written) if s.kind == "array"

@@ -5,12 +5,15 @@ import string
 from dataclasses import dataclass
 
 import numpy as np
+from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, VectorType
 
 from .core import Run, impl, prop
 from .memory import ArrayRef
 from .ops_arith import result_dtype
+from .ops_xetile import reduce_kind
 from .values import InterpreterError, cast, make, np_dtype
+
 
 # ----------------------------------------------------------------------------- scf / func
 @impl("scf.for")
@@ -50,8 +53,6 @@ def _execute_region(run: Run, op):
 
 @impl("func.call")
 def _call(run: Run, op, *args):
-    from xdsl.dialects import func
-
     callee = op.callee.root_reference.data
     target = next((f for f in run.launch.module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == callee),
                   None)
@@ -258,8 +259,6 @@ def _insert(run: Run, op, value, dest, *dynamic):
 
 @impl("vector.reduction")
 def _reduction(run: Run, op, vec, *acc):
-    from .ops_xetile import reduce_kind
-
     flags = prop(op, "kind").data
     kind_name = (next(iter(flags)) if isinstance(flags, (set, frozenset)) else flags).value
     values = np.asarray(vec).reshape(-1)
@@ -301,8 +300,6 @@ def _bitcast(run: Run, op, vec):
 
 @impl("vector.multi_reduction")
 def _multi_reduction(run: Run, op, vec, acc):
-    from .ops_xetile import reduce_kind
-
     kind, dims = op.kind_name, tuple(op.dims)
     reduced = reduce_kind(kind, vec, axis=dims, keepdims=False)
     reduced = np.asarray(reduced)

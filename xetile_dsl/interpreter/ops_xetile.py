@@ -7,7 +7,10 @@ must reproduce.  ``tile_conv_layout`` is therefore the identity.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
 from . import memory
 from .core import Run, impl, prop
 from .memory import ArrayRef
@@ -192,8 +195,6 @@ class _quiet_nan:  # noqa: N801 - a context manager used like np.errstate
     """nanmin/nanmax warn on all-NaN slices; the result (NaN) is what maxnumf defines."""
 
     def __enter__(self):
-        import warnings
-
         self._ctx = warnings.catch_warnings()
         self._ctx.__enter__()
         warnings.simplefilter("ignore", RuntimeWarning)

@@ -20,6 +20,8 @@ workgroups overwriting one vector. C is stored too, so that it can be checked.
 """
 from __future__ import annotations
 
+import numpy as np
+
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
@@ -74,8 +76,6 @@ def gemm_bt_bcast_reduce_kernel(a, bt, bcast, c, res, K, MP_BT_LOAD: xt.constexp
 def gemm_bt_bcast_reduce(a, bt, bcast, appendix="2.2", target=None, PF=3):
     """``(c, res)``: ``c = a @ bt.T + bcast`` (f32) and ``res[:, j]`` = row sums of
     ``c[:, 256j:256j+256]`` with the Appendix 2.2 (or ``appendix="2.3"``) kernel."""
-    import numpy as np
-
     (M, K), N = a.shape, bt.shape[0]
     c = np.full((M, N), np.nan, np.float32)
     res = np.full((M, max(16, N // BN)), np.nan, np.float32)  # rows of >= 64 bytes for 2D blocks

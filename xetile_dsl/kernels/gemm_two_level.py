@@ -15,6 +15,8 @@ With ``BM=512, BN=256, BK=32, SM=8, SN=4`` the maps are exactly the RFC's: mp_a
 b [16, 2]/[8, 128]; L1 a [32, 1]/[16, 32], b [4, 8]/[8, 32].  The RFC's listing has
 typos (see docs/design.md, "Two cache levels"); this is its evident intent.
 """
+import numpy as np
+
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
@@ -99,8 +101,6 @@ def gemm_two_level_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt
 def gemm_two_level(a, b, c=None, target=None, tiles=None):
     """``a @ b`` in f32 with :func:`gemm_two_level_kernel`; ``tiles`` defaults to the
     RFC's (512x256 workgroup tiles)."""
-    import numpy as np
-
     tiles = dict(tiles or RFC_TILES)
     (M, K), N = a.shape, b.shape[1]
     if c is None:

@@ -4,6 +4,8 @@ Each workgroup computes a 256x256 tile of C with 32 subgroups in an [8, 4] layou
 (the RFC's wg_map values); the kernel runs with 32 x subgroup-size work items per
 workgroup and ``program_id`` numbering workgroups.
 """
+import numpy as np
+
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.interpreter import interpret_requested
@@ -45,8 +47,6 @@ def gemm_prefetch_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.
 
 def gemm_prefetch(a, b, c=None, target=None):
     """``a @ b`` in f32 with the Appendix 2.1 kernel (256x256 workgroup tiles)."""
-    import numpy as np
-
     (M, K), N = a.shape, b.shape[1]
     if c is None:
         c = np.zeros((M, N), np.float32)
@@ -86,8 +86,14 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
     xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
 
 
-#: the DPAS K block (elements) per input element size class of :func:`gemm_wg`
-DPAS_K = {"i8": 32, "f16": 16, "f32": 8}
+def dpas_k(target: str | None, elem: str) -> int:
+    """The DPAS K block (elements) of input type ``elem`` ("f16", "i8", "f32") on a GPU
+    ``target``; the CPU device and the interpreter emulate PVC."""
+    gpu = get_target(target if target in TARGETS else "pvc")
+    config = gpu.dpas_for(elem, elem)
+    if config is None:
+        raise ValueError(f"{gpu.name} has no DPAS for {elem} inputs")
+    return config.k
 
 #: the recommended ARC (dg2) f16/bf16 configuration of :func:`gemm_wg_kernel`: 32x32 f32
 #: per subgroup (128 of ARC's 256 GRFs) and a K step of one DPAS K block, so the
@@ -96,7 +102,7 @@ DPAS_K = {"i8": 32, "f16": 16, "f32": 8}
 #: subgroup block read per row, 48 per 16 DPAS).  Measured with ocloc dg2-g10: 0 spill,
 #: one K loop (docs/design.md, "ARC loads").  Larger pieces split the K loop (16x64) or
 #: spill (8x64 with BK 32).
-ARC_TILES = {**TARGETS["arc"].gemm_tiles[0].constants(), "BK": TARGETS["arc"].gemm_tiles[0].bk(DPAS_K["f16"])}
+ARC_TILES = {**TARGETS["arc"].gemm_tiles[0].constants(), "BK": TARGETS["arc"].gemm_tiles[0].bk(dpas_k("arc", "f16"))}
 
 #: accumulator (and C) dtype per input dtype of :func:`gemm_wg`
 WG_ACC = {"f16": "f32", "bf16": "f32", "f32": "f32", "i8": "i32", "u8": "i32"}
@@ -124,7 +130,7 @@ def gemm_wg_configs(target: str, elem: str | None = None) -> list[xd.Config]:
     tiles = get_target(target).gemm_tiles
     if elem is None:
         return [xd.Config(tile.constants()) for tile in tiles]
-    return [xd.Config({**tile.constants(), "BK": tile.bk(DPAS_K[elem])}) for tile in tiles]
+    return [xd.Config({**tile.constants(), "BK": tile.bk(dpas_k(target, elem))}) for tile in tiles]
 
 
 def gemm_wg(a, b, c=None, target=None, BM=None, BN=None, BK=None, SM=None, SN=None, PF=None):
@@ -132,8 +138,6 @@ def gemm_wg(a, b, c=None, target=None, BM=None, BN=None, BK=None, SM=None, SN=No
     int8/uint8 give exact i32.  Tile values not given come from :func:`gemm_tile_for`
     (per target); ``BK`` defaults to the tile's ``k_blocks`` DPAS K blocks of the input type
     (two; one on ARC)."""
-    import numpy as np
-
     (M, K), N = a.shape, b.shape[1]
     elem = {1: "i8", 2: "f16", 4: "f32"}[a.dtype.itemsize]
     acc = WG_ACC[elem]
@@ -142,7 +146,7 @@ def gemm_wg(a, b, c=None, target=None, BM=None, BN=None, BK=None, SM=None, SN=No
     given = {"BM": BM, "BN": BN, "SM": SM, "SN": SN, "PF": PF}
     tile = {**gemm_tile_for(target).constants(), **{k: v for k, v in given.items() if v is not None}}
     if BK is None:
-        BK = gemm_tile_for(target).bk(DPAS_K[elem])
+        BK = gemm_tile_for(target).bk(dpas_k(target, elem))
     launcher = gemm_wg_kernel.on(target) if target else gemm_wg_kernel
     launcher[((M + tile["BM"] - 1) // tile["BM"], (N + tile["BN"] - 1) // tile["BN"])](
         a, b, c, K, BK=BK, ACC=xt.int32 if acc == "i32" else xt.float32, **tile)

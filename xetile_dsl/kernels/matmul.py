@@ -1,4 +1,6 @@
 """A subgroup-level GEMM: each workgroup (one subgroup) computes a BM x BN tile of C."""
+import numpy as np
+
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
@@ -29,8 +31,6 @@ def matmul_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constex
 
 def matmul(a, b, c=None, BM=32, BN=32, BK=32, target=None):
     """``a @ b`` in f32 with the kernel above (numpy arrays in and out)."""
-    import numpy as np
-
     M, K = a.shape
     K2, N = b.shape
     if K != K2:

@@ -8,7 +8,8 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import make_context, print_module
-from ..errors import InternalCompilerError, XeTileError, debug_tracebacks
+from ..errors import InternalCompilerError, XeTileError
+from ..knobs import debug_tracebacks
 from .blocking import XeTileBlocking
 from .sg_transpose import XeTileSgTranspose
 from .sink_to_uses import SinkToUses

@@ -11,6 +11,7 @@ from __future__ import annotations
 from ..errors import UsageError
 from ..interpreter import interpret_requested
 from ..jit import default_target
+from ..runtime.abi import ELEMENT_OF_NUMPY
 from ..runtime.devices import get_device
 from ..targets import get_target
 
@@ -43,9 +44,6 @@ ATTENTION_FORM = {"pvc": "transposed", "arc": "rows"}
 INTERPRETERS = ("interpret", "interpret-subgroups")
 
 #: the targets' element type names of the ops' numpy dtype names
-_SHORT_NAMES = {"float16": "f16", "bfloat16": "bf16", "int8": "i8", "uint8": "u8", "float32": "f32"}
-
-
 def resolve_target(target: str | None) -> str:
     """The launch target: ``target`` itself, else the interpreter when XETILE_INTERPRET
     asks for it, else the default device's target (``cpu-pvc`` on the CPU device)."""
@@ -77,7 +75,7 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
                                                          " (float32 = tf32 DPAS exists on PVC only)"))
     bm, bn, bk = row[dtype_name]
     if m is not None and m < bm and not trans_a:
-        short = _SHORT_NAMES[dtype_name]
+        short = ELEMENT_OF_NUMPY[dtype_name]
         repeat_counts = get_target(family(target)).dpas_for(short, short).m_values
         whole_blocks = range(max(repeat_counts), bm, max(repeat_counts))  # 8, 16, .. below bm
         bm = min(r for r in (*repeat_counts, *whole_blocks, bm) if r >= m)

@@ -25,6 +25,9 @@ ELEMENT_TYPES = {
     "i64": ("int64", 8),
 }
 
+#: numpy dtype name -> element type name
+ELEMENT_OF_NUMPY = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
+
 
 #: the largest row count, row width in bytes and row pitch in bytes of an array the kernel
 #: addresses through tiles: tile descriptors hold them (and block positions) as 32-bit

@@ -31,7 +31,7 @@ import numpy as np
 from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarParam
 from .arrays import DeviceArray, describe, queue_label, same_queue
 from .memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken  # noqa: F401 - also for callers here
-from .devices import Device, get_device
+from .devices import Device, device_of_queue, get_device
 from . import program_cache
 from .opencl_icd import setup_intel_cpu_icd
 from .opencl_programs import NativeBuildError, native_builder
@@ -1055,8 +1055,6 @@ def launcher_for_queue(queue) -> Launcher:
     """A shared :class:`Launcher` for the context and device of a dpctl or pyopencl queue
     (the queue of the caller's device arrays); kernels built there run on any queue of
     that context."""
-    from .devices import device_of_queue
-
     device = device_of_queue(queue)
     key = (device.backend, _context_of(queue), device.native)
     launcher = _launchers.get(key)

@@ -14,39 +14,29 @@ Environment:
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import tempfile
-from functools import lru_cache
 from pathlib import Path
 
-from .. import knobs
-from ._common import ToolError, ToolNotFound, output_text, repo_root, run
+from ._common import ToolError, ToolNotFound, output_text, run
+from .disasm import disassemble_zebin
 from .isa import hot_loop, loops  # noqa: F401 -- loop finding lives with the listing parser
+from .locate import (ISA_REQUIRED_ENV, MIN_OCLOC_VERSION, find_iga64, find_ocloc, isa_required, ocloc_status,
+                     ocloc_version, tools_dir)
 from .zebin import PATCH_SYMBOL, Zebin
-from ..targets import TARGETS
 
 __all__ = [
     "OclocError", "ToolError", "ToolNotFound", "Zebin", "PATCH_SYMBOL", "MIN_OCLOC_VERSION",
     "find_ocloc", "find_iga64", "ocloc_version", "ocloc_status", "isa_required", "ISA_REQUIRED_ENV",
-    "compile_spirv", "disassemble_zebin", "count", "check_isa",
+    "compile_spirv", "disassemble_zebin", "count", "check_isa", "tools_dir",
     "DPAS", "LOAD_BLOCK2D", "STORE_BLOCK2D", "CALLA", "hot_loop", "loops",
 ]
-
-#: Oldest ocloc release accepted.  Debian 12's 22.43 (IGC 1.0.12504) silently drops the
-#: ``intel_sub_group_2d_block_*`` builtins; 26.27 (IGC 2.40) is the verified instrument.
-MIN_OCLOC_VERSION = (24, 0)
 
 #: ISA line patterns for :func:`count` (IGA prints 2D-block sends' kind in a comment).
 DPAS = r"\bdpasw?\b"
 LOAD_BLOCK2D = r"\bload_block2d\b"
 STORE_BLOCK2D = r"\bstore_block2d\b"
 CALLA = r"\bcalla\b"
-
-#: ocloc device family -> IGA platform, for disassembling with Debian's iga64.
-_IGA_PLATFORMS = {t.ocloc_device.split("-")[0]: t.iga_platform for t in TARGETS.values() if t.iga_platform}
-_IGA_PLATFORMS["acm"] = "xehpg"
 
 
 class OclocError(ToolError):
@@ -56,93 +46,6 @@ class OclocError(ToolError):
         super().__init__(f"{message} (exit {returncode}):\n{log}")
         self.returncode = returncode
         self.log = log
-
-
-#: The ISA_REQUIRED knob: when this variable is "1", tests needing ocloc fail, not skip.
-ISA_REQUIRED_ENV = knobs.REQUIRE_OCLOC.name
-
-
-def isa_required() -> bool:
-    """The ISA_REQUIRED knob (``XETILE_REQUIRE_OCLOC=1``): missing ocloc is an error, not a skip."""
-    return knobs.REQUIRE_OCLOC.get()
-
-
-def tools_dir() -> Path:
-    """Folder written by scripts/install-test-tools.sh."""
-    return knobs.TOOLS_DIR.get() or repo_root() / "tools-cache" / "igc"
-
-
-def ocloc_version(path: str | Path) -> tuple[int, ...] | None:
-    """ocloc's release as a tuple, from ``--version`` or the binary's name; None if unknown.
-
-    Debian 12's ocloc 22.43 has no ``--version`` (it answers "Invalid option").
-    """
-    proc = run([path, "--version"])
-    m = re.search(r"(\d+)\.(\d+)\.(\d+)", output_text(proc)) if proc.returncode == 0 else None
-    if m is None:
-        m = re.search(r"ocloc-(\d+)\.(\d+)(?:\.(\d+))?", Path(path).resolve().name)
-    return tuple(int(g) for g in m.groups() if g is not None) if m else None
-
-
-def _check_candidate(path: Path) -> None:
-    """Raise ToolNotFound unless ``path`` is a runnable ocloc at least MIN_OCLOC_VERSION."""
-    if not (path.is_file() and os.access(path, os.X_OK)):
-        raise ToolNotFound(f"{path} is not an executable file")
-    version = ocloc_version(path)
-    want = ".".join(map(str, MIN_OCLOC_VERSION))
-    if version is None:
-        raise ToolNotFound(f"ocloc at {path} is too old (no usable --version; need >= {want}). "
-                           "Debian 12's ocloc 22.x silently drops 2D-block builtins; "
-                           "run scripts/install-test-tools.sh")
-    if version < MIN_OCLOC_VERSION:
-        got = ".".join(map(str, version))
-        raise ToolNotFound(f"ocloc at {path} is too old ({got}; need >= {want}): it silently "
-                           "drops 2D-block builtins; run scripts/install-test-tools.sh")
-
-
-@lru_cache(maxsize=8)
-def _find_ocloc_cached(env_ocloc: str, tools: str, path_env: str) -> Path:
-    """Search for ocloc; the arguments are the environment it depends on (cache key)."""
-    if env_ocloc:
-        _check_candidate(Path(env_ocloc))
-        return Path(env_ocloc)
-    tried = []
-    for cand in (Path(tools) / "bin" / "ocloc", shutil.which("ocloc", path=path_env)):
-        if cand is None:
-            continue
-        try:
-            _check_candidate(Path(cand))
-            return Path(cand)
-        except ToolNotFound as exc:
-            tried.append(str(exc))
-    detail = "; ".join(tried) or f"nothing at {tools}/bin/ocloc and no ocloc on PATH"
-    raise ToolNotFound(f"no usable ocloc: {detail}. Install with scripts/install-test-tools.sh "
-                       "or set XETILE_OCLOC")
-
-
-def find_ocloc() -> Path:
-    """Path of a usable ocloc (XETILE_OCLOC, else the tools folder, else PATH).
-
-    Raises ToolNotFound saying why (missing, or "too old" for Debian 12's 22.x).
-    """
-    return _find_ocloc_cached(str(knobs.OCLOC.get() or ""), str(tools_dir()),
-                              os.environ.get("PATH", ""))
-
-
-def ocloc_status() -> tuple[Path | None, str]:
-    """(path, "") when ocloc is usable, else (None, reason)."""
-    try:
-        return find_ocloc(), ""
-    except ToolNotFound as exc:
-        return None, str(exc)
-
-
-def find_iga64() -> Path:
-    """Path of iga64 (XETILE_IGA64 or PATH); raises ToolNotFound."""
-    found = knobs.IGA64.get() or shutil.which("iga64")
-    if not found:
-        raise ToolNotFound("iga64 not found: apt-get install libigc-tools (Debian 12)")
-    return Path(found)
 
 
 def compile_spirv(spirv: bytes, device: str, options: str = "") -> Zebin:
@@ -167,44 +70,6 @@ def compile_spirv(spirv: bytes, device: str, options: str = "") -> Zebin:
         if not bins:
             raise OclocError(f"ocloc wrote no zebin for {device}", proc.returncode, log)
         return Zebin(bins[0].read_bytes(), device=device, build_log=log)
-
-
-def _disasm_with_ocloc(zebin: Zebin) -> dict[str, str]:
-    """All kernels' ISA via ``ocloc disasm -dump`` (no -device: uses the bundled IGA)."""
-    with tempfile.TemporaryDirectory(prefix="xetile-disasm-") as tmp:
-        binp, dump = Path(tmp) / "k.bin", Path(tmp) / "dump"
-        binp.write_bytes(zebin.data)
-        proc = run([find_ocloc(), "disasm", "-file", binp, "-dump", dump], cwd=tmp)
-        out = {k: (dump / f".text.{k}.asm") for k in zebin.kernels}
-        if proc.returncode != 0 or not all(p.is_file() for p in out.values()):
-            raise ToolError(f"ocloc disasm failed (exit {proc.returncode}):\n{output_text(proc)}")
-        return {k: p.read_text(errors="replace") for k, p in out.items()}
-
-
-def _disasm_with_iga64(zebin: Zebin, kernel: str) -> str:
-    """One kernel's ISA via Debian's ``iga64 -d -p=<platform>`` on the cut-out .text."""
-    family = (zebin.device or "").split("-")[0]
-    platform = _IGA_PLATFORMS.get(family)
-    if platform is None:
-        raise ToolError(f"no IGA platform known for device {zebin.device!r}")
-    with tempfile.TemporaryDirectory(prefix="xetile-iga-") as tmp:
-        text = Path(tmp) / "k.text"
-        text.write_bytes(zebin.text(kernel))
-        proc = run([find_iga64(), "-d", f"-p={platform}", text])
-        if proc.returncode != 0:
-            raise ToolError(f"iga64 failed (exit {proc.returncode}):\n{output_text(proc)}")
-        return proc.stdout.decode("utf-8", "replace")
-
-
-def disassemble_zebin(zebin: Zebin, kernel: str) -> dict[str, str]:
-    """ISA text keyed by kernel: ocloc's IGA when ocloc is usable, else iga64."""
-    path, _ = ocloc_status()
-    if path is not None:
-        try:
-            return _disasm_with_ocloc(zebin)
-        except ToolError:
-            pass  # fall back to iga64 below
-    return {kernel: _disasm_with_iga64(zebin, kernel)}
 
 
 def count(isa: str, mnemonic_regex: str) -> int:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import yaml
 
+from .disasm import disassemble_zebin
 from .elf import Section, Symbol, read_sections, read_symbols
 
 #: The one undefined symbol every kernel has; anything else undefined is an unresolved call.
@@ -85,7 +86,6 @@ class Zebin:
     def isa_text(self, kernel: str) -> str:
         """Disassembled ISA of ``kernel`` (ocloc's bundled IGA, else Debian's iga64)."""
         if kernel not in self._isa:
-            from .ocloc import disassemble_zebin  # lazy: ocloc imports this module
             self.text(kernel)  # raises a clear KeyError for an unknown kernel
             self._isa.update(disassemble_zebin(self, kernel))
         return self._isa[kernel]

@@ -11,7 +11,15 @@ import argparse
 import sys
 from typing import TextIO
 
+from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
+from xdsl.passes import PassPipeline
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import DiagnosticException, ParseError, PassFailedException, VerifyException
+
+from xetile_dsl.dialects import make_context
+from xetile_dsl.dialects._located import LocatingParser, located_message, verify_located
+from xetile_dsl.dialects.target_legality import verify_for_target
+from xetile_dsl.lowering.registry import available_passes
 
 
 def _located(exc: ParseError, fallback: str) -> str:
@@ -36,8 +44,6 @@ def _attach_locations(op_spans: dict) -> dict:
     """Give every parsed op a ``FileLineColLoc`` of its text, so that the passes (which copy
     an op's location to what they build from it) report errors at the input line.  Returns
     (line, col) -> span for rendering those errors with the source line."""
-    from xdsl.dialects.builtin import FileLineColLoc, IntAttr, StringAttr
-
     by_position = {}
     for op, span in op_spans.items():
         loc = span.get_location()
@@ -49,14 +55,6 @@ def _attach_locations(op_spans: dict) -> dict:
 def run_opt(text: str, name: str, passes: str = "", target: str | None = None,
             generic: bool = False, debug: bool = False, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
     """Do the work of the ``opt`` subcommand on ``text``; returns the exit code."""
-    from xdsl.passes import PassPipeline
-    from xdsl.printer import Printer
-
-    from xetile_dsl.dialects import make_context
-    from xetile_dsl.dialects._located import LocatingParser, located_message, verify_located
-    from xetile_dsl.dialects.target_legality import verify_for_target
-    from xetile_dsl.lowering.registry import available_passes
-
     ctx = make_context()
     parser = LocatingParser(ctx, text, name)
     try:

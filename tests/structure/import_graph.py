@@ -1,0 +1,140 @@
+"""The package's import graph read from its source (no module is imported).
+
+An edge ``a -> b`` is any import of module ``b`` by module ``a``: at module level, inside
+a function, or through a ``LazyModule("xetile_dsl.b")`` stand-in (xetile_dsl/_lazy.py),
+since a lazy import is still a dependency.  Imports of third-party modules are not edges.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+PACKAGE = "xetile_dsl"
+ROOT = Path(__file__).resolve().parents[2] / PACKAGE
+
+
+@dataclass(frozen=True)
+class Import:
+    source: str        #: importing module (dotted)
+    target: str        #: imported module (dotted, a module of the package)
+    line: int
+    in_function: bool  #: written inside a function body
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def package_modules() -> dict[str, Path]:
+    return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _targets(node: ast.AST, module: str, is_package: bool, modules: dict) -> list[str]:
+    """The package modules an import statement names (``from pkg import sub`` names ``pkg.sub``)."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+        return [n for n in names if n in modules]
+    if node.level:
+        base = module.split(".") if is_package else module.split(".")[:-1]
+        base = base[:len(base) - (node.level - 1)]
+        origin = ".".join(base + ([node.module] if node.module else []))
+    else:
+        origin = node.module or ""
+    found = []
+    for alias in node.names:
+        sub = f"{origin}.{alias.name}"
+        found.append(sub if sub in modules else origin)
+    return [t for t in found if t in modules]
+
+
+def _lazy_targets(node: ast.Call, modules: dict) -> list[str]:
+    callee = node.func
+    name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
+    if name != "LazyModule" or not node.args or not isinstance(node.args[0], ast.Constant):
+        return []
+    return [node.args[0].value] if node.args[0].value in modules else []
+
+
+@lru_cache(maxsize=None)
+def _tree(path: Path, text: str) -> ast.Module:
+    return ast.parse(text, str(path))
+
+
+def parse(path: Path) -> ast.Module:
+    """The module's AST (parsed once per text)."""
+    return _tree(path, path.read_text())
+
+
+def imports() -> list[Import]:
+    modules = package_modules()
+    found: list[Import] = []
+    for module, path in modules.items():
+        tree = parse(path)
+        is_package = path.name == "__init__.py"
+        functions = [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        inner = {id(sub) for f in functions for sub in ast.walk(f) if sub is not f}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                targets = _targets(node, module, is_package, modules)
+            elif isinstance(node, ast.Call):
+                targets = _lazy_targets(node, modules)
+            else:
+                continue
+            found += [Import(module, t, node.lineno, id(node) in inner) for t in targets if t != module]
+    return found
+
+
+def function_level_imports() -> list[tuple[str, int, str]]:
+    """(module, line, imported name) of every import statement inside a function, of any module."""
+    found = []
+    for module, path in package_modules().items():
+        tree = parse(path)
+        for func in [n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]:
+            for node in ast.walk(func):
+                if isinstance(node, ast.Import):
+                    found += [(module, node.lineno, alias.name) for alias in node.names]
+                elif isinstance(node, ast.ImportFrom):
+                    found.append((module, node.lineno, "." * node.level + (node.module or "")))
+    return sorted(set(found))
+
+
+def cycles(edges: list[tuple[str, str]]) -> list[list[str]]:
+    """Strongly connected components with more than one member (Tarjan)."""
+    graph: dict[str, set[str]] = {}
+    for a, b in edges:
+        graph.setdefault(a, set()).add(b)
+        graph.setdefault(b, set())
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in sorted(graph[node]):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(components)
