@@ -25,13 +25,13 @@ import threading
 import numpy as np
 
 from . import interpreter, knobs
+from .dtypes import OF_NUMPY_NAME
 from ._lazy import LazyModule
 from .errors import LaunchError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import check_num_subgroups, split_options
-from .runtime.abi import ELEMENT_OF_NUMPY
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken
 
@@ -497,12 +497,12 @@ def _arg_spec(name: str, value) -> ArgSpec:
 def _array_spec(name: str, dtype, shape: tuple) -> ArgSpec:
     """An array's ArgSpec: element type, rank and NARROW when its rows are too narrow for
     2D block messages (the kernel is then specialised to access it per lane)."""
-    elem = ELEMENT_OF_NUMPY.get(np.dtype(dtype).name)
-    if elem is None:
+    known = OF_NUMPY_NAME.get(np.dtype(dtype).name)
+    if known is None:
         raise LaunchError(f"argument {name!r}: arrays of dtype {dtype} are not supported; use one of "
-                          f"{', '.join(ELEMENT_OF_NUMPY)} (bfloat16 from ml_dtypes)")
+                          f"{', '.join(OF_NUMPY_NAME)} (bfloat16 from ml_dtypes)")
     narrow = _narrow_rows(tuple(shape), np.dtype(dtype).itemsize)
-    return ArgSpec("array", elem, len(shape), spec=NARROW if narrow else "")
+    return ArgSpec("array", known.name, len(shape), spec=NARROW if narrow else "")
 
 
 def _narrow_rows(shape, itemsize: int) -> bool:

@@ -23,12 +23,12 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
+from ..dtypes import element
 from .mangle import mangle, vec
 
 I8, I16, I32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)
 F16, F32 = ir.HalfType(), ir.FloatType()
 
-ELEM_BITS = {"f16": 16, "bf16": 16, "i8": 8, "u8": 8, "tf32": 32}
 #: accumulator name -> (Itanium code, LLVM element type); bf16 travels as short.
 ACC_TYPES = {"f32": ("f", F32), "f16": ("Dh", F16), "bf16": ("s", I16), "i32": ("i", I32)}
 
@@ -70,7 +70,7 @@ def dpas_signature(target, a_type: str, b_type: str, acc_type: str, m: int) -> D
     if m not in cfg.m_values:
         raise ValueError(f"DPAS M must be one of {cfg.m_values}, got {m}")
     k, n = cfg.k, cfg.n
-    a_lane_bits = k * ELEM_BITS[a_type] // n
+    a_lane_bits = k * element(a_type).bits // n
     if a_type == "tf32":
         # each lane holds half a row: float components each carry two rows (§2.4)
         a_code, a_elem, a_count = "f", F32, max(1, m * a_lane_bits // 32)
@@ -78,7 +78,7 @@ def dpas_signature(target, a_type: str, b_type: str, acc_type: str, m: int) -> D
         unsigned = a_type == "u8"
         a_code = {16: "t" if unsigned else "s", 32: "j" if unsigned else "i"}[a_lane_bits]
         a_elem, a_count = ir.IntType(a_lane_bits), m
-    b_dwords = k * ELEM_BITS[b_type] // 32
+    b_dwords = k * element(b_type).bits // 32
     b_code, b_elem = ("f", F32) if b_type == "tf32" else ("j" if b_type == "u8" else "i", I32)
     acc_code, acc_elem = ACC_TYPES[acc_type]
     name = mangle(f"intel_sub_group_{a_type}_{b_type}_matrix_mad_k{k}",
@@ -134,7 +134,7 @@ def _a_row(bi, builder, a, row: int, sig: DpasSignature) -> list:
         word = builder.bitcast(comp, I32)
         return [_round_tf32(builder, bi.shuffle_i32(builder, word, ir.Constant(I32, (row % 2) * sig.k + kk)))
                 for kk in range(sig.k)]
-    bits = ELEM_BITS[sig.a_type]
+    bits = element(sig.a_type).bits
     per_lane = sig.a_lane_bits // bits  # consecutive elements of the row each lane holds
     comp = _component(builder, a, row, sig.a_count)
     word = comp if sig.a_lane_bits == 32 else builder.zext(comp, I32)
@@ -150,7 +150,7 @@ def _b_element(builder, b, kk: int, b_type: str):
     """``B[kk][n]`` of this lane's VNNI-packed column, as f32 (or i32)."""
     if b_type == "tf32":
         return _round_tf32(builder, builder.bitcast(builder.extract_element(b, ir.Constant(I32, kk)), I32))
-    bits = ELEM_BITS[b_type]
+    bits = element(b_type).bits
     per_dword = 32 // bits
     dword = builder.extract_element(b, ir.Constant(I32, kk // per_dword))
     return _unpack(builder, dword, (kk % per_dword) * bits, bits, b_type)

@@ -1,4 +1,4 @@
-"""Element-type names <-> xDSL types, shared by the frontend, the passes and codegen."""
+"""Element-type names (xetile_dsl/dtypes.py) <-> xDSL types, shared by the frontend, the passes and codegen."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
@@ -16,6 +16,8 @@ from xdsl.dialects.builtin import (
     i64,
 )
 from xdsl.ir import Attribute
+
+from ..dtypes import element
 
 _U8 = IntegerType(8, Signedness.UNSIGNED)
 _U32 = IntegerType(32, Signedness.UNSIGNED)
@@ -40,9 +42,7 @@ def type_name(t: Attribute) -> str:
 
 
 def bit_width(t: Attribute) -> int:
-    name = type_name(t)
-    return {"i1": 1, "f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "u8": 8, "i16": 16, "i32": 32,
-            "u32": 32, "i64": 64, "index": 64}[name]
+    return element(type_name(t)).bits
 
 
 def is_float(t: Attribute) -> bool:

@@ -15,19 +15,12 @@ from dataclasses import dataclass, replace
 
 import ml_dtypes
 import numpy as np
-from xdsl.dialects.builtin import (
-    BFloat16Type,
-    Float16Type,
-    Float32Type,
-    Float64Type,
-    IndexType,
-    IntegerType,
-    Signedness,
-    VectorType,
-)
+from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Attribute
 
+from .. import dtypes
 from ..errors import XeTileError
+from ..frontend.types import type_name
 
 
 class InterpreterError(XeTileError):
@@ -40,21 +33,18 @@ class InterpreterError(XeTileError):
 BF16 = np.dtype(ml_dtypes.bfloat16)
 
 
+#: how the interpreter holds the element types no array holds: index as int64, i1 as bool
+_HELD_AS = {"index": np.dtype(np.int64), "i1": np.dtype(np.bool_)}
+
+
 def np_dtype(t: Attribute) -> np.dtype:
     """The numpy dtype holding elements of the xDSL scalar type ``t``."""
-    if isinstance(t, IndexType):
-        return np.dtype(np.int64)
-    if isinstance(t, IntegerType):
-        width = t.width.data
-        if width == 1:
-            return np.dtype(np.bool_)
-        unsigned = t.signedness.data == Signedness.UNSIGNED
-        return np.dtype(f"{'u' if unsigned else ''}int{width}")
-    for cls, dt in ((Float16Type, np.float16), (BFloat16Type, BF16), (Float32Type, np.float32),
-                    (Float64Type, np.float64)):
-        if isinstance(t, cls):
-            return np.dtype(dt)
-    raise InterpreterError(f"the interpreter has no numpy type for {t}")
+    try:
+        name = type_name(t)
+    except ValueError:
+        raise InterpreterError(f"the interpreter has no numpy type for {t}") from None
+    held = _HELD_AS.get(name)
+    return held if held is not None else dtypes.numpy_dtype(name)
 
 
 def element_type(t: Attribute) -> Attribute:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 
+from ..dtypes import ELEMENT_TYPES, element
 from ..errors import OutsideKernelError, UsageError
 
 
@@ -32,7 +33,7 @@ class dtype:  # noqa: N801
 
     @property
     def is_float(self) -> bool:
-        return self.name in ("f16", "bf16", "f32", "f64", "tf32")
+        return element(self.name).is_float
 
     @property
     def is_int(self) -> bool:
@@ -40,11 +41,11 @@ class dtype:  # noqa: N801
 
     @property
     def bits(self) -> int:
-        return {"i1": 1, "f16": 16, "bf16": 16, "f32": 32, "tf32": 32, "f64": 64, "i8": 8, "u8": 8,
-                "i16": 16, "i32": 32, "u32": 32, "i64": 64}[self.name]
+        return element(self.name).bits
 
     def __repr__(self) -> str:
-        return f"xt.{_DTYPE_PY_NAMES.get(self.name, self.name)}"
+        known = ELEMENT_TYPES.get(self.name)
+        return f"xt.{known.language_name if known else self.name}"
 
 
 float16 = dtype("f16")
@@ -57,8 +58,6 @@ int32 = dtype("i32")
 uint32 = dtype("u32")
 int64 = dtype("i64")
 int1 = dtype("i1")
-_DTYPE_PY_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "tf32": "tfloat32",
-                   "i8": "int8", "u8": "uint8", "i32": "int32", "u32": "uint32", "i64": "int64", "i1": "int1"}
 
 
 @dataclass(frozen=True)

@@ -8,10 +8,10 @@ interpreter the ``pvc`` rows.  A target without a row of its own (a new GPU) use
 ``pvc`` row until one is measured."""
 from __future__ import annotations
 
+from ..dtypes import OF_NUMPY_NAME
 from ..errors import UsageError
 from ..interpreter import interpret_requested
 from ..jit import default_target
-from ..runtime.abi import ELEMENT_OF_NUMPY
 from ..runtime.devices import get_device
 from ..targets import get_target
 
@@ -75,7 +75,7 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
                                                          " (float32 = tf32 DPAS exists on PVC only)"))
     bm, bn, bk = row[dtype_name]
     if m is not None and m < bm and not trans_a:
-        short = ELEMENT_OF_NUMPY[dtype_name]
+        short = OF_NUMPY_NAME[dtype_name].name
         repeat_counts = get_target(family(target)).dpas_for(short, short).m_values
         whole_blocks = range(max(repeat_counts), bm, max(repeat_counts))  # 8, 16, .. below bm
         bm = min(r for r in (*repeat_counts, *whole_blocks, bm) if r >= m)

@@ -11,23 +11,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-#: element type name -> (numpy dtype name, bytes)
-ELEMENT_TYPES = {
-    "f16": ("float16", 2),
-    "bf16": ("bfloat16", 2),
-    "f32": ("float32", 4),
-    "f64": ("float64", 8),
-    "i8": ("int8", 1),
-    "u8": ("uint8", 1),
-    "i16": ("int16", 2),
-    "i32": ("int32", 4),
-    "u32": ("uint32", 4),
-    "i64": ("int64", 8),
-}
+from ..dtypes import ARRAY_TYPES
 
-#: numpy dtype name -> element type name
-ELEMENT_OF_NUMPY = {numpy_name: elem for elem, (numpy_name, _) in ELEMENT_TYPES.items()}
-
+#: element type name -> (numpy dtype name, bytes), for the types arrays can hold
+ELEMENT_TYPES = {name: (t.numpy_name, t.bytes) for name, t in ARRAY_TYPES.items()}
 
 #: the largest row count, row width in bytes and row pitch in bytes of an array the kernel
 #: addresses through tiles: tile descriptors hold them (and block positions) as 32-bit

@@ -40,6 +40,7 @@ BASE_ALIGN_BYTES = 64
 _UNSET = object()
 
 
+from .. import dtypes  # noqa: E402
 from ..errors import BuildError, LaunchError  # noqa: E402 - one error taxonomy for the package
 
 
@@ -49,11 +50,7 @@ def numpy_dtype(elem: str) -> np.dtype:
     """The numpy dtype of an ABI element type name (bf16 is ``ml_dtypes.bfloat16``)."""
     if elem not in ELEMENT_TYPES:
         raise LaunchError(f"unknown element type {elem!r}; known: {', '.join(ELEMENT_TYPES)}")
-    if elem == "bf16":
-        import ml_dtypes
-
-        return np.dtype(ml_dtypes.bfloat16)
-    return np.dtype(ELEMENT_TYPES[elem][0])
+    return dtypes.numpy_dtype(elem)
 
 
 def _dtype_label(elem: str) -> str:
