@@ -18,7 +18,8 @@ INDEX = IndexType()
 
 
 def describe(value) -> str:
-    """How an error message names ``value``: a tile, a tile value, an array, a runtime scalar, a dtype, a module or a Python value."""
+    """How an error message names ``value``: a tile, a tile value, an array, a runtime
+    scalar, a dtype, a module or a Python value."""
     if isinstance(value, SSAValue):
         t = value.type
         if isinstance(t, xetile.TileType):
