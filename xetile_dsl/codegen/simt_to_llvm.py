@@ -31,6 +31,7 @@ from ..frontend.types import bit_width, type_name
 from ..lowering.analysis import Families
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
+from ..targets.slm_budget import SlmBudget
 from ..targets.target import MMA_INPUT_ALIASES
 from . import a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, scattered_ops, slm, vector_ops
 from .builtins_transpose import transpose_kind
@@ -91,6 +92,7 @@ class _KernelGen:
         self.values: dict[SSAValue, object] = {}
         self.b: ir.IRBuilder | None = None
         self.memrefs: dict[SSAValue, tuple[ir.Value, list[ir.Value], list[ir.Value]]] = {}
+        self.slm = SlmBudget(target)  # the module-scope SLM buffers (codegen/slm.py)
 
     # --- the kernel ------------------------------------------------------------------
     def kernel(self, fn: func.FuncOp) -> KernelABI:

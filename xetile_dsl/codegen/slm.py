@@ -37,13 +37,9 @@ def alloc(gen, op) -> None:
         raise LoweringError("shared local memory buffers must be static 2-D memrefs", op)
     bits = bit_width(t.element_type)
     nbytes = shape[0] * shape[1] * bits // 8
-    gen.slm_bytes = getattr(gen, "slm_bytes", 0) + nbytes
-    if gen.slm_bytes > gen.target.slm_bytes:
-        raise LoweringError(
-            f"the kernel needs {gen.slm_bytes} B of shared local memory (this buffer: {shape[0]}x{shape[1]} "
-            f"{bits}-bit elements: an xt.slm_alloc buffer or a layout conversion/cross-subgroup "
-            f"reduction), but "
-            f"{gen.target.name} has {gen.target.slm_bytes} B per workgroup; use smaller workgroup tiles", op)
+    gen.slm.take(nbytes, op, f"this {shape[0]}x{shape[1]} buffer of {bits}-bit elements (an xt.slm_alloc "
+                 f"buffer or a layout conversion/cross-subgroup reduction) lives in shared local memory",
+                 "use smaller workgroup tiles")
     elem = ir.IntType(bits)
     arr = ir.ArrayType(elem, shape[0] * shape[1])
     var = ir.GlobalVariable(gen.llmod, arr, gen.llmod.get_unique_name("slm"), addrspace=SLM_ADDRSPACE)

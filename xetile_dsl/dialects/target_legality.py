@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Attribute, Operation
 from xdsl.utils.exceptions import VerifyException
 
+from ..targets.slm_budget import SlmBudget
 from ..targets.target import Target, get_target
 from . import xegpu, xetile
 from .xegpu import LayoutAttr, SGMapAttr, SliceAttr, element_bits
@@ -198,12 +199,12 @@ def check_for_target(module: Operation, target: Target | str) -> list[Problem]:
     if isinstance(target, str):
         target = get_target(target)
     problems: list[Problem] = []
-    slm = 0
+    slm = SlmBudget(target)
     for op in module.walk():
         problems += [Problem(op, m) for m in _op_problems(op, target)]
-        slm += _slm_bytes(op)
-    if slm > target.slm_bytes:
-        problems.append(Problem(module, f"{module.name}: {slm} B of shared local memory allocated, {target.name} "
+        slm.used += _slm_bytes(op)
+    if slm.left < 0:
+        problems.append(Problem(module, f"{module.name}: {slm.used} B of shared local memory allocated, {target.name} "
                                         f"has {target.slm_bytes} B; shrink the tiles or stage through global memory"))
     return problems
 

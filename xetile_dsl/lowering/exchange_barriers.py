@@ -29,27 +29,32 @@ I8 = IntegerType(8)
 
 
 class ExchangeBarriers:
-    """Mixin for the wg-to-sg ``_Distributor`` (needs ``emit``, ``const_index``, ``sg_id``,
-    ``top``, ``target`` and ``maps.num_subgroups``)."""
+    """The barriers of one distribution's exchanges; ``d`` is the wg-to-sg distributor
+    (its ``emit``, ``const_index``, ``sg_id``, ``top``, ``target``, ``maps``)."""
+
+    def __init__(self, d):
+        self.d = d
+        #: subgroup grouping -> its named barrier (in the function's block)
+        self.named_barriers: dict[Groups, SSAValue] = {}
 
     def exchange_groups(self, buffer_shape, writes: Region, reads: Region) -> Groups | None:
         """The groups an exchange's barriers may be limited to (None: the whole workgroup)."""
-        return sg_groups.exchange_groups(self.maps.num_subgroups, buffer_shape, writes, reads)
+        return sg_groups.exchange_groups(self.d.maps.num_subgroups, buffer_shape, writes, reads)
 
     def exchange_barrier(self, like: Operation, groups: Groups | None) -> None:
         """A barrier ordering an exchange among ``groups`` (a workgroup barrier when None,
         or when the target has no named barriers left for them)."""
         barrier = self._named_barrier(groups, like) if groups is not None else None
         if barrier is None:
-            self.emit(gpu.BarrierOp(), like)
+            self.d.emit(gpu.BarrierOp(), like)
             return
-        self.emit(xegpu.NbarrierArriveOp(barrier), like)
-        self.emit(xegpu.NbarrierWaitOp(barrier), like)
+        self.d.emit(xegpu.NbarrierArriveOp(barrier), like)
+        self.d.emit(xegpu.NbarrierWaitOp(barrier), like)
 
     def _named_barrier(self, groups: Groups, like: Operation) -> SSAValue | None:
-        known = self.__dict__.setdefault("named_barriers", {})
+        known = self.named_barriers
         if groups not in known:
-            ids = self.target.named_barrier_ids()
+            ids = self.d.target.named_barrier_ids()
             base = ids.start + sum(g.count for g in known)
             if base + groups.count - 1 not in ids:
                 return None  # the target's ids are used up (or it has none)
@@ -58,29 +63,29 @@ class ExchangeBarriers:
 
     def _init_nbarrier(self, groups: Groups, base: int, like: Operation) -> SSAValue:
         """``init_nbarrier`` of this subgroup's group, in the function's block."""
-        saved, self.block = self.block, self.top
-        group = self.sg_id
+        saved, self.d.block = self.d.block, self.d.top
+        group = self.d.sg_id
         if groups.step > 1:
-            group = self.emit(arith.DivSIOp(group, self.const_index(groups.step, like)), like).result
-        if groups.step * groups.count < self.maps.num_subgroups:
-            group = self.emit(arith.RemSIOp(group, self.const_index(groups.count, like)), like).result
-        if group is not self.sg_id:
+            group = self.d.emit(arith.DivSIOp(group, self.d.const_index(groups.step, like)), like).result
+        if groups.step * groups.count < self.d.maps.num_subgroups:
+            group = self.d.emit(arith.RemSIOp(group, self.d.const_index(groups.count, like)), like).result
+        if group is not self.d.sg_id:
             group.name_hint = "nb_group"
-        index = self.emit(arith.AddiOp(group, self.const_index(base, like)), like).result
-        nb_id = self.emit(arith.IndexCastOp(index, I8), like).result
+        index = self.d.emit(arith.AddiOp(group, self.d.const_index(base, like)), like).result
+        nb_id = self.d.emit(arith.IndexCastOp(index, I8), like).result
         nb_id.name_hint = "nb_id"
-        count = self.emit(arith.ConstantOp(IntegerAttr(groups.size, I8)), like).result
+        count = self.d.emit(arith.ConstantOp(IntegerAttr(groups.size, I8)), like).result
         count.name_hint = "nb_count"
-        barrier = self.emit(xegpu.InitNbarrierOp(nb_id, count), like).result
+        barrier = self.d.emit(xegpu.InitNbarrierOp(nb_id, count), like).result
         barrier.name_hint = "nb"
-        self.block = saved
+        self.d.block = saved
         return barrier
 
     def allocate_named_barriers(self) -> None:
         """``xegpu.alloc_nbarrier <ids handed out>`` first in the function."""
-        known = self.__dict__.get("named_barriers", {})
+        known = self.named_barriers
         if known:
-            first = self.fn.body.block.first_op
+            first = self.d.fn.body.block.first_op
             alloc = xegpu.AllocNbarrierOp(sum(g.count for g in known))
             alloc.location = first.location if first is not None else alloc.location
-            self.fn.body.block.insert_op_before(alloc, first)
+            self.d.fn.body.block.insert_op_before(alloc, first)

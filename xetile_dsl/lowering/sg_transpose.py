@@ -42,9 +42,9 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ..dialects import xetile
-from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
-from ..targets import get_target
+from ..targets import Target, get_target
+from ..targets.slm_budget import SlmBudget
 from .analysis import Families
 from .rebuild import Rebuilder
 from .register_transpose import operand_a_roots, register_transposable
@@ -66,9 +66,7 @@ class XeTileSgTranspose(ModulePass):
         target = get_target(self.target)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and any(isinstance(o, xetile.TileTransposeOp) for o in fn.walk()):
-                rebuilder = _SgTranspose(fn)
-                rebuilder.target = target
-                rebuilder.slm_total = check_user_slm(fn, target)
+                rebuilder = _SgTranspose(fn, target, SlmBudget(target, check_user_slm(fn, target)))
                 rebuilder.run()
                 if needs_large_grf(fn, target):  # operands now staged in SLM count too
                     fn.attributes[LARGE_GRF_ATTR] = IntegerAttr(1, 1)
@@ -93,8 +91,9 @@ class _SgTranspose(Rebuilder):
     owned_dialect = ""  # every op without a handler is cloned
     lowering_name = "the subgroup-level transpose lowering"
 
-    def __init__(self, fn: func.FuncOp):
+    def __init__(self, fn: func.FuncOp, target: Target, slm: SlmBudget):
         super().__init__(fn)
+        self.target, self.slm = target, slm
         self.families = Families(fn)
         self.folded = self._find_folds()
         self.a_roots = operand_a_roots(fn)  # on the original function, before rebuilding
@@ -209,11 +208,7 @@ class _SgTranspose(Rebuilder):
         return self.emit(arith.MuliOp(sg_id, self.const_index(rows, like)), like).result
 
     def _check_slm(self, op: Operation, shape, elem, n_sg: int) -> None:
-        nbytes = n_sg * shape[0] * shape[1] * bit_width(elem) // 8
-        self.slm_total += nbytes
-        if self.slm_total > self.target.slm_bytes:
-            raise LoweringError(
-                f"this tile_transpose of a computed {shape[0]}x{shape[1]} {type_name(elem)} value goes through "
-                f"shared local memory ({nbytes} B for {n_sg} subgroup(s), {self.slm_total} B in this kernel so far), but "
-                f"{self.target.name} has {self.target.slm_bytes} B per workgroup; transpose a smaller tile, or "
-                f"transpose a loaded tile (folded into the load)", op)
+        self.slm.take(n_sg * shape[0] * shape[1] * bit_width(elem) // 8, op,
+                      f"this tile_transpose of a computed {shape[0]}x{shape[1]} {type_name(elem)} value, staged for "
+                      f"{n_sg} subgroup(s), goes through shared local memory",
+                      "transpose a smaller tile, or transpose a loaded tile (folded into the load)")

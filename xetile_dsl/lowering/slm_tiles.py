@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target
+from ..targets.slm_budget import SlmBudget
 
 SLM_SPACE = 3
 
@@ -39,16 +40,15 @@ def _describe(op) -> tuple[str, int]:
 def check_user_slm(fn: func.FuncOp, target: Target) -> int:
     """Bytes of SLM the user's buffers take; a located error at the first buffer that
     does not fit, naming every buffer so far, the total and what the target has."""
-    total, seen = 0, []
+    budget, seen = SlmBudget(target), []
     for op in fn.walk():
         if not is_slm_alloc(op):
             continue
         text, nbytes = _describe(op)
-        total += nbytes
         seen.append(text)
-        if total > target.slm_bytes:
+        if not budget.reserve(nbytes):
             raise LoweringError(
-                f"the xt.slm_alloc buffers of this kernel need {total} B of shared local memory "
+                f"the xt.slm_alloc buffers of this kernel need {budget.used} B of shared local memory "
                 f"({', '.join(seen)}), but {target.name} has {target.slm_bytes} B per workgroup; "
                 f"allocate at most {target.slm_bytes} B in all (e.g. fewer or smaller K slices per buffer)", op)
-    return total
+    return budget.used

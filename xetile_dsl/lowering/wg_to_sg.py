@@ -32,6 +32,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from . import constants
 from ..targets import Target, get_target
+from ..targets.slm_budget import SlmBudget
 from .analysis import Families
 from .exchange_barriers import ExchangeBarriers
 from .rebuild import Rebuilder
@@ -62,11 +63,10 @@ class XeTileWgToSg(ModulePass):
                 if maps.by_root:
                     _check_workgroup_size(fn, maps.num_subgroups, target)
                     register_budget.check(fn, target)
-                    dist = _Distributor(fn, maps)
-                    dist.target = target
-                    dist.slm_total = user_slm  # compiler exchanges come on top of the user's buffers
+                    # compiler exchanges come on top of the user's buffers
+                    dist = _Distributor(fn, maps, target, SlmBudget(target, user_slm))
                     dist.run()
-                    dist.allocate_named_barriers()
+                    dist.barriers.allocate_named_barriers()
                     fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(maps.num_subgroups, 32)
                 register_budget.check_subgroup_tiles(fn, target)
                 if needs_large_grf(fn, target):
@@ -161,20 +161,31 @@ def _pieces(size: int, layout: int, data: int) -> int:
     return max(1, size // (layout * data))
 
 
-class _Distributor(TransposeDistribution, VectorDistribution, ExchangeBarriers, Rebuilder):
-    """Rebuilds the function with every workgroup-level value split into its pieces."""
+class _Distributor(Rebuilder):
+    """Rebuilds the function with every workgroup-level value split into its pieces: tiles,
+    tile_mma and constants here; vector ops and SLM exchanges in ``vectors``
+    (wg_vectors.py), transposes in ``transposes`` (wg_transpose.py), the exchanges'
+    barriers in ``barriers`` (exchange_barriers.py); ``slm`` is the kernel's SLM budget."""
 
     lowering_name = "the workgroup-to-subgroup distribution"
 
-    def __init__(self, fn: func.FuncOp, maps: _MapInference):
+    def __init__(self, fn: func.FuncOp, maps: _MapInference, target: Target, slm: SlmBudget):
         super().__init__(fn)
-        self.maps = maps
+        self.maps, self.target, self.slm = maps, target, slm
         self.sg_id: SSAValue | None = None
         self.coords: dict[tuple[int, int], tuple[SSAValue, SSAValue]] = {}
-        self.find_transpose_folds()
+        self.barriers = ExchangeBarriers(self)
+        self.vectors = VectorDistribution(self)
+        self.transposes = TransposeDistribution(self)
 
     def _translate(self, op: Operation) -> None:
-        if not self.distribute_vector_op(op):  # element-wise ops at workgroup level
+        if self.vectors.distribute_vector_op(op):  # element-wise ops at workgroup level
+            return
+        name = f"_op_{type(op).__name__}"
+        handler = getattr(self.vectors, name, None) or getattr(self.transposes, name, None)
+        if handler is not None:
+            handler(op)
+        else:
             super()._translate(op)
 
     def prologue(self, like: Operation | None) -> None:
@@ -213,8 +224,8 @@ class _Distributor(TransposeDistribution, VectorDistribution, ExchangeBarriers, 
         if m is None:
             self._clone(op)
             return
-        if (dst := self.folded_map(op.tile)) is not None:  # loaded only into in-place transposes
-            self.init_transposed_view(op, dst)
+        if (dst := self.transposes.folded_map(op.tile)) is not None:  # loaded only into in-place transposes
+            self.transposes.init_transposed_view(op, dst)
             return
         shape = t.get_shape()
         (n0, n1), (d0, d1) = self._sg_shape(m, shape)
@@ -245,8 +256,8 @@ class _Distributor(TransposeDistribution, VectorDistribution, ExchangeBarriers, 
             self.emit(xetile.PrefetchTileOp(t, locality), op)
 
     def _op_UpdateTileOffsetOp(self, op: xetile.UpdateTileOffsetOp) -> None:
-        if self.folded_map(op.tile) is not None:
-            self.update_transposed_view(op)
+        if self.transposes.folded_map(op.tile) is not None:
+            self.transposes.update_transposed_view(op)
             return
         dx, dy = self.one(op.offset_x), self.one(op.offset_y)
         self.vmap[op.result] = [self.emit(xetile.UpdateTileOffsetOp(t, dx, dy), op).result

@@ -36,8 +36,7 @@ from xdsl.ir import SSAValue
 
 from ..dialects import xetile
 from ..dialects._arith_vector import ExtUIOp, TruncIOp
-from ..errors import LoweringError
-from ..frontend.types import bit_width, type_name
+from ..frontend.types import bit_width
 from .register_transpose import fits_registers, operand_a_roots
 from .sg_groups import Region, piece_origins
 
@@ -131,20 +130,24 @@ def column_major_view(rebuilder, src: SSAValue, like) -> SSAValue:
 
 
 class TransposeDistribution:
-    """Mixin for the wg-to-sg ``_Distributor``: tile_transpose in place or through SLM."""
+    """tile_transpose in place or through SLM, for the wg-to-sg distributor ``d``."""
+
+    def __init__(self, d):
+        self.d = d
+        self.find_transpose_folds()
 
     def find_transpose_folds(self) -> None:
         """Tile families whose loads feed only in-place transposes become transposed views."""
         self.folded_tiles: dict[SSAValue, xetile.WgMapAttr] = {}
-        self.a_operand_roots = operand_a_roots(self.fn)  # for the register path, on the original function
-        families = self.maps.families
+        self.a_operand_roots = operand_a_roots(self.d.fn)  # for the register path, on the original function
+        families = self.d.maps.families
         candidates: dict[SSAValue, set] = {}
-        for op in self.fn.walk():
+        for op in self.d.fn.walk():
             if isinstance(op, xetile.TileTransposeOp) and self._foldable(op):
                 load = op.source.owner
                 if isinstance(load, xetile.LoadTileOp) and len(list(op.source.uses)) == 1:
                     root = families.find(load.tile)
-                    candidates.setdefault(root, set()).add(self.maps.map_of(op.result))
+                    candidates.setdefault(root, set()).add(self.d.maps.map_of(op.result))
         for root, dst_maps in candidates.items():
             if len(dst_maps) == 1 and self._only_transposed_loads(root):
                 self.folded_tiles[root] = dst_maps.pop()
@@ -155,17 +158,17 @@ class TransposeDistribution:
         is in global memory, so each subgroup reads its result pieces itself (before, only
         :meth:`_in_place` transposes were folded; the others went through SLM: 64
         per-lane SLM stores and a barrier per K step for A^T.B at 256x256x32)."""
-        return self.maps.map_of(op.source) is not None and self.maps.map_of(op.result) is not None
+        return self.d.maps.map_of(op.source) is not None and self.d.maps.map_of(op.result) is not None
 
     def _in_place(self, op: xetile.TileTransposeOp) -> bool:
-        src, dst = self.maps.map_of(op.source), self.maps.map_of(op.result)
+        src, dst = self.d.maps.map_of(op.source), self.d.maps.map_of(op.result)
         return src is not None and dst is not None and holds_own_transpose(src, _shape(op.source), dst)
 
     def _only_transposed_loads(self, root: SSAValue) -> bool:
         """Every value of the tile family is a row-major global tile from init_tile, moved
         by update_tile_offset and loops, and loaded only into foldable transposes."""
-        families = self.maps.families
-        for v in families.members(self.fn, root):
+        families = self.d.maps.families
+        for v in families.members(self.d.fn, root):
             owner = v.owner
             if isinstance(owner, xetile.InitTileOp):
                 attr = v.type.attr
@@ -183,42 +186,42 @@ class TransposeDistribution:
         return True
 
     def folded_map(self, tile: SSAValue) -> xetile.WgMapAttr | None:
-        return self.folded_tiles.get(self.maps.families.find(tile))
+        return self.folded_tiles.get(self.d.maps.families.find(tile))
 
     def init_transposed_view(self, op: xetile.InitTileOp, dst: xetile.WgMapAttr) -> None:
         """The result pieces of the transpose, as ``order = [0, 1]`` tiles over the same
         memory (offsets, extents and strides of the transposed view)."""
         t = op.tile.type
         view_shape = tuple(t.get_shape())[::-1]
-        (n0, n1), (d0, d1) = self._sg_shape(dst, view_shape)
+        (n0, n1), (d0, d1) = self.d._sg_shape(dst, view_shape)
         ttype = xetile.TileType([d0, d1], t.element_type, xetile.TileAttr(order=(0, 1)))
-        r, c = self._coords(dst.layout, op)
-        o0, o1 = (self.one(v) for v in op.offsets)
-        sizes, strides = [self.one(v) for v in op.sizes][::-1], [self.one(v) for v in op.strides][::-1]
-        rows = [self._piece_offset(o1, r, i, view_shape[0], dst.layout[0], d0, op) for i in range(n0)]
-        cols = [self._piece_offset(o0, c, j, view_shape[1], dst.layout[1], d1, op) for j in range(n1)]
-        base = column_major_view(self, self.one(op.source), op)
-        self.vmap[op.tile] = [self.emit(xetile.InitTileOp(base, [row, col], ttype, sizes, strides), op).tile
+        r, c = self.d._coords(dst.layout, op)
+        o0, o1 = (self.d.one(v) for v in op.offsets)
+        sizes, strides = [self.d.one(v) for v in op.sizes][::-1], [self.d.one(v) for v in op.strides][::-1]
+        rows = [self.d._piece_offset(o1, r, i, view_shape[0], dst.layout[0], d0, op) for i in range(n0)]
+        cols = [self.d._piece_offset(o0, c, j, view_shape[1], dst.layout[1], d1, op) for j in range(n1)]
+        base = column_major_view(self.d, self.d.one(op.source), op)
+        self.d.vmap[op.tile] = [self.d.emit(xetile.InitTileOp(base, [row, col], ttype, sizes, strides), op).tile
                               for row in rows for col in cols]
 
     def update_transposed_view(self, op: xetile.UpdateTileOffsetOp) -> None:
-        dx, dy = self.one(op.offset_x), self.one(op.offset_y)
-        self.vmap[op.result] = [self.emit(xetile.UpdateTileOffsetOp(t, dy, dx), op).result
-                                for t in self.vmap[op.tile]]
+        dx, dy = self.d.one(op.offset_x), self.d.one(op.offset_y)
+        self.d.vmap[op.result] = [self.d.emit(xetile.UpdateTileOffsetOp(t, dy, dx), op).result
+                                for t in self.d.vmap[op.tile]]
 
     def _op_TileTransposeOp(self, op: xetile.TileTransposeOp) -> None:
-        dst = self.maps.map_of(op.result)
+        dst = self.d.maps.map_of(op.result)
         if dst is None:
-            self._clone(op)
+            self.d._clone(op)
             return
         load = op.source.owner
         if isinstance(load, xetile.LoadTileOp) and self.folded_map(load.tile) is not None:
-            self.vmap[op.result] = list(self.vmap[op.source])  # loaded already transposed
+            self.d.vmap[op.result] = list(self.d.vmap[op.source])  # loaded already transposed
             return
         if self._in_place(op) and self._pieces_fit_registers(op):
-            self.vmap[op.result] = self._transpose_per_piece(op)
+            self.d.vmap[op.result] = self._transpose_per_piece(op)
             return
-        self.vmap[op.result] = self._transpose_through_slm(op, self.maps.map_of(op.source), dst)
+        self.d.vmap[op.result] = self._transpose_through_slm(op, self.d.maps.map_of(op.source), dst)
 
     def _pieces_fit_registers(self, op: xetile.TileTransposeOp) -> bool:
         """Every source piece can be transposed in registers (register_transpose.py)."""
@@ -226,53 +229,53 @@ class TransposeDistribution:
         if families.find(op.source) in roots or families.find(op.result) in roots:
             return False
         elem = op.source.type.element_type
-        return all(fits_registers(_shape(p), elem, self.target) for p in self.vmap[op.source])
+        return all(fits_registers(_shape(p), elem, self.d.target) for p in self.d.vmap[op.source])
 
     def _transpose_per_piece(self, op: xetile.TileTransposeOp) -> list[SSAValue]:
         """Result piece ``(i, j)`` is the subgroup-level transpose of source piece ``(j, i)``
         (xetile-sg-transpose then lowers each one in registers)."""
-        (s0, s1), _ = self._sg_shape(self.maps.map_of(op.source), _shape(op.source))
-        pieces = self.vmap[op.source]
+        (s0, s1), _ = self.d._sg_shape(self.d.maps.map_of(op.source), _shape(op.source))
+        pieces = self.d.vmap[op.source]
         out = []
         for i in range(s1):
             for j in range(s0):
                 piece = pieces[j * s1 + i]
                 rtype = VectorType(piece.type.element_type, list(_shape(piece))[::-1])
-                out.append(self.emit(xetile.TileTransposeOp(piece, [1, 0], rtype), op).result)
+                out.append(self.d.emit(xetile.TileTransposeOp(piece, [1, 0], rtype), op).result)
         return out
 
     def _transpose_through_slm(self, op, src, dst) -> list[SSAValue]:
         """The exchange (8-bit values widened to 16 bits in SLM, narrowed after)."""
-        emit = lambda new: self.emit(new, op)  # noqa: E731
-        pieces = [widen_for_slm(emit, piece) for piece in self.vmap[op.source]]
+        emit = lambda new: self.d.emit(new, op)  # noqa: E731
+        pieces = [widen_for_slm(emit, piece) for piece in self.d.vmap[op.source]]
         wide = self._exchange_through_slm(op, src, dst, pieces, slm_element(op.source.type.element_type))
         return [narrow_from_slm(emit, v, op.source.type.element_type) for v in wide]
 
     def _exchange_through_slm(self, op, src, dst, pieces, elem) -> list[SSAValue]:
         shape = _shape(op.source)
-        self._check_slm(op, shape, elem)
+        self.d.vectors.check_slm(op, shape, elem)
         space = IntegerAttr(SLM_SPACE, 64)
-        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=space)), op).memref
+        buf = self.d.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=space)), op).memref
         view_shape = shape[::-1]
-        groups = self.exchange_groups(shape, Region(src, shape), Region(dst, view_shape, transposed=True))
-        if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
-            self.exchange_barrier(op, groups)
-        for piece, tile in zip(pieces, self._slm_tiles(op, buf, src, shape, elem, [], []), strict=True):
-            self.emit(xetile.StoreTileOp(piece, tile), op)
-        self.exchange_barrier(op, groups)
+        groups = self.d.barriers.exchange_groups(shape, Region(src, shape), Region(dst, view_shape, transposed=True))
+        if not isinstance(op.parent_op(), type(self.d.fn)):  # in a loop: earlier readers first
+            self.d.barriers.exchange_barrier(op, groups)
+        for piece, tile in zip(pieces, self.d.vectors.slm_tiles(op, buf, src, shape, elem, [], []), strict=True):
+            self.d.emit(xetile.StoreTileOp(piece, tile), op)
+        self.d.barriers.exchange_barrier(op, groups)
         view_type = MemRefType(elem, list(view_shape), StridedLayoutAttr([1, shape[1]], 0), memory_space=space)
-        view = self.emit(memref.ReinterpretCastOp.from_dynamic(buf, [0], list(view_shape), [1, shape[1]],
+        view = self.d.emit(memref.ReinterpretCastOp.from_dynamic(buf, [0], list(view_shape), [1, shape[1]],
                                                                view_type), op).result
-        (n0, n1), (d0, d1) = self._sg_shape(dst, view_shape)
-        r, c = self._coords(dst.layout, op)
-        zero = self.const_index(0, op)
+        (n0, n1), (d0, d1) = self.d._sg_shape(dst, view_shape)
+        r, c = self.d._coords(dst.layout, op)
+        zero = self.d.const_index(0, op)
         ttype = xetile.TileType([d0, d1], elem, xetile.TileAttr(order=(0, 1), memory_space=SLM_SPACE))
-        rows = [self._piece_offset(zero, r, i, view_shape[0], dst.layout[0], d0, op) for i in range(n0)]
-        cols = [self._piece_offset(zero, c, j, view_shape[1], dst.layout[1], d1, op) for j in range(n1)]
+        rows = [self.d._piece_offset(zero, r, i, view_shape[0], dst.layout[0], d0, op) for i in range(n0)]
+        cols = [self.d._piece_offset(zero, c, j, view_shape[1], dst.layout[1], d1, op) for j in range(n1)]
         out = []
         for row in rows:
             for col in cols:
-                tile = self.emit(xetile.InitTileOp(view, [row, col], ttype), op).tile
-                out.append(self.emit(xetile.LoadTileOp(tile, VectorType(elem, [d0, d1])), op).value)
+                tile = self.d.emit(xetile.InitTileOp(view, [row, col], ttype), op).tile
+                out.append(self.d.emit(xetile.LoadTileOp(tile, VectorType(elem, [d0, d1])), op).value)
         return out
 

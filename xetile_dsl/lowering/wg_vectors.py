@@ -134,70 +134,76 @@ def _feeds_one_reduce(op: xetile.TileConvLayoutOp) -> bool:
 
 
 # --- distribution --------------------------------------------------------------------------
-class VectorDistribution(ConvRounds):
-    """Mixin for the wg-to-sg ``_Distributor``: per-piece vector ops and SLM exchanges."""
+class VectorDistribution:
+    """Per-piece vector ops and SLM exchanges, for the wg-to-sg distributor ``d``."""
+
+    def __init__(self, d):
+        self.d = d
+        self.rounds = ConvRounds(d)
+        #: tile_conv_layout ops whose one tile_reduce combines partials instead
+        self.reduce_first: set[Operation] = set()
 
     def distribute_vector_op(self, op: Operation) -> bool:
         """Clone an element-wise op (or a scalar broadcast) once per piece; False when the
         op is not a workgroup-level vector op."""
         if not (is_elementwise(op) or isinstance(op, vector.BroadcastOp)):
             return False
-        m = self.maps.map_of(op.results[0])
+        m = self.d.maps.map_of(op.results[0])
         if m is None:
             return False
         n, piece = self._count(m, _shape(op.results[0]))
         outs = [[] for _ in op.results]
         for k in range(n):
-            operands = [self.vmap[v][k] if len(self.vmap[v]) > 1 else self.one(v) for v in op.operands]
-            new = self.emit(type(op).create(operands=operands,
+            operands = [self.d.vmap[v][k] if len(self.d.vmap[v]) > 1 else self.d.one(v) for v in op.operands]
+            new = self.d.emit(type(op).create(operands=operands,
                                             result_types=[VectorType(r.type.element_type, list(piece))
                                                           for r in op.results],
                                             properties=dict(op.properties), attributes=dict(op.attributes)), op)
             for out, r in zip(outs, new.results):
                 out.append(r)
         for r, out in zip(op.results, outs):
-            self.vmap[r] = out
+            self.d.vmap[r] = out
         return True
 
     def _count(self, m, shape) -> tuple[int, tuple[int, int]]:
-        (n0, n1), piece = self._sg_shape(m, shape)
+        (n0, n1), piece = self.d._sg_shape(m, shape)
         return n0 * n1, piece
 
     def _op_TileBroadcastOp(self, op: xetile.TileBroadcastOp) -> None:
-        m = self.maps.map_of(op.result)
+        m = self.d.maps.map_of(op.result)
         if m is None:
-            self._clone(op)
+            self.d._clone(op)
             return
-        (n0, n1), piece = self._sg_shape(m, _shape(op.result))
-        (s0, s1), _ = self._sg_shape(self.maps.map_of(op.source), _shape(op.source))
+        (n0, n1), piece = self.d._sg_shape(m, _shape(op.result))
+        (s0, s1), _ = self.d._sg_shape(self.d.maps.map_of(op.source), _shape(op.source))
         dims = _asm.as_int_list(op.broadcast_dims)
-        src, out = self.vmap[op.source], []
+        src, out = self.d.vmap[op.source], []
         rtype = VectorType(op.result.type.element_type, list(piece))
         for i in range(n0):
             for j in range(n1):
                 s = src[(0 if 0 in dims else i) * s1 + (0 if 1 in dims else j)]
-                out.append(self.emit(xetile.TileBroadcastOp(s, dims, rtype), op).result)
-        self.vmap[op.result] = out
+                out.append(self.d.emit(xetile.TileBroadcastOp(s, dims, rtype), op).result)
+        self.d.vmap[op.result] = out
 
     def _op_TileReduceOp(self, op: xetile.TileReduceOp) -> None:
-        src_map = self.maps.map_of(op.source)
+        src_map = self.d.maps.map_of(op.source)
         if src_map is None:
-            self._clone(op)
+            self.d._clone(op)
             return
         (dim,) = _asm.as_int_list(op.reduction_dims)
         size = _shape(op.source)[dim]
         conv = op.source.owner
-        if conv in getattr(self, "reduce_first", ()):  # tile_conv_layout + tile_reduce: reduce, then exchange
-            conv_map = self.maps.map_of(conv.source)
-            pieces = self._local_reduce(op, self.vmap[conv.source], conv_map, _shape(op.source), dim)
-            self.vmap[op.result] = self._combine_partials(op, pieces, conv_map, dim)
+        if conv in self.reduce_first:  # tile_conv_layout + tile_reduce: reduce, then exchange
+            conv_map = self.d.maps.map_of(conv.source)
+            pieces = self._local_reduce(op, self.d.vmap[conv.source], conv_map, _shape(op.source), dim)
+            self.d.vmap[op.result] = self._combine_partials(op, pieces, conv_map, dim)
             return
-        pieces = self._local_reduce(op, self.vmap[op.source], src_map, _shape(op.source), dim)
+        pieces = self._local_reduce(op, self.d.vmap[op.source], src_map, _shape(op.source), dim)
         if src_map.data[dim] == size:
-            self.vmap[op.result] = pieces
+            self.d.vmap[op.result] = pieces
             return
         if dim == 1:
-            self.vmap[op.result] = self._combine_partials(op, pieces, src_map, dim)
+            self.d.vmap[op.result] = self._combine_partials(op, pieces, src_map, dim)
             return
         self._cross_subgroup_reduce(op, pieces, src_map, dim)
 
@@ -217,25 +223,25 @@ class VectorDistribution(ConvRounds):
         pshape[dim] = lay
         pshape = tuple(pshape)
         elem = op.source.type.element_type
-        self._check_slm(op, pshape, elem)
-        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(pshape), memory_space=IntegerAttr(SLM_SPACE,
+        self.check_slm(op, pshape, elem)
+        buf = self.d.emit(memref.AllocOp([], [], MemRefType(elem, list(pshape), memory_space=IntegerAttr(SLM_SPACE,
                                                                                                        64))), op)
-        res = self.maps.map_of(op.result)
-        groups = self.exchange_groups(pshape, Region(_with(m, dim, 1), pshape), Region(_with(res, dim, lay), pshape))
-        if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
-            self.exchange_barrier(op, groups)
-        for piece, tile in zip(partials, self._slm_tiles(op, buf.memref, _with(m, dim, 1), pshape, elem, [], []),
+        res = self.d.maps.map_of(op.result)
+        groups = self.d.barriers.exchange_groups(pshape, Region(_with(m, dim, 1), pshape), Region(_with(res, dim, lay), pshape))
+        if not isinstance(op.parent_op(), type(self.d.fn)):  # in a loop: earlier readers first
+            self.d.barriers.exchange_barrier(op, groups)
+        for piece, tile in zip(partials, self.slm_tiles(op, buf.memref, _with(m, dim, 1), pshape, elem, [], []),
                                strict=True):
-            self.emit(xetile.StoreTileOp(piece, tile), op)
-        self.exchange_barrier(op, groups)
+            self.d.emit(xetile.StoreTileOp(piece, tile), op)
+        self.d.barriers.exchange_barrier(op, groups)
         combine = _combine_op(op.kind.data, elem, op)
         per_slice = [self._slm_slice_tiles(op, buf.memref, res, pshape, elem, dim, k) for k in range(lay)]
         out = []
         for tiles in zip(*per_slice):
             acc = None
             for tile in tiles:
-                v = self.emit(xetile.LoadTileOp(tile, VectorType(elem, tile.type.get_shape())), op).value
-                acc = v if acc is None else self.emit(combine(acc, v), op).result
+                v = self.d.emit(xetile.LoadTileOp(tile, VectorType(elem, tile.type.get_shape())), op).value
+                acc = v if acc is None else self.d.emit(combine(acc, v), op).result
             out.append(acc)
         return out
 
@@ -243,19 +249,19 @@ class VectorDistribution(ConvRounds):
         """This subgroup's pieces of the result map ``res`` at column (row) ``k`` of ``buf``."""
         rshape = list(pshape)
         rshape[dim] = 1
-        (n0, n1), (d0, d1) = self._sg_shape(res, rshape)
-        r, c = self._coords(res.layout, op)
-        zero = self.const_index(0, op)
+        (n0, n1), (d0, d1) = self.d._sg_shape(res, rshape)
+        r, c = self.d._coords(res.layout, op)
+        zero = self.d.const_index(0, op)
         ttype = xetile.TileType([d0, d1], elem, xetile.TileAttr(memory_space=SLM_SPACE))
-        rows = ([self.const_index(k, op)] if dim == 0 else
-                [self._piece_offset(zero, r, i, rshape[0], res.layout[0], d0, op) for i in range(n0)])
-        cols = ([self.const_index(k, op)] if dim == 1 else
-                [self._piece_offset(zero, c, j, rshape[1], res.layout[1], d1, op) for j in range(n1)])
-        return [self.emit(xetile.InitTileOp(buf, [row, col], ttype), op).tile for row in rows for col in cols]
+        rows = ([self.d.const_index(k, op)] if dim == 0 else
+                [self.d._piece_offset(zero, r, i, rshape[0], res.layout[0], d0, op) for i in range(n0)])
+        cols = ([self.d.const_index(k, op)] if dim == 1 else
+                [self.d._piece_offset(zero, c, j, rshape[1], res.layout[1], d1, op) for j in range(n1)])
+        return [self.d.emit(xetile.InitTileOp(buf, [row, col], ttype), op).tile for row in rows for col in cols]
 
     def _local_reduce(self, op, src: list[SSAValue], m, shape, dim: int) -> list[SSAValue]:
         """Reduce each piece along ``dim`` and combine a subgroup's pieces along ``dim``."""
-        (n0, n1), (d0, d1) = self._sg_shape(m, shape)
+        (n0, n1), (d0, d1) = self.d._sg_shape(m, shape)
         kind, elem = op.kind.data, op.source.type.element_type
         rtype = VectorType(elem, [1, d1] if dim == 0 else [d0, 1])
         combine = _combine_op(kind, elem, op)
@@ -266,8 +272,8 @@ class VectorDistribution(ConvRounds):
                          for j in (range(n1) if dim == 1 else [b])]
                 acc = None
                 for p in parts:
-                    r = self.emit(xetile.TileReduceOp(kind, p, [dim], rtype), op).result
-                    acc = r if acc is None else self.emit(combine(acc, r), op).result
+                    r = self.d.emit(xetile.TileReduceOp(kind, p, [dim], rtype), op).result
+                    acc = r if acc is None else self.d.emit(combine(acc, r), op).result
                 out.append(acc)
         return out
 
@@ -280,74 +286,68 @@ class VectorDistribution(ConvRounds):
                                 f"share data), so their partial results would be counted twice; give the "
                                 f"reduced dimension sg_data {shape[dim]} or sg_layout * sg_data = {shape[dim]}",
                                 op)
-        sg = self.target.subgroup_size
+        sg = self.d.target.subgroup_size
         if dim == 1 and lay % sg:
             raise LoweringError(
                 f"tile_reduce over dimension 1 split across {lay} subgroups ({_fmt(m)}) is not lowered yet: their "
                 f"partial sums would form a {shape[0]}x{lay} tile, narrower than a subgroup ({sg} lanes on "
-                f"{self.target.name}); give each subgroup whole rows (sg_data[1] = {shape[1]}), e.g. with "
+                f"{self.d.target.name}); give each subgroup whole rows (sg_data[1] = {shape[1]}), e.g. with "
                 f"tile_conv_layout to wg_map(sg_layout=[{m.layout[0] * lay}, 1], ...) first", op)
         pshape = list(shape)
         pshape[dim] = lay
         part_map = _with(m, dim, 1)
         all_map = _with(m, dim, lay)
         gathered = self.exchange(op, partials, part_map, all_map, tuple(pshape), op.source.type.element_type)
-        self.vmap[op.result] = self._local_reduce(op, gathered, all_map, tuple(pshape), dim)
+        self.d.vmap[op.result] = self._local_reduce(op, gathered, all_map, tuple(pshape), dim)
 
     def _op_TileConvLayoutOp(self, op: xetile.TileConvLayoutOp) -> None:
-        src, dst = self.maps.map_of(op.source), op.wg_map
+        src, dst = self.d.maps.map_of(op.source), op.wg_map
         if src == dst:
-            self.vmap[op.result] = list(self.vmap[op.source])
+            self.d.vmap[op.result] = list(self.d.vmap[op.source])
             return
         if _feeds_one_reduce(op):  # the reduce combines partials instead: far less SLM
-            self.reduce_first = getattr(self, "reduce_first", set()) | {op}
-            self.vmap[op.result] = []
+            self.reduce_first.add(op)
+            self.d.vmap[op.result] = []
             return
         shape, elem = _shape(op.source), op.source.type.element_type
-        if not self.fits_in_slm(shape, elem):  # in rounds of row chunks (wg_conv_rounds.py)
-            self.vmap[op.result] = self.exchange_in_rounds(op, self.vmap[op.source], src, dst, shape, elem)
+        if not self.rounds.fits_in_slm(shape, elem):  # in rounds of row chunks (wg_conv_rounds.py)
+            self.d.vmap[op.result] = self.rounds.exchange_in_rounds(op, self.d.vmap[op.source], src, dst, shape, elem)
             return
-        self.vmap[op.result] = self.exchange(op, self.vmap[op.source], src, dst, shape, elem)
+        self.d.vmap[op.result] = self.exchange(op, self.d.vmap[op.source], src, dst, shape, elem)
 
     def exchange(self, op, pieces, src, dst, shape, elem) -> list[SSAValue]:
         """Store ``pieces`` (map ``src``) into a new SLM buffer of ``shape``, barrier, and
         load this subgroup's pieces of map ``dst``."""
-        self._check_slm(op, shape, elem)
-        buf = self.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=IntegerAttr(SLM_SPACE,
+        self.check_slm(op, shape, elem)
+        buf = self.d.emit(memref.AllocOp([], [], MemRefType(elem, list(shape), memory_space=IntegerAttr(SLM_SPACE,
                                                                                                      64))), op)
         sizes, strides = [], []  # a static memref: they come from its type
-        groups = self.exchange_groups(shape, Region(src, shape), Region(dst, shape))
-        if not isinstance(op.parent_op(), type(self.fn)):  # in a loop: earlier readers first
-            self.exchange_barrier(op, groups)
-        for piece, tile in zip(pieces, self._slm_tiles(op, buf.memref, src, shape, elem, sizes, strides),
+        groups = self.d.barriers.exchange_groups(shape, Region(src, shape), Region(dst, shape))
+        if not isinstance(op.parent_op(), type(self.d.fn)):  # in a loop: earlier readers first
+            self.d.barriers.exchange_barrier(op, groups)
+        for piece, tile in zip(pieces, self.slm_tiles(op, buf.memref, src, shape, elem, sizes, strides),
                                strict=True):
-            self.emit(xetile.StoreTileOp(piece, tile), op)
-        self.exchange_barrier(op, groups)
+            self.d.emit(xetile.StoreTileOp(piece, tile), op)
+        self.d.barriers.exchange_barrier(op, groups)
         out = []
-        for tile in self._slm_tiles(op, buf.memref, dst, shape, elem, sizes, strides):
+        for tile in self.slm_tiles(op, buf.memref, dst, shape, elem, sizes, strides):
             vtype = VectorType(elem, tile.type.get_shape())
-            out.append(self.emit(xetile.LoadTileOp(tile, vtype), op).value)
+            out.append(self.d.emit(xetile.LoadTileOp(tile, vtype), op).value)
         return out
 
-    def _check_slm(self, op, shape, elem) -> None:
+    def check_slm(self, op, shape, elem) -> None:
         """Every exchange has its own buffer; their total must fit the target's SLM."""
-        nbytes = shape[0] * shape[1] * bit_width(elem) // 8
-        self.slm_total = getattr(self, "slm_total", 0) + nbytes
-        target = self.target
-        if self.slm_total > target.slm_bytes:
-            what = ("tile_conv_layout" if isinstance(op, xetile.TileConvLayoutOp)
-                    else "tile_reduce across subgroups")
-            raise LoweringError(
-                f"{what} exchanges a {shape[0]}x{shape[1]} {elem} workgroup tile through shared local memory "
-                f"({nbytes} B, {self.slm_total} B in this kernel so far), but {target.name} has "
-                f"{target.slm_bytes} B per workgroup; use a smaller workgroup tile", op)
+        what = "tile_conv_layout" if isinstance(op, xetile.TileConvLayoutOp) else "tile_reduce across subgroups"
+        self.d.slm.take(shape[0] * shape[1] * bit_width(elem) // 8, op,
+                        f"{what} exchanges a {shape[0]}x{shape[1]} {elem} workgroup tile through shared local memory",
+                        "use a smaller workgroup tile")
 
-    def _slm_tiles(self, op, buf, m, shape, elem, sizes, strides) -> list[SSAValue]:
-        (n0, n1), (d0, d1) = self._sg_shape(m, shape)
-        r, c = self._coords(m.layout, op)
-        zero = self.const_index(0, op)
+    def slm_tiles(self, op, buf, m, shape, elem, sizes, strides) -> list[SSAValue]:
+        (n0, n1), (d0, d1) = self.d._sg_shape(m, shape)
+        r, c = self.d._coords(m.layout, op)
+        zero = self.d.const_index(0, op)
         ttype = xetile.TileType([d0, d1], elem, xetile.TileAttr(memory_space=SLM_SPACE))
-        rows = [self._piece_offset(zero, r, i, shape[0], m.layout[0], d0, op) for i in range(n0)]
-        cols = [self._piece_offset(zero, c, j, shape[1], m.layout[1], d1, op) for j in range(n1)]
-        return [self.emit(xetile.InitTileOp(buf, [row, col], ttype, sizes, strides), op).tile
+        rows = [self.d._piece_offset(zero, r, i, shape[0], m.layout[0], d0, op) for i in range(n0)]
+        cols = [self.d._piece_offset(zero, c, j, shape[1], m.layout[1], d1, op) for j in range(n1)]
+        return [self.d.emit(xetile.InitTileOp(buf, [row, col], ttype, sizes, strides), op).tile
                 for row in rows for col in cols]
