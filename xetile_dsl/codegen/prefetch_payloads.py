@@ -64,13 +64,27 @@ def _moving_axes(updates: list) -> tuple[bool, bool]:
     return moves_x, moves_y
 
 
+def _defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
+    """Whether ``value`` is defined before ``loop`` (not in it or in its body's regions)."""
+    parent = value.block.parent_op() if isinstance(value, BlockArgument) else value.owner
+    while parent is not None:
+        if parent is loop:
+            return False
+        parent = parent.parent_op()
+    return True
+
+
 def _candidates(loop: scf.ForOp):
-    """(prefetch op, iter_arg index, x moves, y moves) per prefetch at the top of the loop
-    body whose descriptor is a loop-carried one moved only by offset updates."""
+    """(prefetch op, iter_arg index or None, x moves, y moves) per prefetch at the top of
+    the loop body whose descriptor is defined before the loop (index None, nothing moves)
+    or is a loop-carried one moved only by offset updates."""
     body = loop.body.block
     yielded = body.last_op.operands
     for op in body.ops:
         if not isinstance(op, xegpu.PrefetchNdOp):
+            continue
+        if _defined_outside(op.tensor_desc, loop):
+            yield op, None, False, False
             continue
         arg = op.tensor_desc
         while not isinstance(arg, BlockArgument) and isinstance(arg.owner, xegpu.UpdateNdOffsetOp):
@@ -99,7 +113,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
         bits, count = bit_width(t.element_type), t.block_attr.arr_len
         hints = {k: getattr(op, k).data for k in ("l1_hint", "l2_hint", "l3_hint") if getattr(op, k) is not None}
         option = PREFETCH_PAYLOAD_CACHE_OPTION.get(target.cache_controls(hints))
-        init = gen.v(loop.iter_args[index])
+        init = gen.v(op.tensor_desc if index is None else loop.iter_args[index])
         if (option is None or gen.per_lane_array(op.tensor_desc) or init.base.type != GLOBAL_PTR
                 or not builtins_block2d.prefetch_legal(target, bits, rows, cols, count)):
             continue

@@ -601,14 +601,14 @@ class _KernelGen:
         d, t, rows, cols, bits = self._block_args(op)
         hints = {k: getattr(op, k).data for k in ("l1_hint", "l2_hint", "l3_hint") if getattr(op, k) is not None}
         per_lane = self.per_lane_array(op.tensor_desc)
-        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints), per_lane)
         if not per_lane and self.target.has_2d_block_io and self.target.find_block2d("prefetch", bits, rows, cols,
                                                                                      t.block_attr.arr_len):
             self._uses_block2d(op.tensor_desc)
         hoisted = self.hoisted_prefetches.get(op)
-        if hoisted is not None:
+        if hoisted is not None:  # its address payload was made before the loop
             prefetch_payloads.prefetch(self, op, hoisted)
             return
+        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints), per_lane)
         self.b.call(fn, d.surface())
 
     def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:
