@@ -392,10 +392,10 @@ _PAYLOAD_SET = {axis: (f"__builtin_IB_subgroup_setBlock2DAddressPayloadBlock{axi
 _PAYLOAD_PREFETCH_FNTY = ir.FunctionType(ir.VoidType(), [PRIVATE_PTR, I32, I32, I32])
 
 
-def create_prefetch_payload(bi, builder, surface, elem_bits, rows, cols, count) -> ir.Value:
-    """A 2D block address payload for ``count`` blocks of ``rows x cols`` ``elem_bits``
-    elements of ``surface`` (base, width bytes, height rows, pitch bytes, x, y): the
-    fields the hardware takes minus one are given minus one."""
+def create_prefetch_payload(bi, builder, surface, rows, cols, count) -> ir.Value:
+    """A 2D block address payload for ``count`` blocks of ``rows x cols`` elements of
+    ``surface`` (base, width bytes, height rows, pitch bytes, x, y): the fields the
+    hardware takes minus one are given minus one (the element size is the message's)."""
     base, width, height, pitch, x, y = surface
     one = ir.Constant(I32, 1)
     args = [builder.ptrtoint(base, I64), builder.sub(width, one), builder.sub(height, one), builder.sub(pitch, one),

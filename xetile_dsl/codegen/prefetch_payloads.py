@@ -117,7 +117,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
         if (option is None or gen.per_lane_array(op.tensor_desc) or init.base.type != GLOBAL_PTR
                 or not builtins_block2d.prefetch_legal(target, bits, rows, cols, count)):
             continue
-        payload = builtins_block2d.create_prefetch_payload(lib, gen.b, init.surface(), bits, rows, cols, count)
+        payload = builtins_block2d.create_prefetch_payload(lib, gen.b, init.surface(), rows, cols, count)
         hoisted[op] = HoistedPrefetch(payload, moves_x, moves_y, option)
     return hoisted
 
