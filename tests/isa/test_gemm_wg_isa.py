@@ -19,8 +19,9 @@ NAME = "gemm_prefetch_kernel"
 
 
 #: hot-loop instructions per K step of the 2.1 GEMM (ocloc 26.27): 176 on pvc with one
-#: message per block, 70 coalesced, 68 with a 32-bit loop counter (65 -> 60 on bmg/lnl)
-HOT_LOOP_LIMIT = {"pvc": 68, "bmg": 60, "lnl": 60}
+#: message per block, 70 coalesced, 68 with a 32-bit loop counter (65 -> 60 on bmg/lnl),
+#: 53 with the prefetch payloads made before the loop (48 on bmg/lnl; prefetch_payloads.py)
+HOT_LOOP_LIMIT = {"pvc": 53, "bmg": 48, "lnl": 48}
 
 
 @pytest.mark.parametrize("target,dtype", [("pvc", "f16"), ("pvc", "bf16"), ("bmg", "f16"), ("bmg", "bf16"),
@@ -46,27 +47,30 @@ def test_appendix_2_1_gemm_isa(target, dtype, ocloc_path):
     assert len(loads) == 3 and sum(".d16v." in ln for ln in loads) == 2
     assert len(prefetches) == 2
     assert dpas_runs(loop) == [32]  # every load of the K step before its DPAS (10 runs before)
+    print(f"RFC 2.1 {dtype} {target}: {len(instructions(loop))} hot-loop instructions")
     assert len(instructions(loop)) <= HOT_LOOP_LIMIT[target]
 
 
 @pytest.mark.parametrize("target", ["bmg", "lnl"])
 def test_128x256_tile_isa(target, ocloc_path):
     """A 128x256 workgroup tile of [4, 4] subgroups (32x64 each): the Xe2 goal of issue
-    12, 0 spill, 32 dpas in one run per K step, at most 60 instructions (58 measured)."""
+    12, 0 spill, 32 dpas in one run per K step: 58 instructions, 48 with the prefetch
+    payloads made before the loop."""
     consts = {"BM": 128, "BN": 256, "BK": 32, "SM": 4, "SN": 4, "PF": 3, "ACC": xt.float32}
     kernel = xd.compile(gemm_wg_kernel, SIG, consts, target=target)
     zebin = kernel.asm["zebin"]
     assert ocloc.check_isa(zebin, "gemm_wg_kernel", expect_dpas=True, expect_block2d=True, expect_simd=16) == []
     assert zebin.execution_env("gemm_wg_kernel").get("spill_size", 0) == 0
     loop = ocloc.hot_loop(kernel.asm["isa"])
-    assert dpas_runs(loop) == [32] and len(instructions(loop)) <= 60
+    print(f"128x256 f16 {target}: {len(instructions(loop))} hot-loop instructions")
+    assert dpas_runs(loop) == [32] and len(instructions(loop)) <= 48
 
 
 def test_derived_maps_gemm_isa_pvc(ocloc_path):
     """gemm_wg_kernel at 256x256x32 with [8, 4] subgroups: its B prefetch map [32, 1] x
     [1, 256] gave every subgroup eight one-row messages (337 hot-loop instructions, 18
     prefetches); re-planned as [4, 8] x [8, 32] (lowering/prefetch_plan.py) it is the RFC
-    2.1 loop: 3 loads, 2 prefetches, one run of 32 dpas."""
+    2.1 loop: 3 loads, 2 prefetches, one run of 32 dpas (70 -> 68 -> 53 instructions)."""
     consts = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4, "PF": 3, "ACC": xt.float32}
     with pytest.warns(PrefetchPlanWarning, match=r"sg_layout=\[4, 8\], sg_data=\[8, 32\]"):
         kernel = xd.compile(gemm_wg_kernel, SIG, consts, target="pvc")
@@ -76,7 +80,8 @@ def test_derived_maps_gemm_isa_pvc(ocloc_path):
     sends = [ln for ln in loop.splitlines() if "load_block2d" in ln]
     assert sum(ln.split()[2] != "null" for ln in sends) == 3
     assert sum(ln.split()[2] == "null" for ln in sends) == 2
-    assert dpas_runs(loop) == [32] and len(instructions(loop)) <= 80
+    print(f"gemm_wg 256x256 f16 pvc: {len(instructions(loop))} hot-loop instructions")
+    assert dpas_runs(loop) == [32] and len(instructions(loop)) <= 53
 
 
 def instructions(listing: str) -> list[str]:

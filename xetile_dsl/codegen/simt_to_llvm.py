@@ -33,7 +33,8 @@ from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.slm_budget import SlmBudget
 from ..targets.target import MMA_INPUT_ALIASES
-from . import a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, scattered_ops, slm, vector_ops
+from . import (a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, prefetch_payloads,
+               scattered_ops, slm, vector_ops)
 from .builtins_transpose import transpose_kind
 from .intel_builtins import IntelBuiltins
 from .llvm_types import llvm_scalar, llvm_type
@@ -93,6 +94,8 @@ class _KernelGen:
         self.b: ir.IRBuilder | None = None
         self.memrefs: dict[SSAValue, tuple[ir.Value, list[ir.Value], list[ir.Value]]] = {}
         self.slm = SlmBudget(target)  # the module-scope SLM buffers (codegen/slm.py)
+        #: prefetches whose address payload was made before their loop (prefetch_payloads.py)
+        self.hoisted_prefetches: dict[Operation, prefetch_payloads.HoistedPrefetch] = {}
 
     # --- the kernel ------------------------------------------------------------------
     def kernel(self, fn: func.FuncOp) -> KernelABI:
@@ -151,9 +154,9 @@ class _KernelGen:
         arrays."""
         t = self.target
         return (rows == 1 and not t.has_2d_block_io and 1 in (t.subgroup_block_units or ())
-                and elem_bits == 32 and not self._per_lane(tensor_desc))
+                and elem_bits == 32 and not self.per_lane_array(tensor_desc))
 
-    def _per_lane(self, tensor_desc: SSAValue) -> bool:
+    def per_lane_array(self, tensor_desc: SSAValue) -> bool:
         """Whether ``tensor_desc``'s array is one of the narrow ``per_lane_arrays``."""
         source = self.desc_source.get(self.families.find(tensor_desc))
         return isinstance(source, BlockArgument) and (source.name_hint or f"arg{source.index}") in self.per_lane_arrays
@@ -338,6 +341,7 @@ class _KernelGen:
         if narrow is not None:
             lb, ub, step = narrow
         inits = [self._flatten(self.v(x)) for x in op.iter_args]
+        self.hoisted_prefetches.update(prefetch_payloads.hoist(self, op))
         b.branch(header)
         b.position_at_end(header)
         iv = b.phi(lb.type, "iv")
@@ -510,7 +514,7 @@ class _KernelGen:
             self.values[op.value] = vector_ops.load_small(self, d, bits, rows, cols, llvm_type(op.value.type), pad,
                                                           block_row)
             return
-        per_lane = self._per_lane(op.tensor_desc)
+        per_lane = self.per_lane_array(op.tensor_desc)
         if op.transpose is not None:  # the descriptor's map is the value's, transposed
             (l0, l1), (d0, d1) = m.layout, m.data
             if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0), per_lane) != "gather":
@@ -549,7 +553,7 @@ class _KernelGen:
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))
             return
-        per_lane = self._per_lane(op.tensor_desc)
+        per_lane = self.per_lane_array(op.tensor_desc)
         fn = self.lib.store_2d(bits, rows, cols, m.layout, m.data, per_lane)
         if self.lib.store_2d_kind(bits, rows, cols, m.layout, m.data, per_lane) != "scatter":
             self._uses_block2d(op.tensor_desc)
@@ -559,11 +563,15 @@ class _KernelGen:
     def _xegpu_PrefetchNdOp(self, op: xegpu.PrefetchNdOp) -> None:
         d, t, rows, cols, bits = self._block_args(op)
         hints = {k: getattr(op, k).data for k in ("l1_hint", "l2_hint", "l3_hint") if getattr(op, k) is not None}
-        per_lane = self._per_lane(op.tensor_desc)
-        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints), per_lane)
+        per_lane = self.per_lane_array(op.tensor_desc)
         if not per_lane and self.target.has_2d_block_io and self.target.find_block2d("prefetch", bits, rows, cols,
                                                                                      t.block_attr.arr_len):
             self._uses_block2d(op.tensor_desc)
+        hoisted = self.hoisted_prefetches.get(op)
+        if hoisted is not None:  # its address payload was made before the loop
+            prefetch_payloads.prefetch(self, op, hoisted)
+            return
+        fn = self.lib.prefetch_2d(bits, rows, cols, t.block_attr.arr_len, self.target.cache_controls(hints), per_lane)
         self.b.call(fn, d.surface())
 
     def _xegpu_DpasOp(self, op: xegpu.DpasOp) -> None:

@@ -242,6 +242,13 @@ PREFETCH_LOCALITY_HINTS = {
 CACHE_CONTROL_LEVELS = {"l1_hint": 0, "l3_hint": 1}
 CACHE_CONTROL_LOAD = {"uncached": 0, "cached": 1, "streaming": 2, "read_invalidate": 3}
 
+#: IGC's LSC_LDCC cache option of a 2D block prefetch through an address payload
+#: (``__builtin_IB_subgroup_block_read_ap_prefetch_*``, docs/design.md "Prefetch
+#: payloads"), per :meth:`Target.cache_controls` result: () = L1 and L3 cached (4,
+#: ``.ca.ca``, what the OpenCL prefetch builtin sets), L1 uncached = L1UC_L3C (2,
+#: ``.uc.ca``).  Other controls keep the OpenCL builtin and its pointer decorations.
+PREFETCH_PAYLOAD_CACHE_OPTION = {(): 4, ((CACHE_CONTROL_LEVELS["l1_hint"], CACHE_CONTROL_LOAD["uncached"]),): 2}
+
 _R_ALL = (1, 2, 4, 8, 16, 32)
 _R_STORE = (1, 2, 4, 8)
 
