@@ -11,7 +11,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.kernels.fused import gemm_bias_relu, gemm_epilogue, gemm_gelu, row_softmax
+from kernels.fused import gemm_bias_relu, gemm_epilogue, gemm_gelu, row_softmax
 
 FLAVOURS = ["pvc", "arc"]
 BF16 = ml_dtypes.bfloat16

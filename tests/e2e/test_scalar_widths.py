@@ -16,7 +16,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.errors import LaunchError
-from xetile_dsl.kernels.scattered import gather_kernel
+from kernels.scattered import gather_kernel
 from xetile_dsl.runtime.abi import MAX_TILED_EXTENT
 
 LANES = {"cpu": 16, "cpu-arc": 8, "interpret": 16}

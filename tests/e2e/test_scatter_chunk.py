@@ -1,5 +1,5 @@
 """Scattered accesses with ``chunk_size > 1`` end to end: a hand-written XeGPU kernel
-(``kernels/scatter_chunk.py``: each lane gathers ``chunk`` consecutive elements at a
+(``tests/kernels/scatter_chunk.py``: each lane gathers ``chunk`` consecutive elements at a
 permuted offset under a mask, doubles them and scatters them under another mask) run by
 ``compile_mlir`` on the OpenCL CPU device for both lane counts, against numpy."""
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 
 import xetile_dsl as xd
 from xetile_dsl.errors import LoweringError
-from xetile_dsl.kernels.scatter_chunk import chunk_gather_scatter, reference
+from kernels.scatter_chunk import chunk_gather_scatter, reference
 
 DTYPES = {"f32": np.float32, "f16": np.float16}
 

@@ -8,7 +8,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationError
-from xetile_dsl.kernels.scattered import (atomic_accumulate_kernel, block_partial_sums_kernel, gather_kernel,
+from kernels.scattered import (atomic_accumulate_kernel, block_partial_sums_kernel, gather_kernel,
                                           scatter_kernel)
 
 FLAVOURS = ["pvc", "arc"]

@@ -10,7 +10,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.kernels.fused import gemm_bias_relu
+from kernels.fused import gemm_bias_relu
 from xetile_dsl.kernels.gemm_wg import ARC_TILES, gemm_prefetch_kernel, gemm_wg_configs, gemm_wg_kernel
 from xetile_dsl.tools import ocloc
 from xetile_dsl.tools.isa import instructions

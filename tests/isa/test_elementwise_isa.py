@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import xetile_dsl as xd
-from xetile_dsl.kernels.fused import gemm_bias_relu, gemm_gelu, row_softmax
+from kernels.fused import gemm_bias_relu, gemm_gelu, row_softmax
 from xetile_dsl.targets import get_target
 from xetile_dsl.tools import ocloc, spirv_tools
 

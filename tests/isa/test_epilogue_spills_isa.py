@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 import xetile_dsl as xd
-from xetile_dsl.kernels.fused import gemm_epilogue
+from kernels.fused import gemm_epilogue
 from xetile_dsl.tools import ocloc
 
 SIG = {"a": "bf16[:,:]", "b": "bf16[:,:]", "bias": "f32[:,:]", "scale": "f32[:,:]", "c": "bf16[:,:]",

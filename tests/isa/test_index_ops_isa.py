@@ -8,7 +8,7 @@ import pytest
 
 import xetile_dsl as xd
 from xetile_dsl.codegen import constants as codegen_constants
-from xetile_dsl.kernels.index_ops import (argmax_rows_kernel, argmax_rows_wg_kernel, column_ids_kernel,
+from kernels.index_ops import (argmax_rows_kernel, argmax_rows_wg_kernel, column_ids_kernel,
                                           column_ids_wg_kernel, halving_sums_kernel, halving_wg_kernel,
                                           int_reductions_kernel)
 from xetile_dsl.tools import ocloc

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import xetile_dsl as xd
-from xetile_dsl.kernels.scatter_chunk import chunk_gather_scatter
+from kernels.scatter_chunk import chunk_gather_scatter
 from xetile_dsl.tools import ocloc
 
 SIMD = {"pvc": 16, "arc": 8}

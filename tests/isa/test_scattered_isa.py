@@ -8,7 +8,7 @@ import re
 import pytest
 
 import xetile_dsl as xd
-from xetile_dsl.kernels.scattered import atomic_accumulate_kernel, gather_kernel, scatter_kernel
+from kernels.scattered import atomic_accumulate_kernel, gather_kernel, scatter_kernel
 from xetile_dsl.tools import ocloc
 
 SIMD = {"pvc": 16, "arc": 8}
@@ -38,7 +38,7 @@ def test_gather_and_scatter_compile(target, ocloc_path):
 
 @pytest.mark.parametrize("target", ["pvc", "arc"])
 def test_block_tile_atomic_add_is_atomic_iadd(target, ocloc_path):
-    from xetile_dsl.kernels.scattered import block_partial_sums_kernel
+    from kernels.scattered import block_partial_sums_kernel
 
     sig = {"x": "i32[:,:]", "out": "i32[:,:]"}
     kernel = xd.compile(block_partial_sums_kernel, sig, {"KIND": "add", "SLAB": 64, "R": 2, "BM": 16, "BN": 16},

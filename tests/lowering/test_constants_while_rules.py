@@ -6,7 +6,7 @@ import re
 
 import xetile_dsl as xd
 from xetile_dsl.dialects import parse_module, print_module
-from xetile_dsl.kernels.index_ops import argmax_rows_kernel, int_reductions_kernel
+from kernels.index_ops import argmax_rows_kernel, int_reductions_kernel
 
 from .test_lowering_rules import opt, tile, wg
 

@@ -228,7 +228,7 @@ def test_transposed_operand_gemm_agrees(which, target):
 
 def test_gather_agrees():
     """create_tdesc + masked load, one element per lane: offsets past ``n`` read 0."""
-    from xetile_dsl.kernels.scattered import gather_kernel
+    from kernels.scattered import gather_kernel
 
     n = 100
     rng = np.random.default_rng(12)
@@ -244,7 +244,7 @@ def test_gather_agrees():
 def test_atomic_max_with_repeated_offsets_agrees():
     """xegpu.atomic_rmw maxs with an all-true mask, several workgroups and repeated
     offsets (the rule test's KIND=max, N=16, on ARC)."""
-    from xetile_dsl.kernels.scattered import atomic_accumulate_kernel
+    from kernels.scattered import atomic_accumulate_kernel
 
     rng = np.random.default_rng(13)
     x = rng.integers(-1000, 1000, (4, 16)).astype(np.int32)

@@ -1,5 +1,5 @@
 """Rules for scattered descriptors with ``chunk_size > 1`` written at XeGPU level
-(``kernels/scatter_chunk.py``), through the opt tool: the XeTile passes leave an XeGPU
+(``tests/kernels/scatter_chunk.py``), through the opt tool: the XeTile passes leave an XeGPU
 kernel alone, and xegpu-simt gives each chunked descriptor the RFC's
 ``wi_layout = [sg, 1]``, ``wi_data = [1, 32 / bits]`` and each lane the ``chunk``
 elements of its own offset (``vector<chunk x 1 x T>``), one offset and mask bit per lane."""
@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from xetile_dsl.kernels.scatter_chunk import chunk_gather_scatter
+from kernels.scatter_chunk import chunk_gather_scatter
 
 from .test_lowering_rules import opt
 

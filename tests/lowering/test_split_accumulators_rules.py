@@ -8,7 +8,7 @@ import sys
 
 import xetile_dsl as xd
 from tests.lowering.test_lowering_rules import mma_kernel, opt, wg
-from xetile_dsl.kernels.fused import gemm_epilogue
+from kernels.fused import gemm_epilogue
 
 EPILOGUE_SIG = {"a": "bf16[:,:]", "b": "bf16[:,:]", "bias": "f32[:,:]", "scale": "f32[:,:]", "c": "bf16[:,:]",
                 "K": "i32"}

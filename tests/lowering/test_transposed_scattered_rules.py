@@ -7,7 +7,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.dialects import parse_module, print_module
-from xetile_dsl.kernels.scattered import atomic_accumulate_kernel, gather_kernel
+from kernels.scattered import atomic_accumulate_kernel, gather_kernel
 from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
 
 

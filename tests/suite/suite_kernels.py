@@ -11,7 +11,7 @@ import numpy as np
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from tf32_ref import tf32_matmul_ref
-from xetile_dsl.kernels.fused import gemm_bias_relu, gemm_gelu, row_softmax
+from kernels.fused import gemm_bias_relu, gemm_gelu, row_softmax
 from xetile_dsl.kernels.matmul import matmul_kernel
 
 F16, BF16, F32 = np.float16, ml_dtypes.bfloat16, np.float32

@@ -3,7 +3,7 @@
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
-from .gemm_loop import subgroup_gemm
+from xetile_dsl.kernels.gemm_loop import subgroup_gemm
 
 
 @xd.jit
