@@ -8,18 +8,15 @@ never knows which.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 from llvmlite import ir
-from xdsl.dialects import arith, func, gpu, scf
+from xdsl.dialects import func
 from xdsl.dialects.builtin import (
     BFloat16Type,
-    DenseIntOrFPElementsAttr,
     Float16Type,
     Float32Type,
-    FloatAttr,
-    IntegerAttr,
     MemRefType,
     ModuleOp,
 )
@@ -36,37 +33,15 @@ from ..targets.target import MMA_INPUT_ALIASES
 from . import (a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, prefetch_payloads,
                scattered_ops, slm, vector_ops)
 from .builtins_transpose import transpose_kind
+from .control_flow import ControlFlow
 from .intel_builtins import IntelBuiltins
 from .llvm_types import llvm_scalar, llvm_type
+from .scalar_ops import ScalarOps
 from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
+from .tdesc import TDesc
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 GLOBAL_PTR = ir.PointerType(addrspace=1)
-
-
-@dataclass
-class TDesc:
-    """A 2-D tensor descriptor as plain values: the surface and the block position."""
-
-    base: ir.Value
-    width_bytes: ir.Value
-    height: ir.Value
-    pitch_bytes: ir.Value
-    x: ir.Value
-    y: ir.Value
-    #: the true 64-bit position (x, y) in a kernel with wide offsets (x, y are then its
-    #: saturation, see coordinates.py); None on the 32-bit path
-    wide_x: ir.Value | None = None
-    wide_y: ir.Value | None = None
-
-    def fields(self) -> list[ir.Value]:
-        """Every value the descriptor is made of (what loops and branches carry)."""
-        wide = [self.wide_x, self.wide_y] if self.wide_x is not None else []
-        return self.surface() + wide
-
-    def surface(self) -> list[ir.Value]:
-        """The arguments of a block message: the surface and the 32-bit position."""
-        return [self.base, self.width_bytes, self.height, self.pitch_bytes, self.x, self.y]
 
 
 def generate(module: ModuleOp, target: Target, emulate: bool,
@@ -94,6 +69,8 @@ class _KernelGen:
         self.b: ir.IRBuilder | None = None
         self.memrefs: dict[SSAValue, tuple[ir.Value, list[ir.Value], list[ir.Value]]] = {}
         self.slm = SlmBudget(target)  # the module-scope SLM buffers (codegen/slm.py)
+        self.scalars = ScalarOps(self)
+        self.control = ControlFlow(self)
         #: prefetches whose address payload was made before their loop (prefetch_payloads.py)
         self.hoisted_prefetches: dict[Operation, prefetch_payloads.HoistedPrefetch] = {}
 
@@ -206,7 +183,8 @@ class _KernelGen:
         if nbarrier.handles(op):
             nbarrier.emit(self, op)
             return
-        handler = getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
+        handler = (getattr(self, f"_{op.dialect_name()}_{type(op).__name__}", None)
+                   or self.scalars.handler(op) or self.control.handler(op))
         if handler is None and op.dialect_name() == "arith":
             # scalar casts, compares, min/max, select...: a one-element fragment is a scalar,
             # so the element-wise emitter lowers them unchanged
@@ -216,239 +194,10 @@ class _KernelGen:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
         handler(op)
 
-    # --- func / memref / gpu -------------------------------------------------------------
+    # --- func ---------------------------------------------------------------------------
     def _func_ReturnOp(self, op) -> None:
         self.b.ret_void()
 
-    def _memref_ExtractStridedMetaDataOp(self, op) -> None:
-        ptr, sizes, strides = self.memrefs[op.source]
-        self.values[op.base_buffer] = ptr
-        self.values[op.offset] = ir.Constant(I64, 0)
-        for r, s in zip(op.sizes, sizes):
-            self.values[r] = s
-        for r, s in zip(op.strides, strides):
-            self.values[r] = s
-
-    def _memref_AllocOp(self, op) -> None:
-        slm.alloc(self, op)
-
-    def _memref_ReinterpretCastOp(self, op) -> None:
-        slm.reinterpret(self, op)
-
-    def _gpu_BarrierOp(self, op) -> None:
-        slm.barrier(self)
-
-    def _gpu_BlockIdOp(self, op) -> None:
-        self.values[op.result] = self._workitem_fn("_Z12get_group_idj", op.dimension)
-
-    def _gpu_SubgroupIdOp(self, op) -> None:
-        fn = self.lib.declare("_Z16get_sub_group_idv", ir.FunctionType(I32, []))
-        self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
-
-    def _gpu_NumSubgroupsOp(self, op) -> None:
-        fn = self.lib.declare("_Z18get_num_sub_groupsv", ir.FunctionType(I32, []))
-        self.values[op.result] = self.b.zext(self.b.call(fn, []), I64)
-
-    def _gpu_LaneIdOp(self, op) -> None:
-        self.values[op.result] = self.b.zext(self.lib.lane_id(self.b), I64)
-
-    def _gpu_GridDimOp(self, op) -> None:
-        self.values[op.result] = self._workitem_fn("_Z14get_num_groupsj", op.dimension)
-
-    def _workitem_fn(self, name: str, dim_attr) -> ir.Value:
-        fn = self.lib.declare(name, ir.FunctionType(I64, [I32]))
-        dim = "xyz".index(str(dim_attr.data.value if hasattr(dim_attr.data, "value") else dim_attr.data))
-        return self.b.call(fn, [ir.Constant(I32, dim)])
-
-    # --- arith -------------------------------------------------------------------------------
-    def _arith_ConstantOp(self, op) -> None:
-        t, attr = op.result.type, op.value
-        lt = llvm_type(t)
-        if isinstance(attr, DenseIntOrFPElementsAttr) and len(set(attr.get_values())) > 1:
-            constants.constant(self, op, _scalar_const)
-        elif isinstance(attr, DenseIntOrFPElementsAttr):
-            splat = attr.get_values()[0]
-            if isinstance(lt, ir.VectorType):
-                self.values[op.result] = ir.Constant(lt, [_scalar_const(lt.element, t.element_type, splat)] * lt.count)
-            else:
-                self.values[op.result] = _scalar_const(lt, t.element_type, splat)
-        elif isinstance(attr, (IntegerAttr, FloatAttr)):
-            self.values[op.result] = _scalar_const(lt, t, attr.value.data)
-        else:
-            raise LoweringError(f"codegen: unsupported constant {attr}", op)
-
-    def _binary(self, op, method: str) -> None:
-        self.values[op.result] = getattr(self.b, method)(self.v(op.lhs), self.v(op.rhs))
-
-    def _arith_AddiOp(self, op): self._binary(op, "add")
-    def _arith_SubiOp(self, op): self._binary(op, "sub")
-    def _arith_MuliOp(self, op): self._binary(op, "mul")
-    def _arith_RemSIOp(self, op): self._subgroup_coord(op, "srem")
-    def _arith_DivSIOp(self, op): self._subgroup_coord(op, "sdiv")
-
-    def _subgroup_coord(self, op, method: str) -> None:
-        """``srem``/``sdiv``; of the subgroup id (a subgroup's coordinate in a wg_map
-        layout), the result is frozen: LLVM 22's loop strength reduction otherwise turns
-        ``trunc(iv + (id srem 4) * 16)`` in a loop into an i2 truncation that the SPIR-V
-        backend widens to i8 without its mask (``(id & 255) << 4``), so subgroups of
-        later layout rows skipped iterations of an ``init_tile`` inside a loop. ``freeze``
-        of a defined value is that value; it hides the remainder's range from SCEV."""
-        self.values[op.result] = vector_ops.int_divide(self.b, method, self.v(op.lhs), self.v(op.rhs))
-        if _of_subgroup_id(op):
-            frozen = ir.instructions.Instruction(self.b.block, self.values[op.result].type, "freeze",
-                                                 [self.values[op.result]])
-            self.b._insert(frozen)
-            self.values[op.result] = frozen
-
-    def _arith_AndIOp(self, op): self._binary(op, "and_")
-    def _arith_OrIOp(self, op): self._binary(op, "or_")
-    def _arith_XOrIOp(self, op): self._binary(op, "xor")
-    def _arith_ShLIOp(self, op): self._binary(op, "shl")
-    def _arith_ShRSIOp(self, op): self._binary(op, "ashr")
-    def _arith_AddfOp(self, op): self._binary(op, "fadd")
-    def _arith_SubfOp(self, op): self._binary(op, "fsub")
-    def _arith_MulfOp(self, op): self._binary(op, "fmul")
-    def _arith_DivfOp(self, op): self._binary(op, "fdiv")
-
-    def _arith_FloorDivSIOp(self, op) -> None:
-        """Python's ``//`` (vector_ops.floor_divide; 0 by zero)."""
-        self.values[op.result] = vector_ops.floor_divide(self.b, self.v(op.lhs), self.v(op.rhs))
-
-    def _arith_TruncIOp(self, op) -> None:
-        self.values[op.result] = self.b.trunc(self.v(op.input), llvm_scalar(op.result.type))
-
-    def _arith_ExtSIOp(self, op) -> None:
-        self.values[op.result] = self.b.sext(self.v(op.input), llvm_scalar(op.result.type))
-
-    def _arith_IndexCastOp(self, op) -> None:
-        src, dst = self.v(op.input), llvm_scalar(op.result.type)
-        if src.type.width == dst.width:
-            self.values[op.result] = src
-        elif src.type.width < dst.width:
-            self.values[op.result] = self.b.sext(src, dst)
-        else:
-            self.values[op.result] = self.b.trunc(src, dst)
-
-    # --- scf.for ------------------------------------------------------------------------------
-    def _scf_ForOp(self, op: scf.ForOp) -> None:
-        b = self.b
-        pre = b.block
-        header = b.append_basic_block("for.header")
-        body = b.append_basic_block("for.body")
-        exit_ = b.append_basic_block("for.exit")
-        lb, ub, step = self.v(op.lb), self.v(op.ub), self.v(op.step)
-        narrow = _narrow_loop_bounds(b, lb, ub, step)
-        if narrow is not None:
-            lb, ub, step = narrow
-        inits = [self._flatten(self.v(x)) for x in op.iter_args]
-        self.hoisted_prefetches.update(prefetch_payloads.hoist(self, op))
-        b.branch(header)
-        b.position_at_end(header)
-        iv = b.phi(lb.type, "iv")
-        iv.add_incoming(lb, pre)
-        phis = [[b.phi(x.type) for x in flat] for flat in inits]
-        for group, flat in zip(phis, inits):
-            for phi, x in zip(group, flat):
-                phi.add_incoming(x, pre)
-        in_range = b.icmp_unsigned("<", iv, ub) if narrow is not None else b.icmp_signed("<", iv, ub)
-        b.cbranch(in_range, body, exit_)
-        b.position_at_end(body)
-        block = op.body.block
-        self.values[block.args[0]] = b.zext(iv, I64) if narrow is not None else iv
-        for barg, group, init in zip(block.args[1:], phis, op.iter_args):
-            self.values[barg] = self._unflatten(self.v(init), group)
-        for inner in block.ops:
-            if isinstance(inner, scf.YieldOp):
-                latch = b.block
-                for group, y in zip(phis, inner.operands):
-                    for phi, x in zip(group, self._flatten(self.v(y))):
-                        phi.add_incoming(x, latch)
-                iv.add_incoming(b.add(iv, step), latch)
-                b.branch(header)
-            else:
-                self.op(inner)
-        b.position_at_end(exit_)
-        for res, group, init in zip(op.results, phis, op.iter_args):
-            self.values[res] = self._unflatten(self.v(init), group)
-
-    # --- scf.if -------------------------------------------------------------------------------
-    def _scf_IfOp(self, op: scf.IfOp) -> None:
-        """Two branch blocks and a merge block whose phis are the results (a tensor
-        descriptor result is a phi per field)."""
-        b = self.b
-        then_bb, else_bb, merge = (b.append_basic_block(n) for n in ("if.then", "if.else", "if.end"))
-        b.cbranch(self.v(op.cond), then_bb, else_bb)
-        incoming = []
-        for region, bb in zip(op.regions, (then_bb, else_bb)):
-            b.position_at_end(bb)
-            yielded = []
-            for inner in (region.block.ops if region.blocks else ()):
-                if isinstance(inner, scf.YieldOp):
-                    yielded = [self.v(y) for y in inner.operands]
-                else:
-                    self.op(inner)
-            incoming.append((b.block, yielded))
-            b.branch(merge)
-        b.position_at_end(merge)
-        for i, res in enumerate(op.results):
-            flats = [(bb, self._flatten(vals[i])) for bb, vals in incoming]
-            phis = [b.phi(x.type) for x in flats[0][1]]
-            for bb, flat in flats:
-                for phi, x in zip(phis, flat):
-                    phi.add_incoming(x, bb)
-            self.values[res] = self._unflatten(incoming[0][1][i], phis)
-
-    # --- scf.while ----------------------------------------------------------------------------
-    def _scf_WhileOp(self, op: scf.WhileOp) -> None:
-        """``before`` is the loop header (phis of the carried values, the condition),
-        ``after`` the body; the condition's forwarded values are the body's arguments and,
-        on exit, the loop's results (the header dominates both)."""
-        b = self.b
-        pre = b.block
-        header = b.append_basic_block("while.before")
-        body = b.append_basic_block("while.after")
-        exit_ = b.append_basic_block("while.exit")
-        inits = [self._flatten(self.v(x)) for x in op.arguments]
-        b.branch(header)
-        b.position_at_end(header)
-        phis = [[b.phi(x.type) for x in flat] for flat in inits]
-        before = op.before_region.block
-        for barg, group, flat, init in zip(before.args, phis, inits, op.arguments):
-            for phi, x in zip(group, flat):
-                phi.add_incoming(x, pre)
-            self.values[barg] = self._unflatten(self.v(init), group)
-        for inner in before.ops:
-            if isinstance(inner, scf.ConditionOp):
-                b.cbranch(self.v(inner.condition), body, exit_)
-                forwarded = [self.v(x) for x in inner.args]
-            else:
-                self.op(inner)
-        b.position_at_end(body)
-        after = op.after_region.block
-        for aarg, value in zip(after.args, forwarded):
-            self.values[aarg] = value
-        for inner in after.ops:
-            if isinstance(inner, scf.YieldOp):
-                latch = b.block
-                for group, y in zip(phis, inner.operands):
-                    for phi, x in zip(group, self._flatten(self.v(y))):
-                        phi.add_incoming(x, latch)
-                b.branch(header)
-            else:
-                self.op(inner)
-        b.position_at_end(exit_)
-        for res, value in zip(op.results, forwarded):
-            self.values[res] = value
-
-    @staticmethod
-    def _flatten(value) -> list[ir.Value]:
-        return value.fields() if isinstance(value, TDesc) else [value]
-
-    @staticmethod
-    def _unflatten(like, values: list[ir.Value]):
-        return TDesc(*values) if isinstance(like, TDesc) else values[0]
-
-    # --- xegpu ----------------------------------------------------------------------------------
     def _xegpu_CreateNdTdescOp(self, op: xegpu.CreateNdTdescOp) -> None:
         t = op.tensor_desc.type
         if len(t.get_shape()) != 2 or not isinstance(op.source.type, MemRefType):
@@ -610,37 +359,3 @@ def _cast_bits(b: ir.IRBuilder, value: ir.Value, to: ir.Type) -> ir.Value:
     return value if value.type == to else b.bitcast(value, to)
 
 
-def _scalar_const(lt: ir.Type, t, py) -> ir.Constant:
-    if isinstance(t, BFloat16Type):
-        bits = int(np.array([py], dtype=np.float32).view(np.uint32)[0]) >> 16
-        return ir.Constant(lt, bits)
-    if isinstance(lt, (ir.HalfType, ir.FloatType, ir.DoubleType)):
-        return ir.Constant(lt, float(py))
-    return ir.Constant(lt, int(py))
-
-
-def _of_subgroup_id(op) -> bool:
-    """Whether a signed division/remainder divides the subgroup id by a constant."""
-    return isinstance(op.lhs.owner, gpu.SubgroupIdOp) and isinstance(op.rhs.owner, arith.ConstantOp)
-
-
-def _narrow_loop_bounds(b: ir.IRBuilder, lb, ub, step):
-    """32-bit (lb, ub, step) of an ``index`` loop that counts up from a constant ``lb >= 0``
-    by a constant ``step`` to an upper bound that is 32-bit (a constant, or an i32 value
-    such as ``K`` sign-extended), else None.  ``ub`` is clamped at 0 in the preheader and
-    compared unsigned: the counter stays below 2**31 and ``iv + step`` below 2**32, so it
-    never wraps, and the body sees it zero-extended (its value).  The 64-bit counter cost
-    an emulated 64-bit add and three compares per iteration on Xe-HPC/Xe2 (docs/design.md,
-    "Xe2 targets": the RFC 2.1 hot loop 65 -> 60 instructions on bmg)."""
-    if not (isinstance(lb, ir.Constant) and isinstance(step, ir.Constant)):
-        return None
-    if not (0 <= lb.constant < 2**31 and 0 < step.constant < 2**31):
-        return None
-    if isinstance(ub, ir.Constant) and -2**31 <= ub.constant < 2**31:
-        ub32 = ir.Constant(I32, max(ub.constant, 0))
-    elif isinstance(ub, ir.CastInstr) and ub.opname == "sext" and ub.operands[0].type == I32:
-        wide = ub.operands[0]
-        ub32 = b.select(b.icmp_signed("<", wide, ir.Constant(I32, 0)), ir.Constant(I32, 0), wide)
-    else:
-        return None
-    return ir.Constant(I32, lb.constant), ub32, ir.Constant(I32, step.constant)

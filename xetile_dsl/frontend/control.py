@@ -202,14 +202,7 @@ def lower_while(builder, node: ast.While) -> None:
     builder.block = after
     builder.env = dict(outer_env)
     _bind_args(builder, carried, after)
-    builder.loop_depth += 1
-    try:
-        run_body(builder, node.body)
-    finally:
-        builder.loop_depth -= 1
-    yielded = [builder.env[n] for n in carried]
-    yielded = check_carried(builder, node, carried, inits, yielded)
-    builder.emit(scf.YieldOp(*yielded))
+    run_loop_body(builder, node, carried, inits)
     builder.block, builder.env = outer_block, outer_env
     op = builder.emit(scf.WhileOp(inits, types, Region(before), Region(after)))
     for name, res in zip(carried, op.results):
@@ -221,6 +214,18 @@ def _bind_args(builder, names, block) -> None:
     for name, arg in zip(names, block.args):
         arg.name_hint = name
         builder.env[name] = arg
+
+
+def run_loop_body(builder, node, carried: list[str], inits: list[SSAValue]) -> None:
+    """Lower a loop's body into the current block and end it with the ``scf.yield`` of
+    the ``carried`` names (checked against their ``inits``)."""
+    builder.loop_depth += 1
+    try:
+        run_body(builder, node.body)
+    finally:
+        builder.loop_depth -= 1
+    yielded = check_carried(builder, node, carried, inits, [builder.env[n] for n in carried])
+    builder.emit(scf.YieldOp(*yielded))
 
 
 def check_carried(builder, node, names, inits, yielded) -> list[SSAValue]:

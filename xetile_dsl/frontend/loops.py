@@ -7,7 +7,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region, SSAValue
 
-from .control import assigned_names, check_carried, lower_static_for, materialize, no_return_in_loop, run_body
+from .control import assigned_names, lower_static_for, materialize, no_return_in_loop, run_loop_body
 
 INDEX = IndexType()
 
@@ -39,14 +39,7 @@ def lower_for(builder, node: ast.For) -> None:
     for name, barg in zip(carried, body.args[1:]):
         barg.name_hint = name
         builder.env[name] = barg
-    builder.loop_depth += 1
-    try:
-        run_body(builder, node.body)
-    finally:
-        builder.loop_depth -= 1
-    yielded = [builder.env[n] for n in carried]
-    yielded = check_carried(builder, node, carried, inits, yielded)
-    builder.emit(scf.YieldOp(*yielded))
+    run_loop_body(builder, node, carried, inits)
     builder.block = outer_block
     loop = builder.emit(scf.ForOp(lb, ub, step, inits, Region(body)))
     builder.env = outer_env
