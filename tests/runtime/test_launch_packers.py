@@ -23,6 +23,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl import environ
+from xetile_dsl.runtime import launcher
 from xetile_dsl.runtime.devices import get_device
 
 from conftest_tools import require_module
@@ -182,3 +183,25 @@ def test_a_repeated_signature_reuses_its_kernel_and_a_new_one_does_not():
         kernels.append(shifted_scale._last_signature[6])
     k8, k16, k24, k40, k16_again = kernels
     assert k8 is k24 is k40 and k16 is k16_again and k8 is not k16
+
+
+def test_an_in_order_pyopencl_queue_keeps_one_inflight_entry_per_launch():
+    """On an in-order queue (pyopencl's default) each launch ends after the one before, so
+    repeated launches of the same arrays keep one in-flight entry (one dictionary store per
+    launch); on an out-of-order queue every launch's event is kept until it is done."""
+    cl = require_module("pyopencl")
+    x, y = _cl_array(X), _cl_array(np.zeros((16, 16), np.float32))
+    xd.synchronize()
+    for s in (1.0, 2.0) * 20:
+        _launch(x, y, s, 8)
+    assert len(launcher._INFLIGHT[id(_CL[1])][2]) == 1
+    xd.synchronize()
+    np.testing.assert_array_equal(y.get(), _expected(2.0, 8, 16))
+    out_of_order = cl.CommandQueue(_CL[0], properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    x2, y2 = x.with_queue(out_of_order), y.with_queue(out_of_order)
+    for _ in range(3):
+        _launch(x2, y2, 3.0, 8)
+    assert len(launcher._INFLIGHT[id(out_of_order)][2]) == 3
+    xd.synchronize()
+    assert id(out_of_order) not in launcher._INFLIGHT
+    np.testing.assert_array_equal(y.get(), _expected(3.0, 8, 16))

@@ -95,6 +95,11 @@ class _DpctlBackend:
     def native_int(n: int):
         return _i64(n)
 
+    def orders(self, queue) -> bool:
+        """True when each launch on ``queue`` ends after the launches before it (each
+        waits for the queue's previous work through dpctl's order manager)."""
+        return self.ordered
+
     @staticmethod
     def typed(kernel, dtypes: list) -> None:
         """Nothing to do: dpctl reads each argument's type from its ctypes value."""
@@ -241,7 +246,7 @@ class _PyOpenCLBackend:
 
     reverse_ranges = False
     api = "pyopencl"
-    ordered = False         # a pyopencl queue may be out of order: remember every event
+    ordered = False         # a pyopencl queue may be out of order: see orders()
     # scalars and extents travel as plain numbers: the kernel knows their types
     # (typed()), so pyopencl packs them directly -- several times faster per launch than
     # letting it inspect untyped (ctypes) arguments one by one
@@ -323,6 +328,12 @@ class _PyOpenCLBackend:
 
     def done(self, event) -> bool:
         return event.command_execution_status == self._cl.command_execution_status.COMPLETE
+
+    def orders(self, queue) -> bool:
+        """True for an in-order queue (pyopencl's default): a launch there ends after the
+        commands enqueued before it."""
+        flags = self._cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+        return not (queue or self.queue).properties & flags
 
     def same_context(self, queue) -> bool:
         return queue.context == self.context
@@ -944,7 +955,8 @@ def _i64(n: int) -> ctypes.c_int64:
 
 # --- asynchronous launches -------------------------------------------------------------
 
-#: id(queue) -> (backend, queue, {key: (event, kept arrays)}): launches that may still run.
+#: id(queue) -> (backend, queue, {key: (event, kept arrays)}, the queue orders its
+#: launches): launches that may still run.
 _INFLIGHT: dict[int, tuple] = {}
 _INFLIGHT_LOCK = threading.Lock()   # launches of several threads record and prune here
 _LAUNCH_IDS = itertools.count(1)    # PreparedLaunch.track_id (next() is atomic under the GIL)
@@ -954,16 +966,16 @@ _PRUNE_AT = 256
 def _track(backend, queue, event, keep, launch_id: int) -> None:
     """Remember an asynchronous launch (``keep`` stays alive until it is done).
 
-    When the backend orders its launches on a queue (each waits for the one before), a
-    later launch ending implies the earlier ones ended, so only the newest event of each
-    prepared launch is remembered: repeated launches cost one dictionary store, and the
-    table stays small."""
+    When the queue orders its launches (each ends after the one before: dpctl's order
+    manager, an in-order OpenCL queue), a later launch ending implies the earlier ones
+    ended, so only the newest event of each prepared launch is remembered: repeated
+    launches cost one dictionary store, and the table stays small."""
     with _INFLIGHT_LOCK:
         entry = _INFLIGHT.get(id(queue))
         if entry is None:
-            entry = _INFLIGHT[id(queue)] = (backend, queue, {})
+            entry = _INFLIGHT[id(queue)] = (backend, queue, {}, backend.orders(queue))
         pending = entry[2]
-        pending[launch_id if backend.ordered else id(event)] = (event, keep)
+        pending[launch_id if entry[3] else id(event)] = (event, keep)
         if len(pending) >= _PRUNE_AT:
             done = [k for k, (ev, _) in pending.items() if backend.done(ev)]
             for k in done:
@@ -973,13 +985,13 @@ def _track(backend, queue, event, keep, launch_id: int) -> None:
 def synchronize(queue=None) -> None:
     """Wait for every asynchronous launch (or those on ``queue``) to finish."""
     with _INFLIGHT_LOCK:
-        entries = [(key, q) for key, (_, q, _) in _INFLIGHT.items() if queue is None or same_queue(q, queue)]
+        entries = [(key, entry[1]) for key, entry in _INFLIGHT.items() if queue is None or same_queue(entry[1], queue)]
     for key, q in entries:
         (q.wait() if hasattr(q, "wait") else q.finish())
         with _INFLIGHT_LOCK:
             entry = _INFLIGHT.get(key)
             if entry is not None:   # keep launches another thread made after the wait
-                backend, _, pending = entry
+                backend, pending = entry[0], entry[2]
                 for k in [k for k, (ev, _) in pending.items() if backend.done(ev)]:
                     del pending[k]
                 if not pending:
