@@ -205,3 +205,31 @@ def test_an_in_order_pyopencl_queue_keeps_one_inflight_entry_per_launch():
     xd.synchronize()
     assert id(out_of_order) not in launcher._INFLIGHT
     np.testing.assert_array_equal(y.get(), _expected(3.0, 8, 16))
+
+
+def test_numpy_launches_of_one_layout_skip_the_checks_and_stay_right(monkeypatch):
+    """numpy arrays with the dtypes, shapes and strides of the thread's last numpy launch
+    go through its plan: no argument checks, yet new data and new scalar values reach the
+    kernel (padded views included: they are staged), scalars are still checked, and a
+    read-only output still fails the full checks.  The plan keeps no caller's array."""
+    grid, consts = (2,), {"BM": 8, "BN": 16}
+    loaded = shifted_scale.resolve(grid, None, (X, np.zeros((16, 16), np.float32), 1.0, 8), consts)[0]
+    checks = []
+    full_checks = loaded._checked
+    monkeypatch.setattr(loaded, "_checked", lambda *a: checks.append(1) or full_checks(*a))
+    wide = np.zeros((64, 32), np.float32)
+    for step, (s, row0) in enumerate(CALLS):
+        wide[:, :16] = X + step                   # new data each call, through a padded view
+        y = np.full((16, 16), np.nan, np.float32)
+        _launch(wide[:, :16], y, s, row0)
+        np.testing.assert_array_equal(y, np.float32(s) * (X[row0:row0 + 16] + step))
+    assert len(checks) == 1                       # only the first launch was checked in full
+    with pytest.raises(xd.LaunchError, match=r"argument 2 \('s'\).*out of range"):
+        _launch(wide[:, :16], y, 1e300, 8)
+    y.flags.writeable = False
+    with pytest.raises(xd.LaunchError, match=r"argument 1 \('y'\).*read-only"):
+        _launch(wide[:, :16], y, 1.0, 8)
+    alive = [weakref.ref(wide), weakref.ref(y)]
+    del wide, y
+    gc.collect()
+    assert [ref() is None for ref in alive] == [True, True]
