@@ -3,6 +3,9 @@
 * the checks of an array argument are made once per dtype/shape/strides and remembered
   with its native extents ("pack"), and a later launch with new scalar values or new
   arrays of that layout reuses the pack and computes the right result;
+* a numpy launch like the thread's last one goes through that launch's plan (no checks,
+  no binding), new data and scalars reaching the kernel;
+* an in-order pyopencl queue keeps one in-flight entry per repeated launch;
 * what is not in the pack (writability, dtype) is still checked on every launch;
 * pyopencl kernels take typed scalars (declared once), and pyopencl arrays join the
   same-arguments memo without the memo keeping them alive;
@@ -233,3 +236,20 @@ def test_numpy_launches_of_one_layout_skip_the_checks_and_stay_right(monkeypatch
     del wide, y
     gc.collect()
     assert [ref() is None for ref in alive] == [True, True]
+
+
+def test_repeated_numpy_launches_skip_the_binding_and_stay_right(monkeypatch):
+    """A numpy launch like the previous one (numpy arrays and scalars of the same kind,
+    grid, keywords) goes from the call's memo straight to the loaded kernel's plan: no
+    binding or kernel lookup, and new data and scalar values reach the kernel; an int
+    that selects another specialisation (a multiple of 16) goes the full way."""
+    lookups = []
+    full_lookup = shifted_scale._same_signature
+    monkeypatch.setattr(shifted_scale, "_same_signature", lambda *a: lookups.append(a[2]) or full_lookup(*a))
+    x = X.copy()
+    for step, (s, row0) in enumerate(CALLS + [(1.5, 16), (2.5, 8)]):
+        x[:] = X + step
+        y = np.full((16, 16), np.nan, np.float32)
+        _launch(x, y, s, row0)
+        np.testing.assert_array_equal(y, np.float32(s) * (X[row0:row0 + 16] + step))
+    assert [args[3] for args in lookups] == [8, 16, 8]   # the first call, and each new specialisation
