@@ -118,6 +118,11 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
 
 
+def interpreting() -> bool:
+    """``interpret_mode() != "0"``, read by every launch (one knob read, no normalising)."""
+    return INTERPRET.get() not in _FALSE
+
+
 def interpret_mode() -> str:
     """``XETILE_INTERPRET`` normalised: "0" (off), "1" (interpret) or "subgroups"."""
     value = INTERPRET.get()

@@ -63,6 +63,9 @@ def test_knobs_are_read_when_used(monkeypatch):
     assert knobs.interpret_mode() == "subgroups"
     monkeypatch.setenv("XETILE_INTERPRET", "true")
     assert knobs.interpret_mode() == "1"
+    for text in ("SubGroups", "true", "1", "off", "No", "0", ""):
+        monkeypatch.setenv("XETILE_INTERPRET", text)
+        assert knobs.interpreting() is (knobs.interpret_mode() != "0")
 
 
 @pytest.mark.parametrize("name, value, legal", [

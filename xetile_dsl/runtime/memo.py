@@ -94,7 +94,7 @@ def same_args(args, tokens) -> bool:
 
 def retoken(tokens: tuple, args) -> tuple:
     """``tokens`` with the scalar values of ``args`` (the arrays' weak references kept)."""
-    return tuple(tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args))
+    return tuple([tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args)])
 
 
 def forgetter(owner, attribute: str, tokens_at: int):
