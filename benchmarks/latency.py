@@ -12,8 +12,10 @@
   cache off (``XETILE_PROGRAM_CACHE=0``: what a warm process did before it existed).
 * **per launch**: one small GEMM launched ``--launches`` times, against a bare submit of the
   same program and arguments: dpnp with the same arguments, dpnp with a scalar changing
-  every launch, numpy arrays (against a bare launch doing the same copies), pyopencl
-  arrays (against setting the arguments and enqueueing).
+  every launch (each also against a bare submit that waits for the one before, as every
+  launch on a dpnp queue must: dpnp's queues are out of order), numpy arrays (against a
+  bare launch doing the same copies), pyopencl arrays (against setting the arguments and
+  enqueueing).
 
 Rounds of a launch path and its baseline alternate, so load on the machine hits both.
 """
@@ -242,6 +244,16 @@ def launch_overheads(rounds: int, launches: int) -> dict:
             launch(da, db, dc, ks[i & 1], **const)
 
     out["dpnp_changing_scalar"] = _alternate(ours_scalar, bare_scalar, rounds, launches, queue.wait)
+
+    def bare_scalar_ordered(count):
+        submit, varying, after = queue.submit_async, list(args), []
+        for i in range(count):
+            varying[-1] = ctypes.c_int32(ks[i & 1])
+            after = [submit(kernel, varying, gs, ls, after)]
+
+    ordered = _alternate(ours_scalar, bare_scalar_ordered, rounds, launches, queue.wait)
+    out["dpnp_changing_scalar"]["bare_ordered_us"] = ordered["bare_us"]
+    out["dpnp_changing_scalar"]["ratio_to_ordered"] = ordered["ratio"]
     out["numpy"] = _numpy_overhead(loaded, a, b, expected, rounds, max(launches // 10, 50))
     out["pyopencl"] = _pyopencl_overhead(a, b, expected, rounds, launches)
     return out

@@ -172,13 +172,19 @@ class JITFunction:
         A call with the same grid, target, device arrays and scalar values as the previous
         asynchronous launch re-enqueues that launch's marshalled arguments directly: no
         binding, no key, no argument checks (they passed last time and nothing they
-        depend on has changed)."""
+        depend on has changed).  A call with numpy arrays in the places and scalars of
+        the kind of the previous numpy launch, on the same default device, goes straight
+        to the loaded kernel's plan (which checks the arrays' layouts; no binding, no key)."""
         last = self._last_call          # one read: another thread may replace it meanwhile
         if last is not None and _same_frame(last, grid, target, kwargs) and self._deps.unchanged():
             found = compare_args(args, last[2])
-            if found == SAME:
+            if last[5] is None:                 # numpy arrays: (..., loaded, None, grid3, launcher)
+                if found and (found == SAME or self._scalars_fit(args, last[2])) and \
+                        _default_launcher() is last[7] and last[4]._launch_planned(last[6], args):
+                    return None
+            elif found == SAME:
                 return last[4].launch_async(last[5], args)
-            if found == NEW_SCALARS and self._scalars_fit(args, last[2]):
+            elif found == NEW_SCALARS and self._scalars_fit(args, last[2]):
                 # the same kernel and arrays: only the scalar arguments are converted again
                 prepared = last[4].with_scalars(last[5], args)
                 self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], prepared)
@@ -192,11 +198,23 @@ class JITFunction:
             loaded, grid3, runtime, described = self._resolve(grid, target, args, kwargs)
             self._remember_signature(grid, target, args, kwargs, loaded, grid3, described)
         event, prepared = loaded.launch_remembered(grid3, runtime, described)
-        if event is not None and prepared is not None and not callable(grid):
-            tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2)), _kwarg_tokens(kwargs)
-            if tokens is not None and kw is not None and len(args) == self._leading_runtime == len(self._runtime_pos):
-                self._last_call = (grid, target, tokens, kw, loaded, prepared)
+        if (event is None) is (prepared is None) and not callable(grid):
+            self._remember_call(grid, target, args, kwargs, loaded, prepared, grid3)
         return event
+
+    def _remember_call(self, grid, target, args: tuple, kwargs: dict, loaded, prepared, grid3) -> None:
+        """Remember a launch for :meth:`run` when its positional arguments are exactly the
+        runtime ones and can be identified cheaply: device arrays with their prepared
+        launch, or numpy arrays (no device arrays) with the grid and default launcher."""
+        if not len(args) == self._leading_runtime == len(self._runtime_pos):
+            return
+        tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2), numpy=prepared is None), _kwarg_tokens(kwargs)
+        if tokens is None or kw is None:
+            return
+        if prepared is not None:
+            self._last_call = (grid, target, tokens, kw, loaded, prepared)
+        elif all(tok[1] is None for tok in tokens if tok[0] is None):
+            self._last_call = (grid, target, tokens, kw, loaded, None, grid3, _default_launcher())
 
     def _same_signature(self, grid, target, args: tuple, kwargs: dict) -> tuple | None:
         """(loaded kernel, grid, described arguments) when a call has the grid, target,
@@ -421,12 +439,16 @@ def _kwarg_tokens(kwargs: dict) -> tuple | None:
     return tuple((k, v.hex() if v.__class__ is float else v) for k, v in kwargs.items()), types
 
 
+#: the types of an all-int grid of 0..3 dimensions (``(True,) == (1,)``, but is not one)
+_INT_TYPES = ((), (int,), (int, int), (int, int, int))
+
+
 def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
     """True when a launch has the remembered one's grid, target and keyword arguments
     (see :meth:`JITFunction.run`; its positional arguments are compared apart)."""
     prev = last[0]
     if grid is not prev and (grid.__class__ is not tuple or grid != prev
-                             or not all(n.__class__ is int for n in grid)):
+                             or tuple(map(type, grid)) != _INT_TYPES[len(grid)]):
         return False
     if target != last[1]:
         return False
@@ -457,6 +479,11 @@ def _launcher_for(described: list):
     for value in described:
         if value.__class__ is DeviceArray:
             return _queue_launcher(value.queue)
+    return _default_launcher()
+
+
+def _default_launcher():
+    """The launcher of the default device (XETILE_DEVICE, XETILE_BACKEND)."""
     return launching.get_launcher(devices.get_device())
 
 

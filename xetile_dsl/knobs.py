@@ -2,7 +2,9 @@
 
 Each knob has a name, a type, a default and a one-line doc; :meth:`Knob.get` reads the
 environment each time it is called (nothing is cached at import), so a test's
-``monkeypatch.setenv`` takes effect at once.  The package reads the environment only
+``monkeypatch.setenv`` takes effect at once; what it parsed is remembered per raw text, so
+a launch that reads a knob set to the same text as before pays a dictionary lookup, not a
+parse.  The package reads the environment only
 through this module; ``tests/frontend/test_knobs.py`` checks that every ``XETILE_*`` name
 in the sources is declared here and documented in README.md.
 
@@ -12,13 +14,14 @@ an empty value means the default.  A value that does not parse is a
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import environ, errors
 
 _TRUE = ("1", "true", "yes", "on")
 _FALSE = ("0", "false", "no", "off")
+_UNPARSED = object()
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,9 @@ class Knob:
     default: object
     doc: str
     choices: tuple = ()
+    #: raw text -> parsed value (values are immutable: str, bool, float, Path); a text
+    #: that does not parse is not remembered, so it raises at every read
+    _parsed: dict = field(default_factory=dict, compare=False, repr=False)
 
     def raw(self) -> str | None:
         """The variable's text, or None when unset or empty."""
@@ -41,10 +47,17 @@ class Knob:
 
     def get(self):
         """The knob's current value, parsed as ``kind`` (``default`` when unset)."""
-        text = self.raw()
-        if text is None:
+        text = environ.get(self.name)
+        if not text:
             return self.default
-        return _PARSERS[self.kind](self, text.strip())
+        parsed = self._parsed
+        value = parsed.get(text, _UNPARSED)
+        if value is _UNPARSED:
+            value = _PARSERS[self.kind](self, text.strip())
+            if len(parsed) > 64:
+                parsed.clear()
+            parsed[text] = value
+        return value
 
 
 def _parse_bool(knob: Knob, text: str) -> bool:
@@ -103,6 +116,11 @@ REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DEBUG, INTERPRET, DUMP_IR,
     AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
+
+
+def interpreting() -> bool:
+    """``interpret_mode() != "0"``, read by every launch (one knob read, no normalising)."""
+    return INTERPRET.get() not in _FALSE
 
 
 def interpret_mode() -> str:

@@ -63,6 +63,9 @@ def test_knobs_are_read_when_used(monkeypatch):
     assert knobs.interpret_mode() == "subgroups"
     monkeypatch.setenv("XETILE_INTERPRET", "true")
     assert knobs.interpret_mode() == "1"
+    for text in ("SubGroups", "true", "1", "off", "No", "0", ""):
+        monkeypatch.setenv("XETILE_INTERPRET", text)
+        assert knobs.interpreting() is (knobs.interpret_mode() != "0")
 
 
 @pytest.mark.parametrize("name, value, legal", [
@@ -75,3 +78,23 @@ def test_a_bad_value_names_the_knob_and_what_is_legal(monkeypatch, name, value, 
     monkeypatch.setenv(name, value)
     with pytest.raises(UsageError, match=re.escape(f"{name}={value!r}: {legal}")):
         knobs.KNOBS[name].get()
+
+
+def test_a_knob_parses_each_raw_text_once(monkeypatch):
+    """A launch reads knobs every time: a value set to the same text as before is not
+    parsed again, a changed text is, and a text that does not parse raises at every read."""
+    calls = []
+    parse_float = knobs._PARSERS[float]
+    monkeypatch.setitem(knobs._PARSERS, float, lambda knob, text: calls.append(text) or parse_float(knob, text))
+    knob = knobs.Knob("XETILE_CACHE_LOCK_TIMEOUT", float, 10.0, "seconds")
+    monkeypatch.setenv("XETILE_CACHE_LOCK_TIMEOUT", "2.5")
+    assert [knob.get() for _ in range(3)] == [2.5, 2.5, 2.5]
+    assert calls == ["2.5"]
+    monkeypatch.setenv("XETILE_CACHE_LOCK_TIMEOUT", "4")
+    assert knob.get() == 4.0 and calls == ["2.5", "4"]
+    monkeypatch.setenv("XETILE_CACHE_LOCK_TIMEOUT", "soon")
+    for _ in range(2):
+        with pytest.raises(UsageError, match="XETILE_CACHE_LOCK_TIMEOUT='soon'"):
+            knob.get()
+    monkeypatch.delenv("XETILE_CACHE_LOCK_TIMEOUT")
+    assert knob.get() == 10.0

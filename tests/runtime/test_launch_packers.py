@@ -3,6 +3,9 @@
 * the checks of an array argument are made once per dtype/shape/strides and remembered
   with its native extents ("pack"), and a later launch with new scalar values or new
   arrays of that layout reuses the pack and computes the right result;
+* a numpy launch like the thread's last one goes through that launch's plan (no checks,
+  no binding), new data and scalars reaching the kernel;
+* an in-order pyopencl queue keeps one in-flight entry per repeated launch;
 * what is not in the pack (writability, dtype) is still checked on every launch;
 * pyopencl kernels take typed scalars (declared once), and pyopencl arrays join the
   same-arguments memo without the memo keeping them alive;
@@ -23,6 +26,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl import environ
+from xetile_dsl.runtime import launcher
 from xetile_dsl.runtime.devices import get_device
 
 from conftest_tools import require_module
@@ -182,3 +186,70 @@ def test_a_repeated_signature_reuses_its_kernel_and_a_new_one_does_not():
         kernels.append(shifted_scale._last_signature[6])
     k8, k16, k24, k40, k16_again = kernels
     assert k8 is k24 is k40 and k16 is k16_again and k8 is not k16
+
+
+def test_an_in_order_pyopencl_queue_keeps_one_inflight_entry_per_launch():
+    """On an in-order queue (pyopencl's default) each launch ends after the one before, so
+    repeated launches of the same arrays keep one in-flight entry (one dictionary store per
+    launch); on an out-of-order queue every launch's event is kept until it is done."""
+    cl = require_module("pyopencl")
+    x, y = _cl_array(X), _cl_array(np.zeros((16, 16), np.float32))
+    xd.synchronize()
+    for s in (1.0, 2.0) * 20:
+        _launch(x, y, s, 8)
+    assert len(launcher._INFLIGHT[id(_CL[1])][2]) == 1
+    xd.synchronize()
+    np.testing.assert_array_equal(y.get(), _expected(2.0, 8, 16))
+    out_of_order = cl.CommandQueue(_CL[0], properties=cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE)
+    x2, y2 = x.with_queue(out_of_order), y.with_queue(out_of_order)
+    for _ in range(3):
+        _launch(x2, y2, 3.0, 8)
+    assert len(launcher._INFLIGHT[id(out_of_order)][2]) == 3
+    xd.synchronize()
+    assert id(out_of_order) not in launcher._INFLIGHT
+    np.testing.assert_array_equal(y.get(), _expected(3.0, 8, 16))
+
+
+def test_numpy_launches_of_one_layout_skip_the_checks_and_stay_right(monkeypatch):
+    """numpy arrays with the dtypes, shapes and strides of the thread's last numpy launch
+    go through its plan: no argument checks, yet new data and new scalar values reach the
+    kernel (padded views included: they are staged), scalars are still checked, and a
+    read-only output still fails the full checks.  The plan keeps no caller's array."""
+    grid, consts = (2,), {"BM": 8, "BN": 16}
+    loaded = shifted_scale.resolve(grid, None, (X, np.zeros((16, 16), np.float32), 1.0, 8), consts)[0]
+    checks = []
+    full_checks = loaded._checked
+    monkeypatch.setattr(loaded, "_checked", lambda *a: checks.append(1) or full_checks(*a))
+    wide = np.zeros((64, 32), np.float32)
+    for step, (s, row0) in enumerate(CALLS):
+        wide[:, :16] = X + step                   # new data each call, through a padded view
+        y = np.full((16, 16), np.nan, np.float32)
+        _launch(wide[:, :16], y, s, row0)
+        np.testing.assert_array_equal(y, np.float32(s) * (X[row0:row0 + 16] + step))
+    assert len(checks) == 1                       # only the first launch was checked in full
+    with pytest.raises(xd.LaunchError, match=r"argument 2 \('s'\).*out of range"):
+        _launch(wide[:, :16], y, 1e300, 8)
+    y.flags.writeable = False
+    with pytest.raises(xd.LaunchError, match=r"argument 1 \('y'\).*read-only"):
+        _launch(wide[:, :16], y, 1.0, 8)
+    alive = [weakref.ref(wide), weakref.ref(y)]
+    del wide, y
+    gc.collect()
+    assert [ref() is None for ref in alive] == [True, True]
+
+
+def test_repeated_numpy_launches_skip_the_binding_and_stay_right(monkeypatch):
+    """A numpy launch like the previous one (numpy arrays and scalars of the same kind,
+    grid, keywords) goes from the call's memo straight to the loaded kernel's plan: no
+    binding or kernel lookup, and new data and scalar values reach the kernel; an int
+    that selects another specialisation (a multiple of 16) goes the full way."""
+    lookups = []
+    full_lookup = shifted_scale._same_signature
+    monkeypatch.setattr(shifted_scale, "_same_signature", lambda *a: lookups.append(a[2]) or full_lookup(*a))
+    x = X.copy()
+    for step, (s, row0) in enumerate(CALLS + [(1.5, 16), (2.5, 8)]):
+        x[:] = X + step
+        y = np.full((16, 16), np.nan, np.float32)
+        _launch(x, y, s, row0)
+        np.testing.assert_array_equal(y, np.float32(s) * (X[row0:row0 + 16] + step))
+    assert [args[3] for args in lookups] == [8, 16, 8]   # the first call, and each new specialisation

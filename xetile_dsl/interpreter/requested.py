@@ -8,4 +8,4 @@ INTERPRETER_TARGETS = ("interpret", "interpret-subgroups")
 
 def interpret_requested() -> bool:
     """True when ``XETILE_INTERPRET`` asks every launch to run in the interpreter."""
-    return knobs.interpret_mode() != "0"
+    return knobs.interpreting()

@@ -92,6 +92,11 @@ class _DpctlBackend:
     def native_int(n: int):
         return _i64(n)
 
+    def orders(self, queue) -> bool:
+        """True when each launch on ``queue`` ends after the launches before it (each
+        waits for the queue's previous work through dpctl's order manager)."""
+        return self.ordered
+
     @staticmethod
     def typed(kernel, dtypes: list) -> None:
         """Nothing to do: dpctl reads each argument's type from its ctypes value."""
@@ -238,7 +243,7 @@ class _PyOpenCLBackend:
 
     reverse_ranges = False
     api = "pyopencl"
-    ordered = False         # a pyopencl queue may be out of order: remember every event
+    ordered = False         # a pyopencl queue may be out of order: see orders()
     # scalars and extents travel as plain numbers: the kernel knows their types
     # (typed()), so pyopencl packs them directly -- several times faster per launch than
     # letting it inspect untyped (ctypes) arguments one by one
@@ -320,6 +325,12 @@ class _PyOpenCLBackend:
 
     def done(self, event) -> bool:
         return event.command_execution_status == self._cl.command_execution_status.COMPLETE
+
+    def orders(self, queue) -> bool:
+        """True for an in-order queue (pyopencl's default): a launch there ends after the
+        commands enqueued before it."""
+        flags = self._cl.command_queue_properties.OUT_OF_ORDER_EXEC_MODE_ENABLE
+        return not (queue or self.queue).properties & flags
 
     def same_context(self, queue) -> bool:
         return queue.context == self.context
@@ -674,10 +685,15 @@ class PreparedLaunch:
 
     def finish(self) -> None:
         """Copy written arrays back into the caller's arrays (un-padding)."""
-        for buf, staged, target in self.copy_back:
-            self.kernel.backend.read(buf, staged)
-            if staged is not target:
-                target[...] = staged[..., : target.shape[-1]]
+        _copy_back(self.kernel.backend, self.copy_back)
+
+
+def _copy_back(backend, copy_back: list) -> None:
+    """Read each (device buffer, staged host array, caller's array) back, un-padding."""
+    for buf, staged, target in copy_back:
+        backend.read(buf, staged)
+        if staged is not target:
+            target[...] = staged[..., : target.shape[-1]]
 
 
 def _scalar_slots(handlers) -> tuple:
@@ -761,6 +777,8 @@ class LoadedKernel:
                 launch = self.with_scalars(last[2], args)
                 self._last = (grid, retoken(last[1], args), launch)
                 return self.launch_async(launch, args), launch
+        if self._launch_planned(grid, args):
+            return None, None
         launch = self.prepare(grid, args if described is None else described, reuse_buffers=True)
         if launch.copied_in or not launch.keep:
             launch.submit()
@@ -862,7 +880,7 @@ class LoadedKernel:
         their sizes match (the launch then owns them only until the next call).
         """
         grid3, converted, packs = self._checked(grid, args)   # every check before the device is touched
-        native, copy_back, keep, queue, copied = [], [], [], None, False
+        native, copy_back, keep, queue, copied, copies = [], [], [], None, False, []
         pool = self._thread_pool() if reuse_buffers else None
         for h, value, pack in zip(self.handlers, converted, packs):
             if pack is None:
@@ -873,11 +891,61 @@ class LoadedKernel:
                 keep.append(value.owner)
                 queue = value.queue
             else:
-                native.append(self._put_array(h, value, pack, copy_back, pool))
+                buf = self._put_array(h, value, pack, copy_back, pool)
+                native.append(buf)
                 native += pack[0]
+                copies.append((h, pack, buf))
                 copied = True
         gsize, lsize = self._ranges(grid3)
+        if pool is not None:
+            self._local.plan = self._plan(grid, converted, packs, native, copies, gsize, lsize) if not keep else None
         return PreparedLaunch(self, native, gsize, lsize, copy_back, queue, tuple(keep), copied, next(_LAUNCH_IDS))
+
+    @staticmethod
+    def _plan(grid, converted, packs, native, copies, gsize, lsize) -> tuple | None:
+        """What a later launch with numpy arrays of the same dtypes, shapes and strides (and
+        any scalar values) re-does, or None: the grid as given, each argument's expected
+        (dtype, shape, strides) (None for a scalar), the native arguments (this thread's
+        reused buffers), the arrays to copy in as (handler, pack, buffer), the ranges.  It
+        holds no caller's array."""
+        if grid.__class__ is not tuple:
+            return None
+        expected = []
+        for value, pack in zip(converted, packs):
+            if pack is not None and value.__class__ is not np.ndarray:   # a numpy subclass
+                return None
+            expected.append(None if pack is None else (value.dtype, value.shape, value.strides))
+        return grid, tuple(expected), native, tuple(copies), gsize, lsize
+
+    def _launch_planned(self, grid, args) -> bool:
+        """Launch numpy-array arguments through this thread's plan (see :meth:`_plan`): the
+        arrays' layouts passed every check when the plan was made, so only the scalars are
+        converted (and checked), the arrays copied in, the kernel run and the written
+        arrays copied back.  False (nothing done) when ``args`` do not fit the plan."""
+        plan = getattr(self._local, "plan", None)
+        if plan is None or grid.__class__ is not tuple or grid != plan[0] or \
+                (args.__class__ is not tuple and args.__class__ is not list) or len(args) != len(plan[1]):
+            return False
+        for value, want in zip(args, plan[1]):
+            if want is not None and (value.__class__ is not np.ndarray or value.shape != want[1]
+                                     or value.strides != want[2] or value.dtype != want[0]):
+                return False
+        for h, _, _ in plan[3]:
+            if h.written and not args[h.position].flags.writeable:
+                return False                  # the full checks say why
+        native = list(plan[2])
+        for handler, slot in self._scalar_slots:
+            native[slot] = handler.convert(args[handler.position])
+        backend, copy_back = self.backend, []
+        for h, pack, buf in plan[3]:
+            value = args[h.position]
+            staged = value if pack[2] else h.stage(value, pack[1])
+            backend.write(buf, staged)        # arrays are never empty (checked)
+            if h.written:
+                copy_back.append((buf, staged, value))
+        backend.submit(self.native_kernel, native, plan[4], plan[5], None)
+        _copy_back(backend, copy_back)
+        return True
 
     def _ranges(self, grid3: tuple) -> tuple:
         """(global, local) range of a grid in the backend's order (remembered per grid)."""
@@ -941,7 +1009,8 @@ def _i64(n: int) -> ctypes.c_int64:
 
 # --- asynchronous launches -------------------------------------------------------------
 
-#: id(queue) -> (backend, queue, {key: (event, kept arrays)}): launches that may still run.
+#: id(queue) -> (backend, queue, {key: (event, kept arrays)}, the queue orders its
+#: launches): launches that may still run.
 _INFLIGHT: dict[int, tuple] = {}
 _INFLIGHT_LOCK = threading.Lock()   # launches of several threads record and prune here
 _LAUNCH_IDS = itertools.count(1)    # PreparedLaunch.track_id (next() is atomic under the GIL)
@@ -951,16 +1020,16 @@ _PRUNE_AT = 256
 def _track(backend, queue, event, keep, launch_id: int) -> None:
     """Remember an asynchronous launch (``keep`` stays alive until it is done).
 
-    When the backend orders its launches on a queue (each waits for the one before), a
-    later launch ending implies the earlier ones ended, so only the newest event of each
-    prepared launch is remembered: repeated launches cost one dictionary store, and the
-    table stays small."""
+    When the queue orders its launches (each ends after the one before: dpctl's order
+    manager, an in-order OpenCL queue), a later launch ending implies the earlier ones
+    ended, so only the newest event of each prepared launch is remembered: repeated
+    launches cost one dictionary store, and the table stays small."""
     with _INFLIGHT_LOCK:
         entry = _INFLIGHT.get(id(queue))
         if entry is None:
-            entry = _INFLIGHT[id(queue)] = (backend, queue, {})
+            entry = _INFLIGHT[id(queue)] = (backend, queue, {}, backend.orders(queue))
         pending = entry[2]
-        pending[launch_id if backend.ordered else id(event)] = (event, keep)
+        pending[launch_id if entry[3] else id(event)] = (event, keep)
         if len(pending) >= _PRUNE_AT:
             done = [k for k, (ev, _) in pending.items() if backend.done(ev)]
             for k in done:
@@ -970,13 +1039,13 @@ def _track(backend, queue, event, keep, launch_id: int) -> None:
 def synchronize(queue=None) -> None:
     """Wait for every asynchronous launch (or those on ``queue``) to finish."""
     with _INFLIGHT_LOCK:
-        entries = [(key, q) for key, (_, q, _) in _INFLIGHT.items() if queue is None or same_queue(q, queue)]
+        entries = [(key, entry[1]) for key, entry in _INFLIGHT.items() if queue is None or same_queue(entry[1], queue)]
     for key, q in entries:
         (q.wait() if hasattr(q, "wait") else q.finish())
         with _INFLIGHT_LOCK:
             entry = _INFLIGHT.get(key)
             if entry is not None:   # keep launches another thread made after the wait
-                backend, _, pending = entry
+                backend, pending = entry[0], entry[2]
                 for k in [k for k, (ev, _) in pending.items() if backend.done(ev)]:
                     del pending[k]
                 if not pending:

@@ -6,26 +6,38 @@ launch's arguments by *tokens*: a weak reference to each device array (so the me
 no caller's array alive, and is emptied when one dies: :func:`forgetter`) and each
 scalar's type and value.  :func:`compare_args` then tells, in a few attribute reads,
 whether a new call has the very same arguments, only new scalar values, or others.
+
+A numpy array (copied in and out at every launch, so never the "same" argument) can be
+given the token ``(None, None)``: any numpy array matches it, and the launcher's plan
+(launcher.py ``LoadedKernel._launch_planned``) checks its dtype, shape and strides.
 """
 from __future__ import annotations
 
 import weakref
 
+import numpy as np
+
 from .arrays import is_pyopencl_array_type
 
 
-def arg_tokens(args, on_death=None) -> tuple | None:
+#: the token of a numpy array (see the module's doc)
+NUMPY_TOKEN = (None, None)
+
+
+def arg_tokens(args, on_death=None, numpy: bool = False) -> tuple | None:
     """What identifies a launch's arguments for reuse: a weak reference to each device
     array's ``usm_ndarray`` (for dpnp, its current one, which changes if it is reshaped in
     place) or pyopencl array (with its buffer, offset, shape, strides and queue, plain
     attributes that could be rebound), each scalar's type and value.  ``on_death(ref)`` is
     called when one of those arrays dies.  None when an argument cannot be identified
-    cheaply."""
+    cheaply (with ``numpy``, a numpy array is :data:`NUMPY_TOKEN`)."""
     tokens = []
     for value in args:
         cls = value.__class__
         if cls is int or cls is float:
             tokens.append((cls, value))
+        elif cls is np.ndarray and numpy:
+            tokens.append(NUMPY_TOKEN)
         elif hasattr(cls, "get_array"):
             tokens.append((None, weakref.ref(value.get_array(), on_death)))
         elif hasattr(cls, "usm_data") and hasattr(cls, "_element_offset"):
@@ -54,7 +66,12 @@ def compare_args(args, tokens) -> int:
     found = SAME
     for value, tok in zip(args, tokens):
         if tok[0] is None:
-            array = tok[1]()
+            ref = tok[1]
+            if ref is None:                     # NUMPY_TOKEN
+                if value.__class__ is not np.ndarray:
+                    return DIFFERENT
+                continue
+            array = ref()
             if array is None:
                 return DIFFERENT
             if value is not array:
@@ -77,7 +94,7 @@ def same_args(args, tokens) -> bool:
 
 def retoken(tokens: tuple, args) -> tuple:
     """``tokens`` with the scalar values of ``args`` (the arrays' weak references kept)."""
-    return tuple(tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args))
+    return tuple([tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args)])
 
 
 def forgetter(owner, attribute: str, tokens_at: int):
