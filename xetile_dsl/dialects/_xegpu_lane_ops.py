@@ -26,13 +26,17 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, result_def, traits_def, var_operand_def
-from xdsl.parser import Parser
-from xdsl.printer import Printer
+from xdsl.irdl import (
+    IRDLOperation,
+    irdl_op_definition,
+    operand_def,
+    result_def,
+    traits_def,
+    var_operand_def,
+)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
-from . import _asm
 
 
 @irdl_op_definition
@@ -43,6 +47,7 @@ class LaneTransposeOp(IRDLOperation):
     source = operand_def(VectorType)
     result = result_def(VectorType)
     traits = traits_def(Pure())
+    assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, source: SSAValue):
         source = SSAValue.get(source)
@@ -62,26 +67,6 @@ class LaneTransposeOp(IRDLOperation):
             raise VerifyException(f"{self.name}: the result type must be the source type {t}, got "
                                   f"{self.result.type}")
 
-    @classmethod
-    def parse(cls, parser: Parser) -> "LaneTransposeOp":
-        operand = parser.parse_unresolved_operand()
-        attrs = _asm.parse_attr_entries(parser)
-        parser.parse_punctuation(":")
-        src_type = _asm.parse_type(parser)
-        if _asm.parse_optional_arrow(parser) and _asm.parse_type(parser) != src_type:
-            parser.raise_error(f"{cls.name}: the result type must be the source type {src_type}")
-        src = parser.resolve_operand(operand, src_type)
-        return _asm.build_op(parser, cls, lambda: cls(src), attrs)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
-
 
 @irdl_op_definition
 class AFromCOp(IRDLOperation):
@@ -92,6 +77,7 @@ class AFromCOp(IRDLOperation):
     sources = var_operand_def(VectorType)
     result = result_def(VectorType)
     traits = traits_def(Pure())
+    assembly_format = "$sources attr-dict `:` type($sources) `->` type($result)"
 
     def __init__(self, sources, result_type: VectorType):
         super().__init__(operands=[[SSAValue.get(s) for s in sources]], result_types=[result_type])
@@ -108,23 +94,3 @@ class AFromCOp(IRDLOperation):
             raise VerifyException(f"{self.name}: {len(self.sources)} sources of {t} join into "
                                   f"vector<{want[0] if want else '?'}x{want[1] if want else '?'}x{t.element_type}>, "
                                   f"got {res}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> "AFromCOp":
-        operands = parser.parse_comma_separated_list(parser.Delimiter.NONE, parser.parse_unresolved_operand)
-        attrs = _asm.parse_attr_entries(parser)
-        parser.parse_punctuation(":")
-        types = parser.parse_comma_separated_list(parser.Delimiter.NONE, lambda: _asm.parse_type(parser))
-        _asm.parse_arrow(parser)
-        res_type = _asm.parse_type(parser)
-        srcs = [parser.resolve_operand(o, t) for o, t in zip(operands, types, strict=True)]
-        return _asm.build_op(parser, cls, lambda: cls(srcs, res_type), attrs)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_list(self.sources, printer.print_operand)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        printer.print_list([s.type for s in self.sources], printer.print_attribute)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
