@@ -90,6 +90,20 @@ def parse_operands(parser: Parser) -> list[UnresolvedOperand]:
     return ops
 
 
+def parse_operand_to(parser: Parser) -> tuple[SSAValue, Attribute, dict[str, Attribute]]:
+    """The one-operand form ``%a {attrs} : type(a) -> result_type`` (``->`` or the RFC's
+    ``into``/``to``; the RFC's comma after ``%a`` is accepted): the resolved operand, the
+    result type and the attribute entries, for ``build_op``."""
+    operand = parser.parse_unresolved_operand()
+    parser.parse_optional_punctuation(",")
+    attrs = parse_attr_entries(parser)
+    parser.parse_punctuation(":")
+    operand_type = parse_type(parser)
+    parse_arrow(parser)
+    result_type = parse_type(parser)
+    return parser.resolve_operand(operand, operand_type), result_type, attrs
+
+
 def parse_bracket_operands(parser: Parser) -> list[UnresolvedOperand]:
     """``[%a, %b]``."""
     return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)

@@ -277,13 +277,8 @@ class LoadNdOp(_MemOp):
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadNdOp:
-        operand = parser.parse_unresolved_operand()
-        attrs = normalize_mem_attrs(parser, _asm.parse_attr_entries(parser))
-        parser.parse_punctuation(":")
-        tdesc = _asm.parse_type(parser)
-        _asm.parse_arrow(parser)
-        res = _asm.parse_type(parser)
-        t = parser.resolve_operand(operand, tdesc)
+        t, res, attrs = _asm.parse_operand_to(parser)
+        attrs = normalize_mem_attrs(parser, attrs)
         return _asm.build_op(parser, cls, lambda: cls(t, res), attrs)
 
 

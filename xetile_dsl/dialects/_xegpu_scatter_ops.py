@@ -543,13 +543,7 @@ class ConvertLayoutOp(IRDLOperation):
                                   "(with sg_layout) or both subgroup layouts (without)")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        _asm.print_operands_to(printer, self, self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConvertLayoutOp:

@@ -155,24 +155,11 @@ class LoadTileOp(IRDLOperation):
         _check_tile_vector(self.name, self.tile.type, self.value.type)
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.tile)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        printer.print_attribute(self.tile.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.value.type)
+        _asm.print_operands_to(printer, self, self.value.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadTileOp:
-        tile = parser.parse_unresolved_operand()
-        parser.parse_optional_punctuation(",")
-        attrs = _asm.parse_attr_entries(parser)
-        parser.parse_punctuation(":")
-        tile_type = _asm.parse_type(parser)
-        _asm.parse_arrow(parser)
-        vec = _asm.parse_type(parser)
-        t = parser.resolve_operand(tile, tile_type)
+        t, vec, attrs = _asm.parse_operand_to(parser)
         return _asm.build_op(parser, cls, lambda: cls(t, vec), attrs)
 
 
