@@ -258,15 +258,21 @@ def print_types(printer: Printer, types: Iterable[Attribute]) -> None:
     printer.print_list(types, printer.print_attribute)
 
 
-def print_operands_to(printer: Printer, op: Operation, result_type: Attribute) -> None:
-    """The common form `` %a, %b {attrs} : type(a), type(b) -> result_type``."""
+def print_operands_to(printer: Printer, op: Operation, result_type: Attribute | None, between: str = "",
+                      skip: Iterable[str] = (), words: Iterable[str] = ()) -> None:
+    """The common form `` %a, %b{between} {attrs} : type(a), type(b) -> result_type``
+    (no arrow when ``result_type`` is None); ``skip``/``words`` as in print_attr_entries.
+    Ops whose canonical form is exactly this print through it (the RFC spellings they
+    also accept keep their parsers custom: see docs/design.md)."""
     printer.print_string(" ")
     print_operands(printer, op.operands)
-    print_attr_entries(printer, op)
+    printer.print_string(between)
+    print_attr_entries(printer, op, skip=skip, words=words)
     printer.print_string(" : ")
     print_types(printer, [o.type for o in op.operands])
-    printer.print_string(" -> ")
-    printer.print_attribute(result_type)
+    if result_type is not None:
+        printer.print_string(" -> ")
+        printer.print_attribute(result_type)
 
 
 def print_int_array(printer: Printer, values: Iterable[int]) -> None:

@@ -200,14 +200,7 @@ class _MemOp(IRDLOperation):
     """Shared printing/parsing: ``operands attrs : types (-> result)?``."""
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        _asm.print_attr_entries(printer, self, words=WORD_KEYS)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-        if self.results:
-            printer.print_string(" -> ")
-            printer.print_attribute(self.results[0].type)
+        _asm.print_operands_to(printer, self, self.results[0].type if self.results else None, words=WORD_KEYS)
 
 
 @irdl_op_definition

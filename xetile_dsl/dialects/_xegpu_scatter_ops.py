@@ -288,13 +288,8 @@ class AtomicRMWOp(IRDLOperation):
                                   f"descriptor shape {list(tdesc.get_shape())}")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data} ")
-        _asm.print_operands(printer, self.operands)
-        _asm.print_attr_entries(printer, self, skip=("kind",))
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        printer.print_string(f" {self.kind.data}")
+        _asm.print_operands_to(printer, self, self.result.type, skip=("kind",))
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicRMWOp:
@@ -305,20 +300,9 @@ class AtomicRMWOp(IRDLOperation):
         return _asm.build_op(parser, cls, lambda: cls(kind, others[0], tdesc, mask, res), attrs)
 
 
-def _alias(op_name: str, target: type[IRDLOperation], doc: str) -> type[IRDLOperation]:
-    """An op name that parses into ``target`` (earlier-RFC spellings)."""
-
-    def parse(cls, parser: Parser):
-        return target.parse(parser)
-
-    cls = type(f"{target.__name__}Alias_{op_name.split('.')[-1]}", (IRDLOperation,),
-               {"name": op_name, "__doc__": doc, "parse": classmethod(parse)})
-    return irdl_op_definition(cls)
-
-
-LoadGatherAlias = _alias("xegpu.load_gather", LoadGatherOp, "Earlier RFC name of xegpu.load.")
-StoreScatterAlias = _alias("xegpu.store_scatter", StoreScatterOp, "Earlier RFC name of xegpu.store.")
-UpdateOffsetsAlias = _alias("xegpu.update_offsets", UpdateOffsetOp, "RFC typo of xegpu.update_offset.")
+LoadGatherAlias = _asm.make_alias("xegpu.load_gather", LoadGatherOp, "Earlier RFC name of xegpu.load.")
+StoreScatterAlias = _asm.make_alias("xegpu.store_scatter", StoreScatterOp, "Earlier RFC name of xegpu.store.")
+UpdateOffsetsAlias = _asm.make_alias("xegpu.update_offsets", UpdateOffsetOp, "RFC typo of xegpu.update_offset.")
 
 
 def _parse_int_operand(parser: Parser, count: int, result: Attribute | None):
@@ -485,7 +469,7 @@ class FenceOp(IRDLOperation):
         return cls(kind, scope)
 
 
-MfenceAlias = _alias("xegpu.mfence", FenceOp, "Earlier RFC name of xegpu.fence.")
+MfenceAlias = _asm.make_alias("xegpu.mfence", FenceOp, "Earlier RFC name of xegpu.fence.")
 
 
 @irdl_op_definition

@@ -46,14 +46,7 @@ def _verify_result_map(op: IRDLOperation) -> None:
 
 
 def _print_unary(printer: Printer, op: IRDLOperation, between: str = "", skip: Sequence[str] = ()) -> None:
-    printer.print_string(" ")
-    printer.print_operand(op.operands[0])
-    printer.print_string(between)
-    _asm.print_attr_entries(printer, op, skip=skip)
-    printer.print_string(" : ")
-    printer.print_attribute(op.operands[0].type)
-    printer.print_string(" -> ")
-    printer.print_attribute(op.results[0].type)
+    _asm.print_operands_to(printer, op, op.results[0].type, between=between, skip=skip)
 
 
 def _parse_tail(parser: Parser, operand, positional=_ONE_MAP):
@@ -101,13 +94,8 @@ class AtomicRMWOp(IRDLOperation):
             raise VerifyException(f"{self.name}: result type {self.result.type} must equal the value type")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data} ")
-        _asm.print_operands(printer, [self.value, self.tile])
-        _asm.print_attr_entries(printer, self, skip=("kind",))
-        printer.print_string(" : ")
-        _asm.print_types(printer, [self.value.type, self.tile.type])
-        printer.print_string(" -> ")
-        printer.print_attribute(self.result.type)
+        printer.print_string(f" {self.kind.data}")
+        _asm.print_operands_to(printer, self, self.result.type, skip=("kind",))
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicRMWOp:
@@ -371,13 +359,7 @@ class LoadGatherOp(IRDLOperation):
             raise VerifyException(f"{self.name}: result shape must equal the tile shape")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, [self.tile, self.mask])
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [self.tile.type, self.mask.type])
-        printer.print_string(" -> ")
-        printer.print_attribute(self.value.type)
+        _asm.print_operands_to(printer, self, self.value.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadGatherOp:
@@ -410,11 +392,7 @@ class StoreScatterOp(IRDLOperation):
             raise VerifyException(f"{self.name}: value shape must equal the tile shape")
 
     def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        _asm.print_attr_entries(printer, self)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
+        _asm.print_operands_to(printer, self, None)
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreScatterOp:
