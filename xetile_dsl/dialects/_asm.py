@@ -104,6 +104,19 @@ def parse_operand_to(parser: Parser) -> tuple[SSAValue, Attribute, dict[str, Att
     return parser.resolve_operand(operand, operand_type), result_type, attrs
 
 
+def parse_operands_types(parser: Parser, positional: Mapping[int, Sequence[str]] | None = None):
+    """The common form ``%a, %b {attrs} : ta, tb (-> tres)?`` (``->`` or ``into``/``to``):
+    the unresolved operands, the attribute entries, the operand types and the result type
+    (None without an arrow).  Callers resolve and check counts: the RFC omits or permutes
+    types per op."""
+    operands = parse_operands(parser)
+    attrs = parse_attr_entries(parser, positional)
+    parser.parse_punctuation(":")
+    types = parse_types(parser)
+    result = parse_type(parser) if parse_optional_arrow(parser) else None
+    return operands, attrs, types, result
+
+
 def parse_bracket_operands(parser: Parser) -> list[UnresolvedOperand]:
     """``[%a, %b]``."""
     return parser.parse_comma_separated_list(parser.Delimiter.SQUARE, parser.parse_unresolved_operand)

@@ -55,11 +55,8 @@ def _value_shape(tdesc: TensorDescType, transposed: bool) -> list[int]:
 def _parse_by_types(parser: Parser, cls, unit_transpose: bool = True, kind: str | None = None):
     """``operands attrs : types (-> result)?``; operands are matched to types by position
     and then put in the op's order (value, tdesc, mask), as the RFC permutes them."""
-    operands = _asm.parse_operands(parser)
-    attrs = normalize_mem_attrs(parser, _asm.parse_attr_entries(parser), unit_transpose)
-    parser.parse_punctuation(":")
-    types = _asm.parse_types(parser)
-    result = _asm.parse_type(parser) if _asm.parse_optional_arrow(parser) else None
+    operands, attrs, types, result = _asm.parse_operands_types(parser)
+    attrs = normalize_mem_attrs(parser, attrs, unit_transpose)
     values = _asm.resolve(parser, operands, types)
     tdesc = [v for v in values if isinstance(v.type, TensorDescType)]
     masks = [v for v in values if _is_mask(v.type)]

@@ -396,12 +396,9 @@ class StoreScatterOp(IRDLOperation):
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreScatterOp:
-        operands = _asm.parse_operands(parser)
-        attrs = _asm.parse_attr_entries(parser)
-        parser.parse_punctuation(":")
-        types = _asm.parse_types(parser)
-        if _asm.parse_optional_arrow(parser):  # RFC: ``vector<..> into tile<..>`` (mask type implied)
-            types.append(_asm.parse_type(parser))
+        operands, attrs, types, last = _asm.parse_operands_types(parser)
+        if last is not None:  # RFC: ``vector<..> into tile<..>`` (mask type implied)
+            types.append(last)
         if len(types) == 2 and len(operands) == 3:
             types.insert(1, VectorType(IntegerType(1), types[0].get_shape()))
         values = _asm.resolve(parser, operands, types)
