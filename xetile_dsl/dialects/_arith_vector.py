@@ -74,46 +74,19 @@ def _is_intlike(t: Attribute) -> bool:
     return isinstance(t, (IntegerType, IndexType))
 
 
-@irdl_op_definition
-class ExtSIOp(_CastOp):
-    name = "arith.extsi"
-    RULE: ClassVar[tuple] = (_is_int, _is_int, ">")
+def _cast_op(class_name: str, op_name: str, rule: tuple) -> type[_CastOp]:
+    """One arith cast: only the name and the element RULE differ between them."""
+    body = {"name": op_name, "RULE": rule, "__module__": __name__, "__annotations__": {"RULE": "ClassVar[tuple]"}}
+    return irdl_op_definition(type(class_name, (_CastOp,), body))
 
 
-@irdl_op_definition
-class ExtUIOp(_CastOp):
-    name = "arith.extui"
-    RULE: ClassVar[tuple] = (_is_int, _is_int, ">")
-
-
-@irdl_op_definition
-class TruncIOp(_CastOp):
-    name = "arith.trunci"
-    RULE: ClassVar[tuple] = (_is_int, _is_int, "<")
-
-
-@irdl_op_definition
-class SIToFPOp(_CastOp):
-    name = "arith.sitofp"
-    RULE: ClassVar[tuple] = (_is_int, _is_float, "")
-
-
-@irdl_op_definition
-class UIToFPOp(_CastOp):
-    name = "arith.uitofp"
-    RULE: ClassVar[tuple] = (_is_int, _is_float, "")
-
-
-@irdl_op_definition
-class FPToSIOp(_CastOp):
-    name = "arith.fptosi"
-    RULE: ClassVar[tuple] = (_is_float, _is_int, "")
-
-
-@irdl_op_definition
-class FPToUIOp(_CastOp):
-    name = "arith.fptoui"
-    RULE: ClassVar[tuple] = (_is_float, _is_int, "")
+ExtSIOp = _cast_op("ExtSIOp", "arith.extsi", (_is_int, _is_int, ">"))
+ExtUIOp = _cast_op("ExtUIOp", "arith.extui", (_is_int, _is_int, ">"))
+TruncIOp = _cast_op("TruncIOp", "arith.trunci", (_is_int, _is_int, "<"))
+SIToFPOp = _cast_op("SIToFPOp", "arith.sitofp", (_is_int, _is_float, ""))
+UIToFPOp = _cast_op("UIToFPOp", "arith.uitofp", (_is_int, _is_float, ""))
+FPToSIOp = _cast_op("FPToSIOp", "arith.fptosi", (_is_float, _is_int, ""))
+FPToUIOp = _cast_op("FPToUIOp", "arith.fptoui", (_is_float, _is_int, ""))
 
 
 @irdl_op_definition
