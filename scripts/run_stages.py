@@ -5,9 +5,8 @@ is the longest by far and is cut into E2E_CHUNKS jobs of whole files of about eq
 time (COLD_SECONDS: each file to the chunk with the least time so far, longest file first).
 Jobs start longest first by the same table, so the cores stay busy to the end. Separate
 processes keep what the LLVM SPIR-V backend and the OpenCL CPU runtime accumulate per
-process apart, and a crash in one job
-cannot hide the others' results; the disk cache (XETILE_CACHE_DIR, SPIR-V and built
-programs) is what jobs share. Each job's output is printed whole when it ends, and again
+process apart, and a crash in one job cannot hide the others' results; the disk cache
+(XETILE_CACHE_DIR, SPIR-V and built programs) is what jobs share. Each job's output is printed whole when it ends, and again
 as a one-line summary at the end. Extra arguments go to every pytest.
 
     python scripts/run_stages.py [-j N] [pytest args...]
