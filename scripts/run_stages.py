@@ -1,11 +1,12 @@
 """Run the test suite as one pytest process per job on every core, longest jobs first.
 
 A job is a stage folder of tests/ (codegen, isa, ...), except the end-to-end stage, which
-is the longest by far and is cut into E2E_CHUNKS jobs of whole files (round robin over the
-sorted names, so the GEMM files spread out). Separate processes keep what the LLVM SPIR-V
-backend and the OpenCL CPU runtime accumulate per process apart, and a crash in one job
-cannot hide the others' results; the disk cache (XETILE_CACHE_DIR, SPIR-V and built
-programs) is what jobs share. Each job's output is printed whole when it ends, and again
+is the longest by far and is cut into E2E_CHUNKS jobs of whole files of about equal cold
+time (COLD_SECONDS: each file to the chunk with the least time so far, longest file first).
+Jobs start longest first by the same table, so the cores stay busy to the end. Separate
+processes keep what the LLVM SPIR-V backend and the OpenCL CPU runtime accumulate per
+process apart, and a crash in one job cannot hide the others' results; the disk cache
+(XETILE_CACHE_DIR, SPIR-V and built programs) is what jobs share. Each job's output is printed whole when it ends, and again
 as a one-line summary at the end. Extra arguments go to every pytest.
 
     python scripts/run_stages.py [-j N] [pytest args...]
@@ -24,28 +25,60 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 LONG_STAGE = "e2e"
-E2E_CHUNKS = 3
-#: stages started first (the rest follow in name order): the longest, measured on 2 cores
-FIRST = ("ops", "isa", "lowering", "runtime", "suite")
+E2E_CHUNKS = 4
+#: cold seconds (empty XETILE_CACHE_DIR) per stage folder (a 2-core run) and per e2e file
+#: (its program builds, from ``pytest --build-log``, one job at a time on a shared
+#: machine); only the order and ratios matter. An e2e file missing here counts as the
+#: median e2e file, a stage missing here starts last.
+COLD_SECONDS = {
+    "lowering": 451, "ops": 281, "suite": 270, "isa": 224, "runtime": 122, "codegen": 73,
+    "e2e/test_lowering_gaps.py": 350, "e2e/test_register_transpose.py": 303,
+    "e2e/test_conv_rounds.py": 282, "e2e/test_gemm.py": 131, "e2e/test_chained_mma.py": 125,
+    "e2e/test_moved_row_access.py": 100, "e2e/test_slm_scattered.py": 69, "e2e/test_gemm_wg.py": 66,
+    "e2e/test_sg_transpose.py": 65, "e2e/test_padding_transposed_gather.py": 59,
+    "e2e/test_index_ops.py": 58, "e2e/test_named_barriers.py": 49, "e2e/test_workgroup_slm.py": 48,
+    "e2e/test_gemm_two_level.py": 43, "e2e/test_transposed.py": 39, "e2e/test_scattered.py": 37,
+    "e2e/test_split_accumulators.py": 36, "e2e/test_broadcast_operands.py": 33,
+    "e2e/test_narrow_tiles.py": 28, "e2e/test_half_math.py": 19, "e2e/test_gemm_bt_reduce.py": 17,
+    "e2e/test_minmax_constants.py": 8, "e2e/test_scalar_widths.py": 7,
+    "e2e/test_bool_to_float.py": 5, "e2e/test_scalar_ops.py": 3, "e2e/test_num_subgroups.py": 1,
+}
 
 
 def stage_dirs() -> list[Path]:
     return sorted(d for d in TESTS.iterdir() if d.is_dir() and any(d.glob("test_*.py")))
 
 
+def _seconds(key: str) -> float:
+    """Cold seconds of a stage or e2e file (``COLD_SECONDS``; unknown: see there)."""
+    if key in COLD_SECONDS or not key.startswith(f"{LONG_STAGE}/"):
+        return COLD_SECONDS.get(key, 0.0)
+    files = sorted(v for k, v in COLD_SECONDS.items() if k.startswith(f"{LONG_STAGE}/"))
+    return files[len(files) // 2] if files else 1.0
+
+
+def _chunks(files: list[Path]) -> list[tuple[float, list[str]]]:
+    """``files`` in E2E_CHUNKS groups of about equal cold time: longest file first, each
+    to the group with the least time so far; (seconds, sorted paths) per non-empty group."""
+    groups: list[tuple[float, list[str]]] = [(0.0, []) for _ in range(E2E_CHUNKS)]
+    for f in sorted(files, key=lambda f: (-_seconds(f"{LONG_STAGE}/{f.name}"), f.name)):
+        i = min(range(E2E_CHUNKS), key=lambda i: groups[i][0])
+        groups[i] = (groups[i][0] + _seconds(f"{LONG_STAGE}/{f.name}"), groups[i][1] + [str(f.relative_to(ROOT))])
+    return [(seconds, sorted(paths)) for seconds, paths in groups if paths]
+
+
 def jobs() -> list[tuple[str, list[str]]]:
-    """(label, pytest targets), longest first."""
+    """(label, pytest targets), longest first (by ``COLD_SECONDS``)."""
     found = {d.name: d for d in stage_dirs()}
-    result = []
+    timed = []
     if LONG_STAGE in found:
-        files = sorted(found.pop(LONG_STAGE).glob("test_*.py"))
-        for i in range(E2E_CHUNKS):
-            chunk = [str(f.relative_to(ROOT)) for f in files[i::E2E_CHUNKS]]
-            if chunk:
-                result.append((f"{LONG_STAGE}[{i + 1}/{E2E_CHUNKS}]", chunk))
-    for name in [n for n in FIRST if n in found] + sorted(n for n in found if n not in FIRST):
-        result.append((name, [str(found[name].relative_to(ROOT))]))
-    return result
+        chunks = _chunks(sorted(found.pop(LONG_STAGE).glob("test_*.py")))
+        for i, (seconds, paths) in enumerate(chunks):
+            timed.append((seconds, f"{LONG_STAGE}[{i + 1}/{len(chunks)}]", paths))
+    for name, folder in sorted(found.items()):
+        timed.append((_seconds(name), name, [str(folder.relative_to(ROOT))]))
+    timed.sort(key=lambda job: -job[0])
+    return [(label, targets) for _, label, targets in timed]
 
 
 def main() -> int:
