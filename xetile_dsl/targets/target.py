@@ -54,8 +54,8 @@ class GemmTile:
     sm: int
     sn: int
     pf: int = 3
-    #: DPAS K blocks per K step (BK = k_blocks x the DPAS K of the input type): 2 where
-    #: the registers allow, 1 on ARC, whose 8 lanes need twice the registers per tile
+    #: DPAS K blocks per K step (BK = k_blocks x the DPAS K of the input type); 1 halves
+    #: the operand registers a step holds (ARC's 8 lanes need twice the registers per tile)
     k_blocks: int = 2
 
     def constants(self) -> dict:
