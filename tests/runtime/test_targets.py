@@ -33,10 +33,10 @@ def test_gemm_tiles_per_target():
     assert gemm_tile_for("pvc").constants() == {"BM": 256, "BN": 256, "SM": 8, "SN": 4, "PF": 3}  # RFC 2.1
     assert gemm_tile_for("bmg").constants() == {"BM": 256, "BN": 256, "SM": 8, "SN": 4, "PF": 3}
     assert gemm_tile_for("lnl").constants() == {"BM": 128, "BN": 256, "SM": 4, "SN": 4, "PF": 3}
-    # ARC: the measured recommended config (tests/isa/test_arc_block_reads_isa.py), one DPAS K block per step
+    # ARC: the measured recommended config (tests/isa/test_arc_block_reads_isa.py), two DPAS K blocks per step
     assert gemm_tile_for("arc").constants() == {"BM": 128, "BN": 128, "SM": 4, "SN": 4, "PF": 2}
-    assert gemm_wg_configs("arc", "f16")[0].kwargs == ARC_TILES == {**gemm_tile_for("arc").constants(), "BK": 16}
-    assert [c.kwargs["BK"] for c in gemm_wg_configs("arc", "i8")] == [32, 32]
+    assert gemm_wg_configs("arc", "f16")[0].kwargs == ARC_TILES == {**gemm_tile_for("arc").constants(), "BK": 32}
+    assert [c.kwargs["BK"] for c in gemm_wg_configs("arc", "i8")] == [64, 64]
     assert [c.kwargs["BK"] for c in gemm_wg_configs("pvc", "f16")] == [32] * len(TARGETS["pvc"].gemm_tiles)
     assert gemm_tile_for("cpu-pvc") == gemm_tile_for("interpret") == EMULATED_TILE
     assert [c.kwargs for c in gemm_wg_configs("lnl")] == [t.constants() for t in TARGETS["lnl"].gemm_tiles]

@@ -29,6 +29,8 @@ I32, I64 = ir.IntType(32), ir.IntType(64)
 _UNIT_CODES = {8: ("h", "_uc"), 16: ("t", "_us"), 32: ("j", "")}
 #: byte alignment the block messages require of their address (cl_intel_subgroups)
 READ_ALIGN, WRITE_ALIGN = 4, 16
+#: OpenCL address space of the global memory the row messages address (SLM's is 3)
+GLOBAL = 1
 
 
 def row_units(target, elem_bits: int, cols: int, wi_layout, wi_data) -> int | None:
@@ -43,12 +45,12 @@ def row_units(target, elem_bits: int, cols: int, wi_layout, wi_data) -> int | No
     return units if units in target.subgroup_block_units else None
 
 
-def _builtin_name(op: str, unit_bits: int, units: int) -> str:
+def _builtin_name(op: str, unit_bits: int, units: int, space: int) -> str:
     code, suffix = _UNIT_CODES[unit_bits]
     count = "" if units == 1 else str(units)
     if op == "read":
-        return mangle(f"intel_sub_group_block_read{suffix}{count}", [Ptr(code, 1, const=True)])
-    return mangle(f"intel_sub_group_block_write{suffix}{count}", [Ptr(code, 1), vec(units, code)])
+        return mangle(f"intel_sub_group_block_read{suffix}{count}", [Ptr(code, space, const=True)])
+    return mangle(f"intel_sub_group_block_write{suffix}{count}", [Ptr(code, space), vec(units, code)])
 
 
 def _value_type(unit_bits: int, units: int) -> ir.Type:
@@ -56,10 +58,11 @@ def _value_type(unit_bits: int, units: int) -> ir.Type:
     return unit if units == 1 else ir.VectorType(unit, units)
 
 
-def block_read(bi, unit_bits: int, units: int) -> ir.Function:
-    """``intel_sub_group_block_read*``: declared for the GPU, defined for the CPU device."""
-    fnty = ir.FunctionType(_value_type(unit_bits, units), [ir.PointerType(addrspace=1)])
-    fn, builder = _builtin(bi, _builtin_name("read", unit_bits, units), fnty)
+def block_read(bi, unit_bits: int, units: int, space: int = GLOBAL) -> ir.Function:
+    """``intel_sub_group_block_read*`` from global (``space`` 1) or shared local memory
+    (3): declared for the GPU, defined for the CPU device."""
+    fnty = ir.FunctionType(_value_type(unit_bits, units), [ir.PointerType(addrspace=space)])
+    fn, builder = _builtin(bi, _builtin_name("read", unit_bits, units, space), fnty)
     if builder is not None:
         unit = ir.IntType(unit_bits)
         out = [builder.load(slot, typ=unit, align=unit_bits // 8)
@@ -68,10 +71,11 @@ def block_read(bi, unit_bits: int, units: int) -> ir.Function:
     return fn
 
 
-def block_write(bi, unit_bits: int, units: int) -> ir.Function:
-    """``intel_sub_group_block_write*``: declared for the GPU, defined for the CPU device."""
-    fnty = ir.FunctionType(ir.VoidType(), [ir.PointerType(addrspace=1), _value_type(unit_bits, units)])
-    fn, builder = _builtin(bi, _builtin_name("write", unit_bits, units), fnty)
+def block_write(bi, unit_bits: int, units: int, space: int = GLOBAL) -> ir.Function:
+    """``intel_sub_group_block_write*`` to global (``space`` 1) or shared local memory
+    (3): declared for the GPU, defined for the CPU device."""
+    fnty = ir.FunctionType(ir.VoidType(), [ir.PointerType(addrspace=space), _value_type(unit_bits, units)])
+    fn, builder = _builtin(bi, _builtin_name("write", unit_bits, units, space), fnty)
     if builder is not None:
         ptr, value = fn.args
         for u, slot in enumerate(_unit_slots(bi, builder, ptr, unit_bits, units)):

@@ -133,6 +133,15 @@ class _KernelGen:
         return (rows == 1 and not t.has_2d_block_io and 1 in (t.subgroup_block_units or ())
                 and elem_bits == 32 and not self.per_lane_array(tensor_desc))
 
+    def slm_pitch(self, tensor_desc: SSAValue) -> int | None:
+        """The row length (elements) of ``tensor_desc``'s buffer when it is static (an SLM
+        buffer: its strides are constants), else None."""
+        source = self.desc_source.get(self.families.find(tensor_desc))
+        if source not in self.memrefs:
+            return None
+        pitch = self.memrefs[source][2][0]
+        return pitch.constant if isinstance(pitch, ir.Constant) else None
+
     def per_lane_array(self, tensor_desc: SSAValue) -> bool:
         """Whether ``tensor_desc``'s array is one of the narrow ``per_lane_arrays``."""
         source = self.desc_source.get(self.families.find(tensor_desc))
@@ -251,7 +260,8 @@ class _KernelGen:
             self.values[op.value] = slm.load_transposed(self, d, bits, rows, cols, llvm_type(op.value.type), m)
             return
         if slm.is_slm(d):
-            self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m)
+            self.values[op.value] = slm.load(self, d, bits, rows, cols, llvm_type(op.value.type), m,
+                                             self.slm_pitch(op.tensor_desc))
             return
         pad = pad_bits(op.padding, t.element_type) if op.padding is not None else 0
         if op.transpose is not None and cols == 1:  # a column read as a row: one element per lane
@@ -297,7 +307,7 @@ class _KernelGen:
         d, t, rows, cols, bits = self._block_args(op)
         m = t.map
         if slm.is_slm(d):
-            slm.store(self, d, bits, rows, cols, self.v(op.value), m)
+            slm.store(self, d, bits, rows, cols, self.v(op.value), m, self.slm_pitch(op.tensor_desc))
             return
         if cols == 1 or (rows == 1 and cols == self.target.subgroup_size):  # a column / one element per lane
             vector_ops.store_small(self, d, bits, rows, cols, self.v(op.value))

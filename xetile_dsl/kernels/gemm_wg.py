@@ -96,12 +96,12 @@ def dpas_k(target: str | None, elem: str) -> int:
     return config.k
 
 #: the recommended ARC (dg2) f16/bf16 configuration of :func:`gemm_wg_kernel`: 32x32 f32
-#: per subgroup (128 of ARC's 256 GRFs) and a K step of one DPAS K block, so the
-#: accumulator and the K step's A and B (2 KiB) fit the register budget (one K loop, no
-#: copies) and the coalescing share (A read as 32 rows of 16, B as 16 rows of 32: one
-#: subgroup block read per row, 48 per 16 DPAS).  Measured with ocloc dg2-g10: 0 spill,
-#: one K loop (docs/design.md, "ARC loads").  Larger pieces split the K loop (16x64) or
-#: spill (8x64 with BK 32).
+#: per subgroup (128 of ARC's 256 GRFs) and a K step of two DPAS K blocks (BK 32), so A
+#: and B rows are 64 bytes, one subgroup block read each (32 + 32 per 32 DPAS: 2 per DPAS
+#: on the in-bounds path, 3 with BK 16's 32-byte A rows).  The accumulator and the K step's
+#: A and B (8 KiB) fill the register file, which ARC's ``coalesced_register_share`` allows
+#: (loads are sunk to their DPAS).  Measured with ocloc dg2-g10: 0 spill, one K loop
+#: (docs/design.md, "ARC loads").  Larger pieces split the K loop (16x64) or spill (BK 64).
 ARC_TILES = {**TARGETS["arc"].gemm_tiles[0].constants(), "BK": TARGETS["arc"].gemm_tiles[0].bk(dpas_k("arc", "f16"))}
 
 #: accumulator (and C) dtype per input dtype of :func:`gemm_wg`
@@ -137,7 +137,7 @@ def gemm_wg(a, b, c=None, target=None, BM=None, BN=None, BK=None, SM=None, SN=No
     """``a @ b`` with :func:`gemm_wg_kernel`: f16/bf16 and f32 (tf32, PVC only) give f32,
     int8/uint8 give exact i32.  Tile values not given come from :func:`gemm_tile_for`
     (per target); ``BK`` defaults to the tile's ``k_blocks`` DPAS K blocks of the input type
-    (two; one on ARC)."""
+    (two)."""
     (M, K), N = a.shape, b.shape[1]
     elem = {1: "i8", 2: "f16", 4: "f32"}[a.dtype.itemsize]
     acc = WG_ACC[elem]

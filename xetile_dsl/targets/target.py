@@ -54,8 +54,8 @@ class GemmTile:
     sm: int
     sn: int
     pf: int = 3
-    #: DPAS K blocks per K step (BK = k_blocks x the DPAS K of the input type): 2 where
-    #: the registers allow, 1 on ARC, whose 8 lanes need twice the registers per tile
+    #: DPAS K blocks per K step (BK = k_blocks x the DPAS K of the input type); 1 halves
+    #: the operand registers a step holds (ARC's 8 lanes need twice the registers per tile)
     k_blocks: int = 2
 
     def constants(self) -> dict:
@@ -340,10 +340,15 @@ ARC = Target(
     # 8 lanes need twice the registers per tile of 16: without the 256-GRF mode a
     # 16x32 f32 accumulator already spills (checked with ocloc for dg2-g10).
     build_options="-ze-opt-large-register-file",
-    # 32x32 f32 per subgroup (128 of the 256 GRFs) and one DPAS K block per K step: the
-    # accumulator and one step's A and B fit the register budget, so the K loop is not
-    # split (ocloc dg2-g10: 0 spill, one K loop, 3 sends per DPAS; docs/design.md, "ARC loads")
-    gemm_tiles=(GemmTile(128, 128, 4, 4, 2, k_blocks=1), GemmTile(64, 64, 4, 2, 2, k_blocks=1)),
+    # a K step's operands may fill the whole register file next to the accumulator: the
+    # loads are sunk to their DPAS, so a 32x32 f32 accumulator + 32x32 A + 32x32 B (8 KiB,
+    # coalesced into 64-byte row reads) compiled without spill (ocloc dg2-g10); BK 64
+    # (12 KiB) spilled 32 B at 16x32 pieces and KBs at 32x32
+    coalesced_register_share=1.0,
+    # 32x32 f32 per subgroup (128 of the 256 GRFs) and two DPAS K blocks per K step: one
+    # K loop, 0 spill, A and B rows of 64 bytes, 2 sends per DPAS on the in-bounds path
+    # (BK 16: 32-byte A rows, 3; docs/design.md, "ARC loads")
+    gemm_tiles=(GemmTile(128, 128, 4, 4, 2, k_blocks=2), GemmTile(64, 64, 4, 2, 2, k_blocks=2)),
 )
 
 
