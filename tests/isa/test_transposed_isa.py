@@ -155,3 +155,23 @@ def test_at_through_tile_transpose_is_transposed_block_reads(ocloc_path):
     assert hot.dpas == 32 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
     assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 4
     assert hot.instructions <= 137
+
+
+@pytest.mark.parametrize("dtype,acc,bk,bound", [("f16", "f32", 32, 120), ("i8", "i32", 64, 127)])
+def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_path):
+    """A^T-stored @ B^T-stored at 256x256 ([8, 4] subgroups of 32x64): the K loop
+    accumulates C^T = B^T-stored @ A^T-stored (lowering/operand_swap.py), so both operands
+    are row-major 2D block reads (B^T as operand A, A^T as VNNI operand B) and no
+    transposed message, gather or SLM access is left.  Before: f16 169 hot-loop
+    instructions with 12 transposed reads, int8 8519 with 384 per-lane gathers (now int8
+    is the A.B loop: one 8-bit block read per 8x32 A block, not coalesced)."""
+    from tests.e2e.test_transposed_both import wg_gemm_at_bt
+
+    sig = {"at": f"{dtype}[:,:]", "bt": f"{dtype}[:,:]", "c": f"{acc}[:,:]", "K": "i32"}
+    consts = {"BM": 256, "BN": 256, "BK": bk, "SM": 8, "SN": 4, "ACC": xt.float32 if acc == "f32" else xt.int32}
+    report = xd.compile(wg_gemm_at_bt, sig, consts, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0 and report.slm_bytes == 0
+    assert hot.dpas == 32 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert not any("transpose" in shape for shape in hot.load2d_shapes)
+    assert hot.instructions <= bound
