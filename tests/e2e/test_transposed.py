@@ -143,3 +143,18 @@ def test_tile_transpose_of_a_loaded_operand_is_a_transposed_load(flavour):
     c = np.zeros((M, N), np.float32)
     _wg_at_transpose.on(f"cpu-{flavour}")[(M // BM, N // BN)](np.ascontiguousarray(a.T), b, c, K, **consts)
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_int8_bt_exact(flavour):
+    """int8 B stored transposed: on pvc one 32-bit transposed block read gives the VNNI
+    operand B directly (4 bytes of a B^T row per dword), on ARC per-lane reads; exact."""
+    rng = np.random.default_rng(5)
+    M, N, K = 64, 64, 128
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    BM, BN = (32, 32) if flavour == "pvc" else (16, 16)
+    c = np.zeros((M, N), np.int32)
+    matmul_bt_kernel.on(f"cpu-{flavour}")[(M // BM, N // BN)](a, np.ascontiguousarray(b.T), c, K,
+                                                              BM=BM, BN=BN, BK=64, ACC=xt.int32)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))

@@ -175,3 +175,15 @@ def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_p
     assert hot.dpas == 32 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
     assert not any("transpose" in shape for shape in hot.load2d_shapes)
     assert hot.instructions <= bound
+
+
+def test_int8_bt_is_transposed_block_reads(ocloc_path):
+    """int8 A @ B^T-stored (32x32x64): B's VNNI operand is one 32-bit transposed read per
+    16x32-byte block of B^T (codegen/builtins_transpose.py), no per-lane gathers (before:
+    gathers for every element of B)."""
+    sig = {"a": "i8[:,:]", "bt": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
+    report = xd.compile(matmul_bt_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose", 0) >= 4

@@ -30,9 +30,11 @@ def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: 
     """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment, else
     ``gather`` (always for ``per_lane``: an array too narrow for 2D block messages)."""
     lanes = target.subgroup_size
-    if per_lane or not target.has_2d_block_io or lanes != 16 or elem_bits not in (16, 32):
+    if per_lane or not target.has_2d_block_io or lanes != 16 or elem_bits not in (8, 16, 32):
         return "gather"
-    if tuple(wi_layout) != (1, lanes) or tuple(wi_data) not in ((32 // elem_bits, 1), (1, 1)):
+    packed_only = elem_bits == 8  # an 8-bit fragment is whole dwords only as VNNI operand B (4 rows a dword)
+    fragments = ((32 // elem_bits, 1),) if packed_only else ((32 // elem_bits, 1), (1, 1))
+    if tuple(wi_layout) != (1, lanes) or tuple(wi_data) not in fragments:
         return "gather"
     if rows != lanes or target.find_block2d(_OP, 32, rows, cols * elem_bits // 32, 1) is None:
         return "gather"
