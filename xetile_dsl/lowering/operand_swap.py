@@ -94,7 +94,7 @@ def _only_store(result: SSAValue) -> xetile.StoreTileOp | None:
         return None
     store = uses[0].operation
     init = store.tile.owner
-    if not isinstance(init, xetile.InitTileOp) or len(list(store.tile.uses)) != 1:
+    if not isinstance(init, xetile.InitTileOp) or len(list(store.tile.uses)) != 1 or not _explicit_extents(init):
         return None
     attr = store.tile.type.attr
     if tuple(attr.order_list) != (1, 0) or attr.memory_space.data != 0 or attr.is_scattered or attr.blocks:
@@ -116,6 +116,8 @@ def _operand_family(fn, families: Families, tile: SSAValue) -> list[SSAValue] | 
         if isinstance(owner, Operation) and not isinstance(owner, (xetile.InitTileOp, xetile.UpdateTileOffsetOp,
                                                                   scf.ForOp)):
             return None
+        if isinstance(owner, xetile.InitTileOp) and not _explicit_extents(owner):
+            return None
         for use in v.uses:
             user = use.operation
             if isinstance(user, (xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp)):
@@ -124,6 +126,13 @@ def _operand_family(fn, families: Families, tile: SSAValue) -> list[SSAValue] | 
                     and isinstance(next(iter(user.value.uses)).operation, xetile.TileMMAOp)):
                 return None
     return members
+
+
+def _explicit_extents(init: xetile.InitTileOp) -> bool:
+    """The init_tile gives its array's extents and strides as operands (a dynamic memref
+    or an address): swapping them gives the other order's view.  A static memref's
+    transposed view is a reinterpret_cast (wg_transpose.column_major_view); left alone."""
+    return len(init.sizes) == 2 and len(init.strides) == 2
 
 
 # --- rewriting -----------------------------------------------------------------------
