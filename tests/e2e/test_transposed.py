@@ -158,3 +158,16 @@ def test_int8_bt_exact(flavour):
     matmul_bt_kernel.on(f"cpu-{flavour}")[(M // BM, N // BN)](a, np.ascontiguousarray(b.T), c, K,
                                                               BM=BM, BN=BN, BK=64, ACC=xt.int32)
     np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_f16_at_eight_row_tiles(flavour):
+    """A^T-stored with 8-row tiles (the M = 1 GEMM's tile): on pvc each 16-row transposed
+    message keeps its first 8 rows; rows past the tile (and past M = 36) are dropped."""
+    M, N, K = 36, 32, 64
+    a, b = _inputs(M, N, K, "f16", seed=7)
+    c = np.zeros((M, N), np.float32)
+    BN = 16 if flavour == "pvc" else 8
+    matmul_at_kernel.on(f"cpu-{flavour}")[((M + 7) // 8, N // BN)](np.ascontiguousarray(a.T), b, c, K,
+                                                                   BM=8, BN=BN, BK=32, ACC=xt.float32)
+    _check(c, a, b, "f16")

@@ -187,3 +187,15 @@ def test_int8_bt_is_transposed_block_reads(ocloc_path):
     assert report.spill_bytes == 0
     assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
     assert hot.load2d_shapes.get("32b 16r8x1c transpose", 0) >= 4
+
+
+def test_at_eight_row_tile_is_transposed_block_reads(ocloc_path):
+    """A^T-stored with an 8-row tile (8x32x32, the M = 1 GEMM's subgroup tile): each
+    16-row transposed message keeps its first 8 rows (block_messages.choose_transposed);
+    before, 16 per-lane gathers (237 hot-loop instructions in benchmarks/gemm_isa.py)."""
+    report = _compile(matmul_at_kernel, "f16", tiles=(8, 32, 32)).report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 2
+    assert hot.instructions <= 50
