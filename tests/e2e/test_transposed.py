@@ -171,3 +171,19 @@ def test_f16_at_eight_row_tiles(flavour):
     matmul_at_kernel.on(f"cpu-{flavour}")[((M + 7) // 8, N // BN)](np.ascontiguousarray(a.T), b, c, K,
                                                                    BM=8, BN=BN, BK=32, ACC=xt.float32)
     _check(c, a, b, "f16")
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_int8_at_exact(flavour):
+    """int8 A stored transposed: on pvc two 32-bit transposed reads per A block (rows of
+    each parity of A^T as a double-pitch surface) and a byte interleave give lane n its K
+    pair (2n, 2n+1); K = 81 (odd) checks the parity surfaces' heights; exact."""
+    rng = np.random.default_rng(6)
+    M, N, K = 64, 64, 81
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    BM, BN = (32, 32) if flavour == "pvc" else (16, 16)
+    c = np.zeros((M, N), np.int32)
+    matmul_at_kernel.on(f"cpu-{flavour}")[(M // BM, N // BN)](np.ascontiguousarray(a.T), b, c, K,
+                                                              BM=BM, BN=BN, BK=64, ACC=xt.int32)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))

@@ -199,3 +199,16 @@ def test_at_eight_row_tile_is_transposed_block_reads(ocloc_path):
     assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
     assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 2
     assert hot.instructions <= 50
+
+
+def test_int8_at_is_transposed_block_reads(ocloc_path):
+    """int8 A^T-stored @ B (32x32x64): each 8x32 A block is two 32-bit transposed reads
+    (even and odd K rows, codegen/builtins_transpose.py _row_pairs) and a byte interleave
+    on 16-bit words; no per-lane gathers (before: one per element of A)."""
+    sig = {"at": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
+    report = xd.compile(matmul_at_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 16
+    assert hot.instructions <= 260
