@@ -168,7 +168,8 @@ def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_p
     from tests.e2e.test_transposed_both import wg_gemm_at_bt
 
     sig = {"at": f"{dtype}[:,:]", "bt": f"{dtype}[:,:]", "c": f"{acc}[:,:]", "K": "i32"}
-    consts = {"BM": 256, "BN": 256, "BK": bk, "SM": 8, "SN": 4, "ACC": xt.float32 if acc == "f32" else xt.int32}
+    consts = {"BM": 256, "BN": 256, "BK": bk, "SM": 8, "SN": 4, "ACC": xt.float32 if acc == "f32" else xt.int32,
+              "TB": True}
     report = xd.compile(wg_gemm_at_bt, sig, consts, target="pvc").report()
     hot = _hot(report)
     assert report.spill_bytes == 0 and report.slm_bytes == 0
@@ -212,3 +213,20 @@ def test_int8_at_is_transposed_block_reads(ocloc_path):
     assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
     assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 16
     assert hot.instructions <= 260
+
+
+def test_at_b_with_narrow_n_is_swapped(ocloc_path):
+    """A^T-stored @ B at 64x256 ([2, 16] subgroups of 32x16, the M = 64 GEMM): C^T =
+    B^T . A^T-stored reads B (16 columns) transposed as operand A instead of A (32 rows):
+    half the 16-bit unpacking (lowering/operand_swap.py); before, 122 hot-loop instructions
+    (with prefetches, benchmarks/gemm_isa.py) and 4 transposed reads per K step."""
+    from tests.e2e.test_transposed_both import wg_gemm_at_bt
+
+    sig = {"at": "f16[:,:]", "bt": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    consts = {"BM": 64, "BN": 256, "BK": 32, "SM": 2, "SN": 16, "ACC": xt.float32, "TB": False}
+    report = xd.compile(wg_gemm_at_bt, sig, consts, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0 and report.slm_bytes == 0
+    assert hot.dpas == 8 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 2
+    assert hot.instructions <= 60

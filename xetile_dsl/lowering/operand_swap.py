@@ -1,24 +1,26 @@
-"""A K loop whose tile_mma reads both operands through ``order = [0, 1]`` tiles (A stored
-``K x M``, B stored ``N x K``) computes ``C^T = B^T . A^T`` instead (run first in
-``xetile-wg-to-sg``, on workgroup-level XeTile).
+"""A K loop whose tile_mma reads its operands with less transposing the other way round
+computes ``C^T = B^T . A^T`` instead (run first in ``xetile-wg-to-sg``, on
+workgroup-level XeTile).
 
-``C[m, n] = sum_k At[k, m] Bt[n, k]``, so ``C^T = Bt . At``: ``Bt`` is a row-major
-``[N, K]`` array read as operand A (plain 2D block loads), ``At`` a row-major ``[K, M]``
-one read as operand B (VNNI transform loads).  Neither operand needs a transposed message
-then: a 16-bit operand A through a 32-bit transposed read needs a 16-bit unpack per row
-(two movs per register, 64 per 32x32 A tile), an 8-bit one gathers per lane.  The
-accumulator is kept transposed (its tile_mma ``wg_map`` and every map swapped, so each
-subgroup holds the transpose of a C piece) and the epilogue stores it through an
-``order = [0, 1]`` view of C (a masked scattered store per row, once per kernel, not per
-K step).  Measured with ocloc (benchmarks/gemm_isa.py, pvc, f16 256x256 M=4096 [8,4]):
-hot-loop instructions 169 -> see docs/design.md.
+``C[m, n] = sum_k A[m, k] B[k, n]``, so ``C^T = B^T . A^T``: each operand tile family
+flips its order (an ``order = [0, 1]`` view becomes the row-major tile over the same array
+and the other way round; offsets, extents, strides and ``update_tile_offset`` deltas
+swap), operand B becomes operand A.  What it saves: a transposed operand B is one 32-bit
+transposed read per block, already VNNI; a transposed operand A needs its 16-bit halves
+unpacked (two movs per register, 64 per 32x32 f16 tile) or its bytes paired.  So the loop
+is swapped when fewer operand-A elements per subgroup are then read transposed
+(:func:`_cheaper_swapped`): A stored ``K x M`` and B stored ``N x K`` (nothing left to
+unpack), or A stored ``K x M`` and B row-major with the C subgroup tile narrower in N than
+in M.  The accumulator is kept transposed (every ``wg_map`` swapped, so each subgroup holds
+the transpose of a C piece) and the epilogue stores it through an ``order = [0, 1]`` view
+of C (a masked scattered store per row, once per kernel, not per K step).  pvc hot loop
+(benchmarks/gemm_isa.py): f16 A^T.B^T 256x256 169 -> 65, A^T.B M = 64 122 -> 81.
 
-Applied when the pattern is exactly a GEMM step (module :func:`swap_transposed_operands`):
-the operand tiles are global ``order = [0, 1]`` tiles only loaded into that tile_mma and
-moved; the accumulator is carried by the loop from a constant and its result only
-stored, through a row-major global tile; and the swapped subgroup tile of C has both
-dimensions multiples of 16 (DPAS N is 16 lanes on pvc: an 8-row M = 1 tile stays as it
-is).
+Applied only to exactly a GEMM step: the operand tiles are global tiles only loaded into
+that tile_mma and moved, made by init_tile with explicit extents and strides; the
+accumulator is carried by the loop from a constant and its result only stored, through a
+row-major global tile; and the swapped C subgroup tile has both dimensions multiples of 16
+(DPAS N is 16 lanes on pvc: an 8-row M = 1 tile stays as it is).
 """
 from __future__ import annotations
 
@@ -76,7 +78,20 @@ def _match(fn, loop: scf.ForOp, mma: xetile.TileMMAOp):
         if family is None:
             return None
         members.append(family)
+    if not _cheaper_swapped(mma, *(is_transposed(ld.tile.type) for ld in loads)):
+        return None
     return members[0], members[1], index, store
+
+
+def _cheaper_swapped(mma: xetile.TileMMAOp, a_transposed: bool, b_transposed: bool) -> bool:
+    """Whether fewer operand-A elements per subgroup are read transposed after the swap.
+    A transposed operand B is one 32-bit transposed read per block, already in the VNNI
+    layout; a transposed operand A needs its 16-bit halves unpacked (2 movs per register)
+    or its bytes paired.  Swapped, B becomes operand A (transposed when B is row-major)."""
+    m, n = tuple(mma.wg_map_c.data) if mma.wg_map_c is not None else tuple(mma.output.type.get_shape())
+    before = m if a_transposed else 0
+    after = n if not b_transposed else 0
+    return after < before
 
 
 def _c_fits(mma: xetile.TileMMAOp) -> bool:
@@ -103,12 +118,13 @@ def _only_store(result: SSAValue) -> xetile.StoreTileOp | None:
 
 
 def _operand_family(fn, families: Families, tile: SSAValue) -> list[SSAValue] | None:
-    """Every value of ``tile``'s family when it is a global ``order = [0, 1]`` tile made by
+    """Every value of ``tile``'s family when it is a global tile (either order) made by
     init_tile, moved by update_tile_offset and loops, and only loaded into one tile_mma."""
     members = families.members(fn, families.find(tile))
+    order = tuple(tile.type.attr.order_list)
     for v in members:
         attr = v.type.attr if isinstance(v.type, xetile.TileType) else None
-        if attr is None or not is_transposed(v.type) or attr.memory_space.data != 0 or attr.is_scattered:
+        if attr is None or tuple(attr.order_list) != order or attr.memory_space.data != 0 or attr.is_scattered:
             return None
         if attr.blocks:
             return None
@@ -191,8 +207,9 @@ def _flip_update(op: xetile.UpdateTileOffsetOp, new_type) -> None:
 
 
 def _flip_family(members: list[SSAValue]) -> None:
-    """Every value of an operand tile family becomes the row-major tile underneath."""
-    new_type = _row_major(members[0].type)
+    """Every value of an operand tile family becomes the same tile in the other order."""
+    t = members[0].type
+    new_type = _row_major(t) if is_transposed(t) else _transposed_view(t)
     for v in members:
         owner = v.owner
         retype(v, new_type)
