@@ -10,6 +10,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
 from xetile_dsl.tools import ocloc
+from tests.e2e.test_transposed_both import wg_gemm_at_bt
 
 
 def _compile(kernel, dtype, target="pvc", tiles=(32, 32, 32)):
@@ -165,8 +166,6 @@ def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_p
     transposed message, gather or SLM access is left.  Before: f16 169 hot-loop
     instructions with 12 transposed reads, int8 8519 with 384 per-lane gathers (now int8
     is the A.B loop: one 8-bit block read per 8x32 A block, not coalesced)."""
-    from tests.e2e.test_transposed_both import wg_gemm_at_bt
-
     sig = {"at": f"{dtype}[:,:]", "bt": f"{dtype}[:,:]", "c": f"{acc}[:,:]", "K": "i32"}
     consts = {"BM": 256, "BN": 256, "BK": bk, "SM": 8, "SN": 4, "ACC": xt.float32 if acc == "f32" else xt.int32,
               "TB": True}
@@ -220,8 +219,6 @@ def test_at_b_with_narrow_n_is_swapped(ocloc_path):
     B^T . A^T-stored reads B (16 columns) transposed as operand A instead of A (32 rows):
     half the 16-bit unpacking (lowering/operand_swap.py); before, 122 hot-loop instructions
     (with prefetches, benchmarks/gemm_isa.py) and 4 transposed reads per K step."""
-    from tests.e2e.test_transposed_both import wg_gemm_at_bt
-
     sig = {"at": "f16[:,:]", "bt": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
     consts = {"BM": 64, "BN": 256, "BK": 32, "SM": 2, "SN": 16, "ACC": xt.float32, "TB": False}
     report = xd.compile(wg_gemm_at_bt, sig, consts, target="pvc").report()

@@ -32,13 +32,15 @@ from ..dialects import _mixed, retype, xetile
 from . import constants
 from .analysis import Families
 from .transposed import is_transposed
+from .wg_transpose import swapped
 
 #: the swapped C subgroup tile's dims must be multiples of this (the widest DPAS N)
 _DIM_MULTIPLE = 16
 
 
 def swapped_map(m: xetile.WgMapAttr | None) -> xetile.WgMapAttr | None:
-    return None if m is None else xetile.WgMapAttr(tuple(m.layout)[::-1], tuple(m.data)[::-1])
+    """The map of the transposed value (sg_layout and sg_data swapped), None for None."""
+    return None if m is None else swapped(m)
 
 
 def swap_transposed_operands(fn: func.FuncOp) -> int:
@@ -165,7 +167,7 @@ def _transposed_view(t: xetile.TileType) -> xetile.TileType:
     return xetile.TileType([cols, rows], t.element_type, attr)
 
 
-def _swap_offsets(op: Operation, values, new_type, make) -> Operation:
+def _swap_offsets(op: Operation, values, make) -> Operation:
     """A copy of an init_tile/update_tile_offset with its two offsets swapped (constants
     among them stay constants)."""
     mixed = _mixed.mixed(op, values)[::-1]
@@ -184,7 +186,7 @@ def _flip_init(op: xetile.InitTileOp, new_type: xetile.TileType) -> None:
         if static is not None:
             new.properties[_mixed.CONST_OFFSETS] = _mixed.const_attr(static)
         return new
-    new = _swap_offsets(op, op.offsets, new_type, make)
+    new = _swap_offsets(op, op.offsets, make)
     op.parent_block().insert_op_before(new, op)
     op.tile.replace_all_uses_with(new.tile)
     op.parent_block().erase_op(op)
@@ -196,7 +198,7 @@ def _flip_update(op: xetile.UpdateTileOffsetOp, new_type) -> None:
         x, y = op.offset_x, op.offset_y
         new = xetile.UpdateTileOffsetOp(op.tile, y, x)
     else:
-        new = _swap_offsets(op, op.offset_values(), new_type,
+        new = _swap_offsets(op, op.offset_values(),
                             lambda vals, st: xetile.UpdateTileOffsetOp(op.tile, *(list(vals) + [None] * 2)[:2],
                                                                        const_offsets=st))
     new.location = op.location
