@@ -173,13 +173,14 @@ def test_f16_at_eight_row_tiles(flavour):
     _check(c, a, b, "f16")
 
 
-@pytest.mark.parametrize("flavour", ["pvc", "arc"])
-def test_int8_at_exact(flavour):
+@pytest.mark.parametrize("flavour,K", [("pvc", 81), ("arc", 81), ("pvc", 1)])
+def test_int8_at_exact(flavour, K):
     """int8 A stored transposed: on pvc two 32-bit transposed reads per A block (rows of
     each parity of A^T as a double-pitch surface) and a byte interleave give lane n its K
-    pair (2n, 2n+1); K = 81 (odd) checks the parity surfaces' heights; exact."""
+    pair (2n, 2n+1); K = 81 (odd) checks the parity surfaces' heights, K = 1 the array
+    without odd rows; exact."""
     rng = np.random.default_rng(6)
-    M, N, K = 64, 64, 81
+    M, N = 64, 64
     a = rng.integers(-128, 128, (M, K)).astype(np.int8)
     b = rng.integers(-128, 128, (K, N)).astype(np.int8)
     BM, BN = (32, 32) if flavour == "pvc" else (16, 16)

@@ -120,8 +120,12 @@ def _row_pairs(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     for t in range(2):
         row = builder.add(y, ir.Constant(I32, t))
         parity = builder.and_(row, one)
-        shift = builder.mul(parity, pitch)  # the odd rows sit one pitch into a double-pitch row
         rows = builder.lshr(builder.add(builder.sub(height, parity), one), one)
+        # a one-row array has no odd rows: read the even surface (its values meet only the
+        # zero rows B reads past K), never an empty surface (height 0 is no legal message)
+        parity = builder.select(builder.icmp_unsigned("==", rows, ir.Constant(I32, 0)), ir.Constant(I32, 0), parity)
+        rows = builder.lshr(builder.add(builder.sub(height, parity), one), one)
+        shift = builder.mul(parity, pitch)  # the odd rows sit one pitch into a double-pitch row
         buf = builder.alloca(words, name=f"rows{t}")
         coord = b2d._coord(builder, builder.lshr(builder.add(x, shift), ir.Constant(I32, 2)), builder.lshr(row, one))
         builder.call(intel, [base, builder.add(width, shift), rows, builder.shl(pitch, one), coord, buf])
