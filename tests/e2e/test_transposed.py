@@ -143,3 +143,48 @@ def test_tile_transpose_of_a_loaded_operand_is_a_transposed_load(flavour):
     c = np.zeros((M, N), np.float32)
     _wg_at_transpose.on(f"cpu-{flavour}")[(M // BM, N // BN)](np.ascontiguousarray(a.T), b, c, K, **consts)
     np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_int8_bt_exact(flavour):
+    """int8 B stored transposed: on pvc one 32-bit transposed block read gives the VNNI
+    operand B directly (4 bytes of a B^T row per dword), on ARC per-lane reads; exact."""
+    rng = np.random.default_rng(5)
+    M, N, K = 64, 64, 128
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    BM, BN = (32, 32) if flavour == "pvc" else (16, 16)
+    c = np.zeros((M, N), np.int32)
+    matmul_bt_kernel.on(f"cpu-{flavour}")[(M // BM, N // BN)](a, np.ascontiguousarray(b.T), c, K,
+                                                              BM=BM, BN=BN, BK=64, ACC=xt.int32)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))
+
+
+@pytest.mark.parametrize("flavour", ["pvc", "arc"])
+def test_f16_at_eight_row_tiles(flavour):
+    """A^T-stored with 8-row tiles (the M = 1 GEMM's tile): on pvc each 16-row transposed
+    message keeps its first 8 rows; rows past the tile (and past M = 36) are dropped."""
+    M, N, K = 36, 32, 64
+    a, b = _inputs(M, N, K, "f16", seed=7)
+    c = np.zeros((M, N), np.float32)
+    BN = 16 if flavour == "pvc" else 8
+    matmul_at_kernel.on(f"cpu-{flavour}")[((M + 7) // 8, N // BN)](np.ascontiguousarray(a.T), b, c, K,
+                                                                   BM=8, BN=BN, BK=32, ACC=xt.float32)
+    _check(c, a, b, "f16")
+
+
+@pytest.mark.parametrize("flavour,K", [("pvc", 81), ("arc", 81), ("pvc", 1)])
+def test_int8_at_exact(flavour, K):
+    """int8 A stored transposed: on pvc two 32-bit transposed reads per A block (rows of
+    each parity of A^T as a double-pitch surface) and a byte interleave give lane n its K
+    pair (2n, 2n+1); K = 81 (odd) checks the parity surfaces' heights, K = 1 the array
+    without odd rows; exact."""
+    rng = np.random.default_rng(6)
+    M, N = 64, 64
+    a = rng.integers(-128, 128, (M, K)).astype(np.int8)
+    b = rng.integers(-128, 128, (K, N)).astype(np.int8)
+    BM, BN = (32, 32) if flavour == "pvc" else (16, 16)
+    c = np.zeros((M, N), np.int32)
+    matmul_at_kernel.on(f"cpu-{flavour}")[(M // BM, N // BN)](np.ascontiguousarray(a.T), b, c, K,
+                                                              BM=BM, BN=BN, BK=64, ACC=xt.int32)
+    np.testing.assert_array_equal(c, a.astype(np.int32) @ b.astype(np.int32))

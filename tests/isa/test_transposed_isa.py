@@ -10,6 +10,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
 from xetile_dsl.tools import ocloc
+from tests.e2e.test_transposed_both import wg_gemm_at_bt
 
 
 def _compile(kernel, dtype, target="pvc", tiles=(32, 32, 32)):
@@ -155,3 +156,74 @@ def test_at_through_tile_transpose_is_transposed_block_reads(ocloc_path):
     assert hot.dpas == 32 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
     assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 4
     assert hot.instructions <= 137
+
+
+@pytest.mark.parametrize("dtype,acc,bk,bound", [("f16", "f32", 32, 120), ("i8", "i32", 64, 127)])
+def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_path):
+    """A^T-stored @ B^T-stored at 256x256 ([8, 4] subgroups of 32x64): the K loop
+    accumulates C^T = B^T-stored @ A^T-stored (lowering/operand_swap.py), so both operands
+    are row-major 2D block reads (B^T as operand A, A^T as VNNI operand B) and no
+    transposed message, gather or SLM access is left.  Before: f16 169 hot-loop
+    instructions with 12 transposed reads, int8 8519 with 384 per-lane gathers (now int8
+    is the A.B loop: one 8-bit block read per 8x32 A block, not coalesced)."""
+    sig = {"at": f"{dtype}[:,:]", "bt": f"{dtype}[:,:]", "c": f"{acc}[:,:]", "K": "i32"}
+    consts = {"BM": 256, "BN": 256, "BK": bk, "SM": 8, "SN": 4, "ACC": xt.float32 if acc == "f32" else xt.int32,
+              "TB": True}
+    report = xd.compile(wg_gemm_at_bt, sig, consts, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0 and report.slm_bytes == 0
+    assert hot.dpas == 32 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert not any("transpose" in shape for shape in hot.load2d_shapes)
+    assert hot.instructions <= bound
+
+
+def test_int8_bt_is_transposed_block_reads(ocloc_path):
+    """int8 A @ B^T-stored (32x32x64): B's VNNI operand is one 32-bit transposed read per
+    16x32-byte block of B^T (codegen/builtins_transpose.py), no per-lane gathers (before:
+    gathers for every element of B)."""
+    sig = {"a": "i8[:,:]", "bt": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
+    report = xd.compile(matmul_bt_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose", 0) >= 4
+
+
+def test_at_eight_row_tile_is_transposed_block_reads(ocloc_path):
+    """A^T-stored with an 8-row tile (8x32x32, the M = 1 GEMM's subgroup tile): each
+    16-row transposed message keeps its first 8 rows (block_messages.choose_transposed);
+    before, 16 per-lane gathers (237 hot-loop instructions in benchmarks/gemm_isa.py)."""
+    report = _compile(matmul_at_kernel, "f16", tiles=(8, 32, 32)).report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 2
+    assert hot.instructions <= 50
+
+
+def test_int8_at_is_transposed_block_reads(ocloc_path):
+    """int8 A^T-stored @ B (32x32x64): each 8x32 A block is two 32-bit transposed reads
+    (even and odd K rows, codegen/builtins_transpose.py _row_pairs) and a byte interleave
+    on 16-bit words; no per-lane gathers (before: one per element of A)."""
+    sig = {"at": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
+    report = xd.compile(matmul_at_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0
+    assert hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 16
+    assert hot.instructions <= 260
+
+
+def test_at_b_with_narrow_n_is_swapped(ocloc_path):
+    """A^T-stored @ B at 64x256 ([2, 16] subgroups of 32x16, the M = 64 GEMM): C^T =
+    B^T . A^T-stored reads B (16 columns) transposed as operand A instead of A (32 rows):
+    half the 16-bit unpacking (lowering/operand_swap.py); before, 122 hot-loop instructions
+    (with prefetches, benchmarks/gemm_isa.py) and 4 transposed reads per K step."""
+    sig = {"at": "f16[:,:]", "bt": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    consts = {"BM": 64, "BN": 256, "BK": 32, "SM": 2, "SN": 16, "ACC": xt.float32, "TB": False}
+    report = xd.compile(wg_gemm_at_bt, sig, consts, target="pvc").report()
+    hot = _hot(report)
+    assert report.spill_bytes == 0 and report.slm_bytes == 0
+    assert hot.dpas == 8 and hot.counts["gather"] == 0 and hot.counts["slm"] == 0
+    assert hot.load2d_shapes.get("32b 16r8x1c transpose") == 2
+    assert hot.instructions <= 60

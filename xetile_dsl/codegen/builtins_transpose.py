@@ -27,16 +27,35 @@ _OP = "read_transpose"
 
 
 def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False) -> str:
-    """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment, else
+    """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment,
+    ``read_transpose_pairs`` for 8-bit operand A (two of them, :func:`_row_pairs`), else
     ``gather`` (always for ``per_lane``: an array too narrow for 2D block messages)."""
     lanes = target.subgroup_size
-    if per_lane or not target.has_2d_block_io or lanes != 16 or elem_bits not in (16, 32):
+    if per_lane or not target.has_2d_block_io or lanes != 16 or elem_bits not in (8, 16, 32):
         return "gather"
-    if tuple(wi_layout) != (1, lanes) or tuple(wi_data) not in ((32 // elem_bits, 1), (1, 1)):
+    if _pairs_fit(target, elem_bits, rows, cols, wi_layout, wi_data):
+        return _PAIRS
+    packed_only = elem_bits == 8  # an 8-bit fragment is whole dwords only as VNNI operand B (4 rows a dword)
+    fragments = ((32 // elem_bits, 1),) if packed_only else ((32 // elem_bits, 1), (1, 1))
+    if tuple(wi_layout) != (1, lanes) or tuple(wi_data) not in fragments:
         return "gather"
     if rows != lanes or target.find_block2d(_OP, 32, rows, cols * elem_bits // 32, 1) is None:
         return "gather"
     return _OP
+
+
+_PAIRS = "read_transpose_pairs"
+#: dwords of one 32-bit transposed read (xe-codegen-reference.md section 3.2: 8 x 1 only)
+_PAIR_DWORDS = 8
+
+
+def _pairs_fit(target, elem_bits, rows, cols, wi_layout, wi_data) -> bool:
+    """8-bit operand A (lane n holds K columns 2n, 2n+1 of each row, as 2 bytes) of a
+    block stored transposed: ``2L`` memory rows (K) by at most 32 bytes (M)."""
+    lanes = target.subgroup_size
+    return (elem_bits == 8 and tuple(wi_layout) == (1, lanes) and tuple(wi_data) == (1, 2) and rows == 2 * lanes
+            and cols <= 4 * _PAIR_DWORDS and cols % 4 == 0
+            and target.find_block2d(_OP, 32, lanes, _PAIR_DWORDS, 1) is not None)
 
 
 def _intel_read_transpose(bi, rows: int, cols32: int) -> ir.Function:
@@ -72,6 +91,9 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lan
     if kind == "gather":
         builder.ret(_gather_transposed(bi, builder, frag, fn.args))
         return fn
+    if kind == _PAIRS:
+        builder.ret(_row_pairs(bi, builder, frag, fn.args))
+        return fn
     cols32 = cols * elem_bits // 32
     intel = _intel_read_transpose(bi, rows, cols32)
     words = ir.VectorType(I32, cols32)
@@ -80,6 +102,53 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lan
     builder.call(intel, [base, width, height, pitch, b2d._coord(builder, x32, y), buf])
     builder.ret(builder.bitcast(builder.load(buf, typ=words), frag.vector_type()))
     return fn
+
+
+def _row_pairs(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
+    """8-bit operand A from its transpose stored row-major (``2L`` rows of K by up to 32
+    bytes of M): lane n needs bytes of memory rows ``y + 2n`` and ``y + 2n + 1``.  Read
+    ``t`` (0, 1) sees the rows of one parity as a surface of twice the pitch (odd rows
+    start ``pitch`` bytes into its rows, so width and height stay exact bounds), and one
+    32-bit transposed read of it gives lane n row ``y + t + 2n`` as 32 bytes; fragment
+    element ``2m + t`` is byte m of read t.  Two messages and a lane-local byte
+    interleave instead of 32 per-lane gathers."""
+    base, width, height, pitch, x, y = surface
+    one = ir.Constant(I32, 1)
+    words = ir.VectorType(I32, _PAIR_DWORDS)
+    intel = _intel_read_transpose(bi, bi.subgroup_size, _PAIR_DWORDS)
+    halves = []
+    for t in range(2):
+        row = builder.add(y, ir.Constant(I32, t))
+        parity = builder.and_(row, one)
+        rows = builder.lshr(builder.add(builder.sub(height, parity), one), one)
+        # a one-row array has no odd rows: read the even surface (its values meet only the
+        # zero rows B reads past K), never an empty surface (height 0 is no legal message)
+        parity = builder.select(builder.icmp_unsigned("==", rows, ir.Constant(I32, 0)), ir.Constant(I32, 0), parity)
+        rows = builder.lshr(builder.add(builder.sub(height, parity), one), one)
+        shift = builder.mul(parity, pitch)  # the odd rows sit one pitch into a double-pitch row
+        buf = builder.alloca(words, name=f"rows{t}")
+        coord = b2d._coord(builder, builder.lshr(builder.add(x, shift), ir.Constant(I32, 2)), builder.lshr(row, one))
+        builder.call(intel, [base, builder.add(width, shift), rows, builder.shl(pitch, one), coord, buf])
+        halves.append(builder.bitcast(builder.load(buf, typ=words), ir.VectorType(I8, 4 * _PAIR_DWORDS)))
+    return _interleave_bytes(builder, halves[0], halves[1], frag)
+
+
+def _interleave_bytes(builder, even: ir.Value, odd: ir.Value, frag: b2d.Fragment) -> ir.Value:
+    """Byte m of ``even`` and of ``odd`` (``<8 x i32>``) as the 16-bit element m of the
+    fragment (even byte low), computed on 16-bit words so that each instruction moves a
+    row for all lanes: word w holds bytes 2w, 2w+1."""
+    n = frag.rows
+    i16 = ir.IntType(16)
+    half = ir.VectorType(i16, n // 2)
+    words = [builder.shuffle_vector(builder.bitcast(v, ir.VectorType(i16, 2 * _PAIR_DWORDS)),
+                                    ir.Constant(ir.VectorType(i16, 2 * _PAIR_DWORDS), None),
+                                    ir.Constant(ir.VectorType(I32, n // 2), list(range(n // 2)))) for v in (even, odd)]
+    splat = lambda c: ir.Constant(half, [c] * (n // 2))  # noqa: E731
+    low_rows = builder.or_(builder.and_(words[0], splat(0xFF)), builder.shl(words[1], splat(8)))
+    high_rows = builder.or_(builder.lshr(words[0], splat(8)), builder.and_(words[1], splat(0xFF00)))
+    order = [k * (n // 2) + w for w in range(n // 2) for k in range(2)]
+    rows16 = builder.shuffle_vector(low_rows, high_rows, ir.Constant(ir.VectorType(I32, n), order))
+    return builder.bitcast(rows16, frag.vector_type())
 
 
 def build_pad_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data) -> ir.Function:

@@ -69,7 +69,9 @@ class Messages:
 
     @property
     def message_grid(self) -> tuple[int, int]:
-        return self.grid[0] // self.g0, self.grid[1] // self.g1
+        """Messages per tile dimension (a transposed message may cover more block rows
+        than the tile has: :func:`choose_transposed`)."""
+        return -(-self.grid[0] // self.g0), self.grid[1] // self.g1
 
     def message_of(self, i: int, j: int) -> tuple[int, int, int]:
         """(message index, array block, first row in it) of block ``(i, j)``."""
@@ -154,15 +156,19 @@ def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packe
     and one ``read_transpose`` of it as 16 rows of 8 dwords gives lane ``n`` dword ``j``
     = ``A[2j][n] | A[2j+1][n] << 16`` (xe-codegen-reference.md section 3.4), i.e. the
     16 A rows of lane ``n``'s column in order: the operand A layout of both blocks
-    without a shuffle.  None for anything else (operand B, already one 16x16 transposed
-    message per block; other widths, SLM, padding)."""
+    without a shuffle.  A tile of one 8-row block (the M = 1 GEMM's 8-row tile) reads
+    the whole 16-row message and keeps its first 8 rows (the rows past the tile are read
+    and dropped, zeros past the array): 2D block reads instead of one gather per element
+    (f16 A^T.B at [1, 8] x 8x32: 237 -> 61 hot-loop instructions).  None
+    for anything else (operand B, already one 16x16 transposed message per block; other
+    widths, SLM, padding)."""
     if packed or bit_width(t.element_type) != 16 or t.attr.memory_space.data != 0 or scattered.is_scattered(t):
         return None
     if not kinds or not kinds <= {"read", "prefetch"}:
         return None
     (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
     lanes = target.subgroup_size
-    if b1 != lanes or b0 >= lanes or lanes % b0 or rows % lanes:
+    if b1 != lanes or b0 >= lanes or lanes % b0 or (rows % lanes and rows != b0):
         return None
     g0 = lanes // b0
     if "read" in kinds and target.find_block2d("read_transpose", 32, b1, lanes // 2, 1) is None:

@@ -36,7 +36,7 @@ from ..targets.slm_budget import SlmBudget
 from .analysis import Families
 from .exchange_barriers import ExchangeBarriers
 from .rebuild import Rebuilder
-from . import prefetch_plan, register_budget, slm_tiles
+from . import operand_swap, prefetch_plan, register_budget, slm_tiles
 from .unlowered import reject_unlowered
 from .wg_transpose import TransposeDistribution
 from .wg_vectors import VectorDistribution, infer as infer_vector_maps
@@ -58,6 +58,7 @@ class XeTileWgToSg(ModulePass):
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
                 user_slm = slm_tiles.check_user_slm(fn, target)
+                operand_swap.swap_transposed_operands(fn)
                 maps = _MapInference(fn).run()
                 prefetch_plan.plan(fn, target, maps, maps.num_subgroups)
                 if maps.by_root:
