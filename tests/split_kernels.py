@@ -7,7 +7,7 @@ import functools
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.lowering import pipeline
-from xetile_dsl.lowering.split_accumulators import SplitAccumulators
+from xetile_dsl.lowering.passes.split_accumulators import SplitAccumulators
 
 SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
 

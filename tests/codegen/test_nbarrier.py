@@ -150,7 +150,7 @@ def test_group_barriers_are_the_workgroup_barrier_on_the_cpu_device():
 def test_group_ids_must_match_the_participant_count(monkeypatch, target):
     """Ids sg_id / 2 + 1 over 4 subgroups give 2 members per id; announcing 3 is reported."""
     from xetile_dsl.kernels.workgroup_slm import gemm_rowsum_kernel
-    from xetile_dsl.lowering import sg_groups
+    from xetile_dsl.lowering.analysis import sg_groups
 
     monkeypatch.setattr(sg_groups, "exchange_groups", lambda *args: sg_groups.Groups(step=2, count=2, size=3))
     sig = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "rowsum": "f32[:,:]", "K": "i32"}

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
-from kernels.register_transpose import (matmul_at_computed_kernel, transpose_accumulate_kernel,
+from kernels.computed_transposes import (matmul_at_computed_kernel, transpose_accumulate_kernel,
                                                    workgroup_transpose_across_subgroups_kernel,
                                                    workgroup_transpose_computed_kernel)
-from kernels.sg_transpose import matmul_bt_computed_kernel, transpose_computed_kernel
+from kernels.subgroup_transposes import matmul_bt_computed_kernel, transpose_computed_kernel
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "i32": np.int32}
 PITCH = 64  # array rows of at least 64 elements: 2D block messages need 64-byte rows

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels.sg_transpose import (matmul_bt_computed_kernel, matmul_bt_loaded_kernel,
+from kernels.subgroup_transposes import (matmul_bt_computed_kernel, matmul_bt_loaded_kernel,
                                              transpose_column_major_kernel, transpose_computed_kernel,
                                              transpose_loaded_kernel,
                                              workgroup_copy_and_sg_transpose_kernel)

@@ -7,7 +7,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
+from xetile_dsl.kernels.gemm_transposed import matmul_at_kernel, matmul_bt_kernel
 from tf32_ref import tf32_matmul_ref
 
 DTYPES = {"f16": np.float16, "f32": np.float32}

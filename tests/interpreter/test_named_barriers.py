@@ -18,8 +18,8 @@ import pytest
 from xetile_dsl.interpreter import InterpreterError
 from xetile_dsl.interpreter import launch as launch_mod
 from xetile_dsl.kernels import workgroup_slm as W
-from xetile_dsl.lowering import sg_groups
-from xetile_dsl.lowering.sg_groups import Groups
+from xetile_dsl.lowering.analysis import sg_groups
+from xetile_dsl.lowering.analysis.sg_groups import Groups
 
 M, N, K = 128, 128, 64
 

@@ -12,7 +12,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from conftest_tools import require_ocloc
-from kernels.sg_transpose import transpose_computed_kernel
+from kernels.subgroup_transposes import transpose_computed_kernel
 from xetile_dsl.tools import ocloc
 
 SIMD = {"pvc": 16, "arc": 8}

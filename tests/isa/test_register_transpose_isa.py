@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 import xetile_dsl as xd
-from kernels.register_transpose import (matmul_at_computed_kernel, transpose_accumulate_kernel,
+from kernels.computed_transposes import (matmul_at_computed_kernel, transpose_accumulate_kernel,
                                                    workgroup_transpose_computed_kernel)
-from kernels.sg_transpose import matmul_bt_computed_kernel, transpose_computed_kernel
+from kernels.subgroup_transposes import matmul_bt_computed_kernel, transpose_computed_kernel
 from xetile_dsl.tools import ocloc
 
 SLM_ACCESS = r"\b(?:load|store)\.slm\b"

@@ -9,7 +9,7 @@ import re
 import pytest
 
 import xetile_dsl as xd
-from kernels.sg_transpose import (matmul_bt_computed_kernel, matmul_bt_loaded_kernel,
+from kernels.subgroup_transposes import (matmul_bt_computed_kernel, matmul_bt_loaded_kernel,
                                              transpose_computed_kernel, transpose_loaded_kernel)
 from xetile_dsl.tools import ocloc
 

@@ -8,7 +8,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
+from xetile_dsl.kernels.gemm_transposed import matmul_at_kernel, matmul_bt_kernel
 from xetile_dsl.tools import ocloc
 from tests.e2e.test_transposed_both import wg_gemm_at_bt
 

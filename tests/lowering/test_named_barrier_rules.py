@@ -11,7 +11,7 @@ import pytest
 
 from tests.lowering.test_lowering_rules import opt, tile, wg
 from xetile_dsl.dialects import xetile
-from xetile_dsl.lowering.sg_groups import Groups, Region, components, exchange_groups, regular_groups
+from xetile_dsl.lowering.analysis.sg_groups import Groups, Region, components, exchange_groups, regular_groups
 
 GRID = wg((8, 4), (16, 16))
 TO_XEGPU = "xetile-wg-to-sg{{target={t}}},xetile-sg-transpose{{target={t}}},xetile-blocking{{target={t}}}," \

@@ -19,7 +19,7 @@ def _pass_classes_in_sources() -> dict[str, str]:
     """class name -> module, for every class in lowering/ deriving from ModulePass (read
     from the source, not imported: a module that fails to import is still found)."""
     found = {}
-    for path in sorted(LOWERING.glob("*.py")):
+    for path in sorted(LOWERING.rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef) and any(
                     getattr(b, "id", getattr(b, "attr", None)) == "ModulePass" for b in node.bases):
@@ -34,6 +34,14 @@ def test_every_pass_defined_in_lowering_is_registered():
     assert registered == defined
     assert all(name == cls.name for name, cls in registry.PASSES.items())
     assert list(registry.PASSES) == pass_names("pvc") == pass_names("arc")   # listed in pipeline order
+
+
+def test_passes_live_apart_from_their_helpers():
+    """lowering/passes/ holds exactly the pass modules (one ModulePass each); the
+    analyses and the rewrites the passes share live elsewhere in lowering/."""
+    pass_files = {cls.__module__.rsplit(".", 1)[1] for cls in registry.PASSES.values()}
+    assert {p.stem for p in (LOWERING / "passes").glob("*.py") if p.stem != "__init__"} == pass_files
+    assert all(cls.__module__.startswith("xetile_dsl.lowering.passes.") for cls in registry.PASSES.values())
 
 
 def test_unknown_pass_is_a_usage_error_listing_the_passes():

@@ -212,7 +212,7 @@ def test_transposed_operand_gemm_agrees(which, target):
     """The rule tests' GEMMs with a transposed operand (BM=8, BN=16, BK=16): B^T as a
     32-bit transpose giving VNNI, A^T as a plain transpose."""
     import xetile_dsl.language as xt
-    from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
+    from xetile_dsl.kernels.gemm_transposed import matmul_at_kernel, matmul_bt_kernel
 
     M, N, K = 32, 32, 64  # rows of A^T (M wide) must be >= 64 bytes for PVC's 2D block reads
     rng = np.random.default_rng(11)

@@ -8,7 +8,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.dialects import parse_module, print_module
 from kernels.scattered import atomic_accumulate_kernel, gather_kernel
-from xetile_dsl.kernels.transposed import matmul_at_kernel, matmul_bt_kernel
+from xetile_dsl.kernels.gemm_transposed import matmul_at_kernel, matmul_bt_kernel
 
 
 def _lines(text: str, needle: str) -> list[str]:

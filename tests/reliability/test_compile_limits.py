@@ -21,7 +21,7 @@ from xetile_dsl.dialects import make_context
 from xetile_dsl.frontend.build import build_module
 from xetile_dsl.frontend.ast_to_xetile import ArgSpec
 from xetile_dsl.frontend.control import MAX_UNROLLED_OPS
-from xetile_dsl.lowering import sink_to_uses
+from xetile_dsl.lowering.passes import sink_to_uses
 from xetile_dsl.lowering.pipeline import stages
 from xetile_dsl.targets import get_target
 

@@ -261,7 +261,7 @@ def crash_in_a_pass(x, y, BM: xt.constexpr):
 
 
 def test_an_unexpected_exception_in_a_pass_is_a_located_internal_error(monkeypatch):
-    from xetile_dsl.lowering import xetile_to_xegpu
+    from xetile_dsl.lowering.passes import xetile_to_xegpu
 
     def broken(self, op):
         raise ZeroDivisionError("a stand-in for a bug in the pass")

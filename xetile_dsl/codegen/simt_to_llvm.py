@@ -25,7 +25,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from ..dialects import xegpu
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
-from ..lowering.analysis import Families
+from ..lowering.analysis.families import Families
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.slm_budget import SlmBudget

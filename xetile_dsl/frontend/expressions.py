@@ -14,13 +14,14 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-from . import elementwise, suggestions, tile_ops
+from . import suggestions, tile_ops
+from . import value_ops as elementwise
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
-from .elementwise import select
 from .ir_values import describe
 from .scalars import binop, compare, unary
 from .types import type_name
+from .value_ops import select
 
 
 class Expressions:

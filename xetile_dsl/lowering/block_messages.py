@@ -38,10 +38,10 @@ from ..dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
 from ..frontend.types import bit_width
 from ..targets import Target
 from . import mma_relayout, scattered, transposed
-from .elementwise import is_elementwise
-from .analysis import Families
-from .register_budget import VERDICT_ATTR
-from .wg_to_sg import LARGE_GRF_ATTR
+from .analysis.families import Families
+from .analysis.op_kinds import is_elementwise
+from .analysis.register_budget import VERDICT_ATTR
+from .passes.wg_to_sg import LARGE_GRF_ATTR
 
 #: per-lane elements of one piece a large message travels in (the largest SPIR-V vector)
 PIECE_ELEMENTS = 16

@@ -22,8 +22,8 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import xegpu
-from . import sg_groups
-from .sg_groups import Groups, Region
+from .analysis import sg_groups
+from .analysis.sg_groups import Groups, Region
 
 I8 = IntegerType(8)
 

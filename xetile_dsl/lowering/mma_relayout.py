@@ -38,7 +38,7 @@ from ..dialects import xegpu, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target
-from .analysis import Families
+from .analysis.families import Families
 from .register_transpose import join_rows
 
 #: the A element width whose chains are re-laid out (the chains PVC runs without moving data)

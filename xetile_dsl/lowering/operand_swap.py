@@ -30,7 +30,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _mixed, retype, xetile
 from . import constants
-from .analysis import Families
+from .analysis.families import Families
 from .transposed import is_transposed
 from .wg_transpose import swapped
 

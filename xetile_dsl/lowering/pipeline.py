@@ -10,13 +10,13 @@ from xdsl.ir import Operation, SSAValue
 from ..dialects import make_context, print_module
 from ..errors import InternalCompilerError, XeTileError
 from ..knobs import debug_tracebacks
-from .blocking import XeTileBlocking
-from .sg_transpose import XeTileSgTranspose
-from .sink_to_uses import SinkToUses
-from .split_accumulators import SplitAccumulators
-from .wg_to_sg import XeTileWgToSg
-from .xegpu_to_simt import XeGPUToSIMT
-from .xetile_to_xegpu import ConvertXeTileToXeGPU
+from .passes.blocking import XeTileBlocking
+from .passes.sg_transpose import XeTileSgTranspose
+from .passes.sink_to_uses import SinkToUses
+from .passes.split_accumulators import SplitAccumulators
+from .passes.wg_to_sg import XeTileWgToSg
+from .passes.xegpu_to_simt import XeGPUToSIMT
+from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 
 
 def stages(target: str) -> list[tuple[str, list]]:

@@ -40,8 +40,8 @@ from ..dialects._arith_vector import ExtUIOp, TruncIOp
 from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp, TransposeOp
 from ..errors import LoweringError
 from ..frontend.types import bit_width
-from .analysis import Families
-from .elementwise import join_elementwise
+from .analysis.families import Families
+from .analysis.op_kinds import join_elementwise
 
 #: element widths the shuffles move (16-bit widened to 32); 8-bit stays in SLM
 REGISTER_BITS = (16, 32)

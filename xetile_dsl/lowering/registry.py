@@ -11,13 +11,13 @@ from __future__ import annotations
 from xdsl.passes import ModulePass
 
 from ..errors import UsageError
-from .blocking import XeTileBlocking
-from .sg_transpose import XeTileSgTranspose
-from .sink_to_uses import SinkToUses
-from .split_accumulators import SplitAccumulators
-from .wg_to_sg import XeTileWgToSg
-from .xegpu_to_simt import XeGPUToSIMT
-from .xetile_to_xegpu import ConvertXeTileToXeGPU
+from .passes.blocking import XeTileBlocking
+from .passes.sg_transpose import XeTileSgTranspose
+from .passes.sink_to_uses import SinkToUses
+from .passes.split_accumulators import SplitAccumulators
+from .passes.wg_to_sg import XeTileWgToSg
+from .passes.xegpu_to_simt import XeGPUToSIMT
+from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 
 #: name -> pass class, in pipeline order (lowering/pipeline.py)
 PASSES: dict[str, type[ModulePass]] = {cls.name: cls for cls in (

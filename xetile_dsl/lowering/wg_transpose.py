@@ -37,8 +37,8 @@ from xdsl.ir import SSAValue
 from ..dialects import xetile
 from ..dialects._arith_vector import ExtUIOp, TruncIOp
 from ..frontend.types import bit_width
+from .analysis.sg_groups import Region, piece_origins
 from .register_transpose import fits_registers, operand_a_roots
-from .sg_groups import Region, piece_origins
 
 SLM_SPACE = 3
 

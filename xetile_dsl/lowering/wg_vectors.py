@@ -30,8 +30,8 @@ from xdsl.ir import Operation, SSAValue
 from ..dialects import _asm, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
-from .elementwise import _combine_op, is_elementwise, is_vector
-from .sg_groups import Region
+from .analysis.op_kinds import _combine_op, is_elementwise, is_vector
+from .analysis.sg_groups import Region
 from .wg_conv_rounds import ConvRounds
 from .wg_transpose import infer_transpose
 

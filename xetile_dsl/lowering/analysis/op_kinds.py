@@ -25,9 +25,9 @@ from xdsl.dialects import arith, func, vector
 from xdsl.dialects.builtin import IntegerType, VectorType
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import _asm, retype, xetile
-from ..errors import LoweringError
-from .analysis import Families
+from ...dialects import _asm, retype, xetile
+from ...errors import LoweringError
+from .families import Families
 
 #: reduce kind -> (float combine op, int combine op); None where the kind has no such type
 _COMBINE = {

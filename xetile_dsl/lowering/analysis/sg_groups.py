@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..dialects import xetile
+from ...dialects import xetile
 
 
 def piece_origins(m: xetile.WgMapAttr, shape, sg: int) -> tuple[tuple[int, int], list[tuple[int, int]]]:

@@ -21,7 +21,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
-from ..dialects import xegpu, xetile
+from ...dialects import xegpu, xetile
 
 #: dialects whose ops (here) have no side effects
 _PURE_DIALECTS = ("arith", "math", "vector")

@@ -21,11 +21,11 @@ import warnings
 from xdsl.dialects import func, scf
 from xdsl.ir import SSAValue
 
-from ..dialects import xetile
-from ..errors import PrefetchPlanNote
-from ..frontend.types import bit_width
-from ..targets import Target
-from .analysis import Families
+from ...dialects import xetile
+from ...errors import PrefetchPlanNote
+from ...frontend.types import bit_width
+from ...targets import Target
+from .families import Families
 
 
 def plan(fn: func.FuncOp, target: Target, maps, num_subgroups: int) -> None:

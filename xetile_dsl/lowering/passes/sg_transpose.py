@@ -41,15 +41,15 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp, StridedLayo
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import xetile
-from ..frontend.types import bit_width, type_name
-from ..targets import Target, get_target
-from ..targets.slm_budget import SlmBudget
-from .analysis import Families
-from .rebuild import Rebuilder
-from .register_transpose import operand_a_roots, register_transposable
-from .slm_tiles import check_user_slm
-from .wg_transpose import column_major_view, narrow_from_slm, widen_for_slm
+from ...dialects import xetile
+from ...frontend.types import bit_width, type_name
+from ...targets import Target, get_target
+from ...targets.slm_budget import SlmBudget
+from ..analysis.families import Families
+from ..analysis.slm_tiles import check_user_slm
+from ..rebuild import Rebuilder
+from ..register_transpose import operand_a_roots, register_transposable
+from ..wg_transpose import column_major_view, narrow_from_slm, widen_for_slm
 from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
 
 SLM_SPACE = 3

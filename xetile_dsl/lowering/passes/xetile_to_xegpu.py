@@ -15,15 +15,15 @@ from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import xegpu, xetile
-from ..frontend.types import bit_width
-from . import constants, elementwise
-from . import block_messages, mma_relayout, register_transpose, scattered, transposed
-from .analysis import Families
+from ...dialects import xegpu, xetile
+from ...frontend.types import bit_width
+from ...targets import TARGETS, Target, get_target
+from ...targets.target import PREFETCH_LOCALITY_HINTS
+from .. import block_messages, constants, mma_relayout, register_transpose, scattered, transposed
+from ..analysis import op_kinds as elementwise
+from ..analysis.families import Families
+from ..rebuild import Rebuilder
 from .blocking import has_xetile_ops
-from .rebuild import Rebuilder
-from ..targets import TARGETS, Target, get_target
-from ..targets.target import PREFETCH_LOCALITY_HINTS
 
 
 @dataclass(frozen=True)

@@ -16,13 +16,14 @@ from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import retype, xetile
-from ..errors import LoweringError
-from ..frontend.types import bit_width, type_name
-from ..targets import Target, get_target
-from . import constants, elementwise, mma_relayout, register_transpose, scattered
-from .analysis import Families
-from .unlowered import reject_unlowered
+from ...dialects import retype, xetile
+from ...errors import LoweringError
+from ...frontend.types import bit_width, type_name
+from ...targets import Target, get_target
+from .. import constants, mma_relayout, register_transpose, scattered
+from ..analysis import op_kinds as elementwise
+from ..analysis.families import Families
+from ..analysis.unlowered import reject_unlowered
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import xegpu, xetile
+from ...dialects import xegpu, xetile
 
 
 class Families:

@@ -12,10 +12,10 @@ from __future__ import annotations
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import IntegerAttr
 
-from ..errors import LoweringError
-from ..frontend.types import bit_width, type_name
-from ..targets import Target
-from ..targets.slm_budget import SlmBudget
+from ...errors import LoweringError
+from ...frontend.types import bit_width, type_name
+from ...targets import Target
+from ...targets.slm_budget import SlmBudget
 
 SLM_SPACE = 3
 

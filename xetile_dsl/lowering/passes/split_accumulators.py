@@ -38,12 +38,12 @@ from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import xegpu, xetile
-from ..frontend.types import bit_width
-from ..targets import TARGETS, Target, get_target
-from . import block_messages
-from .dead_code import is_pure, prune_loop
-from .register_budget import VERDICT_ATTR, budget_bytes, tell
+from ...dialects import xegpu, xetile
+from ...frontend.types import bit_width
+from ...targets import TARGETS, Target, get_target
+from .. import block_messages
+from ..analysis.register_budget import VERDICT_ATTR, budget_bytes, tell
+from ..dead_code import is_pure, prune_loop
 
 #: XeGPU ops a duplicated loop body may run again without changing results
 _REPEATABLE = (xegpu.LoadNdOp, xegpu.LoadGatherOp, xegpu.PrefetchNdOp, xegpu.PrefetchOp, xegpu.DpasOp,

@@ -39,11 +39,11 @@ from xdsl.dialects import func, scf
 from xdsl.dialects.builtin import DictionaryAttr, StringAttr, VectorType
 from xdsl.ir import BlockArgument, SSAValue
 
-from ..dialects import xetile
-from ..errors import AccumulatorSplitNote, LoweringError, LoweringWarning
-from ..frontend.types import bit_width, type_name
-from ..targets import Target
-from .analysis import Families
+from ...dialects import xetile
+from ...errors import AccumulatorSplitNote, LoweringError, LoweringWarning
+from ...frontend.types import bit_width, type_name
+from ...targets import Target
+from .families import Families
 
 
 def budget_bytes(target: Target) -> int:

@@ -16,14 +16,14 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import retype, xegpu, xetile
-from ..errors import LoweringError
-from ..frontend.types import bit_width
-from ..targets import Target, get_target
-from .analysis import Families
-from . import block_messages, constants, register_transpose, scattered
-from .elementwise import is_elementwise
-from .transposed import memory_sg_map
+from ...dialects import retype, xegpu, xetile
+from ...errors import LoweringError
+from ...frontend.types import bit_width
+from ...targets import Target, get_target
+from .. import block_messages, constants, register_transpose, scattered
+from ..analysis.families import Families
+from ..analysis.op_kinds import is_elementwise
+from ..transposed import memory_sg_map
 
 
 @dataclass(frozen=True)

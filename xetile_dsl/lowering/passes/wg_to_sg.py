@@ -27,19 +27,20 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ..dialects import xetile
-from ..errors import LoweringError
-from ..frontend.types import bit_width
-from . import constants
-from ..targets import Target, get_target
-from ..targets.slm_budget import SlmBudget
-from .analysis import Families
-from .exchange_barriers import ExchangeBarriers
-from .rebuild import Rebuilder
-from . import operand_swap, prefetch_plan, register_budget, slm_tiles
-from .unlowered import reject_unlowered
-from .wg_transpose import TransposeDistribution
-from .wg_vectors import VectorDistribution, infer as infer_vector_maps
+from ...dialects import xetile
+from ...errors import LoweringError
+from ...frontend.types import bit_width
+from ...targets import Target, get_target
+from ...targets.slm_budget import SlmBudget
+from .. import constants, operand_swap
+from ..analysis import prefetch_plan, register_budget, slm_tiles
+from ..analysis.families import Families
+from ..analysis.unlowered import reject_unlowered
+from ..exchange_barriers import ExchangeBarriers
+from ..rebuild import Rebuilder
+from ..wg_transpose import TransposeDistribution
+from ..wg_vectors import VectorDistribution
+from ..wg_vectors import infer as infer_vector_maps
 
 NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
 LARGE_GRF_ATTR = "xetile.large_grf"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
-from ..errors import LoweringError
+from ...errors import LoweringError
 
 #: MLIR op name -> what to write instead
 _ALTERNATIVES = {

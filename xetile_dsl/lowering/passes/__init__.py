@@ -1,0 +1,1 @@
+"""The lowering passes (each a ``ModulePass``), in pipeline order in ``lowering/pipeline.py``."""
