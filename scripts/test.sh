@@ -7,6 +7,6 @@ python -m pip install -q -e ".[test]"
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   bash scripts/install-test-tools.sh
 fi
-# One pytest process per job (a stage folder, the end-to-end stage in three), two at a time
+# One pytest process per job (a stage folder, the end-to-end stage in four), two at a time
 # on two cores, longest first: see scripts/run_stages.py.
 exec python scripts/run_stages.py "$@"
