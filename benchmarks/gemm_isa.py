@@ -5,7 +5,7 @@ shape, as one table of the hot K loop (needs ocloc; no GPU).
 
 Shapes: f16, bf16 and int8 inputs (f32 / i32 accumulators); 256x256 and 128x256
 workgroup tiles; C = A.B, A.Bt, At.B, At.Bt (a transposed operand is stored row-major
-and read through an ``order=(0, 1)`` tile, as in kernels/transposed.py); M = 1, 16, 64,
+and read through an ``order=(0, 1)`` tile, as in kernels/gemm_transposed.py); M = 1, 16, 64,
 4096 with N = K = 4096 (K is specialised as the JIT would for 4096: divisible by 16).
 
 The kernel is ``gemm_wg_kernel`` (kernels/gemm_wg.py) for A.B and

@@ -60,7 +60,7 @@ def test_both_appendices_transpose_in_the_load():
 def test_arc_is_told_that_the_rfc_pieces_spill():
     """The RFC's 32x64 f32 accumulator piece is the whole register file of an 8-lane ARC
     subgroup: the program runs (above) and the compiler says, at the tile_mma, that the K
-    loop runs in passes and which sg_data fits (lowering/register_budget.py)."""
+    loop runs in passes and which sg_data fits (lowering/analysis/register_budget.py)."""
     with pytest.warns(CompilationWarning) as record:
         xd.compile(G.gemm_bt_bcast_reduce_kernel, SIG, {"MP_BT_LOAD": G.MP_BT, "PF": 3}, target="cpu-arc")
     text = " ".join(str(w.message) for w in record)

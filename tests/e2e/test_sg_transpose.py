@@ -1,4 +1,4 @@
-"""Subgroup-level tile_transpose (no wg_map, lowering/sg_transpose.py) on the CPU device,
+"""Subgroup-level tile_transpose (no wg_map, lowering/passes/sg_transpose.py) on the CPU device,
 PVC and ARC flavours, against numpy and the interpreter: the transpose of a loaded tile
 (folded into an order=[0, 1] load), of a computed tile (lane shuffles in registers at these
 sizes; tests/e2e/test_register_transpose.py covers the SLM fallbacks), and as

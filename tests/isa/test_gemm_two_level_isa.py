@@ -44,7 +44,7 @@ def test_variant_dpas_in_the_hot_loop_no_spills(ocloc_path, target):
     assert ocloc.count(loop, ocloc.DPAS) == 32  # (32/8) x (64/16) x (32/16) per K step
     assert ocloc.count(loop, r"\bsync\.bar\b") == 1  # the barrier of the if, inside the K loop
     # L2 stream (locality 2): the 256x128 A and 128x256 B tiles are only prefetched, so
-    # lowering/prefetch_plan.py deals them as one 32x32 message per subgroup (the user's
+    # lowering/analysis/prefetch_plan.py deals them as one 32x32 message per subgroup (the user's
     # 8x128 slices were 16 one-block messages before, 4 coalesced ones after
     # lowering/block_messages.py): A + B per prefetch, twice before the loop and once in
     # the if: 6, all bypassing L1

@@ -69,7 +69,7 @@ def test_128x256_tile_isa(target, ocloc_path):
 def test_derived_maps_gemm_isa_pvc(ocloc_path):
     """gemm_wg_kernel at 256x256x32 with [8, 4] subgroups: its B prefetch map [32, 1] x
     [1, 256] gave every subgroup eight one-row messages (337 hot-loop instructions, 18
-    prefetches); re-planned as [4, 8] x [8, 32] (lowering/prefetch_plan.py) it is the RFC
+    prefetches); re-planned as [4, 8] x [8, 32] (lowering/analysis/prefetch_plan.py) it is the RFC
     2.1 loop: 3 loads, 2 prefetches, one run of 32 dpas (70 -> 68 -> 53 instructions)."""
     consts = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4, "PF": 3, "ACC": xt.float32}
     with pytest.warns(PrefetchPlanWarning, match=r"sg_layout=\[4, 8\], sg_data=\[8, 32\]"):

@@ -1,4 +1,4 @@
-"""Subgroup-level transposes (no wg_map; lowering/sg_transpose.py): of a loaded tile
+"""Subgroup-level transposes (no wg_map; lowering/passes/sg_transpose.py): of a loaded tile
 (folded into an ``order = [0, 1]`` load), of a computed tile (lane shuffles in registers,
 or SLM when larger than half the register file), and as the B
 operand of a GEMM C = A @ f(BT)^T with BT given row-major."""

@@ -1,5 +1,5 @@
 """Coalesced 2D block messages (lowering/block_messages.py) and prefetch planning
-(lowering/prefetch_plan.py): which messages the XeGPU conversion emits for the RFC
+(lowering/analysis/prefetch_plan.py): which messages the XeGPU conversion emits for the RFC
 Appendix 2.1 GEMM, that ARC keeps one access per block, and the planner's choices."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""xetile-sg-transpose rules (lowering/sg_transpose.py): a subgroup-level tile_transpose of a
+"""xetile-sg-transpose rules (lowering/passes/sg_transpose.py): a subgroup-level tile_transpose of a
 tile loaded only into transposes becomes an order = [0, 1] load (the whole tile family,
 through loops and offset updates); a computed one stays for the register path
 (tests/lowering/test_register_transpose_rules.py) unless it is operand A of a tile_mma,

@@ -46,7 +46,7 @@ def test_gemm_tiles_per_target():
 def test_gemm_tiles_fit_the_target(target):
     """Each tile splits evenly into subgroup pieces of whole DPAS blocks (8 rows x the
     lanes), at most 32 subgroups, whose f32 accumulator fits the register share the
-    register budget allows (lowering/register_budget.py): no K-loop copies."""
+    register budget allows (lowering/analysis/register_budget.py): no K-loop copies."""
     gpu = TARGETS[target]
     budget = gpu.accumulator_register_share * gpu.large_grf_count * gpu.grf_bytes
     for tile in gpu.gemm_tiles:

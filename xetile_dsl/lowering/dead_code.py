@@ -1,7 +1,7 @@
 """Dead loop-carried values and dead side-effect-free ops (a helper, not a pass).
 
 After a pass duplicates a loop and each copy keeps only part of its results (see
-lowering/split_accumulators.py), the copies carry values nothing reads any more: an
+lowering/passes/split_accumulators.py), the copies carry values nothing reads any more: an
 accumulator whose result is taken from another copy, the tensor descriptors of blocks
 only that accumulator loaded.  :func:`drop_dead_iter_args` removes such iter_args with
 the ops that only fed them; :func:`erase_dead_ops` removes unused side-effect-free ops

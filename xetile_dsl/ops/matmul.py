@@ -1,6 +1,6 @@
 """``ops.matmul``: C = act(op(A) @ op(B) + bias) on DPAS, one kernel for every case.
 
-The kernel is the subgroup GEMM of ``kernels/transposed.py`` with every choice a
+The kernel is the subgroup GEMM of ``kernels/gemm_transposed.py`` with every choice a
 constexpr: a transposed operand is read through an ``order=(0, 1)`` tile of the array as
 stored (no copy), the bias row and the activation are fused after the K loop, and the
 result is converted once on the way out.  Edges need no code: loads outside the arrays

@@ -75,7 +75,7 @@ class _Translator(Rebuilder):
                 op.parent_block().erase_op(op)
 
     def _translate(self, op: Operation) -> None:
-        """Element-wise ops, broadcasts and reductions go to lowering/elementwise.py."""
+        """Element-wise ops, broadcasts and reductions go to lowering/analysis/op_kinds.py."""
         if getattr(self, f"_op_{type(op).__name__}", None) is None and elementwise.translate(self, op):
             return
         super()._translate(op)
