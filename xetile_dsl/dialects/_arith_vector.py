@@ -16,7 +16,8 @@ from xdsl.dialects.builtin import (
     BFloat16Type, Float16Type, Float32Type, Float64Type, IndexType, IntegerAttr, IntegerType, VectorType,
 )
 from xdsl.ir import Attribute, Dialect, Operation, SSAValue
-from xdsl.irdl import AnyAttr, base, prop_def, IRDLOperation, VarConstraint, irdl_op_definition, operand_def, result_def, traits_def
+from xdsl.irdl import (AnyAttr, IRDLOperation, VarConstraint, irdl_op_definition, operand_def, prop_def, result_def,
+                       traits_def)
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 

@@ -13,6 +13,13 @@ def ints(array: ArrayAttr[IntAttr]) -> tuple[int, ...]:
     return tuple(v.data for v in array.data)
 
 
+def int_tuple(parameter: str) -> property:
+    """A read-only property: the ints of the attribute's ``ArrayAttr[IntAttr]`` parameter
+    ``parameter``, as a tuple."""
+    return property(lambda self: ints(getattr(self, parameter)),
+                    doc=f"The ints of parameter ``{parameter}``.")
+
+
 def print_int_list(values: Iterable[int]) -> str:
     return "[" + ", ".join(str(v) for v in values) + "]"
 

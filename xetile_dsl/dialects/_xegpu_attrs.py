@@ -21,7 +21,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import ints, parse_int_list, parse_int_value, print_int_list
+from ._syntax import int_tuple, ints, parse_int_list, parse_int_value, print_int_list
 
 
 def element_bits(t: Attribute) -> int:
@@ -45,13 +45,9 @@ class SGMapAttr(ParametrizedAttribute):
     def __init__(self, wi_layout: Sequence[int], wi_data: Sequence[int]):
         super().__init__(ArrayAttr(IntAttr(v) for v in wi_layout), ArrayAttr(IntAttr(v) for v in wi_data))
 
-    @property
-    def layout(self) -> tuple[int, ...]:
-        return ints(self.wi_layout)
+    layout = int_tuple("wi_layout")
 
-    @property
-    def data(self) -> tuple[int, ...]:
-        return ints(self.wi_data)
+    data = int_tuple("wi_data")
 
     @property
     def lanes(self) -> int:
@@ -396,9 +392,7 @@ class SliceAttr(ParametrizedAttribute):
     def __init__(self, parent: Attribute, dims: Sequence[int]):
         super().__init__(parent, ArrayAttr(IntAttr(d) for d in dims))
 
-    @property
-    def dim_list(self) -> tuple[int, ...]:
-        return ints(self.dims)
+    dim_list = int_tuple("dims")
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<")

@@ -25,7 +25,6 @@ from xdsl.dialects.builtin import (
     StringAttr,
     UnitAttr,
     VectorType,
-    i64,
 )
 from xdsl.ir import Attribute, SSAValue
 from xdsl.irdl import (

@@ -30,7 +30,8 @@ from xdsl.utils.exceptions import VerifyException
 from . import _asm
 from ._xegpu_attrs import FenceScopeAttr, LayoutAttr, MemorySpaceAttr, NbarrierType, SGMapAttr, SliceAttr, TensorDescType
 from ._memref_layout import is_address
-from ._xegpu_ops import LOAD_POLICIES, _memref_space, STORE_POLICIES, WORD_KEYS, _hint_props, _MemOp, check_hints, normalize_mem_attrs
+from ._xegpu_ops import (LOAD_POLICIES, STORE_POLICIES, _hint_props, _memref_space, _MemOp, check_hints,
+                         normalize_mem_attrs)
 from ._xetile_vector_ops import ATOMIC_KINDS, _parse_kind
 
 
@@ -115,6 +116,14 @@ class CreateTdescOp(IRDLOperation):
         return _asm.build_op(parser, cls, lambda: cls(src, offs, res), attrs)
 
 
+def _scatter_props(transpose: bool, hints: dict[str, str] | None) -> dict:
+    """Properties of a scattered load or store: its cache hints and ``transpose``."""
+    props = _hint_props(hints)
+    if transpose:
+        props["transpose"] = UnitAttr()
+    return props
+
+
 @irdl_op_definition
 class LoadGatherOp(_MemOp):
     """``xegpu.load``: each lane loads ``chunk_size`` elements at its offset."""
@@ -130,10 +139,8 @@ class LoadGatherOp(_MemOp):
 
     def __init__(self, tdesc: SSAValue, mask: SSAValue, result_type: VectorType, transpose: bool = False,
                  hints: dict[str, str] | None = None):
-        props = _hint_props(hints)
-        if transpose:
-            props["transpose"] = UnitAttr()
-        super().__init__(operands=[tdesc, mask], result_types=[result_type], properties=props)
+        super().__init__(operands=[tdesc, mask], result_types=[result_type],
+                         properties=_scatter_props(transpose, hints))
 
     def verify_(self) -> None:
         tdesc = self.tensor_desc.type
@@ -172,10 +179,7 @@ class StoreScatterOp(_MemOp):
 
     def __init__(self, value: SSAValue, tdesc: SSAValue, mask: SSAValue, transpose: bool = False,
                  hints: dict[str, str] | None = None):
-        props = _hint_props(hints)
-        if transpose:
-            props["transpose"] = UnitAttr()
-        super().__init__(operands=[value, tdesc, mask], properties=props)
+        super().__init__(operands=[value, tdesc, mask], properties=_scatter_props(transpose, hints))
 
     def verify_(self) -> None:
         tdesc = self.tensor_desc.type

@@ -15,7 +15,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import ints, parse_int_list, parse_int_value, print_int_list
+from ._syntax import int_tuple, ints, parse_int_list, parse_int_value, print_int_list
 
 
 # ----------------------------------------------------------------------------- attributes
@@ -31,13 +31,9 @@ class WgMapAttr(ParametrizedAttribute):
     def __init__(self, sg_layout: Sequence[int], sg_data: Sequence[int]):
         super().__init__(ArrayAttr(IntAttr(v) for v in sg_layout), ArrayAttr(IntAttr(v) for v in sg_data))
 
-    @property
-    def layout(self) -> tuple[int, ...]:
-        return ints(self.sg_layout)
+    layout = int_tuple("sg_layout")
 
-    @property
-    def data(self) -> tuple[int, ...]:
-        return ints(self.sg_data)
+    data = int_tuple("sg_data")
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string(f"<sg_layout = {print_int_list(self.layout)}, sg_data = {print_int_list(self.data)}>")
@@ -101,13 +97,9 @@ class TileAttr(ParametrizedAttribute):
         """True for a tile over shared local memory (memref memory space 3)."""
         return self.memory_space.data == 3
 
-    @property
-    def order_list(self) -> tuple[int, ...]:
-        return ints(self.order)
+    order_list = int_tuple("order")
 
-    @property
-    def blocks(self) -> tuple[int, ...]:
-        return ints(self.inner_blocks)
+    blocks = int_tuple("inner_blocks")
 
     @property
     def wg(self) -> WgMapAttr | None:
