@@ -52,10 +52,7 @@ class ControlFlow:
             self.gen.values[barg] = self._unflatten(self.gen.v(init), group)
         for inner in block.ops:
             if isinstance(inner, scf.YieldOp):
-                latch = b.block
-                for group, y in zip(phis, inner.operands):
-                    for phi, x in zip(group, self._flatten(self.gen.v(y))):
-                        phi.add_incoming(x, latch)
+                latch = self._feed_back(phis, inner)
                 iv.add_incoming(b.add(iv, step), latch)
                 b.branch(header)
             else:
@@ -122,16 +119,22 @@ class ControlFlow:
             self.gen.values[aarg] = value
         for inner in after.ops:
             if isinstance(inner, scf.YieldOp):
-                latch = b.block
-                for group, y in zip(phis, inner.operands):
-                    for phi, x in zip(group, self._flatten(self.gen.v(y))):
-                        phi.add_incoming(x, latch)
+                self._feed_back(phis, inner)
                 b.branch(header)
             else:
                 self.gen.op(inner)
         b.position_at_end(exit_)
         for res, value in zip(op.results, forwarded):
             self.gen.values[res] = value
+
+    def _feed_back(self, phis, yield_op: scf.YieldOp):
+        """The loop's yielded values become incoming values of the header ``phis`` from the
+        current block (the latch), which is returned."""
+        latch = self.gen.b.block
+        for group, y in zip(phis, yield_op.operands):
+            for phi, x in zip(group, self._flatten(self.gen.v(y))):
+                phi.add_incoming(x, latch)
+        return latch
 
     @staticmethod
     def _flatten(value) -> list[ir.Value]:
