@@ -248,6 +248,10 @@ CACHE_CONTROL_LOAD = {"uncached": 0, "cached": 1, "streaming": 2, "read_invalida
 #: ``.ca.ca``, what the OpenCL prefetch builtin sets), L1 uncached = L1UC_L3C (2,
 #: ``.uc.ca``).  Other controls keep the OpenCL builtin and its pointer decorations.
 PREFETCH_PAYLOAD_CACHE_OPTION = {(): 4, ((CACHE_CONTROL_LEVELS["l1_hint"], CACHE_CONTROL_LOAD["uncached"]),): 2}
+#: IGC's LSC_LDCC cache option of a read through an address payload without cache hints
+#: (``__builtin_IB_subgroup_block_read_ap_transpose_*``): 0 = the default, the message
+#: descriptor of the OpenCL read builtin (pvc: 0x02808403 for the 32b 16r8x1c transpose)
+READ_PAYLOAD_DEFAULT_CACHE_OPTION = 0
 
 _R_ALL = (1, 2, 4, 8, 16, 32)
 _R_STORE = (1, 2, 4, 8)
