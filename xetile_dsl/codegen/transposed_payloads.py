@@ -8,9 +8,10 @@ block of it (the next 16 K rows of operand A), copies that payload and adds the 
 codegen makes the payload of each such read of a loop-carried descriptor in the loop's
 preheader with IGC's address-payload builtins and, in the loop, sets only its moving
 coordinate (one ``mov`` per message).  Same message, same descriptor; on the f16 A^T.B
-GEMM at 256x256 / [8, 4] x 32x64 this is 130 -> 127 hot-loop instructions.  Nothing on
-the CPU device, on targets without 2D block IO, in kernels with 64-bit offsets, for
-narrow per-lane arrays, for padded reads or reads with cache hints.
+GEMM at 256x256 / [8, 4] x 32x64 this is 130 -> 127 hot-loop instructions.  Only where
+``Target.hoist_transposed_read_payloads`` says it pays (pvc; Xe2's IGC keeps these
+payloads itself); nothing on the CPU device, in kernels with 64-bit offsets, for narrow
+per-lane arrays, for padded reads or reads with cache hints.
 """
 from __future__ import annotations
 
@@ -54,7 +55,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
     """Make, at the builder's position (the loop's preheader), the payload of every
     transposed read of ``loop`` that can keep one; the map load op -> :class:`HoistedRead`
     for :func:`read`."""
-    if gen.lib.emulate or not gen.target.has_2d_block_io or gen.wide_offsets:
+    if gen.lib.emulate or not gen.target.hoist_transposed_read_payloads or gen.wide_offsets:
         return {}
     hoisted = {}
     for op, index, moves_x, moves_y in candidates(loop, xegpu.LoadNdOp):
