@@ -403,12 +403,17 @@ def create_prefetch_payload(bi, builder, surface, rows, cols, count) -> ir.Value
     return builder.call(bi.declare(*_PAYLOAD_CREATE), args, name="payload")
 
 
-def prefetch_through_payload(bi, builder, payload, x, y, elem_bits, rows, cols, count, cache_option: int) -> None:
-    """Set the block position fields given (``x``/``y``, None = unchanged since the
-    payload was made) and prefetch the payload's blocks with IGC's LSC_LDCC ``cache_option``."""
+def set_payload_position(bi, builder, payload, x, y) -> None:
+    """Set the block position fields of ``payload`` given (``x``/``y``, None = unchanged)."""
     for axis, value in (("X", x), ("Y", y)):
         if value is not None:
             builder.call(bi.declare(*_PAYLOAD_SET[axis]), [payload, value])
+
+
+def prefetch_through_payload(bi, builder, payload, x, y, elem_bits, rows, cols, count, cache_option: int) -> None:
+    """Set the block position fields given (``x``/``y``, None = unchanged since the
+    payload was made) and prefetch the payload's blocks with IGC's LSC_LDCC ``cache_option``."""
+    set_payload_position(bi, builder, payload, x, y)
     name = f"__builtin_IB_subgroup_block_read_ap_prefetch_u{elem_bits}_m{rows}k{cols}v{count}"
     zero = ir.Constant(I32, 0)
     builder.call(bi.declare(name, _PAYLOAD_PREFETCH_FNTY), [payload, zero, zero, ir.Constant(I32, cache_option)])

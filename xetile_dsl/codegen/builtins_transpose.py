@@ -98,10 +98,37 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lan
     intel = _intel_read_transpose(bi, rows, cols32)
     words = ir.VectorType(I32, cols32)
     buf = builder.alloca(words, name="block")
-    x32 = builder.lshr(x, ir.Constant(I32, (32 // elem_bits).bit_length() - 1))  # x in dwords
-    builder.call(intel, [base, width, height, pitch, b2d._coord(builder, x32, y), buf])
+    builder.call(intel, [base, width, height, pitch, b2d._coord(builder, _dword_x(builder, x, elem_bits), y), buf])
     builder.ret(builder.bitcast(builder.load(buf, typ=words), frag.vector_type()))
     return fn
+
+
+def _dword_x(builder, x: ir.Value, elem_bits: int) -> ir.Value:
+    """Column ``x`` of ``elem_bits`` elements as a column of dwords (the 32-bit message's)."""
+    return builder.lshr(x, ir.Constant(I32, (32 // elem_bits).bit_length() - 1))
+
+
+# --- the read through an address payload built once (codegen/transposed_payloads.py)
+def create_read_payload(bi, builder, surface, elem_bits: int, rows: int, cols: int) -> ir.Value:
+    """The address payload of the ``read_transpose`` message of :func:`build_load_transposed`
+    for the memory block ``rows x cols`` (``elem_bits`` elements) of ``surface``."""
+    base, width, height, pitch, x, y = surface
+    cols32 = cols * elem_bits // 32
+    dword_surface = [base, width, height, pitch, _dword_x(builder, x, elem_bits), y]
+    return b2d.create_prefetch_payload(bi, builder, dword_surface, rows, cols32, 1)
+
+
+def read_through_payload(bi, builder, payload, x, y, elem_bits: int, rows: int, cols: int,
+                         cache_option: int) -> ir.Value:
+    """Set the position fields given (``x`` in elements / ``y``, None = unchanged since the
+    payload was made), then the ``read_transpose`` message through ``payload``: the
+    ``<cols32 x i32>`` of lane n that the wrapper of :func:`build_load_transposed` reads."""
+    cols32 = cols * elem_bits // 32
+    b2d.set_payload_position(bi, builder, payload, None if x is None else _dword_x(builder, x, elem_bits), y)
+    name = f"__builtin_IB_subgroup_block_read_ap_transpose_u32_m{rows}k{cols32}v1"
+    fnty = ir.FunctionType(ir.VectorType(I32, cols32), [b2d.PRIVATE_PTR, I32, I32, I32])
+    zero = ir.Constant(I32, 0)
+    return builder.call(bi.declare(name, fnty), [payload, zero, zero, ir.Constant(I32, cache_option)])
 
 
 def _row_pairs(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.dialects import scf
 
-from . import prefetch_payloads
+from . import prefetch_payloads, transposed_payloads
 from .tdesc import TDesc
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -35,6 +35,7 @@ class ControlFlow:
             lb, ub, step = narrow
         inits = [self._flatten(self.gen.v(x)) for x in op.iter_args]
         self.gen.hoisted_prefetches.update(prefetch_payloads.hoist(self.gen, op))
+        self.gen.hoisted_reads.update(transposed_payloads.hoist(self.gen, op))
         b.branch(header)
         b.position_at_end(header)
         iv = b.phi(lb.type, "iv")

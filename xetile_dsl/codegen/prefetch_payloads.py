@@ -74,14 +74,15 @@ def _defined_outside(value: SSAValue, loop: scf.ForOp) -> bool:
     return True
 
 
-def _candidates(loop: scf.ForOp):
-    """(prefetch op, iter_arg index or None, x moves, y moves) per prefetch at the top of
-    the loop body whose descriptor is defined before the loop (index None, nothing moves)
-    or is a loop-carried one moved only by offset updates."""
+def candidates(loop: scf.ForOp, kind: type = xegpu.PrefetchNdOp):
+    """(op, iter_arg index or None, x moves, y moves) per op of type ``kind`` (a prefetch,
+    or a load for :mod:`.transposed_payloads`) at the top of the loop body whose
+    descriptor is defined before the loop (index None, nothing moves) or is a
+    loop-carried one moved only by offset updates."""
     body = loop.body.block
     yielded = body.last_op.operands
     for op in body.ops:
-        if not isinstance(op, xegpu.PrefetchNdOp):
+        if not isinstance(op, kind):
             continue
         if _defined_outside(op.tensor_desc, loop):
             yield op, None, False, False
@@ -107,7 +108,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
     if lib.emulate or not target.has_2d_block_io or gen.wide_offsets:
         return {}
     hoisted = {}
-    for op, index, moves_x, moves_y in _candidates(loop):
+    for op, index, moves_x, moves_y in candidates(loop):
         t = op.tensor_desc.type
         rows, cols = t.get_shape()
         bits, count = bit_width(t.element_type), t.block_attr.arr_len

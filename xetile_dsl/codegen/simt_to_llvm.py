@@ -31,7 +31,7 @@ from ..targets import Target
 from ..targets.slm_budget import SlmBudget
 from ..targets.target import MMA_INPUT_ALIASES
 from . import (a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, prefetch_payloads,
-               scattered_ops, slm, vector_ops)
+               scattered_ops, slm, transposed_payloads, vector_ops)
 from .builtins_transpose import transpose_kind
 from .control_flow import ControlFlow
 from .intel_builtins import IntelBuiltins
@@ -73,6 +73,8 @@ class _KernelGen:
         self.control = ControlFlow(self)
         #: prefetches whose address payload was made before their loop (prefetch_payloads.py)
         self.hoisted_prefetches: dict[Operation, prefetch_payloads.HoistedPrefetch] = {}
+        #: transposed reads whose address payload was made before their loop (transposed_payloads.py)
+        self.hoisted_reads: dict[Operation, transposed_payloads.HoistedRead] = {}
 
     # --- the kernel ------------------------------------------------------------------
     def kernel(self, fn: func.FuncOp) -> KernelABI:
@@ -278,6 +280,11 @@ class _KernelGen:
             (l0, l1), (d0, d1) = m.layout, m.data
             if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0), per_lane) != "gather":
                 self._uses_block2d(op.tensor_desc)
+            hoisted = self.hoisted_reads.get(op)
+            if hoisted is not None:  # its address payload was made before the loop (no padding)
+                self.values[op.value] = self.b.bitcast(transposed_payloads.read(self, op, hoisted),
+                                                       llvm_type(op.value.type))
+                return
             fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0), per_lane)
             raw = self.b.call(fn, d.surface())
             if pad:  # the transposed read filled 0 out of bounds

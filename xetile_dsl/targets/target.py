@@ -132,6 +132,11 @@ class Target:
     max_workgroup_size: int = 1024
     build_options: str = ""  # IGC options (GRF mode) the kernels of this target are built with
     dpas_a_packs_dword: bool = False  # A operand components are 32-bit (ARC) rather than 16-bit (PVC)
+    #: whether a loop's transposed 2D block reads take an address payload built before the
+    #: loop (codegen/transposed_payloads.py): on pvc IGC rebuilds the second block's payload
+    #: of a surface per iteration (copy + add); on Xe2 it already keeps them and the hoisted
+    #: payloads cost 1-2 more hot-loop instructions (ocloc 26.27, benchmarks/gemm_isa.py AtB)
+    hoist_transposed_read_payloads: bool = False
     #: throughput model of the ISA report (tools/isa_report.py; sources in docs/design.md,
     #: "ISA report"): multiply-accumulates one EU's XMX engine retires per clock, by DPAS
     #: input type, and the instructions one hardware thread issues per clock
@@ -248,6 +253,10 @@ CACHE_CONTROL_LOAD = {"uncached": 0, "cached": 1, "streaming": 2, "read_invalida
 #: ``.ca.ca``, what the OpenCL prefetch builtin sets), L1 uncached = L1UC_L3C (2,
 #: ``.uc.ca``).  Other controls keep the OpenCL builtin and its pointer decorations.
 PREFETCH_PAYLOAD_CACHE_OPTION = {(): 4, ((CACHE_CONTROL_LEVELS["l1_hint"], CACHE_CONTROL_LOAD["uncached"]),): 2}
+#: IGC's LSC_LDCC cache option of a read through an address payload without cache hints
+#: (``__builtin_IB_subgroup_block_read_ap_transpose_*``): 0 = the default, the message
+#: descriptor of the OpenCL read builtin (pvc: 0x02808403 for the 32b 16r8x1c transpose)
+READ_PAYLOAD_DEFAULT_CACHE_OPTION = 0
 
 _R_ALL = (1, 2, 4, 8, 16, 32)
 _R_STORE = (1, 2, 4, 8)
@@ -314,6 +323,7 @@ PVC = Target(
     slm_bytes=128 * 1024,
     named_barriers=32,
     cache_hints=True,
+    hoist_transposed_read_payloads=True,
     # Xe-HPC core: 8 EUs, 4096 f16/bf16, 8192 int8, 2048 tf32 XMX ops per clock
     dpas_macs_per_clock=(("f16", 256), ("bf16", 256), ("i8", 512), ("u8", 512), ("tf32", 128)),
     # RFC 2.1's 256x256 first: its 32 subgroups of 32x64 fill a Xe-HPC core (8 EUs x 4
@@ -375,6 +385,7 @@ def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTil
         # (B580: 116 f16 TFLOPS / 233 int8 TOPS at 2.85 GHz on 20 cores)
         dpas_macs_per_clock=(("f16", 128), ("bf16", 128), ("i8", 256), ("u8", 256), ("tf32", 64)),
         gemm_tiles=gemm_tiles,
+        hoist_transposed_read_payloads=False,
     )
 
 

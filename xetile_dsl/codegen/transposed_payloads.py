@@ -1,0 +1,77 @@
+"""Address payloads of a loop's transposed 2D block reads, built once before the loop.
+
+A ``load_nd {transpose}`` that one 32-bit ``read_transpose`` message serves
+(:func:`.builtins_transpose.transpose_kind`) goes through IGC's OpenCL builtin, whose
+payload IGC rebuilds in the loop: it keeps one payload per surface and, for a second
+block of it (the next 16 K rows of operand A), copies that payload and adds the offset
+(``mov (8)`` + ``add`` per message).  As :mod:`.prefetch_payloads` does for prefetches,
+codegen makes the payload of each such read of a loop-carried descriptor in the loop's
+preheader with IGC's address-payload builtins and, in the loop, sets only its moving
+coordinate (one ``mov`` per message).  Same message, same descriptor; on the f16 A^T.B
+GEMM at 256x256 / [8, 4] x 32x64 this is 130 -> 127 hot-loop instructions.  Only where
+``Target.hoist_transposed_read_payloads`` says it pays (pvc; Xe2's IGC keeps these
+payloads itself); nothing on the CPU device, in kernels with 64-bit offsets, for narrow
+per-lane arrays, for padded reads or reads with cache hints.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.dialects import scf
+
+from ..dialects import xegpu
+from ..frontend.types import bit_width
+from ..targets.target import READ_PAYLOAD_DEFAULT_CACHE_OPTION
+from . import builtins_transpose
+from .prefetch_payloads import GLOBAL_PTR, candidates
+
+
+@dataclass(frozen=True)
+class HoistedRead:
+    """A transposed read whose payload was made before its loop: which coordinates it sets."""
+
+    payload: ir.Value
+    moves_x: bool
+    moves_y: bool
+
+
+def _read_transpose_block(gen, op: xegpu.LoadNdOp) -> tuple[int, int, int] | None:
+    """(element bits, memory rows, memory cols) when ``op`` is one ``read_transpose``
+    message with neither padding nor cache hints, else None."""
+    t = op.tensor_desc.type
+    if op.transpose is None or op.padding is not None or t.map is None or t.block_attr.arr_len != 1:
+        return None
+    if any(getattr(op, k) is not None for k in ("l1_hint", "l2_hint", "l3_hint")):
+        return None
+    rows, cols = t.get_shape()
+    bits = bit_width(t.element_type)
+    (l0, l1), (d0, d1) = t.map.layout, t.map.data
+    kind = builtins_transpose.transpose_kind(gen.target, bits, rows, cols, (l1, l0), (d1, d0))
+    return (bits, rows, cols) if kind == "read_transpose" else None
+
+
+def hoist(gen, loop: scf.ForOp) -> dict:
+    """Make, at the builder's position (the loop's preheader), the payload of every
+    transposed read of ``loop`` that can keep one; the map load op -> :class:`HoistedRead`
+    for :func:`read`."""
+    if gen.lib.emulate or not gen.target.hoist_transposed_read_payloads or gen.wide_offsets:
+        return {}
+    hoisted = {}
+    for op, index, moves_x, moves_y in candidates(loop, xegpu.LoadNdOp):
+        block = _read_transpose_block(gen, op)
+        init = gen.v(op.tensor_desc if index is None else loop.iter_args[index])
+        if block is None or gen.per_lane_array(op.tensor_desc) or init.base.type != GLOBAL_PTR:
+            continue
+        payload = builtins_transpose.create_read_payload(gen.lib, gen.b, init.surface(), *block)
+        hoisted[op] = HoistedRead(payload, moves_x, moves_y)
+    return hoisted
+
+
+def read(gen, op: xegpu.LoadNdOp, hoisted: HoistedRead) -> ir.Value:
+    """The transposed read ``op`` through its hoisted payload (lane n's dwords)."""
+    d = gen.v(op.tensor_desc)
+    bits, rows, cols = _read_transpose_block(gen, op)
+    return builtins_transpose.read_through_payload(
+        gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None, d.y if hoisted.moves_y else None,
+        bits, rows, cols, READ_PAYLOAD_DEFAULT_CACHE_OPTION)
