@@ -382,43 +382,6 @@ def build_prefetch(bi, elem_bits, rows, cols, count, controls=(), per_lane=False
     return fn
 
 
-# --- prefetches through an address payload built once (docs/design.md, "Prefetch payloads")
-#: IGC's address-payload builtins (plain names, resolved by IGC): the payload is an opaque
-#: private pointer that ``create`` returns and the ``set`` builtins update in place
-_PAYLOAD_CREATE = ("__builtin_IB_subgroup_createBlock2DAddressPayload",
-                   ir.FunctionType(PRIVATE_PTR, [I64] + [I32] * 8))
-_PAYLOAD_SET = {axis: (f"__builtin_IB_subgroup_setBlock2DAddressPayloadBlock{axis}",
-                       ir.FunctionType(ir.VoidType(), [PRIVATE_PTR, I32])) for axis in "XY"}
-_PAYLOAD_PREFETCH_FNTY = ir.FunctionType(ir.VoidType(), [PRIVATE_PTR, I32, I32, I32])
-
-
-def create_prefetch_payload(bi, builder, surface, rows, cols, count) -> ir.Value:
-    """A 2D block address payload for ``count`` blocks of ``rows x cols`` elements of
-    ``surface`` (base, width bytes, height rows, pitch bytes, x, y): the fields the
-    hardware takes minus one are given minus one (the element size is the message's)."""
-    base, width, height, pitch, x, y = surface
-    one = ir.Constant(I32, 1)
-    args = [builder.ptrtoint(base, I64), builder.sub(width, one), builder.sub(height, one), builder.sub(pitch, one),
-            x, y, ir.Constant(I32, cols), ir.Constant(I32, rows), ir.Constant(I32, count)]
-    return builder.call(bi.declare(*_PAYLOAD_CREATE), args, name="payload")
-
-
-def set_payload_position(bi, builder, payload, x, y) -> None:
-    """Set the block position fields of ``payload`` given (``x``/``y``, None = unchanged)."""
-    for axis, value in (("X", x), ("Y", y)):
-        if value is not None:
-            builder.call(bi.declare(*_PAYLOAD_SET[axis]), [payload, value])
-
-
-def prefetch_through_payload(bi, builder, payload, x, y, elem_bits, rows, cols, count, cache_option: int) -> None:
-    """Set the block position fields given (``x``/``y``, None = unchanged since the
-    payload was made) and prefetch the payload's blocks with IGC's LSC_LDCC ``cache_option``."""
-    set_payload_position(bi, builder, payload, x, y)
-    name = f"__builtin_IB_subgroup_block_read_ap_prefetch_u{elem_bits}_m{rows}k{cols}v{count}"
-    zero = ir.Constant(I32, 0)
-    builder.call(bi.declare(name, _PAYLOAD_PREFETCH_FNTY), [payload, zero, zero, ir.Constant(I32, cache_option)])
-
-
 # --- subgroup block messages per row (no 2D block IO) ---------------------------------
 def _read_rows_or_gather(bi, builder, frag: Fragment, surface) -> ir.Value:
     """The fragment by one block read per row when the block lies inside the surface

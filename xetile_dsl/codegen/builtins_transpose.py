@@ -20,6 +20,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from . import builtins_block2d as b2d
+from . import builtins_payload
 from .mangle import Ptr, mangle, vec
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -115,7 +116,7 @@ def create_read_payload(bi, builder, surface, elem_bits: int, rows: int, cols: i
     base, width, height, pitch, x, y = surface
     cols32 = cols * elem_bits // 32
     dword_surface = [base, width, height, pitch, _dword_x(builder, x, elem_bits), y]
-    return b2d.create_prefetch_payload(bi, builder, dword_surface, rows, cols32, 1)
+    return builtins_payload.create_payload(bi, builder, dword_surface, rows, cols32, 1)
 
 
 def read_through_payload(bi, builder, payload, x, y, elem_bits: int, rows: int, cols: int,
@@ -124,11 +125,9 @@ def read_through_payload(bi, builder, payload, x, y, elem_bits: int, rows: int, 
     payload was made), then the ``read_transpose`` message through ``payload``: the
     ``<cols32 x i32>`` of lane n that the wrapper of :func:`build_load_transposed` reads."""
     cols32 = cols * elem_bits // 32
-    b2d.set_payload_position(bi, builder, payload, None if x is None else _dword_x(builder, x, elem_bits), y)
-    name = f"__builtin_IB_subgroup_block_read_ap_transpose_u32_m{rows}k{cols32}v1"
-    fnty = ir.FunctionType(ir.VectorType(I32, cols32), [b2d.PRIVATE_PTR, I32, I32, I32])
-    zero = ir.Constant(I32, 0)
-    return builder.call(bi.declare(name, fnty), [payload, zero, zero, ir.Constant(I32, cache_option)])
+    builtins_payload.set_position(bi, builder, payload, None if x is None else _dword_x(builder, x, elem_bits), y)
+    return builtins_payload.read_transpose(bi, builder, payload, rows, cols32, cache_option,
+                                           lambda: _intel_read_transpose(bi, rows, cols32))
 
 
 def _row_pairs(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:

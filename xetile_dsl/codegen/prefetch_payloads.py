@@ -9,7 +9,8 @@ surface the loop does not change (its yield is the descriptor moved by
 IGC's address-payload builtins and, in the loop, sets only the coordinates that move
 (a coordinate whose every update adds a constant 0 keeps its value).  On the RFC 2.1
 GEMM this is 68 -> 53 hot-loop instructions (docs/design.md, "Prefetch payloads").
-Everything else keeps the OpenCL prefetch builtin.
+Everything else keeps the OpenCL prefetch builtin.  The CPU device runs the same calls,
+emulated (:mod:`.builtins_payload`).
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from ..dialects import xegpu
 from ..frontend.types import bit_width
 from ..targets.target import PREFETCH_PAYLOAD_CACHE_OPTION
-from . import builtins_block2d
+from . import builtins_block2d, builtins_payload
 
 GLOBAL_PTR = ir.PointerType(addrspace=1)
 
@@ -102,10 +103,11 @@ def candidates(loop: scf.ForOp, kind: type = xegpu.PrefetchNdOp):
 def hoist(gen, loop: scf.ForOp) -> dict:
     """Make, at the builder's position (the loop's preheader), the payload of every
     prefetch of ``loop`` that can keep one; the map prefetch op -> :class:`HoistedPrefetch`
-    for :func:`prefetch`.  Nothing on the CPU device, on targets without 2D block IO, in
-    kernels with 64-bit offsets, or for narrow per-lane arrays."""
+    for :func:`prefetch`.  Nothing on targets without 2D block IO, in kernels with 64-bit
+    offsets, or for narrow per-lane arrays; on the CPU device the payload builtins are
+    emulated (:mod:`.builtins_payload`)."""
     lib, target = gen.lib, gen.target
-    if lib.emulate or not target.has_2d_block_io or gen.wide_offsets:
+    if not target.has_2d_block_io or gen.wide_offsets:
         return {}
     hoisted = {}
     for op, index, moves_x, moves_y in candidates(loop):
@@ -118,7 +120,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
         if (option is None or gen.per_lane_array(op.tensor_desc) or init.base.type != GLOBAL_PTR
                 or not builtins_block2d.prefetch_legal(target, bits, rows, cols, count)):
             continue
-        payload = builtins_block2d.create_prefetch_payload(lib, gen.b, init.surface(), rows, cols, count)
+        payload = builtins_payload.create_payload(lib, gen.b, init.surface(), rows, cols, count)
         hoisted[op] = HoistedPrefetch(payload, moves_x, moves_y, option)
     return hoisted
 
@@ -128,6 +130,7 @@ def prefetch(gen, op: xegpu.PrefetchNdOp, hoisted: HoistedPrefetch) -> None:
     d = gen.v(op.tensor_desc)
     t = op.tensor_desc.type
     rows, cols = t.get_shape()
-    builtins_block2d.prefetch_through_payload(
-        gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None, d.y if hoisted.moves_y else None,
-        bit_width(t.element_type), rows, cols, t.block_attr.arr_len, hoisted.cache_option)
+    builtins_payload.set_position(gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None,
+                                  d.y if hoisted.moves_y else None)
+    builtins_payload.prefetch(gen.lib, gen.b, hoisted.payload, bit_width(t.element_type), rows, cols,
+                              t.block_attr.arr_len, hoisted.cache_option)

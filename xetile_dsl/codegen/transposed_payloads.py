@@ -10,8 +10,10 @@ preheader with IGC's address-payload builtins and, in the loop, sets only its mo
 coordinate (one ``mov`` per message).  Same message, same descriptor; on the f16 A^T.B
 GEMM at 256x256 / [8, 4] x 32x64 this is 130 -> 127 hot-loop instructions.  Only where
 ``Target.hoist_transposed_read_payloads`` says it pays (pvc; Xe2's IGC keeps these
-payloads itself); nothing on the CPU device, in kernels with 64-bit offsets, for narrow
-per-lane arrays, for padded reads or reads with cache hints.
+payloads itself); not in kernels with 64-bit offsets, for narrow per-lane arrays, for
+padded reads or reads with cache hints.  The CPU device (PVC flavour) runs the same
+calls, emulated from the payload's fields (:mod:`.builtins_payload`), so its tests check
+the fields a GPU would read.
 """
 from __future__ import annotations
 
@@ -55,7 +57,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
     """Make, at the builder's position (the loop's preheader), the payload of every
     transposed read of ``loop`` that can keep one; the map load op -> :class:`HoistedRead`
     for :func:`read`."""
-    if gen.lib.emulate or not gen.target.hoist_transposed_read_payloads or gen.wide_offsets:
+    if not gen.target.hoist_transposed_read_payloads or gen.wide_offsets:
         return {}
     hoisted = {}
     for op, index, moves_x, moves_y in candidates(loop, xegpu.LoadNdOp):
