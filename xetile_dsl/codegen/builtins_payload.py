@@ -34,6 +34,8 @@ PRIVATE_PTR = ir.PointerType(addrspace=0)
 _CREATE = "__builtin_IB_subgroup_createBlock2DAddressPayload"
 _CREATE_FIELDS = [I64] + [I32] * 8
 _EMULATED_CREATE = "__xetile_emulated_createBlock2DAddressPayload"
+_COPY = "__builtin_IB_subgroup_copyBlock2DAddressPayload"
+_EMULATED_COPY = "__xetile_emulated_copyBlock2DAddressPayload"
 #: the emulated payload: the create builtin's arguments, in its order
 PAYLOAD_FIELDS = ("base", "width_m1", "height_m1", "pitch_m1", "x", "y", "block_width", "block_height", "blocks")
 _PAYLOAD_TYPE = ir.LiteralStructType(_CREATE_FIELDS)
@@ -70,6 +72,17 @@ def prefetch(bi, builder, payload, elem_bits: int, rows: int, cols: int, count: 
     name = f"__builtin_IB_subgroup_block_read_ap_prefetch_u{elem_bits}_m{rows}k{cols}v{count}"
     zero = ir.Constant(I32, 0)
     builder.call(_prefetch(bi, name), [payload, zero, zero, ir.Constant(I32, cache_option)])
+
+
+def prefetch_moved(bi, builder, payload, elem_bits: int, rows: int, cols: int, count: int, cache_option: int,
+                   x_offset: ir.Value | None, y_offset: ir.Value | None) -> None:
+    """:func:`prefetch` of the payload's blocks moved by (``x_offset``, ``y_offset``;
+    None = 0), through a copy of the payload made here: the payload itself is not written."""
+    moved = _copy(bi, builder, payload)
+    for axis, offset in (("X", x_offset), ("Y", y_offset)):
+        if offset is not None:
+            builder.call(_add(bi, axis), [moved, offset])
+    prefetch(bi, builder, moved, elem_bits, rows, cols, count, cache_option)
 
 
 def read_transpose(bi, builder, payload, rows: int, cols32: int, cache_option: int, emulated_read) -> ir.Value:
@@ -135,6 +148,39 @@ def _set(bi, axis: str) -> ir.Function:
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     payload, value = fn.args
     builder.store(value, _field(builder, payload, axis.lower()))
+    builder.ret_void()
+    return fn
+
+
+def _copy(bi, builder, payload) -> ir.Value:
+    """A copy of ``payload`` (``copyBlock2DAddressPayload``); emulated, into storage in
+    the kernel's entry block, as :func:`create_payload` does."""
+    if not bi.emulate:
+        return builder.call(bi.declare(_COPY, ir.FunctionType(PRIVATE_PTR, [PRIVATE_PTR])), [payload], name="moved")
+    storage = _entry_alloca(builder, _PAYLOAD_TYPE)
+    fn = bi.module.globals.get(_EMULATED_COPY)
+    if fn is None:
+        fn = bi.define_internal(_EMULATED_COPY, ir.FunctionType(ir.VoidType(), [PRIVATE_PTR, PRIVATE_PTR]))
+        at = ir.IRBuilder(fn.append_basic_block("entry"))
+        at.store(at.load(fn.args[1], typ=_PAYLOAD_TYPE), fn.args[0])
+        at.ret_void()
+    builder.call(fn, [storage, payload])
+    return storage
+
+
+def _add(bi, axis: str) -> ir.Function:
+    """``addBlock2DAddressPayloadBlock{axis}``: declared, or (emulation) adds to field x/y."""
+    name = f"__builtin_IB_subgroup_addBlock2DAddressPayloadBlock{axis}"
+    fn = bi.module.globals.get(name)
+    if fn is not None:
+        return fn
+    if not bi.emulate:
+        return bi.declare(name, _SET_FNTY)
+    fn = bi.define_internal(name, _SET_FNTY)
+    builder = ir.IRBuilder(fn.append_basic_block("entry"))
+    payload, value = fn.args
+    field = _field(builder, payload, axis.lower())
+    builder.store(builder.add(builder.load(field, typ=I32), value), field)
     builder.ret_void()
     return fn
 

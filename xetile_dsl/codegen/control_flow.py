@@ -34,7 +34,8 @@ class ControlFlow:
         if narrow is not None:
             lb, ub, step = narrow
         inits = [self._flatten(self.gen.v(x)) for x in op.iter_args]
-        self.gen.hoisted_prefetches.update(prefetch_payloads.hoist(self.gen, op))
+        copied = transposed_payloads.orders_latch(self.gen, op)
+        self.gen.hoisted_prefetches.update(prefetch_payloads.hoist(self.gen, op, copied))
         self.gen.hoisted_reads.update(transposed_payloads.hoist(self.gen, op))
         b.branch(header)
         b.position_at_end(header)

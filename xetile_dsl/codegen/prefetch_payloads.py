@@ -11,6 +11,15 @@ IGC's address-payload builtins and, in the loop, sets only the coordinates that 
 GEMM this is 68 -> 53 hot-loop instructions (docs/design.md, "Prefetch payloads").
 Everything else keeps the OpenCL prefetch builtin.  The CPU device runs the same calls,
 emulated (:mod:`.builtins_payload`).
+
+In a loop that codegen orders for IGC (:func:`.transposed_payloads.orders_latch`,
+:mod:`.latch_order`) the payload is not written in the loop: each prefetch goes through a
+copy moved by the distance its descriptor moved (``copyBlock2DAddressPayload`` and
+``addBlock2DAddressPayloadBlock{X,Y}``, a ``mov (8)`` and an ``add``).  A payload written
+in place is still being read by the last iteration's prefetch when the loop branches
+back, and IGC waits for that with three dummy ``mov``s and a ``sync`` per prefetch
+(ocloc 26.27, pvc).  Elsewhere the in-place form is as short or shorter (GEMMs A.B and
+A.Bt at 128x256: 83 and 80 in place, 91 and 87 through copies).
 """
 from __future__ import annotations
 
@@ -31,12 +40,15 @@ GLOBAL_PTR = ir.PointerType(addrspace=1)
 
 @dataclass(frozen=True)
 class HoistedPrefetch:
-    """A prefetch whose payload was made before its loop: which coordinates it sets."""
+    """A prefetch whose payload was made before its loop at ``origin`` (x, y): which
+    coordinates move, and whether it prefetches through a moved copy (module doc)."""
 
     payload: ir.Value
+    origin: tuple[ir.Value, ir.Value]
     moves_x: bool
     moves_y: bool
     cache_option: int
+    copied: bool
 
 
 def _is_zero(value: SSAValue) -> bool:
@@ -100,12 +112,12 @@ def candidates(loop: scf.ForOp, kind: type = xegpu.PrefetchNdOp):
         yield (op, arg.index - 1, *_moving_axes(inside + carried))
 
 
-def hoist(gen, loop: scf.ForOp) -> dict:
+def hoist(gen, loop: scf.ForOp, copied: bool = False) -> dict:
     """Make, at the builder's position (the loop's preheader), the payload of every
     prefetch of ``loop`` that can keep one; the map prefetch op -> :class:`HoistedPrefetch`
-    for :func:`prefetch`.  Nothing on targets without 2D block IO, in kernels with 64-bit
-    offsets, or for narrow per-lane arrays; on the CPU device the payload builtins are
-    emulated (:mod:`.builtins_payload`)."""
+    for :func:`prefetch`, through moved copies when ``copied``.  Nothing on targets
+    without 2D block IO, in kernels with 64-bit offsets, or for narrow per-lane arrays; on
+    the CPU device the payload builtins are emulated (:mod:`.builtins_payload`)."""
     lib, target = gen.lib, gen.target
     if not target.has_2d_block_io or gen.wide_offsets:
         return {}
@@ -121,16 +133,24 @@ def hoist(gen, loop: scf.ForOp) -> dict:
                 or not builtins_block2d.prefetch_legal(target, bits, rows, cols, count)):
             continue
         payload = builtins_payload.create_payload(lib, gen.b, init.surface(), rows, cols, count)
-        hoisted[op] = HoistedPrefetch(payload, moves_x, moves_y, option)
+        hoisted[op] = HoistedPrefetch(payload, (init.x, init.y), moves_x, moves_y, option, copied)
     return hoisted
 
 
 def prefetch(gen, op: xegpu.PrefetchNdOp, hoisted: HoistedPrefetch) -> None:
-    """The prefetch ``op`` through its hoisted payload: the moving coordinates, then the message."""
+    """The prefetch ``op`` through its hoisted payload: moved in place to the descriptor's
+    position, or (``hoisted.copied``) through a copy offset by the distance the descriptor
+    moved since the payload was made (module doc)."""
     d = gen.v(op.tensor_desc)
     t = op.tensor_desc.type
     rows, cols = t.get_shape()
-    builtins_payload.set_position(gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None,
-                                  d.y if hoisted.moves_y else None)
-    builtins_payload.prefetch(gen.lib, gen.b, hoisted.payload, bit_width(t.element_type), rows, cols,
-                              t.block_attr.arr_len, hoisted.cache_option)
+    shape = (bit_width(t.element_type), rows, cols, t.block_attr.arr_len, hoisted.cache_option)
+    if not hoisted.copied:
+        builtins_payload.set_position(gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None,
+                                      d.y if hoisted.moves_y else None)
+        builtins_payload.prefetch(gen.lib, gen.b, hoisted.payload, *shape)
+        return
+    x0, y0 = hoisted.origin
+    builtins_payload.prefetch_moved(gen.lib, gen.b, hoisted.payload, *shape,
+                                    gen.b.sub(d.x, x0) if hoisted.moves_x else None,
+                                    gen.b.sub(d.y, y0) if hoisted.moves_y else None)

@@ -30,8 +30,8 @@ from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
 from ..targets.slm_budget import SlmBudget
 from ..targets.target import MMA_INPUT_ALIASES
-from . import (a_from_c, constants, coordinates, lane_transpose, message_pieces, nbarrier, prefetch_payloads,
-               scattered_ops, slm, transposed_payloads, vector_ops)
+from . import (a_from_c, constants, coordinates, lane_transpose, latch_order, message_pieces, nbarrier,
+               prefetch_payloads, scattered_ops, slm, transposed_payloads, vector_ops)
 from .builtins_transpose import transpose_kind
 from .control_flow import ControlFlow
 from .intel_builtins import IntelBuiltins
@@ -101,6 +101,8 @@ class _KernelGen:
         for op in fn.body.block.ops:
             self.op(op)
         nbarrier.finish(self)
+        if self.target.order_loop_latches:
+            latch_order.order_latches(kfn)
         params = self._mark_block2d(fn, params)
         large_grf = "xetile.large_grf" in fn.attributes
         return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg,

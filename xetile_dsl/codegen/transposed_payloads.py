@@ -77,3 +77,29 @@ def read(gen, op: xegpu.LoadNdOp, hoisted: HoistedRead) -> ir.Value:
     return builtins_transpose.read_through_payload(
         gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None, d.y if hoisted.moves_y else None,
         bits, rows, cols, READ_PAYLOAD_DEFAULT_CACHE_OPTION)
+
+
+#: DPAS per loop iteration from which ordering the latch pays (benchmarks/gemm_isa.py,
+#: pvc: the A^T.B GEMMs at 16 and 32 DPAS gain 5 and 7 instructions, at 4 and 8 they lose
+#: 1 or 2)
+ORDER_MIN_DPAS = 16
+
+
+def orders_latch(gen, loop: scf.ForOp) -> bool:
+    """Whether codegen orders ``loop``'s latch for IGC (:mod:`.latch_order`, its
+    prefetches through moved payload copies): where ``Target.order_loop_latches`` says
+    it pays, for a loop of at least :data:`ORDER_MIN_DPAS` DPAS whose 16-bit operand A
+    comes from transposed reads that keep a hoisted payload (the A^T.B GEMM)."""
+    if not gen.target.order_loop_latches:
+        return False
+    ops = list(loop.body.block.ops)
+    if sum(isinstance(op, xegpu.DpasOp) for op in ops) < ORDER_MIN_DPAS:
+        return False
+    return any(isinstance(op, xegpu.LoadNdOp) and _is_operand_a(gen, op) for op in ops)
+
+
+def _is_operand_a(gen, op: xegpu.LoadNdOp) -> bool:
+    """Whether ``op`` is one ``read_transpose`` message of 16-bit operand A (one element
+    per lane and row: its halves are de-interleaved into the DPAS operand)."""
+    block = _read_transpose_block(gen, op)
+    return block is not None and block[0] == 16 and tuple(op.tensor_desc.type.map.data) == (1, 1)
