@@ -41,8 +41,10 @@ def at_gemm_prefetched(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.c
     xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
 
 
-CONSTS = {"BM": 32, "BN": 32, "BK": 32, "SN": 2}
-#: M, N, K off the 32x32x32 tiles: the last M tile's second transposed message (16
+#: 32x32 per subgroup: 16 DPAS per K step, a loop codegen orders for IGC on pvc
+#: (codegen/latch_order.py: its prefetches go through moved payload copies)
+CONSTS = {"BM": 32, "BN": 64, "BK": 32, "SN": 2}
+#: M, N, K off the 32x64x32 tiles: the last M tile's second transposed message (16
 #: columns of M) lies outside the width, K's last tile half outside the height
 M, N, K = 48, 40, 80
 DTYPES = {"f16": np.float16, "bf16": ml_dtypes.bfloat16}
@@ -59,18 +61,19 @@ def _inputs(dtype: str):
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_payload_builtins_run_on_the_cpu_device_and_are_exact(dtype):
     """On the PVC flavour the loop's transposed A reads and both prefetches go through
-    payloads made before the loop, emulated from their fields; C is exact (small
-    integers: every product and sum is exact in f32)."""
+    payloads made before the loop (the prefetches through moved copies), emulated from
+    their fields; C is exact (small integers: every product and sum is exact in f32)."""
     sig = {"at": f"{dtype}[:,:]", "b": f"{dtype}[:,:]", "c": "f32[:,:]", "K": "i32"}
     llvm = xd.compile(at_gemm_prefetched, sig, CONSTS, target="cpu-pvc").asm["llvm"]
     defined = set(re.findall(r'^define [^@]*@"?(\w+)', llvm, re.M))
     assert {"__xetile_emulated_createBlock2DAddressPayload", "__builtin_IB_subgroup_setBlock2DAddressPayloadBlockY",
             "__builtin_IB_subgroup_block_read_ap_transpose_u32_m16k8v1"} <= defined
     assert any(name.startswith("__builtin_IB_subgroup_block_read_ap_prefetch_u16") for name in defined)
+    assert {"__xetile_emulated_copyBlock2DAddressPayload", "__builtin_IB_subgroup_addBlock2DAddressPayloadBlockY"} <= defined
     assert not any(name.startswith("__xetile_load2d_read_transpose") for name in defined)  # every A read: payload
     a, b, at_in, b_in = _inputs(dtype)
     c = np.zeros((M, N), np.float32)
-    at_gemm_prefetched.on("cpu-pvc")[(M + 31) // 32, (N + 31) // 32](at_in, b_in, c, K, **CONSTS)
+    at_gemm_prefetched.on("cpu-pvc")[(M + 31) // 32, (N + 63) // 64](at_in, b_in, c, K, **CONSTS)
     np.testing.assert_array_equal(c, (a @ b).astype(np.float32))
 
 
@@ -81,5 +84,5 @@ def test_arc_flavour_keeps_plain_reads_and_is_exact():
     assert "Block2DAddressPayload" not in llvm
     a, b, at_in, b_in = _inputs("f16")
     c = np.zeros((M, N), np.float32)
-    at_gemm_prefetched.on("cpu-arc")[(M + 31) // 32, (N + 31) // 32](at_in, b_in, c, K, **CONSTS)
+    at_gemm_prefetched.on("cpu-arc")[(M + 31) // 32, (N + 63) // 64](at_in, b_in, c, K, **CONSTS)
     np.testing.assert_array_equal(c, (a @ b).astype(np.float32))
