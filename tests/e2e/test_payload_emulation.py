@@ -69,7 +69,8 @@ def test_payload_builtins_run_on_the_cpu_device_and_are_exact(dtype):
     assert {"__xetile_emulated_createBlock2DAddressPayload", "__builtin_IB_subgroup_setBlock2DAddressPayloadBlockY",
             "__builtin_IB_subgroup_block_read_ap_transpose_u32_m16k8v1"} <= defined
     assert any(name.startswith("__builtin_IB_subgroup_block_read_ap_prefetch_u16") for name in defined)
-    assert {"__xetile_emulated_copyBlock2DAddressPayload", "__builtin_IB_subgroup_addBlock2DAddressPayloadBlockY"} <= defined
+    assert {"__xetile_emulated_copyBlock2DAddressPayload",
+            "__builtin_IB_subgroup_addBlock2DAddressPayloadBlockY"} <= defined
     assert not any(name.startswith("__xetile_load2d_read_transpose") for name in defined)  # every A read: payload
     a, b, at_in, b_in = _inputs(dtype)
     c = np.zeros((M, N), np.float32)

@@ -48,7 +48,8 @@ _PITCH_ALIGN = 16
 def create_payload(bi, builder, surface, rows: int, cols: int, count: int) -> ir.Value:
     """The address payload for ``count`` blocks of ``rows x cols`` elements of ``surface``
     (base, width bytes, height rows, pitch bytes, x, y): the fields the hardware takes
-    minus one are given minus one (the element size is the message's).  Emulated, the payload lives in the kernel's entry block (module doc)."""
+    minus one are given minus one (the element size is the message's).  Emulated, the
+    payload lives in the kernel's entry block (module doc)."""
     base, width, height, pitch, x, y = surface
     one = ir.Constant(I32, 1)
     args = [builder.ptrtoint(base, I64), builder.sub(width, one), builder.sub(height, one), builder.sub(pitch, one),

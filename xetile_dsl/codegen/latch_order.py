@@ -4,7 +4,7 @@ IGC schedules a loop body from the order it is given, and on the A^T.B GEMM (ocl
 26.27) that order decides how many synchronisations and dummy moves the hot loop keeps:
 
 * each prefetch through an address payload goes through a copy of the payload
-  (:func:`.builtins_payload.prefetch`); when the copies of consecutive prefetches come
+  (:func:`.builtins_payload.prefetch_moved`); when the copies of consecutive prefetches come
   before their messages, IGC gives them distinct registers, and no copy is rewritten
   while a prefetch still reads it (a rewrite costs three dummy ``mov``s and a ``sync``);
 * the DPAS calls go after the body's loads and the moves that build their operands:
@@ -16,7 +16,8 @@ reorderings inside one basic block, the latch (the block that branches back to
 a loop header), of calls without memory effects that IGC can see (DPAS) or of prefetch
 hints; nothing moves across another block.  A DPAS stays in place when something other
 than a later DPAS or the loop's phis uses its result.  On the 256x256 A^T.B GEMM of
-benchmarks/gemm_isa.py this is 127 -> 120 hot-loop instructions (123 with the payload copies alone) (docs/design.md, AtB).
+benchmarks/gemm_isa.py this is 127 -> 120 hot-loop instructions (123 with the payload
+copies alone; docs/design.md, "A^T.B loops ordered for IGC").
 """
 from __future__ import annotations
 
