@@ -6,7 +6,8 @@ import ast
 import math as pymath
 
 from xdsl.dialects import arith, math
-from xdsl.dialects.builtin import VectorType, f32, i1, i32
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType, f32, i1, i32
+from xdsl.ir import OpResult
 
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
@@ -301,7 +302,25 @@ def build_transpose(builder, node: ast.Call):
     wg = _wg_map_arg(builder, args, (n, m), "transpose")
     src = _wg_map_arg(builder, {"wg_map": args["source_wg_map"]} if "source_wg_map" in args else {}, (m, n),
                       "transpose (source_wg_map)")
+    folded = _transposed_constant(builder, x, m, n) if wg is None and src is None else None
+    if folded is not None:
+        return folded
     return builder.emit(xetile.TileTransposeOp(x, [1, 0], VectorType(sem.elem_of(x), [n, m]), wg, src)).result
+
+
+def _transposed_constant(builder, x, m: int, n: int):
+    """The transpose of a constant tile (``xt.transpose(xt.arange(0, N))``, the index column
+    of a mask) as a constant of the transposed shape, None for other values.  A constant
+    column is lane-local everywhere after it, where a tile_transpose would be a cross-lane
+    exchange (SLM or a per-lane read of the whole row) and would keep the tiles of its
+    block from being coalesced into large 2D block messages (lowering/block_messages.py)."""
+    owner = x.owner if isinstance(x, OpResult) else None
+    if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
+        return None
+    values = owner.value.get_values()
+    if len(values) == 1:
+        values = values * (m * n)  # a splat
+    return sem.dense(builder, [values[i * n + j] for j in range(n) for i in range(m)], sem.elem_of(x), (n, m))
 
 
 build_tile_transpose = build_transpose

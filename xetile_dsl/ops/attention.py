@@ -46,7 +46,7 @@ def _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT: xt.constexpr, SCALED: xt.
 
 
 @xd.jit
-def attention_kernel(q, k, v, o, diag, kidx, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+def attention_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
                      D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
     """o = softmax(q k^T * qk_scale / log2(e)) v for the head program_id(1) (rows
     [head * NP, head * NP + N) of the [Z * H * NP, D] views) and queries
@@ -79,20 +79,20 @@ def attention_kernel(q, k, v, o, diag, kidx, N, NP, qk_scale, CAUSAL: xt.constex
         tk = xt.update_tile_offset(tk, BN, 0)
         tv = xt.update_tile_offset(tv, 0, BN)
     if unmasked < end:
-        # diag[j, i] = j - i: key unmasked + j is after query qblk + i when j - i > qblk - unmasked;
-        # kidx[j, i] = j (loaded tables: transposing xt.arange to a column hits a compiler bug today)
+        # key unmasked + j is after query qblk + i when j - i > qblk - unmasked
         s = xt.tile_mma(xt.load_tile(tk), xt.load_tile(tq), xt.zeros([BN, BM], xt.float32))
         if SCALED:
             s = s * qk_scale
-        s = xt.where(xt.load_tile(xt.init_tile(kidx, [0, 0], [BN, BM])) < N - unmasked, s, float("-inf"))
+        keys = xt.transpose(xt.arange(0, BN))
+        s = xt.where(keys < N - unmasked, s, float("-inf"))
         if CAUSAL:
-            s = xt.where(xt.load_tile(xt.init_tile(diag, [0, 0], [BN, BM])) <= qblk - unmasked, s, float("-inf"))
+            s = xt.where(keys - xt.arange(0, BM) <= qblk - unmasked, s, float("-inf"))
         m, s_sum, acc = _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
     xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [0, base + qblk], [D, BM], order=(0, 1)))
 
 
 @xd.jit
-def attention_rows_kernel(q, k, v, o, diag, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr, D: xt.constexpr,
+def attention_rows_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr, D: xt.constexpr,
                      BM: xt.constexpr, BN: xt.constexpr):
     """:func:`attention_kernel` untransposed (queries x keys), for targets without 2D block
     messages (ARC), where the transposed form's ``order=(0, 1)`` tiles would be gathers:
@@ -109,9 +109,8 @@ def attention_rows_kernel(q, k, v, o, diag, N, NP, qk_scale, CAUSAL: xt.constexp
     end = N
     if CAUSAL:
         end = qblk + BM
-    # diag[i, j] = j - i: key start + j is after query qblk + i when j - i > qblk - start (a
-    # loaded table because transposing xt.arange to a column hits a compiler bug today)
-    offsets = xt.load_tile(xt.init_tile(diag, [0, 0], [BM, BN]))
+    # offsets[i, j] = j - i: key start + j is after query qblk + i when j - i > qblk - start
+    offsets = xt.arange(0, BN) - xt.transpose(xt.arange(0, BM))
     for start in range(0, end, BN):
         s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32)) * qk_scale
         keys = xt.arange(0, BN) + start
@@ -152,25 +151,22 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
         arrays.empty_like_input(q, (Z, H, N, D), dtype)
     buffer = result.reshape(Z * H * N, D) if NP == N else np.zeros((Z * H * NP, D), dtype)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
-    kernel, tables, options = _kernel_and_tables(target, BM, BN, qk_scale)
+    kernel, options = _kernel_and_options(target, qk_scale)
     event = kernel.on(target)[(NP // BM, Z * H)](
-        *flat, buffer, *(arrays.host_like_input(t, q) for t in tables), N, NP, qk_scale, CAUSAL=bool(causal),
+        *flat, buffer, N, NP, qk_scale, CAUSAL=bool(causal),
         OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN, **options)
     if NP != N:
         np.copyto(result, buffer.reshape(Z, H, NP, D)[:, :, :N])
     return result, event
 
 
-def _kernel_and_tables(target: str, BM: int, BN: int, qk_scale: float):
-    """The kernel form configs.ATTENTION_FORM names for ``target``, its mask tables
-    (transposed, diag[j, i] = j - i and kidx[j, i] = j ([BN, BM]); by rows, diag[i, j] =
-    j - i) and options: a positive scale is applied in the exp2's fma (SCALED = False; a
-    zero or negative one would turn the masks' -inf into NaN or +inf there)."""
-    keys, queries = np.arange(BN, dtype=np.int32), np.arange(BM, dtype=np.int32)
+def _kernel_and_options(target: str, qk_scale: float):
+    """The kernel form configs.ATTENTION_FORM names for ``target`` and its options: a
+    positive scale is applied in the exp2's fma (SCALED = False; a zero or negative one
+    would turn the masks' -inf into NaN or +inf there)."""
     if configs.attention_form(target) == "transposed":
-        kidx = np.repeat(keys[:, None], BM, axis=1)
-        return attention_kernel, (kidx - queries[None, :], kidx), {"SCALED": not qk_scale > 0}
-    return attention_rows_kernel, (keys[None, :] - queries[:, None],), {}
+        return attention_kernel, {"SCALED": not qk_scale > 0}
+    return attention_rows_kernel, {}
 
 
 def _check(q, k, v) -> tuple[int, int, int, int]:
