@@ -24,10 +24,12 @@ from __future__ import annotations
 from llvmlite import ir
 
 #: what names the calls this module moves (IGC's DPAS builtins, the payload prefetches
-#: and the payload builtins that feed them)
+#: and the payload builtins that feed them; on the CPU device the copy is the emulated
+#: one, builtins_payload.py, so the CPU runs the same order)
 _DPAS = "_matrix_mad_k"
 _PREFETCH = "__builtin_IB_subgroup_block_read_ap_prefetch_"
-_PAYLOAD_FEED = ("__builtin_IB_subgroup_copyBlock2DAddressPayload", "__builtin_IB_subgroup_addBlock2DAddressPayload")
+_COPIES = ("__builtin_IB_subgroup_copyBlock2DAddressPayload", "__xetile_emulated_copyBlock2DAddressPayload")
+_PAYLOAD_FEED = _COPIES + ("__builtin_IB_subgroup_addBlock2DAddressPayload",)
 _LOOP_HEADERS = ("for.header", "while.before")
 
 
@@ -35,7 +37,7 @@ def order_latches(fn: ir.Function) -> None:
     """Reorder the loop latch blocks of ``fn`` that prefetch through payload copies (the
     loops :func:`.transposed_payloads.orders_latch` chose; module doc)."""
     for block in fn.blocks:
-        if _is_latch(block) and any(_callee(i).startswith(_PAYLOAD_FEED[0]) for i in block.instructions):
+        if _is_latch(block) and any(_callee(i).startswith(_COPIES) for i in block.instructions):
             body = block.instructions[:-1]
             body = _prefetches_after_their_copies(body)
             block.instructions[:-1] = _dpas_last(body)
