@@ -26,7 +26,6 @@ from . import stage_log
 from .knobs import debug_tracebacks
 from ._lazy import LazyModule
 from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError
-from .frontend.build import build_module
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .stage_log import StageLog
@@ -37,6 +36,7 @@ from .tools import spirv_tools
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
+frontend = LazyModule("xetile_dsl.frontend.build")
 simt_to_llvm = LazyModule("xetile_dsl.codegen.simt_to_llvm")
 spirv_emit = LazyModule("xetile_dsl.codegen.spirv_emit")
 dialects = LazyModule("xetile_dsl.dialects")
@@ -262,7 +262,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     stats["compiles"] += 1
     try:
         with log.timed("frontend"):
-            module, written = build_module(fn, args, constants, gpu)
+            module, written = frontend.build_module(fn, args, constants, gpu)
         log.after_module("frontend", module)
         if target == "interpret":
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
@@ -459,9 +459,19 @@ def component_versions() -> str:
 
     LLVM is named by the library llvmlite loads (its size and modification time), read
     without loading it: a launch served by the cache need not load LLVM at all."""
-    return json.dumps({"python": f"{platform.python_implementation()} {sys.version}", "xdsl": str(xdsl.__version__),
+    return json.dumps({"python": f"{platform.python_implementation()} {sys.version}", "xdsl": _xdsl_version(),
                        "llvmlite": str(llvmlite.__version__), "llvm": _llvm_library_identity(),
                        "numpy": np.__version__}, sort_keys=True)
+
+
+def _xdsl_version() -> str:
+    """xDSL's version, from the name of its ``xdsl-<version>.dist-info`` folder beside the
+    package when there is one: ``xdsl.__version__`` asks importlib.metadata, whose import
+    and search cost a warm process ~80 ms of its first launch."""
+    found = sorted(p.name for p in Path(xdsl.__file__).parent.parent.glob("xdsl-*.dist-info"))
+    if len(found) == 1:
+        return found[0][len("xdsl-"):-len(".dist-info")]
+    return str(xdsl.__version__)
 
 
 def _llvm_library_identity() -> list:
@@ -479,4 +489,4 @@ def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = 
     such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
     fn = getattr(fn, "fn", fn)
     flavour, _ = resolve_target(target)
-    return build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]
+    return frontend.build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]
