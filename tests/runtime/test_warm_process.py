@@ -21,7 +21,9 @@ ROOT = HERE.parent.parent
 
 #: modules only a compile needs; a warm process must not load any of them
 COMPILE_ONLY = ("xdsl.dialects", "xdsl.irdl", "xetile_dsl.frontend.build", "xetile_dsl.dialects",
-                "xetile_dsl.lowering", "xetile_dsl.codegen", "llvmlite.binding")
+                "xetile_dsl.lowering", "xetile_dsl.codegen", "xetile_dsl.stage_log", "llvmlite.binding",
+                # SPIR-V validation: not needed when the program binary is loaded instead
+                "xetile_dsl.tools.spirv_tools")
 
 
 @xd.jit
