@@ -289,7 +289,8 @@ def _generate(log: stage_log.StageLog, module, gpu, emulate: bool, narrow: froze
     return llvm_text, abi
 
 
-def _finish(kernel: CompiledKernel, log: stage_log.StageLog, llvm_text: str, gpu, emulate: bool, isa: bool) -> CompiledKernel:
+def _finish(kernel: CompiledKernel, log: stage_log.StageLog, llvm_text: str, gpu, emulate: bool,
+            isa: bool) -> CompiledKernel:
     """The stages after codegen, shared by :func:`compile` and :func:`compile_mlir`:
     build options, SPIR-V (validated) and, when asked, the machine code."""
     abi = kernel.abi
