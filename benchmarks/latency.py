@@ -49,11 +49,11 @@ RFC21_CONST = {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4, "PF": 2, "ACC":
 
 # --- fresh processes ------------------------------------------------------------------------
 
-def _child(code: str, env: dict | None = None) -> dict:
+def _child(code: str, env: dict | None = None, argv: list | None = None) -> dict:
     """Run ``code`` in a new Python process; its last output line is a JSON dict."""
     full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full_env)
+    proc = subprocess.run([sys.executable, "-c", code, *(argv or [])], capture_output=True, text=True, env=full_env)
     if proc.returncode:
         raise RuntimeError(f"child failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -90,22 +90,91 @@ _FIRST_LAUNCH = textwrap.dedent("""
     matmul_kernel[(2, 2)](a, b, c, 48, BM=32, BN=32, BK=16)
     t2 = time.perf_counter()
     exact = bool(np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32)))
+    from xetile_dsl import compiler
+    from xetile_dsl.runtime import program_cache
+    out = {"import": t1 - t0, "first_launch": t2 - t1, "exact": exact, "compiles": compiler.stats["compiles"],
+           "programs": program_cache.stats}
+    if len(sys.argv) > 1:          # what the bare launch of the same program needs (after the clock)
+        loaded, grid3, runtime = matmul_kernel.resolve((2, 2), None, (a, b, c, 48), dict(BM=32, BN=32, BK=16))
+        prep = loaded.prepare(grid3, runtime)
+        out["bare"] = {"kernel": loaded.abi.kernel_name, "global": list(prep.global_size),
+                       "local": list(prep.local_size),
+                       "args": [[type(x).__name__, getattr(x, "value", None)] for x in prep.native_args]}
+    print(json.dumps(out))
+""").replace("import json, time", "import json, sys, time", 1)
+
+_BARE_FIRST_LAUNCH = textwrap.dedent("""
+    import glob, json, os, sys, time
+    t0 = time.perf_counter()
+    import numpy as np
+    from xetile_dsl.runtime.opencl_programs import native_builder
+    t1 = time.perf_counter()
+    info = json.loads(sys.argv[1])
+    import ctypes
+    import dpctl
+    import dpctl.memory
+    queue = dpctl.SyclQueue("opencl:cpu")
+    (entry,) = [os.path.dirname(p) for p in glob.glob(os.path.join(info["cache"], "*", "program.bin"))]
+    with open(os.path.join(entry, "program.json")) as f:
+        options = json.load(f)["options"]
+    with open(os.path.join(entry, "program.bin"), "rb") as f:
+        program = native_builder(queue).from_binary(f.read(), options)
+    kernel = program.get_sycl_kernel(info["kernel"])
+    rng = np.random.default_rng(0)
+    a = rng.integers(-2, 3, (64, 48)).astype(np.float16)
+    b = rng.integers(-2, 3, (48, 64)).astype(np.float16)
+    c = np.zeros((64, 64), np.float32)
+    host = [x.reshape(-1).view(np.uint8) for x in (a, b, c)]
+    bufs = [dpctl.memory.MemoryUSMDevice(h.nbytes, queue=queue) for h in host]
+    for buf, h in zip(bufs, host):
+        buf.copy_from_host(h)
+    arrays, args = iter(bufs), []
+    for kind, value in info["args"]:
+        args.append(getattr(ctypes, kind)(value) if kind.startswith("c_") else next(arrays))
+    queue.submit(kernel, args, info["global"], info["local"]).wait()
+    bufs[2].copy_to_host(host[2])
+    t2 = time.perf_counter()
+    exact = bool(np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32)))
     print(json.dumps({"import": t1 - t0, "first_launch": t2 - t1, "exact": exact}))
 """)
 
 
 def first_launches(warm_reps: int) -> dict:
-    """Cold, warm and warm-without-program-binaries first launches of the README GEMM."""
-    with tempfile.TemporaryDirectory(prefix="xetile-latency-") as cache:
+    """Cold, warm and warm-without-program-binaries first launches of the README GEMM, and
+    the bare baseline: a fresh process that loads the same program binary with dpctl
+    (queue, program from binary, USM copies, submit, wait, copy back) -- what the runtime
+    itself costs; "above bare" is ours minus that.  Warm runs also with Python's bytecode
+    cached (``PYTHONDONTWRITEBYTECODE=1`` compiles every imported source file in each
+    process; an installed package has its .pyc files)."""
+    with tempfile.TemporaryDirectory(prefix="xetile-latency-") as cache, \
+            tempfile.TemporaryDirectory(prefix="xetile-pyc-") as pyc:
         env = {"XETILE_CACHE_DIR": cache}
-        cold = _child(_FIRST_LAUNCH, env)
-        warm = [_child(_FIRST_LAUNCH, env) for _ in range(warm_reps)]
+        pyc_env = dict(env, PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=pyc)
+        cold = _child(_FIRST_LAUNCH, env, ["bare"])
+        bare_info = json.dumps(dict(cold["bare"], cache=cache))
+        _child(_FIRST_LAUNCH, pyc_env)                          # writes the bytecode
+        warm, bare, warm_pyc, bare_pyc = [], [], [], []
+        for _ in range(warm_reps):                              # alternating: load hits both alike
+            warm.append(_child(_FIRST_LAUNCH, env))
+            bare.append(_child(_BARE_FIRST_LAUNCH, env, [bare_info]))
+            warm_pyc.append(_child(_FIRST_LAUNCH, pyc_env))
+            bare_pyc.append(_child(_BARE_FIRST_LAUNCH, pyc_env, [bare_info]))
         no_binaries = [_child(_FIRST_LAUNCH, dict(env, XETILE_PROGRAM_CACHE="0")) for _ in range(warm_reps)]
-    if not cold["exact"] or not all(r["exact"] for r in warm + no_binaries):
+    runs = [cold] + warm + bare + warm_pyc + bare_pyc + no_binaries
+    if not all(r["exact"] for r in runs):
         raise RuntimeError("a first launch computed a wrong result")
+    if any(r["compiles"] or r["programs"]["built"] for r in warm + warm_pyc):
+        raise RuntimeError(f"a warm process compiled or built from SPIR-V: {warm + warm_pyc}")
     med = lambda runs, key: statistics.median(r[key] for r in runs)   # noqa: E731
     return {"cold_s": cold["first_launch"], "warm_s": med(warm, "first_launch"),
-            "warm_import_s": med(warm, "import"), "warm_no_binary_cache_s": med(no_binaries, "first_launch")}
+            "warm_range_s": [min(r["first_launch"] for r in warm), max(r["first_launch"] for r in warm)],
+            "warm_import_s": med(warm, "import"), "bare_s": med(bare, "first_launch"),
+            "warm_above_bare_s": statistics.median(w["first_launch"] - b["first_launch"] for w, b in zip(warm, bare)),
+            "warm_bytecode_cached_s": med(warm_pyc, "first_launch"),
+            "bare_bytecode_cached_s": med(bare_pyc, "first_launch"),
+            "warm_above_bare_bytecode_cached_s": statistics.median(
+                w["first_launch"] - b["first_launch"] for w, b in zip(warm_pyc, bare_pyc)),
+            "warm_no_binary_cache_s": med(no_binaries, "first_launch")}
 
 
 # --- compiles ---------------------------------------------------------------------------------
@@ -326,28 +395,50 @@ def _pyopencl_overhead(a, b, expected, rounds, launches) -> dict:
 # --- report -------------------------------------------------------------------------------------
 
 def _print(report: dict) -> None:
-    imp = report["import"]
+    if "import" in report:
+        _print_import(report["import"])
+    if "first_launch" in report:
+        _print_first_launch(report["first_launch"])
+    if "compile" in report:
+        _print_compile(report["compile"])
+    for name, row in report.get("launch", {}).items():
+        print(f"launch {name:<20} {row['ours_us']:8.1f} us   bare {row['bare_us']:.1f} us, "
+              f"ratio {row['ratio']:.2f}x (goal <= 1.3x)")
+        if "bare_ordered_us" in row:
+            print(f"  bare, each submit after the previous {row['bare_ordered_us']:.1f} us, "
+                  f"ratio {row['ratio_to_ordered']:.2f}x")
+
+
+def _print_import(imp: dict) -> None:
     print(f"import xetile_dsl          {imp['xetile_dsl'] * 1e3:8.1f} ms   (import numpy {imp['numpy'] * 1e3:.1f} ms, "
           f"ratio {imp['xetile_dsl'] / imp['numpy']:.2f}x; goal <= 250 ms)")
     print(f"  with bytecode cached     {imp['xetile_dsl_bytecode_cached'] * 1e3:8.1f} ms   (as installed: .pyc files)")
-    first = report["first_launch"]
+
+
+def _print_first_launch(first: dict) -> None:
     print(f"first launch, cold         {first['cold_s'] * 1e3:8.1f} ms   (fresh process, empty cache)")
     print(f"first launch, warm         {first['warm_s'] * 1e3:8.1f} ms   (1/{first['cold_s'] / first['warm_s']:.0f} "
-          f"of cold; goal <= 1/20 and <= 50 ms above import)")
+          f"of cold, range {first['warm_range_s'][0] * 1e3:.0f}-{first['warm_range_s'][1] * 1e3:.0f} ms; "
+          f"goal <= 1/20 and <= 50 ms above bare)")
+    above = first["warm_above_bare_s"] * 1e3
+    print(f"  bare dpctl from binary   {first['bare_s'] * 1e3:8.1f} ms   (ours {above:+.1f} ms above it: dpctl import, "
+          f"queue, program from binary, copies, submit)")
+    above = first["warm_above_bare_bytecode_cached_s"] * 1e3
+    print(f"  with bytecode cached     {first['warm_bytecode_cached_s'] * 1e3:8.1f} ms   (bare "
+          f"{first['bare_bytecode_cached_s'] * 1e3:.1f} ms, ours {above:+.1f} ms above it; as installed: .pyc files)")
     print(f"  without program binaries {first['warm_no_binary_cache_s'] * 1e3:8.1f} ms   (XETILE_PROGRAM_CACHE=0)")
-    comp = report["compile"]
+
+
+def _print_compile(comp: dict) -> None:
     for name in ("readme_gemm", "rfc21_gemm"):
         stages = ", ".join(f"{k[:-2]} {v * 1e3:.0f} ms" for k, v in comp[name].items() if k != "total_s")
         print(f"compile {name:<18} {comp[name]['total_s'] * 1e3:8.1f} ms   ({stages})")
     em = comp["emissions"]
     print(f"{comp['different_kernels']} different compiles   re-emitted in a new process: {em.get('reemitted', 0)} "
           f"(emissions {json.dumps(em)})")
-    for name, row in report["launch"].items():
-        print(f"launch {name:<20} {row['ours_us']:8.1f} us   bare {row['bare_us']:.1f} us, "
-              f"ratio {row['ratio']:.2f}x (goal <= 1.3x)")
-        if "bare_ordered_us" in row:
-            print(f"  bare, each submit after the previous {row['bare_ordered_us']:.1f} us, "
-                  f"ratio {row['ratio_to_ordered']:.2f}x")
+
+
+SECTIONS = ("import", "first_launch", "compile", "launch")
 
 
 def main() -> None:
@@ -358,10 +449,13 @@ def main() -> None:
     ap.add_argument("--launches", type=int, default=2000)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--process-reps", type=int, default=3, help="fresh processes per import / warm launch")
+    ap.add_argument("--only", nargs="+", choices=SECTIONS, default=list(SECTIONS), help="measure only these parts")
     opts = ap.parse_args()
-    report = {"import": import_times(opts.process_reps), "first_launch": first_launches(opts.process_reps),
-              "compile": compile_times(opts.compile_reps, opts.compiles),
-              "launch": launch_overheads(opts.rounds, opts.launches)}
+    measure = {"import": lambda: import_times(opts.process_reps),
+               "first_launch": lambda: first_launches(opts.process_reps),
+               "compile": lambda: compile_times(opts.compile_reps, opts.compiles),
+               "launch": lambda: launch_overheads(opts.rounds, opts.launches)}
+    report = {name: measure[name]() for name in SECTIONS if name in opts.only}
     if opts.json:
         print(json.dumps(report, indent=1))
     else:

@@ -22,21 +22,20 @@ import llvmlite
 import numpy as np
 import xdsl
 
-from . import stage_log
 from .knobs import debug_tracebacks
 from ._lazy import LazyModule
 from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError
-from .frontend.build import build_module
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
-from .stage_log import StageLog
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .targets import TARGETS, get_target
 from .targets.target import rows_need_per_lane
-from .tools import spirv_tools
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
+frontend = LazyModule("xetile_dsl.frontend.build")
+stage_log = LazyModule("xetile_dsl.stage_log")
+spirv_tools = LazyModule("xetile_dsl.tools.spirv_tools")
 simt_to_llvm = LazyModule("xetile_dsl.codegen.simt_to_llvm")
 spirv_emit = LazyModule("xetile_dsl.codegen.spirv_emit")
 dialects = LazyModule("xetile_dsl.dialects")
@@ -246,7 +245,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            kernel = _compile_kernel(fn, args, constants, target, isa, StageLog(dump))
+            kernel = _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump))
     finally:
         for w in caught:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
@@ -255,14 +254,14 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
 
 
 def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
-                    log: StageLog) -> CompiledKernel:
+                    log: stage_log.StageLog) -> CompiledKernel:
     flavour, emulate = resolve_target(target)
     gpu = get_target(flavour)
     src = KernelSource.of(fn)
     stats["compiles"] += 1
     try:
         with log.timed("frontend"):
-            module, written = build_module(fn, args, constants, gpu)
+            module, written = frontend.build_module(fn, args, constants, gpu)
         log.after_module("frontend", module)
         if target == "interpret":
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
@@ -282,7 +281,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     return _finish(CompiledKernel(src.name, target, abi, asm), log, llvm_text, gpu, emulate, isa)
 
 
-def _generate(log: StageLog, module, gpu, emulate: bool, narrow: frozenset = frozenset()):
+def _generate(log: stage_log.StageLog, module, gpu, emulate: bool, narrow: frozenset = frozenset()):
     """(LLVM IR text, ABI) of the lowered ``module``: the ``llvm`` stage."""
     with log.timed("llvm"):
         llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate, narrow)
@@ -290,7 +289,8 @@ def _generate(log: StageLog, module, gpu, emulate: bool, narrow: frozenset = fro
     return llvm_text, abi
 
 
-def _finish(kernel: CompiledKernel, log: StageLog, llvm_text: str, gpu, emulate: bool, isa: bool) -> CompiledKernel:
+def _finish(kernel: CompiledKernel, log: stage_log.StageLog, llvm_text: str, gpu, emulate: bool,
+            isa: bool) -> CompiledKernel:
     """The stages after codegen, shared by :func:`compile` and :func:`compile_mlir`:
     build options, SPIR-V (validated) and, when asked, the machine code."""
     abi = kernel.abi
@@ -310,7 +310,7 @@ def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
     return frozenset(name for name, spec in args.items() if spec.kind == "array" and spec.spec == NARROW)
 
 
-def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: StageLog) -> dict:
+def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: stage_log.StageLog) -> dict:
     """``lower``; each pass's LoweringWarning is re-issued at the user's line."""
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", LoweringWarning)
@@ -404,7 +404,7 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>", dump: str
         raise UsageError("compile_mlir compiles; run MLIR text in the interpreter with "
                          "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
     gpu = get_target(flavour)
-    log = StageLog(dump)
+    log = stage_log.StageLog(dump)
     with log.timed("frontend"):
         module = dialects.parse_module(text, name)
         module.verify()
@@ -459,9 +459,19 @@ def component_versions() -> str:
 
     LLVM is named by the library llvmlite loads (its size and modification time), read
     without loading it: a launch served by the cache need not load LLVM at all."""
-    return json.dumps({"python": f"{platform.python_implementation()} {sys.version}", "xdsl": str(xdsl.__version__),
+    return json.dumps({"python": f"{platform.python_implementation()} {sys.version}", "xdsl": _xdsl_version(),
                        "llvmlite": str(llvmlite.__version__), "llvm": _llvm_library_identity(),
                        "numpy": np.__version__}, sort_keys=True)
+
+
+def _xdsl_version() -> str:
+    """xDSL's version, from the name of its ``xdsl-<version>.dist-info`` folder beside the
+    package when there is one: ``xdsl.__version__`` asks importlib.metadata, whose import
+    and search cost a warm process ~80 ms of its first launch."""
+    found = sorted(p.name for p in Path(xdsl.__file__).parent.parent.glob("xdsl-*.dist-info"))
+    if len(found) == 1:
+        return found[0][len("xdsl-"):-len(".dist-info")]
+    return str(xdsl.__version__)
 
 
 def _llvm_library_identity() -> list:
@@ -479,4 +489,4 @@ def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = 
     such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
     fn = getattr(fn, "fn", fn)
     flavour, _ = resolve_target(target)
-    return build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]
+    return frontend.build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]

@@ -5,6 +5,9 @@ others in the same process may define ids twice; the compiler used to notice and
 again in a new Python process.  Now every module after the process's first is emitted by
 a fork of an emitter process that never emits itself: each module must come out exactly
 as a brand-new process emits it, and nothing is ever emitted twice."""
+import os
+import time
+
 import pytest
 
 from xetile_dsl.codegen import spirv_emit
@@ -49,6 +52,46 @@ def test_backend_errors_come_back_from_the_emitter():
     assert spirv_emit._emitted_here
     with pytest.raises(spirv_emit.SpirvEmitError, match="invalid LLVM IR"):
         spirv_emit.emit_spirv("define void @broken( {")
+
+
+def test_the_emitter_forks_its_child_before_the_module_arrives():
+    """Between modules the emitter process already has the child that will emit the next
+    one (forked after the last reply, not when the module arrives); that child serves the
+    next module and a new one takes its place."""
+    spirv_emit.emit_spirv(_tiny_kernel())
+    emitter = spirv_emit._emitter
+    assert emitter is not None and emitter.alive()
+    (spare,) = _children_soon(emitter.proc.pid, lambda found: len(found) == 1)
+    assert spirv_emit.emit_spirv(_tiny_kernel())[:4] == b"\x03\x02\x23\x07"
+    assert spirv_emit._emitter is emitter
+    (next_spare,) = _children_soon(emitter.proc.pid, lambda found: len(found) == 1 and spare not in found)
+    assert next_spare != spare
+
+
+def _children_soon(pid: int, ready, seconds: float = 30.0) -> list[int]:
+    """The child processes of ``pid`` once ``ready(children)`` holds (or after ``seconds``)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = _children(pid)
+        if ready(found) or time.monotonic() > deadline:
+            return found
+        time.sleep(0.02)
+
+
+def _children(pid: int) -> list[int]:
+    """Live (not zombie) child processes of ``pid``, from /proc."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.append(int(entry))
+    return found
 
 
 def _tiny_kernel() -> str:

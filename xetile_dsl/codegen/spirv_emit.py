@@ -120,8 +120,9 @@ def _emit_clean(llvm_ir_text: str) -> bytes:
 
 
 class _Emitter:
-    """A Python process that initialises LLVM and never emits: for each module it forks a
-    child that emits it (the child inherits LLVM untouched) and passes the result back.
+    """A Python process that initialises LLVM and never emits: each module is emitted by a
+    child it forked before the module arrived (the child inherits LLVM untouched; see
+    :func:`serve`), and the result is passed back.
     Frames on its pipes are an 8-byte little-endian length and the bytes; a reply starts
     with a status byte (0: SPIR-V, 1: SpirvEmitError message, 2: the child died)."""
 
@@ -173,38 +174,98 @@ class _Emitter:
 
 
 def serve() -> None:
-    """The emitter process's loop (see :class:`_Emitter`): until its input closes."""
+    """The emitter process's loop (see :class:`_Emitter`): until its input closes.  Each
+    request goes to a child forked before it arrived (:class:`_Spare`); the next child is
+    forked, and the last one reaped, after the reply is sent, so neither the fork nor the
+    child's exit is on a compile's path."""
     target = _get_target()
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    spare = _Spare(target)
     while True:
         request = _read_frame(stdin)
         if request is None:
+            spare.close()
             return
-        _write_frame(stdout, _emit_in_fork(target, request.decode()))
+        _write_frame(stdout, spare.emit(request))
+        spare.reap()
+        spare = _Spare(target)
 
 
-def _emit_in_fork(target, llvm_ir_text: str) -> bytes:
-    """Status byte + payload of emitting ``llvm_ir_text`` in a forked child."""
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:                                   # the child: emit, reply, exit
-        os.close(read_end)
+class _Spare:
+    """A child of the emitter process, forked while no request is pending: it inherits
+    LLVM as the emitter initialised it (untouched), waits for one LLVM IR text on its
+    request pipe, replies with a status byte and payload on its reply pipe, and exits."""
+
+    def __init__(self, target):
+        request_r, self.request_w = os.pipe()
+        self.reply_r, reply_w = os.pipe()
+        self.reaped = False
+        self.pid = os.fork()
+        if self.pid == 0:                          # the child: never returns
+            os.close(self.request_w)
+            os.close(self.reply_r)
+            _spare_main(target, request_r, reply_w)
+        os.close(request_r)
+        os.close(reply_w)
+
+    def emit(self, request: bytes) -> bytes:
+        """The child's reply to ``request`` (status byte + payload)."""
         try:
-            reply = b"\0" + _emit_once(target, llvm_ir_text)
-        except SpirvEmitError as exc:
-            reply = b"\1" + str(exc).encode()
-        except BaseException as exc:  # noqa: BLE001 - reported to the parent process
-            reply = b"\1" + f"SPIR-V emission failed: {type(exc).__name__}: {exc}".encode()
-        with os.fdopen(write_end, "wb") as out:
-            out.write(reply)
+            _write_all(self.request_w, request)
+        except OSError:
+            pass                                   # the child is gone: its reply is empty
+        finally:
+            os.close(self.request_w)
+        reply = _read_all(self.reply_r)
+        os.close(self.reply_r)
+        if not reply:
+            self.reaped = True
+            _, status = os.waitpid(self.pid, 0)
+            reply = b"\1" + f"LLVM's SPIR-V backend crashed (wait status {status})".encode()
+        return reply
+
+    def reap(self) -> None:
+        if not self.reaped:
+            self.reaped = True
+            os.waitpid(self.pid, 0)
+
+    def close(self) -> None:
+        """End an unused child (an empty request makes it exit)."""
+        os.close(self.request_w)
+        os.close(self.reply_r)
+        self.reap()
+
+
+def _spare_main(target, request_fd: int, reply_fd: int) -> None:
+    """A spare child's life: one request, one reply, exit (an empty request: just exit)."""
+    try:
+        request = _read_all(request_fd)
+        if request:
+            try:
+                reply = b"\0" + _emit_once(target, request.decode())
+            except SpirvEmitError as exc:
+                reply = b"\1" + str(exc).encode()
+            except BaseException as exc:  # noqa: BLE001 - reported to the parent process
+                reply = b"\1" + f"SPIR-V emission failed: {type(exc).__name__}: {exc}".encode()
+            _write_all(reply_fd, reply)
+    finally:
         os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as replies:
-        reply = replies.read()
-    _, status = os.waitpid(pid, 0)
-    if not reply:
-        reply = b"\1" + f"LLVM's SPIR-V backend crashed (wait status {status})".encode()
-    return reply
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_all(fd: int) -> bytes:
+    """Everything until the other end closes."""
+    chunks = []
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return b"".join(chunks)
+        chunks.append(chunk)
 
 
 def _write_frame(stream, data: bytes) -> None:

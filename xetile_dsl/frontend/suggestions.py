@@ -6,10 +6,13 @@ Many Triton names are ours too (``program_id``, ``num_programs``, ``arange``, ``
 """
 from __future__ import annotations
 
-import difflib
 from types import ModuleType
 
 from .. import language
+from .._lazy import LazyModule
+
+#: loaded at the first suggestion: the cache key of every launch imports this module
+difflib = LazyModule("difflib", globals())
 
 #: Triton name -> what to write with xetile_dsl.language (as ``xt``)
 TRITON_EQUIVALENTS = {

@@ -148,9 +148,9 @@ def distribute_workgroup(dist, op: arith.ConstantOp, m) -> list:
     shape = tuple(t.get_shape())
     (n0, n1), piece = dist._sg_shape(m, shape)
     ptype = VectorType(t.element_type, list(piece))
-    if is_splat(op):
-        return [dist.emit(arith.ConstantOp(dense(ptype, values(op)[:piece[0], :piece[1]])), op).result
-                for _ in range(n0 * n1)]
+    if is_splat(op):   # one attribute for every piece (not the whole tile expanded per piece)
+        attr = DenseIntOrFPElementsAttr.from_list(ptype, [_py(next(iter(op.value.get_values())))])
+        return [dist.emit(arith.ConstantOp(attr), op).result for _ in range(n0 * n1)]
     coeffs = affine_coefficients(op)
     if coeffs is None:
         raise LoweringError("a workgroup-level constant with different values per element must be affine in the row "

@@ -31,7 +31,6 @@ import re
 import shutil
 import tempfile
 import time
-import uuid
 import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -261,7 +260,7 @@ class KernelCache:
         if entry.is_symlink() or (entry.exists() and not entry.is_dir()):
             entry.unlink(missing_ok=True)
             return
-        aside = self.directory / f".old-{entry.name[:16]}-{uuid.uuid4().hex[:12]}"
+        aside = self.directory / f".old-{entry.name[:16]}-{os.urandom(6).hex()}"
         try:
             os.rename(entry, aside)
         except FileNotFoundError:

@@ -21,7 +21,6 @@ import json
 import os
 import socket
 import time
-import uuid
 from pathlib import Path
 
 HOST = socket.gethostname()
@@ -87,7 +86,7 @@ class EntryLock:
         self.nonce = None
 
     def _create(self) -> bool:
-        nonce = uuid.uuid4().hex
+        nonce = os.urandom(16).hex()
         try:
             fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
@@ -136,7 +135,7 @@ def _stale(raw: bytes, path: Path) -> bool:
 
 def _break(path: Path, raw: bytes) -> None:
     """Remove the stale lock ``raw``; put back a lock that is not it (taken meanwhile)."""
-    grave = path.with_name(f"{path.name}.broken-{uuid.uuid4().hex}")
+    grave = path.with_name(f"{path.name}.broken-{os.urandom(16).hex()}")
     try:
         os.rename(path, grave)
     except FileNotFoundError:
