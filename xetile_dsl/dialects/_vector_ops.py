@@ -35,6 +35,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
+from ._fields import like_fields
 from ._xegpu_attrs import LayoutAttr, SGMapAttr, SliceAttr, layout_rank
 from ._xetile_vector_ops import FLOAT_REDUCE_KINDS, INT_REDUCE_KINDS
 
@@ -131,6 +132,13 @@ def _print_types(printer: Printer, op: IRDLOperation, src: SSAValue) -> None:
     printer.print_attribute(op.results[0].type)
 
 
+class _PureVectorOp(IRDLOperation):
+    """A pure op with one vector ``result`` (declared after the op's own fields)."""
+
+    result = result_def(VectorType)
+    traits = traits_def(Pure())
+
+
 class _CastSyntax:
     """``%src {layouts} : T to U`` (also ``into`` / ``->``) for one-operand casts built as
     ``cls(source, result_type)``."""
@@ -152,13 +160,11 @@ class _CastSyntax:
 
 # ----------------------------------------------------------------------------- shape_cast
 @irdl_op_definition
-class ShapeCastOp(_CastSyntax, IRDLOperation):
+class ShapeCastOp(_CastSyntax, _PureVectorOp):
     """``vector.shape_cast``: the same elements, in row-major order, in another shape."""
 
     name = "vector.shape_cast"
     source = operand_def(VectorType)
-    result = result_def(VectorType)
-    traits = traits_def(Pure())
 
     def __init__(self, source: SSAValue, result_type: VectorType):
         super().__init__(operands=[source], result_types=[result_type])
@@ -187,14 +193,12 @@ def _verify_same_subgroups(op: IRDLOperation, src: Attribute | None, res: Attrib
 
 # ----------------------------------------------------------------------------- transpose
 @irdl_op_definition
-class TransposeOp(IRDLOperation):
+class TransposeOp(_PureVectorOp):
     """``vector.transpose %v, [1, 0]``: result dim i is source dim permutation[i]."""
 
     name = "vector.transpose"
     vector = operand_def(VectorType)
-    result = result_def(VectorType)
     permutation = prop_def(DenseArrayBase)
-    traits = traits_def(Pure())
 
     def __init__(self, source: SSAValue, permutation: Sequence[int], result_type: VectorType | None = None):
         source = SSAValue.get(source)
@@ -496,18 +500,23 @@ def _check_slice(name: str, small: tuple[int, ...], big: tuple[int, ...], offset
             raise VerifyException(f"{name}: dim {d}: offset {o} + size {n} exceeds {size}")
 
 
+class _StridedSliceOp(_PureVectorOp):
+    """``vector.extract_strided_slice`` / ``vector.insert_strided_slice``: one vector
+    result, a box at ``offsets`` with unit ``strides`` (the op declares its operands and,
+    for extract, ``sizes``; these fields come after them)."""
+
+    offsets = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+
+
 @irdl_op_definition
-class ExtractStridedSliceOp(IRDLOperation):
+class ExtractStridedSliceOp(_StridedSliceOp):
     """``vector.extract_strided_slice %v {offsets = [8, 0], sizes = [8, 16], strides = [1, 1]}
     : vector<16x16xf32> to vector<8x16xf32>``: the ``sizes`` box at ``offsets``."""
 
     name = "vector.extract_strided_slice"
     vector = operand_def(VectorType)
-    result = result_def(VectorType)
-    offsets = prop_def(DenseArrayBase)
     sizes = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    traits = traits_def(Pure())
     NAMES: ClassVar = ("offsets", "sizes", "strides")
 
     def __init__(self, source: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
@@ -542,17 +551,12 @@ class ExtractStridedSliceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class InsertStridedSliceOp(IRDLOperation):
+class InsertStridedSliceOp(_StridedSliceOp):
     """``vector.insert_strided_slice %src, %dst {offsets = [8, 0], strides = [1, 1]}
     : vector<8x16xf32> into vector<16x16xf32>``: ``%dst`` with ``%src`` written at ``offsets``."""
 
     name = "vector.insert_strided_slice"
-    source = operand_def(VectorType)
-    dest = operand_def(VectorType)
-    result = result_def(VectorType)
-    offsets = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    traits = traits_def(Pure())
+    source, dest = like_fields(operand_def, VectorType, 2)
     NAMES: ClassVar = ("offsets", "strides")
 
     def __init__(self, source: SSAValue, dest: SSAValue, offsets: Sequence[int]):
