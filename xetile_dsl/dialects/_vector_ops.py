@@ -35,7 +35,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
-from ._fields import like_fields
+from ._fields import PureVectorOp, like_fields
 from ._xegpu_attrs import LayoutAttr, SGMapAttr, SliceAttr, layout_rank
 from ._xetile_vector_ops import FLOAT_REDUCE_KINDS, INT_REDUCE_KINDS
 
@@ -132,13 +132,6 @@ def _print_types(printer: Printer, op: IRDLOperation, src: SSAValue) -> None:
     printer.print_attribute(op.results[0].type)
 
 
-class _PureVectorOp(IRDLOperation):
-    """A pure op with one vector ``result`` (declared after the op's own fields)."""
-
-    result = result_def(VectorType)
-    traits = traits_def(Pure())
-
-
 class _CastSyntax:
     """``%src {layouts} : T to U`` (also ``into`` / ``->``) for one-operand casts built as
     ``cls(source, result_type)``."""
@@ -160,7 +153,7 @@ class _CastSyntax:
 
 # ----------------------------------------------------------------------------- shape_cast
 @irdl_op_definition
-class ShapeCastOp(_CastSyntax, _PureVectorOp):
+class ShapeCastOp(_CastSyntax, PureVectorOp):
     """``vector.shape_cast``: the same elements, in row-major order, in another shape."""
 
     name = "vector.shape_cast"
@@ -193,7 +186,7 @@ def _verify_same_subgroups(op: IRDLOperation, src: Attribute | None, res: Attrib
 
 # ----------------------------------------------------------------------------- transpose
 @irdl_op_definition
-class TransposeOp(_PureVectorOp):
+class TransposeOp(PureVectorOp):
     """``vector.transpose %v, [1, 0]``: result dim i is source dim permutation[i]."""
 
     name = "vector.transpose"
@@ -500,7 +493,7 @@ def _check_slice(name: str, small: tuple[int, ...], big: tuple[int, ...], offset
             raise VerifyException(f"{name}: dim {d}: offset {o} + size {n} exceeds {size}")
 
 
-class _StridedSliceOp(_PureVectorOp):
+class _StridedSliceOp(PureVectorOp):
     """``vector.extract_strided_slice`` / ``vector.insert_strided_slice``: one vector
     result, a box at ``offsets`` with unit ``strides`` (the op declares its operands and,
     for extract, ``sizes``; these fields come after them)."""
