@@ -139,6 +139,7 @@ class _CastSyntax:
     @classmethod
     def parse(cls, parser: Parser):
         operand = parser.parse_unresolved_operand()
+        cls.check_after_source(parser)
         attrs = _parse_attrs(parser)
         src_type, res_type = _parse_types(parser)
         src = parser.resolve_operand(operand, src_type)
@@ -149,6 +150,10 @@ class _CastSyntax:
         printer.print_operand(self.source)
         _asm.print_attr_entries(printer, self)
         _print_types(printer, self, self.source)
+
+    @classmethod
+    def check_after_source(cls, parser: Parser) -> None:
+        """Refuse a spelling of another op right after the source (none by default)."""
 
 
 # ----------------------------------------------------------------------------- shape_cast
@@ -374,7 +379,7 @@ def _parse_kind(parser: Parser) -> str:
 
 # ----------------------------------------------------------------------------- broadcast
 @irdl_op_definition
-class BroadcastOp(vector.BroadcastOp):
+class BroadcastOp(_CastSyntax, vector.BroadcastOp):
     """xDSL's ``vector.broadcast`` with MLIR's shape rule (the source's dims align with the
     result's trailing dims and are 1 or equal) and layouts; parses the RFC's unnamed
     ``{#layout}``."""
@@ -413,22 +418,11 @@ class BroadcastOp(vector.BroadcastOp):
                                   f"{res}, got a slice of {src.parent}")
 
     @classmethod
-    def parse(cls, parser: Parser) -> "BroadcastOp":
-        operand = parser.parse_unresolved_operand()
+    def check_after_source(cls, parser: Parser) -> None:
         if parser._current_token.text == "[":  # noqa: SLF001 -- the RFC's ``%v [1]``
             parser.raise_error("vector.broadcast takes no dimension list: it prepends dims and stretches "
                                "size-1 dims (to broadcast a vector<N> along dim 1, shape_cast it to "
                                "vector<Nx1> first)")
-        attrs = _parse_attrs(parser)
-        src_type, res_type = _parse_types(parser)
-        src = parser.resolve_operand(operand, src_type)
-        return _build(parser, cls, lambda: cls(src, res_type), attrs, src_type, res_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        _asm.print_attr_entries(printer, self)
-        _print_types(printer, self, self.source)
 
 
 # ----------------------------------------------------------------------------- bitcast
