@@ -29,6 +29,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
 from ._xegpu_attrs import FenceScopeAttr, LayoutAttr, MemorySpaceAttr, NbarrierType, SGMapAttr, SliceAttr, TensorDescType
+from ._directives import Arrow, ColonNbarrier, OptionalComma, ResultAsSource, RfcType
 from ._memref_layout import is_address
 from ._xegpu_ops import (LOAD_POLICIES, STORE_POLICIES, MoveDescriptorOp, PrefetchBase, _hint_props, _memref_space,
                          _MemOp, check_hints, normalize_mem_attrs)
@@ -70,13 +71,17 @@ def _parse_by_types(parser: Parser, cls, unit_transpose: bool = True, kind: str 
 
 
 @irdl_op_definition
-class CreateTdescOp(_asm.OperandsToSyntax, IRDLOperation):
+class CreateTdescOp(IRDLOperation):
     """A scattered descriptor: one base address, one offset per lane."""
 
     name = "xegpu.create_tdesc"
     source = operand_def()
     offsets = operand_def(VectorType)
     tensor_desc = result_def(TensorDescType)
+    #: the RFC writes ``create_tdesc, %base, %offsets`` and ``: T, vector<..>, -> T``
+    assembly_format = ("custom<OptionalComma>() $source `,` $offsets attr-dict `:` type($source) `,` "
+                       "type($offsets) custom<OptionalComma>() custom<Arrow>() custom<RfcType>(type($tensor_desc))")
+    custom_directives = (OptionalComma, Arrow, RfcType)
 
     def __init__(self, source: SSAValue, offsets: SSAValue, result_type: TensorDescType):
         super().__init__(operands=[source, offsets], result_types=[result_type])
@@ -98,19 +103,6 @@ class CreateTdescOp(_asm.OperandsToSyntax, IRDLOperation):
                                                            and not per_lane):
             raise VerifyException(f"{self.name}: offsets must be vector<{tdesc.get_shape()[0]}xindex> (one per lane "
                                   f"of {tdesc}), got {off}")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CreateTdescOp:
-        parser.parse_optional_punctuation(",")  # RFC: ``create_tdesc, %base, %offsets``
-        operands = _asm.parse_operands(parser)
-        attrs = _asm.parse_attr_entries(parser)
-        parser.parse_punctuation(":")
-        types = _asm.parse_types(parser)
-        parser.parse_optional_punctuation(",")
-        _asm.parse_arrow(parser)
-        res = _asm.parse_type(parser)
-        src, offs = _asm.resolve(parser, operands, types)
-        return _asm.build_op(parser, cls, lambda: cls(src, offs, res), attrs)
 
 
 class _ScatterMemOp(_MemOp):
@@ -216,6 +208,10 @@ class UpdateOffsetOp(MoveDescriptorOp):
     name = "xegpu.update_offset"
     tensor_desc = operand_def(TensorDescType)
     offsets = operand_def(VectorType)
+    assembly_format = ("$tensor_desc `,` $offsets attr-dict `:` custom<RfcType>(type($tensor_desc)) `,` "
+                       "type($offsets) custom<OptionalComma>() custom<ResultAsSource>(type($result), "
+                       "ref(type($tensor_desc)))")
+    custom_directives = (RfcType, OptionalComma, ResultAsSource)
 
     def __init__(self, tdesc: SSAValue, offsets: SSAValue):
         super().__init__(operands=[tdesc, offsets], result_types=[tdesc.type])
@@ -228,22 +224,6 @@ class UpdateOffsetOp(MoveDescriptorOp):
         if (shape != (lanes,) and not per_lane) or not isinstance(self.offsets.type.element_type, IndexType):
             raise VerifyException(f"{self.name}: offsets must be vector<{lanes}xindex>, got {self.offsets.type}")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> UpdateOffsetOp:
-        operands = _asm.parse_operands(parser)
-        parser.parse_punctuation(":")
-        types = _asm.parse_types(parser)
-        parser.parse_optional_punctuation(",")
-        if _asm.parse_optional_arrow(parser):
-            _asm.parse_type(parser)
-        tdesc, offs = _asm.resolve(parser, operands, types)
-        return UpdateOffsetOp(tdesc, offs)
 
 
 @irdl_op_definition
@@ -349,55 +329,36 @@ class InitNbarrierOp(IRDLOperation):
     participant_thread_num = operand_def()
     result = result_def(NbarrierType)
 
+    assembly_format = ("$nbarrier_id `,` $participant_thread_num attr-dict `:` type($nbarrier_id) `,` "
+                       "type($participant_thread_num) custom<Arrow>() custom<RfcType>(type($result))")
+    custom_directives = (Arrow, RfcType)
+
     def __init__(self, nbarrier_id: SSAValue, participant_thread_num: SSAValue):
         super().__init__(operands=[nbarrier_id, participant_thread_num], result_types=[NbarrierType()])
 
     def verify_(self) -> None:
         _check_int(self, self.nbarrier_id, self.participant_thread_num)
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-        printer.print_string(" -> !xegpu.nbarrier")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> InitNbarrierOp:
-        a, b = _parse_int_operand(parser, 2, NbarrierType())
-        return cls(a, b)
-
 
 class _NbarrierUse(IRDLOperation):
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.operands[0])
-        printer.print_string(" : !xegpu.nbarrier")
+    """``xegpu.nbarrier_arrive %b : !xegpu.nbarrier`` (the RFC leaves out the type)."""
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        operand = parser.parse_unresolved_operand()
-        if parser.parse_optional_punctuation(":") is not None:
-            _asm.parse_type(parser)
-        return cls(parser.resolve_operand(operand, NbarrierType()))
+    nbarrier = operand_def(NbarrierType)
+    assembly_format = "$nbarrier attr-dict custom<ColonNbarrier>(type($nbarrier))"
+    custom_directives = (ColonNbarrier,)
+
+    def __init__(self, nbarrier: SSAValue):
+        super().__init__(operands=[nbarrier])
 
 
 @irdl_op_definition
 class NbarrierArriveOp(_NbarrierUse):
     name = "xegpu.nbarrier_arrive"
-    nbarrier = operand_def(NbarrierType)
-
-    def __init__(self, nbarrier: SSAValue):
-        super().__init__(operands=[nbarrier])
 
 
 @irdl_op_definition
 class NbarrierWaitOp(_NbarrierUse):
     name = "xegpu.nbarrier_wait"
-    nbarrier = operand_def(NbarrierType)
-
-    def __init__(self, nbarrier: SSAValue):
-        super().__init__(operands=[nbarrier])
 
 
 _SCOPE_WORDS = {"workgroup": "workgroup", "local": "workgroup", "group": "workgroup", "gpu": "gpu",
