@@ -37,7 +37,7 @@ from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..runtime.launcher import argument_handlers, normalize_grid
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
-from .core import Launch, Run
+from .engine import Launch, Run
 from .memory import Memory
 from .subgroups import Workgroup
 from .values import InterpreterError, make
