@@ -21,7 +21,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import int_tuple, ints, parse_int_list, parse_int_value, print_int_list
+from ._syntax import LayoutDataAttr, int_tuple, ints, parse_int_list, parse_int_value, print_int_list
 
 
 def element_bits(t: Attribute) -> int:
@@ -34,39 +34,18 @@ def element_bits(t: Attribute) -> int:
 
 # ----------------------------------------------------------------------------- attributes
 @irdl_attr_definition
-class SGMapAttr(ParametrizedAttribute):
+class SGMapAttr(LayoutDataAttr):
     """``#xegpu.sg_map<wi_layout = [1, 16], wi_data = [1, 1]>``: how a subgroup's tensor is
     split among its work items (lanes)."""
 
     name = "xegpu.sg_map"
     wi_layout: ArrayAttr[IntAttr]
     wi_data: ArrayAttr[IntAttr]
-
-    def __init__(self, wi_layout: Sequence[int], wi_data: Sequence[int]):
-        super().__init__(ArrayAttr(IntAttr(v) for v in wi_layout), ArrayAttr(IntAttr(v) for v in wi_data))
-
-    layout = int_tuple("wi_layout")
-
-    data = int_tuple("wi_data")
+    KEYS: ClassVar = ("wi_layout", "wi_data")
 
     @property
     def lanes(self) -> int:
         return self.layout[0] * self.layout[1]
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<wi_layout = {print_int_list(self.layout)}, wi_data = {print_int_list(self.data)}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        with parser.in_angle_brackets():
-            parser.parse_keyword("wi_layout")
-            parser.parse_punctuation("=")
-            layout = parse_int_list(parser)
-            parser.parse_punctuation(",")
-            parser.parse_keyword("wi_data")
-            parser.parse_punctuation("=")
-            data = parse_int_list(parser)
-        return list(SGMapAttr(layout, data).parameters)
 
     def verify(self) -> None:
         if len(self.layout) != 2 or len(self.data) != 2:
