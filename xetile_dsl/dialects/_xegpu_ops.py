@@ -42,7 +42,7 @@ from xdsl.utils.exceptions import VerifyException
 from . import _asm, _mixed
 from ._fields import like_fields
 from ._init_syntax import InitLikeOp, parse_update_offsets
-from ._memref_layout import is_address
+from ._memref_layout import const_index, is_address
 from ._xegpu_attrs import CacheHintAttr, LayoutAttr, TensorDescType, element_bits
 from ._xetile_ops import PaddedLoadOp, parse_mma_like
 
@@ -139,7 +139,7 @@ class CreateNdTdescOp(InitLikeOp):
                                   f"({len(src.get_shape())}), got {n_offsets}")
         if len(self.shape) != len(self.strides):
             raise VerifyException(f"{self.name}: give as many strides as shape sizes")
-        last = _const_int(self.strides[-1]) if self.strides else None
+        last = const_index(self.strides[-1]) if self.strides else None
         if last is not None and last != 1:
             raise VerifyException(f"{self.name}: the innermost stride must be 1 (2-D block messages read contiguous "
                                   f"rows), got {last}; use a transposed load or xegpu.create_tdesc for strided data")
@@ -161,16 +161,6 @@ def _memref_space(t: MemRefType) -> int:
         return space.value.data
     word = _asm.as_word(space)
     return 3 if word in ("slm", "shared") else 0
-
-
-def _const_int(value: SSAValue) -> int | None:
-    """The integer of an ``arith.constant`` operand, else None."""
-    owner = value.owner
-    if getattr(owner, "name", None) == "arith.constant":
-        attr = owner.properties.get("value") or owner.attributes.get("value")
-        if isinstance(attr, IntegerAttr):
-            return attr.value.data
-    return None
 
 
 class _MemOp(_asm.OperandsToSyntax, IRDLOperation):
