@@ -125,15 +125,8 @@ class AtomicRMWOp(AtomicKindOp):
         return _asm.build_op(parser, AtomicRMWOp, lambda: AtomicRMWOp(kind, value, tile, res), attrs)
 
 
-@irdl_op_definition
-class AtomicRMWTileOp(IRDLOperation):
-    """The RFC's ``xetile.atomic_rmw_tile`` spelling; parses into :class:`AtomicRMWOp`."""
-
-    name = "xetile.atomic_rmw_tile"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AtomicRMWOp:
-        return AtomicRMWOp.parse(parser)
+AtomicRMWTileOp = _asm.make_alias("xetile.atomic_rmw_tile", AtomicRMWOp,
+                                  "The RFC's xetile.atomic_rmw_tile spelling; parses into AtomicRMWOp.")
 
 
 class WgVectorOp(IRDLOperation):
