@@ -1,7 +1,7 @@
 """Small printing/parsing helpers shared by the XeTile and XeGPU dialects."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr
@@ -38,6 +38,19 @@ def parse_int_value(parser: AttrParser) -> int:
     if parser.parse_optional_punctuation(":") is not None:
         parser.parse_type()
     return value
+
+
+def parse_fields(parser: AttrParser, read: Callable[[AttrParser, str], object]) -> dict[str, object]:
+    """``<key = value, ...>`` (possibly ``<>``): each value read by ``read(parser, key)``,
+    which raises the parse error for a key it does not know."""
+    fields: dict[str, object] = {}
+    with parser.in_angle_brackets():
+        key = parser.parse_optional_identifier()
+        while key is not None:
+            parser.parse_punctuation("=")
+            fields[key] = read(parser, key)
+            key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None
+    return fields
 
 
 def parse_keyword_lists(parser: AttrParser, keys: Sequence[str]) -> dict[str, list[int]]:

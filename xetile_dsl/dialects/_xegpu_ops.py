@@ -26,15 +26,8 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    result_def,
-    var_operand_def,
-)
+from xdsl.irdl import (IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def,
+                       var_operand_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -171,6 +164,10 @@ class _MemOp(_asm.OperandsToSyntax, IRDLOperation):
     l1_hint, l2_hint, l3_hint = like_fields(opt_prop_def, StringAttr, 3)
     WORDS: ClassVar = CACHE_HINTS
 
+    @classmethod
+    def normalize_entries(cls, parser: Parser, attrs: dict[str, Attribute]) -> dict[str, Attribute]:
+        return normalize_mem_attrs(parser, attrs)
+
 
 @irdl_op_definition
 class LoadNdOp(_MemOp, PaddedLoadOp):
@@ -230,11 +227,6 @@ class LoadNdOp(_MemOp, PaddedLoadOp):
         if out != want:
             raise VerifyException(f"{self.name}: result shape must be {want} for {tdesc}, got {out}")
 
-    @classmethod
-    def parse(cls, parser: Parser) -> LoadNdOp:
-        t, res, attrs = _asm.parse_operand_to(parser)
-        attrs = normalize_mem_attrs(parser, attrs)
-        return _asm.build_op(parser, cls, lambda: cls(t, res), attrs)
 
 
 @irdl_op_definition

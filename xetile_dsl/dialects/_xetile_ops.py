@@ -19,16 +19,8 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    AttrSizedOperandSegments,
-    IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    result_def,
-    var_operand_def,
-)
+from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, irdl_op_definition, operand_def, opt_operand_def,
+                       opt_prop_def, result_def, var_operand_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -120,6 +112,18 @@ class PaddedLoadOp(IRDLOperation):
     def padding_props(padding: Attribute | None) -> dict[str, Attribute]:
         return {"padding": padding} if padding else {}
 
+    @classmethod
+    def normalize_entries(cls, parser: Parser, attrs: dict[str, Attribute]) -> dict[str, Attribute]:
+        """The parsed ``{..}`` with the RFC's other names mapped to the op's (none here)."""
+        return attrs
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PaddedLoadOp:
+        """``%src {attrs} : src_type -> vector<..>`` (``load_tile``, ``load_nd``)."""
+        source, result_type, attrs = _asm.parse_operand_to(parser)
+        attrs = cls.normalize_entries(parser, attrs)
+        return _asm.build_op(parser, cls, lambda: cls(source, result_type), attrs)
+
 
 @irdl_op_definition
 class LoadTileOp(_asm.OperandsToSyntax, PaddedLoadOp):
@@ -133,11 +137,6 @@ class LoadTileOp(_asm.OperandsToSyntax, PaddedLoadOp):
 
     def verify_(self) -> None:
         _check_tile_vector(self.name, self.tile.type, self.value.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> LoadTileOp:
-        t, vec, attrs = _asm.parse_operand_to(parser)
-        return _asm.build_op(parser, cls, lambda: cls(t, vec), attrs)
 
 
 @irdl_op_definition

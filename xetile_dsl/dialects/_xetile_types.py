@@ -16,7 +16,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import LayoutDataAttr, int_tuple, ints, parse_int_list, parse_int_value, print_int_list
+from ._syntax import LayoutDataAttr, int_tuple, parse_fields, ints, parse_int_list, parse_int_value, print_int_list
 
 
 # ----------------------------------------------------------------------------- attributes
@@ -107,13 +107,7 @@ class TileAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        fields: dict[str, object] = {}
-        with parser.in_angle_brackets():
-            key = parser.parse_optional_identifier()
-            while key is not None:
-                parser.parse_punctuation("=")
-                fields[key] = _parse_tile_attr_value(parser, key)
-                key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None
+        fields = parse_fields(parser, _parse_tile_attr_value)
         attr = TileAttr(
             order=fields.get("order", (1, 0)),
             inner_blocks=fields.get("inner_blocks", ()),
