@@ -32,17 +32,21 @@ def package_modules() -> dict[str, Path]:
     return {module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
 
 
+def _origin(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    """The dotted module a ``from .. import`` statement reads from."""
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[:len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
 def _targets(node: ast.AST, module: str, is_package: bool, modules: dict) -> list[str]:
     """The package modules an import statement names (``from pkg import sub`` names ``pkg.sub``)."""
     if isinstance(node, ast.Import):
         names = [alias.name for alias in node.names]
         return [n for n in names if n in modules]
-    if node.level:
-        base = module.split(".") if is_package else module.split(".")[:-1]
-        base = base[:len(base) - (node.level - 1)]
-        origin = ".".join(base + ([node.module] if node.module else []))
-    else:
-        origin = node.module or ""
+    origin = _origin(node, module, is_package)
     found = []
     for alias in node.names:
         sub = f"{origin}.{alias.name}"
@@ -84,6 +88,31 @@ def imports() -> list[Import]:
             else:
                 continue
             found += [Import(module, t, node.lineno, id(node) in inner) for t in targets if t != module]
+    return found
+
+
+def folder(module: str, modules: dict) -> str:
+    """The package folder a module belongs to (a package's ``__init__`` belongs to it)."""
+    return module if modules[module].name == "__init__.py" else module.rsplit(".", 1)[0]
+
+
+def private_name_imports() -> list[tuple[str, int, str]]:
+    """(module, line, ``origin.name``) of every ``from origin import _name`` in which
+    ``origin`` is a module of another folder of the package: a private name used across
+    a package boundary (siblings in one folder may share private helpers)."""
+    modules = package_modules()
+    found = []
+    for module, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(parse(path)):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            origin = _origin(node, module, is_package)
+            if origin not in modules or folder(origin, modules) == folder(module, modules):
+                continue
+            found += [(module, node.lineno, f"{origin}.{alias.name}") for alias in node.names
+                      if alias.name.startswith("_") and not alias.name.startswith("__")
+                      and f"{origin}.{alias.name}" not in modules]
     return found
 
 

@@ -81,6 +81,13 @@ def test_function_level_imports_only_for_optional_dependencies():
                         "import time):\n" + "\n".join(hidden))
 
 
+def test_no_private_names_across_folders():
+    """A folder's private names (``_ArrayHandler``) stay inside it; what another folder
+    needs gets a public name (``runtime.launcher.argument_handlers``)."""
+    private = [f"{module}:{line} imports {name}" for module, line, name in graph.private_name_imports()]
+    assert not private, "private names imported from another folder:\n" + "\n".join(private)
+
+
 def test_the_reader_sees_each_kind_of_edge(tmp_path, monkeypatch):
     """The graph reader itself: a module-level, a function-level and a lazy import are each
     an edge, and an upward one is reported (so the tests above can fail)."""
@@ -92,7 +99,7 @@ def test_the_reader_sees_each_kind_of_edge(tmp_path, monkeypatch):
     (package / "jit.py").write_text("")
     (package / "lowering" / "__init__.py").write_text("")
     (package / "lowering" / "passes.py").write_text(
-        "from ..errors import X\n"
+        "from ..errors import X, _hidden\n"
         "def f():\n    from .. import compiler\n"
         "jit = LazyModule('xetile_dsl.jit')\n")
     monkeypatch.setattr(graph, "ROOT", package)
@@ -103,4 +110,5 @@ def test_the_reader_sees_each_kind_of_edge(tmp_path, monkeypatch):
     assert (src, f"{PACKAGE}.jit", False) in edges
     assert [i for i in graph.imports() if layer_of(i.target) > layer_of(i.source)]
     assert graph.function_level_imports() == [(src, 3, "..")]
+    assert graph.private_name_imports() == [(src, 1, f"{PACKAGE}.errors._hidden")]
     assert graph.cycles([("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")]) == [["a", "b", "c"]]

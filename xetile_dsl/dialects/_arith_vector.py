@@ -21,6 +21,7 @@ from xdsl.irdl import (AnyAttr, IRDLOperation, VarConstraint, irdl_op_definition
 from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
+from ._fields import like_fields
 
 
 def _elem(t: Attribute) -> Attribute:
@@ -111,8 +112,7 @@ class SelectOp(IRDLOperation):
     name = "arith.select"
     _T: ClassVar = VarConstraint("_T", AnyAttr())
     cond = operand_def()
-    lhs = operand_def(_T)
-    rhs = operand_def(_T)
+    lhs, rhs = like_fields(operand_def, _T, 2)
     result = result_def(_T)
     traits = traits_def(Pure())
     assembly_format = "$cond `,` $lhs `,` $rhs attr-dict `:` type($cond) `,` type($result)"
@@ -135,24 +135,30 @@ def _i1_like(t: Attribute) -> Attribute:
     return VectorType(IntegerType(1), t.get_shape()) if isinstance(t, VectorType) else IntegerType(1)
 
 
-def _verify_cmp(op) -> None:
-    if op.lhs.type != op.rhs.type:
-        raise VerifyException(f"{op.name}: operands must have one type, got {op.lhs.type} and {op.rhs.type}")
-    want = _i1_like(op.lhs.type)
-    if op.result.type != want:
-        raise VerifyException(f"{op.name}: result must be {want} for operands {op.lhs.type}, got {op.result.type}")
+class _Comparison(arith.ComparisonOperation):
+    """``arith.cmpi`` / ``arith.cmpf`` on scalars or vectors: the result is i1 or, for
+    vector operands, a vector of i1 (as in MLIR; xDSL's ops take scalars only)."""
+
+    predicate = prop_def(IntegerAttr)
+    lhs, rhs = like_fields(operand_def, Attribute, 2)
+    result = result_def()
+    traits = traits_def(Pure())
+
+    def verify_(self) -> None:
+        if self.lhs.type != self.rhs.type:
+            raise VerifyException(f"{self.name}: operands must have one type, got {self.lhs.type} and "
+                                  f"{self.rhs.type}")
+        want = _i1_like(self.lhs.type)
+        if self.result.type != want:
+            raise VerifyException(f"{self.name}: result must be {want} for operands {self.lhs.type}, got "
+                                  f"{self.result.type}")
 
 
 @irdl_op_definition
-class CmpiOp(arith.ComparisonOperation):
-    """``arith.cmpi``; the result is i1 or, for vector operands, a vector of i1 (as in MLIR)."""
+class CmpiOp(_Comparison):
+    """``arith.cmpi`` on scalars or vectors."""
 
     name = "arith.cmpi"
-    predicate = prop_def(IntegerAttr)
-    lhs = operand_def()
-    rhs = operand_def()
-    result = result_def()
-    traits = traits_def(Pure())
     parse = classmethod(arith.CmpiOp.parse.__func__)
     print = arith.CmpiOp.print
 
@@ -163,21 +169,13 @@ class CmpiOp(arith.ComparisonOperation):
         super().__init__(operands=[operand1, operand2], result_types=[_i1_like(operand1.type)],
                          properties={"predicate": IntegerAttr(arg, 64)})
 
-    def verify_(self) -> None:
-        _verify_cmp(self)
-
 
 @irdl_op_definition
-class CmpfOp(arith.ComparisonOperation):
-    """``arith.cmpf``; the result is i1 or, for vector operands, a vector of i1 (as in MLIR)."""
+class CmpfOp(_Comparison):
+    """``arith.cmpf`` on scalars or vectors."""
 
     name = "arith.cmpf"
-    predicate = prop_def(IntegerAttr)
-    lhs = operand_def()
-    rhs = operand_def()
     fastmath = prop_def(arith.FastMathFlagsAttr, default_value=arith.FastMathFlagsAttr("none"))
-    result = result_def()
-    traits = traits_def(Pure())
     parse = classmethod(arith.CmpfOp.parse.__func__)
     print = arith.CmpfOp.print
 
@@ -190,9 +188,6 @@ class CmpfOp(arith.ComparisonOperation):
         super().__init__(operands=[operand1, operand2], result_types=[_i1_like(operand1.type)],
                          properties={"predicate": IntegerAttr(arg, 64),
                                      "fastmath": fastmath or arith.FastMathFlagsAttr("none")})
-
-    def verify_(self) -> None:
-        _verify_cmp(self)
 
 
 REPLACED = (CmpiOp, CmpfOp, ExtSIOp, ExtUIOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, IndexCastOp, SelectOp)

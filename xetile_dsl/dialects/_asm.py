@@ -8,6 +8,7 @@ parsing and always print one canonical form (see docs/ir.md).
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -286,6 +287,17 @@ def print_operands_to(printer: Printer, op: Operation, result_type: Attribute | 
     if result_type is not None:
         printer.print_string(" -> ")
         printer.print_attribute(result_type)
+
+
+class OperandsToSyntax:
+    """Mixin for the ops whose canonical form is `` %a, %b {attrs} : ta, tb -> tres``
+    (no arrow without a result); ``WORDS`` names properties printed as bare enum words.
+    Their parsers stay per op: each accepts its own RFC spellings."""
+
+    WORDS: ClassVar[tuple[str, ...]] = ()
+
+    def print(self, printer: Printer) -> None:
+        print_operands_to(printer, self, self.results[0].type if self.results else None, words=self.WORDS)
 
 
 def print_int_array(printer: Printer, values: Iterable[int]) -> None:

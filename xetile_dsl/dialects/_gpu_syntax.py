@@ -115,22 +115,7 @@ class ReturnOp(gpu.ReturnOp):
 
     args = var_operand_def()
     traits = traits_def(IsTerminator(), HasParent(gpu.FuncOp))
-
-    @classmethod
-    def parse(cls, parser: Parser) -> "ReturnOp":
-        operands = []
-        if parser._current_token.text.startswith("%"):  # noqa: SLF001
-            unresolved = _asm.parse_operands(parser)
-            parser.parse_punctuation(":")
-            operands = _asm.resolve(parser, unresolved, _asm.parse_types(parser))
-        return cls(operands)
-
-    def print(self, printer: Printer) -> None:
-        if self.operands:
-            printer.print_string(" ")
-            _asm.print_operands(printer, self.operands)
-            printer.print_string(" : ")
-            _asm.print_types(printer, [o.type for o in self.operands])
+    assembly_format = "attr-dict ($args^ `:` type($args))?"
 
 
 REPLACED = (ModuleOp, FuncOp, ReturnOp)

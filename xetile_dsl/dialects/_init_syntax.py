@@ -1,4 +1,5 @@
-"""Parsing and printing shared by ``xetile.init_tile`` and ``xegpu.create_nd_tdesc``.
+"""What ``xetile.init_tile`` and ``xegpu.create_nd_tdesc`` share: their base op class
+(the strides, the constant offsets, the constructor, the syntax) and the parsers.
 
 Accepted operand spellings (printed canonically as ``%src[%o, 8], [%h, %w], [%s, %c1]``)::
 
@@ -13,8 +14,11 @@ offsets; otherwise ``3k`` entries are ``k`` offsets, ``k`` sizes and ``k`` strid
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xdsl.dialects.builtin import IndexType, MemRefType, VectorType
-from xdsl.ir import Attribute
+from xdsl.ir import Attribute, SSAValue
+from xdsl.irdl import AttrSizedOperandSegments, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 
@@ -33,6 +37,46 @@ def print_offsets_sizes_strides(printer: Printer, offsets, sizes, strides, op=No
             printer.print_string(", [")
             _asm.print_operands(printer, group)
             printer.print_string("]")
+
+
+def is_index_vector(t: Attribute) -> bool:
+    return isinstance(t, VectorType) and isinstance(t.element_type, IndexType)
+
+
+class InitLikeOp(_mixed.ConstOffsetsOp):
+    """A view of a 2-D base (memref or i64 address): ``source``, ``offsets`` and the
+    base's sizes, declared by the op, then ``strides`` here and ``const_offsets`` (xDSL
+    collects field definitions from parent classes, after the op's own).  Printed
+    ``%src[%o, 8], [%h, %w], [%s, %c1] {attrs} : src_type -> result_type``, or
+    ``%src, %offsets {attrs} : src_type, vector<..xindex> -> result_type`` for a
+    scattered tile."""
+
+    strides = var_operand_def(IndexType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
+
+    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: Attribute,
+                 sizes: Sequence[SSAValue] = (), strides: Sequence[SSAValue] = ()):
+        super().__init__(operands=[source, offsets, sizes, strides], result_types=[result_type])
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(" ")
+        printer.print_operand(self.source)
+        types = [self.source.type]
+        if len(self.offsets) == 1 and is_index_vector(self.offsets[0].type):
+            printer.print_string(", ")
+            printer.print_operand(self.offsets[0])
+            types.append(self.offsets[0].type)
+        else:
+            print_offsets_sizes_strides(printer, self.offsets, self.sizes, self.strides, self)
+        _asm.print_attr_entries(printer, self, skip=(_mixed.CONST_OFFSETS,))
+        printer.print_string(" : ")
+        _asm.print_types(printer, types)
+        printer.print_string(" -> ")
+        printer.print_attribute(self.results[0].type)
+
+    @classmethod
+    def parse(cls, parser: Parser) -> InitLikeOp:
+        return parse_init_like(parser, cls)
 
 
 def _parse_groups(parser: Parser) -> tuple[list[list], bool]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, i64
 from xdsl.ir import Operation, SSAValue
+from xdsl.irdl import IRDLOperation, opt_prop_def
 from xdsl.parser import Parser, UnresolvedOperand
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -24,6 +25,13 @@ DYNAMIC = -(2**63)  # MLIR's ShapedType::kDynamic: "an operand stands here"
 CONST_OFFSETS = "const_offsets"
 
 Entry = UnresolvedOperand | int
+
+
+class ConstOffsetsOp(IRDLOperation):
+    """An op whose offsets may mix values and constants: the constants are its
+    ``const_offsets`` property (absent when every offset is a value)."""
+
+    const_offsets = opt_prop_def(DenseArrayBase)
 
 
 _peek = _asm.peek

@@ -1,10 +1,13 @@
 """Small printing/parsing helpers shared by the XeTile and XeGPU dialects."""
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import ArrayAttr, IntAttr
+from xdsl.ir import Attribute, ParametrizedAttribute
 from xdsl.parser import AttrParser
+from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 
@@ -35,6 +38,61 @@ def parse_int_value(parser: AttrParser) -> int:
     if parser.parse_optional_punctuation(":") is not None:
         parser.parse_type()
     return value
+
+
+def parse_fields(parser: AttrParser, read: Callable[[AttrParser, str], object]) -> dict[str, object]:
+    """``<key = value, ...>`` (possibly ``<>``): each value read by ``read(parser, key)``,
+    which raises the parse error for a key it does not know."""
+    fields: dict[str, object] = {}
+    with parser.in_angle_brackets():
+        key = parser.parse_optional_identifier()
+        while key is not None:
+            parser.parse_punctuation("=")
+            fields[key] = read(parser, key)
+            key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None
+    return fields
+
+
+def parse_keyword_lists(parser: AttrParser, keys: Sequence[str]) -> dict[str, list[int]]:
+    """``key0 = [..], key1 = [..]`` in the order of ``keys``."""
+    values: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        if i:
+            parser.parse_punctuation(",")
+        parser.parse_keyword(key)
+        parser.parse_punctuation("=")
+        values[key] = parse_int_list(parser)
+    return values
+
+
+class LayoutDataAttr(ParametrizedAttribute):
+    """A distribution written ``<layout_key = [..], data_key = [..]>``: how many units
+    (subgroups, lanes) per dimension, and the block each unit holds.  The attribute
+    declares its two ``ArrayAttr[IntAttr]`` parameters and names them in ``KEYS``."""
+
+    KEYS: ClassVar[tuple[str, str]] = ("layout", "data")
+
+    def __init__(self, layout: Sequence[int], data: Sequence[int]):
+        super().__init__(ArrayAttr(IntAttr(v) for v in layout), ArrayAttr(IntAttr(v) for v in data))
+
+    @property
+    def layout(self) -> tuple[int, ...]:
+        return ints(self.parameters[0])
+
+    @property
+    def data(self) -> tuple[int, ...]:
+        return ints(self.parameters[1])
+
+    def print_parameters(self, printer: Printer) -> None:
+        key_layout, key_data = self.KEYS
+        printer.print_string(f"<{key_layout} = {print_int_list(self.layout)}, "
+                             f"{key_data} = {print_int_list(self.data)}>")
+
+    @classmethod
+    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
+        with parser.in_angle_brackets():
+            values = parse_keyword_lists(parser, cls.KEYS)
+        return [ArrayAttr(IntAttr(v) for v in values[key]) for key in cls.KEYS]
 
 
 def locate_verify_errors(*classes: type) -> None:

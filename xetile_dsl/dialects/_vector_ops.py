@@ -35,6 +35,7 @@ from xdsl.traits import Pure
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
+from ._fields import PureVectorOp, like_fields
 from ._xegpu_attrs import LayoutAttr, SGMapAttr, SliceAttr, layout_rank
 from ._xetile_vector_ops import FLOAT_REDUCE_KINDS, INT_REDUCE_KINDS
 
@@ -138,6 +139,7 @@ class _CastSyntax:
     @classmethod
     def parse(cls, parser: Parser):
         operand = parser.parse_unresolved_operand()
+        cls.check_after_source(parser)
         attrs = _parse_attrs(parser)
         src_type, res_type = _parse_types(parser)
         src = parser.resolve_operand(operand, src_type)
@@ -149,16 +151,18 @@ class _CastSyntax:
         _asm.print_attr_entries(printer, self)
         _print_types(printer, self, self.source)
 
+    @classmethod
+    def check_after_source(cls, parser: Parser) -> None:
+        """Refuse a spelling of another op right after the source (none by default)."""
+
 
 # ----------------------------------------------------------------------------- shape_cast
 @irdl_op_definition
-class ShapeCastOp(_CastSyntax, IRDLOperation):
+class ShapeCastOp(_CastSyntax, PureVectorOp):
     """``vector.shape_cast``: the same elements, in row-major order, in another shape."""
 
     name = "vector.shape_cast"
     source = operand_def(VectorType)
-    result = result_def(VectorType)
-    traits = traits_def(Pure())
 
     def __init__(self, source: SSAValue, result_type: VectorType):
         super().__init__(operands=[source], result_types=[result_type])
@@ -187,14 +191,12 @@ def _verify_same_subgroups(op: IRDLOperation, src: Attribute | None, res: Attrib
 
 # ----------------------------------------------------------------------------- transpose
 @irdl_op_definition
-class TransposeOp(IRDLOperation):
+class TransposeOp(PureVectorOp):
     """``vector.transpose %v, [1, 0]``: result dim i is source dim permutation[i]."""
 
     name = "vector.transpose"
     vector = operand_def(VectorType)
-    result = result_def(VectorType)
     permutation = prop_def(DenseArrayBase)
-    traits = traits_def(Pure())
 
     def __init__(self, source: SSAValue, permutation: Sequence[int], result_type: VectorType | None = None):
         source = SSAValue.get(source)
@@ -377,7 +379,7 @@ def _parse_kind(parser: Parser) -> str:
 
 # ----------------------------------------------------------------------------- broadcast
 @irdl_op_definition
-class BroadcastOp(vector.BroadcastOp):
+class BroadcastOp(_CastSyntax, vector.BroadcastOp):
     """xDSL's ``vector.broadcast`` with MLIR's shape rule (the source's dims align with the
     result's trailing dims and are 1 or equal) and layouts; parses the RFC's unnamed
     ``{#layout}``."""
@@ -416,22 +418,11 @@ class BroadcastOp(vector.BroadcastOp):
                                   f"{res}, got a slice of {src.parent}")
 
     @classmethod
-    def parse(cls, parser: Parser) -> "BroadcastOp":
-        operand = parser.parse_unresolved_operand()
+    def check_after_source(cls, parser: Parser) -> None:
         if parser._current_token.text == "[":  # noqa: SLF001 -- the RFC's ``%v [1]``
             parser.raise_error("vector.broadcast takes no dimension list: it prepends dims and stretches "
                                "size-1 dims (to broadcast a vector<N> along dim 1, shape_cast it to "
                                "vector<Nx1> first)")
-        attrs = _parse_attrs(parser)
-        src_type, res_type = _parse_types(parser)
-        src = parser.resolve_operand(operand, src_type)
-        return _build(parser, cls, lambda: cls(src, res_type), attrs, src_type, res_type)
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        _asm.print_attr_entries(printer, self)
-        _print_types(printer, self, self.source)
 
 
 # ----------------------------------------------------------------------------- bitcast
@@ -496,18 +487,23 @@ def _check_slice(name: str, small: tuple[int, ...], big: tuple[int, ...], offset
             raise VerifyException(f"{name}: dim {d}: offset {o} + size {n} exceeds {size}")
 
 
+class _StridedSliceOp(PureVectorOp):
+    """``vector.extract_strided_slice`` / ``vector.insert_strided_slice``: one vector
+    result, a box at ``offsets`` with unit ``strides`` (the op declares its operands and,
+    for extract, ``sizes``; these fields come after them)."""
+
+    offsets = prop_def(DenseArrayBase)
+    strides = prop_def(DenseArrayBase)
+
+
 @irdl_op_definition
-class ExtractStridedSliceOp(IRDLOperation):
+class ExtractStridedSliceOp(_StridedSliceOp):
     """``vector.extract_strided_slice %v {offsets = [8, 0], sizes = [8, 16], strides = [1, 1]}
     : vector<16x16xf32> to vector<8x16xf32>``: the ``sizes`` box at ``offsets``."""
 
     name = "vector.extract_strided_slice"
     vector = operand_def(VectorType)
-    result = result_def(VectorType)
-    offsets = prop_def(DenseArrayBase)
     sizes = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    traits = traits_def(Pure())
     NAMES: ClassVar = ("offsets", "sizes", "strides")
 
     def __init__(self, source: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
@@ -542,17 +538,12 @@ class ExtractStridedSliceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class InsertStridedSliceOp(IRDLOperation):
+class InsertStridedSliceOp(_StridedSliceOp):
     """``vector.insert_strided_slice %src, %dst {offsets = [8, 0], strides = [1, 1]}
     : vector<8x16xf32> into vector<16x16xf32>``: ``%dst`` with ``%src`` written at ``offsets``."""
 
     name = "vector.insert_strided_slice"
-    source = operand_def(VectorType)
-    dest = operand_def(VectorType)
-    result = result_def(VectorType)
-    offsets = prop_def(DenseArrayBase)
-    strides = prop_def(DenseArrayBase)
-    traits = traits_def(Pure())
+    source, dest = like_fields(operand_def, VectorType, 2)
     NAMES: ClassVar = ("offsets", "strides")
 
     def __init__(self, source: SSAValue, dest: SSAValue, offsets: Sequence[int]):

@@ -21,7 +21,7 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import int_tuple, ints, parse_int_list, parse_int_value, print_int_list
+from ._syntax import LayoutDataAttr, int_tuple, parse_fields, ints, parse_int_list, parse_int_value, print_int_list
 
 
 def element_bits(t: Attribute) -> int:
@@ -32,41 +32,37 @@ def element_bits(t: Attribute) -> int:
     return getattr(t, "bitwidth", 64)
 
 
+_BLOCK_FIELDS = {"memory_space": AttrParser.parse_identifier, "array_length": parse_int_value,
+                 "boundary_check": AttrParser.parse_boolean}
+_SCATTER_FIELDS = {"memory_space": AttrParser.parse_identifier, "chunk_size": parse_int_value}
+
+
+def _read_block_field(parser: AttrParser, key: str) -> object:
+    if key not in _BLOCK_FIELDS:
+        parser.raise_error(f"unknown block_tdesc_attr field '{key}' ({', '.join(_BLOCK_FIELDS)})")
+    return _BLOCK_FIELDS[key](parser)
+
+
+def _read_scatter_field(parser: AttrParser, key: str) -> object:
+    if key not in _SCATTER_FIELDS:
+        parser.raise_error(f"unknown scatter_tdesc_attr field '{key}' ({', '.join(_SCATTER_FIELDS)})")
+    return _SCATTER_FIELDS[key](parser)
+
+
 # ----------------------------------------------------------------------------- attributes
 @irdl_attr_definition
-class SGMapAttr(ParametrizedAttribute):
+class SGMapAttr(LayoutDataAttr):
     """``#xegpu.sg_map<wi_layout = [1, 16], wi_data = [1, 1]>``: how a subgroup's tensor is
     split among its work items (lanes)."""
 
     name = "xegpu.sg_map"
     wi_layout: ArrayAttr[IntAttr]
     wi_data: ArrayAttr[IntAttr]
-
-    def __init__(self, wi_layout: Sequence[int], wi_data: Sequence[int]):
-        super().__init__(ArrayAttr(IntAttr(v) for v in wi_layout), ArrayAttr(IntAttr(v) for v in wi_data))
-
-    layout = int_tuple("wi_layout")
-
-    data = int_tuple("wi_data")
+    KEYS: ClassVar = ("wi_layout", "wi_data")
 
     @property
     def lanes(self) -> int:
         return self.layout[0] * self.layout[1]
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<wi_layout = {print_int_list(self.layout)}, wi_data = {print_int_list(self.data)}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        with parser.in_angle_brackets():
-            parser.parse_keyword("wi_layout")
-            parser.parse_punctuation("=")
-            layout = parse_int_list(parser)
-            parser.parse_punctuation(",")
-            parser.parse_keyword("wi_data")
-            parser.parse_punctuation("=")
-            data = parse_int_list(parser)
-        return list(SGMapAttr(layout, data).parameters)
 
     def verify(self) -> None:
         if len(self.layout) != 2 or len(self.data) != 2:
@@ -87,21 +83,35 @@ class SGMapAttr(ParametrizedAttribute):
         return units, dat[0] * dat[1]
 
 
+class _TdescEncoding(ParametrizedAttribute):
+    """A tensor_desc encoding: its ``memory_space`` (``global`` or ``slm``) comes first,
+    the encoding's own parameters after it (xDSL reads parent annotations first)."""
+
+    memory_space: StringAttr
+
+    @property
+    def space(self) -> str:
+        return self.memory_space.data
+
+    def print_parameters(self, printer: Printer) -> None:
+        """Only the fields that differ from their defaults (``<>`` for none)."""
+        parts = [f"memory_space = {self.space}"] if self.space != "global" else []
+        printer.print_string("<" + ", ".join(parts + self.other_fields()) + ">")
+
+    def other_fields(self) -> list[str]:
+        raise NotImplementedError
+
+
 @irdl_attr_definition
-class BlockTdescAttr(ParametrizedAttribute):
+class BlockTdescAttr(_TdescEncoding):
     """``#xegpu.block_tdesc_attr<memory_space = global, array_length = 1, boundary_check = true>``."""
 
     name = "xegpu.block_tdesc_attr"
-    memory_space: StringAttr
     array_length: IntAttr
     boundary_check: BoolAttr
 
     def __init__(self, memory_space: str = "global", array_length: int = 1, boundary_check: bool = True):
         super().__init__(StringAttr(memory_space), IntAttr(array_length), BoolAttr.from_bool(boundary_check))
-
-    @property
-    def space(self) -> str:
-        return self.memory_space.data
 
     @property
     def arr_len(self) -> int:
@@ -114,33 +124,13 @@ class BlockTdescAttr(ParametrizedAttribute):
     def is_default(self) -> bool:
         return self.space == "global" and self.arr_len == 1 and self.checks_bounds
 
-    def print_parameters(self, printer: Printer) -> None:
-        parts = []
-        if self.space != "global":
-            parts.append(f"memory_space = {self.space}")
-        if self.arr_len != 1:
-            parts.append(f"array_length = {self.arr_len}")
-        if not self.checks_bounds:
-            parts.append("boundary_check = false")
-        printer.print_string("<" + ", ".join(parts) + ">")
+    def other_fields(self) -> list[str]:
+        return ([f"array_length = {self.arr_len}"] if self.arr_len != 1 else []) + \
+            ([] if self.checks_bounds else ["boundary_check = false"])
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        fields: dict[str, object] = {}
-        with parser.in_angle_brackets():
-            key = parser.parse_optional_identifier()
-            while key is not None:
-                parser.parse_punctuation("=")
-                if key == "memory_space":
-                    fields[key] = parser.parse_identifier()
-                elif key == "array_length":
-                    fields[key] = parse_int_value(parser)
-                elif key == "boundary_check":
-                    fields[key] = parser.parse_boolean()
-                else:
-                    parser.raise_error(f"unknown block_tdesc_attr field '{key}'")
-                key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None
-        return list(BlockTdescAttr(**fields).parameters)
+        return list(BlockTdescAttr(**parse_fields(parser, _read_block_field)).parameters)
 
     def verify(self) -> None:
         if self.space not in ("global", "slm"):
@@ -220,47 +210,26 @@ SCATTER_MAX_BYTES = 512
 
 
 @irdl_attr_definition
-class ScatterTdescAttr(ParametrizedAttribute):
+class ScatterTdescAttr(_TdescEncoding):
     """``#xegpu.scatter_tdesc_attr<memory_space = slm, chunk_size = 8>``: marks a
     scattered tensor_desc (one offset per lane, ``chunk_size`` elements per offset)."""
 
     name = "xegpu.scatter_tdesc_attr"
-    memory_space: StringAttr
     chunk_size: IntAttr
 
     def __init__(self, memory_space: str = "global", chunk_size: int = 1):
         super().__init__(StringAttr(memory_space), IntAttr(chunk_size))
 
     @property
-    def space(self) -> str:
-        return self.memory_space.data
-
-    @property
     def chunk(self) -> int:
         return self.chunk_size.data
 
-    def print_parameters(self, printer: Printer) -> None:
-        parts = []
-        if self.space != "global":
-            parts.append(f"memory_space = {self.space}")
-        if self.chunk != 1:
-            parts.append(f"chunk_size = {self.chunk}")
-        printer.print_string("<" + ", ".join(parts) + ">")
+    def other_fields(self) -> list[str]:
+        return [f"chunk_size = {self.chunk}"] if self.chunk != 1 else []
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        fields: dict[str, object] = {}
-        with parser.in_angle_brackets():
-            key = parser.parse_optional_identifier()
-            while key is not None:
-                parser.parse_punctuation("=")
-                if key == "memory_space":
-                    fields[key] = parser.parse_identifier()
-                elif key == "chunk_size":
-                    fields[key] = parse_int_value(parser)
-                else:
-                    parser.raise_error(f"unknown scatter_tdesc_attr field '{key}' (memory_space, chunk_size)")
-                key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None
+        fields = parse_fields(parser, _read_scatter_field)
         return [StringAttr(fields.get("memory_space", "global")), IntAttr(fields.get("chunk_size", 1))]
 
     def verify(self) -> None:

@@ -26,27 +26,18 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import SSAValue
-from xdsl.irdl import (
-    IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    result_def,
-    traits_def,
-    var_operand_def,
-)
-from xdsl.traits import Pure
+from xdsl.irdl import irdl_op_definition, operand_def, var_operand_def
 from xdsl.utils.exceptions import VerifyException
 
+from ._fields import PureVectorOp
 
 
 @irdl_op_definition
-class LaneTransposeOp(IRDLOperation):
+class LaneTransposeOp(PureVectorOp):
     """Transpose a ``lanes x lanes`` block held one column per lane (SIMT form)."""
 
     name = "xegpu.lane_transpose"
     source = operand_def(VectorType)
-    result = result_def(VectorType)
-    traits = traits_def(Pure())
     assembly_format = "$source attr-dict `:` type($source) `->` type($result)"
 
     def __init__(self, source: SSAValue):
@@ -69,14 +60,12 @@ class LaneTransposeOp(IRDLOperation):
 
 
 @irdl_op_definition
-class AFromCOp(IRDLOperation):
+class AFromCOp(PureVectorOp):
     """Join ``r`` same-typed ``[R, w]`` blocks side by side into one ``[R, r * w]`` block
     held in operand A's lane layout (subgroup form ``w`` = block width, SIMT form ``w`` = 1)."""
 
     name = "xegpu.a_from_c"
     sources = var_operand_def(VectorType)
-    result = result_def(VectorType)
-    traits = traits_def(Pure())
     assembly_format = "$sources attr-dict `:` type($sources) `->` type($result)"
 
     def __init__(self, sources, result_type: VectorType):

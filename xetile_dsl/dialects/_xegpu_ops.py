@@ -17,7 +17,6 @@ from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
-    DenseArrayBase,
     IndexType,
     IntAttr,
     IntegerAttr,
@@ -27,29 +26,21 @@ from xdsl.dialects.builtin import (
     VectorType,
 )
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    AttrSizedOperandSegments,
-    IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    result_def,
-    var_operand_def,
-)
+from xdsl.irdl import (IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def,
+                       var_operand_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm, _mixed
-from ._init_syntax import parse_init_like, parse_update_offsets, print_offsets_sizes_strides
-from ._memref_layout import is_address
+from ._fields import like_fields
+from ._init_syntax import InitLikeOp, parse_update_offsets
+from ._memref_layout import const_index, is_address
 from ._xegpu_attrs import CacheHintAttr, LayoutAttr, TensorDescType, element_bits
-from ._xetile_ops import parse_mma_like
+from ._xetile_ops import PaddedLoadOp, parse_mma_like
 
 CACHE_HINTS = ("l1_hint", "l2_hint", "l3_hint")
 _HINT_KEYS = {"l1": "l1_hint", "l2": "l2_hint", "l3": "l3_hint"}
-WORD_KEYS = CACHE_HINTS
 
 
 def _hint_props(hints: dict[str, str] | None) -> dict[str, Attribute]:
@@ -94,21 +85,15 @@ STORE_POLICIES = ("uncached", "write_back", "write_through", "streaming")
 
 
 @irdl_op_definition
-class CreateNdTdescOp(IRDLOperation):
+class CreateNdTdescOp(InitLikeOp):
     """Describe a 1-D/2-D block of a base tensor given as a memref or an i64 address."""
 
     name = "xegpu.create_nd_tdesc"
     source = operand_def()
     offsets = var_operand_def(IndexType)
     shape = var_operand_def(IndexType)
-    strides = var_operand_def(IndexType)
     tensor_desc = result_def(TensorDescType)
-    const_offsets = opt_prop_def(DenseArrayBase)  # constants among the offsets (see _mixed)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-
-    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: TensorDescType,
-                 shape: Sequence[SSAValue] = (), strides: Sequence[SSAValue] = ()):
-        super().__init__(operands=[source, offsets, shape, strides], result_types=[result_type])
+    sizes = property(lambda self: self.shape, doc="The base's sizes (``shape`` in the XeGPU RFC).")
 
     def verify_(self) -> None:
         src = self.source.type
@@ -147,7 +132,7 @@ class CreateNdTdescOp(IRDLOperation):
                                   f"({len(src.get_shape())}), got {n_offsets}")
         if len(self.shape) != len(self.strides):
             raise VerifyException(f"{self.name}: give as many strides as shape sizes")
-        last = _const_int(self.strides[-1]) if self.strides else None
+        last = const_index(self.strides[-1]) if self.strides else None
         if last is not None and last != 1:
             raise VerifyException(f"{self.name}: the innermost stride must be 1 (2-D block messages read contiguous "
                                   f"rows), got {last}; use a transposed load or xegpu.create_tdesc for strided data")
@@ -162,20 +147,6 @@ class CreateNdTdescOp(IRDLOperation):
             raise VerifyException(f"{self.name}: the innermost stride of the source memref must be 1, got {vals[-1]}; "
                                   "use a transposed load or xegpu.create_tdesc for strided data")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        print_offsets_sizes_strides(printer, self.offsets, self.shape, self.strides, self)
-        _asm.print_attr_entries(printer, self, skip=(_mixed.CONST_OFFSETS,))
-        printer.print_string(" : ")
-        printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.tensor_desc.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> CreateNdTdescOp:
-        return parse_init_like(parser, cls)
-
 
 def _memref_space(t: MemRefType) -> int:
     space = t.memory_space
@@ -185,37 +156,26 @@ def _memref_space(t: MemRefType) -> int:
     return 3 if word in ("slm", "shared") else 0
 
 
-def _const_int(value: SSAValue) -> int | None:
-    """The integer of an ``arith.constant`` operand, else None."""
-    owner = value.owner
-    if getattr(owner, "name", None) == "arith.constant":
-        attr = owner.properties.get("value") or owner.attributes.get("value")
-        if isinstance(attr, IntegerAttr):
-            return attr.value.data
-    return None
+class _MemOp(_asm.OperandsToSyntax, IRDLOperation):
+    """A memory op with the three cache-hint properties (``l1_hint = cached``), printed
+    ``operands {attrs} : types (-> result)?``.  xDSL collects field definitions from the
+    parent classes, so the hints are declared once here."""
 
+    l1_hint, l2_hint, l3_hint = like_fields(opt_prop_def, StringAttr, 3)
+    WORDS: ClassVar = CACHE_HINTS
 
-class _MemOp(IRDLOperation):
-    """Shared printing/parsing: ``operands attrs : types (-> result)?``."""
-
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, self.results[0].type if self.results else None, words=WORD_KEYS)
+    @classmethod
+    def normalize_entries(cls, parser: Parser, attrs: dict[str, Attribute]) -> dict[str, Attribute]:
+        return normalize_mem_attrs(parser, attrs)
 
 
 @irdl_op_definition
-class LoadNdOp(_MemOp):
+class LoadNdOp(_MemOp, PaddedLoadOp):
     name = "xegpu.load_nd"
     tensor_desc = operand_def(TensorDescType)
-    value = result_def(VectorType)
     packed = opt_prop_def(UnitAttr)
     transpose = opt_prop_def(ArrayAttr)
     transpose_bit_width = opt_prop_def(IntAttr)
-    #: xetile_dsl extension: out-of-bounds elements read this value instead of 0
-    #: (from ``xetile.load_tile {padding}``; the hardware fills 0, codegen selects)
-    padding = opt_prop_def(Attribute)
-    l1_hint = opt_prop_def(StringAttr)
-    l2_hint = opt_prop_def(StringAttr)
-    l3_hint = opt_prop_def(StringAttr)
 
     def __init__(self, tdesc: SSAValue, result_type: VectorType, packed: bool = False,
                  transpose: Sequence[int] | None = None, hints: dict[str, str] | None = None,
@@ -267,11 +227,6 @@ class LoadNdOp(_MemOp):
         if out != want:
             raise VerifyException(f"{self.name}: result shape must be {want} for {tdesc}, got {out}")
 
-    @classmethod
-    def parse(cls, parser: Parser) -> LoadNdOp:
-        t, res, attrs = _asm.parse_operand_to(parser)
-        attrs = normalize_mem_attrs(parser, attrs)
-        return _asm.build_op(parser, cls, lambda: cls(t, res), attrs)
 
 
 @irdl_op_definition
@@ -279,9 +234,6 @@ class StoreNdOp(_MemOp):
     name = "xegpu.store_nd"
     value = operand_def(VectorType)
     tensor_desc = operand_def(TensorDescType)
-    l1_hint = opt_prop_def(StringAttr)
-    l2_hint = opt_prop_def(StringAttr)
-    l3_hint = opt_prop_def(StringAttr)
 
     def __init__(self, value: SSAValue, tdesc: SSAValue, hints: dict[str, str] | None = None):
         super().__init__(operands=[value, tdesc], properties=_hint_props(hints))
@@ -307,20 +259,28 @@ class StoreNdOp(_MemOp):
         return _asm.build_op(parser, cls, lambda: cls(value, tdesc), attrs)
 
 
-@irdl_op_definition
-class PrefetchNdOp(_MemOp):
-    name = "xegpu.prefetch_nd"
+class PrefetchBase(_MemOp):
+    """``xegpu.prefetch_nd`` and ``xegpu.prefetch``: a descriptor and load cache hints."""
+
     tensor_desc = operand_def(TensorDescType)
-    l1_hint = opt_prop_def(StringAttr)
-    l2_hint = opt_prop_def(StringAttr)
-    l3_hint = opt_prop_def(StringAttr)
 
     def __init__(self, tdesc: SSAValue, hints: dict[str, str] | None = None):
         super().__init__(operands=[tdesc], properties=_hint_props(hints))
 
     def verify_(self) -> None:
         check_hints(self, LOAD_POLICIES)
-        if self.tensor_desc.type.is_scattered:
+        self.verify_descriptor(self.tensor_desc.type)
+
+    def verify_descriptor(self, tdesc: TensorDescType) -> None:
+        raise NotImplementedError
+
+
+@irdl_op_definition
+class PrefetchNdOp(PrefetchBase):
+    name = "xegpu.prefetch_nd"
+
+    def verify_descriptor(self, tdesc: TensorDescType) -> None:
+        if tdesc.is_scattered:
             raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.prefetch for a scattered one")
 
     @classmethod
@@ -333,22 +293,35 @@ class PrefetchNdOp(_MemOp):
         return _asm.build_op(parser, cls, lambda: cls(t), attrs)
 
 
+class MoveDescriptorOp(IRDLOperation):
+    """``update_nd_offset`` / ``update_offset``: the moved descriptor has the type of
+    ``tensor_desc`` (the op declares its operands; ``result`` comes after them)."""
+
+    result = result_def(TensorDescType)
+
+    def verify_(self) -> None:
+        tdesc = self.tensor_desc.type
+        self.verify_offsets(tdesc)
+        if self.result.type != tdesc:
+            raise VerifyException(f"{self.name}: result type must equal the descriptor type")
+
+    def verify_offsets(self, tdesc: TensorDescType) -> None:
+        raise NotImplementedError
+
+
 @irdl_op_definition
-class UpdateNdOffsetOp(IRDLOperation):
+class UpdateNdOffsetOp(_mixed.ConstOffsetsOp, MoveDescriptorOp):
     """Move a block descriptor by relative offsets (values or constants)."""
 
     name = "xegpu.update_nd_offset"
     tensor_desc = operand_def(TensorDescType)
     offsets = var_operand_def(IndexType)
-    result = result_def(TensorDescType)
-    const_offsets = opt_prop_def(DenseArrayBase)
 
     def __init__(self, tdesc: SSAValue, offsets: Sequence[SSAValue], const_offsets: Sequence[int] | None = None):
         props = {} if const_offsets is None else {_mixed.CONST_OFFSETS: _mixed.const_attr(const_offsets)}
         super().__init__(operands=[tdesc, offsets], result_types=[tdesc.type], properties=props)
 
-    def verify_(self) -> None:
-        tdesc = self.tensor_desc.type
+    def verify_offsets(self, tdesc: TensorDescType) -> None:
         if tdesc.is_scattered:
             raise VerifyException(f"{self.name}: needs a block tensor_desc; use xegpu.update_offset for a "
                                   "scattered one")
@@ -357,8 +330,6 @@ class UpdateNdOffsetOp(IRDLOperation):
         if count != len(tdesc.get_shape()):
             raise VerifyException(f"{self.name}: needs one offset per descriptor dimension "
                                   f"({len(tdesc.get_shape())}), got {count}")
-        if self.result.type != tdesc:
-            raise VerifyException(f"{self.name}: result type must equal the descriptor type")
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")
@@ -381,18 +352,15 @@ class UpdateNdOffsetOp(IRDLOperation):
 
 
 @irdl_op_definition
-class DpasOp(IRDLOperation):
+class DpasOp(_asm.OperandsToSyntax, IRDLOperation):
     """``D = A x B (+ C)`` for one DPAS instruction, in the plain 2-D, the VNNI 3-D or the
     per-lane (SIMT) operand form."""
 
     name = "xegpu.dpas"
-    lhs = operand_def(VectorType)
-    rhs = operand_def(VectorType)
+    lhs, rhs = like_fields(operand_def, VectorType, 2)
     acc = opt_operand_def(VectorType)
     result = result_def(VectorType)
-    layout_a = opt_prop_def(Attribute)
-    layout_b = opt_prop_def(Attribute)
-    layout_cd = opt_prop_def(Attribute)
+    layout_a, layout_b, layout_cd = like_fields(opt_prop_def, Attribute, 3)
 
     POSITIONAL: ClassVar = {1: ("layout_cd",), 3: ("layout_a", "layout_b", "layout_cd")}
     #: MLIR's names for the same layouts (its propagation attaches layout_result_0 / layout_operand_N)
@@ -452,9 +420,6 @@ class DpasOp(IRDLOperation):
             raise VerifyException(f"{self.name}: A and B element widths differ ({self.lhs.type.element_type}, "
                                   f"{self.rhs.type.element_type})")
         self._verify_layouts(a, b, d)
-
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> DpasOp:

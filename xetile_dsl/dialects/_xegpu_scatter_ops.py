@@ -29,10 +29,11 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
 from ._xegpu_attrs import FenceScopeAttr, LayoutAttr, MemorySpaceAttr, NbarrierType, SGMapAttr, SliceAttr, TensorDescType
+from ._directives import Arrow, ColonNbarrier, OptionalComma, ResultAsSource, RfcType
 from ._memref_layout import is_address
-from ._xegpu_ops import (LOAD_POLICIES, STORE_POLICIES, _hint_props, _memref_space, _MemOp, check_hints,
-                         normalize_mem_attrs)
-from ._xetile_vector_ops import ATOMIC_KINDS, _parse_kind
+from ._xegpu_ops import (LOAD_POLICIES, STORE_POLICIES, MoveDescriptorOp, PrefetchBase, _hint_props, _memref_space,
+                         _MemOp, check_hints, normalize_mem_attrs)
+from ._xetile_vector_ops import AtomicKindOp, _parse_kind
 
 
 def _is_mask(t: Attribute) -> bool:
@@ -77,6 +78,10 @@ class CreateTdescOp(IRDLOperation):
     source = operand_def()
     offsets = operand_def(VectorType)
     tensor_desc = result_def(TensorDescType)
+    #: the RFC writes ``create_tdesc, %base, %offsets`` and ``: T, vector<..>, -> T``
+    assembly_format = ("custom<OptionalComma>() $source `,` $offsets attr-dict `:` type($source) `,` "
+                       "type($offsets) custom<OptionalComma>() custom<Arrow>() custom<RfcType>(type($tensor_desc))")
+    custom_directives = (OptionalComma, Arrow, RfcType)
 
     def __init__(self, source: SSAValue, offsets: SSAValue, result_type: TensorDescType):
         super().__init__(operands=[source, offsets], result_types=[result_type])
@@ -99,56 +104,53 @@ class CreateTdescOp(IRDLOperation):
             raise VerifyException(f"{self.name}: offsets must be vector<{tdesc.get_shape()[0]}xindex> (one per lane "
                                   f"of {tdesc}), got {off}")
 
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, self.tensor_desc.type)
 
-    @classmethod
-    def parse(cls, parser: Parser) -> CreateTdescOp:
-        parser.parse_optional_punctuation(",")  # RFC: ``create_tdesc, %base, %offsets``
-        operands = _asm.parse_operands(parser)
-        attrs = _asm.parse_attr_entries(parser)
-        parser.parse_punctuation(":")
-        types = _asm.parse_types(parser)
-        parser.parse_optional_punctuation(",")
-        _asm.parse_arrow(parser)
-        res = _asm.parse_type(parser)
-        src, offs = _asm.resolve(parser, operands, types)
-        return _asm.build_op(parser, cls, lambda: cls(src, offs, res), attrs)
+class _ScatterMemOp(_MemOp):
+    """``xegpu.load`` and ``xegpu.store``: a scattered descriptor and a mask (the last
+    operands, after a stored value), the cache hints and ``transpose`` (the
+    [chunk_size, lanes] value form)."""
 
-
-def _scatter_props(transpose: bool, hints: dict[str, str] | None) -> dict:
-    """Properties of a scattered load or store: its cache hints and ``transpose``."""
-    props = _hint_props(hints)
-    if transpose:
-        props["transpose"] = UnitAttr()
-    return props
-
-
-@irdl_op_definition
-class LoadGatherOp(_MemOp):
-    """``xegpu.load``: each lane loads ``chunk_size`` elements at its offset."""
-
-    name = "xegpu.load"
     tensor_desc = operand_def(TensorDescType)
     mask = operand_def(VectorType)
-    value = result_def(VectorType)
     transpose = opt_prop_def(UnitAttr)
-    l1_hint = opt_prop_def(StringAttr)
-    l2_hint = opt_prop_def(StringAttr)
-    l3_hint = opt_prop_def(StringAttr)
+    POLICIES: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, tdesc: SSAValue, mask: SSAValue, result_type: VectorType, transpose: bool = False,
-                 hints: dict[str, str] | None = None):
-        super().__init__(operands=[tdesc, mask], result_types=[result_type],
-                         properties=_scatter_props(transpose, hints))
+    @staticmethod
+    def props(transpose: bool, hints: dict[str, str] | None) -> dict:
+        props = _hint_props(hints)
+        if transpose:
+            props["transpose"] = UnitAttr()
+        return props
 
     def verify_(self) -> None:
         tdesc = self.tensor_desc.type
         _check_scatter(self, tdesc, self.mask)
-        check_hints(self, LOAD_POLICIES)
-        if tdesc.layout is not None:
-            return
-        chunk = tdesc.scatter_attr.chunk
+        check_hints(self, self.POLICIES)
+        if tdesc.layout is None:  # per-lane (SIMT) shapes are checked against the layout
+            self._verify_shape(tdesc, tdesc.scatter_attr.chunk)
+
+    def _verify_shape(self, tdesc: TensorDescType, chunk: int) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def parse(cls, parser: Parser) -> _ScatterMemOp:
+        others, tdesc, mask, res, attrs = _parse_by_types(parser, cls)
+        return _asm.build_op(parser, cls, lambda: cls.from_parsed(parser, others, tdesc, mask, res), attrs)
+
+
+@irdl_op_definition
+class LoadGatherOp(_ScatterMemOp):
+    """``xegpu.load``: each lane loads ``chunk_size`` elements at its offset."""
+
+    name = "xegpu.load"
+    value = result_def(VectorType)
+    POLICIES: ClassVar = LOAD_POLICIES
+
+    def __init__(self, tdesc: SSAValue, mask: SSAValue, result_type: VectorType, transpose: bool = False,
+                 hints: dict[str, str] | None = None):
+        super().__init__(operands=[tdesc, mask], result_types=[result_type], properties=self.props(transpose, hints))
+
+    def _verify_shape(self, tdesc: TensorDescType, chunk: int) -> None:
         if chunk > 1 and self.transpose is None:
             raise VerifyException(f"{self.name}: a chunk_size = {chunk} load yields [chunk, lanes]; add the "
                                   f"'transpose' attribute to say so")
@@ -157,65 +159,43 @@ class LoadGatherOp(_MemOp):
             raise VerifyException(f"{self.name}: result shape must be {want}, got {list(self.value.type.get_shape())}")
 
     @classmethod
-    def parse(cls, parser: Parser) -> LoadGatherOp:
-        _, tdesc, mask, res, attrs = _parse_by_types(parser, LoadGatherOp)
+    def from_parsed(cls, parser: Parser, _others, tdesc: SSAValue, mask: SSAValue, res) -> LoadGatherOp:
         if res is None:
             parser.raise_error("xegpu.load needs its result type: `: tensor_desc<..>, vector<..xi1> -> vector<..>`")
-        return _asm.build_op(parser, LoadGatherOp, lambda: LoadGatherOp(tdesc, mask, res), attrs)
+        return cls(tdesc, mask, res)
 
 
 @irdl_op_definition
-class StoreScatterOp(_MemOp):
+class StoreScatterOp(_ScatterMemOp):
     """``xegpu.store``: each lane stores ``chunk_size`` elements at its offset."""
 
     name = "xegpu.store"
     value = operand_def(VectorType)
-    tensor_desc = operand_def(TensorDescType)
-    mask = operand_def(VectorType)
-    transpose = opt_prop_def(UnitAttr)
-    l1_hint = opt_prop_def(StringAttr)
-    l2_hint = opt_prop_def(StringAttr)
-    l3_hint = opt_prop_def(StringAttr)
+    POLICIES: ClassVar = STORE_POLICIES
 
     def __init__(self, value: SSAValue, tdesc: SSAValue, mask: SSAValue, transpose: bool = False,
                  hints: dict[str, str] | None = None):
-        super().__init__(operands=[value, tdesc, mask], properties=_scatter_props(transpose, hints))
+        super().__init__(operands=[value, tdesc, mask], properties=self.props(transpose, hints))
 
-    def verify_(self) -> None:
-        tdesc = self.tensor_desc.type
-        _check_scatter(self, tdesc, self.mask)
-        check_hints(self, STORE_POLICIES)
-        if tdesc.layout is not None:
-            return
-        chunk = tdesc.scatter_attr.chunk
-        transposed = self.transpose is not None or chunk > 1
-        want = _value_shape(tdesc, transposed)
+    def _verify_shape(self, tdesc: TensorDescType, chunk: int) -> None:
+        want = _value_shape(tdesc, self.transpose is not None or chunk > 1)
         if list(self.value.type.get_shape()) != want:
             raise VerifyException(f"{self.name}: value shape must be {want} ([chunk_size, lanes] when chunked), got "
                                   f"{list(self.value.type.get_shape())}")
 
     @classmethod
-    def parse(cls, parser: Parser) -> StoreScatterOp:
-        others, tdesc, mask, _, attrs = _parse_by_types(parser, StoreScatterOp)
+    def from_parsed(cls, parser: Parser, others, tdesc: SSAValue, mask: SSAValue | None, _res) -> StoreScatterOp:
         if len(others) != 1 or mask is None:
             parser.raise_error("xegpu.store: expected a value, a tensor_desc and a vector<..xi1> mask")
-        return _asm.build_op(parser, StoreScatterOp, lambda: StoreScatterOp(others[0], tdesc, mask), attrs)
+        return cls(others[0], tdesc, mask)
 
 
 @irdl_op_definition
-class PrefetchOp(_MemOp):
+class PrefetchOp(PrefetchBase):
     name = "xegpu.prefetch"
-    tensor_desc = operand_def(TensorDescType)
-    l1_hint = opt_prop_def(StringAttr)
-    l2_hint = opt_prop_def(StringAttr)
-    l3_hint = opt_prop_def(StringAttr)
 
-    def __init__(self, tdesc: SSAValue, hints: dict[str, str] | None = None):
-        super().__init__(operands=[tdesc], properties=_hint_props(hints))
-
-    def verify_(self) -> None:
-        _check_scatter(self, self.tensor_desc.type)
-        check_hints(self, LOAD_POLICIES)
+    def verify_descriptor(self, tdesc: TensorDescType) -> None:
+        _check_scatter(self, tdesc)
 
     @classmethod
     def parse(cls, parser: Parser) -> PrefetchOp:
@@ -224,73 +204,47 @@ class PrefetchOp(_MemOp):
 
 
 @irdl_op_definition
-class UpdateOffsetOp(IRDLOperation):
+class UpdateOffsetOp(MoveDescriptorOp):
     name = "xegpu.update_offset"
     tensor_desc = operand_def(TensorDescType)
     offsets = operand_def(VectorType)
-    result = result_def(TensorDescType)
+    assembly_format = ("$tensor_desc `,` $offsets attr-dict `:` custom<RfcType>(type($tensor_desc)) `,` "
+                       "type($offsets) custom<OptionalComma>() custom<ResultAsSource>(type($result), "
+                       "ref(type($tensor_desc)))")
+    custom_directives = (RfcType, OptionalComma, ResultAsSource)
 
     def __init__(self, tdesc: SSAValue, offsets: SSAValue):
         super().__init__(operands=[tdesc, offsets], result_types=[tdesc.type])
 
-    def verify_(self) -> None:
-        tdesc = self.tensor_desc.type
+    def verify_offsets(self, tdesc: TensorDescType) -> None:
         _check_scatter(self, tdesc)
         lanes = tdesc.get_shape()[0]
         shape = self.offsets.type.get_shape()
         per_lane = tdesc.layout is not None and shape == (1,)  # SIMT form: this lane's delta
         if (shape != (lanes,) and not per_lane) or not isinstance(self.offsets.type.element_type, IndexType):
             raise VerifyException(f"{self.name}: offsets must be vector<{lanes}xindex>, got {self.offsets.type}")
-        if self.result.type != tdesc:
-            raise VerifyException(f"{self.name}: result type must equal the descriptor type")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-
-    @classmethod
-    def parse(cls, parser: Parser) -> UpdateOffsetOp:
-        operands = _asm.parse_operands(parser)
-        parser.parse_punctuation(":")
-        types = _asm.parse_types(parser)
-        parser.parse_optional_punctuation(",")
-        if _asm.parse_optional_arrow(parser):
-            _asm.parse_type(parser)
-        tdesc, offs = _asm.resolve(parser, operands, types)
-        return UpdateOffsetOp(tdesc, offs)
 
 
 @irdl_op_definition
-class AtomicRMWOp(IRDLOperation):
+class AtomicRMWOp(AtomicKindOp):
     """Atomic read-modify-write through a scattered descriptor; returns the old values."""
 
     name = "xegpu.atomic_rmw"
-    kind = prop_def(StringAttr)
     value = operand_def(VectorType)
     tensor_desc = operand_def(TensorDescType)
     mask = operand_def(VectorType)
-    result = result_def(VectorType)
 
     def __init__(self, kind: str, value: SSAValue, tdesc: SSAValue, mask: SSAValue, result_type: VectorType | None = None):
         super().__init__(operands=[value, tdesc, mask], result_types=[result_type or value.type],
                          properties={"kind": StringAttr(kind)})
 
-    def verify_(self) -> None:
-        if self.kind.data not in ATOMIC_KINDS:
-            raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
+    def verify_memory(self) -> None:
         tdesc = self.tensor_desc.type
         _check_scatter(self, tdesc, self.mask)
-        if self.result.type != self.value.type:
-            raise VerifyException(f"{self.name}: result type must equal the value type {self.value.type}")
         if tdesc.layout is None and tuple(self.value.type.get_shape()) != tdesc.get_shape():
             raise VerifyException(f"{self.name}: value shape {list(self.value.type.get_shape())} must equal the "
                                   f"descriptor shape {list(tdesc.get_shape())}")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data}")
-        _asm.print_operands_to(printer, self, self.result.type, skip=("kind",))
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicRMWOp:
@@ -375,55 +329,36 @@ class InitNbarrierOp(IRDLOperation):
     participant_thread_num = operand_def()
     result = result_def(NbarrierType)
 
+    assembly_format = ("$nbarrier_id `,` $participant_thread_num attr-dict `:` type($nbarrier_id) `,` "
+                       "type($participant_thread_num) custom<Arrow>() custom<RfcType>(type($result))")
+    custom_directives = (Arrow, RfcType)
+
     def __init__(self, nbarrier_id: SSAValue, participant_thread_num: SSAValue):
         super().__init__(operands=[nbarrier_id, participant_thread_num], result_types=[NbarrierType()])
 
     def verify_(self) -> None:
         _check_int(self, self.nbarrier_id, self.participant_thread_num)
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        _asm.print_operands(printer, self.operands)
-        printer.print_string(" : ")
-        _asm.print_types(printer, [o.type for o in self.operands])
-        printer.print_string(" -> !xegpu.nbarrier")
-
-    @classmethod
-    def parse(cls, parser: Parser) -> InitNbarrierOp:
-        a, b = _parse_int_operand(parser, 2, NbarrierType())
-        return cls(a, b)
-
 
 class _NbarrierUse(IRDLOperation):
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.operands[0])
-        printer.print_string(" : !xegpu.nbarrier")
+    """``xegpu.nbarrier_arrive %b : !xegpu.nbarrier`` (the RFC leaves out the type)."""
 
-    @classmethod
-    def parse(cls, parser: Parser):
-        operand = parser.parse_unresolved_operand()
-        if parser.parse_optional_punctuation(":") is not None:
-            _asm.parse_type(parser)
-        return cls(parser.resolve_operand(operand, NbarrierType()))
+    nbarrier = operand_def(NbarrierType)
+    assembly_format = "$nbarrier attr-dict custom<ColonNbarrier>(type($nbarrier))"
+    custom_directives = (ColonNbarrier,)
+
+    def __init__(self, nbarrier: SSAValue):
+        super().__init__(operands=[nbarrier])
 
 
 @irdl_op_definition
 class NbarrierArriveOp(_NbarrierUse):
     name = "xegpu.nbarrier_arrive"
-    nbarrier = operand_def(NbarrierType)
-
-    def __init__(self, nbarrier: SSAValue):
-        super().__init__(operands=[nbarrier])
 
 
 @irdl_op_definition
 class NbarrierWaitOp(_NbarrierUse):
     name = "xegpu.nbarrier_wait"
-    nbarrier = operand_def(NbarrierType)
-
-    def __init__(self, nbarrier: SSAValue):
-        super().__init__(operands=[nbarrier])
 
 
 _SCOPE_WORDS = {"workgroup": "workgroup", "local": "workgroup", "group": "workgroup", "gpu": "gpu",
@@ -490,7 +425,7 @@ class CompileHintOp(IRDLOperation):
 
 
 @irdl_op_definition
-class ConvertLayoutOp(IRDLOperation):
+class ConvertLayoutOp(_asm.OperandsToSyntax, IRDLOperation):
     """Redistribute a vector from ``input_layout`` to ``target_layout``."""
 
     name = "xegpu.convert_layout"
@@ -526,9 +461,6 @@ class ConvertLayoutOp(IRDLOperation):
                 bool(target.field("sg_layout")) != bool(source.field("sg_layout")):
             raise VerifyException(f"{self.name}: input_layout and target_layout must both be workgroup layouts "
                                   "(with sg_layout) or both subgroup layouts (without)")
-
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, self.result.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> ConvertLayoutOp:

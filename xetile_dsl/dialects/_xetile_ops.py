@@ -17,34 +17,23 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import ClassVar
 
-from xdsl.dialects.builtin import DenseArrayBase, IndexType, IntegerAttr, IntegerType, MemRefType, VectorType, i64
+from xdsl.dialects.builtin import IndexType, IntegerAttr, IntegerType, MemRefType, VectorType, i64
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import (
-    AttrSizedOperandSegments,
-    IRDLOperation,
-    irdl_op_definition,
-    operand_def,
-    opt_operand_def,
-    opt_prop_def,
-    result_def,
-    var_operand_def,
-)
+from xdsl.irdl import (AttrSizedOperandSegments, IRDLOperation, irdl_op_definition, operand_def, opt_operand_def,
+                       opt_prop_def, result_def, var_operand_def)
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm, _mixed
-from ._init_syntax import parse_init_like, parse_update_offsets, print_offsets_sizes_strides
+from ._fields import like_fields
+from ._init_syntax import InitLikeOp, is_index_vector, parse_update_offsets
 from ._memref_layout import check_order_matches, const_index, is_address
 from ._xetile_types import TileType, WgMapAttr, check_wg_map
 
 
-def _is_index_vector(t: Attribute) -> bool:
-    return isinstance(t, VectorType) and isinstance(t.element_type, IndexType)
-
-
 @irdl_op_definition
-class InitTileOp(IRDLOperation):
+class InitTileOp(InitLikeOp):
     """Create a tile over a 2-D base matrix: a memref (static, or dynamic with shape and
     strides operands) or a raw i64 address with shape and strides; or a scattered tile
     from an i64 address and a vector of per-element offsets."""
@@ -53,14 +42,7 @@ class InitTileOp(IRDLOperation):
     source = operand_def()
     offsets = var_operand_def()  # index scalars, or one vector<..xindex> for scatter tiles
     sizes = var_operand_def(IndexType)
-    strides = var_operand_def(IndexType)
     tile = result_def(TileType)
-    const_offsets = opt_prop_def(DenseArrayBase)  # constants among the offsets (see _mixed)
-    irdl_options = (AttrSizedOperandSegments(as_property=True),)
-
-    def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: TileType,
-                 sizes: Sequence[SSAValue] = (), strides: Sequence[SSAValue] = ()):
-        super().__init__(operands=[source, offsets, sizes, strides], result_types=[result_type])
 
     def verify_(self) -> None:
         tile_type = self.tile.type
@@ -109,7 +91,7 @@ class InitTileOp(IRDLOperation):
         if not (is_address(src) or isinstance(src, MemRefType)):
             raise VerifyException(f"{self.name}: a scattered tile takes an i64 address or a memref base, "
                                   f"got {src}")
-        if len(self.offsets) != 1 or not _is_index_vector(self.offsets[0].type):
+        if len(self.offsets) != 1 or not is_index_vector(self.offsets[0].type):
             raise VerifyException(f"{self.name}: a scattered tile takes one vector<..xindex> of offsets")
         if tuple(self.offsets[0].type.get_shape()) != tile_type.get_shape():
             raise VerifyException(f"{self.name}: offsets shape {list(self.offsets[0].type.get_shape())} must equal "
@@ -117,50 +99,44 @@ class InitTileOp(IRDLOperation):
         if self.sizes or self.strides:
             raise VerifyException(f"{self.name}: a scattered tile takes no sizes or strides")
 
-    def print(self, printer: Printer) -> None:
-        printer.print_string(" ")
-        printer.print_operand(self.source)
-        if len(self.offsets) == 1 and _is_index_vector(self.offsets[0].type):
-            printer.print_string(", ")
-            printer.print_operand(self.offsets[0])
-            _asm.print_attr_entries(printer, self)
-            printer.print_string(" : ")
-            _asm.print_types(printer, [self.source.type, self.offsets[0].type])
-        else:
-            print_offsets_sizes_strides(printer, self.offsets, self.sizes, self.strides, self)
-            _asm.print_attr_entries(printer, self, skip=(_mixed.CONST_OFFSETS,))
-            printer.print_string(" : ")
-            printer.print_attribute(self.source.type)
-        printer.print_string(" -> ")
-        printer.print_attribute(self.tile.type)
+
+class PaddedLoadOp(IRDLOperation):
+    """A load into a vector ``value`` whose out-of-bounds elements read ``padding``
+    (xetile_dsl's extension; the hardware reads 0 and codegen selects): ``load_tile``,
+    ``load_gather`` and ``xegpu.load_nd``."""
+
+    value = result_def(VectorType)
+    padding = opt_prop_def(Attribute)
+
+    @staticmethod
+    def padding_props(padding: Attribute | None) -> dict[str, Attribute]:
+        return {"padding": padding} if padding else {}
 
     @classmethod
-    def parse(cls, parser: Parser) -> InitTileOp:
-        return parse_init_like(parser, cls)
+    def normalize_entries(cls, parser: Parser, attrs: dict[str, Attribute]) -> dict[str, Attribute]:
+        """The parsed ``{..}`` with the RFC's other names mapped to the op's (none here)."""
+        return attrs
+
+    @classmethod
+    def parse(cls, parser: Parser) -> PaddedLoadOp:
+        """``%src {attrs} : src_type -> vector<..>`` (``load_tile``, ``load_nd``)."""
+        source, result_type, attrs = _asm.parse_operand_to(parser)
+        attrs = cls.normalize_entries(parser, attrs)
+        return _asm.build_op(parser, cls, lambda: cls(source, result_type), attrs)
 
 
 @irdl_op_definition
-class LoadTileOp(IRDLOperation):
+class LoadTileOp(_asm.OperandsToSyntax, PaddedLoadOp):
     """Load a tile into a vector (2-D, or 4-D when the tile has inner_blocks)."""
 
     name = "xetile.load_tile"
     tile = operand_def(TileType)
-    value = result_def(VectorType)
-    padding = opt_prop_def(Attribute)
 
     def __init__(self, tile: SSAValue, result_type: VectorType, padding: Attribute | None = None):
-        super().__init__(operands=[tile], result_types=[result_type], properties={"padding": padding} if padding else {})
+        super().__init__(operands=[tile], result_types=[result_type], properties=self.padding_props(padding))
 
     def verify_(self) -> None:
         _check_tile_vector(self.name, self.tile.type, self.value.type)
-
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, self.value.type)
-
-    @classmethod
-    def parse(cls, parser: Parser) -> LoadTileOp:
-        t, vec, attrs = _asm.parse_operand_to(parser)
-        return _asm.build_op(parser, cls, lambda: cls(t, vec), attrs)
 
 
 @irdl_op_definition
@@ -261,17 +237,15 @@ class PrefetchTileOp(IRDLOperation):
 
 
 @irdl_op_definition
-class UpdateTileOffsetOp(IRDLOperation):
+class UpdateTileOffsetOp(_mixed.ConstOffsetsOp):
     """Move a tile by (offset_x, offset_y) elements (rows, columns); either may be a
     constant (``const_offsets``).  A scattered tile moves by a vector of ``indices``."""
 
     name = "xetile.update_tile_offset"
     tile = operand_def(TileType)
-    offset_x = opt_operand_def(IndexType)
-    offset_y = opt_operand_def(IndexType)
+    offset_x, offset_y = like_fields(opt_operand_def, IndexType, 2)
     indices = opt_operand_def(VectorType)
     result = result_def(TileType)
-    const_offsets = opt_prop_def(DenseArrayBase)
     irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, tile: SSAValue, offset_x: SSAValue | None, offset_y: SSAValue | None = None,
@@ -291,7 +265,7 @@ class UpdateTileOffsetOp(IRDLOperation):
         if tile.attr.is_scattered:
             if self.indices is None or self.offset_values() or self.const_offsets is not None:
                 raise VerifyException(f"{self.name}: a scattered tile moves by one vector<..xindex> of indices")
-            if not _is_index_vector(self.indices.type) or self.indices.type.get_shape() != tile.get_shape():
+            if not is_index_vector(self.indices.type) or self.indices.type.get_shape() != tile.get_shape():
                 raise VerifyException(f"{self.name}: indices must be vector<{'x'.join(map(str, tile.get_shape()))}"
                                       f"xindex>, got {self.indices.type}")
             return
@@ -343,17 +317,15 @@ def parse_tdesc_update(parser: Parser) -> list[SSAValue]:
 
 
 @irdl_op_definition
-class TileMMAOp(IRDLOperation):
+class TileMMAOp(_asm.OperandsToSyntax, IRDLOperation):
     """``D = A x B (+ C)`` on 2-D vectors, or on 4-D blocked vectors after blocking."""
 
     name = "xetile.tile_mma"
-    a = operand_def(VectorType)
-    b = operand_def(VectorType)
+    a, b = like_fields(operand_def, VectorType, 2)
     c = opt_operand_def(VectorType)
     output = result_def(VectorType)
     wg_map_c = opt_prop_def(WgMapAttr, prop_name="wg_map")
-    wg_map_a = opt_prop_def(WgMapAttr)
-    wg_map_b = opt_prop_def(WgMapAttr)
+    wg_map_a, wg_map_b = like_fields(opt_prop_def, WgMapAttr, 2)
 
     POSITIONAL: ClassVar = {1: ("wg_map",), 3: ("wg_map_a", "wg_map_b", "wg_map")}
 
@@ -404,9 +376,6 @@ class TileMMAOp(IRDLOperation):
             if self.wg_map_a is not None and self.wg_map_b is not None and self.wg_map_a.data[1] != self.wg_map_b.data[0]:
                 raise VerifyException(f"{self.name}: sg_data along K must agree for A and B, got "
                                       f"{self.wg_map_a.data[1]} and {self.wg_map_b.data[0]}")
-
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, self.output.type)
 
     @classmethod
     def parse(cls, parser: Parser) -> TileMMAOp:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import ClassVar
 
 from xdsl.dialects.builtin import (
     ArrayAttr,
@@ -15,51 +16,25 @@ from xdsl.parser import AttrParser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
-from ._syntax import int_tuple, ints, parse_int_list, parse_int_value, print_int_list
+from ._syntax import LayoutDataAttr, int_tuple, parse_fields, ints, parse_int_list, parse_int_value, print_int_list
 
 
 # ----------------------------------------------------------------------------- attributes
 @irdl_attr_definition
-class WgMapAttr(ParametrizedAttribute):
+class WgMapAttr(LayoutDataAttr):
     """``#xetile.wg_map<sg_layout = [8, 4], sg_data = [32, 64]>``: how a workgroup tile is
     split among subgroups (row-major subgroup ids, round-robin over sg_data)."""
 
     name = "xetile.wg_map"
     sg_layout: ArrayAttr[IntAttr]
     sg_data: ArrayAttr[IntAttr]
-
-    def __init__(self, sg_layout: Sequence[int], sg_data: Sequence[int]):
-        super().__init__(ArrayAttr(IntAttr(v) for v in sg_layout), ArrayAttr(IntAttr(v) for v in sg_data))
-
-    layout = int_tuple("sg_layout")
-
-    data = int_tuple("sg_data")
-
-    def print_parameters(self, printer: Printer) -> None:
-        printer.print_string(f"<sg_layout = {print_int_list(self.layout)}, sg_data = {print_int_list(self.data)}>")
-
-    @classmethod
-    def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        with parser.in_angle_brackets():
-            values = _parse_keyword_lists(parser, ("sg_layout", "sg_data"))
-        return [ArrayAttr(IntAttr(v) for v in values["sg_layout"]), ArrayAttr(IntAttr(v) for v in values["sg_data"])]
+    KEYS: ClassVar = ("sg_layout", "sg_data")
 
     def verify(self) -> None:
         if len(self.layout) != len(self.data) or not 1 <= len(self.layout) <= 2:
             raise VerifyException("wg_map: sg_layout and sg_data must both have rank 1 or 2")
         if any(v <= 0 for v in self.layout + self.data):
             raise VerifyException("wg_map: sg_layout and sg_data entries must be positive")
-
-
-def _parse_keyword_lists(parser: AttrParser, keys: Sequence[str]) -> dict[str, list[int]]:
-    values: dict[str, list[int]] = {}
-    for i, key in enumerate(keys):
-        if i:
-            parser.parse_punctuation(",")
-        parser.parse_keyword(key)
-        parser.parse_punctuation("=")
-        values[key] = parse_int_list(parser)
-    return values
 
 
 @irdl_attr_definition
@@ -132,13 +107,7 @@ class TileAttr(ParametrizedAttribute):
 
     @classmethod
     def parse_parameters(cls, parser: AttrParser) -> list[Attribute]:
-        fields: dict[str, object] = {}
-        with parser.in_angle_brackets():
-            key = parser.parse_optional_identifier()
-            while key is not None:
-                parser.parse_punctuation("=")
-                fields[key] = _parse_tile_attr_value(parser, key)
-                key = parser.parse_identifier() if parser.parse_optional_punctuation(",") else None
+        fields = parse_fields(parser, _parse_tile_attr_value)
         attr = TileAttr(
             order=fields.get("order", (1, 0)),
             inner_blocks=fields.get("inner_blocks", ()),

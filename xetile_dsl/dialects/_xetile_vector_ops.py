@@ -25,7 +25,8 @@ from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
-from ._xetile_ops import _check_tile_vector, match_by_type
+from ._fields import like_fields
+from ._xetile_ops import PaddedLoadOp, _check_tile_vector, match_by_type
 from ._xetile_types import TileType, WgMapAttr, check_wg_map
 
 ATOMIC_KINDS = ("addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu", "mulf", "muli",
@@ -72,30 +73,44 @@ def _parse_kind(parser: Parser) -> str:
     return kind
 
 
+class AtomicKindOp(IRDLOperation):
+    """An atomic read-modify-write (``xetile.atomic_rmw``, ``xegpu.atomic_rmw``): its
+    ``kind``, the old values it returns, the checks and the printed form both share
+    (`` addf %v, %t.. {attrs} : types -> type``)."""
+
+    kind = prop_def(StringAttr)
+    result = result_def(VectorType)
+
+    def verify_(self) -> None:
+        if self.kind.data not in ATOMIC_KINDS:
+            raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
+        if self.result.type != self.value.type:
+            raise VerifyException(f"{self.name}: result type {self.result.type} must equal the value type "
+                                  f"{self.value.type}")
+        self.verify_memory()
+
+    def verify_memory(self) -> None:
+        raise NotImplementedError
+
+    def print(self, printer: Printer) -> None:
+        printer.print_string(f" {self.kind.data}")
+        _asm.print_operands_to(printer, self, self.result.type, skip=("kind",))
+
+
 @irdl_op_definition
-class AtomicRMWOp(IRDLOperation):
+class AtomicRMWOp(AtomicKindOp):
     """Atomically read-modify-write the memory of a tile; returns the old values."""
 
     name = "xetile.atomic_rmw"
-    kind = prop_def(StringAttr)
     value = operand_def(VectorType)
     tile = operand_def(TileType)
-    result = result_def(VectorType)
 
     def __init__(self, kind: str, value: SSAValue, tile: SSAValue, result_type: VectorType | None = None):
         super().__init__(operands=[value, tile], result_types=[result_type or value.type],
                          properties={"kind": StringAttr(kind)})
 
-    def verify_(self) -> None:
-        if self.kind.data not in ATOMIC_KINDS:
-            raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
+    def verify_memory(self) -> None:
         _check_tile_vector(self.name, self.tile.type, self.value.type)
-        if self.result.type != self.value.type:
-            raise VerifyException(f"{self.name}: result type {self.result.type} must equal the value type")
-
-    def print(self, printer: Printer) -> None:
-        printer.print_string(f" {self.kind.data}")
-        _asm.print_operands_to(printer, self, self.result.type, skip=("kind",))
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicRMWOp:
@@ -110,35 +125,36 @@ class AtomicRMWOp(IRDLOperation):
         return _asm.build_op(parser, AtomicRMWOp, lambda: AtomicRMWOp(kind, value, tile, res), attrs)
 
 
+AtomicRMWTileOp = _asm.make_alias("xetile.atomic_rmw_tile", AtomicRMWOp,
+                                  "The RFC's xetile.atomic_rmw_tile spelling; parses into AtomicRMWOp.")
+
+
+class WgVectorOp(IRDLOperation):
+    """A vector op on one source vector whose result (``wg_map``) and source
+    (``wg_map_source``) may carry a workgroup distribution; the op class declares its
+    own properties, these fields come after them (xDSL collects parent fields)."""
+
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    wg_map, wg_map_source = like_fields(opt_prop_def, WgMapAttr, 2)
+
+    @staticmethod
+    def with_maps(props: dict, wg_map: WgMapAttr | None, wg_map_source: WgMapAttr | None = None) -> dict:
+        """``props`` plus the maps that are given."""
+        maps = {"wg_map": wg_map, "wg_map_source": wg_map_source}
+        return {**props, **{k: v for k, v in maps.items() if v is not None}}
+
+
 @irdl_op_definition
-class AtomicRMWTileOp(IRDLOperation):
-    """The RFC's ``xetile.atomic_rmw_tile`` spelling; parses into :class:`AtomicRMWOp`."""
-
-    name = "xetile.atomic_rmw_tile"
-
-    @classmethod
-    def parse(cls, parser: Parser) -> AtomicRMWOp:
-        return AtomicRMWOp.parse(parser)
-
-
-@irdl_op_definition
-class TileTransposeOp(IRDLOperation):
+class TileTransposeOp(WgVectorOp):
     """Transpose a 2-D vector (``permutation`` is [1, 0])."""
 
     name = "xetile.tile_transpose"
-    source = operand_def(VectorType)
-    result = result_def(VectorType)
     permutation = prop_def(DenseArrayBase)
-    wg_map = opt_prop_def(WgMapAttr)
-    wg_map_source = opt_prop_def(WgMapAttr)
 
     def __init__(self, source: SSAValue, permutation: Sequence[int], result_type: VectorType,
                  wg_map: WgMapAttr | None = None, wg_map_source: WgMapAttr | None = None):
-        props = {"permutation": _asm.int_array(permutation)}
-        if wg_map is not None:
-            props["wg_map"] = wg_map
-        if wg_map_source is not None:
-            props["wg_map_source"] = wg_map_source
+        props = self.with_maps({"permutation": _asm.int_array(permutation)}, wg_map, wg_map_source)
         super().__init__(operands=[source], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
@@ -169,25 +185,19 @@ class TileTransposeOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileReduceOp(IRDLOperation):
+class TileReduceOp(WgVectorOp):
     """Reduce a 2-D (or blocked 4-D) vector along ``reduction_dims``; reduced sizes become 1."""
 
     name = "xetile.tile_reduce"
     kind = prop_def(StringAttr)
-    source = operand_def(VectorType)
-    result = result_def(VectorType)
     reduction_dims = prop_def(DenseArrayBase)
-    wg_map = opt_prop_def(WgMapAttr)
-    wg_map_source = opt_prop_def(WgMapAttr)
 
     def __init__(self, kind: str, source: SSAValue, reduction_dims: Sequence[int], result_type: VectorType | None = None,
                  wg_map: WgMapAttr | None = None):
         if result_type is None:
             shape = [1 if i in reduction_dims else d for i, d in enumerate(source.type.get_shape())]
             result_type = VectorType(source.type.element_type, shape)
-        props = {"kind": StringAttr(kind), "reduction_dims": _asm.int_array(reduction_dims)}
-        if wg_map is not None:
-            props["wg_map"] = wg_map
+        props = self.with_maps({"kind": StringAttr(kind), "reduction_dims": _asm.int_array(reduction_dims)}, wg_map)
         super().__init__(operands=[source], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
@@ -222,21 +232,15 @@ class TileReduceOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileBroadcastOp(IRDLOperation):
+class TileBroadcastOp(WgVectorOp):
     """Broadcast a vector along ``broadcast_dims`` (whose source size is 1)."""
 
     name = "xetile.tile_broadcast"
-    source = operand_def(VectorType)
-    result = result_def(VectorType)
     broadcast_dims = prop_def(DenseArrayBase)
-    wg_map = opt_prop_def(WgMapAttr)
-    wg_map_source = opt_prop_def(WgMapAttr)
 
     def __init__(self, source: SSAValue, broadcast_dims: Sequence[int], result_type: VectorType,
                  wg_map: WgMapAttr | None = None):
-        props = {"broadcast_dims": _asm.int_array(broadcast_dims)}
-        if wg_map is not None:
-            props["wg_map"] = wg_map
+        props = self.with_maps({"broadcast_dims": _asm.int_array(broadcast_dims)}, wg_map)
         super().__init__(operands=[source], result_types=[result_type], properties=props)
 
     def verify_(self) -> None:
@@ -264,7 +268,13 @@ class TileBroadcastOp(IRDLOperation):
         return _asm.build_op(parser, cls, lambda: cls(src, dims, res), {**attrs0, **attrs})
 
 
-class _PackBase(IRDLOperation):
+class _PackBase(_asm.OperandsToSyntax, IRDLOperation):
+    """``tile_pack`` and ``tile_unpack``: a vector reblocked by ``inner_blocks``."""
+
+    source = operand_def(VectorType)
+    result = result_def(VectorType)
+    inner_blocks = prop_def(DenseArrayBase)
+
     def _check(self, flat: Sequence[int], blocked: Sequence[int]) -> None:
         ib = _asm.as_int_list(self.inner_blocks)
         if len(ib) != 2 or len(flat) != 2 or any(b <= 0 for b in ib):
@@ -277,9 +287,6 @@ class _PackBase(IRDLOperation):
                                   f"inner_blocks {ib}, got {list(blocked)}")
         if self.operands[0].type.element_type != self.results[0].type.element_type:
             raise VerifyException(f"{self.name}: element types differ")
-
-    def print(self, printer: Printer) -> None:
-        _print_unary(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser):
@@ -296,9 +303,6 @@ class TilePackOp(_PackBase):
     """2-D vector -> 4-D blocked vector [M/bm, N/bn, bm, bn] (internal, for blocking)."""
 
     name = "xetile.tile_pack"
-    source = operand_def(VectorType)
-    result = result_def(VectorType)
-    inner_blocks = prop_def(DenseArrayBase)
 
     def __init__(self, source: SSAValue, inner_blocks: Sequence[int], result_type: VectorType | None = None):
         if result_type is None:
@@ -316,9 +320,6 @@ class TileUnpackOp(_PackBase):
     """4-D blocked vector -> 2-D vector (internal, for blocking)."""
 
     name = "xetile.tile_unpack"
-    source = operand_def(VectorType)
-    result = result_def(VectorType)
-    inner_blocks = prop_def(DenseArrayBase)
 
     def __init__(self, source: SSAValue, inner_blocks: Sequence[int], result_type: VectorType | None = None):
         if result_type is None:
@@ -341,25 +342,26 @@ def _check_mask(op: IRDLOperation, mask: SSAValue, tile: SSAValue) -> None:
                               f"use load_tile/store_tile for a block tile")
 
 
-@irdl_op_definition
-class LoadGatherOp(IRDLOperation):
-    name = "xetile.load_gather"
+class _ScatterTileOp(_asm.OperandsToSyntax, IRDLOperation):
+    """``load_gather`` and ``store_scatter``: a scattered tile and its mask (the last
+    operands, after a stored value); the value has the tile's shape."""
+
     tile = operand_def(TileType)
     mask = operand_def(VectorType)
-    value = result_def(VectorType)
-    padding = opt_prop_def(Attribute)
-
-    def __init__(self, tile: SSAValue, mask: SSAValue, result_type: VectorType, padding: Attribute | None = None):
-        super().__init__(operands=[tile, mask], result_types=[result_type],
-                         properties={"padding": padding} if padding else {})
 
     def verify_(self) -> None:
         _check_mask(self, self.mask, self.tile)
         if tuple(self.value.type.get_shape()) != self.tile.type.get_shape():
-            raise VerifyException(f"{self.name}: result shape must equal the tile shape")
+            raise VerifyException(f"{self.name}: {'result' if self.results else 'value'} shape must equal the "
+                                  "tile shape")
 
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, self.value.type)
+
+@irdl_op_definition
+class LoadGatherOp(_ScatterTileOp, PaddedLoadOp):
+    name = "xetile.load_gather"
+
+    def __init__(self, tile: SSAValue, mask: SSAValue, result_type: VectorType, padding: Attribute | None = None):
+        super().__init__(operands=[tile, mask], result_types=[result_type], properties=self.padding_props(padding))
 
     @classmethod
     def parse(cls, parser: Parser) -> LoadGatherOp:
@@ -377,22 +379,12 @@ class LoadGatherOp(IRDLOperation):
 
 
 @irdl_op_definition
-class StoreScatterOp(IRDLOperation):
+class StoreScatterOp(_ScatterTileOp):
     name = "xetile.store_scatter"
     value = operand_def(VectorType)
-    tile = operand_def(TileType)
-    mask = operand_def(VectorType)
 
     def __init__(self, value: SSAValue, tile: SSAValue, mask: SSAValue):
         super().__init__(operands=[value, tile, mask])
-
-    def verify_(self) -> None:
-        _check_mask(self, self.mask, self.tile)
-        if tuple(self.value.type.get_shape()) != self.tile.type.get_shape():
-            raise VerifyException(f"{self.name}: value shape must equal the tile shape")
-
-    def print(self, printer: Printer) -> None:
-        _asm.print_operands_to(printer, self, None)
 
     @classmethod
     def parse(cls, parser: Parser) -> StoreScatterOp:
@@ -412,20 +404,14 @@ class StoreScatterOp(IRDLOperation):
 
 
 @irdl_op_definition
-class TileConvLayoutOp(IRDLOperation):
+class TileConvLayoutOp(_asm.OperandsToSyntax, WgVectorOp):
     """Redistribute a workgroup-level vector from ``wg_map_source`` to ``wg_map``."""
 
     name = "xetile.tile_conv_layout"
-    source = operand_def(VectorType)
-    result = result_def(VectorType)
-    wg_map = opt_prop_def(WgMapAttr)
-    wg_map_source = opt_prop_def(WgMapAttr)
 
     def __init__(self, source: SSAValue, wg_map: WgMapAttr, wg_map_source: WgMapAttr | None = None,
                  result_type: VectorType | None = None):
-        props = {"wg_map": wg_map} if wg_map is not None else {}
-        if wg_map_source is not None:
-            props["wg_map_source"] = wg_map_source
+        props = self.with_maps({}, wg_map, wg_map_source)
         super().__init__(operands=[source], result_types=[result_type or source.type], properties=props)
 
     def verify_(self) -> None:
@@ -436,9 +422,6 @@ class TileConvLayoutOp(IRDLOperation):
         _verify_result_map(self)
         if self.wg_map_source is not None:
             check_wg_map(self.wg_map_source, _shape(self.source), f"{self.name} source")
-
-    def print(self, printer: Printer) -> None:
-        _print_unary(printer, self)
 
     @classmethod
     def parse(cls, parser: Parser) -> TileConvLayoutOp:

@@ -15,7 +15,7 @@ from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
 from . import suggestions, tile_ops
-from . import value_ops as elementwise
+from . import value_ops
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
@@ -157,7 +157,7 @@ class Expressions:
             return build_print(self.builder, node)
         if name is None:
             return self._call_python(callee, node)
-        handler = getattr(tile_ops, f"build_{name}", None) or getattr(elementwise, f"build_{name}", None)
+        handler = getattr(tile_ops, f"build_{name}", None) or getattr(value_ops, f"build_{name}", None)
         if handler is None:
             raise self.builder.error(node, f"xetile_dsl.language.{name} is not supported by the compiler yet")
         return handler(self.builder, node)

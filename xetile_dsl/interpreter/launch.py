@@ -34,14 +34,10 @@ from ..launch_options import check_num_subgroups, split_options
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.arrays import from_host, is_device_array_type, to_host
-from ..runtime.launcher import (  # noqa: PLC2701 - the launcher's own checks
-    _ArrayHandler,
-    _ScalarHandler,
-    normalize_grid,
-)
+from ..runtime.launcher import argument_handlers, normalize_grid
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
-from .core import Launch, Run
+from .engine import Launch, Run
 from .memory import Memory
 from .subgroups import Workgroup
 from .values import InterpreterError, make
@@ -176,7 +172,7 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     check_num_subgroups(jit.__name__, requested_subgroups, workgroup_subgroups(kernel_function(module)))
     grid = grid(dict(constants)) if callable(grid) else grid
     normalize_grid(grid)
-    for handler, value in zip(_handlers(abi), runtime):
+    for handler, value in zip(argument_handlers(abi), runtime):
         handler.check(value) if hasattr(handler, "check") else handler.convert(value)
     hosts = [_host_view(value) for value in runtime]
     try:
@@ -195,10 +191,6 @@ def _host_view(value):
     if value.__class__ is np.ndarray or not is_device_array_type(value.__class__):
         return value
     return to_host(value)
-
-
-def _handlers(abi):
-    return [_ArrayHandler(i, p, abi) if p.kind == "array" else _ScalarHandler(i, p) for i, p in enumerate(abi.params)]
 
 
 def _module_for(jit, specs: dict, constants: dict):

@@ -11,7 +11,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
 )
 
-from .core import impl
+from .engine import impl
 from .values import InterpreterError, cast, make, np_dtype, unsigned_dtype
 
 

@@ -8,7 +8,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, VectorType
 
-from .core import Run, impl, prop
+from .engine import Run, impl, prop
 from .memory import ArrayRef
 from .ops_arith import result_dtype
 from .ops_xetile import reduce_kind

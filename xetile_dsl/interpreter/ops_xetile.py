@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from . import memory
-from .core import Run, impl, prop
+from .engine import Run, impl, prop
 from .memory import ArrayRef
 from .ops_arith import result_dtype
 from .values import BF16, InterpreterError, TileValue, cast, np_dtype, pack, round_tf32, unpack, unsigned_dtype

@@ -27,7 +27,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from .core import located
+from .engine import located
 from .values import InterpreterError
 
 

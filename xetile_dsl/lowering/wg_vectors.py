@@ -30,7 +30,7 @@ from xdsl.ir import Operation, SSAValue
 from ..dialects import _asm, xetile
 from ..errors import LoweringError
 from ..frontend.types import bit_width
-from .analysis.op_kinds import _combine_op, is_elementwise, is_vector
+from .analysis.op_kinds import combine_op, is_elementwise, is_vector
 from .analysis.sg_groups import Region
 from .wg_conv_rounds import ConvRounds
 from .wg_transpose import infer_transpose
@@ -234,7 +234,7 @@ class VectorDistribution:
                                strict=True):
             self.d.emit(xetile.StoreTileOp(piece, tile), op)
         self.d.barriers.exchange_barrier(op, groups)
-        combine = _combine_op(op.kind.data, elem, op)
+        combine = combine_op(op.kind.data, elem, op)
         per_slice = [self._slm_slice_tiles(op, buf.memref, res, pshape, elem, dim, k) for k in range(lay)]
         out = []
         for tiles in zip(*per_slice):
@@ -264,7 +264,7 @@ class VectorDistribution:
         (n0, n1), (d0, d1) = self.d._sg_shape(m, shape)
         kind, elem = op.kind.data, op.source.type.element_type
         rtype = VectorType(elem, [1, d1] if dim == 0 else [d0, 1])
-        combine = _combine_op(kind, elem, op)
+        combine = combine_op(kind, elem, op)
         out = []
         for a in range(1 if dim == 0 else n0):
             for b in range(1 if dim == 1 else n1):

@@ -386,7 +386,7 @@ def build_program(backend, spirv: bytes, name: str, options: str):
 
 # --- per-parameter handlers (built once per kernel) ------------------------------------
 
-class _ArrayHandler:
+class ArrayHandler:
     """Checks one array argument: numpy arrays are laid out with a padded row pitch and
     copied; device arrays (USM, pyopencl) are checked for strides and alignment and used
     in place."""
@@ -543,7 +543,7 @@ class _ArrayHandler:
         return staged
 
 
-class _ScalarHandler:
+class ScalarHandler:
     """Checks one scalar argument and converts it to its ctypes type."""
 
     _CTYPES = {"f32": ctypes.c_float, "f64": ctypes.c_double, "i8": ctypes.c_int8, "u8": ctypes.c_uint8,
@@ -700,7 +700,7 @@ def _scalar_slots(handlers) -> tuple:
     """(scalar handler, index of its value among the native kernel arguments) pairs."""
     slots, index = [], 0
     for handler in handlers:
-        if isinstance(handler, _ScalarHandler):
+        if isinstance(handler, ScalarHandler):
             slots.append((handler, index))
         index += handler.nargs
     return tuple(slots)
@@ -711,11 +711,18 @@ def _arg_dtypes(handlers) -> list:
     own type, extents and strides as int64."""
     dtypes = []
     for handler in handlers:
-        if isinstance(handler, _ScalarHandler):
+        if isinstance(handler, ScalarHandler):
             dtypes.append(handler.arg_dtype)
         else:
             dtypes += [None] + [np.dtype(np.int64)] * (handler.nargs - 1)
     return dtypes
+
+
+def argument_handlers(abi: KernelABI, native_int=None, native_scalar=None) -> list:
+    """One handler per kernel parameter, in order: the checks and conversions every launch
+    of ``abi`` makes (the interpreter runs the same checks before interpreting)."""
+    return [ArrayHandler(i, p, abi, native_int) if p.kind == "array" else ScalarHandler(i, p, native_scalar)
+            for i, p in enumerate(abi.params)]
 
 
 class LoadedKernel:
@@ -726,11 +733,7 @@ class LoadedKernel:
         self.queue = getattr(backend, "queue", None)
         # scalars, extents and strides in the form the backend passes fastest
         self._native_int = backend.native_int
-        self.handlers = [
-            _ArrayHandler(i, p, abi, backend.native_int) if p.kind == "array"
-            else _ScalarHandler(i, p, backend.native_scalar)
-            for i, p in enumerate(abi.params)
-        ]
+        self.handlers = argument_handlers(abi, backend.native_int, backend.native_scalar)
         self.num_native_args = sum(h.nargs for h in self.handlers)
         _check_arg_count(native_kernel, self)            # before the types are declared
         backend.typed(native_kernel, _arg_dtypes(self.handlers))
@@ -820,7 +823,7 @@ class LoadedKernel:
         return grid3, converted
 
     def _checked(self, grid, args) -> tuple:
-        """:meth:`check`, plus each array's pack (:meth:`_ArrayHandler.checked`; None for
+        """:meth:`check`, plus each array's pack (:meth:`ArrayHandler.checked`; None for
         a scalar)."""
         grid3 = self._grid(grid)
         if args.__class__ is not list and not isinstance(args, (list, tuple)):
@@ -831,7 +834,7 @@ class LoadedKernel:
                               f"({names}), got {len(args)}")
         converted, packs, first = [], [], None
         for h, value in zip(self.handlers, args):
-            if h.__class__ is _ScalarHandler:
+            if h.__class__ is ScalarHandler:
                 converted.append(h.convert(value))
                 packs.append(None)
                 continue
@@ -855,7 +858,7 @@ class LoadedKernel:
             self._grids[grid] = grid3
         return grid3
 
-    def _check_queue(self, h: _ArrayHandler, desc: DeviceArray, first):
+    def _check_queue(self, h: ArrayHandler, desc: DeviceArray, first):
         """All device arrays of a launch share one queue, in this kernel's context."""
         if first is None:
             if desc.api != self.backend.api:
@@ -979,7 +982,7 @@ class LoadedKernel:
         pool[position] = (nbytes, buf)
         return buf
 
-    def _put_array(self, h: _ArrayHandler, value: np.ndarray, pack: tuple, copy_back: list, pool: dict | None):
+    def _put_array(self, h: ArrayHandler, value: np.ndarray, pack: tuple, copy_back: list, pool: dict | None):
         """The device buffer holding numpy array ``value`` (laid out as ``pack`` says)."""
         staged = value if pack[2] else h.stage(value, pack[1])
         buf = self._buffer(h.position, staged.nbytes, pool)

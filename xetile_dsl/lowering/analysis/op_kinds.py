@@ -176,7 +176,9 @@ def _broadcast(tr, op: xetile.TileBroadcastOp) -> None:
     tr.vmap[op.result] = out
 
 
-def _combine_op(kind: str, elem, op: Operation):
+def combine_op(kind: str, elem, op: Operation):
+    """The arith op class that combines two partial results of a ``kind`` reduction on
+    ``elem`` (also the workgroup reduction's, lowering/wg_vectors.py)."""
     cls = _COMBINE.get(kind, (None, None))[1 if isinstance(elem, IntegerType) else 0]
     if cls is None:
         raise LoweringError(f"tile_reduce <{kind}> on {elem} is not lowered", op)
@@ -189,7 +191,7 @@ def _reduce(tr, op: xetile.TileReduceOp) -> None:
     dims = set(_asm.as_int_list(op.reduction_dims))
     gr, gc, b0, b1 = op.source.type.get_shape()
     kind, elem = op.kind.data, op.source.type.element_type
-    combine = _combine_op(kind, elem, op)
+    combine = combine_op(kind, elem, op)
     src = tr.vmap[op.source]
     rows = range(gr) if 0 not in dims else [None]
     cols = range(gc) if 1 not in dims else [None]

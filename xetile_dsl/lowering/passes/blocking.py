@@ -21,7 +21,7 @@ from ...errors import LoweringError
 from ...frontend.types import bit_width, type_name
 from ...targets import Target, get_target
 from .. import constants, mma_relayout, register_transpose, scattered
-from ..analysis import op_kinds as elementwise
+from ..analysis import op_kinds
 from ..analysis.families import Families
 from ..analysis.unlowered import reject_unlowered
 
@@ -51,7 +51,7 @@ class _BlockFunction:
     def __init__(self, fn: func.FuncOp, target: Target):
         self.fn, self.target = fn, target
         self.families = Families(fn)
-        self.elementwise = elementwise.join_elementwise(self.families, fn)
+        self.elementwise = op_kinds.join_elementwise(self.families, fn)
         self.roles: dict[SSAValue, tuple[str, object]] = {}  # family root -> (role, op that decided it)
         # tile_mma op -> its operands ("A", "B") computed from another's result: kept in result
         # blocks and re-laid out before it (mma_relayout)
@@ -67,7 +67,7 @@ class _BlockFunction:
                 self._retype(value, blocks)
         self._check_stores(blocks)
         mma_relayout.insert_relayout(self.relaid, self.target)
-        elementwise.blocked_dims(self.fn)
+        op_kinds.blocked_dims(self.fn)
         register_transpose.unpack_around(self.fn)
 
     # --- roles ---------------------------------------------------------------------
@@ -108,7 +108,7 @@ class _BlockFunction:
                 self._set_role(op.tile, "P", op)
             elif isinstance(op, arith.ConstantOp) and isinstance(op.result.type, VectorType):
                 self._set_role(op.result, "C", op)
-            elif elementwise.is_vector_source(op):
+            elif op_kinds.is_vector_source(op):
                 self._set_role(op.results[0], "C", op)
         for op in self.fn.walk():  # a block tile whose values are scattered ones: same 1 x sg rows
             if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)) \
@@ -132,7 +132,7 @@ class _BlockFunction:
         elif role == "S":
             blocks = scattered.BLOCK_ROWS, sg  # one offset per lane, row by row
         else:
-            blocks = elementwise.c_blocks(shape, bit_width(elem), sg, root in self.elementwise)
+            blocks = op_kinds.c_blocks(shape, bit_width(elem), sg, root in self.elementwise)
         blocks = (min(blocks[0], shape[0]) if role in ("C", "P") else blocks[0], blocks[1])
         if len(shape) != 2 or shape[0] % blocks[0] or shape[1] % blocks[1]:
             what = {"A": "operand A of tile_mma", "B": "operand B of tile_mma"}.get(role, "a tile")

@@ -20,7 +20,7 @@ from ...frontend.types import bit_width
 from ...targets import TARGETS, Target, get_target
 from ...targets.target import PREFETCH_LOCALITY_HINTS
 from .. import block_messages, constants, mma_relayout, register_transpose, scattered, transposed
-from ..analysis import op_kinds as elementwise
+from ..analysis import op_kinds
 from ..analysis.families import Families
 from ..rebuild import Rebuilder
 from .blocking import has_xetile_ops
@@ -76,7 +76,7 @@ class _Translator(Rebuilder):
 
     def _translate(self, op: Operation) -> None:
         """Element-wise ops, broadcasts and reductions go to lowering/analysis/op_kinds.py."""
-        if getattr(self, f"_op_{type(op).__name__}", None) is None and elementwise.translate(self, op):
+        if getattr(self, f"_op_{type(op).__name__}", None) is None and op_kinds.translate(self, op):
             return
         super()._translate(op)
 
