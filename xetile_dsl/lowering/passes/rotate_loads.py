@@ -5,7 +5,7 @@ Without it each K step loads its A and B tiles and runs its DPAS on them at once
 every iteration waits for its own loads: IGC does not software-pipeline.
 
 **Default (``auto``): two K steps per trip.**  A K loop (a DPAS in its body, a constant
-step) whose two steps of loaded operands and carried values fit
+step, only plain 2D block loads: :func:`load_rotation.plain_loads`) whose two steps of loaded operands and carried values fit
 ``accumulator_register_share`` of the register file of the kernel's GRF mode
 (:func:`load_rotation.pair_fits`) becomes a loop over pairs of steps, ``k`` and
 ``k + s``, while ``k + s`` is in range, and the body once more after it when the step
@@ -85,11 +85,12 @@ class RotateLoads(ModulePass):
                         continue
                     if mode == "carry":
                         _carry(fn, loop, target, large, buffers)
-                    elif mode == "force" or load_rotation.pair_fits(loop, target, large):
+                    elif mode == "force" or (load_rotation.plain_loads(loop)
+                                             and load_rotation.pair_fits(loop, target, large)):
                         pair_steps(loop)
                     else:
-                        _log.debug("%s: K loop not paired: two steps of operands exceed the register budget of %s",
-                                   fn.sym_name.data, target.name)
+                        _log.debug("%s: K loop not paired: transposed or per-lane loads, or two steps of operands "
+                                   "exceed the register budget of %s", fn.sym_name.data, target.name)
 
 
 def _carry(fn: func.FuncOp, loop: scf.ForOp, target, large: bool, buffers: Iterator[int]) -> None:
