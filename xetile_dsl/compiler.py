@@ -22,7 +22,7 @@ import llvmlite
 import numpy as np
 import xdsl
 
-from .knobs import debug_tracebacks
+from .knobs import codegen_tag, debug_tracebacks
 from ._lazy import LazyModule
 from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
@@ -443,7 +443,7 @@ def compiler_version() -> str:
             h.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
         h.update(component_versions().encode())
         _VERSION_HASH = h.hexdigest()[:16]
-    return _VERSION_HASH
+    return _VERSION_HASH + codegen_tag()
 
 
 def _python_sources(root: str) -> list[str]:

@@ -107,6 +107,11 @@ TOOLS_DIR = Knob("XETILE_TOOLS_DIR", Path, None,
                  "tools folder of scripts/install-test-tools.sh (default <repo>/tools-cache/igc)")
 IGA64 = Knob("XETILE_IGA64", Path, None, "path of iga64 (default: iga64 on PATH)")
 SPIRV_TOOLS_BIN = Knob("XETILE_SPIRV_TOOLS_BIN", Path, None, "folder holding spirv-val and spirv-dis")
+ROTATE_LOADS = Knob("XETILE_ROTATE_LOADS", str, "auto",
+                    "K-loop load scheduling (xegpu-rotate-loads): auto (two K steps per trip, the second "
+                    "step's loads before the first step's DPAS, where the register budget allows), off, force "
+                    "(ignore the budget), carry (each tile loaded one trip ahead and carried; measurements)",
+                    choices=("auto", "off", "force", "carry"))
 REQUIRE_OCLOC = Knob("XETILE_REQUIRE_OCLOC", bool, False, "1: ISA tests fail instead of skipping without ocloc")
 REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
                         "1: tests fail instead of skipping without dpctl, dpnp, pyopencl, spirv-val or the "
@@ -115,7 +120,7 @@ REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
 #: name -> knob, in the order README.md lists them
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DEBUG, INTERPRET, DUMP_IR,
-    AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
+    ROTATE_LOADS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
 
 
 def interpreting() -> bool:
@@ -129,6 +134,13 @@ def interpret_mode() -> str:
     if value in _TRUE:
         return "1"
     return "0" if value in _FALSE else value
+
+
+def codegen_tag() -> str:
+    """The knobs that change the code a kernel compiles to, as text for the cache key
+    (empty at their defaults, so default keys do not change)."""
+    mode = ROTATE_LOADS.get()
+    return "" if mode == ROTATE_LOADS.default else f"rotate={mode}"
 
 
 def debug_tracebacks() -> bool:

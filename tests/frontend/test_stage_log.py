@@ -42,7 +42,7 @@ def test_dump_all_gives_one_dump_per_ir_stage_in_order(dumped):
     by_stage = {d.stage: d.text for d in dumped.dumps}
     assert by_stage["frontend"] == dumped.asm["xetile"]
     assert by_stage["xegpu-sink-to-uses"] == dumped.asm["xegpu"]   # the last pass of each stage
-    assert by_stage["xegpu-simt"] == dumped.asm["simt"]
+    assert by_stage["xegpu-rotate-loads"] == dumped.asm["simt"]
     assert by_stage["llvm"] == dumped.asm["llvm"]
     assert "OpEntryPoint Kernel" in by_stage["spirv"] or "bytes of SPIR-V" in by_stage["spirv"]
     assert str(dumped.dumps[1]).startswith(f"// -----// IR Dump After {pass_names('pvc')[0]} //----- //\n")

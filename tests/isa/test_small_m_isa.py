@@ -4,7 +4,8 @@ instructions per K step, 0 spill; Triton-XPU emits 45 and 36).
 The kernel and workgroup shapes are benchmarks/gemm_isa.py's: ``gemm_wg_kernel`` with a
 tile of min(256, M) rows by 256 columns, [rows / 32 or 1, 16] subgroups, BK = 32, N = K
 = 4096 (K specialised as divisible by 16). Static counts under the pinned IGC are
-deterministic, so the bounds are asserted; the measured numbers are printed."""
+deterministic, so the bounds are asserted (per K step: M = 16 runs two per trip,
+tests/isa/test_rotate_loads_isa.py); the measured numbers are printed."""
 from __future__ import annotations
 
 import pytest
@@ -29,7 +30,9 @@ def test_small_m_hot_loop_within_the_goal(m, dtype, ocloc_path):
     hot = report.hot
     print(f"pvc {dtype} M={m} [{sm},{sn}]: {hot.instructions} instructions, {hot.dpas} dpas in "
           f"{hot.dpas_runs} runs, {hot.counts['load2d']} block loads, spill {report.spill_bytes} B")
-    assert hot.dpas == (rows // sm // 8) * (256 // sn // 16) * (32 // 16)   # dpas.8x8: 8 rows, 16 columns, K 16
-    assert hot.instructions <= bound
+    per_step = (rows // sm // 8) * (256 // sn // 16) * (32 // 16)   # dpas.8x8: 8 rows, 16 columns, K 16
+    steps = hot.dpas // per_step    # xegpu-rotate-loads runs two K steps per trip where they fit (M = 16)
+    assert hot.dpas == steps * per_step and steps in (1, 2)
+    assert hot.instructions <= bound * steps
     assert hot.counts["gather"] == hot.counts["scatter"] == hot.counts["slm"] == 0
     assert report.spill_bytes == 0

@@ -48,7 +48,8 @@ def test_unknown_pass_is_a_usage_error_listing_the_passes():
     assert registry.lookup("xetile-blocking").__name__ == "XeTileBlocking"
     with pytest.raises(UsageError, match="unknown pass 'xetile-blockng'; the passes are xetile-wg-to-sg, "
                                          "xetile-sg-transpose, xetile-blocking, convert-xetile-to-xegpu, "
-                                         "xegpu-split-accumulators, xegpu-sink-to-uses, xegpu-simt$"):
+                                         "xegpu-split-accumulators, xegpu-sink-to-uses, xegpu-simt, "
+                                         "xegpu-rotate-loads$"):
         registry.lookup("xetile-blockng")
 
 

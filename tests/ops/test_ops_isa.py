@@ -86,5 +86,7 @@ def test_matmul_m1_runs_one_row_dpas(ocloc_path):
     assert set(re.findall(r"dpas\.\d+x\d+", one_loop)) == {"dpas.8x1"}
     assert set(re.findall(r"dpas\.\d+x\d+", eight_loop)) == {"dpas.8x8"}
     assert ocloc.count(one_loop, ocloc.DPAS) == ocloc.count(eight_loop, ocloc.DPAS)
-    assert len(instructions(one_loop)) <= len(instructions(eight_loop))
+    # both loops run two K steps per trip (xegpu-rotate-loads): 25 and 24 instructions per
+    # 8 dpas (13 and 14 per 4 dpas in one step); one more is the second step's load payload
+    assert len(instructions(one_loop)) <= len(instructions(eight_loop)) + 1
     assert one.asm["zebin"].spill_size("matmul_kernel") == 0

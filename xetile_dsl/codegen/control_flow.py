@@ -1,12 +1,15 @@
 """Codegen of structured control flow (``scf.for``, ``scf.if``, ``scf.while``) for
 :class:`~.simt_to_llvm._KernelGen` (``gen``): basic blocks and phis; a value made of
-several LLVM values (a tensor descriptor) travels as one phi per field."""
+several LLVM values (a tensor descriptor; a coalesced load's :class:`~.message_pieces.Pieces`,
+which xegpu-rotate-loads carries across iterations) travels as one phi per field; a
+fragment left in its array (``BufferPieces``) needs none."""
 from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import scf
 
 from . import prefetch_payloads, transposed_payloads
+from .message_pieces import BufferPieces, Pieces
 from .tdesc import TDesc
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -140,10 +143,18 @@ class ControlFlow:
 
     @staticmethod
     def _flatten(value) -> list[ir.Value]:
+        if isinstance(value, BufferPieces):   # left in its array: nothing to carry
+            return []
+        if isinstance(value, Pieces):
+            return list(value.parts)
         return value.fields() if isinstance(value, TDesc) else [value]
 
     @staticmethod
     def _unflatten(like, values: list[ir.Value]):
+        if isinstance(like, BufferPieces):
+            return like
+        if isinstance(like, Pieces):
+            return Pieces(tuple(values))
         return TDesc(*values) if isinstance(like, TDesc) else values[0]
 
     # --- xegpu ----------------------------------------------------------------------------------

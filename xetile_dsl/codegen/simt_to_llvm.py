@@ -25,6 +25,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from ..dialects import xegpu
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
+from ..lowering.analysis import load_rotation
 from ..lowering.analysis.families import Families
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
@@ -76,6 +77,8 @@ class _KernelGen:
         self.hoisted_prefetches: dict[Operation, prefetch_payloads.HoistedPrefetch] = {}
         #: transposed reads whose address payload was made before their loop (transposed_payloads.py)
         self.hoisted_reads: dict[Operation, transposed_payloads.HoistedRead] = {}
+        #: rotated loads' shared fragment arrays by number (message_pieces.load)
+        self.rotation_buffers: dict[int, ir.Value] = {}
 
     # --- the kernel ------------------------------------------------------------------
     def kernel(self, fn: func.FuncOp) -> KernelABI:
@@ -301,8 +304,10 @@ class _KernelGen:
             fn = self.lib.load_2d_pieces(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane)
             if not per_lane:
                 self._uses_block2d(op.tensor_desc)
+            buffer = op.attributes.get(load_rotation.BUFFER_ATTR)
             self.values[op.value] = message_pieces.load(self, fn, d.fields(), lane_elems,
-                                                        llvm_scalar(op.value.type.element_type))
+                                                        llvm_scalar(op.value.type.element_type),
+                                                        buffer.data if buffer is not None else None)
             return
         fn = self.lib.load_2d(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane)
         if self.lib.load_2d_kind(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane) != "gather":

@@ -11,6 +11,7 @@ from ..dialects import make_context, print_module
 from ..errors import InternalCompilerError, XeTileError
 from ..knobs import debug_tracebacks
 from .passes.blocking import XeTileBlocking
+from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
 from .passes.sink_to_uses import SinkToUses
 from .passes.split_accumulators import SplitAccumulators
@@ -27,11 +28,13 @@ def stages(target: str) -> list[tuple[str, list]]:
     Workgroup-level tiles are split among subgroups first, so blocking sees subgroup tiles;
     subgroup-level transposes are then folded into loads or staged in SLM.  K loops whose
     accumulators exceed the register budget are split on XeGPU (exact blocks and
-    operands), before sinking orders each copy's loads next to its DPAS."""
+    operands), before sinking orders each copy's loads next to its DPAS.  K-loop loads are
+    rotated one iteration ahead last, on per-lane values (no layout to carry), after
+    sinking (which would move a next-step load down to the yield)."""
     return [
         ("xegpu", [XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(target=target),
                    SplitAccumulators(target=target), SinkToUses()]),
-        ("simt", [XeGPUToSIMT(target=target)]),
+        ("simt", [XeGPUToSIMT(target=target), RotateLoads(target=target)]),
     ]
 
 

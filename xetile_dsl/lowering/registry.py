@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 
 from ..errors import UsageError
 from .passes.blocking import XeTileBlocking
+from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
 from .passes.sink_to_uses import SinkToUses
 from .passes.split_accumulators import SplitAccumulators
@@ -22,7 +23,7 @@ from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 #: name -> pass class, in pipeline order (lowering/pipeline.py)
 PASSES: dict[str, type[ModulePass]] = {cls.name: cls for cls in (
     XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
-    XeGPUToSIMT)}
+    XeGPUToSIMT, RotateLoads)}
 
 
 def available_passes() -> dict[str, type[ModulePass]]:
