@@ -24,7 +24,7 @@ import xdsl
 
 from .knobs import codegen_tag, debug_tracebacks
 from ._lazy import LazyModule
-from .errors import CompilationError, CompilationWarning, LoweringError, LoweringWarning, ToolError, UsageError
+from .errors import CompilationError, LoweringError, LoweringWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam

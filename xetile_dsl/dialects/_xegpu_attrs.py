@@ -297,7 +297,7 @@ class LayoutAttr(ParametrizedAttribute):
         present = {f: self.field(f) for f in LAYOUT_FIELDS if self.field(f)}
         ranks = {len(v) for v in present.values()}
         if len(ranks) > 1:
-            raise VerifyException(f"layout: all fields must have the same rank, got "
+            raise VerifyException("layout: all fields must have the same rank, got "
                                   + ", ".join(f"{k} {list(v)}" for k, v in present.items()))
         if any(x <= 0 for f, v in present.items() if f != "order" for x in v):
             raise VerifyException("layout: sizes must be positive")

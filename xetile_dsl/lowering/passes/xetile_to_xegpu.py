@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, VectorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import xegpu, xetile
