@@ -34,29 +34,6 @@ _LANE_ID = "_Z22get_sub_group_local_idv"
 _SHUFFLE_I32 = mangle("intel_sub_group_shuffle", ["i", "j"])
 
 
-#: The LLVM IR text of each builtin this process has defined, by (target, emulate, name,
-#: type, blocks, instructions): a definition's body follows from its target, emulation
-#: and name alone (the name spells its parameters; no body references metadata), so a
-#: later module defining it again prints that text instead of printing the function
-#: anew -- llvmlite prints in Python, and most of a CPU-emulation module's text is its
-#: builtins.  (The body is still built: it declares what it calls, in module order.)
-_TEXTS: dict[tuple, str] = {}
-#: definitions printed, and definitions whose text was reused (tests read them)
-text_stats = {"printed": 0, "reused": 0}
-
-
-class _Printed:
-    """A function's ``descr`` that appends the text printed for it before."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str):
-        self.text = text
-
-    def __call__(self, buf: list) -> None:
-        buf.append(self.text)
-
-
 class IntelBuiltins:
     """Creates (once per module, memoized) the Intel builtins codegen calls.
 
@@ -69,7 +46,6 @@ class IntelBuiltins:
         self.target = target
         self.emulate = emulate
         self._memo: dict[tuple, ir.Function] = {}
-        self._defined: list[ir.Function] = []     # every define_internal, in order
 
     # --- subgroup primitives -------------------------------------------------
     @property
@@ -207,31 +183,12 @@ class IntelBuiltins:
         if not fn.is_declaration:
             raise ValueError(f"{name} is already defined in this module")
         fn.linkage = "internal"
-        self._defined.append(fn)
         if self.emulate:
             fn.attributes.add("noinline")
             fn.attributes.add("convergent")
         elif inline:
             fn.attributes.add("alwaysinline")
         return fn
-
-    def print_definitions(self) -> None:
-        """Give each builtin defined in this module its text: the one this process printed
-        for the same definition before, else printed now (and kept).  Call it when the
-        module is complete, before printing the module."""
-        for fn in self._defined:
-            key = (self.target, self.emulate, fn.name, str(fn.function_type), len(fn.blocks),
-                   sum(len(block.instructions) for block in fn.blocks))
-            text = _TEXTS.get(key)
-            if text is None:
-                text = _TEXTS[key] = str(fn)
-                text_stats["printed"] += 1
-            else:
-                text_stats["reused"] += 1
-            # llvmlite prints a function by its ``descr(buf)`` (ir/values.py): this one
-            # appends the kept text (should llvmlite stop calling descr, the function is
-            # printed in full: slower, not wrong)
-            fn.descr = _Printed(text)
 
     def _memoized(self, key: tuple, build) -> ir.Function:
         """The wrapper of ``key``, built once.  A key's ``per_lane`` is normalised by its

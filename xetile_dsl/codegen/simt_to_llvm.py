@@ -59,7 +59,6 @@ def generate(module: ModuleOp, target: Target, emulate: bool,
     llmod.triple, llmod.data_layout = SPIRV_TRIPLE, SPIRV_DATALAYOUT
     gen = _KernelGen(llmod, target, IntelBuiltins(llmod, target, emulate), per_lane_arrays)
     abi = gen.kernel(kernels[0])
-    gen.lib.print_definitions()
     return str(llmod), abi
 
 
