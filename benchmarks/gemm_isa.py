@@ -117,8 +117,16 @@ def compile_report(dtype: str, layout: str, rows: int, bn: int, sm: int, sn: int
     return report, notes
 
 
-def row_cells(result) -> tuple[list[str], str]:
-    """The table cells of one report (or blanks and the reason)."""
+def dpas_per_k_step(dtype: str, rows: int, bn: int, sm: int, sn: int, target: str = "pvc") -> int:
+    """DPAS instructions one subgroup issues per K step (8-row DPAS, the target's N and K)."""
+    elem = DTYPES[dtype][0]
+    shape = TARGETS[target].dpas_for(elem, elem)
+    return (rows // sm // 8) * (bn // sn // shape.n) * (DTYPES[dtype][3] // shape.k)
+
+
+def row_cells(result, per_step: int = 0) -> tuple[list[str], str]:
+    """The table cells of one report (or blanks and the reason); ``per_step`` (DPAS per K
+    step) notes loops that run several K steps per trip (xegpu-rotate-loads)."""
     if isinstance(result, str):
         return ["-"] * len(COLUMNS), result
     report, notes = result
@@ -128,6 +136,9 @@ def row_cells(result) -> tuple[list[str], str]:
     dpas_loops = sum(1 for lp in report.loops if lp.dpas)
     if dpas_loops > 1:
         notes = notes + [f"{dpas_loops} dpas loops, first shown"]
+    if per_step and hot.dpas > per_step and hot.dpas % per_step == 0:
+        steps = hot.dpas // per_step
+        notes = notes + [f"{steps} K steps per trip: {hot.instructions / steps:.1f} instr per K step"]
     c = hot.counts
     per = f"{hot.instructions_per_dpas:.1f}" if hot.instructions_per_dpas else "-"
     cells = [hot.instructions, hot.dpas, hot.dpas_runs, c["load2d"], c["prefetch"], c["gather"] + c["scatter"],
@@ -182,7 +193,7 @@ def main() -> int:
                     if key not in cache:
                         cache[key] = compile_report(*key)
                     name = f"{dtype} {layout} {bm}x{bn} M={m} [{sm},{sn}]x{rows_ // sm}x{bn // sn}"
-                    cells, notes = row_cells(cache[key])
+                    cells, notes = row_cells(cache[key], dpas_per_k_step(dtype, rows_, bn, sm, sn, args.target))
                     rows.append((name, cache[key]))
                     print(f"| {name:<30} | " + " | ".join(cells) + f" | {notes} |", flush=True)
     print(f"{len(cache)} kernels compiled in {time.perf_counter() - t0:.0f} s")
