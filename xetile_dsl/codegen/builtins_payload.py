@@ -139,7 +139,13 @@ def _emulated_create(bi) -> ir.Function:
 
 def _set(bi, axis: str) -> ir.Function:
     """``setBlock2DAddressPayloadBlock{axis}``: declared, or (emulation) stores field x/y."""
-    name = f"__builtin_IB_subgroup_setBlock2DAddressPayloadBlock{axis}"
+    return _field_update(bi, "set", axis)
+
+
+def _field_update(bi, verb: str, axis: str) -> ir.Function:
+    """``{verb}Block2DAddressPayloadBlock{axis}`` (verb "set" or "add"): declared, or
+    (emulation) writes the value to field x/y, or adds it to the field."""
+    name = f"__builtin_IB_subgroup_{verb}Block2DAddressPayloadBlock{axis}"
     fn = bi.module.globals.get(name)
     if fn is not None:
         return fn
@@ -148,7 +154,8 @@ def _set(bi, axis: str) -> ir.Function:
     fn = bi.define_internal(name, _SET_FNTY)
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     payload, value = fn.args
-    builder.store(value, _field(builder, payload, axis.lower()))
+    field = _field(builder, payload, axis.lower())
+    builder.store(builder.add(builder.load(field, typ=I32), value) if verb == "add" else value, field)
     builder.ret_void()
     return fn
 
@@ -171,19 +178,7 @@ def _copy(bi, builder, payload) -> ir.Value:
 
 def _add(bi, axis: str) -> ir.Function:
     """``addBlock2DAddressPayloadBlock{axis}``: declared, or (emulation) adds to field x/y."""
-    name = f"__builtin_IB_subgroup_addBlock2DAddressPayloadBlock{axis}"
-    fn = bi.module.globals.get(name)
-    if fn is not None:
-        return fn
-    if not bi.emulate:
-        return bi.declare(name, _SET_FNTY)
-    fn = bi.define_internal(name, _SET_FNTY)
-    builder = ir.IRBuilder(fn.append_basic_block("entry"))
-    payload, value = fn.args
-    field = _field(builder, payload, axis.lower())
-    builder.store(builder.add(builder.load(field, typ=I32), value), field)
-    builder.ret_void()
-    return fn
+    return _field_update(bi, "add", axis)
 
 
 def _prefetch(bi, name: str) -> ir.Function:
