@@ -32,14 +32,14 @@ import numpy as np
 import xetile_dsl as xd
 from xetile_dsl.errors import DeviceError, XeTileError
 from xetile_dsl.jit import default_target
-from xetile_dsl.ops import arrays, configs
+from xetile_dsl.ops import configs, operands
 from xetile_dsl.ops.attention import attention_kernel, attention_launch, attention_rows_kernel
 from xetile_dsl.ops.matmul import ACCUMULATION, XT_DTYPES, matmul_kernel, matmul_launch
 from xetile_dsl.runtime.devices import get_device
 from xetile_dsl.targets.peaks import peak_for
 
 #: benchmark dtype -> numpy input dtype (tf32: f32 arrays on the tf32 DPAS)
-DTYPES = {"f16": np.dtype(np.float16), "bf16": arrays.BF16, "int8": np.dtype(np.int8),
+DTYPES = {"f16": np.dtype(np.float16), "bf16": operands.BF16, "int8": np.dtype(np.int8),
           "tf32": np.dtype(np.float32)}
 #: case -> (A stored transposed, B stored transposed)
 CASES = {"nn": (False, False), "nt": (False, True), "tn": (True, False), "tt": (True, True)}
@@ -330,7 +330,7 @@ def compile_attention_for_report(d: int, causal: bool, target: str = "pvc"):
 
 def compile_for_report(dtype_name: str, case: str, target: str):
     """ops.matmul's kernel as the sweep launches it (default epilogue and output dtype)."""
-    np_name = "bfloat16" if DTYPES[dtype_name] == arrays.BF16 else DTYPES[dtype_name].name
+    np_name = "bfloat16" if DTYPES[dtype_name] == operands.BF16 else DTYPES[dtype_name].name
     acc, out, _ = ACCUMULATION[np_name]
     BM, BN, BK = configs.gemm_tiles(target, np_name)
     elem = {"float16": "f16", "bfloat16": "bf16", "float32": "f32", "int8": "i8", "int32": "i32"}

@@ -10,7 +10,6 @@ import import_graph as graph
 
 #: file name -> the folders holding one each, and why the pair is not one thing twice
 KNOWN = {
-    "arrays.py": ({"runtime", "ops"}, "launch arguments (runtime) vs an op's operands prepared for its kernel"),
     "matmul.py": ({"kernels", "ops"}, "a library subgroup GEMM kernel vs the ops.matmul entry point (its own kernel)"),
     "constants.py": ({"lowering", "codegen"}, "one stage each of non-splat constants: lowering, then LLVM codegen"),
 }

@@ -19,7 +19,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 
 from ..errors import UsageError
-from . import arrays, configs
+from . import configs, operands
 from .matmul import XT_DTYPES
 from .rows import NEG_BIG
 
@@ -140,15 +140,15 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
                      target: str | None = None):
     """:func:`attention` returning ``(result, event)`` (the launch's event for device
     arrays, None for numpy), for benchmarks."""
-    q, k, v = (arrays.as_array(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    q, k, v = (operands.as_array(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
     Z, H, N, D = _check(q, k, v)
-    dtype = arrays.dtype_of(q)
+    dtype = operands.dtype_of(q)
     target = configs.resolve_target(target)
     BM, BN = configs.attention_tiles(target, D)
     NP = -(-N // BM) * BM
     flat = [_flat(x, Z, H, N, NP, D, BM, name) for x, name in ((q, "q"), (k, "k"), (v, "v"))]
-    result = arrays.check_out(out, (Z, H, N, D), dtype) if out is not None else \
-        arrays.empty_like_input(q, (Z, H, N, D), dtype)
+    result = operands.check_out(out, (Z, H, N, D), dtype) if out is not None else \
+        operands.empty_like_input(q, (Z, H, N, D), dtype)
     buffer = result.reshape(Z * H * N, D) if NP == N else np.zeros((Z * H * NP, D), dtype)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     kernel, options = _kernel_and_options(target, qk_scale)
@@ -173,7 +173,7 @@ def _check(q, k, v) -> tuple[int, int, int, int]:
     if q.ndim != 4 or tuple(q.shape) != tuple(k.shape) or tuple(q.shape) != tuple(v.shape):
         raise UsageError(f"attention: q, k, v must be [Z, H, N, D] of one shape, got {tuple(q.shape)}, "
                          f"{tuple(k.shape)}, {tuple(v.shape)}")
-    dtypes = {_name(arrays.dtype_of(x)) for x in (q, k, v)}
+    dtypes = {_name(operands.dtype_of(x)) for x in (q, k, v)}
     if len(dtypes) != 1 or not dtypes <= set(INPUTS):
         raise UsageError(f"attention: q, k, v must all be float16 or all bfloat16, got {sorted(dtypes)}")
     Z, H, N, D = (int(s) for s in q.shape)
@@ -196,4 +196,4 @@ def _flat(x, Z, H, N, NP, D, BM, name):
 
 
 def _name(dtype) -> str:
-    return "bfloat16" if dtype == arrays.BF16 else np.dtype(dtype).name
+    return "bfloat16" if dtype == operands.BF16 else np.dtype(dtype).name

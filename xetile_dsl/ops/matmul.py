@@ -14,7 +14,7 @@ import xetile_dsl.language as xt
 
 from ..errors import UsageError
 from ..kernels.gemm_loop import subgroup_gemm
-from . import arrays, configs
+from . import configs, operands
 
 #: activation name -> the ACT constexpr of the kernel
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3}
@@ -70,7 +70,7 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
                   out_dtype=None, out=None, target: str | None = None):
     """:func:`matmul` returning ``(result, event)``: the runtime's event of the launch for
     device arrays (benchmarks read its profiling times), None for numpy arrays."""
-    a, b = arrays.as_array(a, "a"), arrays.as_array(b, "b")
+    a, b = operands.as_array(a, "a"), operands.as_array(b, "b")
     a, trans_a = _row_major(a, trans_a)
     b, trans_b = _row_major(b, trans_b)
     M, K, N = _shapes(a, b, trans_a, trans_b)
@@ -79,15 +79,15 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     target = configs.resolve_target(target)
     BM, BN, BK = configs.gemm_tiles(target, in_name, M, trans_a)
     bias_row = _bias_row(bias, N, a)
-    buffer, result = arrays.output_buffer(out, a, (M, N), np.dtype(arrays.BF16 if out_name == "bfloat16" else out_name))
+    buffer, result = operands.output_buffer(out, a, (M, N), np.dtype(operands.BF16 if out_name == "bfloat16" else out_name))
     if M == 0 or N == 0:
         return result, None
     grid = (-(-M // BM), -(-N // BN))
     event = matmul_kernel.on(target)[grid](
-        arrays.fit_rows(a, "a"), arrays.fit_rows(b, "b"), bias_row, buffer, K,
+        operands.fit_rows(a, "a"), operands.fit_rows(b, "b"), bias_row, buffer, K,
         TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
         ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK)
-    return arrays.copy_back(buffer, result), event
+    return operands.copy_back(buffer, result), event
 
 
 def _row_major(x, trans: bool):
@@ -115,8 +115,8 @@ def _shapes(a, b, trans_a: bool, trans_b: bool) -> tuple[int, int, int]:
 
 
 def _input_dtype(a, b) -> str:
-    da, db = arrays.dtype_of(a), arrays.dtype_of(b)
-    names = {da.name if da != arrays.BF16 else "bfloat16", db.name if db != arrays.BF16 else "bfloat16"}
+    da, db = operands.dtype_of(a), operands.dtype_of(b)
+    names = {da.name if da != operands.BF16 else "bfloat16", db.name if db != operands.BF16 else "bfloat16"}
     if names <= {"int8", "uint8"}:
         return da.name if da == db else "int8"   # mixed i8/u8 DPAS exists; both use the int8 row
     if da != db:
@@ -143,20 +143,20 @@ def _output_dtype(in_name: str, out_dtype, bias, activation) -> tuple[str, str]:
 
 
 def _dtype_name(dtype) -> str:
-    if arrays.is_torch(dtype) or str(dtype).startswith("torch."):
+    if operands.is_torch(dtype) or str(dtype).startswith("torch."):
         return str(dtype).removeprefix("torch.")
     d = np.dtype(dtype)
-    return "bfloat16" if d == arrays.BF16 else d.name
+    return "bfloat16" if d == operands.BF16 else d.name
 
 
 def _bias_row(bias, N: int, like):
     """The bias as a [1, N] row (2D-block wide); a one-row placeholder when there is none."""
     if bias is None:
-        return np.zeros((1, arrays.MIN_ROW_BYTES // 4), np.float32) if isinstance(like, np.ndarray) \
-            else arrays.fit_rows(arrays.empty_like_input(like, (1, 16), np.float32), "bias")
-    bias = arrays.as_array(bias, "bias")
+        return np.zeros((1, operands.MIN_ROW_BYTES // 4), np.float32) if isinstance(like, np.ndarray) \
+            else operands.fit_rows(operands.empty_like_input(like, (1, 16), np.float32), "bias")
+    bias = operands.as_array(bias, "bias")
     if tuple(bias.shape) != (N,):
         raise UsageError(f"matmul: bias must have shape ({N},) (one value per output column), got {tuple(bias.shape)}")
-    if arrays.dtype_of(bias).kind != "f":
-        raise UsageError(f"matmul: bias must be a float array, got {arrays.dtype_of(bias)}")
-    return arrays.fit_rows(bias.reshape(1, N), "bias")
+    if operands.dtype_of(bias).kind != "f":
+        raise UsageError(f"matmul: bias must be a float array, got {operands.dtype_of(bias)}")
+    return operands.fit_rows(bias.reshape(1, N), "bias")

@@ -11,7 +11,7 @@ serves every width (up to 16K columns and beyond) with a bounded register footpr
   normalises; RMS norm needs only the mean square.
 
 Columns past the row's end are masked with a column index (``xt.arange``), so the
-arrays may be padded on the right (narrow numpy rows are: see ``arrays.fit_rows``).
+arrays may be padded on the right (narrow numpy rows are: see ``operands.fit_rows``).
 Statistics accumulate in f32 whatever the input dtype."""
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 
 from ..errors import UsageError
-from . import arrays, configs
+from . import configs, operands
 from .matmul import XT_DTYPES
 
 FLOAT_INPUTS = ("float16", "bfloat16", "float32")
@@ -95,10 +95,10 @@ def softmax(x, dim: int = -1, *, out=None, target: str | None = None):
     x2, shape, dtype = _rows(x, dim, "softmax")
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
-    buffer, result = arrays.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
+    buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     softmax_kernel.on(target)[(-(-x2.shape[0] // BM),)](
-        arrays.fit_rows(x2, "x"), buffer, x2.shape[1], OUT=_xt(dtype), BM=BM, BC=BC)
-    return _unflat(arrays.copy_back(buffer, result), shape, out)
+        operands.fit_rows(x2, "x"), buffer, x2.shape[1], OUT=_xt(dtype), BM=BM, BC=BC)
+    return _unflat(operands.copy_back(buffer, result), shape, out)
 
 
 def layer_norm(x, weight, bias, eps: float = 1e-5, *, out=None, target: str | None = None):
@@ -120,21 +120,21 @@ def _norm(x, weight, bias, eps, out, target, rms: bool):
     b = _param(bias, N, "bias", name) if bias is not None else w
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
-    buffer, result = arrays.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
+    buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     layer_norm_kernel.on(target)[(-(-x2.shape[0] // BM),)](
-        arrays.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC)
-    return _unflat(arrays.copy_back(buffer, result), shape, out)
+        operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC)
+    return _unflat(operands.copy_back(buffer, result), shape, out)
 
 
 def _rows(x, dim: int, op: str):
     """(``x`` as a 2-D [rows, N] array, its original shape, its dtype)."""
-    x = arrays.as_array(x, "x")
+    x = operands.as_array(x, "x")
     shape = tuple(x.shape)
     if not shape or dim not in (-1, len(shape) - 1):
         raise UsageError(f"{op}: only the last dimension is supported (dim=-1), got dim={dim} for shape {shape}; "
                          "move the dimension last first")
-    dtype = arrays.dtype_of(x)
-    name = "bfloat16" if dtype == arrays.BF16 else dtype.name
+    dtype = operands.dtype_of(x)
+    name = "bfloat16" if dtype == operands.BF16 else dtype.name
     if name not in FLOAT_INPUTS:
         raise UsageError(f"{op}: {dtype} input; supported: float16, bfloat16, float32")
     if 0 in shape:
@@ -145,11 +145,11 @@ def _rows(x, dim: int, op: str):
 
 def _param(p, N: int, what: str, op: str):
     """A [N] float parameter as a [1, N] row the kernel reads with 2D blocks."""
-    p = arrays.as_array(p, what)
-    if tuple(p.shape) != (N,) or arrays.dtype_of(p).kind != "f":
-        raise UsageError(f"{op}: {what} must be a float array of shape ({N},), got {arrays.dtype_of(p)} "
+    p = operands.as_array(p, what)
+    if tuple(p.shape) != (N,) or operands.dtype_of(p).kind != "f":
+        raise UsageError(f"{op}: {what} must be a float array of shape ({N},), got {operands.dtype_of(p)} "
                          f"{tuple(p.shape)}")
-    return arrays.fit_rows(p.reshape(1, N), what)
+    return operands.fit_rows(p.reshape(1, N), what)
 
 
 def _flat_out(out, shape2):
@@ -161,4 +161,4 @@ def _unflat(result2, shape, out):
 
 
 def _xt(dtype):
-    return XT_DTYPES["bfloat16" if dtype == arrays.BF16 else dtype.name]
+    return XT_DTYPES["bfloat16" if dtype == operands.BF16 else dtype.name]
