@@ -14,36 +14,13 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-
-
-@xd.jit
-def at_gemm_prefetched(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, SN: xt.constexpr):
-    """C = A @ B with A given as ``at`` = A^T ([K, M]) through an order=(0, 1) tile, both
-    arrays prefetched one K step ahead, [1, SN] subgroups."""
-    m = xt.program_id(0) * BM
-    n = xt.program_id(1) * BN
-    ta = xt.init_tile(at, [m, 0], [BM, BK], order=(0, 1), wg_map=xt.wg_map(sg_layout=[1, SN], sg_data=[BM, BK]))
-    tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[1, SN], sg_data=[BK, BN // SN]))
-    pa = xt.init_tile(at, [BK, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[1, SN], sg_data=[BK, BM // SN]))
-    pb = xt.init_tile(b, [BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[1, SN], sg_data=[BK, BN // SN]))
-    mp_c = xt.wg_map(sg_layout=[1, SN], sg_data=[BM, BN // SN])
-    acc = xt.zeros([BM, BN], xt.float32)
-    for k in range(0, K, BK):
-        va = xt.load_tile(ta)
-        vb = xt.load_tile(tb)
-        xt.prefetch_tile(pa)
-        xt.prefetch_tile(pb)
-        acc = xt.tile_mma(va, vb, acc, wg_map=mp_c)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
-        pa = xt.update_tile_offset(pa, BK, 0)
-        pb = xt.update_tile_offset(pb, BK, 0)
-    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
+from xetile_dsl.kernels.gemm_wg import gemm_wg_layout_kernel
 
 
 #: 32x32 per subgroup: 16 DPAS per K step, a loop codegen orders for IGC on pvc
 #: (codegen/latch_order.py: its prefetches go through moved payload copies)
-CONSTS = {"BM": 32, "BN": 64, "BK": 32, "SN": 2}
+#: (kernels/gemm_wg.py's A^T.B GEMM, [1, 2] subgroups, prefetched one K step ahead)
+CONSTS = {"BM": 32, "BN": 64, "BK": 32, "SM": 1, "SN": 2, "PF": 1, "ACC": xt.float32, "TA": True, "TB": False}
 #: M, N, K off the 32x64x32 tiles: the last M tile's second transposed message (16
 #: columns of M) lies outside the width, K's last tile half outside the height
 M, N, K = 48, 40, 80
@@ -63,8 +40,8 @@ def test_payload_builtins_run_on_the_cpu_device_and_are_exact(dtype):
     """On the PVC flavour the loop's transposed A reads and both prefetches go through
     payloads made before the loop (the prefetches through moved copies), emulated from
     their fields; C is exact (small integers: every product and sum is exact in f32)."""
-    sig = {"at": f"{dtype}[:,:]", "b": f"{dtype}[:,:]", "c": "f32[:,:]", "K": "i32"}
-    llvm = xd.compile(at_gemm_prefetched, sig, CONSTS, target="cpu-pvc").asm["llvm"]
+    sig = {"a": f"{dtype}[:,:]", "b": f"{dtype}[:,:]", "c": "f32[:,:]", "K": "i32"}
+    llvm = xd.compile(gemm_wg_layout_kernel, sig, CONSTS, target="cpu-pvc").asm["llvm"]
     defined = set(re.findall(r'^define [^@]*@"?(\w+)', llvm, re.M))
     assert {"__xetile_emulated_createBlock2DAddressPayload", "__builtin_IB_subgroup_setBlock2DAddressPayloadBlockY",
             "__builtin_IB_subgroup_block_read_ap_transpose_u32_m16k8v1"} <= defined
@@ -74,16 +51,16 @@ def test_payload_builtins_run_on_the_cpu_device_and_are_exact(dtype):
     assert not any(name.startswith("__xetile_load2d_read_transpose") for name in defined)  # every A read: payload
     a, b, at_in, b_in = _inputs(dtype)
     c = np.zeros((M, N), np.float32)
-    at_gemm_prefetched.on("cpu-pvc")[(M + 31) // 32, (N + 63) // 64](at_in, b_in, c, K, **CONSTS)
+    gemm_wg_layout_kernel.on("cpu-pvc")[(M + 31) // 32, (N + 63) // 64](at_in, b_in, c, K, **CONSTS)
     np.testing.assert_array_equal(c, (a @ b).astype(np.float32))
 
 
 def test_arc_flavour_keeps_plain_reads_and_is_exact():
     """The ARC flavour (no 2D block IO) makes no payload and gives the same C."""
-    sig = {"at": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
-    llvm = xd.compile(at_gemm_prefetched, sig, CONSTS, target="cpu-arc").asm["llvm"]
+    sig = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
+    llvm = xd.compile(gemm_wg_layout_kernel, sig, CONSTS, target="cpu-arc").asm["llvm"]
     assert "Block2DAddressPayload" not in llvm
     a, b, at_in, b_in = _inputs("f16")
     c = np.zeros((M, N), np.float32)
-    at_gemm_prefetched.on("cpu-arc")[(M + 31) // 32, (N + 63) // 64](at_in, b_in, c, K, **CONSTS)
+    gemm_wg_layout_kernel.on("cpu-arc")[(M + 31) // 32, (N + 63) // 64](at_in, b_in, c, K, **CONSTS)
     np.testing.assert_array_equal(c, (a @ b).astype(np.float32))

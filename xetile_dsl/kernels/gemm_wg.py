@@ -86,6 +86,52 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
     xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
 
 
+@xd.jit
+def gemm_wg_layout_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, SM: xt.constexpr,
+                          SN: xt.constexpr, PF: xt.constexpr, ACC: xt.constexpr, TA: xt.constexpr,
+                          TB: xt.constexpr):
+    """``gemm_wg_kernel`` with ``a`` holding A^T ([K, M] row-major) when ``TA`` and ``b``
+    holding B^T ([N, K]) when ``TB``: the mma tiles are ``order=(0, 1)`` views with
+    gemm_wg's maps, and each stored array is prefetched in its own row-major layout,
+    ``PF`` K steps ahead, split by rows among all subgroups."""
+    NS = SM * SN
+    m = xt.program_id(0) * BM
+    n = xt.program_id(1) * BN
+    mp_a = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BK])
+    mp_b = xt.wg_map(sg_layout=[SM, SN], sg_data=[BK, BN // SN])
+    if TA:
+        ta = xt.init_tile(a, [m, 0], [BM, BK], order=(0, 1), wg_map=mp_a)
+        pa = xt.init_tile(a, [PF * BK, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BM]))
+    else:
+        ta = xt.init_tile(a, [m, 0], [BM, BK], wg_map=mp_a)
+        pa = xt.init_tile(a, [m, PF * BK], [BM, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BM // NS, BK]))
+    if TB:
+        tb = xt.init_tile(b, [0, n], [BK, BN], order=(0, 1), wg_map=mp_b)
+        pb = xt.init_tile(b, [n, PF * BK], [BN, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BN // NS, BK]))
+    else:
+        tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=mp_b)
+        pb = xt.init_tile(b, [PF * BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BN]))
+    mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
+    acc = xt.zeros([BM, BN], ACC)
+    for k in range(0, K, BK):
+        va = xt.load_tile(ta)
+        vb = xt.load_tile(tb)
+        xt.prefetch_tile(pa)
+        xt.prefetch_tile(pb)
+        acc = xt.tile_mma(va, vb, acc, wg_map=mp_c)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+        if TA:
+            pa = xt.update_tile_offset(pa, BK, 0)
+        else:
+            pa = xt.update_tile_offset(pa, 0, BK)
+        if TB:
+            pb = xt.update_tile_offset(pb, 0, BK)
+        else:
+            pb = xt.update_tile_offset(pb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
+
+
 def dpas_k(target: str | None, elem: str) -> int:
     """The DPAS K block (elements) of input type ``elem`` ("f16", "i8", "f32") on a GPU
     ``target``; the CPU device and the interpreter emulate PVC."""
