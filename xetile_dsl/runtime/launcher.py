@@ -32,7 +32,7 @@ from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarP
 from .arrays import DeviceArray, describe, queue_label, same_queue
 from .memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken  # noqa: F401 - also for callers here
 from .devices import Device, device_of_queue, get_device
-from . import program_cache
+from . import program_cache, queue_order
 from .opencl_icd import setup_intel_cpu_icd
 from .opencl_programs import NativeBuildError, native_builder
 
@@ -83,7 +83,7 @@ class _DpctlBackend:
 
         self._mem = dpctl.memory
         self.queue = queue if queue is not None else dpctl.SyclQueue(device.native)
-        self._order, self._fresh_state = _order_manager(self.queue)
+        self._order, self._launch_order = _order_manager(self.queue)
         self.ordered = self._order is not None
         self.context = self.queue.sycl_context
         self._native = _UNSET      # the NativeBuilder (or None), made at the first build
@@ -157,22 +157,21 @@ class _DpctlBackend:
         over on return, so later work has nothing of it to wait for (the order manager is
         left as it is)."""
         queue = queue or self.queue
-        waits = None if self._order is None else self._order[queue].submitted_events
+        waits = None if self._order is None else queue_order.waits(self._order[queue], self._launch_order)
         queue.submit_async(kernel, args, gsize, lsize, waits).wait()
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting, after the work dpnp has submitted on the queue (queues are
-        out of order); returns the event, which later dpnp work on that queue waits for."""
+        out of order); returns the event, which later dpnp work on that queue waits for
+        (runtime/queue_order.py)."""
         queue = queue or self.queue
         if self._order is None:
             return queue.submit_async(kernel, args, gsize, lsize)
         manager = self._order[queue]
-        event = queue.submit_async(kernel, args, gsize, lsize, manager.submitted_events)
-        if self._fresh_state is None or threading.active_count() > 1:
-            manager.add_event_pair(event, event)
-        else:
-            _replace_submitted(manager, self._fresh_state, event)
-        return event
+        state = manager._state
+        if state.__class__ is self._launch_order:
+            return queue_order.submit(queue, manager, state, kernel, args, gsize, lsize)
+        return queue_order.submit_first(queue, manager, self._launch_order, kernel, args, gsize, lsize)
 
     @staticmethod
     def done(event) -> bool:
@@ -191,41 +190,22 @@ class _DpctlBackend:
 
 
 def _order_manager(queue):
-    """dpctl's per-queue order manager (which dpnp submits through) and the constructor of
-    its state, or None for each when this dpctl has none / keeps its state differently."""
+    """dpctl's per-queue order manager (which dpnp submits through) and the LaunchOrder
+    state class our launches install there (runtime/queue_order.py), or None for each
+    when this dpctl has none / keeps its state differently."""
     try:
         from dpctl.utils import SequentialOrderManager as order
     except ImportError:
         return None, None
     try:
+        from dpctl import SyclEvent
         from dpctl.utils._seq_order_keeper import _OrderManager
     except ImportError:
         return order, None
     state = getattr(order[queue], "_state", None)
-    return order, (_OrderManager if isinstance(state, _OrderManager) else None)
-
-
-def _replace_submitted(manager, fresh_state, event) -> None:
-    """Make ``event`` the only submitted event of ``manager``.
-
-    ``event`` was submitted depending on every event the manager held, so it completes
-    after all of them: later work that waits for it alone is ordered after all of them too.
-    Without this, each launch would wait for (and dpctl would convert) every unfinished
-    launch before it, a cost that grows with the backlog.  Host-task events (which keep
-    dpnp's temporaries alive) are carried over unchanged.
-
-    Only while this is the process's one Python thread: dpctl's managers are shared by
-    every thread, and an event another thread (dpnp's own calls included, which take no
-    lock of ours) adds between our read of the events and the swap would be dropped, so
-    later work on the queue would not wait for it.  With several threads the launcher
-    appends its event instead (``add_event_pair``: one dependency per unfinished event)."""
-    old = manager._state
-    state = fresh_state(16)
-    state.add_to_submitted_events(event)
-    if old.get_num_host_task_events():
-        for host in old.get_host_task_events():
-            state.add_to_host_task_events(host)
-    manager._state = state
+    if not isinstance(state, _OrderManager):
+        return order, None
+    return order, queue_order.launch_order_class(_OrderManager, SyclEvent)
 
 
 class _UsmSpan:
