@@ -430,13 +430,17 @@ _PLAIN = (int, float, bool, str)
 
 
 def _kwarg_tokens(kwargs: dict) -> tuple | None:
-    """Keyword arguments as ((name, value) pairs, their types) when all are plain
-    scalars, else None (floats by their exact bits: ``0.0 == -0.0`` select different
-    kernels)."""
-    types = tuple(map(type, kwargs.values()))
+    """Keyword arguments as (a copy of the dictionary, the values' types, the names in
+    order, the exact bits of the float values or None) when all are plain scalars, else
+    None (floats by their bits: ``0.0 == -0.0`` select different kernels)."""
+    types = list(map(type, kwargs.values()))
     if not all(t in _PLAIN for t in types):
         return None
-    return tuple((k, v.hex() if v.__class__ is float else v) for k, v in kwargs.items()), types
+    return dict(kwargs), types, list(kwargs), _float_bits(kwargs) if float in types else None
+
+
+def _float_bits(kwargs: dict) -> tuple:
+    return tuple((k, v.hex()) for k, v in kwargs.items() if v.__class__ is float)
 
 
 #: the types of an all-int grid of 0..3 dimensions (``(True,) == (1,)``, but is not one)
@@ -445,19 +449,18 @@ _INT_TYPES = ((), (int,), (int, int), (int, int, int))
 
 def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
     """True when a launch has the remembered one's grid, target and keyword arguments
-    (see :meth:`JITFunction.run`; its positional arguments are compared apart)."""
+    (see :meth:`JITFunction.run`; its positional arguments are compared apart): equal
+    keywords, each of the same type (in the same order), floats of the same bits."""
     prev = last[0]
     if grid is not prev and (grid.__class__ is not tuple or grid != prev
                              or tuple(map(type, grid)) != _INT_TYPES[len(grid)]):
         return False
     if target != last[1]:
         return False
-    items, types = last[3]
-    if tuple(map(type, kwargs.values())) != types:
+    same, types, names, bits = last[3]
+    if kwargs != same or list(map(type, kwargs.values())) != types or list(kwargs) != names:
         return False
-    if float in types:
-        return tuple((k, v.hex() if v.__class__ is float else v) for k, v in kwargs.items()) == items
-    return tuple(kwargs.items()) == items
+    return bits is None or _float_bits(kwargs) == bits
 
 
 def _described(value):

@@ -76,3 +76,26 @@ def test_changing_scalar_reuses_the_arrays_and_is_checked():
         np.testing.assert_array_equal(dpnp.asnumpy(y), dpnp.asnumpy(x) * np.float32(alpha))
     with pytest.raises(xd.LaunchError, match="alpha"):
         _launch(x, y, 1e300)                       # beyond f32: checked on the fast path too
+
+
+@xd.jit
+def scale_by_constant(x, y, S: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
+    """y = x * S (S a compile-time constant)."""
+    pid = xt.program_id(0)
+    v = xt.load_tile(xt.init_tile(x, [pid * BM, 0], [BM, BN]))
+    xt.store_tile(v * S, xt.init_tile(y, [pid * BM, 0], [BM, BN]))
+
+
+def test_memo_tells_equal_keywords_of_other_bits_or_order_apart():
+    """0.0 == -0.0, but they are different kernels: a repeated call with the other zero
+    (or the keywords in another order) is not the remembered launch."""
+    dpnp = require_dpnp()
+    x = dpnp.ones((16, 16), dtype=np.float32)
+    y = dpnp.zeros((16, 16), dtype=np.float32)
+    signs = []
+    for kwargs in ({"S": 0.0, "BM": 8, "BN": 16}, {"S": -0.0, "BM": 8, "BN": 16}, {"BN": 16, "BM": 8, "S": 0.0}):
+        scale_by_constant[(2,)](x, y, **kwargs)
+        scale_by_constant[(2,)](x, y, **kwargs)          # the memoised path
+        xd.synchronize()
+        signs.append(np.unique(np.signbit(dpnp.asnumpy(y))).tolist())
+    assert signs == [[False], [True], [False]]
