@@ -24,3 +24,13 @@ def get(name: str, default: str | None = None) -> str | None:
         key = _ENCODED[name] = os.fsencode(name)
     raw = data.get(key)
     return default if raw is None else os.fsdecode(raw)
+
+
+def unset(name: str) -> bool:
+    """True when ``name`` is unset or empty (what a knob reads as its default): one
+    dictionary read once :func:`get` has seen the name."""
+    data = getattr(os.environ, "_data", None)
+    key = _ENCODED.get(name)
+    if data is None or key is None:
+        return not get(name)
+    return not data.get(key)

@@ -183,12 +183,12 @@ class JITFunction:
                         _default_launcher() is last[7] and last[4]._launch_planned(last[6], args):
                     return None
             elif found == SAME:
-                return last[4].launch_async(last[5], args)
+                return last[4].launch_async(last[5], args, last[6])
             elif found == NEW_SCALARS and self._scalars_fit(args, last[2]):
                 # the same kernel and arrays: only the scalar arguments are converted again
-                prepared = last[4].with_scalars(last[5], args)
-                self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], prepared)
-                return last[4].launch_async(prepared, args)
+                native = last[4].native_with_scalars(last[5], args)
+                self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], last[5], native)
+                return last[4].launch_async(last[5], args, native)
         self._last_call = None
         hit = self._same_signature(grid, target, args, kwargs)
         if hit is not None:
@@ -205,14 +205,15 @@ class JITFunction:
     def _remember_call(self, grid, target, args: tuple, kwargs: dict, loaded, prepared, grid3) -> None:
         """Remember a launch for :meth:`run` when its positional arguments are exactly the
         runtime ones and can be identified cheaply: device arrays with their prepared
-        launch, or numpy arrays (no device arrays) with the grid and default launcher."""
+        launch and its native arguments (which a call with new scalar values replaces), or
+        numpy arrays (no device arrays) with the grid and default launcher."""
         if not len(args) == self._leading_runtime == len(self._runtime_pos):
             return
         tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2), numpy=prepared is None), _kwarg_tokens(kwargs)
         if tokens is None or kw is None:
             return
         if prepared is not None:
-            self._last_call = (grid, target, tokens, kw, loaded, prepared)
+            self._last_call = (grid, target, tokens, kw, loaded, prepared, prepared.native_args)
         elif all(tok[1] is None for tok in tokens if tok[0] is None):
             self._last_call = (grid, target, tokens, kw, loaded, None, grid3, _default_launcher())
 
@@ -351,11 +352,15 @@ class _Launch:
         With ``target="interpret"`` (or XETILE_INTERPRET=1 and no explicit target) the
         kernel's XeTile IR runs in the numpy interpreter instead; ``"interpret-subgroups"``
         runs each subgroup of a workgroup-level kernel (docs/interpreter.md)."""
-        if self.target == "interpret-subgroups":
+        target = self.target
+        if target is None:
+            if not knobs.interpreting():
+                return self.jit.run(self.grid, None, args, kwargs)
+        elif target == "interpret-subgroups":
             return interpreter.launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
-        if self.target == "interpret" or (self.target is None and interpreter.interpret_requested()):
-            return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
-        return self.jit.run(self.grid, self.target, args, kwargs)
+        elif target != "interpret":
+            return self.jit.run(self.grid, target, args, kwargs)
+        return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
 
 
 def default_target(device) -> str:

@@ -124,8 +124,8 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
 
 
 def interpreting() -> bool:
-    """``interpret_mode() != "0"``, read by every launch (one knob read, no normalising)."""
-    return INTERPRET.get() not in _FALSE
+    """``interpret_mode() != "0"``, read by every launch (unset: one dictionary read)."""
+    return not environ.unset(INTERPRET.name) and INTERPRET.get() not in _FALSE
 
 
 def interpret_mode() -> str:

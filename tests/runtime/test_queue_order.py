@@ -71,11 +71,31 @@ def test_an_event_added_by_dpnp_makes_the_next_launch_wait_for_every_event(manag
     reads = []
     state.get_submitted_events = lambda: reads.append(1) or [first]   # what the launch reads
     manager.add_event_pair(dpctl.SyclEvent(), dpctl.SyclEvent())       # as every dpnp call does
-    _launch(queue, manager)
-    assert reads == [1]                                  # every event, read once
     second = _launch(queue, manager)
-    assert reads == [1] and len(queue.waited[2]) == 1    # then the previous launch alone again
-    assert queue.waited[2][0] is not second
+    assert reads == [1]                                  # every event, read once
+    assert manager._state is not state                   # then a state holding the launch alone
+    assert manager.num_submitted_events == 1 and manager.submitted_events[0] is second
+    _launch(queue, manager)
+    assert reads == [1] and [e is second for e in queue.waited[2]] == [True]   # the previous launch alone
+
+
+def test_with_another_thread_a_launch_after_dpnp_work_keeps_the_state(manager):
+    queue = RecordingQueue()
+    _launch(queue, manager)
+    state = manager._state
+    manager.add_event_pair(dpctl.SyclEvent(), dpctl.SyclEvent())
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        second = _launch(queue, manager)
+        third = _launch(queue, manager)
+    finally:
+        release.set()
+        other.join()
+    assert manager._state is state                       # not swapped while another thread runs
+    assert [e is second for e in queue.waited[2]] == [True]   # read once, then the previous launch alone
+    assert manager.submitted_events[-1] is third
 
 
 def test_wait_waits_for_the_newest_launch():

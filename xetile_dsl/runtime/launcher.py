@@ -781,18 +781,25 @@ class LoadedKernel:
     def with_scalars(self, launch: PreparedLaunch, args) -> PreparedLaunch:
         """``launch`` (whose arrays ``args`` has) with the scalar arguments of ``args``,
         each checked and converted (LaunchError naming it otherwise)."""
+        # not dataclasses.replace: this is on the launch path, and replace() is slow
+        return PreparedLaunch(self, self.native_with_scalars(launch, args), launch.global_size, launch.local_size,
+                              launch.copy_back, launch.queue, launch.keep, launch.copied_in, launch.track_id)
+
+    def native_with_scalars(self, launch: PreparedLaunch, args) -> list:
+        """The native arguments of ``launch`` with the scalars of ``args`` (checked and
+        converted; LaunchError naming one that does not fit)."""
         native = list(launch.native_args)
         for handler, slot in self._scalar_slots:
             native[slot] = handler.convert(args[handler.position])
-        # not dataclasses.replace: this is on the launch path, and replace() is slow
-        return PreparedLaunch(self, native, launch.global_size, launch.local_size, launch.copy_back,
-                              launch.queue, launch.keep, launch.copied_in, launch.track_id)
+        return native
 
-    def launch_async(self, launch: PreparedLaunch, keep=None):
+    def launch_async(self, launch: PreparedLaunch, keep=None, native=None):
         """Enqueue a prepared device-array launch again (no checks); returns the event.
-        ``keep`` (default: the launch's own arrays) stays alive until the kernel is done."""
-        event = self.backend.submit_async(self.native_kernel, launch.native_args, launch.global_size,
-                                          launch.local_size, launch.queue)
+        ``keep`` (default: the launch's own arrays) stays alive until the kernel is done;
+        ``native`` (default: the launch's own) are the native arguments, the launch's
+        with other scalar values (:meth:`native_with_scalars`)."""
+        event = self.backend.submit_async(self.native_kernel, launch.native_args if native is None else native,
+                                          launch.global_size, launch.local_size, launch.queue)
         _track(self.backend, launch.queue, event, launch.keep if keep is None else keep,
                launch.track_id or id(launch))
         return event

@@ -74,7 +74,8 @@ def compare_args(args, tokens) -> int:
             array = ref()
             if array is None:
                 return DIFFERENT
-            if value is not array:
+            if value is not array and getattr(value, "_array_obj", None) is not array:
+                # (a dpnp array's usm_ndarray is its ``_array_obj``: read without a call)
                 get_array = getattr(value, "get_array", None)
                 if get_array is None or get_array() is not array:
                     return DIFFERENT

@@ -8,20 +8,23 @@ from C++ (one new ``SyclEvent`` per event) and replacing them after every launch
 about as much as the submit itself.
 
 So the first launch on a queue (while the process has one thread) installs a
-``LaunchOrder`` as the manager's state: an ``_OrderManager`` that also holds our
-newest launch's event in Python (``after``) and counts the events anyone else adds
+``LaunchOrder`` as the manager's state: an ``_OrderManager`` that also holds our newest
+launch's event in Python (``after``) and counts the events anyone else adds
 (``changes``).  A launch then waits for ``after`` alone while nobody else added work
 since the launch before (that launch waited for all the C++ events, so ``after`` ends
-after them), and for every event otherwise.  Reading the state (dpnp's
-``submitted_events``, ``num_submitted_events``, ``wait()``) sees ``after`` too, so dpnp's
-next call waits for our launch.
+after them): no event is read back from C++ and nothing is replaced.  Once someone did,
+the launch waits for every event and (one thread) a fresh state holding it alone
+replaces the old one, as the first launch's did.  Reading the state (dpnp's
+``submitted_events``, ``num_submitted_events``, ``wait()``) sees ``after`` too, so
+dpnp's next call waits for our launch.
 
 Threads: our launches on one state take its lock from reading ``after`` to replacing it
 (no launch's event is lost); an event another thread adds is counted after it is in the
 C++ state, so a launch that read the events before it sees the count changed and the
-next launch waits for it.  A state is installed only while the process has one thread
+next launch waits for it.  States are replaced only while the process has one thread
 (an event added to the old state between reading it and the swap would be lost); with
-several threads the launch is added to the manager's own state instead.
+several threads the first launch adds its event to the manager's own state, and a
+launch after others' work marks the LaunchOrder as read instead of replacing it.
 
 Known limit: copying a manager (``copy.copy``: the C++ copy constructor) copies the C++
 events only; nothing in dpctl or dpnp does.
@@ -85,13 +88,21 @@ def _launch_order(base, event_type):
 
 def submit(queue, manager, state, kernel, args, gsize, lsize):
     """Enqueue ``kernel`` on ``queue`` after all work before it and make it the work later
-    calls wait for; ``state`` is ``manager._state``, a LaunchOrder.  Returns the event."""
+    calls wait for; ``state`` is ``manager._state``, a LaunchOrder.  Returns the event.
+
+    After someone else added work the launch waits for every event; then, while the
+    process has one thread, a fresh state holding the launch alone replaces the old one
+    (so dpnp's next call waits for one event, not for the ones the launch already
+    followed); with several threads the old state stays, marked as read."""
     with state.lock:
         if state.changes == state.seen:
             event = queue.submit_async(kernel, args, gsize, lsize, state.after)
         else:
             seen = state.changes
             event = queue.submit_async(kernel, args, gsize, lsize, state.get_submitted_events())
+            if threading.active_count() == 1:
+                _install(manager, state.__class__, state, event)
+                return event
             state.seen = seen
         state.after = [event]
     return event
@@ -108,18 +119,24 @@ def waits(manager, order_class) -> list:
 
 def submit_first(queue, manager, order_class, kernel, args, gsize, lsize):
     """Enqueue after every event of ``manager`` (whose state is not a LaunchOrder yet):
-    then, while the process has one thread, install a LaunchOrder holding the new event
-    (host-task events, which keep dpnp's temporaries alive, carried over); with several
-    threads add the event to the manager's state.  Returns the event."""
+    then, while the process has one thread, install a LaunchOrder holding the new event;
+    with several threads add the event to the manager's state.  Returns the event."""
     event = queue.submit_async(kernel, args, gsize, lsize, manager.submitted_events)
     if order_class is None or threading.active_count() > 1:
         manager.add_event_pair(event, event)
-        return event
-    old = manager._state
+    else:
+        _install(manager, order_class, manager._state, event)
+    return event
+
+
+def _install(manager, order_class, old, event) -> None:
+    """Make a new LaunchOrder holding ``event`` (which waited for every submitted event of
+    ``old``) the state of ``manager``; host-task events (which keep dpnp's temporaries
+    alive) are carried over.  Only while the process has one thread: an event another
+    thread added to ``old`` meanwhile would be lost."""
     state = order_class(16)
     if old.get_num_host_task_events():
         for host in old.get_host_task_events():
             state.add_to_host_task_events(host)
     state.after = [event]
     manager._state = state
-    return event
