@@ -25,7 +25,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl import environ
+from xetile_dsl import environ, knobs
 from xetile_dsl.runtime import launcher
 from xetile_dsl.runtime.devices import get_device
 
@@ -152,6 +152,25 @@ def test_environ_reads_follow_every_change(monkeypatch):
         assert environ.get(name) == os.environ.get(name) == value
     monkeypatch.delenv(name)
     assert environ.get(name, "gone") == "gone"
+
+
+def test_unset_and_the_interpreter_knob_follow_every_change(monkeypatch):
+    """environ.unset (the launch path's read of XETILE_INTERPRET) sees every change, also
+    of a name it has not read before; knobs.interpreting follows it."""
+    name = "XTDSL_TEST_ENVIRON_UNSET"
+    monkeypatch.delenv(name, raising=False)
+    assert environ.unset(name)
+    seen = []
+    for value in ("x", "", "0"):
+        monkeypatch.setenv(name, value)
+        seen.append(environ.unset(name))
+    monkeypatch.delenv(name)
+    assert seen + [environ.unset(name)] == [False, True, False, True]
+    interpreting = []
+    for value in ("1", "0", "", "subgroups"):
+        monkeypatch.setenv("XETILE_INTERPRET", value)
+        interpreting.append(knobs.interpreting())
+    assert interpreting == [True, False, False, True]
 
 
 def test_inflight_launches_of_other_arrays_do_not_release_each_other():
