@@ -184,11 +184,13 @@ class JITFunction:
                     return None
             elif found == SAME:
                 return last[4].launch_async(last[5], args, last[6])
-            elif found == NEW_SCALARS and self._scalars_fit(args, last[2]):
-                # the same kernel and arrays: only the scalar arguments are converted again
-                native = last[4].native_with_scalars(last[5], args)
-                self._last_call = (grid, target, retoken(last[2], args), last[3], last[4], last[5], native)
-                return last[4].launch_async(last[5], args, native)
+            elif found == NEW_SCALARS:
+                tokens = _same_kernel_tokens(args, last[2])
+                if tokens is not None:
+                    # the same kernel and arrays: only the scalar arguments are converted again
+                    native = last[4].native_with_scalars(last[5], args)
+                    self._last_call = (grid, target, tokens, last[3], last[4], last[5], native)
+                    return last[4].launch_async(last[5], args, native)
         self._last_call = None
         hit = self._same_signature(grid, target, args, kwargs)
         if hit is not None:
@@ -408,6 +410,21 @@ def _int_key(value) -> tuple:
     # the ArgSpec of an int depends on its width and on its specialisation (value 1,
     # divisibility by 16), so both are part of the fast key
     return (value.__class__, -2**31 <= value < 2**31, value == 1, value % 16 == 0)
+
+
+def _same_kernel_tokens(args: tuple, tokens: tuple) -> tuple | None:
+    """The tokens of ``args`` (arrays the remembered ones, scalars of the remembered types:
+    memo.compare_args said NEW_SCALARS) when every new scalar value selects the remembered
+    specialisation (:meth:`JITFunction._scalars_fit`), else None; one pass."""
+    fresh = []
+    for value, tok in zip(args, tokens):
+        if tok[0] is None:
+            fresh.append(tok)
+        elif value != tok[1] and _type_key(value) != _type_key(tok[1]):
+            return None
+        else:
+            fresh.append((tok[0], value))      # also an equal value: -0.0 is not 0.0
+    return tuple(fresh)
 
 
 def _type_key(value) -> tuple:

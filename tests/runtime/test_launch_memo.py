@@ -99,3 +99,16 @@ def test_memo_tells_equal_keywords_of_other_bits_or_order_apart():
         xd.synchronize()
         signs.append(np.unique(np.signbit(dpnp.asnumpy(y))).tolist())
     assert signs == [[False], [True], [False]]
+
+
+def test_a_repeated_launch_passes_the_sign_of_a_zero_scalar():
+    """0.0 == -0.0, but x * -0.0 is -0.0: a call with the other zero is not the same call."""
+    dpnp = require_dpnp()
+    x = dpnp.ones((16, 16), dtype=np.float32)
+    y = dpnp.zeros((16, 16), dtype=np.float32)
+    signs = []
+    for alpha in (0.0, -0.0, -0.0, 0.0, 2.0, -0.0):
+        _launch(x, y, alpha)
+        xd.synchronize()
+        signs.append(np.unique(np.signbit(dpnp.asnumpy(y))).tolist())
+    assert signs == [[False], [True], [True], [False], [False], [True]]

@@ -547,8 +547,10 @@ class ScalarHandler:
     def convert(self, value):
         """The ctypes value for ``value``; raises :class:`LaunchError` if it does not fit.
 
-        Converted values are remembered (they are passed by value and never mutated)."""
-        key = (value.__class__, value)
+        Converted values are remembered (they are passed by value and never mutated);
+        a float zero by its sign too (0.0 == -0.0 and they hash alike)."""
+        cls = value.__class__
+        key = (cls, value) if cls is not float or value else (cls, value, math.copysign(1.0, value))
         try:
             hit = self._memo.get(key)
         except TypeError:                     # unhashable: convert (and fail) below

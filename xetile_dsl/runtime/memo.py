@@ -14,6 +14,7 @@ given the token ``(None, None)``: any numpy array matches it, and the launcher's
 from __future__ import annotations
 
 import weakref
+from math import copysign
 
 import numpy as np
 
@@ -83,8 +84,8 @@ def compare_args(args, tokens) -> int:
                 return DIFFERENT
         elif value.__class__ is not tok[0]:
             return DIFFERENT
-        elif value != tok[1]:
-            found = NEW_SCALARS
+        elif value != tok[1] or (not value and tok[0] is float and copysign(1.0, value) != copysign(1.0, tok[1])):
+            found = NEW_SCALARS                 # (0.0 == -0.0, but they are other arguments)
     return found
 
 
