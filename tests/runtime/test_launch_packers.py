@@ -272,3 +272,20 @@ def test_repeated_numpy_launches_skip_the_binding_and_stay_right(monkeypatch):
         _launch(x, y, s, row0)
         np.testing.assert_array_equal(y, np.float32(s) * (X[row0:row0 + 16] + step))
     assert [args[3] for args in lookups] == [8, 16, 8]   # the first call, and each new specialisation
+
+
+def test_numpy_copies_move_every_byte_of_builtin_and_bf16_arrays():
+    """The dpctl backend copies a host array through a byte view of its buffer (bf16, which
+    numpy does not export, through a numpy byte view): every byte reaches the device and
+    comes back, also for an array smaller than its (padded) device buffer."""
+    require_module("dpctl")
+    ml_dtypes = require_module("ml_dtypes")
+    backend = launcher.get_launcher(get_device(backend="dpctl")).backend
+    rng = np.random.default_rng(5)
+    for dtype, shape in ((np.float16, (8, 24)), (ml_dtypes.bfloat16, (4, 16)), (np.int32, (3,)), (np.float32, (2, 3))):
+        host = rng.standard_normal(shape).astype(dtype)
+        buf = backend.alloc(host.nbytes)
+        backend.write(buf, host)
+        back = np.zeros_like(host)
+        backend.read(buf, back)
+        assert back.tobytes() == host.tobytes(), (dtype, shape)

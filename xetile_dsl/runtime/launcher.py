@@ -141,10 +141,10 @@ class _DpctlBackend:
         return self._mem.MemoryUSMDevice(max(nbytes, BASE_ALIGN_BYTES), alignment=BASE_ALIGN_BYTES, queue=self.queue)
 
     def write(self, buf, host: np.ndarray) -> None:
-        buf.copy_from_host(host.reshape(-1).view(np.uint8))
+        buf.copy_from_host(_host_bytes(host))
 
     def read(self, buf, host: np.ndarray) -> None:
-        flat = host.reshape(-1).view(np.uint8)
+        flat = _host_bytes(host)
         if buf.nbytes == flat.nbytes:
             buf.copy_to_host(flat)
             return
@@ -187,6 +187,13 @@ class _DpctlBackend:
         if desc.memory is not None and desc.offset_bytes == 0:
             return desc.memory
         return self._mem.as_usm_memory(_UsmSpan(desc))
+
+
+def _host_bytes(host: np.ndarray):
+    """The bytes of a C-contiguous host array, flat, as dpctl's copies take them: a byte
+    view of its buffer (cheaper than a reshaped numpy view), or of the array for a dtype
+    numpy does not export through the buffer protocol (bf16 from ml_dtypes)."""
+    return host.data.cast("B") if host.dtype.isbuiltin == 1 else host.reshape(-1).view(np.uint8)
 
 
 def _order_manager(queue):
