@@ -21,6 +21,7 @@ from __future__ import annotations
 import inspect
 import json
 import threading
+from operator import is_
 
 import numpy as np
 
@@ -453,12 +454,13 @@ _PLAIN = (int, float, bool, str)
 
 def _kwarg_tokens(kwargs: dict) -> tuple | None:
     """Keyword arguments as (a copy of the dictionary, the values' types, the names in
-    order, the exact bits of the float values or None) when all are plain scalars, else
-    None (floats by their bits: ``0.0 == -0.0`` select different kernels)."""
+    order, the exact bits of the float values or None, the values in order) when all are
+    plain scalars, else None (floats by their bits: ``0.0 == -0.0`` select different
+    kernels)."""
     types = list(map(type, kwargs.values()))
     if not all(t in _PLAIN for t in types):
         return None
-    return dict(kwargs), types, list(kwargs), _float_bits(kwargs) if float in types else None
+    return dict(kwargs), types, list(kwargs), _float_bits(kwargs) if float in types else None, list(kwargs.values())
 
 
 def _float_bits(kwargs: dict) -> tuple:
@@ -479,7 +481,9 @@ def _same_frame(last: tuple, grid, target, kwargs: dict) -> bool:
         return False
     if target != last[1]:
         return False
-    same, types, names, bits = last[3]
+    same, types, names, bits, values = last[3]
+    if len(kwargs) == len(names) and all(map(is_, map(kwargs.get, names), values)):
+        return True            # the very same objects by name (literals and constants are)
     if kwargs != same or list(map(type, kwargs.values())) != types or list(kwargs) != names:
         return False
     return bits is None or _float_bits(kwargs) == bits
