@@ -148,3 +148,14 @@ def test_dpnp_work_between_launches_is_ordered_both_ways():
     for i, got in enumerate(seen):
         a = np.full((32, 32), i % 3 - 1, np.float32)
         np.testing.assert_array_equal(got, a @ b.astype(np.float32))
+
+
+def test_manager_lookup_finds_dpctls_own_manager_for_new_and_known_queues():
+    from dpctl.utils import SequentialOrderManager
+
+    lookup = queue_order.manager_lookup(SequentialOrderManager)
+    fresh = dpctl.SyclQueue("opencl:cpu")
+    first = lookup(fresh)                                # none yet: made by dpctl
+    assert first is SequentialOrderManager[fresh] and lookup(fresh) is first
+    equal = dpctl.SyclQueue(fresh.sycl_context, fresh.sycl_device)   # another queue
+    assert lookup(equal) is SequentialOrderManager[equal]

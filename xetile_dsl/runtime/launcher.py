@@ -85,6 +85,7 @@ class _DpctlBackend:
         self.queue = queue if queue is not None else dpctl.SyclQueue(device.native)
         self._order, self._launch_order = _order_manager(self.queue)
         self.ordered = self._order is not None
+        self._manager_of = None if self._order is None else queue_order.manager_lookup(self._order)
         self.context = self.queue.sycl_context
         self._native = _UNSET      # the NativeBuilder (or None), made at the first build
 
@@ -157,7 +158,7 @@ class _DpctlBackend:
         over on return, so later work has nothing of it to wait for (the order manager is
         left as it is)."""
         queue = queue or self.queue
-        waits = None if self._order is None else queue_order.waits(self._order[queue], self._launch_order)
+        waits = None if self._order is None else queue_order.waits(self._manager_of(queue), self._launch_order)
         queue.submit_async(kernel, args, gsize, lsize, waits).wait()
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
@@ -167,7 +168,7 @@ class _DpctlBackend:
         queue = queue or self.queue
         if self._order is None:
             return queue.submit_async(kernel, args, gsize, lsize)
-        manager = self._order[queue]
+        manager = self._manager_of(queue)
         state = manager._state
         if state.__class__ is self._launch_order:
             return queue_order.submit(queue, manager, state, kernel, args, gsize, lsize)

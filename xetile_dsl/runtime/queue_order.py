@@ -86,6 +86,22 @@ def _launch_order(base, event_type):
     return LaunchOrder
 
 
+def manager_lookup(order):
+    """``queue -> order[queue]`` for dpctl's ``SequentialOrderManager`` ``order``, reading its
+    per-context dictionary directly where it has one (its ``__getitem__`` checks the
+    queue's type and looks it up twice); a queue without a manager yet gets one from
+    ``order[queue]``."""
+    managers = getattr(order, "_map", None)
+    if not hasattr(managers, "get"):
+        return order.__getitem__
+
+    def lookup(queue):
+        manager = managers.get().get(queue)
+        return manager if manager is not None else order[queue]
+
+    return lookup
+
+
 def submit(queue, manager, state, kernel, args, gsize, lsize):
     """Enqueue ``kernel`` on ``queue`` after all work before it and make it the work later
     calls wait for; ``state`` is ``manager._state``, a LaunchOrder.  Returns the event.
