@@ -20,6 +20,7 @@ from xetile_dsl.runtime.opencl_icd import setup_intel_cpu_icd
 setup_intel_cpu_icd()
 dpctl = require_module("dpctl")
 seq_order = require_module("dpctl.utils._seq_order_keeper")
+SequentialOrderManager = require_module("dpctl.utils").SequentialOrderManager
 
 
 class RecordingQueue:
@@ -36,8 +37,6 @@ class RecordingQueue:
 @pytest.fixture()
 def manager():
     """The order manager of a new queue (dpctl keeps one per queue)."""
-    from dpctl.utils import SequentialOrderManager
-
     return SequentialOrderManager[dpctl.SyclQueue("opencl:cpu")]
 
 
@@ -151,8 +150,6 @@ def test_dpnp_work_between_launches_is_ordered_both_ways():
 
 
 def test_manager_lookup_finds_dpctls_own_manager_for_new_and_known_queues():
-    from dpctl.utils import SequentialOrderManager
-
     lookup = queue_order.manager_lookup(SequentialOrderManager)
     fresh = dpctl.SyclQueue("opencl:cpu")
     first = lookup(fresh)                                # none yet: made by dpctl
