@@ -156,3 +156,28 @@ def test_manager_lookup_finds_dpctls_own_manager_for_new_and_known_queues():
     assert first is SequentialOrderManager[fresh] and lookup(fresh) is first
     equal = dpctl.SyclQueue(fresh.sycl_context, fresh.sycl_device)   # another queue
     assert lookup(equal) is SequentialOrderManager[equal]
+
+
+def test_dpnp_work_another_thread_did_before_a_launch_is_waited_for():
+    """Another thread's dpnp write to a kernel's input, submitted behind a backlog of
+    launches (so still pending) before this thread launches again (it joins that thread),
+    is seen by that launch: the order manager counted it."""
+    dpnp = require_dpnp()
+    queue = dpctl.SyclQueue("opencl:cpu")
+    b = np.random.default_rng(4).integers(-2, 3, (32, 32)).astype(np.float16)
+    da = dpnp.zeros((32, 32), dtype=np.float16, sycl_queue=queue)
+    db = dpnp.asarray(b, sycl_queue=queue)
+    dc = dpnp.zeros((32, 32), dtype=np.float32, sycl_queue=queue)
+    matmul_kernel[(1, 1)](da, db, dc, 32, BM=32, BN=32, BK=16)
+    xd.synchronize()
+    seen = []
+    for i in range(8):
+        for _ in range(20):                        # a backlog the write has to wait for
+            matmul_kernel[(1, 1)](da, db, dc, 32, BM=32, BN=32, BK=16)
+        other = threading.Thread(target=da.fill, args=(float(i % 3 - 1),))
+        other.start()
+        other.join()                               # submitted (not run) before the next launch
+        matmul_kernel[(1, 1)](da, db, dc, 32, BM=32, BN=32, BK=16)
+        seen.append(dpnp.asnumpy(dc))
+    for i, got in enumerate(seen):
+        np.testing.assert_array_equal(got, np.full((32, 32), i % 3 - 1, np.float32) @ b.astype(np.float32))
