@@ -158,10 +158,12 @@ def test_manager_lookup_finds_dpctls_own_manager_for_new_and_known_queues():
     assert lookup(equal) is SequentialOrderManager[equal]
 
 
-def test_dpnp_work_another_thread_did_before_a_launch_is_waited_for():
+@pytest.mark.parametrize("thread_alive", [False, True], ids=["joined", "alive"])
+def test_dpnp_work_another_thread_did_before_a_launch_is_waited_for(thread_alive):
     """Another thread's dpnp write to a kernel's input, submitted behind a backlog of
     launches (so still pending) before this thread launches again (it joins that thread),
-    is seen by that launch: the order manager counted it."""
+    is seen by that launch: the order manager counted it.  With the thread still alive
+    the state is kept (marked read), else replaced."""
     dpnp = require_dpnp()
     queue = dpctl.SyclQueue("opencl:cpu")
     b = np.random.default_rng(4).integers(-2, 3, (32, 32)).astype(np.float16)
@@ -174,10 +176,22 @@ def test_dpnp_work_another_thread_did_before_a_launch_is_waited_for():
     for i in range(8):
         for _ in range(20):                        # a backlog the write has to wait for
             matmul_kernel[(1, 1)](da, db, dc, 32, BM=32, BN=32, BK=16)
-        other = threading.Thread(target=da.fill, args=(float(i % 3 - 1),))
+        written, release = threading.Event(), threading.Event()
+
+        def write(value=float(i % 3 - 1)):
+            da.fill(value)
+            written.set()
+            release.wait()
+
+        other = threading.Thread(target=write)
         other.start()
-        other.join()                               # submitted (not run) before the next launch
+        written.wait()                             # submitted (not run) before the next launch
+        if not thread_alive:
+            release.set()
+            other.join()
         matmul_kernel[(1, 1)](da, db, dc, 32, BM=32, BN=32, BK=16)
+        release.set()
+        other.join()
         seen.append(dpnp.asnumpy(dc))
     for i, got in enumerate(seen):
         np.testing.assert_array_equal(got, np.full((32, 32), i % 3 - 1, np.float32) @ b.astype(np.float32))
