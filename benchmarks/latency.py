@@ -328,13 +328,14 @@ def launch_overheads(rounds: int, launches: int) -> dict:
     ordered = _alternate(ours_scalar, bare_scalar_ordered, rounds, launches, queue.wait)
     out["dpnp_changing_scalar"]["bare_ordered_us"] = ordered["bare_us"]
     out["dpnp_changing_scalar"]["ratio_to_ordered"] = ordered["ratio"]
-    out["numpy"] = _numpy_overhead(loaded, a, b, expected, rounds, max(launches // 10, 50))
+    out["numpy"] = _numpy_overhead(a, b, expected, rounds, max(launches // 10, 50))
     out["pyopencl"] = _pyopencl_overhead(a, b, expected, rounds, launches)
     return out
 
 
-def _numpy_overhead(loaded, a, b, expected, rounds, launches) -> dict:
-    """numpy arrays: ours copies in, launches, waits, copies back; so does the baseline."""
+def _numpy_overhead(a, b, expected, rounds, launches) -> dict:
+    """numpy arrays: ours copies in, launches, waits, copies back; so does the baseline, with
+    the same program on the same queue (the default device's, which our numpy launch uses)."""
     import dpctl.memory
 
     n, grid, const = a.shape[0], (1, 1), README_CONST
@@ -342,6 +343,8 @@ def _numpy_overhead(loaded, a, b, expected, rounds, launches) -> dict:
     launch = matmul_kernel[grid]
     launch(a, b, c, n, **const)
     assert np.array_equal(c, expected), "numpy launch is wrong"
+    # the program and queue our numpy launch uses (the default device's), not the dpnp ones
+    loaded = matmul_kernel.resolve(grid, None, (a, b, c, n), const)[0]
     queue = loaded.queue
     bufs = [dpctl.memory.MemoryUSMDevice(x.nbytes, queue=queue) for x in (a, b, c)]
     i64 = ctypes.c_int64
