@@ -33,6 +33,13 @@ def test_attention_cpu_pvc_causal_d64():
     _check(*_qkv(64), True, "cpu-pvc")
 
 
+def test_attention_cpu_pvc_causal_d64_several_key_steps():
+    """N = 320: the last query block's key loop runs four 64-key steps (configs: 16 x 64 for
+    D = 64) before its diagonal block, so the running maximum, sum and O^T rescale carry
+    across steps (the same compiled kernel as above: N is a runtime argument)."""
+    _check(*_qkv(64, n=320, h=1), True, "cpu-pvc")
+
+
 def test_attention_cpu_arc_causal_d64():
     """ARC: the P V product's operand A is re-laid out from the S blocks by lane shuffles
     (8-query, 16-key blocks: N = 100 pads to 104 queries).  Before: a UsageError."""
