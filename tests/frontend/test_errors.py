@@ -98,7 +98,7 @@ _A = (np.zeros((32, 32), F32), 32)
                                    "8x16xf32 in the else branch")),
     (ek.runtime_arange, 64, ("must be a compile-time constant (a constexpr)",)),
     (ek.where_needs_bool, 70, ("type mismatch", "condition must be a comparison result", "f32")),
-    (ek.tile_condition, 76, ("a condition must be a scalar, not a tile value", "xt.where")),
+    (ek.tile_condition, 76, ("a condition must be a scalar or a [1, 1] tile", "not a larger tile value", "xt.where")),
     (ek.return_in_loop, 83, ("return inside a loop is not supported",)),
     (ek.store_wrong_dtype, 89, ("value dtype f32 differs from the array's f16",)),
     (ek.float_floordiv, 95, ("operator // is only defined on integers", "f32")),

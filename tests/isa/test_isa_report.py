@@ -102,6 +102,21 @@ def test_report_of_a_handwritten_loop():
     assert IsaReport.from_json(rep.to_json()) == rep
 
 
+def test_skipped_lines_and_the_short_path():
+    """A flag-predicated forward jmpi/goto to a label of the loop skips the lines up to it
+    (a lazily run rescale); an exit to a label outside the loop and an unconditional
+    (W) jump skip nothing.  The short path: 8 instructions (2 dpas) of 11."""
+    text = "\n".join(["L9:", DPAS, "(W&~f0.1) jmpi L99", "(W&f0.0) jmpi L5", MOV, MOV, "L5:", DPAS,
+                      "(~f1.0) goto (16|M0) L6 L6", MOV, "L6:", "join (16|M0) L7", "L7:", "(W) jmpi L8", "L8:",
+                      "(W&f0.0) jmpi L9"])
+    lines = text.splitlines()
+    assert sorted(lines[i] for i in listing.skipped_lines(lines)) == sorted([MOV, MOV, MOV])
+    hot = isa_report(text, "k", PVC, {"grf_count": 256, "spill_size": 0, "simd_size": 16}).hot
+    assert (hot.instructions, hot.skippable, hot.skippable_dpas) == (11, 3, 0)
+    assert hot.short_path_instructions_per_dpas == 8 / 2
+    assert "without them 4.0 per dpas" in str(isa_report(text, "k", PVC, {}))
+
+
 # --- a small GEMM through ocloc ------------------------------------------------------
 
 BM, BN, BK = 32, 32, 16

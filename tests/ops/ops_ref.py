@@ -14,6 +14,7 @@ import ml_dtypes
 import numpy as np
 
 from f32_accumulate_ref import exact_products_matmul
+from xetile_dsl.ops.attention import RESCALE_SLACK
 
 U = 2.0 ** -24
 BF16 = np.dtype(ml_dtypes.bfloat16)
@@ -128,9 +129,10 @@ def attention_ref(q, k, v, causal: bool):
     |ds| <= ((D + 1) u (|q| @ |k|^T) + 2u |s|) / sqrt(D) in natural-log units, which moves
     each p_j by that relatively, and the normalisation once more: 2 max|ds| per row.  The
     softmax itself adds softmax_ref's relative (3 delta_e + (N + C) u + C (8u + uR) + 7u)
-    with C the key blocks (at most N).  P to f16 (bf16) rounds each p_j by 2^-11 (2^-8)
-    relatively plus 2^-25 absolutely; P V sums N products in f32 ((N + 1) u relative) and
-    the final division rounds (3u).  All of it multiplies sum_j p_j |v_j|; then the output
+    with C the key blocks (at most N), delta_e widened for the lazy rescale (below).  P
+    to f16 (bf16) rounds each p_j by 2^-11 (2^-8) relatively plus 2^-25 absolutely (p up
+    to 2^8 under the lazy rescale, over a sum at least 1); P V sums N products in f32
+    ((N + 1) u relative) and the final division rounds (3u).  All of it multiplies sum_j p_j |v_j|; then the output
     rounding."""
     q64, k64, v64 = (np.asarray(x, np.float64) for x in (q, k, v))
     n, d = q64.shape[-2:]
@@ -144,7 +146,10 @@ def attention_ref(q, k, v, causal: bool):
     o = p @ v64
     finite = np.where(np.isfinite(s), s, np.nan)
     r = np.nanmax(finite, -1, keepdims=True) - np.nanmin(finite, -1, keepdims=True)
-    delta_e = U * r + 6 * U
+    # lazy rescaling: the running maximum trails the true one by up to RESCALE_SLACK (log2
+    # units), so an exponent is at most r + slack ln 2, and one taken before a rescale is
+    # shifted (the fma, the shift and their sum: three roundings)
+    delta_e = 3 * U * (r + RESCALE_SLACK * math.log(2)) + 6 * U
     rel_softmax = 3 * delta_e + 2 * n * U + n * (8 * U + U * r) + 7 * U
     rel_p = 2 * ds.max(-1, keepdims=True) + rel_softmax
     rel_in, _ = OUT_ROUNDING[np.dtype(q.dtype)]

@@ -33,6 +33,34 @@ def test_attention_cpu_pvc_causal_d64():
     _check(*_qkv(64), True, "cpu-pvc")
 
 
+def test_attention_cpu_pvc_causal_d64_several_key_steps():
+    """N = 320: the last query block's key loop runs eight 32-key steps (the CPU device's
+    16 x 32 tiles) after its first block and before its diagonal block, so the running
+    maximum, sum and O^T carry across steps (the kernel above: N is a runtime argument)."""
+    _check(*_qkv(64, n=320, h=1), True, "cpu-pvc")
+
+
+def _growing_scores(d, n=320, h=1):
+    """q, k, v whose scores grow by about 0.25 per key (natural log units): each key block
+    (32 keys on the CPU device, 64 in the interpreter) passes the running maximum by about
+    8 or 16 (11.5 or 23 in log2 units), over attention.RESCALE_SLACK (8), so every step
+    takes the lazy rescale's branch."""
+    u = RNG.standard_normal(d)
+    q = u + 0.1 * RNG.standard_normal((1, h, n, d))
+    keys = np.arange(n)[:, None] * 0.25 * np.sqrt(d) / (u @ u) * u
+    k = keys + 0.1 * RNG.standard_normal((1, h, n, d))
+    v = RNG.standard_normal((1, h, n, d))
+    return tuple(x.astype(np.float16) for x in (q, k, v))
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "interpret"])
+def test_attention_lazy_rescale_taken_every_step(target):
+    """The rescale branch (O^T, the sum and the exponents shifted to the new maximum) runs
+    in every key step of the later query blocks and stays within attention_ref's bound
+    (causal: the CPU device's kernel is the one the tests above built)."""
+    _check(*_growing_scores(64), True, target)
+
+
 def test_attention_cpu_arc_causal_d64():
     """ARC: the P V product's operand A is re-laid out from the S blocks by lane shuffles
     (8-query, 16-key blocks: N = 100 pads to 104 queries).  Before: a UsageError."""
@@ -84,6 +112,7 @@ def test_transposed_tiles_leave_one_masked_block():
     for target, form in configs.ATTENTION_FORM.items():
         if form == "transposed":
             assert all(bn % bm == 0 for bm, bn in configs.ATTENTION_TILES[target].values())
+    assert all(bn % bm == 0 for bm, bn in configs.CPU_ATTENTION_TILES.values())
 
 
 def test_attention_negative_and_zero_scales():

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 from xdsl.dialects import vector
+from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation
 
 from ..dialects import xegpu
@@ -19,7 +20,7 @@ from ..errors import LoweringError
 from ..frontend.types import bit_width
 from .llvm_types import SPIRV_VECTOR_SIZES, llvm_type
 
-I8, I64 = ir.IntType(8), ir.IntType(64)
+I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 
 #: atomic kinds with a native LLVM atomicrmw (integer) operation
 _INT_RMW = {"addi": "add", "maxs": "max", "mins": "min", "maxu": "umax", "minu": "umin",
@@ -34,7 +35,9 @@ def handles(op: Operation) -> bool:
 
 def emit(gen, op: Operation) -> None:
     b = gen.b
-    if isinstance(op, vector.ExtractOp):
+    if isinstance(op, vector.ExtractOp) and not isinstance(op.result.type, VectorType):
+        gen.values[op.result] = _scalar_of_one(gen, op)
+    elif isinstance(op, vector.ExtractOp):
         n, pos = _count(op.vector.type), [int(p) for p in op.static_position.get_values()]
         if _count(op.result.type) != 1 or len(pos) != 1 or (n > 1 and list(op.vector.type.get_shape()) != [n, 1]):
             raise LoweringError(f"codegen: vector.extract {pos} of a {op.vector.type} lane fragment", op)
@@ -70,6 +73,27 @@ def emit(gen, op: Operation) -> None:
         ty = _elem_type(gen, op.value.type)
         ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
         gen.values[op.result] = _guarded(b, gen.v(op.mask), lambda: _atomic(gen, kind, ptr, value, op), ty)
+
+
+def _scalar_of_one(gen, op: vector.ExtractOp):
+    """The scalar of a one-element tile (a ``[1, 1]`` reduction result, replicated in every
+    lane, e.g. an ``if`` condition): its element, read from lane 0 so that IGC sees a
+    subgroup-uniform value (a uniform branch: ``jmpi``, where the butterfly's own result
+    gave a per-lane ``goto`` and copies of the registers live across it).  Every lane
+    runs the extract: runtime scalars, and so branches, are uniform in this language."""
+    if _count(op.vector.type) != 1:
+        raise LoweringError(f"codegen: a scalar from a {op.vector.type} lane fragment (one element only)", op)
+    b, value = gen.b, gen.v(op.vector)
+    if isinstance(value.type, ir.VectorType):
+        value = b.extract_element(value, ir.Constant(I32, 0))
+    bits = value.type.width if isinstance(value.type, ir.IntType) else 32 if isinstance(value.type, ir.FloatType) \
+        else None
+    if bits is None or bits > 32:
+        return value
+    word = b.bitcast(value, I32) if bits == 32 and not isinstance(value.type, ir.IntType) else \
+        value if bits == 32 else b.zext(value, I32)
+    word = gen.lib.shuffle_i32(b, word, ir.Constant(I32, 0))
+    return word if value.type == I32 else b.bitcast(word, value.type) if bits == 32 else b.trunc(word, value.type)
 
 
 def _count(t) -> int:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import inspect
 
-from xdsl.dialects import scf
+from xdsl.dialects import scf, vector
 from xdsl.dialects.builtin import IndexType, f32, i1
 from xdsl.ir import Block, Region, SSAValue
 
@@ -78,10 +78,15 @@ def run_body(builder, stmts: list[ast.stmt]) -> None:
 
 
 def scalar_condition(builder, value, node: ast.AST) -> SSAValue:
-    """A runtime condition as an i1 scalar (numbers compare with 0, as Python's truth)."""
+    """A runtime condition as an i1 scalar (numbers compare with 0, as Python's truth).  A
+    [1, 1] tile (e.g. ``xt.max(xt.max(x, axis=0), axis=1) > 0``) gives its one element:
+    every lane holds it, so the branch is subgroup-uniform (codegen reads it from lane 0)."""
+    if sem.is_tile(value) and list(value.type.get_shape()) == [1, 1]:
+        value = builder.emit(vector.ExtractOp(value, [0, 0], value.type.element_type)).result
     if sem.is_tile(value):
-        raise builder.error(node, "type mismatch: a condition must be a scalar, not a tile value; use "
-                            "xt.where(cond, a, b) for element-wise choices")
+        raise builder.error(node, "type mismatch: a condition must be a scalar or a [1, 1] tile (a value "
+                            "reduced along both axes), not a larger tile value; use xt.where(cond, a, b) for "
+                            "element-wise choices")
     if not sem.is_scalar(value):
         raise builder.error(node, f"type mismatch: a condition must be a scalar, got {describe(value)}")
     return sem.convert(builder, value, i1, node)

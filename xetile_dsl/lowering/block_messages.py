@@ -251,15 +251,39 @@ def _plain_gemm_block(op: Operation) -> bool:
     ocloc).  Lane-local work keeps no cross-lane temporaries: the transposed attention
     step (element-wise softmax, column reductions, operand B stacked from a result) took
     its K tile in two 32x16x2 messages instead of sixteen 8x16 ones, without spill (pvc,
-    D = 64 and 128: 18.3 -> 15.6 and 15.4 -> 12.2 hot-loop instructions per DPAS)."""
-    for other in op.parent_block().ops:
-        if other.regions and not isinstance(other, scf.ForOp):
-            return False
-        if isinstance(other, _GEMM_STEP_OPS) or other.name == "arith.constant" or _lane_local(other):
-            continue
-        if other.name.startswith("xetile.") or any(isinstance(r.type, VectorType) for r in other.results):
-            return False
-    return True
+    D = 64 and 128: 18.3 -> 15.6 and 15.4 -> 12.2 hot-loop instructions per DPAS).  So
+    does a runtime ``if`` holding only such work, and the reduction of one row to one
+    value that decides it (the attention step's lazy rescale: without them the K tile
+    fell back to 32 one-block messages, 829 -> 1092 hot-loop instructions at D = 64)."""
+    return all(_step_op(other) for other in op.parent_block().ops)
+
+
+def _step_op(op: Operation) -> bool:
+    """Whether ``op`` may sit next to a coalesced K step (:func:`_plain_gemm_block`)."""
+    if isinstance(op, scf.IfOp):
+        return all(_branch_op(inner) for region in op.regions for block in region.blocks for inner in block.ops)
+    if op.regions and not isinstance(op, scf.ForOp):
+        return False
+    return isinstance(op, _GEMM_STEP_OPS) or _branch_op(op)
+
+
+def _branch_op(op: Operation) -> bool:
+    """Work a runtime ``if`` next to a K step may hold: scalars, constants, lane-local
+    vector work and one-row reductions (no tiles: an ``if`` that loads, prefetches or
+    moves tiles keeps its block's messages one per block, as before)."""
+    if op.regions:
+        return False
+    if op.name == "arith.constant" or _lane_local(op) or _one_row_reduce(op):
+        return True
+    return not (op.name.startswith("xetile.") or any(isinstance(r.type, VectorType) for r in op.results))
+
+
+def _one_row_reduce(op: Operation) -> bool:
+    """A reduction of a single row (a few registers, no large cross-lane temporaries)."""
+    if not isinstance(op, xetile.TileReduceOp):
+        return False
+    shape = op.source.type.get_shape()
+    return shape[0] * (shape[2] if len(shape) == 4 else 1) == 1
 
 
 def _lane_local(op: Operation) -> bool:

@@ -4,7 +4,7 @@ Each program owns BM queries of one head and walks the keys in blocks of BN, tra
 (keys x queries, so the per-query reductions stay inside each lane): S^T = K Q^T on DPAS
 (Q^T read once through an ``order=(0, 1)`` tile), the online softmax in base 2 (scores pre-multiplied by scale * log2(e), so every
 exponential is one ``exp2``; the running maximum m and sum l rescale the accumulator by
-``exp2(m_old - m_new)``), then O^T = V^T P^T on DPAS with P^T converted to the input dtype
+``exp2(m_old - m_new)``, lazily: only in steps where m grows by more than RESCALE_SLACK), then O^T = V^T P^T on DPAS with P^T converted to the input dtype
 (V^T and the O^T store through ``order=(0, 1)`` tiles).  Causal
 attention stops the key loop at the block's last query (later blocks would be fully
 masked) and masks the diagonal block.  [Z, H, N, D] arrays are viewed as [Z * H * N, D];
@@ -27,22 +27,71 @@ HEAD_DIMS = (64, 128)
 INPUTS = ("float16", "bfloat16")
 
 
+#: lazy rescaling (as FlashAttention-4): the running maximum m, and with it the O^T and sum
+#: rescale, moves only when some query's block maximum passes m by more than this (log2
+#: units); so p = exp2(s - m) < 2^8, which f16 holds as precisely (relatively) as p <= 1,
+#: and O^T / sum, which share m, are unchanged in exact arithmetic
+RESCALE_SLACK = 8.0
+
+
+@xd.jit
+def _block_max(s, qk_scale, SCALED: xt.constexpr):
+    """The [1, queries] maximum of the scaled scores of ``s`` = S^T [keys, queries] (already
+    multiplied by ``qk_scale`` when SCALED, else unscaled with ``qk_scale`` > 0)."""
+    if SCALED:
+        return xt.tile_reduce("maxnumf", s, 0)
+    return xt.tile_reduce("maxnumf", s, 0) * qk_scale
+
+
+@xd.jit
+def _exponents(s, m, qk_scale, SCALED: xt.constexpr):
+    """s * scale - m (unscaled s: one fma with the subtraction)."""
+    if SCALED:
+        return s - m
+    return xt.fma(s, qk_scale, -m)
+
+
+@xd.jit
+def _first_step(s, tv, qk_scale, OUT: xt.constexpr, D: xt.constexpr, SCALED: xt.constexpr):
+    """The first key block (``s`` masked if it needs it): m is its maximum, nothing to rescale."""
+    m = _block_max(s, qk_scale, SCALED)
+    p = xt.exp2(_exponents(s, m, qk_scale, SCALED))
+    acc = xt.tile_mma(xt.load_tile(tv), xt.astype(p, OUT), xt.zeros([D, s.shape[1]], xt.float32))
+    return m, xt.sum(p, axis=0), acc
+
+
 @xd.jit
 def _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT: xt.constexpr, SCALED: xt.constexpr):
-    """One key block of the online softmax, transposed: ``s`` = S^T [keys, queries] (masked;
-    multiplied by ``qk_scale`` already when SCALED, else unscaled and ``qk_scale`` > 0, so
-    the scale is one fma with the maximum's subtraction), ``m`` / ``s_sum`` the running
-    [1, queries] maximum and sum of the scaled scores, ``acc`` = O^T."""
-    if SCALED:
-        m_new = xt.maximum(m, xt.tile_reduce("maxnumf", s, 0))
-        p = xt.exp2(s - m_new)
-    else:
-        m_new = xt.maximum(m, xt.tile_reduce("maxnumf", s, 0) * qk_scale)
-        p = xt.exp2(xt.fma(s, qk_scale, -m_new))
-    alpha = xt.exp2(m - m_new)
-    s_sum = s_sum * alpha + xt.sum(p, axis=0)
-    acc = xt.tile_mma(xt.load_tile(tv), xt.astype(p, OUT), acc * alpha)
-    return m_new, s_sum, acc
+    """One later key block of the online softmax, transposed: ``s`` = S^T (masked), ``m`` /
+    ``s_sum`` the running [1, queries] maximum and sum of the scaled scores, ``acc`` = O^T.
+    The rescale runs only when some query's block maximum passes m + RESCALE_SLACK: one
+    subgroup-uniform branch, which the common step skips with the D * BM / 16 multiplies.
+    The exponents are taken before the branch and shifted in it (s must not live across
+    the branch: IGC then copied the S^T registers every step, 52 moves at D = 64)."""
+    m_blk = _block_max(s, qk_scale, SCALED)
+    x = _exponents(s, m, qk_scale, SCALED)
+    if xt.tile_reduce("maxnumf", m_blk - m, 1) > RESCALE_SLACK:
+        shift = m - xt.maximum(m, m_blk)
+        x = x + shift
+        alpha = xt.exp2(shift)
+        s_sum = s_sum * alpha
+        acc = acc * alpha
+        m = m - shift
+    p = xt.exp2(x)
+    s_sum = s_sum + xt.sum(p, axis=0)
+    acc = xt.tile_mma(xt.load_tile(tv), xt.astype(p, OUT), acc)
+    return m, s_sum, acc
+
+
+@xd.jit
+def _masked(s, start, N, qblk, BN: xt.constexpr, BM: xt.constexpr, CAUSAL: xt.constexpr):
+    """S^T of the keys [start, start + BN) with -inf for keys past N and, causal, for keys
+    after their query (key start + j is after query qblk + i when j - i > qblk - start)."""
+    keys = xt.transpose(xt.arange(0, BN))
+    s = xt.where(keys < N - start, s, float("-inf"))
+    if CAUSAL:
+        s = xt.where(keys - xt.arange(0, BM) <= qblk - start, s, float("-inf"))
+    return s
 
 
 @xd.jit
@@ -55,15 +104,14 @@ def attention_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.
     Computed transposed (keys x queries), so the softmax reductions over keys run down
     each lane's column instead of across lanes: S^T = K Q^T, O^T = V^T P^T (P^T, a
     tile_mma result, is the second product's operand B: lowering/mma_relayout.py).
-    The key loop covers the blocks that need no mask; the one block that does (keys past
-    N, or the causal diagonal: BN a multiple of BM makes it one block) follows it.
-    SCALED = False (for qk_scale > 0 only) leaves the scores unscaled until the exp2's fma."""
+    The first key block runs before the loop (it sets the running maximum); the key loop
+    covers the next blocks that need no mask; the one block that does (keys past N, or
+    the causal diagonal: BN a multiple of BM makes it one block) follows, unless it was
+    the first.  SCALED = False (for qk_scale > 0 only) leaves the scores unscaled
+    until the exp2's fma."""
     qblk = xt.program_id(0) * BM
     base = xt.program_id(1) * NP
     tq = xt.init_tile(q, [0, base + qblk], [D, BM], order=(0, 1))   # Q^T: [D, queries]
-    m = xt.full([1, BM], NEG_BIG, xt.float32)
-    s_sum = xt.zeros([1, BM], xt.float32)
-    acc = xt.zeros([D, BM], xt.float32)                                            # O^T
     tk = xt.init_tile(k, [base, 0], [BN, D])                                       # K: [keys, D]
     tv = xt.init_tile(v, [0, base], [D, BN], order=(0, 1))                         # V^T: [D, keys]
     end = N
@@ -71,24 +119,32 @@ def attention_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.
     if CAUSAL:
         end = qblk + BM
         unmasked = (qblk + 1) // BN * BN  # blocks whose last key is at most the first query
-    for start in range(0, unmasked, BN):
-        s = xt.tile_mma(xt.load_tile(tk), xt.load_tile(tq), xt.zeros([BN, BM], xt.float32))    # S^T
-        if SCALED:
-            s = s * qk_scale
+    m = xt.full([1, BM], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([1, BM], xt.float32)
+    acc = xt.zeros([D, BM], xt.float32)                                            # O^T
+    if N > 0:  # (always, from ops.attention) a block of its own, so K's loads stay coalesced
+        s = _masked(_scores(tk, tq, qk_scale, BN, BM, SCALED), 0, N, qblk, BN, BM, CAUSAL)
+        m, s_sum, acc = _first_step(s, tv, qk_scale, OUT, D, SCALED)
+    tk = xt.update_tile_offset(tk, BN, 0)
+    tv = xt.update_tile_offset(tv, 0, BN)
+    for start in range(BN, unmasked, BN):
+        s = _scores(tk, tq, qk_scale, BN, BM, SCALED)
         m, s_sum, acc = _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
         tk = xt.update_tile_offset(tk, BN, 0)
         tv = xt.update_tile_offset(tv, 0, BN)
-    if unmasked < end:
-        # key unmasked + j is after query qblk + i when j - i > qblk - unmasked
-        s = xt.tile_mma(xt.load_tile(tk), xt.load_tile(tq), xt.zeros([BN, BM], xt.float32))
-        if SCALED:
-            s = s * qk_scale
-        keys = xt.transpose(xt.arange(0, BN))
-        s = xt.where(keys < N - unmasked, s, float("-inf"))
-        if CAUSAL:
-            s = xt.where(keys - xt.arange(0, BM) <= qblk - unmasked, s, float("-inf"))
+    if BN <= unmasked and unmasked < end:
+        s = _masked(_scores(tk, tq, qk_scale, BN, BM, SCALED), unmasked, N, qblk, BN, BM, CAUSAL)
         m, s_sum, acc = _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
     xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [0, base + qblk], [D, BM], order=(0, 1)))
+
+
+@xd.jit
+def _scores(tk, tq, qk_scale, BN: xt.constexpr, BM: xt.constexpr, SCALED: xt.constexpr):
+    """S^T = K Q^T of the keys under ``tk`` (times ``qk_scale`` when SCALED)."""
+    s = xt.tile_mma(xt.load_tile(tk), xt.load_tile(tq), xt.zeros([BN, BM], xt.float32))
+    if SCALED:
+        s = s * qk_scale
+    return s
 
 
 @xd.jit

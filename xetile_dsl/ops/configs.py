@@ -29,11 +29,18 @@ GEMM_TILES = {
 ROW_TILES = {"pvc": (4, 256), "arc": (2, 256)}
 
 #: flash attention per head dim: (queries per program BM, keys per step BN); BN is the K
-#: of the P V product, a multiple of the DPAS K (16 for f16/bf16).  D = 128 with BM = 16
-#: spills 13.6 KB on pvc (256-GRF mode), BM = 8 none (ocloc, report()).  ARC (dg2-g10,
+#: of the P V product, a multiple of the DPAS K (16 for f16/bf16).  pvc and bmg (ocloc,
+#: report(), causal f16): D = 64 runs 64 keys per step (the per-step O^T rescale and loop
+#: overhead spread over twice the DPAS: 12.95 hot-loop instructions per DPAS against 14.41
+#: at 16 x 32; 32 x 32 spills 2.7 KB); D = 128 keeps 32 (16 x 48 and 16 x 64 measure 13.9
+#: and 15.0 per DPAS, 16 x 64 spilling 1.6 KB).  ARC (dg2-g10,
 #: 256 GRF): D = 64 spills 13.1 KB at (16, 32), 4.1 KB at (8, 32), none at (8, 16);
 #: D = 128 spills at every legal size (15.5 KB at (8, 16), the least), so it runs slowly
-ATTENTION_TILES = {"pvc": {64: (16, 32), 128: (16, 32)}, "arc": {64: (8, 16), 128: (8, 16)}}
+ATTENTION_TILES = {"pvc": {64: (16, 64), 128: (16, 32)}, "arc": {64: (8, 16), 128: (8, 16)}}
+#: attention tiles on the CPU device (pvc flavour), a functional check that is not timed:
+#: its OpenCL compiler builds the 16 x 32 kernel in about half the time of 16 x 64 (the
+#: step's unrolled code halves), and the interpreter still runs the pvc rows
+CPU_ATTENTION_TILES = {64: (16, 32), 128: (16, 32)}
 #: ops.attention's kernel form: "transposed" (keys x queries: reductions inside each lane,
 #: Q^T / V^T / O^T through order=(0, 1) tiles, i.e. transposed 2D block messages) where
 #: the target has them; "rows" on ARC, whose transposed tiles would be per-element gathers
@@ -87,6 +94,8 @@ def row_tiles(target: str) -> tuple[int, int]:
 
 
 def attention_tiles(target: str, head_dim: int) -> tuple[int, int]:
+    if target == "cpu-pvc":
+        return CPU_ATTENTION_TILES[head_dim]
     return ATTENTION_TILES[family(target)][head_dim]
 
 

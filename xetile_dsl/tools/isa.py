@@ -178,6 +178,23 @@ def hot_loop(isa: str) -> str:
     return "\n".join(lines[best[0]:best[1] + 1])
 
 
+_FORWARD_BRANCH = re.compile(r"^\s*\((?P<pred>[^)]*\bf\d[^)]*)\)\s+(?:jmpi|goto|brc)\b.*?"
+                             r"\b(?P<label>[A-Za-z_.$][\w.$]*)\s*(?://.*)?$")
+
+
+def skipped_lines(lines: list[str]) -> set[int]:
+    """Indices of the lines that a conditional (flag-predicated) forward branch of
+    ``lines`` to a later label of ``lines`` jumps over: in a loop, what an iteration that
+    takes those branches does not run (e.g. a rarely needed rescale)."""
+    labels = {m.group(1): i for i, ln in enumerate(lines) if (m := _LABEL.match(ln))}
+    skipped: set[int] = set()
+    for i, ln in enumerate(lines):
+        m = _FORWARD_BRANCH.match(ln)
+        if m and labels.get(m.group("label"), -1) > i:
+            skipped.update(range(i + 1, labels[m.group("label")]))
+    return skipped
+
+
 def loops(isa: str) -> list[str]:
     """The instructions of each outermost loop of ``isa``, in program order (a loop the
     compiler ran in several copies shows as several loops)."""

@@ -49,6 +49,10 @@ class LoopReport:
     store2d_shapes: dict[str, int] = field(default_factory=dict)
     dpas_cycles: float = 0.0
     issue_cycles: float = 0.0
+    #: instructions and dpas that conditional forward branches inside the loop can skip
+    #: (tools/isa.py skipped_lines): an iteration taking them runs the rest only
+    skippable: int = 0
+    skippable_dpas: int = 0
 
     @property
     def dpas(self) -> int:
@@ -68,10 +72,17 @@ class LoopReport:
     def instructions_per_dpas(self) -> float | None:
         return self.instructions / self.dpas if self.dpas else None
 
+    @property
+    def short_path_instructions_per_dpas(self) -> float | None:
+        """Instructions per dpas of an iteration that takes every skipping branch."""
+        dpas = self.dpas - self.skippable_dpas
+        return (self.instructions - self.skippable) / dpas if dpas else None
+
     def to_dict(self) -> dict:
         """Fields plus the derived bound, for JSON."""
         return {**asdict(self), "cycle_bound": self.cycle_bound, "bound_by": self.bound_by,
-                "instructions_per_dpas": self.instructions_per_dpas}
+                "instructions_per_dpas": self.instructions_per_dpas,
+                "short_path_instructions_per_dpas": self.short_path_instructions_per_dpas}
 
 
 @dataclass
@@ -139,6 +150,9 @@ def _loop_text(lp: LoopReport, hot: bool) -> str:
     per = f"{lp.instructions_per_dpas:.1f}" if lp.instructions_per_dpas else "-"
     rows.append(f"  {'cycle bound':<17}{lp.cycle_bound:>6.0f}  per iteration, {lp.bound_by}-bound "
                 f"(dpas {lp.dpas_cycles:.0f}, issue {lp.issue_cycles:.0f}); {per} instructions per dpas")
+    if lp.skippable and lp.short_path_instructions_per_dpas:
+        rows.append(f"  {'branches skip':<17}{lp.skippable:>6}  instructions; without them "
+                    f"{lp.short_path_instructions_per_dpas:.1f} per dpas")
     return "\n".join(rows)
 
 
@@ -171,9 +185,12 @@ def loop_report(loop: iga.Loop, shapes: dict[int, iga.BlockShape | None], target
             macs[a_type] += n
     dpas_cycles = sum(target.dpas_cycles(t, n) or 0.0 for t, n in macs.items())
     runs = _dpas_runs(kinds)
+    skip = iga.skipped_lines(lines)
+    skipped = [ins for idx, ins in parsed if idx - loop.start in skip]
     return LoopReport(loop.label, loop.start + 1, len(parsed), {k: kinds.count(k) for k in iga.KINDS},
                       len(runs), max(runs, default=0), dict(by_kind["load2d"]), dict(by_kind["prefetch"]),
-                      dict(by_kind["store2d"]), dpas_cycles, len(parsed) / target.thread_issue_per_clock)
+                      dict(by_kind["store2d"]), dpas_cycles, len(parsed) / target.thread_issue_per_clock,
+                      len(skipped), sum(ins.kind == "dpas" for ins in skipped))
 
 
 def isa_report(isa: str, kernel: str, target: Target, env: dict) -> IsaReport:
