@@ -83,3 +83,14 @@ def test_elementwise_operands_must_agree(tmp_path):
   %d = arith.addf %v, %w : vector<64x64xf32>"""
     err = opt(tmp_path, _kernel(body, ins), "xetile-wg-to-sg", expect_ok=False)
     assert "distributed" in err and "tile_conv_layout" in err
+
+
+def test_reduce_of_both_dimensions_of_a_workgroup_tile_says_how(tmp_path):
+    """A workgroup tile reduced along [0, 1] at once (MLIR input; the frontend emits two
+    reductions) is a located error naming the legal form, not an internal error."""
+    ins = tile((64, 64), "f32", wg((2, 2), (32, 32)))
+    body = "  %r = xetile.tile_reduce <add> %v [0, 1] : vector<64x64xf32> -> vector<1x1xf32>"
+    err = opt(tmp_path, _kernel(body, ins), "xetile-wg-to-sg", expect_ok=False)
+    assert "reduced along one dimension at a time (reduction_dims [0, 1]): reduce dimension 1, then dimension 0" \
+        in err
+    assert "internal" not in err

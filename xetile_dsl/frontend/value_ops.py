@@ -219,7 +219,13 @@ def _axes(builder, arg: ast.AST | None, rank: int) -> list[int]:
 
 
 def reduce(builder, name: str, x, axes: list[int]):
-    """``xetile.tile_reduce`` of ``x`` along ``axes`` for reduction ``name`` (sum, prod, max, min)."""
+    """``xetile.tile_reduce`` of ``x`` along ``axes`` for reduction ``name`` (sum, prod, max, min).
+    Both axes are two reductions, along 1 then 0: a workgroup tile is distributed one
+    dimension at a time (wg-to-sg), and within a subgroup the rows reduce lane-locally first."""
+    if len(axes) > 1:
+        for axis in sorted(axes, reverse=True):
+            x = reduce(builder, name, x, [axis])
+        return x
     elem = sem.elem_of(x)
     if elem == i1:
         x, elem = sem.convert(builder, x, i32, builder._node), i32
@@ -278,7 +284,9 @@ def build_tile_reduce(builder, node: ast.Call):
     axes = _axes(builder, args["axis"], len(sem.shape_of(x)))
     if kind in _RFC_KINDS:
         return reduce(builder, _RFC_KINDS[kind], x, axes)
-    return builder.emit(xetile.TileReduceOp(str(kind), x, axes)).result
+    for axis in sorted(axes, reverse=True):        # one axis at a time, as reduce() does
+        x = builder.emit(xetile.TileReduceOp(str(kind), x, [axis])).result
+    return x
 
 
 # ----------------------------------------------------------------------------- shape ops

@@ -104,7 +104,13 @@ def _infer_op(inf, op: Operation) -> None:
 
 
 def _infer_reduce(inf, op: xetile.TileReduceOp) -> None:
-    (dim,) = _asm.as_int_list(op.reduction_dims)
+    dims = _asm.as_int_list(op.reduction_dims)
+    if len(dims) != 1:
+        if inf.map_of(op.source) is not None or op.wg_map is not None or inf.map_of(op.result) is not None:
+            raise LoweringError(f"tile_reduce: a workgroup tile is reduced along one dimension at a time "
+                                f"(reduction_dims {dims}): reduce dimension 1, then dimension 0", op)
+        return
+    (dim,) = dims
     size = _shape(op.source)[dim]
     src, res = inf.map_of(op.source), op.wg_map or inf.map_of(op.result)
     if res is not None:
