@@ -168,6 +168,8 @@ def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packe
         return None
     (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
     lanes = target.subgroup_size
+    if not target.has_2d_block_io:
+        return _lane_row_messages(target, kinds, t)
     if b1 != lanes or b0 >= lanes or lanes % b0 or (rows % lanes and rows != b0):
         return None
     g0 = lanes // b0
@@ -176,6 +178,23 @@ def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packe
     if "prefetch" in kinds and target.find_block2d("prefetch", 16, b1, lanes, 1) is None:
         return None
     return Messages((b0, b1), (rows // b0, cols // b1), g0, 1, transposed=True)
+
+
+def _lane_row_messages(target: Target, kinds: set[str], t: xetile.TileType) -> Messages | None:
+    """16-bit operand A through an ``order = [0, 1]`` tile on a target that reads such
+    tiles with per-lane row loads (``Target.lane_row_load_elem_bits``: ARC): two 8-row
+    DPAS blocks ``8 x 16`` are one ``16 x 16`` block of the array, whose lane n reads
+    memory rows 2n and 2n + 1 as 32 bytes each (codegen/builtins_transpose.py
+    ``_lane_rows``: two 256-byte ``load.ugm.d32x8`` for two DPAS blocks, where one block
+    took two 128-byte ``d32x4``).  Two blocks only: a lane's fragment is then 16 dwords,
+    the largest vector."""
+    (rows, _), (b0, b1) = t.get_shape(), t.attr.blocks
+    lanes = target.subgroup_size
+    if kinds != {"read"} or bit_width(t.element_type) not in target.lane_row_load_elem_bits:
+        return None
+    if b0 != lanes or b1 != 2 * lanes or rows % (2 * b0):
+        return None
+    return Messages((b0, b1), (rows // b0, t.get_shape()[1] // b1), 2, 1, transposed=True)
 
 
 def _eligible(t: xetile.TileType) -> bool:

@@ -29,6 +29,8 @@ from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _mixed, retype, xetile
+from ..frontend.types import bit_width
+from ..targets import Target
 from . import constants
 from .analysis.families import Families
 from .transposed import is_transposed
@@ -43,12 +45,13 @@ def swapped_map(m: xetile.WgMapAttr | None) -> xetile.WgMapAttr | None:
     return None if m is None else swapped(m)
 
 
-def swap_transposed_operands(fn: func.FuncOp) -> int:
-    """Rewrite every K loop of ``fn`` that fits (module doc); returns how many."""
+def swap_transposed_operands(fn: func.FuncOp, target: Target | None = None) -> int:
+    """Rewrite every K loop of ``fn`` that fits (module doc) for ``target`` (None: only
+    the rules that hold on every target); returns how many."""
     done = 0
     for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
         for mma in [op for op in loop.body.block.ops if isinstance(op, xetile.TileMMAOp)]:
-            plan = _match(fn, loop, mma)
+            plan = _match(fn, loop, mma, target)
             if plan is not None:
                 _rewrite(loop, mma, *plan)
                 done += 1
@@ -56,7 +59,7 @@ def swap_transposed_operands(fn: func.FuncOp) -> int:
 
 
 # --- matching ------------------------------------------------------------------------
-def _match(fn, loop: scf.ForOp, mma: xetile.TileMMAOp):
+def _match(fn, loop: scf.ForOp, mma: xetile.TileMMAOp, target: Target | None):
     """(operand A family, operand B family, accumulator index, store, C init_tile), or None."""
     loads = [v.owner for v in (mma.a, mma.b)]
     if not all(isinstance(ld, xetile.LoadTileOp) and len(list(ld.value.uses)) == 1 for ld in loads):
@@ -80,16 +83,31 @@ def _match(fn, loop: scf.ForOp, mma: xetile.TileMMAOp):
         if family is None:
             return None
         members.append(family)
-    if not _cheaper_swapped(mma, *(is_transposed(ld.tile.type) for ld in loads)):
+    if not _cheaper_swapped(mma, *(is_transposed(ld.tile.type) for ld in loads), _lane_rows(target, mma)):
         return None
     return members[0], members[1], index, store
 
 
-def _cheaper_swapped(mma: xetile.TileMMAOp, a_transposed: bool, b_transposed: bool) -> bool:
+def _lane_rows(target: Target | None, mma: xetile.TileMMAOp) -> bool:
+    """Whether ``target`` reads transposed operands of this tile_mma's input type with
+    per-lane row loads (``Target.lane_row_load_elem_bits``: ARC, 16-bit inputs)."""
+    bits = {bit_width(v.type.element_type) for v in (mma.a, mma.b)}
+    return target is not None and len(bits) == 1 and bits <= set(target.lane_row_load_elem_bits)
+
+
+def _cheaper_swapped(mma: xetile.TileMMAOp, a_transposed: bool, b_transposed: bool, lane_rows: bool = False) -> bool:
     """Whether fewer operand-A elements per subgroup are read transposed after the swap.
     A transposed operand B is one 32-bit transposed read per block, already in the VNNI
     layout; a transposed operand A needs its 16-bit halves unpacked (2 movs per register)
-    or its bytes paired.  Swapped, B becomes operand A (transposed when B is row-major)."""
+    or its bytes paired.  Swapped, B becomes operand A (transposed when B is row-major).
+
+    Where transposed operands are per-lane row loads (``lane_rows``: ARC, no 2D block
+    IO) a row-major A.B is swapped too: its row-major operands cost one subgroup block
+    read per row (2 per DPAS for 32x32 pieces), the swapped ones one 256-byte
+    ``load.ugm.d32x8`` per 8 lanes x 16 elements (0.5 per DPAS; docs/design.md, "ARC
+    loads")."""
+    if lane_rows and not a_transposed and not b_transposed:
+        return True
     m, n = tuple(mma.wg_map_c.data) if mma.wg_map_c is not None else tuple(mma.output.type.get_shape())
     before = m if a_transposed else 0
     after = n if not b_transposed else 0

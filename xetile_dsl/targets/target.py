@@ -97,6 +97,12 @@ class Target:
     #: per-lane loads and stores (ARC: 8-bit rows made a 32x32 int8 GEMM piece spill 512 B,
     #: its per-lane loads do not; ocloc 26.27)
     row_block_elem_bits: tuple[int, ...] = ()
+    #: element widths (bits) of transposed reads (``order = [0, 1]`` operand tiles) whose
+    #: lanes each hold whole runs of a memory row, read with per-lane vector loads (one
+    #: ``load.ugm.d32x8`` = 256 bytes per 8 lanes: ocloc dg2-g10) where there is no 2D
+    #: block IO; with them a row-major A.B K loop computes C^T = B^T.A^T
+    #: (lowering/operand_swap.py), () if not
+    lane_row_load_elem_bits: tuple[int, ...] = ()
     block2d_read: tuple[Block2DShape, ...] = ()
     block2d_read_transform: tuple[Block2DShape, ...] = ()
     block2d_read_transpose: tuple[Block2DShape, ...] = ()
@@ -347,6 +353,7 @@ ARC = Target(
     has_2d_block_io=False,
     subgroup_block_units=(1, 2, 4, 8),
     row_block_elem_bits=(16, 32),
+    lane_row_load_elem_bits=(16,),
     slm_bytes=64 * 1024,
     named_barriers=0,
     cache_hints=False,
