@@ -59,13 +59,16 @@ def test_rfc_2_1_simt_blocks_are_lane_ranges(rfc_pvc):
 
 def test_arc_keeps_one_access_per_block():
     """No 2D block messages on ARC: in this K loop, split into passes, one load per DPAS
-    block (A 8x16, B 16x8), none coalesced (array_length), nothing cut out of a load; only
-    prefetches, which compile to nothing on ARC, may be coalesced."""
+    block, none coalesced (array_length), nothing cut out of a load; only prefetches,
+    which compile to nothing on ARC, may be coalesced.  The loop computes C^T (ARC reads
+    transposed operands with per-lane row loads, lowering/operand_swap.py): B^T blocks
+    are 16x8 of B (K x N) and A^T blocks 8x16 of A (M x K), read transposed."""
     with pytest.warns(xd.errors.AccumulatorSplitWarning):  # 8 lanes: the K loop runs in passes
         text = xd.compile(gemm_prefetch_kernel, SIG, RFC, target="cpu-arc").asm["xegpu"]
     assert not re.search(r"xegpu\.load_nd [^\n]*array_length", text) and "vector.extract_strided_slice" not in text
-    loads = re.findall(r"xegpu\.load_nd %\S+ (?:\{packed\} )?: !xegpu\.tensor_desc<(\w+)>", text)
-    assert loads and set(loads) == {"8x16xf16", "16x8xf16"}
+    loads = re.findall(r"xegpu\.load_nd %\S+ (\{[^}]*\} )?: !xegpu\.tensor_desc<(\w+)>", text)
+    assert loads and {shape for _, shape in loads} == {"8x16xf16", "16x8xf16"}
+    assert all("transpose" in attrs for attrs, _ in loads)
 
 
 @pytest.mark.parametrize("kinds, shape, blocks, bits, want", [

@@ -58,7 +58,7 @@ def _lane_rows_fit(target, elem_bits, rows, cols, wi_layout, wi_data) -> bool:
     is ``lanes x wi_data[1]`` memory rows, element ``index`` of the fragment being memory
     column ``index // wi_data[1]`` of the lane's row ``index % wi_data[1]``, each run a
     whole number of dwords that one vector load moves."""
-    (l0, l1), (d0, d1) = wi_layout, wi_data
+    (l0, l1), (_, d1) = wi_layout, wi_data
     lanes = target.subgroup_size
     if elem_bits not in target.lane_row_load_elem_bits or (l0, l1) != (1, lanes) or rows != lanes * d1:
         return False
@@ -269,36 +269,10 @@ def _lane_rows(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     column i of run t); else :func:`_lane_rows_loop`.  A 16-bit ``8 x 16`` operand B (A
     stored row-major, read as A^T) is one ``load.ugm.d32x8``: 256 bytes for 8 lanes
     where the row block reads took 8 messages (docs/design.md, "ARC loads")."""
-    base, width, height, pitch, x, y = surface
-    d = frag.wi_data[1]
-    elem_ty = ir.IntType(frag.elem_bits)
-    run = frag.rows  # logical rows = memory columns of a run
-    ebytes = frag.elem_bits // 8
     b = builder
-    width_elems = b.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
-    first = b.add(b.mul(b.sext(y, I64), b.sext(pitch, I64)), b.mul(b.sext(x, I64), ir.Constant(I64, ebytes)))
-    aligned = b.and_(b.add(b.ptrtoint(base, I64), first), ir.Constant(I64, 3))
-    checks = [b.icmp_unsigned("<=", b.add(x, ir.Constant(I32, run)), width_elems),
-              b.icmp_unsigned("<", x, width_elems),
-              b.icmp_unsigned("<", y, height),
-              b.icmp_unsigned("<=", b.add(y, ir.Constant(I32, frag.cols)), height),
-              b.icmp_unsigned("==", aligned, ir.Constant(I64, 0)),
-              b.icmp_unsigned("==", b.and_(pitch, ir.Constant(I32, 3)), ir.Constant(I32, 0))]
-    inside = checks[0]
-    for check in checks[1:]:
-        inside = b.and_(inside, check)
-    words = ir.VectorType(I32, run * frag.elem_bits // 32)
-    runs_ty = ir.VectorType(elem_ty, run)
-    with b.if_else(inside, likely=True) as (fast, slow):
+    with b.if_else(_lane_rows_inside(b, frag, surface), likely=True) as (fast, slow):
         with fast:
-            row0 = b.add(y, b.mul(bi.lane_id(b), ir.Constant(I32, d)))
-            runs = []
-            for t in range(d):
-                row = b.sext(b.add(row0, ir.Constant(I32, t)), I64)
-                offset = b.add(b.mul(row, b.sext(pitch, I64)), b.mul(b.sext(x, I64), ir.Constant(I64, ebytes)))
-                ptr = b.gep(base, [offset], source_etype=I8)
-                runs.append(b.bitcast(b.load(ptr, typ=words, align=4), runs_ty))
-            value = _interleave_runs(b, runs, frag)
+            value = _interleave_runs(b, _row_runs(bi, b, frag, surface), frag)
             fast_block = b.block
         with slow:
             slow_value = _lane_rows_loop(bi, b, frag, surface)
@@ -307,6 +281,44 @@ def _lane_rows(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     phi.add_incoming(value, fast_block)
     phi.add_incoming(slow_value, slow_block)
     return phi
+
+
+def _lane_rows_inside(b, frag: b2d.Fragment, surface) -> ir.Value:
+    """Whether the whole memory block (``frag.cols`` rows of ``frag.rows`` elements at
+    ``(x, y)``) lies inside the surface with its first element and pitch dword aligned,
+    as the vector loads need: one uniform test (unsigned compares also reject negative
+    coordinates)."""
+    base, width, height, pitch, x, y = surface
+    ebytes = frag.elem_bits // 8
+    width_elems = b.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
+    first = b.add(b.mul(b.sext(y, I64), b.sext(pitch, I64)), b.mul(b.sext(x, I64), ir.Constant(I64, ebytes)))
+    aligned = b.and_(b.add(b.ptrtoint(base, I64), first), ir.Constant(I64, 3))
+    checks = [b.icmp_unsigned("<=", b.add(x, ir.Constant(I32, frag.rows)), width_elems),
+              b.icmp_unsigned("<", x, width_elems),
+              b.icmp_unsigned("<", y, height),
+              b.icmp_unsigned("<=", b.add(y, ir.Constant(I32, frag.cols)), height),
+              b.icmp_unsigned("==", aligned, ir.Constant(I64, 0)),
+              b.icmp_unsigned("==", b.and_(pitch, ir.Constant(I32, 3)), ir.Constant(I32, 0))]
+    inside = checks[0]
+    for check in checks[1:]:
+        inside = b.and_(inside, check)
+    return inside
+
+
+def _row_runs(bi, b, frag: b2d.Fragment, surface) -> list:
+    """This lane's ``d`` runs (memory rows ``y + lane*d + t``, columns ``x ..``), one
+    dword-vector load each, as ``<run x iE>``."""
+    base, _, _, pitch, x, y = surface
+    d, run, ebytes = frag.wi_data[1], frag.rows, frag.elem_bits // 8
+    words = ir.VectorType(I32, run * frag.elem_bits // 32)
+    row0 = b.add(y, b.mul(bi.lane_id(b), ir.Constant(I32, d)))
+    runs = []
+    for t in range(d):
+        row = b.sext(b.add(row0, ir.Constant(I32, t)), I64)
+        offset = b.add(b.mul(row, b.sext(pitch, I64)), b.mul(b.sext(x, I64), ir.Constant(I64, ebytes)))
+        loaded = b.load(b.gep(base, [offset], source_etype=I8), typ=words, align=4)
+        runs.append(b.bitcast(loaded, ir.VectorType(ir.IntType(frag.elem_bits), run)))
+    return runs
 
 
 def _interleave_runs(builder, runs: list, frag: b2d.Fragment) -> ir.Value:

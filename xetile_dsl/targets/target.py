@@ -369,8 +369,9 @@ ARC = Target(
     # (12 KiB) spilled 32 B at 16x32 pieces and KBs at 32x32
     coalesced_register_share=1.0,
     # 32x32 f32 per subgroup (128 of the 256 GRFs) and two DPAS K blocks per K step: one
-    # K loop, 0 spill, A and B rows of 64 bytes, 2 sends per DPAS on the in-bounds path
-    # (BK 16: 32-byte A rows, 3; docs/design.md, "ARC loads")
+    # K loop, 0 spill; f16/bf16 operands by per-lane row loads (C^T = B^T.A^T), 16
+    # 256-byte loads per 32 DPAS in bounds, 28 sends counting the edge loops (row reads:
+    # 64 + 24; docs/design.md, "ARC loads")
     gemm_tiles=(GemmTile(128, 128, 4, 4, 2, k_blocks=2), GemmTile(64, 64, 4, 2, 2, k_blocks=2)),
 )
 
