@@ -11,6 +11,8 @@ leaving the array keeps one ``d16u32`` gather per block in the code.
 Before (row block reads): ARC_TILES 64 block reads + 24 gathers per 32 DPAS (2.75 per
 DPAS in the code, 2.0 on the in-bounds path), 3225 hot-loop instructions; the RFC 2.1
 literal program 4 K-loop copies of 16 block reads + 260 gathers per 16 DPAS (17.25).
+Only loads of a plain GEMM step are read this way (``xetile.lane_rows``): ARC attention's
+K^T next to its softmax keeps per-element loads (lane rows there spilled 2304 B).
 Static counts, deterministic under the pinned IGC (tools-cache)."""
 from __future__ import annotations
 
@@ -89,10 +91,11 @@ def test_arc_second_config_reads_lane_rows_without_spills(ocloc_path):
 def test_rfc_2_1_literal_on_arc_at_most_one_and_a_half_sends_per_dpas(ocloc_path):
     """The 256x256 RFC 2.1 program (32x64 f32 per subgroup: ARC's whole register file)
     runs its K loop in 2 copies of 32x32 accumulators (before: 4 of 32x16), each 0 spill
-    and 32 DPAS fed by 8 ``d32x8`` + 16 ``d32x4`` loads (B^T blocks not coalesced in a
-    split loop) + 16 cold-loop gathers: 40 messages, 1.25 per DPAS (before 17.25).  Each
-    copy's C^T is stored before the next copy runs (split_accumulators moves the
-    scattered stores too), else copy 0's accumulator spilled 4480 B."""
+    and 32 DPAS fed as ARC_TILES' loop is: 16 ``d32x8`` + 12 cold-loop gathers, 0.875 per
+    DPAS (before 17.25; 1.25 with B^T's blocks not coalesced in the split loop: 16
+    ``d32x4`` in place of 8 ``d32x8``).  Each copy's C^T is stored before the next copy
+    runs (split_accumulators moves the scattered stores too), else copy 0's accumulator
+    spilled 4480 B."""
     kernel = _compile(gemm_prefetch_kernel, "f16", {"BM": 256, "BN": 256, "BK": 32, "PF": 3})
     assert kernel.asm["zebin"].execution_env("gemm_prefetch_kernel").get("spill_size", 0) == 0
     loops = _k_loops(kernel.asm["isa"])
@@ -101,5 +104,5 @@ def test_rfc_2_1_literal_on_arc_at_most_one_and_a_half_sends_per_dpas(ocloc_path
         dpas, sends = _loop_counts(loop)
         print(f"arc RFC 2.1 copy: {dpas} dpas, sends {sends}")
         assert dpas == 32
-        assert sends.get("load.ugm.d32x8", 0) == 8
-        assert sum(sends.values()) <= 1.5 * dpas
+        assert sends.get("load.ugm.d32x8", 0) == 16
+        assert sum(sends.values()) <= dpas  # goal: <= 1.5 per DPAS

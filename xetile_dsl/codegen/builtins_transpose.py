@@ -27,12 +27,13 @@ I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _OP = "read_transpose"
 
 
-def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False) -> str:
+def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False,
+                   lane_rows: bool = False) -> str:
     """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment,
     ``read_transpose_pairs`` for 8-bit operand A (two of them, :func:`_row_pairs`), else
     ``gather`` (always for ``per_lane``: an array too narrow for 2D block messages)."""
     lanes = target.subgroup_size
-    if not per_lane and _lane_rows_fit(target, elem_bits, rows, cols, wi_layout, wi_data):
+    if lane_rows and not per_lane and _lane_rows_fit(target, elem_bits, rows, cols, wi_layout, wi_data):
         return _LANE_ROWS
     if per_lane or not target.has_2d_block_io or lanes != 16 or elem_bits not in (8, 16, 32):
         return "gather"
@@ -105,10 +106,11 @@ def _intel_read_transpose(bi, rows: int, cols32: int) -> ir.Function:
     return fn
 
 
-def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -> ir.Function:
+def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False,
+                          lane_rows=False) -> ir.Function:
     """The transposed load wrapper (see :meth:`IntelBuiltins.load_2d_transposed`)."""
     frag = b2d._fragment(bi, elem_bits, cols, rows, wi_layout, wi_data)  # the logical (transposed) block
-    kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
+    kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane, lane_rows)
     name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
     fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [])
     base, width, height, pitch, x, y = fn.args

@@ -129,7 +129,7 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
         tiles = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, xetile.TileType)]
         for tile in tiles:
             root = families.find(tile)
-            kind = _access_kind(op, tile, packed, operands)
+            kind = _access_kind(op, tile, packed, operands, not target.has_2d_block_io)
             if kind is None:
                 rejected.add(root)
             elif kind:
@@ -236,16 +236,23 @@ def _bytes(value: SSAValue) -> int:
     return n * bit_width(value.type.element_type) // 8
 
 
-def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands: set[SSAValue]) -> str | None:
+def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands: set[SSAValue],
+                 lane_rows: bool = False) -> str | None:
     """The message kind ``op`` needs of ``tile`` ("" for ops that only carry or move it),
     None when ``op`` needs one descriptor per block: loads other than tile_mma operands
     keep one message per block (their values feed element-wise chains, transposes and
     stores block by block, and a 32-row message would keep more of them live: measured
-    spills in register transposes and row sums)."""
+    spills in register transposes and row sums).  ``lane_rows`` (no 2D block IO: ARC's
+    per-lane row loads of transposed tiles, :func:`_lane_row_messages`): a transposed
+    operand is coalesced exactly in a plain GEMM step, in a split loop too (ARC RFC 2.1's
+    copies take whole pairs of block rows: 40 -> 28 sends per copy, 0 spill)."""
     if isinstance(op, xetile.LoadTileOp):
         if op.padding is not None or op.tile not in operands:
             return None
-        if _in_split_loop(op) or not (_plain_gemm_block(op) or transposed.is_transposed(op.tile.type)):
+        is_t, plain = transposed.is_transposed(op.tile.type), plain_gemm_block(op)
+        if lane_rows and is_t:  # coalesced where codegen reads them as lane rows (transposed.mark_lane_rows)
+            return "read" if plain else None
+        if _in_split_loop(op) or not (plain or is_t):
             return None
         return "read_transform" if op.tile in packed else "read"
     if isinstance(op, xetile.PrefetchTileOp):
@@ -260,7 +267,7 @@ _GEMM_STEP_OPS = (xetile.LoadTileOp, xetile.PrefetchTileOp, xetile.UpdateTileOff
                   xetile.TileMMAOp)
 
 
-def _plain_gemm_block(op: Operation) -> bool:
+def plain_gemm_block(op: Operation) -> bool:
     """Whether the block holding a load is a plain GEMM step: loads, prefetches, offset
     updates and tile_mma, besides scalars and lane-local vector work (:func:`_lane_local`).
     A message keeps all its K blocks live until its last DPAS, so coalesced operands hold

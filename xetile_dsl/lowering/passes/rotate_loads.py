@@ -85,7 +85,7 @@ class RotateLoads(ModulePass):
                         continue
                     if mode == "carry":
                         _carry(fn, loop, target, large, buffers)
-                    elif mode == "force" or (load_rotation.plain_loads(loop, target)
+                    elif mode == "force" or (load_rotation.plain_loads(loop)
                                              and load_rotation.pair_fits(loop, target, large)):
                         pair_steps(loop)
                     else:
