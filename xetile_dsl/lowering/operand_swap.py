@@ -11,9 +11,12 @@ unpacked (two movs per register, 64 per 32x32 f16 tile) or its bytes paired.  So
 is swapped when fewer operand-A elements per subgroup are then read transposed
 (:func:`_cheaper_swapped`): A stored ``K x M`` and B stored ``N x K`` (nothing left to
 unpack), or A stored ``K x M`` and B row-major with the C subgroup tile narrower in N than
-in M.  The accumulator is kept transposed (every ``wg_map`` swapped, so each subgroup holds
-the transpose of a C piece) and the epilogue stores it through an ``order = [0, 1]`` view
-of C (a masked scattered store per row, once per kernel, not per K step).  pvc hot loop
+in M; and on a target that reads transposed 16-bit tiles with per-lane row loads (ARC:
+``Target.lane_row_load_elem_bits``, no 2D block IO) a plain A.B too, whose row-major
+operands cost one message per row there.  The accumulator is kept transposed (every
+``wg_map`` swapped, so each subgroup holds the transpose of a C piece) and the epilogue
+stores it through an ``order = [0, 1]`` view of C (a masked scattered store per row, once
+per kernel, not per K step).  pvc hot loop
 (benchmarks/gemm_isa.py): f16 A^T.B^T 256x256 169 -> 65, A^T.B M = 64 122 -> 81.
 
 Applied only to exactly a GEMM step: the operand tiles are global tiles only loaded into
