@@ -90,6 +90,15 @@ def test_innermost_loops_and_hot_loop():
     assert listing.hot_loop(text).splitlines()[0] == "L0:"
 
 
+def test_k_loop_around_cold_loops_is_reported_whole():
+    """ARC's K loop holds the cold per-lane loops of its edge blocks: the report's hot
+    loop is the K loop with them (its DPAS and every message), not a cold loop."""
+    text = "\n".join(["L0:", DPAS, "L1:", GATHER, "(W&f0.1) jmpi L1", DPAS, "(W&f0.0) jmpi L0"])
+    rep = isa_report(text, "k", PVC, {"grf_count": 256, "spill_size": 0, "simd_size": 16})
+    assert [lp.label for lp in rep.loops] == ["L0", "L1"]
+    assert (rep.hot.label, rep.hot.dpas, rep.hot.counts["gather"]) == ("L0", 2, 1)
+
+
 def test_report_of_a_handwritten_loop():
     """Two back-to-back dpas, a load, a dpas: 3 x 8 XMX clocks > 6 instructions."""
     text = "\n".join(["L9:", MOV, DPAS, DPAS, LOAD2D, DPAS, "(W&f0.0) jmpi L9"])

@@ -57,15 +57,19 @@ def test_rfc_2_1_simt_blocks_are_lane_ranges(rfc_pvc):
     assert re.search(r"offsets = \[24, 0\], sizes = \[8, 2\]", simt)  # B block (1, 1): array 1, rows 16..31
 
 
-def test_arc_keeps_one_access_per_block():
-    """No 2D block messages on ARC: in this K loop, split into passes, one load per DPAS
-    block (A 8x16, B 16x8), none coalesced (array_length), nothing cut out of a load; only
-    prefetches, which compile to nothing on ARC, may be coalesced."""
+def test_arc_coalesces_only_lane_row_operands():
+    """No 2D block messages on ARC: in this K loop (split into passes) the loop computes
+    C^T (lowering/operand_swap.py) and reads both operands transposed with per-lane row
+    loads (every load marked ``xetile.lane_rows``): A^T one load per 8x16 block of A
+    (M x K), B^T one 16x16 message of B (K x N) per two 8-row blocks of operand A, cut
+    into them by slices; nothing with array_length."""
     with pytest.warns(xd.errors.AccumulatorSplitWarning):  # 8 lanes: the K loop runs in passes
         text = xd.compile(gemm_prefetch_kernel, SIG, RFC, target="cpu-arc").asm["xegpu"]
-    assert not re.search(r"xegpu\.load_nd [^\n]*array_length", text) and "vector.extract_strided_slice" not in text
-    loads = re.findall(r"xegpu\.load_nd %\S+ (?:\{packed\} )?: !xegpu\.tensor_desc<(\w+)>", text)
-    assert loads and set(loads) == {"8x16xf16", "16x8xf16"}
+    assert not re.search(r"xegpu\.load_nd [^\n]*array_length", text)
+    loads = re.findall(r"xegpu\.load_nd %\S+ (\{[^}]*\} )?: !xegpu\.tensor_desc<(\w+)>", text)
+    assert {shape for _, shape in loads} == {"8x16xf16", "16x16xf16"}
+    assert all("transpose" in attrs and "xetile.lane_rows" in attrs for attrs, _ in loads)
+    assert text.count("vector.extract_strided_slice") == 2 * sum(shape == "16x16xf16" for _, shape in loads)
 
 
 @pytest.mark.parametrize("kinds, shape, blocks, bits, want", [

@@ -9,21 +9,25 @@ import pytest
 from tests.lowering.test_lowering_rules import opt, wg
 
 
-def _kernel(bm: int, bn: int, sm: int, sn: int) -> str:
+def _kernel(bm: int, bn: int, sm: int, sn: int, stored_transposed: bool = True) -> str:
+    """The K loop with A and B stored transposed (``order = [0, 1]`` tiles), or both
+    row-major (``stored_transposed=False``: the plain A.B GEMM)."""
     bk = 32
     ma, mb, mc = wg([sm, sn], [bm // sm, bk]), wg([sm, sn], [bk, bn // sn]), wg([sm, sn], [bm // sm, bn // sn])
-    ta = f"!xetile.tile<{bm}x{bk}xf16, #xetile.tile_attr<order = [0, 1], wg_map = {ma}>>"
-    tb = f"!xetile.tile<{bk}x{bn}xf16, #xetile.tile_attr<order = [0, 1], wg_map = {mb}>>"
+    order = "order = [0, 1], " if stored_transposed else ""
+    ta = f"!xetile.tile<{bm}x{bk}xf16, #xetile.tile_attr<{order}wg_map = {ma}>>"
+    tb = f"!xetile.tile<{bk}x{bn}xf16, #xetile.tile_attr<{order}wg_map = {mb}>>"
     tc = f"!xetile.tile<{bm}x{bn}xf32, #xetile.tile_attr<wg_map = {mc}>>"
     mem = "memref<?x?xf16, strided<[?, 1]>>"
     cmem = "memref<?x?xf32, strided<[?, 1]>>"
+    strides = "[%c1, %n]" if stored_transposed else "[%n, %c1]"
     return f"""
 func.func @k(%a: {mem}, %b: {mem}, %c: {cmem}, %n: index) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c32 = arith.constant 32 : index
-  %ta0 = xetile.init_tile %a[%c0, %c0], [%n, %n], [%c1, %n] : {mem} -> {ta}
-  %tb0 = xetile.init_tile %b[%c0, %c0], [%n, %n], [%c1, %n] : {mem} -> {tb}
+  %ta0 = xetile.init_tile %a[%c0, %c0], [%n, %n], {strides} : {mem} -> {ta}
+  %tb0 = xetile.init_tile %b[%c0, %c0], [%n, %n], {strides} : {mem} -> {tb}
   %z = arith.constant dense<0.0> : vector<{bm}x{bn}xf32>
   %acc, %ta, %tb = scf.for %k = %c0 to %n step %c32 iter_args(%acc1 = %z, %ta1 = %ta0, %tb1 = %tb0) -> (vector<{bm}x{bn}xf32>, {ta}, {tb}) {{
     %va = xetile.load_tile %ta1 : {ta} -> vector<{bm}x{bk}xf16>
@@ -54,3 +58,19 @@ def test_narrow_c_keeps_transposed_reads(tmp_path, bm, sm):
     out = opt(tmp_path, _kernel(bm, 128, sm, 4), "xetile-wg-to-sg{target=pvc}")
     loads = [line for line in out.splitlines() if "xetile.load_tile" in line]
     assert loads and all("order = [0, 1]" in line for line in loads), out
+
+
+def test_row_major_gemm_swaps_where_transposed_reads_are_lane_rows(tmp_path):
+    """ARC reads transposed 16-bit operands with per-lane row loads
+    (``Target.lane_row_load_elem_bits``), so a plain A.B loop computes C^T = B^T.A^T
+    there (both operands read through order=[0, 1] tiles, C^T stored through a column
+    view of C); pvc keeps it as written (2D block reads)."""
+    kernel = _kernel(64, 64, 2, 2, stored_transposed=False)
+    arc = opt(tmp_path, kernel, "xetile-wg-to-sg{target=arc}")
+    loads = [line for line in arc.splitlines() if "xetile.load_tile" in line]
+    assert len(loads) == 2 and all("order = [0, 1]" in line for line in loads), arc
+    store = [line for line in arc.splitlines() if "xetile.store_tile" in line]
+    assert store and all("order = [0, 1]" in line for line in store), arc
+    pvc = opt(tmp_path, kernel, "xetile-wg-to-sg{target=pvc}")
+    loads = [line for line in pvc.splitlines() if "xetile.load_tile" in line]
+    assert len(loads) == 2 and not any("order = [0, 1]" in line for line in loads), pvc

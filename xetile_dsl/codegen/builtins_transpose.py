@@ -27,11 +27,14 @@ I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 _OP = "read_transpose"
 
 
-def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False) -> str:
+def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: bool = False,
+                   lane_rows: bool = False) -> str:
     """``read_transpose`` when one 32-bit transposed 2D block read gives the fragment,
     ``read_transpose_pairs`` for 8-bit operand A (two of them, :func:`_row_pairs`), else
     ``gather`` (always for ``per_lane``: an array too narrow for 2D block messages)."""
     lanes = target.subgroup_size
+    if lane_rows and not per_lane and _lane_rows_fit(target, elem_bits, rows, cols, wi_layout, wi_data):
+        return _LANE_ROWS
     if per_lane or not target.has_2d_block_io or lanes != 16 or elem_bits not in (8, 16, 32):
         return "gather"
     if _pairs_fit(target, elem_bits, rows, cols, wi_layout, wi_data):
@@ -46,6 +49,27 @@ def transpose_kind(target, elem_bits, rows, cols, wi_layout, wi_data, per_lane: 
 
 
 _PAIRS = "read_transpose_pairs"
+_LANE_ROWS = "lane_rows"
+
+
+def _lane_rows_fit(target, elem_bits, rows, cols, wi_layout, wi_data) -> bool:
+    """Whether each lane's fragment is ``wi_data[1]`` whole runs of the memory block's
+    rows, read with per-lane vector loads (:func:`_lane_rows`): on targets that do so
+    (``Target.lane_row_load_elem_bits``, ARC), a one-row lane layout whose logical block
+    is ``lanes x wi_data[1]`` memory rows, element ``index`` of the fragment being memory
+    column ``index // wi_data[1]`` of the lane's row ``index % wi_data[1]``, each run a
+    whole number of dwords that one vector load moves."""
+    (l0, l1), (_, d1) = wi_layout, wi_data
+    lanes = target.subgroup_size
+    if elem_bits not in target.lane_row_load_elem_bits or (l0, l1) != (1, lanes) or rows != lanes * d1:
+        return False
+    if b2d.check_fragment(lanes, elem_bits, cols, rows, wi_layout, wi_data) is not None:
+        return False
+    frag = b2d.Fragment(elem_bits, cols, rows, tuple(wi_layout), tuple(wi_data))
+    run_words = cols * elem_bits // 32
+    if frag.pack not in (1, d1) or cols * elem_bits % 32 or run_words not in b2d.SPIRV_VECTOR_SIZES:
+        return False
+    return all(index == row_off * d1 + col_off for index, row_off, col_off in frag.elements())
 #: dwords of one 32-bit transposed read (xe-codegen-reference.md section 3.2: 8 x 1 only)
 _PAIR_DWORDS = 8
 
@@ -82,10 +106,11 @@ def _intel_read_transpose(bi, rows: int, cols32: int) -> ir.Function:
     return fn
 
 
-def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -> ir.Function:
+def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False,
+                          lane_rows=False) -> ir.Function:
     """The transposed load wrapper (see :meth:`IntelBuiltins.load_2d_transposed`)."""
     frag = b2d._fragment(bi, elem_bits, cols, rows, wi_layout, wi_data)  # the logical (transposed) block
-    kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
+    kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane, lane_rows)
     name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
     fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [])
     base, width, height, pitch, x, y = fn.args
@@ -94,6 +119,9 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lan
         return fn
     if kind == _PAIRS:
         builder.ret(_row_pairs(bi, builder, frag, fn.args))
+        return fn
+    if kind == _LANE_ROWS:
+        builder.ret(_lane_rows(bi, builder, frag, fn.args))
         return fn
     cols32 = cols * elem_bits // 32
     intel = _intel_read_transpose(bi, rows, cols32)
@@ -232,3 +260,142 @@ def _gather_transposed(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
         value = builder.load(builder.select(ok, ptr, addr.base), typ=elem_ty, align=addr.ebytes)
         values[index] = builder.select(ok, value, ir.Constant(elem_ty, 0))
     return b2d._assemble(builder, frag, [values[i] for i in range(frag.size)])
+
+
+# --- per-lane row runs (no 2D block IO: ARC) -----------------------------------------
+def _lane_rows(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
+    """The logical fragment when lane n's elements are memory rows ``y + n*d + t``
+    (``t < d = wi_data[1]``), columns ``x ..`` in order (:func:`_lane_rows_fit`): one
+    per-lane vector load per row run where the block lies inside the surface and is
+    dword aligned (one uniform test), interleaved ``t``-wise (element ``i*d + t`` is
+    column i of run t); else :func:`_lane_rows_loop`.  A 16-bit ``8 x 16`` operand B (A
+    stored row-major, read as A^T) is one ``load.ugm.d32x8``: 256 bytes for 8 lanes
+    where the row block reads took 8 messages (docs/design.md, "ARC loads")."""
+    b = builder
+    with b.if_else(_lane_rows_inside(b, frag, surface), likely=True) as (fast, slow):
+        with fast:
+            value = _interleave_runs(b, _row_runs(bi, b, frag, surface), frag)
+            fast_block = b.block
+        with slow:
+            slow_value = _lane_rows_loop(bi, b, frag, surface)
+            slow_block = b.block
+    phi = b.phi(frag.vector_type())
+    phi.add_incoming(value, fast_block)
+    phi.add_incoming(slow_value, slow_block)
+    return phi
+
+
+def _lane_rows_inside(b, frag: b2d.Fragment, surface) -> ir.Value:
+    """Whether the whole memory block (``frag.cols`` rows of ``frag.rows`` elements at
+    ``(x, y)``) lies inside the surface with its first element and pitch dword aligned,
+    as the vector loads need: one uniform test (unsigned compares also reject negative
+    coordinates)."""
+    base, width, height, pitch, x, y = surface
+    ebytes = frag.elem_bits // 8
+    width_elems = b.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
+    first = b.add(b.mul(b.sext(y, I64), b.sext(pitch, I64)), b.mul(b.sext(x, I64), ir.Constant(I64, ebytes)))
+    aligned = b.and_(b.add(b.ptrtoint(base, I64), first), ir.Constant(I64, 3))
+    checks = [b.icmp_unsigned("<=", b.add(x, ir.Constant(I32, frag.rows)), width_elems),
+              b.icmp_unsigned("<", x, width_elems),
+              b.icmp_unsigned("<", y, height),
+              b.icmp_unsigned("<=", b.add(y, ir.Constant(I32, frag.cols)), height),
+              b.icmp_unsigned("==", aligned, ir.Constant(I64, 0)),
+              b.icmp_unsigned("==", b.and_(pitch, ir.Constant(I32, 3)), ir.Constant(I32, 0))]
+    inside = checks[0]
+    for check in checks[1:]:
+        inside = b.and_(inside, check)
+    return inside
+
+
+def _row_runs(bi, b, frag: b2d.Fragment, surface) -> list:
+    """This lane's ``d`` runs (memory rows ``y + lane*d + t``, columns ``x ..``), one
+    dword-vector load each, as ``<run x iE>``."""
+    base, _, _, pitch, x, y = surface
+    d, run, ebytes = frag.wi_data[1], frag.rows, frag.elem_bits // 8
+    words = ir.VectorType(I32, run * frag.elem_bits // 32)
+    row0 = b.add(y, b.mul(bi.lane_id(b), ir.Constant(I32, d)))
+    runs = []
+    for t in range(d):
+        row = b.sext(b.add(row0, ir.Constant(I32, t)), I64)
+        offset = b.add(b.mul(row, b.sext(pitch, I64)), b.mul(b.sext(x, I64), ir.Constant(I64, ebytes)))
+        loaded = b.load(b.gep(base, [offset], source_etype=I8), typ=words, align=4)
+        runs.append(b.bitcast(loaded, ir.VectorType(ir.IntType(frag.elem_bits), run)))
+    return runs
+
+
+def _interleave_runs(builder, runs: list, frag: b2d.Fragment) -> ir.Value:
+    """Fragment element ``i*d + t`` = element i of run t (``d = len(runs)``); packed
+    carriers (:attr:`~.builtins_block2d.Fragment.pack` = d) hold element i of every run
+    in component i, run t in bits ``t*E ..``."""
+    if len(runs) == 1:
+        return builder.bitcast(runs[0], frag.vector_type())
+    d, run = len(runs), frag.rows
+    if frag.pack == d:
+        vty = frag.vector_type()
+        out = None
+        for t, part in enumerate(runs):
+            wide = builder.zext(part, vty)
+            if t:
+                wide = builder.shl(wide, ir.Constant(vty, [t * frag.elem_bits] * run))
+            out = wide if out is None else builder.or_(out, wide)
+        return out
+    if d == 2:
+        order = [t * run + i for i in range(run) for t in range(2)]
+        out = builder.shuffle_vector(runs[0], runs[1], ir.Constant(ir.VectorType(I32, 2 * run), order))
+        return builder.bitcast(out, frag.vector_type())
+    vty = frag.vector_type()
+    out = ir.Constant(vty, None)
+    for i in range(run):
+        for t in range(d):
+            out = builder.insert_element(out, builder.extract_element(runs[t], ir.Constant(I32, i)),
+                                         ir.Constant(I32, i * d + t))
+    return out
+
+
+def _lane_rows_loop(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
+    """The fragment of :func:`_lane_rows` by guarded per-lane loads, one element per
+    iteration of a loop over the columns that lie inside the surface (a trip count known
+    only at run time, so IGC keeps one gather in the machine code, not one per element);
+    elements outside read as 0."""
+    base, width, height, pitch, x, y = surface
+    d = frag.wi_data[1]
+    ebytes = frag.elem_bits // 8
+    elem_ty = ir.IntType(frag.elem_bits)
+    b = builder
+    zero = ir.Constant(I32, 0)
+    size = ir.Constant(I32, frag.size)
+    width_elems = b.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
+    first = b2d._clamp(b, b.mul(b.sub(zero, x), ir.Constant(I32, d)), zero, size)
+    end = b2d._clamp(b, b.mul(b.sub(width_elems, x), ir.Constant(I32, d)), zero, size)
+    row0 = b.add(y, b.mul(bi.lane_id(b), ir.Constant(I32, d)))
+    vty = frag.vector_type()
+    head, body, done = (b.append_basic_block(f"lanerows.{n}") for n in ("head", "body", "done"))
+    entry = b.block
+    b.branch(head)
+    b.position_at_end(head)
+    e = b.phi(I32, name="e")
+    e.add_incoming(first, entry)
+    acc = b.phi(vty)
+    acc.add_incoming(ir.Constant(vty, [0] * vty.count), entry)
+    b.cbranch(b.icmp_signed("<", e, end), body, done)
+    b.position_at_end(body)
+    col = b.add(x, b.udiv(e, ir.Constant(I32, d)))
+    row = b.add(row0, b.urem(e, ir.Constant(I32, d)))
+    ok = b.and_(b.icmp_unsigned("<", row, height), b.icmp_unsigned("<", col, width_elems))
+    offset = b.add(b.mul(b.sext(row, I64), b.sext(pitch, I64)), b.mul(b.sext(col, I64), ir.Constant(I64, ebytes)))
+    ptr = b.gep(base, [offset], source_etype=I8)
+    loaded = b.select(ok, b.load(b.select(ok, ptr, base), typ=elem_ty, align=ebytes), ir.Constant(elem_ty, 0))
+    if frag.pack == 1:
+        updated = b.insert_element(acc, loaded, e)
+    else:  # element e is bits (e % pack) * E of component e // pack
+        word_ty = vty.element
+        slot = b.udiv(e, ir.Constant(I32, frag.pack))
+        shift = b.zext(b.mul(b.urem(e, ir.Constant(I32, frag.pack)), ir.Constant(I32, frag.elem_bits)), word_ty)
+        word = b.or_(b.extract_element(acc, slot), b.shl(b.zext(loaded, word_ty), shift))
+        updated = b.insert_element(acc, word, slot)
+    latch = b.block
+    e.add_incoming(b.add(e, ir.Constant(I32, 1)), latch)
+    acc.add_incoming(updated, latch)
+    b.branch(head)
+    b.position_at_end(done)
+    return acc

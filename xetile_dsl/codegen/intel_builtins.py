@@ -98,14 +98,17 @@ class IntelBuiltins:
         key = ("pad_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
         return self._memoized(key, lambda: builtins_block2d.build_pad(self, *key[1:]))
 
-    def load_2d_transposed(self, elem_bits: int, rows: int, cols: int,
-                           wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
+    def load_2d_transposed(self, elem_bits: int, rows: int, cols: int, wi_layout: tuple[int, int],
+                           wi_data: tuple[int, int], per_lane: bool = False, lane_rows: bool = False) -> ir.Function:
         """Like :meth:`load_2d` for ``load_nd {transpose}``: the surface and (x, y) are the
         memory block's (``rows x cols`` of the array); the result is this lane's fragment
-        of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``."""
-        per_lane = builtins_transpose.transpose_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data,
-                                                     per_lane) == "gather"
-        key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane)
+        of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``.
+        ``lane_rows``: the load may use per-lane row loads (lowering/transposed.py
+        ``LANE_ROWS_ATTR``)."""
+        kind = builtins_transpose.transpose_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data,
+                                                 per_lane, lane_rows)
+        per_lane, lane_rows = kind == "gather", kind == "lane_rows"
+        key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane, lane_rows)
         return self._memoized(key, lambda: builtins_transpose.build_load_transposed(self, *key[1:]))
 
     def pad_2d_transposed(self, elem_bits: int, rows: int, cols: int,

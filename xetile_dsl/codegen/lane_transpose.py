@@ -24,6 +24,7 @@ from xdsl.ir import Operation
 
 from ..dialects import xegpu
 from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp
+from .llvm_types import llvm_type
 
 I32 = ir.IntType(32)
 
@@ -40,13 +41,30 @@ def emit(gen, op: Operation) -> None:
         sizes = op.sizes.get_values()
         per = sizes[1] if len(sizes) > 1 else 1  # elements per unit of the [units, per] fragment
         first, count = op.offsets.get_values()[0] * per, sizes[0] * per
-        gen.values[op.result] = _pack(gen.b, _elements(gen.b, gen.v(op.vector))[first:first + count])
+        gen.values[op.result] = _slice(gen, op, first, count)
     else:
         dest = _elements(gen.b, gen.v(op.dest))
         first = op.offsets.get_values()[0]
         part = _elements(gen.b, gen.v(op.source))
         dest[first:first + len(part)] = part
         gen.values[op.result] = _pack(gen.b, dest)
+
+
+def _slice(gen, op: ExtractStridedSliceOp, first: int, count: int) -> ir.Value:
+    """Elements ``first .. first + count`` of the fragment; a source carried packed in
+    32-bit components (``llvm_type``: more elements than a SPIR-V vector) is sliced by
+    whole components and the slice bitcast to its own type (element e is bits
+    ``(e % pack) * E`` of component ``e // pack``, LLVM's little-endian bitcast order)."""
+    source = gen.v(op.vector)
+    elements = 1
+    for d in op.vector.type.get_shape():
+        elements *= d
+    words = source.type.count if isinstance(source.type, ir.VectorType) else 1
+    if words == elements:
+        return _pack(gen.b, _elements(gen.b, source)[first:first + count])
+    pack = elements // words
+    part = _pack(gen.b, _elements(gen.b, source)[first // pack:(first + count) // pack])
+    return gen.b.bitcast(part, llvm_type(op.result.type))
 
 
 def _lane_transpose(gen, x: ir.Value) -> ir.Value:

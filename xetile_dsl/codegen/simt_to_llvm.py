@@ -26,6 +26,7 @@ from ..dialects import xegpu
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..lowering.analysis import load_rotation
+from ..lowering.transposed import LANE_ROWS_ATTR
 from ..lowering.analysis.families import Families
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target
@@ -283,14 +284,15 @@ class _KernelGen:
         per_lane = self.per_lane_array(op.tensor_desc)
         if op.transpose is not None:  # the descriptor's map is the value's, transposed
             (l0, l1), (d0, d1) = m.layout, m.data
-            if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0), per_lane) != "gather":
+            lane_rows = LANE_ROWS_ATTR in op.attributes
+            if transpose_kind(self.target, bits, rows, cols, (l1, l0), (d1, d0), per_lane, lane_rows) != "gather":
                 self._uses_block2d(op.tensor_desc)
             hoisted = self.hoisted_reads.get(op)
             if hoisted is not None:  # its address payload was made before the loop (no padding)
                 self.values[op.value] = self.b.bitcast(transposed_payloads.read(self, op, hoisted),
                                                        llvm_type(op.value.type))
                 return
-            fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0), per_lane)
+            fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0), per_lane, lane_rows)
             raw = self.b.call(fn, d.surface())
             if pad:  # the transposed read filled 0 out of bounds
                 pad_fn = self.lib.pad_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0))

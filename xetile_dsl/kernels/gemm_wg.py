@@ -142,12 +142,13 @@ def dpas_k(target: str | None, elem: str) -> int:
     return config.k
 
 #: the recommended ARC (dg2) f16/bf16 configuration of :func:`gemm_wg_kernel`: 32x32 f32
-#: per subgroup (128 of ARC's 256 GRFs) and a K step of two DPAS K blocks (BK 32), so A
-#: and B rows are 64 bytes, one subgroup block read each (32 + 32 per 32 DPAS: 2 per DPAS
-#: on the in-bounds path, 3 with BK 16's 32-byte A rows).  The accumulator and the K step's
-#: A and B (8 KiB) fill the register file, which ARC's ``coalesced_register_share`` allows
-#: (loads are sunk to their DPAS).  Measured with ocloc dg2-g10: 0 spill, one K loop
-#: (docs/design.md, "ARC loads").  Larger pieces split the K loop (16x64) or spill (BK 64).
+#: per subgroup (128 of ARC's 256 GRFs) and a K step of two DPAS K blocks (BK 32).  The
+#: loop computes C^T = B^T.A^T, each lane reading runs of a row of A or B with one
+#: 256-byte vector load: 16 per 32 DPAS in bounds, 28 with the edge loops (row block
+#: reads were 64 + 24).  The accumulator and the K step's A and B (8 KiB) fill the register
+#: file, which ARC's ``coalesced_register_share`` allows (loads are sunk to their DPAS).
+#: Measured with ocloc dg2-g10: 0 spill, one K loop (docs/design.md, "ARC loads").  Larger
+#: pieces split the K loop (16x64) or spill (BK 64).
 ARC_TILES = {**TARGETS["arc"].gemm_tiles[0].constants(), "BK": TARGETS["arc"].gemm_tiles[0].bk(dpas_k("arc", "f16"))}
 
 #: accumulator (and C) dtype per input dtype of :func:`gemm_wg`

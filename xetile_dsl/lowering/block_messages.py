@@ -129,7 +129,7 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
         tiles = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, xetile.TileType)]
         for tile in tiles:
             root = families.find(tile)
-            kind = _access_kind(op, tile, packed, operands)
+            kind = _access_kind(op, tile, packed, operands, not target.has_2d_block_io)
             if kind is None:
                 rejected.add(root)
             elif kind:
@@ -168,6 +168,8 @@ def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packe
         return None
     (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
     lanes = target.subgroup_size
+    if not target.has_2d_block_io:
+        return _lane_row_messages(target, kinds, t)
     if b1 != lanes or b0 >= lanes or lanes % b0 or (rows % lanes and rows != b0):
         return None
     g0 = lanes // b0
@@ -176,6 +178,23 @@ def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packe
     if "prefetch" in kinds and target.find_block2d("prefetch", 16, b1, lanes, 1) is None:
         return None
     return Messages((b0, b1), (rows // b0, cols // b1), g0, 1, transposed=True)
+
+
+def _lane_row_messages(target: Target, kinds: set[str], t: xetile.TileType) -> Messages | None:
+    """16-bit operand A through an ``order = [0, 1]`` tile on a target that reads such
+    tiles with per-lane row loads (``Target.lane_row_load_elem_bits``: ARC): two 8-row
+    DPAS blocks ``8 x 16`` are one ``16 x 16`` block of the array, whose lane n reads
+    memory rows 2n and 2n + 1 as 32 bytes each (codegen/builtins_transpose.py
+    ``_lane_rows``: two 256-byte ``load.ugm.d32x8`` for two DPAS blocks, where one block
+    took two 128-byte ``d32x4``).  Two blocks only: a lane's fragment is then 16 dwords,
+    the largest vector."""
+    (rows, _), (b0, b1) = t.get_shape(), t.attr.blocks
+    lanes = target.subgroup_size
+    if kinds != {"read"} or bit_width(t.element_type) not in target.lane_row_load_elem_bits:
+        return None
+    if b0 != lanes or b1 != 2 * lanes or rows % (2 * b0):
+        return None
+    return Messages((b0, b1), (rows // b0, t.get_shape()[1] // b1), 2, 1, transposed=True)
 
 
 def _eligible(t: xetile.TileType) -> bool:
@@ -217,16 +236,23 @@ def _bytes(value: SSAValue) -> int:
     return n * bit_width(value.type.element_type) // 8
 
 
-def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands: set[SSAValue]) -> str | None:
+def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands: set[SSAValue],
+                 lane_rows: bool = False) -> str | None:
     """The message kind ``op`` needs of ``tile`` ("" for ops that only carry or move it),
     None when ``op`` needs one descriptor per block: loads other than tile_mma operands
     keep one message per block (their values feed element-wise chains, transposes and
     stores block by block, and a 32-row message would keep more of them live: measured
-    spills in register transposes and row sums)."""
+    spills in register transposes and row sums).  ``lane_rows`` (no 2D block IO: ARC's
+    per-lane row loads of transposed tiles, :func:`_lane_row_messages`): a transposed
+    operand is coalesced exactly in a plain GEMM step, in a split loop too (ARC RFC 2.1's
+    copies take whole pairs of block rows: 40 -> 28 sends per copy, 0 spill)."""
     if isinstance(op, xetile.LoadTileOp):
         if op.padding is not None or op.tile not in operands:
             return None
-        if _in_split_loop(op) or not (_plain_gemm_block(op) or transposed.is_transposed(op.tile.type)):
+        is_t, plain = transposed.is_transposed(op.tile.type), plain_gemm_block(op)
+        if lane_rows and is_t:  # coalesced where codegen reads them as lane rows (transposed.mark_lane_rows)
+            return "read" if plain else None
+        if _in_split_loop(op) or not (plain or is_t):
             return None
         return "read_transform" if op.tile in packed else "read"
     if isinstance(op, xetile.PrefetchTileOp):
@@ -241,7 +267,7 @@ _GEMM_STEP_OPS = (xetile.LoadTileOp, xetile.PrefetchTileOp, xetile.UpdateTileOff
                   xetile.TileMMAOp)
 
 
-def _plain_gemm_block(op: Operation) -> bool:
+def plain_gemm_block(op: Operation) -> bool:
     """Whether the block holding a load is a plain GEMM step: loads, prefetches, offset
     updates and tile_mma, besides scalars and lane-local vector work (:func:`_lane_local`).
     A message keeps all its K blocks live until its last DPAS, so coalesced operands hold

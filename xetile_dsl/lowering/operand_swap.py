@@ -11,9 +11,12 @@ unpacked (two movs per register, 64 per 32x32 f16 tile) or its bytes paired.  So
 is swapped when fewer operand-A elements per subgroup are then read transposed
 (:func:`_cheaper_swapped`): A stored ``K x M`` and B stored ``N x K`` (nothing left to
 unpack), or A stored ``K x M`` and B row-major with the C subgroup tile narrower in N than
-in M.  The accumulator is kept transposed (every ``wg_map`` swapped, so each subgroup holds
-the transpose of a C piece) and the epilogue stores it through an ``order = [0, 1]`` view
-of C (a masked scattered store per row, once per kernel, not per K step).  pvc hot loop
+in M; and on a target that reads transposed 16-bit tiles with per-lane row loads (ARC:
+``Target.lane_row_load_elem_bits``, no 2D block IO) a plain A.B too, whose row-major
+operands cost one message per row there.  The accumulator is kept transposed (every
+``wg_map`` swapped, so each subgroup holds the transpose of a C piece) and the epilogue
+stores it through an ``order = [0, 1]`` view of C (a masked scattered store per row, once
+per kernel, not per K step).  pvc hot loop
 (benchmarks/gemm_isa.py): f16 A^T.B^T 256x256 169 -> 65, A^T.B M = 64 122 -> 81.
 
 Applied only to exactly a GEMM step: the operand tiles are global tiles only loaded into
@@ -29,6 +32,8 @@ from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _mixed, retype, xetile
+from ..frontend.types import bit_width
+from ..targets import Target
 from . import constants
 from .analysis.families import Families
 from .transposed import is_transposed
@@ -43,12 +48,13 @@ def swapped_map(m: xetile.WgMapAttr | None) -> xetile.WgMapAttr | None:
     return None if m is None else swapped(m)
 
 
-def swap_transposed_operands(fn: func.FuncOp) -> int:
-    """Rewrite every K loop of ``fn`` that fits (module doc); returns how many."""
+def swap_transposed_operands(fn: func.FuncOp, target: Target | None = None) -> int:
+    """Rewrite every K loop of ``fn`` that fits (module doc) for ``target`` (None: only
+    the rules that hold on every target); returns how many."""
     done = 0
     for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
         for mma in [op for op in loop.body.block.ops if isinstance(op, xetile.TileMMAOp)]:
-            plan = _match(fn, loop, mma)
+            plan = _match(fn, loop, mma, target)
             if plan is not None:
                 _rewrite(loop, mma, *plan)
                 done += 1
@@ -56,7 +62,7 @@ def swap_transposed_operands(fn: func.FuncOp) -> int:
 
 
 # --- matching ------------------------------------------------------------------------
-def _match(fn, loop: scf.ForOp, mma: xetile.TileMMAOp):
+def _match(fn, loop: scf.ForOp, mma: xetile.TileMMAOp, target: Target | None):
     """(operand A family, operand B family, accumulator index, store, C init_tile), or None."""
     loads = [v.owner for v in (mma.a, mma.b)]
     if not all(isinstance(ld, xetile.LoadTileOp) and len(list(ld.value.uses)) == 1 for ld in loads):
@@ -80,16 +86,31 @@ def _match(fn, loop: scf.ForOp, mma: xetile.TileMMAOp):
         if family is None:
             return None
         members.append(family)
-    if not _cheaper_swapped(mma, *(is_transposed(ld.tile.type) for ld in loads)):
+    if not _cheaper_swapped(mma, *(is_transposed(ld.tile.type) for ld in loads), _lane_rows(target, mma)):
         return None
     return members[0], members[1], index, store
 
 
-def _cheaper_swapped(mma: xetile.TileMMAOp, a_transposed: bool, b_transposed: bool) -> bool:
+def _lane_rows(target: Target | None, mma: xetile.TileMMAOp) -> bool:
+    """Whether ``target`` reads transposed operands of this tile_mma's input type with
+    per-lane row loads (``Target.lane_row_load_elem_bits``: ARC, 16-bit inputs)."""
+    bits = {bit_width(v.type.element_type) for v in (mma.a, mma.b)}
+    return target is not None and len(bits) == 1 and bits <= set(target.lane_row_load_elem_bits)
+
+
+def _cheaper_swapped(mma: xetile.TileMMAOp, a_transposed: bool, b_transposed: bool, lane_rows: bool = False) -> bool:
     """Whether fewer operand-A elements per subgroup are read transposed after the swap.
     A transposed operand B is one 32-bit transposed read per block, already in the VNNI
     layout; a transposed operand A needs its 16-bit halves unpacked (2 movs per register)
-    or its bytes paired.  Swapped, B becomes operand A (transposed when B is row-major)."""
+    or its bytes paired.  Swapped, B becomes operand A (transposed when B is row-major).
+
+    Where transposed operands are per-lane row loads (``lane_rows``: ARC, no 2D block
+    IO) a row-major A.B is swapped too: its row-major operands cost one subgroup block
+    read per row (2 per DPAS for 32x32 pieces), the swapped ones one 256-byte
+    ``load.ugm.d32x8`` per 8 lanes x 16 elements (0.5 per DPAS; docs/design.md, "ARC
+    loads")."""
+    if lane_rows and not a_transposed and not b_transposed:
+        return True
     m, n = tuple(mma.wg_map_c.data) if mma.wg_map_c is not None else tuple(mma.output.type.get_shape())
     before = m if a_transposed else 0
     after = n if not b_transposed else 0

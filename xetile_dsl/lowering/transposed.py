@@ -16,10 +16,26 @@ descriptors over the row-major buffer in memory space ``slm``.
 from __future__ import annotations
 
 from xdsl.dialects import memref
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.builtin import UnitAttr, VectorType
 
 from ..dialects import xegpu, xetile
 from ..frontend.types import bit_width
+
+
+#: unit attribute on a transposed ``load_nd`` that codegen may read with per-lane row
+#: loads (codegen/builtins_transpose.py ``_lane_rows``): set where the target has them
+#: (``Target.lane_row_load_elem_bits``) and the load is a plain GEMM step's operand
+#: (:func:`mark_lane_rows`); elsewhere (attention's K^T next to its softmax) the fast and
+#: cold paths of every block kept more live than per-element loads (ARC: 2304 B of spill)
+LANE_ROWS_ATTR = "xetile.lane_rows"
+
+
+def mark_lane_rows(loads: list, target, elem_bits: int, plain_step: bool) -> None:
+    """Set :data:`LANE_ROWS_ATTR` on ``loads`` (xegpu.LoadNdOp) when ``target`` reads
+    transposed ``elem_bits`` tiles with per-lane row loads and they feed a plain GEMM step."""
+    if target is not None and plain_step and elem_bits in target.lane_row_load_elem_bits:
+        for load in loads:
+            load.attributes[LANE_ROWS_ATTR] = UnitAttr()
 
 
 def is_transposed(tile_type) -> bool:

@@ -97,6 +97,12 @@ class Target:
     #: per-lane loads and stores (ARC: 8-bit rows made a 32x32 int8 GEMM piece spill 512 B,
     #: its per-lane loads do not; ocloc 26.27)
     row_block_elem_bits: tuple[int, ...] = ()
+    #: element widths (bits) of transposed reads (``order = [0, 1]`` operand tiles) whose
+    #: lanes each hold whole runs of a memory row, read with per-lane vector loads (one
+    #: ``load.ugm.d32x8`` = 256 bytes per 8 lanes: ocloc dg2-g10) where there is no 2D
+    #: block IO; with them a row-major A.B K loop computes C^T = B^T.A^T
+    #: (lowering/operand_swap.py), () if not
+    lane_row_load_elem_bits: tuple[int, ...] = ()
     block2d_read: tuple[Block2DShape, ...] = ()
     block2d_read_transform: tuple[Block2DShape, ...] = ()
     block2d_read_transpose: tuple[Block2DShape, ...] = ()
@@ -347,6 +353,7 @@ ARC = Target(
     has_2d_block_io=False,
     subgroup_block_units=(1, 2, 4, 8),
     row_block_elem_bits=(16, 32),
+    lane_row_load_elem_bits=(16,),
     slm_bytes=64 * 1024,
     named_barriers=0,
     cache_hints=False,
@@ -362,8 +369,9 @@ ARC = Target(
     # (12 KiB) spilled 32 B at 16x32 pieces and KBs at 32x32
     coalesced_register_share=1.0,
     # 32x32 f32 per subgroup (128 of the 256 GRFs) and two DPAS K blocks per K step: one
-    # K loop, 0 spill, A and B rows of 64 bytes, 2 sends per DPAS on the in-bounds path
-    # (BK 16: 32-byte A rows, 3; docs/design.md, "ARC loads")
+    # K loop, 0 spill; f16/bf16 operands by per-lane row loads (C^T = B^T.A^T), 16
+    # 256-byte loads per 32 DPAS in bounds, 28 sends counting the edge loops (row reads:
+    # 64 + 24; docs/design.md, "ARC loads")
     gemm_tiles=(GemmTile(128, 128, 4, 4, 2, k_blocks=2), GemmTile(64, 64, 4, 2, 2, k_blocks=2)),
 )
 

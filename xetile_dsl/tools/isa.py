@@ -42,6 +42,7 @@ KIND_HELP = {
 _LABEL = re.compile(r"^\s*([A-Za-z_.$][\w.$]*):\s*$")
 _INSTR = re.compile(r"^\s*(?:\((?P<pred>[^)]*)\)\s+)?(?P<op>[a-z][\w.]*)\s*"
                     r"(?:\((?P<exec>\d+)\|M\d+\)\s*)?(?:\([a-z]+\)\S+\s+)?(?P<rest>.*)$")
+_DPAS = re.compile(r"\bdpasw?\b")
 _BACK_BRANCH = re.compile(r"\b(?:jmpi|goto|while)\b.*?\b([A-Za-z_.$][\w.$]*)\s*(?://.*)?$")
 _LSC = re.compile(r"^(?P<op>load|store|atomic_\w+)\.(?P<sfid>ugm|ugml|slm|tgm)\.(?P<data>d\d+\w*)")
 _BLOCK2D = re.compile(r"^(?:load|store)_block2d\.ugm\.d(?P<bits>\d+)(?P<variant>[vt]?)\.")
@@ -221,6 +222,20 @@ def innermost_loops(isa: str) -> list[Loop]:
     spans = _merged_spans(lines)
     inner = [s for s in spans if not any(o != s and s[0] <= o[0] and o[1] <= s[1] for o in spans)]
     return [Loop(_LABEL.match(lines[a]).group(1), a, b, "\n".join(lines[a:b + 1])) for a, b in inner]
+
+
+def report_loops(isa: str) -> list[Loop]:
+    """The loops a report describes, in program order: every innermost loop, and every
+    loop holding DPAS whose nested loops hold none (ARC's K loop with the cold per-lane
+    loops of its edge blocks inside: counted whole, the cold loops' instructions too)."""
+    lines = isa.splitlines()
+    spans = _merged_spans(lines)
+    has_dpas = {s: any(_DPAS.search(ln) for ln in lines[s[0]:s[1] + 1]) for s in spans}
+
+    def nested(s):
+        return [o for o in spans if o != s and s[0] <= o[0] and o[1] <= s[1]]
+    chosen = [s for s in spans if not nested(s) or (has_dpas[s] and not any(has_dpas[o] for o in nested(s)))]
+    return [Loop(_LABEL.match(lines[a]).group(1), a, b, "\n".join(lines[a:b + 1])) for a, b in chosen]
 
 
 # --- 2D block shapes ----------------------------------------------------------------------

@@ -87,8 +87,9 @@ class LoopReport:
 
 @dataclass
 class IsaReport:
-    """A kernel's ISA report: kernel-wide facts and its innermost loops, the hot loop (most
-    dpas, then most instructions) first, the others in program order."""
+    """A kernel's ISA report: kernel-wide facts and its loops (innermost ones, and loops
+    holding DPAS around cold loops without: :func:`~.isa.report_loops`), the hot loop
+    (most dpas, then most instructions) first, the others in program order."""
 
     kernel: str
     target: str
@@ -197,7 +198,7 @@ def isa_report(isa: str, kernel: str, target: Target, env: dict) -> IsaReport:
     """The report of listing ``isa`` of ``kernel`` for ``target``; ``env`` is the kernel's
     ``.ze_info`` execution_env (grf_count, spill_size, slm_size, simd_size)."""
     shapes = iga.block_shapes(isa, target.grf_bytes)
-    loops = [loop_report(lp, shapes, target) for lp in iga.innermost_loops(isa)]
+    loops = [loop_report(lp, shapes, target) for lp in iga.report_loops(isa)]
     hot = max(loops, key=lambda lp: (lp.dpas, lp.instructions), default=None)
     ordered = ([hot] + [lp for lp in loops if lp is not hot]) if hot else []
     return IsaReport(kernel, target.name, int(env.get("simd_size", target.subgroup_size)),

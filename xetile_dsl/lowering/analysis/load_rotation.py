@@ -44,6 +44,7 @@ from ...dialects import xegpu
 from ...frontend.types import bit_width
 from ...targets import Target
 from ..dead_code import is_pure
+from ..transposed import LANE_ROWS_ATTR
 #: op attribute (an integer) xegpu-rotate-loads puts on the loads of one rotated tile
 #: that write the same registers: the load before the loop and the next-tile load of
 #: the second step (codegen/message_pieces.py keeps their fragment in one array)
@@ -152,9 +153,12 @@ def plain_loads(loop: scf.ForOp) -> bool:
     """Whether every load of ``loop``'s body is a 2D block load without ``transpose``.
     Transposed reads go through payloads codegen hoists per loop (codegen/
     transposed_payloads.py) that a second step does not share: paired, the pvc A^T.B
-    M = 16 loop went from 58 to 62.5 instructions per step, A.B^T M = 1 from 32 to 34.5."""
+    M = 16 loop went from 58 to 62.5 instructions per step, A.B^T M = 1 from 32 to 34.5.
+    Except transposed loads read with per-lane row loads (``LANE_ROWS_ATTR``: ARC, no
+    payloads), as a row-major GEMM's loop is on ARC (lowering/operand_swap.py)."""
     loads = [op for op in loop.body.block.ops if isinstance(op, (xegpu.LoadNdOp, xegpu.LoadGatherOp))]
-    return all(isinstance(op, xegpu.LoadNdOp) and op.transpose is None for op in loads)
+    return all(isinstance(op, xegpu.LoadNdOp) and (op.transpose is None or LANE_ROWS_ATTR in op.attributes)
+               for op in loads)
 
 
 def pair_fits(loop: scf.ForOp, target: Target, large_grf: bool) -> bool:

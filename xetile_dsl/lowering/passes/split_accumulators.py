@@ -186,6 +186,11 @@ def split_loop(loop: scf.ForOp, groups: list[list[Chain]]) -> list[scf.ForOp]:
     return copies
 
 
+#: the stores an epilogue may move: block stores and the per-row scattered stores of a
+#: transposed accumulator (lowering/operand_swap.py stores C^T through a column view)
+_STORES = (xegpu.StoreNdOp, xegpu.StoreScatterOp)
+
+
 def _memref_of(desc: SSAValue) -> SSAValue | None:
     """The memref a tensor descriptor (moved by update_nd_offset or not) points into."""
     while True:
@@ -229,7 +234,7 @@ def _epilogue(copy: scf.ForOp, later: list[scf.ForOp]) -> list[Operation] | None
     when they cannot run before the ``later`` copies (module docstring)."""
     after = _ops_after(later[-1])
     users, others = _forward_slice([copy], after), _forward_slice(later, after)
-    if not users or users & others or any(not (is_pure(op) or isinstance(op, xegpu.StoreNdOp)) for op in users):
+    if not users or users & others or any(not (is_pure(op) or isinstance(op, _STORES)) for op in users):
         return None
     needed = set(users)
     for op in reversed(after):
@@ -243,12 +248,12 @@ def _epilogue(copy: scf.ForOp, later: list[scf.ForOp]) -> list[Operation] | None
                 if not is_pure(owner):
                     return None
                 needed.add(owner)
-    stored = {_memref_of(op.tensor_desc) for op in users if isinstance(op, xegpu.StoreNdOp)}
+    stored = {_memref_of(op.tensor_desc) for op in users if isinstance(op, _STORES)}
     if None in stored or stored & _memrefs_read(later):
         return None
     moved = [op for op in after if op in needed]
     passed = [op for op in after[:after.index(moved[-1])] if op not in needed]
-    if any(not (is_pure(op) or (isinstance(op, xegpu.StoreNdOp) and op in others)) for op in passed):
+    if any(not (is_pure(op) or (isinstance(op, _STORES) and op in others)) for op in passed):
         return None
     return moved
 
@@ -290,7 +295,7 @@ def _shared(moved: list[Operation]) -> set[Operation]:
 def _rereads_stored(moved: list[Operation], shared: set[Operation]) -> bool:
     """Whether a shared load reads a memref the moved stores write: its original, left
     after the stores, would then read what they wrote."""
-    stored = {_memref_of(op.tensor_desc) for op in moved if isinstance(op, xegpu.StoreNdOp)}
+    stored = {_memref_of(op.tensor_desc) for op in moved if isinstance(op, _STORES)}
     loads = (xegpu.LoadNdOp, xegpu.LoadGatherOp)
     return any(isinstance(op, loads) and _memref_of(op.tensor_desc) in stored for op in shared)
 

@@ -59,7 +59,7 @@ class XeTileWgToSg(ModulePass):
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
                 user_slm = slm_tiles.check_user_slm(fn, target)
-                operand_swap.swap_transposed_operands(fn)
+                operand_swap.swap_transposed_operands(fn, target)
                 maps = _MapInference(fn).run()
                 prefetch_plan.plan(fn, target, maps, maps.num_subgroups)
                 if maps.by_root:

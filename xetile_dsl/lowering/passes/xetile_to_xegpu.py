@@ -48,6 +48,7 @@ class _Translator(Rebuilder):
 
     def __init__(self, fn: func.FuncOp, target: Target | None):
         super().__init__(fn)
+        self.target = target
         self.packed_tiles = _tiles_loaded_as_b(fn)
         self.families = Families(fn)
         self.row_offsets = scattered.RowOffsets(fn, self.families)
@@ -124,6 +125,12 @@ class _Translator(Rebuilder):
             descs.append(self.emit(xegpu.CreateNdTdescOp(src, offs, tdesc_type, sizes, strides), op).tensor_desc)
         self.vmap[op.tile] = descs
 
+    def _mark_lane_rows(self, op: xetile.LoadTileOp, loads: list) -> None:
+        """Let codegen read these transposed loads of ``op`` with per-lane row loads
+        (lowering/transposed.py :data:`~..transposed.LANE_ROWS_ATTR`)."""
+        transposed.mark_lane_rows([ld for ld in loads if ld is not None], self.target,
+                                  bit_width(op.tile.type.element_type), block_messages.plain_gemm_block(op))
+
     def _op_LoadTileOp(self, op: xetile.LoadTileOp) -> None:
         t = op.tile.type
         b0, b1 = t.attr.blocks
@@ -132,9 +139,12 @@ class _Translator(Rebuilder):
         plan = self.message_plan(op.tile)
         if transposed.is_transposed(t) and plan is None:
             self.vmap[op.value] = transposed.load_blocks(self, op, packed)
+            self._mark_lane_rows(op, [v.owner for v in self.vmap[op.value]])
             return
         if plan is not None:
             self.vmap[op.value] = block_messages.load_blocks(self, op, plan, self.descs(op.tile), packed)
+            if plan.transposed:
+                self._mark_lane_rows(op, [block_messages.source_load(v) for v in self.vmap[op.value]])
             return
         if packed:
             vnni = 32 // bit_width(elem)
