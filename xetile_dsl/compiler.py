@@ -8,14 +8,17 @@ text, the compile's warnings) and trusts an entry read back only when
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import linecache
 import os
 import platform
 import sys
+import threading
 import warnings
 from collections.abc import MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -248,7 +251,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     Warnings are issued as they would be, and the compiler's own (xetile_dsl categories)
     are also kept in ``diagnostics``, so that a cache hit can repeat them."""
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, collector_paused():
             warnings.simplefilter("always")
             kernel = _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump))
     finally:
@@ -256,6 +259,36 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     kernel.diagnostics = [_diagnostic(w) for w in caught if w.category.__module__.startswith("xetile_dsl")]
     return kernel
+
+
+_PAUSES = {"count": 0, "resume": False}
+_PAUSE_LOCK = threading.Lock()
+
+
+@contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off for the ``with`` body (unless it already
+    was), then one collection of the youngest generation.  A compile makes ~100k
+    objects in cycles (xDSL IR: ops, blocks, uses), which set off 15-45 collections per
+    compile, a full one every tenth, each walking the whole process's heap: 25-50 ms of
+    CPU of a GEMM compile in a process that had compiled others (issue 13), more in a
+    process with a big heap.  Paused, they cost one collection of the compile's own
+    objects, 6-10 ms.  Nested and concurrent compiles share one pause (a count)."""
+    with _PAUSE_LOCK:
+        if _PAUSES["count"] == 0:
+            _PAUSES["resume"] = gc.isenabled()
+            gc.disable()
+        _PAUSES["count"] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSES["count"] -= 1
+            resume = _PAUSES["count"] == 0 and _PAUSES["resume"]
+            if resume:
+                gc.enable()
+        if resume:
+            gc.collect(0)
 
 
 def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
