@@ -299,7 +299,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     stats["compiles"] += 1
     try:
         with log.timed("frontend"):
-            module, written = frontend.build_module(fn, args, constants, gpu)
+            module, written = frontend.build_module(fn, args, constants, gpu, src)
         log.after_module("frontend", module)
         if target == "interpret":
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
