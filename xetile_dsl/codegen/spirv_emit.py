@@ -60,11 +60,12 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
         problem = _timed_invalid(binary, timings, validator)
     finally:
         validator.close()
-    if duplicate_result_ids(binary) or problem:
+    dups = duplicate_result_ids(binary)
+    if dups or problem:
         stats["reemitted"] += 1     # a safety net: a new Python process has no history at all
         binary = _emit_in_subprocess(llvm_ir_text)
         problem = _timed_invalid(binary, timings)
-    dups = duplicate_result_ids(binary)
+        dups = duplicate_result_ids(binary)
     if dups:
         raise SpirvEmitError(f"LLVM's SPIR-V backend defined ids {sorted(dups)[:8]} more than once")
     if problem:
