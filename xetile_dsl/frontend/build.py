@@ -14,7 +14,7 @@ def build_module(fn, args: dict, constants: dict, target, src: KernelSource | No
     failure at the user's line of the op that broke the rule.
 
     Returns (module, names of the arrays the kernel writes)."""
-    src = src or KernelSource.of(fn)
+    src = src if src is not None else KernelSource.of(fn)
     builder = KernelIRBuilder(src, fn.__globals__, args, constants, target)
     module = builder.build()
     for op in module.walk(reverse=True):
