@@ -52,6 +52,9 @@ def _log_builds(path: str) -> None:
 
 
 def pytest_configure(config):
+    # every compile of the suite verifies the module after each lowering stage (a compile
+    # outside the tests skips that: knobs.VERIFY_IR); subprocesses inherit it
+    os.environ.setdefault("XETILE_VERIFY_IR", "1")
     if config.getoption("--build-log", None):
         _log_builds(config.getoption("--build-log"))
     if not os.environ.get("XETILE_CACHE_DIR"):

@@ -2,19 +2,23 @@
 
 ``compile(fn, signature=..., constants=..., target=...)`` is the public entry point; the
 ``@jit`` launcher calls :func:`compile_kernel` through the kernel cache, which stores a
-kernel with :meth:`CompiledKernel.to_files` (plain bytes and JSON: SPIR-V, ABI, stage
-texts, the compile's warnings) and trusts an entry read back only when
+kernel with :meth:`CompiledKernel.to_files` (plain bytes and JSON: SPIR-V, ABI, LLVM IR
+text, the compile's warnings) and trusts an entry read back only when
 :func:`cached_kernel_problem` finds nothing wrong (spirv-val accepts its SPIR-V).
 """
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import linecache
 import os
 import platform
 import sys
+import threading
 import warnings
+from collections.abc import MutableMapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -73,7 +77,9 @@ class CompiledKernel:
     name: str
     target: str
     abi: KernelABI
-    asm: dict = field(default_factory=dict)
+    #: stage name -> text (bytes for "spirv"); a compile's MLIR texts are printed when
+    #: first read (:class:`~xetile_dsl.stage_texts.StageTexts`)
+    asm: MutableMapping = field(default_factory=dict)
     #: seconds per stage of this compile, in pipeline order (:func:`stage_names`)
     timings: dict = field(default_factory=dict)
     #: The compiler's own warnings of this compile ({"category", "message", "filename",
@@ -115,12 +121,14 @@ class CompiledKernel:
         return replace(isa_report.zebin_report(self.asm["zebin"], self.abi.kernel_name, gpu), per_lane_arrays=per_lane)
 
     def to_files(self) -> dict[str, bytes]:
-        """The cache entry: SPIR-V, the ABI and each stage's text."""
+        """The cache entry: SPIR-V, the ABI and the LLVM IR text.  Not the MLIR texts of
+        the lowering stages: those are printed only when read (:mod:`.stage_texts`),
+        nothing reads them from an entry, and printing them cost a ``@jit`` compile
+        ~12% of its time; ``xd.compile`` shows them."""
         files = {"kernel.spv": self.asm["spirv"],
                  "abi.json": json.dumps({"name": self.name, "target": self.target, "abi": self.abi.to_json()}).encode()}
-        for stage in ("xetile", "xegpu", "simt", "llvm"):
-            if stage in self.asm:
-                files[f"{stage}.txt"] = self.asm[stage].encode()
+        if "llvm" in self.asm:
+            files["llvm.txt"] = self.asm["llvm"].encode()
         files[DIAGNOSTICS_FILE] = json.dumps(self.diagnostics).encode()
         return files
 
@@ -243,7 +251,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
     Warnings are issued as they would be, and the compiler's own (xetile_dsl categories)
     are also kept in ``diagnostics``, so that a cache hit can repeat them."""
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with warnings.catch_warnings(record=True) as caught, collector_paused():
             warnings.simplefilter("always")
             kernel = _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump))
     finally:
@@ -251,6 +259,36 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
     kernel.diagnostics = [_diagnostic(w) for w in caught if w.category.__module__.startswith("xetile_dsl")]
     return kernel
+
+
+_PAUSES = {"count": 0, "resume": False}
+_PAUSE_LOCK = threading.Lock()
+
+
+@contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector off for the ``with`` body (unless it already
+    was), then one collection of the youngest generation.  A compile makes ~100k
+    objects in cycles (xDSL IR: ops, blocks, uses), which set off 15-45 collections per
+    compile, a full one every tenth, each walking the whole process's heap: 25-50 ms of
+    CPU of a GEMM compile in a process that had compiled others (issue 13), more in a
+    process with a big heap.  Paused, they cost one collection of the compile's own
+    objects, 6-10 ms.  Nested and concurrent compiles share one pause (a count)."""
+    with _PAUSE_LOCK:
+        if _PAUSES["count"] == 0:
+            _PAUSES["resume"] = gc.isenabled()
+            gc.disable()
+        _PAUSES["count"] += 1
+    try:
+        yield
+    finally:
+        with _PAUSE_LOCK:
+            _PAUSES["count"] -= 1
+            resume = _PAUSES["count"] == 0 and _PAUSES["resume"]
+            if resume:
+                gc.enable()
+        if resume:
+            gc.collect(0)
 
 
 def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
@@ -261,7 +299,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     stats["compiles"] += 1
     try:
         with log.timed("frontend"):
-            module, written = frontend.build_module(fn, args, constants, gpu)
+            module, written = frontend.build_module(fn, args, constants, gpu, src)
         log.after_module("frontend", module)
         if target == "interpret":
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},

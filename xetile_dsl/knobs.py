@@ -101,6 +101,9 @@ INTERPRET = Knob("XETILE_INTERPRET", str, "0",
                  choices=("0", "1", "subgroups", *_TRUE[1:], *_FALSE[1:]))
 DUMP_IR = Knob("XETILE_DUMP_IR", bool, False,
                "1: every compile prints the IR after each stage to stderr (like mlir-print-ir-after-all)")
+VERIFY_IR = Knob("XETILE_VERIFY_IR", bool, False,
+                  "1: verify the module after each lowering stage (the tests turn it on; off, a compile "
+                  "skips it: 7-10% of its time)")
 AUTOTUNE_QUIET = Knob("XETILE_AUTOTUNE_QUIET", bool, False, "1: no autotuning progress lines on stderr")
 OCLOC = Knob("XETILE_OCLOC", Path, None, "path of the ocloc to use (overrides the search)")
 TOOLS_DIR = Knob("XETILE_TOOLS_DIR", Path, None,
@@ -120,7 +123,7 @@ REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
 #: name -> knob, in the order README.md lists them
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DEBUG, INTERPRET, DUMP_IR,
-    ROTATE_LOADS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
+    VERIFY_IR, ROTATE_LOADS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
 
 
 def interpreting() -> bool:

@@ -10,6 +10,7 @@ from xetile_dsl import compiler
 from xetile_dsl.dialects import parse_module, print_module
 from xetile_dsl.errors import UsageError
 from xetile_dsl.kernels.matmul import matmul_kernel
+from xetile_dsl.lowering import pipeline
 from xetile_dsl.lowering.pipeline import pass_names
 from xetile_dsl.stage_log import CHECK_STAGES
 
@@ -77,3 +78,29 @@ def test_compile_mlir_runs_the_same_stages(dumped):
 def test_bad_dump_value_says_what_is_legal():
     with pytest.raises(UsageError, match=r"dump='passes': use dump='all'"):
         xd.compile(matmul_kernel, SIG, CONST, target="interpret", dump="passes")
+
+
+def test_stage_texts_are_printed_only_when_read(dumped, monkeypatch):
+    """A compile prints no MLIR (issue 13: printing was ~12% of a compile); each text is
+    printed at its first read, from the module as that stage left it, and only once."""
+    printed = []
+    monkeypatch.setattr(pipeline, "print_module", lambda module: printed.append(module) or print_module(module))
+    monkeypatch.delenv("XETILE_DUMP_IR", raising=False)
+    kernel = xd.compile(matmul_kernel, SIG, CONST, target="cpu")
+    assert printed == [] and list(kernel.asm) == ["xetile", "xegpu", "simt", "llvm", "spirv"]
+    assert "xegpu.txt" not in kernel.to_files() and printed == []     # cache entries hold no MLIR texts
+    for stage in ("simt", "xegpu", "xetile"):                         # any order: each is its stage's snapshot
+        assert kernel.asm[stage] == dumped.asm[stage]
+        assert kernel.asm[stage] is kernel.asm[stage]
+    assert len(printed) == 3
+
+
+@pytest.mark.parametrize("knob, verified", [("1", ["xegpu-sink-to-uses", "xegpu-rotate-loads"]), ("0", [])])
+def test_verify_knob_verifies_after_each_stage(monkeypatch, knob, verified):
+    """XETILE_VERIFY_IR=1 (the suite's conftest sets it) verifies the module after each
+    lowering stage; a compile outside the tests skips it."""
+    seen = []
+    monkeypatch.setenv("XETILE_VERIFY_IR", knob)
+    monkeypatch.setattr(pipeline, "_run_guarded", lambda name, run, module: seen.append(name) or run())
+    xd.compile(matmul_kernel, SIG, CONST, target="cpu")
+    assert [name.split(" ")[0] for name in seen if "verifying" in name] == verified

@@ -13,6 +13,7 @@ import pytest
 from xetile_dsl.codegen import spirv_emit
 from xetile_dsl.compiler import compile as xd_compile
 from xetile_dsl.kernels.matmul import matmul_kernel
+from xetile_dsl.tools import spirv_tools
 
 SIGNATURE = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
 CONFIGS = [(bm, bn, target) for bm in (8, 16, 32) for bn in (16, 32) for target in ("cpu", "cpu-arc")]
@@ -97,3 +98,31 @@ def _children(pid: int) -> list[int]:
 def _tiny_kernel() -> str:
     return (f'target datalayout = "{spirv_emit.SPIRV_DATALAYOUT}"\ntarget triple = "{spirv_emit.SPIRV_TRIPLE}"\n'
             "define spir_kernel void @k(ptr addrspace(1) %p) {\n  store i32 1, ptr addrspace(1) %p\n  ret void\n}\n")
+
+
+def test_spirv_val_starts_before_the_module_is_emitted_and_still_judges_it(monkeypatch):
+    """spirv-val's process is started when emission begins (its start-up overlaps the
+    emission, issue 13), is given the emitted module, and rejects an invalid one."""
+    events = []
+    real_validator, real_emit = spirv_tools.StartedValidator, spirv_emit._emit_clean
+
+    class Recorded(real_validator):
+        def __init__(self, *args):
+            events.append("spirv-val started")
+            super().__init__(*args)
+
+        def validate(self, spirv):
+            events.append(f"validated {len(spirv)} bytes")
+            return super().validate(spirv)
+
+    def emit(text):
+        events.append("emitting")
+        return real_emit(text)
+    monkeypatch.setattr(spirv_tools, "StartedValidator", Recorded)
+    monkeypatch.setattr(spirv_emit, "_emit_clean", emit)
+    spirv = xd_compile(matmul_kernel, SIGNATURE, {"BM": 8, "BN": 16, "BK": 16}, target="cpu").spirv
+    assert events == ["spirv-val started", "emitting", f"validated {len(spirv)} bytes"]
+    unused = real_validator()
+    unused.close()                      # a validator never given a module ends quietly
+    with pytest.raises(spirv_tools.SpirvValidationError, match="spirv-val rejected the module"):
+        real_validator().validate(spirv[:20] + spirv[24:])

@@ -208,6 +208,12 @@ def _intel_block_builtin(bi, op, elem_bits, rows, cols, count) -> ir.Function:
         return fn
     if not bi.emulate:
         return bi.declare(name, fnty)
+    return bi.build_once(("intel_block_builtin", op, elem_bits, rows, cols, count),
+                         lambda: _emulated_block_builtin(bi, name, fnty, op, elem_bits, rows, cols, count))
+
+
+def _emulated_block_builtin(bi, name, fnty, op, elem_bits, rows, cols, count) -> ir.Function:
+    """The CPU device's definition of a 2D block builtin, from its spec."""
     fn = bi.define_internal(name, fnty)
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     if op != "prefetch":  # a prefetch is only a hint: nothing to emulate

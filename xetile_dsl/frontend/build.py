@@ -8,12 +8,13 @@ from .ast_to_xetile import KernelIRBuilder
 from .source import KernelSource
 
 
-def build_module(fn, args: dict, constants: dict, target):
-    """Parse ``fn`` and emit its XeTile module for ``target`` (a Target); verify every op,
-    reporting a verifier failure at the user's line of the op that broke the rule.
+def build_module(fn, args: dict, constants: dict, target, src: KernelSource | None = None):
+    """Parse ``fn`` (or take its parsed ``src``, as the compiler driver has it) and emit
+    its XeTile module for ``target`` (a Target); verify every op, reporting a verifier
+    failure at the user's line of the op that broke the rule.
 
     Returns (module, names of the arrays the kernel writes)."""
-    src = KernelSource.of(fn)
+    src = src if src is not None else KernelSource.of(fn)
     builder = KernelIRBuilder(src, fn.__globals__, args, constants, target)
     module = builder.build()
     for op in module.walk(reverse=True):

@@ -36,7 +36,19 @@ def values(const: arith.ConstantOp) -> np.ndarray:
 
 
 def is_splat(const: arith.ConstantOp) -> bool:
-    flat = list(const.value.get_values())
+    return is_uniform(const.value)
+
+
+def is_uniform(attr: DenseIntOrFPElementsAttr) -> bool:
+    """Whether every value of ``attr`` equals its first (``==``: 0.0 and -0.0 are equal,
+    a NaN equals nothing).  When every element has the first one's bytes (a zero tile of
+    65536 elements) that is decided without unpacking them all: equal unless a NaN."""
+    data, count = attr.data.data, len(attr)
+    size = len(data) // count if count else 0
+    if count > 1 and data == data[:size] * count:
+        first = attr.get_element_type().unpack(data[:size], 1)[0]
+        return first == first
+    flat = attr.get_values()
     return all(v == flat[0] for v in flat[1:])
 
 

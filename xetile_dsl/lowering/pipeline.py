@@ -1,4 +1,5 @@
-"""The ordered list of lowering stages; each stage's IR is kept as MLIR text."""
+"""The ordered list of lowering stages; each stage's IR is kept as MLIR text (printed
+when first read: :mod:`xetile_dsl.stage_texts`)."""
 from __future__ import annotations
 
 import time
@@ -9,7 +10,8 @@ from xdsl.ir import Operation, SSAValue
 
 from ..dialects import make_context, print_module
 from ..errors import InternalCompilerError, XeTileError
-from ..knobs import debug_tracebacks
+from ..knobs import VERIFY_IR, debug_tracebacks
+from ..stage_texts import StageTexts
 from .passes.blocking import XeTileBlocking
 from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
@@ -44,26 +46,37 @@ def pass_names(target: str) -> list[str]:
 
 
 def lower(module: ModuleOp, target: str, timings: dict | None = None,
-          after_pass: Callable[[str, ModuleOp], None] | None = None) -> dict[str, str]:
-    """Run every stage on ``module`` in place; return each stage's MLIR text.
+          after_pass: Callable[[str, ModuleOp], None] | None = None) -> StageTexts:
+    """Run every stage on ``module`` in place; return each stage's MLIR text, printed
+    when first read: from a clone of the module taken after the stage (later stages
+    change the module in place), or, for the last stage, from ``module`` itself, which
+    nothing changes after lowering (codegen only reads it).
 
-    ``timings`` (when given) receives each pass's seconds, verification included, under
-    the pass's name; ``after_pass(name, module)`` is called after each pass (IR dumps),
-    outside the timed span."""
+    With ``XETILE_VERIFY_IR=1`` (the tests set it) the module is verified after each
+    stage, timed with the stage's last pass.  ``timings`` (when given) receives each
+    pass's seconds under the pass's name; ``after_pass(name, module)`` is called after
+    each pass (IR dumps), outside the timed span."""
     ctx = make_context()
-    texts = {"xetile": print_module(module)}
-    for stage, passes in stages(target):
+    verify = VERIFY_IR.get()
+    texts = StageTexts()
+    _defer_print(texts, "xetile", module.clone())
+    all_stages = stages(target)
+    for stage, passes in all_stages:
         for p in passes:
             start = time.perf_counter()
             _run_guarded(p.name, lambda: p.apply(ctx, module), module)
-            if p is passes[-1]:
+            if verify and p is passes[-1]:
                 _run_guarded(f"{p.name} (verifying its output)", module.verify, module)
             if timings is not None:
                 timings[p.name] = time.perf_counter() - start
             if after_pass is not None:
                 after_pass(p.name, module)
-        texts[stage] = print_module(module)
+        _defer_print(texts, stage, module if stage == all_stages[-1][0] else module.clone())
     return texts
+
+
+def _defer_print(texts: StageTexts, stage: str, snapshot: ModuleOp) -> None:
+    texts.defer(stage, lambda: print_module(snapshot))
 
 
 def _run_guarded(pass_name: str, run, module: ModuleOp) -> None:

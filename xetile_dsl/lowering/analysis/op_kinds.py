@@ -27,6 +27,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ...dialects import _asm, retype, xetile
 from ...errors import LoweringError
+from ..constants import is_uniform
 from .families import Families
 
 #: reduce kind -> (float combine op, int combine op); None where the kind has no such type
@@ -82,8 +83,7 @@ def join_elementwise(families: Families, fn: func.FuncOp) -> set[SSAValue]:
 def _is_non_splat_constant(op: Operation) -> bool:
     if not (isinstance(op, arith.ConstantOp) and is_vector(op.result)):
         return False
-    values = op.value.get_values()
-    return any(v != values[0] for v in values[1:])
+    return not is_uniform(op.value)
 
 
 def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:

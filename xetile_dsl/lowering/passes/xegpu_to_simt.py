@@ -51,6 +51,10 @@ class _Distribute:
         self.roles: dict[SSAValue, str] = {}
         self.transposed: dict[SSAValue, SSAValue] = {}  # descriptor family -> a value it loads transposed
         self.bits: dict[SSAValue, int] = {}  # family -> element width whose layout it takes (A chains)
+        #: (role, bits) -> sg_map and (type, role, sg_map) -> fragment type: each attribute
+        #: built once per pass (an xDSL type costs tens of microseconds to build and verify)
+        self._sg_maps: dict[tuple, xegpu.SGMapAttr] = {}
+        self._fragments: dict[tuple, VectorType] = {}
 
     def run(self) -> None:
         self._find_roles()
@@ -166,8 +170,11 @@ class _Distribute:
     def _sg_map(self, role: str, elem, v: SSAValue | None = None) -> xegpu.SGMapAttr:
         bits = self.bits.get(self.families.find(v), bit_width(elem)) if v is not None and role == "A" \
             else bit_width(elem)
-        layout, data = self.target.sg_map(role, bits)
-        return xegpu.SGMapAttr(layout, data)
+        found = self._sg_maps.get((role, bits))
+        if found is None:
+            layout, data = self.target.sg_map(role, bits)
+            found = self._sg_maps[role, bits] = xegpu.SGMapAttr(layout, data)
+        return found
 
     def _distribute(self, v: SSAValue, op) -> None:
         t = v.type
@@ -213,12 +220,17 @@ class _Distribute:
             # an [R, 1] column (a row reduction) is replicated: every lane holds all of it
             return VectorType(t.element_type, shape)
         sg_map = self._sg_map(role, t.element_type, v)
+        key = (t.element_type, tuple(shape), sg_map)
+        found = self._fragments.get(key)
+        if found is not None:
+            return found
         try:
             units, per = sg_map.fragment_shape(shape)
         except Exception as exc:  # noqa: BLE001 - reported in the user's terms
             raise LoweringError(f"a {'x'.join(map(str, shape))} block cannot be spread over the "
                                 f"{self.target.subgroup_size} lanes of {self.target.name}: {exc}", op) from None
-        return VectorType(t.element_type, [units, per])
+        found = self._fragments[key] = VectorType(t.element_type, [units, per])
+        return found
 
 
 def _replicated_column(v: SSAValue) -> bool:

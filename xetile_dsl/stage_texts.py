@@ -1,0 +1,58 @@
+"""``CompiledKernel.asm``: each stage's output by stage name, the MLIR texts printed on
+first read.
+
+Printing the module after each lowering stage was ~12% of a compile, and most compiles
+(every ``@jit`` launch) never read those texts.  So the pipeline hands over a snapshot
+of the module per stage (a clone where later stages would change it; cloning is about a
+third of printing) and the text is printed when someone reads ``asm["xegpu"]`` & co.
+A read text is kept; ``"xegpu" in asm`` and iteration do not print anything.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, MutableMapping
+
+
+class _Deferred:
+    """A value not made yet: ``make()`` makes it."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make: Callable[[], object]):
+        self.make = make
+
+
+class StageTexts(MutableMapping):
+    """A dict of stage name -> text (or bytes), where :meth:`defer` stores a text that is
+    made at its first read.  Keys keep the order they were added in."""
+
+    def __init__(self, texts: dict | None = None):
+        self._entries: dict = dict(texts or {})
+
+    def defer(self, stage: str, make: Callable[[], object]) -> None:
+        """``self[stage]`` is ``make()``, called at the first read (once)."""
+        self._entries[stage] = _Deferred(make)
+
+    def __getitem__(self, stage: str):
+        value = self._entries[stage]
+        if isinstance(value, _Deferred):
+            value = self._entries[stage] = value.make()
+        return value
+
+    def __setitem__(self, stage: str, value) -> None:
+        self._entries[stage] = value
+
+    def __delitem__(self, stage: str) -> None:
+        del self._entries[stage]
+
+    def __contains__(self, stage) -> bool:
+        return stage in self._entries
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __repr__(self) -> str:
+        shown = {k: "<not printed yet>" if isinstance(v, _Deferred) else v for k, v in self._entries.items()}
+        return f"StageTexts({shown!r})"
