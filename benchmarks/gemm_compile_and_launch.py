@@ -10,7 +10,6 @@ import time
 
 import numpy as np
 
-import xetile_dsl as xd
 from xetile_dsl import compiler
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.runtime.devices import get_device

@@ -34,7 +34,7 @@ from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import check_num_subgroups, split_options
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
-from .runtime.memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken
+from .runtime.memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter
 
 # the compiler loads at the first kernel that is not in the disk cache, the runtime (device
 # discovery, the launcher, the disk cache) and the target facts at the first launch, so that

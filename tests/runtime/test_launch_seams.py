@@ -12,7 +12,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import xetile_dsl as xd
 from xetile_dsl.kernels.matmul import matmul_kernel
 
 from conftest_tools import require_dpnp, require_module
