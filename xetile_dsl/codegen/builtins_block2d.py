@@ -203,13 +203,9 @@ def _intel_block_builtin(bi, op, elem_bits, rows, cols, count) -> ir.Function:
     """The Intel 2D block builtin: declared, or (emulation) defined from its spec."""
     name = _builtin_name(op, elem_bits, rows, cols, count)
     fnty = _PREFETCH_FNTY if op == "prefetch" else _BUILTIN_FNTY
-    fn = bi.module.globals.get(name)
-    if fn is not None:
-        return fn
-    if not bi.emulate:
-        return bi.declare(name, fnty)
-    return bi.build_once(("intel_block_builtin", op, elem_bits, rows, cols, count),
-                         lambda: _emulated_block_builtin(bi, name, fnty, op, elem_bits, rows, cols, count))
+    return bi.gpu_builtin(name, fnty, lambda: bi.build_once(
+        ("intel_block_builtin", op, elem_bits, rows, cols, count),
+        lambda: _emulated_block_builtin(bi, name, fnty, op, elem_bits, rows, cols, count)))
 
 
 def _emulated_block_builtin(bi, name, fnty, op, elem_bits, rows, cols, count) -> ir.Function:

@@ -93,9 +93,7 @@ def read_transpose(bi, builder, payload, rows: int, cols32: int, cache_option: i
     name = f"__builtin_IB_subgroup_block_read_ap_transpose_u32_m{rows}k{cols32}v1"
     words = ir.VectorType(I32, cols32)
     fnty = ir.FunctionType(words, [PRIVATE_PTR, I32, I32, I32])
-    fn = bi.module.globals.get(name)
-    if fn is None:
-        fn = _define_read(bi, name, fnty, rows, cols32, emulated_read()) if bi.emulate else bi.declare(name, fnty)
+    fn = bi.gpu_builtin(name, fnty, lambda: _define_read(bi, name, fnty, rows, cols32, emulated_read()))
     zero = ir.Constant(I32, 0)
     return builder.call(fn, [payload, zero, zero, ir.Constant(I32, cache_option)])
 
@@ -146,18 +144,17 @@ def _field_update(bi, verb: str, axis: str) -> ir.Function:
     """``{verb}Block2DAddressPayloadBlock{axis}`` (verb "set" or "add"): declared, or
     (emulation) writes the value to field x/y, or adds it to the field."""
     name = f"__builtin_IB_subgroup_{verb}Block2DAddressPayloadBlock{axis}"
-    fn = bi.module.globals.get(name)
-    if fn is not None:
+
+    def define() -> ir.Function:
+        fn = bi.define_internal(name, _SET_FNTY)
+        builder = ir.IRBuilder(fn.append_basic_block("entry"))
+        payload, value = fn.args
+        field = _field(builder, payload, axis.lower())
+        builder.store(builder.add(builder.load(field, typ=I32), value) if verb == "add" else value, field)
+        builder.ret_void()
         return fn
-    if not bi.emulate:
-        return bi.declare(name, _SET_FNTY)
-    fn = bi.define_internal(name, _SET_FNTY)
-    builder = ir.IRBuilder(fn.append_basic_block("entry"))
-    payload, value = fn.args
-    field = _field(builder, payload, axis.lower())
-    builder.store(builder.add(builder.load(field, typ=I32), value) if verb == "add" else value, field)
-    builder.ret_void()
-    return fn
+
+    return bi.gpu_builtin(name, _SET_FNTY, define)
 
 
 def _copy(bi, builder, payload) -> ir.Value:
@@ -183,14 +180,12 @@ def _add(bi, axis: str) -> ir.Function:
 
 def _prefetch(bi, name: str) -> ir.Function:
     """A prefetch through a payload: declared, or (emulation) a hint that does nothing."""
-    fn = bi.module.globals.get(name)
-    if fn is not None:
+    def define() -> ir.Function:
+        fn = bi.define_internal(name, _PREFETCH_FNTY)
+        ir.IRBuilder(fn.append_basic_block("entry")).ret_void()
         return fn
-    if not bi.emulate:
-        return bi.declare(name, _PREFETCH_FNTY)
-    fn = bi.define_internal(name, _PREFETCH_FNTY)
-    ir.IRBuilder(fn.append_basic_block("entry")).ret_void()
-    return fn
+
+    return bi.gpu_builtin(name, _PREFETCH_FNTY, define)
 
 
 def _define_read(bi, name: str, fnty: ir.FunctionType, rows: int, cols32: int, plain: ir.Function) -> ir.Function:

@@ -89,13 +89,12 @@ def _intel_read_transpose(bi, rows: int, cols32: int) -> ir.Function:
     the memory-side map [16, 1] x [1, 1] of :class:`~.builtins_block2d.Fragment`)."""
     name = mangle(f"intel_sub_group_2d_block_{_OP}_32b_{rows}r{cols32}x1c",
                   [Ptr("v", 1), "i", "i", "i", vec(2, "i"), Ptr("j")])
-    fn = bi.module.globals.get(name)
-    if fn is not None:
-        return fn
-    fnty = b2d._BUILTIN_FNTY
-    if not bi.emulate:
-        return bi.declare(name, fnty)
-    fn = bi.define_internal(name, fnty)
+    return bi.gpu_builtin(name, b2d._BUILTIN_FNTY, lambda: _emulated_read_transpose(bi, name, rows, cols32))
+
+
+def _emulated_read_transpose(bi, name: str, rows: int, cols32: int) -> ir.Function:
+    """The CPU device's definition of :func:`_intel_read_transpose`, from its spec."""
+    fn = bi.define_internal(name, b2d._BUILTIN_FNTY)
     builder = ir.IRBuilder(fn.append_basic_block("entry"))
     base, width, height, pitch, coord, data = fn.args
     x = builder.extract_element(coord, ir.Constant(I32, 0))

@@ -16,6 +16,8 @@ the facade, the memo and the few helpers both share.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from llvmlite import ir
 
 from xetile_dsl.targets.target import Target
@@ -170,6 +172,15 @@ class IntelBuiltins:
         elif fn.function_type != fnty:
             raise TypeError(f"{name} already declared as {fn.function_type}, wanted {fnty}")
         return fn
+
+    def gpu_builtin(self, name: str, fnty: ir.FunctionType, define: Callable[[], ir.Function]) -> ir.Function:
+        """The GPU driver's builtin ``name``: the module's function of that name when it has
+        one, else a declaration (a GPU target: the driver resolves it) or, emulated for the
+        CPU device, what ``define()`` returns (the builtin defined from its spec)."""
+        fn = self.module.globals.get(name)
+        if fn is not None:
+            return fn
+        return define() if self.emulate else self.declare(name, fnty)
 
     def declare_intrinsic(self, name: str, fnty: ir.FunctionType) -> ir.Function:
         """An LLVM intrinsic (default calling convention, unlike OpenCL builtins)."""
