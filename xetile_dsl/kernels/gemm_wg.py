@@ -63,27 +63,9 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
     whole-K slices of A and B; A and B are prefetched ``PF`` K-steps ahead with the
     RFC's cooperative maps (A and B split by rows among all subgroups; B's rows are
     whole, so 8-bit slices stay at least the 2D-block width).  ``ACC`` is the accumulator dtype: ``xt.int32`` for int8/uint8 inputs,
-    ``xt.float32`` for f16, bf16 and f32 (tf32 DPAS, PVC only)."""
-    NS = SM * SN
-    m = xt.program_id(0) * BM
-    n = xt.program_id(1) * BN
-    ta = xt.init_tile(a, [m, 0], [BM, BK], wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BK]))
-    tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[SM, SN], sg_data=[BK, BN // SN]))
-    pa = xt.init_tile(a, [m, PF * BK], [BM, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BM // NS, BK]))
-    pb = xt.init_tile(b, [PF * BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BN]))
-    mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
-    acc = xt.zeros([BM, BN], ACC)
-    for k in range(0, K, BK):
-        va = xt.load_tile(ta)
-        vb = xt.load_tile(tb)
-        xt.prefetch_tile(pa)
-        xt.prefetch_tile(pb)
-        acc = xt.tile_mma(va, vb, acc, wg_map=mp_c)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
-        pa = xt.update_tile_offset(pa, 0, BK)
-        pb = xt.update_tile_offset(pb, BK, 0)
-    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN], wg_map=mp_c))
+    ``xt.float32`` for f16, bf16 and f32 (tf32 DPAS, PVC only).  It is
+    :func:`gemm_wg_layout_kernel` with both operands row-major."""
+    gemm_wg_layout_kernel(a, b, c, K, BM, BN, BK, SM, SN, PF, ACC, False, False)
 
 
 @xd.jit
@@ -101,15 +83,19 @@ def gemm_wg_layout_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt
     mp_b = xt.wg_map(sg_layout=[SM, SN], sg_data=[BK, BN // SN])
     if TA:
         ta = xt.init_tile(a, [m, 0], [BM, BK], order=(0, 1), wg_map=mp_a)
-        pa = xt.init_tile(a, [PF * BK, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BM]))
     else:
         ta = xt.init_tile(a, [m, 0], [BM, BK], wg_map=mp_a)
-        pa = xt.init_tile(a, [m, PF * BK], [BM, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BM // NS, BK]))
     if TB:
         tb = xt.init_tile(b, [0, n], [BK, BN], order=(0, 1), wg_map=mp_b)
-        pb = xt.init_tile(b, [n, PF * BK], [BN, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BN // NS, BK]))
     else:
         tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=mp_b)
+    if TA:
+        pa = xt.init_tile(a, [PF * BK, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BM]))
+    else:
+        pa = xt.init_tile(a, [m, PF * BK], [BM, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BM // NS, BK]))
+    if TB:
+        pb = xt.init_tile(b, [n, PF * BK], [BN, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BN // NS, BK]))
+    else:
         pb = xt.init_tile(b, [PF * BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BN]))
     mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
     acc = xt.zeros([BM, BN], ACC)
