@@ -13,7 +13,8 @@ from ops_ref import BF16, assert_within, matmul_ref
 from tf32_ref import tf32_matmul_ref
 from xetile_dsl import ops
 from xetile_dsl.errors import UsageError, XeTileError
-from conftest_tools import require_dpnp
+from conftest_tools import require_dpnp, require_module
+from xetile_dsl.runtime.devices import get_device
 
 M, N, K = 37, 45, 50
 RNG = np.random.default_rng(14)
@@ -140,11 +141,32 @@ def test_matmul_dpnp_in_dpnp_out():
     assert_within(dpnp.asnumpy(c), ref, bound, "dpnp")
 
 
-def test_matmul_dpnp_narrow_rows_refused():
+def test_matmul_dpnp_narrow_rows_padded_on_the_queue():
+    """K = 8 and N = 8 f16 (16-byte rows, under the 64-byte 2D-block minimum): a, b and the
+    result are padded into zeroed dpnp arrays on the inputs' queue, and the result copied
+    back into a dpnp array of the true shape (given with out= too)."""
     dpnp = require_dpnp()
-    a = dpnp.asarray(A32[:, :8].astype(np.float16))
-    with pytest.raises(XeTileError, match="64 bytes"):
-        ops.matmul(a, dpnp.asarray(B32[:8].astype(np.float16)), target="cpu-pvc")
+    a, b = A32[:, :8].astype(np.float16), B32[:8, :8].astype(np.float16)
+    da, db = dpnp.asarray(a), dpnp.asarray(b)
+    ref, bound = matmul_ref(a, b, out_dtype=np.float16)
+    c = ops.matmul(da, db, target="cpu-pvc")
+    assert isinstance(c, dpnp.ndarray) and c.shape == (M, 8)
+    assert_within(dpnp.asnumpy(c), ref, bound, "dpnp narrow")
+    out = dpnp.full((M, 8), 7, dtype=np.float16)
+    assert ops.matmul(da, db, out=out, target="cpu-pvc") is out
+    assert_within(dpnp.asnumpy(out), ref, bound, "dpnp narrow out=")
+
+
+def test_matmul_pyopencl_narrow_rows_refused():
+    """pyopencl arrays are not padded (no strided slice copy): refused, saying what works."""
+    cl = require_module("pyopencl")
+    import pyopencl.array as cla
+
+    context = cl.Context(devices=[get_device("opencl:cpu", "pyopencl").native])
+    queue = cl.CommandQueue(context)
+    a, b = (cla.to_device(queue, x.astype(np.float16)) for x in (A32[:, :8], B32[:8]))
+    with pytest.raises(UsageError, match="at least 64 bytes.*dpnp array or a numpy array"):
+        ops.matmul(a, b, target="cpu-pvc")
 
 
 SMALL_M_CASES = [(t, m, d) for t in ("cpu-pvc", "cpu-arc") for m, d in ((1, np.float16), (3, np.float16), (2, np.int8),

@@ -5,8 +5,10 @@ outputs like the input, and make numpy arrays fit the 2D-block rules.
 Device arrays are used in place (the kernel runs on their queue and writes the caller's
 buffer); numpy arrays are copied in and out by the launcher, so an op may hand it a padded
 copy instead.  Rows narrower than the target's 2D-block minimum (64 bytes) are refused by
-the launcher today: numpy rows are zero-padded here (the kernels mask by the true
-extents), device arrays get a :class:`~xetile_dsl.errors.UsageError` saying so."""
+the launcher, so an op pads them here: numpy rows are zero-padded on the host, dpnp / USM
+and torch rows into a zero-padded array on the same queue (one device copy each way; the
+kernels mask by the true extents); pyopencl arrays get a
+:class:`~xetile_dsl.errors.UsageError` saying so."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -106,20 +108,33 @@ def row_bytes(x) -> int:
 
 
 def fit_rows(x, name: str):
-    """``x`` whose rows meet the 2D-block minimum width: numpy arrays zero-padded on the
-    right (the kernels never read the padding as data), device arrays as they are or
-    refused, since they are used in place."""
-    width = row_bytes(x)
-    if width >= MIN_ROW_BYTES:
+    """``x`` whose rows meet the 2D-block minimum width: as it is, or a copy zero-padded on
+    the right made by ``x``'s library on ``x``'s queue (the kernels never read the padding
+    as data; zeros keep 0 * padding finite)."""
+    if row_bytes(x) >= MIN_ROW_BYTES:
         return x
-    if not isinstance(x, np.ndarray):
-        raise UsageError(f"{name}: rows of {width} bytes ({x.shape[-1]} x {dtype_of(x)}); device arrays are used "
-                         f"in place and 2D block messages need rows of at least {MIN_ROW_BYTES} bytes today: "
-                         "pass a wider (padded) array or a numpy array (copied and padded)")
-    cols = -(-MIN_ROW_BYTES // x.dtype.itemsize)
-    padded = np.zeros(x.shape[:-1] + (cols,), x.dtype)
-    padded[..., :x.shape[-1]] = x
+    padded = _zeros_like_input(x, x.shape[:-1] + (_padded_cols(dtype_of(x)),), dtype_of(x), name)
+    padded[..., :x.shape[-1]] = x   # numpy, dpnp, usm_ndarray and torch each copy into a slice
     return padded
+
+
+def _padded_cols(dtype: np.dtype) -> int:
+    return -(-MIN_ROW_BYTES // dtype.itemsize)
+
+
+def _zeros_like_input(x, shape: tuple, dtype: np.dtype, name: str):
+    """A zero array like ``x`` (see :func:`empty_like_input`) to pad narrow rows into."""
+    if isinstance(x, np.ndarray):
+        return np.zeros(shape, dtype)
+    if (type(x).__module__ or "").startswith("pyopencl"):
+        raise UsageError(f"{name}: rows of {row_bytes(x)} bytes ({x.shape[-1]} x {dtype_of(x)}); 2D block "
+                         f"messages need rows of at least {MIN_ROW_BYTES} bytes and pyopencl arrays are not "
+                         "padded: pass a wider (padded) array, a dpnp array or a numpy array")
+    zeros = empty_like_input(x, shape, dtype)
+    if is_torch(zeros):
+        return zeros.zero_()
+    zeros[...] = 0
+    return zeros
 
 
 def check_out(out, shape: tuple, dtype: np.dtype, name: str = "out"):
@@ -132,17 +147,23 @@ def check_out(out, shape: tuple, dtype: np.dtype, name: str = "out"):
 
 def output_buffer(out, like, shape: tuple, dtype: np.dtype):
     """(the array the kernel writes, the array the op returns): ``out`` or a new array
-    like ``like``; a numpy result with narrow rows is written to a padded buffer first."""
+    like ``like``; a result with narrow rows is written to a padded buffer of the same
+    library first (:func:`copy_back` copies it into the result)."""
     result = check_out(out, shape, dtype) if out is not None else empty_like_input(like, shape, dtype)
     if shape[-1] * dtype.itemsize >= MIN_ROW_BYTES:
         return result, result
-    if not isinstance(result, np.ndarray):
-        fit_rows(result, "out")   # raises with the message
-    return fit_rows(np.zeros(shape, dtype), "out"), result
+    return _zeros_like_input(result, shape[:-1] + (_padded_cols(dtype),), dtype, "out"), result
 
 
 def copy_back(buffer, result):
-    """Copy a padded numpy buffer into the caller's result (a no-op when they are one)."""
-    if buffer is not result:
+    """Copy a padded buffer into the caller's result (a no-op when they are one); device
+    arrays are copied on their queue, after the kernel that wrote the buffer."""
+    if buffer is result:
+        return result
+    if isinstance(result, np.ndarray):
         np.copyto(result, buffer[..., :result.shape[-1]])
+    elif is_torch(result):
+        result.copy_(buffer[..., :result.shape[-1]])
+    else:
+        result[...] = buffer[..., :result.shape[-1]]
     return result
