@@ -12,7 +12,7 @@ import pytest
 from ops_ref import BF16, assert_within, matmul_ref
 from tf32_ref import tf32_matmul_ref
 from xetile_dsl import ops
-from xetile_dsl.errors import UsageError, XeTileError
+from xetile_dsl.errors import UsageError
 from conftest_tools import require_dpnp, require_module
 from xetile_dsl.runtime.devices import get_device
 

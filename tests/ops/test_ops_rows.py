@@ -10,7 +10,7 @@ import pytest
 
 from ops_ref import BF16, assert_within, norm_ref, softmax_ref
 from xetile_dsl import ops
-from xetile_dsl.errors import UsageError, XeTileError
+from xetile_dsl.errors import UsageError
 from xetile_dsl.ops import configs
 from conftest_tools import require_dpnp
 
