@@ -128,10 +128,9 @@ def test_register_without_torch_or_with_an_old_one_says_what_is_missing(monkeypa
 
 
 def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
-    """All five ops register on a machine without XPU, once (a second call returns the same
+    """All five ops register (CI: on a machine without XPU), once (a second call returns the same
     ops, no "already registered"), each schema taking the numpy entry point's arguments
     with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target)."""
-    assert not torch.xpu.is_available()
     registered = torch_ops.register()
     assert torch_ops.register() is registered and sorted(registered) == sorted(ops.__all__)
     for name in ops.__all__:

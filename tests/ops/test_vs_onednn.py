@@ -70,6 +70,7 @@ def test_onednn_columns_stay_empty_with_a_torch_without_xpu():
     """torch installed (CI's CPU-only one) but no XPU device: the oneDNN timers say "not
     available" (None) instead of touching torch.xpu, so the sweep still runs."""
     torch = require_torch()
-    assert not torch.xpu.is_available()
+    if torch.xpu.is_available():
+        pytest.skip("torch has an XPU device here: oneDNN is timed (the GPU sweep)")
     assert bench.time_onednn("f16", (64, 64, 64), "nn", 10) is None
     assert bench.time_onednn_attention((1, 1, 64, 64), True, 10) is None

@@ -4,7 +4,7 @@
 Nothing here runs at import.  :func:`register` needs torch >= 2.4
 (``torch.library.custom_op``) but no XPU device: registering only tells the dispatcher
 the schema, the kernel and the fake implementation.  The kernel runs the op on XPU
-tensors (an Intel GPU) in place; tensors on any other device get a UsageError saying to
+tensors (an Intel GPU) without copies; tensors on any other device get a UsageError saying to
 move them with ``.to("xpu")`` (not torch's "no kernel for this backend").  The fake
 implementation gives the output's shape and dtype for tracing (and for meta tensors)
 from the op's own ``*_result`` function, which checks the arguments as the op does.
