@@ -9,8 +9,10 @@ and sets XETILE_REQUIRE_TORCH=1, which turns those skips into failures (not the 
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 import types
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -21,6 +23,7 @@ from xetile_dsl import ops
 from xetile_dsl.errors import LaunchError, UsageError
 from xetile_dsl.ops import configs, torch_ops
 
+README = Path(__file__).resolve().parents[2] / "README.md"
 RNG = np.random.default_rng(14)
 A16 = RNG.standard_normal((37, 64)).astype(np.float16)
 B16 = RNG.standard_normal((64, 48)).astype(np.float16)
@@ -198,6 +201,21 @@ def test_fake_refuses_what_the_op_refuses(torch, xetile, case):
     with mode, pytest.raises(UsageError) as from_fake:
         _call(xetile, REFUSALS[case], _fake_xpu(torch, mode), torch)
     assert str(from_fake.value) == str(from_numpy.value)
+
+
+def test_readme_example_runs_on_fake_xpu_tensors(torch):
+    """The README's torch.ops.xetile example, as written, under FakeTensorMode (its XPU
+    tensors are fake, so it runs without a device): register(), the arguments it passes
+    and the result dtypes are what the README says."""
+    from torch._subclasses.fake_tensor import FakeTensorMode  # torch is optional
+
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
+    (example,) = [b for b in blocks if "torch.ops.xetile" in b]
+    names = {}
+    with FakeTensorMode():
+        exec(compile(example, "README.md", "exec"), names)
+    for result in (names["c"], names["y"]):
+        assert (tuple(result.shape), result.dtype, result.device.type) == ((512, 512), torch.float32, "xpu")
 
 
 # --- torch.compile and opcheck --------------------------------------------------------------
