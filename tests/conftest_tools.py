@@ -5,7 +5,10 @@ Normally a missing tool or runtime skips the test with the reason.  With
 ``XETILE_REQUIRE_OCLOC=1`` (CI after scripts/install-test-tools.sh) a missing or too-old
 ocloc FAILS the test, so the ISA checks can never silently stop running; likewise
 ``XETILE_REQUIRE_RUNTIMES=1`` (CI, where ``pip install -e .[test]`` installed them all)
-makes a missing dpctl, dpnp, pyopencl, spirv-val or OpenCL CPU device a failure.
+makes a missing dpctl, dpnp, pyopencl, spirv-val or OpenCL CPU device a failure, and
+``XETILE_REQUIRE_TORCH=1`` (CI, which installs torch itself: it is no test extra, the CUDA
+wheels are ~2.7 GB) a missing PyTorch >= 2.4.  An XPU device is hardware, not something to
+install: tests needing one skip with the reason under every setting.
 """
 from __future__ import annotations
 
@@ -65,3 +68,36 @@ def require_module(name: str):
 def require_dpnp():
     """The dpnp module (USM arrays for the zero-copy launch tests), see :func:`require_module`."""
     return require_module("dpnp")
+
+
+#: CI sets it: PyTorch (a CPU build is enough) must be there, not skipped over.
+TORCH_REQUIRED_ENV = knobs.REQUIRE_TORCH.name
+
+
+def require_torch():
+    """torch >= 2.4 (``torch.library.custom_op``), or skip -- fail under
+    XETILE_REQUIRE_TORCH=1 -- when it is missing or older."""
+    try:
+        torch = importlib.import_module("torch")
+    except ImportError as exc:
+        _torch_missing(f"PyTorch is not installed ({exc}): pip install 'torch>=2.4' (any build; the tests "
+                       "use CPU tensors and fake XPU tensors)")
+    if not hasattr(torch.library, "custom_op"):
+        _torch_missing(f"torch {torch.__version__} has no torch.library.custom_op (torch >= 2.4 is needed)")
+    return torch
+
+
+def require_torch_xpu():
+    """torch with an XPU device (an Intel GPU), or skip -- under every setting, since a
+    device cannot be installed (XETILE_REQUIRE_TORCH=1 only fails a missing torch)."""
+    torch = require_torch()
+    if not (hasattr(torch, "xpu") and torch.xpu.is_available()):
+        pytest.skip(f"torch {torch.__version__} sees no XPU device: the registered ops run on Intel GPUs only "
+                    "(their CPU-tensor refusal, fakes and torch.compile graphs are tested without one)")
+    return torch
+
+
+def _torch_missing(reason: str):
+    if knobs.REQUIRE_TORCH.get():
+        pytest.fail(f"{TORCH_REQUIRED_ENV}=1 but {reason}", pytrace=False)
+    pytest.skip(reason)

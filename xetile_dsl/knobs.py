@@ -119,11 +119,15 @@ REQUIRE_OCLOC = Knob("XETILE_REQUIRE_OCLOC", bool, False, "1: ISA tests fail ins
 REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
                         "1: tests fail instead of skipping without dpctl, dpnp, pyopencl, spirv-val or the "
                         "OpenCL CPU device")
+REQUIRE_TORCH = Knob("XETILE_REQUIRE_TORCH", bool, False,
+                     "1: torch tests fail instead of skipping without PyTorch >= 2.4 (tests needing an XPU "
+                     "device still skip)")
 
 #: name -> knob, in the order README.md lists them
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DEBUG, INTERPRET, DUMP_IR,
-    VERIFY_IR, ROTATE_LOADS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES)}
+    VERIFY_IR, ROTATE_LOADS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
+    REQUIRE_TORCH)}
 
 
 def interpreting() -> bool:

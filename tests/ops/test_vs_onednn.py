@@ -9,7 +9,7 @@ import pathlib
 import pytest
 
 from xetile_dsl.targets.peaks import PEAKS, peak_for
-from conftest_tools import require_dpnp
+from conftest_tools import require_dpnp, require_torch
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("vs_onednn", ROOT / "benchmarks" / "vs_onednn.py")
@@ -64,3 +64,13 @@ def test_attention_flops_by_hand():
     # Z=4, H=32, N=1024, D=64: 4 * 4 * 32 * 2^20 * 64 = 34_359_738_368; causal half
     assert bench.attention_flops(4, 32, 1024, 64, False) == 34_359_738_368
     assert bench.attention_flops(4, 32, 1024, 64, True) == 17_179_869_184
+
+
+def test_onednn_columns_stay_empty_with_a_torch_without_xpu():
+    """torch installed (CI's CPU-only one) but no XPU device: the oneDNN timers say "not
+    available" (None) instead of touching torch.xpu, so the sweep still runs."""
+    torch = require_torch()
+    if torch.xpu.is_available():
+        pytest.skip("torch has an XPU device here: oneDNN is timed (the GPU sweep)")
+    assert bench.time_onednn("f16", (64, 64, 64), "nn", 10) is None
+    assert bench.time_onednn_attention((1, 1, 64, 64), True, 10) is None

@@ -7,6 +7,8 @@ from __future__ import annotations
 import importlib
 import inspect
 import pkgutil
+import sys
+import types
 from pathlib import Path
 
 import numpy as np
@@ -363,3 +365,31 @@ def test_a_missing_runtime_fails_instead_of_skipping_when_required(monkeypatch):
     assert require_dpnp() is importlib.import_module("dpnp")
     ci = (THIS_FILE.parents[2] / ".ci" / "run").read_text()
     assert "export XETILE_REQUIRE_RUNTIMES=1" in ci
+
+
+def test_a_missing_torch_fails_when_required_but_a_missing_xpu_always_skips(monkeypatch):
+    """XETILE_REQUIRE_TORCH=1 (.ci/run, which installs torch) turns "torch missing" or "torch
+    older than 2.4" skips into failures; "no XPU device" stays a skip (hardware, not an
+    installable dependency).  Stand-ins replace torch, so this runs with or without it."""
+    from conftest_tools import require_torch, require_torch_xpu
+
+    old_torch = types.SimpleNamespace(__version__="2.3.1", library=types.SimpleNamespace())
+    cpu_torch = types.SimpleNamespace(__version__="2.9.0+cpu", library=types.SimpleNamespace(custom_op=None),
+                                      xpu=types.SimpleNamespace(is_available=lambda: False))
+    monkeypatch.setenv("XETILE_REQUIRE_TORCH", "1")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(pytest.fail.Exception, match="XETILE_REQUIRE_TORCH=1 but PyTorch is not installed"):
+        require_torch()
+    monkeypatch.setitem(sys.modules, "torch", old_torch)
+    with pytest.raises(pytest.fail.Exception, match=r"XETILE_REQUIRE_TORCH=1 but torch 2\.3\.1 has no .*custom_op"):
+        require_torch()
+    monkeypatch.setitem(sys.modules, "torch", cpu_torch)
+    assert require_torch() is cpu_torch
+    with pytest.raises(pytest.skip.Exception, match=r"torch 2\.9\.0\+cpu sees no XPU device"):
+        require_torch_xpu()
+    monkeypatch.setenv("XETILE_REQUIRE_TORCH", "0")
+    monkeypatch.setitem(sys.modules, "torch", None)
+    with pytest.raises(pytest.skip.Exception, match="PyTorch is not installed"):
+        require_torch()
+    ci = (THIS_FILE.parents[2] / ".ci" / "run").read_text()
+    assert "export XETILE_REQUIRE_TORCH=1" in ci and 'pip install -q "torch>=2.4"' in ci

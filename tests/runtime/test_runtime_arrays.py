@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
-from conftest_tools import require_dpnp, require_module
+from conftest_tools import require_dpnp, require_module, require_torch
 from xetile_dsl.errors import LaunchError
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.runtime.opencl_icd import setup_intel_cpu_icd
@@ -167,7 +167,7 @@ def test_pyopencl_arrays_on_their_queue():
 
 
 def test_torch_cpu_tensor_gets_a_clear_message():
-    torch = pytest.importorskip("torch")
+    torch = require_torch()   # skipped without torch; a failure under XETILE_REQUIRE_TORCH=1 (CI)
     a, b = _ab()
     with pytest.raises(LaunchError, match=r"argument 'a': torch tensor on device 'cpu'; .*'xpu'.*\.numpy\(\)"):
         matmul_kernel[(2, 2)](torch.from_numpy(a), b, np.zeros((64, 64), np.float32), 64, **CONST)

@@ -216,6 +216,12 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
     return result, event
 
 
+def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
+    """(shape, dtype) of what :func:`attention` returns, checked as it checks them (same
+    UsageErrors), without running: for the torch fake implementation (``ops/torch_ops.py``)."""
+    return _check(q, k, v), operands.dtype_of(q)
+
+
 def _kernel_and_options(target: str, qk_scale: float):
     """The kernel form configs.ATTENTION_FORM names for ``target`` and its options: a
     positive scale is applied in the exp2's fma (SCALED = False; a zero or negative one

@@ -79,7 +79,7 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     target = configs.resolve_target(target)
     BM, BN, BK = configs.gemm_tiles(target, in_name, M, trans_a)
     bias_row = _bias_row(bias, N, a)
-    buffer, result = operands.output_buffer(out, a, (M, N), np.dtype(operands.BF16 if out_name == "bfloat16" else out_name))
+    buffer, result = operands.output_buffer(out, a, (M, N), _np_dtype(out_name))
     if M == 0 or N == 0:
         return result, None
     grid = (-(-M // BM), -(-N // BN))
@@ -88,6 +88,24 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
         TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
         ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK)
     return operands.copy_back(buffer, result), event
+
+
+def matmul_result(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,
+                  out_dtype=None) -> tuple[tuple[int, int], np.dtype]:
+    """(shape, dtype) of what :func:`matmul` returns for these operands, checked as it
+    checks them (same UsageErrors), without running anything: the torch fake
+    implementation (``ops/torch_ops.py``) traces with it, so the two cannot disagree."""
+    a, trans_a = _row_major(a, trans_a)
+    b, trans_b = _row_major(b, trans_b)
+    M, _, N = _shapes(a, b, trans_a, trans_b)
+    _, out_name = _output_dtype(_input_dtype(a, b), out_dtype, bias, activation)
+    if bias is not None:
+        _check_bias(bias, N)
+    return (M, N), _np_dtype(out_name)
+
+
+def _np_dtype(name: str) -> np.dtype:
+    return np.dtype(operands.BF16 if name == "bfloat16" else name)
 
 
 def _row_major(x, trans: bool):
@@ -154,9 +172,14 @@ def _bias_row(bias, N: int, like):
     if bias is None:
         return np.zeros((1, operands.MIN_ROW_BYTES // 4), np.float32) if isinstance(like, np.ndarray) \
             else operands.fit_rows(operands.empty_like_input(like, (1, 16), np.float32), "bias")
-    bias = operands.as_array(bias, "bias")
+    bias = _check_bias(operands.as_array(bias, "bias"), N)
+    return operands.fit_rows(bias.reshape(1, N), "bias")
+
+
+def _check_bias(bias, N: int):
+    """``bias`` if it is a float array of shape (N,), else the UsageError saying so."""
     if tuple(bias.shape) != (N,):
         raise UsageError(f"matmul: bias must have shape ({N},) (one value per output column), got {tuple(bias.shape)}")
     if operands.dtype_of(bias).kind != "f":
         raise UsageError(f"matmul: bias must be a float array, got {operands.dtype_of(bias)}")
-    return operands.fit_rows(bias.reshape(1, N), "bias")
+    return bias

@@ -112,12 +112,33 @@ def rms_norm(x, weight, eps: float = 1e-6, *, out=None, target: str | None = Non
     return _norm(x, weight, None, eps, out, target, rms=True)
 
 
-def _norm(x, weight, bias, eps, out, target, rms: bool):
+def softmax_result(x, dim: int = -1) -> tuple[tuple, np.dtype]:
+    """(shape, dtype) of what :func:`softmax` returns, checked as it checks them (same
+    UsageErrors), without running: for the torch fake implementation (``ops/torch_ops.py``)."""
+    _, shape, dtype = _rows(x, dim, "softmax")
+    return shape, dtype
+
+
+def norm_result(x, weight, bias=None, *, rms: bool) -> tuple[tuple, np.dtype]:
+    """(shape, dtype) of what :func:`layer_norm` (``rms`` False) or :func:`rms_norm` returns,
+    checked as they check them, without running (see :func:`softmax_result`)."""
+    _, shape, dtype, _, _ = _norm_operands(x, weight, bias, rms)
+    return shape, dtype
+
+
+def _norm_operands(x, weight, bias, rms: bool):
+    """(``x`` as [rows, N], its shape, its dtype, weight row, bias row or the weight row)."""
     name = "rms_norm" if rms else "layer_norm"
     x2, shape, dtype = _rows(x, -1, name)
     N = x2.shape[1]
     w = _param(weight, N, "weight", name)
     b = _param(bias, N, "bias", name) if bias is not None else w
+    return x2, shape, dtype, w, b
+
+
+def _norm(x, weight, bias, eps, out, target, rms: bool):
+    x2, shape, dtype, w, b = _norm_operands(x, weight, bias, rms)
+    N = x2.shape[1]
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
