@@ -32,8 +32,7 @@ from .errors import CompilationError, LoweringError, LoweringWarning, ToolError,
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
-from .targets import TARGETS, get_target
-from .targets.target import rows_need_per_lane
+from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
@@ -48,10 +47,11 @@ pipeline = LazyModule("xetile_dsl.lowering.pipeline")
 isa_report = LazyModule("xetile_dsl.tools.isa_report")
 ocloc = LazyModule("xetile_dsl.tools.ocloc")
 launcher = LazyModule("xetile_dsl.runtime.launcher")
+target_tables = LazyModule("xetile_dsl.targets.target", globals())
 
 #: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {
-    **{name: (name, False) for name in TARGETS},
+    **{name: (name, False) for name in GPU_TARGET_NAMES},
     "cpu": ("pvc", True), "cpu-pvc": ("pvc", True), "cpu-arc": ("arc", True),
     "interpret": ("pvc", False),  # the numpy interpreter runs the XeTile IR; nothing is lowered
 }
@@ -108,8 +108,8 @@ class CompiledKernel:
         if emulate or self.target == "interpret":
             raise ToolError(f"report() reads GPU machine code, and this kernel was compiled for "
                             f"{self.target!r}: compile with target='pvc' or another GPU target "
-                            f"({', '.join(TARGETS)})")
-        gpu = get_target(flavour)
+                            f"({', '.join(GPU_TARGET_NAMES)})")
+        gpu = target_tables.get_target(flavour)
         if "zebin" not in self.asm:
             path, reason = ocloc.ocloc_status()
             if path is None:
@@ -294,7 +294,7 @@ def collector_paused():
 def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
                     log: stage_log.StageLog) -> CompiledKernel:
     flavour, emulate = resolve_target(target)
-    gpu = get_target(flavour)
+    gpu = target_tables.get_target(flavour)
     src = KernelSource.of(fn)
     stats["compiles"] += 1
     try:
@@ -441,7 +441,7 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>", dump: str
     if target == "interpret":
         raise UsageError("compile_mlir compiles; run MLIR text in the interpreter with "
                          "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
-    gpu = get_target(flavour)
+    gpu = target_tables.get_target(flavour)
     log = stage_log.StageLog(dump)
     with log.timed("frontend"):
         module = dialects.parse_module(text, name)
@@ -527,4 +527,5 @@ def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = 
     such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
     fn = getattr(fn, "fn", fn)
     flavour, _ = resolve_target(target)
-    return frontend.build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]
+    gpu = target_tables.get_target(flavour)
+    return frontend.build_module(fn, parse_signature(signature), dict(constants or {}), gpu)[0]

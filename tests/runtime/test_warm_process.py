@@ -23,7 +23,9 @@ ROOT = HERE.parent.parent
 COMPILE_ONLY = ("xdsl.dialects", "xdsl.irdl", "xetile_dsl.frontend.build", "xetile_dsl.dialects",
                 "xetile_dsl.lowering", "xetile_dsl.codegen", "xetile_dsl.stage_log", "llvmlite.binding",
                 # SPIR-V validation: not needed when the program binary is loaded instead
-                "xetile_dsl.tools.spirv_tools")
+                "xetile_dsl.tools.spirv_tools",
+                # the target tables (a launch reads targets/launch_facts.py)
+                "xetile_dsl.targets.target")
 
 
 @xd.jit

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 
 from .. import knobs
 from ..errors import DeviceError
-from ..targets import TARGETS
+from ..targets.launch_facts import GPU_TARGET_NAMES
 from ..targets.pci_ids import ARCHITECTURE_PREFIXES, NAME_PATTERNS, PCI_DEVICE_IDS, PCI_ID_RANGES
 from .opencl_icd import setup_intel_cpu_icd
 
@@ -53,8 +53,8 @@ class UnsupportedTargetError(DeviceError):
 
 
 def detect_target(name: str, device_id: int | None = None, architecture: str | None = None) -> str:
-    """The compile target (a key of ``xetile_dsl.targets.TARGETS``) of a GPU from what
-    the runtime reports: its PCI ``device_id`` first, then its ``architecture`` name
+    """The compile target (one of ``GPU_TARGET_NAMES``, the keys of ``targets.TARGETS``) of a
+    GPU from what the runtime reports: its PCI ``device_id`` first, then its ``architecture`` name
     (SYCL's ``intel_gpu_bmg_g21``, an ocloc device name), then its ``name``.
 
     Raises :class:`UnsupportedTargetError` naming the closest target otherwise.
@@ -70,7 +70,7 @@ def detect_target(name: str, device_id: int | None = None, architecture: str | N
         if pattern.search(f"{name} {architecture or ''}"):
             ident = f" (device id 0x{device_id:04x})" if device_id else ""
             raise UnsupportedTargetError(
-                f"GPU {name!r}{ident} is not a supported target ({', '.join(TARGETS)}); the closest is "
+                f"GPU {name!r}{ident} is not a supported target ({', '.join(GPU_TARGET_NAMES)}); the closest is "
                 f"{target!r} ({why}). Set XETILE_TARGET={target} to try it.")
     raise AssertionError("unreachable")
 
@@ -89,8 +89,8 @@ def _target_of_architecture(architecture: str | None) -> str | None:
 def target_override() -> str | None:
     """``XETILE_TARGET``, checked: a GPU target's name, or None when unset."""
     override = knobs.TARGET.get()
-    if override is not None and override not in TARGETS:
-        raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(TARGETS)}")
+    if override is not None and override not in GPU_TARGET_NAMES:
+        raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(GPU_TARGET_NAMES)}")
     return override
 
 
