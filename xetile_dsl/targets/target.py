@@ -10,7 +10,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
-from .launch_facts import NARROW_ROW_BYTES, ROW_BYTES_MULTIPLE, rows_need_per_lane  # noqa: F401 - re-exported
 
 
 @dataclass(frozen=True)
