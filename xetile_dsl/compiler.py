@@ -20,7 +20,6 @@ import warnings
 from collections.abc import MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import llvmlite
 import numpy as np
@@ -518,7 +517,7 @@ def _xdsl_version() -> str:
     """xDSL's version, from the name of its ``xdsl-<version>.dist-info`` folder beside the
     package when there is one: ``xdsl.__version__`` asks importlib.metadata, whose import
     and search cost a warm process ~80 ms of its first launch."""
-    found = sorted(p.name for p in Path(xdsl.__file__).parent.parent.glob("xdsl-*.dist-info"))
+    found = _names_in(os.path.dirname(os.path.dirname(xdsl.__file__)), "xdsl-", ".dist-info")
     if len(found) == 1:
         return found[0][len("xdsl-"):-len(".dist-info")]
     return str(xdsl.__version__)
@@ -526,12 +525,22 @@ def _xdsl_version() -> str:
 
 def _llvm_library_identity() -> list:
     """[file name, bytes, mtime] of each LLVM library in llvmlite's binding folder."""
-    binding = Path(llvmlite.__file__).parent / "binding"
+    binding = os.path.join(os.path.dirname(llvmlite.__file__), "binding")
     found = []
-    for lib in sorted(binding.glob("libllvmlite*")):
-        st = lib.stat()
-        found.append([lib.name, st.st_size, int(st.st_mtime)])
+    for name in _names_in(binding, "libllvmlite", ""):
+        st = os.stat(os.path.join(binding, name))
+        found.append([name, st.st_size, int(st.st_mtime)])
     return found
+
+
+def _names_in(folder: str, prefix: str, suffix: str) -> list[str]:
+    """The sorted names in ``folder`` with ``prefix`` and ``suffix`` (a glob without its
+    pattern compile: a warm first launch pays every one, issue 13); [] if it is missing."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(n for n in names if n.startswith(prefix) and n.endswith(suffix) and len(n) >= len(prefix + suffix))
 
 
 def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = "pvc"):

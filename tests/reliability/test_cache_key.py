@@ -14,6 +14,7 @@ import inspect
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import llvmlite
@@ -420,6 +421,16 @@ def test_an_edited_compiler_source_changes_the_key(tmp_path, monkeypatch):
     monkeypatch.setattr(compiler, "_VERSION_HASH", None)
     monkeypatch.setattr(compiler, "sources_stamp", lambda root: stamps[1])
     assert compiler.compiler_version() != before
+
+
+def test_versions_read_without_importing_match_the_packages():
+    """xDSL's version from its dist-info folder name is the one importlib.metadata reports,
+    and LLVM is named by every library file in llvmlite's binding folder (read by listing,
+    not by a glob or by loading LLVM)."""
+    assert compiler._xdsl_version() == metadata.version("xdsl")
+    binding = Path(llvmlite.__file__).parent / "binding"
+    assert [lib[0] for lib in compiler._llvm_library_identity()] == sorted(p.name for p in binding.glob("libllvmlite*"))
+    assert compiler._llvm_library_identity(), "llvmlite's LLVM library was not found"
 
 
 def test_the_stamp_covers_every_compiler_source():
