@@ -9,7 +9,11 @@
   in a new process (the LLVM 22 backend's duplicate-id bug).
 * **first launch**: a fresh process imports xetile_dsl and launches the README GEMM once:
   cold (empty cache), warm (cache filled by the cold run), and warm with the program-binary
-  cache off (``XETILE_PROGRAM_CACHE=0``: what a warm process did before it existed).
+  cache off (``XETILE_PROGRAM_CACHE=0``: what a warm process did before it existed).  Timed
+  from ``import`` returning to the result being back (the issue's "above import"), against a
+  bare process that does the runtime's part of that with dpctl alone (the floor: dpctl's
+  import, device discovery, queue, program from binary, copies, submit), in wall time and in
+  the launching thread's CPU time.
 * **per launch**: one small GEMM launched ``--launches`` times, against a bare submit of the
   same program and arguments: dpnp with the same arguments, dpnp with a scalar changing
   every launch (each also against a bare submit that waits for the one before, as every
@@ -166,14 +170,20 @@ def first_launches(warm_reps: int) -> dict:
     if any(r["compiles"] or r["programs"]["built"] for r in warm + warm_pyc):
         raise RuntimeError(f"a warm process compiled or built from SPIR-V: {warm + warm_pyc}")
     med = lambda runs, key: statistics.median(r[key] for r in runs)   # noqa: E731
+
+    def above(ours, base, key="first_launch"):
+        return statistics.median(w[key] - b[key] for w, b in zip(ours, base))
     return {"cold_s": cold["first_launch"], "warm_s": med(warm, "first_launch"),
             "warm_range_s": [min(r["first_launch"] for r in warm), max(r["first_launch"] for r in warm)],
             "warm_import_s": med(warm, "import"), "bare_s": med(bare, "first_launch"),
-            "warm_above_bare_s": statistics.median(w["first_launch"] - b["first_launch"] for w, b in zip(warm, bare)),
+            "warm_above_bare_s": above(warm, bare),
             "warm_bytecode_cached_s": med(warm_pyc, "first_launch"),
             "bare_bytecode_cached_s": med(bare_pyc, "first_launch"),
-            "warm_above_bare_bytecode_cached_s": statistics.median(
-                w["first_launch"] - b["first_launch"] for w, b in zip(warm_pyc, bare_pyc)),
+            "warm_above_bare_bytecode_cached_s": above(warm_pyc, bare_pyc),
+            # CPU time of the launching thread: what load from other processes inflates less
+            "warm_bytecode_cached_cpu_s": med(warm_pyc, "first_launch_thread_cpu"),
+            "bare_bytecode_cached_cpu_s": med(bare_pyc, "first_launch_thread_cpu"),
+            "warm_above_bare_bytecode_cached_cpu_s": above(warm_pyc, bare_pyc, "first_launch_thread_cpu"),
             "warm_no_binary_cache_s": med(no_binaries, "first_launch")}
 
 
@@ -425,16 +435,24 @@ def _print_import(imp: dict) -> None:
 
 
 def _print_first_launch(first: dict) -> None:
+    """"First launch" is the time from ``import`` returning to the kernel's results being
+    back: the issue's "above import".  Its 50 ms goal is read against the bare baseline,
+    because the runtime's own part of a first launch (dpctl's import, device discovery,
+    queue, program from binary, copies, submit: the bare process) alone takes more."""
     print(f"first launch, cold         {first['cold_s'] * 1e3:8.1f} ms   (fresh process, empty cache)")
     print(f"first launch, warm         {first['warm_s'] * 1e3:8.1f} ms   (1/{first['cold_s'] / first['warm_s']:.0f} "
-          f"of cold, range {first['warm_range_s'][0] * 1e3:.0f}-{first['warm_range_s'][1] * 1e3:.0f} ms; "
-          f"goal <= 1/20 and <= 50 ms above bare)")
+          f"of cold, range {first['warm_range_s'][0] * 1e3:.0f}-{first['warm_range_s'][1] * 1e3:.0f} ms, after "
+          f"import; goal <= 1/20 and <= 50 ms above bare)")
     above = first["warm_above_bare_s"] * 1e3
     print(f"  bare dpctl from binary   {first['bare_s'] * 1e3:8.1f} ms   (ours {above:+.1f} ms above it: dpctl import, "
           f"queue, program from binary, copies, submit)")
     above = first["warm_above_bare_bytecode_cached_s"] * 1e3
     print(f"  with bytecode cached     {first['warm_bytecode_cached_s'] * 1e3:8.1f} ms   (bare "
           f"{first['bare_bytecode_cached_s'] * 1e3:.1f} ms, ours {above:+.1f} ms above it; as installed: .pyc files)")
+    if "warm_bytecode_cached_cpu_s" in first:
+        print(f"    launching thread's CPU {first['warm_bytecode_cached_cpu_s'] * 1e3:8.1f} ms   (bare "
+              f"{first['bare_bytecode_cached_cpu_s'] * 1e3:.1f} ms, ours "
+              f"{first['warm_above_bare_bytecode_cached_cpu_s'] * 1e3:+.1f} ms above it)")
     print(f"  without program binaries {first['warm_no_binary_cache_s'] * 1e3:8.1f} ms   (XETILE_PROGRAM_CACHE=0)")
 
 
