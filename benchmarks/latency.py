@@ -57,7 +57,10 @@ def _child(code: str, env: dict | None = None, argv: list | None = None) -> dict
     """Run ``code`` in a new Python process; its last output line is a JSON dict."""
     full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-c", code, *(argv or [])], capture_output=True, text=True, env=full_env)
+    # in ROOT: ``python -c`` puts the working directory first on sys.path, so a run from
+    # another checkout would otherwise time that checkout's xetile_dsl
+    proc = subprocess.run([sys.executable, "-c", code, *(argv or [])], capture_output=True, text=True, env=full_env,
+                          cwd=ROOT)
     if proc.returncode:
         raise RuntimeError(f"child failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
