@@ -9,7 +9,11 @@
   in a new process (the LLVM 22 backend's duplicate-id bug).
 * **first launch**: a fresh process imports xetile_dsl and launches the README GEMM once:
   cold (empty cache), warm (cache filled by the cold run), and warm with the program-binary
-  cache off (``XETILE_PROGRAM_CACHE=0``: what a warm process did before it existed).
+  cache off (``XETILE_PROGRAM_CACHE=0``: what a warm process did before it existed).  Timed
+  from ``import`` returning to the result being back (the issue's "above import"), against a
+  bare process that does the runtime's part of that with dpctl alone (the floor: dpctl's
+  import, device discovery, queue, program from binary, copies, submit), in wall time and in
+  the launching thread's CPU time.
 * **per launch**: one small GEMM launched ``--launches`` times, against a bare submit of the
   same program and arguments: dpnp with the same arguments, dpnp with a scalar changing
   every launch (each also against a bare submit that waits for the one before, as every
@@ -53,7 +57,10 @@ def _child(code: str, env: dict | None = None, argv: list | None = None) -> dict
     """Run ``code`` in a new Python process; its last output line is a JSON dict."""
     full_env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [ROOT, os.environ.get("PYTHONPATH")])))
     full_env.update(env or {})
-    proc = subprocess.run([sys.executable, "-c", code, *(argv or [])], capture_output=True, text=True, env=full_env)
+    # in ROOT: ``python -c`` puts the working directory first on sys.path, so a run from
+    # another checkout would otherwise time that checkout's xetile_dsl
+    proc = subprocess.run([sys.executable, "-c", code, *(argv or [])], capture_output=True, text=True, env=full_env,
+                          cwd=ROOT)
     if proc.returncode:
         raise RuntimeError(f"child failed:\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -78,21 +85,21 @@ def import_times(reps: int) -> dict:
 
 _FIRST_LAUNCH = textwrap.dedent("""
     import json, time
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     import numpy as np
     import xetile_dsl as xd
     from xetile_dsl.kernels.matmul import matmul_kernel
-    t1 = time.perf_counter()
+    t1, c1, m1 = time.perf_counter(), time.process_time(), time.thread_time()
     rng = np.random.default_rng(0)
     a = rng.integers(-2, 3, (64, 48)).astype(np.float16)
     b = rng.integers(-2, 3, (48, 64)).astype(np.float16)
     c = np.zeros((64, 64), np.float32)
     matmul_kernel[(2, 2)](a, b, c, 48, BM=32, BN=32, BK=16)
-    t2 = time.perf_counter()
+    t2, c2, m2 = time.perf_counter(), time.process_time(), time.thread_time()
     exact = bool(np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32)))
     from xetile_dsl import compiler
     from xetile_dsl.runtime import program_cache
-    out = {"import": t1 - t0, "first_launch": t2 - t1, "exact": exact, "compiles": compiler.stats["compiles"],
+    out = {"import": t1 - t0, "first_launch": t2 - t1, "first_launch_cpu": c2 - c1, "first_launch_thread_cpu": m2 - m1, "exact": exact, "compiles": compiler.stats["compiles"],
            "programs": program_cache.stats}
     if len(sys.argv) > 1:          # what the bare launch of the same program needs (after the clock)
         loaded, grid3, runtime = matmul_kernel.resolve((2, 2), None, (a, b, c, 48), dict(BM=32, BN=32, BK=16))
@@ -105,10 +112,10 @@ _FIRST_LAUNCH = textwrap.dedent("""
 
 _BARE_FIRST_LAUNCH = textwrap.dedent("""
     import glob, json, os, sys, time
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     import numpy as np
     from xetile_dsl.runtime.opencl_programs import native_builder
-    t1 = time.perf_counter()
+    t1, c1, m1 = time.perf_counter(), time.process_time(), time.thread_time()
     info = json.loads(sys.argv[1])
     import ctypes
     import dpctl
@@ -133,9 +140,9 @@ _BARE_FIRST_LAUNCH = textwrap.dedent("""
         args.append(getattr(ctypes, kind)(value) if kind.startswith("c_") else next(arrays))
     queue.submit(kernel, args, info["global"], info["local"]).wait()
     bufs[2].copy_to_host(host[2])
-    t2 = time.perf_counter()
+    t2, c2, m2 = time.perf_counter(), time.process_time(), time.thread_time()
     exact = bool(np.array_equal(c, a.astype(np.float32) @ b.astype(np.float32)))
-    print(json.dumps({"import": t1 - t0, "first_launch": t2 - t1, "exact": exact}))
+    print(json.dumps({"import": t1 - t0, "first_launch": t2 - t1, "first_launch_cpu": c2 - c1, "first_launch_thread_cpu": m2 - m1, "exact": exact}))
 """)
 
 
@@ -166,14 +173,20 @@ def first_launches(warm_reps: int) -> dict:
     if any(r["compiles"] or r["programs"]["built"] for r in warm + warm_pyc):
         raise RuntimeError(f"a warm process compiled or built from SPIR-V: {warm + warm_pyc}")
     med = lambda runs, key: statistics.median(r[key] for r in runs)   # noqa: E731
+
+    def above(ours, base, key="first_launch"):
+        return statistics.median(w[key] - b[key] for w, b in zip(ours, base))
     return {"cold_s": cold["first_launch"], "warm_s": med(warm, "first_launch"),
             "warm_range_s": [min(r["first_launch"] for r in warm), max(r["first_launch"] for r in warm)],
             "warm_import_s": med(warm, "import"), "bare_s": med(bare, "first_launch"),
-            "warm_above_bare_s": statistics.median(w["first_launch"] - b["first_launch"] for w, b in zip(warm, bare)),
+            "warm_above_bare_s": above(warm, bare),
             "warm_bytecode_cached_s": med(warm_pyc, "first_launch"),
             "bare_bytecode_cached_s": med(bare_pyc, "first_launch"),
-            "warm_above_bare_bytecode_cached_s": statistics.median(
-                w["first_launch"] - b["first_launch"] for w, b in zip(warm_pyc, bare_pyc)),
+            "warm_above_bare_bytecode_cached_s": above(warm_pyc, bare_pyc),
+            # CPU time of the launching thread: what load from other processes inflates less
+            "warm_bytecode_cached_cpu_s": med(warm_pyc, "first_launch_thread_cpu"),
+            "bare_bytecode_cached_cpu_s": med(bare_pyc, "first_launch_thread_cpu"),
+            "warm_above_bare_bytecode_cached_cpu_s": above(warm_pyc, bare_pyc, "first_launch_thread_cpu"),
             "warm_no_binary_cache_s": med(no_binaries, "first_launch")}
 
 
@@ -425,16 +438,24 @@ def _print_import(imp: dict) -> None:
 
 
 def _print_first_launch(first: dict) -> None:
+    """"First launch" is the time from ``import`` returning to the kernel's results being
+    back: the issue's "above import".  Its 50 ms goal is read against the bare baseline,
+    because the runtime's own part of a first launch (dpctl's import, device discovery,
+    queue, program from binary, copies, submit: the bare process) alone takes more."""
     print(f"first launch, cold         {first['cold_s'] * 1e3:8.1f} ms   (fresh process, empty cache)")
     print(f"first launch, warm         {first['warm_s'] * 1e3:8.1f} ms   (1/{first['cold_s'] / first['warm_s']:.0f} "
-          f"of cold, range {first['warm_range_s'][0] * 1e3:.0f}-{first['warm_range_s'][1] * 1e3:.0f} ms; "
-          f"goal <= 1/20 and <= 50 ms above bare)")
+          f"of cold, range {first['warm_range_s'][0] * 1e3:.0f}-{first['warm_range_s'][1] * 1e3:.0f} ms, after "
+          f"import; goal <= 1/20 and <= 50 ms above bare)")
     above = first["warm_above_bare_s"] * 1e3
     print(f"  bare dpctl from binary   {first['bare_s'] * 1e3:8.1f} ms   (ours {above:+.1f} ms above it: dpctl import, "
           f"queue, program from binary, copies, submit)")
     above = first["warm_above_bare_bytecode_cached_s"] * 1e3
     print(f"  with bytecode cached     {first['warm_bytecode_cached_s'] * 1e3:8.1f} ms   (bare "
           f"{first['bare_bytecode_cached_s'] * 1e3:.1f} ms, ours {above:+.1f} ms above it; as installed: .pyc files)")
+    if "warm_bytecode_cached_cpu_s" in first:
+        print(f"    launching thread's CPU {first['warm_bytecode_cached_cpu_s'] * 1e3:8.1f} ms   (bare "
+              f"{first['bare_bytecode_cached_cpu_s'] * 1e3:.1f} ms, ours "
+              f"{first['warm_above_bare_bytecode_cached_cpu_s'] * 1e3:+.1f} ms above it)")
     print(f"  without program binaries {first['warm_no_binary_cache_s'] * 1e3:8.1f} ms   (XETILE_PROGRAM_CACHE=0)")
 
 

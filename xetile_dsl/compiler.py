@@ -20,7 +20,6 @@ import warnings
 from collections.abc import MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 
 import llvmlite
 import numpy as np
@@ -32,8 +31,7 @@ from .errors import CompilationError, LoweringError, LoweringWarning, ToolError,
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
-from .targets import TARGETS, get_target
-from .targets.target import rows_need_per_lane
+from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
@@ -48,10 +46,11 @@ pipeline = LazyModule("xetile_dsl.lowering.pipeline")
 isa_report = LazyModule("xetile_dsl.tools.isa_report")
 ocloc = LazyModule("xetile_dsl.tools.ocloc")
 launcher = LazyModule("xetile_dsl.runtime.launcher")
+target_tables = LazyModule("xetile_dsl.targets.target", globals())
 
 #: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {
-    **{name: (name, False) for name in TARGETS},
+    **{name: (name, False) for name in GPU_TARGET_NAMES},
     "cpu": ("pvc", True), "cpu-pvc": ("pvc", True), "cpu-arc": ("arc", True),
     "interpret": ("pvc", False),  # the numpy interpreter runs the XeTile IR; nothing is lowered
 }
@@ -108,8 +107,8 @@ class CompiledKernel:
         if emulate or self.target == "interpret":
             raise ToolError(f"report() reads GPU machine code, and this kernel was compiled for "
                             f"{self.target!r}: compile with target='pvc' or another GPU target "
-                            f"({', '.join(TARGETS)})")
-        gpu = get_target(flavour)
+                            f"({', '.join(GPU_TARGET_NAMES)})")
+        gpu = target_tables.get_target(flavour)
         if "zebin" not in self.asm:
             path, reason = ocloc.ocloc_status()
             if path is None:
@@ -294,7 +293,7 @@ def collector_paused():
 def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
                     log: stage_log.StageLog) -> CompiledKernel:
     flavour, emulate = resolve_target(target)
-    gpu = get_target(flavour)
+    gpu = target_tables.get_target(flavour)
     src = KernelSource.of(fn)
     stats["compiles"] += 1
     try:
@@ -441,7 +440,7 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>", dump: str
     if target == "interpret":
         raise UsageError("compile_mlir compiles; run MLIR text in the interpreter with "
                          "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
-    gpu = get_target(flavour)
+    gpu = target_tables.get_target(flavour)
     log = stage_log.StageLog(dump)
     with log.timed("frontend"):
         module = dialects.parse_module(text, name)
@@ -469,25 +468,37 @@ _VERSION_HASH: str | None = None
 
 def compiler_version() -> str:
     """A hash of everything besides the kernel that shapes what it compiles to: the
-    compiler's own sources (each named by path, size and modification time, as Python's
-    own bytecode cache checks them, so that a cached launch reads no source) and
-    :func:`component_versions`.  Part of every cache key."""
+    compiler's own sources (:func:`sources_stamp`: each named by path, size and
+    modification time, as Python's own bytecode cache checks them, so that a cached
+    launch reads no source) and :func:`component_versions`.  Part of every cache key."""
     global _VERSION_HASH
     if _VERSION_HASH is None:
-        h = hashlib.sha256()
-        root = os.path.dirname(os.path.abspath(__file__))
-        for path in sorted(_python_sources(root)):
-            st = os.stat(path)
-            h.update(f"{os.path.relpath(path, root)}\0{st.st_size}\0{st.st_mtime_ns}\n".encode())
+        h = hashlib.sha256(sources_stamp(os.path.dirname(os.path.abspath(__file__))).encode())
         h.update(component_versions().encode())
         _VERSION_HASH = h.hexdigest()[:16]
     return _VERSION_HASH + codegen_tag()
 
 
-def _python_sources(root: str) -> list[str]:
-    """Every ``.py`` file under ``root``."""
-    return [os.path.join(folder, name) for folder, _, names in os.walk(root) for name in names
-            if name.endswith(".py")]
+def sources_stamp(root: str) -> str:
+    """One line per ``.py`` file under ``root`` (symbolic links to folders are not
+    followed): its path relative to ``root``, size and modification time in ns, sorted.
+    An edited, added, removed or renamed source changes it; a warm first launch pays one
+    ``scandir`` per folder and one ``stat`` per file (issue 13)."""
+    lines: list[str] = []
+    _stamp_folder(root, "", lines)
+    lines.sort()
+    return "".join(lines)
+
+
+def _stamp_folder(folder: str, prefix: str, lines: list[str]) -> None:
+    with os.scandir(folder) as entries:
+        for entry in entries:
+            if entry.is_dir():
+                if not entry.is_symlink():
+                    _stamp_folder(entry.path, f"{prefix}{entry.name}{os.sep}", lines)
+            elif entry.name.endswith(".py"):
+                st = entry.stat()
+                lines.append(f"{prefix}{entry.name}\0{st.st_size}\0{st.st_mtime_ns}\n")
 
 
 def component_versions() -> str:
@@ -506,7 +517,7 @@ def _xdsl_version() -> str:
     """xDSL's version, from the name of its ``xdsl-<version>.dist-info`` folder beside the
     package when there is one: ``xdsl.__version__`` asks importlib.metadata, whose import
     and search cost a warm process ~80 ms of its first launch."""
-    found = sorted(p.name for p in Path(xdsl.__file__).parent.parent.glob("xdsl-*.dist-info"))
+    found = _names_in(os.path.dirname(os.path.dirname(xdsl.__file__)), "xdsl-", ".dist-info")
     if len(found) == 1:
         return found[0][len("xdsl-"):-len(".dist-info")]
     return str(xdsl.__version__)
@@ -514,12 +525,22 @@ def _xdsl_version() -> str:
 
 def _llvm_library_identity() -> list:
     """[file name, bytes, mtime] of each LLVM library in llvmlite's binding folder."""
-    binding = Path(llvmlite.__file__).parent / "binding"
+    binding = os.path.join(os.path.dirname(llvmlite.__file__), "binding")
     found = []
-    for lib in sorted(binding.glob("libllvmlite*")):
-        st = lib.stat()
-        found.append([lib.name, st.st_size, int(st.st_mtime)])
+    for name in _names_in(binding, "libllvmlite", ""):
+        st = os.stat(os.path.join(binding, name))
+        found.append([name, st.st_size, int(st.st_mtime)])
     return found
+
+
+def _names_in(folder: str, prefix: str, suffix: str) -> list[str]:
+    """The sorted names in ``folder`` with ``prefix`` and ``suffix`` (a glob without its
+    pattern compile: a warm first launch pays every one, issue 13); [] if it is missing."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    return sorted(n for n in names if n.startswith(prefix) and n.endswith(suffix) and len(n) >= len(prefix + suffix))
 
 
 def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = "pvc"):
@@ -527,4 +548,5 @@ def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = 
     such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
     fn = getattr(fn, "fn", fn)
     flavour, _ = resolve_target(target)
-    return frontend.build_module(fn, parse_signature(signature), dict(constants or {}), get_target(flavour))[0]
+    gpu = target_tables.get_target(flavour)
+    return frontend.build_module(fn, parse_signature(signature), dict(constants or {}), gpu)[0]

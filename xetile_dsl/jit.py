@@ -44,7 +44,7 @@ compiler = LazyModule("xetile_dsl.compiler")
 launching = LazyModule("xetile_dsl.runtime.launcher", globals())
 devices = LazyModule("xetile_dsl.runtime.devices", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
-target_facts = LazyModule("xetile_dsl.targets.target", globals())
+target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows

@@ -14,6 +14,7 @@ import inspect
 import os
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import llvmlite
@@ -384,6 +385,60 @@ def test_global_read_where_the_key_sees_a_local_is_refused():
     x = np.ones((8, 16), np.float32)
     with pytest.raises(CacheKeyError, match="treats it as a local"):
         shadowed.on("cpu")[(1,)](x, np.zeros_like(x), FLAG=False)
+
+
+# ----------------------------------------------------------------------------- compiler sources
+def test_an_edited_compiler_source_changes_the_key(tmp_path, monkeypatch):
+    """The compiler's sources are named by path, size and mtime (no source is read on a
+    warm launch): an edit of the same size, a changed size, an added, a removed and a
+    renamed file each change the stamp, and so the key; touching nothing changes nothing."""
+    pkg = tmp_path / "pkg"
+    (pkg / "sub").mkdir(parents=True)
+    (pkg / "a.py").write_text("x = 1\n")
+    (pkg / "sub" / "b.py").write_text("y = 2\n")
+    (pkg / "notes.txt").write_text("not a source\n")
+    stamps = [compiler.sources_stamp(str(pkg))]
+    assert compiler.sources_stamp(str(pkg)) == stamps[0]
+    (pkg / "notes.txt").write_text("still not a source\n")
+    assert compiler.sources_stamp(str(pkg)) == stamps[0]
+    mtime = (pkg / "sub" / "b.py").stat().st_mtime_ns
+    (pkg / "sub" / "b.py").write_text("y = 3\n")                     # same size
+    os.utime(pkg / "sub" / "b.py", ns=(mtime + 1_000_000, mtime + 1_000_000))
+    stamps.append(compiler.sources_stamp(str(pkg)))
+    (pkg / "a.py").write_text("x = 10\n")                             # another size
+    os.utime(pkg / "a.py", ns=(mtime, mtime))
+    stamps.append(compiler.sources_stamp(str(pkg)))
+    (pkg / "sub" / "c.py").write_text("")
+    stamps.append(compiler.sources_stamp(str(pkg)))
+    (pkg / "sub" / "c.py").rename(pkg / "c.py")
+    stamps.append(compiler.sources_stamp(str(pkg)))
+    (pkg / "sub" / "b.py").unlink()
+    stamps.append(compiler.sources_stamp(str(pkg)))
+    assert len(set(stamps)) == len(stamps), stamps
+    # and the key follows the stamp
+    monkeypatch.setattr(compiler, "_VERSION_HASH", None)
+    before = compiler.compiler_version()
+    monkeypatch.setattr(compiler, "_VERSION_HASH", None)
+    monkeypatch.setattr(compiler, "sources_stamp", lambda root: stamps[1])
+    assert compiler.compiler_version() != before
+
+
+def test_versions_read_without_importing_match_the_packages():
+    """xDSL's version from its dist-info folder name is the one importlib.metadata reports,
+    and LLVM is named by every library file in llvmlite's binding folder (read by listing,
+    not by a glob or by loading LLVM)."""
+    assert compiler._xdsl_version() == metadata.version("xdsl")
+    binding = Path(llvmlite.__file__).parent / "binding"
+    assert [lib[0] for lib in compiler._llvm_library_identity()] == sorted(p.name for p in binding.glob("libllvmlite*"))
+    assert compiler._llvm_library_identity(), "llvmlite's LLVM library was not found"
+
+
+def test_the_stamp_covers_every_compiler_source():
+    root = os.path.dirname(compiler.__file__)
+    named = {line.split("\0")[0] for line in compiler.sources_stamp(root).splitlines()}
+    on_disk = {os.path.relpath(os.path.join(folder, n), root) for folder, _, names in os.walk(root)
+               for n in names if n.endswith(".py")}
+    assert named == on_disk and os.path.join("codegen", "spirv_emit.py") in named
 
 
 # ----------------------------------------------------------------------------- component versions

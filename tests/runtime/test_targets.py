@@ -11,13 +11,22 @@ from xetile_dsl.errors import LaunchError
 from xetile_dsl.jit import _check_device_runs
 from xetile_dsl.kernels.gemm_wg import ARC_TILES, EMULATED_TILE, gemm_tile_for, gemm_wg_configs
 from xetile_dsl.runtime.devices import Device
-from xetile_dsl.targets import TARGETS
+from xetile_dsl.targets import TARGETS, launch_facts, target as target_tables
 
 
 def test_every_gpu_target_is_a_compile_target():
     assert {"pvc", "bmg", "lnl", "ptl", "arc"} <= set(TARGETS)
     assert all(resolve_target(name) == (name, False) for name in TARGETS)
     assert TARGET_ALIASES["cpu-pvc"] == ("pvc", True) and TARGET_ALIASES["cpu-arc"] == ("arc", True)
+
+
+def test_launch_facts_are_what_the_target_tables_give():
+    """A launch reads target names and the narrow-row numbers from launch_facts.py (without
+    building the tables); they must be the tables' own, or a launch would pick another
+    kernel specialisation than a compile from the same signature."""
+    assert launch_facts.GPU_TARGET_NAMES == tuple(TARGETS)
+    assert launch_facts.NARROW_ROW_BYTES == target_tables.TABLES_NARROW_ROW_BYTES
+    assert launch_facts.ROW_BYTES_MULTIPLE == target_tables.TABLES_ROW_BYTES_MULTIPLE
 
 
 @pytest.mark.parametrize("target", ["pvc", "bmg", "lnl", "arc"])

@@ -23,7 +23,13 @@ ROOT = HERE.parent.parent
 COMPILE_ONLY = ("xdsl.dialects", "xdsl.irdl", "xetile_dsl.frontend.build", "xetile_dsl.dialects",
                 "xetile_dsl.lowering", "xetile_dsl.codegen", "xetile_dsl.stage_log", "llvmlite.binding",
                 # SPIR-V validation: not needed when the program binary is loaded instead
-                "xetile_dsl.tools.spirv_tools")
+                "xetile_dsl.tools.spirv_tools",
+                # the target tables (a launch reads targets/launch_facts.py)
+                "xetile_dsl.targets.target")
+
+#: modules only a GPU device needs (which target a GPU is); a launch on the CPU device must
+#: not load them
+GPU_ONLY = ("xetile_dsl.targets.pci_ids",)
 
 
 @xd.jit
@@ -37,7 +43,8 @@ _SCRIPT = textwrap.dedent("""
     sys.path.insert(0, sys.argv[1])
     import numpy as np
     import xdsl
-    from test_warm_process import COMPILE_ONLY, doubled_plus_one
+    import xetile_dsl as xd
+    from test_warm_process import COMPILE_ONLY, GPU_ONLY, doubled_plus_one
     x = np.arange(16 * 16, dtype=np.float32).reshape(16, 16)
     y = np.zeros_like(x)
     doubled_plus_one.on("cpu")[(2,)](x, y, BM=8, BN=16)
@@ -46,7 +53,9 @@ _SCRIPT = textwrap.dedent("""
     print(json.dumps({"exact": bool(np.array_equal(y, x * 2 + 1)), "compiles": compiler.stats["compiles"],
                       "programs": program_cache.stats,
                       "compile_modules": sorted(m for m in sys.modules if m.startswith(COMPILE_ONLY)),
-                      "xdsl_metadata_read": xdsl.__version__._version is not None}))
+                      "xdsl_metadata_read": xdsl.__version__._version is not None,
+                      "device_kind": xd.runtime.devices.get_device().kind,
+                      "gpu_only_modules": sorted(m for m in sys.modules if m in GPU_ONLY)}))
 """)
 
 
@@ -68,3 +77,5 @@ def test_a_warm_process_loads_the_kernel_without_the_compiler(tmp_path):
     assert warm["programs"] == {"loaded": 1, "built": 0, "refused": 0}
     assert warm["compile_modules"] == []
     assert not warm["xdsl_metadata_read"]
+    if warm["device_kind"] == "cpu":
+        assert warm["gpu_only_modules"] == []

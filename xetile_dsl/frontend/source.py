@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import re
 import textwrap
 from dataclasses import dataclass
 from functools import cached_property
@@ -25,17 +26,21 @@ class KernelSource:
     @staticmethod
     def of(fn) -> "KernelSource":
         check_kernel_function(fn)
-        try:
-            lines, first_line = inspect.getsourcelines(fn)
-        except (OSError, TypeError) as exc:
-            raise CompilationError(f"cannot read the source of {fn.__name__!r}: {exc}") from None
-        text = textwrap.dedent("".join(lines))
-        module = ast.parse(text)
-        ast.increment_lineno(module, first_line - 1)
+        found = _def_block(fn)
+        if found is None:
+            try:
+                lines, first_line = inspect.getsourcelines(fn)
+            except (OSError, TypeError) as exc:
+                raise CompilationError(f"cannot read the source of {fn.__name__!r}: {exc}") from None
+            text = textwrap.dedent("".join(lines))
+            module = ast.parse("\n" * (first_line - 1) + text)   # line numbers as in the file
+        else:
+            lines, first_line, text, module = found
         indent = len(lines[0]) - len(lines[0].lstrip())
-        for node in ast.walk(module):
-            if hasattr(node, "col_offset"):
-                node.col_offset += indent
+        if indent:                        # a nested def: columns as in the file
+            for node in ast.walk(module):
+                if hasattr(node, "col_offset"):
+                    node.col_offset += indent
         fdef = next(n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
         filename = inspect.getsourcefile(fn) or "<unknown>"
         file_lines = _file_lines(filename, lines, first_line)
@@ -180,6 +185,69 @@ def _def_line_error(code, message: str) -> CompilationError:
     text = linecache.getline(filename, line).rstrip("\n")
     col = max(text.find(keyword), 0)
     return CompilationError(message, filename, line, col, text or None)
+
+
+_DEF_START = re.compile(r"\s*(@|def\s|async\s+def\s)")
+
+
+def _def_block(fn) -> tuple[list[str], int, str, ast.Module] | None:
+    """(lines, first line, dedented text, its AST with the file's line numbers) of ``fn``'s
+    ``def`` with its decorators -- the lines ``inspect.getsourcelines`` returns -- found
+    without Python's tokenizer, whose patterns cost a process's first kernel key ~3-5 ms
+    to compile (issue 13: a warm first launch).  The block runs from ``co_firstlineno``
+    past the last line any of the function's bytecode comes from, on through the lines
+    indented deeper than the ``def`` (trailing ``pass``, strings), and, as inspect does,
+    through trailing comments indented like the body; the text must then parse as exactly
+    that one function, ending on its last line of code.  None (the caller asks inspect)
+    when anything is unusual: no file lines, tabs, a first line that is not a decorator
+    or ``def``, a block that does not parse."""
+    code = fn.__code__
+    linecache.checkcache(code.co_filename)               # as inspect does: an edited file is read again
+    lines = linecache.getlines(code.co_filename, fn.__globals__)
+    start = code.co_firstlineno - 1
+    if not 0 <= start < len(lines) or not _DEF_START.match(lines[start]):
+        return None
+    base = _indent(lines[start])
+    end = max(_last_code_line(code), start + 1)          # 1-based, inclusive
+    comments = []                                         # (line, indentation) after ``end``
+    for number in range(end, len(lines)):                 # 0-based index of the line after ``end``
+        stripped = lines[number].strip()
+        if stripped.startswith("#"):
+            comments.append((number + 1, _indent(lines[number])))
+        elif stripped:
+            if _indent(lines[number]) <= base:
+                break
+            end, comments = number + 1, []
+    if any("\t" in ln[:_indent(ln)] for ln in lines[start:end]):
+        return None
+    try:
+        module = ast.parse("\n" * start + textwrap.dedent("".join(lines[start:end])))
+    except SyntaxError:
+        return None
+    body = module.body
+    if len(body) != 1 or not isinstance(body[0], (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            or body[0].name != code.co_name or body[0].end_lineno != end:
+        return None
+    first_statement = body[0].body[0].lineno
+    if first_statement > body[0].lineno:                  # not a one-line def: its body's column
+        body_col = _indent(lines[first_statement - 1])
+        end = max([end] + [line for line, indent in comments if indent >= body_col])
+    block = lines[start:end]
+    return block, start + 1, textwrap.dedent("".join(block)), module
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _last_code_line(code) -> int:
+    """The last line any instruction of ``code`` (or of a function, class or comprehension
+    nested in it) comes from."""
+    last = max((pos[1] or 0 for pos in code.co_positions()), default=0)
+    for const in code.co_consts:
+        if hasattr(const, "co_positions"):
+            last = max(last, _last_code_line(const))
+    return last
 
 
 def _file_lines(filename: str, fn_lines: list[str], first_line: int) -> list[str]:

@@ -25,9 +25,9 @@ import re
 from dataclasses import dataclass, field
 
 from .. import knobs
+from .._lazy import LazyModule
 from ..errors import DeviceError
-from ..targets import TARGETS
-from ..targets.pci_ids import ARCHITECTURE_PREFIXES, NAME_PATTERNS, PCI_DEVICE_IDS, PCI_ID_RANGES
+from ..targets.launch_facts import GPU_TARGET_NAMES
 from .opencl_icd import setup_intel_cpu_icd
 
 BACKENDS = ("dpctl", "pyopencl")
@@ -36,25 +36,20 @@ KINDS = ("gpu", "cpu")
 #: (platform, kind) in discovery order.
 DISCOVERY_ORDER = (("level_zero", "gpu"), ("opencl", "gpu"), ("opencl", "cpu"))
 
+# which GPU is which target: read only when a GPU is found (its regular expressions cost
+# a process that launches on the CPU device ~1 ms to compile, issue 13)
+pci_ids = LazyModule("xetile_dsl.targets.pci_ids", globals())
+
 
 # --- target detection -----------------------------------------------------------------
-
-#: Intel GPUs that are none of the targets, and the target whose rules they are closest to.
-_CLOSEST = (
-    (re.compile(r"(?<![a-z])(xe3p?|nvl|wcl|cri)(?![a-z])|nova lake|wildcat lake|crescent island", re.I), "ptl",
-     "newer Xe3 GPUs keep 16-lane subgroups, DPAS and 2D block messages"),
-    (re.compile(r".*", re.I), "arc",
-     "Xe-LP/Xe-LPG integrated GPUs have 8-lane subgroups and no 2D block messages like ARC"),
-)
-
 
 class UnsupportedTargetError(DeviceError):
     """An Intel GPU that is none of the known targets."""
 
 
 def detect_target(name: str, device_id: int | None = None, architecture: str | None = None) -> str:
-    """The compile target (a key of ``xetile_dsl.targets.TARGETS``) of a GPU from what
-    the runtime reports: its PCI ``device_id`` first, then its ``architecture`` name
+    """The compile target (one of ``GPU_TARGET_NAMES``, the keys of ``targets.TARGETS``) of a
+    GPU from what the runtime reports: its PCI ``device_id`` first, then its ``architecture`` name
     (SYCL's ``intel_gpu_bmg_g21``, an ocloc device name), then its ``name``.
 
     Raises :class:`UnsupportedTargetError` naming the closest target otherwise.
@@ -63,34 +58,34 @@ def detect_target(name: str, device_id: int | None = None, architecture: str | N
         bracketed = re.search(r"\[0x([0-9a-fA-F]{4})\]", name)   # "Intel(R) Graphics [0x0bd5]"
         device_id = int(bracketed.group(1), 16) if bracketed else None
     found = (_target_of_id(device_id) if device_id else None) or _target_of_architecture(architecture)
-    found = found or next((target for pattern, target in NAME_PATTERNS if pattern.search(name)), None)
+    found = found or next((target for pattern, target in pci_ids.NAME_PATTERNS if pattern.search(name)), None)
     if found:
         return found
-    for pattern, target, why in _CLOSEST:
+    for pattern, target, why in pci_ids.CLOSEST_TARGETS:
         if pattern.search(f"{name} {architecture or ''}"):
             ident = f" (device id 0x{device_id:04x})" if device_id else ""
             raise UnsupportedTargetError(
-                f"GPU {name!r}{ident} is not a supported target ({', '.join(TARGETS)}); the closest is "
+                f"GPU {name!r}{ident} is not a supported target ({', '.join(GPU_TARGET_NAMES)}); the closest is "
                 f"{target!r} ({why}). Set XETILE_TARGET={target} to try it.")
     raise AssertionError("unreachable")
 
 
 def _target_of_id(device_id: int) -> str | None:
     """The target of a PCI device id: listed, else inside a family's id range."""
-    listed = next((target for target, ids in PCI_DEVICE_IDS.items() if device_id in ids), None)
-    return listed or next((target for mask, value, target in PCI_ID_RANGES if device_id & mask == value), None)
+    listed = next((target for target, ids in pci_ids.PCI_DEVICE_IDS.items() if device_id in ids), None)
+    return listed or next((target for mask, value, target in pci_ids.PCI_ID_RANGES if device_id & mask == value), None)
 
 
 def _target_of_architecture(architecture: str | None) -> str | None:
     arch = (architecture or "").strip().lower()
-    return next((target for prefix, target in ARCHITECTURE_PREFIXES if arch.startswith(prefix)), None) if arch else None
+    return next((target for prefix, target in pci_ids.ARCHITECTURE_PREFIXES if arch.startswith(prefix)), None) if arch else None
 
 
 def target_override() -> str | None:
     """``XETILE_TARGET``, checked: a GPU target's name, or None when unset."""
     override = knobs.TARGET.get()
-    if override is not None and override not in TARGETS:
-        raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(TARGETS)}")
+    if override is not None and override not in GPU_TARGET_NAMES:
+        raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(GPU_TARGET_NAMES)}")
     return override
 
 

@@ -19,11 +19,13 @@ from __future__ import annotations
 
 import json
 import os
-import socket
+import platform
 import time
 from pathlib import Path
 
-HOST = socket.gethostname()
+#: this host's name (``uname``'s node name, what ``socket.gethostname`` returns, without
+#: importing socket: a warm first launch pays every import, issue 13)
+HOST = platform.node()
 #: Seconds after which a lock held on another host is presumed abandoned.
 STALE_AFTER = 600.0
 #: Seconds a lock file may stay empty (its creator between open and write).

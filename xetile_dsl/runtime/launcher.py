@@ -88,6 +88,7 @@ class _DpctlBackend:
         self._manager_of = None if self._order is None else queue_order.manager_lookup(self._order)
         self.context = self.queue.sycl_context
         self._native = _UNSET      # the NativeBuilder (or None), made at the first build
+        self._identity = None      # what identity() returns, read from the device with _native
 
     @staticmethod
     def native_int(n: int):
@@ -105,13 +106,13 @@ class _DpctlBackend:
     def identity(self) -> dict | None:
         """What a built program binary is valid for (None: binaries are not kept; only
         OpenCL devices, whose programs this backend builds itself, see opencl_programs.py)."""
-        if self._native is _UNSET:
+        if self._native is _UNSET:           # once: the queue's device does not change
             self._native = native_builder(self.queue)
-        if self._native is None:
-            return None
-        device = self.queue.sycl_device
-        return {"api": "dpctl-opencl", "device": device.name, "driver": device.driver_version,
+            device = self.queue.sycl_device
+            self._identity = None if self._native is None else {
+                "api": "dpctl-opencl", "device": device.name, "driver": device.driver_version,
                 "platform": device.sycl_platform.name, "platform_version": device.sycl_platform.version}
+        return None if self._identity is None else dict(self._identity)
 
     def build(self, spirv: bytes, name: str, options: str) -> tuple[object, bytes | None]:
         """(kernel, program binary or None) built from SPIR-V."""

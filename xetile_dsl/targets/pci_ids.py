@@ -50,3 +50,11 @@ NAME_PATTERNS = (
     (re.compile(r"panther lake|\barc(\(tm\))? b3[0-9]0\b|\bptl\b", re.I), "ptl"),
     (re.compile(r"\barc(\(tm\))? (pro )?a\d|\bdg2\b|\bflex\b|alchemist", re.I), "arc"),
 )
+
+#: Intel GPUs that are none of the targets, and the target whose rules they are closest to.
+CLOSEST_TARGETS = (
+    (re.compile(r"(?<![a-z])(xe3p?|nvl|wcl|cri)(?![a-z])|nova lake|wildcat lake|crescent island", re.I), "ptl",
+     "newer Xe3 GPUs keep 16-lane subgroups, DPAS and 2D block messages"),
+    (re.compile(r".*", re.I), "arc",
+     "Xe-LP/Xe-LPG integrated GPUs have 8-lane subgroups and no 2D block messages like ARC"),
+)

@@ -412,21 +412,10 @@ PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES, iga="xe3")
 
 TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
 
-#: rows narrower than this (bytes) cannot be addressed by 2D block messages on some target:
-#: arrays with such rows get a kernel specialisation that reads and writes them per lane
-NARROW_ROW_BYTES = max(t.block2d_limits.min_width_bytes for t in TARGETS.values() if t.has_2d_block_io)
-#: 8- and 16-bit rows whose byte length is not a multiple of this cannot be a 2D block
-#: surface's width on some target: such arrays are read and written per lane too
-ROW_BYTES_MULTIPLE = max(t.block2d_limits.width_multiple_bytes for t in TARGETS.values() if t.has_2d_block_io)
-
-
-def rows_need_per_lane(row_elems: int, itemsize: int) -> bool:
-    """Whether rows of ``row_elems`` elements of ``itemsize`` bytes cannot be the width of a
-    2D block surface on some target (too narrow, or 8/16-bit rows of a byte length that is
-    not a multiple of ROW_BYTES_MULTIPLE: e.g. 37 x f16), so that arrays with such rows
-    get the per-lane kernel specialisation (docs/design.md, "Narrow rows")."""
-    row_bytes = row_elems * itemsize
-    return row_bytes < NARROW_ROW_BYTES or (itemsize < ROW_BYTES_MULTIPLE and row_bytes % ROW_BYTES_MULTIPLE != 0)
+#: what the tables above give for the narrow-row rule (launch_facts.py holds the numbers a
+#: launch reads without these tables; tests/runtime/test_targets.py checks they agree)
+TABLES_NARROW_ROW_BYTES = max(t.block2d_limits.min_width_bytes for t in TARGETS.values() if t.has_2d_block_io)
+TABLES_ROW_BYTES_MULTIPLE = max(t.block2d_limits.width_multiple_bytes for t in TARGETS.values() if t.has_2d_block_io)
 
 
 def get_target(name: str) -> Target:

@@ -1,0 +1,31 @@
+"""The few target facts a launch needs, without the target tables.
+
+A process whose kernels come from the disk cache needs the GPU targets' names (to check a
+target name, to pick the compile target of a device) and the narrow-row rule (a launch's
+arrays select the per-lane kernel specialisation by it), but none of the tables in
+:mod:`.target`, whose five frozen dataclasses alone cost a warm first launch ~10 ms of CPU
+to create (issue 13).  The numbers here are what :mod:`.target` derives from its tables;
+tests/runtime/test_targets.py checks that they still are.
+"""
+from __future__ import annotations
+
+#: the GPU compile targets, in the order of ``target.TARGETS``
+GPU_TARGET_NAMES = ("pvc", "bmg", "lnl", "ptl", "arc")
+
+#: rows narrower than this (bytes) cannot be addressed by 2D block messages on some target:
+#: arrays with such rows get a kernel specialisation that reads and writes them per lane
+#: (the largest ``Block2DLimits.min_width_bytes`` of a target with 2D block IO)
+NARROW_ROW_BYTES = 64
+#: 8- and 16-bit rows whose byte length is not a multiple of this cannot be a 2D block
+#: surface's width on some target: such arrays are read and written per lane too (the
+#: largest ``Block2DLimits.width_multiple_bytes`` of a target with 2D block IO)
+ROW_BYTES_MULTIPLE = 4
+
+
+def rows_need_per_lane(row_elems: int, itemsize: int) -> bool:
+    """Whether rows of ``row_elems`` elements of ``itemsize`` bytes cannot be the width of a
+    2D block surface on some target (too narrow, or 8/16-bit rows of a byte length that is
+    not a multiple of ROW_BYTES_MULTIPLE: e.g. 37 x f16), so that arrays with such rows
+    get the per-lane kernel specialisation (docs/design.md, "Narrow rows")."""
+    row_bytes = row_elems * itemsize
+    return row_bytes < NARROW_ROW_BYTES or (itemsize < ROW_BYTES_MULTIPLE and row_bytes % ROW_BYTES_MULTIPLE != 0)
