@@ -4,11 +4,12 @@ outputs like the input, and make numpy arrays fit the 2D-block rules.
 
 Device arrays are used in place (the kernel runs on their queue and writes the caller's
 buffer); numpy arrays are copied in and out by the launcher, so an op may hand it a padded
-copy instead.  Rows narrower than the target's 2D-block minimum (64 bytes) are refused by
-the launcher, so an op pads them here: numpy rows are zero-padded on the host, dpnp / USM
-and torch rows into a zero-padded array on the same queue (one device copy each way; the
-kernels mask by the true extents); pyopencl arrays get a
-:class:`~xetile_dsl.errors.UsageError` saying so."""
+copy instead.  Rows narrower than the 2D-block minimum (64 bytes) would make the launcher
+pick the kernel's per-lane specialisation (docs/design.md, "Narrow rows": another compile,
+gathers instead of block loads), so an op pads them where it can: numpy rows on the host,
+dpnp / USM and torch rows into a zeroed array on the same queue (one device copy each way;
+the kernels mask by the true extents).  pyopencl arrays, which have no strided slice
+copy, are passed as they are and take the per-lane specialisation."""
 from __future__ import annotations
 
 import ml_dtypes
@@ -110,26 +111,26 @@ def row_bytes(x) -> int:
 def fit_rows(x, name: str):
     """``x`` whose rows meet the 2D-block minimum width: as it is, or a copy zero-padded on
     the right made by ``x``'s library on ``x``'s queue (the kernels never read the padding
-    as data; zeros keep 0 * padding finite)."""
-    if row_bytes(x) >= MIN_ROW_BYTES:
+    as data; zeros keep 0 * padding finite).  pyopencl arrays stay as they are."""
+    if row_bytes(x) >= MIN_ROW_BYTES or _is_pyopencl(x):
         return x
-    padded = _zeros_like_input(x, x.shape[:-1] + (_padded_cols(dtype_of(x)),), dtype_of(x), name)
+    padded = _zeros_like_input(x, x.shape[:-1] + (_padded_cols(dtype_of(x)),), dtype_of(x))
     padded[..., :x.shape[-1]] = x   # numpy, dpnp, usm_ndarray and torch each copy into a slice
     return padded
+
+
+def _is_pyopencl(x) -> bool:
+    return (type(x).__module__ or "").startswith("pyopencl")
 
 
 def _padded_cols(dtype: np.dtype) -> int:
     return -(-MIN_ROW_BYTES // dtype.itemsize)
 
 
-def _zeros_like_input(x, shape: tuple, dtype: np.dtype, name: str):
+def _zeros_like_input(x, shape: tuple, dtype: np.dtype):
     """A zero array like ``x`` (see :func:`empty_like_input`) to pad narrow rows into."""
     if isinstance(x, np.ndarray):
         return np.zeros(shape, dtype)
-    if (type(x).__module__ or "").startswith("pyopencl"):
-        raise UsageError(f"{name}: rows of {row_bytes(x)} bytes ({x.shape[-1]} x {dtype_of(x)}); 2D block "
-                         f"messages need rows of at least {MIN_ROW_BYTES} bytes and pyopencl arrays are not "
-                         "padded: pass a wider (padded) array, a dpnp array or a numpy array")
     zeros = empty_like_input(x, shape, dtype)
     if is_torch(zeros):
         return zeros.zero_()
@@ -150,9 +151,9 @@ def output_buffer(out, like, shape: tuple, dtype: np.dtype):
     like ``like``; a result with narrow rows is written to a padded buffer of the same
     library first (:func:`copy_back` copies it into the result)."""
     result = check_out(out, shape, dtype) if out is not None else empty_like_input(like, shape, dtype)
-    if shape[-1] * dtype.itemsize >= MIN_ROW_BYTES:
+    if shape[-1] * dtype.itemsize >= MIN_ROW_BYTES or _is_pyopencl(result):
         return result, result
-    return _zeros_like_input(result, shape[:-1] + (_padded_cols(dtype),), dtype, "out"), result
+    return _zeros_like_input(result, shape[:-1] + (_padded_cols(dtype),), dtype), result
 
 
 def copy_back(buffer, result):

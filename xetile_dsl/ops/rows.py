@@ -11,7 +11,7 @@ serves every width (up to 16K columns and beyond) with a bounded register footpr
   normalises; RMS norm needs only the mean square.
 
 Columns past the row's end are masked with a column index (``xt.arange``), so the
-arrays may be padded on the right (narrow numpy rows are: see ``operands.fit_rows``).
+arrays may be padded on the right (narrow rows are: see ``operands.fit_rows``).
 Statistics accumulate in f32 whatever the input dtype."""
 from __future__ import annotations
 
