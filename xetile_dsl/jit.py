@@ -25,7 +25,7 @@ from operator import is_
 
 import numpy as np
 
-from . import interpreter, knobs
+from . import environ, interpreter, knobs
 from .dtypes import OF_NUMPY_NAME
 from ._lazy import LazyModule
 from .errors import LaunchError
@@ -358,7 +358,7 @@ class _Launch:
         runs each subgroup of a workgroup-level kernel (docs/interpreter.md)."""
         target = self.target
         if target is None:
-            if not knobs.interpreting():
+            if environ.unset(knobs.INTERPRET.name) or not knobs.interpreting():   # (unset: one read)
                 return self.jit.run(self.grid, None, args, kwargs)
         elif target == "interpret-subgroups":
             return interpreter.launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)

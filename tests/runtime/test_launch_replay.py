@@ -122,3 +122,16 @@ def test_replayed_launches_stay_in_order_with_dpnp_work_both_ways():
     xd.synchronize()
     for (s, copy), base in zip(copies, bases):
         np.testing.assert_array_equal(dpnp.asnumpy(copy), np.float32(s) * (X[8:24] + base))
+
+
+def test_a_replay_notices_other_arrays_of_the_same_kind():
+    """Alternating two outputs (and handing the input as its usm_ndarray): the replay of
+    one launch must not take the other's arrays for its own."""
+    dpnp = require_dpnp()
+    x, y1 = _arrays(dpnp)
+    y2 = dpnp.zeros((16, 16), dtype=np.float32)
+    for i in range(6):
+        s = float(i + 1)
+        _launch(x if i % 3 else x.get_array(), (y1, y2)[i & 1], s, 8)
+        xd.synchronize()
+        np.testing.assert_array_equal(dpnp.asnumpy((y1, y2)[i & 1]), _expected(s, 8))

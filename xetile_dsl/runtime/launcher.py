@@ -792,7 +792,7 @@ class LoadedKernel:
     def replay(self, launch: PreparedLaunch, args, on_death, fits) -> Replay | None:
         """A :class:`~.replay.Replay` of ``launch`` (made with ``args``), or None when an
         argument cannot be identified cheaply (see Replay for ``on_death`` and ``fits``)."""
-        replay = Replay(self, launch, args, on_death, _track, fits)
+        replay = Replay(self, launch, args, on_death, (_track, _INFLIGHT, _INFLIGHT_LOCK, _PRUNE_AT), fits)
         return replay if replay.tokens is not None else None
 
     def with_scalars(self, launch: PreparedLaunch, args) -> PreparedLaunch:

@@ -19,12 +19,20 @@ only (runtime/memo.py).
 """
 from __future__ import annotations
 
+import weakref
+from operator import is_
+
 from . import queue_order
 from .memo import arg_tokens
 
 #: what :meth:`Replay.__call__` returns when the arguments are not the remembered
 #: launch's arrays, or a scalar selects another specialisation: go the full way
 MISS = object()
+
+#: what a weak reference's target is read with (a dead one gives None)
+_live = weakref.ref.__call__
+#: what an array without ``_array_obj`` gives: matches no live or dead array
+_ABSENT = object()
 
 #: the most native values a scalar parameter remembers (NaNs and many distinct values)
 _MAX_VALUES = 1024
@@ -35,45 +43,47 @@ class Replay:
     ``args``' scalar values and returns the event, or :data:`MISS`."""
 
     __slots__ = ("tokens", "nargs", "arrays", "scalars", "native", "kernel", "gsize", "lsize", "queue",
-                 "backend", "launch_id", "track", "_lookup", "_order_class")
+                 "backend", "launch_id", "_pick", "_refs", "_via", "_inflight", "_managers", "_lookup",
+                 "_order_class")
 
-    def __init__(self, loaded, prepared, args, on_death, track, fits):
+    def __init__(self, loaded, prepared, args, on_death, inflight, fits):
         """``loaded`` launched ``prepared`` with ``args``; ``on_death(ref)`` is called when
-        one of the arrays dies; ``track(backend, queue, event, keep, launch_id)`` records
-        an asynchronous launch; ``fits(value, remembered)`` tells whether a new scalar value
-        selects the remembered value's specialisation.  ``tokens`` is None (nothing to
-        replay) when an argument cannot be identified cheaply (runtime/memo.py)."""
+        one of the arrays dies; ``inflight`` is the launcher's record of launches that may
+        still run: ``(track, table, lock, prune_at)``, where ``track(backend, queue,
+        event, keep, launch_id)`` records one and ``table[id(queue)]`` is ``(backend,
+        queue, {launch id: (event, kept arrays)}, the queue orders its launches)``;
+        ``fits(value, remembered)`` tells whether a new scalar value selects the
+        remembered value's specialisation.  ``tokens`` is None (nothing to replay) when an
+        argument cannot be identified cheaply (runtime/memo.py)."""
         self.tokens = arg_tokens(args, on_death)
         self.nargs = len(args)
         self.native = list(prepared.native_args)
         self.arrays = tuple((pos, tok[1], tok[2] if len(tok) == 3 else None)
                             for pos, tok in enumerate(self.tokens or ()) if tok[0] is None)
+        # the arrays checked in one C-level pass when each is a dpnp array (whose usm_ndarray,
+        # the remembered one, is its ``_array_obj``); else one by one (_same_arrays)
+        self._pick = tuple(pos for pos, _, _ in self.arrays)
+        self._refs = tuple(ref for _, ref, _ in self.arrays)
+        self._via = (("_array_obj",) * len(self._pick), (_ABSENT,) * len(self._pick))
         self.scalars = tuple(_ScalarSlot(handler, slot, args[handler.position], fits)
                              for handler, slot in loaded._scalar_slots)
         self.kernel, self.gsize, self.lsize = loaded.native_kernel, prepared.global_size, prepared.local_size
         self.backend, self.queue = loaded.backend, prepared.queue
-        self.launch_id, self.track = prepared.track_id, track
-        # dpctl's order manager of the queue and our state class there (runtime/queue_order.py)
+        self.launch_id, self._inflight = prepared.track_id, inflight
+        # dpctl's order managers (its per-context dictionary: queue -> manager), the lookup
+        # that makes a queue's manager, and our state class there (runtime/queue_order.py)
         order_class = getattr(self.backend, "_launch_order", None)
         self._lookup = getattr(self.backend, "_manager_of", None) if order_class is not None else None
+        self._managers = queue_order.managers_of(self.backend._order) if self._lookup is not None else None
         self._order_class = order_class
 
     def __call__(self, args):
         if len(args) != self.nargs:
             return MISS
-        for pos, ref, state in self.arrays:
-            value, array = args[pos], ref()
-            if value is not array:
-                if array is None:
-                    return MISS                 # (the owner forgets the replay meanwhile)
-                # a dpnp array's usm_ndarray is its ``_array_obj``: read without a call
-                if getattr(value, "_array_obj", None) is not array:
-                    get_array = getattr(value, "get_array", None)
-                    if get_array is None or get_array() is not array:
-                        return MISS
-            elif state is not None and (value.base_data, value.offset, value.shape, value.strides,
-                                        value.queue) != state:
-                return MISS                     # a pyopencl array given other memory
+        name, absent = self._via
+        if not all(map(is_, map(getattr, map(args.__getitem__, self._pick), name, absent), map(_live, self._refs))):
+            if not self._same_arrays(args):
+                return MISS
         native = self.native
         for scalar in self.scalars:
             value = args[scalar.position]
@@ -91,14 +101,48 @@ class Replay:
         if native is not self.native:
             self.native = native
         # enqueue after the queue's earlier work (dpctl: through its order manager)
-        queue, lookup = self.queue, self._lookup
-        manager = None if lookup is None else lookup(queue)
-        if manager is not None and manager._state.__class__ is self._order_class:
-            event = queue_order.submit(queue, manager, manager._state, self.kernel, native, self.gsize, self.lsize)
+        queue = self.queue
+        if self._lookup is not None:
+            managers = self._managers
+            manager = managers.get().get(queue) if managers is not None else None
+            if manager is None:
+                manager = self._lookup(queue)
+            state = manager._state
+            if state.__class__ is self._order_class:
+                event = queue_order.submit(queue, manager, state, self.kernel, native, self.gsize, self.lsize)
+            else:
+                event = self.backend.submit_async(self.kernel, native, self.gsize, self.lsize, queue)
         else:
             event = self.backend.submit_async(self.kernel, native, self.gsize, self.lsize, queue)
-        self.track(self.backend, queue, event, args, self.launch_id)
+        # keep ``args`` until the launch is done: on a queue that orders its launches the
+        # newest event of this launch replaces the one before (as launcher._track does)
+        track, table, lock, prune_at = self._inflight
+        with lock:
+            entry = table.get(id(queue))
+            if entry is not None and entry[3] and len(entry[2]) < prune_at:
+                entry[2][self.launch_id] = (event, args)
+                return event
+        track(self.backend, queue, event, args, self.launch_id)
         return event
+
+
+    def _same_arrays(self, args) -> bool:
+        """True when ``args`` hold the remembered arrays, each checked on its own: a
+        usm_ndarray or pyopencl array itself, or the array a dpnp array wraps."""
+        for pos, ref, state in self.arrays:
+            value, array = args[pos], ref()
+            if value is not array:
+                if array is None:
+                    return False                # (the owner forgets the replay meanwhile)
+                # a dpnp array's usm_ndarray is its ``_array_obj``: read without a call
+                if getattr(value, "_array_obj", None) is not array:
+                    get_array = getattr(value, "get_array", None)
+                    if get_array is None or get_array() is not array:
+                        return False
+            elif state is not None and (value.base_data, value.offset, value.shape, value.strides,
+                                        value.queue) != state:
+                return False                     # a pyopencl array given other memory
+        return True
 
 
 class _ScalarSlot:
