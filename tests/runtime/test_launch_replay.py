@@ -3,8 +3,8 @@ Replay (jit.py ``_last_call[5]``), which converts each new scalar value once per
 parameter and keeps no caller's array.
 
 * every scalar value reaches the kernel, of each scalar type a Python call passes (int:
-  i32, float: f32), including float zeros of either sign and NaN; an int selecting
-  another specialisation (1, a multiple of 16) launches the right kernel;
+  i32, or i64 beyond 32 bits; float: f32), including float zeros of either sign and NaN;
+  an int selecting another specialisation (1, a multiple of 16) launches the right kernel;
 * a value is checked and converted once, then read from the replay (the packer);
 * the replay holds no caller's array, also after it re-packed new scalar values;
 * replayed launches stay in order with dpnp work on the same queue, both ways.
@@ -64,6 +64,25 @@ def test_changing_scalars_of_each_type_reach_the_kernel():
         got = dpnp.asnumpy(y)
         assert _same_bits(got, _expected(s, row0)), (s, row0)
     assert isinstance(shift_scale._last_call[5], Replay)
+
+
+@xd.jit
+def wide_and_narrow(out, n, k, W: xt.constexpr):
+    """``out`` rows: n * 3 - 1 and n + k in int64 (n an i64 argument, k an i32 one)."""
+    xt.store_tile(xt.full([1, W], n * 3 - 1, xt.int64), xt.init_tile(out, [0, 0], [1, W]))
+    xt.store_tile(xt.full([1, W], n, xt.int64) + k, xt.init_tile(out, [1, 0], [1, W]))
+
+
+def test_changing_i64_and_i32_scalars_reach_the_kernel():
+    dpnp = require_dpnp()
+    out = dpnp.zeros((2, 16), dtype=np.int64)
+    replays = set()
+    for n, k in ((2**40 + 12345, -7), (2**40 + 12346, 5), (2**33 + 3, -7), (-(2**35) - 9, 3), (2**40 + 12345, 5)):
+        wide_and_narrow[(1,)](out, n, k, W=16)
+        xd.synchronize()
+        np.testing.assert_array_equal(dpnp.asnumpy(out), np.repeat(np.array([[n * 3 - 1], [n + k]]), 16, axis=1))
+        replays.add(id(wide_and_narrow._last_call[5]))
+    assert len(replays) == 1                             # every launch after the first replayed
 
 
 def test_each_scalar_value_is_checked_and_converted_once(monkeypatch):
