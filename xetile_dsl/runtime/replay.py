@@ -20,7 +20,7 @@ only (runtime/memo.py).
 from __future__ import annotations
 
 import weakref
-from operator import is_
+from operator import attrgetter, is_
 
 from . import queue_order
 from .memo import arg_tokens
@@ -33,6 +33,9 @@ MISS = object()
 _live = weakref.ref.__call__
 #: what an array without ``_array_obj`` gives: matches no live or dead array
 _ABSENT = object()
+
+#: what a pyopencl array's kernel arguments are made from (memo._pyopencl_state)
+_pyopencl_state = attrgetter("base_data", "offset", "shape", "strides", "queue")
 
 #: the most native values a scalar parameter remembers (NaNs and many distinct values)
 _MAX_VALUES = 1024
@@ -62,9 +65,16 @@ class Replay:
                             for pos, tok in enumerate(self.tokens or ()) if tok[0] is None)
         # the arrays checked in one C-level pass when each is a dpnp array (whose usm_ndarray,
         # the remembered one, is its ``_array_obj``); else one by one (_same_arrays)
+        # the arrays checked in one pass walked in C: dpnp arrays by the usm_ndarray each
+        # wraps (its ``_array_obj``), pyopencl arrays by identity and the attributes their
+        # kernel arguments are made from; other kinds (and a failed pass) one by one
         self._pick = tuple(pos for pos, _, _ in self.arrays)
         self._refs = tuple(ref for _, ref, _ in self.arrays)
-        self._via = (("_array_obj",) * len(self._pick), (_ABSENT,) * len(self._pick))
+        states = tuple(state for _, _, state in self.arrays)
+        if states and all(state is not None for state in states):
+            self._via = (None, states)
+        else:
+            self._via = (("_array_obj",) * len(self._pick), (_ABSENT,) * len(self._pick))
         self.scalars = tuple(_ScalarSlot(handler, slot, args[handler.position], fits)
                              for handler, slot in loaded._scalar_slots)
         self.kernel, self.gsize, self.lsize = loaded.native_kernel, prepared.global_size, prepared.local_size
@@ -80,10 +90,16 @@ class Replay:
     def __call__(self, args):
         if len(args) != self.nargs:
             return MISS
-        name, absent = self._via
-        if not all(map(is_, map(getattr, map(args.__getitem__, self._pick), name, absent), map(_live, self._refs))):
-            if not self._same_arrays(args):
-                return MISS
+        # _via: (("_array_obj", ...), (_ABSENT, ...)) for dpnp, (None, their states) for pyopencl
+        wrapped, expected = self._via
+        picked = map(args.__getitem__, self._pick)
+        if wrapped is None:
+            picked = tuple(picked)
+            same = all(map(is_, picked, map(_live, self._refs))) and tuple(map(_pyopencl_state, picked)) == expected
+        else:
+            same = all(map(is_, map(getattr, picked, wrapped, expected), map(_live, self._refs)))
+        if not same and not self._same_arrays(args):
+            return MISS
         native = self.native
         for scalar in self.scalars:
             value = args[scalar.position]
