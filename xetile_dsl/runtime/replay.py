@@ -19,9 +19,6 @@ only (runtime/memo.py).
 """
 from __future__ import annotations
 
-import weakref
-from operator import attrgetter, is_
-
 from . import queue_order
 from .memo import arg_tokens
 
@@ -29,13 +26,6 @@ from .memo import arg_tokens
 #: launch's arrays, or a scalar selects another specialisation: go the full way
 MISS = object()
 
-#: what a weak reference's target is read with (a dead one gives None)
-_live = weakref.ref.__call__
-#: what an array without ``_array_obj`` gives: matches no live or dead array
-_ABSENT = object()
-
-#: what a pyopencl array's kernel arguments are made from (memo._pyopencl_state)
-_pyopencl_state = attrgetter("base_data", "offset", "shape", "strides", "queue")
 
 #: the most native values a scalar parameter remembers (NaNs and many distinct values)
 _MAX_VALUES = 1024
@@ -46,7 +36,7 @@ class Replay:
     ``args``' scalar values and returns the event, or :data:`MISS`."""
 
     __slots__ = ("tokens", "nargs", "arrays", "scalars", "native", "kernel", "gsize", "lsize", "queue",
-                 "backend", "launch_id", "_pick", "_refs", "_via", "_inflight", "_managers", "_lookup",
+                 "backend", "launch_id", "_inflight", "_managers", "_lookup",
                  "_order_class")
 
     def __init__(self, loaded, prepared, args, on_death, inflight, fits):
@@ -65,16 +55,6 @@ class Replay:
                             for pos, tok in enumerate(self.tokens or ()) if tok[0] is None)
         # the arrays checked in one C-level pass when each is a dpnp array (whose usm_ndarray,
         # the remembered one, is its ``_array_obj``); else one by one (_same_arrays)
-        # the arrays checked in one pass walked in C: dpnp arrays by the usm_ndarray each
-        # wraps (its ``_array_obj``), pyopencl arrays by identity and the attributes their
-        # kernel arguments are made from; other kinds (and a failed pass) one by one
-        self._pick = tuple(pos for pos, _, _ in self.arrays)
-        self._refs = tuple(ref for _, ref, _ in self.arrays)
-        states = tuple(state for _, _, state in self.arrays)
-        if states and all(state is not None for state in states):
-            self._via = (None, states)
-        else:
-            self._via = (("_array_obj",) * len(self._pick), (_ABSENT,) * len(self._pick))
         self.scalars = tuple(_ScalarSlot(handler, slot, args[handler.position], fits)
                              for handler, slot in loaded._scalar_slots)
         self.kernel, self.gsize, self.lsize = loaded.native_kernel, prepared.global_size, prepared.local_size
@@ -90,16 +70,19 @@ class Replay:
     def __call__(self, args):
         if len(args) != self.nargs:
             return MISS
-        # _via: (("_array_obj", ...), (_ABSENT, ...)) for dpnp, (None, their states) for pyopencl
-        wrapped, expected = self._via
-        picked = map(args.__getitem__, self._pick)
-        if wrapped is None:
-            picked = tuple(picked)
-            same = all(map(is_, picked, map(_live, self._refs))) and tuple(map(_pyopencl_state, picked)) == expected
-        else:
-            same = all(map(is_, map(getattr, picked, wrapped, expected), map(_live, self._refs)))
-        if not same and not self._same_arrays(args):
-            return MISS
+        for pos, ref, state in self.arrays:
+            value, array = args[pos], ref()
+            if value is not array:
+                if array is None:
+                    return MISS                 # (the owner forgets the replay meanwhile)
+                # a dpnp array's usm_ndarray is its ``_array_obj``: read without a call
+                if getattr(value, "_array_obj", None) is not array:
+                    get_array = getattr(value, "get_array", None)
+                    if get_array is None or get_array() is not array:
+                        return MISS
+            elif state is not None and (value.base_data, value.offset, value.shape, value.strides,
+                                        value.queue) != state:
+                return MISS                     # a pyopencl array given other memory
         native = self.native
         for scalar in self.scalars:
             value = args[scalar.position]
@@ -140,25 +123,6 @@ class Replay:
                 return event
         track(self.backend, queue, event, args, self.launch_id)
         return event
-
-
-    def _same_arrays(self, args) -> bool:
-        """True when ``args`` hold the remembered arrays, each checked on its own: a
-        usm_ndarray or pyopencl array itself, or the array a dpnp array wraps."""
-        for pos, ref, state in self.arrays:
-            value, array = args[pos], ref()
-            if value is not array:
-                if array is None:
-                    return False                # (the owner forgets the replay meanwhile)
-                # a dpnp array's usm_ndarray is its ``_array_obj``: read without a call
-                if getattr(value, "_array_obj", None) is not array:
-                    get_array = getattr(value, "get_array", None)
-                    if get_array is None or get_array() is not array:
-                        return False
-            elif state is not None and (value.base_data, value.offset, value.shape, value.strides,
-                                        value.queue) != state:
-                return False                     # a pyopencl array given other memory
-        return True
 
 
 class _ScalarSlot:
