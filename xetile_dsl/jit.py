@@ -25,7 +25,7 @@ from operator import is_
 
 import numpy as np
 
-from . import interpreter, knobs
+from . import environ, interpreter, knobs
 from .dtypes import OF_NUMPY_NAME
 from ._lazy import LazyModule
 from .errors import LaunchError
@@ -34,7 +34,8 @@ from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import check_num_subgroups, split_options
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
-from .runtime.memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter
+from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
+from .runtime.replay import MISS
 
 # the compiler loads at the first kernel that is not in the disk cache, the runtime (device
 # discovery, the launcher, the disk cache) and the target facts at the first launch, so that
@@ -178,20 +179,16 @@ class JITFunction:
         to the loaded kernel's plan (which checks the arrays' layouts; no binding, no key)."""
         last = self._last_call          # one read: another thread may replace it meanwhile
         if last is not None and _same_frame(last, grid, target, kwargs) and self._deps.unchanged():
-            found = compare_args(args, last[2])
-            if last[5] is None:                 # numpy arrays: (..., loaded, None, grid3, launcher)
+            replay = last[5]
+            if replay is None:                  # numpy arrays: (..., loaded, None, grid3, launcher)
+                found = compare_args(args, last[2])
                 if found and (found == SAME or self._scalars_fit(args, last[2])) and \
                         _default_launcher() is last[7] and last[4]._launch_planned(last[6], args):
                     return None
-            elif found == SAME:
-                return last[4].launch_async(last[5], args, last[6])
-            elif found == NEW_SCALARS:
-                tokens = _same_kernel_tokens(args, last[2])
-                if tokens is not None:
-                    # the same kernel and arrays: only the scalar arguments are converted again
-                    native = last[4].native_with_scalars(last[5], args)
-                    self._last_call = (grid, target, tokens, last[3], last[4], last[5], native)
-                    return last[4].launch_async(last[5], args, native)
+            else:
+                event = replay(args)
+                if event is not MISS:
+                    return event
         self._last_call = None
         hit = self._same_signature(grid, target, args, kwargs)
         if hit is not None:
@@ -212,12 +209,16 @@ class JITFunction:
         numpy arrays (no device arrays) with the grid and default launcher."""
         if not len(args) == self._leading_runtime == len(self._runtime_pos):
             return
-        tokens, kw = arg_tokens(args, forgetter(self, "_last_call", 2), numpy=prepared is None), _kwarg_tokens(kwargs)
-        if tokens is None or kw is None:
+        kw = _kwarg_tokens(kwargs)
+        if kw is None:
             return
-        if prepared is not None:
-            self._last_call = (grid, target, tokens, kw, loaded, prepared, prepared.native_args)
-        elif all(tok[1] is None for tok in tokens if tok[0] is None):
+        if prepared is not None:     # device arrays: (..., loaded, replay)
+            replay = loaded.replay(prepared, args, forgetter(self, "_last_call", 2), _scalar_fits)
+            if replay is not None:
+                self._last_call = (grid, target, replay.tokens, kw, loaded, replay)
+            return
+        tokens = arg_tokens(args, forgetter(self, "_last_call", 2), numpy=True)
+        if tokens is not None and all(tok[1] is None for tok in tokens if tok[0] is None):
             self._last_call = (grid, target, tokens, kw, loaded, None, grid3, _default_launcher())
 
     def _same_signature(self, grid, target, args: tuple, kwargs: dict) -> tuple | None:
@@ -357,7 +358,7 @@ class _Launch:
         runs each subgroup of a workgroup-level kernel (docs/interpreter.md)."""
         target = self.target
         if target is None:
-            if not knobs.interpreting():
+            if environ.unset(knobs.INTERPRET.name) or not knobs.interpreting():   # (unset: one read)
                 return self.jit.run(self.grid, None, args, kwargs)
         elif target == "interpret-subgroups":
             return interpreter.launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
@@ -413,19 +414,10 @@ def _int_key(value) -> tuple:
     return (value.__class__, -2**31 <= value < 2**31, value == 1, value % 16 == 0)
 
 
-def _same_kernel_tokens(args: tuple, tokens: tuple) -> tuple | None:
-    """The tokens of ``args`` (arrays the remembered ones, scalars of the remembered types:
-    memo.compare_args said NEW_SCALARS) when every new scalar value selects the remembered
-    specialisation (:meth:`JITFunction._scalars_fit`), else None; one pass."""
-    fresh = []
-    for value, tok in zip(args, tokens):
-        if tok[0] is None:
-            fresh.append(tok)
-        elif value != tok[1] and _type_key(value) != _type_key(tok[1]):
-            return None
-        else:
-            fresh.append((tok[0], value))      # also an equal value: -0.0 is not 0.0
-    return tuple(fresh)
+def _scalar_fits(value, remembered) -> bool:
+    """True when a new scalar value (of the remembered one's type) selects the remembered
+    value's specialisation (the fast dictionary's key of an int: width, 1, divisibility)."""
+    return value == remembered or _type_key(value) == _type_key(remembered)
 
 
 def _type_key(value) -> tuple:

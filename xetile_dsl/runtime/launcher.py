@@ -33,6 +33,7 @@ from .arrays import DeviceArray, describe, queue_label, same_queue
 from .memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken  # noqa: F401 - also for callers here
 from .devices import Device, device_of_queue, get_device
 from . import program_cache, queue_order
+from .replay import Replay
 from .opencl_icd import setup_intel_cpu_icd
 from .opencl_programs import NativeBuildError, native_builder
 
@@ -789,6 +790,12 @@ class LoadedKernel:
         self._last = (grid, tokens, remembered)
         return event, remembered
 
+    def replay(self, launch: PreparedLaunch, args, on_death, fits) -> Replay | None:
+        """A :class:`~.replay.Replay` of ``launch`` (made with ``args``), or None when an
+        argument cannot be identified cheaply (see Replay for ``on_death`` and ``fits``)."""
+        replay = Replay(self, launch, args, on_death, (_track, _INFLIGHT, _INFLIGHT_LOCK, _PRUNE_AT), fits)
+        return replay if replay.tokens is not None else None
+
     def with_scalars(self, launch: PreparedLaunch, args) -> PreparedLaunch:
         """``launch`` (whose arrays ``args`` has) with the scalar arguments of ``args``,
         each checked and converted (LaunchError naming it otherwise)."""
@@ -804,13 +811,11 @@ class LoadedKernel:
             native[slot] = handler.convert(args[handler.position])
         return native
 
-    def launch_async(self, launch: PreparedLaunch, keep=None, native=None):
+    def launch_async(self, launch: PreparedLaunch, keep=None):
         """Enqueue a prepared device-array launch again (no checks); returns the event.
-        ``keep`` (default: the launch's own arrays) stays alive until the kernel is done;
-        ``native`` (default: the launch's own) are the native arguments, the launch's
-        with other scalar values (:meth:`native_with_scalars`)."""
-        event = self.backend.submit_async(self.native_kernel, launch.native_args if native is None else native,
-                                          launch.global_size, launch.local_size, launch.queue)
+        ``keep`` (default: the launch's own arrays) stays alive until the kernel is done."""
+        event = self.backend.submit_async(self.native_kernel, launch.native_args, launch.global_size,
+                                          launch.local_size, launch.queue)
         _track(self.backend, launch.queue, event, launch.keep if keep is None else keep,
                launch.track_id or id(launch))
         return event

@@ -91,8 +91,8 @@ def manager_lookup(order):
     per-context dictionary directly where it has one (its ``__getitem__`` checks the
     queue's type and looks it up twice); a queue without a manager yet gets one from
     ``order[queue]``."""
-    managers = getattr(order, "_map", None)
-    if not hasattr(managers, "get"):
+    managers = managers_of(order)
+    if managers is None:
         return order.__getitem__
 
     def lookup(queue):
@@ -100,6 +100,13 @@ def manager_lookup(order):
         return manager if manager is not None else order[queue]
 
     return lookup
+
+
+def managers_of(order):
+    """dpctl's per-context dictionary of ``order``'s managers (a ContextVar whose value maps
+    queue -> manager), or None when this dpctl keeps them otherwise."""
+    managers = getattr(order, "_map", None)
+    return managers if hasattr(managers, "get") else None
 
 
 def submit(queue, manager, state, kernel, args, gsize, lsize):

@@ -1,0 +1,151 @@
+"""A remembered device-array launch, re-enqueued by one call with the fewest steps.
+
+A kernel launched again and again with the same device arrays (and the same or new
+scalar values) spends, besides the runtime's submit, only what :meth:`Replay.__call__`
+does: one identity test per array, one dictionary read per scalar (the value's native
+argument, kept per parameter), the submit through the queue's order
+(runtime/queue_order.py) and the in-flight record.  Everything that does not depend on
+the arguments -- the native argument list, the scalar slots, the ranges, the queue, its
+order-manager lookup -- is made once, when the launch is remembered.
+
+Measured on this project's CPU device (docs/design.md, "The launch path"): the Python
+work of a launch costs about twice as much next to the runtime's submit as in a tight
+loop (the submit evicts it from the caches), so what counts is how little code and data
+a launch touches, not only how few operations it makes.
+
+A replay holds no caller's array: the arrays are weak references (when one dies the
+owner's ``on_death`` empties the memo), and the native arguments hold device memory
+only (runtime/memo.py).
+"""
+from __future__ import annotations
+
+from . import queue_order
+from .memo import arg_tokens
+
+#: what :meth:`Replay.__call__` returns when the arguments are not the remembered
+#: launch's arrays, or a scalar selects another specialisation: go the full way
+MISS = object()
+
+
+#: the most native values a scalar parameter remembers (NaNs and many distinct values)
+_MAX_VALUES = 1024
+
+
+class Replay:
+    """One remembered launch of device arrays; ``replay(args)`` enqueues it again with
+    ``args``' scalar values and returns the event, or :data:`MISS`."""
+
+    __slots__ = ("tokens", "nargs", "arrays", "scalars", "native", "kernel", "gsize", "lsize", "queue",
+                 "backend", "launch_id", "_inflight", "_managers", "_lookup",
+                 "_order_class")
+
+    def __init__(self, loaded, prepared, args, on_death, inflight, fits):
+        """``loaded`` launched ``prepared`` with ``args``; ``on_death(ref)`` is called when
+        one of the arrays dies; ``inflight`` is the launcher's record of launches that may
+        still run: ``(track, table, lock, prune_at)``, where ``track(backend, queue,
+        event, keep, launch_id)`` records one and ``table[id(queue)]`` is ``(backend,
+        queue, {launch id: (event, kept arrays)}, the queue orders its launches)``;
+        ``fits(value, remembered)`` tells whether a new scalar value selects the
+        remembered value's specialisation.  ``tokens`` is None (nothing to replay) when an
+        argument cannot be identified cheaply (runtime/memo.py)."""
+        self.tokens = arg_tokens(args, on_death)
+        self.nargs = len(args)
+        self.native = list(prepared.native_args)
+        self.arrays = tuple((pos, tok[1], tok[2] if len(tok) == 3 else None)
+                            for pos, tok in enumerate(self.tokens or ()) if tok[0] is None)
+        # the arrays checked in one C-level pass when each is a dpnp array (whose usm_ndarray,
+        # the remembered one, is its ``_array_obj``); else one by one (_same_arrays)
+        self.scalars = tuple(_ScalarSlot(handler, slot, args[handler.position], fits)
+                             for handler, slot in loaded._scalar_slots)
+        self.kernel, self.gsize, self.lsize = loaded.native_kernel, prepared.global_size, prepared.local_size
+        self.backend, self.queue = loaded.backend, prepared.queue
+        self.launch_id, self._inflight = prepared.track_id, inflight
+        # dpctl's order managers (its per-context dictionary: queue -> manager), the lookup
+        # that makes a queue's manager, and our state class there (runtime/queue_order.py)
+        order_class = getattr(self.backend, "_launch_order", None)
+        self._lookup = getattr(self.backend, "_manager_of", None) if order_class is not None else None
+        self._managers = queue_order.managers_of(self.backend._order) if self._lookup is not None else None
+        self._order_class = order_class
+
+    def __call__(self, args):
+        if len(args) != self.nargs:
+            return MISS
+        for pos, ref, state in self.arrays:
+            value, array = args[pos], ref()
+            if value is not array:
+                if array is None:
+                    return MISS                 # (the owner forgets the replay meanwhile)
+                # a dpnp array's usm_ndarray is its ``_array_obj``: read without a call
+                if getattr(value, "_array_obj", None) is not array:
+                    get_array = getattr(value, "get_array", None)
+                    if get_array is None or get_array() is not array:
+                        return MISS
+            elif state is not None and (value.base_data, value.offset, value.shape, value.strides,
+                                        value.queue) != state:
+                return MISS                     # a pyopencl array given other memory
+        native = self.native
+        for scalar in self.scalars:
+            value = args[scalar.position]
+            if value.__class__ is not scalar.cls:
+                return MISS
+            arg = scalar.known.get(value)
+            if arg is None:
+                arg = scalar.add(value)
+                if arg is None:
+                    return MISS                 # another specialisation of the kernel
+            if arg is not native[scalar.slot]:
+                if native is self.native:
+                    native = native[:]          # this call's own list: other threads read self.native
+                native[scalar.slot] = arg
+        if native is not self.native:
+            self.native = native
+        # enqueue after the queue's earlier work (dpctl: through its order manager)
+        queue = self.queue
+        if self._lookup is not None:
+            managers = self._managers
+            manager = managers.get().get(queue) if managers is not None else None
+            if manager is None:
+                manager = self._lookup(queue)
+            state = manager._state
+            if state.__class__ is self._order_class:
+                event = queue_order.submit(queue, manager, state, self.kernel, native, self.gsize, self.lsize)
+            else:
+                event = self.backend.submit_async(self.kernel, native, self.gsize, self.lsize, queue)
+        else:
+            event = self.backend.submit_async(self.kernel, native, self.gsize, self.lsize, queue)
+        # keep ``args`` until the launch is done: on a queue that orders its launches the
+        # newest event of this launch replaces the one before (as launcher._track does)
+        track, table, lock, prune_at = self._inflight
+        with lock:
+            entry = table.get(id(queue))
+            if entry is not None and entry[3] and len(entry[2]) < prune_at:
+                entry[2][self.launch_id] = (event, args)
+                return event
+        track(self.backend, queue, event, args, self.launch_id)
+        return event
+
+
+class _ScalarSlot:
+    """One scalar parameter of a replay: its argument position, its slot among the native
+    arguments, the remembered value's class, and ``known``: value -> native argument for
+    every value seen that selects the remembered specialisation (checked and converted
+    once; float zeros are never kept: ``0.0 == -0.0`` but they are other arguments)."""
+
+    __slots__ = ("position", "slot", "cls", "known", "handler", "remembered", "fits")
+
+    def __init__(self, handler, slot: int, value, fits) -> None:
+        self.position, self.slot, self.cls = handler.position, slot, value.__class__
+        self.handler, self.remembered, self.fits = handler, value, fits
+        self.known: dict = {}
+
+    def add(self, value):
+        """The native argument of a new ``value`` (checked: LaunchError naming the
+        parameter), or None when it selects another specialisation."""
+        if not self.fits(value, self.remembered):
+            return None
+        arg = self.handler.convert(value)
+        if value == value and (value or self.cls is not float):   # not NaN, not a float zero
+            if len(self.known) >= _MAX_VALUES:
+                self.known.clear()
+            self.known[value] = arg
+        return arg
