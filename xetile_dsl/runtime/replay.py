@@ -53,8 +53,8 @@ class Replay:
         self.native = list(prepared.native_args)
         self.arrays = tuple((pos, tok[1], tok[2] if len(tok) == 3 else None)
                             for pos, tok in enumerate(self.tokens or ()) if tok[0] is None)
-        # the arrays checked in one C-level pass when each is a dpnp array (whose usm_ndarray,
-        # the remembered one, is its ``_array_obj``); else one by one (_same_arrays)
+        # (position, weak reference to the remembered array, a pyopencl array's memory state
+        # or None), checked one by one in __call__
         self.scalars = tuple(_ScalarSlot(handler, slot, args[handler.position], fits)
                              for handler, slot in loaded._scalar_slots)
         self.kernel, self.gsize, self.lsize = loaded.native_kernel, prepared.global_size, prepared.local_size
