@@ -24,25 +24,18 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
-import xetile_dsl.language as xt
 from xetile_dsl import environ, knobs
 from xetile_dsl.runtime import launcher
 from xetile_dsl.runtime.devices import get_device
 
+import launch_kernels
+from launch_kernels import X
 from conftest_tools import require_module
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-@xd.jit
-def shifted_scale(x, y, s, row0, BM: xt.constexpr, BN: xt.constexpr):
-    """y[pid*BM:(pid+1)*BM] = s * x[row0 + pid*BM:...]: a float and an int scalar."""
-    pid = xt.program_id(0)
-    v = xt.load_tile(xt.init_tile(x, [row0 + pid * BM, 0], [BM, BN]))
-    xt.store_tile(v * s, xt.init_tile(y, [pid * BM, 0], [BM, BN]))
-
-
-X = np.arange(64 * 16, dtype=np.float32).reshape(64, 16) % 17 - 8   # small ints: s * x is exact in f32
+shifted_scale = launch_kernels.shifted_scale()
 # row offsets neither 1 nor a multiple of 16: one specialisation of ``row0`` serves them all
 CALLS = [(0.5, 8), (-2.0, 24), (3.25, 40), (0.5, 24)]
 

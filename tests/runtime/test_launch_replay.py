@@ -20,20 +20,14 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+import launch_kernels
+from launch_kernels import X
 from conftest_tools import require_dpnp
 from xetile_dsl.runtime import launcher
 from xetile_dsl.runtime.replay import Replay
 
 
-@xd.jit
-def shift_scale(x, y, s, row0, BM: xt.constexpr, BN: xt.constexpr):
-    """y[pid*BM:(pid+1)*BM] = s * x[row0 + pid*BM:...]: a float and an int scalar."""
-    pid = xt.program_id(0)
-    v = xt.load_tile(xt.init_tile(x, [row0 + pid * BM, 0], [BM, BN]))
-    xt.store_tile(v * s, xt.init_tile(y, [pid * BM, 0], [BM, BN]))
-
-
-X = np.arange(64 * 16, dtype=np.float32).reshape(64, 16) % 17 - 8   # small ints: s * x is exact in f32
+shift_scale = launch_kernels.shifted_scale()
 
 
 def _launch(x, y, s, row0):
