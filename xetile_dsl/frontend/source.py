@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import os
 import textwrap
 from dataclasses import dataclass
 from functools import cached_property
@@ -24,7 +25,25 @@ class KernelSource:
 
     @staticmethod
     def of(fn) -> "KernelSource":
+        """``fn``'s source, parsed once per function and version of its file: a compile
+        asks for the kernel's and each inlined helper's, the launch cache key again, and
+        reading, tokenizing and parsing them was 30-40% of the frontend (issue 13).  The
+        parse is shared (the frontend only reads the AST); it is made again when the file's
+        size or modification time changes, as :func:`inspect.getsourcelines` would then
+        read the new text."""
         check_kernel_function(fn)
+        key = _parse_key(fn)
+        parsed = _PARSED.get(key) if key is not None else None
+        if parsed is None:
+            parsed = KernelSource._parse(fn)
+            if key is not None:
+                if len(_PARSED) >= _PARSED_LIMIT:
+                    _PARSED.pop(next(iter(_PARSED)))
+                _PARSED[key] = parsed
+        return parsed
+
+    @staticmethod
+    def _parse(fn) -> "KernelSource":
         try:
             lines, first_line = inspect.getsourcelines(fn)
         except (OSError, TypeError) as exc:
@@ -60,6 +79,23 @@ class KernelSource:
         the module's globals only at these places, so the cache key and the compiled code
         see the same globals."""
         return frozenset((r.name, r.node.lineno, r.node.col_offset) for r in self.global_reads)
+
+
+#: parsed sources by :func:`_parse_key` (oldest dropped first beyond the limit)
+_PARSED: dict[tuple, KernelSource] = {}
+_PARSED_LIMIT = 512
+
+
+def _parse_key(fn) -> tuple | None:
+    """What :meth:`KernelSource.of` reads, as a key: the code object (which names the file
+    and first line), the function's name, and its file's size and modification time; None
+    when the file cannot be read (source held only by linecache, e.g. typed into a shell)."""
+    code = fn.__code__
+    try:
+        st = os.stat(code.co_filename)
+    except (OSError, ValueError):
+        return None
+    return code, fn.__name__, st.st_size, st.st_mtime_ns
 
 
 @dataclass(frozen=True)
