@@ -126,3 +126,47 @@ def test_spirv_val_starts_before_the_module_is_emitted_and_still_judges_it(monke
     unused.close()                      # a validator never given a module ends quietly
     with pytest.raises(spirv_tools.SpirvValidationError, match="spirv-val rejected the module"):
         real_validator().validate(spirv[:20] + spirv[24:])
+
+
+class _Exited(Exception):
+    pass
+
+
+def test_the_spare_makes_its_target_machine_before_the_module_arrives(monkeypatch):
+    """A spare child makes its LLVM context and target machine while it waits (issue 13:
+    off the compile's path) and emits the module it then receives with exactly those:
+    one fresh machine per module, as LLVM 22 needs.  Run here, with os._exit stubbed."""
+    events = []
+    real_machine, real_read = spirv_emit._Machine, spirv_emit._read_all
+
+    class Recorded(real_machine):
+        def __init__(self, target):
+            events.append("machine")
+            super().__init__(target)
+
+    def read(fd):
+        events.append("request")
+        return real_read(fd)
+
+    def emit(target, text, made=None):
+        events.append(("emit", type(made).__name__, text))
+        return b"spirv"
+
+    def leave(status):
+        raise _Exited(status)
+
+    monkeypatch.setattr(spirv_emit, "_Machine", Recorded)
+    monkeypatch.setattr(spirv_emit, "_read_all", read)
+    monkeypatch.setattr(spirv_emit, "_emit_once", emit)
+    monkeypatch.setattr(os, "_exit", leave)
+    request_r, request_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    os.write(request_w, b"the module")
+    os.close(request_w)
+    with pytest.raises(_Exited):
+        spirv_emit._spare_main(spirv_emit._get_target(), request_r, reply_w)
+    os.close(request_r)
+    os.close(reply_w)
+    assert real_read(reply_r) == b"\0spirv"
+    os.close(reply_r)
+    assert events == ["machine", "request", ("emit", "Recorded", "the module")]
