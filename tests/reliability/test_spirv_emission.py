@@ -111,21 +111,40 @@ def test_spirv_val_starts_before_the_module_is_emitted_and_still_judges_it(monke
             events.append("spirv-val started")
             super().__init__(*args)
 
-        def validate(self, spirv):
-            events.append(f"validated {len(spirv)} bytes")
+        def send(self, spirv):
+            events.append(f"sent {len(spirv)} bytes")
+            return super().send(spirv)
+
+        def validate(self, spirv=None):
+            events.append("verdict")
             return super().validate(spirv)
 
     def emit(text):
         events.append("emitting")
         return real_emit(text)
+
+    def scan(binary):
+        events.append("id scan")
+        return real_scan(binary)
+    real_scan = spirv_emit.duplicate_result_ids
     monkeypatch.setattr(spirv_tools, "StartedValidator", Recorded)
     monkeypatch.setattr(spirv_emit, "_emit_clean", emit)
+    monkeypatch.setattr(spirv_emit, "duplicate_result_ids", scan)
     spirv = xd_compile(matmul_kernel, SIGNATURE, {"BM": 8, "BN": 16, "BK": 16}, target="cpu").spirv
-    assert events == ["spirv-val started", "emitting", f"validated {len(spirv)} bytes"]
+    # the id scan runs while spirv-val checks the module it was sent
+    assert events == ["spirv-val started", "emitting", f"sent {len(spirv)} bytes", "id scan", "verdict"]
     unused = real_validator()
     unused.close()                      # a validator never given a module ends quietly
+    broken = spirv[:20] + spirv[24:]
     with pytest.raises(spirv_tools.SpirvValidationError, match="spirv-val rejected the module"):
-        real_validator().validate(spirv[:20] + spirv[24:])
+        real_validator().validate(broken)
+    sent = real_validator()
+    sent.send(broken)
+    with pytest.raises(spirv_tools.SpirvValidationError, match="spirv-val rejected the module"):
+        sent.validate()
+    sent = real_validator()
+    sent.send(spirv)
+    sent.validate()
 
 
 class _Exited(Exception):

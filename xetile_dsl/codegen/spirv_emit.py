@@ -57,10 +57,11 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
     validator = spirv_tools.StartedValidator()   # starts while the module is emitted
     try:
         binary = _emit_clean(llvm_ir_text)
+        validator.send(binary)
+        dups = duplicate_result_ids(binary)     # while spirv-val reads and checks the module
         problem = _timed_invalid(binary, timings, validator)
     finally:
         validator.close()
-    dups = duplicate_result_ids(binary)
     if dups or problem:
         stats["reemitted"] += 1     # a safety net: a new Python process has no history at all
         binary = _emit_in_subprocess(llvm_ir_text)
