@@ -51,3 +51,18 @@ def test_a_changed_file_is_parsed_again(tmp_path):
     assert "v * 1.0" in after.text and "v + 1.0" in before.text
     ir = xd.compile(fn, SIG, target="interpret").asm["xetile"]
     assert "mulf" in ir and "addf" not in ir
+
+
+def test_wrapped_functions_of_one_decorator_keep_their_own_source(tmp_path):
+    """``functools.wraps`` wrappers share the decorator's code object; inspect reads the
+    wrapped function's source, and so must the parse kept for each."""
+    (tmp_path / "deco_shared.py").write_text(
+        "import functools\n\n\ndef deco(f):\n    @functools.wraps(f)\n    def wrapper(x, y):\n"
+        "        return f(x, y)\n    return wrapper\n")
+    sources = []
+    for op in ("+", "*"):
+        path = tmp_path / f"kernel_wrapped_{'add' if op == '+' else 'mul'}.py"
+        path.write_text("import sys\nsys.path.insert(0, %r)\nfrom deco_shared import deco\n" % str(tmp_path)
+                        + BODY.format(op=op).replace("\ndef copy_kernel", "\n@deco\ndef copy_kernel"))
+        sources.append(KernelSource.of(_load(str(path))))
+    assert "v + 1.0" in sources[0].text and "v * 1.0" in sources[1].text

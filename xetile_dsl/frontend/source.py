@@ -87,10 +87,15 @@ _PARSED_LIMIT = 512
 
 
 def _parse_key(fn) -> tuple | None:
-    """What :meth:`KernelSource.of` reads, as a key: the code object (which names the file
-    and first line), the function's name, and its file's size and modification time; None
-    when the file cannot be read (source held only by linecache, e.g. typed into a shell)."""
-    code = fn.__code__
+    """What :meth:`KernelSource.of` reads, as a key: the code object of the function whose
+    source ``inspect`` reads (``fn`` unwrapped, as :func:`inspect.getsourcelines` does:
+    every ``functools.wraps`` wrapper of a decorator shares one code object), which names
+    the file and first line, the function's name, and the file's size and modification
+    time; None when the file cannot be read (source held only by linecache, e.g. typed
+    into a shell)."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return None
     try:
         st = os.stat(code.co_filename)
     except (OSError, ValueError):
