@@ -111,18 +111,81 @@ def test_spirv_val_starts_before_the_module_is_emitted_and_still_judges_it(monke
             events.append("spirv-val started")
             super().__init__(*args)
 
-        def validate(self, spirv):
-            events.append(f"validated {len(spirv)} bytes")
+        def send(self, spirv):
+            events.append(f"sent {len(spirv)} bytes")
+            return super().send(spirv)
+
+        def validate(self, spirv=None):
+            events.append("verdict")
             return super().validate(spirv)
 
     def emit(text):
         events.append("emitting")
         return real_emit(text)
+
+    def scan(binary):
+        events.append("id scan")
+        return real_scan(binary)
+    real_scan = spirv_emit.duplicate_result_ids
     monkeypatch.setattr(spirv_tools, "StartedValidator", Recorded)
     monkeypatch.setattr(spirv_emit, "_emit_clean", emit)
+    monkeypatch.setattr(spirv_emit, "duplicate_result_ids", scan)
     spirv = xd_compile(matmul_kernel, SIGNATURE, {"BM": 8, "BN": 16, "BK": 16}, target="cpu").spirv
-    assert events == ["spirv-val started", "emitting", f"validated {len(spirv)} bytes"]
+    # the id scan runs while spirv-val checks the module it was sent
+    assert events == ["spirv-val started", "emitting", f"sent {len(spirv)} bytes", "id scan", "verdict"]
     unused = real_validator()
     unused.close()                      # a validator never given a module ends quietly
+    broken = spirv[:20] + spirv[24:]
     with pytest.raises(spirv_tools.SpirvValidationError, match="spirv-val rejected the module"):
-        real_validator().validate(spirv[:20] + spirv[24:])
+        real_validator().validate(broken)
+    sent = real_validator()
+    sent.send(broken)
+    with pytest.raises(spirv_tools.SpirvValidationError, match="spirv-val rejected the module"):
+        sent.validate()
+    sent = real_validator()
+    sent.send(spirv)
+    sent.validate()
+
+
+class _Exited(Exception):
+    pass
+
+
+def test_the_spare_makes_its_target_machine_before_the_module_arrives(monkeypatch):
+    """A spare child makes its LLVM context and target machine while it waits (issue 13:
+    off the compile's path) and emits the module it then receives with exactly those:
+    one fresh machine per module, as LLVM 22 needs.  Run here, with os._exit stubbed."""
+    events = []
+    real_machine, real_read = spirv_emit._Machine, spirv_emit._read_all
+
+    class Recorded(real_machine):
+        def __init__(self, target):
+            events.append("machine")
+            super().__init__(target)
+
+    def read(fd):
+        events.append("request")
+        return real_read(fd)
+
+    def emit(target, text, made=None):
+        events.append(("emit", type(made).__name__, text))
+        return b"spirv"
+
+    def leave(status):
+        raise _Exited(status)
+
+    monkeypatch.setattr(spirv_emit, "_Machine", Recorded)
+    monkeypatch.setattr(spirv_emit, "_read_all", read)
+    monkeypatch.setattr(spirv_emit, "_emit_once", emit)
+    monkeypatch.setattr(os, "_exit", leave)
+    request_r, request_w = os.pipe()
+    reply_r, reply_w = os.pipe()
+    os.write(request_w, b"the module")
+    os.close(request_w)
+    with pytest.raises(_Exited):
+        spirv_emit._spare_main(spirv_emit._get_target(), request_r, reply_w)
+    os.close(request_r)
+    os.close(reply_w)
+    assert real_read(reply_r) == b"\0spirv"
+    os.close(reply_r)
+    assert events == ["machine", "request", ("emit", "Recorded", "the module")]

@@ -57,10 +57,11 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
     validator = spirv_tools.StartedValidator()   # starts while the module is emitted
     try:
         binary = _emit_clean(llvm_ir_text)
+        validator.send(binary)
+        dups = duplicate_result_ids(binary)     # while spirv-val reads and checks the module
         problem = _timed_invalid(binary, timings, validator)
     finally:
         validator.close()
-    dups = duplicate_result_ids(binary)
     if dups or problem:
         stats["reemitted"] += 1     # a safety net: a new Python process has no history at all
         binary = _emit_in_subprocess(llvm_ir_text)
@@ -247,12 +248,15 @@ class _Spare:
 
 
 def _spare_main(target, request_fd: int, reply_fd: int) -> None:
-    """A spare child's life: one request, one reply, exit (an empty request: just exit)."""
+    """A spare child's life: one request, one reply, exit (an empty request: just exit).
+    Its LLVM context and target machine (the one module's own, see :func:`_emit_once`)
+    are made while it waits, off the compile's path (~2 ms of a compile's)."""
     try:
+        made = _Machine(target)
         request = _read_all(request_fd)
         if request:
             try:
-                reply = b"\0" + _emit_once(target, request.decode())
+                reply = b"\0" + _emit_once(target, request.decode(), made)
             except SpirvEmitError as exc:
                 reply = b"\1" + str(exc).encode()
             except BaseException as exc:  # noqa: BLE001 - reported to the parent process
@@ -313,10 +317,24 @@ def _emit_in_subprocess(llvm_ir_text: str) -> bytes:
     return proc.stdout
 
 
-def _emit_once(target, llvm_ir_text: str) -> bytes:
-    """One parse + codegen.  The backend rewrites the module in place, so a retry must
-    start from the text again."""
-    context = llvm.create_context()  # a private context, kept alive as long as the module
+class _Machine:
+    """A private LLVM context and a fresh target machine, for one module."""
+
+    def __init__(self, target):
+        self.context = llvm.create_context()  # kept alive as long as the module
+        # A fresh target machine per module: reusing one for a second module crashed
+        # (segfault) in LLVM 22.
+        self.tm = target.create_target_machine(opt=2)  # SPIR-V 1.4 is the backend's default
+
+
+def _emit_once(target, llvm_ir_text: str, made: _Machine | None = None) -> bytes:
+    """One parse + codegen, with ``made`` (a :class:`_Machine` nothing used yet) or a new
+    one.  The backend rewrites the module in place, so a retry must start from the text
+    again."""
+    if made is None:
+        with _lock:  # LLVM codegen state is not documented as thread-safe
+            made = _Machine(target)
+    context = made.context
     try:
         mod = llvm.parse_assembly(llvm_ir_text, context=context)
         mod.verify()
@@ -326,10 +344,7 @@ def _emit_once(target, llvm_ir_text: str) -> bytes:
             text = text[:4000] + f"\n... ({len(text) - 4000} more characters)"
         raise SpirvEmitError(f"invalid LLVM IR for SPIR-V: {text}") from None
     with _lock:  # LLVM codegen state is not documented as thread-safe
-        # A fresh target machine per module: reusing one for a second module crashed
-        # (segfault) in LLVM 22.
-        tm = target.create_target_machine(opt=2)  # SPIR-V 1.4 is the backend's default
-        binary = tm.emit_object(mod)
+        binary = made.tm.emit_object(mod)
     del mod  # dispose of the module before its context
     return binary
 

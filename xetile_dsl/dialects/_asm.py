@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
     StringAttr,
     UnitAttr,
+    VectorType,
     i64,
 )
 from xdsl.ir import Attribute, Operation, SSAValue
@@ -260,7 +261,37 @@ def build_op(parser: Parser, cls: type[IRDLOperation], make: Callable[[], Operat
 
 
 def int_array(values: Iterable[int]) -> DenseArrayBase:
-    return DenseArrayBase.from_list(i64, list(values))
+    """The i64 array attribute of ``values``, built once per value (xDSL attributes are
+    immutable, and building and verifying one costs tens of microseconds; strided
+    slices take three per op, issue 13)."""
+    key = tuple(values)
+    found = _INT_ARRAYS.get(key)
+    if found is None:
+        found = _INT_ARRAYS[key] = _kept(_INT_ARRAYS, DenseArrayBase.from_list(i64, list(key)))
+    return found
+
+
+def vector_type(element_type: Attribute, shape: Iterable[int]) -> VectorType:
+    """``VectorType(element_type, shape)``, built once per value (see :func:`int_array`)."""
+    key = (element_type, tuple(shape))
+    found = _VECTOR_TYPES.get(key)
+    if found is None:
+        found = _VECTOR_TYPES[key] = _kept(_VECTOR_TYPES, VectorType(element_type, list(key[1])))
+    return found
+
+
+_INT_ARRAYS: dict[tuple, DenseArrayBase] = {}
+_VECTOR_TYPES: dict[tuple, VectorType] = {}
+#: attributes kept per table, beyond which the table starts again
+_KEEP = 4096
+
+
+def _kept(table: dict, value):
+    """``value``, with ``table`` emptied first when it is full (a process compiling
+    kernels of ever new shapes keeps a bounded number)."""
+    if len(table) >= _KEEP:
+        table.clear()
+    return value
 
 
 # ----------------------------------------------------------------------------- printing

@@ -509,7 +509,7 @@ class ExtractStridedSliceOp(_StridedSliceOp):
     def __init__(self, source: SSAValue, offsets: Sequence[int], sizes: Sequence[int],
                  result_type: VectorType | None = None):
         source = SSAValue.get(source)
-        result_type = result_type or VectorType(source.type.element_type, list(sizes))
+        result_type = result_type or _asm.vector_type(source.type.element_type, sizes)
         super().__init__(operands=[source], result_types=[result_type],
                          properties={"offsets": _asm.int_array(offsets), "sizes": _asm.int_array(sizes),
                                      "strides": _asm.int_array([1] * len(sizes))})

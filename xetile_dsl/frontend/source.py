@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import inspect
 import linecache
+import os
 import re
 import textwrap
 from dataclasses import dataclass
@@ -25,7 +26,25 @@ class KernelSource:
 
     @staticmethod
     def of(fn) -> "KernelSource":
+        """``fn``'s source, parsed once per function and version of its file: a compile
+        asks for the kernel's and each inlined helper's, the launch cache key again, and
+        reading, tokenizing and parsing them was 30-40% of the frontend (issue 13).  The
+        parse is shared (the frontend only reads the AST); it is made again when the file's
+        size or modification time changes, as :func:`inspect.getsourcelines` would then
+        read the new text."""
         check_kernel_function(fn)
+        key = _parse_key(fn)
+        parsed = _PARSED.get(key) if key is not None else None
+        if parsed is None:
+            parsed = KernelSource._parse(fn)
+            if key is not None:
+                if len(_PARSED) >= _PARSED_LIMIT:
+                    _PARSED.pop(next(iter(_PARSED)))
+                _PARSED[key] = parsed
+        return parsed
+
+    @staticmethod
+    def _parse(fn) -> "KernelSource":
         found = _def_block(fn)
         if found is None:
             try:
@@ -65,6 +84,28 @@ class KernelSource:
         the module's globals only at these places, so the cache key and the compiled code
         see the same globals."""
         return frozenset((r.name, r.node.lineno, r.node.col_offset) for r in self.global_reads)
+
+
+#: parsed sources by :func:`_parse_key` (oldest dropped first beyond the limit)
+_PARSED: dict[tuple, KernelSource] = {}
+_PARSED_LIMIT = 512
+
+
+def _parse_key(fn) -> tuple | None:
+    """What :meth:`KernelSource.of` reads, as a key: the code object of the function whose
+    source ``inspect`` reads (``fn`` unwrapped, as :func:`inspect.getsourcelines` does:
+    every ``functools.wraps`` wrapper of a decorator shares one code object), which names
+    the file and first line, the function's name, and the file's size and modification
+    time; None when the file cannot be read (source held only by linecache, e.g. typed
+    into a shell)."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    if code is None:
+        return None
+    try:
+        st = os.stat(code.co_filename)
+    except (OSError, ValueError):
+        return None
+    return code, fn.__name__, st.st_size, st.st_mtime_ns
 
 
 @dataclass(frozen=True)
@@ -200,7 +241,9 @@ def _def_block(fn) -> tuple[list[str], int, str, ast.Module] | None:
     through trailing comments indented like the body; the text must then parse as exactly
     that one function, ending on its last line of code.  None (the caller asks inspect)
     when anything is unusual: no file lines, tabs, a first line that is not a decorator
-    or ``def``, a block that does not parse."""
+    or ``def``, a block that does not parse.  A ``functools.wraps`` wrapper reads as the
+    function it wraps, as with inspect."""
+    fn = inspect.unwrap(fn)
     code = fn.__code__
     linecache.checkcache(code.co_filename)               # as inspect does: an edited file is read again
     lines = linecache.getlines(code.co_filename, fn.__globals__)

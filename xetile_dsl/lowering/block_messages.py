@@ -368,7 +368,7 @@ def _cut(tr, like, value: SSAValue, has_array: bool, a: int, row: int, block: li
     lead_off, lead_size = ([a], [1]) if has_array else ([], [])
     offsets = lead_off + [row] + [0] * (len(block) - 1)
     part = tr.emit(ExtractStridedSliceOp(value, offsets, lead_size + block), like).result
-    return tr.emit(ShapeCastOp(part, VectorType(value.type.element_type, block)), like).result
+    return tr.emit(ShapeCastOp(part, _asm.vector_type(value.type.element_type, block)), like).result
 
 
 def is_message_slice(op: Operation) -> bool:

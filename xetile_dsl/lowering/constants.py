@@ -53,7 +53,13 @@ def is_uniform(attr: DenseIntOrFPElementsAttr) -> bool:
 
 
 def dense(t: VectorType, arr: np.ndarray) -> DenseIntOrFPElementsAttr:
-    """``dense<...>`` of type ``t`` holding ``arr`` (a splat when all values are equal)."""
+    """``dense<...>`` of type ``t`` holding ``arr`` (a splat when all values are equal).
+    A tile whose raw values all compare equal (numpy's ``==``, as Python's on the
+    converted values: -0.0 equals 0.0, a NaN nothing) is a splat without converting each
+    element (a zero accumulator is thousands of them, issue 13)."""
+    arr = np.asarray(arr)
+    if arr.size > 1 and arr.dtype != object and bool((arr == arr.reshape(-1)[0]).all()):
+        return DenseIntOrFPElementsAttr.from_list(t, [_py(np.asarray(arr.reshape(-1)[:1], dtype=object)[0])])
     flat = [_py(v) for v in np.asarray(arr, dtype=object).reshape(-1)]
     if all(v == flat[0] for v in flat[1:]):
         return DenseIntOrFPElementsAttr.from_list(t, [flat[0]])

@@ -82,7 +82,7 @@ class StartedValidator:
     :func:`validate` would."""
 
     def __init__(self, target_env: str | None = None):
-        self.proc, self.problem = None, None
+        self.proc, self.problem, self.sent = None, None, False
         try:
             argv = [str(find_spirv_tool("spirv-val")), *_target_env_args(target_env), "-"]
             self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -91,13 +91,27 @@ class StartedValidator:
         except OSError as exc:
             self.problem = ToolNotFound(f"cannot run spirv-val: {exc}")
 
-    def validate(self, spirv: bytes) -> None:
+    def send(self, spirv: bytes) -> None:
+        """Give spirv-val the module now and let it work while the caller does something
+        else; :meth:`validate` (with no module) then waits for its verdict."""
+        if self.proc is None:
+            return
+        try:
+            self.proc.stdin.write(spirv)
+            self.proc.stdin.close()
+        except OSError:
+            pass                      # spirv-val is gone: its exit status says so
+        self.proc.stdin = None        # nothing more to write (communicate() skips it)
+        self.sent = True
+
+    def validate(self, spirv: bytes | None = None) -> None:
+        """spirv-val's verdict on ``spirv`` (None: the module given to :meth:`send`)."""
         if self.proc is None:
             raise self.problem
         proc, self.proc = self.proc, None
         self.problem = ToolError("spirv-val was already given a module")
         try:
-            out, err = proc.communicate(spirv, timeout=TOOL_TIMEOUT)
+            out, err = proc.communicate(None if self.sent else spirv, timeout=TOOL_TIMEOUT)
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.communicate()

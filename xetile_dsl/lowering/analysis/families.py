@@ -34,26 +34,36 @@ class Families:
             self.parent[ra] = rb
 
     def _join_op(self, op: Operation) -> None:
-        if isinstance(op, scf.ForOp):
-            body = op.body.block
-            for init, barg, res in zip(op.iter_args, body.args[1:], op.results):
-                self.union(init, barg)
-                self.union(barg, res)
-            yield_op = body.last_op
-            for yv, barg in zip(yield_op.operands, body.args[1:]):
-                self.union(yv, barg)
-        elif isinstance(op, scf.IfOp):
-            for region in op.regions:
-                for block in region.blocks:
-                    for yv, res in zip(block.last_op.operands, op.results):
-                        self.union(yv, res)
-        elif isinstance(op, scf.WhileOp):
-            self._join_while(op)
-        elif isinstance(op, (xetile.UpdateTileOffsetOp, xegpu.UpdateNdOffsetOp)):
-            self.union(op.operands[0], op.results[0])
-        elif isinstance(op, xetile.TileMMAOp) and op.c is not None:
+        join = _JOINS.get(type(op))
+        if join is None:
+            join = _JOINS[type(op)] = _join_of(type(op))
+        if join is not _skip:
+            join(self, op)
+
+    def _join_for(self, op: scf.ForOp) -> None:
+        body = op.body.block
+        for init, barg, res in zip(op.iter_args, body.args[1:], op.results):
+            self.union(init, barg)
+            self.union(barg, res)
+        yield_op = body.last_op
+        for yv, barg in zip(yield_op.operands, body.args[1:]):
+            self.union(yv, barg)
+
+    def _join_if(self, op: scf.IfOp) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for yv, res in zip(block.last_op.operands, op.results):
+                    self.union(yv, res)
+
+    def _join_update(self, op: Operation) -> None:
+        self.union(op.operands[0], op.results[0])
+
+    def _join_mma(self, op: xetile.TileMMAOp) -> None:
+        if op.c is not None:
             self.union(op.c, op.output)
-        elif isinstance(op, xegpu.DpasOp) and op.acc is not None:
+
+    def _join_dpas(self, op: xegpu.DpasOp) -> None:
+        if op.acc is not None:
             self.union(op.acc, op.result)
 
     def _join_while(self, op: scf.WhileOp) -> None:
@@ -70,3 +80,25 @@ class Families:
         r = self.find(v)
         return [x for x in self.parent if self.find(x) is r]
 
+
+
+def _skip(families: Families, op: Operation) -> None:
+    """Ops that join no values (most of them)."""
+
+
+def _join_of(op_type: type):
+    """The :class:`Families` method joining the values of an op of ``op_type`` (the
+    first ``isinstance`` match, in the order the checks were written), else
+    :func:`_skip`; kept per type in ``_JOINS``: the families are built ~11 times per
+    compile, over every op, and the isinstance chain was most of it (issue 13)."""
+    for base, join in ((scf.ForOp, Families._join_for), (scf.IfOp, Families._join_if),
+                       (scf.WhileOp, Families._join_while),
+                       ((xetile.UpdateTileOffsetOp, xegpu.UpdateNdOffsetOp), Families._join_update),
+                       (xetile.TileMMAOp, Families._join_mma), (xegpu.DpasOp, Families._join_dpas)):
+        if issubclass(op_type, base):
+            return join
+    return _skip
+
+
+#: op type -> its join (:func:`_join_of`)
+_JOINS: dict[type, object] = {}
