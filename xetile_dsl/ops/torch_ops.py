@@ -74,12 +74,12 @@ def _require_xpu(op: str, **tensors) -> None:
 def _matmul_kernel(a, b, trans_a=False, trans_b=False, bias=None, activation=None, out_dtype=None, target=None):
     _require_xpu("matmul", a=a, b=b, bias=bias)
     return matmul(a, b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
-                          out_dtype=out_dtype, target=target)
+                  out_dtype=out_dtype, target=target)
 
 
 def _matmul_fake(a, b, trans_a=False, trans_b=False, bias=None, activation=None, out_dtype=None, target=None):
     shape, dtype = matmul_result(a, b, trans_a=trans_a, trans_b=trans_b, bias=bias,
-                                         activation=activation, out_dtype=out_dtype)
+                                 activation=activation, out_dtype=out_dtype)
     return operands.empty_like_input(a, shape, dtype)
 
 
