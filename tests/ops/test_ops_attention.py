@@ -34,20 +34,20 @@ def test_attention_cpu_pvc_causal_d64():
 
 
 def test_attention_cpu_pvc_causal_d64_several_key_steps():
-    """N = 320: the last query block's key loop runs eight 32-key steps (the CPU device's
-    16 x 32 tiles) after its first block and before its diagonal block, so the running
+    """N = 320: the last query block's key loop runs eighteen 16-key steps (the CPU device's
+    16 x 16 tiles) after its first block and before its diagonal block, so the running
     maximum, sum and O^T carry across steps (the kernel above: N is a runtime argument)."""
     _check(*_qkv(64, n=320, h=1), True, "cpu-pvc")
 
 
 def _growing_scores(d, n=320, h=1):
-    """q, k, v whose scores grow by about 0.25 per key (natural log units): each key block
-    (32 keys on the CPU device, 64 in the interpreter) passes the running maximum by about
-    8 or 16 (11.5 or 23 in log2 units), over attention.RESCALE_SLACK (8), so every step
+    """q, k, v whose scores grow by about 0.5 per key (natural log units): each key block
+    (16 keys on the CPU device, 64 in the interpreter) passes the running maximum by about
+    8 or 32 (11.5 or 46 in log2 units), over attention.RESCALE_SLACK (8), so every step
     takes the lazy rescale's branch."""
     u = RNG.standard_normal(d)
     q = u + 0.1 * RNG.standard_normal((1, h, n, d))
-    keys = np.arange(n)[:, None] * 0.25 * np.sqrt(d) / (u @ u) * u
+    keys = np.arange(n)[:, None] * 0.5 * np.sqrt(d) / (u @ u) * u
     k = keys + 0.1 * RNG.standard_normal((1, h, n, d))
     v = RNG.standard_normal((1, h, n, d))
     return tuple(x.astype(np.float16) for x in (q, k, v))
