@@ -490,19 +490,8 @@ def _row_loop(bi, builder, frag: Fragment, surface, visit, state: list) -> list:
     end = _clamp(builder, builder.sub(height, y), zero, rows)
     width_elems = builder.lshr(width, ir.Constant(I32, ebytes.bit_length() - 1))
     col0 = builder.add(x, builder.mul(bi.lane_id(builder), ir.Constant(I32, d1)))
-    head, body, done = (builder.append_basic_block(f"rows.{n}") for n in ("head", "body", "done"))
-    entry = builder.block
-    builder.branch(head)
-    builder.position_at_end(head)
-    rr = builder.phi(I32, name="rr")
-    rr.add_incoming(first, entry)
-    phis = []
-    for v in state:
-        phi = builder.phi(v.type)
-        phi.add_incoming(v, entry)
-        phis.append(phi)
-    builder.cbranch(builder.icmp_signed("<", rr, end), body, done)
-    builder.position_at_end(body)
+    loop = CountedLoop(builder, "rows", "rr", first, end, state)
+    rr, phis = loop.counter, loop.carried
     row_off = builder.mul(builder.sext(builder.add(y, rr), I64), builder.sext(pitch, I64))
     current = list(phis)
     for cb in range(frag.cols // (lanes * d1)):
@@ -515,13 +504,42 @@ def _row_loop(bi, builder, frag: Fragment, surface, visit, state: list) -> list:
             first_slot = cb * frag.rows * d1 + j
             slot = builder.add(builder.mul(rr, ir.Constant(I32, d1)), ir.Constant(I32, first_slot))
             current = visit(ok, ptr, slot, range(first_slot, first_slot + frag.rows * d1, d1), current)
-    latch = builder.block
-    rr.add_incoming(builder.add(rr, ir.Constant(I32, 1)), latch)
-    for phi, v in zip(phis, current, strict=True):
-        phi.add_incoming(v, latch)
-    builder.branch(head)
-    builder.position_at_end(done)
-    return phis
+    return loop.close(current)
+
+
+class CountedLoop:
+    """``for counter in range(first, end)`` as basic blocks (``prefix``.head / .body /
+    .done), carrying ``carried`` values through phis: made, the builder is in the body;
+    :meth:`close` feeds the next iteration and leaves the builder after the loop.  The
+    per-lane loops of this module and of builtins_transpose (ARC's lane rows) share it."""
+
+    def __init__(self, builder, prefix: str, counter_name: str, first, end, carried):
+        self.builder = builder
+        self.head, body, self.done = (builder.append_basic_block(f"{prefix}.{n}") for n in ("head", "body", "done"))
+        entry = builder.block
+        builder.branch(self.head)
+        builder.position_at_end(self.head)
+        self.counter = builder.phi(I32, name=counter_name)
+        self.counter.add_incoming(first, entry)
+        self.carried = []
+        for value in carried:
+            phi = builder.phi(value.type)
+            phi.add_incoming(value, entry)
+            self.carried.append(phi)
+        builder.cbranch(builder.icmp_signed("<", self.counter, end), body, self.done)
+        builder.position_at_end(body)
+
+    def close(self, updated) -> list:
+        """End the body with ``updated`` as the carried values of the next iteration; the
+        builder then continues after the loop, where the carried phis hold the results."""
+        builder = self.builder
+        latch = builder.block
+        self.counter.add_incoming(builder.add(self.counter, ir.Constant(I32, 1)), latch)
+        for phi, value in zip(self.carried, updated, strict=True):
+            phi.add_incoming(value, latch)
+        builder.branch(self.head)
+        builder.position_at_end(self.done)
+        return self.carried
 
 
 def _clamp(builder, value, low, high):

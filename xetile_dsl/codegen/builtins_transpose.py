@@ -368,16 +368,8 @@ def _lane_rows_loop(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     end = b2d._clamp(b, b.mul(b.sub(width_elems, x), ir.Constant(I32, d)), zero, size)
     row0 = b.add(y, b.mul(bi.lane_id(b), ir.Constant(I32, d)))
     vty = frag.vector_type()
-    head, body, done = (b.append_basic_block(f"lanerows.{n}") for n in ("head", "body", "done"))
-    entry = b.block
-    b.branch(head)
-    b.position_at_end(head)
-    e = b.phi(I32, name="e")
-    e.add_incoming(first, entry)
-    acc = b.phi(vty)
-    acc.add_incoming(ir.Constant(vty, [0] * vty.count), entry)
-    b.cbranch(b.icmp_signed("<", e, end), body, done)
-    b.position_at_end(body)
+    loop = b2d.CountedLoop(b, "lanerows", "e", first, end, [ir.Constant(vty, [0] * vty.count)])
+    e, (acc,) = loop.counter, loop.carried
     col = b.add(x, b.udiv(e, ir.Constant(I32, d)))
     row = b.add(row0, b.urem(e, ir.Constant(I32, d)))
     ok = b.and_(b.icmp_unsigned("<", row, height), b.icmp_unsigned("<", col, width_elems))
@@ -392,9 +384,4 @@ def _lane_rows_loop(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
         shift = b.zext(b.mul(b.urem(e, ir.Constant(I32, frag.pack)), ir.Constant(I32, frag.elem_bits)), word_ty)
         word = b.or_(b.extract_element(acc, slot), b.shl(b.zext(loaded, word_ty), shift))
         updated = b.insert_element(acc, word, slot)
-    latch = b.block
-    e.add_incoming(b.add(e, ir.Constant(I32, 1)), latch)
-    acc.add_incoming(updated, latch)
-    b.branch(head)
-    b.position_at_end(done)
-    return acc
+    return loop.close([updated])[0]
