@@ -27,7 +27,7 @@ import xdsl
 
 from .knobs import codegen_tag, debug_tracebacks
 from ._lazy import LazyModule
-from .errors import CompilationError, LoweringError, LoweringWarning, ToolError, UsageError
+from .errors import CompilationError, LoweringError, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
@@ -43,6 +43,7 @@ spirv_emit = LazyModule("xetile_dsl.codegen.spirv_emit")
 dialects = LazyModule("xetile_dsl.dialects")
 xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")
 pipeline = LazyModule("xetile_dsl.lowering.pipeline")
+lowering_notes = LazyModule("xetile_dsl.lowering.notes")
 isa_report = LazyModule("xetile_dsl.tools.isa_report")
 ocloc = LazyModule("xetile_dsl.tools.ocloc")
 launcher = LazyModule("xetile_dsl.runtime.launcher")
@@ -146,8 +147,7 @@ class CompiledKernel:
     def replay_diagnostics(self) -> None:
         """Issue this kernel's compile warnings again (a kernel loaded from the cache)."""
         for d in self.diagnostics:
-            category = _warning_category(d["category"])
-            warnings.warn_explicit(category(d["message"]), category, d["filename"], d["lineno"])
+            issue(d)
 
 
 def cached_kernel_problem(files: dict[str, bytes]) -> str | None:
@@ -162,9 +162,20 @@ def cached_kernel_problem(files: dict[str, bytes]) -> str | None:
     return None
 
 
-def _diagnostic(w: warnings.WarningMessage) -> dict:
-    return {"category": f"{w.category.__module__}.{w.category.__qualname__}", "message": str(w.message),
-            "filename": w.filename, "lineno": w.lineno}
+#: Python's record of the compiler's warnings already shown (the ``registry`` of
+#: ``warnings.warn_explicit``, as a module's ``__warningregistry__`` is for ``warnings.warn``):
+#: under the default filter a warning shows once per kernel line and message, however
+#: often the kernel is compiled or loaded from the cache (Python empties it when the
+#: warning filters change).
+_SHOWN: dict = {}
+
+
+def issue(diagnostic: dict) -> None:
+    """Warn the compile warning ``diagnostic`` (a :attr:`CompiledKernel.diagnostics`
+    record) at its kernel line, through the user's warning filters."""
+    category = _warning_category(diagnostic["category"])
+    warnings.warn_explicit(category(diagnostic["message"]), category, diagnostic["filename"], diagnostic["lineno"],
+                           registry=_SHOWN)
 
 
 def _parse_diagnostics(data: bytes) -> list[dict]:
@@ -247,17 +258,10 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
                    dump: str | None = None) -> CompiledKernel:
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
 
-    Warnings are issued as they would be, and the compiler's own (xetile_dsl categories)
-    are also kept in ``diagnostics``, so that a cache hit can repeat them."""
-    try:
-        with warnings.catch_warnings(record=True) as caught, collector_paused():
-            warnings.simplefilter("always")
-            kernel = _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump))
-    finally:
-        for w in caught:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno, source=w.source)
-    kernel.diagnostics = [_diagnostic(w) for w in caught if w.category.__module__.startswith("xetile_dsl")]
-    return kernel
+    The compiler's own warnings are issued at the user's line (:func:`issue`) and kept
+    in ``diagnostics``, so that a cache hit can repeat them."""
+    with collector_paused():
+        return _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump))
 
 
 _PAUSES = {"count": 0, "resume": False}
@@ -304,7 +308,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
                                   log.timings, dumps=log.dumps)
         xtdebug.reject_debug_ops(module)
-        asm = _lower_with_located_warnings(src, module, flavour, log)
+        asm, diagnostics = _lower_with_located_warnings(src, module, flavour, log)
         llvm_text, abi = _generate(log, module, gpu, emulate, narrow_arrays(args))
     except LoweringError as exc:
         raise at_user_line(src, exc) from (exc if debug_tracebacks() else None)
@@ -315,7 +319,8 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     abi = _mark_written(abi, written)
     if narrow_arrays(args) and gpu.has_2d_block_io:
         abi.extra["per_lane_arrays"] = sorted(narrow_arrays(args))
-    return _finish(CompiledKernel(src.name, target, abi, asm), log, llvm_text, gpu, emulate, isa)
+    return _finish(CompiledKernel(src.name, target, abi, asm, diagnostics=diagnostics), log, llvm_text, gpu, emulate,
+                   isa)
 
 
 def _generate(log: stage_log.StageLog, module, gpu, emulate: bool, narrow: frozenset = frozenset()):
@@ -347,18 +352,23 @@ def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
     return frozenset(name for name, spec in args.items() if spec.kind == "array" and spec.spec == NARROW)
 
 
-def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: stage_log.StageLog) -> dict:
-    """``lower``; each pass's LoweringWarning is re-issued at the user's line."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", LoweringWarning)
-        asm = pipeline.lower(module, flavour, log.timings, log.pass_hook())
-    for w in caught:
-        if isinstance(w.message, LoweringWarning):
-            category = type(w.message).compiled_category
-            warnings.warn(category.at(at_user_line(src, w.message)), stacklevel=4)
-        else:
-            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    return asm
+def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: stage_log.StageLog):
+    """(``lower``'s stage texts, the compile's warnings): each pass's LoweringWarning is
+    issued at the user's line (:func:`issue`; also when a later pass fails) and returned
+    as a diagnostics record."""
+    diagnostics = []
+    try:
+        with lowering_notes.collecting() as collected:
+            asm = pipeline.lower(module, flavour, log.timings, log.pass_hook())
+    finally:
+        for note in collected:
+            category = type(note).compiled_category
+            located = at_user_line(src, note)
+            diagnostics.append({"category": f"{category.__module__}.{category.__qualname__}",
+                                "message": str(category.at(located)), "filename": located.filename,
+                                "lineno": located.line})
+            issue(diagnostics[-1])
+    return asm, diagnostics
 
 
 def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:

@@ -16,8 +16,6 @@ subgroup without repeats, it is replaced and a located :class:`PrefetchPlanNote`
 """
 from __future__ import annotations
 
-import warnings
-
 from xdsl.dialects import func, scf
 from xdsl.ir import SSAValue
 
@@ -25,6 +23,7 @@ from ...dialects import xetile
 from ...errors import PrefetchPlanNote
 from ...frontend.types import bit_width
 from ...targets import Target
+from .. import notes
 from .families import Families
 
 
@@ -46,11 +45,11 @@ def plan(fn: func.FuncOp, target: Target, maps, num_subgroups: int) -> None:
         if new is None:
             continue
         maps.by_root[root] = new
-        warnings.warn(PrefetchPlanNote(
+        notes.note(PrefetchPlanNote(
             f"this tile is only prefetched: its {_fmt(old)} gives each subgroup "
             f"{_messages_text(target, shape, bits, old)}; the compiler prefetches it as {_fmt(new)} instead, one "
             f"{new.data[0]}x{new.data[1]} 2D block message per subgroup and no data twice (a prefetch is a hint, so "
-            f"results do not change); write that wg_map to silence this note", init), stacklevel=2)
+            f"results do not change); write that wg_map to silence this note", init))
 
 
 def _fmt(m: xetile.WgMapAttr) -> str:

@@ -32,7 +32,6 @@ pvc RFC 2.5's 64x64 f32 piece spills 11.5 KB in one loop, none in two; a 32x64 p
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 from xdsl.dialects import func, scf
@@ -43,6 +42,7 @@ from ...dialects import xetile
 from ...errors import AccumulatorSplitNote, LoweringError, LoweringWarning
 from ...frontend.types import bit_width, type_name
 from ...targets import Target
+from .. import notes
 from .families import Families
 
 
@@ -193,7 +193,7 @@ def tell(severity: str, text: str, op) -> None:
         raise LoweringError(text, op)
     if severity in ("warning", "note"):
         category = AccumulatorSplitNote if severity == "note" else LoweringWarning
-        warnings.warn(category(text, op), stacklevel=3)
+        notes.note(category(text, op))
 
 
 def _accumulator_loop(op: xetile.TileMMAOp) -> scf.ForOp | None:
