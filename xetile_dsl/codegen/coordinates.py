@@ -24,6 +24,7 @@ from xdsl.dialects.builtin import IntegerAttr, IntegerType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import xegpu
+from ..dialects.walk import ops_in
 from ..runtime.abi import MAX_TILED_EXTENT
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
@@ -33,7 +34,7 @@ _I32_RANGE = range(-(2**31), 2**31)
 def has_wide_offsets(fn: func.FuncOp) -> bool:
     """Whether some block descriptor offset of ``fn`` may depend on a 64-bit value."""
     wide = _wide_values(fn)
-    return any(v in wide for op in fn.walk()
+    return any(v in wide for op in ops_in(fn)
                if isinstance(op, (xegpu.CreateNdTdescOp, xegpu.UpdateNdOffsetOp)) for v in op.offsets)
 
 
@@ -41,7 +42,7 @@ def _wide_values(fn: func.FuncOp) -> set[SSAValue]:
     """Values that may hold more than 32 bits: 64-bit integers, constants outside i32 and
     everything computed from them (through loops and branches: to a fixed point)."""
     wide: set[SSAValue] = {a for a in fn.body.block.args if _is_i64(a.type)}
-    ops = list(fn.walk())
+    ops = ops_in(fn)
     changed = True
     while changed:
         changed = False

@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ..dialects import xegpu
+from ..dialects.walk import ops_in
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..lowering.analysis import load_rotation
@@ -122,7 +123,7 @@ class _KernelGen:
         """The memref under each descriptor family (through loops and offset updates)."""
         self.families = Families(fn)
         self.desc_source = {self.families.find(op.tensor_desc): op.source
-                            for op in fn.walk() if isinstance(op, xegpu.CreateNdTdescOp)}
+                            for op in ops_in(fn) if isinstance(op, xegpu.CreateNdTdescOp)}
         self.block2d_sources: set[SSAValue] = set()
 
     def _uses_block2d(self, tensor_desc: SSAValue) -> None:

@@ -15,6 +15,8 @@ from xdsl.parser import Parser
 from xdsl.utils.exceptions import DiagnosticException, ParseError, VerifyException
 from xdsl.utils.lexer import Span
 
+from .walk import ops_in
+
 
 class LocatingParser(Parser):
     """A Parser that records the span of the first token of every op it parses."""
@@ -57,7 +59,7 @@ def located_message(span: Span | None, message: str) -> str:
 
 def verify_located(module: Operation, op_spans: dict[Operation, Span]) -> None:
     """``module.verify()``, but the error names the failing op's position."""
-    for op in module.walk():
+    for op in ops_in(module):
         try:
             op.verify(verify_nested_ops=False)
         except (VerifyException, DiagnosticException) as exc:

@@ -16,6 +16,7 @@ from xdsl.utils.exceptions import VerifyException
 from ..targets.slm_budget import SlmBudget
 from ..targets.target import Target, get_target
 from . import xegpu, xetile
+from .walk import ops_in
 from .xegpu import LayoutAttr, SGMapAttr, SliceAttr, element_bits
 
 
@@ -200,7 +201,7 @@ def check_for_target(module: Operation, target: Target | str) -> list[Problem]:
         target = get_target(target)
     problems: list[Problem] = []
     slm = SlmBudget(target)
-    for op in module.walk():
+    for op in ops_in(module):
         problems += [Problem(op, m) for m in _op_problems(op, target)]
         slm.used += _slm_bytes(op)
     if slm.left < 0:

@@ -18,6 +18,7 @@ from xdsl.ir import Dialect, SSAValue
 from xdsl.irdl import IRDLOperation, irdl_op_definition, prop_def, var_operand_def
 
 from ..errors import LoweringError
+from .walk import ops_in
 
 PRINT_ONLY_INTERPRETED = ("print() is only supported with XETILE_INTERPRET=1 (or kernel.on(\"interpret\")); "
                           "remove it to compile the kernel")
@@ -42,7 +43,7 @@ XTDebug = Dialect("xtdebug", [PrintOp], [])
 def reject_debug_ops(module) -> None:
     """Raise :class:`LoweringError` at the first ``xtdebug`` op: code generation has no
     printf, so a kernel that prints can only run in the interpreter."""
-    for op in module.walk():
+    for op in ops_in(module):
         if op.name.startswith("xtdebug."):
             raise LoweringError(PRINT_ONLY_INTERPRETED, op)
 

@@ -35,6 +35,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _asm, retype, xegpu, xetile
 from ..dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
+from ..dialects.walk import ops_in
 from ..frontend.types import bit_width
 from ..targets import Target
 from . import mma_relayout, scattered, transposed
@@ -125,7 +126,7 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
     operands = _mma_operand_tiles(fn, target) | _transposed_a_tiles(fn)
     kinds: dict[SSAValue, set[str]] = {}
     rejected: set[SSAValue] = set()
-    for op in fn.walk():
+    for op in ops_in(fn):
         tiles = [v for v in list(op.operands) + list(op.results) if isinstance(v.type, xetile.TileType)]
         for tile in tiles:
             root = families.find(tile)
@@ -212,7 +213,7 @@ def _mma_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
     grfs = target.large_grf_count if large else target.grf_count
     room = grfs * target.grf_bytes * target.coalesced_register_share
     found = set()
-    for op in fn.walk():
+    for op in ops_in(fn):
         if isinstance(op, xetile.TileMMAOp) and sum(_bytes(v) for v in (op.output, op.a, op.b)) <= room:
             for operand in (op.a, op.b):
                 if isinstance(operand.owner, xetile.LoadTileOp):
@@ -225,7 +226,7 @@ def _transposed_a_tiles(fn: func.FuncOp) -> set[SSAValue]:
     since a message holds only two DPAS blocks and the alternative is one gather per
     element (measured, 32x32x32 in 128-GRF mode: 64 gathers and 1022 hot-loop
     instructions per K step, no spill either way)."""
-    return {op.a.owner.tile for op in fn.walk() if isinstance(op, xetile.TileMMAOp)
+    return {op.a.owner.tile for op in ops_in(fn) if isinstance(op, xetile.TileMMAOp)
             and isinstance(op.a.owner, xetile.LoadTileOp) and transposed.is_transposed(op.a.owner.tile.type)}
 
 
@@ -396,7 +397,7 @@ def distribute(fn: func.FuncOp) -> set[Operation]:
     shape_cast after it disappears (the same fragment).  Returns the slices, which the
     register-transpose rules must leave alone."""
     done = set()
-    for op in list(fn.walk()):
+    for op in ops_in(fn):
         if not is_message_slice(op):
             continue
         done.add(op)

@@ -13,6 +13,7 @@ from xdsl.dialects import scf
 from xdsl.ir import Block, Operation
 
 from ..dialects import xegpu, xetile
+from ..dialects.walk import ops_in
 
 #: dialects whose ops have no side effects
 _PURE_DIALECTS = ("arith", "math", "vector")
@@ -48,7 +49,7 @@ def _live_ops(body: Block, kept_positions: set[int]) -> set[Operation]:
     work = [op for op in body.ops if op is not terminator and not is_pure(op)]
     roots = [terminator.operands[i] for i in kept_positions]
     for op in work:
-        roots.extend(o for nested in op.walk() for o in nested.operands)
+        roots.extend(o for nested in ops_in(op) for o in nested.operands)
     while roots or work:
         if work:
             op = work.pop()

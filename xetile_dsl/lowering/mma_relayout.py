@@ -35,6 +35,7 @@ from xdsl.dialects import func
 from xdsl.dialects.builtin import VectorType
 
 from ..dialects import xegpu, xetile
+from ..dialects.walk import ops_in
 from ..errors import LoweringError
 from ..frontend.types import bit_width, type_name
 from ..targets import Target
@@ -74,7 +75,7 @@ def relaid_operands(fn: func.FuncOp, families: Families, target: Target) -> dict
     """The tile_mma ops whose operands (``"A"``, ``"B"``) are (element-wise) another
     tile_mma's result and must be re-laid out on ``target``; ``families`` already joined
     element-wise."""
-    mmas = [op for op in fn.walk() if isinstance(op, xetile.TileMMAOp)]
+    mmas = [op for op in ops_in(fn) if isinstance(op, xetile.TileMMAOp)]
     results = {families.find(op.output) for op in mmas}
     found = {}
     for op in mmas:

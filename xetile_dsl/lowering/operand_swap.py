@@ -32,6 +32,7 @@ from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _mixed, retype, xetile
+from ..dialects.walk import ops_in
 from ..frontend.types import bit_width
 from ..targets import Target
 from . import constants
@@ -52,7 +53,7 @@ def swap_transposed_operands(fn: func.FuncOp, target: Target | None = None) -> i
     """Rewrite every K loop of ``fn`` that fits (module doc) for ``target`` (None: only
     the rules that hold on every target); returns how many."""
     done = 0
-    for loop in [op for op in fn.walk() if isinstance(op, scf.ForOp)]:
+    for loop in [op for op in ops_in(fn) if isinstance(op, scf.ForOp)]:
         for mma in [op for op in loop.body.block.ops if isinstance(op, xetile.TileMMAOp)]:
             plan = _match(fn, loop, mma, target)
             if plan is not None:

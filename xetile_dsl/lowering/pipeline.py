@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import make_context, print_module
+from ..dialects.walk import ops_in
 from ..errors import InternalCompilerError, XeTileError
 from ..knobs import VERIFY_IR, debug_tracebacks
 from ..stage_texts import StageTexts
@@ -109,7 +110,7 @@ def _nearest_located_op(tb, module: ModuleOp) -> Operation | None:
             op = value.owner if isinstance(value, SSAValue) else value
             if isinstance(op, Operation) and _line_of(op):
                 return op
-    return next((op for op in module.walk() if _line_of(op)), None)
+    return next((op for op in ops_in(module) if _line_of(op)), None)
 
 
 def _line_of(op: Operation) -> int:

@@ -38,6 +38,7 @@ from xdsl.ir import Operation, SSAValue
 from ..dialects import _asm, xegpu, xetile
 from ..dialects._arith_vector import ExtUIOp, TruncIOp
 from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp, TransposeOp
+from ..dialects.walk import ops_in
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from .analysis.families import Families
@@ -66,7 +67,7 @@ def operand_a_roots(fn: func.FuncOp) -> tuple[Families, set[SSAValue]]:
     """Element-wise families (joined as blocking joins them) that reach operand A of a tile_mma."""
     families = Families(fn)
     join_elementwise(families, fn)
-    roots = {families.find(op.a) for op in fn.walk() if isinstance(op, xetile.TileMMAOp)}
+    roots = {families.find(op.a) for op in ops_in(fn) if isinstance(op, xetile.TileMMAOp)}
     return families, roots
 
 
@@ -82,7 +83,7 @@ def unpack_around(fn: func.FuncOp) -> None:
     """After blocking retyped a transpose's source and result to 4-D: keep ``tile_transpose``
     2-D (the RFC gives it no 4-D form) between a ``tile_unpack`` of the source blocks and a
     ``tile_pack`` into the result's blocks."""
-    for op in [o for o in fn.walk() if isinstance(o, xetile.TileTransposeOp)]:
+    for op in [o for o in ops_in(fn) if isinstance(o, xetile.TileTransposeOp)]:
         src_t, res_t = op.source.type, op.result.type
         if len(src_t.get_shape()) != 4:
             continue
@@ -204,7 +205,7 @@ def distribute(dist, fn: func.FuncOp, skip: set = frozenset()) -> None:
     """After the SIMT pass gave every value its fragment: row slices become fragment row
     slices and each square transpose an ``xegpu.lane_transpose`` (plain layouts only).
     ``skip``: slices already distributed (blocks of coalesced loads, block_messages.py)."""
-    for op in list(fn.walk()):
+    for op in ops_in(fn):
         if op in skip:
             continue
         if isinstance(op, (ExtractStridedSliceOp, InsertStridedSliceOp)):

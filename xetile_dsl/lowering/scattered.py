@@ -23,6 +23,7 @@ from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerTy
 
 from ..dialects import _arith_vector as av
 from ..dialects import xegpu, xetile
+from ..dialects.walk import ops_in
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 
@@ -208,7 +209,7 @@ class RowOffsets:
         self.families = families
         self.roots: dict = {}  # family root -> whether its descriptors are needed
         self.bases: dict = {}  # family root -> (array, (height, width), pitch)
-        for op in fn.walk():
+        for op in ops_in(fn):
             if _needs_rows(op):
                 members = families.members(fn, op.tile) or [op.tile]
                 if any(not isinstance(v.owner, xetile.InitTileOp) for v in members):

@@ -36,6 +36,7 @@ from xdsl.ir import SSAValue
 
 from ..dialects import xetile
 from ..dialects._arith_vector import ExtUIOp, TruncIOp
+from ..dialects.walk import ops_in
 from ..frontend.types import bit_width
 from .analysis.sg_groups import Region, piece_origins
 from .register_transpose import fits_registers, operand_a_roots
@@ -142,7 +143,7 @@ class TransposeDistribution:
         self.a_operand_roots = operand_a_roots(self.d.fn)  # for the register path, on the original function
         families = self.d.maps.families
         candidates: dict[SSAValue, set] = {}
-        for op in self.d.fn.walk():
+        for op in ops_in(self.d.fn):
             if isinstance(op, xetile.TileTransposeOp) and self._foldable(op):
                 load = op.source.owner
                 if isinstance(load, xetile.LoadTileOp) and len(list(op.source.uses)) == 1:

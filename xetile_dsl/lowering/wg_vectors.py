@@ -28,6 +28,7 @@ from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _asm, xetile
+from ..dialects.walk import ops_in
 from ..errors import LoweringError
 from ..frontend.types import bit_width
 from .analysis.op_kinds import combine_op, is_elementwise, is_vector
@@ -57,7 +58,7 @@ def infer(inf) -> None:
     """Propagate maps through the vector ops of ``inf.fn`` until nothing changes."""
     for _ in range(8):
         before = dict(inf.by_root)
-        for op in inf.fn.walk():
+        for op in ops_in(inf.fn):
             _infer_op(inf, op)
         if before == inf.by_root:
             return

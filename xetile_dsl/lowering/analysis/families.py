@@ -11,6 +11,7 @@ from xdsl.dialects import scf
 from xdsl.ir import Operation, SSAValue
 
 from ...dialects import xegpu, xetile
+from ...dialects.walk import ops_in
 
 
 class Families:
@@ -18,7 +19,7 @@ class Families:
 
     def __init__(self, root: Operation):
         self.parent: dict[SSAValue, SSAValue] = {}
-        for op in root.walk():
+        for op in ops_in(root):
             self._join_op(op)
 
     def find(self, v: SSAValue) -> SSAValue:

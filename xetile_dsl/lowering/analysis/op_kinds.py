@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import IntegerType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ...dialects import _asm, retype, xetile
+from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ..constants import is_uniform
 from .families import Families
@@ -61,18 +62,18 @@ def is_vector_source(op: Operation) -> bool:
 def join_elementwise(families: Families, fn: func.FuncOp) -> set[SSAValue]:
     """Join the operands and results of element-wise ops (and the tiles their loads and
     stores use) into one family each; return the roots of those families."""
-    for op in fn.walk():
+    for op in ops_in(fn):
         if is_elementwise(op):
             vecs = [v for v in list(op.operands) + list(op.results) if is_vector(v)]
             for v in vecs[1:]:
                 families.union(vecs[0], v)
-    roots = {families.find(r) for op in fn.walk() if is_elementwise(op) for r in op.results}
+    roots = {families.find(r) for op in ops_in(fn) if is_elementwise(op) for r in op.results}
     # reductions and broadcasts read and write the element-wise lane layout (lane n: column n),
     # and so do non-splat constants (their SIMT form is a table of lane columns)
-    roots |= {families.find(v) for op in fn.walk() if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp))
+    roots |= {families.find(v) for op in ops_in(fn) if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp))
               for v in (op.source, op.result)}
-    roots |= {families.find(op.result) for op in fn.walk() if _is_non_splat_constant(op)}
-    for op in fn.walk():
+    roots |= {families.find(op.result) for op in ops_in(fn) if _is_non_splat_constant(op)}
+    for op in ops_in(fn):
         if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)) and families.find(op.value) in roots:
             roots.discard(families.find(op.value))
             families.union(op.tile, op.value)
@@ -103,7 +104,7 @@ def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:
 def blocked_dims(fn: func.FuncOp) -> None:
     """After retyping to 4-D: the dims of tile_reduce/tile_broadcast name both the grid
     and the in-block dimension (2-D dim d -> 4-D dims d and d + 2)."""
-    for op in fn.walk():
+    for op in ops_in(fn):
         if isinstance(op, xetile.TileReduceOp) and len(op.source.type.get_shape()) == 4:
             dims = _asm.as_int_list(op.reduction_dims)
             if all(d < 2 for d in dims):

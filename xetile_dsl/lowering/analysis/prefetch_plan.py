@@ -20,6 +20,7 @@ from xdsl.dialects import func, scf
 from xdsl.ir import SSAValue
 
 from ...dialects import xetile
+from ...dialects.walk import ops_in
 from ...errors import PrefetchPlanNote
 from ...frontend.types import bit_width
 from ...targets import Target
@@ -59,7 +60,7 @@ def _fmt(m: xetile.WgMapAttr) -> str:
 def _prefetch_only_tiles(fn: func.FuncOp, families: Families) -> dict[SSAValue, xetile.InitTileOp]:
     """Family root -> its init_tile, for tile families used only to prefetch."""
     inits, prefetched, other = {}, set(), set()
-    for op in fn.walk():
+    for op in ops_in(fn):
         for v in list(op.operands) + list(op.results):
             if not isinstance(v.type, xetile.TileType):
                 continue

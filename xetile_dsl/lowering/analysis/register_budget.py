@@ -39,6 +39,7 @@ from xdsl.dialects.builtin import DictionaryAttr, StringAttr, VectorType
 from xdsl.ir import BlockArgument, SSAValue
 
 from ...dialects import xetile
+from ...dialects.walk import ops_in
 from ...errors import AccumulatorSplitNote, LoweringError, LoweringWarning
 from ...frontend.types import bit_width, type_name
 from ...targets import Target
@@ -141,7 +142,7 @@ def check(fn: func.FuncOp, target: Target) -> None:
     each wg_map tile_mma of ``fn``."""
     budget = budget_bytes(target)
     families, seen = Families(fn), set[SSAValue]()
-    for op in fn.walk():
+    for op in ops_in(fn):
         if not isinstance(op, xetile.TileMMAOp) or op.wg_map_c is None:
             continue
         root = families.find(op.output)
@@ -152,7 +153,7 @@ def check(fn: func.FuncOp, target: Target) -> None:
         if piece.need(piece.rows, piece.cols)[1] <= budget:
             continue
         loop = _accumulator_loop(op)
-        if loop is None or any(inner.name in _WRITES for inner in loop.body.walk()):
+        if loop is None or any(inner.name in _WRITES for inner in ops_in(loop.body)):
             tell(*_unsplittable(piece, target, budget), op)
         elif split_parts(piece, target, budget) is None:
             tell("error", _row_error(piece, target, budget), op)
@@ -165,7 +166,7 @@ def check_subgroup_tiles(fn: func.FuncOp, target: Target) -> None:
     its register file (``Target.max_subgroup_tile_bytes``), checked once values are per
     subgroup (after wg-to-sg) and before blocking multiplies its ops."""
     limit = target.max_subgroup_tile_bytes()
-    for op in fn.walk():
+    for op in ops_in(fn):
         for result in op.results:
             if isinstance(result.type, VectorType) and _value_bytes(result.type) > limit:
                 raise LoweringError(_tile_error(result.type, target, limit), op)

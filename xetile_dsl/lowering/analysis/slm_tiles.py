@@ -12,6 +12,7 @@ from __future__ import annotations
 from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import IntegerAttr
 
+from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...frontend.types import bit_width, type_name
 from ...targets import Target
@@ -41,7 +42,7 @@ def check_user_slm(fn: func.FuncOp, target: Target) -> int:
     """Bytes of SLM the user's buffers take; a located error at the first buffer that
     does not fit, naming every buffer so far, the total and what the target has."""
     budget, seen = SlmBudget(target), []
-    for op in fn.walk():
+    for op in ops_in(fn):
         if not is_slm_alloc(op):
             continue
         text, nbytes = _describe(op)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from xdsl.dialects.builtin import ModuleOp
 
+from ...dialects.walk import ops_in
 from ...errors import LoweringError
 
 #: MLIR op name -> what to write instead
@@ -23,7 +24,7 @@ _ALTERNATIVES = {
 
 def reject_unlowered(module: ModuleOp, pass_name: str) -> None:
     """Raise a located ``LoweringError`` for the first op no lowering supports."""
-    for op in module.walk():
+    for op in ops_in(module):
         instead = _ALTERNATIVES.get(op.name)
         if instead is not None:
             raise LoweringError(f"{op.name} is accepted by the IR but not lowered by {pass_name}; "

@@ -17,6 +17,7 @@ from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import retype, xetile
+from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...frontend.types import bit_width, type_name
 from ...targets import Target, get_target
@@ -44,7 +45,7 @@ def has_xetile_ops(fn: func.FuncOp) -> bool:
     """Whether ``fn`` is still at XeTile level; a kernel written in XeGPU (its vectors
     already subgroup-sized, e.g. the 1-D offsets of a scattered descriptor) has nothing
     to block."""
-    return any(op.name.startswith("xetile.") for op in fn.walk())
+    return any(op.name.startswith("xetile.") for op in ops_in(fn))
 
 
 class _BlockFunction:
@@ -62,7 +63,7 @@ class _BlockFunction:
         blocks = {root: self._blocks_for(root, role, op) for root, (role, op) in self.roles.items()}
         self._block_broadcast_sources(blocks)
         self._check_chained_mma(blocks)
-        for op in list(self.fn.walk()):
+        for op in ops_in(self.fn):
             for value in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]:
                 self._retype(value, blocks)
         self._check_stores(blocks)
@@ -80,7 +81,7 @@ class _BlockFunction:
             self.roles[root] = (role, op)
 
     def _assign_roles(self) -> None:
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, xetile.TileMMAOp):
                 for operand, role in ((op.a, "A"), (op.b, "B")):
                     if role in self.relaid.get(op, ()):
@@ -89,7 +90,7 @@ class _BlockFunction:
                     if isinstance(operand.owner, xetile.LoadTileOp):
                         self._set_role(operand.owner.tile, role, op)
                 self._set_role(op.output, "C", op)
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)):
                 self._set_role(op.tile, "C", op)
                 self._set_role(op.value, "C", op)
@@ -110,7 +111,7 @@ class _BlockFunction:
                 self._set_role(op.result, "C", op)
             elif op_kinds.is_vector_source(op):
                 self._set_role(op.results[0], "C", op)
-        for op in self.fn.walk():  # a block tile whose values are scattered ones: same 1 x sg rows
+        for op in ops_in(self.fn):  # a block tile whose values are scattered ones: same 1 x sg rows
             if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp)) \
                     and self.roles.get(self.families.find(op.value), ("C",))[0] == "S":
                 self._set_role(op.tile, "S", op)
@@ -148,7 +149,7 @@ class _BlockFunction:
         into operand B (K x N blocks) K x 1 ones, not the 1 x lanes / 8 x 1 of a plain
         value, which the per-block broadcast could not stretch. The tiles the row is
         loaded from or stored to follow."""
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if not isinstance(op, xetile.TileBroadcastOp):
                 continue
             src, res = self.families.find(op.source), self.families.find(op.result)
@@ -163,7 +164,7 @@ class _BlockFunction:
 
     def _tiles_of(self, value_root: SSAValue) -> list[SSAValue]:
         """Family roots of the tiles that values of family ``value_root`` are loaded from or stored to."""
-        return [self.families.find(op.tile) for op in self.fn.walk()
+        return [self.families.find(op.tile) for op in ops_in(self.fn)
                 if isinstance(op, (xetile.LoadTileOp, xetile.StoreTileOp))
                 and self.families.find(op.value) is value_root]
 
@@ -171,7 +172,7 @@ class _BlockFunction:
         """A tile_mma result that feeds another tile_mma as an operand keeps one blocking;
         it must be the DPAS result shape M x N, or the products would not line up (16-bit
         operands A that differ, on ARC, and operands B were re-laid out: lowering/mma_relayout.py)."""
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if not isinstance(op, xetile.TileMMAOp):
                 continue
             a_name, b_name = (type_name(v.type.element_type) for v in (op.a, op.b))
@@ -205,7 +206,7 @@ class _BlockFunction:
             retype(value, new)
 
     def _check_stores(self, blocks: dict) -> None:
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, xetile.StoreTileOp):
                 vb = blocks.get(self.families.find(op.value))
                 tb = blocks.get(self.families.find(op.tile))

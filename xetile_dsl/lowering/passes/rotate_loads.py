@@ -55,6 +55,7 @@ from xdsl.passes import ModulePass
 
 from ... import knobs
 from ...dialects import xegpu
+from ...dialects.walk import ops_in
 from ...targets import TARGETS, get_target
 from ..analysis import load_rotation
 from ..analysis.load_rotation import Rotation
@@ -80,7 +81,7 @@ class RotateLoads(ModulePass):
             if isinstance(fn, func.FuncOp):
                 target = get_target(self.target or _kernel_target(fn))
                 large = LARGE_GRF_ATTR in fn.attributes
-                for loop in [o for o in fn.walk() if isinstance(o, scf.ForOp)]:
+                for loop in [o for o in ops_in(fn) if isinstance(o, scf.ForOp)]:
                     if load_rotation.first_dpas(loop) is None or load_rotation.constant_step(loop) is None:
                         continue
                     if mode == "carry":

@@ -42,6 +42,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import xetile
+from ...dialects.walk import ops_in
 from ...frontend.types import bit_width, type_name
 from ...targets import Target, get_target
 from ...targets.slm_budget import SlmBudget
@@ -65,7 +66,7 @@ class XeTileSgTranspose(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         target = get_target(self.target)
         for fn in list(op.ops):
-            if isinstance(fn, func.FuncOp) and any(isinstance(o, xetile.TileTransposeOp) for o in fn.walk()):
+            if isinstance(fn, func.FuncOp) and any(isinstance(o, xetile.TileTransposeOp) for o in ops_in(fn)):
                 rebuilder = _SgTranspose(fn, target, SlmBudget(target, check_user_slm(fn, target)))
                 rebuilder.run()
                 if needs_large_grf(fn, target):  # operands now staged in SLM count too
@@ -101,7 +102,7 @@ class _SgTranspose(Rebuilder):
     # --- which tile families become transposed views ---------------------------------
     def _find_folds(self) -> set[SSAValue]:
         roots = set()
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, xetile.TileTransposeOp) and isinstance(op.source.owner, xetile.LoadTileOp):
                 roots.add(self.families.find(op.source.owner.tile))
         return {r for r in roots if self._only_transposed_loads(r)}

@@ -22,6 +22,7 @@ from xdsl.ir import Block, Operation
 from xdsl.passes import ModulePass
 
 from ...dialects import xegpu, xetile
+from ...dialects.walk import ops_in
 
 #: dialects whose ops (here) have no side effects
 _PURE_DIALECTS = ("arith", "math", "vector")
@@ -34,7 +35,7 @@ class SinkToUses(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in op.ops:
             if isinstance(fn, func.FuncOp):
-                for block in [b for o in fn.walk() for r in o.regions for b in r.blocks]:
+                for block in [b for o in ops_in(fn) for r in o.regions for b in r.blocks]:
                     sink_block(block)
 
 

@@ -39,6 +39,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import xegpu, xetile
+from ...dialects.walk import ops_in
 from ...frontend.types import bit_width
 from ...targets import TARGETS, Target, get_target
 from .. import block_messages
@@ -99,7 +100,7 @@ def accumulator_chains(loop: scf.ForOp) -> list[Chain]:
 
 def is_repeatable(loop: scf.ForOp) -> bool:
     """Whether running ``loop``'s body again changes nothing but time (module docstring)."""
-    for op in loop.body.walk():
+    for op in ops_in(loop.body):
         if op.name == "gpu.barrier":
             continue
         if not (isinstance(op, _REPEATABLE) or op.dialect_name() in _REPEATABLE_DIALECTS):
@@ -205,7 +206,7 @@ def _memref_of(desc: SSAValue) -> SSAValue | None:
 
 def _memrefs_read(loops: list[scf.ForOp]) -> set[SSAValue | None]:
     reads = (xegpu.LoadNdOp, xegpu.LoadGatherOp, xegpu.PrefetchNdOp, xegpu.PrefetchOp)
-    return {_memref_of(op.tensor_desc) for loop in loops for op in loop.walk() if isinstance(op, reads)}
+    return {_memref_of(op.tensor_desc) for loop in loops for op in ops_in(loop) if isinstance(op, reads)}
 
 
 def _forward_slice(sources: list[scf.ForOp], ops: list[Operation]) -> set[Operation]:
@@ -312,7 +313,7 @@ class SplitAccumulators(ModulePass):
         for fn in op.ops:
             if isinstance(fn, func.FuncOp):
                 target = get_target(self.target or _kernel_target(fn))
-                for loop in reversed([o for o in fn.walk() if isinstance(o, scf.ForOp)]):
+                for loop in reversed([o for o in ops_in(fn) if isinstance(o, scf.ForOp)]):
                     verdict = loop.attributes.pop(VERDICT_ATTR, None)
                     groups = plan(loop, target, self.parts)
                     if verdict is not None and not self.parts:
@@ -325,7 +326,7 @@ def _tell(verdict, loop: scf.ForOp, groups: list[list[Chain]] | None, target: Ta
     """Report the register budget's ``verdict`` (register_budget.VERDICT_ATTR) at the
     loop's first DPAS (the user's tile_mma): the split, or why there is none."""
     text = {k: v.data for k, v in verdict.data.items()}
-    dpas = next((op for op in loop.body.walk() if isinstance(op, xegpu.DpasOp)), loop)
+    dpas = next((op for op in ops_in(loop.body) if isinstance(op, xegpu.DpasOp)), loop)
     if groups is not None:
         tell("note", text["note"].replace("{parts}", str(len(groups))), dpas)
     elif not is_repeatable(loop):

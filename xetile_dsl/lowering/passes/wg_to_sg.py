@@ -28,6 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import xetile
+from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...frontend.types import bit_width
 from ...targets import Target, get_target
@@ -104,17 +105,17 @@ class _MapInference:
         self.by_root[root] = m
 
     def run(self) -> "_MapInference":
-        for op in self.fn.walk():  # tiles carry their map in their type
+        for op in ops_in(self.fn):  # tiles carry their map in their type
             for v in op.results:
                 if isinstance(v.type, xetile.TileType) and v.type.attr.wg is not None:
                     self.set(v, v.type.attr.wg, op, "this tile")
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, xetile.LoadTileOp) and (m := self.map_of(op.tile)):
                 self.set(op.value, m, op, "the loaded value")
             elif isinstance(op, xetile.TileMMAOp) and op.wg_map_c is not None:
                 self.set(op.output, op.wg_map_c, op, "the tile_mma result")
         infer_vector_maps(self)
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, xetile.TileMMAOp) and op.wg_map_c is not None:
                 self._check_mma(op)
             elif isinstance(op, xetile.StoreTileOp) and (m := self.map_of(op.tile)):
@@ -309,7 +310,7 @@ def needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
     is built in the large-GRF mode)."""
     seen, total = set(), 0
     families = Families(fn)
-    for op in fn.walk():
+    for op in ops_in(fn):
         if isinstance(op, xetile.TileMMAOp):
             root = families.find(op.output)
             if root not in seen:

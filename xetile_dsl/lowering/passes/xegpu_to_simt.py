@@ -17,6 +17,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import retype, xegpu, xetile
+from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...frontend.types import bit_width
 from ...targets import Target, get_target
@@ -40,7 +41,7 @@ class XeGPUToSIMT(ModulePass):
 def _already_simt(fn: func.FuncOp) -> bool:
     """Whether ``fn`` is written in the SIMT form already (the RFC's per-lane examples):
     it has descriptors and every one carries its ``sg_map``."""
-    descs = [v.type for op in fn.walk() for v in op.results if isinstance(v.type, xegpu.TensorDescType)]
+    descs = [v.type for op in ops_in(fn) for v in op.results if isinstance(v.type, xegpu.TensorDescType)]
     return bool(descs) and all(t.map is not None for t in descs)
 
 
@@ -59,8 +60,8 @@ class _Distribute:
     def run(self) -> None:
         self._find_roles()
         sg = self.target.subgroup_size
-        iotas = [op for op in self.fn.walk() if isinstance(op, arith.ConstantOp) and scattered.is_lane_iota(op, sg)]
-        for op in list(self.fn.walk()):
+        iotas = [op for op in ops_in(self.fn) if isinstance(op, arith.ConstantOp) and scattered.is_lane_iota(op, sg)]
+        for op in ops_in(self.fn):
             if op in iotas:
                 continue
             values = list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]
@@ -76,7 +77,7 @@ class _Distribute:
         """A broadcast whose source and result lane fragments do not line up (a row in one
         lane layout stretched into a block of another) is a located error, before the
         verifier would report it as an internal one."""
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if not isinstance(op, xetile.TileBroadcastOp):
                 continue
             src, res = op.source.type.get_shape(), op.result.type.get_shape()
@@ -90,7 +91,7 @@ class _Distribute:
         return self.roles.get(self.families.find(v), "C")
 
     def _find_roles(self) -> None:
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, xegpu.LoadNdOp) and op.transpose is not None:
                 self.transposed[self.families.find(op.tensor_desc)] = op.value
                 if op.transpose_bit_width is not None:
@@ -111,7 +112,7 @@ class _Distribute:
 
     def _mark_message_blocks(self) -> None:
         """Blocks cut out of a coalesced load (and their shape_casts) take its role."""
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if block_messages.is_message_slice(op):
                 role = self._role_of(op.vector)
                 self._mark(op.result, role)
@@ -125,7 +126,7 @@ class _Distribute:
         the A element width (``self.bits``).  B needs nothing: its VNNI image is the plain
         layout, rows in order within a lane's column."""
         work = []
-        for op in self.fn.walk():
+        for op in ops_in(self.fn):
             if isinstance(op, xegpu.DpasOp):
                 work.append((op.lhs, bit_width(op.lhs.type.element_type)))
         seen = set()

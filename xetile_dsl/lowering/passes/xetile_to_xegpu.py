@@ -16,6 +16,7 @@ from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import xegpu, xetile
+from ...dialects.walk import ops_in
 from ...frontend.types import bit_width
 from ...targets import TARGETS, Target, get_target
 from ...targets.target import PREFETCH_LOCALITY_HINTS
@@ -71,7 +72,7 @@ class _Translator(Rebuilder):
     def _drop_unused_descriptors(self) -> None:
         """Descriptors nothing uses (a block tile reached only through per-row scattered
         accesses: atomics, stores to order=[0, 1] tiles) would still need an sg_map."""
-        for op in list(self.fn.walk()):
+        for op in ops_in(self.fn):
             if isinstance(op, xegpu.CreateNdTdescOp) and not op.tensor_desc.uses:
                 op.parent_block().erase_op(op)
 
@@ -222,7 +223,7 @@ class _Translator(Rebuilder):
 def _tiles_loaded_as_b(fn: func.FuncOp) -> set[SSAValue]:
     """Tiles whose loads feed operand B of tile_mma (loaded with VNNI packing)."""
     found = set()
-    for op in fn.walk():
+    for op in ops_in(fn):
         if isinstance(op, xetile.TileMMAOp) and isinstance(op.b.owner, xetile.LoadTileOp):
             found.add(op.b.owner.tile)
     return found
