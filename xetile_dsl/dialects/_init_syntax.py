@@ -15,9 +15,10 @@ offsets; otherwise ``3k`` entries are ``k`` offsets, ``k`` sizes and ``k`` strid
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
-from xdsl.dialects.builtin import IndexType, MemRefType, VectorType
-from xdsl.ir import Attribute, SSAValue
+from xdsl.dialects.builtin import DenseArrayBase, IndexType, MemRefType, VectorType, i32
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import AttrSizedOperandSegments, var_operand_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
@@ -43,6 +44,17 @@ def is_index_vector(t: Attribute) -> bool:
     return isinstance(t, VectorType) and isinstance(t.element_type, IndexType)
 
 
+def _value(v: SSAValue | Operation) -> SSAValue:
+    """An operand given as a value or as the op defining it (as xDSL's builders accept)."""
+    return v.results[0] if isinstance(v, Operation) else v
+
+
+@lru_cache(maxsize=None)
+def _segment_sizes(offsets: int, sizes: int, strides: int) -> DenseArrayBase:
+    """The ``operandSegmentSizes`` of source, offsets, sizes and strides (built once)."""
+    return DenseArrayBase.from_list(i32, [1, offsets, sizes, strides])
+
+
 class InitLikeOp(_mixed.ConstOffsetsOp):
     """A view of a 2-D base (memref or i64 address): ``source``, ``offsets`` and the
     base's sizes, declared by the op, then ``strides`` here and ``const_offsets`` (xDSL
@@ -56,7 +68,12 @@ class InitLikeOp(_mixed.ConstOffsetsOp):
 
     def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: Attribute,
                  sizes: Sequence[SSAValue] = (), strides: Sequence[SSAValue] = ()):
-        super().__init__(operands=[source, offsets, sizes, strides], result_types=[result_type])
+        # what xDSL's generic builder (irdl_op_init) makes, without its ~200 us an op, most
+        # of it rebuilding the segment sizes: a lowering makes one per block (issue 13)
+        groups = [[_value(v) for v in group] for group in (offsets, sizes, strides)]
+        Operation.__init__(self, operands=[_value(source), *groups[0], *groups[1], *groups[2]],
+                           result_types=[result_type],
+                           properties={AttrSizedOperandSegments.attribute_name: _segment_sizes(*map(len, groups))})
 
     def print(self, printer: Printer) -> None:
         printer.print_string(" ")

@@ -25,7 +25,7 @@ from xdsl.dialects.builtin import (
     UnitAttr,
     VectorType,
 )
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import Attribute, Operation, SSAValue
 from xdsl.irdl import (IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, result_def,
                        var_operand_def)
 from xdsl.parser import Parser
@@ -368,7 +368,9 @@ class DpasOp(_asm.OperandsToSyntax, IRDLOperation):
                              "layout_operand_1": "layout_b", "layout_operand_2": "layout_cd"}
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue | None, result_type: VectorType):
-        super().__init__(operands=[lhs, rhs, [acc] if acc is not None else []], result_types=[result_type])
+        # Operation's constructor: xDSL's generic builder costs ~80 us an op more, and a
+        # GEMM lowering makes one per DPAS (issue 13); the op has no segment sizes to build
+        Operation.__init__(self, operands=[lhs, rhs] + ([acc] if acc is not None else []), result_types=[result_type])
 
     def _verify_layouts(self, a: list[int], b: list[int], d: list[int]) -> None:
         """The RFC's dpas propagation rule: A, B and C/D share sg_layout and order; sg_data
