@@ -255,13 +255,15 @@ def stage_names(target: str, isa: bool = False) -> list[str]:
 
 
 def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False,
-                   dump: str | None = None) -> CompiledKernel:
+                   dump: str | None = None, stage_texts: bool = False) -> CompiledKernel:
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
+    ``asm`` holds the lowering stages' MLIR texts only with ``stage_texts`` (:func:`compile`
+    asks for them; a ``@jit`` compile does not, as a kernel from its disk cache has none).
 
     The compiler's own warnings are issued at the user's line (:func:`issue`) and kept
     in ``diagnostics``, so that a cache hit can repeat them."""
     with collector_paused():
-        return _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump))
+        return _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump), stage_texts)
 
 
 _PAUSES = {"count": 0, "resume": False}
@@ -295,7 +297,7 @@ def collector_paused():
 
 
 def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
-                    log: stage_log.StageLog) -> CompiledKernel:
+                    log: stage_log.StageLog, stage_texts: bool) -> CompiledKernel:
     flavour, emulate = resolve_target(target)
     gpu = target_tables.get_target(flavour)
     src = KernelSource.of(fn)
@@ -308,7 +310,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
                                   log.timings, dumps=log.dumps)
         xtdebug.reject_debug_ops(module)
-        asm, diagnostics = _lower_with_located_warnings(src, module, flavour, log)
+        asm, diagnostics = _lower_with_located_warnings(src, module, flavour, log, stage_texts)
         llvm_text, abi = _generate(log, module, gpu, emulate, narrow_arrays(args))
     except LoweringError as exc:
         raise at_user_line(src, exc) from (exc if debug_tracebacks() else None)
@@ -352,14 +354,15 @@ def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
     return frozenset(name for name, spec in args.items() if spec.kind == "array" and spec.spec == NARROW)
 
 
-def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: stage_log.StageLog):
+def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: stage_log.StageLog,
+                                 stage_texts: bool):
     """(``lower``'s stage texts, the compile's warnings): each pass's LoweringWarning is
     issued at the user's line (:func:`issue`; also when a later pass fails) and returned
     as a diagnostics record."""
     diagnostics = []
     try:
         with lowering_notes.collecting() as collected:
-            asm = pipeline.lower(module, flavour, log.timings, log.pass_hook())
+            asm = pipeline.lower(module, flavour, log.timings, log.pass_hook(), texts=stage_texts)
     finally:
         for note in collected:
             category = type(note).compiled_category
@@ -434,7 +437,8 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     fn = getattr(fn, "fn", fn)
     flavour, emulate = resolve_target(target)
     isa = not emulate and _ocloc_available()
-    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa, dump=dump)
+    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa, dump=dump,
+                          stage_texts=True)
 
 
 def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>", dump: str | None = None) -> CompiledKernel:

@@ -4,6 +4,7 @@ compile and compile_mlir share."""
 from __future__ import annotations
 
 import pytest
+from xdsl.dialects.builtin import ModuleOp
 
 import xetile_dsl as xd
 from xetile_dsl import compiler
@@ -93,6 +94,19 @@ def test_stage_texts_are_printed_only_when_read(dumped, monkeypatch):
         assert kernel.asm[stage] == dumped.asm[stage]
         assert kernel.asm[stage] is kernel.asm[stage]
     assert len(printed) == 3
+
+
+def test_a_jit_compile_keeps_no_stage_snapshots(monkeypatch):
+    """The ``@jit`` path (compile_kernel without stage_texts) clones no module for texts
+    nobody reads (a kernel from the disk cache has none either; the clones were ~6 ms of
+    the RFC 2.1 GEMM's compile, issue 13); xd.compile keeps the three."""
+    clones = []
+    original = ModuleOp.clone
+    monkeypatch.setattr(ModuleOp, "clone", lambda self, *a, **k: clones.append(self) or original(self, *a, **k))
+    kernel = compiler.compile_kernel(matmul_kernel.fn, compiler.parse_signature(SIG), CONST, "cpu")
+    assert clones == [] and list(kernel.asm) == ["llvm", "spirv"]
+    assert list(xd.compile(matmul_kernel, SIG, CONST, target="cpu").asm) == ["xetile", "xegpu", "simt", "llvm", "spirv"]
+    assert len(clones) == 2
 
 
 @pytest.mark.parametrize("knob, verified", [("1", ["xegpu-sink-to-uses", "xegpu-rotate-loads"]), ("0", [])])
