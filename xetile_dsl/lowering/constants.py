@@ -28,11 +28,17 @@ from ..errors import LoweringError
 def values(const: arith.ConstantOp) -> np.ndarray:
     """The constant's values in its vector shape (a splat is expanded)."""
     t = const.result.type
-    flat = list(const.value.get_values())
     shape = tuple(t.get_shape())
-    if len(flat) == 1:
-        return np.full(shape, flat[0], dtype=object)
-    return np.array(flat, dtype=object).reshape(shape)
+    if _same_bytes(const.value):   # a splat: one element unpacked, not thousands (issue 13)
+        return np.full(shape, first_value(const.value), dtype=object)
+    return np.array(list(const.value.get_values()), dtype=object).reshape(shape)
+
+
+def first_value(attr: DenseIntOrFPElementsAttr):
+    """``attr.get_values()[0]`` without unpacking the others (a 256x256 zero accumulator
+    is stored element by element: ~3 ms to unpack)."""
+    data, count = attr.data.data, len(attr)
+    return attr.get_element_type().unpack(data[:len(data) // count], 1)[0]
 
 
 def is_splat(const: arith.ConstantOp) -> bool:
@@ -178,7 +184,7 @@ def distribute_workgroup(dist, op: arith.ConstantOp, m) -> list:
     (n0, n1), piece = dist._sg_shape(m, shape)
     ptype = VectorType(t.element_type, list(piece))
     if is_splat(op):   # one attribute for every piece (not the whole tile expanded per piece)
-        attr = DenseIntOrFPElementsAttr.from_list(ptype, [_py(next(iter(op.value.get_values())))])
+        attr = DenseIntOrFPElementsAttr.from_list(ptype, [_py(first_value(op.value))])
         return [dist.emit(arith.ConstantOp(attr), op).result for _ in range(n0 * n1)]
     coeffs = affine_coefficients(op)
     if coeffs is None:
