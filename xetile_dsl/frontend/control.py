@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from functools import lru_cache
 
 from xdsl.dialects import scf, vector
 from xdsl.dialects.builtin import IndexType, f32, i1
@@ -59,7 +60,10 @@ def ends_with_return(stmts: list[ast.stmt]) -> bool:
     return isinstance(last, ast.If) and ends_with_return(last.body) and ends_with_return(last.orelse)
 
 
+@lru_cache(maxsize=4096)
 def _contains_return(stmt: ast.stmt) -> bool:
+    """Whether ``stmt`` holds a ``return`` (asked of each ``if`` at each visit: a kernel's
+    AST is parsed once and kept, so the answer is kept per node too)."""
     return any(isinstance(n, ast.Return) for n in ast.walk(stmt))
 
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import ast
 import inspect
+from functools import lru_cache
 
 from xdsl.dialects import gpu, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr, VectorType, i1
@@ -23,7 +24,7 @@ SLM_SPACE = 3  #: memref memory space of shared local memory
 def _bind(builder, node: ast.Call) -> dict[str, ast.AST]:
     """Map the stub's parameter names to the call's argument nodes (Python call rules)."""
     stub = builder.visit(node.func)
-    sig = inspect.signature(inspect.unwrap(stub))
+    sig = _signature(stub)
     if any(isinstance(a, ast.Starred) for a in node.args):
         raise builder.error(node, "*args are not supported in kernel calls")
     try:
@@ -31,6 +32,13 @@ def _bind(builder, node: ast.Call) -> dict[str, ast.AST]:
     except TypeError as exc:
         raise builder.error(node, f"{stub.__xetile_builtin__}(): {exc}") from None
     return dict(bound.arguments)
+
+
+@lru_cache(maxsize=None)
+def _signature(stub) -> inspect.Signature:
+    """The language stub's signature, made once (``inspect.signature`` costs ~50 us, and
+    the frontend binds every builtin call of a kernel)."""
+    return inspect.signature(inspect.unwrap(stub))
 
 
 def _axis(builder, node: ast.Call, arg: ast.AST) -> gpu.DimensionAttr:
