@@ -6,6 +6,7 @@ layout, slice; the tensor_desc and nbarrier types.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import ClassVar
 
 from xdsl.dialects.builtin import (
@@ -454,8 +455,7 @@ class TensorDescType(ParametrizedAttribute, TypeAttribute):
         return None if isinstance(self.sg_map, NoneAttr) else self.sg_map
 
     def with_sg_map(self, sg_map: Attribute | None) -> "TensorDescType":
-        enc = self.encoding if not isinstance(self.encoding, NoneAttr) else None
-        return TensorDescType(self.get_shape(), self.element_type, enc, sg_map)
+        return _with_sg_map(self, sg_map)
 
     def print_parameters(self, printer: Printer) -> None:
         printer.print_string("<" + "x".join(str(d) for d in self.get_shape()) + "x")
@@ -530,6 +530,14 @@ class TensorDescType(ParametrizedAttribute, TypeAttribute):
         if chunk > 1 and bits < 32 and (chunk * bits) % 32:
             raise VerifyException(f"tensor_desc: chunk_size {chunk} of {bits}-bit elements is not 32-bit aligned "
                                   f"per lane; use a multiple of {32 // bits}")
+
+
+@lru_cache(maxsize=1024)
+def _with_sg_map(t: TensorDescType, sg_map: Attribute | None) -> TensorDescType:
+    """``t`` with ``sg_map``, made once per pair: an attribute is immutable, and the SIMT
+    pass gives every descriptor of a GEMM one of a few (~60 us to build each, issue 13)."""
+    enc = t.encoding if not isinstance(t.encoding, NoneAttr) else None
+    return TensorDescType(t.get_shape(), t.element_type, enc, sg_map)
 
 
 @irdl_attr_definition
