@@ -85,6 +85,9 @@ def block_grid(arr: np.ndarray, b0: int, b1: int) -> np.ndarray:
 
 def retype_blocked(const: arith.ConstantOp, new: VectorType, b0: int, b1: int) -> None:
     """Blocking: the constant's values in the blocked order of ``new``."""
+    if _same_bytes(const.value):   # a splat: reordering changes nothing (nor converts each element)
+        const.properties["value"] = dense(new, np.full(1, first_value(const.value), dtype=object))
+        return
     const.properties["value"] = dense(new, block_grid(values(const), b0, b1))
 
 

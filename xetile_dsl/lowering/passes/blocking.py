@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from xdsl.context import Context
 from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import ModuleOp, VectorType
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import retype, xetile
@@ -57,6 +57,9 @@ class _BlockFunction:
         # tile_mma op -> its operands ("A", "B") computed from another's result: kept in result
         # blocks and re-laid out before it (mma_relayout)
         self.relaid = mma_relayout.relaid_operands(fn, self.families, target)
+        # (type, block shape) -> blocked type: the values of a family share them, and a
+        # tile type costs ~100 us to build (issue 13)
+        self._blocked: dict[tuple, Attribute] = {}
 
     def run(self) -> None:
         self._assign_roles()
@@ -193,17 +196,30 @@ class _BlockFunction:
         b0, b1 = blocks[root]
         t = value.type
         if isinstance(t, xetile.TileType) and not t.attr.blocks:
-            attr = t.attr
-            retype(value, xetile.TileType(t.get_shape(), t.element_type,
-                                          xetile.TileAttr(attr.order_list, (b0, b1), attr.wg, attr.memory_space.data,
-                                                          attr.is_scattered)))
+            retype(value, self._blocked_type(t, b0, b1))
         elif isinstance(t, VectorType) and len(t.get_shape()) == 2:
-            r, c = t.get_shape()
-            new = VectorType(t.element_type, [r // b0, c // b1, b0, b1])
+            new = self._blocked_type(t, b0, b1)
             owner = value.owner
             if isinstance(owner, arith.ConstantOp):
                 constants.retype_blocked(owner, new, b0, b1)
             retype(value, new)
+
+    def _blocked_type(self, t: Attribute, b0: int, b1: int) -> Attribute:
+        """The tile type ``t`` with inner blocks b0 x b1, or the 2-D vector type ``t`` as
+        its [rows/b0, cols/b1, b0, b1] grid of blocks."""
+        key = (t, b0, b1)
+        found = self._blocked.get(key)
+        if found is None:
+            if isinstance(t, xetile.TileType):
+                attr = t.attr
+                found = xetile.TileType(t.get_shape(), t.element_type,
+                                        xetile.TileAttr(attr.order_list, (b0, b1), attr.wg, attr.memory_space.data,
+                                                        attr.is_scattered))
+            else:
+                r, c = t.get_shape()
+                found = VectorType(t.element_type, [r // b0, c // b1, b0, b1])
+            self._blocked[key] = found
+        return found
 
     def _check_stores(self, blocks: dict) -> None:
         for op in ops_in(self.fn):
