@@ -56,12 +56,16 @@ class _Distribute:
         #: built once per pass (an xDSL type costs tens of microseconds to build and verify)
         self._sg_maps: dict[tuple, xegpu.SGMapAttr] = {}
         self._fragments: dict[tuple, VectorType] = {}
+        self.ops: list[Operation] = []  # the function's ops as :meth:`run` found them
 
     def run(self) -> None:
+        # the function's ops, walked once for the role analyses and the distribution (which
+        # retypes values and may add lane reads, so the later checks walk again)
+        self.ops = ops_in(self.fn)
         self._find_roles()
         sg = self.target.subgroup_size
-        iotas = [op for op in ops_in(self.fn) if isinstance(op, arith.ConstantOp) and scattered.is_lane_iota(op, sg)]
-        for op in ops_in(self.fn):
+        iotas = [op for op in self.ops if isinstance(op, arith.ConstantOp) and scattered.is_lane_iota(op, sg)]
+        for op in self.ops:
             if op in iotas:
                 continue
             values = list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]
@@ -91,7 +95,7 @@ class _Distribute:
         return self.roles.get(self.families.find(v), "C")
 
     def _find_roles(self) -> None:
-        for op in ops_in(self.fn):
+        for op in self.ops:
             if isinstance(op, xegpu.LoadNdOp) and op.transpose is not None:
                 self.transposed[self.families.find(op.tensor_desc)] = op.value
                 if op.transpose_bit_width is not None:
@@ -112,7 +116,7 @@ class _Distribute:
 
     def _mark_message_blocks(self) -> None:
         """Blocks cut out of a coalesced load (and their shape_casts) take its role."""
-        for op in ops_in(self.fn):
+        for op in self.ops:
             if block_messages.is_message_slice(op):
                 role = self._role_of(op.vector)
                 self._mark(op.result, role)
@@ -126,7 +130,7 @@ class _Distribute:
         the A element width (``self.bits``).  B needs nothing: its VNNI image is the plain
         layout, rows in order within a lane's column."""
         work = []
-        for op in ops_in(self.fn):
+        for op in self.ops:
             if isinstance(op, xegpu.DpasOp):
                 work.append((op.lhs, bit_width(op.lhs.type.element_type)))
         seen = set()
