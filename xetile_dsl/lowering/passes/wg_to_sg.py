@@ -214,11 +214,11 @@ class _Distributor(Rebuilder):
     def _piece_offset(self, base: SSAValue, coord: SSAValue, piece: int, size: int, lay: int, dat: int,
                       like: Operation) -> SSAValue:
         """``base + ((coord + piece * lay) * dat) mod size``; the mod only when wrapping."""
-        off = self.emit(arith.MuliOp(coord, self.const_index(dat, like)), like).result
+        off = self.binary(arith.MuliOp, coord, self.const_index(dat, like), like)
         off = self.add(off, piece * lay * dat, like)
         if lay * dat > size:
-            off = self.emit(arith.RemSIOp(off, self.const_index(size, like)), like).result
-        return self.emit(arith.AddiOp(base, off), like).result
+            off = self.binary(arith.RemSIOp, off, self.const_index(size, like), like)
+        return self.binary(arith.AddiOp, base, off, like)
 
     # --- tiles ------------------------------------------------------------------------
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
