@@ -20,6 +20,7 @@ import llvmlite.binding as llvm
 
 from ..errors import SpirvEmitError
 from ..tools import spirv_tools
+from . import builtin_texts, spirv_link
 
 SPIRV_TRIPLE = "spirv64-unknown-unknown"
 SPIRV_DATALAYOUT = (
@@ -39,8 +40,10 @@ _lock = threading.Lock()
 _target = None
 #: how modules were emitted in this process: in the process itself (its first module, while
 #: LLVM's state is clean), by a forked child of the emitter process, or again in a new
-#: Python process after a bad emission (which should never happen now; tests count it)
-stats = {"in_process": 0, "forked": 0, "reemitted": 0}
+#: Python process after a bad emission (which should never happen now; tests count it);
+#: and how modules with emulated builtins went: linked, or emitted whole after the link
+#: failed or its result was rejected (neither should happen; tests count them)
+stats = {"in_process": 0, "forked": 0, "reemitted": 0, "linked": 0, "link_failed": 0, "link_rejected": 0}
 
 
 def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
@@ -52,10 +55,25 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
     emitted in the process; every later one by a fresh fork of an emitter process that
     never emits itself (:class:`_Emitter`), so every module sees a clean backend.
 
+    A module that defines emulated builtins (the CPU device) is emitted without them and
+    linked to their modules, each emitted once per process (:func:`_emit_linked`); if
+    that fails, or spirv-val rejects the result, the whole module is emitted.
+
     ``timings`` (when given) receives the seconds spent in spirv-val under "spirv-val"."""
     timings = {} if timings is None else timings
     validator = spirv_tools.StartedValidator()   # starts while the module is emitted
     try:
+        binary = _emit_linked(llvm_ir_text)
+        if binary is not None:
+            validator.send(binary)
+            dups = duplicate_result_ids(binary)
+            problem = _timed_invalid(binary, timings, validator)
+            if not dups and not problem:
+                stats["linked"] += 1
+                return binary
+            stats["link_rejected"] += 1              # the whole module, as if never linked
+            validator.close()
+            validator = spirv_tools.StartedValidator()
         binary = _emit_clean(llvm_ir_text)
         validator.send(binary)
         dups = duplicate_result_ids(binary)     # while spirv-val reads and checks the module
@@ -72,6 +90,45 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
     if problem:
         raise SpirvEmitError(f"LLVM's SPIR-V backend produced an invalid module: {problem}")
     return binary
+
+
+#: LLVM IR text of a builtin's own module -> its SPIR-V prepared for linking (None: it
+#: cannot be linked; modules that use it are emitted whole)
+_BUILTIN_MODULES: dict[str, spirv_link.Relocatable | None] = {}
+
+
+def _emit_linked(llvm_ir_text: str) -> bytes | None:
+    """The module's SPIR-V from its kernel part (emitted now) linked to its kept builtin
+    bodies' modules (emitted once per process, like any module in a clean backend); None
+    when it keeps no builtin body or cannot be linked.
+
+    Deterministic: the kernel part and each builtin module are made from this text alone,
+    and the linker's result depends only on its inputs, so a module's SPIR-V does not
+    depend on what the process compiled before."""
+    split = builtin_texts.split_for_linking(llvm_ir_text)
+    if split is None:
+        return None
+    try:
+        kernel = _emit_clean(split.kernel)
+        builtins = [_builtin_module(text) for text in split.builtins]
+        if any(module is None for module in builtins):
+            raise spirv_link.LinkError("a builtin's module cannot be linked")
+        return spirv_link.link(kernel, builtins)
+    except (spirv_link.LinkError, SpirvEmitError):      # the whole module says what is wrong, if anything
+        stats["link_failed"] += 1
+        return None
+
+
+def _builtin_module(llvm_ir_text: str) -> spirv_link.Relocatable | None:
+    """A builtin's module, emitted and prepared the first time it is asked for."""
+    if llvm_ir_text not in _BUILTIN_MODULES:
+        try:
+            binary = _emit_clean(llvm_ir_text)
+            module = None if duplicate_result_ids(binary) else spirv_link.Relocatable(binary)
+        except (spirv_link.LinkError, SpirvEmitError):
+            module = None
+        _BUILTIN_MODULES[llvm_ir_text] = module
+    return _BUILTIN_MODULES[llvm_ir_text]
 
 
 def _timed_invalid(binary: bytes, timings: dict, validator=None) -> str | None:
