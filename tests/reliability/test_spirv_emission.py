@@ -4,13 +4,15 @@ LLVM 22's SPIR-V backend keeps module state in a static, so a module emitted aft
 others in the same process may define ids twice; the compiler used to notice and emit
 again in a new Python process.  Now every module after the process's first is emitted by
 a fork of an emitter process that never emits itself: each module must come out exactly
-as a brand-new process emits it, and nothing is ever emitted twice."""
+as a brand-new process emits it, and nothing is ever emitted twice.  (For the CPU device
+a kernel's module is emitted without its emulated builtins, each builtin's module once
+per process, and linked: codegen/spirv_link.py, tests/codegen/test_spirv_link.py.)"""
 import os
 import time
 
 import pytest
 
-from xetile_dsl.codegen import spirv_emit
+from xetile_dsl.codegen import builtin_texts, spirv_emit, spirv_link
 from xetile_dsl.compiler import compile as xd_compile
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.tools import spirv_tools
@@ -23,28 +25,33 @@ CONFIGS = [(bm, bn, target) for bm in (8, 16, 32) for bn in (16, 32) for target 
 def compiled():
     """Twelve different GEMM kernels compiled one after the other in this process, and how
     the emitter's counters moved meanwhile."""
-    before = dict(spirv_emit.stats)
+    before, builtins = dict(spirv_emit.stats), len(spirv_emit._BUILTIN_MODULES)
     kernels = [xd_compile(matmul_kernel, SIGNATURE, {"BM": bm, "BN": bn, "BK": 16}, target=target)
                for bm, bn, target in CONFIGS]
     delta = {k: spirv_emit.stats[k] - before[k] for k in before}
+    delta["builtin_modules"] = len(spirv_emit._BUILTIN_MODULES) - builtins
     return kernels, delta
 
 
 def test_no_module_is_emitted_twice(compiled):
     kernels, delta = compiled
     assert delta["reemitted"] == 0
-    assert delta["in_process"] + delta["forked"] == len(CONFIGS)
-    assert delta["forked"] >= len(CONFIGS) - 1        # at most the process's first module here
+    assert delta["linked"] == len(CONFIGS)             # each kernel's own part, then the new builtins
+    assert delta["in_process"] + delta["forked"] == len(CONFIGS) + delta["builtin_modules"]
+    assert delta["forked"] >= len(CONFIGS) + delta["builtin_modules"] - 1   # at most the process's first
     for kernel in kernels:
         assert not spirv_emit.duplicate_result_ids(kernel.spirv)
 
 
-@pytest.mark.parametrize("index", [1, len(CONFIGS) // 2, len(CONFIGS) - 1])
+@pytest.mark.parametrize("index", [1, len(CONFIGS) - 1])
 def test_module_is_what_a_new_process_emits(compiled, index):
-    """The reference: the same LLVM IR emitted by a new Python process, the only place whose
-    backend has certainly seen no other module."""
+    """The reference: the kernel's part and each of its builtins' modules emitted by a new
+    Python process (the only place whose backend has certainly seen no other module),
+    linked."""
     kernel = compiled[0][index]
-    assert kernel.spirv == spirv_emit._emit_in_subprocess(kernel.asm["llvm"])
+    split = builtin_texts.split_for_linking(kernel.asm["llvm"])
+    fresh = [spirv_link.Relocatable(spirv_emit._emit_in_subprocess(text)) for text in split.builtins]
+    assert kernel.spirv == spirv_link.link(spirv_emit._emit_in_subprocess(split.kernel), fresh)
 
 
 def test_backend_errors_come_back_from_the_emitter():

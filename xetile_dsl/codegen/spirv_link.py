@@ -99,7 +99,7 @@ _FORMATS: dict[int, str] = {
     OP_TYPE_POINTER: "RLi", OP_TYPE_FUNCTION: "Ri*", 34: "R",
     41: "TR", 42: "TR", 43: "TRL*", 44: "TRi*", 46: "TR",
     # preamble, debug and annotations
-    OP_CAPABILITY: "L", OP_EXTENSION: "S", OP_EXT_INST_IMPORT: "RS", OP_MEMORY_MODEL: "LL",
+    OP_CAPABILITY: "L", OP_EXTENSION: "S", OP_ENTRY_POINT: "LiSi*", OP_EXECUTION_MODE: "iLL*", OP_EXT_INST_IMPORT: "RS", OP_MEMORY_MODEL: "LL",
     OP_SOURCE: "LL*", OP_SOURCE_EXTENSION: "S", OP_NAME: "iS", OP_MEMBER_NAME: "iLS", OP_STRING: "RS",
     OP_MODULE_PROCESSED: "S", OP_DECORATE: "iL*", 72: "iLL*", 332: "iLi*",
 }
