@@ -35,6 +35,7 @@ OP_SOURCE_CONTINUED, OP_SOURCE, OP_SOURCE_EXTENSION, OP_NAME, OP_MEMBER_NAME, OP
 OP_EXTENSION, OP_EXT_INST_IMPORT, OP_MEMORY_MODEL, OP_ENTRY_POINT = 10, 11, 14, 15
 OP_EXECUTION_MODE, OP_CAPABILITY, OP_EXECUTION_MODE_ID, OP_MODULE_PROCESSED = 16, 17, 331, 330
 OP_TYPE_POINTER, OP_TYPE_FUNCTION, OP_TYPE_FORWARD_POINTER = 32, 33, 39
+_FIRST_TYPE, _LAST_TYPE = 19, 39           # OpTypeVoid .. OpTypeForwardPointer: no result type
 OP_FUNCTION, OP_FUNCTION_PARAMETER, OP_FUNCTION_END, OP_FUNCTION_CALL = 54, 55, 56, 57
 OP_VARIABLE, OP_DECORATE, OP_LABEL, OP_BITCAST = 59, 71, 248, 124
 DECORATION_BUILTIN, DECORATION_LINKAGE = 11, 41
@@ -173,13 +174,9 @@ def id_positions(inst: Instruction) -> tuple[int | None, int | None, list[int]]:
 
 def string_at(inst: Instruction, pos: int) -> tuple[str, int]:
     """The literal string starting at ``inst[pos]`` and the index after it."""
-    data = bytearray()
-    while pos < len(inst):
-        data += inst[pos].to_bytes(4, "little")
-        pos += 1
-        if data[-1] == 0:
-            break
-    return data.split(b"\0", 1)[0].decode(), pos
+    data = array.array("I", inst[pos:]).tobytes()
+    end = data.index(b"\0")
+    return data[:end].decode(), pos + end // 4 + 1
 
 
 class Relocatable:
@@ -191,9 +188,9 @@ class Relocatable:
         self.header, instructions = parse(binary)
         first = next((k for k, inst in enumerate(instructions) if inst[0] == OP_FUNCTION), len(instructions))
         self.globals = instructions[:first]
-        for inst in self.globals:
-            if inst[0] not in _DEBUG:
-                id_positions(inst)                       # every opcode known, or LinkError now
+        #: id_positions of each global instruction (None for debug ones); every opcode
+        #: must be known, or LinkError now
+        self.layouts = [None if inst[0] in _DEBUG else id_positions(inst) for inst in self.globals]
         results, id_at, starts, offset, has_body = [], [], [], 0, False
         for inst in instructions[first:]:
             if inst[0] == OP_FUNCTION:
@@ -228,17 +225,16 @@ class _Linker:
     """The kernel module's sections, growing as builtin modules are added."""
 
     def __init__(self, kernel: bytes):
-        self.header, instructions = parse(kernel)
+        self.header, instructions, self.kernel_functions = _parse_until_functions(kernel)
         self.next_id = self.header[3]
         self.sections: dict[str, list[Instruction]] = {name: [] for name in (
-            "capability", "extension", "import", "memory", "entry", "mode", "debug", "annotation", "global",
-            "function")}
+            "capability", "extension", "import", "memory", "entry", "mode", "debug", "annotation", "global")}
         for inst in instructions:
-            self.sections[_section(inst[0], self.sections["function"])].append(inst)
+            self.sections[_section(inst[0])].append(inst)
         self.by_value = {}          # (opcode, operands but the result id) -> id of a type/constant
         for inst in self.sections["global"]:
             if inst[0] != OP_VARIABLE:
-                _, result_at, _ = id_positions(inst)
+                result_at = 1 if _FIRST_TYPE <= inst[0] <= _LAST_TYPE else 2    # types: no result type
                 self.by_value.setdefault(_value_key(inst, result_at), inst[result_at])
         self.variable_types = {inst[2]: inst[1] for inst in self.sections["global"] if inst[0] == OP_VARIABLE}
         self.sets = {string_at(inst, 2)[0]: inst[1] for inst in self.sections["import"]}
@@ -267,7 +263,7 @@ class _Linker:
         builtin_of = {inst[1]: inst[3] for inst in module.globals
                       if inst[0] == OP_DECORATE and inst[2] == DECORATION_BUILTIN}
         deferred = []
-        for inst in module.globals:
+        for inst, layout in zip(module.globals, module.layouts):
             op = inst[0]
             if op in (OP_CAPABILITY, OP_EXTENSION):
                 self._merge_unique(inst, "capability" if op == OP_CAPABILITY else "extension")
@@ -283,7 +279,7 @@ class _Linker:
             elif op in _PREAMBLE:
                 raise LinkError(f"a builtin module with SPIR-V opcode {op} in its preamble")
             else:
-                self._merge_global(inst, ids, builtin_of)
+                self._merge_global(inst, layout, ids, builtin_of)
         for inst in deferred:
             self._merge_annotation(inst, ids)
         words = module.words.copy()
@@ -307,12 +303,12 @@ class _Linker:
             self.sections["import"].append((inst[0], self.sets[name], *inst[2:]))
         ids[inst[1]] = self.sets[name]
 
-    def _merge_global(self, inst: Instruction, ids, builtin_of: dict) -> None:
+    def _merge_global(self, inst: Instruction, layout: tuple, ids, builtin_of: dict) -> None:
         """A type or constant (merged by value) or a module-scope variable."""
         if inst[0] == OP_TYPE_FORWARD_POINTER:
             raise LinkError("OpTypeForwardPointer in a builtin module")
-        type_at, result_at, _ = id_positions(inst)
-        mapped = _renumbered(inst, ids, result_at)
+        type_at, result_at, _ = layout
+        mapped = _renumbered(inst, ids, layout)
         if inst[0] == OP_VARIABLE:
             builtin = builtin_of.get(inst[result_at])
             existing = self.builtin_vars.get(builtin) if builtin is not None else None
@@ -351,7 +347,7 @@ class _Linker:
                 raise LinkError(f"a builtin module imports {name!r}")
         if target < self.header[3]:                          # merged into a kernel id: keep the kernel's
             return
-        mapped = (inst[0], target, *inst[2:]) if inst[0] != 332 else _renumbered(inst, ids, None)
+        mapped = (inst[0], target, *inst[2:]) if inst[0] != 332 else _renumbered(inst, ids, id_positions(inst))
         if inst[0] == OP_NAME:
             self.added_names.append(mapped)
         elif mapped not in self.annotations:
@@ -362,8 +358,7 @@ class _Linker:
     def finish(self) -> bytes:
         """The linked module's words."""
         declared = self._resolve_imports()
-        casts = self._casts(declared)
-        functions = self._kernel_functions(declared, casts)
+        functions = self._kernel_functions(declared)
         if not any(i[0] == OP_DECORATE and i[2] == DECORATION_LINKAGE for i in self.sections["annotation"]):
             self.sections["capability"] = [i for i in self.sections["capability"] if i[1] != CAPABILITY_LINKAGE]
         entries = [(*inst, *(v for v in self.interface if v not in inst[_interface_start(inst):]))
@@ -372,10 +367,11 @@ class _Linker:
         processed = [i for i in s["debug"] if i[0] == OP_MODULE_PROCESSED]
         debug = [i for i in s["debug"] if i[0] != OP_MODULE_PROCESSED] + self.added_names + processed
         body = (s["capability"] + s["extension"] + s["import"] + s["memory"] + entries + s["mode"]
-                + debug + s["annotation"] + s["global"] + functions)
+                + debug + s["annotation"] + s["global"])
         header = list(self.header)
         header[3] = self.next_id
-        return serialize(header, body) + b"".join(words.tobytes() for words in self.added_functions)
+        return (serialize(header, body) + functions.tobytes()
+                + b"".join(words.tobytes() for words in self.added_functions))
 
     def _resolve_imports(self) -> dict[int, int]:
         """kernel's imported function id -> the definition's id, with the import's
@@ -392,63 +388,83 @@ class _Linker:
         self.sections["annotation"] = kept
         return declared
 
-    def _casts(self, declared: dict[int, int]) -> dict[int, list[int | None]]:
-        """Per resolved import, the definition's type of each parameter whose type differs
-        in the declaration (None where they agree); LinkError unless each such pair is
-        two pointers of one storage class."""
+    def _casts(self, declaration: Sequence[int], definition: int) -> list[int | None]:
+        """The definition's type of each parameter whose type differs in the kernel's
+        ``declaration`` (its OpFunction's operands), None where they agree; LinkError
+        unless each such pair is two pointers of one storage class."""
         pointers = {i[1]: i[2] for i in self.sections["global"] if i[0] == OP_TYPE_POINTER}
         fn_types = {i[1]: i[2:] for i in self.sections["global"] if i[0] == OP_TYPE_FUNCTION}
-        casts = {}
-        for inst in self.sections["function"]:
-            if inst[0] == OP_FUNCTION and inst[2] in declared:
-                wanted = fn_types[self.definitions[declared[inst[2]]]]
-                have = fn_types[inst[4]]
-                if wanted[0] != have[0] or len(wanted) != len(have):
-                    raise LinkError(f"import {inst[2]} and its definition return or take different types")
-                row = []
-                for got, want in zip(have[1:], wanted[1:]):
-                    if got != want and (got not in pointers or want not in pointers
-                                        or pointers[got] != pointers[want]):
-                        raise LinkError(f"import {inst[2]}: parameter types {got} and {want} cannot be bitcast")
-                    row.append(want if got != want else None)
-                casts[inst[2]] = row
-        return casts
+        wanted, have = fn_types[self.definitions[definition]], fn_types[declaration[3]]
+        if wanted[0] != have[0] or len(wanted) != len(have):
+            raise LinkError(f"import {declaration[1]} and its definition return or take different types")
+        row = []
+        for got, want in zip(have[1:], wanted[1:]):
+            if got != want and (got not in pointers or want not in pointers or pointers[got] != pointers[want]):
+                raise LinkError(f"import {declaration[1]}: parameter types {got} and {want} cannot be bitcast")
+            row.append(want if got != want else None)
+        return row
 
-    def _kernel_functions(self, declared: dict[int, int], casts: dict) -> list[Instruction]:
-        """The kernel's functions without the resolved declarations; calls to those go to
-        the definitions, bitcasting arguments where :meth:`_casts` says."""
-        out, skipping, dropped = [], False, set(declared)
-        for inst in self.sections["function"]:
-            op = inst[0]
-            if op == OP_FUNCTION and inst[2] in declared:
+    def _kernel_functions(self, declared: dict[int, int]) -> array.array:
+        """The kernel's functions (words) without the resolved declarations; calls to those
+        go to the definitions, bitcasting arguments where :meth:`_casts` says.  Only the
+        instruction headers are read: the rest is copied a run of words at a time."""
+        words, out = self.kernel_functions, array.array("I")
+        casts: dict[int, list[int | None]] = {}
+        dropped = set(declared)
+        at, copied, skipping, end = 0, 0, False, len(words)
+        while at < end:
+            count, op = words[at] >> 16, words[at] & 0xFFFF
+            if count == 0:
+                raise LinkError("malformed instruction in the kernel module")
+            if op == OP_FUNCTION and words[at + 2] in declared:
+                out.extend(words[copied:at])
+                casts[words[at + 2]] = self._casts(words[at + 1:at + 5], declared[words[at + 2]])
                 skipping = True
             if skipping:
                 if op == OP_FUNCTION_PARAMETER:
-                    dropped.add(inst[2])
+                    dropped.add(words[at + 2])
                 skipping = op != OP_FUNCTION_END
-                continue
-            if op == OP_FUNCTION_CALL and inst[3] in declared:
-                args = list(inst[4:])
-                for k, want in enumerate(casts[inst[3]]):
+                copied = at + count
+            elif op == OP_FUNCTION_CALL and words[at + 3] in declared:
+                out.extend(words[copied:at])
+                args = list(words[at + 4:at + count])
+                for k, want in enumerate(casts[words[at + 3]]):
                     if want is not None:
                         cast = self.fresh()
-                        out.append((OP_BITCAST, want, cast, args[k]))
+                        out.extend(((4 << 16) | OP_BITCAST, want, cast, args[k]))
                         args[k] = cast
-                inst = (op, inst[1], inst[2], declared[inst[3]], *args)
-            out.append(inst)
+                out.extend((words[at], words[at + 1], words[at + 2], declared[words[at + 3]], *args))
+                copied = at + count
+            at += count
+        out.extend(words[copied:])
         self.sections["debug"] = [i for i in self.sections["debug"] if not (i[0] == OP_NAME and i[1] in dropped)]
         self.sections["annotation"] = [i for i in self.sections["annotation"] if i[1] not in dropped]
         return out
 
 
-def _section(opcode: int, functions: list) -> str:
-    """Which logical-layout section a kernel instruction belongs to."""
-    if functions or opcode == OP_FUNCTION:
-        return "function"
-    return {OP_CAPABILITY: "capability", OP_EXTENSION: "extension", OP_EXT_INST_IMPORT: "import",
-            OP_MEMORY_MODEL: "memory", OP_ENTRY_POINT: "entry", OP_EXECUTION_MODE: "mode",
-            OP_EXECUTION_MODE_ID: "mode"}.get(opcode) or (
-        "debug" if opcode in _DEBUG else "annotation" if opcode in _ANNOTATIONS else "global")
+def _parse_until_functions(binary: bytes) -> tuple[list[int], list[Instruction], array.array]:
+    """The header, the instructions before the first function, and the rest as words."""
+    words = array.array("I", binary)
+    if len(words) < HEADER_WORDS or words[0] != MAGIC:
+        raise LinkError("not a SPIR-V module in this byte order")
+    out, i, end = [], HEADER_WORDS, len(words)
+    while i < end and (words[i] & 0xFFFF) != OP_FUNCTION:
+        count = words[i] >> 16
+        if count == 0 or i + count > end:
+            raise LinkError(f"malformed instruction at word {i}")
+        out.append((words[i] & 0xFFFF, *words[i + 1:i + count]))
+        i += count
+    return list(words[:HEADER_WORDS]), out, words[i:]
+
+
+_SECTIONS = {OP_CAPABILITY: "capability", OP_EXTENSION: "extension", OP_EXT_INST_IMPORT: "import",
+             OP_MEMORY_MODEL: "memory", OP_ENTRY_POINT: "entry", OP_EXECUTION_MODE: "mode",
+             OP_EXECUTION_MODE_ID: "mode", **{op: "debug" for op in _DEBUG}, **{op: "annotation" for op in _ANNOTATIONS}}
+
+
+def _section(opcode: int) -> str:
+    """Which logical-layout section a kernel instruction before its functions belongs to."""
+    return _SECTIONS.get(opcode, "global")
 
 
 def _value_key(inst: Instruction, result_at: int) -> tuple:
@@ -478,9 +494,10 @@ class _Table:
             return default
 
 
-def _renumbered(inst: Instruction, ids, result_at: int | None) -> Instruction:
-    """``inst`` with every id operand (and the result type) mapped through ``ids``."""
-    type_at, _, positions = id_positions(inst)
+def _renumbered(inst: Instruction, ids, layout: tuple) -> Instruction:
+    """``inst`` with every id operand (and the result type) mapped through ``ids``;
+    ``layout`` is its :func:`id_positions`."""
+    type_at, _, positions = layout
     if type_at is not None:
         positions = [type_at, *positions]
     words = list(inst)
