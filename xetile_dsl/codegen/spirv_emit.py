@@ -170,7 +170,7 @@ def _emit_clean(llvm_ir_text: str) -> bytes:
     with _lock:
         first = not _emitted_here
         _emitted_here = True
-        if first:
+        if first and _emitter is None:
             _emitter = _Emitter.start()
     if first:
         stats["in_process"] += 1
@@ -185,6 +185,17 @@ def _emit_clean(llvm_ir_text: str) -> bytes:
         return _emit_once(_get_target(), llvm_ir_text)
     stats["forked"] += 1
     return result
+
+
+def start_emitter() -> None:
+    """Start the emitter process now, unless it runs already: the compiler calls this as
+    a compile begins, so the process's start-up (a Python process importing LLVM, ~0.5 s)
+    overlaps the compile's earlier stages.  A CPU kernel's first compile needs it: its
+    builtins' modules follow the kernel's own, the one module emitted in this process."""
+    global _emitter
+    with _lock:
+        if _emitter is None:
+            _emitter = _Emitter.start()
 
 
 class _Emitter:
