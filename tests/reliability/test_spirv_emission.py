@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from xetile_dsl.codegen import builtin_texts, spirv_emit, spirv_link
+from xetile_dsl.codegen import builtin_texts, spirv_backend, spirv_emit, spirv_link
 from xetile_dsl.compiler import compile as xd_compile
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.tools import spirv_tools
@@ -163,7 +163,7 @@ def test_the_spare_makes_its_target_machine_before_the_module_arrives(monkeypatc
     off the compile's path) and emits the module it then receives with exactly those:
     one fresh machine per module, as LLVM 22 needs.  Run here, with os._exit stubbed."""
     events = []
-    real_machine, real_read = spirv_emit._Machine, spirv_emit._read_all
+    real_machine, real_read = spirv_backend._Machine, spirv_backend._read_all
 
     class Recorded(real_machine):
         def __init__(self, target):
@@ -181,16 +181,16 @@ def test_the_spare_makes_its_target_machine_before_the_module_arrives(monkeypatc
     def leave(status):
         raise _Exited(status)
 
-    monkeypatch.setattr(spirv_emit, "_Machine", Recorded)
-    monkeypatch.setattr(spirv_emit, "_read_all", read)
-    monkeypatch.setattr(spirv_emit, "_emit_once", emit)
+    monkeypatch.setattr(spirv_backend, "_Machine", Recorded)
+    monkeypatch.setattr(spirv_backend, "_read_all", read)
+    monkeypatch.setattr(spirv_backend, "_emit_once", emit)
     monkeypatch.setattr(os, "_exit", leave)
     request_r, request_w = os.pipe()
     reply_r, reply_w = os.pipe()
     os.write(request_w, b"the module")
     os.close(request_w)
     with pytest.raises(_Exited):
-        spirv_emit._spare_main(spirv_emit._get_target(), request_r, reply_w)
+        spirv_backend._spare_main(spirv_backend._get_target(), request_r, reply_w)
     os.close(request_r)
     os.close(reply_w)
     assert real_read(reply_r) == b"\0spirv"

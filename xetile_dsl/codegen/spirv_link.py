@@ -27,6 +27,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..errors import SpirvEmitError
+
 MAGIC = 0x07230203
 HEADER_WORDS = 5
 
@@ -108,7 +110,7 @@ _FORMATS: dict[int, str] = {
 _MEMORY_ID_BITS = 0x8 | 0x10
 
 
-class LinkError(Exception):
+class LinkError(SpirvEmitError):
     """The modules cannot be linked here (the caller emits the whole module instead)."""
 
 
