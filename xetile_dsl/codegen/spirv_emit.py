@@ -170,7 +170,7 @@ def _emit_clean(llvm_ir_text: str) -> bytes:
 
 def start_emitter() -> None:
     """Start the emitter process now, unless it runs already: the compiler calls this as
-    a compile begins, so the process's start-up (a Python process importing LLVM, ~0.5 s)
+    a compile begins, so the process's start-up (a Python process importing LLVM, ~0.2 s)
     overlaps the compile's earlier stages.  A CPU kernel's first compile needs it: its
     builtins' modules follow the kernel's own, the one module emitted in this process."""
     global _emitter
