@@ -8,6 +8,8 @@ as a brand-new process emits it, and nothing is ever emitted twice.  (For the CP
 a kernel's module is emitted without its emulated builtins, each builtin's module once
 per process, and linked: codegen/spirv_link.py, tests/codegen/test_spirv_link.py.)"""
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -196,3 +198,16 @@ def test_the_spare_makes_its_target_machine_before_the_module_arrives(monkeypatc
     assert real_read(reply_r) == b"\0spirv"
     os.close(reply_r)
     assert events == ["machine", "request", ("emit", "Recorded", "the module")]
+
+
+def test_the_emitter_process_imports_llvmlite_alone():
+    """The emitter process runs spirv_backend.py as a script: no module of xetile_dsl is
+    imported there (its start-up is on a CPU kernel's first compile's path), and it emits
+    what this process emits."""
+    code = ("import runpy, sys; runpy.run_path(sys.argv[1]); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'xetile_dsl'))")
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([sys.executable, "-c", code, spirv_backend.__file__], capture_output=True, text=True,
+                         env=env, cwd="/", check=True)
+    assert out.stdout.strip() == "[]"
+    assert spirv_emit._emit_in_subprocess(_tiny_kernel()) == spirv_emit.emit_spirv(_tiny_kernel())
