@@ -33,22 +33,27 @@ _MAX_VALUES = 1024
 
 class Replay:
     """One remembered launch of device arrays; ``replay(args)`` enqueues it again with
-    ``args``' scalar values and returns the event, or :data:`MISS`."""
+    ``args``' scalar values and returns the event, or :data:`MISS`.
+
+    Its owners (a :class:`~.launcher.LoadedKernel`, the ``@jit`` function that launched
+    it) each register a callback in :attr:`on_death`: all are called when one of the
+    arrays dies, so that every owner forgets the replay (and with it the device memory
+    its native arguments hold)."""
 
     __slots__ = ("tokens", "nargs", "arrays", "scalars", "native", "kernel", "gsize", "lsize", "queue",
-                 "backend", "launch_id", "_inflight", "_managers", "_lookup",
-                 "_order_class")
+                 "backend", "launch_id", "on_death", "_inflight", "_managers", "_order_class")
 
-    def __init__(self, loaded, prepared, args, on_death, inflight, fits):
-        """``loaded`` launched ``prepared`` with ``args``; ``on_death(ref)`` is called when
-        one of the arrays dies; ``inflight`` is the launcher's record of launches that may
-        still run: ``(track, table, lock, prune_at)``, where ``track(backend, queue,
-        event, keep, launch_id)`` records one and ``table[id(queue)]`` is ``(backend,
-        queue, {launch id: (event, kept arrays)}, the queue orders its launches)``;
-        ``fits(value, remembered)`` tells whether a new scalar value selects the
-        remembered value's specialisation.  ``tokens`` is None (nothing to replay) when an
-        argument cannot be identified cheaply (runtime/memo.py)."""
-        self.tokens = arg_tokens(args, on_death)
+    def __init__(self, loaded, prepared, args, inflight, fits, on_death=None):
+        """``loaded`` launched ``prepared`` with ``args``; ``inflight`` is the launcher's
+        record of launches that may still run: ``(track, table, lock, prune_at)``, where
+        ``track(backend, queue, event, keep, launch_id)`` records one and
+        ``table[id(queue)]`` is ``(backend, queue, {launch id: (event, kept arrays)}, the
+        queue orders its launches)``; ``fits(value, remembered)`` tells whether a new
+        scalar value selects the remembered value's specialisation; ``on_death(ref)``, if
+        given, is the first callback of :attr:`on_death`.  ``tokens`` is None (nothing to
+        replay) when an argument cannot be identified cheaply (runtime/memo.py)."""
+        self.on_death = [on_death] if on_death is not None else []
+        self.tokens = arg_tokens(args, _calling(self.on_death))
         self.nargs = len(args)
         self.native = list(prepared.native_args)
         self.arrays = tuple((pos, tok[1], tok[2] if len(tok) == 3 else None)
@@ -60,11 +65,11 @@ class Replay:
         self.kernel, self.gsize, self.lsize = loaded.native_kernel, prepared.global_size, prepared.local_size
         self.backend, self.queue = loaded.backend, prepared.queue
         self.launch_id, self._inflight = prepared.track_id, inflight
-        # dpctl's order managers (its per-context dictionary: queue -> manager), the lookup
-        # that makes a queue's manager, and our state class there (runtime/queue_order.py)
+        # dpctl's order managers (its per-context dictionary: queue -> manager) and our state
+        # class there (runtime/queue_order.py); a queue without a manager in this context
+        # yet, or whose state is not ours, goes through the backend's submit, which makes it
         order_class = getattr(self.backend, "_launch_order", None)
-        self._lookup = getattr(self.backend, "_manager_of", None) if order_class is not None else None
-        self._managers = queue_order.managers_of(self.backend._order) if self._lookup is not None else None
+        self._managers = queue_order.managers_of(self.backend._order) if order_class is not None else None
         self._order_class = order_class
 
     def __call__(self, args):
@@ -99,16 +104,23 @@ class Replay:
                 native[scalar.slot] = arg
         if native is not self.native:
             self.native = native
-        # enqueue after the queue's earlier work (dpctl: through its order manager)
+        # enqueue after the queue's earlier work (dpctl: through its order manager; while
+        # nobody else added work since our previous launch, after that launch alone --
+        # queue_order.submit, spelled out here for the common case: one frame less)
         queue = self.queue
-        if self._lookup is not None:
-            managers = self._managers
-            manager = managers.get().get(queue) if managers is not None else None
-            if manager is None:
-                manager = self._lookup(queue)
-            state = manager._state
+        managers = self._managers
+        if managers is not None:
+            manager = managers.get().get(queue)
+            state = manager._state if manager is not None else None
             if state.__class__ is self._order_class:
-                event = queue_order.submit(queue, manager, state, self.kernel, native, self.gsize, self.lsize)
+                with state.lock:
+                    if state.changes == state.seen:
+                        event = queue.submit_async(self.kernel, native, self.gsize, self.lsize, state.after)
+                        state.after = [event]
+                    else:
+                        event = None
+                if event is None:
+                    event = queue_order.submit(queue, manager, state, self.kernel, native, self.gsize, self.lsize)
             else:
                 event = self.backend.submit_async(self.kernel, native, self.gsize, self.lsize, queue)
         else:
@@ -123,6 +135,16 @@ class Replay:
                 return event
         track(self.backend, queue, event, args, self.launch_id)
         return event
+
+
+def _calling(callbacks: list):
+    """A weak-reference callback calling each of ``callbacks`` (a list its owner may
+    extend) with the dead reference; it holds the list, not the replay."""
+    def died(ref) -> None:
+        for callback in tuple(callbacks):
+            callback(ref)
+
+    return died
 
 
 class _ScalarSlot:
