@@ -704,20 +704,6 @@ def _any_value(value, remembered) -> bool:
     return True
 
 
-#: the types of an all-int grid of 1..3 dimensions (``(True,) == (1,)``, but is refused)
-_INT_GRIDS = (None, (int,), (int, int), (int, int, int))
-
-
-def _same_grid(grid, remembered) -> bool:
-    """True when ``grid`` is the remembered grid as given: the same object, or an equal
-    tuple of ints (a bool is refused by the checks, yet ``True == 1``)."""
-    if grid is remembered:
-        return True
-    if grid.__class__ is not tuple or grid != remembered or not 1 <= len(grid) <= 3:
-        return False
-    return tuple(map(type, grid)) == _INT_GRIDS[len(grid)]
-
-
 def _arg_dtypes(handlers) -> list:
     """The numpy type of each native kernel argument (None for a buffer): scalars in their
     own type, extents and strides as int64."""
@@ -757,9 +743,9 @@ class LoadedKernel:
         self._range_memo: dict = {}
         self._grids: dict = {}          # grid as given -> checked 3-tuple
         self._queue_in_context = None   # the last queue seen to be in this kernel's context
-        # (grid as given, argument tokens, Replay) of the last device-array launch
+        # (grid as given, checked grid, argument tokens, Replay) of the last device-array launch
         self._memo = None
-        self._forget = forgetter(self, "_memo", 1)
+        self._forget = forgetter(self, "_memo", 2)
         #: whether a new scalar value may be replayed in place of the remembered one
         #: (``fits(value, remembered)``): any value of the same type here; a ``@jit``
         #: kernel's loaded kernels only values of the same specialisation (jit.py)
@@ -783,8 +769,8 @@ class LoadedKernel:
         through that launch's :class:`~.replay.Replay` (as a repeated ``@jit`` call does).
         """
         memo = self._memo
-        if memo is not None and _same_grid(grid, memo[0]) and (args.__class__ is tuple or args.__class__ is list):
-            event = memo[2](args if args.__class__ is tuple else tuple(args))
+        if memo is not None and self._same_grid(grid, memo) and (args.__class__ is tuple or args.__class__ is list):
+            event = memo[3](args if args.__class__ is tuple else tuple(args))
             if event is not MISS:
                 return event
         return self.launch_remembered(grid, args)[0]
@@ -801,8 +787,8 @@ class LoadedKernel:
         if args.__class__ is not tuple and isinstance(args, list):
             args = tuple(args)          # the in-flight record keeps it: not a list the caller may change
         memo = self._memo
-        if memo is not None and args.__class__ is tuple and _same_grid(grid, memo[0]):
-            replay = memo[2]
+        if memo is not None and args.__class__ is tuple and self._same_grid(grid, memo):
+            replay = memo[3]
             event = replay(args)
             if event is not MISS:
                 if on_death is not None and on_death not in replay.on_death:
@@ -825,8 +811,14 @@ class LoadedKernel:
             return event, None
         if on_death is not None:
             replay.on_death.append(on_death)
-        self._memo = (grid, replay.tokens, replay)
+        self._memo = (grid, self._grid(grid), replay.tokens, replay)
         return event, replay
+
+    def _same_grid(self, grid, memo: tuple) -> bool:
+        """True when ``grid`` is the grid of the remembered launch ``memo``: the same object,
+        or a tuple naming the same grid (``(2,)`` and ``(2, 1, 1)``; a bad one raises here
+        as the full launch would)."""
+        return grid is memo[0] or (grid.__class__ is tuple and normalize_grid(grid) == memo[1])
 
     def launch_async(self, launch: PreparedLaunch, keep=None):
         """Enqueue a prepared device-array launch again (no checks); returns the event.
