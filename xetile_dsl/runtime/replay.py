@@ -13,9 +13,11 @@ work of a launch costs about twice as much next to the runtime's submit as in a 
 loop (the submit evicts it from the caches), so what counts is how little code and data
 a launch touches, not only how few operations it makes.
 
-A replay holds no caller's array: the arrays are weak references (when one dies the
-owner's ``on_death`` empties the memo), and the native arguments hold device memory
-only (runtime/memo.py).
+A replay holds no caller's array: the arrays are weak references (when one dies every
+owner's callback in :attr:`Replay.on_death` forgets the replay), and the native arguments
+hold device memory only (runtime/memo.py).  One replay serves a loaded kernel's direct
+launches (launcher.py ``LoadedKernel.launch``) and the ``@jit`` function's remembered
+call alike.
 """
 from __future__ import annotations
 
