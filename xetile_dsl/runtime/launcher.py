@@ -24,7 +24,7 @@ import itertools
 import math
 import threading
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
