@@ -309,9 +309,13 @@ class _PyOpenCLBackend:
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting; returns the event."""
-        with self._submit_lock:
+        lock = self._submit_lock          # (acquire/release: cheaper than a ``with`` block)
+        lock.acquire()
+        try:
             kernel.set_args(*args)
             return self._cl.enqueue_nd_range_kernel(queue or self.queue, kernel, gsize, lsize)
+        finally:
+            lock.release()
 
     def done(self, event) -> bool:
         return event.command_execution_status == self._cl.command_execution_status.COMPLETE
