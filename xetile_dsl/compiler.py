@@ -302,6 +302,8 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     gpu = target_tables.get_target(flavour)
     src = KernelSource.of(fn)
     stats["compiles"] += 1
+    if target != "interpret":
+        spirv_emit.start_emitter()      # its start-up overlaps this compile (spirv_emit.py)
     try:
         with log.timed("frontend"):
             module, written = frontend.build_module(fn, args, constants, gpu, src)

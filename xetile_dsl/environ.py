@@ -29,8 +29,7 @@ def get(name: str, default: str | None = None) -> str | None:
 def unset(name: str) -> bool:
     """True when ``name`` is unset or empty (what a knob reads as its default): one
     dictionary read once :func:`get` has seen the name."""
-    data = getattr(os.environ, "_data", None)
-    key = _ENCODED.get(name)
-    if data is None or key is None:
+    try:                       # (attribute and subscript reads: cheaper than calls)
+        return not os.environ._data.get(_ENCODED[name])
+    except (AttributeError, KeyError):
         return not get(name)
-    return not data.get(key)

@@ -73,6 +73,7 @@ class JITFunction:
         self._leading_runtime = next((k for k, i in enumerate(self._runtime_pos) if i != k), len(self._runtime_pos))
         self._fast: dict[tuple, tuple] = {}
         self._last_call: tuple | None = None   # see run()
+        self._forget = forgetter(self, "_last_call", 2)   # empties it when one of its arrays dies
         self._last_signature: tuple | None = None   # see _same_signature()
         # launches from several threads: the memo dictionaries and _last_call are only
         # ever replaced whole (atomic under the GIL); a miss compiles under this lock so
@@ -144,6 +145,7 @@ class JITFunction:
             return hit
         compiled = self.load_or_compile(specs, constants, target, key, launcher)
         loaded = launcher.build(compiled.spirv, compiled.abi)
+        loaded.scalar_fits = _scalar_fits    # a replayed scalar must select this specialisation
         self._memory[(key, id(launcher))] = (compiled, loaded)
         return compiled, loaded
 
@@ -189,6 +191,10 @@ class JITFunction:
                 event = replay(args)
                 if event is not MISS:
                     return event
+        return self.run_full(grid, target, args, kwargs)
+
+    def run_full(self, grid, target: str | None, args: tuple, kwargs: dict):
+        """:meth:`run` without the remembered call (which ``args`` are known not to fit)."""
         self._last_call = None
         hit = self._same_signature(grid, target, args, kwargs)
         if hit is not None:
@@ -197,27 +203,26 @@ class JITFunction:
         else:
             loaded, grid3, runtime, described = self._resolve(grid, target, args, kwargs)
             self._remember_signature(grid, target, args, kwargs, loaded, grid3, described)
-        event, prepared = loaded.launch_remembered(grid3, runtime, described)
-        if (event is None) is (prepared is None) and not callable(grid):
-            self._remember_call(grid, target, args, kwargs, loaded, prepared, grid3)
+        event, replay = loaded.launch_remembered(grid3, runtime, described, self._forget)
+        if (event is None) is (replay is None) and not callable(grid):
+            self._remember_call(grid, target, args, kwargs, loaded, replay, grid3)
         return event
 
-    def _remember_call(self, grid, target, args: tuple, kwargs: dict, loaded, prepared, grid3) -> None:
+    def _remember_call(self, grid, target, args: tuple, kwargs: dict, loaded, replay, grid3) -> None:
         """Remember a launch for :meth:`run` when its positional arguments are exactly the
-        runtime ones and can be identified cheaply: device arrays with their prepared
-        launch and its native arguments (which a call with new scalar values replaces), or
-        numpy arrays (no device arrays) with the grid and default launcher."""
+        runtime ones and can be identified cheaply: device arrays with the loaded
+        kernel's :class:`~.runtime.replay.Replay` of it (shared: a direct launch of the
+        loaded kernel replays it too), or numpy arrays (no device arrays) with the grid
+        and default launcher."""
         if not len(args) == self._leading_runtime == len(self._runtime_pos):
             return
         kw = _kwarg_tokens(kwargs)
         if kw is None:
             return
-        if prepared is not None:     # device arrays: (..., loaded, replay)
-            replay = loaded.replay(prepared, args, forgetter(self, "_last_call", 2), _scalar_fits)
-            if replay is not None:
-                self._last_call = (grid, target, replay.tokens, kw, loaded, replay)
+        if replay is not None:       # device arrays: (..., loaded, replay)
+            self._last_call = (grid, target, replay.tokens, kw, loaded, replay)
             return
-        tokens = arg_tokens(args, forgetter(self, "_last_call", 2), numpy=True)
+        tokens = arg_tokens(args, self._forget, numpy=True)
         if tokens is not None and all(tok[1] is None for tok in tokens if tok[0] is None):
             self._last_call = (grid, target, tokens, kw, loaded, None, grid3, _default_launcher())
 
@@ -347,6 +352,8 @@ class _Target:
 
 
 class _Launch:
+    __slots__ = ("jit", "grid", "target")
+
     def __init__(self, jit: JITFunction, grid, target: str | None):
         self.jit, self.grid, self.target = jit, grid, target
 
@@ -355,16 +362,32 @@ class _Launch:
 
         With ``target="interpret"`` (or XETILE_INTERPRET=1 and no explicit target) the
         kernel's XeTile IR runs in the numpy interpreter instead; ``"interpret-subgroups"``
-        runs each subgroup of a workgroup-level kernel (docs/interpreter.md)."""
+        runs each subgroup of a workgroup-level kernel (docs/interpreter.md).
+
+        The remembered device-array launch (:meth:`JITFunction.run`) is tried here first,
+        when this grid and target are the very objects it was made with and each keyword
+        value is the very object it had: one frame less on the path a loop of launches
+        takes (anything else goes through ``run``, which compares by value)."""
         target = self.target
         if target is None:
-            if environ.unset(knobs.INTERPRET.name) or not knobs.interpreting():   # (unset: one read)
-                return self.jit.run(self.grid, None, args, kwargs)
+            if not environ.unset(knobs.INTERPRET.name) and knobs.interpreting():   # (unset: one read)
+                return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
         elif target == "interpret-subgroups":
             return interpreter.launch_jit(self.jit, self.grid, args, kwargs, subgroups=True)
-        elif target != "interpret":
-            return self.jit.run(self.grid, target, args, kwargs)
-        return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
+        elif target == "interpret":
+            return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
+        jit = self.jit
+        last = jit._last_call          # one read: another thread may replace it meanwhile
+        if last is None or last[0] is not self.grid or last[1] is not target or last[5] is None:
+            return jit.run(self.grid, target, args, kwargs)
+        names, values = last[3][2], last[3][4]
+        if len(kwargs) != len(names) or (kwargs and not all(map(is_, map(kwargs.get, names), values))) \
+                or not jit._deps.unchanged():
+            return jit.run(self.grid, target, args, kwargs)
+        event = last[5](args)
+        if event is not MISS:
+            return event
+        return jit.run_full(self.grid, target, args, kwargs)
 
 
 def default_target(device) -> str:

@@ -148,3 +148,66 @@ def test_a_replay_notices_other_arrays_of_the_same_kind():
         _launch(x if i % 3 else x.get_array(), (y1, y2)[i & 1], s, 8)
         xd.synchronize()
         np.testing.assert_array_equal(dpnp.asnumpy((y1, y2)[i & 1]), _expected(s, 8))
+
+
+# --- direct launches of a loaded kernel (LoadedKernel.launch, not through @jit) -------------
+
+def _loaded_kernel(x, y):
+    """The loaded kernel ``_launch`` runs for these arrays, launched directly below."""
+    return shift_scale.resolve((2,), None, (x, y, 0.5, 8), {"BM": 8, "BN": 16})[0]
+
+
+def _counting_converts(monkeypatch) -> list:
+    converted = []
+    original = launcher.ScalarHandler.convert
+
+    def counting(handler, value):
+        converted.append(value)
+        return original(handler, value)
+    monkeypatch.setattr(launcher.ScalarHandler, "convert", counting)
+    return converted
+
+
+def test_direct_launches_replay_and_share_the_jit_replay(monkeypatch):
+    """Direct launches of the loaded kernel, mixed with @jit calls, go through one Replay:
+    each scalar value is converted once in all (before, each direct launch with a new
+    value converted its scalars again), and every result is right."""
+    dpnp = require_dpnp()
+    x, y = _arrays(dpnp)
+    loaded = _loaded_kernel(x, y)
+    _launch(x, y, 2.0, 8)
+    replay = shift_scale._last_call[5]
+    converted = _counting_converts(monkeypatch)
+    calls = [(-1.5, 24), (2.0, 8), (-1.5, 24), (2.0, 8), (-1.5, 24), (2.0, 8)]
+    for i, (s, row0) in enumerate(calls):
+        if i % 3:
+            loaded.launch((2, 1, 1), [x, y, s, row0])
+        else:
+            _launch(x, y, s, row0)
+        xd.synchronize()
+        np.testing.assert_array_equal(dpnp.asnumpy(y), _expected(s, row0))
+    assert loaded._memo[3] is replay and shift_scale._last_call[5] is replay
+    assert sorted(converted) == [-1.5, 2.0, 8, 24]       # each value once
+
+
+def test_a_direct_launch_keeps_its_arrays_until_done_not_the_callers_list():
+    """The in-flight record holds the arrays of a replayed direct launch, not the list the
+    caller passed (which it may empty or reuse), until synchronize(); then nothing does."""
+    dpnp = require_dpnp()
+    x, y = _arrays(dpnp)
+    loaded = _loaded_kernel(x, y)
+    args = [x, y, 3.0, 8]
+    loaded.launch((2,), args)
+    loaded.launch((2,), args)                            # replayed
+    alive = [weakref.ref(x.get_array()), weakref.ref(y.get_array())]
+    result = y
+    args[:] = []
+    del x, y
+    gc.collect()
+    assert [ref() is not None for ref in alive] == [True, True]   # still in flight
+    xd.synchronize()
+    np.testing.assert_array_equal(dpnp.asnumpy(result), _expected(3.0, 8))
+    del result
+    gc.collect()
+    assert [ref() is None for ref in alive] == [True, True]
+    assert loaded._memo is None                          # forgotten with its arrays

@@ -16,6 +16,10 @@ A body is kept only when its build added nothing to the module but itself and
 declarations (no other definitions, globals or metadata), so replaying those
 declarations rebuilds the same module.  With ``XETILE_VERIFY_IR=1`` (the test suite)
 every reuse is checked: the body is built again and must print the kept text.
+
+The kept bodies are also what :mod:`.spirv_emit` emits to SPIR-V once per process and
+links (:func:`split_for_linking`): the kernel's module is emitted with each kept body
+replaced by a declaration, and each body as a module of its own (:mod:`.spirv_link`).
 """
 from __future__ import annotations
 
@@ -69,6 +73,14 @@ class _PrintedFunction(ir.Function):
 
 
 _KEPT: dict[tuple, _Kept] = {}
+#: function name -> the kept bodies of that name (several targets may share a name)
+_BY_NAME: dict[str, list[_Kept]] = {}
+#: the prefix of a kept body's name in the modules that are linked: a declaration under
+#: an Intel builtin's own name would be lowered to that builtin's GPU instruction
+LINK_PREFIX = "xetile.linked."
+_DEFINE = "\ndefine internal "
+#: the target lines a builtin's own module copies from the kernel's
+_TARGET_LINES = re.compile(r'^target (?:triple|datalayout) = "[^"]*"$', re.MULTILINE)
 #: metadata references (``!0``, ``!{...}``): numbered per module, so such a body is not kept
 _METADATA = re.compile(r"!\d|!\{")
 #: a reference to a global value: ``@"name"`` or ``@name``
@@ -94,6 +106,7 @@ def build_once(bi, key: tuple, build: Callable[[], ir.Function]) -> ir.Function:
         stats["reused"] += 1
     elif fresh is not None:
         _KEPT[full_key] = fresh
+        _BY_NAME.setdefault(fresh.name, []).append(fresh)
         stats["kept"] += 1
     return fn
 
@@ -153,3 +166,77 @@ def _check_same(kept: _Kept, fresh: _Kept | None) -> None:
         raise InternalCompilerError(f"builtin {kept.name}: a body kept from an earlier module differs from its fresh "
                                     f"build under the same key; its key misses a parameter (codegen/builtin_texts.py)",
                                     None)
+
+
+@dataclass(frozen=True)
+class LinkSplit:
+    """An LLVM module split for linking: ``kernel`` is its text with each kept body
+    declared (under ``LINK_PREFIX`` + its name) instead of defined; ``builtins`` the
+    modules defining those bodies (exported), in the order the kernel text had them."""
+
+    kernel: str
+    builtins: tuple[str, ...]
+
+
+def split_for_linking(llvm_text: str) -> LinkSplit | None:
+    """``llvm_text`` split into the kernel and the kept bodies it defines, or None when it
+    defines none.  A body is left in the kernel when it calls a function the kernel
+    defines (its own module would declare that function)."""
+    defines = list(_internal_definitions(llvm_text))
+    found = [(start, kept) for start, name in defines for kept in _BY_NAME.get(name, ())
+             if llvm_text.startswith(kept.text, start)]
+    if not found:
+        return None
+    defined = {name for _, name in defines}
+    found = [(start, kept) for start, kept in found if not any(d.name in defined for d in kept.declarations)]
+    if not found:
+        return None
+    target = "\n".join(_TARGET_LINES.findall(llvm_text, 0, llvm_text.find("\ndefine ")))
+    pieces, end = [], 0
+    for start, kept in found:
+        pieces += [llvm_text[end:start], _linked_parts(kept)[0]]
+        end = start + len(kept.text)
+    kernel = "".join(pieces) + llvm_text[end:]
+    for _, kept in found:
+        kernel = kernel.replace(f'@"{kept.name}"', f'@"{LINK_PREFIX}{kept.name}"')
+    return LinkSplit(kernel, tuple(f"{target}\n\n{_linked_parts(kept)[1]}" for _, kept in found))
+
+
+#: id of a kept body (kept for the life of the process in _KEPT) -> :func:`_linked_parts`
+def _internal_definitions(llvm_text: str):
+    """(offset, name) of each internal definition in ``llvm_text`` (llvmlite's printing:
+    a line ``define internal <type...> @"name"(...``); str.find, faster than a regex."""
+    at = llvm_text.find(_DEFINE)
+    while at >= 0:
+        start = at + 1
+        name_at = llvm_text.index('@"', start) + 2
+        yield start, llvm_text[name_at:llvm_text.index('"', name_at)]
+        at = llvm_text.find(_DEFINE, name_at)
+
+
+_LINKED: dict[int, tuple[str, str]] = {}
+
+
+def _linked_parts(kept: _Kept) -> tuple[str, str]:
+    """(the kernel's declaration of ``kept``, the rest of its own module: the functions
+    it calls declared, then its definition, exported), made once per body."""
+    parts = _LINKED.get(id(kept))
+    if parts is None:
+        scratch = ir.Module()
+        declaration = ir.Function(scratch, kept.fnty, LINK_PREFIX + kept.name)
+        declaration.calling_convention = kept.calling_convention
+        for attribute in kept.attributes:
+            declaration.attributes.add(attribute)
+        callees = []
+        for decl in kept.declarations:
+            callee = ir.Function(scratch, decl.fnty, decl.name)
+            callee.calling_convention = decl.calling_convention
+            for attribute in decl.attributes:
+                callee.attributes.add(attribute)
+            callees.append(str(callee))
+        if not kept.text.startswith("define internal "):
+            raise InternalCompilerError(f"builtin {kept.name}: a kept body that is not internal", None)
+        body = ("define " + kept.text[len("define internal "):]).replace(f'@"{kept.name}"',
+                                                                         f'@"{LINK_PREFIX}{kept.name}"')
+        parts = _LINKED[id(kept)] = (str(declaration).strip(), "\n".join([*callees, body]))
+    return parts

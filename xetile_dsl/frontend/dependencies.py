@@ -57,9 +57,17 @@ class Dependencies:
 
         Rebinding is seen (``SCALE = 3.0``, ``cfg.KSCALE = 2``, a redefined ``@jit``
         helper); mutating a list in place is not (a new process sees it)."""
+        # (``in`` and subscripts: cheaper than get() calls; this runs at every launch)
         for scope, name, value in self.names:
-            if scope.get(name, _MISSING) is not value:
-                return False
+            if value is _MISSING:
+                if name in scope:               # a builtin now shadowed by a global
+                    return False
+            else:
+                try:
+                    if scope[name] is not value:
+                        return False
+                except KeyError:
+                    return False
         for obj, attr, value in self.attrs:
             if getattr(obj, attr, _MISSING) is not value:
                 return False

@@ -24,16 +24,16 @@ import itertools
 import math
 import threading
 import warnings
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
 from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarParam
 from .arrays import DeviceArray, describe, queue_label, same_queue
-from .memo import NEW_SCALARS, SAME, arg_tokens, compare_args, forgetter, retoken  # noqa: F401 - also for callers here
+from .memo import forgetter
 from .devices import Device, device_of_queue, get_device
 from . import program_cache, queue_order
-from .replay import Replay
+from .replay import MISS, Replay
 from .opencl_icd import setup_intel_cpu_icd
 from .opencl_programs import NativeBuildError, native_builder
 
@@ -309,9 +309,13 @@ class _PyOpenCLBackend:
 
     def submit_async(self, kernel, args, gsize, lsize, queue=None):
         """Enqueue without waiting; returns the event."""
-        with self._submit_lock:
+        lock = self._submit_lock          # (acquire/release: cheaper than a ``with`` block)
+        lock.acquire()
+        try:
             kernel.set_args(*args)
             return self._cl.enqueue_nd_range_kernel(queue or self.queue, kernel, gsize, lsize)
+        finally:
+            lock.release()
 
     def done(self, event) -> bool:
         return event.command_execution_status == self._cl.command_execution_status.COMPLETE
@@ -698,6 +702,12 @@ def _scalar_slots(handlers) -> tuple:
     return tuple(slots)
 
 
+def _any_value(value, remembered) -> bool:
+    """A loaded kernel's own scalar check: every value of the remembered type may be
+    replayed (each new one is still checked and converted once)."""
+    return True
+
+
 def _arg_dtypes(handlers) -> list:
     """The numpy type of each native kernel argument (None for a buffer): scalars in their
     own type, extents and strides as int64."""
@@ -737,7 +747,13 @@ class LoadedKernel:
         self._range_memo: dict = {}
         self._grids: dict = {}          # grid as given -> checked 3-tuple
         self._queue_in_context = None   # the last queue seen to be in this kernel's context
-        self._last = None     # (grid, argument tokens, PreparedLaunch) of the last device-array launch
+        # (grid as given, checked grid, argument tokens, Replay) of the last device-array launch
+        self._memo = None
+        self._forget = forgetter(self, "_memo", 2)
+        #: whether a new scalar value may be replayed in place of the remembered one
+        #: (``fits(value, remembered)``): any value of the same type here; a ``@jit``
+        #: kernel's loaded kernels only values of the same specialisation (jit.py)
+        self.scalar_fits = _any_value
 
     def __call__(self, grid, args):
         """Validate and launch; see :meth:`launch`."""
@@ -752,26 +768,36 @@ class LoadedKernel:
 
         Device buffers for numpy arrays are reused between calls of the same sizes within
         one thread (each thread has its own), so threads may launch the same kernel at once.
+
+        A launch with the grid and device arrays of the last asynchronous one goes
+        through that launch's :class:`~.replay.Replay` (as a repeated ``@jit`` call does).
         """
+        memo = self._memo
+        if memo is not None and self._same_grid(grid, memo) and (args.__class__ is tuple or args.__class__ is list):
+            event = memo[3](args if args.__class__ is tuple else tuple(args))
+            if event is not MISS:
+                return event
         return self.launch_remembered(grid, args)[0]
 
-    def launch_remembered(self, grid, args, described=None) -> tuple:
-        """:meth:`launch`, also returning the :class:`PreparedLaunch` an identical call
-        (same grid, device arrays and scalars) re-enqueues, or None (numpy arrays, or
-        arguments that cannot be identified cheaply).
+    def launch_remembered(self, grid, args, described=None, on_death=None) -> tuple:
+        """:meth:`launch`, also returning the :class:`~.replay.Replay` a call with the same
+        grid and device arrays re-enqueues, or None (numpy arrays, or arguments that
+        cannot be identified cheaply).
 
-        The prepared launch is returned rather than read back from ``self`` afterwards:
-        another thread may have replaced the remembered launch in between.  ``described``
-        is ``args`` with device arrays already described (runtime/arrays.py), if known."""
-        last = self._last
-        if last is not None and grid == last[0]:
-            found = compare_args(args, last[1])
-            if found == SAME:                   # the same arrays and scalars as last time
-                return self.launch_async(last[2], args), last[2]
-            if found == NEW_SCALARS:            # the same arrays: only the scalar slots change
-                launch = self.with_scalars(last[2], args)
-                self._last = (grid, retoken(last[1], args), launch)
-                return self.launch_async(launch, args), launch
+        The replay is returned rather than read back from ``self`` afterwards: another
+        thread may have replaced the remembered one in between.  ``described`` is ``args``
+        with device arrays already described (runtime/arrays.py), if known;
+        ``on_death(ref)`` is registered with a new replay (its caller remembers it too)."""
+        if args.__class__ is not tuple and isinstance(args, list):
+            args = tuple(args)          # the in-flight record keeps it: not a list the caller may change
+        memo = self._memo
+        if memo is not None and args.__class__ is tuple and self._same_grid(grid, memo):
+            replay = memo[3]
+            event = replay(args)
+            if event is not MISS:
+                if on_death is not None and on_death not in replay.on_death:
+                    replay.on_death.append(on_death)
+                return event, replay
         if self._launch_planned(grid, args):
             return None, None
         launch = self.prepare(grid, args if described is None else described, reuse_buffers=True)
@@ -780,36 +806,23 @@ class LoadedKernel:
             launch.finish()
             return None, None
         event = self.launch_async(launch)
-        tokens = arg_tokens(args, forgetter(self, "_last", 1))
-        if tokens is None:
-            self._last = None
+        # the replay keeps no caller array alive: its tokens are weak, its native arguments
+        # device memory only, and every owner forgets it when an array dies
+        replay = Replay(self, launch, args, (_track, _INFLIGHT, _INFLIGHT_LOCK, _PRUNE_AT), self.scalar_fits,
+                        self._forget)
+        if replay.tokens is None:
+            self._memo = None
             return event, None
-        # the memo keeps no caller array alive: the tokens are weak, the launch keeps none
-        # (a re-enqueue keeps that call's own arguments), and both go when an array dies
-        remembered = replace(launch, keep=())
-        self._last = (grid, tokens, remembered)
-        return event, remembered
+        if on_death is not None:
+            replay.on_death.append(on_death)
+        self._memo = (grid, self._grid(grid), replay.tokens, replay)
+        return event, replay
 
-    def replay(self, launch: PreparedLaunch, args, on_death, fits) -> Replay | None:
-        """A :class:`~.replay.Replay` of ``launch`` (made with ``args``), or None when an
-        argument cannot be identified cheaply (see Replay for ``on_death`` and ``fits``)."""
-        replay = Replay(self, launch, args, on_death, (_track, _INFLIGHT, _INFLIGHT_LOCK, _PRUNE_AT), fits)
-        return replay if replay.tokens is not None else None
-
-    def with_scalars(self, launch: PreparedLaunch, args) -> PreparedLaunch:
-        """``launch`` (whose arrays ``args`` has) with the scalar arguments of ``args``,
-        each checked and converted (LaunchError naming it otherwise)."""
-        # not dataclasses.replace: this is on the launch path, and replace() is slow
-        return PreparedLaunch(self, self.native_with_scalars(launch, args), launch.global_size, launch.local_size,
-                              launch.copy_back, launch.queue, launch.keep, launch.copied_in, launch.track_id)
-
-    def native_with_scalars(self, launch: PreparedLaunch, args) -> list:
-        """The native arguments of ``launch`` with the scalars of ``args`` (checked and
-        converted; LaunchError naming one that does not fit)."""
-        native = list(launch.native_args)
-        for handler, slot in self._scalar_slots:
-            native[slot] = handler.convert(args[handler.position])
-        return native
+    def _same_grid(self, grid, memo: tuple) -> bool:
+        """True when ``grid`` is the grid of the remembered launch ``memo``: the same object,
+        or a tuple naming the same grid (``(2,)`` and ``(2, 1, 1)``; a bad one raises here
+        as the full launch would)."""
+        return grid is memo[0] or (grid.__class__ is tuple and normalize_grid(grid) == memo[1])
 
     def launch_async(self, launch: PreparedLaunch, keep=None):
         """Enqueue a prepared device-array launch again (no checks); returns the event.

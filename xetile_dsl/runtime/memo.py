@@ -1,11 +1,13 @@
 """Which launch arguments a remembered launch can be re-enqueued with, told cheaply.
 
-A launch memo (jit.py ``JITFunction._last_call``, launcher.py ``LoadedKernel._last``)
-keeps the marshalled arguments of the last asynchronous launch.  It identifies that
-launch's arguments by *tokens*: a weak reference to each device array (so the memo keeps
-no caller's array alive, and is emptied when one dies: :func:`forgetter`) and each
-scalar's type and value.  :func:`compare_args` then tells, in a few attribute reads,
-whether a new call has the very same arguments, only new scalar values, or others.
+A launch memo (jit.py ``JITFunction._last_call``, launcher.py ``LoadedKernel._memo``)
+keeps the last launch.  It identifies that launch's arguments by *tokens*: a weak
+reference to each device array (so the memo keeps no caller's array alive, and is
+emptied when one dies: :func:`forgetter`) and each scalar's type and value.  A device
+array launch is re-enqueued by its replay (runtime/replay.py), which reads the tokens'
+weak references; :func:`compare_args` tells, in a few attribute reads, whether a new
+call of a remembered numpy launch has the very same arguments, only new scalar values,
+or others.
 
 A numpy array (copied in and out at every launch, so never the "same" argument) can be
 given the token ``(None, None)``: any numpy array matches it, and the launcher's plan
@@ -87,16 +89,6 @@ def compare_args(args, tokens) -> int:
         elif value != tok[1] or (not value and tok[0] is float and copysign(1.0, value) != copysign(1.0, tok[1])):
             found = NEW_SCALARS                 # (0.0 == -0.0, but they are other arguments)
     return found
-
-
-def same_args(args, tokens) -> bool:
-    """True when ``args`` are the arguments ``tokens`` describe (see :func:`arg_tokens`)."""
-    return compare_args(args, tokens) == SAME
-
-
-def retoken(tokens: tuple, args) -> tuple:
-    """``tokens`` with the scalar values of ``args`` (the arrays' weak references kept)."""
-    return tuple([tok if tok[0] is None else (tok[0], value) for tok, value in zip(tokens, args)])
 
 
 def forgetter(owner, attribute: str, tokens_at: int):

@@ -13,9 +13,11 @@ work of a launch costs about twice as much next to the runtime's submit as in a 
 loop (the submit evicts it from the caches), so what counts is how little code and data
 a launch touches, not only how few operations it makes.
 
-A replay holds no caller's array: the arrays are weak references (when one dies the
-owner's ``on_death`` empties the memo), and the native arguments hold device memory
-only (runtime/memo.py).
+A replay holds no caller's array: the arrays are weak references (when one dies every
+owner's callback in :attr:`Replay.on_death` forgets the replay), and the native arguments
+hold device memory only (runtime/memo.py).  One replay serves a loaded kernel's direct
+launches (launcher.py ``LoadedKernel.launch``) and the ``@jit`` function's remembered
+call alike.
 """
 from __future__ import annotations
 
@@ -33,22 +35,27 @@ _MAX_VALUES = 1024
 
 class Replay:
     """One remembered launch of device arrays; ``replay(args)`` enqueues it again with
-    ``args``' scalar values and returns the event, or :data:`MISS`."""
+    ``args``' scalar values and returns the event, or :data:`MISS`.
+
+    Its owners (a :class:`~.launcher.LoadedKernel`, the ``@jit`` function that launched
+    it) each register a callback in :attr:`on_death`: all are called when one of the
+    arrays dies, so that every owner forgets the replay (and with it the device memory
+    its native arguments hold)."""
 
     __slots__ = ("tokens", "nargs", "arrays", "scalars", "native", "kernel", "gsize", "lsize", "queue",
-                 "backend", "launch_id", "_inflight", "_managers", "_lookup",
-                 "_order_class")
+                 "backend", "launch_id", "on_death", "_inflight", "_managers", "_order_class")
 
-    def __init__(self, loaded, prepared, args, on_death, inflight, fits):
-        """``loaded`` launched ``prepared`` with ``args``; ``on_death(ref)`` is called when
-        one of the arrays dies; ``inflight`` is the launcher's record of launches that may
-        still run: ``(track, table, lock, prune_at)``, where ``track(backend, queue,
-        event, keep, launch_id)`` records one and ``table[id(queue)]`` is ``(backend,
-        queue, {launch id: (event, kept arrays)}, the queue orders its launches)``;
-        ``fits(value, remembered)`` tells whether a new scalar value selects the
-        remembered value's specialisation.  ``tokens`` is None (nothing to replay) when an
-        argument cannot be identified cheaply (runtime/memo.py)."""
-        self.tokens = arg_tokens(args, on_death)
+    def __init__(self, loaded, prepared, args, inflight, fits, on_death=None):
+        """``loaded`` launched ``prepared`` with ``args``; ``inflight`` is the launcher's
+        record of launches that may still run: ``(track, table, lock, prune_at)``, where
+        ``track(backend, queue, event, keep, launch_id)`` records one and
+        ``table[id(queue)]`` is ``(backend, queue, {launch id: (event, kept arrays)}, the
+        queue orders its launches)``; ``fits(value, remembered)`` tells whether a new
+        scalar value selects the remembered value's specialisation; ``on_death(ref)``, if
+        given, is the first callback of :attr:`on_death`.  ``tokens`` is None (nothing to
+        replay) when an argument cannot be identified cheaply (runtime/memo.py)."""
+        self.on_death = [on_death] if on_death is not None else []
+        self.tokens = arg_tokens(args, _calling(self.on_death))
         self.nargs = len(args)
         self.native = list(prepared.native_args)
         self.arrays = tuple((pos, tok[1], tok[2] if len(tok) == 3 else None)
@@ -60,11 +67,11 @@ class Replay:
         self.kernel, self.gsize, self.lsize = loaded.native_kernel, prepared.global_size, prepared.local_size
         self.backend, self.queue = loaded.backend, prepared.queue
         self.launch_id, self._inflight = prepared.track_id, inflight
-        # dpctl's order managers (its per-context dictionary: queue -> manager), the lookup
-        # that makes a queue's manager, and our state class there (runtime/queue_order.py)
+        # dpctl's order managers (its per-context dictionary: queue -> manager) and our state
+        # class there (runtime/queue_order.py); a queue without a manager in this context
+        # yet, or whose state is not ours, goes through the backend's submit, which makes it
         order_class = getattr(self.backend, "_launch_order", None)
-        self._lookup = getattr(self.backend, "_manager_of", None) if order_class is not None else None
-        self._managers = queue_order.managers_of(self.backend._order) if self._lookup is not None else None
+        self._managers = queue_order.managers_of(self.backend._order) if order_class is not None else None
         self._order_class = order_class
 
     def __call__(self, args):
@@ -75,8 +82,12 @@ class Replay:
             if value is not array:
                 if array is None:
                     return MISS                 # (the owner forgets the replay meanwhile)
-                # a dpnp array's usm_ndarray is its ``_array_obj``: read without a call
-                if getattr(value, "_array_obj", None) is not array:
+                # a dpnp array's usm_ndarray is its ``_array_obj``: an attribute read
+                try:
+                    same = value._array_obj is array
+                except AttributeError:
+                    same = False
+                if not same:
                     get_array = getattr(value, "get_array", None)
                     if get_array is None or get_array() is not array:
                         return MISS
@@ -99,16 +110,28 @@ class Replay:
                 native[scalar.slot] = arg
         if native is not self.native:
             self.native = native
-        # enqueue after the queue's earlier work (dpctl: through its order manager)
+        # enqueue after the queue's earlier work (dpctl: through its order manager; while
+        # nobody else added work since our previous launch, after that launch alone --
+        # queue_order.submit, spelled out here for the common case: one frame less)
         queue = self.queue
-        if self._lookup is not None:
-            managers = self._managers
-            manager = managers.get().get(queue) if managers is not None else None
-            if manager is None:
-                manager = self._lookup(queue)
-            state = manager._state
+        managers = self._managers
+        if managers is not None:
+            manager = managers.get().get(queue)
+            state = manager._state if manager is not None else None
             if state.__class__ is self._order_class:
-                event = queue_order.submit(queue, manager, state, self.kernel, native, self.gsize, self.lsize)
+                # (acquire/release: a ``with`` block's method lookups cost twice as much)
+                lock = state.lock
+                lock.acquire()
+                try:
+                    if state.changes == state.seen:
+                        event = queue.submit_async(self.kernel, native, self.gsize, self.lsize, state.after)
+                        state.after = [event]
+                    else:
+                        event = None
+                finally:
+                    lock.release()
+                if event is None:
+                    event = queue_order.submit(queue, manager, state, self.kernel, native, self.gsize, self.lsize)
             else:
                 event = self.backend.submit_async(self.kernel, native, self.gsize, self.lsize, queue)
         else:
@@ -116,13 +139,27 @@ class Replay:
         # keep ``args`` until the launch is done: on a queue that orders its launches the
         # newest event of this launch replaces the one before (as launcher._track does)
         track, table, lock, prune_at = self._inflight
-        with lock:
+        lock.acquire()
+        try:
             entry = table.get(id(queue))
-            if entry is not None and entry[3] and len(entry[2]) < prune_at:
+            recorded = entry is not None and entry[3] and len(entry[2]) < prune_at
+            if recorded:
                 entry[2][self.launch_id] = (event, args)
-                return event
-        track(self.backend, queue, event, args, self.launch_id)
+        finally:
+            lock.release()
+        if not recorded:
+            track(self.backend, queue, event, args, self.launch_id)
         return event
+
+
+def _calling(callbacks: list):
+    """A weak-reference callback calling each of ``callbacks`` (a list its owner may
+    extend) with the dead reference; it holds the list, not the replay."""
+    def died(ref) -> None:
+        for callback in tuple(callbacks):
+            callback(ref)
+
+    return died
 
 
 class _ScalarSlot:
