@@ -31,6 +31,7 @@ from .errors import CompilationError, LoweringError, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
+from .stage_texts import LOWERING_STAGES, StageTexts
 from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
@@ -136,8 +137,8 @@ class CompiledKernel:
     def from_files(files: dict[str, bytes]) -> "CompiledKernel":
         """The kernel of a cache entry (KeyError/ValueError when the entry is malformed)."""
         meta = json.loads(files["abi.json"])
-        asm = {"spirv": files["kernel.spv"]}
-        for stage in ("xetile", "xegpu", "simt", "llvm"):
+        asm = StageTexts({"spirv": files["kernel.spv"]})
+        for stage in (*LOWERING_STAGES, "llvm"):
             if f"{stage}.txt" in files:
                 asm[stage] = files[f"{stage}.txt"].decode()
         diagnostics = _parse_diagnostics(files.get(DIAGNOSTICS_FILE, b"[]"))

@@ -12,6 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, MutableMapping
 
 
+LOWERING_STAGES = ("xetile", "xegpu", "simt")   # the MLIR texts only xd.compile keeps
+
+
 class _Deferred:
     """A value not made yet: ``make()`` makes it."""
 
@@ -33,10 +36,22 @@ class StageTexts(MutableMapping):
         self._entries[stage] = _Deferred(make)
 
     def __getitem__(self, stage: str):
-        value = self._entries[stage]
+        try:
+            value = self._entries[stage]
+        except KeyError:
+            raise KeyError(self._not_kept(stage)) from None
         if isinstance(value, _Deferred):
             value = self._entries[stage] = value.make()
         return value
+
+    def _not_kept(self, stage) -> str:
+        """Why ``stage`` is missing: the lowering stages' texts are kept only when asked for."""
+        kept = ", ".join(repr(name) for name in self._entries) or "nothing"
+        if stage in LOWERING_STAGES:
+            return (f"asm[{stage!r}] was not kept: this kernel keeps {kept} (a @jit launch and a disk-cache "
+                    f"entry keep no lowering texts); xd.compile(fn, signature=..., constants=..., target=...) "
+                    f"keeps every stage")
+        return f"asm has no stage {stage!r}; it holds {kept}"
 
     def __setitem__(self, stage: str, value) -> None:
         self._entries[stage] = value

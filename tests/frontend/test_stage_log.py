@@ -109,6 +109,18 @@ def test_a_jit_compile_keeps_no_stage_snapshots(monkeypatch):
     assert len(clones) == 2
 
 
+def test_a_stage_not_kept_says_where_to_get_it():
+    """A @jit kernel (and a disk-cache entry) keeps llvm and spirv only; asking it for a
+    lowering stage's text names xd.compile rather than a bare KeyError('xetile')."""
+    kernel = compiler.compile_kernel(matmul_kernel.fn, compiler.parse_signature(SIG), CONST, "cpu")
+    for keeper in (kernel, compiler.CompiledKernel.from_files(kernel.to_files())):
+        with pytest.raises(KeyError, match=r"asm\['xegpu'\] was not kept: this kernel keeps '(llvm|spirv)', '(llvm|spirv)' .*xd.compile"):
+            keeper.asm["xegpu"]
+        with pytest.raises(KeyError, match="asm has no stage 'ttir'"):
+            keeper.asm["ttir"]
+        assert keeper.asm.get("xetile") is None and keeper.asm["llvm"] == kernel.asm["llvm"]
+
+
 @pytest.mark.parametrize("knob, verified", [("1", ["xegpu-sink-to-uses", "xegpu-rotate-loads"]), ("0", [])])
 def test_verify_knob_verifies_after_each_stage(monkeypatch, knob, verified):
     """XETILE_VERIFY_IR=1 (the suite's conftest sets it) verifies the module after each
