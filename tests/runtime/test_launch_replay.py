@@ -79,13 +79,7 @@ def test_changing_i64_and_i32_scalars_reach_the_kernel():
     assert len(replays) == 1                             # every launch after the first replayed
 
 
-def test_each_scalar_value_is_checked_and_converted_once(monkeypatch):
-    """The replay keeps each value's native argument: alternating two values converts
-    each once (before the Replay, every launch converted its scalars again)."""
-    dpnp = require_dpnp()
-    x, y = _arrays(dpnp)
-    _launch(x, y, 2.0, 8)
-    replay = shift_scale._last_call[5]
+def _counting_converts(monkeypatch) -> list:
     converted = []
     original = launcher.ScalarHandler.convert
 
@@ -93,6 +87,17 @@ def test_each_scalar_value_is_checked_and_converted_once(monkeypatch):
         converted.append(value)
         return original(handler, value)
     monkeypatch.setattr(launcher.ScalarHandler, "convert", counting)
+    return converted
+
+
+def test_each_scalar_value_is_checked_and_converted_once(monkeypatch):
+    """The replay keeps each value's native argument: alternating two values converts
+    each once (before the Replay, every launch converted its scalars again)."""
+    dpnp = require_dpnp()
+    x, y = _arrays(dpnp)
+    _launch(x, y, 2.0, 8)
+    replay = shift_scale._last_call[5]
+    converted = _counting_converts(monkeypatch)
     for i in range(10):
         _launch(x, y, (2.0, -1.5)[i & 1], (8, 24)[i & 1])
     xd.synchronize()
@@ -155,17 +160,6 @@ def test_a_replay_notices_other_arrays_of_the_same_kind():
 def _loaded_kernel(x, y):
     """The loaded kernel ``_launch`` runs for these arrays, launched directly below."""
     return shift_scale.resolve((2,), None, (x, y, 0.5, 8), {"BM": 8, "BN": 16})[0]
-
-
-def _counting_converts(monkeypatch) -> list:
-    converted = []
-    original = launcher.ScalarHandler.convert
-
-    def counting(handler, value):
-        converted.append(value)
-        return original(handler, value)
-    monkeypatch.setattr(launcher.ScalarHandler, "convert", counting)
-    return converted
 
 
 def test_direct_launches_replay_and_share_the_jit_replay(monkeypatch):
