@@ -27,13 +27,13 @@ from __future__ import annotations
 import ctypes
 import os
 
-from .. import environ
+from .. import knobs
 
 #: dpctl versions (major.minor) whose C submit, enum values and capsule rules were checked
 VERIFIED_DPCTL = ("0.22",)
 
 #: set to ``0`` to submit every launch through dpctl's Python ``submit_async``
-ENV_SWITCH = "XETILE_DPCTL_C_SUBMIT"
+ENV_SWITCH = knobs.DPCTL_C_SUBMIT.name
 
 #: ctypes scalar class -> name of its ``dpctl._sycl_queue.kernel_arg_type`` member
 _SCALAR_KINDS = {
@@ -93,7 +93,7 @@ def _load() -> _CApi | None:
 
 def enabled() -> bool:
     """False when ``XETILE_DPCTL_C_SUBMIT=0`` asks for dpctl's Python submit."""
-    return environ.get(ENV_SWITCH) != "0"
+    return knobs.DPCTL_C_SUBMIT.get()
 
 
 class CSubmit:
