@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import ctypes
 import os
+import threading
 
 from .. import knobs
 
@@ -59,9 +60,10 @@ class _CApi:
         self.delete_event = lib.DPCTLEvent_Delete
         self.delete_event.restype = None
         self.delete_event.argtypes = [ctypes.c_void_p]
-        self.capsule = ctypes.pythonapi.PyCapsule_New
-        self.capsule.restype = ctypes.py_object
-        self.capsule.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        # a prototype of our own: setting ``ctypes.pythonapi.PyCapsule_New``'s types would
+        # change them for every other user of that shared function object
+        self.capsule = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+            ("PyCapsule_New", ctypes.pythonapi))
         self.kinds, self.void_ptr = kinds, void_ptr
         self.event_type, self.memory_type = event_type, memory_type
 
@@ -99,11 +101,14 @@ def enabled() -> bool:
 class CSubmit:
     """One remembered launch's C submit: the argument, type and range arrays built once.
 
-    :meth:`__call__` must run under the lock of the queue's order (runtime/queue_order.py):
-    the arrays are shared by every thread replaying the launch."""
+    :meth:`__call__` runs under the lock of the queue's order (runtime/queue_order.py);
+    the arrays are shared by every thread replaying the launch, so it also takes its own
+    lock without waiting (a thread finding it taken -- another order state of the same
+    queue -- goes through ``submit_async``): no thread rewrites a slot or the dependency
+    while another submits them."""
 
     __slots__ = ("_api", "_kernel_ref", "_queue_ref", "_args", "_types", "_nargs", "_global", "_local", "_ndims",
-                 "_deps", "_scalar_slots", "_written", "launches")
+                 "_deps", "_scalar_slots", "_written", "_lock", "launches")
 
     def __init__(self, capi: _CApi, kernel, queue, native: list, gsize, lsize, scalar_slots: tuple) -> None:
         n, dims = len(native), len(gsize)
@@ -122,6 +127,7 @@ class CSubmit:
         self._deps = (ctypes.c_void_p * 1)()
         self._scalar_slots = scalar_slots
         self._written = native            # the native list the scalar slots point into
+        self._lock = threading.Lock()
         self.launches = 0                 # launches submitted here (tests read it)
 
     @classmethod
@@ -145,24 +151,30 @@ class CSubmit:
         """Enqueue with ``native``'s scalar values after the events of ``after`` (at most
         one); the event, or None when the C submit did not enqueue (the caller submits
         through dpctl's Python path then)."""
-        if native is not self._written:
-            slots = self._args
-            for slot in self._scalar_slots:
-                slots[slot] = ctypes.addressof(native[slot])   # (a slot's ctypes class never changes)
-            self._written = native
-        ndeps = len(after)
-        if ndeps:
-            if ndeps > 1:
-                return None
-            self._deps[0] = after[0].addressof_ref()
-        capi = self._api
-        ref = capi.submit(self._kernel_ref, self._queue_ref, self._args, self._types, self._nargs,
-                          self._global, self._local, self._ndims, self._deps, ndeps)
-        if not ref:
+        lock = self._lock
+        if not lock.acquire(False):
             return None
         try:
-            event = capi.event_type(capi.capsule(ref, b"SyclEventRef", None))
+            if native is not self._written:
+                slots = self._args
+                for slot in self._scalar_slots:
+                    slots[slot] = ctypes.addressof(native[slot])   # (a slot's ctypes class never changes)
+                self._written = native
+            ndeps = len(after)
+            if ndeps:
+                if ndeps > 1:
+                    return None
+                self._deps[0] = after[0].addressof_ref()
+            capi = self._api
+            ref = capi.submit(self._kernel_ref, self._queue_ref, self._args, self._types, self._nargs,
+                              self._global, self._local, self._ndims, self._deps, ndeps)
+            if not ref:
+                return None
+            try:
+                event = capi.event_type(capi.capsule(ref, b"SyclEventRef", None))
+            finally:
+                capi.delete_event(ref)
+            self.launches += 1
+            return event
         finally:
-            capi.delete_event(ref)
-        self.launches += 1
-        return event
+            lock.release()
