@@ -133,6 +133,22 @@ def test_an_unverified_dpctl_version_keeps_the_python_submit(monkeypatch):
     assert dpctl_submit.api() is not None
 
 
+def test_argument_kinds_not_checked_here_keep_the_python_submit():
+    """Only USM memory and the ten ctypes integer/float kinds go to the C function; any
+    other argument (a bool, a pointer, a local accessor, a Python number) or range shape
+    makes no C submit, before any reference is read."""
+    import ctypes
+
+    import dpctl
+
+    unchecked = [ctypes.c_bool(True), ctypes.c_void_p(0), ctypes.c_char(b"a"), 3, 2.0,
+                 dpctl.LocalAccessor("i4", (16,))]
+    for arg in unchecked:
+        assert dpctl_submit.CSubmit.make(None, None, [ctypes.c_int32(1), arg], [16, 1, 1], [16, 1, 1], ()) is None
+    assert dpctl_submit.CSubmit.make(None, None, [ctypes.c_int32(1)], [16, 1, 1, 1], [16, 1, 1, 1], ()) is None
+    assert dpctl_submit.CSubmit.make(None, None, [ctypes.c_int32(1)], [16, 1, 1], [16, 1], ()) is None
+
+
 def test_argument_types_are_the_c_headers():
     """The values taken from dpctl's Python enum are the positions in the C header's
     ``DPCTLKernelArgType`` (the numbers the C function reads)."""

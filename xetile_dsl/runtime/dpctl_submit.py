@@ -135,16 +135,18 @@ class CSubmit:
         """The C submit of a launch, or None when it must go through ``submit_async``:
         the path is off or unavailable, or an argument is of a kind not checked here."""
         capi = api() if enabled() else None
-        if capi is None or not 1 <= len(gsize) == len(lsize) <= 3:
-            return None
-        for arg in native:
-            if not (isinstance(arg, capi.memory_type) or arg.__class__ in capi.kinds):
-                return None
-        if any(native[slot].__class__ not in capi.kinds for slot in scalar_slots):
+        if capi is None:
             return None
         try:
+            if not 1 <= len(gsize) == len(lsize) <= 3:
+                return None
+            for arg in native:
+                if not (isinstance(arg, capi.memory_type) or arg.__class__ in capi.kinds):
+                    return None
+            if any(native[slot].__class__ not in capi.kinds for slot in scalar_slots):
+                return None
             return cls(capi, kernel, queue, native, gsize, lsize, scalar_slots)
-        except (AttributeError, TypeError, ValueError, KeyError):
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError, OverflowError):
             return None
 
     def __call__(self, native: list, after: list):
