@@ -299,7 +299,7 @@ class _BareCSubmit:
         import dpctl._sycl_queue as sycl_queue
         import dpctl.memory
 
-        lib = ctypes.CDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))
+        lib = ctypes.PyDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))  # GIL kept
         self.submit, self.delete = lib.DPCTLQueue_SubmitNDRange, lib.DPCTLEvent_Delete
         self.submit.restype, self.delete.restype = ctypes.c_void_p, None
         self.submit.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p,

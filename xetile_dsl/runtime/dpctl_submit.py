@@ -18,6 +18,9 @@ the pointer; ctypes integers and floats: a pointer to the value); anything else,
 (it returns no event and enqueues nothing) is repeated through ``submit_async``, which
 raises dpctl's own error.
 
+The calls keep the GIL (``ctypes.PyDLL``), as ``submit_async`` does: no other Python
+thread runs during a submit, as before.
+
 Event ownership: the returned event reference is ours; ``SyclEvent(capsule)`` (capsule
 named ``"SyclEventRef"``) copies it and renames the capsule, so the reference is deleted
 right after the wrap: each launch's event is freed once, by its ``SyclEvent``.
@@ -89,7 +92,9 @@ def _load() -> _CApi | None:
         return None
     enum = sycl_queue.kernel_arg_type
     kinds = {cls: int(getattr(enum, name).value) for cls, name in _SCALAR_KINDS.items()}
-    lib = ctypes.CDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))
+    # PyDLL: the calls keep the GIL, as dpctl's own submit does (a CDLL call releases it, and
+    # threads then submitted concurrently with dpnp's work: a crash in test_threads)
+    lib = ctypes.PyDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))
     return _CApi(lib, kinds, int(enum.dpctl_void_ptr.value), dpctl.SyclEvent, _Memory)
 
 
