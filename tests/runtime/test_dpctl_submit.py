@@ -15,6 +15,7 @@ from __future__ import annotations
 import gc
 import os
 import re
+import threading
 import weakref
 
 import numpy as np
@@ -236,3 +237,27 @@ def test_each_launchs_event_is_freed_once_and_the_event_keeps_its_own(monkeypatc
     for event in events:
         event.wait()
     np.testing.assert_array_equal(dpnp.asnumpy(dc), a.astype(np.float32)[:32, :32] @ b.astype(np.float32)[:32, :32])
+
+
+def test_while_another_thread_runs_launches_use_dpctls_python_submit():
+    dpnp = require_dpnp()
+    gemm = _gemm()
+    a, b, da, db, dc = _gemm_inputs(dpnp)
+    for _ in range(2):
+        gemm[(2, 2)](da, db, dc, 64, **GEMM_CONST)
+    c_submit = _replay(gemm).c_submit
+    assert c_submit.launches == 1
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        for _ in range(3):
+            gemm[(2, 2)](da, db, dc, 64, **GEMM_CONST)
+    finally:
+        release.set()
+        other.join()
+    assert c_submit.launches == 1                        # all three through submit_async
+    gemm[(2, 2)](da, db, dc, 64, **GEMM_CONST)
+    xd.synchronize()
+    assert c_submit.launches == 2                        # one thread again
+    np.testing.assert_array_equal(dpnp.asnumpy(dc), a.astype(np.float32) @ b.astype(np.float32))

@@ -33,6 +33,8 @@ import threading
 
 from .. import knobs
 
+_active_count = threading.active_count
+
 #: dpctl versions (major.minor) whose C submit, enum values and capsule rules were checked
 VERIFIED_DPCTL = ("0.22",)
 
@@ -106,11 +108,14 @@ def enabled() -> bool:
 class CSubmit:
     """One remembered launch's C submit: the argument, type and range arrays built once.
 
-    :meth:`__call__` runs under the lock of the queue's order (runtime/queue_order.py);
-    the arrays are shared by every thread replaying the launch, so it also takes its own
-    lock without waiting (a thread finding it taken -- another order state of the same
-    queue -- goes through ``submit_async``): no thread rewrites a slot or the dependency
-    while another submits them."""
+    Only while the process has one thread: with several, ``tests/reliability/
+    test_threads.py`` (threads launching and running dpnp work on one queue) crashed in
+    about 1 of 15 runs under load with the C submit (GIL kept or not) and not in as many
+    runs without it; the cause is not known, so threads go through ``submit_async``.
+    :meth:`__call__` runs under the lock of the queue's order (runtime/queue_order.py)
+    and takes its own lock without waiting (a thread started meanwhile finding it taken
+    goes through ``submit_async``): no thread rewrites a slot or the dependency while
+    another submits them."""
 
     __slots__ = ("_api", "_kernel_ref", "_queue_ref", "_args", "_types", "_nargs", "_global", "_local", "_ndims",
                  "_deps", "_scalar_slots", "_written", "_lock", "launches")
@@ -158,6 +163,8 @@ class CSubmit:
         """Enqueue with ``native``'s scalar values after the events of ``after`` (at most
         one); the event, or None when the C submit did not enqueue (the caller submits
         through dpctl's Python path then)."""
+        if _active_count() != 1:
+            return None                   # threads: dpctl's submit (see the class doc)
         lock = self._lock
         if not lock.acquire(False):
             return None
