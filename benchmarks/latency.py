@@ -18,7 +18,9 @@
   same program and arguments on the same queue: dpnp with the same arguments, dpnp with a
   scalar changing every launch (each bare submit waiting for the one before, as every
   launch of ours on a dpnp queue does: dpnp's queues are out of order; also against bare
-  submits that do not wait, which is not like for like), numpy arrays (against a
+  submits that do not wait, which is not like for like; and against a bare call of
+  dpctl's C ``DPCTLQueue_SubmitNDRange`` through ctypes with the argument arrays built
+  once, the floor under dpctl's Python submit), numpy arrays (against a
   bare launch doing the same copies), pyopencl arrays (against setting the arguments and
   enqueueing).
 
@@ -278,6 +280,70 @@ def _with_unordered(ordered: dict, unordered: dict) -> dict:
     return dict(ordered, bare_unordered_us=unordered["bare_us"], ratio_to_unordered=unordered["ratio"])
 
 
+def _with_c_submit(row: dict, c_row: dict) -> dict:
+    """``row`` with the bare C submit's time and our ratios to it, measured in its own
+    alternating rounds."""
+    return dict(row, bare_c_us=c_row["bare_us"], ratio_to_c=c_row["ratio"], bare_c_cpu_us=c_row["bare_cpu_us"],
+                cpu_ratio_to_c=c_row["cpu_ratio"])
+
+
+class _BareCSubmit:
+    """The second bare baseline: dpctl's C ``DPCTLQueue_SubmitNDRange`` called through
+    ctypes with the argument, type and range arrays built once (what the Python
+    ``submit_async`` does after its per-argument type checks), each launch after the one
+    before and its event wrapped as a ``SyclEvent`` (``SyclEvent(capsule)`` copies the
+    reference, which is then deleted), as a launch of ours returns one."""
+
+    def __init__(self, queue, kernel, args, gs, ls) -> None:
+        import dpctl
+        import dpctl._sycl_queue as sycl_queue
+        import dpctl.memory
+
+        lib = ctypes.PyDLL(os.path.join(os.path.dirname(dpctl.__file__), "libDPCTLSyclInterface.so"))  # GIL kept
+        self.submit, self.delete = lib.DPCTLQueue_SubmitNDRange, lib.DPCTLEvent_Delete
+        self.submit.restype, self.delete.restype = ctypes.c_void_p, None
+        self.submit.argtypes = [ctypes.c_void_p] * 4 + [ctypes.c_size_t, ctypes.c_void_p, ctypes.c_void_p,
+                                                        ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t]
+        self.delete.argtypes = [ctypes.c_void_p]
+        self.capsule = ctypes.pythonapi.PyCapsule_New
+        self.capsule.restype, self.capsule.argtypes = ctypes.py_object, [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        self.event_type = dpctl.SyclEvent
+        enum = sycl_queue.kernel_arg_type
+        kinds = {ctypes.c_int32: enum.dpctl_int32, ctypes.c_int64: enum.dpctl_int64, ctypes.c_float: enum.dpctl_float32}
+        self.args, self.types = (ctypes.c_void_p * len(args))(), (ctypes.c_int * len(args))()
+        for i, arg in enumerate(args):
+            if isinstance(arg, dpctl.memory._memory._Memory):
+                self.args[i], self.types[i] = arg._pointer, enum.dpctl_void_ptr.value
+            else:
+                self.args[i], self.types[i] = ctypes.addressof(arg), kinds[arg.__class__].value
+        self.kref, self.qref, self.nargs = kernel.addressof_ref(), queue.addressof_ref(), len(args)
+        self.gs, self.ls, self.ndims = (ctypes.c_size_t * 3)(*gs), (ctypes.c_size_t * 3)(*ls), len(gs)
+        self.deps = (ctypes.c_void_p * 1)()
+        self.keep = args
+
+    def _one(self, after):
+        if after is not None:
+            self.deps[0] = after.addressof_ref()
+        ref = self.submit(self.kref, self.qref, self.args, self.types, self.nargs, self.gs, self.ls, self.ndims,
+                          self.deps, 0 if after is None else 1)
+        event = self.event_type(self.capsule(ref, b"SyclEventRef", None))
+        self.delete(ref)
+        return event
+
+    def same(self, count: int) -> None:
+        after = None
+        for _ in range(count):
+            after = self._one(after)
+
+    def changing_last(self, count: int, values) -> None:
+        """The last argument (an int32) alternating over ``values``."""
+        scalars = [ctypes.c_int32(v) for v in values]
+        slots, last, after = self.args, self.nargs - 1, None
+        for i in range(count):
+            slots[last] = ctypes.addressof(scalars[i & 1])
+            after = self._one(after)
+
+
 def _inputs(n: int):
     rng = np.random.default_rng(1)
     a = rng.integers(-2, 3, (n, n)).astype(np.float16)
@@ -322,8 +388,11 @@ def launch_overheads(rounds: int, launches: int) -> dict:
         for _ in range(count):
             launch(da, db, dc, n, **const)
 
-    out["dpnp_same_args"] = _with_unordered(_alternate(ours_same, bare_same, rounds, launches, queue.wait),
-                                            _alternate(ours_same, bare_same_unordered, rounds, launches, queue.wait))
+    c_submit = _BareCSubmit(queue, kernel, args, gs, ls)
+    out["dpnp_same_args"] = _with_c_submit(
+        _with_unordered(_alternate(ours_same, bare_same, rounds, launches, queue.wait),
+                        _alternate(ours_same, bare_same_unordered, rounds, launches, queue.wait)),
+        _alternate(ours_same, c_submit.same, rounds, launches, queue.wait))
     ks = (16, 32)
 
     def bare_scalar(count):
@@ -342,9 +411,10 @@ def launch_overheads(rounds: int, launches: int) -> dict:
         for i in range(count):
             launch(da, db, dc, ks[i & 1], **const)
 
-    out["dpnp_changing_scalar"] = _with_unordered(
+    out["dpnp_changing_scalar"] = _with_c_submit(_with_unordered(
         _alternate(ours_scalar, bare_scalar, rounds, launches, queue.wait),
-        _alternate(ours_scalar, bare_scalar_unordered, rounds, launches, queue.wait))
+        _alternate(ours_scalar, bare_scalar_unordered, rounds, launches, queue.wait)),
+        _alternate(ours_scalar, lambda count: c_submit.changing_last(count, ks), rounds, launches, queue.wait))
     out["numpy"] = _numpy_overhead(a, b, expected, rounds, max(launches // 10, 50))
     out["pyopencl"] = _pyopencl_overhead(a, b, expected, rounds, launches)
     return out
@@ -430,6 +500,10 @@ def _print(report: dict) -> None:
         print(f"launch {name:<20} {row['ours_us']:8.1f} us   bare {row['bare_us']:.1f} us, "
               f"ratio {row['ratio']:.2f}x (goal <= 1.3x); launching thread's CPU {row['ours_cpu_us']:.1f} us, "
               f"bare {row['bare_cpu_us']:.1f} us, {row['cpu_ratio']:.2f}x")
+        if "bare_c_us" in row:
+            print(f"  bare C submit (ctypes DPCTLQueue_SubmitNDRange, arrays built once) {row['bare_c_us']:.1f} us, "
+                  f"ratio {row['ratio_to_c']:.2f}x; its launching thread's CPU {row['bare_c_cpu_us']:.1f} us, "
+                  f"{row['cpu_ratio_to_c']:.2f}x")
         if "bare_unordered_us" in row:
             print(f"  bare submits not waiting for the one before {row['bare_unordered_us']:.1f} us, "
                   f"ratio {row['ratio_to_unordered']:.2f}x (not like for like: our launches are ordered)")

@@ -94,6 +94,8 @@ CACHE_LOCK_TIMEOUT = Knob("XETILE_CACHE_LOCK_TIMEOUT", float, 10.0,
                           "seconds to wait for another process's cache-entry lock")
 PROGRAM_CACHE = Knob("XETILE_PROGRAM_CACHE", bool, True,
                      "0: do not store or load built program binaries (rebuild from SPIR-V in every process)")
+DPCTL_C_SUBMIT = Knob("XETILE_DPCTL_C_SUBMIT", bool, True,
+                      "0: submit replayed dpctl launches through dpctl's Python submit_async, not its C DPCTLQueue_SubmitNDRange")
 DEBUG = Knob("XETILE_DEBUG", bool, False, "1: show compiler-internal tracebacks behind kernel errors")
 INTERPRET = Knob("XETILE_INTERPRET", str, "0",
                  "1: run launches without an explicit target in the numpy interpreter; subgroups: "
@@ -125,7 +127,7 @@ REQUIRE_TORCH = Knob("XETILE_REQUIRE_TORCH", bool, False,
 
 #: name -> knob, in the order README.md lists them
 KNOBS: dict[str, Knob] = {k.name: k for k in (
-    DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DEBUG, INTERPRET, DUMP_IR,
+    DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DPCTL_C_SUBMIT, DEBUG, INTERPRET, DUMP_IR,
     VERIFY_IR, ROTATE_LOADS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
     REQUIRE_TORCH)}
 

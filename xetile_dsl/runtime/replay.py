@@ -22,6 +22,7 @@ call alike.
 from __future__ import annotations
 
 from . import queue_order
+from .dpctl_submit import CSubmit
 from .memo import arg_tokens
 
 #: what :meth:`Replay.__call__` returns when the arguments are not the remembered
@@ -43,7 +44,7 @@ class Replay:
     its native arguments hold)."""
 
     __slots__ = ("tokens", "nargs", "arrays", "scalars", "native", "kernel", "gsize", "lsize", "queue",
-                 "backend", "launch_id", "on_death", "_inflight", "_managers", "_order_class")
+                 "backend", "launch_id", "on_death", "_inflight", "_managers", "_order_class", "c_submit")
 
     def __init__(self, loaded, prepared, args, inflight, fits, on_death=None):
         """``loaded`` launched ``prepared`` with ``args``; ``inflight`` is the launcher's
@@ -73,6 +74,10 @@ class Replay:
         order_class = getattr(self.backend, "_launch_order", None)
         self._managers = queue_order.managers_of(self.backend._order) if order_class is not None else None
         self._order_class = order_class
+        # the same submit through dpctl's C interface, its arguments marshalled once
+        # (runtime/dpctl_submit.py); None: dpctl's Python ``submit_async``
+        self.c_submit = None if self._managers is None else CSubmit.make(
+            self.kernel, self.queue, self.native, self.gsize, self.lsize, tuple(s.slot for s in self.scalars))
 
     def __call__(self, args):
         if len(args) != self.nargs:
@@ -124,7 +129,10 @@ class Replay:
                 lock.acquire()
                 try:
                     if state.changes == state.seen:
-                        event = queue.submit_async(self.kernel, native, self.gsize, self.lsize, state.after)
+                        c_submit = self.c_submit
+                        event = None if c_submit is None else c_submit(native, state.after)
+                        if event is None:
+                            event = queue.submit_async(self.kernel, native, self.gsize, self.lsize, state.after)
                         state.after = [event]
                     else:
                         event = None
