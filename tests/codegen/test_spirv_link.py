@@ -4,6 +4,7 @@ emulated builtins are emitted once per process and linked to each kernel.
 Small modules are made from LLVM IR by the same backend (spirv_emit), so the linker is
 tested on exactly what it meets; spirv-val is the judge of every linked module, the
 CPU device runs them in tests/e2e (every CPU compile links, checked here)."""
+import dataclasses
 import hashlib
 import subprocess
 import sys
@@ -178,6 +179,20 @@ def library():
         warnings.simplefilter("ignore", PrefetchPlanWarning)     # gemm_wg's prefetch note
         kernels = [xd_compile(fn, sig, const, target=target) for fn, sig, const, target in LIBRARY]
     return kernels, {k: spirv_emit.stats[k] - before[k] for k in before}
+
+
+def test_a_body_kept_twice_is_cut_from_the_kernel_once(library, monkeypatch):
+    """Bodies of one text may be kept more than once (two targets' bodies alike, or a body
+    kept again after the kept texts were emptied): the kernel is still cut once per
+    definition.  Before, each copy cut the same place, the kernel part repeated the
+    declaration and would not parse, and every such module fell back to a whole emission."""
+    llvm = library[0][0].asm["llvm"]
+    split = builtin_texts.split_for_linking(llvm)
+    for name, bodies in list(builtin_texts._BY_NAME.items()):
+        monkeypatch.setitem(builtin_texts._BY_NAME, name, bodies + [dataclasses.replace(b) for b in bodies])
+    assert builtin_texts.split_for_linking(llvm) == split
+    assert all(split.kernel.count(f"declare spir_func {line.split('declare spir_func ', 1)[1]}") == 1
+               for line in split.kernel.splitlines() if builtin_texts.LINK_PREFIX in line and line.startswith("declare"))
 
 
 def test_library_kernels_link_and_validate(library):

@@ -106,7 +106,9 @@ def build_once(bi, key: tuple, build: Callable[[], ir.Function]) -> ir.Function:
         stats["reused"] += 1
     elif fresh is not None:
         _KEPT[full_key] = fresh
-        _BY_NAME.setdefault(fresh.name, []).append(fresh)
+        same_name = _BY_NAME.setdefault(fresh.name, [])
+        if fresh not in same_name:          # (an equal body under another key adds nothing)
+            same_name.append(fresh)
         stats["kept"] += 1
     return fn
 
@@ -183,8 +185,8 @@ def split_for_linking(llvm_text: str) -> LinkSplit | None:
     defines none.  A body is left in the kernel when it calls a function the kernel
     defines (its own module would declare that function)."""
     defines = list(_internal_definitions(llvm_text))
-    found = [(start, kept) for start, name in defines for kept in _BY_NAME.get(name, ())
-             if llvm_text.startswith(kept.text, start)]
+    found = [(start, kept) for start, kept in ((start, _kept_at(llvm_text, start, name)) for start, name in defines)
+             if kept is not None]
     if not found:
         return None
     defined = {name for _, name in defines}
@@ -202,7 +204,16 @@ def split_for_linking(llvm_text: str) -> LinkSplit | None:
     return LinkSplit(kernel, tuple(f"{target}\n\n{_linked_parts(kept)[1]}" for _, kept in found))
 
 
-#: id of a kept body (kept for the life of the process in _KEPT) -> :func:`_linked_parts`
+def _kept_at(llvm_text: str, start: int, name: str) -> _Kept | None:
+    """The kept body whose text ``llvm_text`` has at ``start``, if any: one, even where
+    bodies of several targets (or a body kept again after ``_KEPT`` was emptied) share
+    the text; taking each would cut the kernel's text at one place twice."""
+    for kept in _BY_NAME.get(name, ()):
+        if llvm_text.startswith(kept.text, start):
+            return kept
+    return None
+
+
 def _internal_definitions(llvm_text: str):
     """(offset, name) of each internal definition in ``llvm_text`` (llvmlite's printing:
     a line ``define internal <type...> @"name"(...``); str.find, faster than a regex."""
@@ -214,13 +225,16 @@ def _internal_definitions(llvm_text: str):
         at = llvm_text.find(_DEFINE, name_at)
 
 
-_LINKED: dict[int, tuple[str, str]] = {}
+#: kept body -> :func:`_linked_parts`.  Keyed by the body itself, never by its ``id()``:
+#: a body dropped from ``_KEPT`` (the tests empty it) frees its id for another body,
+#: which then got the first one's module (the suite linked a GEMM to the wrong builtins)
+_LINKED: dict[_Kept, tuple[str, str]] = {}
 
 
 def _linked_parts(kept: _Kept) -> tuple[str, str]:
     """(the kernel's declaration of ``kept``, the rest of its own module: the functions
     it calls declared, then its definition, exported), made once per body."""
-    parts = _LINKED.get(id(kept))
+    parts = _LINKED.get(kept)
     if parts is None:
         scratch = ir.Module()
         declaration = ir.Function(scratch, kept.fnty, LINK_PREFIX + kept.name)
@@ -238,5 +252,5 @@ def _linked_parts(kept: _Kept) -> tuple[str, str]:
             raise InternalCompilerError(f"builtin {kept.name}: a kept body that is not internal", None)
         body = ("define " + kept.text[len("define internal "):]).replace(f'@"{kept.name}"',
                                                                          f'@"{LINK_PREFIX}{kept.name}"')
-        parts = _LINKED[id(kept)] = (str(declaration).strip(), "\n".join([*callees, body]))
+        parts = _LINKED[kept] = (str(declaration).strip(), "\n".join([*callees, body]))
     return parts
