@@ -3,10 +3,13 @@ block vector types) are built once per value and shared (issue 13); xDSL attribu
 immutable, so a shared one prints and compares as a new one would."""
 from __future__ import annotations
 
-from xdsl.dialects.builtin import DenseArrayBase, VectorType, f16, f32, i64
-from xdsl.ir import Block
+import dataclasses
 
-from xetile_dsl.dialects import _asm
+import pytest
+from xdsl.dialects.builtin import DenseArrayBase, VectorType, f16, f32, i64
+from xdsl.ir import Block, ParametrizedAttribute
+
+from xetile_dsl.dialects import _asm, xegpu, xetile
 from xetile_dsl.dialects._vector_ops import ExtractStridedSliceOp
 
 
@@ -35,3 +38,35 @@ def test_a_full_table_starts_again(monkeypatch):
     kept = [_asm.int_array([n]) for n in range(5)]
     assert len(_asm._INT_ARRAYS) <= 2
     assert [list(k.get_values()) for k in kept] == [[n] for n in range(5)]
+
+
+def _attribute_classes():
+    """Every parametrized attribute and type class our dialects define (aliases, which
+    only parse into another attribute, aside)."""
+    seen = {}
+    for module in (xegpu, xetile):
+        for obj in vars(module).values():
+            if isinstance(obj, type) and issubclass(obj, ParametrizedAttribute) and dataclasses.is_dataclass(obj) \
+                    and obj.__module__.startswith("xetile_dsl.") and "Alias" not in obj.__name__:
+                seen[obj.__name__] = obj
+    return sorted(seen.values(), key=lambda cls: cls.__name__)
+
+
+@pytest.mark.parametrize("cls", _attribute_classes(), ids=lambda cls: cls.__name__)
+def test_every_parameter_is_part_of_equality_and_hash(cls):
+    """Equality and hash (the dataclass ones xDSL derives per class) cover every
+    parameter: a parameter declared on a base that is not a dataclass was left out, so
+    an slm encoding equalled its global twin (and a cache keyed on descriptor types gave
+    an slm scatter the global descriptor), and every cache hint equalled every other."""
+    parameters = [name for name, _ in cls.get_irdl_definition().parameters]
+    compared = [f.name for f in dataclasses.fields(cls) if f.compare]
+    assert compared == parameters
+
+
+def test_descriptors_of_two_memory_spaces_differ_and_keep_them_through_with_sg_map():
+    lanes = xegpu.SGMapAttr((1, 16), (1, 1))
+    slm, glob = (xegpu.TensorDescType([16], f16, xegpu.ScatterTdescAttr(space)) for space in ("slm", "global"))
+    assert slm != glob and xegpu.BlockTdescAttr("slm") != xegpu.BlockTdescAttr("global")
+    assert xegpu.CacheHintAttr("cached") != xegpu.CacheHintAttr("uncached")
+    assert glob.with_sg_map(lanes).memory_space == "global"
+    assert slm.with_sg_map(lanes).memory_space == "slm"          # after the global one was made

@@ -6,6 +6,7 @@ layout, slice; the tensor_desc and nbarrier types.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
 
@@ -84,9 +85,15 @@ class SGMapAttr(LayoutDataAttr):
         return units, dat[0] * dat[1]
 
 
+@dataclass(frozen=True, init=False)
 class _TdescEncoding(ParametrizedAttribute):
     """A tensor_desc encoding: its ``memory_space`` (``global`` or ``slm``) comes first,
-    the encoding's own parameters after it (xDSL reads parent annotations first)."""
+    the encoding's own parameters after it (xDSL reads parent annotations first).
+
+    A dataclass itself, so that the encodings' equality and hash (the dataclass ones
+    xDSL derives per attribute class) include ``memory_space``: without it an slm
+    encoding equalled its global twin, and a cache keyed on descriptor types gave an
+    slm scatter the global descriptor."""
 
     memory_space: StringAttr
 
@@ -152,8 +159,10 @@ def _default_block_attr() -> BlockTdescAttr:
     return _DEFAULT_BLOCK_ATTR[0]
 
 
+@dataclass(frozen=True, init=False)
 class _EnumAttr(ParametrizedAttribute):
-    """``#xegpu.<name><word>`` holding one word of ``VALUES``."""
+    """``#xegpu.<name><word>`` holding one word of ``VALUES`` (a dataclass, so that the
+    word is part of equality and hash: see :class:`_TdescEncoding`)."""
 
     VALUES: ClassVar[tuple[str, ...]] = ()
     value: StringAttr
