@@ -18,7 +18,8 @@ from tf32_ref import tf32_round
 from xetile_dsl.codegen.builtins_dpas import dpas_signature
 from xetile_dsl.codegen.intel_builtins import IntelBuiltins
 from xetile_dsl.codegen.mangle import Ptr, mangle, vec
-from xetile_dsl.codegen.spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE, emit_spirv
+from xetile_dsl.codegen.spirv_backend import SPIRV_DATALAYOUT, SPIRV_TRIPLE
+from xetile_dsl.codegen.spirv_emit import emit_spirv
 from xetile_dsl.targets.target import ARC, PVC
 
 RNG = np.random.default_rng(1234)

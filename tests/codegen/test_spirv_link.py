@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import xetile_dsl.language as xt
-from xetile_dsl.codegen import builtin_texts, spirv_emit, spirv_link
+from xetile_dsl.codegen import builtin_texts, spirv_backend, spirv_emit, spirv_link
 from xetile_dsl.compiler import compile as xd_compile
 from xetile_dsl.errors import PrefetchPlanWarning
 from xetile_dsl.kernels.gemm_transposed import matmul_at_kernel
@@ -25,7 +25,7 @@ from xetile_dsl.tools import spirv_tools
 from tests.e2e.slm_scatter_kernels import slm_histogram_kernel
 
 HEAD = ('target triple = "spirv64-unknown-unknown"\n'
-        f'target datalayout = "{spirv_emit.SPIRV_DATALAYOUT}"\n\n')
+        f'target datalayout = "{spirv_backend.SPIRV_DATALAYOUT}"\n\n')
 LANE = 'declare spir_func i32 @"_Z22get_sub_group_local_idv"()\n'
 #: a kernel that calls an imported builtin with an opaque pointer (typed i8* at the call)
 KERNEL = HEAD + LANE + '''declare spir_func i32 @"xetile.linked.f"(ptr addrspace(1) %".1", i32 %".2")

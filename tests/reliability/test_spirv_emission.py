@@ -105,7 +105,7 @@ def _children(pid: int) -> list[int]:
 
 
 def _tiny_kernel() -> str:
-    return (f'target datalayout = "{spirv_emit.SPIRV_DATALAYOUT}"\ntarget triple = "{spirv_emit.SPIRV_TRIPLE}"\n'
+    return (f'target datalayout = "{spirv_backend.SPIRV_DATALAYOUT}"\ntarget triple = "{spirv_backend.SPIRV_TRIPLE}"\n'
             "define spir_kernel void @k(ptr addrspace(1) %p) {\n  store i32 1, ptr addrspace(1) %p\n  ret void\n}\n")
 
 

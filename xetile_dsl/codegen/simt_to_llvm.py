@@ -40,7 +40,7 @@ from .control_flow import ControlFlow
 from .intel_builtins import IntelBuiltins
 from .llvm_types import llvm_scalar, llvm_type
 from .scalar_ops import ScalarOps
-from .spirv_emit import SPIRV_DATALAYOUT, SPIRV_TRIPLE
+from .spirv_backend import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 from .tdesc import TDesc
 
 I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)

@@ -16,7 +16,6 @@ import time
 from ..errors import SpirvEmitError
 from ..tools import spirv_tools
 from . import builtin_texts, spirv_backend, spirv_link
-from .spirv_backend import REQUIRED_LLVMLITE, SPIRV_DATALAYOUT, SPIRV_EXTENSIONS, SPIRV_TRIPLE  # noqa: F401
 
 _lock = threading.Lock()
 #: how modules were emitted in this process: in the process itself (its first module, while
