@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from . import knobs
+from .dtypes import numpy_kind
 from ._lazy import LazyModule
 from .errors import UsageError, XeTileError
 from .interpreter.requested import INTERPRETER_TARGETS, interpret_requested
@@ -352,7 +353,7 @@ def _close(out: np.ndarray, ref: np.ndarray, rtol: float | None, extent: int) ->
     times ``ref``'s largest magnitude; NaNs must match."""
     if out.shape != ref.shape:
         return False
-    if out.dtype.kind in "iub" and ref.dtype.kind in "iub":
+    if numpy_kind(out.dtype) in "iub" and numpy_kind(ref.dtype) in "iub":
         return bool(np.array_equal(out, ref))
     a, b = out.astype(np.float64), ref.astype(np.float64)
     rtol = tolerance(ref.dtype, extent) if rtol is None else rtol

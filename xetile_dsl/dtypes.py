@@ -83,3 +83,20 @@ def numpy_dtype(name: str) -> np.dtype:
     if numpy_name is None:
         raise KeyError(f"no array holds {name} elements")
     return np.dtype(ml_dtypes.bfloat16) if name == "bf16" else np.dtype(numpy_name)
+
+
+def numpy_kind(dtype) -> str:
+    """numpy's one-letter kind of ``dtype`` ("f", "i", "u", "b", ...), with ml_dtypes' types
+    given theirs: numpy reports ``bfloat16`` and most float8/float4 types as ``"V"`` (and
+    ``int4`` as ``"V"`` too), so ``dtype.kind == "f"`` misses them.  Ask this, never ``.kind``."""
+    dt = np.dtype(dtype)
+    if dt.kind != "V" or dt.fields is not None or getattr(dt.type, "__module__", "") != "ml_dtypes":
+        return dt.kind
+    if "float" in dt.name:
+        return "f"
+    return "u" if dt.name.startswith("uint") else "i" if dt.name.startswith("int") else dt.kind
+
+
+def numpy_is_float(dtype) -> bool:
+    """``dtype`` holds floats (numpy's, or ml_dtypes' bfloat16 and float8 types)."""
+    return numpy_kind(dtype) == "f"

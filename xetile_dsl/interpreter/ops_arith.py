@@ -11,6 +11,7 @@ from xdsl.dialects.builtin import (
     IntegerAttr,
 )
 
+from ..dtypes import numpy_is_float, numpy_kind
 from .engine import impl
 from .values import InterpreterError, cast, make, np_dtype, unsigned_dtype
 
@@ -128,7 +129,7 @@ def _constant(run, op):
     value, t = op.value, op.results[0].type
     if isinstance(value, DenseIntOrFPElementsAttr):
         data = [getattr(v, "data", v) for v in value.get_values()]
-        arr = np.asarray(data, np.float64 if np_dtype(t.element_type).kind == "f" else np.int64)
+        arr = np.asarray(data, np.float64 if numpy_is_float(np_dtype(t.element_type)) else np.int64)
         shape = tuple(t.get_shape())
         arr = np.broadcast_to(arr, shape) if arr.size == 1 else arr.reshape(shape)
         return cast(arr, np_dtype(t.element_type))
@@ -142,7 +143,7 @@ def _constant(run, op):
       "arith.fptosi")
 def _convert(run, op, a):
     dt = result_dtype(op)
-    if dt.kind in "iu" and np.asarray(a).dtype.kind == "f":
+    if numpy_kind(dt) in "iu" and numpy_is_float(np.asarray(a).dtype):
         if not np.all(np.isfinite(np.asarray(a, np.float64))):
             raise InterpreterError(f"{op.name}: cannot convert inf/NaN to an integer")
         return cast(np.trunc(np.asarray(a, np.float64)), dt)

@@ -8,6 +8,7 @@ import numpy as np
 from xdsl.dialects import func
 from xdsl.dialects.builtin import MemRefType, VectorType
 
+from ..dtypes import numpy_kind
 from .engine import Run, impl, prop
 from .memory import ArrayRef
 from .ops_arith import result_dtype
@@ -315,7 +316,7 @@ class _Formatter(string.Formatter):
         if isinstance(value, np.ndarray) and format_spec:
             return np.array2string(value, formatter={"all": lambda x: format(x, format_spec)})
         if isinstance(value, np.generic):
-            value = value.item() if value.dtype.kind in "iub" else value
+            value = value.item() if numpy_kind(value.dtype) in "iub" else value
         return super().format_field(value, format_spec)
 
 

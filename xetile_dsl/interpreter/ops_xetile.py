@@ -11,11 +11,12 @@ import warnings
 
 import numpy as np
 
+from ..dtypes import numpy_is_float, numpy_kind
 from . import memory
 from .engine import Run, impl, prop
 from .memory import ArrayRef
 from .ops_arith import result_dtype
-from .values import BF16, InterpreterError, TileValue, cast, np_dtype, pack, round_tf32, unpack, unsigned_dtype
+from .values import InterpreterError, TileValue, cast, np_dtype, pack, round_tf32, unpack, unsigned_dtype
 
 
 # ----------------------------------------------------------------------------- tiles
@@ -154,7 +155,7 @@ def mma(a: np.ndarray, b: np.ndarray, c, out: np.ndarray) -> np.ndarray:
     Float inputs (f16, bf16; f32 is rounded to tf32 first) are multiplied exactly and
     summed in f64, then rounded once to the accumulator type; integer inputs (i8/u8)
     accumulate exactly and wrap to the accumulator's width."""
-    if a.dtype.kind in "iu":
+    if numpy_kind(a.dtype) in "iu":
         acc = a.astype(np.int64) @ b.astype(np.int64)
         if c is not None:
             acc = acc + np.asarray(c, np.int64)
@@ -172,10 +173,10 @@ def reduce_kind(kind: str, values: np.ndarray, axis, keepdims: bool = True):
     """vector.multi_reduction's combining ``kind`` over ``axis``; float sums and products
     are computed in f64 and rounded once by the caller."""
     values = np.asarray(values)
-    if values.dtype.kind == "f" or values.dtype == BF16:
+    if numpy_is_float(values.dtype):
         wide = values.astype(np.float64)
-    elif values.dtype.kind in "iu" and kind in ("add", "mul"):
-        wide = values.astype(np.uint64 if values.dtype.kind == "u" else np.int64)
+    elif numpy_kind(values.dtype) in "iu" and kind in ("add", "mul"):
+        wide = values.astype(np.uint64 if numpy_kind(values.dtype) == "u" else np.int64)
     else:
         wide = values
     if kind in ("minui", "maxui"):

@@ -14,6 +14,7 @@ import xetile_dsl.language as xt
 
 from ..errors import UsageError
 from ..kernels.gemm_loop import subgroup_gemm
+from ..dtypes import numpy_is_float
 from . import configs, operands
 
 #: activation name -> the ACT constexpr of the kernel
@@ -180,6 +181,6 @@ def _check_bias(bias, N: int):
     """``bias`` if it is a float array of shape (N,), else the UsageError saying so."""
     if tuple(bias.shape) != (N,):
         raise UsageError(f"matmul: bias must have shape ({N},) (one value per output column), got {tuple(bias.shape)}")
-    if operands.dtype_of(bias).kind != "f":
+    if not numpy_is_float(operands.dtype_of(bias)):
         raise UsageError(f"matmul: bias must be a float array, got {operands.dtype_of(bias)}")
     return bias

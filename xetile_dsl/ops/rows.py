@@ -21,6 +21,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 
 from ..errors import UsageError
+from ..dtypes import numpy_is_float
 from . import configs, operands
 from .matmul import XT_DTYPES
 
@@ -167,7 +168,7 @@ def _rows(x, dim: int, op: str):
 def _param(p, N: int, what: str, op: str):
     """A [N] float parameter as a [1, N] row the kernel reads with 2D blocks."""
     p = operands.as_array(p, what)
-    if tuple(p.shape) != (N,) or operands.dtype_of(p).kind != "f":
+    if tuple(p.shape) != (N,) or not numpy_is_float(operands.dtype_of(p)):
         raise UsageError(f"{op}: {what} must be a float array of shape ({N},), got {operands.dtype_of(p)} "
                          f"{tuple(p.shape)}")
     return operands.fit_rows(p.reshape(1, N), what)

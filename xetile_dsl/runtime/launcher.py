@@ -550,7 +550,7 @@ class ScalarHandler:
         self.ctype = self._CTYPES[param.dtype]
         #: the numpy type the value travels as (half types: their bits)
         self.arg_dtype = np.dtype(np.uint16) if self.ctype is ctypes.c_uint16 else self.dtype
-        self.is_float = self.dtype.kind == "f" or param.dtype == "bf16"
+        self.is_float = dtypes.numpy_is_float(self.dtype)
         self.nargs = 1
         self._native = native      # the backend's form of the ctypes value (None: that value)
         self._memo: dict = {}

@@ -1,0 +1,38 @@
+"""The interpreter (the autotuner's reference) gives what the compiled `cpu` flavour gives,
+or refuses what it refuses: bf16 constants, strided views, the grid's meta dict and
+tile_mma's shape rules, each against numpy."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+from xetile_dsl.dtypes import numpy_is_float, numpy_kind
+
+BF16 = ml_dtypes.bfloat16
+FLAVOURS = ["interpret", "cpu"]
+
+
+@xd.jit
+def _bf16_constants(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN]))
+    w = (v + 0.25) * xt.full((BM, BN), 1.5, xt.bfloat16)
+    xt.store_tile(w, xt.init_tile(y, [0, 0], [BM, BN]))
+
+
+@pytest.mark.parametrize("target", FLAVOURS)
+def test_bf16_constants_keep_their_fraction(target):
+    """(x + 0.25) * 1.5 on 0..7 is exact in bf16 (at most 7 significant bits); the interpreter dropped both
+    fractions (bf16 is numpy kind 'V', so the constants went through an integer)."""
+    x = (np.arange(8 * 16).reshape(8, 16) % 8).astype(BF16)
+    y = np.zeros((8, 16), BF16)
+    _bf16_constants.on(target)[(1,)](x, y, BM=8, BN=16)
+    np.testing.assert_array_equal(y.astype(np.float64), (x.astype(np.float64) + 0.25) * 1.5)
+
+
+def test_numpy_kind_knows_ml_dtypes():
+    assert [numpy_kind(t) for t in (BF16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, np.float16,
+                                     np.int8, np.uint32, np.bool_)] == ["f", "f", "f", "f", "i", "u", "b"]
+    assert numpy_is_float(BF16) and not numpy_is_float(np.int32)
