@@ -36,3 +36,24 @@ def test_numpy_kind_knows_ml_dtypes():
     assert [numpy_kind(t) for t in (BF16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, np.float16,
                                      np.int8, np.uint32, np.bool_)] == ["f", "f", "f", "f", "i", "u", "b"]
     assert numpy_is_float(BF16) and not numpy_is_float(np.int32)
+
+
+@xd.jit
+def _add_one(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN]), padding=0.0)
+    xt.store_tile(v + 1.0, xt.init_tile(y, [0, 0], [BM, BN]))
+
+
+@pytest.mark.parametrize("target", FLAVOURS)
+def test_strided_views_are_read_and_written_in_place(target):
+    """Views whose rows are further apart than their width: the kernel reads the view
+    and its stores land in the base array, inside the view only."""
+    big = np.arange(8 * 12, dtype=np.float32).reshape(8, 12)
+    out = np.full((8, 12), -1.0, np.float32)
+    x, y = big[1:5, 2:7], out[2:6, 3:8]
+    assert not x.flags.c_contiguous and not y.flags.c_contiguous
+    _add_one.on(target)[(1,)](x, y, BM=8, BN=8)
+    want = np.full((8, 12), -1.0, np.float32)
+    want[2:6, 3:8] = big[1:5, 2:7] + 1.0
+    np.testing.assert_array_equal(out, want)
+    np.testing.assert_array_equal(big, np.arange(8 * 12, dtype=np.float32).reshape(8, 12))

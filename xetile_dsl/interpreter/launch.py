@@ -74,7 +74,7 @@ def workgroup_subgroups(fn: func.FuncOp) -> int:
 
 def interpret(module: ModuleOp, grid, args, kernel: str | None = None, subgroups: bool | None = None) -> None:
     """Run the kernel of ``module`` on ``grid`` (1 to 3 ints) with ``args``: numpy arrays
-    for memref parameters (C-contiguous; written in place), Python numbers for scalars.
+    for memref parameters (C-contiguous or strided views; written in place), Python numbers for scalars.
 
     ``subgroups`` picks the mode of a workgroup-level kernel: True runs each subgroup
     (after ``xetile-wg-to-sg``), False whole workgroup tiles, None follows

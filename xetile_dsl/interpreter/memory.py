@@ -67,12 +67,16 @@ class Memory:
         self._next = _BASE_ADDRESS
 
     def add_array(self, name: str, array: np.ndarray) -> ArrayRef:
-        """Register a C-contiguous numpy array; returns the memref value that views it."""
-        if not array.flags.c_contiguous:
-            raise InterpreterError(f"array {name!r} must be C-contiguous")
-        alloc = Allocation(name, self._next, array.reshape(-1))
+        """Register a numpy array; returns the memref value that views it.
+
+        A strided view (``big[1:5, 2:7]``: rows further apart than their width) is
+        registered as the span of memory from its first element to its last, seen with
+        the view's strides, so loads read the view and stores land in it (and in the
+        array it views), as a compiled launch writes it back."""
+        flat = _flat_span(name, array)
+        alloc = Allocation(name, self._next, flat)
         self._allocs.append(alloc)
-        self._next += -(-max(array.nbytes, 1) // _ALIGN) * _ALIGN + _ALIGN
+        self._next += -(-max(flat.nbytes, 1) // _ALIGN) * _ALIGN + _ALIGN
         strides = tuple(s // array.itemsize for s in array.strides)
         return ArrayRef(alloc, 0, tuple(array.shape), strides)
 
@@ -96,6 +100,19 @@ class Memory:
             raise InterpreterError(f"address {address:#x} is not aligned to the {dtype.itemsize}-byte elements "
                                    f"of the tile")
         return alloc, delta // dtype.itemsize
+
+
+def _flat_span(name: str, array: np.ndarray) -> np.ndarray:
+    """A flat (1-D, unit-stride) view of the memory ``array`` spans: the array itself
+    when C-contiguous, else from its first element to its last."""
+    if array.flags.c_contiguous:
+        return array.reshape(-1)
+    item = array.itemsize
+    if any(s < 0 or s % item for s in array.strides):
+        raise InterpreterError(f"array {name!r}: strides {array.strides} are not non-negative multiples of its "
+                               f"{item}-byte elements; pass numpy.ascontiguousarray(...)")
+    span = 0 if array.size == 0 else 1 + sum((n - 1) * (s // item) for n, s in zip(array.shape, array.strides))
+    return np.lib.stride_tricks.as_strided(array, (span,), (item,), writeable=array.flags.writeable)
 
 
 def _checked(tile: TileValue, idx: np.ndarray, active: np.ndarray, what: str) -> np.ndarray:
