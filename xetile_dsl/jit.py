@@ -32,7 +32,7 @@ from .errors import LaunchError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
-from .launch_options import check_num_subgroups, split_options
+from .launch_options import check_num_subgroups, launch_grid, split_options
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
@@ -288,7 +288,7 @@ class JITFunction:
         loaded, meta = hit
         check_num_subgroups(self.__name__, requested_subgroups, loaded.abi.workgroup_size // loaded.abi.subgroup_size)
         if callable(grid):
-            grid = grid({**meta, **{n: values[i] for n, i in self._index.items()}})
+            grid = launch_grid(self.__name__, grid, {n: values[i] for n, i in self._index.items()}, meta)
         return loaded, grid, runtime, described
 
     def _bind_values(self, args: tuple, kwargs: dict) -> list:

@@ -28,3 +28,20 @@ def check_num_subgroups(kernel: str, requested, actual: int) -> None:
     raise LaunchError(f"num_subgroups={requested!r}, but {kernel} runs {actual} subgroup(s) per workgroup (the "
                       f"product of its tiles' wg_map sg_layout; 1 without wg_map): pass num_subgroups={actual} "
                       f"or leave it out, or change the kernel's sg_layout")
+
+
+def launch_grid(kernel: str, grid, arguments: dict, constants: dict):
+    """``grid`` itself, or a grid function's answer for the launch: it receives one dict of
+    every argument by name (runtime ones as passed) and every constexpr (its value).  Every
+    flavour (compiled, interpreter, the autotuner's runs) calls grid functions here; a name
+    the launch does not have is a LaunchError listing the names it has."""
+    if not callable(grid):
+        return grid
+    meta = {**arguments, **constants}
+    try:
+        return grid(meta)
+    except KeyError as exc:
+        if not exc.args or exc.args[0] in meta:
+            raise
+        raise LaunchError(f"{kernel}: the grid function asked for meta[{exc.args[0]!r}], but the launch has no "
+                          f"argument or constexpr of that name; it has: {', '.join(meta)}") from None

@@ -57,3 +57,45 @@ def test_strided_views_are_read_and_written_in_place(target):
     want[2:6, 3:8] = big[1:5, 2:7] + 1.0
     np.testing.assert_array_equal(out, want)
     np.testing.assert_array_equal(big, np.arange(8 * 12, dtype=np.float32).reshape(8, 12))
+
+
+def _copy_kernel():
+    @xd.jit
+    def copy_rows(x, y, M, BM: xt.constexpr, BN: xt.constexpr):
+        m = xt.program_id(0) * BM
+        v = xt.load_tile(xt.init_tile(x, [m, 0], [BM, BN]), padding=0.0)
+        xt.store_tile(v * 2.0, xt.init_tile(y, [m, 0], [BM, BN]))
+    return copy_rows
+
+
+def _grid(meta):
+    return (xt.cdiv(meta["M"], meta["BM"]),)
+
+
+@pytest.mark.parametrize("target", FLAVOURS)
+def test_grid_function_gets_arguments_and_constexprs_by_name(target):
+    M = 20
+    x = np.arange(M * 16, dtype=np.float32).reshape(M, 16)
+    y = np.zeros_like(x)
+    _copy_kernel().on(target)[_grid](x, y, M, BM=8, BN=16)
+    np.testing.assert_array_equal(y, 2 * x)
+
+
+@pytest.mark.parametrize("target", FLAVOURS)
+def test_grid_function_asking_for_a_missing_name_is_a_launch_error(target):
+    x = np.zeros((8, 16), np.float32)
+    with pytest.raises(xd.LaunchError, match=r"meta\['N'\].*it has: x, y, M, BM, BN"):
+        _copy_kernel().on(target)[lambda meta: (meta["N"],)](x, x.copy(), 8, BM=8, BN=16)
+
+
+def test_autotuning_a_kernel_whose_grid_reads_an_argument(tmp_path, monkeypatch):
+    """The autotuner checks each config against the interpreter with the same grid."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    tuned = xd.autotune(configs=[xd.Config({"BM": 8}), xd.Config({"BM": 16})], key=["M"], warmup=0, rep=1,
+                        progress=False)(_copy_kernel())
+    M = 20
+    x = np.arange(M * 16, dtype=np.float32).reshape(M, 16)
+    y = np.zeros_like(x)
+    tuned.on("cpu")[_grid](x, y, M, BN=16)
+    np.testing.assert_array_equal(y, 2 * x)
+    assert all(note == "ok" for _, _, note in tuned.timings[next(iter(tuned.timings))])

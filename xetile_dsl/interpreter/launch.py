@@ -30,7 +30,7 @@ from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
 from ..frontend.build import build_module as frontend_module
 from ..frontend.source import KernelSource
-from ..launch_options import check_num_subgroups, split_options
+from ..launch_options import check_num_subgroups, launch_grid, split_options
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.arrays import from_host, is_device_array_type, to_host
@@ -170,7 +170,7 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     runtime, specs, constants = jit.bind(args, kwargs)
     module, abi = _module_for(jit, specs, constants)
     check_num_subgroups(jit.__name__, requested_subgroups, workgroup_subgroups(kernel_function(module)))
-    grid = grid(dict(constants)) if callable(grid) else grid
+    grid = launch_grid(jit.__name__, grid, dict(zip(specs, runtime)), constants)
     normalize_grid(grid)
     for handler, value in zip(argument_handlers(abi), runtime):
         handler.check(value) if hasattr(handler, "check") else handler.convert(value)
