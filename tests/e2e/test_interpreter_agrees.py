@@ -99,3 +99,40 @@ def test_autotuning_a_kernel_whose_grid_reads_an_argument(tmp_path, monkeypatch)
     tuned.on("cpu")[_grid](x, y, M, BN=16)
     np.testing.assert_array_equal(y, 2 * x)
     assert all(note == "ok" for _, _, note in tuned.timings[next(iter(tuned.timings))])
+
+
+@xd.jit
+def _mma(a, b, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    x = xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK]))
+    y = xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN]))
+    xt.store_tile(xt.tile_mma(x, y, xt.zeros((BM, BN), xt.float32)), xt.init_tile(c, [0, 0], [BM, BN]))
+
+
+def _mma_outcome(target, BM, BN, BK):
+    rng = np.random.default_rng(3)
+    a = rng.integers(-3, 4, (BM, BK)).astype(np.float16)
+    b = rng.integers(-3, 4, (BK, BN)).astype(np.float16)
+    c = np.zeros((BM, BN), np.float32)
+    try:
+        _mma.on(target)[(1,)](a, b, c, BM=BM, BN=BN, BK=BK)
+    except xd.CompilationError as exc:
+        return str(exc)
+    np.testing.assert_array_equal(c, a.astype(np.float32) @ b.astype(np.float32))
+    return "ok"
+
+
+@pytest.mark.parametrize("shape, refused", [
+    ((8, 16, 8), "tile 8x8xf16 cannot be used as operand A of tile_mma on pvc: it is split into 8x16 blocks"),
+    ((8, 8, 16), "tile 16x8xf16 cannot be used as operand B of tile_mma on pvc: it is split into 16x16 blocks"),
+    ((3, 16, 16), "tile 3x16xf16 cannot be used as operand A of tile_mma on pvc: it is split into 8x16 blocks"),
+    ((2, 16, 16), None), ((16, 32, 32), None)], ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else "")
+def test_the_interpreter_refuses_the_tile_mma_shapes_the_compiler_refuses(shape, refused):
+    """Same rule (lowering/mma_shapes.py), same message at the same line (the operand's
+    load_tile); legal shapes give numpy's exact product in both."""
+    interpreted, compiled = (_mma_outcome(t, *shape) for t in FLAVOURS)
+    assert interpreted == compiled
+    if refused is None:
+        assert interpreted == "ok"
+    else:
+        assert refused in interpreted and ":" in interpreted.split(" error:")[0]
+        assert "x = xt.load_tile" in interpreted or "y = xt.load_tile" in interpreted

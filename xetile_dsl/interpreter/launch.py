@@ -26,11 +26,13 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from .. import knobs
 from ..compiler import at_user_line
 from ..dialects import make_context
+from ..dialects import xetile
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
 from ..frontend.build import build_module as frontend_module
 from ..frontend.source import KernelSource
 from ..launch_options import check_num_subgroups, launch_grid, split_options
+from ..lowering import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.arrays import from_host, is_device_array_type, to_host
@@ -208,6 +210,23 @@ def build_module(fn, specs: dict, constants: dict, flavour: str = "pvc"):
     errors are the usual CompilationErrors."""
     src = KernelSource.of(fn)
     module, written = frontend_module(fn, specs, constants, get_target(flavour))
+    try:
+        check_tile_mma_shapes(module, flavour)
+    except LoweringError as exc:
+        raise at_user_line(src, exc) from None
     params = tuple(ArrayParam(n, s.dtype, s.ndim, written="*" in written or n in written) if s.kind == "array"
                    else ScalarParam(n, s.dtype) for n, s in specs.items())
     return module, KernelABI(src.name, params)
+
+
+def check_tile_mma_shapes(module: ModuleOp, flavour: str) -> None:
+    """The compiler's rule for tile_mma operand shapes (lowering/mma_shapes.py), so that
+    the interpreter refuses what the compiler refuses: checked on the subgroup program a
+    workgroup-level kernel is distributed into (the tiles the compiler blocks)."""
+    fn = kernel_function(module)
+    if _has_wg_map(fn):
+        module, fn = subgroup_program(module, fn, flavour)
+    target = get_target(flavour)
+    for op in fn.walk():
+        if isinstance(op, xetile.TileMMAOp):
+            mma_shapes.check_tile_mma(op, target)

@@ -21,12 +21,11 @@ from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...frontend.types import bit_width, type_name
 from ...targets import Target, get_target
-from .. import constants, mma_relayout, register_transpose, scattered
+from .. import constants, mma_relayout, mma_shapes, register_transpose, scattered
 from ..analysis import op_kinds
 from ..analysis.families import Families
 from ..analysis.unlowered import reject_unlowered
-
-DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
+from ..mma_shapes import DPAS_M
 
 
 @dataclass(frozen=True)
@@ -128,22 +127,15 @@ class _BlockFunction:
         if role in ("A", "B"):
             if isinstance(op, xetile.TileMMAOp):  # an astype before tile_mma: block for the mma's type
                 name = type_name((op.a if role == "A" else op.b).type.element_type)
-            cfg = self.target.dpas_for(name, name)
-            if cfg is None:
-                raise LoweringError(f"{name} tiles cannot feed tile_mma on {self.target.name}; legal inputs: "
-                                    f"{', '.join(self.target.legal_mma_inputs())}", op)
-            blocks = (_a_rows(shape, cfg), cfg.k) if role == "A" else (cfg.k, cfg.n)
-        elif role == "S":
+            # the rule the interpreter checks too (mma_shapes)
+            return mma_shapes.operand_blocks(role, shape, name, self.target, op, mma_shapes.owner_op(root, op))
+        if role == "S":
             blocks = scattered.BLOCK_ROWS, sg  # one offset per lane, row by row
         else:
             blocks = op_kinds.c_blocks(shape, bit_width(elem), sg, root in self.elementwise)
         blocks = (min(blocks[0], shape[0]) if role in ("C", "P") else blocks[0], blocks[1])
         if len(shape) != 2 or shape[0] % blocks[0] or shape[1] % blocks[1]:
-            what = {"A": "operand A of tile_mma", "B": "operand B of tile_mma"}.get(role, "a tile")
-            raise LoweringError(
-                f"tile {'x'.join(map(str, shape))}x{name} cannot be used as {what} on {self.target.name}: it is "
-                f"split into {blocks[0]}x{blocks[1]} blocks (the DPAS and 2D-block sizes for {name}), so its shape "
-                f"must be a multiple of [{blocks[0]}, {blocks[1]}]", _owner_op(root, op))
+            raise mma_shapes.shape_error(shape, name, "a tile", blocks, self.target, mma_shapes.owner_op(root, op))
         return blocks
 
     def _block_broadcast_sources(self, blocks: dict) -> None:
@@ -229,15 +221,3 @@ class _BlockFunction:
                 if vb != tb:
                     raise LoweringError(f"store_tile: the value is blocked {vb} but the tile {tb}; "
                                         f"re-blocking (tile_pack/tile_unpack) is not supported yet", op)
-
-
-def _a_rows(shape, cfg) -> int:
-    """Rows of operand A's blocks: DPAS_M, or a smaller repeat count the DPAS allows when
-    the whole tile has fewer rows (M = 1, 2, 4: no DPAS work spent on padding rows)."""
-    rows = shape[0] if len(shape) == 2 else DPAS_M
-    return rows if rows < DPAS_M and rows in cfg.m_values else DPAS_M
-
-
-def _owner_op(value: SSAValue, fallback):
-    owner = value.owner
-    return owner if hasattr(owner, "location") and not hasattr(owner, "args") else fallback
