@@ -32,6 +32,19 @@ def test_bf16_constants_keep_their_fraction(target):
     np.testing.assert_array_equal(y.astype(np.float64), (x.astype(np.float64) + 0.25) * 1.5)
 
 
+def test_autotuning_accepts_a_correct_bf16_config(tmp_path, monkeypatch):
+    """The autotuner's reference is the interpreter: with the fraction dropped there, the
+    correct compiled result did not match it and the config was rejected."""
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
+    tuned = xd.autotune(configs=[xd.Config({"BM": 8, "BN": 16})], key=[], warmup=0, rep=1,
+                        progress=False)(_bf16_constants)
+    x = (np.arange(8 * 16).reshape(8, 16) % 8).astype(BF16)
+    y = np.zeros((8, 16), BF16)
+    tuned.on("cpu")[(1,)](x, y)
+    np.testing.assert_array_equal(y.astype(np.float64), (x.astype(np.float64) + 0.25) * 1.5)
+    assert [note for _, _, note in tuned.timings[next(iter(tuned.timings))]] == ["ok"]
+
+
 def test_numpy_kind_knows_ml_dtypes():
     assert [numpy_kind(t) for t in (BF16, ml_dtypes.float8_e4m3fn, ml_dtypes.float8_e5m2, np.float16,
                                      np.int8, np.uint32, np.bool_)] == ["f", "f", "f", "f", "i", "u", "b"]
