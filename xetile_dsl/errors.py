@@ -107,6 +107,14 @@ class PrefetchPlanWarning(UserWarning):
     at = classmethod(CompilationWarning.at.__func__)
 
 
+class PerLaneLayoutWarning(UserWarning):
+    """A performance note from a launch: a device array (used in place) whose row pitch or
+    first element 2D block messages cannot address is read and written per lane by its
+    own kernel specialisation (another compile; slower loads and stores).  Said once per
+    kernel, argument and layout, at the launch; silence it with
+    ``warnings.filterwarnings("ignore", category=PerLaneLayoutWarning)``."""
+
+
 class LoweringWarning(UserWarning):
     """A pass's warning; ``op`` carries the user's location (the compiler turns it into a
     located :class:`CompilationWarning`, or ``compiled_category``)."""
