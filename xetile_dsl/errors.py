@@ -51,6 +51,14 @@ class ToolError(XeTileError, RuntimeError):
     """An external tool (ocloc, iga64, spirv-val, spirv-dis) is missing or failed."""
 
 
+class MissingStageError(XeTileError, KeyError):
+    """``k.asm[stage]`` for a stage this kernel does not hold, saying why (a KeyError, so
+    ``asm.get`` and ``in`` keep working)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class DeviceError(XeTileError, RuntimeError):
     """No device matches, or a device cannot be used."""
 

@@ -49,6 +49,7 @@ launching = LazyModule("xetile_dsl.runtime.launcher", globals())
 devices = LazyModule("xetile_dsl.runtime.devices", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
+target_tables = LazyModule("xetile_dsl.targets.target", globals())
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
@@ -347,8 +348,7 @@ class JITFunction:
                 notes.setdefault(note, []).append(repr(name))
         if not notes:
             return
-        from .targets import get_target
-        if not get_target(compiler.resolve_target(target)[0]).has_2d_block_io:
+        if not target_tables.get_target(compiler.resolve_target(target)[0]).has_2d_block_io:
             return
         text = "; ".join(f"{', '.join(names)}: {note}" for note, names in notes.items())
         if text in self._layout_notes:
