@@ -7,6 +7,8 @@ Subcommands live in :data:`SUBCOMMANDS`: name -> (help, add_arguments, run).  To
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import sys
 import time
 
@@ -17,6 +19,7 @@ from xetile_dsl.cli import explain
 devices = LazyModule("xetile_dsl.runtime.devices")
 kernel_cache = LazyModule("xetile_dsl.runtime.cache")
 opt = LazyModule("xetile_dsl.cli.opt")
+locate = LazyModule("xetile_dsl.tools.locate")
 
 
 # --- devices --------------------------------------------------------------------------
@@ -67,11 +70,31 @@ def _opt_run(args: argparse.Namespace) -> int:
     return opt.run(args)
 
 
+# --- install-tools ---------------------------------------------------------------------
+
+def _install_tools_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--tools-dir", default=None,
+                        help="folder to install ocloc into (default: where xetile_dsl looks, XETILE_TOOLS_DIR)")
+    parser.add_argument("--dry-run", action="store_true", help="print the installer's command and folder; run nothing")
+
+
+def _install_tools_run(args: argparse.Namespace) -> int:
+    tools = args.tools_dir or str(locate.tools_dir())
+    command = ["bash", str(locate.installer_script())]
+    print(f"XETILE_TOOLS_DIR={tools} {' '.join(command)}")
+    if args.dry_run:
+        return 0
+    env = {**os.environ, "XETILE_TOOLS_DIR": tools}
+    return subprocess.call(command, env=env)
+
+
 #: name -> (help, add_arguments(parser), run(args) -> exit code)
 SUBCOMMANDS = {
     "opt": ("parse, verify, run passes and print MLIR (like mlir-opt)", _opt_args, _opt_run),
     "devices": ("list devices in discovery order and what is missing", _devices_args, _devices_run),
     "cache": ("list or clear the compiled-kernel cache", _cache_args, _cache_run),
+    "install-tools": ("install Intel's offline compiler ocloc (and iga64) for the ISA: k.asm['isa'], "
+                      "k.report() (Debian/Ubuntu apt-get, as root)", _install_tools_args, _install_tools_run),
     "explain": ("compile a @jit kernel for a GPU target and print its static ISA report", explain.add_arguments, explain.run),
 }
 

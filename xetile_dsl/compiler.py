@@ -31,7 +31,7 @@ from .errors import CompilationError, LoweringError, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
-from .stage_texts import LOWERING_STAGES, StageTexts
+from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
 from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
@@ -49,6 +49,9 @@ isa_report = LazyModule("xetile_dsl.tools.isa_report")
 ocloc = LazyModule("xetile_dsl.tools.ocloc")
 launcher = LazyModule("xetile_dsl.runtime.launcher")
 target_tables = LazyModule("xetile_dsl.targets.target", globals())
+
+# ``k.asm["isa"]`` of a kernel built where ocloc is missing says so (stage_texts.py)
+explain_missing_machine_code(lambda: ocloc.ocloc_status()[1])
 
 #: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
 TARGET_ALIASES = {

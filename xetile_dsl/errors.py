@@ -51,6 +51,14 @@ class ToolError(XeTileError, RuntimeError):
     """An external tool (ocloc, iga64, spirv-val, spirv-dis) is missing or failed."""
 
 
+class MissingStageError(XeTileError, KeyError):
+    """``k.asm[stage]`` for a stage this kernel does not hold, saying why (a KeyError, so
+    ``asm.get`` and ``in`` keep working)."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
 class DeviceError(XeTileError, RuntimeError):
     """No device matches, or a device cannot be used."""
 
@@ -105,6 +113,14 @@ class PrefetchPlanWarning(UserWarning):
     ``warnings.filterwarnings("ignore", category=PrefetchPlanWarning)``."""
 
     at = classmethod(CompilationWarning.at.__func__)
+
+
+class PerLaneLayoutWarning(UserWarning):
+    """A performance note from a launch: a device array (used in place) whose row pitch or
+    first element 2D block messages cannot address is read and written per lane by its
+    own kernel specialisation (another compile; slower loads and stores).  Said once per
+    kernel, argument and layout, at the launch; silence it with
+    ``warnings.filterwarnings("ignore", category=PerLaneLayoutWarning)``."""
 
 
 class LoweringWarning(UserWarning):

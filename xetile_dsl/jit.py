@@ -20,7 +20,10 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
+import sys
 import threading
+import warnings
 from operator import is_
 
 import numpy as np
@@ -28,7 +31,7 @@ import numpy as np
 from . import environ, interpreter, knobs
 from .dtypes import OF_NUMPY_NAME
 from ._lazy import LazyModule
-from .errors import LaunchError
+from .errors import LaunchError, PerLaneLayoutWarning
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
@@ -46,6 +49,7 @@ launching = LazyModule("xetile_dsl.runtime.launcher", globals())
 devices = LazyModule("xetile_dsl.runtime.devices", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
+target_tables = LazyModule("xetile_dsl.targets.target", globals())
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
@@ -79,6 +83,7 @@ class JITFunction:
         # ever replaced whole (atomic under the GIL); a miss compiles under this lock so
         # two threads missing together compile and load a specialisation once
         self._miss_lock = threading.RLock()
+        self._layout_notes: set[str] = set()   # the PerLaneLayoutWarnings said (_note_layout)
 
     def __getitem__(self, grid):
         return _Launch(self, grid, target=None)
@@ -326,8 +331,34 @@ class JITFunction:
         constants = {names[i]: _unwrap(values[i]) for i in self._const_pos}
         target = target or default_target(launcher.device)
         _check_device_runs(target, launcher.device)
+        self._note_layouts(target, {names[i]: values[i] for i in self._runtime_pos if specs[names[i]].spec == NARROW})
         _, loaded = self.get_kernel(specs, constants, target, launcher.device, launcher)
         return loaded, constants
+
+
+    def _note_layouts(self, target: str, per_lane: dict) -> None:
+        """One :class:`PerLaneLayoutWarning` naming the device arrays of ``per_lane`` (name:
+        value) that take the per-lane specialisation for their layout (not their row width):
+        why, the cost and how to avoid it -- once per kernel and layouts; none for a target
+        without 2D block IO (ARC), whose kernels read every array per lane or by rows."""
+        notes: dict[str, list[str]] = {}
+        for name, value in per_lane.items():
+            note = _layout_note(name, value)
+            if note is not None:
+                notes.setdefault(note, []).append(repr(name))
+        if not notes:
+            return
+        if not target_tables.get_target(compiler.resolve_target(target)[0]).has_2d_block_io:
+            return
+        text = "; ".join(f"{', '.join(names)}: {note}" for note, names in notes.items())
+        if text in self._layout_notes:
+            return
+        self._layout_notes.add(text)
+        warnings.warn(f"{self.__name__}: 2D block messages cannot address these device arrays, so they take "
+                      f"the kernel's per-lane specialisation (a compile of its own, and one message per lane "
+                      f"instead of one 2D block per tile, with no block prefetch: slower loads and stores of "
+                      f"them) -- {text} to keep the 2D block kernel", PerLaneLayoutWarning,
+                      stacklevel=_user_stacklevel())
 
 
 def _entry_problem(files: dict, launcher) -> str | None:
@@ -453,8 +484,7 @@ def _type_key(value) -> tuple:
     if cls is np.ndarray:
         return (cls, value.dtype, value.ndim, value.ndim > 1 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
     if cls is DeviceArray:
-        shape = value.shape
-        return (value.owner.__class__, value.api, value.dtype, len(shape), _narrow_rows(shape, value.dtype.itemsize))
+        return (value.owner.__class__, value.api, value.dtype, len(value.shape), _device_rows(value))
     if is_device_array_type(cls):
         if cls.__module__.startswith("torch"):
             return (cls, str(value.dtype), value.dim(), str(value.device), _narrow_rows(value.shape, value.element_size()))
@@ -550,7 +580,7 @@ def _arg_spec(name: str, value) -> ArgSpec:
     if is_device_array_type(type(value)):
         desc = describe(value, f"argument {name!r}")
         if desc is not None:
-            return _array_spec(name, desc.dtype, desc.shape)
+            return _array_spec(name, desc.dtype, desc.shape, _device_per_lane(desc))
     if isinstance(value, np.ndarray):
         return _array_spec(name, value.dtype, value.shape)
     if isinstance(value, bool):
@@ -565,20 +595,73 @@ def _arg_spec(name: str, value) -> ArgSpec:
                       f"Python scalar, got {type(value).__name__}")
 
 
-def _array_spec(name: str, dtype, shape: tuple) -> ArgSpec:
-    """An array's ArgSpec: element type, rank and NARROW when its rows are too narrow for
-    2D block messages (the kernel is then specialised to access it per lane)."""
+def _array_spec(name: str, dtype, shape: tuple, per_lane: bool | None = None) -> ArgSpec:
+    """An array's ArgSpec: element type, rank and NARROW when 2D block messages cannot
+    address it (the kernel is then specialised to access it per lane): its rows are too
+    narrow, or (``per_lane``, for a device array) its layout does not suit them."""
     known = OF_NUMPY_NAME.get(np.dtype(dtype).name)
     if known is None:
         raise LaunchError(f"argument {name!r}: arrays of dtype {dtype} are not supported; use one of "
                           f"{', '.join(OF_NUMPY_NAME)} (bfloat16 from ml_dtypes)")
-    narrow = _narrow_rows(tuple(shape), np.dtype(dtype).itemsize)
+    narrow = _narrow_rows(tuple(shape), np.dtype(dtype).itemsize) if per_lane is None else per_lane
     return ArgSpec("array", known.name, len(shape), spec=NARROW if narrow else "")
 
 
 def _narrow_rows(shape, itemsize: int) -> bool:
     """Whether rows of this shape cannot be a 2D block surface's width on some target."""
     return len(shape) > 1 and target_facts.rows_need_per_lane(int(shape[-1]), itemsize)
+
+
+def _device_rows(desc: DeviceArray) -> int:
+    """How a device array's rows are accessed (used in place: never copied into a padded
+    buffer as numpy arrays are): 0 with 2D block messages, 1 per lane as they are too narrow
+    for them, 2 per lane as its row pitch or first element does not suit them (so that any
+    device array runs; the fast launch key keeps 1 and 2 apart for the warning of 2)."""
+    shape = desc.shape
+    if len(shape) < 2:
+        return 0
+    itemsize = desc.dtype.itemsize
+    if target_facts.rows_need_per_lane(int(shape[-1]), itemsize):
+        return 1
+    return 2 if target_facts.device_layout_needs_per_lane(
+        shape, desc.strides, itemsize, desc.pointer if desc.api == "usm" else None) else 0
+
+
+def _device_per_lane(desc: DeviceArray) -> bool:
+    """Whether a device array takes the per-lane specialisation (:func:`_device_rows`)."""
+    return _device_rows(desc) != 0
+
+
+def _layout_note(name: str, value) -> str | None:
+    """Why a device array whose rows 2D block messages could address takes the per-lane
+    specialisation (its pitch or first element) and how to avoid it; None when it does not
+    (or takes it for its narrow rows, which no layout avoids)."""
+    if not is_device_array_type(type(value)):
+        return None
+    try:
+        desc = describe(value, f"argument {name!r}")
+    except LaunchError:
+        return None
+    if desc is None or _device_rows(desc) != 2:
+        return None
+    itemsize = desc.dtype.itemsize
+    pitch = desc.strides[-2] * itemsize
+    align = target_facts.PITCH_ALIGN_BYTES
+    if desc.shape[-2] > 1 and pitch % align:
+        return (f"row pitch {pitch} bytes ({desc.strides[-2]} x {desc.dtype}), not a multiple of {align}: allocate "
+                f"rows padded to {-(-pitch // align) * align // itemsize} elements and pass the view "
+                f"[..., :{desc.shape[-1]}]")
+    return (f"first element at 0x{desc.pointer:x}, not {target_facts.BASE_ALIGN_BYTES}-byte aligned (a view "
+            "starting inside a row?): copy it into its own array")
+
+
+def _user_stacklevel() -> int:
+    """The ``stacklevel`` of the first caller outside the xetile_dsl package (the launch)."""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 #: first part of every cache key; changes when what the key covers changes

@@ -109,7 +109,8 @@ VERIFY_IR = Knob("XETILE_VERIFY_IR", bool, False,
 AUTOTUNE_QUIET = Knob("XETILE_AUTOTUNE_QUIET", bool, False, "1: no autotuning progress lines on stderr")
 OCLOC = Knob("XETILE_OCLOC", Path, None, "path of the ocloc to use (overrides the search)")
 TOOLS_DIR = Knob("XETILE_TOOLS_DIR", Path, None,
-                 "tools folder of scripts/install-test-tools.sh (default <repo>/tools-cache/igc)")
+                 "tools folder of `python -m xetile_dsl install-tools` (default <repo>/tools-cache/igc, "
+                 "outside a checkout ~/.cache/xetile_dsl/tools)")
 IGA64 = Knob("XETILE_IGA64", Path, None, "path of iga64 (default: iga64 on PATH)")
 SPIRV_TOOLS_BIN = Knob("XETILE_SPIRV_TOOLS_BIN", Path, None, "folder holding spirv-val and spirv-dis")
 ROTATE_LOADS = Knob("XETILE_ROTATE_LOADS", str, "auto",

@@ -11,8 +11,21 @@ from __future__ import annotations
 
 from collections.abc import Callable, MutableMapping
 
+from .errors import MissingStageError
+
 
 LOWERING_STAGES = ("xetile", "xegpu", "simt")   # the MLIR texts only xd.compile keeps
+MACHINE_CODE_STAGES = ("isa", "zebin")          # made by ocloc, for a GPU target
+
+
+#: why ocloc cannot be used ("" when it can); the compiler sets it (tools are a layer above)
+_ocloc_missing: Callable[[], str] = lambda: ""
+
+
+def explain_missing_machine_code(reason: Callable[[], str]) -> None:
+    """Have ``asm["isa"]``'s error say ``reason()`` (why ocloc is missing) when not empty."""
+    global _ocloc_missing
+    _ocloc_missing = reason
 
 
 class _Deferred:
@@ -39,7 +52,7 @@ class StageTexts(MutableMapping):
         try:
             value = self._entries[stage]
         except KeyError:
-            raise KeyError(self._not_kept(stage)) from None
+            raise MissingStageError(self._not_kept(stage)) from None
         if isinstance(value, _Deferred):
             value = self._entries[stage] = value.make()
         return value
@@ -51,6 +64,12 @@ class StageTexts(MutableMapping):
             return (f"asm[{stage!r}] was not kept: this kernel keeps {kept} (a @jit launch and a disk-cache "
                     f"entry keep no lowering texts); xd.compile(fn, signature=..., constants=..., target=...) "
                     f"keeps every stage")
+        if stage in MACHINE_CODE_STAGES:
+            reason = _ocloc_missing()
+            if reason:
+                return f"asm[{stage!r}] is the GPU machine code, which needs ocloc: {reason}"
+            return (f"asm[{stage!r}] is the GPU machine code, made only for a GPU target (pvc, bmg, lnl, ptl, arc); "
+                    f"this kernel holds {kept} (compiled for the CPU device or the interpreter)")
         return f"asm has no stage {stage!r}; it holds {kept}"
 
     def __setitem__(self, stage: str, value) -> None:

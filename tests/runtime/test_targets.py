@@ -27,6 +27,8 @@ def test_launch_facts_are_what_the_target_tables_give():
     assert launch_facts.GPU_TARGET_NAMES == tuple(TARGETS)
     assert launch_facts.NARROW_ROW_BYTES == target_tables.TABLES_NARROW_ROW_BYTES
     assert launch_facts.ROW_BYTES_MULTIPLE == target_tables.TABLES_ROW_BYTES_MULTIPLE
+    assert launch_facts.PITCH_ALIGN_BYTES == target_tables.TABLES_PITCH_ALIGN_BYTES
+    assert launch_facts.BASE_ALIGN_BYTES == target_tables.TABLES_BASE_ALIGN_BYTES
 
 
 @pytest.mark.parametrize("target", ["pvc", "bmg", "lnl", "arc"])

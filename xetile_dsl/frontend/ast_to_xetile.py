@@ -145,11 +145,12 @@ class KernelIRBuilder:
             raise self.error(node, f"expected an integer scalar, got {describe(value)}")
         return value
 
-    def constexpr(self, node: ast.AST, what: str):
+    def constexpr(self, node: ast.AST, what: str, instead: str = ""):
+        """``node``'s compile-time value; ``instead`` (a clause) says what to write for runtime values."""
         value = self.visit(node)
         if isinstance(value, SSAValue):
             raise self.error(node, f"{what} must be a compile-time constant (a constexpr), "
-                             f"but it depends on runtime values")
+                             f"but it depends on runtime values{instead}")
         return value
 
     # ------------------------------------------------------------------ statements

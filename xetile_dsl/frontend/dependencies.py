@@ -136,6 +136,8 @@ class _Collector:
         except _Unrepresentable as exc:
             if suggestions.is_triton(value):   # tl.dot(...): say what to write instead
                 raise src.error(read.where, suggestions.triton_call(value)) from None
+            if suggestions.is_host_math(value):   # math.asin(t), np.exp(t): name the xt function
+                raise src.error(read.where, suggestions.host_math_call(read.text, value)) from None
             raise src.error(read.where, f"this kernel reads the global {read.text}, {exc.args[0]}, which cannot be "
                             f"part of the kernel cache key (a changed value would not be recompiled); a kernel "
                             f"may read globals that are {ALLOWED}", CacheKeyError) from None

@@ -172,7 +172,9 @@ class Expressions:
             raise self.builder.error(node, suggestions.triton_call(callee))
         if callee in (int, float, min, max, len, abs, bool) or getattr(callee, "__xetile_constexpr_fn__", False):
             what = f"the argument of {getattr(callee, '__name__', callee)}()"
-            args = [self.builder.constexpr(a, what) for a in node.args]
+            ours = _RUNTIME_FORMS.get(callee)
+            instead = f"; for runtime values use {ours}" if ours else ""
+            args = [self.builder.constexpr(a, what, instead) for a in node.args]
             kwargs = {k.arg: self.builder.constexpr(k.value, f"argument {k.arg}") for k in node.keywords}
             try:
                 return callee(*args, **kwargs)
@@ -219,3 +221,7 @@ def _indexing_hint(base) -> str:
 def _is_our_module(value) -> bool:
     """``xt`` (xetile_dsl.language) or another module of the package."""
     return isinstance(value, ModuleType) and value.__name__.split(".")[0] == "xetile_dsl"
+
+
+#: the xt operation a Python builtin of constexprs is for runtime values
+_RUNTIME_FORMS = {min: "xt.minimum(a, b)", max: "xt.maximum(a, b)", abs: "xt.abs(x)"}

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from types import ModuleType
 
+import numpy as np
+
 from .. import language
 from .._lazy import LazyModule
 
@@ -40,6 +42,19 @@ TRITON_EQUIVALENTS = {
 }
 
 
+#: Triton names with no equivalent here yet: said plainly, never answered with a name that
+#: only looks alike (``rand`` is not ``arange``); name -> what to do meanwhile ("" for none)
+TRITON_NOT_YET = {
+    **dict.fromkeys(("rand", "randn", "randint", "rand4x", "randn4x", "randint4x", "philox"),
+                    "make the random numbers on the host (numpy) and pass them as an array"),
+    **dict.fromkeys(("cumsum", "cumprod", "associative_scan", "sort", "flip", "histogram", "gather", "reshape",
+                     "view", "ravel", "join", "split", "interleave", "clamp", "floor", "ceil", "umulhi", "fdiv",
+                     "div_rn", "sqrt_rn", "softmax", "xor_sum", "inline_asm_elementwise", "swizzle2d",
+                     "multiple_of", "max_contiguous", "assume", "static_assert", "static_print", "device_assert"),
+                    ""),
+}
+
+
 def _ours() -> list[str]:
     return [name for name in language.__all__ if not name.startswith("_")]
 
@@ -49,8 +64,43 @@ def hint(name: str) -> str:
     as a clause to append to an error message; empty when there is nothing close."""
     if name in TRITON_EQUIVALENTS:
         return f"; did you mean {TRITON_EQUIVALENTS[name]}?"
-    close = difflib.get_close_matches(name, _ours(), n=3, cutoff=0.6)
+    if name in TRITON_NOT_YET:
+        meanwhile = TRITON_NOT_YET[name]
+        return (f"; xt.{name} is not available yet (Triton's tl.{name} has no xetile_dsl equivalent)"
+                + (f": {meanwhile}" if meanwhile else ""))
+    # a typo is close in spelling (load_tiles, tile_mm); 0.6 took rand for arange and load_tiles for store_tile
+    close = difflib.get_close_matches(name, _ours(), n=3, cutoff=0.7)
     return f"; did you mean {' or '.join(f'xt.{c}' for c in close)}?" if close else ""
+
+
+#: xt's element-wise math (what a math./numpy. function in a kernel is pointed at)
+XT_MATH = ("abs", "cos", "erf", "exp", "exp2", "fma", "log", "log2", "maximum", "minimum", "rsqrt", "sigmoid",
+           "sin", "sqrt", "tanh", "where")
+#: numpy / math spellings of xt's functions
+_MATH_ALIASES = {"fabs": "abs", "absolute": "abs", "fmax": "maximum", "fmin": "minimum", "max": "maximum",
+                 "min": "minimum", "amax": "maximum", "amin": "minimum"}
+
+
+def is_host_math(value) -> bool:
+    """True for the functions of ``math``, ``cmath`` and ``numpy`` (ufuncs included), which
+    run on the host, not in a kernel."""
+    if isinstance(value, np.ufunc):
+        return True
+    module = getattr(value, "__module__", None)
+    if not callable(value) or not isinstance(module, str) or isinstance(value, type):
+        return False
+    return module in ("math", "cmath") or module == "numpy" or module.startswith("numpy.")
+
+
+def host_math_call(text: str, value) -> str:
+    """The error for a kernel reading ``math.asin``/``np.exp`` (``text``): the xt function
+    to use, or which xt math functions there are."""
+    name = getattr(value, "__name__", text.rsplit(".", 1)[-1])
+    ours = _MATH_ALIASES.get(name, name)
+    if ours in XT_MATH or (ours in _ours() and ours not in ("dtype",)):
+        return f"{text} is not a kernel function; use xt.{ours}"
+    return (f"{text} is not a kernel function, and xt has no {name}; xt's math functions are "
+            f"{', '.join('xt.' + n for n in XT_MATH)}")
 
 
 def is_triton(value) -> bool:

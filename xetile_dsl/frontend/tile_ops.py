@@ -30,8 +30,23 @@ def _bind(builder, node: ast.Call) -> dict[str, ast.AST]:
     try:
         bound = sig.bind(*node.args, **{k.arg: k.value for k in node.keywords})
     except TypeError as exc:
-        raise builder.error(node, f"{stub.__xetile_builtin__}(): {exc}") from None
+        name = stub.__xetile_builtin__
+        for k in node.keywords:
+            if (name, k.arg) in _NO_KEYWORD:
+                raise builder.error(node, f"{name}(): {_NO_KEYWORD[name, k.arg]}") from None
+        raise builder.error(node, f"{name}(): {exc}") from None
     return dict(bound.arguments)
+
+
+#: keywords Triton's load/store take that our tile operations do not: what to do instead
+_NO_KEYWORD = {
+    ("load_tile", "mask"): "masks are not supported on load_tile; out-of-bounds rows and columns read as "
+                           "padding (padding=...) already; to mask elements inside the array use "
+                           "xt.load_gather(tile, mask) on a scattered tile",
+    ("store_tile", "mask"): "masks are not supported on store_tile; out-of-bounds rows and columns are never "
+                            "written already; to mask elements inside the array use "
+                            "xt.store_scatter(value, tile, mask) on a scattered tile",
+}
 
 
 @lru_cache(maxsize=None)

@@ -37,7 +37,7 @@ from .replay import MISS, Replay
 from .opencl_icd import setup_intel_cpu_icd
 from .opencl_programs import NativeBuildError, native_builder
 
-BASE_ALIGN_BYTES = 64
+from ..targets.launch_facts import BASE_ALIGN_BYTES  # noqa: E402 - the 2D block base rule (no tables)
 _UNSET = object()
 
 

@@ -20,6 +20,12 @@ NARROW_ROW_BYTES = 64
 #: surface's width on some target: such arrays are read and written per lane too (the
 #: largest ``Block2DLimits.width_multiple_bytes`` of a target with 2D block IO)
 ROW_BYTES_MULTIPLE = 4
+#: a 2D block surface's row pitch must be a multiple of this (bytes) on every target with
+#: 2D block IO (``Block2DLimits.pitch_align_bytes``), and its first element aligned to
+#: BASE_ALIGN_BYTES (``base_align_bytes``).  numpy arrays are copied into buffers that meet
+#: both; device arrays, used in place, that do not get the per-lane specialisation
+PITCH_ALIGN_BYTES = 16
+BASE_ALIGN_BYTES = 64
 
 
 def rows_need_per_lane(row_elems: int, itemsize: int) -> bool:
@@ -29,3 +35,16 @@ def rows_need_per_lane(row_elems: int, itemsize: int) -> bool:
     get the per-lane kernel specialisation (docs/design.md, "Narrow rows")."""
     row_bytes = row_elems * itemsize
     return row_bytes < NARROW_ROW_BYTES or (itemsize < ROW_BYTES_MULTIPLE and row_bytes % ROW_BYTES_MULTIPLE != 0)
+
+
+def device_layout_needs_per_lane(shape: tuple, strides: tuple, itemsize: int, base_address: int | None) -> bool:
+    """Whether a device array (used in place) of these extents and strides (elements) cannot
+    be a 2D block surface although its rows could: its row pitch is no multiple of
+    PITCH_ALIGN_BYTES (f16 rows of 100 elements, 200 bytes) or ``base_address`` (None where
+    the runtime places the buffer, as pyopencl's) is not BASE_ALIGN_BYTES-aligned.  Such
+    arrays get the per-lane specialisation too."""
+    if len(shape) < 2:
+        return False
+    if shape[-2] > 1 and (strides[-2] * itemsize) % PITCH_ALIGN_BYTES:
+        return True
+    return base_address is not None and base_address % BASE_ALIGN_BYTES != 0

@@ -416,6 +416,8 @@ TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
 #: launch reads without these tables; tests/runtime/test_targets.py checks they agree)
 TABLES_NARROW_ROW_BYTES = max(t.block2d_limits.min_width_bytes for t in TARGETS.values() if t.has_2d_block_io)
 TABLES_ROW_BYTES_MULTIPLE = max(t.block2d_limits.width_multiple_bytes for t in TARGETS.values() if t.has_2d_block_io)
+TABLES_PITCH_ALIGN_BYTES = max(t.block2d_limits.pitch_align_bytes for t in TARGETS.values() if t.has_2d_block_io)
+TABLES_BASE_ALIGN_BYTES = max(t.block2d_limits.base_align_bytes for t in TARGETS.values() if t.has_2d_block_io)
 
 
 def get_target(name: str) -> Target:

@@ -25,9 +25,26 @@ def isa_required() -> bool:
     return knobs.REQUIRE_OCLOC.get()
 
 
+#: how to get the tools, for messages (the installer ships in the package: a wheel has no scripts/)
+INSTALL_HINT = ("get it with `python -m xetile_dsl install-tools` (ocloc and iga64, through apt-get, as root), "
+                "or point XETILE_OCLOC at an ocloc >= 24")
+
+
+def installer_script() -> Path:
+    """The tool installer shipped in the package (scripts/install-test-tools.sh runs it)."""
+    return Path(__file__).resolve().with_name("install-test-tools.sh")
+
+
 def tools_dir() -> Path:
-    """Folder written by scripts/install-test-tools.sh."""
-    return knobs.TOOLS_DIR.get() or repo_root() / "tools-cache" / "igc"
+    """Folder the tool installer writes: XETILE_TOOLS_DIR, else ``<repo>/tools-cache/igc`` in
+    a source checkout, else ``~/.cache/xetile_dsl/tools`` (not inside site-packages)."""
+    chosen = knobs.TOOLS_DIR.get()
+    if chosen:
+        return chosen
+    root = repo_root()
+    if (root / "pyproject.toml").is_file() and (root / "xetile_dsl").is_dir():
+        return root / "tools-cache" / "igc"
+    return Path.home() / ".cache" / "xetile_dsl" / "tools"
 
 
 def ocloc_version(path: str | Path) -> tuple[int, ...] | None:
@@ -50,12 +67,11 @@ def _check_candidate(path: Path) -> None:
     want = ".".join(map(str, MIN_OCLOC_VERSION))
     if version is None:
         raise ToolNotFound(f"ocloc at {path} is too old (no usable --version; need >= {want}). "
-                           "Debian 12's ocloc 22.x silently drops 2D-block builtins; "
-                           "run scripts/install-test-tools.sh")
+                           f"Debian 12's ocloc 22.x silently drops 2D-block builtins; {INSTALL_HINT}")
     if version < MIN_OCLOC_VERSION:
         got = ".".join(map(str, version))
         raise ToolNotFound(f"ocloc at {path} is too old ({got}; need >= {want}): it silently "
-                           "drops 2D-block builtins; run scripts/install-test-tools.sh")
+                           f"drops 2D-block builtins; {INSTALL_HINT}")
 
 
 @lru_cache(maxsize=8)
@@ -66,16 +82,17 @@ def _find_ocloc_cached(env_ocloc: str, tools: str, path_env: str) -> Path:
         return Path(env_ocloc)
     tried = []
     for cand in (Path(tools) / "bin" / "ocloc", shutil.which("ocloc", path=path_env)):
-        if cand is None:
+        if cand is None or not Path(cand).exists():
             continue
         try:
             _check_candidate(Path(cand))
             return Path(cand)
         except ToolNotFound as exc:
             tried.append(str(exc))
-    detail = "; ".join(tried) or f"nothing at {tools}/bin/ocloc and no ocloc on PATH"
-    raise ToolNotFound(f"no usable ocloc: {detail}. Install with scripts/install-test-tools.sh "
-                       "or set XETILE_OCLOC")
+    if not tried:
+        raise ToolNotFound(f"ocloc (Intel's offline compiler) was not found: not in XETILE_TOOLS_DIR "
+                           f"({tools}/bin) nor on PATH; {INSTALL_HINT}")
+    raise ToolNotFound(f"no usable ocloc: {'; '.join(tried)}")
 
 
 def find_ocloc() -> Path:

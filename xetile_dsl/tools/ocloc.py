@@ -7,7 +7,7 @@ the machine code: DPAS present, 2D-block messages present (PVC) or absent (DG2),
 
 Environment:
   ``XETILE_OCLOC``          path of an ocloc to use (overrides the search)
-  ``XETILE_TOOLS_DIR``      tools folder of scripts/install-test-tools.sh
+  ``XETILE_TOOLS_DIR``      tools folder of ``python -m xetile_dsl install-tools``
                             (default ``<repo>/tools-cache/igc``; ocloc is ``bin/ocloc``)
   ``XETILE_IGA64``          path of iga64 (default: ``iga64`` on PATH)
   ``XETILE_REQUIRE_OCLOC=1`` tests that need ocloc fail instead of skipping
