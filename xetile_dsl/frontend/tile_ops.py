@@ -5,11 +5,12 @@ import ast
 import inspect
 from functools import lru_cache
 
-from xdsl.dialects import gpu, memref
+from xdsl.dialects import arith, gpu, memref
 from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr, VectorType, i1
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
@@ -150,7 +151,35 @@ def _init_scatter_tile(builder, node, args, base, offsets):
     shape = list(offsets.type.get_shape())
     tile_type = xetile.TileType(shape, base.type.element_type,
                                 xetile.TileAttr(scattered=True, memory_space=_memory_space(base)))
-    return builder.emit(xetile.InitTileOp(base, [offsets], tile_type)).tile
+    tile = builder.emit(xetile.InitTileOp(base, [offsets], tile_type)).tile
+    builder.scatter_bounds[tile] = _lanes_inside(builder, base, offsets, shape)
+    return tile
+
+
+def _lanes_inside(builder, base, offsets, shape):
+    """Which lanes of a scattered tile point inside its array: ``0 <= offset < span``, the
+    span ``(rows - 1) * row_stride + cols`` elements from the array's first element (one
+    unsigned compare, negative offsets being huge unsigned).  Gathers and scatters fold it
+    into their mask, so a lane outside the array is a masked-off lane, as tiles are
+    bounds-checked."""
+    sizes, strides = builder.array_meta[base]
+    if sizes:
+        rows, cols = sizes
+        pitch = strides[0]
+    else:  # a static buffer (xt.slm_alloc): row-major, extents from the type
+        rows, cols = (builder.index(n, None) for n in base.type.get_shape())
+        pitch = cols
+    one = builder.index(1, None)
+    last_row = builder.emit(arith.SubiOp(rows, one)).result
+    start = builder.emit(arith.MuliOp(last_row, pitch)).result
+    span = builder.emit(arith.AddiOp(start, cols)).result
+    return builder.emit(av.CmpiOp(offsets, sem.splat(builder, span, shape), "ult")).result
+
+
+def _with_bounds(builder, tile, mask):
+    """``mask`` and the scattered tile's in-bounds lanes."""
+    inside = builder.scatter_bounds.get(tile)
+    return mask if inside is None else builder.emit(arith.AndIOp(mask, inside)).result
 
 
 def _tile(builder, arg: ast.AST, op: str) -> SSAValue:
@@ -308,7 +337,7 @@ def build_load_gather(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _scatter_tile(builder, args["tile"], "load_gather")
     shape = tuple(tile.type.get_shape())
-    mask = _mask(builder, args, shape, node)
+    mask = _with_bounds(builder, tile, _mask(builder, args, shape, node))
     padding = builder.constexpr(args["padding"], "padding") if "padding" in args else 0
     elem = tile.type.element_type
     pad = None
@@ -326,7 +355,7 @@ def build_store_scatter(builder, node: ast.Call):
         raise builder.error(args["value"], f"store_scatter: value dtype {type_name(sem.elem_of(value))} differs "
                             f"from the array's {type_name(tile.type.element_type)}; convert it first")
     value = sem.coerce(builder, value, tile.type.element_type, shape, args["value"])
-    mask = _mask(builder, args, shape, node)
+    mask = _with_bounds(builder, tile, _mask(builder, args, shape, node))
     builder.written_arrays.add(_root_array(tile))
     builder.emit(xetile.StoreScatterOp(value, tile, mask))
 
