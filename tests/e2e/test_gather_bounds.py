@@ -39,10 +39,11 @@ def _offsets(rows, cols, size):
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 @pytest.mark.parametrize("dtype", [np.int32, np.float32, np.float16])
-def test_gather_lanes_outside_the_array_read_padding(dtype, flavour):
+@pytest.mark.parametrize("offset_dtype", [np.int32, np.int64])
+def test_gather_lanes_outside_the_array_read_padding(offset_dtype, dtype, flavour):
     R, C = 2, 32
     src = (np.arange(48) - 20).astype(dtype).reshape(3, 16)
-    offs = _offsets(R, C, src.size)
+    offs = _offsets(R, C, src.size).astype(offset_dtype)
     out = np.zeros((R, C), dtype)
     gather_oob.on(flavour)[(1,)](src, offs, out, R=R, C=C, PAD=PAD)
     inside = (offs >= 0) & (offs < src.size) & (offs % 5 != 2)
