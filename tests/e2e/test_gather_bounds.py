@@ -66,3 +66,38 @@ def test_scatter_lanes_outside_the_array_write_nothing(dtype, flavour):
     keep = (offs >= 0) & (offs < dst.size) & (offs % 5 != 2)
     ref[1:4].reshape(-1)[offs[keep]] = val[keep]
     np.testing.assert_array_equal(big, ref)
+
+
+# --- reductions of gathered values ----------------------------------------------------------
+@xd.jit
+def gather_reduce(src, idx, out, R: xt.constexpr, C: xt.constexpr, AX: xt.constexpr, OP: xt.constexpr):
+    offs = xt.load_tile(xt.init_tile(idx, [0, 0], [R, C]))
+    v = xt.load_gather(xt.init_tile(src, offs), offs % 5 != 2)
+    if OP == "sum":
+        r = xt.sum(v, axis=AX)
+    elif OP == "max":
+        r = xt.max(v, axis=AX)
+    else:
+        r = xt.min(v, axis=AX)
+    if AX == 1:
+        xt.store_tile(r, xt.init_tile(out, [0, 0], [R, 1]))
+    else:
+        xt.store_tile(r, xt.init_tile(out, [0, 0], [1, C]))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+@pytest.mark.parametrize("op", ["sum", "max", "min"])
+@pytest.mark.parametrize("rows,axis", [(4, 1), (4, 0), (1, 1), (1, 0), (2, 1)])
+def test_reduce_of_a_gather(rows, axis, op, dtype, flavour):
+    """A row reduction of a multi-row gather (its values blocked one row per block) gives
+    one result block per row; column reductions and 1-row gathers too."""
+    C = 32
+    src = ((np.arange(96) * 7) % 23 - 11).astype(dtype).reshape(3, 32)
+    offs = _offsets(rows, C, src.size) if rows > 1 else np.arange(5, 5 + C, dtype=np.int32).reshape(1, C)
+    out = np.zeros((rows, 1) if axis == 1 else (1, C), dtype)
+    gather_reduce.on(flavour)[(1,)](src, offs, out, R=rows, C=C, AX=axis, OP=op)
+    keep = (offs >= 0) & (offs < src.size) & (offs % 5 != 2)
+    v = np.where(keep, src.reshape(-1)[np.clip(offs, 0, src.size - 1)], 0).astype(dtype)
+    ref = getattr(np, op)(v, axis=axis, keepdims=True)
+    np.testing.assert_array_equal(out, ref)
