@@ -48,6 +48,8 @@ class KernelIRBuilder:
         self.block: Block | None = None
         self.array_meta: dict[SSAValue, tuple[list[SSAValue], list[SSAValue]]] = {}
         self.written_arrays: set[str] = set()
+        #: scattered tile -> its lanes' in-bounds mask (offset inside the array), built at init_tile
+        self.scatter_bounds: dict[SSAValue, SSAValue] = {}
         self._node: ast.AST | None = None
         self.loop_depth = 0
         self.inline_depth = 0

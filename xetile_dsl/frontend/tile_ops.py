@@ -5,11 +5,12 @@ import ast
 import inspect
 from functools import lru_cache
 
-from xdsl.dialects import gpu, memref
-from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr, VectorType, i1
+from xdsl.dialects import arith, gpu, memref
+from xdsl.dialects.builtin import FloatAttr, IntegerAttr, MemRefType, StringAttr, VectorType, i1, i32
 from xdsl.ir import SSAValue
 from xdsl.utils.exceptions import VerifyException
 
+from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
@@ -161,11 +162,50 @@ def _init_scatter_tile(builder, node, args, base, offsets):
                             "from the offsets; drop the shape argument")
     if is_float(offsets.type.element_type):
         raise builder.error(args["offsets"], "scatter offsets must be integers (element offsets into the array)")
+    given = offsets
     offsets = sem.convert(builder, offsets, INDEX, node)
     shape = list(offsets.type.get_shape())
     tile_type = xetile.TileType(shape, base.type.element_type,
                                 xetile.TileAttr(scattered=True, memory_space=_memory_space(base)))
-    return builder.emit(xetile.InitTileOp(base, [offsets], tile_type)).tile
+    tile = builder.emit(xetile.InitTileOp(base, [offsets], tile_type)).tile
+    span = _span(builder, base)
+    if given.type.element_type == i32:  # compared as given: no 64-bit compare (emulated on ARC)
+        # v (sign-extended) < span  <=>  v <u min(span, 2**31) as i32, negatives being >= 2**31 unsigned
+        limit = builder.emit(arith.MinUIOp(span, builder.index(2 ** 31, None))).result
+        offsets, span = given, builder.emit(arith.IndexCastOp(limit, i32)).result
+    builder.scatter_bounds[tile] = (offsets, span)
+    return tile
+
+
+def _span(builder, base):
+    """Elements of the array from its first element to its last: ``(rows - 1) * row_stride
+    + cols`` (a scattered lane is inside when ``0 <= offset < span``)."""
+    sizes, strides = builder.array_meta[base]
+    if sizes:
+        rows, cols = sizes
+        pitch = strides[0]
+    else:  # a static buffer (xt.slm_alloc): row-major, extents from the type
+        rows, cols = (builder.index(n, None) for n in base.type.get_shape())
+        pitch = cols
+    one = builder.index(1, None)
+    last_row = builder.emit(arith.SubiOp(rows, one)).result
+    start = builder.emit(arith.MuliOp(last_row, pitch)).result
+    return builder.emit(arith.AddiOp(start, cols)).result
+
+
+def _with_bounds(builder, tile, args, shape, node):
+    """``mask`` and the scattered tile's lanes that point inside its array (one unsigned
+    compare, negative offsets being huge unsigned), built next to the access so that the
+    lanes' flags live no longer than its mask: gathers and scatters are bounds-checked like
+    tiles, a lane outside the array being a masked-off lane."""
+    mask = _mask(builder, args, shape, node)
+    if tile not in builder.scatter_bounds:
+        return mask
+    offsets, span = builder.scatter_bounds[tile]
+    inside = builder.emit(av.CmpiOp(offsets, sem.splat(builder, span, shape), "ult")).result
+    if "mask" not in args or _is_none(args["mask"]):
+        return inside
+    return builder.emit(arith.AndIOp(mask, inside)).result
 
 
 def _tile(builder, arg: ast.AST, op: str) -> SSAValue:
@@ -323,7 +363,7 @@ def build_load_gather(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _scatter_tile(builder, args["tile"], "load_gather")
     shape = tuple(tile.type.get_shape())
-    mask = _mask(builder, args, shape, node)
+    mask = _with_bounds(builder, tile, args, shape, node)
     padding = builder.constexpr(args["padding"], "padding") if "padding" in args else 0
     elem = tile.type.element_type
     pad = None
@@ -341,7 +381,7 @@ def build_store_scatter(builder, node: ast.Call):
         raise builder.error(args["value"], f"store_scatter: value dtype {type_name(sem.elem_of(value))} differs "
                             f"from the array's {type_name(tile.type.element_type)}; convert it first")
     value = sem.coerce(builder, value, tile.type.element_type, shape, args["value"])
-    mask = _mask(builder, args, shape, node)
+    mask = _with_bounds(builder, tile, args, shape, node)
     builder.written_arrays.add(_root_array(tile))
     builder.emit(xetile.StoreScatterOp(value, tile, mask))
 

@@ -144,7 +144,11 @@ def store(tile: TileValue, value: np.ndarray, mask: np.ndarray | None = None, wh
     """Write ``value`` to the tile's in-bounds (and unmasked) elements; the rest is dropped."""
     idx, inside = tile.indices()
     active = inside if mask is None else inside & mask
-    flat = _checked(tile, idx, active, what)
+    if tile.scattered:
+        flat = tile.alloc.view(tile.dtype)
+        active = active & (idx >= 0) & (idx < flat.size)  # scatter: lanes outside the array write nothing
+    else:
+        flat = _checked(tile, idx, active, what)
     # several elements may alias one address (a stride of 0, repeated scatter offsets):
     # the last one in row-major order wins, as numpy's fancy assignment guarantees
     flat[idx[active]] = np.asarray(value, tile.dtype)[active]

@@ -219,14 +219,17 @@ def atomic_rmw(kind, value, tile):
 
 @builtin
 def load_gather(tile, mask=None, padding=0):
-    """Load a scattered tile; lanes whose ``mask`` is false read ``padding``.
+    """Load a scattered tile; lanes whose ``mask`` is false read ``padding``, and so do
+    lanes whose element offset lies outside the array (negative, or past its last element):
+    gathers are bounds-checked like tiles.
 
     Example: ``v = xt.load_gather(xt.init_tile(a, offs), offs < n)``"""
 
 
 @builtin
 def store_scatter(value, tile, mask=None):
-    """Store ``value`` through a scattered tile where ``mask`` is true.
+    """Store ``value`` through a scattered tile where ``mask`` is true; lanes whose element
+    offset lies outside the array (negative, or past its last element) write nothing.
 
     Example: ``xt.store_scatter(v, xt.init_tile(c, offs), offs < n)``"""
 

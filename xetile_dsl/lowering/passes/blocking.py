@@ -16,7 +16,7 @@ from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 
-from ...dialects import retype, xetile
+from ...dialects import _asm, retype, xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...frontend.types import bit_width, type_name
@@ -64,6 +64,7 @@ class _BlockFunction:
         self._assign_roles()
         blocks = {root: self._blocks_for(root, role, op) for root, (role, op) in self.roles.items()}
         self._block_broadcast_sources(blocks)
+        self._block_reduce_results(blocks)
         self._check_chained_mma(blocks)
         for op in ops_in(self.fn):
             for value in list(op.results) + [a for r in op.regions for b in r.blocks for a in b.args]:
@@ -155,6 +156,26 @@ class _BlockFunction:
             if blocks[src] == want or any(n % w for n, w in zip(shape, want)):
                 continue
             for root in [src] + self._tiles_of(src):
+                blocks[root] = want
+
+    def _block_reduce_results(self, blocks: dict) -> None:
+        """A reduction's result is blocked like its source along the dim it keeps (one
+        result block per block row or column of the source: the per-block reduction
+        makes no other), 1 along the reduced dim: a row sum of a gather's 1 x lanes
+        blocks has 1 x 1 blocks, not the 8 x 1 of a plain column. The tiles the result is
+        stored to follow."""
+        for op in ops_in(self.fn):
+            if not isinstance(op, xetile.TileReduceOp):
+                continue
+            src, res = self.families.find(op.source), self.families.find(op.result)
+            if src not in blocks or res not in blocks or self.roles[res][0] != "C":
+                continue
+            dims = set(_asm.as_int_list(op.reduction_dims))
+            want = tuple(1 if d in dims else b for d, b in enumerate(blocks[src]))
+            shape = tuple(op.result.type.get_shape())
+            if blocks[res] == want or len(shape) != 2 or any(n % w for n, w in zip(shape, want)):
+                continue
+            for root in [res] + self._tiles_of(res):
                 blocks[root] = want
 
     def _tiles_of(self, value_root: SSAValue) -> list[SSAValue]:
