@@ -55,3 +55,23 @@ def test_a_transposed_at_every_row_offset(dtype, BM, flavour):
         c = np.zeros((BM, N), c_dtype)
         at_gemm_at.on(flavour)[(1,)](at, b, c, m0, K, BM=BM, BN=N, BK=BK, ACC=acc)
         np.testing.assert_array_equal(c, ref[m0:m0 + BM], err_msg=f"row offset {m0}")
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dtype", ["f16", "bf16", "i8"])
+@pytest.mark.parametrize("BM", [1, 2])
+def test_few_row_gemm_with_a_transposed(dtype, BM, flavour):
+    """matmul_at_kernel with BM = 1 (a GEMV: program p reads row p, odd for every other
+    program) and 2, M odd: a one-row A^T block is a column run per lane (2 elements per
+    lane for 16-bit on ARC's 8 lanes and for int8 on 16), which compiled with an internal
+    error before."""
+    from xetile_dsl.kernels.gemm_transposed import matmul_at_kernel
+
+    np_dtype, acc, c_dtype = DTYPES[dtype]
+    M, N, K = (67, 32, 64) if dtype == "i8" else (35, 32, 64)
+    a, b, ref = _data(dtype, M, K, N)
+    c = np.zeros((M, N), c_dtype)
+    BN, BK = 16, 32
+    grid = ((M + BM - 1) // BM, N // BN)
+    matmul_at_kernel.on(flavour)[grid](np.ascontiguousarray(a.T), b, c, K, BM=BM, BN=BN, BK=BK, ACC=acc)
+    np.testing.assert_array_equal(c, ref)
