@@ -135,15 +135,22 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lan
     return fn
 
 
-def dword_aligned_or_gather(builder, x: ir.Value, elem_bits: int, typ, message, gather) -> ir.Value:
+def starts_dword(builder, x: ir.Value, elem_bits: int) -> ir.Value:
+    """Whether column ``x`` of ``elem_bits`` elements starts a dword (an i1)."""
+    mask = 32 // elem_bits - 1
+    return builder.icmp_unsigned("==", builder.and_(x, ir.Constant(x.type, mask)), ir.Constant(x.type, 0))
+
+
+def dword_aligned_or_gather(builder, x: ir.Value, elem_bits: int, typ, message, gather,
+                            aligned: ir.Value | None = None) -> ir.Value:
     """``message()`` where column ``x`` starts a dword, else ``gather()``.  The 32-bit
     transposed read addresses whole dwords: a 16-bit column ``x`` (8-bit: 4 per dword)
     inside a dword cannot be expressed, and ``x >> 1`` would start the block at the
     column before (the values of the row before for operand A stored K x M).  ``x`` is
     uniform (the subgroup's block position), so the test is one uniform branch, folded
-    away where ``x`` is a constant."""
-    mask = 32 // elem_bits - 1
-    aligned = builder.icmp_unsigned("==", builder.and_(x, ir.Constant(x.type, mask)), ir.Constant(x.type, 0))
+    away where ``x`` is a constant.  ``aligned``: the test made already (before a loop)."""
+    if aligned is None:
+        aligned = starts_dword(builder, x, elem_bits)
     with builder.if_else(aligned, likely=True) as (fast, slow):
         with fast:
             fast_value = message()

@@ -35,7 +35,7 @@ from ..targets.slm_budget import SlmBudget
 from ..targets.target import MMA_INPUT_ALIASES
 from . import (a_from_c, constants, coordinates, lane_transpose, latch_order, message_pieces, nbarrier,
                prefetch_payloads, scattered_ops, slm, transposed_payloads, vector_ops)
-from .builtins_transpose import dword_aligned_or_gather, transpose_kind
+from .builtins_transpose import transpose_kind
 from .control_flow import ControlFlow
 from .intel_builtins import IntelBuiltins
 from .llvm_types import llvm_scalar, llvm_type
@@ -290,11 +290,8 @@ class _KernelGen:
                 self._uses_block2d(op.tensor_desc)
             hoisted = self.hoisted_reads.get(op)
             if hoisted is not None:  # its address payload was made before the loop (no padding)
-                gather = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0), True)
-                self.values[op.value] = dword_aligned_or_gather(
-                    self.b, d.x, bits, llvm_type(op.value.type),
-                    lambda: self.b.bitcast(transposed_payloads.read(self, op, hoisted), llvm_type(op.value.type)),
-                    lambda: self.b.bitcast(self.b.call(gather, d.surface()), llvm_type(op.value.type)))
+                self.values[op.value] = self.b.bitcast(transposed_payloads.read(self, op, hoisted, (l1, l0), (d1, d0)),
+                                                       llvm_type(op.value.type))
                 return
             fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0), per_lane, lane_rows)
             raw = self.b.call(fn, d.surface())
