@@ -2,6 +2,8 @@
 PVC and ARC flavours, against numpy: C = A^T-stored @ B and C = A @ B^T-stored."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -97,7 +99,10 @@ def test_at_operand_a_through_transposed_block_reads():
     consts = {"BM": 32, "BN": 32, "BK": 32, "ACC": xt.float32}
     llvm = xd.compile(matmul_at_kernel, sig, consts, target="cpu-pvc").asm["llvm"]
     assert "intel_sub_group_2d_block_read_transpose_32b_16r8x1c" in llvm
-    assert "__xetile_load2d_gather" not in llvm
+    # the gather is only the fallback for a column that does not start a dword, inside the
+    # read's wrapper (tests/isa/test_transposed_offsets_isa.py: folded away for aligned ones)
+    kernel_body = re.search(r'^define [^@]*@"?matmul_at_kernel\b.*?^}', llvm, re.M | re.S).group(0)
+    assert "__xetile_load2d_gather" not in kernel_body
     rng = np.random.default_rng(11)
     a = rng.integers(-8, 8, (M, K)).astype(np.float16)
     b = rng.integers(-8, 8, (K, N)).astype(np.float16)

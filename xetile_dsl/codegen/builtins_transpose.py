@@ -116,19 +116,52 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lan
     if kind == "gather":
         builder.ret(_gather_transposed(bi, builder, frag, fn.args))
         return fn
-    if kind == _PAIRS:
-        builder.ret(_row_pairs(bi, builder, frag, fn.args))
-        return fn
     if kind == _LANE_ROWS:
         builder.ret(_lane_rows(bi, builder, frag, fn.args))
         return fn
-    cols32 = cols * elem_bits // 32
-    intel = _intel_read_transpose(bi, rows, cols32)
-    words = ir.VectorType(I32, cols32)
-    buf = builder.alloca(words, name="block")
-    builder.call(intel, [base, width, height, pitch, b2d._coord(builder, _dword_x(builder, x, elem_bits), y), buf])
-    builder.ret(builder.bitcast(builder.load(buf, typ=words), frag.vector_type()))
+
+    def message():
+        if kind == _PAIRS:
+            return _row_pairs(bi, builder, frag, fn.args)
+        cols32 = cols * elem_bits // 32
+        intel = _intel_read_transpose(bi, rows, cols32)
+        words = ir.VectorType(I32, cols32)
+        buf = builder.alloca(words, name="block")
+        builder.call(intel, [base, width, height, pitch, b2d._coord(builder, _dword_x(builder, x, elem_bits), y), buf])
+        return builder.bitcast(builder.load(buf, typ=words), frag.vector_type())
+
+    builder.ret(dword_aligned_or_gather(builder, x, elem_bits, frag.vector_type(), message,
+                                        lambda: _gather_transposed(bi, builder, frag, fn.args)))
     return fn
+
+
+def starts_dword(builder, x: ir.Value, elem_bits: int) -> ir.Value:
+    """Whether column ``x`` of ``elem_bits`` elements starts a dword (an i1)."""
+    mask = 32 // elem_bits - 1
+    return builder.icmp_unsigned("==", builder.and_(x, ir.Constant(x.type, mask)), ir.Constant(x.type, 0))
+
+
+def dword_aligned_or_gather(builder, x: ir.Value, elem_bits: int, typ, message, gather,
+                            aligned: ir.Value | None = None) -> ir.Value:
+    """``message()`` where column ``x`` starts a dword, else ``gather()``.  The 32-bit
+    transposed read addresses whole dwords: a 16-bit column ``x`` (8-bit: 4 per dword)
+    inside a dword cannot be expressed, and ``x >> 1`` would start the block at the
+    column before (the values of the row before for operand A stored K x M).  ``x`` is
+    uniform (the subgroup's block position), so the test is one uniform branch, folded
+    away where ``x`` is a constant.  ``aligned``: the test made already (before a loop)."""
+    if aligned is None:
+        aligned = starts_dword(builder, x, elem_bits)
+    with builder.if_else(aligned, likely=True) as (fast, slow):
+        with fast:
+            fast_value = message()
+            fast_block = builder.block
+        with slow:
+            slow_value = gather()
+            slow_block = builder.block
+    phi = builder.phi(typ)
+    phi.add_incoming(fast_value, fast_block)
+    phi.add_incoming(slow_value, slow_block)
+    return phi
 
 
 def _dword_x(builder, x: ir.Value, elem_bits: int) -> ir.Value:

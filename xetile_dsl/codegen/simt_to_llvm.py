@@ -290,7 +290,7 @@ class _KernelGen:
                 self._uses_block2d(op.tensor_desc)
             hoisted = self.hoisted_reads.get(op)
             if hoisted is not None:  # its address payload was made before the loop (no padding)
-                self.values[op.value] = self.b.bitcast(transposed_payloads.read(self, op, hoisted),
+                self.values[op.value] = self.b.bitcast(transposed_payloads.read(self, op, hoisted, (l1, l0), (d1, d0)),
                                                        llvm_type(op.value.type))
                 return
             fn = self.lib.load_2d_transposed(bits, rows, cols, (l1, l0), (d1, d0), per_lane, lane_rows)

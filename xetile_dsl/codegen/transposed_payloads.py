@@ -25,6 +25,8 @@ from xdsl.dialects import scf
 from ..dialects import xegpu
 from ..frontend.types import bit_width
 from ..targets.target import READ_PAYLOAD_DEFAULT_CACHE_OPTION
+from . import builtins_block2d as b2d
+from . import builtins_payload
 from . import builtins_transpose
 from .prefetch_payloads import GLOBAL_PTR, candidates
 
@@ -70,13 +72,36 @@ def hoist(gen, loop: scf.ForOp) -> dict:
     return hoisted
 
 
-def read(gen, op: xegpu.LoadNdOp, hoisted: HoistedRead) -> ir.Value:
-    """The transposed read ``op`` through its hoisted payload (lane n's dwords)."""
+def read(gen, op: xegpu.LoadNdOp, hoisted: HoistedRead, wi_layout, wi_data) -> ir.Value:
+    """The transposed read ``op`` through its hoisted payload (this lane's fragment under
+    the logical sg_map ``(wi_layout, wi_data)``), or gathered where its column does not
+    start a dword (:func:`.builtins_transpose.dword_aligned_or_gather`); the test is in
+    a wrapper, so that the loop body stays one block (:mod:`.latch_order`)."""
     d = gen.v(op.tensor_desc)
     bits, rows, cols = _read_transpose_block(gen, op)
-    return builtins_transpose.read_through_payload(
-        gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None, d.y if hoisted.moves_y else None,
-        bits, rows, cols, READ_PAYLOAD_DEFAULT_CACHE_OPTION)
+    key = ("read_ap_t", bits, rows, cols, tuple(wi_layout), tuple(wi_data), hoisted.moves_x, hoisted.moves_y)
+    fn = gen.lib._memoized(key, lambda: _build_read(gen.lib, *key[1:]))
+    return gen.b.call(fn, d.surface() + [hoisted.payload])
+
+
+def _build_read(bi, bits, rows, cols, wi_layout, wi_data, moves_x, moves_y) -> ir.Function:
+    """``<frag> f(surface..., payload)`` of :func:`read`."""
+    frag = b2d._fragment(bi, bits, cols, rows, wi_layout, wi_data)
+    name = (f"__xetile_read_ap_transpose_or_gather_{bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
+            f"_{'x' if moves_x else ''}{'y' if moves_y else ''}")
+    fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [builtins_payload.PRIVATE_PTR])
+    base, width, height, pitch, x, y, payload = fn.args
+    gather = bi.load_2d_transposed(bits, rows, cols, wi_layout, wi_data, True)
+
+    def message():
+        words = builtins_transpose.read_through_payload(
+            bi, builder, payload, x if moves_x else None, y if moves_y else None, bits, rows, cols,
+            READ_PAYLOAD_DEFAULT_CACHE_OPTION)
+        return builder.bitcast(words, frag.vector_type())
+
+    builder.ret(builtins_transpose.dword_aligned_or_gather(
+        builder, x, bits, frag.vector_type(), message, lambda: builder.call(gather, list(fn.args[:6]))))
+    return fn
 
 
 #: DPAS per loop iteration from which ordering the latch pays (benchmarks/gemm_isa.py,

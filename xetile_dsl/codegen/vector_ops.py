@@ -511,14 +511,20 @@ def load_row_replicated(gen, d, elem_bits: int, cols: int, lt: ir.Type, pad: int
 
 
 def load_column_per_lane(gen, d, elem_bits: int, rows: int, lt: ir.Type, pad: int = 0) -> ir.Value:
-    """An ``sg x 1`` column loaded transposed into a ``1 x sg`` row (its descriptor's
-    sg_map is ``[sg, 1]``): lane n reads row n, its one element of the row block;
-    out-of-bounds elements read the bits ``pad``."""
-    if rows != gen.target.subgroup_size:
-        raise LoweringError(f"internal: a transposed column block must have {gen.target.subgroup_size} rows "
-                            f"(one per lane), got {rows}")
+    """An ``rows x 1`` column loaded transposed into a ``1 x rows`` row (its descriptor's
+    sg_map is ``[sg, 1] x [rows / sg, 1]``): lane n reads rows ``n * k .. n * k + k - 1``
+    (``k = rows / sg``, one element per lane, or a run of ``k`` -- a one-row operand A of
+    16-bit data on 8 lanes or 8-bit data on 16 lanes), in order; out-of-bounds elements
+    read the bits ``pad``."""
+    lanes = gen.target.subgroup_size
+    if rows % lanes:
+        raise LoweringError(f"internal: a transposed column block must have a multiple of {lanes} rows "
+                            f"(a run per lane), got {rows}")
     b = gen.b
-    raw = _load_one(gen, d, elem_bits, b.add(d.y, gen.lib.lane_id(b)), d.x, pad)
+    per_lane = rows // lanes
+    first = b.add(d.y, b.mul(gen.lib.lane_id(b), ir.Constant(I32, per_lane)))
+    parts = [_load_one(gen, d, elem_bits, b.add(first, ir.Constant(I32, t)), d.x, pad) for t in range(per_lane)]
+    raw = parts[0] if per_lane == 1 else _pack(b, parts, ir.VectorType(parts[0].type, per_lane))
     return raw if lt == raw.type else b.bitcast(raw, lt)
 
 
