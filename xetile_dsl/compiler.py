@@ -330,8 +330,13 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
 
 def _generate(log: stage_log.StageLog, module, gpu, emulate: bool, narrow: frozenset = frozenset()):
     """(LLVM IR text, ABI) of the lowered ``module``: the ``llvm`` stage."""
+    out = []
     with log.timed("llvm"):
-        llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate, narrow)
+        # a failure other than our own errors is a compiler bug: an InternalCompilerError at
+        # the op codegen was emitting, like a lowering pass's, never a bare exception
+        pipeline.run_guarded("llvm codegen", lambda: out.append(simt_to_llvm.generate(module, gpu, emulate, narrow)),
+                             module)
+    llvm_text, abi = out[0]
     log.after("llvm", lambda: llvm_text)
     return llvm_text, abi
 
