@@ -27,7 +27,7 @@ import xdsl
 
 from .knobs import codegen_tag, debug_tracebacks
 from ._lazy import LazyModule
-from .errors import CompilationError, LoweringError, ToolError, UsageError
+from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
@@ -324,8 +324,35 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     abi = _mark_written(abi, written)
     if narrow_arrays(args) and gpu.has_2d_block_io:
         abi.extra["per_lane_arrays"] = sorted(narrow_arrays(args))
-    return _finish(CompiledKernel(src.name, target, abi, asm, diagnostics=diagnostics), log, llvm_text, gpu, emulate,
-                   isa)
+    kernel = _finish(CompiledKernel(src.name, target, abi, asm, diagnostics=diagnostics), log, llvm_text, gpu,
+                     emulate, isa)
+    if "zebin" in kernel.asm:
+        _warn_spill(src, kernel, gpu)
+    return kernel
+
+
+def _warn_spill(src: KernelSource, kernel: CompiledKernel, gpu) -> None:
+    """A located warning (at the kernel's ``def``, kept with its diagnostics) when its final
+    machine code still spills registers: the GRF mode is already the compiler's choice
+    (:func:`_retry_in_large_grf`), so what is left to change is the user's tile sizes."""
+    spilled = kernel.asm["zebin"].spill_size(kernel.abi.kernel_name)
+    if not spilled:
+        return
+    large = gpu.large_grf_option in kernel.abi.extra.get("build_options", "").split()
+    grfs = gpu.large_grf_count if large else gpu.grf_count
+    from .ops import configs   # noqa: PLC0415 - ops imports the compiler
+    bm, bn = configs.ATTENTION_TILES[configs.family(gpu.name)][64]
+    message = (f"kernel {src.name!r} spills {spilled} bytes of registers on {gpu.name} (built with {grfs} GRFs "
+               f"= {grfs * gpu.grf_bytes // 1024} KiB per subgroup{', the largest register file' if large else ''}): "
+               f"one subgroup's live tiles do not fit; make its blocks smaller (a smaller BM or BN: the rows and "
+               f"columns of the tile_mma results and of the tiles live across the loop). For comparison, "
+               f"ops.attention runs {bm} x {bn} (queries x keys) per subgroup on {gpu.name} at head dim 64 without "
+               f"spilling")
+    located = src.error(src.tree, message)   # the def line
+    kernel.diagnostics.append({"category": f"{RegisterSpillWarning.__module__}.{RegisterSpillWarning.__qualname__}",
+                               "message": str(RegisterSpillWarning.at(located)), "filename": located.filename,
+                               "lineno": located.line})
+    issue(kernel.diagnostics[-1])
 
 
 def _generate(log: stage_log.StageLog, module, gpu, emulate: bool, narrow: frozenset = frozenset()):
