@@ -340,14 +340,10 @@ def _warn_spill(src: KernelSource, kernel: CompiledKernel, gpu) -> None:
         return
     large = gpu.large_grf_option in kernel.abi.extra.get("build_options", "").split()
     grfs = gpu.large_grf_count if large else gpu.grf_count
-    from .ops import configs   # noqa: PLC0415 - ops imports the compiler
-    bm, bn = configs.ATTENTION_TILES[configs.family(gpu.name)][64]
     message = (f"kernel {src.name!r} spills {spilled} bytes of registers on {gpu.name} (built with {grfs} GRFs "
                f"= {grfs * gpu.grf_bytes // 1024} KiB per subgroup{', the largest register file' if large else ''}): "
                f"one subgroup's live tiles do not fit; make its blocks smaller (a smaller BM or BN: the rows and "
-               f"columns of the tile_mma results and of the tiles live across the loop). For comparison, "
-               f"ops.attention runs {bm} x {bn} (queries x keys) per subgroup on {gpu.name} at head dim 64 without "
-               f"spilling")
+               f"columns of the tile_mma results and of the tiles live across the loop)")
     located = src.error(src.tree, message)   # the def line
     kernel.diagnostics.append({"category": f"{RegisterSpillWarning.__module__}.{RegisterSpillWarning.__qualname__}",
                                "message": str(RegisterSpillWarning.at(located)), "filename": located.filename,
