@@ -27,7 +27,7 @@ import xdsl
 
 from .knobs import codegen_tag, debug_tracebacks
 from ._lazy import LazyModule
-from .errors import CompilationError, LoweringError, ToolError, UsageError
+from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
@@ -327,14 +327,42 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
     abi = _mark_written(abi, written)
     if narrow_arrays(args) and gpu.has_2d_block_io:
         abi.extra["per_lane_arrays"] = sorted(narrow_arrays(args))
-    return _finish(CompiledKernel(src.name, target, abi, asm, diagnostics=diagnostics), log, llvm_text, gpu, emulate,
-                   isa)
+    kernel = _finish(CompiledKernel(src.name, target, abi, asm, diagnostics=diagnostics), log, llvm_text, gpu,
+                     emulate, isa)
+    if "zebin" in kernel.asm:
+        _warn_spill(src, kernel, gpu)
+    return kernel
+
+
+def _warn_spill(src: KernelSource, kernel: CompiledKernel, gpu) -> None:
+    """A located warning (at the kernel's ``def``, kept with its diagnostics) when its final
+    machine code still spills registers: the GRF mode is already the compiler's choice
+    (:func:`_retry_in_large_grf`), so what is left to change is the user's tile sizes."""
+    spilled = kernel.asm["zebin"].spill_size(kernel.abi.kernel_name)
+    if not spilled:
+        return
+    large = gpu.large_grf_option in kernel.abi.extra.get("build_options", "").split()
+    grfs = gpu.large_grf_count if large else gpu.grf_count
+    message = (f"kernel {src.name!r} spills {spilled} bytes of registers on {gpu.name} (built with {grfs} GRFs "
+               f"= {grfs * gpu.grf_bytes // 1024} KiB per subgroup{', the largest register file' if large else ''}): "
+               f"one subgroup's live tiles do not fit; make its blocks smaller (a smaller BM or BN: the rows and "
+               f"columns of the tile_mma results and of the tiles live across the loop)")
+    located = src.error(src.tree, message)   # the def line
+    kernel.diagnostics.append({"category": f"{RegisterSpillWarning.__module__}.{RegisterSpillWarning.__qualname__}",
+                               "message": str(RegisterSpillWarning.at(located)), "filename": located.filename,
+                               "lineno": located.line})
+    issue(kernel.diagnostics[-1])
 
 
 def _generate(log: stage_log.StageLog, module, gpu, emulate: bool, narrow: frozenset = frozenset()):
     """(LLVM IR text, ABI) of the lowered ``module``: the ``llvm`` stage."""
+    out = []
     with log.timed("llvm"):
-        llvm_text, abi = simt_to_llvm.generate(module, gpu, emulate, narrow)
+        # a failure other than our own errors is a compiler bug: an InternalCompilerError at
+        # the op codegen was emitting, like a lowering pass's, never a bare exception
+        pipeline.run_guarded("llvm codegen", lambda: out.append(simt_to_llvm.generate(module, gpu, emulate, narrow)),
+                             module)
+    llvm_text, abi = out[0]
     log.after("llvm", lambda: llvm_text)
     return llvm_text, abi
 

@@ -105,6 +105,12 @@ class AccumulatorSplitWarning(CompilationWarning):
     Silence it with ``warnings.filterwarnings("ignore", category=AccumulatorSplitWarning)``."""
 
 
+class RegisterSpillWarning(CompilationWarning):
+    """The kernel's machine code spills registers even in the register-file mode the
+    compiler chose: its tiles are too large for one subgroup (issued when the ISA is built,
+    at the kernel's ``def``, with the spill size and what to change)."""
+
+
 class PrefetchPlanWarning(UserWarning):
     """A performance note, located like a CompilationWarning but not one (the kernel runs
     as written): the compiler redistributed a workgroup's prefetch tile among its

@@ -127,6 +127,6 @@ def test_verify_knob_verifies_after_each_stage(monkeypatch, knob, verified):
     lowering stage; a compile outside the tests skips it."""
     seen = []
     monkeypatch.setenv("XETILE_VERIFY_IR", knob)
-    monkeypatch.setattr(pipeline, "_run_guarded", lambda name, run, module: seen.append(name) or run())
+    monkeypatch.setattr(pipeline, "run_guarded", lambda name, run, module: seen.append(name) or run())
     xd.compile(matmul_kernel, SIG, CONST, target="cpu")
     assert [name.split(" ")[0] for name in seen if "verifying" in name] == verified

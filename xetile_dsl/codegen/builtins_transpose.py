@@ -110,7 +110,9 @@ def build_load_transposed(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lan
     """The transposed load wrapper (see :meth:`IntelBuiltins.load_2d_transposed`)."""
     frag = b2d._fragment(bi, elem_bits, cols, rows, wi_layout, wi_data)  # the logical (transposed) block
     kind = transpose_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane, lane_rows)
-    name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
+    # "_t": the plain load of a block of the same shape, kind and lane tag (a gather of a
+    # narrow array) is another function; one name for both defined it twice
+    name = f"__xetile_load2d_{kind}_t_{elem_bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
     fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [])
     base, width, height, pitch, x, y = fn.args
     if kind == "gather":

@@ -130,15 +130,22 @@ def distribute(const: arith.ConstantOp, fragment: VectorType, sg_map, lanes: int
 
 
 def _lane_table(arr: np.ndarray, shape: tuple, sg_map, lanes: int, const) -> np.ndarray:
-    """``[lanes, ...]``: lane n's fragment of ``arr`` in the element-wise lane layout."""
+    """``[lanes, units, per]``: lane n's fragment of ``arr`` under the lane layout ``sg_map``,
+    in the order every SIMT fragment uses (codegen's ``Fragment.elements``): unit
+    ``cb * row_units + rb`` (column blocks outer), element ``i * d1 + j`` inside it; lane n
+    sits at row ``n // l1``, column ``n % l1`` of the layout."""
     layout, data = sg_map
     if len(shape) == 1 and shape[0] == lanes:
         return arr.reshape(lanes, 1)
-    if tuple(layout) == (1, lanes) and tuple(data) == (1, 1) and len(shape) == 2 and shape[1] == lanes:
-        return arr.T.reshape(lanes, shape[0], 1)  # lane n holds column n, one element per row
-    raise LoweringError(f"a constant {'x'.join(map(str, shape))} block with different values per lane in the lane "
-                        f"layout {list(layout)} x {list(data)} is not lowered; non-splat constants are lowered in "
-                        f"element-wise blocks of {lanes} columns", const)
+    (l0, l1), (d0, d1) = layout, data
+    if len(shape) != 2 or l0 * l1 != lanes or shape[0] % (l0 * d0) or shape[1] % (l1 * d1):
+        raise LoweringError(f"a constant {'x'.join(map(str, shape))} block with different values per lane cannot be "
+                            f"spread over the lane layout {list(layout)} x {list(data)}: its rows must be a multiple "
+                            f"of {l0 * d0} and its columns of {l1 * d1}", const)
+    rows, cols = shape
+    # [rb, lr, i, cb, lc, j] -> [lr, lc, cb, rb, i, j] -> [lane, unit, per]
+    grid = arr.reshape(rows // (l0 * d0), l0, d0, cols // (l1 * d1), l1, d1).transpose(1, 4, 3, 0, 2, 5)
+    return grid.reshape(lanes, (rows * cols) // (lanes * d0 * d1), d0 * d1)
 
 
 def _read_by_lane(const: arith.ConstantOp, table: np.ndarray, fragment: VectorType) -> None:

@@ -68,9 +68,9 @@ def lower(module: ModuleOp, target: str, timings: dict | None = None,
     for stage, passes in all_stages:
         for p in passes:
             start = time.perf_counter()
-            _run_guarded(p.name, lambda: p.apply(ctx, module), module)
+            run_guarded(p.name, lambda: p.apply(ctx, module), module)
             if verify and p is passes[-1]:
-                _run_guarded(f"{p.name} (verifying its output)", module.verify, module)
+                run_guarded(f"{p.name} (verifying its output)", module.verify, module)
             if timings is not None:
                 timings[p.name] = time.perf_counter() - start
             if after_pass is not None:
@@ -84,7 +84,7 @@ def _defer_print(texts: StageTexts, stage: str, snapshot: ModuleOp) -> None:
     texts.defer(stage, lambda: print_module(snapshot))
 
 
-def _run_guarded(pass_name: str, run, module: ModuleOp) -> None:
+def run_guarded(pass_name: str, run, module: ModuleOp) -> None:
     """``run()``; an exception other than our own errors is a compiler bug, reported as an
     :class:`InternalCompilerError` naming the pass, at the op it was working on (so the
     user sees which line of the kernel triggered it).  XETILE_DEBUG=1 re-raises as is."""

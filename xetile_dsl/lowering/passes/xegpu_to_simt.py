@@ -143,9 +143,7 @@ class _Distribute:
             if is_elementwise(owner) or isinstance(owner, (vector.BroadcastOp, arith.ConstantOp,
                                                            xetile.TileBroadcastOp)):
                 for operand in owner.operands:
-                    if isinstance(operand.type, VectorType) and not _replicated_column(operand) and (
-                            not isinstance(owner, xetile.TileBroadcastOp)
-                            or bit_width(operand.type.element_type) == bits):
+                    if isinstance(operand.type, VectorType) and not _replicated_column(operand):
                         self._mark(operand, "A")
                         self.bits[self.families.find(operand)] = bits
                         work.append((operand, bits))
@@ -198,18 +196,19 @@ class _Distribute:
         elif isinstance(t, VectorType):
             new = self._fragment_type(t, self._role_of(v), op, v)
             if isinstance(v.owner, arith.ConstantOp):
-                if constants.distribute(v.owner, new, self._lane_map(t, self._role_of(v)), self.target.subgroup_size):
+                if constants.distribute(v.owner, new, self._lane_map(t, self._role_of(v), v), self.target.subgroup_size):
                     return  # the constant became a lane table; the lane's read has the fragment type
             retype(v, new)
 
-    def _lane_map(self, t: VectorType, role: str):
+    def _lane_map(self, t: VectorType, role: str, v: SSAValue):
         """(layout, data) of a vector's lane layout; None for a replicated ``[R, 1]`` column."""
         shape = t.get_shape()
         if len(shape) == 1:
             return (1, self.target.subgroup_size), (1, 1)
         if role == "C" and len(shape) == 2 and shape[1] == 1:
             return None
-        return self.target.sg_map(role, bit_width(t.element_type))
+        sg_map = self._sg_map(role, t.element_type, v)   # A's layout of A's element width, as its fragment
+        return tuple(sg_map.layout), tuple(sg_map.data)
 
     def _fragment_type(self, t: VectorType, role: str, op, v: SSAValue | None = None) -> VectorType:
         shape = list(t.get_shape())
