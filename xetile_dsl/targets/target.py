@@ -281,7 +281,10 @@ def _pvc_dpas(n: int) -> tuple[DpasConfig, ...]:
         DpasConfig("u8", "u8", ("i32",), 32, n),
         DpasConfig("i8", "u8", ("i32",), 32, n),
         DpasConfig("u8", "i8", ("i32",), 32, n),
-        DpasConfig("tf32", "tf32", ("f32",), 8, n),
+        # tf32 A rows are 8 dwords, half a 16-lane register: an M-row block gives each lane
+        # M / 2 elements, so M = 1 (half an element) and M = 2 (a scalar, no SPIR-V vector)
+        # have no lane layout; the hardware's 1- and 2-row repeats are not used (rows padded to 4)
+        DpasConfig("tf32", "tf32", ("f32",), 8, n, m_values=tuple(m for m in (1, 2, 4, 8) if m * 8 // n >= 2)),
     )
 
 

@@ -143,7 +143,10 @@ class _BlockFunction:
             raise LoweringError(
                 f"tile {'x'.join(map(str, shape))}x{name} cannot be used as {what} on {self.target.name}: it is "
                 f"split into {blocks[0]}x{blocks[1]} blocks (the DPAS and 2D-block sizes for {name}), so its shape "
-                f"must be a multiple of [{blocks[0]}, {blocks[1]}]", _owner_op(root, op))
+                f"must be a multiple of [{blocks[0]}, {blocks[1]}]" + (
+                    f" (or, with fewer rows, have {' or '.join(map(str, fewer))} rows: the DPAS repeat counts)"
+                    if role == "A" and (fewer := [m for m in cfg.m_values if m < blocks[0]]) else ""),
+                _owner_op(root, op))
         return blocks
 
     def _block_broadcast_sources(self, blocks: dict) -> None:
