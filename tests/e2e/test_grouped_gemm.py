@@ -1,0 +1,50 @@
+"""A grouped GEMM: an outer ``for g`` over groups (each group's rows at an offset in one
+stacked A and C, its B below the previous group's), a ``while`` loop over the group's C
+tiles shared out among the programs, the K loop inside. Compiled (PVC and ARC flavours)
+and interpreted, against numpy on small integers (exact)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+
+G, M, N, K = 3, 32, 32, 32
+BM, BN, BK = 16, 16, 16
+PROGRAMS = 2
+
+
+@xd.jit
+def grouped(a, b, c, M: xt.constexpr, N: xt.constexpr, K: xt.constexpr, G: xt.constexpr,
+            BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, NP: xt.constexpr):
+    tile = xt.program_id(0)
+    last = 0
+    for g in range(G):
+        ntiles = (M // BM) * (N // BN)
+        while tile >= last and tile < last + ntiles:
+            t = tile - last
+            row = g * M + (t // (N // BN)) * BM
+            col = (t % (N // BN)) * BN
+            ta = xt.init_tile(a, [row, 0], [BM, BK])
+            tb = xt.init_tile(b, [g * K, col], [BK, BN])
+            acc = xt.zeros([BM, BN], xt.float32)
+            for k in range(0, K, BK):
+                acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+                ta = xt.update_tile_offset(ta, 0, BK)
+                tb = xt.update_tile_offset(tb, BK, 0)
+            xt.store_tile(acc, xt.init_tile(c, [row, col], [BM, BN]))
+            tile = tile + NP
+        last = last + ntiles
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_grouped_gemm(target):
+    rng = np.random.default_rng(9)
+    a = rng.integers(-3, 4, (G * M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (G * K, N)).astype(np.float16)
+    c = np.full((G * M, N), np.nan, np.float32)
+    grouped.on(target)[(PROGRAMS,)](a, b, c, M=M, N=N, K=K, G=G, BM=BM, BN=BN, BK=BK, NP=PROGRAMS)
+    ref = np.concatenate([a[g * M:(g + 1) * M].astype(np.float32) @ b[g * K:(g + 1) * K].astype(np.float32)
+                          for g in range(G)])
+    np.testing.assert_array_equal(c, ref)
