@@ -48,3 +48,48 @@ def test_grouped_gemm(target):
     ref = np.concatenate([a[g * M:(g + 1) * M].astype(np.float32) @ b[g * K:(g + 1) * K].astype(np.float32)
                           for g in range(G)])
     np.testing.assert_array_equal(c, ref)
+
+
+@xd.jit
+def grouped_carried(a, b, c, M: xt.constexpr, N: xt.constexpr, K: xt.constexpr, G: xt.constexpr,
+                    BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, NP: xt.constexpr):
+    """The same GEMM with the loaded operands va / vb and the accumulator defined before
+    the loops: all three loops (for g, while, for k) carry them, B's VNNI-packed blocks
+    and A's lane layout included."""
+    tile = xt.program_id(0)
+    last = 0
+    acc = xt.zeros([BM, BN], xt.float32)
+    ta = xt.init_tile(a, [0, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, 0], [BK, BN])
+    va = xt.load_tile(ta)
+    vb = xt.load_tile(tb)
+    for g in range(G):
+        ntiles = (M // BM) * (N // BN)
+        while tile >= last and tile < last + ntiles:
+            t = tile - last
+            row = g * M + (t // (N // BN)) * BM
+            col = (t % (N // BN)) * BN
+            ta = xt.init_tile(a, [row, 0], [BM, BK])
+            tb = xt.init_tile(b, [g * K, col], [BK, BN])
+            acc = xt.zeros([BM, BN], xt.float32)
+            for k in range(0, K, BK):
+                va = xt.load_tile(ta)
+                vb = xt.load_tile(tb)
+                acc = xt.tile_mma(va, vb, acc)
+                ta = xt.update_tile_offset(ta, 0, BK)
+                tb = xt.update_tile_offset(tb, BK, 0)
+            xt.store_tile(acc, xt.init_tile(c, [row, col], [BM, BN]))
+            tile = tile + NP
+        last = last + ntiles
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_grouped_gemm_carried_operands(target):
+    rng = np.random.default_rng(11)
+    a = rng.integers(-3, 4, (G * M, K)).astype(np.float16)
+    b = rng.integers(-3, 4, (G * K, N)).astype(np.float16)
+    c = np.full((G * M, N), np.nan, np.float32)
+    grouped_carried.on(target)[(PROGRAMS,)](a, b, c, M=M, N=N, K=K, G=G, BM=BM, BN=BN, BK=BK, NP=PROGRAMS)
+    ref = np.concatenate([a[g * M:(g + 1) * M].astype(np.float32) @ b[g * K:(g + 1) * K].astype(np.float32)
+                          for g in range(G)])
+    np.testing.assert_array_equal(c, ref)
