@@ -93,3 +93,40 @@ def test_grouped_gemm_carried_operands(target):
     ref = np.concatenate([a[g * M:(g + 1) * M].astype(np.float32) @ b[g * K:(g + 1) * K].astype(np.float32)
                           for g in range(G)])
     np.testing.assert_array_equal(c, ref)
+
+
+@xd.jit
+def while_carried(a, b, c, T: xt.constexpr, K: xt.constexpr):
+    """A while over a counter carries the accumulator (never reset) and va / vb through a K
+    loop; the last va / vb leave both loops (loop results) and feed one more tile_mma."""
+    acc = xt.zeros([16, 16], xt.float32)
+    ta = xt.init_tile(a, [0, 0], [16, 16])
+    tb = xt.init_tile(b, [0, 0], [16, 16])
+    va = xt.load_tile(ta)
+    vb = xt.load_tile(tb)
+    i = 0
+    while i < T:
+        ta = xt.init_tile(a, [i * 16, 0], [16, 16])
+        tb = xt.init_tile(b, [0, 0], [16, 16])
+        for k in range(0, K, 16):
+            va = xt.load_tile(ta)
+            vb = xt.load_tile(tb)
+            acc = xt.tile_mma(va, vb, acc)
+            ta = xt.update_tile_offset(ta, 0, 16)
+            tb = xt.update_tile_offset(tb, 16, 0)
+        i = i + 1
+    acc = xt.tile_mma(va, vb, acc)
+    xt.store_tile(acc, xt.init_tile(c, [0, 0], [16, 16]))
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_while_carried_accumulator_and_operands(target):
+    t, k = 3, 32
+    rng = np.random.default_rng(12)
+    a = rng.integers(-3, 4, (t * 16, k)).astype(np.float16)
+    b = rng.integers(-3, 4, (k, 16)).astype(np.float16)
+    c = np.full((16, 16), np.nan, np.float32)
+    while_carried.on(target)[(1,)](a, b, c, T=t, K=k)
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    ref = sum(af[i * 16:(i + 1) * 16] @ bf for i in range(t)) + af[(t - 1) * 16:, k - 16:] @ bf[k - 16:]
+    np.testing.assert_array_equal(c, ref)
