@@ -44,6 +44,7 @@ spirv_emit = LazyModule("xetile_dsl.codegen.spirv_emit")
 dialects = LazyModule("xetile_dsl.dialects")
 xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")
 pipeline = LazyModule("xetile_dsl.lowering.pipeline")
+wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")
 lowering_notes = LazyModule("xetile_dsl.lowering.notes")
 isa_report = LazyModule("xetile_dsl.tools.isa_report")
 ocloc = LazyModule("xetile_dsl.tools.ocloc")
@@ -313,6 +314,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
             module, written = frontend.build_module(fn, args, constants, gpu, src)
         log.after_module("frontend", module)
         if target == "interpret":
+            wg_to_sg.check_undistributed_subgroup_tiles(module, gpu)  # the compiled flavours' limit
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
                                   log.timings, dumps=log.dumps)
         xtdebug.reject_debug_ops(module)

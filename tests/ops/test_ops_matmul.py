@@ -74,6 +74,16 @@ def test_matmul_tf32_cpu_pvc():
     np.testing.assert_allclose(c, ref, rtol=0, atol=f32_error)
 
 
+@pytest.mark.parametrize("m", [1, 2, 3])
+def test_matmul_tf32_few_rows(m):
+    """f32 GEMVs (M below the 8-row tile): a tf32 A row is half a 16-lane register, so 1 or
+    2 rows have no lane layout; the rows are padded to the 4-row DPAS (targets' m_values)."""
+    a, b = A32[:m], B32
+    c = ops.matmul(a, b, target="cpu-pvc")
+    ref, f32_error = tf32_matmul_ref(a, b)
+    np.testing.assert_allclose(c, ref, rtol=0, atol=f32_error)
+
+
 def test_matmul_cpu_arc_transposed_epilogue():
     _check(np.float16, True, True, "cpu-arc", BIAS, "gelu")
 

@@ -3,8 +3,10 @@
 
 * ``static_range`` unrolling is capped by ``MAX_UNROLLED_OPS`` (ops produced, not just
   iterations), reported at the ``static_range`` call with a hint to use ``range``;
-* a per-subgroup tile value beyond ``Target.max_subgroup_tile_bytes`` (a multiple of the
-  register file) is reported at the op making it, with the wg_map / loop hint;
+* a per-subgroup tile value beyond ``Target.max_subgroup_tile_bytes`` (register files of
+  the target, 128 KiB: a 512x512 f16 copy took 100+ s in the SPIR-V backend and the OpenCL
+  runtime) is reported at the op making it, with the wg_map / loop hint, before blocking
+  and code generation; 256x256 f16 still compiles and is exact;
 * the work xegpu-sink-to-uses does on a blocked copy with four times the ops is about
   four times as much (343 -> 1447 checks; before, walking forward from every load:
   4943 -> 84287, 17 times)."""
@@ -12,6 +14,7 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 import pytest
 
 import xetile_dsl as xd
@@ -94,6 +97,33 @@ def test_subgroup_tile_far_beyond_the_register_file(target):
     assert "1024x1024xf16" in text and f"{2 * 1024 * 1024} bytes" in text, text
     assert f"{gpu.max_subgroup_tile_bytes()} bytes" in text, text
     assert "wg_map" in text and "range" in text, text
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_subgroup_tile_512_refused_before_codegen(target, monkeypatch):
+    """A 512x512 f16 tile (512 KiB) in one subgroup is refused at the user's line by
+    wg-to-sg: neither blocking nor the SPIR-V backend ever runs."""
+    from xetile_dsl.codegen import spirv_emit
+    from xetile_dsl.lowering.passes import blocking
+    reached = []
+    monkeypatch.setattr(blocking.XeTileBlocking, "apply", lambda *a: reached.append("blocking"))
+    monkeypatch.setattr(spirv_emit, "emit_spirv", lambda *a, **k: reached.append("spirv"))
+    gpu = get_target(xd.compiler.resolve_target(target)[0])
+    text = _compile_error(copy_tile, {"a": "f16[:,:]", "b": "f16[:,:]"}, {"N": 512}, "tile", target=target)
+    assert "512x512xf16" in text and f"{512 * 512 * 2} bytes" in text, text
+    assert f"limited to {gpu.max_subgroup_tile_bytes()} bytes" in text and "wg_map" in text and "range" in text, text
+    assert reached == []
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_subgroup_tile_256_compiles_and_is_exact(target):
+    """256x256 f16 (128 KiB: the limit on pvc and arc) stays legal."""
+    n = 256
+    assert 2 * n * n <= get_target(xd.compiler.resolve_target(target)[0]).max_subgroup_tile_bytes()
+    a = (np.arange(n * n) % 2039 - 1000).astype(np.float16).reshape(n, n)
+    b = np.zeros_like(a)
+    copy_tile.on(target)[(1,)](a, b, N=n)
+    np.testing.assert_array_equal(b, a)
 
 
 def _xegpu_before_sinking(n: int, target: str = "pvc"):

@@ -34,12 +34,14 @@ def owner_op(value: SSAValue, fallback):
     return owner if hasattr(owner, "location") and not hasattr(owner, "args") else fallback
 
 
-def shape_error(shape, name: str, what: str, blocks, target: Target, where) -> LoweringError:
-    """The located error for a tile of ``shape`` that ``blocks`` do not divide."""
+def shape_error(shape, name: str, what: str, blocks, target: Target, where, fewer=()) -> LoweringError:
+    """The located error for a tile of ``shape`` that ``blocks`` do not divide; ``fewer``:
+    the smaller row counts operand A may have instead (the DPAS repeat counts)."""
+    hint = f" (or, with fewer rows, have {' or '.join(map(str, fewer))} rows: the DPAS repeat counts)" if fewer else ""
     return LoweringError(
         f"tile {'x'.join(map(str, shape))}x{name} cannot be used as {what} on {target.name}: it is "
         f"split into {blocks[0]}x{blocks[1]} blocks (the DPAS and 2D-block sizes for {name}), so its shape "
-        f"must be a multiple of [{blocks[0]}, {blocks[1]}]", where)
+        f"must be a multiple of [{blocks[0]}, {blocks[1]}]{hint}", where)
 
 
 def operand_blocks(role: str, shape, name: str, target: Target, op, where) -> tuple[int, int]:
@@ -52,7 +54,8 @@ def operand_blocks(role: str, shape, name: str, target: Target, op, where) -> tu
                             f"{', '.join(target.legal_mma_inputs())}", op)
     blocks = (a_rows(shape, cfg), cfg.k) if role == "A" else (cfg.k, cfg.n)
     if len(shape) != 2 or shape[0] % blocks[0] or shape[1] % blocks[1]:
-        raise shape_error(shape, name, ROLE_NAMES[role], blocks, target, where)
+        fewer = [m for m in cfg.m_values if m < blocks[0]] if role == "A" else []
+        raise shape_error(shape, name, ROLE_NAMES[role], blocks, target, where, fewer)
     return blocks
 
 

@@ -122,11 +122,14 @@ class Target:
     accumulator_register_share: float = 0.75
     #: the largest tile value one subgroup may hold, in largest register files
     #: (large_grf_count x grf_bytes): far past the register file a value cannot be kept in
-    #: registers at all, and its blocked IR (an op per block: 4096 loads for a
-    #: 1024x1024 f16 tile) takes minutes to compile; such a tile belongs to a workgroup
-    #: (wg_map) or to a loop over smaller tiles.  64 keeps a 512x512 f16 (pvc, arc) or
-    #: f32 (pvc) tile legal
-    subgroup_tile_register_files: int = 64
+    #: registers at all, and its blocked IR (an op per block) is one huge basic block that
+    #: the SPIR-V backend and the OpenCL CPU runtime compile superlinearly: a 512x512 f16
+    #: copy (512 KiB) took 100+ s (91 s in clBuildProgram).  The limit is 128 KiB on every
+    #: target (8 files of pvc's 16 KiB, 16 of arc's 8 KiB), whose worst cases compile in
+    #: <= 3.5 s on the 2-core dev machine: copies of 256x256 f16 1.8-3.3 s, 256x128 f32
+    #: and 512x256 i8 less; 256 KiB was 3.4-4.6 s (f16 256x512, i8 512x512 on arc), too
+    #: close to 5 s.  Such a tile belongs to a workgroup (wg_map) or a loop over smaller tiles
+    subgroup_tile_register_files: int = 8
     #: share of the kernel's register file a K step's accumulators and *all* its A and B
     #: operands may fill for those operands to be read in coalesced messages (a message
     #: keeps its K blocks live until its last DPAS); measured with ocloc on pvc: the RFC
@@ -281,7 +284,10 @@ def _pvc_dpas(n: int) -> tuple[DpasConfig, ...]:
         DpasConfig("u8", "u8", ("i32",), 32, n),
         DpasConfig("i8", "u8", ("i32",), 32, n),
         DpasConfig("u8", "i8", ("i32",), 32, n),
-        DpasConfig("tf32", "tf32", ("f32",), 8, n),
+        # tf32 A rows are 8 dwords, half a 16-lane register: an M-row block gives each lane
+        # M / 2 elements, so M = 1 (half an element) and M = 2 (a scalar, no SPIR-V vector)
+        # have no lane layout; the hardware's 1- and 2-row repeats are not used (rows padded to 4)
+        DpasConfig("tf32", "tf32", ("f32",), 8, n, m_values=tuple(m for m in (1, 2, 4, 8) if m * 8 // n >= 2)),
     )
 
 
@@ -350,6 +356,7 @@ ARC = Target(
     subgroup_size=8,
     dpas=_arc_dpas(8),
     grf_bytes=32,
+    subgroup_tile_register_files=16,  # 128 KiB, as on pvc: the compile time is the host's
     has_2d_block_io=False,
     subgroup_block_units=(1, 2, 4, 8),
     row_block_elem_bits=(16, 32),

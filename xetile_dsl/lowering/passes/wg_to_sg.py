@@ -327,3 +327,13 @@ def needs_large_grf(fn: func.FuncOp, target: Target) -> bool:
 def _loads_operands_from_slm(op: xetile.TileMMAOp) -> bool:
     return any(isinstance(v.owner, xetile.LoadTileOp) and v.owner.tile.type.attr.memory_space.data == 3
                for v in (op.a, op.b))
+
+
+def check_undistributed_subgroup_tiles(module: ModuleOp, target: Target) -> None:
+    """The per-subgroup tile limit (register_budget.check_subgroup_tiles) for a module that
+    is not lowered (the interpreter), so that it refuses what the compiled flavours do: a
+    kernel without wg_maps holds each value in one subgroup as written; map inference only
+    reads the IR."""
+    for fn in [f for f in module.ops if isinstance(f, func.FuncOp)]:
+        if not _MapInference(fn).run().by_root:
+            register_budget.check_subgroup_tiles(fn, target)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, vector
+from xdsl.dialects import arith, func, scf, vector
 from xdsl.dialects.builtin import ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
@@ -153,7 +153,9 @@ class _Distribute:
         self._check_a_chains(seen)
 
     def _check_a_chains(self, chain: set) -> None:
-        """A value given A's layout must not also feed ops that expect the plain one."""
+        """A value given A's layout must not also feed ops that expect the plain one. A loop
+        that merely carries it (scf.for / scf.while inits, scf.yield, scf.condition) is no
+        such op: the carried values are one family with it, so they take A's layout too."""
         for v in chain:
             a_map = self._sg_map("A", v.type.element_type, v)
             if a_map == self._sg_map("C", v.type.element_type, v):
@@ -162,6 +164,8 @@ class _Distribute:
                 user = use.operation
                 if isinstance(user, xegpu.DpasOp) and use.index == 0:
                     continue
+                if isinstance(user, (scf.YieldOp, scf.ConditionOp, scf.ForOp, scf.WhileOp)):
+                    continue  # carried: its loop arguments and results are v's family (role A)
                 if any(self._role_of(r) == "A" for r in user.results):
                     continue
                 raise LoweringError(f"a value computed for operand A of tile_mma is also used by {user.name}, which "

@@ -10,9 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func
+from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import ModuleOp, VectorType
-from xdsl.ir import Operation, SSAValue
+from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
 from ...dialects import xegpu, xetile
@@ -50,8 +50,8 @@ class _Translator(Rebuilder):
     def __init__(self, fn: func.FuncOp, target: Target | None):
         super().__init__(fn)
         self.target = target
-        self.packed_tiles = _tiles_loaded_as_b(fn)
         self.families = Families(fn)
+        self.packed_tiles = _tiles_loaded_as_b(fn, self.families)
         self.row_offsets = scattered.RowOffsets(fn, self.families)
         self.messages = block_messages.plan_tiles(fn, target, self.packed_tiles) if target is not None else {}
 
@@ -220,12 +220,22 @@ class _Translator(Rebuilder):
         self.vmap[op.output] = results
 
 
-def _tiles_loaded_as_b(fn: func.FuncOp) -> set[SSAValue]:
-    """Tiles whose loads feed operand B of tile_mma (loaded with VNNI packing)."""
-    found = set()
+def _tiles_loaded_as_b(fn: func.FuncOp, families: Families) -> set[SSAValue]:
+    """Tiles whose loads feed operand B of tile_mma (loaded with VNNI packing): directly,
+    or through loops that carry the loaded value (an scf.for iter_arg, scf.while before /
+    after arguments, a loop result): every load of the carried value's family is packed,
+    so the value has one type on all its loop edges."""
+    found, families_of_b = set(), set()
     for op in ops_in(fn):
-        if isinstance(op, xetile.TileMMAOp) and isinstance(op.b.owner, xetile.LoadTileOp):
-            found.add(op.b.owner.tile)
+        if isinstance(op, xetile.TileMMAOp):
+            if isinstance(op.b.owner, xetile.LoadTileOp):
+                found.add(op.b.owner.tile)
+                families_of_b.add(families.find(op.b))
+            elif isinstance(op.b, BlockArgument) or isinstance(op.b.owner, (scf.ForOp, scf.WhileOp, scf.IfOp)):
+                families_of_b.add(families.find(op.b))
+    for op in ops_in(fn):
+        if isinstance(op, xetile.LoadTileOp) and families.find(op.value) in families_of_b:
+            found.add(op.tile)
     return found
 
 
