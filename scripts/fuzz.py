@@ -36,6 +36,7 @@ import copy
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -53,6 +54,7 @@ SHADOW = r'''
 import numpy as _np
 _U = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24}
 _TINY = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126, "float32": 2.0 ** -126}
+_DT = ["float32"]  # the element type of constants (the kernel's DT)
 _INT = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "uint32": 32, "int64": 64}
 
 
@@ -65,7 +67,8 @@ class R:
         self.e = _np.broadcast_to(_np.asarray(e, _np.float64), self.v.shape) if dt not in _INT else 0
 
     @staticmethod
-    def of(x, dt):
+    def of(x, dt=None):
+        dt = dt or _DT[0]
         return x if isinstance(x, R) else R(_np.asarray(x, _np.int64 if dt in _INT else _np.float64), 0.0, dt)
 
     def _round(self, v, e, k=1.0):
@@ -93,6 +96,7 @@ class R:
     def __and__(self, o): return self._bin(o, _np.bitwise_and, lambda a, b: 0)
     def __or__(self, o): return self._bin(o, _np.bitwise_or, lambda a, b: 0)
     def __xor__(self, o): return self._bin(o, _np.bitwise_xor, lambda a, b: 0)
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
 
 
 class _Xt:
@@ -103,30 +107,40 @@ class _Xt:
 
     @staticmethod
     def maximum(a, b):
-        a = R.of(a, getattr(b, "dt", None) or a.dt); b = R.of(b, a.dt)
+        dt = a.dt if isinstance(a, R) else b.dt if isinstance(b, R) else None
+        a, b = R.of(a, dt), R.of(b, dt)
         return R(_np.maximum(a.v, b.v), _np.maximum(a.e, b.e) if a.dt not in _INT else 0, a.dt)
 
     @staticmethod
     def minimum(a, b):
-        a = R.of(a, getattr(b, "dt", None) or a.dt); b = R.of(b, a.dt)
+        dt = a.dt if isinstance(a, R) else b.dt if isinstance(b, R) else None
+        a, b = R.of(a, dt), R.of(b, dt)
         return R(_np.minimum(a.v, b.v), _np.maximum(a.e, b.e) if a.dt not in _INT else 0, a.dt)
 
     @staticmethod
-    def abs(a): return R(_np.abs(a.v), a.e, a.dt) if a.dt not in _INT else a._round(_np.abs(a.v), 0)
+    def abs(a):
+        a = R.of(a)
+        return R(_np.abs(a.v), a.e, a.dt) if a.dt not in _INT else a._round(_np.abs(a.v), 0)
 
     @staticmethod
     def exp(a):
+        a = R.of(a)
         r = _np.exp(a.v)
         return a._round(r, _np.exp(a.v + a.e) - r, 4)
 
     @staticmethod
-    def tanh(a): return a._round(_np.tanh(a.v), a.e, 4)
+    def tanh(a):
+        a = R.of(a)
+        return a._round(_np.tanh(a.v), a.e, 4)
 
     @staticmethod
-    def sigmoid(a): return a._round(1 / (1 + _np.exp(-a.v)), 0.25 * a.e, 4)
+    def sigmoid(a):
+        a = R.of(a)
+        return a._round(1 / (1 + _np.exp(-a.v)), 0.25 * a.e, 4)
 
     @staticmethod
     def sqrt(a):
+        a = R.of(a)
         x = _np.abs(a.v)
         r = _np.sqrt(x)
         return a._round(r, _np.maximum(_np.sqrt(x + a.e) - r, r - _np.sqrt(_np.maximum(x - a.e, 0))), 4)
@@ -214,7 +228,12 @@ def main(flavours):
             print(_json.dumps({"flavour": fl, "status": st, "detail": msg[:3000]}), flush=True)
             found += st != "refused"
             continue
-        bad = _compare(outs, reference(make_inputs()))
+        try:
+            refs = reference(make_inputs())
+        except Exception as exc:  # noqa: BLE001 -- a bug of the fuzzer, not of the compiler
+            print(_json.dumps({"flavour": fl, "status": "generator", "detail": "".join(_tb.format_exception(exc)[-4:])}))
+            return 1
+        bad = _compare(outs, refs)
         print(_json.dumps({"flavour": fl, "status": "wrong" if bad else "ok", "detail": bad}), flush=True)
         found += bool(bad)
     return found
@@ -225,7 +244,7 @@ if __name__ == "__main__":
 '''
 
 FLOAT_DT = ["float32", "float16", "bfloat16"]
-INT_DT = ["int32", "int8", "uint8", "int16", "uint32"]
+INT_DT = ["int32", "int8", "uint8", "uint32"]  # no xt.int16 in the language
 NP = {"bfloat16": "ml_dtypes.bfloat16"}
 
 
@@ -265,6 +284,8 @@ def spec_for(seed: int) -> dict:
         leaves = ["x", "y", "s"] + (["3", "xt.arange(0, BN, DT)"] if is_int else
                                     ["0.5", "2.0", "(xt.astype(xt.arange(0, BN), DT) * 0.125)"])
         ops = [_expr(rng, rng.randint(1, 3), is_int, leaves) for _ in range(rng.randint(1, 3))]
+        # every term reads a tile (a chain of constants only is no tile value to reduce)
+        ops = [e if re.search(r"\b[xy]\b", e) else f"({e} + x)" for e in ops]
         red = rng.choice([None, None, ("sum", 1), ("sum", 0), ("max", 1), ("min", 0)])
         s.update(ops=ops, reduce=red)
     elif fam == "while":
@@ -340,9 +361,18 @@ def _launch_code(grid, call, outs):
     """)
 
 
+PLANTED = """
+_true_reference = reference
+
+
+def reference(d):  # planted: the reference is off by one (the fuzzer's self-test)
+    return {k: (v + 1, e) for k, (v, e) in _true_reference(d).items()}
+"""
+
+
 def script_for(spec) -> str:
     fam = spec["family"]
-    body = globals()[f"_script_{fam}"](spec)
+    body = globals()[f"_script_{fam}"](spec) + (PLANTED if spec.get("plant") else "")
     head = (f"# xetile_dsl fuzz case, seed {spec['seed']}: {json.dumps(spec)}\n"
             "import os\nimport ml_dtypes\nimport numpy as np\nimport xetile_dsl as xd\nimport xetile_dsl.language as xt\n")
     return head + SHADOW + body + f"\nFLAVOURS = {list(FLAVOURS)!r}\n" + RUNNER
@@ -387,6 +417,7 @@ def _script_ew(s):
     def reference(d):
         xt = _Xt
         BM, BN, DT = {BM}, {BN}, {dt!r}
+        _DT[0] = DT
         x = blocked(d["x"], {BM}, {BN}, {GM}, {GN}, DT)
         y = blocked(d["y"], {BM}, {BN}, {GM}, {GN}, DT)
         s = R.of({sval}, DT)
@@ -427,6 +458,7 @@ def _script_while(s):
 
     def reference(d):
         xt = _Xt
+        _DT[0] = {dt!r}
         x = blocked(d["x"], {BM}, {BN}, {GM}, {GN}, {dt!r})
         v = x
         for _ in range({s['steps']}):
@@ -525,6 +557,7 @@ def _script_wg(s):
     if kind in ("slm", "slm_shift", "plain"):
         if kind == "plain":
             mid = f"    w = v * 2 + {one}\n"
+            cols = rows  # stored in the producer's layout (a store in another layout is refused)
         else:
             half = C // 2 if kind == "slm_shift" else 0
             # slm_shift: the subgroups read the buffer's columns rotated by half a width
