@@ -192,6 +192,8 @@ def _classify(exc):
     if isinstance(exc, E.InternalCompilerError):
         return "internal"
     if isinstance(exc, E.CompilationError):
+        if exc.message.startswith("internal"):
+            return "internal"  # a compiler bug reported at the kernel's line
         return "refused" if os.path.abspath(exc.filename) == os.path.abspath(__file__) else "unlocated"
     if isinstance(exc, (E.UsageError, E.LaunchError, E.LoweringError)):
         return "refused"
