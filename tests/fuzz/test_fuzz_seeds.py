@@ -21,7 +21,7 @@ _spec.loader.exec_module(fuzz)
 #: workgroup SLM + barrier and cross-subgroup reductions, atomic_rmw, while) that hit no
 #: bug still open; see the module docstring of scripts/fuzz.py for what a case is
 SEEDS = [101, 102, 105, 106, 111, 114, 116, 117, 118, 120, 124, 125, 129, 131, 134, 145, 147, 149, 150, 151,
-         152, 156, 157]
+         152, 156, 157, 135, 174, 195]
 
 
 @pytest.mark.parametrize("seed", SEEDS)
