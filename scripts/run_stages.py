@@ -31,7 +31,7 @@ E2E_CHUNKS = 4
 #: machine); only the order and ratios matter. An e2e file missing here counts as the
 #: median e2e file, a stage missing here starts last.
 COLD_SECONDS = {
-    "lowering": 451, "ops": 281, "suite": 270, "isa": 224, "runtime": 122, "codegen": 73,
+    "lowering": 451, "ops": 281, "suite": 270, "isa": 224, "runtime": 122, "codegen": 73, "fuzz": 80,
     "e2e/test_lowering_gaps.py": 350, "e2e/test_register_transpose.py": 303,
     "e2e/test_conv_rounds.py": 282, "e2e/test_gemm.py": 131, "e2e/test_chained_mma.py": 125,
     "e2e/test_moved_row_access.py": 100, "e2e/test_slm_scattered.py": 69, "e2e/test_gemm_wg.py": 66,

@@ -1,0 +1,802 @@
+"""A seeded differential fuzzer: random kernels written as source through the public API,
+run in every flavour (``cpu`` = PVC lanes on the OpenCL CPU runtime, ``cpu-arc``,
+``interpret``) and compared with numpy in f64 with an error bound carried through every op.
+
+A case is ``seed -> spec`` (a dict: family, dtype, shapes, op chain, ...) ``-> script``: one
+standalone Python file holding the ``@xd.jit`` kernel, its inputs, the numpy reference with
+its bound, and a runner that launches every flavour and prints one JSON line per flavour.
+The script is written to a temporary file (so the kernel has a file and a line) and run in
+a subprocess with a timeout, so a crash or a hang is a finding, not the fuzzer's death.
+Families: element-wise chains with reductions, ``xt.arange`` leaves and runtime scalars
+(float and wrap-around integer types, stores across array edges); GEMMs with odd M/N/K,
+transposed operands and f16/bf16/int8/tf32 inputs; workgroup kernels (``wg_map``) that
+exchange data through ``xt.slm_alloc`` buffers and ``xt.barrier()`` or reduce across
+subgroups; ``xt.atomic_rmw`` from many programs; ``while`` loops carrying tiles.
+
+Bounds: exact for integers; for floats each op adds ``k * u * |r|`` (u the unit roundoff
+of the type it computes in, k = 1 for + - * and 4 for transcendental functions) plus the
+propagated input errors (first-order, with the op's derivative bound) plus a floor for
+flushed subnormals; a GEMM or atomic sum of n terms adds ``n * u * sum|a||b|``.
+
+Findings: ``wrong`` (a value outside its bound), ``internal`` (any exception that is not a
+located user error of ours), ``unlocated`` (a CompilationError not at the kernel's file),
+``disagree`` (one flavour refuses, another runs), ``crash``, ``timeout``. Each finding is
+minimised (smaller shapes, fewer ops, simpler data) and printed as a reproducer script.
+
+    python scripts/fuzz.py --minutes N --seed S [--flavours cpu,cpu-arc,interpret] [--jobs J]
+    python scripts/fuzz.py --cases 20 --seed S          # a fixed number of cases
+    python scripts/fuzz.py --show SEED                  # print one case's script
+
+The CI stage ``tests/fuzz`` runs a fixed set of seeds and asserts no finding.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import os
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+FLAVOURS = ("cpu", "cpu-arc", "interpret")
+CASE_TIMEOUT = 240.0
+
+# --- the reference: the kernel's expression text evaluated on (value, bound) pairs ----------
+SHADOW = r'''
+import numpy as _np
+_U = {"float16": 2.0 ** -11, "bfloat16": 2.0 ** -8, "float32": 2.0 ** -24}
+_TINY = {"float16": 2.0 ** -14, "bfloat16": 2.0 ** -126, "float32": 2.0 ** -126}
+_DT = ["float32"]  # the element type of constants (the kernel's DT)
+_INT = {"int8": 8, "uint8": 8, "int16": 16, "int32": 32, "uint32": 32, "int64": 64}
+
+
+class R:
+    """A reference value: f64 (or exact int64) ``v`` and an absolute error bound ``e``,
+    for arithmetic in element type ``dt``."""
+
+    def __init__(self, v, e=0.0, dt="float32"):
+        self.v, self.dt = _np.asarray(v), dt
+        self.e = _np.broadcast_to(_np.asarray(e, _np.float64), self.v.shape) if dt not in _INT else 0
+
+    @staticmethod
+    def of(x, dt=None):
+        dt = dt or _DT[0]
+        return x if isinstance(x, R) else R(_np.asarray(x, _np.int64 if dt in _INT else _np.float64), 0.0, dt)
+
+    def _round(self, v, e, k=1.0):
+        if self.dt in _INT:
+            bits = _INT[self.dt]
+            signed = not self.dt.startswith("u")
+            v = _np.asarray(v, _np.int64) & ((1 << bits) - 1) if bits < 64 else _np.asarray(v, _np.int64)
+            if signed and bits < 64:
+                v = _np.where(v >= 1 << (bits - 1), v - (1 << bits), v)
+            return R(v, 0, self.dt)
+        return R(v, e + k * _U[self.dt] * (_np.abs(v) + e) + k * _TINY[self.dt], self.dt)
+
+    def _bin(self, o, f, ferr):
+        o = R.of(o, self.dt)
+        return self._round(f(self.v, o.v), ferr(self, o))
+
+    def __add__(self, o): return self._bin(o, _np.add, lambda a, b: a.e + b.e)
+    __radd__ = __add__
+    def __sub__(self, o): return self._bin(o, _np.subtract, lambda a, b: a.e + b.e)
+    def __rsub__(self, o): return R.of(o, self.dt) - self
+    def __mul__(self, o):
+        return self._bin(o, _np.multiply, lambda a, b: _np.abs(a.v) * b.e + _np.abs(b.v) * a.e + a.e * b.e)
+    __rmul__ = __mul__
+    def __neg__(self): return R(-self.v, self.e, self.dt)
+    def __and__(self, o): return self._bin(o, _np.bitwise_and, lambda a, b: 0)
+    def __or__(self, o): return self._bin(o, _np.bitwise_or, lambda a, b: 0)
+    def __xor__(self, o): return self._bin(o, _np.bitwise_xor, lambda a, b: 0)
+    __rand__, __ror__, __rxor__ = __and__, __or__, __xor__
+
+
+class _Xt:
+    """The ``xt`` names a generated expression uses, on R values (blocked 4-D arrays:
+    [grid rows, BM, grid cols, BN], so per-tile reductions broadcast like the kernel's)."""
+    float16, bfloat16, float32, int8, uint8, int16, int32, uint32, int64 = (
+        "float16", "bfloat16", "float32", "int8", "uint8", "int16", "int32", "uint32", "int64")
+
+    @staticmethod
+    def maximum(a, b):
+        dt = a.dt if isinstance(a, R) else b.dt if isinstance(b, R) else None
+        a, b = R.of(a, dt), R.of(b, dt)
+        return R(_np.maximum(a.v, b.v), _np.maximum(a.e, b.e) if a.dt not in _INT else 0, a.dt)
+
+    @staticmethod
+    def minimum(a, b):
+        dt = a.dt if isinstance(a, R) else b.dt if isinstance(b, R) else None
+        a, b = R.of(a, dt), R.of(b, dt)
+        return R(_np.minimum(a.v, b.v), _np.maximum(a.e, b.e) if a.dt not in _INT else 0, a.dt)
+
+    @staticmethod
+    def abs(a):
+        a = R.of(a)
+        return R(_np.abs(a.v), a.e, a.dt) if a.dt not in _INT else a._round(_np.abs(a.v), 0)
+
+    @staticmethod
+    def exp(a):
+        a = R.of(a)
+        r = _np.exp(a.v)
+        return a._round(r, _np.exp(a.v + a.e) - r, 4)
+
+    @staticmethod
+    def tanh(a):
+        a = R.of(a)
+        return a._round(_np.tanh(a.v), a.e, 4)
+
+    @staticmethod
+    def sigmoid(a):
+        a = R.of(a)
+        return a._round(1 / (1 + _np.exp(-a.v)), 0.25 * a.e, 4)
+
+    @staticmethod
+    def sqrt(a):
+        a = R.of(a)
+        x = _np.abs(a.v)
+        r = _np.sqrt(x)
+        return a._round(r, _np.maximum(_np.sqrt(x + a.e) - r, r - _np.sqrt(_np.maximum(x - a.e, 0))), 4)
+
+    @staticmethod
+    def _reduce(a, axis, f, sumlike):
+        ax = 1 if axis == 0 else 3
+        v = f(a.v, axis=ax, keepdims=True)
+        if a.dt in _INT:
+            return a._round(v, 0)
+        e = a.e.max(axis=ax, keepdims=True) if not sumlike else a.e.sum(axis=ax, keepdims=True)
+        if sumlike:
+            n = a.v.shape[ax]
+            e = e + n * _U[a.dt] * _np.abs(a.v).sum(axis=ax, keepdims=True) + n * _TINY[a.dt]
+        return R(v, e, a.dt)
+
+    @staticmethod
+    def sum(a, axis): return _Xt._reduce(a, axis, _np.sum, True)
+
+    @staticmethod
+    def max(a, axis): return _Xt._reduce(a, axis, _np.max, False)
+
+    @staticmethod
+    def min(a, axis): return _Xt._reduce(a, axis, _np.min, False)
+
+
+def blocked(x, BM, BN, GM, GN, dt):
+    """x padded with zeros to the grid's tiles, as [GM, BM, GN, BN] R."""
+    p = _np.zeros((GM * BM, GN * BN), _np.int64 if dt in _INT else _np.float64)
+    p[:x.shape[0], :x.shape[1]] = x
+    return R(p.reshape(GM, BM, GN, BN), 0.0, dt)
+
+
+def unblocked(r, shape):
+    g0, b0, g1, b1 = r.v.shape
+    v = r.v.reshape(g0 * b0, g1 * b1)[:shape[0], :shape[1]]
+    e = _np.broadcast_to(r.e, r.v.shape).reshape(g0 * b0, g1 * b1)[:shape[0], :shape[1]] if r.dt not in _INT else 0 * v
+    return v, e
+'''
+
+RUNNER = r'''
+import json as _json
+import sys as _sys
+import traceback as _tb
+
+
+def _classify(exc):
+    from xetile_dsl import errors as E
+    if isinstance(exc, E.InternalCompilerError):
+        return "internal"
+    if isinstance(exc, E.CompilationError):
+        if exc.message.startswith("internal"):
+            return "internal"  # a compiler bug reported at the kernel's line
+        return "refused" if os.path.abspath(exc.filename) == os.path.abspath(__file__) else "unlocated"
+    if isinstance(exc, (E.UsageError, E.LaunchError, E.LoweringError)):
+        return "refused"
+    return "internal"
+
+
+def _compare(outs, refs):
+    worst = None
+    for name, (ref, bound) in refs.items():
+        got = _np.asarray(outs[name]).astype(_np.float64)
+        err = _np.abs(got - ref)
+        bad = ~((err <= bound) | (_np.isnan(got) & _np.isnan(ref)))  # NaN expected: left unwritten
+        if bad.any():
+            i = tuple(int(t) for t in _np.argwhere(bad)[0])
+            return (f"{name}: {int(bad.sum())} of {bad.size} outside the bound; first at {i}: "
+                    f"got {got[i]!r}, expected {ref[i]!r} +- {bound[i]!r}")
+    return worst
+
+
+def main(flavours):
+    import warnings
+    warnings.simplefilter("ignore")
+    found = 0
+    for fl in flavours:
+        print(_json.dumps({"flavour": fl, "status": "start"}), flush=True)
+        ins = make_inputs()
+        try:
+            outs = launch(fl, ins)
+        except Exception as exc:  # noqa: BLE001 -- every exception is classified
+            st = _classify(exc)
+            msg = f"{type(exc).__name__}: {exc}"
+            if st != "refused":
+                msg += "\n" + "".join(_tb.format_exception(exc)[-6:])
+            print(_json.dumps({"flavour": fl, "status": st, "detail": msg[:3000]}), flush=True)
+            found += st != "refused"
+            continue
+        try:
+            refs = reference(make_inputs())
+        except Exception as exc:  # noqa: BLE001 -- a bug of the fuzzer, not of the compiler
+            print(_json.dumps({"flavour": fl, "status": "generator", "detail": "".join(_tb.format_exception(exc)[-4:])}))
+            return 1
+        bad = _compare(outs, refs)
+        print(_json.dumps({"flavour": fl, "status": "wrong" if bad else "ok", "detail": bad}), flush=True)
+        found += bool(bad)
+    return found
+
+
+if __name__ == "__main__":
+    _sys.exit(1 if main(_sys.argv[1:] or FLAVOURS) else 0)
+'''
+
+FLOAT_DT = ["float32", "float16", "bfloat16"]
+INT_DT = ["int32", "int8", "uint8", "uint32"]  # no xt.int16 in the language
+NP = {"bfloat16": "ml_dtypes.bfloat16"}
+
+
+def _np_dt(dt):
+    return NP.get(dt, f"np.{dt}")
+
+
+# --- random specs ------------------------------------------------------------------------
+def _expr(rng, depth, is_int, leaves):
+    if depth == 0 or rng.random() < 0.25:
+        return rng.choice(leaves)
+    a = _expr(rng, depth - 1, is_int, leaves)
+    b = _expr(rng, depth - 1, is_int, leaves)
+    if is_int:
+        ops = ["({} + {})", "({} - {})", "({} * {})", "xt.maximum({}, {})", "xt.minimum({}, {})", "({} & {})",
+               "({} | {})", "({} ^ {})"]
+        return rng.choice(ops).format(a, b)
+    un = ["xt.abs({})", "xt.sqrt(xt.abs({}))", "xt.exp(xt.minimum({}, 2.0))", "xt.tanh({})", "xt.sigmoid({})", "(-{})",
+          "xt.maximum({}, 0.0)"]
+    bi = ["({} + {})", "({} - {})", "({} * {})", "xt.maximum({}, {})", "xt.minimum({}, {})"]
+    return rng.choice(un).format(a) if rng.random() < 0.4 else rng.choice(bi).format(a, b)
+
+
+def spec_for(seed: int) -> dict:
+    rng = random.Random(seed)
+    fam = rng.choices(["ew", "gemm", "wg", "atomic", "while"], [4, 3, 2, 1.5, 1.5])[0]
+    s = {"family": fam, "seed": seed, "data": "random"}
+    if fam in ("ew", "while", "atomic"):
+        is_int = rng.random() < 0.35
+        s["dt"] = rng.choice(INT_DT if is_int else FLOAT_DT)
+        s["BM"] = rng.choice([1, 2, 4, 8, 16, 32])
+        s["BN"] = rng.choice([16, 32, 64])
+        s["M"] = rng.randint(1, 3 * s["BM"])
+        s["N"] = rng.randint(1, 3 * s["BN"])
+    if fam == "ew":
+        is_int = s["dt"] in INT_DT
+        leaves = ["x", "y", "s"] + (["3", "xt.arange(0, BN, DT)"] if is_int else
+                                    ["0.5", "2.0", "(xt.astype(xt.arange(0, BN), DT) * 0.125)"])
+        ops = [_expr(rng, rng.randint(1, 3), is_int, leaves) for _ in range(rng.randint(1, 3))]
+        # every term reads a tile (a chain of constants only is no tile value to reduce)
+        ops = [e if re.search(r"\b[xy]\b", e) else f"({e} + x)" for e in ops]
+        red = rng.choice([None, None, ("sum", 1), ("sum", 0), ("max", 1), ("min", 0)])
+        s.update(ops=ops, reduce=red)
+    elif fam == "while":
+        s["steps"] = rng.randint(0, 5)
+        s["ops"] = [rng.choice(["v * 2", "v + x", "v - 1", "xt.maximum(v, x)"] if s["dt"] in INT_DT else
+                               ["v * 0.5", "v + x", "v * 0.5 + x", "xt.maximum(v, x) - 0.25", "xt.tanh(v) + x"])
+                    for _ in range(rng.randint(1, 3))]
+    elif fam == "atomic":
+        s["dt"] = rng.choice(["float32", "int32", "int32"])
+        s["kind"] = rng.choice(["add", "max", "min"])
+        s["G"] = rng.randint(1, 6)
+        s["old"] = s["G"] == 1 and rng.random() < 0.5
+    elif fam == "gemm":
+        s["dt"] = rng.choices(["float16", "bfloat16", "int8", "float32"], [4, 3, 2, 1])[0]
+        s["BM"] = rng.choice([1, 2, 4, 8, 16, 32])
+        s["BN"] = rng.choice([16, 32])
+        s["BK"] = rng.choice([16, 32] if s["dt"] in ("float16", "bfloat16") else [32] if s["dt"] == "int8" else [8, 16])
+        s["M"] = rng.randint(1, 70)
+        s["N"] = rng.randint(1, 70)
+        s["K"] = rng.randint(1, 100)
+        s["ta"] = rng.random() < 0.3
+        s["tb"] = rng.random() < 0.3
+        s["epi"] = rng.choice([None, "relu", "scale"])
+    elif fam == "wg":
+        s["dt"] = rng.choice(["float32", "float16", "int32"])
+        s["R"] = rng.choice([32, 64])
+        s["C"] = rng.choice([32, 64])
+        s["n"] = rng.choice([2, 4])
+        s["kind"] = rng.choice(["slm", "slm", "slm_shift", "rowsum", "colmax", "plain", "plain", "storemap"])
+        s["M"] = rng.randint(1, 2 * s["R"] + 5)
+        s["N"] = rng.randint(1, s["C"] + 8)
+        if s["kind"] in ("rowsum", "colmax") and s["dt"] == "float16":
+            s["dt"] = "float32"
+    return s
+
+
+def flavours_for(spec, flavours):
+    """tf32 is PVC-only by the README: not asked of cpu-arc."""
+    if spec["family"] == "gemm" and spec["dt"] == "float32":
+        return [f for f in flavours if f != "cpu-arc"]
+    return list(flavours)
+
+
+# --- scripts -------------------------------------------------------------------------------
+def _inputs_code(names_shapes, dt, data, seed):
+    lines = ["def make_inputs():", f"    rng = np.random.default_rng({seed})", "    d = {}"]
+    for name, shape, kind in names_shapes:
+        d = dt if kind != "f32" else "float32"
+        if kind == "zero":
+            lines.append(f"    d[{name!r}] = np.zeros({shape}, {_np_dt(d)})")
+        elif kind == "sentinel":
+            fill = "np.nan" if d in FLOAT_DT else "-77" if not d.startswith("u") else "77"
+            lines.append(f"    d[{name!r}] = np.full({shape}, {fill}, {_np_dt(d)})")
+        elif data == "ones":
+            lines.append(f"    d[{name!r}] = np.ones({shape}, {_np_dt(d)})")
+        elif d in FLOAT_DT:
+            lines.append(f"    d[{name!r}] = (rng.integers(-8, 9, {shape}) / 4).astype({_np_dt(d)})" if data == "small" else
+                         f"    d[{name!r}] = rng.standard_normal({shape}).astype({_np_dt(d)})")
+        else:
+            lo, hi = (0, 100) if d.startswith("u") else (-50, 50)
+            if data == "small":
+                lo, hi = (0, 4) if d.startswith("u") else (-3, 4)
+            lines.append(f"    d[{name!r}] = rng.integers({lo}, {hi}, {shape}).astype({_np_dt(d)})")
+    lines.append("    return d")
+    return "\n".join(lines)
+
+
+def _launch_code(grid, call, outs):
+    return textwrap.dedent(f"""
+    def launch(flavour, d):
+        kernel.on(flavour)[{grid}]({call})
+        return {{k: d[k] for k in {outs!r}}}
+    """)
+
+
+PLANTED = """
+_true_reference = reference
+
+
+def reference(d):  # planted: the reference is off by one (the fuzzer's self-test)
+    return {k: (v + 1, e) for k, (v, e) in _true_reference(d).items()}
+"""
+
+
+def script_for(spec) -> str:
+    fam = spec["family"]
+    body = globals()[f"_script_{fam}"](spec) + (PLANTED if spec.get("plant") else "")
+    head = (f"# xetile_dsl fuzz case, seed {spec['seed']}: {json.dumps(spec)}\n"
+            "import os\nimport ml_dtypes\nimport numpy as np\nimport xetile_dsl as xd\nimport xetile_dsl.language as xt\n")
+    return head + SHADOW + body + f"\nFLAVOURS = {list(FLAVOURS)!r}\n" + RUNNER
+
+
+def _tail(text):
+    """``text`` (any common indentation) as lines of a function body."""
+    return textwrap.indent(textwrap.dedent(text).strip("\n"), "    ") + "\n"
+
+
+def _script_ew(s):
+    BM, BN, M, N, dt = s["BM"], s["BN"], s["M"], s["N"], s["dt"]
+    GM, GN = -(-M // BM), -(-N // BN)
+    is_int = dt in INT_DT
+    lines = []
+    for i, e in enumerate(s["ops"]):
+        lines.append(f"    v{i} = {e}")
+    expr = " + ".join(f"v{i}" for i in range(len(s["ops"])))
+    red = s["reduce"]
+    if red:
+        f, ax = red
+        expr = f"xt.{f}({expr}, axis={ax})"
+    lines.append(f"    r = {expr}")
+    oshape = (M, N) if not red else ((M, GN) if red[1] == 1 else (GM, N))
+    store = ("[m, n], [BM, BN]" if not red else "[m, xt.program_id(1)], [BM, 1]" if red[1] == 1 else
+             "[xt.program_id(0), n], [1, BN]")
+    sval = "3" if is_int else "0.75"
+    kern = textwrap.dedent(f"""
+    DT = xt.{dt}
+
+
+    @xd.jit
+    def kernel(xa, ya, out, s, BM: xt.constexpr, BN: xt.constexpr):
+        m = xt.program_id(0) * BM
+        n = xt.program_id(1) * BN
+        x = xt.load_tile(xt.init_tile(xa, [m, n], [BM, BN]))
+        y = xt.load_tile(xt.init_tile(ya, [m, n], [BM, BN]))
+    """) + "\n".join(lines) + f"\n    xt.store_tile(r, xt.init_tile(out, {store}))\n"
+    ins = _inputs_code([("x", (M, N), "in"), ("y", (M, N), "in"), ("out", oshape, "sentinel")], dt, s["data"], s["seed"])
+    ref = textwrap.dedent(f"""
+
+    def reference(d):
+        xt = _Xt
+        BM, BN, DT = {BM}, {BN}, {dt!r}
+        _DT[0] = DT
+        x = blocked(d["x"], {BM}, {BN}, {GM}, {GN}, DT)
+        y = blocked(d["y"], {BM}, {BN}, {GM}, {GN}, DT)
+        s = R.of({sval}, DT)
+        xt.arange = lambda lo, hi, dt=None: R(_np.arange(lo, hi).reshape(1, 1, 1, -1), 0.0, DT)
+        xt.astype = lambda a, dt: a
+    """) + "\n".join("    " + ln.strip() for ln in lines) + "\n" + _tail(f"""
+        if not isinstance(r, R):
+            r = R.of(_np.broadcast_to(r, (1, 1, 1, 1)), DT)
+        r = R(_np.broadcast_to(r.v, ({GM}, {BM if not red or red[1] == 1 else 1}, {GN}, {BN if not red or red[1] == 0 else 1})),
+              r.e, DT)
+        v, e = unblocked(r, {oshape})
+        return {{"out": (v, e)}}
+    """)
+    # a single-program reference: rounding of the stored value into the output type
+    launch = _launch_code((GM, GN), f"d['x'], d['y'], d['out'], {sval}, BM={BM}, BN={BN}", ["out"])
+    return kern + ins + ref + launch
+
+
+def _script_while(s):
+    BM, BN, M, N, dt = s["BM"], s["BN"], s["M"], s["N"], s["dt"]
+    GM, GN = -(-M // BM), -(-N // BN)
+    body = "\n".join(f"            v = {e}" for e in s["ops"])
+    kern = textwrap.dedent(f"""
+    @xd.jit
+    def kernel(xa, out, steps, BM: xt.constexpr, BN: xt.constexpr):
+        m = xt.program_id(0) * BM
+        n = xt.program_id(1) * BN
+        x = xt.load_tile(xt.init_tile(xa, [m, n], [BM, BN]))
+        v = x
+        i = 0
+        while i < steps:
+{body}
+            i = i + 1
+        xt.store_tile(v, xt.init_tile(out, [m, n], [BM, BN]))
+    """)
+    ins = _inputs_code([("x", (M, N), "in"), ("out", (M, N), "sentinel")], dt, s["data"], s["seed"])
+    ref = textwrap.dedent(f"""
+
+    def reference(d):
+        xt = _Xt
+        _DT[0] = {dt!r}
+        x = blocked(d["x"], {BM}, {BN}, {GM}, {GN}, {dt!r})
+        v = x
+        for _ in range({s['steps']}):
+{body}
+        return {{"out": unblocked(v, {(M, N)})}}
+    """)
+    return kern + ins + ref + _launch_code((GM, GN), f"d['x'], d['out'], {s['steps']}, BM={BM}, BN={BN}", ["out"])
+
+
+def _script_atomic(s):
+    BM, BN, M, N, dt, G, kind = s["BM"], s["BN"], s["M"], s["N"], s["dt"], s["G"], s["kind"]
+    old = s["old"]
+    kern = textwrap.dedent(f"""
+    @xd.jit
+    def kernel(xa, total, old, BM: xt.constexpr, BN: xt.constexpr):
+        v = xt.load_tile(xt.init_tile(xa, [xt.program_id(0) * BM, 0], [BM, BN]))
+        o = xt.atomic_rmw({kind!r}, v, xt.init_tile(total, [0, 0], [BM, BN]))
+    """) + ("    xt.store_tile(o, xt.init_tile(old, [0, 0], [BM, BN]))\n" if old else "")
+    ins = _inputs_code([("x", (G * BM, BN), "in"), ("total", (M, N), "in"), ("old", (M, N), "sentinel")],
+                       dt, s["data"], s["seed"])
+    f = {"add": "sum", "max": "max", "min": "min"}[kind]
+    u = {"float32": 2.0 ** -24}.get(dt, 0.0)
+    ref = textwrap.dedent(f"""
+
+    def reference(d):
+        x = d["x"].astype(_np.float64).reshape({G}, {BM}, {BN})[:, :{M}, :{N}]
+        t = d["total"].astype(_np.float64)
+        tm, tn = min({M}, {BM}), min({N}, {BN})
+        parts = _np.concatenate([t[None, :tm, :tn], x[:, :tm, :tn]])
+        want = t.copy()
+        want[:tm, :tn] = _np.{f}(parts, axis=0)
+        bound = _np.zeros_like(want)
+        bound[:tm, :tn] = {G + 1} * {u!r} * _np.abs(parts).sum(axis=0)
+        r = {{"total": (want, bound)}}
+        if {old}:
+            o = _np.full_like(want, _np.nan)
+            o[:tm, :tn] = t[:tm, :tn]
+            r["old"] = (o, _np.zeros_like(o))
+        return r
+    """)
+    outs = ["total", "old"] if old else ["total"]
+    return kern + ins + ref + _launch_code((G,), f"d['x'], d['total'], d['old'], BM={BM}, BN={BN}", outs)
+
+
+def _script_gemm(s):
+    BM, BN, BK, M, N, K, dt = s["BM"], s["BN"], s["BK"], s["M"], s["N"], s["K"], s["dt"]
+    ta, tb = s["ta"], s["tb"]
+    acc_t, odt = ("int32", "int32") if dt == "int8" else ("float32", "float32")
+    a_tile = ("xt.init_tile(a, [pid_m * BM, 0], [BM, BK], order=(0, 1))" if ta else "xt.init_tile(a, [pid_m * BM, 0], [BM, BK])")
+    b_tile = ("xt.init_tile(b, [0, pid_n * BN], [BK, BN], order=(0, 1))" if tb else "xt.init_tile(b, [0, pid_n * BN], [BK, BN])")
+    epi = {None: "", "relu": "    acc = xt.maximum(acc, 0)\n" if dt == "int8" else "    acc = xt.maximum(acc, 0.0)\n",
+           "scale": "    acc = acc * 2\n" if dt == "int8" else "    acc = acc * 0.5 + 1.0\n"}[s["epi"]]
+    kern = textwrap.dedent(f"""
+    @xd.jit
+    def kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+        pid_m, pid_n = xt.program_id(0), xt.program_id(1)
+        ta = {a_tile}
+        tb = {b_tile}
+        acc = xt.zeros([BM, BN], xt.{acc_t})
+        for k in range(0, K, BK):
+            acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+            ta = xt.update_tile_offset(ta, 0, BK)
+            tb = xt.update_tile_offset(tb, BK, 0)
+    """) + epi + "    xt.store_tile(acc, xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))\n"
+    ashape = (K, M) if ta else (M, K)
+    bshape = (N, K) if tb else (K, N)
+    ins = _inputs_code([("a", ashape, "in"), ("b", bshape, "in"), ("c", (M, N), "sentinel_out")], dt, s["data"], s["seed"])
+    ins = ins.replace("d['c'] = ", "d['c'] = ")
+    ins = ins.replace("    return d", f"    d['c'] = np.full(({M}, {N}), {'-77' if odt == 'int32' else 'np.nan'}, np.{odt})\n    return d")
+    ins = "\n".join(ln for ln in ins.splitlines() if "sentinel_out" not in ln and "'c'] = rng" not in ln and "\"c\"] = rng" not in ln)
+    # tf32: each input rounded to 10 fraction bits (2^-11 relative each, both operands)
+    rel = {"float32": 2 * 2.0 ** -11 + 2.0 ** -22}.get(dt, 0.0)
+    ep = {None: "", "relu": "    c = np.maximum(c, 0)\n", "scale": "    c = c * 2\n" if dt == "int8" else
+          "    c = c * 0.5 + 1.0\n    bnd = bnd * 0.5 + 2.0 ** -24 * (np.abs(c) + bnd) * 2\n"}[s["epi"]]
+    ref = textwrap.dedent(f"""
+
+    def reference(d):
+        a = d["a"].astype(np.float64){'.T' if ta else ''}
+        b = d["b"].astype(np.float64){'.T' if tb else ''}
+        c = a @ b
+        s = np.abs(a) @ np.abs(b)
+        bnd = ({K} * {2.0 ** -24 if dt != 'int8' else 0.0!r} + {rel!r}) * s + {2.0 ** -126 if dt != 'int8' else 0.0!r} * {K}
+    """) + textwrap.indent(ep, "") + "    if 'int' in " + repr(odt) + ":\n        c = ((c.astype(np.int64) + 2**31) % 2**32 - 2**31).astype(np.float64)\n" \
+        "    return {'c': (c, bnd)}\n"
+    GM, GN = -(-M // BM), -(-N // BN)
+    return kern + ins + ref + _launch_code((GM, GN), f"d['a'], d['b'], d['c'], {K}, BM={BM}, BN={BN}, BK={BK}", ["c"])
+
+
+def _script_wg(s):
+    R_, C, n, dt, kind, M, N = s["R"], s["C"], s["n"], s["dt"], s["kind"], s["M"], s["N"]
+    rows = f"xt.wg_map(sg_layout=[{n}, 1], sg_data=[{R_ // n}, {C}])"
+    cols = f"xt.wg_map(sg_layout=[1, {n}], sg_data=[{R_}, {C // n}])"
+    one = "1" if dt in INT_DT else "1.0"
+    G = -(-M // R_)
+    ref_core, oshape = "", (M, N)
+    if kind in ("slm", "slm_shift", "plain", "storemap"):
+        if kind in ("plain", "storemap"):
+            mid = f"    w = v * 2 + {one}\n"
+        if kind == "plain":
+            cols = rows  # stored in the producer's layout (a store in another layout is refused)
+        if kind in ("slm", "slm_shift"):
+            half = C // 2 if kind == "slm_shift" else 0
+            # slm_shift: the subgroups read the buffer's columns rotated by half a width
+            mid = textwrap.dedent(f"""
+                sl = xt.slm_alloc([{R_}, {2 * C}], xt.{dt})
+                xt.store_tile(v, xt.init_tile(sl, [0, 0], [{R_}, {C}], wg_map={rows}))
+                xt.store_tile(v, xt.init_tile(sl, [0, {C}], [{R_}, {C}], wg_map={rows}))
+                xt.barrier()
+                w = xt.load_tile(xt.init_tile(sl, [0, {half}], [{R_}, {C}], wg_map={cols})) * 2 + {one}
+            """)
+            mid = textwrap.indent(mid.strip("\n"), "    ") + "\n"
+        kern = textwrap.dedent(f"""
+        @xd.jit
+        def kernel(xa, out):
+            m = xt.program_id(0) * {R_}
+            v = xt.load_tile(xt.init_tile(xa, [m, 0], [{R_}, {C}], wg_map={rows}))
+        """) + mid + f"    xt.store_tile(w, xt.init_tile(out, [m, 0], [{R_}, {C}], wg_map={cols}))\n"
+        ref_core = textwrap.dedent(f"""
+            v = p.reshape({G}, {R_}, {C})
+            v = np.roll(v, -{C // 2 if kind == 'slm_shift' else 0}, axis=2)
+            w = (v * 2 + 1).reshape({G * R_}, {C})[:{M}, :{min(N, C)}]
+            want = np.full(({M}, {N}), np.nan); want[:, :{min(N, C)}] = w
+            out = d0["out"].astype(np.float64); keep = np.isnan(want); want[keep] = out[keep]
+        """)
+    elif kind == "rowsum":
+        kern = textwrap.dedent(f"""
+        @xd.jit
+        def kernel(xa, out):
+            m = xt.program_id(0) * {R_}
+            v = xt.load_tile(xt.init_tile(xa, [m, 0], [{R_}, {C}], wg_map={rows}))
+            r = xt.sum(v, axis=1)
+            xt.store_tile(r, xt.init_tile(out, [m, 0], [{R_}, 1], wg_map=xt.wg_map(sg_layout=[{n}, 1], sg_data=[{R_ // n}, 1])))
+        """)
+        oshape = (M, 1)
+        ref_core = textwrap.dedent(f"""
+            v = p.reshape({G * R_}, {C})
+            want = v.sum(axis=1, keepdims=True)[:{M}]
+        """)
+    else:  # colmax: partial maxima of row bands meet across subgroups
+        kern = textwrap.dedent(f"""
+        @xd.jit
+        def kernel(xa, out):
+            m = xt.program_id(0) * {R_}
+            v = xt.load_tile(xt.init_tile(xa, [m, 0], [{R_}, {C}], wg_map={rows}))
+            r = xt.max(v, axis=0)
+            xt.store_tile(r, xt.init_tile(out, [xt.program_id(0), 0], [1, {C}], wg_map=xt.wg_map(sg_layout=[{n}, 1], sg_data=[1, {C}])))
+        """)
+        oshape = (G, N)
+        ref_core = textwrap.dedent(f"""
+            v = p.reshape({G}, {R_}, {C})
+            want = np.full(({G}, {N}), np.nan); want[:, :{min(N, C)}] = v.max(axis=1)[:, :{min(N, C)}]
+            out = d0["out"].astype(np.float64); keep = np.isnan(want); want[keep] = out[keep]
+        """)
+    ins = _inputs_code([("x", (M, N), "in"), ("out", oshape, "sentinel")], dt, s["data"], s["seed"])
+    u = {"float32": 2.0 ** -24, "float16": 2.0 ** -11}.get(dt, 0.0)
+    ref = textwrap.dedent(f"""
+
+    def reference(d):
+        d0 = make_inputs()
+        p = np.zeros(({G * R_}, {C}))
+        x = d["x"].astype(np.float64)
+        p[:{M}, :{min(N, C)}] = x[:, :{min(N, C)}]
+    """) + textwrap.indent(ref_core.strip("\n"), "    ") + "\n" + _tail(f"""
+        bound = {u * (C + 2)!r} * (np.abs(np.nan_to_num(want)) + {C}) + {u!r}
+        if {dt!r} in ("int32",):
+            bound = np.zeros_like(want)
+        return {{"out": (want, bound)}}
+    """)
+    return kern + ins + ref + _launch_code((G,), "d['x'], d['out']", ["out"])
+
+
+# --- running and classifying ------------------------------------------------------------------
+def run_case(spec, flavours, timeout=CASE_TIMEOUT, workdir=None, env=None):
+    """Run one case's script in a subprocess: {flavour: (status, detail)}."""
+    text = script_for(spec)
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="xetile_fuzz_"))
+    path = workdir / f"fuzz_case_{spec['seed']}_{abs(hash(json.dumps(spec, sort_keys=True))) % 10 ** 8}.py"
+    path.write_text(text)
+    e = dict(os.environ if env is None else env)
+    e["PYTHONPATH"] = str(ROOT) + os.pathsep + e.get("PYTHONPATH", "")
+    res, current = {}, None
+    try:
+        p = subprocess.run([sys.executable, str(path), *flavours], capture_output=True, text=True, timeout=timeout,
+                           env=e, cwd=str(workdir))
+        out, rc, err = p.stdout, p.returncode, p.stderr
+    except subprocess.TimeoutExpired as exc:
+        out, rc, err = (exc.stdout or b"").decode() if isinstance(exc.stdout, bytes) else (exc.stdout or ""), None, ""
+    for line in out.splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if j.get("status") == "start":
+            current = j["flavour"]
+        else:
+            res[j["flavour"]] = (j["status"], j.get("detail"))
+            current = None
+    if current is not None:
+        res[current] = ("timeout", f"over {timeout:.0f} s") if rc is None else ("crash", f"exit {rc}: {err[-2000:]}")
+    for fl in flavours:
+        if fl not in res:
+            res[fl] = ("crash", f"never ran (exit {rc}): {err[-2000:]}") if rc is not None else ("timeout", "not reached")
+    path.unlink(missing_ok=True)
+    return res
+
+
+def findings_of(res):
+    """The finding kinds of one run's results (empty: nothing wrong)."""
+    kinds = {st for st, _ in res.values() if st not in ("ok", "refused")}
+    sts = {st for st, _ in res.values()}
+    if "refused" in sts and "ok" in sts:
+        kinds.add("disagree")
+    return kinds
+
+
+def shrinks(spec):
+    """Smaller variants of ``spec``, simplest first."""
+    out = []
+
+    def var(**kw):
+        t = copy.deepcopy(spec)
+        t.update(kw)
+        if t != spec:
+            out.append(t)
+    if spec["data"] != "ones":
+        var(data="small" if spec["data"] == "random" else "ones")
+    if spec.get("ops") and len(spec["ops"]) > 1:
+        for i in range(len(spec["ops"])):
+            var(ops=spec["ops"][:i] + spec["ops"][i + 1:])
+    if spec.get("reduce"):
+        var(reduce=None)
+    for k in ("M", "N", "K", "G", "steps"):
+        if spec.get(k, 0) > 1:
+            var(**{k: max(1, spec[k] // 2)})
+            var(**{k: spec[k] - 1})
+    if spec.get("epi"):
+        var(epi=None)
+    for k in ("ta", "tb", "old"):
+        if spec.get(k):
+            var(**{k: False})
+    return out
+
+
+def minimise(spec, res, flavours, budget=25, log=lambda m: None):
+    """Greedy shrinking while the same finding kinds stay (bounded by ``budget`` runs)."""
+    want = findings_of(res)
+    bad = [f for f, (st, _) in res.items() if st not in ("ok",)] or list(flavours)
+    runfl = [f for f in flavours if f in bad] + [f for f in flavours if f not in bad][:1] if "disagree" in want else bad
+    runfl = [f for f in flavours if f in runfl]
+    tries = 0
+    improved = True
+    while improved and tries < budget:
+        improved = False
+        for cand in shrinks(spec):
+            tries += 1
+            r = run_case(cand, runfl, timeout=CASE_TIMEOUT)
+            if findings_of(r) & want:
+                spec, res, improved = cand, r, True
+                log(f"    shrunk -> {json.dumps({k: v for k, v in cand.items() if k != 'seed'})}")
+                break
+            if tries >= budget:
+                break
+    return spec, res
+
+
+def reproducer(spec, flavours):
+    return script_for(spec).replace(f"\nFLAVOURS = {list(FLAVOURS)!r}\n", f"\nFLAVOURS = {list(flavours)!r}\n")
+
+
+def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_findings=True, log=print):
+    """Run cases seed, seed+1, ... for ``minutes`` or ``cases``; the findings (list of dicts)."""
+    end = time.time() + 60 * minutes if minutes else None
+    found, done = [], [0]
+    seeds = iter(range(seed, seed + (cases if cases else 10 ** 9)))
+
+    def one(sd):
+        spec = spec_for(sd)
+        fls = flavours_for(spec, flavours)
+        t0 = time.time()
+        res = run_case(spec, fls)
+        kinds = findings_of(res)
+        tag = ",".join(sorted(kinds)) or "ok"
+        brief = " ".join(f"{f}={st}" for f, (st, _) in res.items())
+        log(f"[{sd}] {spec['family']:6s} {spec.get('dt', ''):8s} {time.time() - t0:5.1f}s {tag:10s} {brief}")
+        if kinds:
+            if minimise_findings:
+                spec, res = minimise(spec, res, fls, log=log)
+            fls2 = [f for f in fls if f in res]
+            found.append({"seed": sd, "kinds": sorted(findings_of(res) or kinds), "spec": spec,
+                          "results": res, "reproducer": reproducer(spec, fls2)})
+        done[0] += 1
+
+    with ThreadPoolExecutor(max_workers=jobs) as ex:
+        futs = []
+        for sd in seeds:
+            if end and time.time() > end:
+                break
+            futs.append(ex.submit(one, sd))
+            while len([f for f in futs if not f.done()]) >= jobs:
+                time.sleep(0.05)
+            if end and time.time() > end:
+                break
+        for f in futs:
+            f.result()
+    return found, done[0]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seed", type=int, default=int(time.time()) % 100000)
+    ap.add_argument("--minutes", type=float)
+    ap.add_argument("--cases", type=int)
+    ap.add_argument("--flavours", default=",".join(FLAVOURS))
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--no-minimise", action="store_true")
+    ap.add_argument("--show", type=int, help="print the script of one seed's case and exit")
+    a = ap.parse_args(argv)
+    if a.show is not None:
+        print(script_for(spec_for(a.show)))
+        return 0
+    if a.minutes is None and a.cases is None:
+        a.minutes = 1.0
+    fls = tuple(a.flavours.split(","))
+    t0 = time.time()
+    print(f"fuzzing from seed {a.seed}, flavours {','.join(fls)}, {a.jobs} job(s)", flush=True)
+    found, n = fuzz(a.seed, minutes=a.minutes, cases=a.cases, flavours=fls, jobs=a.jobs,
+                    minimise_findings=not a.no_minimise, log=lambda m: print(m, flush=True))
+    for f in found:
+        print(f"\n=== finding at seed {f['seed']}: {', '.join(f['kinds'])} ===")
+        for fl, (st, det) in f["results"].items():
+            print(f"  {fl}: {st}" + (f": {str(det).splitlines()[0][:300]}" if det else ""))
+        print("--- reproducer (python repro.py) ---")
+        print(f["reproducer"])
+    print(f"\n{n} cases in {time.time() - t0:.0f} s: {len(found)} finding(s)")
+    return 1 if found else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
