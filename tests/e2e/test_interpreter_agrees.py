@@ -149,3 +149,22 @@ def test_the_interpreter_refuses_the_tile_mma_shapes_the_compiler_refuses(shape,
     else:
         assert refused in interpreted and ":" in interpreted.split(" error:")[0]
         assert "x = xt.load_tile" in interpreted or "y = xt.load_tile" in interpreted
+
+
+@xd.jit
+def _store_in_another_map(xa, out):
+    v = xt.load_tile(xt.init_tile(xa, [0, 0], [64, 64], wg_map=xt.wg_map(sg_layout=[4, 1], sg_data=[16, 64])))
+    xt.store_tile(v * 2.0 + 1.0, xt.init_tile(out, [0, 0], [64, 64], wg_map=xt.wg_map(sg_layout=[1, 4], sg_data=[64, 16])))
+
+
+@pytest.mark.parametrize("target", FLAVOURS)
+def test_a_store_in_another_wg_map_is_refused_in_every_flavour(target):
+    """Found by scripts/fuzz.py (seeds 31016, 31023, 31054): the interpreter ran a store whose
+    value a different wg_map distributes, which the compiler refuses; both refuse it now,
+    with the same message at the store's line."""
+    x = np.arange(4096, dtype=np.float32).reshape(64, 64)
+    o = np.zeros_like(x)
+    with pytest.raises(xd.CompilationError, match=r"the maps must agree \(convert with tile_conv_layout\)") as err:
+        _store_in_another_map.on(target)[(1,)](x, o)
+    assert "test_interpreter_agrees.py" in str(err.value)
+    assert not o.any()
