@@ -101,3 +101,39 @@ def test_reduce_of_a_gather(rows, axis, op, dtype, flavour):
     v = np.where(keep, src.reshape(-1)[np.clip(offs, 0, src.size - 1)], 0).astype(dtype)
     ref = getattr(np, op)(v, axis=axis, keepdims=True)
     np.testing.assert_array_equal(out, ref)
+
+
+# --- atomic_rmw on scattered tiles -----------------------------------------------------------
+@xd.jit
+def atomic_oob(val, idx, dst, old, R: xt.constexpr, C: xt.constexpr, MASKED: xt.constexpr):
+    offs = xt.load_tile(xt.init_tile(idx, [0, 0], [R, C]))
+    v = xt.load_tile(xt.init_tile(val, [0, 0], [R, C]))
+    if MASKED:
+        o = xt.atomic_rmw("add", v, xt.init_tile(dst, offs), mask=offs % 5 != 2)
+    else:
+        o = xt.atomic_rmw("add", v, xt.init_tile(dst, offs))
+    xt.store_tile(o, xt.init_tile(old, [0, 0], [R, C]))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+@pytest.mark.parametrize("masked", [True, False])
+def test_atomic_lanes_outside_the_array_do_nothing(masked, dtype, flavour):
+    """An atomic lane outside the array (or masked off) updates nothing (the guard rows of
+    the larger array around the ``dst`` view stay) and returns 0 as its old value."""
+    R, C = 2, 32
+    big = np.full((5, 16), 99, dtype)
+    big[1:4] = (np.arange(48) % 7).astype(dtype).reshape(3, 16)
+    dst = big[1:4]
+    val = (np.arange(R * C) + 1).astype(dtype).reshape(R, C)
+    offs = _offsets(R, C, dst.size)
+    old = np.full((R, C), -1, dtype)
+    ref = big.copy()
+    atomic_oob.on(flavour)[(1,)](val, offs, dst, old, R=R, C=C, MASKED=masked)
+    keep = (offs >= 0) & (offs < dst.size) & ((offs % 5 != 2) if masked else True)
+    flat = ref[1:4].reshape(-1).copy()
+    ref_old = np.where(keep, flat[np.clip(offs, 0, flat.size - 1)], 0).astype(dtype)
+    flat[offs[keep]] += val[keep]  # offsets are distinct
+    ref[1:4] = flat.reshape(3, 16)
+    np.testing.assert_array_equal(big, ref)
+    np.testing.assert_array_equal(old, ref_old)

@@ -319,8 +319,14 @@ def build_atomic_rmw(builder, node: ast.Call):
     if kind not in xetile.ATOMIC_KINDS:
         raise builder.error(args["kind"], f"atomic_rmw: kind {args_repr(kind)} is not defined for "
                             f"{type_name(elem)}; use add, mul, max, min, and, or or assign")
+    mask = None
+    if tile.type.attr.is_scattered:  # bounds-checked like gathers: a lane outside the array does nothing
+        mask = _with_bounds(builder, tile, args, tuple(tile.type.get_shape()), node)
+    elif "mask" in args and not _is_none(args["mask"]):
+        raise builder.error(args["mask"], "atomic_rmw: a mask needs a scattered tile (init_tile(array, offsets)); "
+                            "a block tile's lanes outside the array are already skipped")
     builder.written_arrays.add(_root_array(tile))
-    return builder.emit(xetile.AtomicRMWOp(kind, value, tile)).result
+    return builder.emit(xetile.AtomicRMWOp(kind, value, tile, mask=mask)).result
 
 
 def args_repr(value) -> str:
