@@ -137,3 +137,64 @@ def test_atomic_lanes_outside_the_array_do_nothing(masked, dtype, flavour):
     ref[1:4] = flat.reshape(3, 16)
     np.testing.assert_array_equal(big, ref)
     np.testing.assert_array_equal(old, ref_old)
+
+
+# --- scattered tiles carried through loops and ifs ------------------------------------------
+@xd.jit
+def gather_carried(src, idx, out, C: xt.constexpr, N: xt.constexpr, STEP: xt.constexpr):
+    offs = xt.load_tile(xt.init_tile(idx, [0, 0], [1, C]))
+    t = xt.init_tile(src, offs)
+    for i in range(N):
+        v = xt.load_gather(t, offs % 5 != 2, padding=PAD)
+        xt.store_tile(v, xt.init_tile(out, [i, 0], [1, C]))
+        offs = offs + STEP
+        t = xt.init_tile(src, offs)
+
+
+@xd.jit
+def gather_chosen(src, other, idx, out, C: xt.constexpr, FIRST: xt.constexpr):
+    offs = xt.load_tile(xt.init_tile(idx, [0, 0], [1, C]))
+    if xt.program_id(0) == FIRST:
+        t = xt.init_tile(src, offs)
+    else:
+        t = xt.init_tile(other, offs - 8)
+    v = xt.load_gather(t, offs % 5 != 2, padding=PAD)
+    xt.store_tile(v, xt.init_tile(out, [0, 0], [1, C]))
+
+
+def _gather_ref(flat, offs, masked_by=None):
+    masked_by = offs if masked_by is None else masked_by
+    keep = (offs >= 0) & (offs < flat.size) & (masked_by % 5 != 2)
+    return np.where(keep, flat[np.clip(offs, 0, flat.size - 1)], PAD)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_gather_on_a_loop_carried_tile_walks_off_the_array(flavour):
+    """The tile is a loop's carried value (each iteration moves it 24 elements on): the
+    gathers of the last iterations run past the array's end and read the padding."""
+    C, N, STEP = 32, 4, 24
+    big = np.full((5, 16), 99, np.int32)  # guard rows around the array: a stray read shows 99
+    big[1:4] = (np.arange(48) - 20).reshape(3, 16)
+    src = big[1:4]
+    offs = (np.arange(C, dtype=np.int32) * 3 % 41 - 4).reshape(1, C)
+    out = np.zeros((N, C), np.int32)
+    gather_carried.on(flavour)[(1,)](src, offs, out, C=C, N=N, STEP=STEP)
+    ref = np.stack([_gather_ref(src.reshape(-1), offs[0] + i * STEP) for i in range(N)]).astype(np.int32)
+    np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("first", [0, 1])
+def test_gather_on_a_tile_chosen_in_an_if(first, flavour):
+    """The tile is an ``if`` result (two arrays of different sizes): each branch's array bounds it."""
+    C = 32
+    big = np.full((5, 16), 99, np.int32)  # guard rows around the arrays: a stray read shows 99
+    big[1:4] = (np.arange(48) - 20).reshape(3, 16)
+    big2 = np.full((4, 10), 99, np.int32)
+    big2[1:3] = (np.arange(20) + 100).reshape(2, 10)
+    src, other = big[1:4], big2[1:3]
+    offs = (np.arange(C, dtype=np.int32) * 3 % 61 - 6).reshape(1, C)
+    out = np.zeros((1, C), np.int32)
+    gather_chosen.on(flavour)[(1,)](src, other, offs, out, C=C, FIRST=first)
+    ref = _gather_ref(src.reshape(-1), offs[0]) if first == 0 else _gather_ref(other.reshape(-1), offs[0] - 8, offs[0])
+    np.testing.assert_array_equal(out[0], ref.astype(np.int32))

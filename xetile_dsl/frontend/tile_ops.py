@@ -158,8 +158,35 @@ def _init_scatter_tile(builder, node, args, base, offsets):
         # v (sign-extended) < span  <=>  v <u min(span, 2**31) as i32, negatives being >= 2**31 unsigned
         limit = builder.emit(arith.MinUIOp(span, builder.index(2 ** 31, None))).result
         offsets, span = given, builder.emit(arith.IndexCastOp(limit, i32)).result
-    builder.scatter_bounds[tile] = (offsets, span)
+    builder.scatter_bounds[tile] = (offsets, span, _span(builder, base) if span.type == i32 else span)
     return tile
+
+
+def carry_bounds(builder, names) -> list[str]:
+    """Scattered tiles carried through a loop or out of an ``if`` keep their bounds: the
+    lanes' offsets and the array's span travel with the tile as hidden carried values
+    (``name.offsets``, ``name.span``, index-typed so that tiles of either offset width
+    carry alike), set in ``builder.env`` from the tile's bounds; returns their names."""
+    hidden = []
+    for name in names:
+        tile = builder.env.get(name)
+        if not isinstance(tile, SSAValue) or tile not in builder.scatter_bounds:
+            continue
+        offsets, _, span = builder.scatter_bounds[tile]
+        builder.env[name + ".offsets"] = sem.convert(builder, offsets, INDEX, None)
+        builder.env[name + ".span"] = span
+        hidden += [name + ".offsets", name + ".span"]
+    return hidden
+
+
+def bind_bounds(builder, names) -> None:
+    """The tiles named in ``names`` (loop arguments or results, ``if`` results) get the
+    bounds their hidden carried values (:func:`carry_bounds`) hold."""
+    for name in names:
+        offsets, span = builder.env.get(name + ".offsets"), builder.env.get(name + ".span")
+        tile = builder.env.get(name)
+        if offsets is not None and span is not None and isinstance(tile, SSAValue):
+            builder.scatter_bounds[tile] = (offsets, span, span)
 
 
 def _span(builder, base):
@@ -186,7 +213,7 @@ def _with_bounds(builder, tile, args, shape, node):
     mask = _mask(builder, args, shape, node)
     if tile not in builder.scatter_bounds:
         return mask
-    offsets, span = builder.scatter_bounds[tile]
+    offsets, span, _ = builder.scatter_bounds[tile]
     inside = builder.emit(av.CmpiOp(offsets, sem.splat(builder, span, shape), "ult")).result
     if "mask" not in args or _is_none(args["mask"]):
         return inside
