@@ -198,3 +198,37 @@ def test_gather_on_a_tile_chosen_in_an_if(first, flavour):
     gather_chosen.on(flavour)[(1,)](src, other, offs, out, C=C, FIRST=first)
     ref = _gather_ref(src.reshape(-1), offs[0]) if first == 0 else _gather_ref(other.reshape(-1), offs[0] - 8, offs[0])
     np.testing.assert_array_equal(out[0], ref.astype(np.int32))
+
+
+@xd.jit
+def atomic_while_carried(src, idx, out, C: xt.constexpr):
+    offs = xt.load_tile(xt.init_tile(idx, [0, 0], [1, C]))
+    t = xt.init_tile(src, offs)
+    i = 0
+    while i < 3:
+        o = xt.atomic_rmw("add", offs * 0 + 1, t)
+        xt.store_tile(o, xt.init_tile(out, [i, 0], [1, C]))
+        offs = offs + 20
+        t = xt.init_tile(src, offs)
+        i = i + 1
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_atomic_on_a_while_carried_tile_walks_off_the_array(flavour):
+    """An atomic on a ``while``-carried scattered tile: lanes past the end (or before the
+    start) update nothing (the guard rows stay 99) and return 0."""
+    big = np.full((5, 16), 99, np.int32)
+    big[1:4] = np.arange(48).reshape(3, 16)
+    offs = (np.arange(32, dtype=np.int32) - 4).reshape(1, 32)
+    out = np.zeros((3, 32), np.int32)
+    ref, ref_old = big.copy(), np.zeros((3, 32), np.int32)
+    flat = ref[1:4].reshape(-1).copy()
+    for i in range(3):
+        o = offs[0] + 20 * i
+        keep = (o >= 0) & (o < flat.size)
+        ref_old[i] = np.where(keep, flat[np.clip(o, 0, flat.size - 1)], 0)
+        flat[o[keep]] += 1
+    ref[1:4] = flat.reshape(3, 16)
+    atomic_while_carried.on(flavour)[(1,)](big[1:4], offs, out, C=32)
+    np.testing.assert_array_equal(big, ref)
+    np.testing.assert_array_equal(out, ref_old)
