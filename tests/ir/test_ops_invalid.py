@@ -40,6 +40,8 @@ INVALID = {
                           "wg_map of A must have the result's sg_layout"),
     "tile_mma ranks": ("%r = xetile.tile_mma %blk, %b : vector<4x2x16x16xf32>, vector<16x16xf16> -> "
                        "vector<4x2x16x16xf32>", "must have the same rank"),
+    "atomic mask shape": (f"%r = xetile.atomic_rmw addf %sv, %sc, %mk : vector<1x16xf32>, {SC}, vector<16xi1> "
+                          "-> vector<1x16xf32>", "mask must be vector<1x16xi1>"),
     "atomic kind": (f"%r = xetile.atomic_rmw add %v, %t : vector<8x16xf16>, {T} -> vector<8x16xf16>",
                     "unknown kind 'add'; use one of addf"),
     "transpose 4d": ("%r = xetile.tile_transpose %blk [1, 0] : vector<4x2x16x16xf32> -> vector<2x4x16x16xf32>",

@@ -41,6 +41,8 @@ VALID = {
     "tile_mma wg_map": "%r = xetile.tile_mma %v, %b, %c {wg_map = #xetile.wg_map<sg_layout = [2, 2], "
                        "sg_data = [4, 8]>} : vector<8x16xf16>, vector<16x16xf16>, vector<8x16xf32> -> vector<8x16xf32>",
     "atomic_rmw": f"%r = xetile.atomic_rmw addf %v, %t : vector<8x16xf16>, {T} -> vector<8x16xf16>",
+    "atomic_rmw masked": f"%r = xetile.atomic_rmw addf %sv, %sc, %sm : vector<1x16xf32>, {SC}, vector<1x16xi1> "
+                         "-> vector<1x16xf32>",
     "tile_transpose": "%r = xetile.tile_transpose %f [1, 0] : vector<64x32xf32> -> vector<32x64xf32>",
     # RFC Appendix 2.3's maps in small: the source map need not be the swapped result map
     "tile_transpose 2.3 maps": "%r = xetile.tile_transpose %f [1, 0] {wg_map = #xetile.wg_map<sg_layout = [1, 4], "

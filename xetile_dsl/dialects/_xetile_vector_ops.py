@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, VectorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -99,18 +99,24 @@ class AtomicKindOp(IRDLOperation):
 
 @irdl_op_definition
 class AtomicRMWOp(AtomicKindOp):
-    """Atomically read-modify-write the memory of a tile; returns the old values."""
+    """Atomically read-modify-write the memory of a tile; returns the old values.  On a
+    scattered tile an optional ``mask`` (the last operand, as load_gather's) selects the
+    lanes that update memory; a masked-off lane touches nothing and returns 0."""
 
     name = "xetile.atomic_rmw"
     value = operand_def(VectorType)
     tile = operand_def(TileType)
+    mask = opt_operand_def(VectorType)
 
-    def __init__(self, kind: str, value: SSAValue, tile: SSAValue, result_type: VectorType | None = None):
-        super().__init__(operands=[value, tile], result_types=[result_type or value.type],
-                         properties={"kind": StringAttr(kind)})
+    def __init__(self, kind: str, value: SSAValue, tile: SSAValue, result_type: VectorType | None = None,
+                 mask: SSAValue | None = None):
+        super().__init__(operands=[value, tile, [mask] if mask is not None else []],
+                         result_types=[result_type or value.type], properties={"kind": StringAttr(kind)})
 
     def verify_memory(self) -> None:
         _check_tile_vector(self.name, self.tile.type, self.value.type)
+        if self.mask is not None:
+            _check_mask(self, self.mask, self.tile)
 
     @classmethod
     def parse(cls, parser: Parser) -> AtomicRMWOp:
@@ -118,11 +124,17 @@ class AtomicRMWOp(AtomicKindOp):
         operands = _asm.parse_operands(parser)
         attrs = _asm.parse_attr_entries(parser)
         parser.parse_punctuation(":")
-        types = _asm.parse_types(parser, 2)
+        types = _asm.parse_types(parser)
         _asm.parse_arrow(parser)
         res = _asm.parse_type(parser)
-        value, tile = match_by_type(parser, operands, types, (VectorType, TileType))
-        return _asm.build_op(parser, AtomicRMWOp, lambda: AtomicRMWOp(kind, value, tile, res), attrs)
+        if len(operands) != len(types) or len(types) not in (2, 3):
+            parser.raise_error("xetile.atomic_rmw: expected a value, a tile and an optional mask, with their types")
+        mask = None
+        if len(types) == 3:  # value, tile, mask in that order
+            value, tile, mask = _asm.resolve(parser, operands, types)
+        else:
+            value, tile = match_by_type(parser, operands, types, (VectorType, TileType))
+        return _asm.build_op(parser, AtomicRMWOp, lambda: AtomicRMWOp(kind, value, tile, res, mask), attrs)
 
 
 AtomicRMWTileOp = _asm.make_alias("xetile.atomic_rmw_tile", AtomicRMWOp,

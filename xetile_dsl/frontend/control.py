@@ -20,6 +20,7 @@ from ..language.core import constexpr
 from . import semantic as sem
 from .ir_values import describe
 from .source import KernelSource
+from .tile_ops import bind_bounds, carry_bounds
 
 RETURN = "__return__"
 _MAX_INLINE_DEPTH = 16
@@ -115,6 +116,7 @@ def lower_if(builder, node: ast.If) -> None:
         run_body(builder, node.body if cond else node.orelse)
         return
     cond = scalar_condition(builder, cond, node.test)
+    carry_bounds(builder, list(builder.env))  # a scattered tile out of either branch keeps its bounds
     before = dict(builder.env)
     then_block, then_env = _branch(builder, node.body, before)
     else_block, else_env = _branch(builder, node.orelse, before)
@@ -144,6 +146,7 @@ def lower_if(builder, node: ast.If) -> None:
     for (name, *_), res in zip(results, op.results):
         res.name_hint = name if name != RETURN else None
         builder.env[name] = res
+    bind_bounds(builder, [n for n, *_ in results])
 
 
 def _ty(value) -> str:
@@ -158,6 +161,7 @@ def _branch(builder, stmts, before):
     builder.block, builder.env = block, dict(before)
     try:
         run_body(builder, stmts)
+        carry_bounds(builder, [n for n in builder.env if "." not in n])
         return block, builder.env
     finally:
         builder.block = outer
@@ -199,6 +203,7 @@ def lower_while(builder, node: ast.While) -> None:
         builder.env[name] = materialize(builder, builder.env[name], node)
         if not isinstance(builder.env[name], SSAValue):
             raise builder.error(node, f"{name!r} cannot be reassigned inside a loop (it is {builder.env[name]!r})")
+    carried += carry_bounds(builder, carried)
     inits = [builder.env[n] for n in carried]
     types = [v.type for v in inits]
     outer_block, outer_env = builder.block, dict(builder.env)
@@ -217,12 +222,14 @@ def lower_while(builder, node: ast.While) -> None:
     for name, res in zip(carried, op.results):
         res.name_hint = name
         builder.env[name] = res
+    bind_bounds(builder, carried)
 
 
 def _bind_args(builder, names, block) -> None:
     for name, arg in zip(names, block.args):
         arg.name_hint = name
         builder.env[name] = arg
+    bind_bounds(builder, names)
 
 
 def run_loop_body(builder, node, carried: list[str], inits: list[SSAValue]) -> None:
@@ -233,6 +240,7 @@ def run_loop_body(builder, node, carried: list[str], inits: list[SSAValue]) -> N
         run_body(builder, node.body)
     finally:
         builder.loop_depth -= 1
+    carry_bounds(builder, [n for n in carried if "." not in n])  # the bounds of the tiles yielded
     yielded = check_carried(builder, node, carried, inits, [builder.env[n] for n in carried])
     builder.emit(scf.YieldOp(*yielded))
 

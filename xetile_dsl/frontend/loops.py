@@ -7,6 +7,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region, SSAValue
 
+from .tile_ops import bind_bounds, carry_bounds
 from .control import assigned_names, lower_static_for, materialize, no_return_in_loop, run_loop_body
 
 INDEX = IndexType()
@@ -30,6 +31,7 @@ def lower_for(builder, node: ast.For) -> None:
         builder.env[name] = materialize(builder, builder.env[name], node)
         if not isinstance(builder.env[name], SSAValue):
             raise builder.error(node, f"{name!r} is a compile-time constant and cannot be reassigned inside a loop")
+    carried += carry_bounds(builder, carried)
     inits = [builder.env[n] for n in carried]
     body = Block(arg_types=[INDEX] + [v.type for v in inits])
     body.args[0].name_hint = node.target.id
@@ -39,6 +41,7 @@ def lower_for(builder, node: ast.For) -> None:
     for name, barg in zip(carried, body.args[1:]):
         barg.name_hint = name
         builder.env[name] = barg
+    bind_bounds(builder, carried)
     run_loop_body(builder, node, carried, inits)
     builder.block = outer_block
     loop = builder.emit(scf.ForOp(lb, ub, step, inits, Region(body)))
@@ -46,6 +49,7 @@ def lower_for(builder, node: ast.For) -> None:
     for name, result in zip(carried, loop.results):
         result.name_hint = name
         builder.env[name] = result
+    bind_bounds(builder, carried)
 
 
 def _range_bounds(builder, it: ast.AST):

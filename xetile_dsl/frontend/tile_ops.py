@@ -173,8 +173,35 @@ def _init_scatter_tile(builder, node, args, base, offsets):
         # v (sign-extended) < span  <=>  v <u min(span, 2**31) as i32, negatives being >= 2**31 unsigned
         limit = builder.emit(arith.MinUIOp(span, builder.index(2 ** 31, None))).result
         offsets, span = given, builder.emit(arith.IndexCastOp(limit, i32)).result
-    builder.scatter_bounds[tile] = (offsets, span)
+    builder.scatter_bounds[tile] = (offsets, span, _span(builder, base) if span.type == i32 else span)
     return tile
+
+
+def carry_bounds(builder, names) -> list[str]:
+    """Scattered tiles carried through a loop or out of an ``if`` keep their bounds: the
+    lanes' offsets and the array's span travel with the tile as hidden carried values
+    (``name.offsets``, ``name.span``, index-typed so that tiles of either offset width
+    carry alike), set in ``builder.env`` from the tile's bounds; returns their names."""
+    hidden = []
+    for name in names:
+        tile = builder.env.get(name)
+        if not isinstance(tile, SSAValue) or tile not in builder.scatter_bounds:
+            continue
+        offsets, _, span = builder.scatter_bounds[tile]
+        builder.env[name + ".offsets"] = sem.convert(builder, offsets, INDEX, None)
+        builder.env[name + ".span"] = span
+        hidden += [name + ".offsets", name + ".span"]
+    return hidden
+
+
+def bind_bounds(builder, names) -> None:
+    """The tiles named in ``names`` (loop arguments or results, ``if`` results) get the
+    bounds their hidden carried values (:func:`carry_bounds`) hold."""
+    for name in names:
+        offsets, span = builder.env.get(name + ".offsets"), builder.env.get(name + ".span")
+        tile = builder.env.get(name)
+        if offsets is not None and span is not None and isinstance(tile, SSAValue):
+            builder.scatter_bounds[tile] = (offsets, span, span)
 
 
 def _span(builder, base):
@@ -201,7 +228,7 @@ def _with_bounds(builder, tile, args, shape, node):
     mask = _mask(builder, args, shape, node)
     if tile not in builder.scatter_bounds:
         return mask
-    offsets, span = builder.scatter_bounds[tile]
+    offsets, span, _ = builder.scatter_bounds[tile]
     inside = builder.emit(av.CmpiOp(offsets, sem.splat(builder, span, shape), "ult")).result
     if "mask" not in args or _is_none(args["mask"]):
         return inside
@@ -334,8 +361,14 @@ def build_atomic_rmw(builder, node: ast.Call):
     if kind not in xetile.ATOMIC_KINDS:
         raise builder.error(args["kind"], f"atomic_rmw: kind {args_repr(kind)} is not defined for "
                             f"{type_name(elem)}; use add, mul, max, min, and, or or assign")
+    mask = None
+    if tile.type.attr.is_scattered:  # bounds-checked like gathers: a lane outside the array does nothing
+        mask = _with_bounds(builder, tile, args, tuple(tile.type.get_shape()), node)
+    elif "mask" in args and not _is_none(args["mask"]):
+        raise builder.error(args["mask"], "atomic_rmw: a mask needs a scattered tile (init_tile(array, offsets)); "
+                            "a block tile's lanes outside the array are already skipped")
     builder.written_arrays.add(_root_array(tile))
-    return builder.emit(xetile.AtomicRMWOp(kind, value, tile)).result
+    return builder.emit(xetile.AtomicRMWOp(kind, value, tile, mask=mask)).result
 
 
 def args_repr(value) -> str:

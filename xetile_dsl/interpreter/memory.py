@@ -154,12 +154,19 @@ def store(tile: TileValue, value: np.ndarray, mask: np.ndarray | None = None, wh
     flat[idx[active]] = np.asarray(value, tile.dtype)[active]
 
 
-def atomic_rmw(tile: TileValue, value: np.ndarray, combine) -> np.ndarray:
+def atomic_rmw(tile: TileValue, value: np.ndarray, combine, mask: np.ndarray | None = None) -> np.ndarray:
     """Apply ``memory = combine(memory, value)`` per element, one element at a time in
     row-major order (so aliasing elements see each other's updates); returns the values
-    each element saw before its update (0 for out-of-bounds elements, which are skipped)."""
+    each element saw before its update (0 for out-of-bounds or masked-off elements, which
+    are skipped)."""
     idx, inside = tile.indices()
-    flat = _checked(tile, idx, inside, "atomic_rmw")
+    if mask is not None:
+        inside = inside & mask
+    if tile.scattered:
+        flat = tile.alloc.view(tile.dtype)
+        inside = inside & (idx >= 0) & (idx < flat.size)  # lanes outside the array touch nothing
+    else:
+        flat = _checked(tile, idx, inside, "atomic_rmw")
     old = np.zeros(tile.shape, tile.dtype)
     value = np.asarray(value, tile.dtype)
     targets = idx[inside]

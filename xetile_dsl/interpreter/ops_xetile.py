@@ -126,14 +126,16 @@ _ATOMIC = {
 
 
 @impl("xetile.atomic_rmw")
-def _atomic_rmw(run: Run, op, value, tile: TileValue):
+def _atomic_rmw(run: Run, op, value, tile: TileValue, mask=None):
     combine = _ATOMIC[op.kind.data]
 
     def safe(old, v):
         with np.errstate(all="ignore"):
             return combine(old, v)
 
-    old = memory.atomic_rmw(tile, _as_2d(tile, value), safe)
+    if mask is not None:
+        mask = np.asarray(mask, bool).reshape(tile.shape)
+    old = memory.atomic_rmw(tile, _as_2d(tile, value), safe, mask)
     return _shaped(op, old, tile)
 
 

@@ -210,11 +210,14 @@ def tile_mma(a, b, c=None, input_precision=None, wg_map=None):
 
 
 @builtin
-def atomic_rmw(kind, value, tile):
+def atomic_rmw(kind, value, tile, mask=None):
     """Atomically combine ``value`` into the memory of ``tile``; returns the old values.
 
     ``kind`` is "add", "max", "min", "mul", "and", "or", "assign" (or an arith atomic
-    kind such as "addf"). Example: ``xt.atomic_rmw("add", partial, xt.init_tile(c, [0, 0], [8, 16]))``"""
+    kind such as "addf"). On a scattered tile, lanes whose ``mask`` is false, and lanes
+    whose element offset lies outside the array (negative, or past its last element),
+    touch no memory and return 0 as their old value. Example:
+    ``xt.atomic_rmw("add", partial, xt.init_tile(c, [0, 0], [8, 16]))``"""
 
 
 @builtin

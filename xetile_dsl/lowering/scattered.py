@@ -7,7 +7,7 @@ store_scatter and atomic_rmw, at subgroup level.
   row segment, one element per lane.
 * **XeGPU.** Each block becomes ``xegpu.create_tdesc %base, %offs`` over ``sg`` lanes
   (``vector.extract`` takes the row out of the ``[1, sg]`` block), ``xegpu.load`` /
-  ``xegpu.store`` / ``xegpu.atomic_rmw`` with the block's mask (all-true for atomics);
+  ``xegpu.store`` / ``xegpu.atomic_rmw`` with the block's mask (all-true for an unmasked atomic);
   1-D results go back to ``[1, sg]`` with ``vector.broadcast``; a gather's ``padding`` is
   an ``arith.select`` of the block on its mask.
 * **Per-row block accesses** (block atomics, stores to order=[0, 1] tiles): one scattered
@@ -107,10 +107,13 @@ def atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
         block_atomic_rmw(tr, op)
         return
     out = []
-    for v, d in zip(tr.vmap[op.value], tr.vmap[op.tile], strict=True):
-        lanes = d.type.get_shape()[0]
-        mtype = VectorType(IntegerType(1), [lanes])
-        mask = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(mtype, [1])), op).result
+    masks = tr.vmap[op.mask] if op.mask is not None else [None] * len(tr.vmap[op.tile])
+    for v, d, m in zip(tr.vmap[op.value], tr.vmap[op.tile], masks, strict=True):
+        if m is None:
+            mtype = VectorType(IntegerType(1), [d.type.get_shape()[0]])
+            mask = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(mtype, [1])), op).result
+        else:  # a masked-off lane touches nothing and returns 0 (codegen's guarded atomic)
+            mask = _row(tr, m, op)
         row = tr.emit(xegpu.AtomicRMWOp(op.kind.data, _row(tr, v, op), d, mask), op).result
         out.append(_as_block(tr, row, op))
     tr.vmap[op.result] = out
