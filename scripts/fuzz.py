@@ -496,7 +496,7 @@ def _script_atomic(s):
         bound[:tm, :tn] = {G + 1} * {u!r} * _np.abs(parts).sum(axis=0)
         r = {{"total": (want, bound)}}
         if {old}:
-            o = _np.full_like(want, _np.nan)
+            o = d["old"].astype(_np.float64)  # outside the tile: the sentinel, left unwritten
             o[:tm, :tn] = t[:tm, :tn]
             r["old"] = (o, _np.zeros_like(o))
         return r
