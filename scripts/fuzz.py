@@ -11,7 +11,12 @@ Families: element-wise chains with reductions, ``xt.arange`` leaves and runtime 
 (float and wrap-around integer types, stores across array edges); GEMMs with odd M/N/K,
 transposed operands and f16/bf16/int8/tf32 inputs; workgroup kernels (``wg_map``) that
 exchange data through ``xt.slm_alloc`` buffers and ``xt.barrier()`` or reduce across
-subgroups; ``xt.atomic_rmw`` from many programs; ``while`` loops carrying tiles.
+subgroups; ``xt.atomic_rmw`` from many programs; ``while`` loops carrying tiles; and
+(``--family scatter``, not drawn by default so that old seeds keep their cases) gathers and
+scatters: ``xt.init_tile(x, offsets)`` with a tile of i32/i64 element offsets (loaded, or
+``xt.arange`` arithmetic; affine with either sign of stride or permuted, lanes off both ends of
+the array), ``load_gather`` with a mask and a padding (stored, or reduced along either axis),
+``store_scatter`` and ``atomic_rmw`` add/max/min, in 1, 2 or 4 rows, exact against numpy.
 
 Bounds: exact for integers; for floats each op adds ``k * u * |r|`` (u the unit roundoff
 of the type it computes in, k = 1 for + - * and 4 for transcendental functions) plus the
@@ -25,7 +30,8 @@ minimised (smaller shapes, fewer ops, simpler data) and printed as a reproducer 
 
     python scripts/fuzz.py --minutes N --seed S [--flavours cpu,cpu-arc,interpret] [--jobs J]
     python scripts/fuzz.py --cases 20 --seed S          # a fixed number of cases
-    python scripts/fuzz.py --show SEED                  # print one case's script
+    python scripts/fuzz.py --show SEED [--family F]     # print one case's script
+    python scripts/fuzz.py --cases 30 --seed S --family scatter   # one family only
 
 The CI stage ``tests/fuzz`` runs a fixed set of seeds and asserts no finding.
 """
