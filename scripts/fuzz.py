@@ -11,7 +11,12 @@ Families: element-wise chains with reductions, ``xt.arange`` leaves and runtime 
 (float and wrap-around integer types, stores across array edges); GEMMs with odd M/N/K,
 transposed operands and f16/bf16/int8/tf32 inputs; workgroup kernels (``wg_map``) that
 exchange data through ``xt.slm_alloc`` buffers and ``xt.barrier()`` or reduce across
-subgroups; ``xt.atomic_rmw`` from many programs; ``while`` loops carrying tiles.
+subgroups; ``xt.atomic_rmw`` from many programs; ``while`` loops carrying tiles; and
+(``--family scatter``, not drawn by default so that old seeds keep their cases) gathers and
+scatters: ``xt.init_tile(x, offsets)`` with a tile of i32/i64 element offsets (loaded, or
+``xt.arange`` arithmetic; affine with either sign of stride or permuted, lanes off both ends of
+the array), ``load_gather`` with a mask and a padding (stored, or reduced along either axis),
+``store_scatter`` and ``atomic_rmw`` add/max/min, in 1, 2 or 4 rows, exact against numpy.
 
 Bounds: exact for integers; for floats each op adds ``k * u * |r|`` (u the unit roundoff
 of the type it computes in, k = 1 for + - * and 4 for transcendental functions) plus the
@@ -25,7 +30,8 @@ minimised (smaller shapes, fewer ops, simpler data) and printed as a reproducer 
 
     python scripts/fuzz.py --minutes N --seed S [--flavours cpu,cpu-arc,interpret] [--jobs J]
     python scripts/fuzz.py --cases 20 --seed S          # a fixed number of cases
-    python scripts/fuzz.py --show SEED                  # print one case's script
+    python scripts/fuzz.py --show SEED [--family F]     # print one case's script
+    python scripts/fuzz.py --cases 30 --seed S --family scatter   # one family only
 
 The CI stage ``tests/fuzz`` runs a fixed set of seeds and asserts no finding.
 """
@@ -270,9 +276,42 @@ def _expr(rng, depth, is_int, leaves):
     return rng.choice(un).format(a) if rng.random() < 0.4 else rng.choice(bi).format(a, b)
 
 
-def spec_for(seed: int) -> dict:
+FAMILIES = ["ew", "gemm", "wg", "atomic", "while", "scatter"]
+
+
+def _spec_scatter(rng, s):
+    """Scattered tiles: offsets (loaded, i32 or i64, or ``xt.arange`` arithmetic in one row)
+    that run off both ends of a (3, W) array, a mask, a padding, then a gather (stored or
+    reduced), a store_scatter or an atomic_rmw through them."""
+    s["op"] = rng.choice(["gather", "gather", "reduce", "scatter", "atomic"])
+    s["dt"] = rng.choice(["float32", "int32"] if s["op"] == "atomic" else ["float32", "float16", "int32"])
+    s["R"] = rng.choice([1, 2, 4])
+    s["C"] = rng.choice([16, 32])
+    s["W"] = rng.choice([8, 16, 20])
+    size, lanes = 3 * s["W"], s["R"] * s["C"]
+    if rng.random() < 0.5:
+        st = rng.choice([-2, -1, 1, 1, 2, 3])  # start + i * stride, off one end or both
+        s["pat"] = ["affine", st, rng.randint(-6, 4) if st > 0 else rng.randint(size - 8, size + 4)]
+    else:  # (i * k) % n + start: distinct lanes (gcd(k, n) = 1, n >= lanes), a permutation-ish order
+        n = rng.randint(lanes, lanes + 20)
+        k = rng.choice([q for q in range(2, 12) if __import__("math").gcd(q, n) == 1])
+        s["pat"] = ["perm", k, n, rng.randint(-8, max(0, size - n // 2))]
+    s["odt"] = rng.choice(["int32", "int64"])
+    s["src"] = "arange" if s["R"] == 1 and s["odt"] == "int32" and rng.random() < 0.5 else "load"
+    s["mask"] = rng.choice([None, ["offs_lt", rng.randint(0, size + 4)], ["offs_ge", rng.randint(-4, size)]]
+                           + ([["lane_lt", rng.randint(0, s["C"])]] if s["R"] == 1 else []))
+    s["pad"] = rng.randint(-9, 9)
+    s["kind"] = rng.choice(["add", "max", "min"])
+    s["red"] = [rng.choice(["sum", "max", "min"]), rng.choice([0, 1])]
+
+
+def spec_for(seed: int, family: str | None = None) -> dict:
     rng = random.Random(seed)
-    fam = rng.choices(["ew", "gemm", "wg", "atomic", "while"], [4, 3, 2, 1.5, 1.5])[0]
+    # the draw of the first five families is kept as it was, so that old seeds keep their cases;
+    # ``scatter`` (newer) is asked for by name: spec_for(seed, "scatter"), --family scatter
+    fam = rng.choices(FAMILIES[:5], [4, 3, 2, 1.5, 1.5])[0]
+    if family:
+        fam = family
     s = {"family": fam, "seed": seed, "data": "random"}
     if fam in ("ew", "while", "atomic"):
         is_int = rng.random() < 0.35
@@ -311,6 +350,8 @@ def spec_for(seed: int) -> dict:
         s["ta"] = rng.random() < 0.3
         s["tb"] = rng.random() < 0.3
         s["epi"] = rng.choice([None, "relu", "scale"])
+    elif fam == "scatter":
+        _spec_scatter(rng, s)
     elif fam == "wg":
         s["dt"] = rng.choice(["float32", "float16", "int32"])
         s["R"] = rng.choice([32, 64])
@@ -503,6 +544,93 @@ def _script_atomic(s):
     """)
     outs = ["total", "old"] if old else ["total"]
     return kern + ins + ref + _launch_code((G,), f"d['x'], d['total'], d['old'], BM={BM}, BN={BN}", outs)
+
+
+def _offsets_of(s):
+    """The offsets tile of a scatter case, as a list of rows (lane i = row * C + col)."""
+    R, C, pat = s["R"], s["C"], s["pat"]
+    f = (lambda i: pat[2] + i * pat[1]) if pat[0] == "affine" else (lambda i: (i * pat[1]) % pat[2] + pat[3])
+    return [[f(r * C + c) for c in range(C)] for r in range(R)]
+
+
+def _script_scatter(s):
+    R, C, W, dt, op, odt = s["R"], s["C"], s["W"], s["dt"], s["op"], s["odt"]
+    pat, mask, pad = s["pat"], s["mask"], s["pad"]
+    if s["src"] == "arange":
+        offs = (f"xt.arange(0, {C}) * {pat[1]} + {pat[2]}" if pat[0] == "affine" else
+                f"(xt.arange(0, {C}) * {pat[1]}) % {pat[2]} + {pat[3]}")
+    else:
+        offs = f"xt.load_tile(xt.init_tile(idx, [0, 0], [{R}, {C}]))"
+    mexpr = {None: None, "offs_lt": "offs < {}", "offs_ge": "offs >= {}", "lane_lt": f"xt.arange(0, {C}) < {{}}"}[
+        mask and mask[0]]
+    mexpr = mexpr.format(mask[1]) if mask else None
+    marg = f", mask={mexpr}" if mask else ""
+    body = [f"    offs = {offs}", "    t = xt.init_tile(dst, offs)"]
+    if op in ("gather", "reduce"):
+        body.append(f"    v = xt.load_gather(t{marg}, padding={pad})")
+        if op == "reduce":
+            f, ax = s["red"]
+            body.append(f"    v = xt.{f}(v, axis={ax})")
+            oshape, oshape_t = ((R, 1), f"[{R}, 1]") if ax == 1 else ((1, C), f"[1, {C}]")
+        else:
+            oshape, oshape_t = (R, C), f"[{R}, {C}]"
+        body.append(f"    xt.store_tile(v, xt.init_tile(out, [0, 0], {oshape_t}))")
+    else:
+        oshape = (R, C)
+        body.append(f"    v = xt.load_tile(xt.init_tile(val, [0, 0], [{R}, {C}]))")
+        if op == "scatter":
+            body.append(f"    xt.store_scatter(v, t{marg})")
+        else:
+            body.append(f"    o = xt.atomic_rmw({s['kind']!r}, v, t{marg})")
+            body.append(f"    xt.store_tile(o, xt.init_tile(out, [0, 0], [{R}, {C}]))")
+    kern = "\n\n@xd.jit\ndef kernel(dst, idx, val, out):\n" + "\n".join(body) + "\n"
+    o = _offsets_of(s)
+    lo, hi = (-3, 4) if s["data"] == "small" else (1, 2) if s["data"] == "ones" else (-20, 21)
+    ins = textwrap.dedent(f"""
+
+    def make_inputs():
+        rng = np.random.default_rng({s['seed']})
+        d = {{}}
+        d["big"] = np.full((5, {W}), 99, {_np_dt(dt)})  # guard rows around dst = big[1:4]
+        d["big"][1:4] = rng.integers({lo}, {hi}, (3, {W}))
+        d["idx"] = np.array({o!r}, np.{odt})
+        d["val"] = rng.integers({lo}, {hi}, ({R}, {C})).astype({_np_dt(dt)})
+        d["out"] = np.full({oshape}, -77, {_np_dt(dt)})
+        return d
+    """)
+    if mask is None:
+        mref = "True"
+    elif mask[0] == "lane_lt":
+        mref = f"_np.arange({C}).reshape(1, {C}) < {mask[1]}"
+    else:
+        mref = f"offs {'<' if mask[0] == 'offs_lt' else '>='} {mask[1]}"
+    fold = {"add": "flat[o] + v", "max": "max(flat[o], v)", "min": "min(flat[o], v)"}[s["kind"]]
+    red = s["red"]
+    ref = textwrap.dedent(f"""
+
+    def reference(d):
+        big = d["big"].astype(_np.float64)
+        flat = big[1:4].reshape(-1).copy()
+        offs = d["idx"].astype(_np.int64)
+        keep = (offs >= 0) & (offs < flat.size) & ({mref})
+        got = _np.where(keep, flat[_np.clip(offs, 0, flat.size - 1)], {pad}.0)
+        r = {{}}
+        if {op!r} == "gather":
+            r["out"] = got
+        elif {op!r} == "reduce":
+            r["out"] = getattr(_np, {red[0]!r})(got, axis={red[1]}, keepdims=True)
+        else:
+            val = d["val"].astype(_np.float64)
+            if {op!r} == "atomic":
+                r["out"] = _np.where(keep, got, 0.0)
+            for o, v in zip(offs[keep], val[keep]):
+                flat[o] = {fold if op == "atomic" else "v"}
+            big[1:4] = flat.reshape(3, {W})
+            r["big"] = big
+        return {{k: (v, _np.zeros_like(v)) for k, v in r.items()}}
+    """)
+    outs = ["out"] if op in ("gather", "reduce") else ["big"] if op == "scatter" else ["big", "out"]
+    return kern + ins + ref + _launch_code((1,), "d['big'][1:4], d['idx'], d['val'], d['out']", outs)
 
 
 def _script_gemm(s):
@@ -701,6 +829,21 @@ def shrinks(spec):
     for k in ("ta", "tb", "old"):
         if spec.get(k):
             var(**{k: False})
+    if spec["family"] == "scatter":
+        if spec["R"] > 1:
+            var(R=spec["R"] // 2, src="load")
+        if spec["pat"][0] == "perm":
+            var(pat=["affine", 1, spec["pat"][3]])
+        elif spec["pat"][1:] != [1, 0]:
+            var(pat=["affine", 1, 0])
+        if spec["mask"]:
+            var(mask=None)
+        if spec["odt"] != "int32":
+            var(odt="int32")
+        if spec["src"] != "load":
+            var(src="load")
+        if spec["C"] > 16:
+            var(C=16)
     return out
 
 
@@ -730,14 +873,15 @@ def reproducer(spec, flavours):
     return script_for(spec).replace(f"\nFLAVOURS = {list(FLAVOURS)!r}\n", f"\nFLAVOURS = {list(flavours)!r}\n")
 
 
-def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_findings=True, log=print):
+def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_findings=True, log=print,
+         family=None):
     """Run cases seed, seed+1, ... for ``minutes`` or ``cases``; the findings (list of dicts)."""
     end = time.time() + 60 * minutes if minutes else None
     found, done = [], [0]
     seeds = iter(range(seed, seed + (cases if cases else 10 ** 9)))
 
     def one(sd):
-        spec = spec_for(sd)
+        spec = spec_for(sd, family)
         fls = flavours_for(spec, flavours)
         t0 = time.time()
         res = run_case(spec, fls)
@@ -776,10 +920,11 @@ def main(argv=None):
     ap.add_argument("--flavours", default=",".join(FLAVOURS))
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--no-minimise", action="store_true")
+    ap.add_argument("--family", choices=FAMILIES, help="every case of this family (the seed picks the rest)")
     ap.add_argument("--show", type=int, help="print the script of one seed's case and exit")
     a = ap.parse_args(argv)
     if a.show is not None:
-        print(script_for(spec_for(a.show)))
+        print(script_for(spec_for(a.show, a.family)))
         return 0
     if a.minutes is None and a.cases is None:
         a.minutes = 1.0
@@ -787,7 +932,7 @@ def main(argv=None):
     t0 = time.time()
     print(f"fuzzing from seed {a.seed}, flavours {','.join(fls)}, {a.jobs} job(s)", flush=True)
     found, n = fuzz(a.seed, minutes=a.minutes, cases=a.cases, flavours=fls, jobs=a.jobs,
-                    minimise_findings=not a.no_minimise, log=lambda m: print(m, flush=True))
+                    minimise_findings=not a.no_minimise, log=lambda m: print(m, flush=True), family=a.family)
     for f in found:
         print(f"\n=== finding at seed {f['seed']}: {', '.join(f['kinds'])} ===")
         for fl, (st, det) in f["results"].items():

@@ -17,7 +17,7 @@ _spec = importlib.util.spec_from_file_location("xetile_fuzz", ROOT / "scripts" /
 fuzz = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fuzz)
 
-#: seeds covering every family (ew float/int with reductions, gemm f16/bf16/int8,
+#: seeds covering every family drawn by default (ew float/int with reductions, gemm f16/bf16/int8,
 #: workgroup SLM + barrier and cross-subgroup reductions, atomic_rmw, while) that hit no
 #: bug still open; see the module docstring of scripts/fuzz.py for what a case is
 SEEDS = [101, 102, 105, 106, 111, 114, 116, 117, 118, 120, 124, 125, 129, 131, 134, 145, 147, 149, 150, 151,
@@ -28,11 +28,15 @@ SEEDS = [101, 102, 105, 106, 111, 114, 116, 117, 118, 120, 124, 125, 129, 131, 1
          # are now refused by every flavour alike, held by tests/e2e (test_tf32_rows.py,
          # test_interpreter_agrees.py)
          104, 110, 31004, 148, 7005, 52055]
+#: seeds of the gather/scatter family (asked for by name): a store_scatter of f16 through
+#: permuted i64 offsets in 4 rows, a max over a gather with a negative stride, atomic min/max
+#: through ``xt.arange`` offsets with a lane mask and through 4 rows of permuted i64 offsets
+SCATTER_SEEDS = [133, 113, 122, 112]
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-def test_seed_has_no_finding(seed):
-    spec = fuzz.spec_for(seed)
+@pytest.mark.parametrize("seed,family", [(s, None) for s in SEEDS] + [(s, "scatter") for s in SCATTER_SEEDS])
+def test_seed_has_no_finding(seed, family):
+    spec = fuzz.spec_for(seed, family)
     res = fuzz.run_case(spec, fuzz.flavours_for(spec, fuzz.FLAVOURS))
     kinds = fuzz.findings_of(res)
     assert not kinds, f"{sorted(kinds)}: {res}\n--- reproducer ---\n{fuzz.reproducer(spec, list(res))}"
@@ -64,3 +68,14 @@ def test_a_crash_and_a_timeout_are_findings(tmp_path, monkeypatch):
     monkeypatch.setattr(fuzz, "script_for", lambda s: "import json, time\n"
                         "print(json.dumps({'flavour': 'interpret', 'status': 'start'}), flush=True)\ntime.sleep(60)\n")
     assert fuzz.run_case(spec, ["interpret"], timeout=3, workdir=tmp_path)["interpret"][0] == "timeout"
+
+
+def test_a_scatter_case_shrinks_to_fewer_rows_and_simpler_offsets():
+    spec = next(s for s in (fuzz.spec_for(sd, "scatter") for sd in range(100, 200))
+                if s["R"] == 4 and s["pat"][0] == "perm" and s["mask"])
+    small = fuzz.shrinks(spec)
+    assert any(t["R"] == 2 for t in small)
+    assert any(t["pat"][0] == "affine" and t["pat"][1] == 1 for t in small)
+    assert any(t["mask"] is None for t in small)
+    # every shrink is still a whole script the fuzzer can write
+    assert all("def reference(d)" in fuzz.script_for(t) for t in small)
