@@ -130,3 +130,45 @@ def test_while_carried_accumulator_and_operands(target):
     af, bf = a.astype(np.float32), b.astype(np.float32)
     ref = sum(af[i * 16:(i + 1) * 16] @ bf for i in range(t)) + af[(t - 1) * 16:, k - 16:] @ bf[k - 16:]
     np.testing.assert_array_equal(c, ref)
+
+
+@xd.jit
+def grouped_ragged(a, b, c, G, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, NP: xt.constexpr):
+    """Groups of different heights ((g + 1) * BM rows) stacked in one A and C, the sizes
+    runtime scalars, the accumulator defined once before the loops and cleared per tile."""
+    tile = xt.program_id(0)
+    last = 0
+    row0 = 0
+    acc = xt.zeros([BM, BN], xt.float32)
+    for g in range(G):
+        gm = (g + 1) * BM
+        ntiles = xt.cdiv(gm, BM) * xt.cdiv(N, BN)
+        while tile < last + ntiles:
+            t = tile - last
+            row = row0 + (t // xt.cdiv(N, BN)) * BM
+            col = (t % xt.cdiv(N, BN)) * BN
+            ta = xt.init_tile(a, [row, 0], [BM, BK])
+            tb = xt.init_tile(b, [g * K, col], [BK, BN])
+            acc = acc * 0.0
+            for k in range(0, K, BK):
+                acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+                ta = xt.update_tile_offset(ta, 0, BK)
+                tb = xt.update_tile_offset(tb, BK, 0)
+            xt.store_tile(acc, xt.init_tile(c, [row, col], [BM, BN]))
+            tile = tile + NP
+        last = last + ntiles
+        row0 = row0 + gm
+
+
+@pytest.mark.parametrize("target", ["cpu", "cpu-arc", "interpret"])
+def test_grouped_gemm_ragged_groups_with_runtime_sizes(target):
+    rng = np.random.default_rng(1)
+    heights = [(g + 1) * BM for g in range(G)]
+    a = rng.integers(-3, 4, (sum(heights), K)).astype(np.float16)
+    b = rng.integers(-3, 4, (G * K, N)).astype(np.float16)
+    c = np.full((sum(heights), N), np.nan, np.float32)
+    grouped_ragged.on(target)[(PROGRAMS,)](a, b, c, G, N, K, BM=BM, BN=BN, BK=BK, NP=PROGRAMS)
+    starts = np.cumsum([0] + heights)
+    ref = np.concatenate([a[starts[g]:starts[g + 1]].astype(np.float32) @ b[g * K:(g + 1) * K].astype(np.float32)
+                          for g in range(G)])
+    np.testing.assert_array_equal(c, ref)
