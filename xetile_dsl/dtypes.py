@@ -5,7 +5,7 @@ the language's ``xt.float16`` carries it, the IR prints it, the ABI stores it, t
 keys hold it.  This module says, per name, its width, whether it is a float, a signed or
 unsigned integer, the numpy dtype that holds it (``ml_dtypes.bfloat16`` for bf16) and its
 name in the language.  The xDSL types of the names live one layer up
-(:mod:`xetile_dsl.frontend.types`, which builds them from this table); what each op
+(:mod:`xetile_dsl.dialects.types`, which builds them from this table); what each op
 accepts is the op's verifier's business and the DPAS flavours are the target's.
 """
 from __future__ import annotations

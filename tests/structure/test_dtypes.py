@@ -9,7 +9,7 @@ from xdsl.dialects.builtin import IntegerType, Signedness
 
 import xetile_dsl.language as xt
 from xetile_dsl import dtypes
-from xetile_dsl.frontend.types import bit_width, ir_type, is_float, is_unsigned, type_name
+from xetile_dsl.dialects.types import bit_width, ir_type, is_float, is_unsigned, type_name
 from xetile_dsl.runtime.abi import ELEMENT_TYPES as ABI_TYPES
 
 NUMPY_KIND = {"float": "f", "int": "i", "uint": "u"}

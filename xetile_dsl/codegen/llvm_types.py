@@ -5,7 +5,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerType, VectorType
 
 from ..errors import LoweringError
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 

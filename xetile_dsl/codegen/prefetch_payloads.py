@@ -31,7 +31,7 @@ from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import BlockArgument, SSAValue
 
 from ..dialects import xegpu
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from ..targets.target import PREFETCH_PAYLOAD_CACHE_OPTION
 from . import builtins_block2d, builtins_payload
 

@@ -17,7 +17,7 @@ from xdsl.ir import Operation
 
 from ..dialects import xegpu
 from ..errors import LoweringError
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from .llvm_types import SPIRV_VECTOR_SIZES, llvm_type
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)

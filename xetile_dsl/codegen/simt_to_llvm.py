@@ -25,7 +25,7 @@ from xdsl.ir import BlockArgument, Operation, SSAValue
 from ..dialects import xegpu
 from ..dialects.walk import ops_in
 from ..errors import LoweringError
-from ..frontend.types import bit_width, type_name
+from ..dialects.types import bit_width, type_name
 from ..lowering.analysis import load_rotation
 from ..lowering.transposed import LANE_ROWS_ATTR
 from ..lowering.analysis.families import Families

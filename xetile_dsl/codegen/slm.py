@@ -23,7 +23,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..errors import LoweringError
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from . import builtins_block1d, vector_ops
 
 I32, I64 = ir.IntType(32), ir.IntType(64)

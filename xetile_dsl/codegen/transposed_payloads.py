@@ -23,7 +23,7 @@ from llvmlite import ir
 from xdsl.dialects import scf
 
 from ..dialects import xegpu
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from ..targets.target import READ_PAYLOAD_DEFAULT_CACHE_OPTION
 from . import builtins_block2d as b2d
 from . import builtins_payload

@@ -26,7 +26,7 @@ from xdsl.ir import Operation
 
 from ..dialects import _asm, xetile
 from ..errors import LoweringError
-from ..frontend.types import is_unsigned
+from ..dialects.types import is_unsigned
 from . import builtins_block1d, builtins_block2d
 from .llvm_types import llvm_type
 from .mangle import mangle, vec

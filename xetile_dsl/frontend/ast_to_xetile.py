@@ -35,7 +35,7 @@ from .ir_values import INDEX, describe
 from .loops import lower_for
 from .scalars import binop
 from .source import KernelSource
-from .types import ir_type
+from ..dialects.types import ir_type
 
 
 class KernelIRBuilder:

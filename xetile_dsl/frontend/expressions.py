@@ -20,7 +20,7 @@ from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
 from .scalars import binop, compare, unary
-from .types import type_name
+from ..dialects.types import type_name
 from .value_ops import select
 
 

@@ -12,7 +12,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..dialects import xetile
 from ..language import core as lang
-from .types import ir_type, is_float, type_name
+from ..dialects.types import ir_type, is_float, type_name
 
 INDEX = IndexType()
 

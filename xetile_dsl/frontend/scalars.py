@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import IndexType, f32, i1
 from ..dialects import _arith_vector as av
 from . import semantic as sem
 from .ir_values import describe
-from .types import is_float, is_unsigned
+from ..dialects.types import is_float, is_unsigned
 
 _PY = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.FloorDiv: operator.floordiv,
        ast.Mod: operator.mod, ast.Div: operator.truediv, ast.Pow: operator.pow, ast.LShift: operator.lshift,

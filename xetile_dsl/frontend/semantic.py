@@ -33,7 +33,7 @@ from xdsl.ir import Attribute, SSAValue
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from .ir_values import describe
-from .types import is_float, is_unsigned, type_name
+from ..dialects.types import is_float, is_unsigned, type_name
 
 INDEX = IndexType()
 

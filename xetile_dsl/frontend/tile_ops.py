@@ -16,7 +16,7 @@ from ..dialects.xetile import check_wg_map
 from ..language import core as lang
 from . import semantic as sem
 from .ir_values import INDEX, describe
-from .types import ir_type, is_float, is_unsigned, type_name
+from ..dialects.types import ir_type, is_float, is_unsigned, type_name
 
 _DIMS = ("x", "y", "z")
 SLM_SPACE = 3  #: memref memory space of shared local memory

@@ -17,7 +17,7 @@ from . import semantic as sem
 from .ir_values import describe
 from .scalars import binop
 from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
-from .types import bit_width, ir_type, is_float, is_unsigned
+from ..dialects.types import bit_width, ir_type, is_float, is_unsigned
 
 _MATH = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op, "sqrt": math.SqrtOp,
          "rsqrt": math.RsqrtOp, "sin": math.SinOp, "cos": math.CosOp, "tanh": math.TanhOp, "erf": math.ErfOp}

@@ -20,7 +20,7 @@ from xdsl.ir import Attribute
 
 from .. import dtypes
 from ..errors import XeTileError
-from ..frontend.types import type_name
+from ..dialects.types import type_name
 
 
 class InterpreterError(XeTileError):

@@ -36,7 +36,7 @@ from xdsl.ir import Operation, SSAValue
 from ..dialects import _asm, retype, xegpu, xetile
 from ..dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
 from ..dialects.walk import ops_in
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from ..targets import Target
 from . import mma_relayout, scattered, transposed
 from .analysis.families import Families

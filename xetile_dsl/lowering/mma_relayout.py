@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import VectorType
 from ..dialects import xegpu, xetile
 from ..dialects.walk import ops_in
 from ..errors import LoweringError
-from ..frontend.types import bit_width, type_name
+from ..dialects.types import bit_width, type_name
 from ..targets import Target
 from .analysis.families import Families
 from .register_transpose import join_rows

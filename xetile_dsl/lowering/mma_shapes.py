@@ -12,7 +12,7 @@ from xdsl.ir import SSAValue
 
 from ..dialects import xetile
 from ..errors import LoweringError
-from ..frontend.types import type_name
+from ..dialects.types import type_name
 from ..targets import Target
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)

@@ -33,7 +33,7 @@ from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _mixed, retype, xetile
 from ..dialects.walk import ops_in
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from ..targets import Target
 from . import constants
 from .analysis.families import Families

@@ -40,7 +40,7 @@ from ..dialects._arith_vector import ExtUIOp, TruncIOp
 from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp, TransposeOp
 from ..dialects.walk import ops_in
 from ..errors import LoweringError
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from .analysis.families import Families
 from .analysis.op_kinds import join_elementwise
 

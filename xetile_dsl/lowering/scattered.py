@@ -25,7 +25,7 @@ from ..dialects import _arith_vector as av
 from ..dialects import xegpu, xetile
 from ..dialects.walk import ops_in
 from ..errors import LoweringError
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 
 SCATTER_OPS = (xetile.LoadGatherOp, xetile.StoreScatterOp, xetile.AtomicRMWOp)
 

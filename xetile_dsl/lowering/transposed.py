@@ -19,7 +19,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import UnitAttr, VectorType
 
 from ..dialects import xegpu, xetile
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 
 
 #: unit attribute on a transposed ``load_nd`` that codegen may read with per-lane row

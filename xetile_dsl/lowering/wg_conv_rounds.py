@@ -30,7 +30,7 @@ from xdsl.ir import Block, Region, SSAValue
 
 from ..dialects import xetile
 from ..errors import LoweringError
-from ..frontend.types import bit_width, type_name
+from ..dialects.types import bit_width, type_name
 
 SLM_SPACE = 3
 

@@ -37,7 +37,7 @@ from xdsl.ir import SSAValue
 from ..dialects import xetile
 from ..dialects._arith_vector import ExtUIOp, TruncIOp
 from ..dialects.walk import ops_in
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from .analysis.sg_groups import Region, piece_origins
 from .register_transpose import fits_registers, operand_a_roots
 

@@ -30,7 +30,7 @@ from xdsl.ir import Operation, SSAValue
 from ..dialects import _asm, xetile
 from ..dialects.walk import ops_in
 from ..errors import LoweringError
-from ..frontend.types import bit_width
+from ..dialects.types import bit_width
 from .analysis.op_kinds import combine_op, is_elementwise, is_vector
 from .analysis.sg_groups import Region
 from .wg_conv_rounds import ConvRounds

@@ -41,7 +41,7 @@ from xdsl.dialects.builtin import IntegerAttr, VectorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ...dialects import xegpu
-from ...frontend.types import bit_width
+from ...dialects.types import bit_width
 from ...targets import Target
 from ..dead_code import is_pure
 from ..transposed import LANE_ROWS_ATTR

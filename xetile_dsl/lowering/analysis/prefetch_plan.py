@@ -22,7 +22,7 @@ from xdsl.ir import SSAValue
 from ...dialects import xetile
 from ...dialects.walk import ops_in
 from ...errors import PrefetchPlanNote
-from ...frontend.types import bit_width
+from ...dialects.types import bit_width
 from ...targets import Target
 from .. import notes
 from .families import Families

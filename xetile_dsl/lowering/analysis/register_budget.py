@@ -41,7 +41,7 @@ from xdsl.ir import BlockArgument, SSAValue
 from ...dialects import xetile
 from ...dialects.walk import ops_in
 from ...errors import AccumulatorSplitNote, LoweringError, LoweringWarning
-from ...frontend.types import bit_width, type_name
+from ...dialects.types import bit_width, type_name
 from ...targets import Target
 from .. import notes
 from .families import Families

@@ -14,7 +14,7 @@ from xdsl.dialects.builtin import IntegerAttr
 
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
-from ...frontend.types import bit_width, type_name
+from ...dialects.types import bit_width, type_name
 from ...targets import Target
 from ...targets.slm_budget import SlmBudget
 

@@ -19,7 +19,7 @@ from xdsl.passes import ModulePass
 from ...dialects import _asm, retype, xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
-from ...frontend.types import bit_width, type_name
+from ...dialects.types import bit_width, type_name
 from ...targets import Target, get_target
 from .. import constants, mma_relayout, mma_shapes, register_transpose, scattered
 from ..analysis import op_kinds

@@ -43,7 +43,7 @@ from xdsl.passes import ModulePass
 
 from ...dialects import xetile
 from ...dialects.walk import ops_in
-from ...frontend.types import bit_width, type_name
+from ...dialects.types import bit_width, type_name
 from ...targets import Target, get_target
 from ...targets.slm_budget import SlmBudget
 from ..analysis.families import Families

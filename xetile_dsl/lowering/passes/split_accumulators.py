@@ -40,7 +40,7 @@ from xdsl.passes import ModulePass
 
 from ...dialects import xegpu, xetile
 from ...dialects.walk import ops_in
-from ...frontend.types import bit_width
+from ...dialects.types import bit_width
 from ...targets import TARGETS, Target, get_target
 from .. import block_messages
 from ..analysis.register_budget import VERDICT_ATTR, budget_bytes, tell

@@ -30,7 +30,7 @@ from xdsl.passes import ModulePass
 from ...dialects import xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
-from ...frontend.types import bit_width
+from ...dialects.types import bit_width
 from ...targets import Target, get_target
 from ...targets.slm_budget import SlmBudget
 from .. import constants, operand_swap

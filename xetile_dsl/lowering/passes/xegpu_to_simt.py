@@ -19,7 +19,7 @@ from xdsl.passes import ModulePass
 from ...dialects import retype, xegpu, xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
-from ...frontend.types import bit_width
+from ...dialects.types import bit_width
 from ...targets import Target, get_target
 from .. import block_messages, constants, register_transpose, scattered
 from ..analysis.families import Families

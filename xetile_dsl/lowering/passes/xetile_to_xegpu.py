@@ -17,7 +17,7 @@ from xdsl.passes import ModulePass
 
 from ...dialects import xegpu, xetile
 from ...dialects.walk import ops_in
-from ...frontend.types import bit_width
+from ...dialects.types import bit_width
 from ...targets import TARGETS, Target, get_target
 from ...targets.target import PREFETCH_LOCALITY_HINTS
 from .. import block_messages, constants, mma_relayout, register_transpose, scattered, transposed

@@ -1,4 +1,5 @@
-"""Element-type names (xetile_dsl/dtypes.py) <-> xDSL types, shared by the frontend, the passes and codegen."""
+"""Element-type names (xetile_dsl/dtypes.py) <-> xDSL types: below the frontend, the passes,
+codegen and the interpreter, which all ask them."""
 from __future__ import annotations
 
 from xdsl.dialects.builtin import (
