@@ -12,10 +12,12 @@ from pathlib import Path
 import pytest
 
 from conftest_tools import missing
+import xetile_dsl as xd
 from xetile_dsl import __main__ as cli
 from xetile_dsl import progress
 from xetile_dsl.cli import explain
-from xetile_dsl.errors import DeviceError
+from xetile_dsl.errors import DeviceError, MissingStageError, ToolError
+from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.tools.disasm import trim_padding
 
 REPO = Path(__file__).resolve().parents[2]
@@ -98,3 +100,18 @@ def test_every_stage_folder_is_a_timed_job():
 def test_the_runner_reads_pytest_progress():
     assert run_stages.PERCENT.search("tests/e2e/test_gemm.py ..F.                    [ 42%]\n").group(1) == "42"
     assert run_stages.PERCENT.search("============ 3 passed in 1.0s ============\n") is None
+
+
+def test_without_ocloc_the_machine_code_says_how_to_get_it(monkeypatch, tmp_path):
+    """No bare KeyError, and no pointer to a script that only a checkout has."""
+    monkeypatch.setenv("XETILE_TOOLS_DIR", str(tmp_path))
+    monkeypatch.delenv("XETILE_OCLOC", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    k = xd.compile(matmul_kernel, {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"},
+                   {"BM": 8, "BN": 16, "BK": 16}, target="pvc")
+    with pytest.raises(MissingStageError) as info:
+        k.asm["isa"]
+    with pytest.raises(ToolError) as report:
+        k.report()
+    for message in (str(info.value), str(report.value)):
+        assert "python -m xetile_dsl install-tools" in message and "scripts/" not in message
