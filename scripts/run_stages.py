@@ -6,8 +6,10 @@ time (COLD_SECONDS: each file to the chunk with the least time so far, longest f
 Jobs start longest first by the same table, so the cores stay busy to the end. Separate
 processes keep what the LLVM SPIR-V backend and the OpenCL CPU runtime accumulate per
 process apart, and a crash in one job cannot hide the others' results; the disk cache
-(XETILE_CACHE_DIR, SPIR-V and built programs) is what jobs share. Each job's output is printed whole when it ends, and again
-as a one-line summary at the end. Extra arguments go to every pytest.
+(XETILE_CACHE_DIR, SPIR-V and built programs) is what jobs share. Each job prints a line
+when it starts and its progress (pytest's percentage of the job's tests) at most every
+PROGRESS_SECONDS while it runs; its output is printed whole when it ends, and again as a
+one-line summary at the end. Extra arguments go to every pytest.
 
     python scripts/run_stages.py [-j N] [pytest args...]
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -25,13 +28,17 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
 LONG_STAGE = "e2e"
+#: seconds between two progress lines of one job
+PROGRESS_SECONDS = 30
+#: pytest's progress mark at the end of a line of test results, ``[ 42%]``
+PERCENT = re.compile(r"\[\s*(\d+)%\]\s*$")
 E2E_CHUNKS = 4
 #: cold seconds (empty XETILE_CACHE_DIR) per stage folder (a 2-core run) and per e2e file
 #: (its program builds, from ``pytest --build-log``, one job at a time on a shared
 #: machine); only the order and ratios matter. An e2e file missing here counts as the
 #: median e2e file, a stage missing here starts last.
 COLD_SECONDS = {
-    "lowering": 451, "ops": 281, "suite": 270, "isa": 224, "runtime": 122, "codegen": 73, "fuzz": 80,
+    "lowering": 451, "ops": 281, "suite": 270, "isa": 224, "runtime": 122, "docs": 105, "codegen": 73, "fuzz": 80,
     "e2e/test_lowering_gaps.py": 350, "e2e/test_register_transpose.py": 303,
     "e2e/test_conv_rounds.py": 282, "e2e/test_gemm.py": 131, "e2e/test_chained_mma.py": 125,
     "e2e/test_moved_row_access.py": 100, "e2e/test_slm_scattered.py": 69, "e2e/test_gemm_wg.py": 66,
@@ -81,6 +88,30 @@ def jobs() -> list[tuple[str, list[str]]]:
     return [(label, targets) for _, label, targets in timed]
 
 
+def run_job(label: str, targets: list[str], pytest_args: list[str], lock: threading.Lock) -> tuple[int, str]:
+    """Run one job's pytest; (exit code, its whole output).  pytest ends each test file's
+    line of results with the job's percentage done; while the job runs that percentage
+    (and the failures so far) is printed at most every PROGRESS_SECONDS, and at 100%."""
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *targets, "-p", "no:cacheprovider", *pytest_args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1)
+    start = last_shown = time.monotonic()
+    lines, failed = [], 0
+    for line in proc.stdout:
+        lines.append(line)
+        mark = PERCENT.search(line)
+        if not mark:
+            continue
+        results = line[:mark.start()].split()
+        failed += sum(word.count("F") + word.count("E") for word in results[1 if len(results) > 1 else 0:])
+        now = time.monotonic()
+        if now - last_shown >= PROGRESS_SECONDS or mark.group(1) == "100":
+            last_shown = now
+            with lock:
+                print(f"-- {label}: {mark.group(1)}% after {now - start:.0f} s"
+                      f"{f', {failed} failed so far' if failed else ''}", flush=True)
+    return proc.wait(), "".join(lines)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("-j", type=int, default=os.cpu_count() or 1, help="jobs at once (default: the cores)")
@@ -91,13 +122,14 @@ def main() -> int:
     def run(job: tuple[str, list[str]]) -> None:
         label, targets = job
         start = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "pytest", *targets, "-q", "-p", "no:cacheprovider", *pytest_args],
-                              cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        elapsed = time.monotonic() - start
-        last = proc.stdout.strip().splitlines()[-1:] or [""]
         with lock:
-            results[label] = (proc.returncode, elapsed, last[0])
-            print(f"== {label} ({elapsed:.0f} s, exit {proc.returncode})\n{proc.stdout}", flush=True)
+            print(f"-- {label}: started", flush=True)
+        code, output = run_job(label, targets, pytest_args, lock)
+        elapsed = time.monotonic() - start
+        last = [ln.strip("= ") for ln in output.strip().splitlines()[-1:]] or [""]
+        with lock:
+            results[label] = (code, elapsed, last[0])
+            print(f"== {label} ({elapsed:.0f} s, exit {code})\n{output}", flush=True)
 
     start = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, opts.j)) as pool:

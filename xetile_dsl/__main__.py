@@ -1,4 +1,4 @@
-"""Command line: ``python -m xetile_dsl <subcommand> ...``.
+"""Command line: ``python -m xetile_dsl <subcommand> ...`` (or the ``xetile-dsl`` script).
 
 Subcommands live in :data:`SUBCOMMANDS`: name -> (help, add_arguments, run).  To add one
 (``opt``, ``compile``, ...) write its two functions and register it there (or call
@@ -32,7 +32,8 @@ def _devices_args(parser: argparse.ArgumentParser) -> None:
 def _devices_run(args: argparse.Namespace) -> int:
     try:
         print(devices.list_devices(args.backend))
-        print(f"selected: {devices.get_device(backend=args.backend).describe()}")
+        chosen = devices.get_device(backend=args.backend)   # listed above: name it, do not list it again
+        print(f"selected: {chosen.selector} ({chosen.backend}; XETILE_DEVICE, else the first listed)")
     except devices.DeviceError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 1
@@ -104,9 +105,18 @@ def register(name: str, help_text: str, add_arguments, run) -> None:
     SUBCOMMANDS[name] = (help_text, add_arguments, run)
 
 
+def program_name() -> str:
+    """How the command was invoked, for usage lines: ``python -m xetile_dsl`` (``sys.argv[0]``
+    is then this file) or the console script's name (``xetile-dsl``)."""
+    invoked = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if not invoked or invoked in ("__main__.py", "-c") or invoked.startswith("python"):
+        return "python -m xetile_dsl"
+    return invoked
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argparse parser with one subparser per entry of :data:`SUBCOMMANDS`."""
-    parser = argparse.ArgumentParser(prog="python -m xetile_dsl", description="xetile_dsl command line")
+    parser = argparse.ArgumentParser(prog=program_name(), description="xetile_dsl command line")
     sub = parser.add_subparsers(dest="command", required=True)
     for name, (help_text, add_arguments, run) in SUBCOMMANDS.items():
         p = sub.add_parser(name, help=help_text)

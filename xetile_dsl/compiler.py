@@ -267,8 +267,9 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, i
 
     The compiler's own warnings are issued at the user's line (:func:`issue`) and kept
     in ``diagnostics``, so that a cache hit can repeat them."""
-    with collector_paused():
-        return _compile_kernel(fn, args, constants, target, isa, stage_log.StageLog(dump), stage_texts)
+    log = stage_log.StageLog(dump)
+    with collector_paused(), log.progress(getattr(fn, "__name__", "kernel"), target):
+        return _compile_kernel(fn, args, constants, target, isa, log, stage_texts)
 
 
 _PAUSES = {"count": 0, "resume": False}

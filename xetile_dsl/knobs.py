@@ -106,6 +106,8 @@ DUMP_IR = Knob("XETILE_DUMP_IR", bool, False,
 VERIFY_IR = Knob("XETILE_VERIFY_IR", bool, False,
                   "1: verify the module after each lowering stage (the tests turn it on; off, a compile "
                   "skips it: 7-10% of its time)")
+PROGRESS = Knob("XETILE_PROGRESS", bool, True,
+                 "0: no progress line on stderr when a compile or a program build runs over 2 s")
 AUTOTUNE_QUIET = Knob("XETILE_AUTOTUNE_QUIET", bool, False, "1: no autotuning progress lines on stderr")
 OCLOC = Knob("XETILE_OCLOC", Path, None, "path of the ocloc to use (overrides the search)")
 TOOLS_DIR = Knob("XETILE_TOOLS_DIR", Path, None,
@@ -129,7 +131,7 @@ REQUIRE_TORCH = Knob("XETILE_REQUIRE_TORCH", bool, False,
 #: name -> knob, in the order README.md lists them
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DPCTL_C_SUBMIT, DEBUG, INTERPRET, DUMP_IR,
-    VERIFY_IR, ROTATE_LOADS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
+    VERIFY_IR, ROTATE_LOADS, PROGRESS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
     REQUIRE_TORCH)}
 
 

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import knobs
+from . import knobs, progress
 from ._lazy import LazyModule
 from .errors import ToolError, UsageError
 from .tools import spirv_tools
@@ -62,6 +62,19 @@ class StageLog:
         if self.dump not in DUMP_CHOICES:
             raise UsageError(f"dump={self.dump!r}: use dump='all' (the IR after every stage) or leave it out")
         self.echo = knobs.DUMP_IR.get()
+        self.running: str | None = None        # the stage inside :meth:`timed`, for the progress line
+
+    def stage_now(self) -> str:
+        """Where the compile is, for its progress line: the stage running, else the last
+        one done (the lowering passes add their timings as each ends)."""
+        if self.running:
+            return f"stage {self.running}"
+        done = list(self.timings)
+        return f"after stage {done[-1]}" if done else "starting"
+
+    def progress(self, kernel: str, target: str):
+        """A context: one stderr line if the compile runs long (:mod:`xetile_dsl.progress`)."""
+        return progress.reported(f"compiling {kernel!r} for {target}", self.stage_now)
 
     @property
     def dumping(self) -> bool:
@@ -70,11 +83,12 @@ class StageLog:
     @contextmanager
     def timed(self, stage: str):
         """Add the seconds of the ``with`` body to ``timings[stage]``."""
-        start = time.perf_counter()
+        start, self.running = time.perf_counter(), stage
         try:
             yield
         finally:
             self.timings[stage] = self.timings.get(stage, 0.0) + time.perf_counter() - start
+            self.running = None
 
     def after(self, stage: str, text: Callable[[], str]) -> None:
         """Record the IR after ``stage`` (``text()`` is called only when dumping)."""
@@ -96,8 +110,11 @@ class StageLog:
         """``emit(llvm_text, timings)``, timed as ``spirv`` and ``spirv-val`` (which
         ``emit`` reports), and dumped as SPIR-V assembly."""
         checks: dict = {}
-        start = time.perf_counter()
-        binary = emit(llvm_text, checks)
+        start, self.running = time.perf_counter(), "spirv"
+        try:
+            binary = emit(llvm_text, checks)
+        finally:
+            self.running = None
         validation = checks.get("spirv-val", 0.0)
         self.timings["spirv"] = time.perf_counter() - start - validation
         self.timings["spirv-val"] = validation

@@ -87,16 +87,38 @@ def test_message_choice_pvc(kinds, shape, blocks, bits, want):
     assert (None if m is None else (m.g0, m.g1)) == want
 
 
-def test_gemm_wg_b_prefetch_is_replanned_with_a_located_note():
-    """gemm_wg_kernel's B prefetch map [32, 1] x [1, 256] (eight one-row messages per
-    subgroup) becomes [4, 8] x [8, 32], one 8r16x2c message each; the note names the line."""
-    with pytest.warns(PrefetchPlanWarning) as record:
+@xd.jit
+def row_prefetch_kernel(b, K, BK: xt.constexpr, BN: xt.constexpr, NS: xt.constexpr):
+    """A B prefetch dealt by whole rows, [NS, 1] x [BK / NS, BN] (gemm_wg_kernel's map
+    before it was written in one-message pieces)."""
+    pb = xt.init_tile(b, [0, xt.program_id(0) * BN], [BK, BN], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BN]))
+    for k in range(0, K, BK):
+        xt.prefetch_tile(pb)
+        pb = xt.update_tile_offset(pb, BK, 0)
+
+
+ROWS = ({"b": "f16[:,:]", "K": "i32"}, {"BK": 32, "BN": 256, "NS": 32})
+
+
+def test_gemm_wg_prefetch_maps_are_one_message_each():
+    """gemm_wg_kernel's own prefetch maps need no re-planning: B is [4, 8] x [8, 32], one
+    8r16x2c message per subgroup."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PrefetchPlanWarning)
         text = xd.compile(gemm_wg_kernel, SIG, WG, target="cpu-pvc").asm["xegpu"]
-    message = str(record[0].message)
-    assert "gemm_wg.py" in message and "pb = xt.init_tile(" in message
-    assert "sg_layout=[32, 1], sg_data=[1, 256]" in message and "sg_layout=[4, 8], sg_data=[8, 32]" in message
-    assert len(record) == 1  # A's [32, 1] x [8, 32] is already one message per subgroup
     assert _loop(text).count("xegpu.prefetch_nd") == 2
+
+
+def test_row_prefetch_is_replanned_with_a_located_note():
+    """A B prefetch map [32, 1] x [1, 256] (eight one-row messages per subgroup) becomes
+    [4, 8] x [8, 32], one 8r16x2c message each; the note names the line."""
+    with pytest.warns(PrefetchPlanWarning) as record:
+        text = xd.compile(row_prefetch_kernel, *ROWS, target="cpu-pvc").asm["xegpu"]
+    message = str(record[0].message)
+    assert "test_block_messages_rules.py" in message and "pb = xt.init_tile(" in message
+    assert "sg_layout=[32, 1], sg_data=[1, 256]" in message and "sg_layout=[4, 8], sg_data=[8, 32]" in message
+    assert len(record) == 1
+    assert _loop(text).count("xegpu.prefetch_nd") == 1
 
 
 def test_a_kernel_compiled_again_notes_its_prefetch_plan_once():
@@ -108,10 +130,10 @@ def test_a_kernel_compiled_again_notes_its_prefetch_plan_once():
     with warnings.catch_warnings(record=True) as record:
         warnings.simplefilter("default")
         for _ in range(2):
-            xd.compile(gemm_wg_kernel, SIG, WG, target="cpu-pvc")
+            xd.compile(row_prefetch_kernel, *ROWS, target="cpu-pvc")
     notes = [w for w in record if issubclass(w.category, PrefetchPlanWarning)]
     assert len(notes) == 1
-    assert notes[0].filename.endswith("gemm_wg.py")
+    assert notes[0].filename.endswith("test_block_messages_rules.py")
     assert "pb = xt.init_tile(" in linecache.getline(notes[0].filename, notes[0].lineno)
 
 

@@ -19,7 +19,7 @@ PACKAGE = graph.PACKAGE
 
 #: bottom to top; a module belongs to the layer of its longest listed prefix
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
-    ("base", ("environ", "errors", "knobs", "_lazy", "launch_options", "op_registry", "stage_texts")),
+    ("base", ("environ", "errors", "knobs", "_lazy", "launch_options", "op_registry", "progress", "stage_texts")),
     ("descriptions", ("dtypes", "targets", "language")),
     ("runtime", ("runtime",)),
     ("dialects", ("dialects",)),

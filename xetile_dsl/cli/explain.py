@@ -1,6 +1,6 @@
 """``python -m xetile_dsl explain FILE.py:kernel --target pvc --const BM=256 ... --sig a=f16[:,:] ...``:
-compile a ``@jit`` kernel of a Python file and print its static ISA report
-(``CompiledKernel.report()``; ``--json`` for tools).
+compile a ``@jit`` kernel of a Python file (or of an importable module, ``MODULE:kernel``)
+and print its static ISA report (``CompiledKernel.report()``; ``--json`` for tools).
 
 Every runtime parameter needs its type, ``--sig NAME=TYPE`` (``f16[:,:]`` for a 2-D array,
 ``i32`` for a scalar): there is no default, because a name does not say whether it is an
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import re
 import sys
 from pathlib import Path
 
@@ -24,6 +25,8 @@ from xetile_dsl.targets import TARGETS
 
 #: compile targets whose machine code ocloc builds
 GPU_TARGETS = tuple(TARGETS)
+#: a dotted module name (``MODULE:KERNEL``)
+MODULE_NAME = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*")
 
 
 class ExplainError(XeTileError):
@@ -31,7 +34,8 @@ class ExplainError(XeTileError):
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("kernel", help="FILE.py:KERNEL, a @jit kernel defined in a Python file")
+    parser.add_argument("kernel", help="FILE.py:KERNEL or MODULE:KERNEL, a @jit kernel of a Python file or an "
+                                       "importable module (e.g. xetile_dsl.kernels.gemm_wg:gemm_wg_kernel)")
     parser.add_argument("--target", choices=GPU_TARGETS, default="pvc", help="GPU to compile for (default pvc)")
     parser.add_argument("--const", action="append", default=[], metavar="NAME=VALUE",
                         help="a constexpr value (repeatable): int, float, True/False, a dtype name "
@@ -43,21 +47,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def load_kernel(spec: str) -> tuple[JITFunction, dict]:
-    """The ``@jit`` kernel named by ``FILE.py:KERNEL`` and its file's globals."""
-    path_text, sep, name = spec.rpartition(":")
-    if not sep or not name:
-        raise ExplainError(f"expected FILE.py:KERNEL, got {spec!r}")
-    path = Path(path_text)
-    if not path.is_file():
+    """The ``@jit`` kernel named by ``FILE.py:KERNEL`` or ``MODULE:KERNEL`` (a dotted
+    module name, e.g. ``xetile_dsl.kernels.gemm_wg:gemm_wg_kernel``) and its module's globals."""
+    where, sep, name = spec.rpartition(":")
+    if not sep or not name or not where:
+        raise ExplainError(f"expected FILE.py:KERNEL or MODULE:KERNEL, got {spec!r}")
+    path = Path(where)
+    is_module = not path.is_file() and not where.endswith(".py") and MODULE_NAME.fullmatch(where)
+    if not is_module and not path.is_file():
         raise ExplainError(f"no such file: {path}")
     try:
-        module = _import_file(path)
+        module = importlib.import_module(where) if is_module else _import_file(path)
+    except ModuleNotFoundError as exc:
+        if not is_module or not where.startswith(exc.name or "?"):
+            raise ExplainError(f"importing {where} failed: {type(exc).__name__}: {exc}") from None
+        raise ExplainError(f"no such file or module: {where}") from None
     except Exception as exc:  # the user's file failed to import: say so, no traceback
-        raise ExplainError(f"importing {path} failed: {type(exc).__name__}: {exc}") from None
+        raise ExplainError(f"importing {where} failed: {type(exc).__name__}: {exc}") from None
     kernel = getattr(module, name, None)
     if not isinstance(kernel, JITFunction):
         found = sorted(k for k, v in vars(module).items() if isinstance(v, JITFunction))
-        raise ExplainError(f"{path} has no @jit kernel {name!r}; its kernels: {', '.join(found) or 'none'}")
+        raise ExplainError(f"{where} has no @jit kernel {name!r}; its kernels: {', '.join(found) or 'none'}")
     return kernel, vars(module)
 
 

@@ -6,6 +6,7 @@ import inspect
 import linecache
 import os
 import re
+import sys
 import textwrap
 from dataclasses import dataclass
 from functools import cached_property
@@ -50,7 +51,7 @@ class KernelSource:
             try:
                 lines, first_line = inspect.getsourcelines(fn)
             except (OSError, TypeError) as exc:
-                raise CompilationError(f"cannot read the source of {fn.__name__!r}: {exc}") from None
+                raise no_source_error(fn, exc) from None
             text = textwrap.dedent("".join(lines))
             module = ast.parse("\n" * (first_line - 1) + text)   # line numbers as in the file
         else:
@@ -215,6 +216,29 @@ def check_kernel_function(fn) -> None:
             raise _def_line_error(code, f"kernel parameter '{star}{param.name}' is not supported: name each array, "
                                         "scalar and constexpr parameter (positional, keyword-only and "
                                         "positional-only parameters are fine)")
+
+
+#: what to do when Python kept no source for a kernel, by the code's file name
+_NO_SOURCE_HINTS = {
+    "<string>": "code run from a string (`python -c`, exec()) keeps no source",
+    "<stdin>": "code piped on stdin keeps no source",
+}
+_FIX = ("put the kernel in a file and run or import it (`python kernel.py`); IPython and Jupyter cells work, "
+        "and so does the interactive shell of Python 3.13 or later")
+
+
+def no_source_error(fn, exc: Exception) -> CompilationError:
+    """The error for a kernel whose source Python did not keep: a kernel is parsed from its
+    source, which exists only for code from a file, an IPython/Jupyter cell or the Python
+    3.13+ shell (those two register what was typed with :mod:`linecache`)."""
+    code = getattr(inspect.unwrap(fn), "__code__", None)
+    filename = code.co_filename if code is not None else "<unknown>"
+    line = code.co_firstlineno if code is not None else 0
+    why = _NO_SOURCE_HINTS.get(filename, f"Python has no source for {filename} ({exc})")
+    if filename == "<stdin>" and hasattr(sys, "ps1"):            # the interactive shell before 3.13
+        why = f"the interactive shell of Python {sys.version_info[0]}.{sys.version_info[1]} keeps no source of what is typed"
+    return CompilationError(f"cannot read the source of kernel {fn.__name__!r}, and a kernel is compiled from its "
+                            f"source: {why}; {_FIX}", filename, line, 0, None)
 
 
 def _def_line_error(code, message: str) -> CompilationError:

@@ -61,8 +61,9 @@ def gemm_wg_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
     """The Appendix 2.1 GEMM with its maps derived from the tile sizes: ``SM x SN``
     subgroups each compute a ``BM/SM x BN/SN`` piece of the ``BM x BN`` C tile and load
     whole-K slices of A and B; A and B are prefetched ``PF`` K-steps ahead with the
-    RFC's cooperative maps (A and B split by rows among all subgroups; B's rows are
-    whole, so 8-bit slices stay at least the 2D-block width).  ``ACC`` is the accumulator dtype: ``xt.int32`` for int8/uint8 inputs,
+    RFC's cooperative maps (A split by rows among all subgroups, B by rows and into
+    64-byte column pieces, the RFC's ``[4, 8]`` x ``[8, 32]`` for f16: one 2D block
+    prefetch per subgroup).  ``ACC`` is the accumulator dtype: ``xt.int32`` for int8/uint8 inputs,
     ``xt.float32`` for f16, bf16 and f32 (tf32 DPAS, PVC only).  It is
     :func:`gemm_wg_layout_kernel` with both operands row-major."""
     gemm_wg_layout_kernel(a, b, c, K, BM, BN, BK, SM, SN, PF, ACC, False, False)
@@ -75,7 +76,7 @@ def gemm_wg_layout_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt
     """``gemm_wg_kernel`` with ``a`` holding A^T ([K, M] row-major) when ``TA`` and ``b``
     holding B^T ([N, K]) when ``TB``: the mma tiles are ``order=(0, 1)`` views with
     gemm_wg's maps, and each stored array is prefetched in its own row-major layout,
-    ``PF`` K steps ahead, split by rows among all subgroups."""
+    ``PF`` K steps ahead, split among all subgroups in one-message pieces."""
     NS = SM * SN
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
@@ -89,14 +90,22 @@ def gemm_wg_layout_kernel(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt
         tb = xt.init_tile(b, [0, n], [BK, BN], order=(0, 1), wg_map=mp_b)
     else:
         tb = xt.init_tile(b, [0, n], [BK, BN], wg_map=mp_b)
+    # a prefetched slice is dealt to the NS subgroups in pieces of at most PW elements of a
+    # row (64 bytes: the widest 2D block prefetch), so each piece is one message; a slice
+    # stored K-major ([BK, BM] of A^T, [BK, BN] of B) is split both ways
+    PW = 512 // b.dtype.bits
     if TA:
-        pa = xt.init_tile(a, [PF * BK, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BM]))
+        CA = min(max(BM // PW, 1), NS)
+        pa = xt.init_tile(a, [PF * BK, m], [BK, BM],
+                          wg_map=xt.wg_map(sg_layout=[NS // CA, CA], sg_data=[BK // (NS // CA), BM // CA]))
     else:
         pa = xt.init_tile(a, [m, PF * BK], [BM, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BM // NS, BK]))
     if TB:
         pb = xt.init_tile(b, [n, PF * BK], [BN, BK], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BN // NS, BK]))
     else:
-        pb = xt.init_tile(b, [PF * BK, n], [BK, BN], wg_map=xt.wg_map(sg_layout=[NS, 1], sg_data=[BK // NS, BN]))
+        CB = min(max(BN // PW, 1), NS)
+        pb = xt.init_tile(b, [PF * BK, n], [BK, BN],
+                          wg_map=xt.wg_map(sg_layout=[NS // CB, CB], sg_data=[BK // (NS // CB), BN // CB]))
     mp_c = xt.wg_map(sg_layout=[SM, SN], sg_data=[BM // SM, BN // SN])
     acc = xt.zeros([BM, BN], ACC)
     for k in range(0, K, BK):

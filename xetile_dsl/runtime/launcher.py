@@ -43,6 +43,7 @@ _UNSET = object()
 
 from .. import dtypes  # noqa: E402
 from ..errors import BuildError, LaunchError  # noqa: E402 - one error taxonomy for the package
+from .. import progress  # noqa: E402 - the long-build line
 
 
 # --- element types --------------------------------------------------------------------
@@ -1107,7 +1108,9 @@ class Launcher:
         if isinstance(limit, int) and abi.workgroup_size > limit:
             raise BuildError(f"kernel {abi.kernel_name!r} needs {abi.workgroup_size} work items per workgroup; "
                              f"{self.device.name} allows at most {limit}")
-        native = build_program(self.backend, bytes(spirv), abi.kernel_name, self.options_for(abi))
+        with progress.reported(f"building {abi.kernel_name!r} for {self.device.selector}",
+                               lambda: "the runtime's program build from SPIR-V"):
+            native = build_program(self.backend, bytes(spirv), abi.kernel_name, self.options_for(abi))
         return LoadedKernel(self.backend, native, abi)     # checks the SPIR-V's argument count
 
 

@@ -55,11 +55,22 @@ def _disasm_with_iga64(zebin: ZebinLike, kernel: str) -> str:
 
 
 def disassemble_zebin(zebin: ZebinLike, kernel: str) -> dict[str, str]:
-    """ISA text keyed by kernel: ocloc's IGA when ocloc is usable, else iga64."""
+    """ISA text keyed by kernel: ocloc's IGA when ocloc is usable, else iga64; without the
+    ``illegal`` lines at the end (:func:`trim_padding`)."""
     path, _ = ocloc_status()
     if path is not None:
         try:
-            return _disasm_with_ocloc(zebin)
+            return {k: trim_padding(text) for k, text in _disasm_with_ocloc(zebin).items()}
         except ToolError:
             pass  # fall back to iga64 below
-    return {kernel: _disasm_with_iga64(zebin, kernel)}
+    return {kernel: trim_padding(_disasm_with_iga64(zebin, kernel))}
+
+
+def trim_padding(text: str) -> str:
+    """``text`` without its trailing ``illegal`` lines: the zero bytes padding a kernel's
+    ``.text`` after its last instruction, which IGA decodes as instructions."""
+    lines = text.splitlines()
+    end = len(lines)
+    while end and lines[end - 1].strip() in ("illegal", ""):
+        end -= 1
+    return "\n".join(lines[:end]) + "\n" if end else ""
