@@ -2,7 +2,7 @@
 
 Each op is implemented once, by a function registered on the op's xDSL class with
 ``@impl(OpClass)`` (:data:`IMPLS` is the interpreter's :class:`~..op_registry.OpRegistry`,
-the registry codegen and the frontend use too)::
+the registry class codegen and the frontend register with too)::
 
     @impl(arith.AddfOp)
     def _addf(run: Run, op, a, b):
@@ -11,8 +11,8 @@ the registry codegen and the frontend use too)::
 An op is looked up by its class and then its bases, so an implementation registered on
 xDSL's class also runs our subclass of it (``vector.broadcast``); where our dialects
 *replace* an xDSL op by an unrelated class of the same name (the vector-capable arith
-casts of ``dialects/_arith_vector.py``) both classes are registered, because IR built in
-Python may hold either.
+casts, ``cmpi``, ``cmpf`` and ``select`` of ``dialects/_arith_vector.py``) both classes are
+registered: IR built in Python may hold xDSL's, IR parsed from text holds ours.
 
 The function receives the :class:`Run` (program ids, memory, and ``run.region(...)``
 to execute nested regions), the op, and the op's operand values; it returns the result
