@@ -11,7 +11,6 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
-import linecache
 import os
 import platform
 import sys
@@ -29,7 +28,7 @@ from .knobs import codegen_tag, debug_tracebacks
 from ._lazy import LazyModule
 from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
-from .frontend.source import KernelSource
+from .frontend.source import KernelSource, at_user_line
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
 from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
@@ -416,19 +415,6 @@ def _mark_written(abi: KernelABI, written: set[str]) -> KernelABI:
         replace(p, written=("*" in written or p.name in written)) if isinstance(p, ArrayParam) else p
         for p in abi.params)
     return KernelABI(**{**abi.__dict__, "params": params})
-
-
-def at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
-    """``exc`` as a CompilationError at its op's source line: in the kernel ``src``, or in
-    the file of the ``@jit`` helper the op was inlined from (its location names that file)."""
-    loc = getattr(exc.op, "location", None)
-    line = getattr(getattr(loc, "line", None), "data", 0)
-    col = max(getattr(getattr(loc, "column", None), "data", 1) - 1, 0)
-    filename = getattr(getattr(loc, "filename", None), "data", None)
-    if line and filename and filename != src.filename:
-        return CompilationError(exc.message, filename, line, col, linecache.getline(filename, line).rstrip("\n") or None)
-    node = type("Loc", (), {"lineno": line or src.first_line, "col_offset": col})()
-    return src.error(node, exc.message)
 
 
 def _isa(kernel: CompiledKernel, gpu) -> str:

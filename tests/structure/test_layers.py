@@ -7,7 +7,9 @@ driver; the interpreter; the user API (``jit``, the autotuner, the package facad
 library kernels and ops; the command line.  A module may import its own layer and the
 layers below it, never one above, and the graph has no cycle at all (not even inside a
 layer).  Lazy loading for import time goes through ``LazyModule`` (still an edge here);
-an ``import`` inside a function is only for an optional dependency.
+an ``import`` inside a function is only for an optional dependency.  What the
+interpreter takes from the rooms beside its data flow (lowering, runtime, compiler) is
+listed with the reason in INTERPRETER_FROM_BESIDE.
 """
 from __future__ import annotations
 
@@ -33,6 +35,23 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("library", ("kernels", "ops")),
     ("command line", ("__main__", "cli")),
 ]
+
+#: what the interpreter takes from the rooms beside the data flow (frontend -> IR ->
+#: interpreter): the lowering, the runtime, the tools, codegen and the compiler driver.
+#: Every other import of those rooms by the interpreter fails test_interpreter_reaches_down.
+INTERPRETER_FROM_BESIDE = {
+    # the compiler's tile_mma shape rule, so that interpreting refuses what compiling refuses
+    "lowering.mma_shapes": "launch.check_tile_mma_shapes",
+    # per-subgroup execution runs each subgroup on the program the compiler's own
+    # xetile-wg-to-sg pass distributes the kernel into (so the interpreter checks the pass)
+    "lowering.passes.wg_to_sg": "launch.subgroup_program",
+    # one argument check for every flavour: the launcher's handlers (fed the ABI the
+    # interpreter builds) and grid normalisation refuse bad arguments as a compiled launch does
+    "runtime.launcher": "launch.launch_jit",
+    "runtime.abi": "launch.build_module",
+    # device arrays (dpnp, torch XPU, pyopencl) are copied to numpy and back as a launch sees them
+    "runtime.arrays": "launch.launch_jit",
+}
 
 #: third-party modules a function may import (present only on some machines)
 OPTIONAL_DEPENDENCIES = {"dpctl", "dpnp", "pyopencl", "torch", "ml_dtypes", "cmeel", "matplotlib"}
@@ -72,6 +91,19 @@ def test_imports_point_down(imports):
 def test_no_import_cycles(imports):
     cycles = graph.cycles([(i.source, i.target) for i in imports])
     assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
+
+
+def test_interpreter_reaches_down(imports):
+    """The interpreter executes the frontend's IR; what it uses of the lowering, runtime,
+    tools, codegen or compiler (its location helper ``at_user_line`` lives in
+    frontend/source.py) is listed in INTERPRETER_FROM_BESIDE with the reason."""
+    beside = {"lowering", "runtime", "tools", "codegen", "compiler", "stage_log"}
+    used = {i.target[len(PACKAGE) + 1:] for i in imports
+            if i.source.startswith(f"{PACKAGE}.interpreter") and i.target.startswith(f"{PACKAGE}.")
+            and i.target[len(PACKAGE) + 1:].split(".")[0] in beside}
+    assert used == set(INTERPRETER_FROM_BESIDE), (
+        f"the interpreter's imports from beside the data flow changed: new {sorted(used - set(INTERPRETER_FROM_BESIDE))}, "
+        f"gone {sorted(set(INTERPRETER_FROM_BESIDE) - used)} (justify or drop them in INTERPRETER_FROM_BESIDE)")
 
 
 def test_function_level_imports_only_for_optional_dependencies():

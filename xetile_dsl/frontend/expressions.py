@@ -14,11 +14,11 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-from . import suggestions, tile_ops
-from . import value_ops
+from . import suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
+from .language_registry import LANGUAGE
 from .scalars import binop, compare, unary
 from ..dialects.types import type_name
 from .value_ops import select
@@ -157,7 +157,7 @@ class Expressions:
             return build_print(self.builder, node)
         if name is None:
             return self._call_python(callee, node)
-        handler = getattr(tile_ops, f"build_{name}", None) or getattr(value_ops, f"build_{name}", None)
+        handler = LANGUAGE.lookup(name)
         if handler is None:
             raise self.builder.error(node, f"xetile_dsl.language.{name} is not supported by the compiler yet")
         return handler(self.builder, node)

@@ -11,7 +11,7 @@ import textwrap
 from dataclasses import dataclass
 from functools import cached_property
 
-from ..errors import CompilationError, UsageError
+from ..errors import CompilationError, LoweringError, UsageError
 
 
 @dataclass
@@ -90,6 +90,19 @@ class KernelSource:
 #: parsed sources by :func:`_parse_key` (oldest dropped first beyond the limit)
 _PARSED: dict[tuple, KernelSource] = {}
 _PARSED_LIMIT = 512
+
+
+def at_user_line(src: KernelSource, exc: LoweringError) -> CompilationError:
+    """``exc`` as a CompilationError at its op's source line: in the kernel ``src``, or in
+    the file of the ``@jit`` helper the op was inlined from (its location names that file)."""
+    loc = getattr(exc.op, "location", None)
+    line = getattr(getattr(loc, "line", None), "data", 0)
+    col = max(getattr(getattr(loc, "column", None), "data", 1) - 1, 0)
+    filename = getattr(getattr(loc, "filename", None), "data", None)
+    if line and filename and filename != src.filename:
+        return CompilationError(exc.message, filename, line, col, linecache.getline(filename, line).rstrip("\n") or None)
+    node = type("Loc", (), {"lineno": line or src.first_line, "col_offset": col})()
+    return src.error(node, exc.message)
 
 
 def _parse_key(fn) -> tuple | None:

@@ -1,4 +1,5 @@
-"""IR builders for the calls of ``xetile_dsl.language`` (one ``build_<name>`` per op)."""
+"""IR builders for the calls of ``xetile_dsl.language``: tiles, memory and program ids (one
+``build_<name>`` per language function, registered in :data:`~.language_registry.LANGUAGE`)."""
 from __future__ import annotations
 
 import ast
@@ -16,6 +17,7 @@ from ..dialects.xetile import check_wg_map
 from ..language import core as lang
 from . import semantic as sem
 from .ir_values import INDEX, describe
+from .language_registry import LANGUAGE
 from ..dialects.types import ir_type, is_float, is_unsigned, type_name
 
 _DIMS = ("x", "y", "z")
@@ -64,32 +66,38 @@ def _axis(builder, node: ast.Call, arg: ast.AST) -> gpu.DimensionAttr:
     return gpu.DimensionAttr(gpu.DimensionEnum(_DIMS[axis]))
 
 
+@LANGUAGE.register("program_id")
 def build_program_id(builder, node: ast.Call):
     args = _bind(builder, node)
     return builder.emit(gpu.BlockIdOp(_axis(builder, node, args["axis"]))).result
 
 
+@LANGUAGE.register("num_programs")
 def build_num_programs(builder, node: ast.Call):
     args = _bind(builder, node)
     return builder.emit(gpu.GridDimOp(_axis(builder, node, args["axis"]))).result
 
 
+@LANGUAGE.register("subgroup_id")
 def build_subgroup_id(builder, node: ast.Call):
     _bind(builder, node)
     return builder.emit(gpu.SubgroupIdOp()).result
 
 
+@LANGUAGE.register("num_subgroups")
 def build_num_subgroups(builder, node: ast.Call):
     _bind(builder, node)
     return builder.emit(gpu.NumSubgroupsOp()).result
 
 
+@LANGUAGE.register("barrier")
 def build_barrier(builder, node: ast.Call):
     """``xt.barrier()``: a workgroup barrier (``gpu.barrier``)."""
     _bind(builder, node)
     builder.emit(gpu.BarrierOp())
 
 
+@LANGUAGE.register("slm_alloc")
 def build_slm_alloc(builder, node: ast.Call):
     """``xt.slm_alloc(shape, dtype)``: a static ``memref.alloc`` in memory space 3 (SLM)."""
     shape, dt = _shape_and_dtype(builder, _bind(builder, node))
@@ -122,6 +130,7 @@ def _int_pair(builder, arg: ast.AST, what: str, constexpr: bool, values=None):
     return list(values)
 
 
+@LANGUAGE.register("init_tile")
 def build_init_tile(builder, node: ast.Call):
     args = _bind(builder, node)
     base = builder.visit(args["base"])
@@ -242,6 +251,7 @@ def _tile(builder, arg: ast.AST, op: str) -> SSAValue:
     return value
 
 
+@LANGUAGE.register("load_tile")
 def build_load_tile(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _tile(builder, args["tile"], "load_tile")
@@ -255,6 +265,7 @@ def build_load_tile(builder, node: ast.Call):
     return builder.emit(xetile.LoadTileOp(tile, vtype, pad_attr)).value
 
 
+@LANGUAGE.register("store_tile")
 def build_store_tile(builder, node: ast.Call):
     args = _bind(builder, node)
     value = builder.visit(args["value"])
@@ -282,6 +293,7 @@ def _root_array(tile: SSAValue) -> str:
     return owner.source.name_hint or "*"
 
 
+@LANGUAGE.register("prefetch_tile")
 def build_prefetch_tile(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _tile(builder, args["tile"], "prefetch_tile")
@@ -291,6 +303,7 @@ def build_prefetch_tile(builder, node: ast.Call):
     builder.emit(xetile.PrefetchTileOp(tile, locality))
 
 
+@LANGUAGE.register("update_tile_offset")
 def build_update_tile_offset(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _tile(builder, args["tile"], "update_tile_offset")
@@ -299,6 +312,7 @@ def build_update_tile_offset(builder, node: ast.Call):
     return builder.emit(xetile.UpdateTileOffsetOp(tile, dx, dy)).result
 
 
+@LANGUAGE.register("tile_mma")
 def build_tile_mma(builder, node: ast.Call):
     args = _bind(builder, node)
     a, b = builder.visit(args["a"]), builder.visit(args["b"])
@@ -350,6 +364,7 @@ _ATOMIC = {"add": ("addi", "addi", "addf"), "mul": ("muli", "muli", "mulf"), "ma
            "assign": ("assign", "assign", "assign")}
 
 
+@LANGUAGE.register("atomic_rmw")
 def build_atomic_rmw(builder, node: ast.Call):
     args = _bind(builder, node)
     kind = builder.constexpr(args["kind"], "the atomic kind")
@@ -392,6 +407,7 @@ def _mask(builder, args, shape, node):
     return sem.coerce(builder, mask, i1, shape, args["mask"])
 
 
+@LANGUAGE.register("load_gather")
 def build_load_gather(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _scatter_tile(builder, args["tile"], "load_gather")
@@ -405,6 +421,7 @@ def build_load_gather(builder, node: ast.Call):
     return builder.emit(xetile.LoadGatherOp(tile, mask, VectorType(elem, list(shape)), pad)).value
 
 
+@LANGUAGE.register("store_scatter")
 def build_store_scatter(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _scatter_tile(builder, args["tile"], "store_scatter")
@@ -419,6 +436,7 @@ def build_store_scatter(builder, node: ast.Call):
     builder.emit(xetile.StoreScatterOp(value, tile, mask))
 
 
+@LANGUAGE.register("tile_conv_layout")
 def build_tile_conv_layout(builder, node: ast.Call):
     args = _bind(builder, node)
     value = builder.visit(args["value"])

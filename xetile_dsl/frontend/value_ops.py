@@ -1,5 +1,6 @@
 """IR builders for ``xetile_dsl.language.elementwise``: math, casts, ``where``, value
-creation, reductions and shape ops.  Types and shapes come from :mod:`.semantic`."""
+creation, reductions and shape ops, each registered in :data:`~.language_registry.LANGUAGE`.
+Types and shapes come from :mod:`.semantic`."""
 from __future__ import annotations
 
 import ast
@@ -15,6 +16,7 @@ from ..errors import UsageError
 from ..language import core as lang
 from . import semantic as sem
 from .ir_values import describe
+from .language_registry import LANGUAGE
 from .scalars import binop
 from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
 from ..dialects.types import bit_width, ir_type, is_float, is_unsigned
@@ -52,6 +54,7 @@ def _dtype(builder, arg: ast.AST):
 
 
 # ----------------------------------------------------------------------------- arithmetic
+@LANGUAGE.register("cdiv")
 def build_cdiv(builder, node: ast.Call):
     """``xt.cdiv(a, b)``: folded for constexprs (Python's exact ceiling), else ``(a + b -
     1) // b`` on integer scalars or tiles (equal to the ceiling for ``b > 0``)."""
@@ -70,11 +73,13 @@ def build_cdiv(builder, node: ast.Call):
 
 
 # ----------------------------------------------------------------------------- creation
+@LANGUAGE.register("zeros")
 def build_zeros(builder, node: ast.Call):
     shape, dt = _shape_and_dtype(builder, _bind(builder, node))
     return sem.constant(builder, 0, ir_type(dt.name), shape)
 
 
+@LANGUAGE.register("full")
 def build_full(builder, node: ast.Call):
     args = _bind(builder, node)
     shape, dt = _shape_and_dtype(builder, args)
@@ -85,6 +90,7 @@ def build_full(builder, node: ast.Call):
     return sem.coerce(builder, value, ir_type(dt.name), shape, args["value"])
 
 
+@LANGUAGE.register("arange")
 def build_arange(builder, node: ast.Call):
     args = _bind(builder, node)
     start, end = (builder.constexpr(args[k], f"arange's {k}") for k in ("start", "end"))
@@ -95,6 +101,7 @@ def build_arange(builder, node: ast.Call):
 
 
 # ----------------------------------------------------------------------------- casts, select
+@LANGUAGE.register("astype")
 def build_astype(builder, node: ast.Call):
     args = _bind(builder, node)
     value, dt = _value(builder, args["x"], "astype's input"), _dtype(builder, args["dtype"])
@@ -103,6 +110,7 @@ def build_astype(builder, node: ast.Call):
     return sem.convert(builder, value, ir_type(dt.name), node)
 
 
+@LANGUAGE.register("where")
 def build_where(builder, node: ast.Call):
     args = _bind(builder, node)
     cond = _value(builder, args["condition"], "the condition")
@@ -167,9 +175,10 @@ def _sigmoid(builder, x):
 
 
 for _name in list(_MATH) + ["sigmoid"]:
-    globals()[f"build_{_name}"] = _make_unary(_name)
+    LANGUAGE.register(_name)(_make_unary(_name))
 
 
+@LANGUAGE.register("abs")
 def build_abs(builder, node: ast.Call):
     args = _bind(builder, node)
     value = _value(builder, args["x"], "abs's input")
@@ -191,14 +200,17 @@ def _minmax(builder, node: ast.Call, ops):
     return builder.emit(cls(a, b)).result
 
 
+@LANGUAGE.register("maximum")
 def build_maximum(builder, node: ast.Call):
     return _minmax(builder, node, (arith.MaxSIOp, arith.MaxUIOp, arith.MaximumfOp))
 
 
+@LANGUAGE.register("minimum")
 def build_minimum(builder, node: ast.Call):
     return _minmax(builder, node, (arith.MinSIOp, arith.MinUIOp, arith.MinimumfOp))
 
 
+@LANGUAGE.register("fma")
 def build_fma(builder, node: ast.Call):
     args = _bind(builder, node)
     vals = [_value(builder, args[k], k) for k in ("x", "y", "z")]
@@ -245,7 +257,7 @@ def _make_reduction(name: str):
 
 
 for _name in _REDUCE:
-    globals()[f"build_{_name}"] = _make_reduction(_name)
+    LANGUAGE.register(_name)(_make_reduction(_name))
 
 
 def _arg_extreme(builder, node: ast.Call, name: str):
@@ -269,14 +281,17 @@ def _arg_extreme(builder, node: ast.Call, name: str):
     return reduce(builder, "min", cand, [axis])
 
 
+@LANGUAGE.register("argmax")
 def build_argmax(builder, node: ast.Call):
     return _arg_extreme(builder, node, "max")
 
 
+@LANGUAGE.register("argmin")
 def build_argmin(builder, node: ast.Call):
     return _arg_extreme(builder, node, "min")
 
 
+@LANGUAGE.register("tile_reduce")
 def build_tile_reduce(builder, node: ast.Call):
     args = _bind(builder, node)
     kind = builder.constexpr(args["kind"], "the reduction kind")
@@ -290,6 +305,7 @@ def build_tile_reduce(builder, node: ast.Call):
 
 
 # ----------------------------------------------------------------------------- shape ops
+@LANGUAGE.register("broadcast_to", "tile_broadcast")
 def build_broadcast_to(builder, node: ast.Call):
     args = _bind(builder, node)
     x = _value(builder, args["x"], "broadcast_to's input")
@@ -300,9 +316,7 @@ def build_broadcast_to(builder, node: ast.Call):
     return sem.coerce(builder, x, elem, tuple(shape), node)
 
 
-build_tile_broadcast = build_broadcast_to
-
-
+@LANGUAGE.register("transpose", "tile_transpose")
 def build_transpose(builder, node: ast.Call):
     args = _bind(builder, node)
     x = _tile(builder, args["x"], "transpose")
@@ -330,5 +344,3 @@ def _transposed_constant(builder, x, m: int, n: int):
         values = values * (m * n)  # a splat
     return sem.dense(builder, [values[i * n + j] for j in range(n) for i in range(m)], sem.elem_of(x), (n, m))
 
-
-build_tile_transpose = build_transpose

@@ -1,44 +1,51 @@
-"""The interpreter's engine: an op registry and a walker over regions and blocks.
+"""The interpreter's engine: the op registry and a walker over regions and blocks.
 
-Each op is implemented once, by a function registered with ``@impl("dialect.op")``::
+Each op is implemented once, by a function registered on the op's xDSL class with
+``@impl(OpClass)`` (:data:`IMPLS` is the interpreter's :class:`~..op_registry.OpRegistry`,
+the registry class codegen and the frontend register with too)::
 
-    @impl("arith.addf")
+    @impl(arith.AddfOp)
     def _addf(run: Run, op, a, b):
         return cast(a + b, result_dtype(op))
+
+An op is looked up by its class and then its bases, so an implementation registered on
+xDSL's class also runs our subclass of it (``vector.broadcast``); where our dialects
+*replace* an xDSL op by an unrelated class of the same name (the vector-capable arith
+casts, ``cmpi``, ``cmpf`` and ``select`` of ``dialects/_arith_vector.py``) both classes are
+registered: IR built in Python may hold xDSL's, IR parsed from text holds ours.
 
 The function receives the :class:`Run` (program ids, memory, and ``run.region(...)``
 to execute nested regions), the op, and the op's operand values; it returns the result
 value, a tuple of result values (a list when the op has a variable number, e.g.
-``scf.for``), or None.  Terminators (``scf.yield``,
-``scf.condition``, ``func.return``) are not registered: :meth:`Run.block` stops at them
-and hands their operand values to the op that owns the region.
+``scf.for``), or None.  Terminators (:data:`TERMINATORS`: ``scf.yield``,
+``scf.condition``, ``func.return``, ``gpu.return``) are not registered: :meth:`Run.block`
+stops at them and hands their operand values to the op that owns the region.
+
+The engine is ours rather than ``xdsl.interpreter``: docs/decisions/022-interpreter-engine.md
+says why.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from xdsl.dialects import func, gpu, scf
 from xdsl.dialects.builtin import FileLineColLoc
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from ..op_registry import OpRegistry
 from .memory import Memory
 from .values import InterpreterError
 
-#: op name -> implementation
-IMPLS: dict[str, Callable] = {}
+#: op class -> implementation
+IMPLS = OpRegistry("interpreter")
 
-TERMINATORS = ("scf.yield", "scf.condition", "func.return", "gpu.return")
+#: the ops that end a block and give its values to the region's owner (our
+#: ``gpu.return`` subclasses xDSL's)
+TERMINATORS: tuple[type[Operation], ...] = (scf.YieldOp, scf.ConditionOp, func.ReturnOp, gpu.ReturnOp)
 
-
-def impl(*names: str):
-    """Register the decorated function as the implementation of the ops ``names``."""
-
-    def register(fn: Callable) -> Callable:
-        for name in names:
-            IMPLS[name] = fn
-        return fn
-
-    return register
+#: ``@impl(OpClass, ...)``: register the decorated function as the implementation of those ops
+impl = IMPLS.register
 
 
 @dataclass
@@ -79,27 +86,27 @@ class Run:
         except KeyError:
             raise InterpreterError(f"value {v} is used before it is defined") from None
 
-    def region(self, region: Region, args: Sequence[object]) -> tuple[str, list]:
-        """Run the region's (single) entry block with ``args``; returns the terminator's
-        name and operand values."""
+    def region(self, region: Region, args: Sequence[object]) -> tuple[Operation | None, list]:
+        """Run the region's (single) entry block with ``args``; returns the terminator
+        (None when the block has none) and its operand values."""
         if not region.blocks:
-            return "", []
+            return None, []
         return self.block(region.blocks.first, args)
 
-    def block(self, block: Block, args: Sequence[object]) -> tuple[str, list]:
+    def block(self, block: Block, args: Sequence[object]) -> tuple[Operation | None, list]:
         if len(args) != len(block.args):
             raise InterpreterError(f"block takes {len(block.args)} arguments, got {len(args)}")
         for barg, value in zip(block.args, args):
             self.env[barg] = value
         for op in block.ops:
-            if op.name in TERMINATORS:
-                return op.name, [self.value(o) for o in op.operands]
+            if isinstance(op, TERMINATORS):
+                return op, [self.value(o) for o in op.operands]
             self.op(op)
-        return "", []
+        return None, []
 
     def op(self, op: Operation) -> None:
         """Execute one op and bind its results."""
-        fn = IMPLS.get(op.name)
+        fn = IMPLS.lookup(op)
         if fn is None:
             raise located(op, InterpreterError(f"the interpreter does not implement {op.name}"))
         try:

@@ -20,17 +20,16 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, gpu
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 
 from .. import knobs
-from ..compiler import at_user_line
 from ..dialects import make_context
 from ..dialects import xetile
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
 from ..frontend.build import build_module as frontend_module
-from ..frontend.source import KernelSource
+from ..frontend.source import KernelSource, at_user_line
 from ..launch_options import check_num_subgroups, launch_grid, split_options
 from ..lowering import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
@@ -130,7 +129,7 @@ def per_subgroup_mode(fn: func.FuncOp, subgroups: bool | None) -> bool:
         return bool(subgroups)
     if knobs.interpret_mode() == "subgroups":
         return True
-    return _has_wg_map(fn) and any(op.name == "gpu.subgroup_id" for op in fn.walk())
+    return _has_wg_map(fn) and any(isinstance(op, gpu.SubgroupIdOp) for op in fn.walk())
 
 
 def subgroup_program(module: ModuleOp, fn: func.FuncOp, flavour: str) -> tuple[ModuleOp, func.FuncOp]:

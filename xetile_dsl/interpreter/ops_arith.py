@@ -5,12 +5,14 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from xdsl.dialects import arith, math as xmath, vector
 from xdsl.dialects.builtin import (
     DenseIntOrFPElementsAttr,
     FloatAttr,
     IntegerAttr,
 )
 
+from ..dialects import _arith_vector as av
 from ..dtypes import numpy_is_float, numpy_kind
 from .engine import impl
 from .values import InterpreterError, cast, make, np_dtype, unsigned_dtype
@@ -46,16 +48,16 @@ def _trunc_div(a, b):
 
 
 def _register_binary(table: dict, unsigned: bool = False, checked: bool = False) -> None:
-    for name, fn in table.items():
+    for op_class, fn in table.items():
         if checked:
-            fn = _by_zero(fn, remainder=name.startswith("rem"))
+            fn = _by_zero(fn, remainder=op_class.name.startswith("arith.rem"))
 
         def run(_run, op, a, b, fn=fn):
             if unsigned:
                 a, b = _u(a), _u(b)
             with np.errstate(all="ignore"):
                 return cast(fn(a, b), result_dtype(op))
-        impl(f"arith.{name}")(run)
+        impl(op_class)(run)
 
 
 def _shift_amount(b, a):
@@ -63,24 +65,25 @@ def _shift_amount(b, a):
 
 
 _register_binary({
-    "addi": np.add, "subi": np.subtract, "muli": np.multiply, "andi": np.bitwise_and, "ori": np.bitwise_or,
-    "xori": np.bitwise_xor, "maxsi": np.maximum, "minsi": np.minimum,
-    "shli": lambda a, b: np.left_shift(a, _shift_amount(b, a).astype(np.asarray(a).dtype)),
-    "shrsi": lambda a, b: np.right_shift(a, _shift_amount(b, a).astype(np.asarray(a).dtype)),
-    "addf": np.add, "subf": np.subtract, "mulf": np.multiply, "divf": np.divide,
-    "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
+    arith.AddiOp: np.add, arith.SubiOp: np.subtract, arith.MuliOp: np.multiply, arith.AndIOp: np.bitwise_and,
+    arith.OrIOp: np.bitwise_or, arith.XOrIOp: np.bitwise_xor, arith.MaxSIOp: np.maximum, arith.MinSIOp: np.minimum,
+    arith.ShLIOp: lambda a, b: np.left_shift(a, _shift_amount(b, a).astype(np.asarray(a).dtype)),
+    arith.ShRSIOp: lambda a, b: np.right_shift(a, _shift_amount(b, a).astype(np.asarray(a).dtype)),
+    arith.AddfOp: np.add, arith.SubfOp: np.subtract, arith.MulfOp: np.multiply, arith.DivfOp: np.divide,
+    arith.MaximumfOp: np.maximum, arith.MinimumfOp: np.minimum, arith.MaxnumfOp: np.fmax, arith.MinnumfOp: np.fmin,
 })
-_register_binary({"maxui": np.maximum, "minui": np.minimum,
-                  "shrui": lambda a, b: np.right_shift(a, _shift_amount(b, a).astype(np.asarray(a).dtype))},
+_register_binary({arith.MaxUIOp: np.maximum, arith.MinUIOp: np.minimum,
+                  arith.ShRUIOp: lambda a, b: np.right_shift(a, _shift_amount(b, a).astype(np.asarray(a).dtype))},
                  unsigned=True)
-_register_binary({"divsi": _trunc_div, "floordivsi": lambda a, b: np.floor_divide(np.asarray(a, np.int64), b),
-                  "ceildivsi": lambda a, b: -np.floor_divide(-np.asarray(a, np.int64), b),
-                  "remsi": lambda a, b: np.fmod(np.asarray(a, np.int64), b)}, checked=True)
-_register_binary({"divui": np.floor_divide, "remui": np.remainder,
-                  "ceildivui": lambda a, b: (a + b - 1) // b}, unsigned=True, checked=True)
+_register_binary({arith.DivSIOp: _trunc_div,
+                  arith.FloorDivSIOp: lambda a, b: np.floor_divide(np.asarray(a, np.int64), b),
+                  arith.CeilDivSIOp: lambda a, b: -np.floor_divide(-np.asarray(a, np.int64), b),
+                  arith.RemSIOp: lambda a, b: np.fmod(np.asarray(a, np.int64), b)}, checked=True)
+_register_binary({arith.DivUIOp: np.floor_divide, arith.RemUIOp: np.remainder,
+                  arith.CeilDivUIOp: lambda a, b: (a + b - 1) // b}, unsigned=True, checked=True)
 
 
-@impl("arith.negf")
+@impl(arith.NegfOp)
 def _negf(run, op, a):
     return cast(np.negative(a), result_dtype(op))
 
@@ -88,7 +91,7 @@ def _negf(run, op, a):
 _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater, 5: np.greater_equal}
 
 
-@impl("arith.cmpi")
+@impl(arith.CmpiOp, av.CmpiOp)
 def _cmpi(run, op, a, b):
     pred = op.predicate.value.data
     if pred >= 6:  # ult ule ugt uge
@@ -99,7 +102,7 @@ def _cmpi(run, op, a, b):
 _CMPF = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less_equal, 6: np.not_equal}
 
 
-@impl("arith.cmpf")
+@impl(arith.CmpfOp, av.CmpfOp)
 def _cmpf(run, op, a, b):
     pred = op.predicate.value.data
     a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
@@ -119,12 +122,12 @@ def _cmpf(run, op, a, b):
     return cast(out, np.dtype(np.bool_))
 
 
-@impl("arith.select")
+@impl(arith.SelectOp, av.SelectOp)
 def _select(run, op, cond, a, b):
     return cast(np.where(cond, a, b), result_dtype(op))
 
 
-@impl("arith.constant")
+@impl(arith.ConstantOp)
 def _constant(run, op):
     value, t = op.value, op.results[0].type
     if isinstance(value, DenseIntOrFPElementsAttr):
@@ -139,8 +142,9 @@ def _constant(run, op):
 
 
 # ----------------------------------------------------------------------------- casts
-@impl("arith.extf", "arith.truncf", "arith.sitofp", "arith.extsi", "arith.trunci", "arith.index_cast",
-      "arith.fptosi")
+# the casts our dialect redefines for vectors (_arith_vector) exist in xDSL's form too
+@impl(arith.ExtFOp, arith.TruncFOp, arith.SIToFPOp, av.SIToFPOp, arith.ExtSIOp, av.ExtSIOp, arith.TruncIOp,
+      av.TruncIOp, arith.IndexCastOp, av.IndexCastOp, arith.FPToSIOp, av.FPToSIOp)
 def _convert(run, op, a):
     dt = result_dtype(op)
     if numpy_kind(dt) in "iu" and numpy_is_float(np.asarray(a).dtype):
@@ -150,17 +154,17 @@ def _convert(run, op, a):
     return cast(a, dt)
 
 
-@impl("arith.extui", "arith.uitofp", "arith.index_castui")
+@impl(arith.ExtUIOp, av.ExtUIOp, arith.UIToFPOp, av.UIToFPOp)
 def _convert_unsigned(run, op, a):
     return cast(_u(a), result_dtype(op))
 
 
-@impl("arith.fptoui")
+@impl(arith.FPToUIOp, av.FPToUIOp)
 def _fptoui(run, op, a):
     return cast(np.trunc(np.asarray(a, np.float64)), result_dtype(op))
 
 
-@impl("arith.bitcast")
+@impl(arith.BitcastOp)
 def _bitcast(run, op, a):
     arr = np.asarray(a)
     out = arr.view(result_dtype(op))
@@ -177,16 +181,17 @@ def _float_unary(fn):
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
 _MATH_UNARY = {
-    "absf": np.abs, "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "roundeven": np.rint,
-    "round": lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
-    "exp": np.exp, "exp2": np.exp2, "expm1": np.expm1, "log": np.log, "log2": np.log2, "log10": np.log10,
-    "log1p": np.log1p, "sqrt": np.sqrt, "rsqrt": lambda x: 1.0 / np.sqrt(x), "sin": np.sin, "cos": np.cos,
-    "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "cosh": np.cosh, "asin": np.arcsin, "acos": np.arccos,
-    "atan": np.arctan, "asinh": np.arcsinh, "acosh": np.arccosh, "atanh": np.arctanh, "cbrt": np.cbrt,
-    "erf": _ERF,
+    xmath.AbsFOp: np.abs, xmath.CeilOp: np.ceil, xmath.FloorOp: np.floor, xmath.TruncOp: np.trunc,
+    xmath.RoundEvenOp: np.rint, xmath.RoundOp: lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
+    xmath.ExpOp: np.exp, xmath.Exp2Op: np.exp2, xmath.ExpM1Op: np.expm1, xmath.LogOp: np.log,
+    xmath.Log2Op: np.log2, xmath.Log10Op: np.log10, xmath.Log1pOp: np.log1p, xmath.SqrtOp: np.sqrt,
+    xmath.RsqrtOp: lambda x: 1.0 / np.sqrt(x), xmath.SinOp: np.sin, xmath.CosOp: np.cos, xmath.TanOp: np.tan,
+    xmath.TanhOp: np.tanh, xmath.SinhOp: np.sinh, xmath.CoshOp: np.cosh, xmath.AsinOp: np.arcsin,
+    xmath.AcosOp: np.arccos, xmath.AtanOp: np.arctan, xmath.AsinhOp: np.arcsinh, xmath.AcoshOp: np.arccosh,
+    xmath.AtanhOp: np.arctanh, xmath.CbrtOp: np.cbrt, xmath.ErfOp: _ERF,
 }
-for _name, _fn in _MATH_UNARY.items():
-    impl(f"math.{_name}")(_float_unary(_fn))
+for _op_class, _fn in _MATH_UNARY.items():
+    impl(_op_class)(_float_unary(_fn))
 
 
 def _float_binary(fn):
@@ -196,17 +201,17 @@ def _float_binary(fn):
     return run
 
 
-for _name, _fn in {"powf": np.power, "atan2": np.arctan2, "copysign": np.copysign}.items():
-    impl(f"math.{_name}")(_float_binary(_fn))
+for _op_class, _fn in {xmath.PowFOp: np.power, xmath.Atan2Op: np.arctan2, xmath.CopySignOp: np.copysign}.items():
+    impl(_op_class)(_float_binary(_fn))
 
 
-@impl("math.fma", "vector.fma")
+@impl(xmath.FmaOp, vector.FMAOp)
 def _fma(run, op, a, b, c):
     f64 = np.float64
     return cast(np.asarray(a, f64) * np.asarray(b, f64) + np.asarray(c, f64), result_dtype(op))
 
 
-@impl("math.absi")
+@impl(xmath.AbsIOp)
 def _absi(run, op, a):
     with np.errstate(all="ignore"):
         return cast(np.abs(a), result_dtype(op))

@@ -5,9 +5,12 @@ import string
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import func
+from xdsl.dialects import func, gpu, memref, scf, vector
 from xdsl.dialects.builtin import MemRefType, VectorType
 
+from ..dialects import xegpu, xetile, xtdebug
+from ..dialects._vector_ops import (ExtractStridedSliceOp, InsertStridedSliceOp, MultiReductionOp, ShapeCastOp,
+                                    TransposeOp)
 from ..dtypes import numpy_kind
 from .engine import Run, impl, prop
 from .memory import ArrayRef
@@ -17,7 +20,7 @@ from .values import InterpreterError, cast, make, np_dtype
 
 
 # ----------------------------------------------------------------------------- scf / func
-@impl("scf.for")
+@impl(scf.ForOp)
 def _for(run: Run, op, lb, ub, step, *inits):
     if int(step) <= 0:
         raise InterpreterError(f"scf.for: step must be positive, got {int(step)}")
@@ -28,14 +31,14 @@ def _for(run: Run, op, lb, ub, step, *inits):
     return list(carried)
 
 
-@impl("scf.if")
+@impl(scf.IfOp)
 def _if(run: Run, op, cond):
     region = op.true_region if bool(cond) else op.false_region
     _, values = run.region(region, [])
     return list(values)
 
 
-@impl("scf.while")
+@impl(scf.WhileOp)
 def _while(run: Run, op, *inits):
     values = list(inits)
     while True:
@@ -46,13 +49,13 @@ def _while(run: Run, op, *inits):
         _, values = run.region(op.after_region, forwarded)
 
 
-@impl("scf.execute_region")
+@impl(scf.ExecuteRegionOp)
 def _execute_region(run: Run, op):
     _, values = run.region(op.regions[0], [])
     return list(values)
 
 
-@impl("func.call")
+@impl(func.CallOp)
 def _call(run: Run, op, *args):
     callee = op.callee.root_reference.data
     target = next((f for f in run.launch.module.walk() if isinstance(f, func.FuncOp) and f.sym_name.data == callee),
@@ -72,17 +75,17 @@ def _dim(op) -> int:
     return _DIM[op.dimension.data.value]
 
 
-@impl("gpu.block_id")
+@impl(gpu.BlockIdOp)
 def _block_id(run: Run, op):
     return np.int64(run.program_id[_dim(op)])
 
 
-@impl("gpu.grid_dim")
+@impl(gpu.GridDimOp)
 def _grid_dim(run: Run, op):
     return np.int64(run.launch.grid[_dim(op)])
 
 
-@impl("gpu.subgroup_id")
+@impl(gpu.SubgroupIdOp)
 def _subgroup_id(run: Run, op):
     if run.workgroup is not None:
         return np.int64(run.subgroup)
@@ -94,22 +97,22 @@ def _subgroup_id(run: Run, op):
     return np.int64(0)
 
 
-@impl("gpu.num_subgroups")
+@impl(gpu.NumSubgroupsOp)
 def _num_subgroups(run: Run, op):
     return np.int64(run.launch.num_subgroups)
 
 
-@impl("gpu.subgroup_size")
+@impl(gpu.SubgroupSizeOp)
 def _subgroup_size(run: Run, op):
     return np.int64(run.launch.subgroup_size)
 
 
-@impl("gpu.block_dim")
+@impl(gpu.BlockDimOp)
 def _block_dim(run: Run, op):
     return np.int64(run.launch.subgroup_size * run.launch.num_subgroups if _dim(op) == 0 else 1)
 
 
-@impl("gpu.barrier")
+@impl(gpu.BarrierOp)
 def _barrier(run: Run, op):
     """Per-subgroup execution waits for the workgroup's other subgroups; a program that is
     the whole workgroup has nothing to wait for."""
@@ -125,24 +128,24 @@ class NamedBarrier:
     count: int
 
 
-@impl("xegpu.alloc_nbarrier")
+@impl(xegpu.AllocNbarrierOp)
 def _alloc_nbarrier(run: Run, op, *count):
     """Named barriers need no allocation in the interpreter (init_nbarrier names them)."""
     return None
 
 
-@impl("xegpu.init_nbarrier")
+@impl(xegpu.InitNbarrierOp)
 def _init_nbarrier(run: Run, op, nb_id, count):
     return NamedBarrier(int(nb_id), int(count))
 
 
-@impl("xegpu.nbarrier_arrive")
+@impl(xegpu.NbarrierArriveOp)
 def _nbarrier_arrive(run: Run, op, barrier: NamedBarrier):
     if run.workgroup is not None:
         run.workgroup.nbarrier_arrive(run.subgroup, barrier.nb_id, barrier.count, op)
 
 
-@impl("xegpu.nbarrier_wait")
+@impl(xegpu.NbarrierWaitOp)
 def _nbarrier_wait(run: Run, op, barrier: NamedBarrier):
     """Waits for the barrier's participants only (per-subgroup execution); a program that
     is the whole workgroup has nothing to wait for."""
@@ -150,35 +153,35 @@ def _nbarrier_wait(run: Run, op, barrier: NamedBarrier):
         run.workgroup.nbarrier_wait(run.subgroup, barrier.nb_id, op)
 
 
-@impl("xetile.prefetch_tile", "memref.dealloc", "memref.assume_alignment")
+@impl(xetile.PrefetchTileOp, memref.DeallocOp, memref.AssumeAlignmentOp)
 def _no_op(run: Run, op, *args):
     """Prefetch is a cache hint; deallocation and alignment facts change no value."""
     return None
 
 
 # ----------------------------------------------------------------------------- memref
-@impl("memref.extract_strided_metadata")
+@impl(memref.ExtractStridedMetaDataOp)
 def _metadata(run: Run, op, ref: ArrayRef):
     base = ArrayRef(ref.alloc, 0, (), ())
     return (base, np.int64(ref.offset), *map(np.int64, ref.sizes), *map(np.int64, ref.strides))
 
 
-@impl("memref.extract_aligned_pointer_as_index")
+@impl(memref.ExtractAlignedPointerAsIndexOp)
 def _pointer(run: Run, op, ref: ArrayRef):
     return np.int64(ref.alloc.address)
 
 
-@impl("memref.dim")
+@impl(memref.DimOp)
 def _dim_of(run: Run, op, ref: ArrayRef, index):
     return np.int64(ref.sizes[int(index)])
 
 
-@impl("memref.cast", "memref.memory_space_cast")
+@impl(memref.CastOp, memref.MemorySpaceCastOp)
 def _memref_cast(run: Run, op, ref: ArrayRef):
     return ref
 
 
-@impl("memref.reinterpret_cast")
+@impl(memref.ReinterpretCastOp)
 def _reinterpret_cast(run: Run, op, ref: ArrayRef, *dynamic):
     """The same allocation seen with the op's offset, sizes and strides (elements; the
     offset counts from the allocation's start, as MLIR's from the base pointer): e.g. the
@@ -193,7 +196,7 @@ def _reinterpret_cast(run: Run, op, ref: ArrayRef, *dynamic):
     return ArrayRef(ref.alloc, offset[0] if offset else 0, sizes, strides)
 
 
-@impl("memref.alloc", "memref.alloca")
+@impl(memref.AllocOp, memref.AllocaOp)
 def _alloc(run: Run, op, *dyn_sizes):
     """A fresh zero-filled buffer; a shared-local-memory buffer (memory space 3, e.g.
     ``xt.slm_alloc``) is one per workgroup and op, shared by all its subgroups in
@@ -223,18 +226,18 @@ def _element(ref: ArrayRef, indices) -> int:
     return ref.offset + sum(int(i) * s for i, s in zip(indices, ref.strides))
 
 
-@impl("memref.load")
+@impl(memref.LoadOp)
 def _mload(run: Run, op, ref: ArrayRef, *indices):
     return ref.alloc.data[_element(ref, indices)]
 
 
-@impl("memref.store")
+@impl(memref.StoreOp)
 def _mstore(run: Run, op, value, ref: ArrayRef, *indices):
     ref.alloc.data[_element(ref, indices)] = value
 
 
 # ----------------------------------------------------------------------------- vector
-@impl("vector.broadcast")
+@impl(vector.BroadcastOp)
 def _broadcast(run: Run, op, value):
     t: VectorType = op.results[0].type
     return np.broadcast_to(np.asarray(value, np_dtype(t.element_type)), tuple(t.get_shape())).copy()
@@ -245,20 +248,20 @@ def _positions(op, dynamic) -> list[int]:
     return [next(dyn) if p < -(2**62) else p for p in (int(v) for v in op.static_position.get_values())]
 
 
-@impl("vector.extract")
+@impl(vector.ExtractOp)
 def _extract(run: Run, op, vec, *dynamic):
     out = np.asarray(vec)[tuple(_positions(op, dynamic))]
     return out.copy() if isinstance(out, np.ndarray) else out
 
 
-@impl("vector.insert")
+@impl(vector.InsertOp)
 def _insert(run: Run, op, value, dest, *dynamic):
     out = np.array(dest, copy=True)
     out[tuple(_positions(op, dynamic))] = value
     return out
 
 
-@impl("vector.reduction")
+@impl(vector.ReductionOp)
 def _reduction(run: Run, op, vec, *acc):
     flags = prop(op, "kind").data
     kind_name = (next(iter(flags)) if isinstance(flags, (set, frozenset)) else flags).value
@@ -268,24 +271,24 @@ def _reduction(run: Run, op, vec, *acc):
     return cast(reduce_kind(kind_name, values, axis=0, keepdims=False), result_dtype(op))
 
 
-@impl("vector.shape_cast")
+@impl(ShapeCastOp)
 def _shape_cast(run: Run, op, vec):
     return np.asarray(vec).reshape(tuple(op.results[0].type.get_shape())).copy()
 
 
-@impl("vector.transpose")
+@impl(TransposeOp)
 def _transpose(run: Run, op, vec):
     return np.ascontiguousarray(np.transpose(np.asarray(vec), op.perm))
 
 
-@impl("vector.extract_strided_slice")
+@impl(ExtractStridedSliceOp)
 def _extract_strided_slice(run: Run, op, vec):
     box = tuple(slice(o, o + n) for o, n in zip(op.properties["offsets"].get_values(),
                                                 op.properties["sizes"].get_values()))
     return np.asarray(vec)[box].copy()
 
 
-@impl("vector.insert_strided_slice")
+@impl(InsertStridedSliceOp)
 def _insert_strided_slice(run: Run, op, value, dest):
     out = np.array(dest, copy=True)
     value = np.asarray(value)
@@ -293,13 +296,13 @@ def _insert_strided_slice(run: Run, op, value, dest):
     return out
 
 
-@impl("vector.bitcast")
+@impl(vector.BitcastOp)
 def _bitcast(run: Run, op, vec):
     t = op.results[0].type
     return np.ascontiguousarray(vec).view(np_dtype(t.element_type)).reshape(tuple(t.get_shape()))
 
 
-@impl("vector.multi_reduction")
+@impl(MultiReductionOp)
 def _multi_reduction(run: Run, op, vec, acc):
     kind, dims = op.kind_name, tuple(op.dims)
     reduced = reduce_kind(kind, vec, axis=dims, keepdims=False)
@@ -320,7 +323,7 @@ class _Formatter(string.Formatter):
         return super().format_field(value, format_spec)
 
 
-@impl("xtdebug.print")
+@impl(xtdebug.PrintOp)
 def _print(run: Run, op, *values):
     print(_Formatter().format(op.format.data, *values), end="", flush=True)
 

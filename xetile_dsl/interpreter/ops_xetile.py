@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ..dialects import xetile
 from ..dtypes import numpy_is_float, numpy_kind
 from . import memory
 from .engine import Run, impl, prop
@@ -20,7 +21,7 @@ from .values import InterpreterError, TileValue, cast, np_dtype, pack, round_tf3
 
 
 # ----------------------------------------------------------------------------- tiles
-@impl("xetile.init_tile")
+@impl(xetile.InitTileOp)
 def _init_tile(run: Run, op, source, *rest):
     ttype = op.tile.type
     dtype = np_dtype(ttype.element_type)
@@ -74,30 +75,30 @@ def _shaped(op, value: np.ndarray, tile: TileValue) -> np.ndarray:
     return value.reshape(shape)
 
 
-@impl("xetile.load_tile")
+@impl(xetile.LoadTileOp)
 def _load_tile(run: Run, op, tile: TileValue):
     return _shaped(op, memory.load(tile, _padding(op)), tile)
 
 
-@impl("xetile.store_tile")
+@impl(xetile.StoreTileOp)
 def _store_tile(run: Run, op, value, tile: TileValue):
     memory.store(tile, _as_2d(tile, value))
 
 
-@impl("xetile.update_tile_offset")
+@impl(xetile.UpdateTileOffsetOp)
 def _update(run: Run, op, tile: TileValue, dx, dy):
     if tile.scattered:
         raise InterpreterError("update_tile_offset on a scattered tile: create a new scattered tile instead")
     return tile.moved(dx, dy)
 
 
-@impl("xetile.load_gather")
+@impl(xetile.LoadGatherOp)
 def _load_gather(run: Run, op, tile: TileValue, mask):
     value = memory.load(tile, _padding(op), np.asarray(mask, bool).reshape(tile.shape))
     return value.reshape(tuple(op.results[0].type.get_shape()))
 
 
-@impl("xetile.store_scatter")
+@impl(xetile.StoreScatterOp)
 def _store_scatter(run: Run, op, value, tile: TileValue, mask):
     memory.store(tile, np.asarray(value).reshape(tile.shape), np.asarray(mask, bool).reshape(tile.shape),
                  what="store_scatter")
@@ -125,7 +126,7 @@ _ATOMIC = {
 }
 
 
-@impl("xetile.atomic_rmw")
+@impl(xetile.AtomicRMWOp)
 def _atomic_rmw(run: Run, op, value, tile: TileValue, mask=None):
     combine = _ATOMIC[op.kind.data]
 
@@ -140,7 +141,7 @@ def _atomic_rmw(run: Run, op, value, tile: TileValue, mask=None):
 
 
 # ----------------------------------------------------------------------------- tile_mma
-@impl("xetile.tile_mma")
+@impl(xetile.TileMMAOp)
 def _tile_mma(run: Run, op, a, b, c=None):
     out_shape = tuple(op.output.type.get_shape())
     blocked = len(out_shape) == 4
@@ -206,33 +207,33 @@ class _quiet_nan:  # noqa: N801 - a context manager used like np.errstate
         return self._ctx.__exit__(*exc)
 
 
-@impl("xetile.tile_reduce")
+@impl(xetile.TileReduceOp)
 def _tile_reduce(run: Run, op, value):
     dims = tuple(int(d) for d in op.reduction_dims.get_values())
     return cast(reduce_kind(op.kind.data, value, axis=dims), result_dtype(op))
 
 
-@impl("xetile.tile_broadcast")
+@impl(xetile.TileBroadcastOp)
 def _tile_broadcast(run: Run, op, value):
     return np.broadcast_to(np.asarray(value), tuple(op.result.type.get_shape())).copy()
 
 
-@impl("xetile.tile_transpose")
+@impl(xetile.TileTransposeOp)
 def _tile_transpose(run: Run, op, value):
     return np.transpose(np.asarray(value), tuple(int(p) for p in op.permutation.get_values())).copy()
 
 
-@impl("xetile.tile_pack")
+@impl(xetile.TilePackOp)
 def _tile_pack(run: Run, op, value):
     return pack(np.asarray(value), tuple(int(b) for b in op.inner_blocks.get_values()))
 
 
-@impl("xetile.tile_unpack")
+@impl(xetile.TileUnpackOp)
 def _tile_unpack(run: Run, op, value):
     return unpack(np.asarray(value))
 
 
-@impl("xetile.tile_conv_layout")
+@impl(xetile.TileConvLayoutOp)
 def _tile_conv_layout(run: Run, op, value):
     return value
 
