@@ -44,7 +44,7 @@ import numpy as np
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl import compiler
-from xetile_dsl.codegen import spirv_emit
+from xetile_dsl.codegen.spirv import translate as spirv_emit
 from xetile_dsl.kernels.gemm_wg import gemm_wg_kernel
 from xetile_dsl.kernels.matmul import matmul_kernel
 

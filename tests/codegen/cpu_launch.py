@@ -8,9 +8,9 @@ from llvmlite import ir
 
 from conftest_tools import missing, require_module
 
-from xetile_dsl.codegen.intel_builtins import GLOBAL_PTR, IntelBuiltins
-from xetile_dsl.codegen.spirv_backend import SPIRV_DATALAYOUT, SPIRV_TRIPLE
-from xetile_dsl.codegen.spirv_emit import emit_spirv
+from xetile_dsl.codegen.builtins.intel import GLOBAL_PTR, IntelBuiltins
+from xetile_dsl.codegen.spirv.backend import SPIRV_DATALAYOUT, SPIRV_TRIPLE
+from xetile_dsl.codegen.spirv.translate import emit_spirv
 from xetile_dsl.runtime.opencl_icd import setup_intel_cpu_icd
 
 I32 = ir.IntType(32)

@@ -1,4 +1,4 @@
-"""Emulated builtins' LLVM IR texts kept per process (codegen/builtin_texts.py, issue 13):
+"""Emulated builtins' LLVM IR texts kept per process (codegen/builtins/texts.py, issue 13):
 a later module reuses a body only under the key that built it (builder key, target,
 emulation), never another body of the same name, and a module with reused bodies is
 the module a fresh build gives, and computes the same.
@@ -14,8 +14,8 @@ import pytest
 from llvmlite import ir
 
 import xetile_dsl as xd
-from xetile_dsl.codegen import builtin_texts
-from xetile_dsl.codegen.intel_builtins import IntelBuiltins
+from xetile_dsl.codegen.builtins import texts as builtin_texts
+from xetile_dsl.codegen.builtins.intel import IntelBuiltins
 from xetile_dsl.errors import InternalCompilerError
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.targets.target import PVC

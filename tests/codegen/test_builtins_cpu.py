@@ -15,11 +15,11 @@ from llvmlite import ir
 
 from cpu_launch import build_kernel, lane_ptr, run
 from tf32_ref import tf32_round
-from xetile_dsl.codegen.builtins_dpas import dpas_signature
-from xetile_dsl.codegen.intel_builtins import IntelBuiltins
-from xetile_dsl.codegen.mangle import Ptr, mangle, vec
-from xetile_dsl.codegen.spirv_backend import SPIRV_DATALAYOUT, SPIRV_TRIPLE
-from xetile_dsl.codegen.spirv_emit import emit_spirv
+from xetile_dsl.codegen.builtins.dpas import dpas_signature
+from xetile_dsl.codegen.builtins.intel import IntelBuiltins
+from xetile_dsl.codegen.builtins.mangle import Ptr, mangle, vec
+from xetile_dsl.codegen.spirv.backend import SPIRV_DATALAYOUT, SPIRV_TRIPLE
+from xetile_dsl.codegen.spirv.translate import emit_spirv
 from xetile_dsl.targets.target import ARC, PVC
 
 RNG = np.random.default_rng(1234)

@@ -35,7 +35,7 @@ def test_k_loop_with_runtime_trip_count(target, gather, monkeypatch):
     """``for k in range(0, K, 16)`` (K from memory): load A and B, DPAS, accumulate in
     loop-carried registers, store after the loop."""
     if gather:  # the plain-load path must be right too, not only the block builtins
-        from xetile_dsl.codegen import builtins_block2d
+        from xetile_dsl.codegen.builtins import block2d as builtins_block2d
 
         monkeypatch.setattr(builtins_block2d, "load_kind", lambda *args: "gather")
     n, m, kb = target.subgroup_size, 8, 4

@@ -14,7 +14,7 @@ import pytest
 
 import xetile_dsl as xd
 from xetile_dsl.codegen.simt_to_llvm import generate
-from xetile_dsl.codegen.spirv_emit import emit_spirv
+from xetile_dsl.codegen.spirv.translate import emit_spirv
 from xetile_dsl.compiler import CompiledKernel, resolve_target
 from xetile_dsl.dialects import parse_module
 from xetile_dsl.errors import CompilationError, LoweringError

@@ -1,4 +1,4 @@
-"""The SPIR-V linker (codegen/spirv_link.py) and its use by spirv_emit: the CPU device's
+"""The SPIR-V linker (codegen/spirv/link.py) and its use by spirv_emit: the CPU device's
 emulated builtins are emitted once per process and linked to each kernel.
 
 Small modules are made from LLVM IR by the same backend (spirv_emit), so the linker is
@@ -14,7 +14,10 @@ import numpy as np
 import pytest
 
 import xetile_dsl.language as xt
-from xetile_dsl.codegen import builtin_texts, spirv_backend, spirv_emit, spirv_link
+from xetile_dsl.codegen.builtins import texts as builtin_texts
+from xetile_dsl.codegen.spirv import backend as spirv_backend
+from xetile_dsl.codegen.spirv import translate as spirv_emit
+from xetile_dsl.codegen.spirv import link as spirv_link
 from xetile_dsl.compiler import compile as xd_compile
 from xetile_dsl.errors import PrefetchPlanWarning
 from xetile_dsl.kernels.gemm_transposed import matmul_at_kernel

@@ -1,6 +1,6 @@
 """ARC GEMMs read and write through subgroup block messages, one per row, where a block
-lies inside its array (codegen/builtins_block1d.py), and through the per-lane row loop
-where it does not (codegen/builtins_block2d.py): both paths on the CPU device (cpu-arc)
+lies inside its array (codegen/builtins/block1d.py), and through the per-lane row loop
+where it does not (codegen/builtins/block2d.py): both paths on the CPU device (cpu-arc)
 run the ARC kernel body with the builtins defined from their specification, and must
 give numpy's result exactly (small integers: every product and sum is exact in f32).
 

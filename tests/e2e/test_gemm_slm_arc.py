@@ -1,6 +1,6 @@
 """kernels/gemm_slm_arc.gemm_slm_a_kernel on the CPU device: A staged through a 16-wide SLM
 buffer, read back with whole-block subgroup block messages on local memory in the ARC
-flavour (codegen/slm.py; the builtins are defined from their specification on the CPU),
+flavour (codegen/emit/slm.py; the builtins are defined from their specification on the CPU),
 per-lane in the PVC flavour.  Both against numpy, exactly."""
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """``tile_reduce`` with maxnumf / minnumf (a NaN operand loses: numpy's nanmax / nanmin) on
 the CPU device, down the rows (inside each lane) and across the columns (across lanes),
 with NaN, infinities and all-NaN slices.  Codegen emits OpenCL fmax / fmin, one ``sel`` on
-Xe (codegen/vector_ops.py); ops.attention reduces its scores this way."""
+Xe (codegen/emit/vector_ops.py); ops.attention reduces its scores this way."""
 from __future__ import annotations
 
 import warnings

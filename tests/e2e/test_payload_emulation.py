@@ -1,7 +1,7 @@
 """Address payloads on the CPU device: the transposed reads and prefetches of a K loop go
-through IGC's payload builtins on pvc (codegen/transposed_payloads.py,
-codegen/prefetch_payloads.py), and the CPU device (PVC flavour) runs the same calls,
-defined from the payload's fields (codegen/builtins_payload.py).  A wrong field (width,
+through IGC's payload builtins on pvc (codegen/emit/transposed_payloads.py,
+codegen/emit/prefetch_payloads.py), and the CPU device (PVC flavour) runs the same calls,
+defined from the payload's fields (codegen/builtins/payload.py).  A wrong field (width,
 height or pitch not minus one, a wrong block shape or position) gives wrong results here:
 the shapes leave M, N and K partly outside the last tiles, so the surface edges matter."""
 from __future__ import annotations

@@ -38,7 +38,7 @@ def _set_options_once() -> None:
 
 def emit_spirv(ir_text: str) -> bytes:
     """LLVM IR text -> SPIR-V binary via llvmlite's spirv64 target."""
-    from xetile_dsl.codegen.spirv_emit import emit_spirv as project_emit
+    from xetile_dsl.codegen.spirv.translate import emit_spirv as project_emit
 
     return project_emit(ir_text)  # validated; re-emitted on LLVM 22's duplicate-id bug
 

@@ -1,5 +1,5 @@
 """ARC (dg2-g10) SLM staging (issue 12): an SLM block that spans its buffer's rows is read
-with whole-block subgroup block messages on local memory (codegen/slm.py), not one
+with whole-block subgroup block messages on local memory (codegen/emit/slm.py), not one
 per-lane load per row and lane unit.  Kernel: kernels/gemm_slm_arc.gemm_slm_a_kernel
 (128x128 over [4, 4], A through a 128x16 SLM buffer).  Static counts under the pinned IGC."""
 from __future__ import annotations

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import xetile_dsl as xd
-from xetile_dsl.codegen import constants as codegen_constants
+from xetile_dsl.codegen.emit import constant_vectors as codegen_constants
 from kernels.index_ops import (argmax_rows_kernel, argmax_rows_wg_kernel, column_ids_kernel,
                                           column_ids_wg_kernel, halving_sums_kernel, halving_wg_kernel,
                                           int_reductions_kernel)

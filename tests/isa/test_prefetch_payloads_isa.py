@@ -1,5 +1,5 @@
 """A K loop's 2D block prefetches through address payloads made before the loop
-(codegen/prefetch_payloads.py): the LLVM IR sets only the moving coordinate per
+(codegen/emit/prefetch_payloads.py): the LLVM IR sets only the moving coordinate per
 iteration, and IGC's machine code keeps the payload registers, prefetches the same
 messages with the same cache bits, and loses the per-iteration payload rebuild
 (RFC 2.1 GEMM on pvc: 68 -> 53 hot-loop instructions)."""
@@ -131,7 +131,7 @@ def test_payload_prefetch_cache_bits_and_fixed_slice(ocloc_path, locality, optio
 
 def test_cpu_device_defines_the_payload_builtins(ocloc_path):
     """The CPU device runs the same prefetches through hoisted payloads, with the payload
-    builtins defined in the module from their fields (codegen/builtins_payload.py; a
+    builtins defined in the module from their fields (codegen/builtins/payload.py; a
     prefetch does nothing there): none is left for a driver to resolve."""
     llvm = xd.compile(gemm_prefetch_kernel, SIG, {"BM": 256, "BN": 256, "BK": 32, "PF": 3}, target="cpu").asm["llvm"]
     assert "__xetile_emulated_createBlock2DAddressPayload" in llvm

@@ -116,7 +116,7 @@ def test_at_workgroup_gemm_reads_a_transposed(dtype, ocloc_path):
     1061 hot-loop instructions before, 137 with the transposed reads (4 x 16 word movs
     de-interleave their halves into operand A's row layout; 129 with the prefetch
     payloads made before the loop), 127 once each transposed read also keeps an address
-    payload made before the loop (codegen/transposed_payloads.py: one mov per message
+    payload made before the loop (codegen/emit/transposed_payloads.py: one mov per message
     instead of a payload copy and an add), 120 now that the loop is ordered for IGC
     (codegen/latch_order.py: prefetches through moved payload copies, so no dummy moves
     wait for them at the back edge; DPAS after the loads, fewer syncs)."""
@@ -198,7 +198,7 @@ def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_p
 
 def test_int8_bt_is_transposed_block_reads(ocloc_path):
     """int8 A @ B^T-stored (32x32x64): B's VNNI operand is one 32-bit transposed read per
-    16x32-byte block of B^T (codegen/builtins_transpose.py), no per-lane gathers (before:
+    16x32-byte block of B^T (codegen/builtins/transpose.py), no per-lane gathers (before:
     gathers for every element of B)."""
     sig = {"a": "i8[:,:]", "bt": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
     report = xd.compile(matmul_bt_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()
@@ -222,7 +222,7 @@ def test_at_eight_row_tile_is_transposed_block_reads(ocloc_path):
 
 def test_int8_at_is_transposed_block_reads(ocloc_path):
     """int8 A^T-stored @ B (32x32x64): each 8x32 A block is two 32-bit transposed reads
-    (even and odd K rows, codegen/builtins_transpose.py _row_pairs) and a byte interleave
+    (even and odd K rows, codegen/builtins/transpose.py _row_pairs) and a byte interleave
     on 16-bit words; no per-lane gathers (before: one per element of A)."""
     sig = {"at": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
     report = xd.compile(matmul_at_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()

@@ -103,7 +103,7 @@ def test_subgroup_tile_far_beyond_the_register_file(target):
 def test_subgroup_tile_512_refused_before_codegen(target, monkeypatch):
     """A 512x512 f16 tile (512 KiB) in one subgroup is refused at the user's line by
     wg-to-sg: neither blocking nor the SPIR-V backend ever runs."""
-    from xetile_dsl.codegen import spirv_emit
+    from xetile_dsl.codegen.spirv import translate as spirv_emit
     from xetile_dsl.lowering.passes import blocking
     reached = []
     monkeypatch.setattr(blocking.XeTileBlocking, "apply", lambda *a: reached.append("blocking"))

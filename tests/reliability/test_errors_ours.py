@@ -233,7 +233,7 @@ def test_every_error_class_of_the_package_is_an_xetile_error():
 
 
 def test_runtime_tool_and_codegen_failures_are_xetile_errors():
-    from xetile_dsl.codegen.spirv_emit import emit_spirv
+    from xetile_dsl.codegen.spirv.translate import emit_spirv
     from xetile_dsl.runtime.abi import KernelABI
     from xetile_dsl.runtime.devices import get_device
     from xetile_dsl.runtime.launcher import get_launcher

@@ -1,4 +1,4 @@
-"""SPIR-V emission in one process that compiles many kernels (codegen/spirv_emit.py).
+"""SPIR-V emission in one process that compiles many kernels (codegen/spirv/translate.py).
 
 LLVM 22's SPIR-V backend keeps module state in a static, so a module emitted after
 others in the same process may define ids twice; the compiler used to notice and emit
@@ -6,7 +6,7 @@ again in a new Python process.  Now every module after the process's first is em
 a fork of an emitter process that never emits itself: each module must come out exactly
 as a brand-new process emits it, and nothing is ever emitted twice.  (For the CPU device
 a kernel's module is emitted without its emulated builtins, each builtin's module once
-per process, and linked: codegen/spirv_link.py, tests/codegen/test_spirv_link.py.)"""
+per process, and linked: codegen/spirv/link.py, tests/codegen/test_spirv_link.py.)"""
 import os
 import subprocess
 import sys
@@ -14,7 +14,10 @@ import time
 
 import pytest
 
-from xetile_dsl.codegen import builtin_texts, spirv_backend, spirv_emit, spirv_link
+from xetile_dsl.codegen.builtins import texts as builtin_texts
+from xetile_dsl.codegen.spirv import backend as spirv_backend
+from xetile_dsl.codegen.spirv import translate as spirv_emit
+from xetile_dsl.codegen.spirv import link as spirv_link
 from xetile_dsl.compiler import compile as xd_compile
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.tools import spirv_tools

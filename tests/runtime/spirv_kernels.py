@@ -89,6 +89,6 @@ def build_spirv(body: str) -> bytes:
     """Compile one kernel (LLVM IR text) to a SPIR-V binary with llvmlite."""
     # The project's emitter: it validates the module and works around LLVM 22's
     # duplicate-id bug, which otherwise makes the CPU runtime crash on a later build.
-    from xetile_dsl.codegen.spirv_emit import emit_spirv
+    from xetile_dsl.codegen.spirv.translate import emit_spirv
 
     return emit_spirv(_HEADER + body)

@@ -1,6 +1,6 @@
 """The package's layers point one way, read from its import graph (tests/structure/import_graph.py).
 
-Bottom to top (docs/design.md, "Layers"): base utilities; the descriptions of hardware and
+Bottom to top (docs/architecture.md, "Layers"): base utilities; the descriptions of hardware and
 of the kernel language; the runtime (launching built programs knows no IR); the dialects;
 the frontend; the lowering passes; the external-tool wrappers; codegen; the compiler
 driver; the interpreter; the user API (``jit``, the autotuner, the package facade); the
@@ -10,6 +10,11 @@ layer).  Lazy loading for import time goes through ``LazyModule`` (still an edge
 an ``import`` inside a function is only for an optional dependency.  What the
 interpreter takes from the rooms beside its data flow (lowering, runtime, compiler) is
 listed with the reason in INTERPRETER_FROM_BESIDE.
+
+Downward is allowed, but an import from one compiler stage into an earlier one that is
+not its input is a coupling to explain: every one codegen keeps is in
+:data:`CODEGEN_READS` with its reason (a later stage reading what an earlier one left
+on the IR, or the contract codegen shares with the launcher), and a new one fails.
 """
 from __future__ import annotations
 
@@ -53,6 +58,20 @@ INTERPRETER_FROM_BESIDE = {
     "runtime.arrays": "launch.launch_jit",
 }
 
+#: the modules of earlier stages codegen imports (beyond the IR itself), and why each arrow
+#: is there; a new one fails test_codegen_reads_only_what_is_listed
+CODEGEN_READS = {
+    "lowering.analysis.load_rotation": "the attribute xegpu-rotate-loads leaves on a load (its fragment "
+                                       "buffer): a later stage reading an earlier stage's result on the IR",
+    "lowering.transposed": "LANE_ROWS_ATTR, the attribute lowering leaves on a transposed load_nd where "
+                           "the target reads lane rows: an earlier stage's result on the IR",
+    "lowering.analysis.families": "the descriptor families (which memref a loop-carried descriptor "
+                                  "reads), an analysis of the IR codegen runs on its own input",
+    "runtime.abi": "the kernel ABI (parameters, MAX_TILED_EXTENT) is the contract between codegen, which "
+                   "writes it, and the launcher, which reads it; it sits in runtime because the launcher "
+                   "must import it without the compiler",
+}
+
 #: third-party modules a function may import (present only on some machines)
 OPTIONAL_DEPENDENCIES = {"dpctl", "dpnp", "pyopencl", "torch", "ml_dtypes", "cmeel", "matplotlib"}
 
@@ -86,6 +105,14 @@ def test_imports_point_down(imports):
               f"{LAYERS[layer_of(i.target)][0]})"
               for i in imports if layer_of(i.target) > layer_of(i.source)]
     assert not upward, "imports that point up a layer:\n" + "\n".join(upward)
+
+
+def test_codegen_reads_only_what_is_listed(imports):
+    stages = ("lowering", "runtime", "frontend")
+    reads = {i.target[len(PACKAGE) + 1:] for i in imports if i.source.startswith(f"{PACKAGE}.codegen.")
+             and i.target[len(PACKAGE) + 1:].split(".")[0] in stages}
+    unexplained = sorted(reads - set(CODEGEN_READS))
+    assert not unexplained, f"codegen imports from earlier stages not in CODEGEN_READS (say why): {unexplained}"
 
 
 def test_no_import_cycles(imports):

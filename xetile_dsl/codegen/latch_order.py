@@ -4,13 +4,13 @@ IGC schedules a loop body from the order it is given, and on the A^T.B GEMM (ocl
 26.27) that order decides how many synchronisations and dummy moves the hot loop keeps:
 
 * each prefetch through an address payload goes through a copy of the payload
-  (:func:`.builtins_payload.prefetch_moved`); when the copies of consecutive prefetches come
+  (:func:`.builtins.payload.prefetch_moved`); when the copies of consecutive prefetches come
   before their messages, IGC gives them distinct registers, and no copy is rewritten
   while a prefetch still reads it (a rewrite costs three dummy ``mov``s and a ``sync``);
 * the DPAS calls go after the body's loads and the moves that build their operands:
   the loads are issued first and the multiplications wait once instead of in turns.
 
-Only loops that :func:`.transposed_payloads.orders_latch` chooses (pvc, A^T.B-like: the
+Only loops that :func:`.emit.transposed_payloads.orders_latch` chooses (pvc, A^T.B-like: the
 two orders cost 1-3 instructions on small tiles and on A.B / A.Bt loops).  Both are
 reorderings inside one basic block, the latch (the block that branches back to
 a loop header), of calls without memory effects that IGC can see (DPAS) or of prefetch
@@ -25,7 +25,7 @@ from llvmlite import ir
 
 #: what names the calls this module moves (IGC's DPAS builtins, the payload prefetches
 #: and the payload builtins that feed them; on the CPU device the copy is the emulated
-#: one, builtins_payload.py, so the CPU runs the same order)
+#: one, builtins/payload.py, so the CPU runs the same order)
 _DPAS = "_matrix_mad_k"
 _PREFETCH = "__builtin_IB_subgroup_block_read_ap_prefetch_"
 _COPIES = ("__builtin_IB_subgroup_copyBlock2DAddressPayload", "__xetile_emulated_copyBlock2DAddressPayload")
@@ -35,7 +35,7 @@ _LOOP_HEADERS = ("for.header", "while.before")
 
 def order_latches(fn: ir.Function) -> None:
     """Reorder the loop latch blocks of ``fn`` that prefetch through payload copies (the
-    loops :func:`.transposed_payloads.orders_latch` chose; module doc)."""
+    loops :func:`.emit.transposed_payloads.orders_latch` chose; module doc)."""
     for block in fn.blocks:
         if _is_latch(block) and any(_callee(i).startswith(_COPIES) for i in block.instructions):
             body = block.instructions[:-1]

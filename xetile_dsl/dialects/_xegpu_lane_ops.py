@@ -10,7 +10,7 @@ vector<16x16xf32>`` with source and result in the plain lane layout (``wi_layout
 wi_data = [1, 1]``: lane n holds column n). After distribution each lane holds its column as
 ``vector<L x 1 x T>``; ``lane_transpose`` gives lane n row n of the block, i.e. element j of
 lane n's result is element n of lane j's source. Codegen does it with L subgroup shuffles
-(codegen/lane_transpose.py). L is the subgroup size (checked by target_legality).
+(codegen/emit/lane_transpose.py). L is the subgroup size (checked by target_legality).
 
 ``xegpu.a_from_c``: operand A of a dpas built from ``r`` blocks in the plain (result) lane
 layout, joined side by side (lowering/mma_relayout.py)::
@@ -20,7 +20,7 @@ layout, joined side by side (lowering/mma_relayout.py)::
 At subgroup level it is a column concatenation. After SIMT distribution the sources are
 lane columns ``vector<R x 1 x T>`` and the result is A's lane fragment ``vector<R x r x T>``
 (on an 8-lane target with 16-bit A, lane n holds columns 2n, 2n+1); codegen moves the
-elements with subgroup shuffles (codegen/a_from_c.py).
+elements with subgroup shuffles (codegen/emit/a_from_c.py).
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ DG2 has no 2D block messages: a tile row is one subgroup block message, so an A 
 read from global memory costs one message per row (8 per 8x16 DPAS block).  Here the
 workgroup's ``BM x 16`` A slice is read once, cooperatively (every subgroup ``BM / NS``
 distinct rows), and written to an SLM buffer exactly 16 elements wide: each 8x16 DPAS
-block of it is 256 contiguous bytes, one 8-unit SLM block read (codegen/slm.py).  B is
+block of it is 256 contiguous bytes, one 8-unit SLM block read (codegen/emit/slm.py).  B is
 read from global memory by rows as in :func:`~xetile_dsl.kernels.gemm_wg.gemm_wg_kernel`.
 """
 from __future__ import annotations

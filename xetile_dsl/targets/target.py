@@ -142,7 +142,7 @@ class Target:
     build_options: str = ""  # IGC options (GRF mode) the kernels of this target are built with
     dpas_a_packs_dword: bool = False  # A operand components are 32-bit (ARC) rather than 16-bit (PVC)
     #: whether a loop's transposed 2D block reads take an address payload built before the
-    #: loop (codegen/transposed_payloads.py): on pvc IGC rebuilds the second block's payload
+    #: loop (codegen/emit/transposed_payloads.py): on pvc IGC rebuilds the second block's payload
     #: of a surface per iteration (copy + add); on Xe2 it already keeps them and the hoisted
     #: payloads cost 1-2 more hot-loop instructions (ocloc 26.27, benchmarks/gemm_isa.py AtB)
     hoist_transposed_read_payloads: bool = False

@@ -4,14 +4,14 @@ IGC's ``__builtin_IB_subgroup_createBlock2DAddressPayload`` returns a private po
 a message payload (surface base, width-1, height-1, pitch-1 in bytes, x, y, block width,
 height and count), the ``setBlock2DAddressPayloadBlock{X,Y}`` builtins move it in place,
 and ``__builtin_IB_subgroup_block_read_ap_*`` send a message through it
-(:mod:`.prefetch_payloads`, :mod:`.transposed_payloads`).  On a GPU they are
+(:mod:`..emit.prefetch_payloads`, :mod:`..emit.transposed_payloads`).  On a GPU they are
 declarations IGC resolves.
 
 On the CPU device (``bi.emulate``) they are defined from that description, so the CPU
 runs the kernel body the GPU runs and a wrong field gives wrong results there too: the
 payload is the create builtin's arguments in private memory, ``set`` stores one field,
 a read takes its surface and position from the fields and calls the emulated plain
-builtin (:func:`.builtins_transpose._intel_read_transpose`), a prefetch does nothing (as
+builtin (:func:`.transpose._intel_read_transpose`), a prefetch does nothing (as
 the emulated plain prefetch).  A read whose fields break the message's rules (block shape
 not the one its name reads, width not whole dwords, pitch not a multiple of 16 bytes or
 below the width: xe-codegen-reference.md section 3.4) is undefined on the GPU and reads

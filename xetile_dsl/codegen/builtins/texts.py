@@ -1,6 +1,6 @@
 """Emulated builtins' LLVM IR text, built once per process and key.
 
-For the CPU device every GPU-only builtin is *defined* in the module (intel_builtins.py),
+For the CPU device every GPU-only builtin is *defined* in the module (intel.py),
 and those bodies are most of a module (README GEMM: 95 of 108 KB): building them with
 llvmlite and printing them was 12-20% of a compile, the same bodies again in every
 compile.  So the first build of a builtin keeps its definition's text, and a later
@@ -8,7 +8,7 @@ module gets a function that prints that text (:class:`_PrintedFunction`) plus th
 declarations the body calls, added as the build would have added them.
 
 The key is everything the body is made from: the builder's own key (the memo key of
-:class:`~.intel_builtins.IntelBuiltins`, which lists every parameter of the builder),
+:class:`~.intel.IntelBuiltins`, which lists every parameter of the builder),
 the whole :class:`~xetile_dsl.targets.target.Target` (a frozen dataclass: every fact
 compares) and the emulation flag; never the function's name alone (an earlier version
 keyed by name gave an ARC row wrapper another lane mapping's body, docs/design.md).
@@ -17,9 +17,9 @@ declarations (no other definitions, globals or metadata), so replaying those
 declarations rebuilds the same module.  With ``XETILE_VERIFY_IR=1`` (the test suite)
 every reuse is checked: the body is built again and must print the kept text.
 
-The kept bodies are also what :mod:`.spirv_emit` emits to SPIR-V once per process and
+The kept bodies are also what :mod:`..spirv.translate` emits to SPIR-V once per process and
 links (:func:`split_for_linking`): the kernel's module is emitted with each kept body
-replaced by a declaration, and each body as a module of its own (:mod:`.spirv_link`).
+replaced by a declaration, and each body as a module of its own (:mod:`..spirv.link`).
 """
 from __future__ import annotations
 
@@ -30,8 +30,8 @@ from typing import Callable
 
 from llvmlite import ir
 
-from ..errors import InternalCompilerError
-from ..knobs import VERIFY_IR
+from ...errors import InternalCompilerError
+from ...knobs import VERIFY_IR
 
 
 @dataclass(frozen=True)
@@ -166,7 +166,7 @@ def _check_same(kept: _Kept, fresh: _Kept | None) -> None:
     """A reuse checked against a fresh build (``XETILE_VERIFY_IR=1``)."""
     if fresh != kept:
         raise InternalCompilerError(f"builtin {kept.name}: a body kept from an earlier module differs from its fresh "
-                                    f"build under the same key; its key misses a parameter (codegen/builtin_texts.py)",
+                                    f"build under the same key; its key misses a parameter (codegen/builtins/texts.py)",
                                     None)
 
 

@@ -41,9 +41,9 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import xegpu
-from ..errors import LoweringError
-from . import slm
+from ...dialects import xegpu
+from ...errors import LoweringError
+from . import EMITTERS, slm
 
 I32 = ir.IntType(32)
 LOCAL_PTR = ir.PointerType(addrspace=3)
@@ -51,26 +51,33 @@ NAMED_BARRIER_INIT = "_Z18named_barrier_initi"
 NAMED_BARRIER_WAIT = "_Z24work_group_named_barrierPU3AS314__namedBarrierj"
 
 
-def handles(op: Operation) -> bool:
-    """Whether :func:`emit` lowers ``op``."""
-    return isinstance(op, (xegpu.AllocNbarrierOp, xegpu.InitNbarrierOp, xegpu.NbarrierArriveOp,
-                           xegpu.NbarrierWaitOp))
+@EMITTERS.register(xegpu.AllocNbarrierOp)
+def emit_alloc_nbarrier(gen, op: xegpu.AllocNbarrierOp) -> None:
+    """Nothing: IGC assigns the barrier ids."""
 
 
-def emit(gen, op: Operation) -> None:
-    """Lower ``op`` into ``gen`` (a ``simt_to_llvm._KernelGen``)."""
-    pending = gen.__dict__.setdefault("nbarrier_arrived", {})
-    if isinstance(op, xegpu.AllocNbarrierOp):
-        return
-    if isinstance(op, xegpu.InitNbarrierOp):
-        gen.values[op.result] = _init(gen, op)
-    elif isinstance(op, xegpu.NbarrierArriveOp):
-        pending[op.nbarrier] = op
-    else:
-        if pending.pop(op.nbarrier, None) is None:
-            raise LoweringError("nbarrier_wait needs an nbarrier_arrive of the same barrier before it (the "
-                                "named barrier IGC compiles is arrive and wait in one)", op)
-        _wait(gen, gen.v(op.nbarrier))
+@EMITTERS.register(xegpu.InitNbarrierOp)
+def emit_init_nbarrier(gen, op: xegpu.InitNbarrierOp) -> None:
+    gen.values[op.result] = _init(gen, op)
+
+
+@EMITTERS.register(xegpu.NbarrierArriveOp)
+def emit_nbarrier_arrive(gen, op: xegpu.NbarrierArriveOp) -> None:
+    """Held until the ``nbarrier_wait`` of the same barrier (see the module docstring)."""
+    _pending(gen)[op.nbarrier] = op
+
+
+@EMITTERS.register(xegpu.NbarrierWaitOp)
+def emit_nbarrier_wait(gen, op: xegpu.NbarrierWaitOp) -> None:
+    if _pending(gen).pop(op.nbarrier, None) is None:
+        raise LoweringError("nbarrier_wait needs an nbarrier_arrive of the same barrier before it (the "
+                            "named barrier IGC compiles is arrive and wait in one)", op)
+    _wait(gen, gen.v(op.nbarrier))
+
+
+def _pending(gen) -> dict:
+    """The barriers arrived at and not yet waited for (kept on ``gen``)."""
+    return gen.__dict__.setdefault("nbarrier_arrived", {})
 
 
 def finish(gen) -> None:

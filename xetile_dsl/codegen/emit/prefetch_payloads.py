@@ -10,10 +10,10 @@ IGC's address-payload builtins and, in the loop, sets only the coordinates that 
 (a coordinate whose every update adds a constant 0 keeps its value).  On the RFC 2.1
 GEMM this is 68 -> 53 hot-loop instructions (docs/design.md, "Prefetch payloads").
 Everything else keeps the OpenCL prefetch builtin.  The CPU device runs the same calls,
-emulated (:mod:`.builtins_payload`).
+emulated (:mod:`..builtins.payload`).
 
 In a loop that codegen orders for IGC (:func:`.transposed_payloads.orders_latch`,
-:mod:`.latch_order`) the payload is not written in the loop: each prefetch goes through a
+:mod:`..latch_order`) the payload is not written in the loop: each prefetch goes through a
 copy moved by the distance its descriptor moved (``copyBlock2DAddressPayload`` and
 ``addBlock2DAddressPayloadBlock{X,Y}``, a ``mov (8)`` and an ``add``).  A payload written
 in place is still being read by the last iteration's prefetch when the loop branches
@@ -30,10 +30,11 @@ from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import IntegerAttr
 from xdsl.ir import BlockArgument, SSAValue
 
-from ..dialects import xegpu
-from ..dialects.types import bit_width
-from ..targets.target import PREFETCH_PAYLOAD_CACHE_OPTION
-from . import builtins_block2d, builtins_payload
+from ...dialects import xegpu
+from ...dialects.types import bit_width
+from ...targets.target import PREFETCH_PAYLOAD_CACHE_OPTION
+from ..builtins import block2d
+from ..builtins import payload as address_payload
 
 GLOBAL_PTR = ir.PointerType(addrspace=1)
 
@@ -117,7 +118,7 @@ def hoist(gen, loop: scf.ForOp, copied: bool = False) -> dict:
     prefetch of ``loop`` that can keep one; the map prefetch op -> :class:`HoistedPrefetch`
     for :func:`prefetch`, through moved copies when ``copied``.  Nothing on targets
     without 2D block IO, in kernels with 64-bit offsets, or for narrow per-lane arrays; on
-    the CPU device the payload builtins are emulated (:mod:`.builtins_payload`)."""
+    the CPU device the payload builtins are emulated (:mod:`..builtins.payload`)."""
     lib, target = gen.lib, gen.target
     if not target.has_2d_block_io or gen.wide_offsets:
         return {}
@@ -130,9 +131,9 @@ def hoist(gen, loop: scf.ForOp, copied: bool = False) -> dict:
         option = PREFETCH_PAYLOAD_CACHE_OPTION.get(target.cache_controls(hints))
         init = gen.v(op.tensor_desc if index is None else loop.iter_args[index])
         if (option is None or gen.per_lane_array(op.tensor_desc) or init.base.type != GLOBAL_PTR
-                or not builtins_block2d.prefetch_legal(target, bits, rows, cols, count)):
+                or not block2d.prefetch_legal(target, bits, rows, cols, count)):
             continue
-        payload = builtins_payload.create_payload(lib, gen.b, init.surface(), rows, cols, count)
+        payload = address_payload.create_payload(lib, gen.b, init.surface(), rows, cols, count)
         hoisted[op] = HoistedPrefetch(payload, (init.x, init.y), moves_x, moves_y, option, copied)
     return hoisted
 
@@ -146,11 +147,11 @@ def prefetch(gen, op: xegpu.PrefetchNdOp, hoisted: HoistedPrefetch) -> None:
     rows, cols = t.get_shape()
     shape = (bit_width(t.element_type), rows, cols, t.block_attr.arr_len, hoisted.cache_option)
     if not hoisted.copied:
-        builtins_payload.set_position(gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None,
+        address_payload.set_position(gen.lib, gen.b, hoisted.payload, d.x if hoisted.moves_x else None,
                                       d.y if hoisted.moves_y else None)
-        builtins_payload.prefetch(gen.lib, gen.b, hoisted.payload, *shape)
+        address_payload.prefetch(gen.lib, gen.b, hoisted.payload, *shape)
         return
     x0, y0 = hoisted.origin
-    builtins_payload.prefetch_moved(gen.lib, gen.b, hoisted.payload, *shape,
+    address_payload.prefetch_moved(gen.lib, gen.b, hoisted.payload, *shape,
                                     gen.b.sub(d.x, x0) if hoisted.moves_x else None,
                                     gen.b.sub(d.y, y0) if hoisted.moves_y else None)

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from llvmlite import ir
 from xdsl.dialects import scf
 
-from ..dialects._vector_ops import ExtractStridedSliceOp
-from .builtins_block2d import SPIRV_VECTOR_SIZES
+from ...dialects._vector_ops import ExtractStridedSliceOp
+from ..builtins.block2d import SPIRV_VECTOR_SIZES
 
 I32 = ir.IntType(32)
 PIECE = max(SPIRV_VECTOR_SIZES)

@@ -3,7 +3,7 @@
 The wrapper takes the surface and position of the *memory* block (``rows x cols`` of the
 row-major array) and returns this lane's fragment of its transpose, distributed by the
 logical sg_map ``(wi_layout, wi_data)`` of the loaded value (the contract of
-:mod:`.builtins_block2d`, with logical element ``(r, c)`` at memory ``(y + c, x + r)``).
+:mod:`.block2d`, with logical element ``(r, c)`` at memory ``(y + c, x + r)``).
 
 * With 2D block IO on 16 lanes, when the value's map is ``[1, 16] x [32/E, 1]`` (operand
   B: f32/tf32 with one element per lane and row, 16-bit as VNNI pairs) and the memory
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from . import builtins_block2d as b2d
-from . import builtins_payload
+from . import block2d as b2d
+from . import payload as address_payload
 from .mangle import Ptr, mangle, vec
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -86,7 +86,7 @@ def _pairs_fit(target, elem_bits, rows, cols, wi_layout, wi_data) -> bool:
 def _intel_read_transpose(bi, rows: int, cols32: int) -> ir.Function:
     """``intel_sub_group_2d_block_read_transpose_32b_<rows>r<cols32>x1c``: declared, or
     defined from its spec for the CPU device (dword j of lane n = mem32[y+n][x+j], i.e.
-    the memory-side map [16, 1] x [1, 1] of :class:`~.builtins_block2d.Fragment`)."""
+    the memory-side map [16, 1] x [1, 1] of :class:`~.block2d.Fragment`)."""
     name = mangle(f"intel_sub_group_2d_block_{_OP}_32b_{rows}r{cols32}x1c",
                   [Ptr("v", 1), "i", "i", "i", vec(2, "i"), Ptr("j")])
     return bi.gpu_builtin(name, b2d._BUILTIN_FNTY, lambda: _emulated_read_transpose(bi, name, rows, cols32))
@@ -171,14 +171,14 @@ def _dword_x(builder, x: ir.Value, elem_bits: int) -> ir.Value:
     return builder.lshr(x, ir.Constant(I32, (32 // elem_bits).bit_length() - 1))
 
 
-# --- the read through an address payload built once (codegen/transposed_payloads.py)
+# --- the read through an address payload built once (codegen/emit/transposed_payloads.py)
 def create_read_payload(bi, builder, surface, elem_bits: int, rows: int, cols: int) -> ir.Value:
     """The address payload of the ``read_transpose`` message of :func:`build_load_transposed`
     for the memory block ``rows x cols`` (``elem_bits`` elements) of ``surface``."""
     base, width, height, pitch, x, y = surface
     cols32 = cols * elem_bits // 32
     dword_surface = [base, width, height, pitch, _dword_x(builder, x, elem_bits), y]
-    return builtins_payload.create_payload(bi, builder, dword_surface, rows, cols32, 1)
+    return address_payload.create_payload(bi, builder, dword_surface, rows, cols32, 1)
 
 
 def read_through_payload(bi, builder, payload, x, y, elem_bits: int, rows: int, cols: int,
@@ -187,8 +187,8 @@ def read_through_payload(bi, builder, payload, x, y, elem_bits: int, rows: int, 
     payload was made), then the ``read_transpose`` message through ``payload``: the
     ``<cols32 x i32>`` of lane n that the wrapper of :func:`build_load_transposed` reads."""
     cols32 = cols * elem_bits // 32
-    builtins_payload.set_position(bi, builder, payload, None if x is None else _dword_x(builder, x, elem_bits), y)
-    return builtins_payload.read_transpose(bi, builder, payload, rows, cols32, cache_option,
+    address_payload.set_position(bi, builder, payload, None if x is None else _dword_x(builder, x, elem_bits), y)
+    return address_payload.read_transpose(bi, builder, payload, rows, cols32, cache_option,
                                            lambda: _intel_read_transpose(bi, rows, cols32))
 
 
@@ -285,7 +285,7 @@ class _TransposedAddressing:
 
 def _gather_transposed(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     """This lane's logical fragment by plain loads: logical ``(r, c)`` is memory
-    ``(y + c, x + r)``.  Branch-free like :func:`builtins_block2d._gather`."""
+    ``(y + c, x + r)``.  Branch-free like :func:`.block2d._gather`."""
     addr = _TransposedAddressing(bi, builder, frag, surface)
     elem_ty = ir.IntType(frag.elem_bits)
     values = {}
@@ -359,7 +359,7 @@ def _row_runs(bi, b, frag: b2d.Fragment, surface) -> list:
 
 def _interleave_runs(builder, runs: list, frag: b2d.Fragment) -> ir.Value:
     """Fragment element ``i*d + t`` = element i of run t (``d = len(runs)``); packed
-    carriers (:attr:`~.builtins_block2d.Fragment.pack` = d) hold element i of every run
+    carriers (:attr:`~.block2d.Fragment.pack` = d) hold element i of every run
     in component i, run t in bits ``t*E ..``."""
     if len(runs) == 1:
         return builder.bitcast(runs[0], frag.vector_type())

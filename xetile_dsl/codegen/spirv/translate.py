@@ -2,7 +2,7 @@
 
 Every caller goes through :func:`emit_spirv`; the backend itself (the one place that
 touches LLVM's process-global options) and the emitter process's loop are in
-:mod:`.spirv_backend`.  See ``shared/docs/llvm-to-spirv.md``.
+:mod:`.backend`.  See ``shared/docs/llvm-to-spirv.md``.
 """
 from __future__ import annotations
 
@@ -13,9 +13,10 @@ import sys
 import threading
 import time
 
-from ..errors import SpirvEmitError
-from ..tools import spirv_tools
-from . import builtin_texts, spirv_backend, spirv_link
+from ...errors import SpirvEmitError
+from ...tools import spirv_tools
+from ..builtins import texts
+from . import backend, link
 
 _lock = threading.Lock()
 #: how modules were emitted in this process: in the process itself (its first module, while
@@ -74,7 +75,7 @@ def emit_spirv(llvm_ir_text: str, timings: dict | None = None) -> bytes:
 
 #: LLVM IR text of a builtin's own module -> its SPIR-V prepared for linking (None: it
 #: cannot be linked; modules that use it are emitted whole)
-_BUILTIN_MODULES: dict[str, spirv_link.Relocatable | None] = {}
+_BUILTIN_MODULES: dict[str, link.Relocatable | None] = {}
 
 
 def _emit_linked(llvm_ir_text: str) -> bytes | None:
@@ -85,27 +86,27 @@ def _emit_linked(llvm_ir_text: str) -> bytes | None:
     Deterministic: the kernel part and each builtin module are made from this text alone,
     and the linker's result depends only on its inputs, so a module's SPIR-V does not
     depend on what the process compiled before."""
-    split = builtin_texts.split_for_linking(llvm_ir_text)
+    split = texts.split_for_linking(llvm_ir_text)
     if split is None:
         return None
     try:
         kernel = _emit_clean(split.kernel)
         builtins = [_builtin_module(text) for text in split.builtins]
         if any(module is None for module in builtins):
-            raise spirv_link.LinkError("a builtin's module cannot be linked")
-        return spirv_link.link(kernel, builtins)
-    except (spirv_link.LinkError, SpirvEmitError):      # the whole module says what is wrong, if anything
+            raise link.LinkError("a builtin's module cannot be linked")
+        return link.link(kernel, builtins)
+    except (link.LinkError, SpirvEmitError):      # the whole module says what is wrong, if anything
         stats["link_failed"] += 1
         return None
 
 
-def _builtin_module(llvm_ir_text: str) -> spirv_link.Relocatable | None:
+def _builtin_module(llvm_ir_text: str) -> link.Relocatable | None:
     """A builtin's module, emitted and prepared the first time it is asked for."""
     if llvm_ir_text not in _BUILTIN_MODULES:
         try:
             binary = _emit_clean(llvm_ir_text)
-            module = None if duplicate_result_ids(binary) else spirv_link.Relocatable(binary)
-        except (spirv_link.LinkError, SpirvEmitError):
+            module = None if duplicate_result_ids(binary) else link.Relocatable(binary)
+        except (link.LinkError, SpirvEmitError):
             module = None
         _BUILTIN_MODULES[llvm_ir_text] = module
     return _BUILTIN_MODULES[llvm_ir_text]
@@ -207,8 +208,8 @@ class _Emitter:
         """The module's SPIR-V; SpirvEmitError as the backend reports it; None if the
         emitter process is gone (the caller emits in this process)."""
         try:
-            spirv_backend._write_frame(self.proc.stdin, llvm_ir_text.encode())
-            reply = spirv_backend._read_frame(self.proc.stdout)
+            backend._write_frame(self.proc.stdin, llvm_ir_text.encode())
+            reply = backend._read_frame(self.proc.stdout)
         except (OSError, ValueError):
             reply = None
         if not reply:
@@ -231,11 +232,11 @@ class _Emitter:
 
 
 def _backend_command(*args: str) -> list[str]:
-    """A new Python process running spirv_backend.py as a script (llvmlite alone: it
+    """A new Python process running backend.py as a script (llvmlite alone: it
     imports nothing of xetile_dsl); run from ``-c``, so its folder, full of codegen
     modules, does not come first on its path."""
     code = "import runpy, sys; del sys.argv[0]; runpy.run_path(sys.argv[0], run_name='__main__')"
-    return [sys.executable, "-c", code, spirv_backend.__file__, *args]
+    return [sys.executable, "-c", code, backend.__file__, *args]
 
 
 def _emit_in_subprocess(llvm_ir_text: str) -> bytes:
@@ -247,18 +248,18 @@ def _emit_in_subprocess(llvm_ir_text: str) -> bytes:
 
 
 def _emit_once(target, llvm_ir_text: str, made=None) -> bytes:
-    """:func:`.spirv_backend._emit_once`, its refusal raised as a SpirvEmitError."""
+    """:func:`.backend._emit_once`, its refusal raised as a SpirvEmitError."""
     try:
-        return spirv_backend._emit_once(target, llvm_ir_text, made)
-    except spirv_backend._BackendError as exc:
+        return backend._emit_once(target, llvm_ir_text, made)
+    except backend._BackendError as exc:
         raise SpirvEmitError(str(exc)) from None
 
 
 def _get_target():
-    """:func:`.spirv_backend._get_target`, its refusal raised as a SpirvEmitError."""
+    """:func:`.backend._get_target`, its refusal raised as a SpirvEmitError."""
     try:
-        return spirv_backend._get_target()
-    except spirv_backend._BackendError as exc:
+        return backend._get_target()
+    except backend._BackendError as exc:
         raise SpirvEmitError(str(exc)) from None
 
 

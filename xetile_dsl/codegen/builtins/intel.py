@@ -11,7 +11,7 @@
 2D loads/stores are small wrappers with a fixed per-lane interface (the sg_map fragment
 order); whether a wrapper uses a 2D block message or plain loads is decided here, from
 the :class:`~xetile_dsl.targets.target.Target`, never from a chip name.
-The work is split over ``builtins_dpas.py`` and ``builtins_block2d.py``; this file holds
+The work is split over ``dpas.py`` and ``block2d.py``; this file holds
 the facade, the memo and the few helpers both share.
 """
 from __future__ import annotations
@@ -22,7 +22,7 @@ from llvmlite import ir
 
 from xetile_dsl.targets.target import Target
 
-from . import builtin_texts, builtins_block2d, builtins_dpas, builtins_transpose
+from . import block2d, dpas, texts, transpose
 from .mangle import mangle
 
 I8, I16, I32, I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
@@ -48,7 +48,7 @@ class IntelBuiltins:
         self.target = target
         self.emulate = emulate
         self._memo: dict[tuple, ir.Function] = {}
-        #: lists that record every name declare/declare_intrinsic is asked for (builtin_texts)
+        #: lists that record every name declare/declare_intrinsic is asked for (texts)
         self.recorders: list[list[str]] = []
 
     # --- subgroup primitives -------------------------------------------------
@@ -74,7 +74,7 @@ class IntelBuiltins:
     def dpas(self, a_type: str, b_type: str, acc_type: str, m: int) -> ir.Function:
         """``R f(A a, B b, R acc)``: one DPAS with ``m`` rows (per-lane types §2.1)."""
         key = ("dpas", a_type, b_type, acc_type, m)
-        return self._memoized(key, lambda: builtins_dpas.build_dpas(self, a_type, b_type, acc_type, m))
+        return self._memoized(key, lambda: dpas.build_dpas(self, a_type, b_type, acc_type, m))
 
     def load_2d(self, elem_bits: int, rows: int, cols: int, count: int,
                 wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
@@ -85,7 +85,7 @@ class IntelBuiltins:
         whose rows are narrower than 2D block messages allow)."""
         per_lane = self.load_2d_kind(elem_bits, rows, cols, count, wi_layout, wi_data, per_lane) == "gather"
         key = ("load_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data), per_lane)
-        return self._memoized(key, lambda: builtins_block2d.build_load(self, *key[1:]))
+        return self._memoized(key, lambda: block2d.build_load(self, *key[1:]))
 
     def load_2d_pieces(self, elem_bits: int, rows: int, cols: int, count: int,
                        wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
@@ -93,14 +93,14 @@ class IntelBuiltins:
         SPIR-V vector (a coalesced message): this lane's fragment, in order, is written to
         the private array ``out`` (``iE`` elements), which codegen reads in pieces."""
         key = ("load_2d_pieces", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data), per_lane)
-        return self._memoized(key, lambda: builtins_block2d.build_load_pieces(self, *key[1:]))
+        return self._memoized(key, lambda: block2d.build_load_pieces(self, *key[1:]))
 
     def pad_2d(self, elem_bits: int, rows: int, cols: int, count: int,
                wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
         """``<V x iE> f(surface..., <V x iE> fragment, iE pad)``: the fragment of
         :meth:`load_2d` with every out-of-bounds element replaced by ``pad`` (bits)."""
         key = ("pad_2d", elem_bits, rows, cols, count, tuple(wi_layout), tuple(wi_data))
-        return self._memoized(key, lambda: builtins_block2d.build_pad(self, *key[1:]))
+        return self._memoized(key, lambda: block2d.build_pad(self, *key[1:]))
 
     def load_2d_transposed(self, elem_bits: int, rows: int, cols: int, wi_layout: tuple[int, int],
                            wi_data: tuple[int, int], per_lane: bool = False, lane_rows: bool = False) -> ir.Function:
@@ -109,11 +109,11 @@ class IntelBuiltins:
         of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``.
         ``lane_rows``: the load may use per-lane row loads (lowering/transposed.py
         ``LANE_ROWS_ATTR``)."""
-        kind = builtins_transpose.transpose_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data,
+        kind = transpose.transpose_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data,
                                                  per_lane, lane_rows)
         per_lane, lane_rows = kind == "gather", kind == "lane_rows"
         key = ("load_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane, lane_rows)
-        return self._memoized(key, lambda: builtins_transpose.build_load_transposed(self, *key[1:]))
+        return self._memoized(key, lambda: transpose.build_load_transposed(self, *key[1:]))
 
     def pad_2d_transposed(self, elem_bits: int, rows: int, cols: int,
                           wi_layout: tuple[int, int], wi_data: tuple[int, int]) -> ir.Function:
@@ -121,7 +121,7 @@ class IntelBuiltins:
         :meth:`load_2d_transposed` with every element whose memory element lies outside
         the surface replaced by ``pad`` (bits)."""
         key = ("pad_2d_t", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
-        return self._memoized(key, lambda: builtins_transpose.build_pad_transposed(self, *key[1:]))
+        return self._memoized(key, lambda: transpose.build_pad_transposed(self, *key[1:]))
 
     def store_2d(self, elem_bits: int, rows: int, cols: int,
                  wi_layout: tuple[int, int], wi_data: tuple[int, int], per_lane: bool = False) -> ir.Function:
@@ -130,7 +130,7 @@ class IntelBuiltins:
         out-of-bounds elements are not written."""
         per_lane = self.store_2d_kind(elem_bits, rows, cols, wi_layout, wi_data, per_lane) == "scatter"
         key = ("store_2d", elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data), per_lane)
-        return self._memoized(key, lambda: builtins_block2d.build_store(self, *key[1:]))
+        return self._memoized(key, lambda: block2d.build_store(self, *key[1:]))
 
     def prefetch_2d(self, elem_bits: int, rows: int, cols: int, count: int,
                     controls: tuple[tuple[int, int], ...] = (), per_lane: bool = False) -> ir.Function:
@@ -138,14 +138,14 @@ class IntelBuiltins:
         i32 pitch_bytes, i32 x, i32 y)``: a cache hint; a no-op where unsupported.
         ``controls`` are (cache level, load control) pairs for the GPU (see
         :meth:`Target.cache_controls`); the CPU device ignores them."""
-        per_lane = not builtins_block2d.prefetch_legal(self.target, elem_bits, rows, cols, count, per_lane)
+        per_lane = not block2d.prefetch_legal(self.target, elem_bits, rows, cols, count, per_lane)
         key = ("prefetch_2d", elem_bits, rows, cols, count, () if self.emulate else tuple(controls), per_lane)
-        return self._memoized(key, lambda: builtins_block2d.build_prefetch(self, *key[1:]))
+        return self._memoized(key, lambda: block2d.build_prefetch(self, *key[1:]))
 
     # --- questions codegen may ask ---------------------------------------------
     def is_legal_load_2d(self, elem_bits, rows, cols, count, wi_layout, wi_data) -> bool:
         """Whether :meth:`load_2d` can build this distribution at all."""
-        return builtins_block2d.check_fragment(self.subgroup_size, elem_bits, rows, cols * count,
+        return block2d.check_fragment(self.subgroup_size, elem_bits, rows, cols * count,
                                                wi_layout, wi_data) is None
 
     def is_legal_store_2d(self, elem_bits, rows, cols, wi_layout, wi_data) -> bool:
@@ -155,11 +155,11 @@ class IntelBuiltins:
     def load_2d_kind(self, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane=False) -> str:
         """How :meth:`load_2d` reads: ``"read"``/``"read_transform"`` (a 2D block
         builtin) or ``"gather"`` (per-lane guarded loads)."""
-        return builtins_block2d.load_kind(self.target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane)
+        return block2d.load_kind(self.target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane)
 
     def store_2d_kind(self, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -> str:
         """``"write"`` (2D block builtin) or ``"scatter"`` (guarded per-lane stores)."""
-        return builtins_block2d.store_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
+        return block2d.store_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
 
     # --- helpers shared by builtins_*.py ---------------------------------------
     def declare(self, name: str, fnty: ir.FunctionType) -> ir.Function:
@@ -219,8 +219,8 @@ class IntelBuiltins:
         return fn
 
     def build_once(self, key: tuple, build) -> ir.Function:
-        """``build()``; emulated, its text is kept per process (builtin_texts.py)."""
-        return builtin_texts.build_once(self, key, build) if self.emulate else build()
+        """``build()``; emulated, its text is kept per process (texts.py)."""
+        return texts.build_once(self, key, build) if self.emulate else build()
 
     def _record(self, name: str) -> None:
         for recorder in self.recorders:

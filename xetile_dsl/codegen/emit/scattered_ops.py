@@ -13,66 +13,83 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
-from xdsl.ir import Operation
 
-from ..dialects import xegpu
-from ..errors import LoweringError
-from ..dialects.types import bit_width
-from .llvm_types import SPIRV_VECTOR_SIZES, llvm_type
+from ...dialects import xegpu
+from ...errors import LoweringError
+from ...dialects.types import bit_width
+from ..llvm_types import SPIRV_VECTOR_SIZES, llvm_type
+from . import EMITTERS, constant_vectors
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 
 #: atomic kinds with a native LLVM atomicrmw (integer) operation
 _INT_RMW = {"addi": "add", "maxs": "max", "mins": "min", "maxu": "umax", "minu": "umin",
             "andi": "and", "ori": "or", "assign": "xchg"}
-_OPS = (xegpu.CreateTdescOp, xegpu.UpdateOffsetOp, xegpu.LoadGatherOp, xegpu.StoreScatterOp, xegpu.AtomicRMWOp,
-        vector.ExtractOp, vector.InsertOp)
 
 
-def handles(op: Operation) -> bool:
-    return isinstance(op, _OPS)
-
-
-def emit(gen, op: Operation) -> None:
-    b = gen.b
-    if isinstance(op, vector.ExtractOp) and not isinstance(op.result.type, VectorType):
+@EMITTERS.register(vector.ExtractOp)
+def emit_extract(gen, op: vector.ExtractOp) -> None:
+    """A lane table's row (a dynamic position: :func:`.constant_vectors.lane_read`), the
+    scalar of a one-element tile, or one row of a ``[R, 1]`` fragment."""
+    if len(op.dynamic_position) == 1:
+        constant_vectors.lane_read(gen, op)
+    elif not isinstance(op.result.type, VectorType):
         gen.values[op.result] = _scalar_of_one(gen, op)
-    elif isinstance(op, vector.ExtractOp):
+    else:
         n, pos = _count(op.vector.type), [int(p) for p in op.static_position.get_values()]
         if _count(op.result.type) != 1 or len(pos) != 1 or (n > 1 and list(op.vector.type.get_shape()) != [n, 1]):
             raise LoweringError(f"codegen: vector.extract {pos} of a {op.vector.type} lane fragment", op)
         # [1, 1] -> [1]: the same element; [R, 1] (a C block, one element per row) -> row pos
-        gen.values[op.result] = gen.v(op.vector) if n == 1 else b.extract_element(gen.v(op.vector),
-                                                                                 ir.Constant(ir.IntType(32), pos[0]))
-    elif isinstance(op, vector.InsertOp):
-        n, pos = _count(op.dest.type), [int(p) for p in op.static_position.get_values()]
-        if _count(op.source.type) != 1 or len(pos) != 1 or (n > 1 and list(op.dest.type.get_shape()) != [n, 1]):
-            raise LoweringError(f"codegen: vector.insert {pos} into a {op.dest.type} lane fragment", op)
-        # the inverse of extract: one element per lane becomes row pos of a C block fragment
-        gen.values[op.result] = gen.v(op.source) if n == 1 else b.insert_element(
-            gen.v(op.dest), gen.v(op.source), ir.Constant(ir.IntType(32), pos[0]))
-    elif isinstance(op, (xegpu.CreateTdescOp, xegpu.UpdateOffsetOp)):
-        t = op.tensor_desc.type
-        _check_one_per_lane(gen, t, op)
-        base = gen.v(op.source) if isinstance(op, xegpu.CreateTdescOp) else gen.v(op.tensor_desc)
-        offset = b.mul(gen.v(op.offsets), ir.Constant(I64, bit_width(t.element_type) // 8))
-        result = op.tensor_desc if isinstance(op, xegpu.CreateTdescOp) else op.result
-        gen.values[result] = b.gep(base, [offset], source_etype=I8)
-    elif isinstance(op, xegpu.LoadGatherOp):
-        ty, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
-        gen.values[op.value] = _guarded(b, gen.v(op.mask),
-                                        lambda: b.load(gen.v(op.tensor_desc), typ=ty, align=align), ty)
-    elif isinstance(op, xegpu.StoreScatterOp):
-        _, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
-        with b.if_then(gen.v(op.mask)):
-            b.store(gen.v(op.value), gen.v(op.tensor_desc), align=align)
-    elif isinstance(op, xegpu.AtomicRMWOp):
-        if op.tensor_desc.type.scatter_attr.chunk != 1:
-            raise LoweringError(f"codegen: atomic_rmw through {op.tensor_desc.type} is not supported (an atomic "
-                                "message updates one element per lane); use a descriptor without chunk_size", op)
-        ty = _elem_type(gen, op.value.type)
-        ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
-        gen.values[op.result] = _guarded(b, gen.v(op.mask), lambda: _atomic(gen, kind, ptr, value, op), ty)
+        gen.values[op.result] = gen.v(op.vector) if n == 1 else gen.b.extract_element(
+            gen.v(op.vector), ir.Constant(ir.IntType(32), pos[0]))
+
+
+@EMITTERS.register(vector.InsertOp)
+def emit_insert(gen, op: vector.InsertOp) -> None:
+    n, pos = _count(op.dest.type), [int(p) for p in op.static_position.get_values()]
+    if _count(op.source.type) != 1 or len(pos) != 1 or (n > 1 and list(op.dest.type.get_shape()) != [n, 1]):
+        raise LoweringError(f"codegen: vector.insert {pos} into a {op.dest.type} lane fragment", op)
+    # the inverse of extract: one element per lane becomes row pos of a C block fragment
+    gen.values[op.result] = gen.v(op.source) if n == 1 else gen.b.insert_element(
+        gen.v(op.dest), gen.v(op.source), ir.Constant(ir.IntType(32), pos[0]))
+
+
+@EMITTERS.register(xegpu.CreateTdescOp, xegpu.UpdateOffsetOp)
+def emit_create_or_update_tdesc(gen, op) -> None:
+    """This lane's element pointer: the base (an array, or the descriptor moved) plus its offset."""
+    b = gen.b
+    t = op.tensor_desc.type
+    _check_one_per_lane(gen, t, op)
+    base = gen.v(op.source) if isinstance(op, xegpu.CreateTdescOp) else gen.v(op.tensor_desc)
+    offset = b.mul(gen.v(op.offsets), ir.Constant(I64, bit_width(t.element_type) // 8))
+    result = op.tensor_desc if isinstance(op, xegpu.CreateTdescOp) else op.result
+    gen.values[result] = b.gep(base, [offset], source_etype=I8)
+
+
+@EMITTERS.register(xegpu.LoadGatherOp)
+def emit_load_gather(gen, op: xegpu.LoadGatherOp) -> None:
+    b = gen.b
+    ty, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
+    gen.values[op.value] = _guarded(b, gen.v(op.mask),
+                                    lambda: b.load(gen.v(op.tensor_desc), typ=ty, align=align), ty)
+
+
+@EMITTERS.register(xegpu.StoreScatterOp)
+def emit_store_scatter(gen, op: xegpu.StoreScatterOp) -> None:
+    b = gen.b
+    _, align = _lane_access(gen, op.value.type, op.tensor_desc.type, op)
+    with b.if_then(gen.v(op.mask)):
+        b.store(gen.v(op.value), gen.v(op.tensor_desc), align=align)
+
+
+@EMITTERS.register(xegpu.AtomicRMWOp)
+def emit_atomic_rmw(gen, op: xegpu.AtomicRMWOp) -> None:
+    if op.tensor_desc.type.scatter_attr.chunk != 1:
+        raise LoweringError(f"codegen: atomic_rmw through {op.tensor_desc.type} is not supported (an atomic "
+                            "message updates one element per lane); use a descriptor without chunk_size", op)
+    ty = _elem_type(gen, op.value.type)
+    ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
+    gen.values[op.result] = _guarded(gen.b, gen.v(op.mask), lambda: _atomic(gen, kind, ptr, value, op), ty)
 
 
 def _scalar_of_one(gen, op: vector.ExtractOp):

@@ -1,7 +1,7 @@
 """Address payloads of a loop's transposed 2D block reads, built once before the loop.
 
 A ``load_nd {transpose}`` that one 32-bit ``read_transpose`` message serves
-(:func:`.builtins_transpose.transpose_kind`) goes through IGC's OpenCL builtin, whose
+(:func:`..builtins.transpose.transpose_kind`) goes through IGC's OpenCL builtin, whose
 payload IGC rebuilds in the loop: it keeps one payload per surface and, for a second
 block of it (the next 16 K rows of operand A), copies that payload and adds the offset
 (``mov (8)`` + ``add`` per message).  As :mod:`.prefetch_payloads` does for prefetches,
@@ -12,7 +12,7 @@ GEMM at 256x256 / [8, 4] x 32x64 this is 130 -> 127 hot-loop instructions.  Only
 ``Target.hoist_transposed_read_payloads`` says it pays (pvc; Xe2's IGC keeps these
 payloads itself); not in kernels with 64-bit offsets, for narrow per-lane arrays, for
 padded reads or reads with cache hints.  The CPU device (PVC flavour) runs the same
-calls, emulated from the payload's fields (:mod:`.builtins_payload`), so its tests check
+calls, emulated from the payload's fields (:mod:`..builtins.payload`), so its tests check
 the fields a GPU would read.
 """
 from __future__ import annotations
@@ -22,12 +22,12 @@ from dataclasses import dataclass
 from llvmlite import ir
 from xdsl.dialects import scf
 
-from ..dialects import xegpu
-from ..dialects.types import bit_width
-from ..targets.target import READ_PAYLOAD_DEFAULT_CACHE_OPTION
-from . import builtins_block2d as b2d
-from . import builtins_payload
-from . import builtins_transpose
+from ...dialects import xegpu
+from ...dialects.types import bit_width
+from ...targets.target import READ_PAYLOAD_DEFAULT_CACHE_OPTION
+from ..builtins import block2d as b2d
+from ..builtins import payload as address_payload
+from ..builtins import transpose
 from .prefetch_payloads import GLOBAL_PTR, candidates
 
 
@@ -51,7 +51,7 @@ def _read_transpose_block(gen, op: xegpu.LoadNdOp) -> tuple[int, int, int] | Non
     rows, cols = t.get_shape()
     bits = bit_width(t.element_type)
     (l0, l1), (d0, d1) = t.map.layout, t.map.data
-    kind = builtins_transpose.transpose_kind(gen.target, bits, rows, cols, (l1, l0), (d1, d0))
+    kind = transpose.transpose_kind(gen.target, bits, rows, cols, (l1, l0), (d1, d0))
     return (bits, rows, cols) if kind == "read_transpose" else None
 
 
@@ -67,7 +67,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
         init = gen.v(op.tensor_desc if index is None else loop.iter_args[index])
         if block is None or gen.per_lane_array(op.tensor_desc) or init.base.type != GLOBAL_PTR:
             continue
-        payload = builtins_transpose.create_read_payload(gen.lib, gen.b, init.surface(), *block)
+        payload = transpose.create_read_payload(gen.lib, gen.b, init.surface(), *block)
         hoisted[op] = HoistedRead(payload, moves_x, moves_y)
     return hoisted
 
@@ -75,8 +75,8 @@ def hoist(gen, loop: scf.ForOp) -> dict:
 def read(gen, op: xegpu.LoadNdOp, hoisted: HoistedRead, wi_layout, wi_data) -> ir.Value:
     """The transposed read ``op`` through its hoisted payload (this lane's fragment under
     the logical sg_map ``(wi_layout, wi_data)``), or gathered where its column does not
-    start a dword (:func:`.builtins_transpose.dword_aligned_or_gather`); the test is in
-    a wrapper, so that the loop body stays one block (:mod:`.latch_order`)."""
+    start a dword (:func:`..builtins.transpose.dword_aligned_or_gather`); the test is in
+    a wrapper, so that the loop body stays one block (:mod:`..latch_order`)."""
     d = gen.v(op.tensor_desc)
     bits, rows, cols = _read_transpose_block(gen, op)
     key = ("read_ap_t", bits, rows, cols, tuple(wi_layout), tuple(wi_data), hoisted.moves_x, hoisted.moves_y)
@@ -89,17 +89,17 @@ def _build_read(bi, bits, rows, cols, wi_layout, wi_data, moves_x, moves_y) -> i
     frag = b2d._fragment(bi, bits, cols, rows, wi_layout, wi_data)
     name = (f"__xetile_read_ap_transpose_or_gather_{bits}b_{rows}r{cols}x1c_{b2d._tag(frag)}"
             f"_{'x' if moves_x else ''}{'y' if moves_y else ''}")
-    fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [builtins_payload.PRIVATE_PTR])
+    fn, builder = b2d._wrapper(bi, name, frag.vector_type(), [address_payload.PRIVATE_PTR])
     base, width, height, pitch, x, y, payload = fn.args
     gather = bi.load_2d_transposed(bits, rows, cols, wi_layout, wi_data, True)
 
     def message():
-        words = builtins_transpose.read_through_payload(
+        words = transpose.read_through_payload(
             bi, builder, payload, x if moves_x else None, y if moves_y else None, bits, rows, cols,
             READ_PAYLOAD_DEFAULT_CACHE_OPTION)
         return builder.bitcast(words, frag.vector_type())
 
-    builder.ret(builtins_transpose.dword_aligned_or_gather(
+    builder.ret(transpose.dword_aligned_or_gather(
         builder, x, bits, frag.vector_type(), message, lambda: builder.call(gather, list(fn.args[:6]))))
     return fn
 
@@ -111,7 +111,7 @@ ORDER_MIN_DPAS = 16
 
 
 def orders_latch(gen, loop: scf.ForOp) -> bool:
-    """Whether codegen orders ``loop``'s latch for IGC (:mod:`.latch_order`, its
+    """Whether codegen orders ``loop``'s latch for IGC (:mod:`..latch_order`, its
     prefetches through moved payload copies): where ``Target.order_loop_latches`` says
     it pays, for a loop of at least :data:`ORDER_MIN_DPAS` DPAS whose 16-bit operand A
     comes from transposed reads that keep a hoisted payload (the A^T.B GEMM)."""

@@ -13,10 +13,9 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.dialects import arith, vector
 from xdsl.dialects.builtin import IndexType, IntegerType
-from xdsl.ir import Operation
 
-from ..errors import LoweringError
-from .llvm_types import llvm_scalar, llvm_type
+from ...errors import LoweringError
+from ..llvm_types import llvm_scalar, llvm_type
 from .vector_ops import _pack
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
@@ -45,11 +44,6 @@ def is_lane_table(op: arith.ConstantOp) -> bool:
     uses = list(op.result.uses)
     return bool(uses) and all(isinstance(u.operation, vector.ExtractOp) and len(u.operation.dynamic_position) == 1
                               for u in uses)
-
-
-def handles(op: Operation) -> bool:
-    """Dynamic ``vector.extract`` of a lane table."""
-    return isinstance(op, vector.ExtractOp) and len(op.dynamic_position) == 1
 
 
 def constant(gen, op: arith.ConstantOp, scalar_const) -> None:
@@ -84,7 +78,8 @@ def _table(gen, t, flat: list, elem: ir.Type, scalar_const) -> LaneTable:
 
 
 def lane_read(gen, op: vector.ExtractOp) -> None:
-    """This lane's fragment: elements ``lane*row .. lane*row + row - 1`` of the table."""
+    """A dynamic ``vector.extract`` (its emitter is in :mod:`.scattered_ops`): this lane's
+    fragment, elements ``lane*row .. lane*row + row - 1`` of the table."""
     table = gen.v(op.vector)
     if not isinstance(table, LaneTable):
         raise LoweringError("codegen: vector.extract at a dynamic position is lowered for constant lane tables only",

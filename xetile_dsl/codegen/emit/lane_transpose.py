@@ -1,5 +1,6 @@
 """Codegen of the register transpose (lowering/register_transpose.py): ``xegpu.lane_transpose``
-and the row slices that join blocks into ``L x L`` squares.
+and the row slices that join blocks into ``L x L`` squares (also every other
+``vector.extract_strided_slice`` / ``insert_strided_slice`` of SIMT fragments).
 
 * ``vector.extract_strided_slice`` / ``vector.insert_strided_slice`` on SIMT fragments are
   lane-local: rows ``o .. o + n`` of a ``[rows, 1]`` fragment are its elements ``o .. o + n``.
@@ -20,34 +21,40 @@ and the row slices that join blocks into ``L x L`` squares.
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.ir import Operation
 
-from ..dialects import xegpu
-from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp
-from .llvm_types import llvm_type
+from ...dialects import xegpu
+from ...dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp
+from ..llvm_types import llvm_type
+from . import EMITTERS, message_pieces
 
 I32 = ir.IntType(32)
 
 
-def handles(op: Operation) -> bool:
-    return isinstance(op, (xegpu.LaneTransposeOp, ExtractStridedSliceOp, InsertStridedSliceOp))
+@EMITTERS.register(xegpu.LaneTransposeOp)
+def emit_lane_transpose(gen, op: xegpu.LaneTransposeOp) -> None:
+    gen.values[op.result] = _lane_transpose(gen, gen.v(op.source))
 
 
-def emit(gen, op: Operation) -> None:
-    """Lower ``op`` into ``gen`` (a ``simt_to_llvm._KernelGen``)."""
-    if isinstance(op, xegpu.LaneTransposeOp):
-        gen.values[op.result] = _lane_transpose(gen, gen.v(op.source))
-    elif isinstance(op, ExtractStridedSliceOp):
-        sizes = op.sizes.get_values()
-        per = sizes[1] if len(sizes) > 1 else 1  # elements per unit of the [units, per] fragment
-        first, count = op.offsets.get_values()[0] * per, sizes[0] * per
-        gen.values[op.result] = _slice(gen, op, first, count)
-    else:
-        dest = _elements(gen.b, gen.v(op.dest))
-        first = op.offsets.get_values()[0]
-        part = _elements(gen.b, gen.v(op.source))
-        dest[first:first + len(part)] = part
-        gen.values[op.result] = _pack(gen.b, dest)
+@EMITTERS.register(ExtractStridedSliceOp)
+def emit_extract_strided_slice(gen, op: ExtractStridedSliceOp) -> None:
+    """Units of a ``[units, per]`` fragment; of a coalesced load's fragment held in pieces
+    (:mod:`.message_pieces`, known from the value, not the op) the pieces they are in."""
+    if message_pieces.is_pieces_slice(gen, op):
+        message_pieces.emit_slice(gen, op, llvm_type(op.result.type))
+        return
+    sizes = op.sizes.get_values()
+    per = sizes[1] if len(sizes) > 1 else 1  # elements per unit of the [units, per] fragment
+    first, count = op.offsets.get_values()[0] * per, sizes[0] * per
+    gen.values[op.result] = _slice(gen, op, first, count)
+
+
+@EMITTERS.register(InsertStridedSliceOp)
+def emit_insert_strided_slice(gen, op: InsertStridedSliceOp) -> None:
+    dest = _elements(gen.b, gen.v(op.dest))
+    first = op.offsets.get_values()[0]
+    part = _elements(gen.b, gen.v(op.source))
+    dest[first:first + len(part)] = part
+    gen.values[op.result] = _pack(gen.b, dest)
 
 
 def _slice(gen, op: ExtractStridedSliceOp, first: int, count: int) -> ir.Value:

@@ -13,7 +13,7 @@ per element (issue 12: 288 ``load.ugm.d16u32`` per 17 DPAS on ARC).
 Block messages have no bounds checks and want a 4-byte aligned address (16 bytes for
 writes, OpenCL ``cl_intel_subgroups``), so the wrappers test, once per block and
 uniformly for the subgroup, that the whole block lies inside the surface and is aligned;
-otherwise they take the guarded per-lane path of ``builtins_block2d``.
+otherwise they take the guarded per-lane path of ``block2d``.
 
 On the CPU device the builtins are *defined* from that specification (lane ``n`` reads
 unit ``u*lanes + n``), so the CPU runs the ARC kernel body itself.

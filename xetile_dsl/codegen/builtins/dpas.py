@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from ..dtypes import element
+from ...dtypes import element
 from .mangle import mangle, vec
 
 I8, I16, I32 = ir.IntType(8), ir.IntType(16), ir.IntType(32)

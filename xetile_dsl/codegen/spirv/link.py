@@ -1,7 +1,7 @@
 """Link SPIR-V modules: a kernel module and the emulated builtins' modules it imports.
 
 For the CPU device the emulated builtins' bodies are most of a module, and LLVM's SPIR-V
-backend spends most of a compile on them; :mod:`.spirv_emit` emits each body once per
+backend spends most of a compile on them; :mod:`.translate` emits each body once per
 process as a module of its own (its function exported) and the kernel with those
 functions imported, and this module joins them.  The kernel module's ids are kept as
 they are; each builtin module's ids are renumbered after them:
@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..errors import SpirvEmitError
+from ...errors import SpirvEmitError
 
 MAGIC = 0x07230203
 HEADER_WORDS = 5

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 
-from . import builtins_block1d
+from . import block1d as builtins_block1d
 from .mangle import Ptr, mangle, vec
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)

@@ -21,15 +21,17 @@ import math
 
 from llvmlite import ir
 from xdsl.dialects import vector
+from xdsl.dialects.math import Math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerType, VectorType
 from xdsl.ir import Operation
 
-from ..dialects import _asm, xetile
-from ..errors import LoweringError
-from ..dialects.types import is_unsigned
-from . import builtins_block1d, builtins_block2d
-from .llvm_types import llvm_type
-from .mangle import mangle, vec
+from ...dialects import _asm, xetile
+from ...errors import LoweringError
+from ...dialects.types import is_unsigned
+from ..builtins import block1d, block2d
+from ..builtins.mangle import mangle, vec
+from ..llvm_types import llvm_type
+from . import EMITTERS
 
 I1, I16, I32, I64, I8 = ir.IntType(1), ir.IntType(16), ir.IntType(32), ir.IntType(64), ir.IntType(8)
 F32 = ir.FloatType()
@@ -60,22 +62,11 @@ _REDUCE_COMBINE = {"add": ("arith.addf", "arith.addi"), "mul": ("arith.mulf", "a
                    "minui": (None, "arith.minui"), "and": (None, "arith.andi"), "or": (None, "arith.ori"),
                    "xor": (None, "arith.xori")}
 
-#: ops this module also lowers on scalars (a ``while`` condition is a scalar cmpi)
-_SCALAR_TOO = ("arith.cmpi", "arith.cmpf", "arith.select")
 
-
-def handles(op: Operation) -> bool:
-    """Whether :func:`emit` lowers ``op`` (vector arith, all math, reduce/broadcast)."""
-    if isinstance(op, (xetile.TileReduceOp, xetile.TileBroadcastOp, vector.BroadcastOp)):
-        return True
-    if op.name.startswith("math.") or op.name in _SCALAR_TOO:
-        return True
-    return (op.name.startswith("arith.") and op.name != "arith.constant"
-            and any(isinstance(r.type, VectorType) for r in op.results))
-
-
+@EMITTERS.register(xetile.TileReduceOp, xetile.TileBroadcastOp, vector.BroadcastOp, *Math.operations)
 def emit(gen, op: Operation) -> None:
-    """Lower ``op`` into ``gen`` (a ``simt_to_llvm._KernelGen``)."""
+    """Lower ``op`` element-wise (vector arith, all math, reduce/broadcast); scalar_ops
+    registers it for the arith ops too."""
     _check_fragments(op)
     _Emitter(gen).op(op)
 
@@ -471,11 +462,11 @@ def _load_row(gen, d, elem_bits: int, pad: int) -> ir.Value:
     column-index vector and a mask per row block; IGC computed those once for every
     epilogue of a split K loop (ARC 16x64 bias + ReLU) and spilled them across the loops."""
     b = gen.b
-    frag = builtins_block2d.Fragment(elem_bits, 1, gen.target.subgroup_size, (1, gen.target.subgroup_size), (1, 1))
-    row = builtins_block1d.RowBlock(b, frag, d.surface(), builtins_block1d.READ_ALIGN)
+    frag = block2d.Fragment(elem_bits, 1, gen.target.subgroup_size, (1, gen.target.subgroup_size), (1, 1))
+    row = block1d.RowBlock(b, frag, d.surface(), block1d.READ_ALIGN)
     with b.if_else(row.inside) as (fast, slow):
         with fast:
-            fast_value = b.call(builtins_block1d.block_read(gen.lib, elem_bits, 1), [row.row_pointer(0)])
+            fast_value = b.call(block1d.block_read(gen.lib, elem_bits, 1), [row.row_pointer(0)])
             fast_block = b.block
         with slow:
             slow_value = _load_lane(gen, d, elem_bits, pad)

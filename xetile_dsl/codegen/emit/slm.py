@@ -22,9 +22,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..errors import LoweringError
-from ..dialects.types import bit_width
-from . import builtins_block1d, vector_ops
+from ...errors import LoweringError
+from ...dialects.types import bit_width
+from ..builtins import block1d
+from . import vector_ops
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 SLM_ADDRSPACE = 3
@@ -88,7 +89,7 @@ def load(gen, d, bits: int, rows: int, cols: int, lt: ir.Type, sg_map=None, pitc
     if unit_bits:
         units = []
         for first, count in _messages(gen, rows):
-            read = builtins_block1d.block_read(gen.lib, unit_bits, count, SLM_ADDRSPACE)
+            read = block1d.block_read(gen.lib, unit_bits, count, SLM_ADDRSPACE)
             value = b.call(read, [_row_pointer(gen, d, bits, first)])
             units += [value] if count == 1 else [b.extract_element(value, ir.Constant(I32, u)) for u in range(count)]
         raw = vector_ops._pack(b, units, ir.VectorType(ir.IntType(unit_bits), rows))
@@ -143,7 +144,7 @@ def store(gen, d, bits: int, rows: int, cols: int, value: ir.Value, sg_map=None,
         for first, count in _messages(gen, rows):
             parts = [b.extract_element(units, ir.Constant(I32, first + u)) for u in range(count)]
             part = parts[0] if count == 1 else vector_ops._pack(b, parts, ir.VectorType(unit_t, count))
-            write = builtins_block1d.block_write(gen.lib, unit_bits, count, SLM_ADDRSPACE)
+            write = block1d.block_write(gen.lib, unit_bits, count, SLM_ADDRSPACE)
             b.call(write, [_row_pointer(gen, d, bits, first), part])
         return
     raw_t = ir.VectorType(ir.IntType(bits), rows * width)
@@ -165,7 +166,7 @@ def _contiguous_unit_bits(gen, bits: int, rows: int, cols: int, pitch: int | Non
     if t.has_2d_block_io or 1 not in (t.subgroup_block_units or ()) or bits not in t.row_block_elem_bits:
         return None
     unit_bits = cols // t.subgroup_size * bits
-    if pitch != cols or unit_bits not in (16, 32) or (cols * bits // 8) % builtins_block1d.WRITE_ALIGN:
+    if pitch != cols or unit_bits not in (16, 32) or (cols * bits // 8) % block1d.WRITE_ALIGN:
         return None
     return unit_bits
 

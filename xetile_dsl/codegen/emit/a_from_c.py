@@ -17,19 +17,15 @@ A: 2 shuffles per row, 16 per 8x16 A block (ISA: tests/isa/test_chained_mma_isa.
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.ir import Operation
 
-from ..dialects import xegpu
+from ...dialects import xegpu
+from . import EMITTERS
 
 I32 = ir.IntType(32)
 
 
-def handles(op: Operation) -> bool:
-    return isinstance(op, xegpu.AFromCOp)
-
-
-def emit(gen, op: xegpu.AFromCOp) -> None:
-    """Lower ``op`` into ``gen`` (a ``simt_to_llvm._KernelGen``)."""
+@EMITTERS.register(xegpu.AFromCOp)
+def emit_a_from_c(gen, op: xegpu.AFromCOp) -> None:
     b, lanes = gen.b, gen.target.subgroup_size
     blocks = [_elements(b, gen.v(s)) for s in op.sources]  # blocks[t][m]: this lane's C_t[m][lane]
     rows, per = op.result.type.get_shape()

@@ -1,6 +1,6 @@
 """LLVM's SPIR-V backend through llvmlite, and the emitter process's side of
-:mod:`.spirv_emit`: this module imports llvmlite and nothing of xetile_dsl, so the
-emitter process runs it as a script (``python spirv_backend.py``) and starts in
+:mod:`.translate`: this module imports llvmlite and nothing of xetile_dsl, so the
+emitter process runs it as a script (``python backend.py``) and starts in
 0.1-0.2 s of CPU instead of the 0.4 s that importing xetile_dsl costs (a CPU kernel's
 first compile waits for that process: its builtins' modules follow the kernel's own).
 
@@ -36,12 +36,12 @@ _target = None
 
 
 class _BackendError(Exception):
-    """The backend refused the module (or is missing); :mod:`.spirv_emit` raises it as a
+    """The backend refused the module (or is missing); :mod:`.translate` raises it as a
     SpirvEmitError with this message."""
 
 
 def serve() -> None:
-    """The emitter process's loop (see :class:`.spirv_emit._Emitter`): until its input closes.  Each
+    """The emitter process's loop (see :class:`.translate._Emitter`): until its input closes.  Each
     request goes to a child forked before it arrived (:class:`_Spare`); the next child is
     forked, and the last one reaped, after the reply is sent, so neither the fork nor the
     child's exit is on a compile's path."""
