@@ -51,7 +51,7 @@ from .runtime.arrays import describe, from_host, to_host
 compiler = LazyModule("xetile_dsl.compiler", globals())
 jit = LazyModule("xetile_dsl.jit", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
-launcher = LazyModule("xetile_dsl.runtime.launcher", globals())
+inflight = LazyModule("xetile_dsl.runtime.inflight", globals())
 
 
 @dataclass
@@ -303,7 +303,7 @@ def _wall_times(prepared, warmup: int, rep: int) -> list:
 # --- helpers ---------------------------------------------------------------------------
 
 def _wait() -> None:
-    launcher.synchronize()
+    inflight.synchronize()
 
 
 def _is_array(value) -> bool:

@@ -48,7 +48,7 @@ wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")
 lowering_notes = LazyModule("xetile_dsl.lowering.notes")
 isa_report = LazyModule("xetile_dsl.tools.isa_report")
 ocloc = LazyModule("xetile_dsl.tools.ocloc")
-launcher = LazyModule("xetile_dsl.runtime.launcher")
+launchers = LazyModule("xetile_dsl.runtime.launchers")
 target_tables = LazyModule("xetile_dsl.targets.target", globals())
 
 # ``k.asm["isa"]`` of a kernel built where ocloc is missing says so (stage_texts.py)
@@ -102,7 +102,7 @@ class CompiledKernel:
         """Build for ``device`` (the default device) and run on ``grid`` with ``args`` in
         ABI order (numpy arrays are copied back in place); the path for kernels that have
         no ``@jit`` function, e.g. from :func:`compile_mlir`."""
-        launcher.get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
+        launchers.get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
 
     def report(self) -> "isa_report.IsaReport":
         """The static ISA report of this kernel (tools/isa_report.py): per innermost loop of

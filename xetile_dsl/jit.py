@@ -45,7 +45,7 @@ from .runtime.replay import MISS
 # ``import xetile_dsl`` stays cheap (xetile_dsl/_lazy.py); each name below becomes the
 # module itself at its first use
 compiler = LazyModule("xetile_dsl.compiler")
-launching = LazyModule("xetile_dsl.runtime.launcher", globals())
+launching = LazyModule("xetile_dsl.runtime.launchers", globals())
 devices = LazyModule("xetile_dsl.runtime.devices", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())

@@ -83,7 +83,7 @@ def test_function_level_imports_only_for_optional_dependencies():
 
 def test_no_private_names_across_folders():
     """A folder's private names (``_ArrayHandler``) stay inside it; what another folder
-    needs gets a public name (``runtime.launcher.argument_handlers``)."""
+    needs gets a public name (``runtime.arguments.argument_handlers``)."""
     private = [f"{module}:{line} imports {name}" for module, line, name in graph.private_name_imports()]
     assert not private, "private names imported from another folder:\n" + "\n".join(private)
 
