@@ -45,6 +45,7 @@ from .dtypes import numpy_kind
 from ._lazy import LazyModule
 from .errors import UsageError, XeTileError
 from .interpreter.requested import INTERPRETER_TARGETS, interpret_requested
+from .runtime import cache_key
 from .runtime.arrays import describe, from_host, to_host
 
 # loaded at first use (xetile_dsl/_lazy.py): the autotuner is imported with the package
@@ -155,9 +156,10 @@ class Autotuner:
 
     def _memo_path(self, target, named, key) -> Path:
         device = jit._launcher_for(list(named.values())).device  # noqa: SLF001 - the launch path's own device choice
-        digest = kernel_cache.key_for(self.fn.source_hash(), compiler.compiler_version(), device.name, device.backend,
-                                      device.platform,
-                         target or "", repr(key), json.dumps([c.to_json() for c in self.configs], sort_keys=True))
+        digest = cache_key.tuning_key(
+            source=self.fn.source_hash(), compiler=compiler.compiler_version(), knobs=knobs.codegen_tag(),
+            device=json.dumps([device.name, device.backend, device.platform]), target=target or "",
+            tuning_key=repr(key), configs=json.dumps([c.to_json() for c in self.configs], sort_keys=True))
         return kernel_cache.default_directory() / ".autotune" / f"{self.__name__}-{digest[:32]}.json"
 
     # --- the search ------------------------------------------------------------------

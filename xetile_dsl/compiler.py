@@ -25,7 +25,7 @@ import llvmlite
 import numpy as np
 import xdsl
 
-from .knobs import codegen_tag, debug_tracebacks
+from .knobs import debug_tracebacks
 from ._lazy import LazyModule
 from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
@@ -520,13 +520,14 @@ def compiler_version() -> str:
     """A hash of everything besides the kernel that shapes what it compiles to: the
     compiler's own sources (:func:`sources_stamp`: each named by path, size and
     modification time, as Python's own bytecode cache checks them, so that a cached
-    launch reads no source) and :func:`component_versions`.  Part of every cache key."""
+    launch reads no source) and :func:`component_versions`: the compiler's part of every
+    cache key (runtime/cache_key.py)."""
     global _VERSION_HASH
     if _VERSION_HASH is None:
         h = hashlib.sha256(sources_stamp(os.path.dirname(os.path.abspath(__file__))).encode())
         h.update(component_versions().encode())
         _VERSION_HASH = h.hexdigest()[:16]
-    return _VERSION_HASH + codegen_tag()
+    return _VERSION_HASH
 
 
 def sources_stamp(root: str) -> str:

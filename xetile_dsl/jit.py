@@ -37,6 +37,7 @@ from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import check_num_subgroups, launch_grid, split_options
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
+from .runtime.cache_key import kernel_key, key_for
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
 
@@ -127,19 +128,19 @@ class JITFunction:
 
     def source_hash(self) -> str:
         """Hash of :meth:`dependencies`: the kernel's sources and the globals they read."""
-        return kernel_cache.key_for(self.dependencies().text)
+        return key_for(self.dependencies().text)
 
     def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str, options: dict | None = None) -> str:
-        """The one cache key: sha256 over length-prefixed parts -- the dependencies (the
-        source of the kernel and of the @jit functions it reaches, every global value
-        they read, type-tagged), kernel name, argument types and specializations,
-        constexpr types and values, target, options, compiler version (its sources and
-        the xDSL, llvmlite, LLVM, numpy and Python versions)."""
-        sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
-        consts = kernel_dependencies.encode_constants(self.__name__, constants)
-        opts = json.dumps(options or {}, sort_keys=True)
-        return kernel_cache.key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
-                       compiler.compiler_version())
+        """The one cache key, composed by runtime/cache_key.py from each component's part:
+        the dependencies (the source of the kernel and of the @jit functions it reaches,
+        every global value they read, type-tagged), kernel name, argument types and
+        specializations, constexpr types and values, target, options, compiler version
+        (its sources and the xDSL, llvmlite, LLVM, numpy and Python versions) and the
+        codegen knobs."""
+        return kernel_key(source=self.dependencies().text, name=self.__name__, signature=signature_text(specs),
+                          constants=kernel_dependencies.encode_constants(self.__name__, constants),
+                          target=target, options=json.dumps(options or {}, sort_keys=True),
+                          compiler=compiler.compiler_version(), knobs=knobs.codegen_tag())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
@@ -664,8 +665,12 @@ def _user_stacklevel() -> int:
     return level
 
 
-#: first part of every cache key; changes when what the key covers changes
-_KEY_FORMAT = "xetile_dsl cache key 2"
+def signature_text(specs: dict[str, ArgSpec]) -> str:
+    """The cache key's part for the runtime arguments: each one's kind, element type, rank
+    and specialisation, by name (runtime/cache_key.py)."""
+    return json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
+
+
 #: the process's kernel cache (runtime/cache.py), shared with the launcher's built programs
 def _disk_cache():
     return kernel_cache.shared_cache()

@@ -20,7 +20,8 @@ from dataclasses import dataclass
 
 from .. import knobs
 from ..errors import BuildError
-from .cache import KernelCache, default_directory, key_for
+from .cache import KernelCache, default_directory
+from .cache_key import key_for
 
 BINARY_FILE = "program.bin"
 RECORD_FILE = "program.json"
