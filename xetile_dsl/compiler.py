@@ -30,26 +30,26 @@ from ._lazy import LazyModule
 from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource
+from .runtime import launchers
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
 from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
-frontend = LazyModule("xetile_dsl.frontend.build")
-stage_log = LazyModule("xetile_dsl.stage_log")
-spirv_tools = LazyModule("xetile_dsl.tools.spirv_tools")
-simt_to_llvm = LazyModule("xetile_dsl.codegen.simt_to_llvm")
-spirv_emit = LazyModule("xetile_dsl.codegen.spirv_emit")
-dialects = LazyModule("xetile_dsl.dialects")
-xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")
-pipeline = LazyModule("xetile_dsl.lowering.pipeline")
-wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")
-lowering_notes = LazyModule("xetile_dsl.lowering.notes")
-isa_report = LazyModule("xetile_dsl.tools.isa_report")
-ocloc = LazyModule("xetile_dsl.tools.ocloc")
-launchers = LazyModule("xetile_dsl.runtime.launchers")
-target_tables = LazyModule("xetile_dsl.targets.target", globals())
+frontend = LazyModule("xetile_dsl.frontend.build")  # ~0.5 s: xDSL
+stage_log = LazyModule("xetile_dsl.stage_log")  # loads the dialects and the pipeline (xDSL)
+spirv_tools = LazyModule("xetile_dsl.tools.spirv_tools")  # a loaded program binary needs no spirv-val
+simt_to_llvm = LazyModule("xetile_dsl.codegen.simt_to_llvm")  # codegen: xDSL and llvmlite.binding
+spirv_emit = LazyModule("xetile_dsl.codegen.spirv_emit")  # codegen: LLVM
+dialects = LazyModule("xetile_dsl.dialects")  # ~0.4 s: xDSL
+xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")  # xDSL
+pipeline = LazyModule("xetile_dsl.lowering.pipeline")  # ~0.5 s: xDSL
+wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")  # xDSL
+lowering_notes = LazyModule("xetile_dsl.lowering.notes")  # would load the lowering package on a warm launch
+isa_report = LazyModule("xetile_dsl.tools.isa_report")  # ~45 ms, only for k.report()
+ocloc = LazyModule("xetile_dsl.tools.ocloc")  # ~35 ms, only when the ISA is built
+target_tables = LazyModule("xetile_dsl.targets.target", globals())  # ~11 ms; a warm launch never needs it
 
 # ``k.asm["isa"]`` of a kernel built where ocloc is missing says so (stage_texts.py)
 explain_missing_machine_code(lambda: ocloc.ocloc_status()[1])

@@ -89,15 +89,17 @@ def test_no_private_names_across_folders():
 
 
 def test_the_reader_sees_each_kind_of_edge(tmp_path, monkeypatch):
-    """The graph reader itself: a module-level, a function-level and a lazy import are each
-    an edge, and an upward one is reported (so the tests above can fail)."""
+    """The graph reader itself: a module-level, a function-level and a lazy import (a
+    ``LazyModule`` stand-in, an entry of a ``package_getattr`` map) are each an edge, and
+    an upward one is reported (so the tests above can fail)."""
     package = tmp_path / PACKAGE
     (package / "lowering").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "errors.py").write_text("")
     (package / "compiler.py").write_text("")
     (package / "jit.py").write_text("")
-    (package / "lowering" / "__init__.py").write_text("")
+    (package / "lowering" / "__init__.py").write_text(
+        "__getattr__ = package_getattr(__name__, {'run': '.passes', 'compile': '..compiler'})\n")
     (package / "lowering" / "passes.py").write_text(
         "from ..errors import X, _hidden\n"
         "def f():\n    from .. import compiler\n"
@@ -108,6 +110,10 @@ def test_the_reader_sees_each_kind_of_edge(tmp_path, monkeypatch):
     assert (src, f"{PACKAGE}.errors", False) in edges
     assert (src, f"{PACKAGE}.compiler", True) in edges
     assert (src, f"{PACKAGE}.jit", False) in edges
+    assert {(f"{PACKAGE}.lowering", f"{PACKAGE}.lowering.passes", False),
+            (f"{PACKAGE}.lowering", f"{PACKAGE}.compiler", False)} <= edges
+    assert graph.package_getattr_maps() == {f"{PACKAGE}.lowering": {"run": src, "compile": f"{PACKAGE}.compiler"}}
+    assert graph.lazy_modules() == [(src, 4, "jit", f"{PACKAGE}.jit")]
     assert [i for i in graph.imports() if layer_of(i.target) > layer_of(i.source)]
     assert graph.function_level_imports() == [(src, 3, "..")]
     assert graph.private_name_imports() == [(src, 1, f"{PACKAGE}.errors._hidden")]
