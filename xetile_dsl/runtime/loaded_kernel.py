@@ -89,7 +89,7 @@ class LoadedKernel:
         self._native_int = backend.native_int
         self.handlers = argument_handlers(abi, backend.native_int, backend.native_scalar)
         self.num_native_args = sum(h.nargs for h in self.handlers)
-        check_arg_count(native_kernel, self)            # before the types are declared
+        _check_arg_count(native_kernel, self)            # before the types are declared
         backend.typed(native_kernel, arg_dtypes(self.handlers))
         self._scalar_slots = scalar_slots(self.handlers)
         self.workgroup_size = int(abi.workgroup_size)
@@ -365,7 +365,7 @@ class LoadedKernel:
         prepared.submit()
 
 
-def check_arg_count(native, kernel: LoadedKernel) -> None:
+def _check_arg_count(native, kernel: LoadedKernel) -> None:
     """The SPIR-V kernel must take exactly the arguments the ABI describes."""
     count = getattr(native, "num_args", None)
     if count is not None and count != kernel.num_native_args:
