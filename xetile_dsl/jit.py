@@ -37,7 +37,6 @@ from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import check_num_subgroups, launch_grid, split_options
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
-from .runtime.cache_key import kernel_key, key_for
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
 
@@ -49,6 +48,7 @@ compiler = LazyModule("xetile_dsl.compiler")  # ~11 ms on import; llvmlite and x
 launching = LazyModule("xetile_dsl.runtime.launchers", globals())  # ~30 ms on import: the whole runtime
 devices = LazyModule("xetile_dsl.runtime.devices", globals())  # ~5 ms on import: device discovery
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())  # ~7 ms on import: the disk cache, its locks
+cache_keys = LazyModule("xetile_dsl.runtime.cache_key", globals())  # ~4 ms on import: hashlib (OpenSSL)
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())  # import loads no target module
 target_tables = LazyModule("xetile_dsl.targets.target", globals())  # ~11 ms; a warm launch never needs it
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())  # ~4 ms on import
@@ -128,7 +128,7 @@ class JITFunction:
 
     def source_hash(self) -> str:
         """Hash of :meth:`dependencies`: the kernel's sources and the globals they read."""
-        return key_for(self.dependencies().text)
+        return cache_keys.key_for(self.dependencies().text)
 
     def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str, options: dict | None = None) -> str:
         """The one cache key, composed by runtime/cache_key.py from each component's part:
@@ -137,10 +137,11 @@ class JITFunction:
         specializations, constexpr types and values, target, options, compiler version
         (its sources and the xDSL, llvmlite, LLVM, numpy and Python versions) and the
         codegen knobs."""
-        return kernel_key(source=self.dependencies().text, name=self.__name__, signature=signature_text(specs),
-                          constants=kernel_dependencies.encode_constants(self.__name__, constants),
-                          target=target, options=json.dumps(options or {}, sort_keys=True),
-                          compiler=compiler.compiler_version(), knobs=knobs.codegen_tag())
+        return cache_keys.kernel_key(
+            source=self.dependencies().text, name=self.__name__, signature=signature_text(specs),
+            constants=kernel_dependencies.encode_constants(self.__name__, constants), target=target,
+            options=json.dumps(options or {}, sort_keys=True), compiler=compiler.compiler_version(),
+            knobs=knobs.codegen_tag())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
