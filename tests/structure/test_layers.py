@@ -6,8 +6,9 @@ the frontend; the lowering passes; the external-tool wrappers; codegen; the comp
 driver; the interpreter; the user API (``jit``, the autotuner, the package facade); the
 library kernels and ops; the command line.  A module may import its own layer and the
 layers below it, never one above, and the graph has no cycle at all (not even inside a
-layer).  Lazy loading for import time goes through ``LazyModule`` (still an edge here);
-an ``import`` inside a function is only for an optional dependency.
+layer).  Lazy loading for import time goes through ``LazyModule`` or a ``package_getattr``
+map (each still an edge here); an ``import`` inside a function is only for an optional
+dependency.
 """
 from __future__ import annotations
 
