@@ -13,7 +13,7 @@ import numpy as np
 from xetile_dsl import compiler
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.runtime.devices import get_device
-from xetile_dsl.runtime.launcher import Launcher
+from xetile_dsl.runtime.launchers import Launcher
 
 SIG = {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
 CONST = {"BM": 32, "BN": 32, "BK": 16}

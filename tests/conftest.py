@@ -22,7 +22,7 @@ import time
 import pytest
 
 from conftest_tools import require_ocloc, require_spirv_tool
-from xetile_dsl.runtime import launcher
+from xetile_dsl.runtime import launchers
 
 _SESSION_CACHE: list[str] = []   # the directory this session made, if it made one
 
@@ -47,7 +47,7 @@ def _log_builds(path: str) -> None:
             return result
         return wrapper
 
-    for backend in set(launcher._BACKENDS.values()):
+    for backend in set(launchers.BACKENDS.values()):
         backend.build = timed(backend.build)
 
 

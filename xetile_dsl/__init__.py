@@ -26,7 +26,7 @@ from .language import constexpr  # noqa: E402
 __getattr__ = package_getattr(__name__, {
     "Autotuner": ".autotuner", "Config": ".autotuner", "autotune": ".autotuner",
     "CompiledKernel": ".compiler", "compile": ".compiler", "compile_mlir": ".compiler",
-    "stage_names": ".compiler", "synchronize": ".runtime.launcher"})
+    "stage_names": ".compiler", "synchronize": ".runtime.inflight"})
 
 __all__ = ["Autotuner", "CacheKeyError", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile", "stage_names",
            "constexpr", "jit", "language", "synchronize"]

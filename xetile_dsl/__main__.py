@@ -12,14 +12,10 @@ import subprocess
 import sys
 import time
 
-from xetile_dsl._lazy import LazyModule
-from xetile_dsl.cli import explain
-
-# each subcommand loads what it needs when it runs
-devices = LazyModule("xetile_dsl.runtime.devices")
-kernel_cache = LazyModule("xetile_dsl.runtime.cache")
-opt = LazyModule("xetile_dsl.cli.opt")
-locate = LazyModule("xetile_dsl.tools.locate")
+from xetile_dsl.cli import explain, opt
+from xetile_dsl.runtime import cache as kernel_cache
+from xetile_dsl.runtime import devices
+from xetile_dsl.tools import locate
 
 
 # --- devices --------------------------------------------------------------------------

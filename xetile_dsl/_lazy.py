@@ -4,7 +4,10 @@ The compiler (xDSL dialects, lowering, codegen, llvmlite) takes most of a second
 import and a program that only launches kernels from the disk cache never needs it.
 Package ``__init__`` files name their lazy members with a PEP 562 ``__getattr__``
 (:func:`package_getattr`); a module whose functions call into a heavy module holds a
-:class:`LazyModule` at module level instead of importing inside those functions.
+:class:`LazyModule` at module level instead of importing inside those functions.  Either
+is only for import time: a module that ``import xetile_dsl`` or a warm launch loads anyway
+is imported plainly, and each stand-in says on its line what importing it would cost
+(tests/structure/test_lazy_maps.py resolves every lazy name and checks that).
 """
 from __future__ import annotations
 

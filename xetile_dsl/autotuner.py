@@ -40,18 +40,15 @@ from pathlib import Path
 
 import numpy as np
 
-from . import knobs
+from . import compiler, knobs
 from .dtypes import numpy_kind
-from ._lazy import LazyModule
 from .errors import UsageError, XeTileError
 from .interpreter.requested import INTERPRETER_TARGETS, interpret_requested
+from .jit import _launcher_for
+from .runtime import cache_key
 from .runtime.arrays import describe, from_host, to_host
-
-# loaded at first use (xetile_dsl/_lazy.py): the autotuner is imported with the package
-compiler = LazyModule("xetile_dsl.compiler", globals())
-jit = LazyModule("xetile_dsl.jit", globals())
-kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
-launcher = LazyModule("xetile_dsl.runtime.launcher", globals())
+from .runtime.cache import default_directory
+from .runtime.inflight import synchronize
 
 
 @dataclass
@@ -154,11 +151,12 @@ class Autotuner:
         return config
 
     def _memo_path(self, target, named, key) -> Path:
-        device = jit._launcher_for(list(named.values())).device  # noqa: SLF001 - the launch path's own device choice
-        digest = kernel_cache.key_for(self.fn.source_hash(), compiler.compiler_version(), device.name, device.backend,
-                                      device.platform,
-                         target or "", repr(key), json.dumps([c.to_json() for c in self.configs], sort_keys=True))
-        return kernel_cache.default_directory() / ".autotune" / f"{self.__name__}-{digest[:32]}.json"
+        device = _launcher_for(list(named.values())).device    # the launch path's own device choice
+        digest = cache_key.tuning_key(
+            source=self.fn.source_hash(), compiler=compiler.compiler_version(), knobs=knobs.codegen_tag(),
+            device=json.dumps([device.name, device.backend, device.platform]), target=target or "",
+            tuning_key=repr(key), configs=json.dumps([c.to_json() for c in self.configs], sort_keys=True))
+        return default_directory() / ".autotune" / f"{self.__name__}-{digest[:32]}.json"
 
     # --- the search ------------------------------------------------------------------
     def _candidates(self, named) -> list:
@@ -303,7 +301,7 @@ def _wall_times(prepared, warmup: int, rep: int) -> list:
 # --- helpers ---------------------------------------------------------------------------
 
 def _wait() -> None:
-    launcher.synchronize()
+    synchronize()
 
 
 def _is_array(value) -> bool:

@@ -24,31 +24,31 @@ import llvmlite
 import numpy as np
 import xdsl
 
-from .knobs import codegen_tag, debug_tracebacks
+from .knobs import debug_tracebacks
 from ._lazy import LazyModule
 from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource, at_user_line
+from .runtime import launchers
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
 from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
-frontend = LazyModule("xetile_dsl.frontend.build")
-stage_log = LazyModule("xetile_dsl.stage_log")
-spirv_tools = LazyModule("xetile_dsl.tools.spirv_tools")
-simt_to_llvm = LazyModule("xetile_dsl.codegen.simt_to_llvm")
-spirv_emit = LazyModule("xetile_dsl.codegen.spirv.translate")
-dialects = LazyModule("xetile_dsl.dialects")
-xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")
-pipeline = LazyModule("xetile_dsl.lowering.pipeline")
-wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")
-lowering_notes = LazyModule("xetile_dsl.lowering.notes")
-isa_report = LazyModule("xetile_dsl.tools.isa_report")
-ocloc = LazyModule("xetile_dsl.tools.ocloc")
-launcher = LazyModule("xetile_dsl.runtime.launcher")
-target_tables = LazyModule("xetile_dsl.targets.target", globals())
+frontend = LazyModule("xetile_dsl.frontend.build")  # ~0.5 s: xDSL
+stage_log = LazyModule("xetile_dsl.stage_log")  # loads the dialects and the pipeline (xDSL)
+spirv_tools = LazyModule("xetile_dsl.tools.spirv_tools")  # a loaded program binary needs no spirv-val
+simt_to_llvm = LazyModule("xetile_dsl.codegen.simt_to_llvm")  # codegen: xDSL and llvmlite.binding
+spirv_emit = LazyModule("xetile_dsl.codegen.spirv.translate")  # codegen: LLVM
+dialects = LazyModule("xetile_dsl.dialects")  # ~0.4 s: xDSL
+xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")  # xDSL
+pipeline = LazyModule("xetile_dsl.lowering.pipeline")  # ~0.5 s: xDSL
+wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")  # xDSL
+lowering_notes = LazyModule("xetile_dsl.lowering.notes")  # would load the lowering package on a warm launch
+isa_report = LazyModule("xetile_dsl.tools.isa_report")  # ~45 ms, only for k.report()
+ocloc = LazyModule("xetile_dsl.tools.ocloc")  # ~35 ms, only when the ISA is built
+target_tables = LazyModule("xetile_dsl.targets.target", globals())  # ~11 ms; a warm launch never needs it
 
 # ``k.asm["isa"]`` of a kernel built where ocloc is missing says so (stage_texts.py)
 explain_missing_machine_code(lambda: ocloc.ocloc_status()[1])
@@ -101,7 +101,7 @@ class CompiledKernel:
         """Build for ``device`` (the default device) and run on ``grid`` with ``args`` in
         ABI order (numpy arrays are copied back in place); the path for kernels that have
         no ``@jit`` function, e.g. from :func:`compile_mlir`."""
-        launcher.get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
+        launchers.get_launcher(device).build(self.spirv, self.abi).launch(grid, list(args))
 
     def report(self) -> "isa_report.IsaReport":
         """The static ISA report of this kernel (tools/isa_report.py): per innermost loop of
@@ -507,13 +507,14 @@ def compiler_version() -> str:
     """A hash of everything besides the kernel that shapes what it compiles to: the
     compiler's own sources (:func:`sources_stamp`: each named by path, size and
     modification time, as Python's own bytecode cache checks them, so that a cached
-    launch reads no source) and :func:`component_versions`.  Part of every cache key."""
+    launch reads no source) and :func:`component_versions`: the compiler's part of every
+    cache key (runtime/cache_key.py)."""
     global _VERSION_HASH
     if _VERSION_HASH is None:
         h = hashlib.sha256(sources_stamp(os.path.dirname(os.path.abspath(__file__))).encode())
         h.update(component_versions().encode())
         _VERSION_HASH = h.hexdigest()[:16]
-    return _VERSION_HASH + codegen_tag()
+    return _VERSION_HASH
 
 
 def sources_stamp(root: str) -> str:

@@ -44,13 +44,14 @@ from .runtime.replay import MISS
 # discovery, the launcher, the disk cache) and the target facts at the first launch, so that
 # ``import xetile_dsl`` stays cheap (xetile_dsl/_lazy.py); each name below becomes the
 # module itself at its first use
-compiler = LazyModule("xetile_dsl.compiler")
-launching = LazyModule("xetile_dsl.runtime.launcher", globals())
-devices = LazyModule("xetile_dsl.runtime.devices", globals())
-kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
-target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
-target_tables = LazyModule("xetile_dsl.targets.target", globals())
-kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
+compiler = LazyModule("xetile_dsl.compiler")  # ~11 ms on import; llvmlite and xDSL's metadata
+launching = LazyModule("xetile_dsl.runtime.launchers", globals())  # ~30 ms on import: the whole runtime
+devices = LazyModule("xetile_dsl.runtime.devices", globals())  # ~5 ms on import: device discovery
+kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())  # ~7 ms on import: the disk cache, its locks
+cache_keys = LazyModule("xetile_dsl.runtime.cache_key", globals())  # ~4 ms on import: hashlib (OpenSSL)
+target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())  # import loads no target module
+target_tables = LazyModule("xetile_dsl.targets.target", globals())  # ~11 ms; a warm launch never needs it
+kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())  # ~4 ms on import
 
 #: numpy dtype name -> element type, for every element type the ABI knows
 class JITFunction:
@@ -127,19 +128,20 @@ class JITFunction:
 
     def source_hash(self) -> str:
         """Hash of :meth:`dependencies`: the kernel's sources and the globals they read."""
-        return kernel_cache.key_for(self.dependencies().text)
+        return cache_keys.key_for(self.dependencies().text)
 
     def cache_key(self, specs: dict[str, ArgSpec], constants: dict, target: str, options: dict | None = None) -> str:
-        """The one cache key: sha256 over length-prefixed parts -- the dependencies (the
-        source of the kernel and of the @jit functions it reaches, every global value
-        they read, type-tagged), kernel name, argument types and specializations,
-        constexpr types and values, target, options, compiler version (its sources and
-        the xDSL, llvmlite, LLVM, numpy and Python versions)."""
-        sig = json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
-        consts = kernel_dependencies.encode_constants(self.__name__, constants)
-        opts = json.dumps(options or {}, sort_keys=True)
-        return kernel_cache.key_for(_KEY_FORMAT, self.dependencies().text, self.__name__, sig, consts, target, opts,
-                       compiler.compiler_version())
+        """The one cache key, composed by runtime/cache_key.py from each component's part:
+        the dependencies (the source of the kernel and of the @jit functions it reaches,
+        every global value they read, type-tagged), kernel name, argument types and
+        specializations, constexpr types and values, target, options, compiler version
+        (its sources and the xDSL, llvmlite, LLVM, numpy and Python versions) and the
+        codegen knobs."""
+        return cache_keys.kernel_key(
+            source=self.dependencies().text, name=self.__name__, signature=signature_text(specs),
+            constants=kernel_dependencies.encode_constants(self.__name__, constants), target=target,
+            options=json.dumps(options or {}, sort_keys=True), compiler=compiler.compiler_version(),
+            knobs=knobs.codegen_tag())
 
     def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
         """The loaded kernel for this specialisation: memory, then disk, then compile."""
@@ -664,8 +666,12 @@ def _user_stacklevel() -> int:
     return level
 
 
-#: first part of every cache key; changes when what the key covers changes
-_KEY_FORMAT = "xetile_dsl cache key 2"
+def signature_text(specs: dict[str, ArgSpec]) -> str:
+    """The cache key's part for the runtime arguments: each one's kind, element type, rank
+    and specialisation, by name (runtime/cache_key.py)."""
+    return json.dumps({n: [s.kind, s.dtype, s.ndim, s.spec] for n, s in specs.items()}, sort_keys=True)
+
+
 #: the process's kernel cache (runtime/cache.py), shared with the launcher's built programs
 def _disk_cache():
     return kernel_cache.shared_cache()

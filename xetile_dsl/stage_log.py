@@ -16,13 +16,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable
 
-from . import knobs, progress
-from ._lazy import LazyModule
+from . import dialects, knobs, progress
 from .errors import ToolError, UsageError
+from .lowering import pipeline
 from .tools import spirv_tools
-
-dialects = LazyModule("xetile_dsl.dialects")
-pipeline = LazyModule("xetile_dsl.lowering.pipeline")
 
 #: the values of ``compile(..., dump=)``
 DUMP_CHOICES = (None, "all")

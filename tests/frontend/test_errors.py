@@ -66,7 +66,7 @@ def test_missing_constexpr():
 def test_wrong_array_dtype_for_a_compiled_kernel():
     compiled = xd.compile(matmul_kernel, {"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "K": "i32"},
                           {"BM": 16, "BN": 16, "BK": 16}, target="cpu-pvc")
-    from xetile_dsl.runtime.launcher import get_launcher
+    from xetile_dsl.runtime.launchers import get_launcher
 
     kernel = get_launcher().build(compiled.spirv, compiled.abi)
     a, b, c = _arrays()

@@ -180,11 +180,11 @@ def test_star_parameters_are_refused_at_the_def_line():
 
 @pytest.fixture
 def no_device_submit(monkeypatch):
-    from xetile_dsl.runtime import launcher as L
+    from xetile_dsl.runtime.launchers import BACKENDS
 
     def no_launch(*args, **kwargs):
         raise AssertionError("the device was reached")
-    for backend in (L._DpctlBackend, L._PyOpenCLBackend):
+    for backend in BACKENDS.values():
         monkeypatch.setattr(backend, "submit_async", no_launch)
         monkeypatch.setattr(backend, "submit", no_launch)
 
@@ -236,7 +236,7 @@ def test_runtime_tool_and_codegen_failures_are_xetile_errors():
     from xetile_dsl.codegen.spirv.translate import emit_spirv
     from xetile_dsl.runtime.abi import KernelABI
     from xetile_dsl.runtime.devices import get_device
-    from xetile_dsl.runtime.launcher import get_launcher
+    from xetile_dsl.runtime.launchers import get_launcher
     from xetile_dsl.tools._common import run
 
     failures = [(lambda: get_device("warp:drive"), errors.DeviceError),

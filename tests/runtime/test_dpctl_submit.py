@@ -26,7 +26,7 @@ import xetile_dsl.language as xt
 from conftest_tools import require_dpnp
 from xetile_dsl import compiler
 from xetile_dsl.kernels.matmul import matmul_kernel
-from xetile_dsl.runtime import dpctl_submit, launcher
+from xetile_dsl.runtime import dpctl_submit, launchers
 
 GEMM_CONST = {"BM": 32, "BN": 32, "BK": 16}
 
@@ -98,7 +98,7 @@ def test_changing_scalars_of_each_width_reach_the_kernel(scalars_program):
     launch after the first rewrites the changed scalar slots of the C argument array."""
     dpnp = require_dpnp()
     ints, floats = dpnp.zeros((2, 16), dtype=np.int64), dpnp.zeros((2, 16), dtype=np.float32)
-    loaded = launcher.launcher_for_queue(ints.sycl_queue).build(scalars_program.spirv, scalars_program.abi)
+    loaded = launchers.launcher_for_queue(ints.sycl_queue).build(scalars_program.spirv, scalars_program.abi)
     calls = [(3, 2**40 + 5, 1.5, 0.25), (-7, -(2**35), -2.25, -3.5), (3, 2**40 + 5, 1.5, 0.25),
              (2**31 - 1, 2**62, 1e30, 65504.0), (-(2**31), -(2**63), -0.0, -0.0), (0, 1, 0.5, 2.0)]
     for a, b, c, h in calls:

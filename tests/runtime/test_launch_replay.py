@@ -23,7 +23,7 @@ import xetile_dsl.language as xt
 import launch_kernels
 from launch_kernels import X
 from conftest_tools import require_dpnp
-from xetile_dsl.runtime import launcher
+from xetile_dsl.runtime import arguments
 from xetile_dsl.runtime.replay import Replay
 
 
@@ -81,12 +81,12 @@ def test_changing_i64_and_i32_scalars_reach_the_kernel():
 
 def _counting_converts(monkeypatch) -> list:
     converted = []
-    original = launcher.ScalarHandler.convert
+    original = arguments.ScalarHandler.convert
 
     def counting(handler, value):
         converted.append(value)
         return original(handler, value)
-    monkeypatch.setattr(launcher.ScalarHandler, "convert", counting)
+    monkeypatch.setattr(arguments.ScalarHandler, "convert", counting)
     return converted
 
 

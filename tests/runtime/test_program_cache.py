@@ -17,7 +17,7 @@ from xetile_dsl.runtime import program_cache
 from xetile_dsl.runtime.abi import ArrayParam, KernelABI, ScalarParam
 from xetile_dsl.runtime.cache import CacheWarning
 from xetile_dsl.runtime.devices import get_device
-from xetile_dsl.runtime.launcher import Launcher
+from xetile_dsl.runtime.launchers import Launcher
 
 AXPY_ABI = KernelABI("axpy2d", (ArrayParam("x", "f32", 2, written=False), ArrayParam("y", "f32", 2),
                                 ScalarParam("alpha", "f32"), ScalarParam("beta", "i32")),
@@ -126,7 +126,7 @@ def test_a_new_process_loads_the_program(tmp_path):
         from test_program_cache import AXPY_ABI, _check_axpy
         from xetile_dsl.runtime import program_cache
         from xetile_dsl.runtime.devices import get_device
-        from xetile_dsl.runtime.launcher import Launcher
+        from xetile_dsl.runtime.launchers import Launcher
         _check_axpy(Launcher(get_device("opencl:cpu", "dpctl")).build(build_spirv(AXPY2D), AXPY_ABI))
         print(program_cache.stats["loaded"], program_cache.stats["built"])
     """)

@@ -196,11 +196,11 @@ def _bad_cases(queue):
 
 
 def test_bad_device_arguments_fail_before_launch(queue, monkeypatch):
-    from xetile_dsl.runtime import launcher as L
+    from xetile_dsl.runtime.launchers import BACKENDS
 
     def no_launch(*args, **kwargs):
         raise AssertionError("kernel launched")
-    for backend in (L._DpctlBackend, L._PyOpenCLBackend):
+    for backend in BACKENDS.values():
         monkeypatch.setattr(backend, "submit_async", no_launch)
         monkeypatch.setattr(backend, "submit", no_launch)
     for case, arrays, message in _bad_cases(queue):

@@ -13,7 +13,8 @@ import pytest
 import xetile_dsl
 from xetile_dsl.__main__ import main
 from xetile_dsl.runtime import cache as C
-from xetile_dsl.runtime.cache import CacheWarning, KernelCache, key_for
+from xetile_dsl.runtime.cache import CacheWarning, KernelCache
+from xetile_dsl.runtime.cache_key import key_for
 
 FILES = {"kernel.spv": b"\x03\x02\x23\x07" + bytes(range(256)), "abi.json": b'{"kernel_name": "k"}'}
 REPO = Path(xetile_dsl.__file__).resolve().parent.parent
@@ -283,7 +284,8 @@ def test_lock_staleness(tmp_path, lock, broken):
 
 _CHURN = """
 import json, sys, warnings
-from xetile_dsl.runtime.cache import KernelCache, key_for
+from xetile_dsl.runtime.cache import KernelCache
+from xetile_dsl.runtime.cache_key import key_for
 directory, me, rounds = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 bad = 0
 with warnings.catch_warnings(record=True) as caught:

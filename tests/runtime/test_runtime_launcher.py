@@ -8,7 +8,9 @@ import pytest
 from spirv_kernels import AXPY2D, FILL3D, build_spirv
 from xetile_dsl.runtime.abi import ArrayParam, KernelABI, ScalarParam
 from xetile_dsl.runtime.devices import get_device
-from xetile_dsl.runtime.launcher import BuildError, LaunchError, Launcher, LoadedKernel
+from xetile_dsl.errors import BuildError, LaunchError
+from xetile_dsl.runtime.launchers import Launcher
+from xetile_dsl.runtime.loaded_kernel import LoadedKernel
 
 BACKENDS = ["dpctl", "pyopencl"]
 FILL_ABI = KernelABI("fill3d", (ArrayParam("out", "i32", 3),), workgroup_size=16, pitch_align_bytes=64)
@@ -75,7 +77,7 @@ def test_build_checks_abi_against_spirv(launcher):
 
 
 def test_get_launcher_is_shared():
-    from xetile_dsl.runtime.launcher import get_launcher
+    from xetile_dsl.runtime.launchers import get_launcher
 
     dev = get_device("opencl:cpu", "dpctl")
     assert get_launcher(dev) is get_launcher(dev) and get_launcher(dev).device == dev

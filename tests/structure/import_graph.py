@@ -1,8 +1,11 @@
 """The package's import graph read from its source (no module is imported).
 
 An edge ``a -> b`` is any import of module ``b`` by module ``a``: at module level, inside
-a function, or through a ``LazyModule("xetile_dsl.b")`` stand-in (xetile_dsl/_lazy.py),
-since a lazy import is still a dependency.  Imports of third-party modules are not edges.
+a function, through a ``LazyModule("xetile_dsl.b")`` stand-in or an entry ``"name": ".b"``
+of a ``package_getattr`` map (xetile_dsl/_lazy.py), since a lazy import is still a
+dependency.  Imports of third-party modules are not edges.  :func:`lazy_modules` and
+:func:`package_getattr_maps` list the lazy names themselves (tests/structure/test_lazy_maps.py
+resolves every one).
 """
 from __future__ import annotations
 
@@ -54,12 +57,51 @@ def _targets(node: ast.AST, module: str, is_package: bool, modules: dict) -> lis
     return [t for t in found if t in modules]
 
 
-def _lazy_targets(node: ast.Call, modules: dict) -> list[str]:
-    callee = node.func
-    name = callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
-    if name != "LazyModule" or not node.args or not isinstance(node.args[0], ast.Constant):
+def _lazy_targets(node: ast.Call, module: str, modules: dict) -> list[str]:
+    """The package modules a ``LazyModule("...")`` stand-in or a ``package_getattr`` map names."""
+    members = getattr_map(node, module)
+    if members is not None:
+        return sorted({t for t in members.values() if t in modules})
+    if _callee(node) != "LazyModule" or not node.args or not isinstance(node.args[0], ast.Constant):
         return []
     return [node.args[0].value] if node.args[0].value in modules else []
+
+
+def _callee(node: ast.Call) -> str:
+    callee = node.func
+    return callee.id if isinstance(callee, ast.Name) else getattr(callee, "attr", "")
+
+
+def getattr_map(node: ast.Call, module: str) -> dict[str, str] | None:
+    """The ``{public name: dotted module}`` map of a ``package_getattr(__name__, {...})`` call
+    in ``module`` (relative modules resolved against it, as the call resolves them), or None
+    for any other call.  A map must be a dict literal, or a comprehension over a literal
+    tuple of names with one module for all, so that it can be read without importing it."""
+    if _callee(node) != "package_getattr" or len(node.args) != 2:
+        return None
+    members = node.args[1]
+    if isinstance(members, ast.Dict):
+        pairs = [(ast.literal_eval(k), ast.literal_eval(v)) for k, v in zip(members.keys, members.values)]
+    elif isinstance(members, ast.DictComp) and len(members.generators) == 1:
+        loop = members.generators[0]
+        if not (isinstance(members.key, ast.Name) and isinstance(loop.target, ast.Name)
+                and members.key.id == loop.target.id and not loop.ifs):
+            raise AssertionError(f"{module}:{node.lineno}: a package_getattr map must map each name to a module literally")
+        where = ast.literal_eval(members.value)
+        pairs = [(name, where) for name in ast.literal_eval(loop.iter)]
+    else:
+        raise AssertionError(f"{module}:{node.lineno}: a package_getattr map must be written as a literal")
+    return {name: _resolve(where, module) for name, where in pairs}
+
+
+def _resolve(where: str, package: str) -> str:
+    """``importlib.import_module(where, package)``'s module name, without importing it."""
+    if not where.startswith("."):
+        return where
+    level = len(where) - len(where.lstrip("."))
+    base = package.split(".")
+    base = base[:len(base) - (level - 1)]
+    return ".".join(base + ([where[level:]] if where[level:] else []))
 
 
 @lru_cache(maxsize=None)
@@ -84,10 +126,34 @@ def imports() -> list[Import]:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 targets = _targets(node, module, is_package, modules)
             elif isinstance(node, ast.Call):
-                targets = _lazy_targets(node, modules)
+                targets = _lazy_targets(node, module, modules)
             else:
                 continue
             found += [Import(module, t, node.lineno, id(node) in inner) for t in targets if t != module]
+    return found
+
+
+def lazy_modules() -> list[tuple[str, int, str, str]]:
+    """(module, line, bound name, lazy module) of every ``name = LazyModule("...")`` in the
+    package (third-party lazy modules too)."""
+    found = []
+    for module, path in package_modules().items():
+        for node in ast.walk(parse(path)):
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and \
+                    _callee(node.value) == "LazyModule" and len(node.targets) == 1:
+                found.append((module, node.lineno, node.targets[0].id, ast.literal_eval(node.value.args[0])))
+    return found
+
+
+def package_getattr_maps() -> dict[str, dict[str, str]]:
+    """Module -> its ``package_getattr`` map (public name -> dotted module), for every
+    module of the package that has one."""
+    found = {}
+    for module, path in package_modules().items():
+        for node in ast.walk(parse(path)):
+            members = getattr_map(node, module) if isinstance(node, ast.Call) else None
+            if members is not None:
+                found[module] = members
     return found
 
 

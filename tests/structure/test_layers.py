@@ -6,8 +6,9 @@ the frontend; the lowering passes; the external-tool wrappers; codegen; the comp
 driver; the interpreter; the user API (``jit``, the autotuner, the package facade); the
 library kernels and ops; the command line.  A module may import its own layer and the
 layers below it, never one above, and the graph has no cycle at all (not even inside a
-layer).  Lazy loading for import time goes through ``LazyModule`` (still an edge here);
-an ``import`` inside a function is only for an optional dependency.  What the
+layer).  Lazy loading for import time goes through ``LazyModule`` or a ``package_getattr``
+map (each still an edge here); an ``import`` inside a function is only for an optional
+dependency.  What the
 interpreter takes from the rooms beside its data flow (lowering, runtime, compiler) is
 listed with the reason in INTERPRETER_FROM_BESIDE.
 
@@ -52,7 +53,8 @@ INTERPRETER_FROM_BESIDE = {
     "lowering.passes.wg_to_sg": "launch.subgroup_program",
     # one argument check for every flavour: the launcher's handlers (fed the ABI the
     # interpreter builds) and grid normalisation refuse bad arguments as a compiled launch does
-    "runtime.launcher": "launch.launch_jit",
+    "runtime.arguments": "launch.launch_jit",
+    "runtime.grids": "launch.launch_jit",
     "runtime.abi": "launch.build_module",
     # device arrays (dpnp, torch XPU, pyopencl) are copied to numpy and back as a launch sees them
     "runtime.arrays": "launch.launch_jit",
@@ -142,21 +144,23 @@ def test_function_level_imports_only_for_optional_dependencies():
 
 def test_no_private_names_across_folders():
     """A folder's private names (``_ArrayHandler``) stay inside it; what another folder
-    needs gets a public name (``runtime.launcher.argument_handlers``)."""
+    needs gets a public name (``runtime.arguments.argument_handlers``)."""
     private = [f"{module}:{line} imports {name}" for module, line, name in graph.private_name_imports()]
     assert not private, "private names imported from another folder:\n" + "\n".join(private)
 
 
 def test_the_reader_sees_each_kind_of_edge(tmp_path, monkeypatch):
-    """The graph reader itself: a module-level, a function-level and a lazy import are each
-    an edge, and an upward one is reported (so the tests above can fail)."""
+    """The graph reader itself: a module-level, a function-level and a lazy import (a
+    ``LazyModule`` stand-in, an entry of a ``package_getattr`` map) are each an edge, and
+    an upward one is reported (so the tests above can fail)."""
     package = tmp_path / PACKAGE
     (package / "lowering").mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "errors.py").write_text("")
     (package / "compiler.py").write_text("")
     (package / "jit.py").write_text("")
-    (package / "lowering" / "__init__.py").write_text("")
+    (package / "lowering" / "__init__.py").write_text(
+        "__getattr__ = package_getattr(__name__, {'run': '.passes', 'compile': '..compiler'})\n")
     (package / "lowering" / "passes.py").write_text(
         "from ..errors import X, _hidden\n"
         "def f():\n    from .. import compiler\n"
@@ -167,6 +171,10 @@ def test_the_reader_sees_each_kind_of_edge(tmp_path, monkeypatch):
     assert (src, f"{PACKAGE}.errors", False) in edges
     assert (src, f"{PACKAGE}.compiler", True) in edges
     assert (src, f"{PACKAGE}.jit", False) in edges
+    assert {(f"{PACKAGE}.lowering", f"{PACKAGE}.lowering.passes", False),
+            (f"{PACKAGE}.lowering", f"{PACKAGE}.compiler", False)} <= edges
+    assert graph.package_getattr_maps() == {f"{PACKAGE}.lowering": {"run": src, "compile": f"{PACKAGE}.compiler"}}
+    assert graph.lazy_modules() == [(src, 4, "jit", f"{PACKAGE}.jit")]
     assert [i for i in graph.imports() if layer_of(i.target) > layer_of(i.source)]
     assert graph.function_level_imports() == [(src, 3, "..")]
     assert graph.private_name_imports() == [(src, 1, f"{PACKAGE}.errors._hidden")]

@@ -35,7 +35,8 @@ from ..lowering import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.arrays import from_host, is_device_array_type, to_host
-from ..runtime.launcher import argument_handlers, normalize_grid
+from ..runtime.arguments import argument_handlers
+from ..runtime.grids import normalize_grid
 from ..targets import get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
 from .engine import Launch, Run

@@ -215,3 +215,13 @@ def from_host(value, host: np.ndarray) -> None:
         import dpnp
 
         value[...] = dpnp.asarray(host, sycl_queue=desc.queue)
+
+
+def type_name(value) -> str:
+    """How launch errors name the type of ``value`` (a described device array: its owner's)."""
+    if value.__class__ is DeviceArray:           # described already: name the caller's array
+        owner = value.owner
+        return type(owner[0] if owner.__class__ is tuple else owner).__name__
+    if isinstance(value, np.ndarray):
+        return f"numpy array of {value.dtype} with shape {value.shape}"
+    return type(value).__name__

@@ -53,16 +53,6 @@ class CacheWarning(UserWarning):
     """Something was wrong with the disk cache; the cache carried on without it."""
 
 
-def key_for(*parts) -> str:
-    """A sha256 hex key over ``parts`` (str or bytes), each prefixed with its length."""
-    h = hashlib.sha256()
-    for part in parts:
-        data = part if isinstance(part, (bytes, bytearray)) else str(part).encode()
-        h.update(len(data).to_bytes(8, "little"))
-        h.update(data)
-    return h.hexdigest()
-
-
 def default_directory() -> Path:
     """``XETILE_CACHE_DIR`` or ``~/.cache/xetile_dsl/kernels``."""
     return knobs.CACHE_DIR.get() or Path.home() / ".cache" / "xetile_dsl" / "kernels"

@@ -37,7 +37,7 @@ KINDS = ("gpu", "cpu")
 DISCOVERY_ORDER = (("level_zero", "gpu"), ("opencl", "gpu"), ("opencl", "cpu"))
 
 # which GPU is which target: read only when a GPU is found (its regular expressions cost
-# a process that launches on the CPU device ~1 ms to compile, issue 13)
+# a process that launches on the CPU device ~1 ms to compile)
 pci_ids = LazyModule("xetile_dsl.targets.pci_ids", globals())
 
 

@@ -1,6 +1,6 @@
 """Which launch arguments a remembered launch can be re-enqueued with, told cheaply.
 
-A launch memo (jit.py ``JITFunction._last_call``, launcher.py ``LoadedKernel._memo``)
+A launch memo (jit.py ``JITFunction._last_call``, loaded_kernel.py ``LoadedKernel._memo``)
 keeps the last launch.  It identifies that launch's arguments by *tokens*: a weak
 reference to each device array (so the memo keeps no caller's array alive, and is
 emptied when one dies: :func:`forgetter`) and each scalar's type and value.  A device
@@ -11,7 +11,7 @@ or others.
 
 A numpy array (copied in and out at every launch, so never the "same" argument) can be
 given the token ``(None, None)``: any numpy array matches it, and the launcher's plan
-(launcher.py ``LoadedKernel._launch_planned``) checks its dtype, shape and strides.
+(loaded_kernel.py ``LoadedKernel._launch_planned``) checks its dtype, shape and strides.
 """
 from __future__ import annotations
 

@@ -19,7 +19,9 @@ import json
 from dataclasses import dataclass
 
 from .. import knobs
-from .cache import KernelCache, default_directory, key_for
+from ..errors import BuildError
+from .cache import KernelCache, default_directory
+from .cache_key import key_for
 
 BINARY_FILE = "program.bin"
 RECORD_FILE = "program.json"
@@ -28,6 +30,11 @@ KEY_FORMAT = "xetile_dsl program binary 1"
 
 #: programs loaded from a stored binary, built from SPIR-V, and stored binaries refused
 stats = {"loaded": 0, "built": 0, "refused": 0}
+
+
+class RefusedBinary(BuildError):
+    """The runtime would not load a stored program binary (caught where the binary is
+    loaded: the program is rebuilt from SPIR-V)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ a launch touches, not only how few operations it makes.
 A replay holds no caller's array: the arrays are weak references (when one dies every
 owner's callback in :attr:`Replay.on_death` forgets the replay), and the native arguments
 hold device memory only (runtime/memo.py).  One replay serves a loaded kernel's direct
-launches (launcher.py ``LoadedKernel.launch``) and the ``@jit`` function's remembered
+launches (loaded_kernel.py ``LoadedKernel.launch``) and the ``@jit`` function's remembered
 call alike.
 """
 from __future__ import annotations
@@ -38,7 +38,7 @@ class Replay:
     """One remembered launch of device arrays; ``replay(args)`` enqueues it again with
     ``args``' scalar values and returns the event, or :data:`MISS`.
 
-    Its owners (a :class:`~.launcher.LoadedKernel`, the ``@jit`` function that launched
+    Its owners (a :class:`~.loaded_kernel.LoadedKernel`, the ``@jit`` function that launched
     it) each register a callback in :attr:`on_death`: all are called when one of the
     arrays dies, so that every owner forgets the replay (and with it the device memory
     its native arguments hold)."""
@@ -47,7 +47,7 @@ class Replay:
                  "backend", "launch_id", "on_death", "_inflight", "_managers", "_order_class", "c_submit")
 
     def __init__(self, loaded, prepared, args, inflight, fits, on_death=None):
-        """``loaded`` launched ``prepared`` with ``args``; ``inflight`` is the launcher's
+        """``loaded`` launched ``prepared`` with ``args``; ``inflight`` is inflight.py's
         record of launches that may still run: ``(track, table, lock, prune_at)``, where
         ``track(backend, queue, event, keep, launch_id)`` records one and
         ``table[id(queue)]`` is ``(backend, queue, {launch id: (event, kept arrays)}, the
@@ -145,7 +145,7 @@ class Replay:
         else:
             event = self.backend.submit_async(self.kernel, native, self.gsize, self.lsize, queue)
         # keep ``args`` until the launch is done: on a queue that orders its launches the
-        # newest event of this launch replaces the one before (as launcher._track does)
+        # newest event of this launch replaces the one before (as inflight.track does)
         track, table, lock, prune_at = self._inflight
         lock.acquire()
         try:
