@@ -1,5 +1,5 @@
 """ARC (dg2-g10) GEMM loads that keep DPAS fed (issue 12), read from Intel's offline
-compiler: on ARC a row-major A.B K loop computes C^T = B^T.A^T (lowering/operand_swap.py),
+compiler: on ARC a row-major A.B K loop computes C^T = B^T.A^T (lowering/passes/wg_to_sg/operand_swap.py),
 so both operands are read through transposed views whose lanes each hold whole runs of
 a memory row, and each run is one per-lane vector load (codegen/builtins_transpose.py
 ``_lane_rows``): ``load.ugm.d32x8``, 256 bytes for the 8 lanes, the largest message IGC

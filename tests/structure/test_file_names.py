@@ -11,7 +11,7 @@ import import_graph as graph
 #: file name -> the folders holding one each, and why the pair is not one thing twice
 KNOWN = {
     "matmul.py": ({"kernels", "ops"}, "a library subgroup GEMM kernel vs the ops.matmul entry point (its own kernel)"),
-    "constants.py": ({"lowering", "codegen"}, "one stage each of non-splat constants: lowering, then LLVM codegen"),
+    "constants.py": ({"rewrites", "codegen"}, "one stage each of non-splat constants: lowering, then LLVM codegen"),
 }
 
 

@@ -27,7 +27,7 @@ from ..dialects.walk import ops_in
 from ..errors import LoweringError
 from ..dialects.types import bit_width, type_name
 from ..lowering.analysis import load_rotation
-from ..lowering.transposed import LANE_ROWS_ATTR
+from ..lowering.rewrites.transposed_tiles import LANE_ROWS_ATTR
 from ..lowering.analysis.families import Families
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..targets import Target

@@ -33,16 +33,17 @@ from xdsl.dialects import func, scf, vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import _asm, retype, xegpu, xetile
-from ..dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
-from ..dialects.walk import ops_in
-from ..dialects.types import bit_width
-from ..targets import Target
-from . import mma_relayout, scattered, transposed
-from .analysis.families import Families
-from .analysis.op_kinds import is_elementwise
-from .analysis.register_budget import VERDICT_ATTR
-from .passes.wg_to_sg import LARGE_GRF_ATTR
+from ...dialects import _asm, retype, xegpu, xetile
+from ...dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
+from ...dialects.walk import ops_in
+from ...dialects.types import bit_width
+from ...targets import Target
+from . import mma_relayout, scattered
+from . import transposed_tiles as transposed
+from ..analysis.families import Families
+from ..analysis.op_kinds import is_elementwise
+from ..analysis.register_budget import VERDICT_ATTR
+from ..passes.wg_to_sg import LARGE_GRF_ATTR
 
 #: per-lane elements of one piece a large message travels in (the largest SPIR-V vector)
 PIECE_ELEMENTS = 16
