@@ -1,5 +1,5 @@
-"""ARC GEMMs computed as C^T = B^T.A^T with per-lane row loads (lowering/operand_swap.py,
-codegen/builtins/transpose.py ``_lane_rows``), run on the CPU device in the ARC flavour
+"""ARC GEMMs computed as C^T = B^T.A^T with per-lane row loads (lowering/passes/wg_to_sg/operand_swap.py,
+codegen/builtins/transposed_loads.py ``_lane_rows``), run on the CPU device in the ARC flavour
 (cpu-arc: the same kernel body, 8 lanes) against numpy, exactly: small integers make
 every product and sum exact in f32.  C is prefilled with NaN, so a piece no subgroup
 stored, or a transposed store that missed, shows.

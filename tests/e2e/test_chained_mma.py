@@ -1,7 +1,7 @@
 """A tile_mma consuming another tile_mma's result (back-to-back GEMM, the attention
 pattern): exact on the PVC and ARC flavours and in the interpreter. On ARC the 8x8 result
 blocks are re-laid out into 8x16 operand A blocks with subgroup shuffles
-(lowering/mma_relayout.py); the SLM round trip stays a valid way too. A result feeding
+(lowering/rewrites/mma_relayout.py); the SLM round trip stays a valid way too. A result feeding
 operand B is stacked into B blocks (no lane moves) on both targets. 8-bit operand A
 chains, which PVC cannot run in registers either, are the same located error on both."""
 from __future__ import annotations
@@ -80,7 +80,7 @@ def _run_into_b(flavour, bm, bn, bk, be, dtype="f16"):
     ("interpret", 16, 16, 16, 8), ("interpret", 32, 32, 16, 16)])
 def test_chained_tile_mma_into_operand_b_is_exact(flavour, bm, bn, bk, be):
     """Each 16 x N operand B block (VNNI pairs of rows per lane) is two 8 x N result blocks
-    stacked, lanes unchanged (lowering/mma_relayout.py): bm = 32 is two B block rows."""
+    stacked, lanes unchanged (lowering/rewrites/mma_relayout.py): bm = 32 is two B block rows."""
     _run_into_b(flavour, bm, bn, bk, be)
 
 

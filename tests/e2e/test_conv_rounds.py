@@ -1,5 +1,5 @@
 """tile_conv_layout of workgroup tiles larger than the SLM left for them, staged in rounds
-of row chunks (lowering/wg_conv_rounds.py), run on the OpenCL CPU device (both flavours)
+of row chunks (lowering/passes/wg_to_sg/conv_rounds.py), run on the OpenCL CPU device (both flavours)
 and in the interpreter (whole tiles and per subgroup, which runs the distributed program)
 against numpy."""
 from __future__ import annotations

@@ -80,7 +80,7 @@ def test_editing_a_global_wg_map_changes_the_cache_key(monkeypatch):
 @pytest.mark.parametrize("dtype", [np.float16, ml_dtypes.bfloat16], ids=["f16", "bf16"])
 def test_coalesced_messages_at_the_edges_are_exact(dtype):
     """M, N and K not multiples of the tiles: the coalesced 32-row, two-block reads of A
-    and B (lowering/block_messages.py) and the last, partial K step read zeros outside
+    and B (lowering/rewrites/block_messages.py) and the last, partial K step read zeros outside
     the arrays exactly as one read per block did; small integers, so exact; NaN shows
     any C element no subgroup wrote."""
     M, N, K = 264, 280, 72

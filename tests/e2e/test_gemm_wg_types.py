@@ -43,7 +43,7 @@ def test_wg_gemm_matches_numpy(dt, flavour):
 def test_wg_gemm_coalesced_messages_at_the_edges(dt):
     """Tiles crossing every edge (M, N, K not multiples of 64, 64, BK): f16 A is read in
     16-row two-block messages, tf32 A (f32) in 16-row two-block 8-wide ones, B in 32-row
-    VNNI / 16-row messages (lowering/block_messages.py); outside the arrays they read 0 as
+    VNNI / 16-row messages (lowering/rewrites/block_messages.py); outside the arrays they read 0 as
     one message per block did.  Small integers: exact."""
     M, N, K = 72, 80, 40
     rng = np.random.default_rng(31 if dt == "f16" else 32)

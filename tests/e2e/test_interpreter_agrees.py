@@ -140,7 +140,7 @@ def _mma_outcome(target, BM, BN, BK):
     ((3, 16, 16), "tile 3x16xf16 cannot be used as operand A of tile_mma on pvc: it is split into 8x16 blocks"),
     ((2, 16, 16), None), ((16, 32, 32), None)], ids=lambda v: "x".join(map(str, v)) if isinstance(v, tuple) else "")
 def test_the_interpreter_refuses_the_tile_mma_shapes_the_compiler_refuses(shape, refused):
-    """Same rule (lowering/mma_shapes.py), same message at the same line (the operand's
+    """Same rule (lowering/analysis/mma_shapes.py), same message at the same line (the operand's
     load_tile); legal shapes give numpy's exact product in both."""
     interpreted, compiled = (_mma_outcome(t, *shape) for t in FLAVOURS)
     assert interpreted == compiled

@@ -1,7 +1,7 @@
 """Block atomics and stores to order=[0, 1] tiles on tiles moved by update_tile_offset
 (loops, column moves, a tile that is also loaded): their per-row scattered accesses take
 the tile's position from the offsets the XeGPU conversion carries next to its descriptors
-(lowering/scattered.py: RowOffsets). CPU device, both flavours, against numpy and the
+(lowering/rewrites/scattered.py: RowOffsets). CPU device, both flavours, against numpy and the
 interpreter."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""tile_transpose of computed values in registers (lane shuffles, lowering/register_transpose.py)
+"""tile_transpose of computed values in registers (lane shuffles, lowering/rewrites/register_transpose.py)
 on the OpenCL CPU device (PVC 16 lanes, ARC 8 lanes) and the interpreter, against numpy;
 each test also checks from the SIMT text which path the compiler took (``xegpu.lane_transpose``
 and no SLM buffer, or the SLM round trip where registers do not fit)."""

@@ -34,7 +34,7 @@ def _gemm_wg(a, b, target, rows, cols):
     ("cpu-pvc", 64, 64, 2), ("cpu-arc", 16, 64, 2), ("cpu-arc", 32, 64, 2),
 ])
 def test_split_gemm_matches_numpy(target, rows, cols, passes):
-    """ARC computes these as C^T (lowering/operand_swap.py): a 32x64 piece is a 64x32 C^T
+    """ARC computes these as C^T (lowering/passes/wg_to_sg/operand_swap.py): a 32x64 piece is a 64x32 C^T
     whose halves fit the budget with their operands (2 passes; 4 of 8x64 rows before)."""
     a, b, ref = _operands(rows * 4 * 2, cols * 4, 160, rows + cols)
     with pytest.warns(AccumulatorSplitWarning, match=f"runs in {passes} passes"):

@@ -133,7 +133,7 @@ def _wg_at_transpose(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.con
 @pytest.mark.parametrize("flavour", ["pvc", "arc"])
 def test_tile_transpose_of_a_loaded_operand_is_a_transposed_load(flavour):
     """The workgroup tile_transpose of a loaded A^T tile becomes transposed loads of A
-    (no SLM: lowering/wg_transpose.py, _foldable), exact against numpy on both lane
+    (no SLM: lowering/passes/wg_to_sg/transpose.py, _foldable), exact against numpy on both lane
     layouts, two workgroups per dimension and three K steps."""
     tiles = {"pvc": (64, 64, 32, 2, 2), "arc": (32, 32, 32, 2, 2)}[flavour]
     BM, BN, BK, SM, SN = tiles

@@ -1,6 +1,6 @@
 """C = A @ B with both operands stored transposed (A^T as [K, M], B^T as [N, K], read
 through order=(0, 1) tiles): the K loop is rewritten to accumulate C^T = B^T-stored @
-A^T-stored with row-major operand reads (lowering/operand_swap.py) and C^T is stored
+A^T-stored with row-major operand reads (lowering/passes/wg_to_sg/operand_swap.py) and C^T is stored
 through a transposed view of C.  Checked against numpy on the CPU device, PVC and ARC
 flavours: f16 within the f32 accumulation bound, int8 exactly."""
 from __future__ import annotations

@@ -13,7 +13,7 @@ from xdsl.ir import Block
 from xetile_dsl.dialects import parse_module, xegpu, xetile
 from xetile_dsl.dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
 from xetile_dsl.dialects.walk import ops_in
-from xetile_dsl.lowering import rebuild
+from xetile_dsl.lowering.rewrites import rebuild
 from tests.ir.helpers import wrap
 
 INDEX = IndexType()

@@ -1,6 +1,6 @@
 """Chained tile_mma on ARC (dg2-g10), read from Intel's offline compiler: the operand A of
 the second product is re-laid out from the first product's 8x8 result blocks with lane
-shuffles (lowering/mma_relayout.py, codegen/emit/a_from_c.py) without spilling and without
+shuffles (lowering/rewrites/mma_relayout.py, codegen/emit/a_from_c.py) without spilling and without
 SLM, and costs no more instructions than the SLM round trip it replaces.
 
 Measured with the pinned IGC (tools-cache), BM x BN x BK = 16 x 32 x 32 (four 8x16 A

@@ -1,4 +1,4 @@
-"""tile_conv_layout in rounds of row chunks (lowering/wg_conv_rounds.py), compiled by
+"""tile_conv_layout in rounds of row chunks (lowering/passes/wg_to_sg/conv_rounds.py), compiled by
 Intel's offline compiler: the chunk buffer (``slm_size``), the two barriers of a round
 (``sync.bar``), SLM messages, spills."""
 from __future__ import annotations

@@ -46,7 +46,7 @@ def test_variant_dpas_in_the_hot_loop_no_spills(ocloc_path, target):
     # L2 stream (locality 2): the 256x128 A and 128x256 B tiles are only prefetched, so
     # lowering/analysis/prefetch_plan.py deals them as one 32x32 message per subgroup (the user's
     # 8x128 slices were 16 one-block messages before, 4 coalesced ones after
-    # lowering/block_messages.py): A + B per prefetch, twice before the loop and once in
+    # lowering/rewrites/block_messages.py): A + B per prefetch, twice before the loop and once in
     # the if: 6, all bypassing L1
     assert _prefetches(isa, ".uc.ca") == 6
     # L1 stream (locality 3): one 8x32 message of A and one of B per K step, 4 before the loop + 1 in it

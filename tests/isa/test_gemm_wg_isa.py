@@ -42,7 +42,7 @@ def test_appendix_2_1_gemm_isa(target, dtype, ocloc_path):
     sends = [ln for ln in loop.splitlines() if "load_block2d" in ln]
     loads = [ln for ln in sends if ln.split()[2] != "null"]
     prefetches = [ln for ln in sends if ln.split()[2] == "null"]  # no destination register
-    # coalesced messages (lowering/block_messages.py): A's 32x32 piece is one 32-row read
+    # coalesced messages (lowering/rewrites/block_messages.py): A's 32x32 piece is one 32-row read
     # of two 16-wide blocks, B's 32x64 two 32-row VNNI reads of two blocks; the 8x32
     # prefetch slices one message each (one per 8x16 block before: 16 loads, 4 prefetches)
     assert len(loads) == 3 and sum(".d16v." in ln for ln in loads) == 2

@@ -99,7 +99,7 @@ def _hot(report):
 
 def test_at_operand_a_is_transposed_block_reads(ocloc_path):
     """A^T @ B (A stored K x M, 32x32x32): operand A is two 8-row DPAS blocks per 16x16
-    32-bit transposed block read (lowering/block_messages.py, choose_transposed); before,
+    32-bit transposed block read (lowering/rewrites/block_messages.py, choose_transposed); before,
     64 per-lane gathers and 1022 hot-loop instructions per K step, now 117."""
     report = _compile(matmul_at_kernel, "f16").report()
     hot = _hot(report)
@@ -180,7 +180,7 @@ def test_at_through_tile_transpose_is_transposed_block_reads(ocloc_path):
 @pytest.mark.parametrize("dtype,acc,bk,bound", [("f16", "f32", 32, 120), ("i8", "i32", 64, 127)])
 def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_path):
     """A^T-stored @ B^T-stored at 256x256 ([8, 4] subgroups of 32x64): the K loop
-    accumulates C^T = B^T-stored @ A^T-stored (lowering/operand_swap.py), so both operands
+    accumulates C^T = B^T-stored @ A^T-stored (lowering/passes/wg_to_sg/operand_swap.py), so both operands
     are row-major 2D block reads (B^T as operand A, A^T as VNNI operand B) and no
     transposed message, gather or SLM access is left.  Before: f16 169 hot-loop
     instructions with 12 transposed reads, int8 8519 with 384 per-lane gathers (now int8
@@ -198,7 +198,7 @@ def test_both_transposed_reads_row_major_operands(dtype, acc, bk, bound, ocloc_p
 
 def test_int8_bt_is_transposed_block_reads(ocloc_path):
     """int8 A @ B^T-stored (32x32x64): B's VNNI operand is one 32-bit transposed read per
-    16x32-byte block of B^T (codegen/builtins/transpose.py), no per-lane gathers (before:
+    16x32-byte block of B^T (codegen/builtins/transposed_loads.py), no per-lane gathers (before:
     gathers for every element of B)."""
     sig = {"a": "i8[:,:]", "bt": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
     report = xd.compile(matmul_bt_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()
@@ -222,7 +222,7 @@ def test_at_eight_row_tile_is_transposed_block_reads(ocloc_path):
 
 def test_int8_at_is_transposed_block_reads(ocloc_path):
     """int8 A^T-stored @ B (32x32x64): each 8x32 A block is two 32-bit transposed reads
-    (even and odd K rows, codegen/builtins/transpose.py _row_pairs) and a byte interleave
+    (even and odd K rows, codegen/builtins/transposed_loads.py _row_pairs) and a byte interleave
     on 16-bit words; no per-lane gathers (before: one per element of A)."""
     sig = {"at": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]", "K": "i32"}
     report = xd.compile(matmul_at_kernel, sig, {"BM": 32, "BN": 32, "BK": 64, "ACC": xt.int32}, target="pvc").report()
@@ -236,7 +236,7 @@ def test_int8_at_is_transposed_block_reads(ocloc_path):
 def test_at_b_with_narrow_n_is_swapped(ocloc_path):
     """A^T-stored @ B at 64x256 ([2, 16] subgroups of 32x16, the M = 64 GEMM): C^T =
     B^T . A^T-stored reads B (16 columns) transposed as operand A instead of A (32 rows):
-    half the 16-bit unpacking (lowering/operand_swap.py); before, 122 hot-loop instructions
+    half the 16-bit unpacking (lowering/passes/wg_to_sg/operand_swap.py); before, 122 hot-loop instructions
     (with prefetches, benchmarks/gemm_isa.py) and 4 transposed reads per K step."""
     sig = {"at": "f16[:,:]", "bt": "f16[:,:]", "c": "f32[:,:]", "K": "i32"}
     consts = {"BM": 64, "BN": 256, "BK": 32, "SM": 2, "SN": 16, "ACC": xt.float32, "TB": False}

@@ -1,4 +1,4 @@
-"""Transposes of computed values done in registers (lane shuffles; lowering/register_transpose.py):
+"""Transposes of computed values done in registers (lane shuffles; lowering/rewrites/register_transpose.py):
 a transpose accumulated in a loop, the workgroup form where each subgroup transposes its own
 piece, and the operand-A case that still goes through SLM."""
 import xetile_dsl as xd

@@ -1,4 +1,4 @@
-"""Coalesced 2D block messages (lowering/block_messages.py) and prefetch planning
+"""Coalesced 2D block messages (lowering/rewrites/block_messages.py) and prefetch planning
 (lowering/analysis/prefetch_plan.py): which messages the XeGPU conversion emits for the RFC
 Appendix 2.1 GEMM, that ARC keeps one access per block, and the planner's choices."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.errors import PrefetchPlanWarning
 from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel, gemm_wg_kernel
-from xetile_dsl.lowering import block_messages
+from xetile_dsl.lowering.rewrites import block_messages
 from xetile_dsl.targets import get_target
 from tests.lowering.test_lowering_rules import mma_kernel, opt
 
@@ -60,7 +60,7 @@ def test_rfc_2_1_simt_blocks_are_lane_ranges(rfc_pvc):
 
 def test_arc_coalesces_only_lane_row_operands():
     """No 2D block messages on ARC: in this K loop (split into passes) the loop computes
-    C^T (lowering/operand_swap.py) and reads both operands transposed with per-lane row
+    C^T (lowering/passes/wg_to_sg/operand_swap.py) and reads both operands transposed with per-lane row
     loads (every load marked ``xetile.lane_rows``): A^T one load per 8x16 block of A
     (M x K), B^T one 16x16 message of B (K x N) per two 8-row blocks of operand A, cut
     into them by slices; nothing with array_length."""

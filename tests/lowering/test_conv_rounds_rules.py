@@ -1,5 +1,5 @@
 """xetile-wg-to-sg: a tile_conv_layout larger than the SLM left for it is staged in rounds
-of row chunks (lowering/wg_conv_rounds.py): one chunk-sized buffer, an scf.for over the
+of row chunks (lowering/passes/wg_to_sg/conv_rounds.py): one chunk-sized buffer, an scf.for over the
 chunks, per piece an scf.if on "its first row lies in this chunk", two barriers a round."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 
 from tests.lowering.test_lowering_rules import opt, tile, wg
 from tests.lowering.test_wg_slm_rules import _kernel
-from xetile_dsl.lowering.wg_conv_rounds import chunk_rows
+from xetile_dsl.lowering.passes.wg_to_sg.conv_rounds import chunk_rows
 
 SRC, DST = wg((8, 4), (16, 128)), wg((32, 1), (16, 512))
 BIG_CONV = (f"  %r = xetile.tile_conv_layout %v {{wg_map = {DST}}} : vector<512x512xf32> -> vector<512x512xf32>",

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType, f32, i1, i32
 
-from xetile_dsl.lowering.constants import dense
+from xetile_dsl.lowering.rewrites.constants import dense
 
 
 def _by_element(t, arr):

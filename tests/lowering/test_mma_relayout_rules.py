@@ -1,4 +1,4 @@
-"""Chained tile_mma re-layout (lowering/mma_relayout.py) through the opt tool: on arc the
+"""Chained tile_mma re-layout (lowering/rewrites/mma_relayout.py) through the opt tool: on arc the
 chain from a tile_mma result to the next tile_mma's operand A keeps the 8x8 result
 blocks, a tile_unpack / tile_pack pair before the consumer makes 8x16 A blocks, the XeGPU
 conversion makes each A block one xegpu.a_from_c of two result blocks, and the SIMT pass

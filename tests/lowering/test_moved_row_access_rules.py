@@ -1,7 +1,7 @@
 """convert-xetile-to-xegpu: block atomics and stores to order=[0, 1] tiles on tiles moved
 by update_tile_offset. The tile's logical offsets travel next to its descriptors (loop
 iter_args, if results); the per-row scattered accesses start from them; a tile used only
-that way keeps no block descriptors at all (lowering/scattered.py: RowOffsets)."""
+that way keeps no block descriptors at all (lowering/rewrites/scattered.py: RowOffsets)."""
 from __future__ import annotations
 
 import re

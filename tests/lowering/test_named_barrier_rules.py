@@ -1,5 +1,5 @@
 """Named barriers for SLM exchanges inside groups of subgroups (lowering/analysis/sg_groups.py,
-lowering/exchange_barriers.py): opt-tool MLIR input -> the XeGPU IR with
+lowering/passes/wg_to_sg/exchange_barriers.py): opt-tool MLIR input -> the XeGPU IR with
 alloc_nbarrier / init_nbarrier / nbarrier_arrive / nbarrier_wait where the exchange stays
 inside independent groups and the target has the ids; gpu.barrier otherwise (ARC, an
 exchange that connects every subgroup, more groups than ids)."""

@@ -1,4 +1,4 @@
-"""xetile-wg-to-sg's first rule (lowering/operand_swap.py): a K loop reading both tile_mma
+"""xetile-wg-to-sg's first rule (lowering/passes/wg_to_sg/operand_swap.py): a K loop reading both tile_mma
 operands through order=(0, 1) tiles accumulates C^T with row-major operand reads and
 stores it through a transposed view of C; a swapped C subgroup tile narrower than 16
 (an 8-row M = 1 tile) keeps the transposed reads."""

@@ -1,4 +1,4 @@
-"""The register transpose (lowering/register_transpose.py) through the opt tool: xetile-sg-transpose
+"""The register transpose (lowering/rewrites/register_transpose.py) through the opt tool: xetile-sg-transpose
 keeps a computed transpose that fits, blocking keeps it 2-D between tile_unpack and tile_pack,
 the XeGPU conversion joins blocks into lanes x lanes squares (vector.insert_strided_slice),
 transposes each (vector.transpose; 16-bit squares in pairs packed into i32 words) and cuts the

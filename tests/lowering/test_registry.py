@@ -23,7 +23,7 @@ def _pass_classes_in_sources() -> dict[str, str]:
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ClassDef) and any(
                     getattr(b, "id", getattr(b, "attr", None)) == "ModulePass" for b in node.bases):
-                found[node.name] = path.stem
+                found[node.name] = path.parent.name if path.stem == "__init__" else path.stem
     return found
 
 
@@ -37,10 +37,15 @@ def test_every_pass_defined_in_lowering_is_registered():
 
 
 def test_passes_live_apart_from_their_helpers():
-    """lowering/passes/ holds exactly the pass modules (one ModulePass each); the
-    analyses and the rewrites the passes share live elsewhere in lowering/."""
+    """lowering/passes/ holds exactly the passes (one ModulePass each): a module per pass, or
+    a package for a pass with parts of its own (the pass in its __init__.py); the analyses
+    and the rewrites the passes share live elsewhere in lowering/."""
     pass_files = {cls.__module__.rsplit(".", 1)[1] for cls in registry.PASSES.values()}
-    assert {p.stem for p in (LOWERING / "passes").glob("*.py") if p.stem != "__init__"} == pass_files
+    passes = LOWERING / "passes"
+    modules = {p.stem for p in passes.glob("*.py") if p.stem != "__init__"}
+    packages = {p.parent.name for p in passes.glob("*/__init__.py")}
+    assert not modules & packages
+    assert modules | packages == pass_files
     assert all(cls.__module__.startswith("xetile_dsl.lowering.passes.") for cls in registry.PASSES.values())
 
 

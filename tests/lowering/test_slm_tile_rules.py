@@ -104,7 +104,7 @@ def test_slm_buffers_larger_than_the_target_are_rejected(tmp_path):
 def test_user_slm_counts_towards_exchange_budget(tmp_path):
     """A compiler exchange (tile_conv_layout) comes on top of the user's buffer: 64 KiB
     of SLM + a 64x64 f16 exchange (8 KiB) exceeds ARC's 64 KiB, and nothing is left for
-    even one round of row chunks (lowering/wg_conv_rounds.py)."""
+    even one round of row chunks (lowering/passes/wg_to_sg/conv_rounds.py)."""
     text = ring_kernel(512).replace(
         "    %w = xetile.load_tile %pl",
         f"    %x = xetile.tile_conv_layout %v {{wg_map = {MMA}}} : vector<64x64xf16> -> vector<64x64xf16>\n"

@@ -8,7 +8,7 @@ import math
 import pytest
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, Float32Type, IntegerType, VectorType
 
-from xetile_dsl.lowering.constants import is_uniform
+from xetile_dsl.lowering.rewrites.constants import is_uniform
 
 
 def _by_value(values) -> bool:

@@ -1,4 +1,4 @@
-"""xetile-wg-to-sg rules for workgroup-level vector ops (lowering/wg_vectors.py): the
+"""xetile-wg-to-sg rules for workgroup-level vector ops (lowering/passes/wg_to_sg/vectors.py): the
 RFC's derived maps for tile_reduce and tile_broadcast, element-wise ops distributed like
 their operands, tile_conv_layout and cross-subgroup reductions through SLM + barrier."""
 from __future__ import annotations

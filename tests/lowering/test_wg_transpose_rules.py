@@ -1,5 +1,5 @@
-"""xetile-wg-to-sg rules for tile_transpose at workgroup level (lowering/wg_transpose.py)
-and for row reductions across subgroups (lowering/wg_vectors.py): the SLM exchange
+"""xetile-wg-to-sg rules for tile_transpose at workgroup level (lowering/passes/wg_to_sg/transpose.py)
+and for row reductions across subgroups (lowering/passes/wg_to_sg/vectors.py): the SLM exchange
 through a column-major view, the in-place form of RFC Appendix 2.3 (each subgroup loads
 its own transposed piece), and tile_conv_layout + tile_reduce reducing before the exchange."""
 from __future__ import annotations

@@ -47,7 +47,7 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 #: Every other import of those rooms by the interpreter fails test_interpreter_reaches_down.
 INTERPRETER_FROM_BESIDE = {
     # the compiler's tile_mma shape rule, so that interpreting refuses what compiling refuses
-    "lowering.mma_shapes": "launch.check_tile_mma_shapes",
+    "lowering.analysis.mma_shapes": "launch.check_tile_mma_shapes",
     # per-subgroup execution runs each subgroup on the program the compiler's own
     # xetile-wg-to-sg pass distributes the kernel into (so the interpreter checks the pass)
     "lowering.passes.wg_to_sg": "launch.subgroup_program",
@@ -65,7 +65,7 @@ INTERPRETER_FROM_BESIDE = {
 CODEGEN_READS = {
     "lowering.analysis.load_rotation": "the attribute xegpu-rotate-loads leaves on a load (its fragment "
                                        "buffer): a later stage reading an earlier stage's result on the IR",
-    "lowering.transposed": "LANE_ROWS_ATTR, the attribute lowering leaves on a transposed load_nd where "
+    "lowering.rewrites.transposed_tiles": "LANE_ROWS_ATTR, the attribute lowering leaves on a transposed load_nd where "
                            "the target reads lane rows: an earlier stage's result on the IR",
     "lowering.analysis.families": "the descriptor families (which memref a loop-carried descriptor "
                                   "reads), an analysis of the IR codegen runs on its own input",

@@ -13,7 +13,7 @@ lane n's result is element n of lane j's source. Codegen does it with L subgroup
 (codegen/emit/lane_transpose.py). L is the subgroup size (checked by target_legality).
 
 ``xegpu.a_from_c``: operand A of a dpas built from ``r`` blocks in the plain (result) lane
-layout, joined side by side (lowering/mma_relayout.py)::
+layout, joined side by side (lowering/rewrites/mma_relayout.py)::
 
     %a = xegpu.a_from_c %c0, %c1 : vector<8x8xf16>, vector<8x8xf16> -> vector<8x16xf16>
 

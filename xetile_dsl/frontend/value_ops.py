@@ -335,7 +335,7 @@ def _transposed_constant(builder, x, m: int, n: int):
     of a mask) as a constant of the transposed shape, None for other values.  A constant
     column is lane-local everywhere after it, where a tile_transpose would be a cross-lane
     exchange (SLM or a per-lane read of the whole row) and would keep the tiles of its
-    block from being coalesced into large 2D block messages (lowering/block_messages.py)."""
+    block from being coalesced into large 2D block messages (lowering/rewrites/block_messages.py)."""
     owner = x.owner if isinstance(x, OpResult) else None
     if not isinstance(owner, arith.ConstantOp) or not isinstance(owner.value, DenseIntOrFPElementsAttr):
         return None

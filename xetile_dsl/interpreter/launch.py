@@ -31,7 +31,7 @@ from ..errors import LoweringError
 from ..frontend.build import build_module as frontend_module
 from ..frontend.source import KernelSource, at_user_line
 from ..launch_options import check_num_subgroups, launch_grid, split_options
-from ..lowering import mma_shapes
+from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.arrays import from_host, is_device_array_type, to_host

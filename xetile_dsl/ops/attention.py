@@ -103,7 +103,7 @@ def attention_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.
 
     Computed transposed (keys x queries), so the softmax reductions over keys run down
     each lane's column instead of across lanes: S^T = K Q^T, O^T = V^T P^T (P^T, a
-    tile_mma result, is the second product's operand B: lowering/mma_relayout.py).
+    tile_mma result, is the second product's operand B: lowering/rewrites/mma_relayout.py).
     The first key block runs before the loop (it sets the running maximum); the key loop
     covers the next blocks that need no mask; the one block that does (keys past N, or
     the causal diagonal: BN a multiple of BM makes it one block) follows, unless it was
@@ -153,7 +153,7 @@ def attention_rows_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT
     """:func:`attention_kernel` untransposed (queries x keys), for targets without 2D block
     messages (ARC), where the transposed form's ``order=(0, 1)`` tiles would be gathers:
     S = Q K^T (K^T through an ``order=(0, 1)`` tile), row reductions across lanes, then
-    P V with P operand A (on ARC re-laid out by lane shuffles: lowering/mma_relayout.py)."""
+    P V with P operand A (on ARC re-laid out by lane shuffles: lowering/rewrites/mma_relayout.py)."""
     qblk = xt.program_id(0) * BM
     base = xt.program_id(1) * NP
     qv = xt.load_tile(xt.init_tile(q, [base + qblk, 0], [BM, D]))
@@ -188,7 +188,7 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
     bf16, D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32 statistics and accumulation.
     P^T reaches the V^T P^T product as operand B stacked from the K Q^T result blocks
-    (lowering/mma_relayout.py)."""
+    (lowering/rewrites/mma_relayout.py)."""
     return attention_launch(q, k, v, causal=causal, scale=scale, out=out, target=target)[0]
 
 

@@ -22,7 +22,8 @@ from llvmlite import ir
 
 from xetile_dsl.targets.target import Target
 
-from . import block2d, dpas, texts, transpose
+from . import block2d, dpas, texts
+from . import transposed_loads as transpose
 from .mangle import mangle
 
 I8, I16, I32, I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)

@@ -20,9 +20,9 @@ from ...dialects import xegpu
 from ...dialects.types import bit_width
 from ...errors import LoweringError
 from ...lowering.analysis import load_rotation
-from ...lowering.transposed import LANE_ROWS_ATTR
+from ...lowering.rewrites.transposed_tiles import LANE_ROWS_ATTR
 from .. import coordinates
-from ..builtins.transpose import transpose_kind
+from ..builtins.transposed_loads import transpose_kind
 from ..llvm_types import llvm_scalar, llvm_type
 from ..tdesc import TDesc
 from . import EMITTERS, message_pieces, prefetch_payloads, slm, transposed_payloads, vector_ops

@@ -1,7 +1,7 @@
 """Address payloads of a loop's transposed 2D block reads, built once before the loop.
 
 A ``load_nd {transpose}`` that one 32-bit ``read_transpose`` message serves
-(:func:`..builtins.transpose.transpose_kind`) goes through IGC's OpenCL builtin, whose
+(:func:`..builtins.transposed_loads.transpose_kind`) goes through IGC's OpenCL builtin, whose
 payload IGC rebuilds in the loop: it keeps one payload per surface and, for a second
 block of it (the next 16 K rows of operand A), copies that payload and adds the offset
 (``mov (8)`` + ``add`` per message).  As :mod:`.prefetch_payloads` does for prefetches,
@@ -27,7 +27,7 @@ from ...dialects.types import bit_width
 from ...targets.target import READ_PAYLOAD_DEFAULT_CACHE_OPTION
 from ..builtins import block2d as b2d
 from ..builtins import payload as address_payload
-from ..builtins import transpose
+from ..builtins import transposed_loads as transpose
 from .prefetch_payloads import GLOBAL_PTR, candidates
 
 
@@ -75,7 +75,7 @@ def hoist(gen, loop: scf.ForOp) -> dict:
 def read(gen, op: xegpu.LoadNdOp, hoisted: HoistedRead, wi_layout, wi_data) -> ir.Value:
     """The transposed read ``op`` through its hoisted payload (this lane's fragment under
     the logical sg_map ``(wi_layout, wi_data)``), or gathered where its column does not
-    start a dword (:func:`..builtins.transpose.dword_aligned_or_gather`); the test is in
+    start a dword (:func:`..builtins.transposed_loads.dword_aligned_or_gather`); the test is in
     a wrapper, so that the loop body stays one block (:mod:`..latch_order`)."""
     d = gen.v(op.tensor_desc)
     bits, rows, cols = _read_transpose_block(gen, op)

@@ -43,8 +43,8 @@ from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from ...dialects import xegpu
 from ...dialects.types import bit_width
 from ...targets import Target
-from ..dead_code import is_pure
-from ..transposed import LANE_ROWS_ATTR
+from ..rewrites.dead_code import is_pure
+from ..rewrites.transposed_tiles import LANE_ROWS_ATTR
 #: op attribute (an integer) xegpu-rotate-loads puts on the loads of one rotated tile
 #: that write the same registers: the load before the loop and the next-tile load of
 #: the second step (codegen/message_pieces.py keeps their fragment in one array)
@@ -155,7 +155,7 @@ def plain_loads(loop: scf.ForOp) -> bool:
     transposed_payloads.py) that a second step does not share: paired, the pvc A^T.B
     M = 16 loop went from 58 to 62.5 instructions per step, A.B^T M = 1 from 32 to 34.5.
     Except transposed loads read with per-lane row loads (``LANE_ROWS_ATTR``: ARC, no
-    payloads), as a row-major GEMM's loop is on ARC (lowering/operand_swap.py)."""
+    payloads), as a row-major GEMM's loop is on ARC (lowering/passes/wg_to_sg/operand_swap.py)."""
     loads = [op for op in loop.body.block.ops if isinstance(op, (xegpu.LoadNdOp, xegpu.LoadGatherOp))]
     return all(isinstance(op, xegpu.LoadNdOp) and (op.transpose is None or LANE_ROWS_ATTR in op.attributes)
                for op in loads)

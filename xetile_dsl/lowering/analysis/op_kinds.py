@@ -28,7 +28,7 @@ from xdsl.ir import Operation, SSAValue
 from ...dialects import _asm, retype, xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
-from ..constants import is_uniform
+from ..rewrites.constants import is_uniform
 from .families import Families
 
 #: reduce kind -> (float combine op, int combine op); None where the kind has no such type
@@ -179,7 +179,7 @@ def _broadcast(tr, op: xetile.TileBroadcastOp) -> None:
 
 def combine_op(kind: str, elem, op: Operation):
     """The arith op class that combines two partial results of a ``kind`` reduction on
-    ``elem`` (also the workgroup reduction's, lowering/wg_vectors.py)."""
+    ``elem`` (also the workgroup reduction's, lowering/passes/wg_to_sg/vectors.py)."""
     cls = _COMBINE.get(kind, (None, None))[1 if isinstance(elem, IntegerType) else 0]
     if cls is None:
         raise LoweringError(f"tile_reduce <{kind}> on {elem} is not lowered", op)

@@ -21,11 +21,11 @@ from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...dialects.types import bit_width, type_name
 from ...targets import Target, get_target
-from .. import constants, mma_relayout, mma_shapes, register_transpose, scattered
-from ..analysis import op_kinds
+from ..analysis import mma_shapes, op_kinds
 from ..analysis.families import Families
 from ..analysis.unlowered import reject_unlowered
-from ..mma_shapes import DPAS_M
+from ..analysis.mma_shapes import DPAS_M
+from ..rewrites import constants, mma_relayout, register_transpose, scattered
 
 
 @dataclass(frozen=True)
@@ -187,7 +187,7 @@ class _BlockFunction:
     def _check_chained_mma(self, blocks: dict) -> None:
         """A tile_mma result that feeds another tile_mma as an operand keeps one blocking;
         it must be the DPAS result shape M x N, or the products would not line up (16-bit
-        operands A that differ, on ARC, and operands B were re-laid out: lowering/mma_relayout.py)."""
+        operands A that differ, on ARC, and operands B were re-laid out: lowering/rewrites/mma_relayout.py)."""
         for op in ops_in(self.fn):
             if not isinstance(op, xetile.TileMMAOp):
                 continue

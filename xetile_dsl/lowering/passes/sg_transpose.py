@@ -11,9 +11,9 @@ chosen per op in this order:
   with swapped shape, offsets, sizes and strides (static memrefs: a
   ``memref.reinterpret_cast`` to strides ``[1, cols]``), update deltas swapped; an
   ``order = [0, 1]`` tile flips back to the row-major tile of its array. The
-  load then yields the transpose directly (lowering/transposed.py: ``load_nd {transpose}``,
+  load then yields the transpose directly (lowering/rewrites/transposed_tiles.py: ``load_nd {transpose}``,
   on PVC transposed 32-bit 2D block reads, VNNI for free for a 16-bit operand B).
-* **In registers** (lowering/register_transpose.py): a computed value (or a tile also used
+* **In registers** (lowering/rewrites/register_transpose.py): a computed value (or a tile also used
   untransposed) whose dims are multiples of the subgroup size, with 16/32-bit elements,
   at most half the default register file, neither side operand A of a tile_mma: the op
   is kept; blocking and the XeGPU conversion cut it into ``lanes x lanes`` squares, each
@@ -21,7 +21,7 @@ chosen per op in this order:
   shuffles).
 * **Through SLM** (any other computed value or tile also used untransposed): the value is
   stored row-major into an SLM buffer of its shape and read back through a column-major
-  view of that buffer (``order = [0, 1]`` SLM tile), as wg_transpose.py does for
+  view of that buffer (``order = [0, 1]`` SLM tile), as wg_to_sg/transpose.py does for
   workgroups. Each subgroup has its own slice: the buffer stacks ``num_subgroups``
   source shapes and subgroup ``s`` uses rows ``s * R`` on (a kernel without wg_map runs
   one subgroup per workgroup: the whole buffer). A workgroup barrier (with one subgroup,
@@ -29,7 +29,7 @@ chosen per op in this order:
   a loop one more barrier orders the previous iteration's reads before the stores.
 
 8-bit values, shapes that are not multiples of the subgroup size, values larger than half
-the register file and operand A sides take the SLM path (lowering/register_transpose.py says why).
+the register file and operand A sides take the SLM path (lowering/rewrites/register_transpose.py says why).
 """
 from __future__ import annotations
 
@@ -48,9 +48,9 @@ from ...targets import Target, get_target
 from ...targets.slm_budget import SlmBudget
 from ..analysis.families import Families
 from ..analysis.slm_tiles import check_user_slm
-from ..rebuild import Rebuilder
-from ..register_transpose import operand_a_roots, register_transposable
-from ..wg_transpose import column_major_view, narrow_from_slm, widen_for_slm
+from ..rewrites.rebuild import Rebuilder
+from ..rewrites.register_transpose import operand_a_roots, register_transposable
+from .wg_to_sg.transpose import column_major_view, narrow_from_slm, widen_for_slm
 from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
 
 SLM_SPACE = 3

@@ -23,7 +23,7 @@ columns too when there are fewer rows than groups -- and the loads and DPAS they
 * **Copies**: ``P`` clones of the loop before it; uses after the loop take each
   accumulator's result from its group's copy and every other result from the last copy
   (all copies compute the same values for them).  Each copy then loses its dead
-  iter_args and the ops only they needed (lowering/dead_code.py): the other groups'
+  iter_args and the ops only they needed (lowering/rewrites/dead_code.py): the other groups'
   accumulators, their A loads and descriptors.  B is read ``P`` times.
 
 ``parts=N`` forces ``N`` copies of every legal accumulator loop (measurements).
@@ -42,9 +42,9 @@ from ...dialects import xegpu, xetile
 from ...dialects.walk import ops_in
 from ...dialects.types import bit_width
 from ...targets import TARGETS, Target, get_target
-from .. import block_messages
+from ..rewrites import block_messages
 from ..analysis.register_budget import VERDICT_ATTR, budget_bytes, tell
-from ..dead_code import is_pure, prune_loop
+from ..rewrites.dead_code import is_pure, prune_loop
 
 #: XeGPU ops a duplicated loop body may run again without changing results
 _REPEATABLE = (xegpu.LoadNdOp, xegpu.LoadGatherOp, xegpu.PrefetchNdOp, xegpu.PrefetchOp, xegpu.DpasOp,
@@ -188,7 +188,7 @@ def split_loop(loop: scf.ForOp, groups: list[list[Chain]]) -> list[scf.ForOp]:
 
 
 #: the stores an epilogue may move: block stores and the per-row scattered stores of a
-#: transposed accumulator (lowering/operand_swap.py stores C^T through a column view)
+#: transposed accumulator (lowering/passes/wg_to_sg/operand_swap.py stores C^T through a column view)
 _STORES = (xegpu.StoreNdOp, xegpu.StoreScatterOp)
 
 

@@ -21,10 +21,10 @@ from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...dialects.types import bit_width
 from ...targets import Target, get_target
-from .. import block_messages, constants, register_transpose, scattered
+from ..rewrites import block_messages, constants, register_transpose, scattered
 from ..analysis.families import Families
 from ..analysis.op_kinds import is_elementwise
-from ..transposed import memory_sg_map
+from ..rewrites.transposed_tiles import memory_sg_map
 
 
 @dataclass(frozen=True)

@@ -20,17 +20,18 @@ from ...dialects.walk import ops_in
 from ...dialects.types import bit_width
 from ...targets import TARGETS, Target, get_target
 from ...targets.target import PREFETCH_LOCALITY_HINTS
-from .. import block_messages, constants, mma_relayout, register_transpose, scattered, transposed
 from ..analysis import op_kinds
 from ..analysis.families import Families
-from ..rebuild import Rebuilder
+from ..rewrites import block_messages, constants, mma_relayout, register_transpose, scattered
+from ..rewrites import transposed_tiles as transposed
+from ..rewrites.rebuild import Rebuilder
 from .blocking import has_xetile_ops
 
 
 @dataclass(frozen=True)
 class ConvertXeTileToXeGPU(ModulePass):
     name = "convert-xetile-to-xegpu"
-    #: whose 2D block shapes coalesced messages may take (lowering/block_messages.py);
+    #: whose 2D block shapes coalesced messages may take (lowering/rewrites/block_messages.py);
     #: default: the function's xetile.kernel attribute; with neither (hand-written XeTile
     #: through the opt tool), one message per block
     target: str = ""
@@ -114,7 +115,7 @@ class _Translator(Rebuilder):
         sizes = [self.one(v) for v in op.sizes]
         strides = [self.one(v) for v in op.strides]
         o0, o1 = (self.one(v) for v in op.offsets)
-        slm = xegpu.BlockTdescAttr("slm") if t.attr.memory_space.data == 3 else None  # SLM buffers (wg_vectors)
+        slm = xegpu.BlockTdescAttr("slm") if t.attr.memory_space.data == 3 else None  # SLM buffers (wg_to_sg/vectors.py)
         tdesc_type = xegpu.TensorDescType([b0, b1], t.element_type, slm)
         corners = [(i * b0, j * b1) for i in range(rows // b0) for j in range(cols // b1)]
         plan = self.message_plan(op.tile)
@@ -128,7 +129,7 @@ class _Translator(Rebuilder):
 
     def _mark_lane_rows(self, op: xetile.LoadTileOp, loads: list) -> None:
         """Let codegen read these transposed loads of ``op`` with per-lane row loads
-        (lowering/transposed.py :data:`~..transposed.LANE_ROWS_ATTR`)."""
+        (lowering/rewrites/transposed_tiles.py :data:`~..rewrites.transposed_tiles.LANE_ROWS_ATTR`)."""
         transposed.mark_lane_rows([ld for ld in loads if ld is not None], self.target,
                                   bit_width(op.tile.type.element_type), block_messages.plain_gemm_block(op))
 
@@ -187,8 +188,8 @@ class _Translator(Rebuilder):
             parts += [self.emit(arith.AddiOp(o0, d0), op).result, self.emit(arith.AddiOp(o1, d1), op).result]
         self.vmap[op.result] = parts
 
-    # a register transpose: tile_unpack, tile_transpose, tile_pack (lowering/register_transpose.py);
-    # a chained tile_mma's operand A: tile_unpack, tile_pack (lowering/mma_relayout.py)
+    # a register transpose: tile_unpack, tile_transpose, tile_pack (lowering/rewrites/register_transpose.py);
+    # a chained tile_mma's operand A: tile_unpack, tile_pack (lowering/rewrites/mma_relayout.py)
     def _op_TileUnpackOp(self, op: xetile.TileUnpackOp) -> None:
         register_transpose.unpack_to_xegpu(self, op)
 

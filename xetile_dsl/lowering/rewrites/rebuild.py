@@ -13,7 +13,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
-from ..errors import LoweringError
+from ...errors import LoweringError
 
 INDEX = IndexType()
 

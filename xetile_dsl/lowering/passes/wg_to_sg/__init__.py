@@ -16,6 +16,12 @@ vector's map comes from its producer (the tile it was loaded from, the ``wg_map`
 result map (same sg_layout, sg_data M and N from the result, K from the operands) and
 checks them against the producers'.  The function gets ``xetile.num_subgroups``, which
 codegen turns into the workgroup size (num_subgroups x subgroup size).
+
+The pass is a package: this module holds the pass and its distributor (tiles, tile_mma,
+constants); its parts beside it are the workgroup vector ops (``vectors.py``, with
+``conv_rounds.py`` for a tile_conv_layout staged in rounds), the workgroup tile_transpose
+(``transpose.py``), the barriers of the SLM exchanges (``exchange_barriers.py``) and the
+operand swap the pass runs first (``operand_swap.py``).
 """
 from __future__ import annotations
 
@@ -27,21 +33,22 @@ from xdsl.dialects.builtin import IntegerAttr, ModuleOp, VectorType
 from xdsl.ir import Operation, SSAValue
 from xdsl.passes import ModulePass
 
-from ...dialects import xetile
-from ...dialects.walk import ops_in
-from ...errors import LoweringError
-from ...dialects.types import bit_width
-from ...targets import Target, get_target
-from ...targets.slm_budget import SlmBudget
-from .. import constants, operand_swap
-from ..analysis import prefetch_plan, register_budget, slm_tiles
-from ..analysis.families import Families
-from ..analysis.unlowered import reject_unlowered
-from ..exchange_barriers import ExchangeBarriers
-from ..rebuild import Rebuilder
-from ..wg_transpose import TransposeDistribution
-from ..wg_vectors import VectorDistribution
-from ..wg_vectors import infer as infer_vector_maps
+from ....dialects import xetile
+from ....dialects.walk import ops_in
+from ....errors import LoweringError
+from ....dialects.types import bit_width
+from ....targets import Target, get_target
+from ....targets.slm_budget import SlmBudget
+from ...analysis import prefetch_plan, register_budget, slm_tiles
+from ...analysis.families import Families
+from ...analysis.unlowered import reject_unlowered
+from ...rewrites import constants
+from ...rewrites.rebuild import Rebuilder
+from . import operand_swap
+from .exchange_barriers import ExchangeBarriers
+from .transpose import TransposeDistribution
+from .vectors import VectorDistribution
+from .vectors import infer as infer_vector_maps
 
 NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
 LARGE_GRF_ATTR = "xetile.large_grf"
@@ -167,7 +174,7 @@ def _pieces(size: int, layout: int, data: int) -> int:
 class _Distributor(Rebuilder):
     """Rebuilds the function with every workgroup-level value split into its pieces: tiles,
     tile_mma and constants here; vector ops and SLM exchanges in ``vectors``
-    (wg_vectors.py), transposes in ``transposes`` (wg_transpose.py), the exchanges'
+    (vectors.py), transposes in ``transposes`` (transpose.py), the exchanges'
     barriers in ``barriers`` (exchange_barriers.py); ``slm`` is the kernel's SLM budget."""
 
     lowering_name = "the workgroup-to-subgroup distribution"

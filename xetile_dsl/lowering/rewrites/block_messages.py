@@ -33,16 +33,17 @@ from xdsl.dialects import func, scf, vector
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import _asm, retype, xegpu, xetile
-from ..dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
-from ..dialects.walk import ops_in
-from ..dialects.types import bit_width
-from ..targets import Target
-from . import mma_relayout, scattered, transposed
-from .analysis.families import Families
-from .analysis.op_kinds import is_elementwise
-from .analysis.register_budget import VERDICT_ATTR
-from .passes.wg_to_sg import LARGE_GRF_ATTR
+from ...dialects import _asm, retype, xegpu, xetile
+from ...dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
+from ...dialects.walk import ops_in
+from ...dialects.types import bit_width
+from ...targets import Target
+from . import mma_relayout, scattered
+from . import transposed_tiles as transposed
+from ..analysis.families import Families
+from ..analysis.op_kinds import is_elementwise
+from ..analysis.register_budget import VERDICT_ATTR
+from ..passes.wg_to_sg import LARGE_GRF_ATTR
 
 #: per-lane elements of one piece a large message travels in (the largest SPIR-V vector)
 PIECE_ELEMENTS = 16
@@ -185,7 +186,7 @@ def _lane_row_messages(target: Target, kinds: set[str], t: xetile.TileType) -> M
     """16-bit operand A through an ``order = [0, 1]`` tile on a target that reads such
     tiles with per-lane row loads (``Target.lane_row_load_elem_bits``: ARC): two 8-row
     DPAS blocks ``8 x 16`` are one ``16 x 16`` block of the array, whose lane n reads
-    memory rows 2n and 2n + 1 as 32 bytes each (codegen/builtins_transpose.py
+    memory rows 2n and 2n + 1 as 32 bytes each (codegen/builtins/transposed_loads.py
     ``_lane_rows``: two 256-byte ``load.ugm.d32x8`` for two DPAS blocks, where one block
     took two 128-byte ``d32x4``).  Two blocks only: a lane's fragment is then 16 dwords,
     the largest vector."""

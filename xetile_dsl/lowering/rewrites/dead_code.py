@@ -12,8 +12,8 @@ from __future__ import annotations
 from xdsl.dialects import scf
 from xdsl.ir import Block, Operation
 
-from ..dialects import xegpu, xetile
-from ..dialects.walk import ops_in
+from ...dialects import xegpu, xetile
+from ...dialects.walk import ops_in
 
 #: dialects whose ops have no side effects
 _PURE_DIALECTS = ("arith", "math", "vector")

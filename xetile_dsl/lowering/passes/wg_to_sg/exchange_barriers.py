@@ -21,9 +21,9 @@ from xdsl.dialects import arith, gpu
 from xdsl.dialects.builtin import IntegerAttr, IntegerType
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import xegpu
-from .analysis import sg_groups
-from .analysis.sg_groups import Groups, Region
+from ....dialects import xegpu
+from ...analysis import sg_groups
+from ...analysis.sg_groups import Groups, Region
 
 I8 = IntegerType(8)
 

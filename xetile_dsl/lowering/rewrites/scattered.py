@@ -21,11 +21,11 @@ from __future__ import annotations
 from xdsl.dialects import arith, gpu, scf, vector
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerType, VectorType
 
-from ..dialects import _arith_vector as av
-from ..dialects import xegpu, xetile
-from ..dialects.walk import ops_in
-from ..errors import LoweringError
-from ..dialects.types import bit_width
+from ...dialects import _arith_vector as av
+from ...dialects import xegpu, xetile
+from ...dialects.walk import ops_in
+from ...errors import LoweringError
+from ...dialects.types import bit_width
 
 SCATTER_OPS = (xetile.LoadGatherOp, xetile.StoreScatterOp, xetile.AtomicRMWOp)
 

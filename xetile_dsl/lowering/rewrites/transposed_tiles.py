@@ -10,7 +10,7 @@ A 16-bit operand B adds ``transpose_bit_width = 32``: transposing pairs of eleme
 the VNNI form ``[K/2, N, 2]`` directly (xegpu RFC, "transpose_bit_width").  In the SIMT
 stage the descriptor carries the transposed sg_map of the loaded value
 (:func:`memory_sg_map`), as the RFC's transposed-load examples do.  The same view of an SLM
-buffer (a ``memref.reinterpret_cast`` to strides ``[1, cols]``, from wg_transpose) gives
+buffer (a ``memref.reinterpret_cast`` to strides ``[1, cols]``, from wg_to_sg/transpose.py) gives
 descriptors over the row-major buffer in memory space ``slm``.
 """
 from __future__ import annotations
@@ -18,12 +18,12 @@ from __future__ import annotations
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import UnitAttr, VectorType
 
-from ..dialects import xegpu, xetile
-from ..dialects.types import bit_width
+from ...dialects import xegpu, xetile
+from ...dialects.types import bit_width
 
 
 #: unit attribute on a transposed ``load_nd`` that codegen may read with per-lane row
-#: loads (codegen/builtins_transpose.py ``_lane_rows``): set where the target has them
+#: loads (codegen/builtins/transposed_loads.py ``_lane_rows``): set where the target has them
 #: (``Target.lane_row_load_elem_bits``) and the load is a plain GEMM step's operand
 #: (:func:`mark_lane_rows`); elsewhere (attention's K^T next to its softmax) the fast and
 #: cold paths of every block kept more live than per-element loads (ARC: 2304 B of spill)
@@ -50,7 +50,7 @@ def init_descs(tr, op: xetile.InitTileOp, plan=None) -> list:
     t = op.tile.type
     (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
     src = tr.one(op.source)
-    if isinstance(src.owner, memref.ReinterpretCastOp):  # a column-major view of an SLM buffer (wg_transpose)
+    if isinstance(src.owner, memref.ReinterpretCastOp):  # a column-major view of an SLM buffer (wg_to_sg/transpose.py)
         src = src.owner.source
     sizes = [tr.one(v) for v in op.sizes][::-1]  # back to the array's own extents and strides
     strides = [tr.one(v) for v in op.strides][::-1]

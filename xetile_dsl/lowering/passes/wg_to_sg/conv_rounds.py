@@ -28,9 +28,9 @@ from xdsl.dialects import arith, gpu, memref, scf
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerAttr, IntegerType, MemRefType, VectorType
 from xdsl.ir import Block, Region, SSAValue
 
-from ..dialects import xetile
-from ..errors import LoweringError
-from ..dialects.types import bit_width, type_name
+from ....dialects import xetile
+from ....errors import LoweringError
+from ....dialects.types import bit_width, type_name
 
 SLM_SPACE = 3
 

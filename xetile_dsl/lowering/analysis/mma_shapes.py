@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from xdsl.ir import SSAValue
 
-from ..dialects import xetile
-from ..errors import LoweringError
-from ..dialects.types import type_name
-from ..targets import Target
+from ...dialects import xetile
+from ...errors import LoweringError
+from ...dialects.types import type_name
+from ...targets import Target
 
 DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
 

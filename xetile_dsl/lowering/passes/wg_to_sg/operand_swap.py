@@ -31,14 +31,14 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import VectorType
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import _mixed, retype, xetile
-from ..dialects.walk import ops_in
-from ..dialects.types import bit_width
-from ..targets import Target
-from . import constants
-from .analysis.families import Families
-from .transposed import is_transposed
-from .wg_transpose import swapped
+from ....dialects import _mixed, retype, xetile
+from ....dialects.walk import ops_in
+from ....dialects.types import bit_width
+from ....targets import Target
+from ...analysis.families import Families
+from ...rewrites import constants
+from ...rewrites.transposed_tiles import is_transposed
+from .transpose import swapped
 
 #: the swapped C subgroup tile's dims must be multiples of this (the widest DPAS N)
 _DIM_MULTIPLE = 16
@@ -171,7 +171,7 @@ def _operand_family(fn, families: Families, tile: SSAValue) -> list[SSAValue] | 
 def _explicit_extents(init: xetile.InitTileOp) -> bool:
     """The init_tile gives its array's extents and strides as operands (a dynamic memref
     or an address): swapping them gives the other order's view.  A static memref's
-    transposed view is a reinterpret_cast (wg_transpose.column_major_view); left alone."""
+    transposed view is a reinterpret_cast (transpose.column_major_view); left alone."""
     return len(init.sizes) == 2 and len(init.strides) == 2
 
 

@@ -21,8 +21,8 @@ import numpy as np
 from xdsl.dialects import arith, gpu, vector
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IndexType, IntegerType, VectorType
 
-from ..dialects import retype
-from ..errors import LoweringError
+from ...dialects import retype
+from ...errors import LoweringError
 
 
 def values(const: arith.ConstantOp) -> np.ndarray:

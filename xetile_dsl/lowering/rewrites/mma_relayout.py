@@ -34,12 +34,12 @@ from __future__ import annotations
 from xdsl.dialects import func
 from xdsl.dialects.builtin import VectorType
 
-from ..dialects import xegpu, xetile
-from ..dialects.walk import ops_in
-from ..errors import LoweringError
-from ..dialects.types import bit_width, type_name
-from ..targets import Target
-from .analysis.families import Families
+from ...dialects import xegpu, xetile
+from ...dialects.walk import ops_in
+from ...errors import LoweringError
+from ...dialects.types import bit_width, type_name
+from ...targets import Target
+from ..analysis.families import Families
 from .register_transpose import join_rows
 
 #: the A element width whose chains are re-laid out (the chains PVC runs without moving data)

@@ -35,14 +35,14 @@ from xdsl.dialects import arith, func
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerType, VectorType
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import _asm, xegpu, xetile
-from ..dialects._arith_vector import ExtUIOp, TruncIOp
-from ..dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp, TransposeOp
-from ..dialects.walk import ops_in
-from ..errors import LoweringError
-from ..dialects.types import bit_width
-from .analysis.families import Families
-from .analysis.op_kinds import join_elementwise
+from ...dialects import _asm, xegpu, xetile
+from ...dialects._arith_vector import ExtUIOp, TruncIOp
+from ...dialects._vector_ops import ExtractStridedSliceOp, InsertStridedSliceOp, TransposeOp
+from ...dialects.walk import ops_in
+from ...errors import LoweringError
+from ...dialects.types import bit_width
+from ..analysis.families import Families
+from ..analysis.op_kinds import join_elementwise
 
 #: element widths the shuffles move (16-bit widened to 32); 8-bit stays in SLM
 REGISTER_BITS = (16, 32)

@@ -19,7 +19,7 @@ Map rules (XeTile RFC, Workgroup Level extension):
   partials another is still reading. The barriers are named barriers per group of
   subgroups when the exchange stays inside independent groups (exchange_barriers.py),
   else workgroup barriers. A tile larger than the SLM left goes in rounds of row chunks
-  (wg_conv_rounds.py).
+  (conv_rounds.py).
 """
 from __future__ import annotations
 
@@ -27,14 +27,14 @@ from xdsl.dialects import memref, vector
 from xdsl.dialects.builtin import IntegerAttr, MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
-from ..dialects import _asm, xetile
-from ..dialects.walk import ops_in
-from ..errors import LoweringError
-from ..dialects.types import bit_width
-from .analysis.op_kinds import combine_op, is_elementwise, is_vector
-from .analysis.sg_groups import Region
-from .wg_conv_rounds import ConvRounds
-from .wg_transpose import infer_transpose
+from ....dialects import _asm, xetile
+from ....dialects.walk import ops_in
+from ....errors import LoweringError
+from ....dialects.types import bit_width
+from ...analysis.op_kinds import combine_op, is_elementwise, is_vector
+from ...analysis.sg_groups import Region
+from .conv_rounds import ConvRounds
+from .transpose import infer_transpose
 
 SLM_SPACE = 3
 
@@ -317,7 +317,7 @@ class VectorDistribution:
             self.d.vmap[op.result] = []
             return
         shape, elem = _shape(op.source), op.source.type.element_type
-        if not self.rounds.fits_in_slm(shape, elem):  # in rounds of row chunks (wg_conv_rounds.py)
+        if not self.rounds.fits_in_slm(shape, elem):  # in rounds of row chunks (conv_rounds.py)
             self.d.vmap[op.result] = self.rounds.exchange_in_rounds(op, self.d.vmap[op.source], src, dst, shape, elem)
             return
         self.d.vmap[op.result] = self.exchange(op, self.d.vmap[op.source], src, dst, shape, elem)

@@ -17,7 +17,7 @@ Three lowerings, chosen per op in this order:
   source pieces (as above) but the source is computed (or a tile also used otherwise),
   and each piece fits the register transpose (dims multiples of the subgroup size,
   16/32-bit elements, at most half the register file, not operand A of a tile_mma;
-  lowering/register_transpose.py), the
+  lowering/rewrites/register_transpose.py), the
   result piece ``(i, j)`` is a subgroup-level ``tile_transpose`` of source piece ``(j, i)``,
   which xetile-sg-transpose keeps and the later passes lower to lane shuffles.
 * **Through SLM** (RFC 2.2 and any other map pair): each subgroup stores its source pieces
@@ -34,12 +34,12 @@ from xdsl.dialects import memref, scf
 from xdsl.dialects.builtin import IntegerAttr, IntegerType, MemRefType, StridedLayoutAttr, VectorType
 from xdsl.ir import SSAValue
 
-from ..dialects import xetile
-from ..dialects._arith_vector import ExtUIOp, TruncIOp
-from ..dialects.walk import ops_in
-from ..dialects.types import bit_width
-from .analysis.sg_groups import Region, piece_origins
-from .register_transpose import fits_registers, operand_a_roots
+from ....dialects import xetile
+from ....dialects._arith_vector import ExtUIOp, TruncIOp
+from ....dialects.walk import ops_in
+from ....dialects.types import bit_width
+from ...analysis.sg_groups import Region, piece_origins
+from ...rewrites.register_transpose import fits_registers, operand_a_roots
 
 SLM_SPACE = 3
 
