@@ -49,7 +49,7 @@ launching = LazyModule("xetile_dsl.runtime.launcher", globals())
 devices = LazyModule("xetile_dsl.runtime.devices", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
-target_tables = LazyModule("xetile_dsl.targets.target", globals())
+cpu_device = LazyModule("xetile_dsl.targets.cpu_device", globals())
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
@@ -348,7 +348,7 @@ class JITFunction:
                 notes.setdefault(note, []).append(repr(name))
         if not notes:
             return
-        if not target_tables.get_target(compiler.resolve_target(target)[0]).has_2d_block_io:
+        if not compiler.compile_target(target).gpu.has_2d_block_io:
             return
         text = "; ".join(f"{', '.join(names)}: {note}" for note, names in notes.items())
         if text in self._layout_notes:
@@ -426,15 +426,14 @@ def default_target(device) -> str:
     named by XETILE_CPU_FLAVOUR (pvc by default)."""
     name = device.target_name
     if name == "cpu":
-        return "cpu-" + knobs.CPU_FLAVOUR.get()
+        return "cpu-" + cpu_device.flavour()
     return name
 
 
 def _check_device_runs(target: str, device) -> None:
     """A GPU target's code needs a GPU: on the CPU device its builtins are undefined (the
     driver's build fails without a reason), so say what would run instead."""
-    _, emulate = compiler.resolve_target(target)
-    if not emulate and target not in interpreter.INTERPRETER_TARGETS and device.kind == "cpu":
+    if not cpu_device.runs_on_cpu_device(target) and target not in interpreter.INTERPRETER_TARGETS and device.kind == "cpu":
         raise LaunchError(f"target {target!r} is GPU machine code and the device is the CPU ({device.name}): "
                           f"launch with .on('cpu-pvc') or .on('cpu-arc') (the GPU flavours on the CPU device), "
                           f"or read its ISA with xetile_dsl.compile(..., target={target!r})")
