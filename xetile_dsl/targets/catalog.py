@@ -22,6 +22,10 @@ DEFAULT_CPU_FLAVOUR = knobs.CPU_FLAVOUR.default
 INTERPRETER_FLAVOUR = "pvc"
 #: the function attribute naming the target a module was built for (the frontend sets it)
 KERNEL_ATTR = "xetile.kernel"
+#: the largest DPAS repeat count (``DpasConfig.m``) the lowering builds for: tile values
+#: that are no DPAS operand, DPAS results among them, are blocked in 8-row blocks
+#: (lowering/analysis/op_kinds.c_blocks), so operand A's blocks must be 8 rows too
+LOWERED_DPAS_M = 8
 
 
 @dataclass(frozen=True)
@@ -99,14 +103,20 @@ class Registration:
 
 def register_target(target: Target) -> Registration:
     """Add ``target`` to the table: compile targets ``target.name`` (and ``cpu-<name>``
-    when ``target.cpu_flavour``) then build for it.  A name already taken, or 2D block
-    limits stricter than the launch's narrow-row rule (:mod:`.launch_facts`, read without
-    the tables), is a UsageError."""
+    when ``target.cpu_flavour``) then build for it; the returned :class:`Registration`
+    takes it out again.  A UsageError for a name already taken, 2D block limits stricter
+    than the launch's narrow-row rule (:mod:`.launch_facts`, read without the tables) or a
+    DPAS whose largest repeat count is not :data:`LOWERED_DPAS_M`."""
     if target.name in TARGETS or target.name in ("cpu", "interpret") or target.name.startswith("cpu-"):
         raise UsageError(f"target name {target.name!r} is taken; the targets are {', '.join(target_aliases())}")
     problem = target.block2d_limits.launch_rule_problem() if target.has_2d_block_io else None
     if problem:
         raise UsageError(f"target {target.name!r}: its 2D block limits are stricter than the launch's narrow-row "
                          f"rule ({problem}); raise the rule's numbers in targets/launch_facts.py")
+    other_m = sorted({c.m for c in target.dpas} - {LOWERED_DPAS_M})
+    if other_m:
+        raise UsageError(f"target {target.name!r}: DPAS of at most {', '.join(map(str, other_m))} rows; the lowering "
+                         f"blocks DPAS results in {LOWERED_DPAS_M}-row blocks (lowering/analysis/op_kinds.c_blocks), "
+                         f"so a DPAS's largest repeat count must be {LOWERED_DPAS_M}")
     TARGETS[target.name] = target
     return Registration(target)
