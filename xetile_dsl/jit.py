@@ -50,6 +50,7 @@ devices = LazyModule("xetile_dsl.runtime.devices", globals())
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
 cpu_device = LazyModule("xetile_dsl.targets.cpu_device", globals())
+target_catalog = LazyModule("xetile_dsl.targets.catalog", globals())
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())
 
 #: numpy dtype name -> element type, for every element type the ABI knows
@@ -434,8 +435,10 @@ def _check_device_runs(target: str, device) -> None:
     """A GPU target's code needs a GPU: on the CPU device its builtins are undefined (the
     driver's build fails without a reason), so say what would run instead."""
     if not cpu_device.runs_on_cpu_device(target) and target not in interpreter.INTERPRETER_TARGETS and device.kind == "cpu":
+        compiler.compile_target(target)   # an unknown name: the UsageError listing the targets
+        flavours = " or ".join(f".on('cpu-{name}')" for name in target_catalog.cpu_flavours())
         raise LaunchError(f"target {target!r} is GPU machine code and the device is the CPU ({device.name}): "
-                          f"launch with .on('cpu-pvc') or .on('cpu-arc') (the GPU flavours on the CPU device), "
+                          f"launch with {flavours} (the GPU flavours on the CPU device), "
                           f"or read its ISA with xetile_dsl.compile(..., target={target!r})")
 
 
