@@ -60,11 +60,11 @@ stats = {"compiles": 0}
 DIAGNOSTICS_FILE = "warnings.json"
 
 
-def compile_target(name: str) -> "catalog.CompileTarget":
+def compile_target(name) -> "catalog.CompileTarget":
     """The compile target ``name`` resolved, once per compile: the GPU target (a
     :class:`~xetile_dsl.targets.Target`) whose kernel is built and whether the CPU device
     runs it (``targets/catalog.py`` lists the names: the GPU targets, ``cpu``,
-    ``cpu-<flavour>``, ``interpret``)."""
+    ``cpu-<flavour>``, ``interpret``); one already resolved is returned as is."""
     return catalog.compile_target(name)
 
 
@@ -252,8 +252,8 @@ def stage_names(target: str, isa: bool = False) -> list[str]:
     return stage_log.stage_names(resolved.gpu.name, interpret=resolved.interpret, isa=isa and not resolved.emulate)
 
 
-def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False,
-                   dump: str | None = None, stage_texts: bool = False) -> CompiledKernel:
+def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: "str | catalog.CompileTarget",
+                   isa: bool = False, dump: str | None = None, stage_texts: bool = False) -> CompiledKernel:
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
     ``asm`` holds the lowering stages' MLIR texts only with ``stage_texts`` (:func:`compile`
     asks for them; a ``@jit`` compile does not, as a kernel from its disk cache has none).
@@ -294,10 +294,10 @@ def collector_paused():
             gc.collect(0)
 
 
-def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
+def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target, isa: bool,
                     log: stage_log.StageLog, stage_texts: bool) -> CompiledKernel:
-    resolved = compile_target(target)
-    gpu, emulate = resolved.gpu, resolved.emulate
+    resolved = compile_target(target)   # a name (@jit), or compile()'s CompileTarget
+    gpu, emulate, target = resolved.gpu, resolved.emulate, resolved.name
     src = KernelSource.of(fn)
     stats["compiles"] += 1
     if target != "interpret":
@@ -464,8 +464,9 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     ``dump="all"`` keeps the IR after every stage in ``.dumps``.
     """
     fn = getattr(fn, "fn", fn)
-    isa = not compile_target(target).emulate and _ocloc_available()
-    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa, dump=dump,
+    resolved = compile_target(target)
+    isa = not resolved.emulate and _ocloc_available()
+    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), resolved, isa=isa, dump=dump,
                           stage_texts=True)
 
 

@@ -106,7 +106,11 @@ def register_target(target: Target) -> Registration:
     when ``target.cpu_flavour``) then build for it; the returned :class:`Registration`
     takes it out again.  A UsageError for a name already taken, 2D block limits stricter
     than the launch's narrow-row rule (:mod:`.launch_facts`, read without the tables) or a
-    DPAS whose largest repeat count is not :data:`LOWERED_DPAS_M`."""
+    DPAS whose largest repeat count is not :data:`LOWERED_DPAS_M`.
+
+    The kernel cache's keys name a target, not its facts (the built-in targets' facts are
+    in the compiler's sources, which the key stamps): a registered target whose facts
+    change needs a new name or its own ``XETILE_CACHE_DIR``."""
     if target.name in TARGETS or target.name in ("cpu", "interpret") or target.name.startswith("cpu-"):
         raise UsageError(f"target name {target.name!r} is taken; the targets are {', '.join(target_aliases())}")
     problem = target.block2d_limits.launch_rule_problem() if target.has_2d_block_io else None
