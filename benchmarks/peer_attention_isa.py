@@ -14,7 +14,7 @@ BLOCK_M 128 x BLOCK_N 64, 8 warps at D = 64 and 16 at D = 128, 3 stages, the lar
 mode.  Its causal kernel has two DPAS loops, the key blocks wholly before the query
 block (``off-band``, nearly every step of a long sequence) and the two masked
 ``diagonal`` blocks; both are shown.  Ours: ops.attention's kernel
-(configs.ATTENTION_TILES, f16, the default positive scale, as ops.attention launches
+(configs.attention_tiles, f16, the default positive scale, as ops.attention launches
 it); its masked blocks run outside its loop.  Triton-XPU 3.3 compiles for "spir64"
 from device properties alone, which BMG reports as PVC does (16-lane DPAS, 2D block
 messages), so the bmg rows are the same SPIR-V built by ocloc for bmg.

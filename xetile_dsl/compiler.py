@@ -32,7 +32,7 @@ from .frontend.source import KernelSource, at_user_line
 from .runtime import launchers
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
-from .targets.launch_facts import GPU_TARGET_NAMES, rows_need_per_lane
+from .targets.launch_facts import rows_need_per_lane
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
@@ -48,17 +48,10 @@ wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")  # xDSL
 lowering_notes = LazyModule("xetile_dsl.lowering.notes")  # would load the lowering package on a warm launch
 isa_report = LazyModule("xetile_dsl.tools.isa_report")  # ~45 ms, only for k.report()
 ocloc = LazyModule("xetile_dsl.tools.ocloc")  # ~35 ms, only when the ISA is built
-target_tables = LazyModule("xetile_dsl.targets.target", globals())  # ~11 ms; a warm launch never needs it
+catalog = LazyModule("xetile_dsl.targets.catalog", globals())  # ~11 ms (the target tables); a warm launch never needs it
 
 # ``k.asm["isa"]`` of a kernel built where ocloc is missing says so (stage_texts.py)
 explain_missing_machine_code(lambda: ocloc.ocloc_status()[1])
-
-#: Targets accepted by compile(): GPU targets, and the CPU device running a GPU flavour.
-TARGET_ALIASES = {
-    **{name: (name, False) for name in GPU_TARGET_NAMES},
-    "cpu": ("pvc", True), "cpu-pvc": ("pvc", True), "cpu-arc": ("arc", True),
-    "interpret": ("pvc", False),  # the numpy interpreter runs the XeTile IR; nothing is lowered
-}
 
 stats = {"compiles": 0}
 
@@ -66,12 +59,12 @@ stats = {"compiles": 0}
 DIAGNOSTICS_FILE = "warnings.json"
 
 
-def resolve_target(name: str) -> tuple[str, bool]:
-    """(GPU flavour, emulate builtins?) for a compile target name."""
-    try:
-        return TARGET_ALIASES[name]
-    except KeyError:
-        raise UsageError(f"unknown target {name!r}; use one of {', '.join(TARGET_ALIASES)}") from None
+def compile_target(name) -> "catalog.CompileTarget":
+    """The compile target ``name`` resolved, once per compile: the GPU target (a
+    :class:`~xetile_dsl.targets.Target`) whose kernel is built and whether the CPU device
+    runs it (``targets/catalog.py`` lists the names: the GPU targets, ``cpu``,
+    ``cpu-<flavour>``, ``interpret``); one already resolved is returned as is."""
+    return catalog.compile_target(name)
 
 
 @dataclass
@@ -108,12 +101,12 @@ class CompiledKernel:
         its PVC/ARC machine code, instructions by class, 2D block shapes, dpas runs and a
         cycle lower bound; GRF mode, spill and SLM bytes.  ``print(k.report())`` shows a
         table, ``k.report().to_json()`` the same for tools.  Needs ocloc and a GPU target."""
-        flavour, emulate = resolve_target(self.target)
-        if emulate or self.target == "interpret":
+        resolved = compile_target(self.target)
+        if resolved.emulate or resolved.interpret:
             raise ToolError(f"report() reads GPU machine code, and this kernel was compiled for "
                             f"{self.target!r}: compile with target='pvc' or another GPU target "
-                            f"({', '.join(GPU_TARGET_NAMES)})")
-        gpu = target_tables.get_target(flavour)
+                            f"({', '.join(catalog.TARGETS)})")
+        gpu = resolved.gpu
         if "zebin" not in self.asm:
             path, reason = ocloc.ocloc_status()
             if path is None:
@@ -254,12 +247,12 @@ def _element_type(param: str, text: str) -> str:
 def stage_names(target: str, isa: bool = False) -> list[str]:
     """The stages a compile for ``target`` runs, in order: the keys of
     ``CompiledKernel.timings`` (``isa``: the machine code is built too)."""
-    flavour, emulate = resolve_target(target)
-    return stage_log.stage_names(flavour, interpret=target == "interpret", isa=isa and not emulate)
+    resolved = compile_target(target)
+    return stage_log.stage_names(resolved.gpu.name, interpret=resolved.interpret, isa=isa and not resolved.emulate)
 
 
-def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool = False,
-                   dump: str | None = None, stage_texts: bool = False) -> CompiledKernel:
+def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: "str | catalog.CompileTarget",
+                   isa: bool = False, dump: str | None = None, stage_texts: bool = False) -> CompiledKernel:
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
     ``asm`` holds the lowering stages' MLIR texts only with ``stage_texts`` (:func:`compile`
     asks for them; a ``@jit`` compile does not, as a kernel from its disk cache has none).
@@ -301,10 +294,10 @@ def collector_paused():
             gc.collect(0)
 
 
-def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, isa: bool,
+def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target, isa: bool,
                     log: stage_log.StageLog, stage_texts: bool) -> CompiledKernel:
-    flavour, emulate = resolve_target(target)
-    gpu = target_tables.get_target(flavour)
+    resolved = compile_target(target)   # a name (@jit), or compile()'s CompileTarget
+    gpu, emulate, target = resolved.gpu, resolved.emulate, resolved.name
     src = KernelSource.of(fn)
     stats["compiles"] += 1
     if target != "interpret":
@@ -318,7 +311,7 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: str, 
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
                                   log.timings, dumps=log.dumps)
         xtdebug.reject_debug_ops(module)
-        asm, diagnostics = _lower_with_located_warnings(src, module, flavour, log, stage_texts)
+        asm, diagnostics = _lower_with_located_warnings(src, module, gpu, log, stage_texts)
         llvm_text, abi = _generate(log, module, gpu, emulate, narrow_arrays(args))
     except LoweringError as exc:
         raise at_user_line(src, exc) from (exc if debug_tracebacks() else None)
@@ -390,7 +383,7 @@ def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
     return frozenset(name for name, spec in args.items() if spec.kind == "array" and spec.spec == NARROW)
 
 
-def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: stage_log.StageLog,
+def _lower_with_located_warnings(src: KernelSource, module, gpu, log: stage_log.StageLog,
                                  stage_texts: bool):
     """(``lower``'s stage texts, the compile's warnings): each pass's LoweringWarning is
     issued at the user's line (:func:`issue`; also when a later pass fails) and returned
@@ -398,7 +391,7 @@ def _lower_with_located_warnings(src: KernelSource, module, flavour: str, log: s
     diagnostics = []
     try:
         with lowering_notes.collecting() as collected:
-            asm = pipeline.lower(module, flavour, log.timings, log.pass_hook(), texts=stage_texts)
+            asm = pipeline.lower(module, gpu, log.timings, log.pass_hook(), texts=stage_texts)
     finally:
         for note in collected:
             category = type(note).compiled_category
@@ -458,9 +451,9 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     ``dump="all"`` keeps the IR after every stage in ``.dumps``.
     """
     fn = getattr(fn, "fn", fn)
-    flavour, emulate = resolve_target(target)
-    isa = not emulate and _ocloc_available()
-    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), target, isa=isa, dump=dump,
+    resolved = compile_target(target)
+    isa = not resolved.emulate and _ocloc_available()
+    return compile_kernel(fn, parse_signature(signature), dict(constants or {}), resolved, isa=isa, dump=dump,
                           stage_texts=True)
 
 
@@ -473,18 +466,18 @@ def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>", dump: str
     R extents, R-1 strides), so :meth:`CompiledKernel.launch` takes numpy arrays.  The
     kernel is assumed to write every array.  Errors are :class:`LoweringError`\ s naming
     the op (there is no Python source to point at).  ``index`` scalars are passed as i64."""
-    flavour, emulate = resolve_target(target)
-    if target == "interpret":
+    resolved = compile_target(target)
+    if resolved.interpret:
         raise UsageError("compile_mlir compiles; run MLIR text in the interpreter with "
                          "xetile_dsl.interpreter.interpret(parse_module(text), grid, args)")
-    gpu = target_tables.get_target(flavour)
+    gpu, emulate = resolved.gpu, resolved.emulate
     log = stage_log.StageLog(dump)
     with log.timed("frontend"):
         module = dialects.parse_module(text, name)
         module.verify()
     log.after_module("frontend", module)
     kernel_name = next(op.sym_name.data for op in module.ops if op.name == "func.func")
-    asm = pipeline.lower(module, flavour, log.timings, log.pass_hook())
+    asm = pipeline.lower(module, gpu, log.timings, log.pass_hook())
     llvm_text, abi = _generate(log, module, gpu, emulate)
     params = tuple(ScalarParam(p.name, "i64") if p.kind == "scalar" and p.dtype == "index" else p for p in abi.params)
     abi = KernelABI(**{**abi.__dict__, "params": params})
@@ -585,6 +578,5 @@ def to_xetile(fn, signature: dict, constants: dict | None = None, target: str = 
     """The XeTile module of ``fn`` (a ``@jit`` kernel or a plain function) for a signature
     such as ``{"a": "f16[:,:]", "n": "i32"}``; ``target`` is a GPU target (pvc, bmg, lnl, ptl, arc) or a cpu alias."""
     fn = getattr(fn, "fn", fn)
-    flavour, _ = resolve_target(target)
-    gpu = target_tables.get_target(flavour)
+    gpu = compile_target(target).gpu
     return frontend.build_module(fn, parse_signature(signature), dict(constants or {}), gpu)[0]

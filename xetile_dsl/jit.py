@@ -50,7 +50,8 @@ devices = LazyModule("xetile_dsl.runtime.devices", globals())  # ~5 ms on import
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())  # ~7 ms on import: the disk cache, its locks
 cache_keys = LazyModule("xetile_dsl.runtime.cache_key", globals())  # ~4 ms on import: hashlib (OpenSSL)
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())  # import loads no target module
-target_tables = LazyModule("xetile_dsl.targets.target", globals())  # ~11 ms; a warm launch never needs it
+cpu_device = LazyModule("xetile_dsl.targets.cpu_device", globals())  # loads the target tables only when XETILE_CPU_FLAVOUR is set
+target_catalog = LazyModule("xetile_dsl.targets.catalog", globals())  # ~11 ms (the target tables); a warm launch never needs it
 kernel_dependencies = LazyModule("xetile_dsl.frontend.dependencies", globals())  # ~4 ms on import
 
 #: numpy dtype name -> element type, for every element type the ABI knows
@@ -350,7 +351,7 @@ class JITFunction:
                 notes.setdefault(note, []).append(repr(name))
         if not notes:
             return
-        if not target_tables.get_target(compiler.resolve_target(target)[0]).has_2d_block_io:
+        if not compiler.compile_target(target).gpu.has_2d_block_io:
             return
         text = "; ".join(f"{', '.join(names)}: {note}" for note, names in notes.items())
         if text in self._layout_notes:
@@ -428,17 +429,18 @@ def default_target(device) -> str:
     named by XETILE_CPU_FLAVOUR (pvc by default)."""
     name = device.target_name
     if name == "cpu":
-        return "cpu-" + knobs.CPU_FLAVOUR.get()
+        return "cpu-" + cpu_device.flavour()
     return name
 
 
 def _check_device_runs(target: str, device) -> None:
     """A GPU target's code needs a GPU: on the CPU device its builtins are undefined (the
     driver's build fails without a reason), so say what would run instead."""
-    _, emulate = compiler.resolve_target(target)
-    if not emulate and target not in interpreter.INTERPRETER_TARGETS and device.kind == "cpu":
+    if not cpu_device.runs_on_cpu_device(target) and target not in interpreter.INTERPRETER_TARGETS and device.kind == "cpu":
+        compiler.compile_target(target)   # an unknown name: the UsageError listing the targets
+        flavours = " or ".join(f".on('cpu-{name}')" for name in target_catalog.cpu_flavours())
         raise LaunchError(f"target {target!r} is GPU machine code and the device is the CPU ({device.name}): "
-                          f"launch with .on('cpu-pvc') or .on('cpu-arc') (the GPU flavours on the CPU device), "
+                          f"launch with {flavours} (the GPU flavours on the CPU device), "
                           f"or read its ISA with xetile_dsl.compile(..., target={target!r})")
 
 

@@ -34,6 +34,8 @@ class Knob:
     default: object
     doc: str
     choices: tuple = ()
+    #: str knobs without fixed choices: the value is read lower-case
+    lower: bool = False
     #: raw text -> parsed value (values are immutable: str, bool, float, Path); a text
     #: that does not parse is not remembered, so it raises at every read
     _parsed: dict = field(default_factory=dict, compare=False, repr=False)
@@ -77,8 +79,13 @@ def _parse_float(knob: Knob, text: str) -> float:
 
 def _parse_str(knob: Knob, text: str) -> str:
     if knob.choices and text.lower() not in knob.choices:
-        raise errors.UsageError(f"{knob.name}={text!r}: use one of {', '.join(knob.choices)} ({knob.doc})")
-    return text.lower() if knob.choices else text
+        raise bad_value(knob, text, knob.choices)
+    return text.lower() if knob.choices or knob.lower else text
+
+
+def bad_value(knob: Knob, text: str, choices) -> errors.UsageError:
+    """The UsageError for ``knob`` set to ``text``, naming the legal ``choices``."""
+    return errors.UsageError(f"{knob.name}={text!r}: use one of {', '.join(choices)} ({knob.doc})")
 
 
 _PARSERS = {bool: _parse_bool, float: _parse_float, str: _parse_str, Path: lambda knob, text: Path(text)}
@@ -87,8 +94,10 @@ DEVICE = Knob("XETILE_DEVICE", str, None, "device selector, e.g. opencl:cpu, lev
 BACKEND = Knob("XETILE_BACKEND", str, None, "runtime API: dpctl (default) or pyopencl")
 TARGET = Knob("XETILE_TARGET", str, None,
               "pvc, bmg, lnl, ptl or arc: compile for this GPU target whatever GPU is detected")
-CPU_FLAVOUR = Knob("XETILE_CPU_FLAVOUR", str, "pvc", "pvc or arc: which GPU kernel the CPU device runs",
-                   choices=("pvc", "arc"))
+#: its legal values are the targets' CPU flavours (targets/catalog.py), checked where the
+#: flavour is read (``targets.cpu_device.flavour``)
+CPU_FLAVOUR = Knob("XETILE_CPU_FLAVOUR", str, "pvc", "a target with a CPU flavour (targets/catalog.py): "
+                   "which GPU kernel the CPU device runs", lower=True)
 CACHE_DIR = Knob("XETILE_CACHE_DIR", Path, None, "kernel cache directory (default ~/.cache/xetile_dsl/kernels)")
 CACHE_LOCK_TIMEOUT = Knob("XETILE_CACHE_LOCK_TIMEOUT", float, 10.0,
                           "seconds to wait for another process's cache-entry lock")

@@ -15,11 +15,10 @@ import pytest
 import xetile_dsl as xd
 from xetile_dsl.codegen.simt_to_llvm import generate
 from xetile_dsl.codegen.spirv.translate import emit_spirv
-from xetile_dsl.compiler import CompiledKernel, resolve_target
+from xetile_dsl.compiler import CompiledKernel, compile_target
 from xetile_dsl.dialects import parse_module
 from xetile_dsl.errors import CompilationError, LoweringError
 from xetile_dsl.kernels.workgroup_slm import col_max_kernel
-from xetile_dsl.targets import get_target
 
 SIG = {"a": "f32[:,:]", "out": "f32[:,:]"}
 BARRIER = '"gpu.barrier"() : () -> ()'
@@ -42,8 +41,8 @@ def _named(text: str, count: int = 4, arrive: bool = True, wait: bool = True) ->
 
 
 def _kernel(text: str, target: str) -> CompiledKernel:
-    flavour, emulate = resolve_target(target)
-    gpu = get_target(flavour)
+    resolved = compile_target(target)
+    gpu, emulate = resolved.gpu, resolved.emulate
     llvm_text, abi = generate(parse_module(text, "nbarrier"), gpu, emulate)
     abi.extra["build_options"] = "" if emulate else gpu.build_options_for(False)
     return CompiledKernel(abi.kernel_name, target, abi, {"llvm": llvm_text, "spirv": emit_spirv(llvm_text)})

@@ -10,6 +10,7 @@ import pytest
 from xetile_dsl import knobs
 from xetile_dsl.errors import UsageError
 from xetile_dsl.runtime import cache
+from xetile_dsl.targets import cpu_device
 
 ROOT = Path(__file__).resolve().parents[2]
 NAME = re.compile(r"\bXETILE_[A-Z0-9_]*[A-Z0-9]\b")
@@ -71,13 +72,22 @@ def test_knobs_are_read_when_used(monkeypatch):
 @pytest.mark.parametrize("name, value, legal", [
     ("XETILE_CACHE_LOCK_TIMEOUT", "soon", "give a number, e.g. 10.0"),
     ("XETILE_DEBUG", "maybe", "use 1 or 0"),
-    ("XETILE_CPU_FLAVOUR", "xe2", "use one of pvc, arc"),
     ("XETILE_INTERPRET", "numpy", "use one of 0, 1, subgroups"),
 ])
 def test_a_bad_value_names_the_knob_and_what_is_legal(monkeypatch, name, value, legal):
     monkeypatch.setenv(name, value)
     with pytest.raises(UsageError, match=re.escape(f"{name}={value!r}: {legal}")):
         knobs.KNOBS[name].get()
+
+
+def test_a_bad_cpu_flavour_names_the_knob_and_the_flavours(monkeypatch):
+    """XETILE_CPU_FLAVOUR's legal values are the targets' CPU flavours (the target table),
+    checked where the flavour is read."""
+    monkeypatch.setenv("XETILE_CPU_FLAVOUR", "xe2")
+    with pytest.raises(UsageError, match=re.escape("XETILE_CPU_FLAVOUR='xe2': use one of pvc, arc")):
+        cpu_device.flavour()
+    monkeypatch.setenv("XETILE_CPU_FLAVOUR", "ARC")
+    assert cpu_device.flavour() == "arc"
 
 
 def test_a_knob_parses_each_raw_text_once(monkeypatch):

@@ -12,6 +12,7 @@ from ops_ref import BF16, assert_within, attention_ref
 from xetile_dsl import ops
 from xetile_dsl.ops import configs
 from xetile_dsl.errors import UsageError, XeTileError
+from xetile_dsl.targets import TARGETS
 from conftest_tools import require_dpnp
 
 RNG = np.random.default_rng(1414)
@@ -109,9 +110,9 @@ def test_attention_nan_scores_give_nan_rows_like_numpy(target):
 def test_transposed_tiles_leave_one_masked_block():
     """The transposed kernel masks only the block after its key loop: with BN a multiple
     of BM, the causal diagonal and the keys past N fall in that one block."""
-    for target, form in configs.ATTENTION_FORM.items():
-        if form == "transposed":
-            assert all(bn % bm == 0 for bm, bn in configs.ATTENTION_TILES[target].values())
+    for target in TARGETS.values():
+        if target.ops_tiles().attention_form == "transposed":
+            assert all(bn % bm == 0 for _, (bm, bn) in target.ops_tiles().attention)
     assert all(bn % bm == 0 for bm, bn in configs.CPU_ATTENTION_TILES.values())
 
 

@@ -22,7 +22,7 @@ from xetile_dsl.ops.rows import softmax_kernel
 F16 = XT_DTYPES["float16"]
 ATTENTION_SIG = ROWS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]",
                             "N": "i32", "NP": "i32", "qk_scale": "f32"}
-#: hot-loop instructions per DPAS measured with the pinned IGC (configs.ATTENTION_TILES,
+#: hot-loop instructions per DPAS measured with the pinned IGC (configs.attention_tiles,
 #: causal, f16, the default positive scale) plus about 3%.  The loop's lazy rescale is a
 #: branch a step skips unless some query's maximum grew by more than
 #: attention.RESCALE_SLACK: the short path (branch skipped, the usual step) runs D = 64
@@ -62,8 +62,8 @@ def test_attention_isa(d, target, ocloc_path):
 
 
 def test_attention_d64_arc_isa(ocloc_path):
-    """8 queries x 16 keys (configs.ATTENTION_TILES; 13.1 KB of spill at 16 x 32, 4.1 KB at
-    8 x 32), untransposed (configs.ATTENTION_FORM).  Before: ops.attention refused ARC."""
+    """8 queries x 16 keys (configs.attention_tiles; 13.1 KB of spill at 16 x 32, 4.1 KB at
+    8 x 32), untransposed (configs.attention_form).  Before: ops.attention refused ARC."""
     BM, BN = configs.attention_tiles("arc", 64)
     report = xd.compile(attention_rows_kernel, ROWS_SIG, {"CAUSAL": True, "OUT": F16, "D": 64, "BM": BM, "BN": BN},
                         target="arc").report()

@@ -92,7 +92,7 @@ def test_static_range_under_the_limit_still_unrolls():
 def test_subgroup_tile_far_beyond_the_register_file(target):
     """A 1024x1024 f16 tile in one subgroup (2 MiB, 128 register files on pvc) is refused
     before blocking, where it would take minutes; the message names the limit and what to do."""
-    gpu = get_target(xd.compiler.resolve_target(target)[0])
+    gpu = xd.compiler.compile_target(target).gpu
     text = _compile_error(copy_tile, {"a": "f16[:,:]", "b": "f16[:,:]"}, {"N": 1024}, "tile", target=target)
     assert "1024x1024xf16" in text and f"{2 * 1024 * 1024} bytes" in text, text
     assert f"{gpu.max_subgroup_tile_bytes()} bytes" in text, text
@@ -108,7 +108,7 @@ def test_subgroup_tile_512_refused_before_codegen(target, monkeypatch):
     reached = []
     monkeypatch.setattr(blocking.XeTileBlocking, "apply", lambda *a: reached.append("blocking"))
     monkeypatch.setattr(spirv_emit, "emit_spirv", lambda *a, **k: reached.append("spirv"))
-    gpu = get_target(xd.compiler.resolve_target(target)[0])
+    gpu = xd.compiler.compile_target(target).gpu
     text = _compile_error(copy_tile, {"a": "f16[:,:]", "b": "f16[:,:]"}, {"N": 512}, "tile", target=target)
     assert "512x512xf16" in text and f"{512 * 512 * 2} bytes" in text, text
     assert f"limited to {gpu.max_subgroup_tile_bytes()} bytes" in text and "wg_map" in text and "range" in text, text
@@ -119,7 +119,7 @@ def test_subgroup_tile_512_refused_before_codegen(target, monkeypatch):
 def test_subgroup_tile_256_compiles_and_is_exact(target):
     """256x256 f16 (128 KiB: the limit on pvc and arc) stays legal."""
     n = 256
-    assert 2 * n * n <= get_target(xd.compiler.resolve_target(target)[0]).max_subgroup_tile_bytes()
+    assert 2 * n * n <= xd.compiler.compile_target(target).gpu.max_subgroup_tile_bytes()
     a = (np.arange(n * n) % 2039 - 1000).astype(np.float16).reshape(n, n)
     b = np.zeros_like(a)
     copy_tile.on(target)[(1,)](a, b, N=n)

@@ -6,29 +6,28 @@ from __future__ import annotations
 
 import pytest
 
-from xetile_dsl.compiler import TARGET_ALIASES, resolve_target
+from xetile_dsl.compiler import compile_target
 from xetile_dsl.errors import LaunchError
 from xetile_dsl.jit import _check_device_runs
 from xetile_dsl.kernels.gemm_wg import ARC_TILES, EMULATED_TILE, gemm_tile_for, gemm_wg_configs
 from xetile_dsl.runtime.devices import Device
-from xetile_dsl.targets import TARGETS, launch_facts, target as target_tables
+from xetile_dsl.targets import TARGETS, cpu_device, launch_facts, target_aliases
 
 
 def test_every_gpu_target_is_a_compile_target():
     assert {"pvc", "bmg", "lnl", "ptl", "arc"} <= set(TARGETS)
-    assert all(resolve_target(name) == (name, False) for name in TARGETS)
-    assert TARGET_ALIASES["cpu-pvc"] == ("pvc", True) and TARGET_ALIASES["cpu-arc"] == ("arc", True)
+    assert all((compile_target(name).gpu, compile_target(name).emulate) == (TARGETS[name], False) for name in TARGETS)
+    assert target_aliases()["cpu-pvc"] == ("pvc", True) and target_aliases()["cpu-arc"] == ("arc", True)
+    assert all(cpu_device.runs_on_cpu_device(name) == emulate for name, (_, emulate) in target_aliases().items())
 
 
-def test_launch_facts_are_what_the_target_tables_give():
-    """A launch reads target names and the narrow-row numbers from launch_facts.py (without
-    building the tables); they must be the tables' own, or a launch would pick another
-    kernel specialisation than a compile from the same signature."""
-    assert launch_facts.GPU_TARGET_NAMES == tuple(TARGETS)
-    assert launch_facts.NARROW_ROW_BYTES == target_tables.TABLES_NARROW_ROW_BYTES
-    assert launch_facts.ROW_BYTES_MULTIPLE == target_tables.TABLES_ROW_BYTES_MULTIPLE
-    assert launch_facts.PITCH_ALIGN_BYTES == target_tables.TABLES_PITCH_ALIGN_BYTES
-    assert launch_facts.BASE_ALIGN_BYTES == target_tables.TABLES_BASE_ALIGN_BYTES
+def test_the_launch_rule_holds_for_every_target():
+    """A launch reads the narrow-row numbers from launch_facts.py (without building the
+    tables); no target's 2D block limits may be stricter, or a launch would pick another
+    kernel specialisation than the target needs (register_target refuses such a target)."""
+    assert all(t.block2d_limits.launch_rule_problem() is None for t in TARGETS.values() if t.has_2d_block_io)
+    assert launch_facts.NARROW_ROW_BYTES == max(
+        t.block2d_limits.min_width_bytes for t in TARGETS.values() if t.has_2d_block_io)
 
 
 @pytest.mark.parametrize("target", ["pvc", "bmg", "lnl", "arc"])

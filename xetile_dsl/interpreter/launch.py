@@ -37,7 +37,7 @@ from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..runtime.arguments import argument_handlers
 from ..runtime.grids import normalize_grid
-from ..targets import get_target
+from ..targets import cpu_device, get_target
 from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
 from .engine import Launch, Run
 from .memory import Memory
@@ -197,7 +197,7 @@ def _host_view(value):
 
 def _module_for(jit, specs: dict, constants: dict):
     """The kernel's XeTile module (built by the frontend, cached per specialisation)."""
-    flavour = knobs.CPU_FLAVOUR.get()
+    flavour = cpu_device.flavour()
     key = jit.cache_key(specs, constants, f"interpret-{flavour}")
     cache = _MODULES.setdefault(jit, {})
     if key not in cache:

@@ -223,7 +223,7 @@ def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
 
 
 def _kernel_and_options(target: str, qk_scale: float):
-    """The kernel form configs.ATTENTION_FORM names for ``target`` and its options: a
+    """The kernel form ``configs.attention_form`` names for ``target`` and its options: a
     positive scale is applied in the exp2's fma (SCALED = False; a zero or negative one
     would turn the masks' -inf into NaN or +inf there)."""
     if configs.attention_form(target) == "transposed":

@@ -27,7 +27,6 @@ from dataclasses import dataclass, field
 from .. import knobs
 from .._lazy import LazyModule
 from ..errors import DeviceError
-from ..targets.launch_facts import GPU_TARGET_NAMES
 from .opencl_icd import setup_intel_cpu_icd
 
 BACKENDS = ("dpctl", "pyopencl")
@@ -39,6 +38,8 @@ DISCOVERY_ORDER = (("level_zero", "gpu"), ("opencl", "gpu"), ("opencl", "cpu"))
 # which GPU is which target: read only when a GPU is found (its regular expressions cost
 # a process that launches on the CPU device ~1 ms to compile)
 pci_ids = LazyModule("xetile_dsl.targets.pci_ids", globals())
+#: the GPU targets' table (read only to check a name: a launch from the cache needs none)
+target_tables = LazyModule("xetile_dsl.targets.target", globals())
 
 
 # --- target detection -----------------------------------------------------------------
@@ -48,7 +49,7 @@ class UnsupportedTargetError(DeviceError):
 
 
 def detect_target(name: str, device_id: int | None = None, architecture: str | None = None) -> str:
-    """The compile target (one of ``GPU_TARGET_NAMES``, the keys of ``targets.TARGETS``) of a
+    """The compile target (one of the keys of ``targets.TARGETS``) of a
     GPU from what the runtime reports: its PCI ``device_id`` first, then its ``architecture`` name
     (SYCL's ``intel_gpu_bmg_g21``, an ocloc device name), then its ``name``.
 
@@ -65,7 +66,7 @@ def detect_target(name: str, device_id: int | None = None, architecture: str | N
         if pattern.search(f"{name} {architecture or ''}"):
             ident = f" (device id 0x{device_id:04x})" if device_id else ""
             raise UnsupportedTargetError(
-                f"GPU {name!r}{ident} is not a supported target ({', '.join(GPU_TARGET_NAMES)}); the closest is "
+                f"GPU {name!r}{ident} is not a supported target ({', '.join(target_tables.TARGETS)}); the closest is "
                 f"{target!r} ({why}). Set XETILE_TARGET={target} to try it.")
     raise AssertionError("unreachable")
 
@@ -84,8 +85,8 @@ def _target_of_architecture(architecture: str | None) -> str | None:
 def target_override() -> str | None:
     """``XETILE_TARGET``, checked: a GPU target's name, or None when unset."""
     override = knobs.TARGET.get()
-    if override is not None and override not in GPU_TARGET_NAMES:
-        raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(GPU_TARGET_NAMES)}")
+    if override is not None and override not in target_tables.TARGETS:
+        raise DeviceError(f"XETILE_TARGET={override!r} is not a GPU target; use one of {', '.join(target_tables.TARGETS)}")
     return override
 
 

@@ -1,32 +1,30 @@
 """The few target facts a launch needs, without the target tables.
 
-A process whose kernels come from the disk cache needs the GPU targets' names (to check a
-target name, to pick the compile target of a device) and the narrow-row rule (a launch's
-arrays select the per-lane kernel specialisation by it), but none of the tables in
-:mod:`.target`, whose five frozen dataclasses alone cost a warm first launch ~10 ms of CPU
-to create (issue 13).  The numbers here are what :mod:`.target` derives from its tables;
-tests/runtime/test_targets.py checks that they still are.
+A process whose kernels come from the disk cache needs the narrow-row rule (a launch's
+arrays select the per-lane kernel specialisation by it; the CPU device's flavour is
+:mod:`.cpu_device`'s), but none of the tables in :mod:`.target`,
+whose frozen dataclasses alone cost a warm first launch ~10 ms of CPU to create (issue 13).
+Nothing here is a copy of the tables: the numbers below are the LSC's 2D block message
+rules, which ``target.Block2DLimits`` takes as its defaults (a target registered with
+stricter limits is refused: ``catalog.register_target``); the target names are the
+tables' own, read (loading them) only where a name must be checked.
 """
 from __future__ import annotations
 
-#: the GPU compile targets, in the order of ``target.TARGETS``
-GPU_TARGET_NAMES = ("pvc", "bmg", "lnl", "ptl", "arc")
-
-#: rows narrower than this (bytes) cannot be addressed by 2D block messages on some target:
-#: arrays with such rows get a kernel specialisation that reads and writes them per lane
-#: (the largest ``Block2DLimits.min_width_bytes`` of a target with 2D block IO)
+#: rows narrower than this (bytes) cannot be addressed by 2D block messages: arrays with
+#: such rows get a kernel specialisation that reads and writes them per lane (the
+#: default ``Block2DLimits.min_width_bytes``, no target's being larger)
 NARROW_ROW_BYTES = 64
 #: 8- and 16-bit rows whose byte length is not a multiple of this cannot be a 2D block
-#: surface's width on some target: such arrays are read and written per lane too (the
-#: largest ``Block2DLimits.width_multiple_bytes`` of a target with 2D block IO)
+#: surface's width: such arrays are read and written per lane too
+#: (``Block2DLimits.width_multiple_bytes``)
 ROW_BYTES_MULTIPLE = 4
-#: a 2D block surface's row pitch must be a multiple of this (bytes) on every target with
-#: 2D block IO (``Block2DLimits.pitch_align_bytes``), and its first element aligned to
+#: a 2D block surface's row pitch must be a multiple of this (bytes)
+#: (``Block2DLimits.pitch_align_bytes``), and its first element aligned to
 #: BASE_ALIGN_BYTES (``base_align_bytes``).  numpy arrays are copied into buffers that meet
 #: both; device arrays, used in place, that do not get the per-lane specialisation
 PITCH_ALIGN_BYTES = 16
 BASE_ALIGN_BYTES = 64
-
 
 def rows_need_per_lane(row_elems: int, itemsize: int) -> bool:
     """Whether rows of ``row_elems`` elements of ``itemsize`` bytes cannot be the width of a

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 
 from ..errors import UsageError
+from . import launch_facts
 
 
 @dataclass(frozen=True)
@@ -72,12 +73,49 @@ class GemmTile:
 class Block2DLimits:
     """Restrictions that apply to every 2D block message (surface side)."""
 
-    base_align_bytes: int = 64
-    min_width_bytes: int = 64
+    base_align_bytes: int = launch_facts.BASE_ALIGN_BYTES
+    min_width_bytes: int = launch_facts.NARROW_ROW_BYTES
     #: the surface width of 8- and 16-bit data must be a whole number of these (bytes)
-    width_multiple_bytes: int = 4
-    pitch_align_bytes: int = 16
+    width_multiple_bytes: int = launch_facts.ROW_BYTES_MULTIPLE
+    pitch_align_bytes: int = launch_facts.PITCH_ALIGN_BYTES
     max_surface: int = 1 << 24
+
+    def launch_rule_problem(self) -> str | None:
+        """What a launch's narrow-row rule (:mod:`.launch_facts`, read without the tables)
+        would get wrong for these limits, or None: a limit stricter than the rule's."""
+        rule = {"base_align_bytes": launch_facts.BASE_ALIGN_BYTES, "min_width_bytes": launch_facts.NARROW_ROW_BYTES,
+                "width_multiple_bytes": launch_facts.ROW_BYTES_MULTIPLE,
+                "pitch_align_bytes": launch_facts.PITCH_ALIGN_BYTES}
+        stricter = [f"{k} = {getattr(self, k)} > {v}" for k, v in rule.items() if getattr(self, k) > v]
+        return "; ".join(stricter) or None
+
+
+@dataclass(frozen=True)
+class OpTiles:
+    """The tiles of the ready-made ops (``xetile_dsl/ops``) on one target: tuning
+    choices (tiles that compile without spills, checked with ocloc through ``report()``,
+    benchmarks/vs_onednn.py), not hardware facts.  A target that declares none gets
+    :meth:`rule_for`'s, derived from its own DPAS and block facts."""
+
+    #: GEMM (BM, BN, BK) by numpy input dtype name
+    gemm: tuple[tuple[str, tuple[int, int, int]], ...]
+    #: row-wise ops (softmax, norms): (rows per program BM, columns per chunk BC)
+    rows: tuple[int, int] = (2, 256)
+    #: flash attention (queries per program BM, keys per step BN) by head dim
+    attention: tuple[tuple[int, tuple[int, int]], ...] = ((64, (8, 16)), (128, (8, 16)))
+    #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"
+    attention_form: str = "rows"
+
+    @staticmethod
+    def rule_for(target: "Target") -> "OpTiles":
+        """Small tiles any target with these facts compiles: GEMM BM = 4 DPAS repeats
+        (the target's largest M), BN = 2 DPAS N, BK = 2 DPAS K (4 for tf32, whose BK of
+        2 K blocks hits a known loop bug, tests/e2e/test_mma_types.py); one subgroup's
+        worth of 32-lane rows per program for the row ops."""
+        gemm = tuple((OP_DTYPE_NAMES[c.a_type], (4 * c.m, 2 * c.n, (4 if c.a_type == "tf32" else 2) * c.k))
+                     for c in target.dpas if c.a_type == c.b_type and c.a_type in OP_DTYPE_NAMES)
+        form = "transposed" if target.has_2d_block_io and target.block2d_read_transpose else "rows"
+        return OpTiles(gemm=gemm, rows=(max(1, 32 // target.subgroup_size), 256), attention_form=form)
 
 
 @dataclass(frozen=True)
@@ -159,6 +197,19 @@ class Target:
     #: workgroup GEMM tiles, the recommended one first (kernels.gemm_wg's default and
     #: autotuning list); the default is the generic 64x64 tile of 4 x 2 subgroups
     gemm_tiles: tuple[GemmTile, ...] = (GemmTile(64, 64, 4, 2, 2),)
+    #: the ready-made ops' tiles (ops/configs.py reads them); None: :meth:`OpTiles.rule_for`
+    op_tiles: OpTiles | None = None
+    #: lanes the 2D block builtins (``intel_sub_group_2d_block_*``) exist for: they are
+    #: SIMD16-only (xe-codegen-reference.md section 3.1); at another subgroup size the
+    #: blocks go through the address-payload and per-lane paths
+    block2d_builtin_lanes: int = 16
+    #: whether the CPU device runs this target's kernels as the ``cpu-<name>`` flavour (its
+    #: GPU-only builtins emulated: codegen/emulation) in the tests' matrix
+    cpu_flavour: bool = False
+
+    def ops_tiles(self) -> OpTiles:
+        """The ready-made ops' tiles here: the declared :attr:`op_tiles`, else the rule."""
+        return self.op_tiles if self.op_tiles is not None else OpTiles.rule_for(self)
 
     # --- questions passes ask ------------------------------------------------
     def max_subgroup_tile_bytes(self) -> int:
@@ -242,6 +293,8 @@ class Target:
 
 #: element types tile_mma accepts under another DPAS input name
 MMA_INPUT_ALIASES = {"f32": "tf32"}
+#: numpy dtype names of the DPAS input types (the ops name their inputs by numpy dtype)
+OP_DTYPE_NAMES = {"f16": "float16", "bf16": "bfloat16", "i8": "int8", "u8": "uint8", "tf32": "float32"}
 
 #: XeGPU cache hints of ``prefetch_tile locality<n>`` (XeTile RFC: 0 = no locality ..
 #: 3 = keep in cache).  Intel's load/store unit has two cache levels, which XeGPU calls
@@ -347,6 +400,21 @@ PVC = Target(
     # RFC 2.1's 256x256 first: its 32 subgroups of 32x64 fill a Xe-HPC core (8 EUs x 4
     # threads in the 256-GRF mode)
     gemm_tiles=(GemmTile(256, 256, 8, 4), GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2)),
+    op_tiles=OpTiles(
+        # int8 steps K by 64 (one DPAS eats 32 int8 values of K), tf32 by 32 (8 per DPAS;
+        # BK = 16 hits a known PVC-flavour loop bug, tests/e2e/test_mma_types.py)
+        gemm=(("float16", (32, 32, 32)), ("bfloat16", (32, 32, 32)), ("int8", (32, 32, 64)),
+              ("uint8", (32, 32, 64)), ("float32", (32, 32, 32))),
+        rows=(4, 256),
+        # per head dim; BN is the K of the P V product, a multiple of the DPAS K (16 for
+        # f16/bf16).  pvc and bmg (ocloc, report(), causal f16): D = 64 runs 64 keys per
+        # step (the per-step O^T rescale and loop overhead spread over twice the DPAS:
+        # 12.95 hot-loop instructions per DPAS against 14.41 at 16 x 32; 32 x 32 spills
+        # 2.7 KB); D = 128 keeps 32 (16 x 48 and 16 x 64 measure 13.9 and 15.0 per DPAS,
+        # 16 x 64 spilling 1.6 KB)
+        attention=((64, (16, 64)), (128, (16, 32))),
+        attention_form="transposed"),
+    cpu_flavour=True,
 )
 
 ARC = Target(
@@ -380,6 +448,16 @@ ARC = Target(
     # 256-byte loads per 32 DPAS in bounds, 28 sends counting the edge loops (row reads:
     # 64 + 24; docs/design.md, "ARC loads")
     gemm_tiles=(GemmTile(128, 128, 4, 4, 2, k_blocks=2), GemmTile(64, 64, 4, 2, 2, k_blocks=2)),
+    op_tiles=OpTiles(
+        gemm=(("float16", (16, 16, 32)), ("bfloat16", (16, 16, 32)), ("int8", (16, 16, 32)), ("uint8", (16, 16, 32))),
+        rows=(2, 256),
+        # dg2-g10, 256 GRF: D = 64 spills 13.1 KB at (16, 32), 4.1 KB at (8, 32), none at
+        # (8, 16); D = 128 spills at every legal size (15.5 KB at (8, 16), the least)
+        attention=((64, (8, 16)), (128, (8, 16))),
+        # "rows": transposed tiles would be per-element gathers here (measured with ocloc,
+        # dg2-g10, D = 64: the transposed form spilled 320 B and gathered)
+        attention_form="rows"),
+    cpu_flavour=True,
 )
 
 
@@ -407,6 +485,7 @@ def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTil
         dpas_macs_per_clock=(("f16", 128), ("bf16", 128), ("i8", 256), ("u8", 256), ("tf32", 64)),
         gemm_tiles=gemm_tiles,
         hoist_transposed_read_payloads=False,
+        cpu_flavour=False,   # the ops' tiles stay PVC's (op_tiles): same DPAS, blocks and lanes
     )
 
 
@@ -417,14 +496,8 @@ LNL = _xe2("lnl", "lnl-m", 128 * 1024, _LNL_TILES)
 #: Core Ultra 300 (Panther Lake, Xe3-LPG)
 PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES, iga="xe3")
 
+#: the GPU targets by name, in table order; ``catalog.register_target`` adds to it
 TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
-
-#: what the tables above give for the narrow-row rule (launch_facts.py holds the numbers a
-#: launch reads without these tables; tests/runtime/test_targets.py checks they agree)
-TABLES_NARROW_ROW_BYTES = max(t.block2d_limits.min_width_bytes for t in TARGETS.values() if t.has_2d_block_io)
-TABLES_ROW_BYTES_MULTIPLE = max(t.block2d_limits.width_multiple_bytes for t in TARGETS.values() if t.has_2d_block_io)
-TABLES_PITCH_ALIGN_BYTES = max(t.block2d_limits.pitch_align_bytes for t in TARGETS.values() if t.has_2d_block_io)
-TABLES_BASE_ALIGN_BYTES = max(t.block2d_limits.base_align_bytes for t in TARGETS.values() if t.has_2d_block_io)
 
 
 def get_target(name: str) -> Target:

@@ -134,13 +134,12 @@ _BUILTIN_LAYOUTS = {
     ("write", 16, 16): (_L16, (1, 1), "t"),
     ("write", 32, 16): (_L16, (1, 1), "j"),
 }
-_BUILTIN_LANES = 16  # the 2D block builtins are SIMD16-only (§3.1)
 
 
 def _builtin_op(target, op, elem_bits, rows, cols, count, wi_layout, wi_data) -> bool:
     """Whether the 2D block builtin ``op`` of this shape exists on ``target`` and hands
     each lane exactly the sg_map fragment."""
-    if not target.has_2d_block_io or target.subgroup_size != _BUILTIN_LANES:
+    if not target.has_2d_block_io or target.subgroup_size != target.block2d_builtin_lanes:
         return False
     layout = _BUILTIN_LAYOUTS.get((op, elem_bits, cols))
     if layout is None or layout[:2] != (tuple(wi_layout), tuple(wi_data)):

@@ -15,17 +15,16 @@ from ...errors import LoweringError
 from ...dialects.types import type_name
 from ...targets import Target
 
-DPAS_M = 8  # rows of A per DPAS instruction (the largest repeat count the targets allow)
-
 #: what each tile_mma role is called in messages
 ROLE_NAMES = {"A": "operand A of tile_mma", "B": "operand B of tile_mma"}
 
 
 def a_rows(shape, cfg) -> int:
-    """Rows of operand A's blocks: DPAS_M, or a smaller repeat count the DPAS allows when
-    the whole tile has fewer rows (M = 1, 2, 4: no DPAS work spent on padding rows)."""
-    rows = shape[0] if len(shape) == 2 else DPAS_M
-    return rows if rows < DPAS_M and rows in cfg.m_values else DPAS_M
+    """Rows of operand A's blocks: the DPAS's largest repeat count ``cfg.m`` (a target
+    fact), or a smaller one it allows when the whole tile has fewer rows (M = 1, 2, 4: no
+    DPAS work spent on padding rows)."""
+    rows = shape[0] if len(shape) == 2 else cfg.m
+    return rows if rows < cfg.m and rows in cfg.m_values else cfg.m
 
 
 def owner_op(value: SSAValue, fallback):

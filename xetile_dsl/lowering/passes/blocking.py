@@ -20,24 +20,23 @@ from ...dialects import _asm, retype, xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...dialects.types import bit_width, type_name
-from ...targets import Target, get_target
+from ...targets import Target, as_target
 from ..analysis import mma_shapes, op_kinds
 from ..analysis.families import Families
 from ..analysis.unlowered import reject_unlowered
-from ..analysis.mma_shapes import DPAS_M
 from ..rewrites import constants, mma_relayout, register_transpose, scattered
 
 
 @dataclass(frozen=True)
 class XeTileBlocking(ModulePass):
     name = "xetile-blocking"
-    target: str = "pvc"
+    target: Target | str = "pvc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         reject_unlowered(op, self.name)
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and has_xetile_ops(fn):
-                _BlockFunction(fn, get_target(self.target)).run()
+                _BlockFunction(fn, as_target(self.target)).run()
 
 
 def has_xetile_ops(fn: func.FuncOp) -> bool:
@@ -194,11 +193,11 @@ class _BlockFunction:
             a_name, b_name = (type_name(v.type.element_type) for v in (op.a, op.b))
             cfg = self.target.dpas_for(a_name, b_name)
             got = blocks.get(self.families.find(op.output))
-            if cfg is None or got is None or got == (DPAS_M, cfg.n) or self.roles[self.families.find(op.output)][0] == "C":
+            if cfg is None or got is None or got == (cfg.m, cfg.n) or self.roles[self.families.find(op.output)][0] == "C":
                 continue
             raise LoweringError(
                 f"this tile_mma's result feeds another tile_mma as an operand: on {self.target.name} its "
-                f"{DPAS_M}x{cfg.n} result blocks are laid out across the {self.target.subgroup_size} lanes unlike "
+                f"{cfg.m}x{cfg.n} result blocks are laid out across the {self.target.subgroup_size} lanes unlike "
                 f"{got[0]}x{got[1]} operand blocks, and only operand B and a 16-bit operand A are re-laid out in "
                 f"registers; store the result (e.g. to SLM with xt.slm_alloc) and load it back as the operand", op)
 

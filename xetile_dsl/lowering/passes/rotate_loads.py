@@ -56,7 +56,7 @@ from xdsl.passes import ModulePass
 from ... import knobs
 from ...dialects import xegpu
 from ...dialects.walk import ops_in
-from ...targets import TARGETS, get_target
+from ...targets import Target, kernel_target
 from ..analysis import load_rotation
 from ..analysis.load_rotation import Rotation
 from .wg_to_sg import LARGE_GRF_ATTR
@@ -69,7 +69,7 @@ class RotateLoads(ModulePass):
     """Schedule the K loops' loads a step ahead (module docstring)."""
 
     name = "xegpu-rotate-loads"
-    target: str = ""  # default: the function's xetile.kernel attribute (else pvc)
+    target: Target | str = ""  # default: the function's xetile.kernel attribute (else pvc)
     mode: str = ""    # auto, off, force, carry; default: XETILE_ROTATE_LOADS
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
@@ -79,7 +79,7 @@ class RotateLoads(ModulePass):
         buffers = count()   # BUFFER_ATTR numbers, unique in the module
         for fn in op.ops:
             if isinstance(fn, func.FuncOp):
-                target = get_target(self.target or _kernel_target(fn))
+                target = kernel_target(fn, self.target)
                 large = LARGE_GRF_ATTR in fn.attributes
                 for loop in [o for o in ops_in(fn) if isinstance(o, scf.ForOp)]:
                     if load_rotation.first_dpas(loop) is None or load_rotation.constant_step(loop) is None:
@@ -288,8 +288,3 @@ def _with_iter_args(loop: scf.ForOp, extra: list[SSAValue]) -> scf.ForOp:
     loop.parent_block().erase_op(loop)
     return new
 
-
-def _kernel_target(fn: func.FuncOp) -> str:
-    attr = fn.attributes.get("xetile.kernel")
-    name = getattr(attr, "data", None)
-    return name if name in TARGETS else "pvc"

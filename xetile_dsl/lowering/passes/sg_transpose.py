@@ -44,7 +44,7 @@ from xdsl.passes import ModulePass
 from ...dialects import xetile
 from ...dialects.walk import ops_in
 from ...dialects.types import bit_width, type_name
-from ...targets import Target, get_target
+from ...targets import Target, as_target
 from ...targets.slm_budget import SlmBudget
 from ..analysis.families import Families
 from ..analysis.slm_tiles import check_user_slm
@@ -61,10 +61,10 @@ class XeTileSgTranspose(ModulePass):
     """Lower subgroup-level tile_transpose into the load or through SLM."""
 
     name = "xetile-sg-transpose"
-    target: str = "pvc"
+    target: Target | str = "pvc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = get_target(self.target)
+        target = as_target(self.target)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and any(isinstance(o, xetile.TileTransposeOp) for o in ops_in(fn)):
                 rebuilder = _SgTranspose(fn, target, SlmBudget(target, check_user_slm(fn, target)))

@@ -41,7 +41,7 @@ from xdsl.passes import ModulePass
 from ...dialects import xegpu, xetile
 from ...dialects.walk import ops_in
 from ...dialects.types import bit_width
-from ...targets import TARGETS, Target, get_target
+from ...targets import Target, kernel_target
 from ..rewrites import block_messages
 from ..analysis.register_budget import VERDICT_ATTR, budget_bytes, tell
 from ..rewrites.dead_code import is_pure, prune_loop
@@ -306,13 +306,13 @@ class SplitAccumulators(ModulePass):
     """Split K loops whose accumulators exceed the register budget (module docstring)."""
 
     name = "xegpu-split-accumulators"
-    target: str = ""  # default: the function's xetile.kernel attribute (else pvc)
+    target: Target | str = ""  # default: the function's xetile.kernel attribute (else pvc)
     parts: int = 0  # > 0: force this many copies of every splittable accumulator loop
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in op.ops:
             if isinstance(fn, func.FuncOp):
-                target = get_target(self.target or _kernel_target(fn))
+                target = kernel_target(fn, self.target)
                 for loop in reversed([o for o in ops_in(fn) if isinstance(o, scf.ForOp)]):
                     verdict = loop.attributes.pop(VERDICT_ATTR, None)
                     groups = plan(loop, target, self.parts)
@@ -334,8 +334,3 @@ def _tell(verdict, loop: scf.ForOp, groups: list[list[Chain]] | None, target: Ta
     elif accumulator_chains(loop) and group_bytes(accumulator_chains(loop)) > budget_bytes(target):
         tell("error", text["row_error"], dpas)
 
-
-def _kernel_target(fn: func.FuncOp) -> str:
-    attr = fn.attributes.get("xetile.kernel")
-    name = getattr(attr, "data", None)
-    return name if name in TARGETS else "pvc"

@@ -20,7 +20,7 @@ from ...dialects import retype, xegpu, xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
 from ...dialects.types import bit_width
-from ...targets import Target, get_target
+from ...targets import Target, as_target
 from ..rewrites import block_messages, constants, register_transpose, scattered
 from ..analysis.families import Families
 from ..analysis.op_kinds import is_elementwise
@@ -30,12 +30,12 @@ from ..rewrites.transposed_tiles import memory_sg_map
 @dataclass(frozen=True)
 class XeGPUToSIMT(ModulePass):
     name = "xegpu-simt"
-    target: str = "pvc"
+    target: Target | str = "pvc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in op.ops:
             if isinstance(fn, func.FuncOp) and not _already_simt(fn):
-                _Distribute(fn, get_target(self.target)).run()
+                _Distribute(fn, as_target(self.target)).run()
 
 
 def _already_simt(fn: func.FuncOp) -> bool:

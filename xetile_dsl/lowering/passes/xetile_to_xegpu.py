@@ -18,7 +18,7 @@ from xdsl.passes import ModulePass
 from ...dialects import xegpu, xetile
 from ...dialects.walk import ops_in
 from ...dialects.types import bit_width
-from ...targets import TARGETS, Target, get_target
+from ...targets import Target, kernel_target
 from ...targets.target import PREFETCH_LOCALITY_HINTS
 from ..analysis import op_kinds
 from ..analysis.families import Families
@@ -34,13 +34,12 @@ class ConvertXeTileToXeGPU(ModulePass):
     #: whose 2D block shapes coalesced messages may take (lowering/rewrites/block_messages.py);
     #: default: the function's xetile.kernel attribute; with neither (hand-written XeTile
     #: through the opt tool), one message per block
-    target: str = ""
+    target: Target | str = ""
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and has_xetile_ops(fn):
-                name = self.target or kernel_target(fn)
-                _Translator(fn, get_target(name) if name else None).run()
+                _Translator(fn, kernel_target(fn, self.target, default=None)).run()
 
 
 class _Translator(Rebuilder):
@@ -239,8 +238,3 @@ def _tiles_loaded_as_b(fn: func.FuncOp, families: Families) -> set[SSAValue]:
             found.add(op.tile)
     return found
 
-
-def kernel_target(fn: func.FuncOp) -> str:
-    """The target named by ``fn``'s ``xetile.kernel`` attribute, else ""."""
-    name = getattr(fn.attributes.get("xetile.kernel"), "data", None)
-    return name if name in TARGETS else ""

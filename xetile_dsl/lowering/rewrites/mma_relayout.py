@@ -89,7 +89,7 @@ def relaid_operands(fn: func.FuncOp, families: Families, target: Target) -> dict
 
 
 def _operand_blocks(op: xetile.TileMMAOp, role: str, target: Target) -> tuple[int, int]:
-    """Operand A's blocks: the largest DPAS M (blocking.DPAS_M) by K; operand B's: K by N."""
+    """Operand A's blocks: the largest DPAS M (the target's ``DpasConfig.m``) by K; operand B's: K by N."""
     cfg = _dpas_of(op, target)
     return (max(cfg.m_values), cfg.k) if role == "A" else (cfg.k, cfg.n)
 

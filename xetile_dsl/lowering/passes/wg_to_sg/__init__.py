@@ -37,7 +37,7 @@ from ....dialects import xetile
 from ....dialects.walk import ops_in
 from ....errors import LoweringError
 from ....dialects.types import bit_width
-from ....targets import Target, get_target
+from ....targets import Target, as_target
 from ....targets.slm_budget import SlmBudget
 from ...analysis import prefetch_plan, register_budget, slm_tiles
 from ...analysis.families import Families
@@ -59,10 +59,10 @@ class XeTileWgToSg(ModulePass):
     """Distribute workgroup-level tiles and tile values among subgroups per wg_map."""
 
     name = "xetile-wg-to-sg"
-    target: str = "pvc"
+    target: Target | str = "pvc"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        target = get_target(self.target)
+        target = as_target(self.target)
         reject_unlowered(op, self.name)
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp):
