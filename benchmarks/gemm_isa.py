@@ -136,7 +136,7 @@ def main() -> int:
     args = ap.parse_args()
     cache: dict[tuple, object] = {}
     rows: list[tuple[str, object]] = []
-    print(f"GEMM hot K loop, {args.target}, N = K = {N}; cycles = lower bound per iteration (docs/design.md, ISA report)")
+    print(f"GEMM hot K loop, {args.target}, N = K = {N}; cycles = lower bound per iteration (docs/tools.md, 'The ISA report')")
     print(f"| {'shape':<30} | " + " | ".join(COLUMNS) + " | notes |")
     print("|" + "---|" * (len(COLUMNS) + 2))
     t0 = time.perf_counter()

@@ -274,7 +274,7 @@ def collector_paused():
     was), then one collection of the youngest generation.  A compile makes ~100k
     objects in cycles (xDSL IR: ops, blocks, uses), which set off 15-45 collections per
     compile, a full one every tenth, each walking the whole process's heap: 25-50 ms of
-    CPU of a GEMM compile in a process that had compiled others (issue 13), more in a
+    CPU of a GEMM compile in a process that had compiled others, more in a
     process with a big heap.  Paused, they cost one collection of the compile's own
     objects, 6-10 ms.  Nested and concurrent compiles share one pause (a count)."""
     with _PAUSE_LOCK:
@@ -514,7 +514,7 @@ def sources_stamp(root: str) -> str:
     """One line per ``.py`` file under ``root`` (symbolic links to folders are not
     followed): its path relative to ``root``, size and modification time in ns, sorted.
     An edited, added, removed or renamed source changes it; a warm first launch pays one
-    ``scandir`` per folder and one ``stat`` per file (issue 13)."""
+    ``scandir`` per folder and one ``stat`` per file."""
     lines: list[str] = []
     _stamp_folder(root, "", lines)
     lines.sort()
@@ -566,7 +566,7 @@ def _llvm_library_identity() -> list:
 
 def _names_in(folder: str, prefix: str, suffix: str) -> list[str]:
     """The sorted names in ``folder`` with ``prefix`` and ``suffix`` (a glob without its
-    pattern compile: a warm first launch pays every one, issue 13); [] if it is missing."""
+    pattern compile: a warm first launch pays every one); [] if it is missing."""
     try:
         names = os.listdir(folder)
     except OSError:

@@ -1,4 +1,4 @@
-"""Emulated builtins' LLVM IR texts kept per process (codegen/builtins/texts.py, issue 13):
+"""Emulated builtins' LLVM IR texts kept per process (codegen/builtins/texts.py):
 a later module reuses a body only under the key that built it (builder key, target,
 emulation), never another body of the same name, and a module with reused bodies is
 the module a fresh build gives, and computes the same.

@@ -309,7 +309,7 @@ def test_pvc_gpu_module_imports_intel_builtins():
 
 def test_arc_reads_rows_with_subgroup_block_reads_and_no_2d_blocks():
     """ARC has no 2D block messages: an 8x16 f16 A block is read a row at a time with
-    subgroup block reads (docs/design.md, "ARC loads"), and no 2D block builtin appears."""
+    subgroup block reads (docs/decisions/016-transposes.md), and no 2D block builtin appears."""
     module, bi = _gpu_module(ARC)
     assert bi.load_2d_kind(16, 8, 16, 1, (1, 8), (1, 2)) == "rows"
     bi.load_2d(16, 8, 16, 1, (1, 8), (1, 2))

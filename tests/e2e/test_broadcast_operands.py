@@ -1,4 +1,4 @@
-"""Rows and columns broadcast into tiles on ARC's 8 lanes (issue 17 item 3): a bias row
+"""Rows and columns broadcast into tiles on ARC's 8 lanes: a bias row
 added to operand A, a scale column multiplied into operand A or B, and a masked row
 softmax of a GEMM result, as a user writes them; before, ARC refused the first three
 (``source block 1x8 cannot be stretched to 8x16``, ``8x1 -> 16x8``; PVC the column into B).

@@ -223,7 +223,7 @@ def scaled_a_operand(a, b, c, BM: xt.constexpr):
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_elementwise_on_a_dpas_operand(flavour):
-    """Lowered since issue 5's operand chains (more in test_lowering_gaps.py)."""
+    """Lowered since operand chains landed (more in test_lowering_gaps.py)."""
     rng = np.random.default_rng(41)
     a = rng.integers(-4, 5, (8, 32)).astype(np.float16)  # 64-byte rows for PVC's 2D blocks
     b = rng.integers(-4, 5, (16, 32)).astype(np.float16)

@@ -1,4 +1,4 @@
-"""Integer division semantics (issue 17 item 5, design.md "Integer division"): ``//`` and
+"""Integer division semantics (docs/decisions/019-arithmetic-semantics.md): ``//`` and
 ``%`` by zero give quotient 0 and remainder the dividend (so ``a == b * (a // b) + a % b``
 still holds), and ``MIN // -1`` wraps to MIN with remainder 0 -- the same in compiled
 kernels (both CPU lane layouts) and the interpreter, which used to raise.  Tiles and

@@ -1,4 +1,4 @@
-"""Lowering gaps closed in issue 5 (load padding, stores to transposed tiles, block-atomic
+"""Lowering gaps closed (load padding, stores to transposed tiles, block-atomic
 old values, element-wise ops on tile_mma operands), on the CPU device in both flavours
 (cpu-pvc: 16 lanes with 2D block messages; cpu-arc: 8 lanes, per-lane accesses) against
 numpy and the XeTile interpreter."""
@@ -118,7 +118,7 @@ def test_abi_marks_only_block_accessed_arrays():
 
 def test_block_accessed_array_with_narrow_rows_is_read_per_lane():
     """32-byte rows under a 2D block load used to be refused at launch ("at least 64
-    bytes"); the kernel is now specialised to read that array per lane (issue 17 item 1),
+    bytes"); the kernel is now specialised to read that array per lane,
     with the padding where the tile leaves the array."""
     x = np.arange(16 * 8, dtype=np.float32).reshape(16, 8)
     y = np.zeros((16, 32), np.float32)

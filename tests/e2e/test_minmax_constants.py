@@ -3,7 +3,7 @@ when that is exact: NaN propagation and the order of signed zeros (MLIR's maximu
 minimumf: NaN wins, -0.0 < +0.0) checked bit for bit on the CPU device in both lane
 layouts, for the constants that take that path (max with +0.0, min with -0.0, non-zero
 numbers) and a NaN constant.  (The general two-variable path does not order signed zeros,
-like numpy and the interpreter: docs/design.md, known limits.)"""
+like numpy and the interpreter: docs/decisions/019-arithmetic-semantics.md.)"""
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,6 @@
 """Arrays whose rows are narrower than 2D block messages allow (64 bytes on PVC): a GEMM
 with K = 20 (A rows of 40 bytes) or N = 12 (C rows of 48 bytes) runs, its narrow arrays
-read and written per lane (issue 17 item 1), on both CPU lane layouts and the interpreter.
+read and written per lane, on both CPU lane layouts and the interpreter.
 
 Inputs are small integers, so every product and sum is exact in f32: results must equal
 numpy's exactly."""

@@ -1,4 +1,4 @@
-"""Tiles whose width is no multiple of the lanes' block (issue 17 item 2): a 16x2 tile (a
+"""Tiles whose width is no multiple of the lanes' block: a 16x2 tile (a
 column pair), a 16x8 tile on 16 lanes and a 16x24 one are cut into [8, 1] columns that
 every lane holds, instead of being refused; loads, element-wise math, row and column
 reductions, broadcasts back and stores all work, on both CPU lane layouts and the

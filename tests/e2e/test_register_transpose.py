@@ -138,7 +138,7 @@ def test_workgroup_transpose_across_subgroups_goes_through_slm(flavour):
 @pytest.mark.parametrize("mode", ["interpret", "interpret-subgroups"])
 def test_workgroup_transpose_across_subgroups_in_the_interpreter(mode):
     """Per subgroup, the SLM exchange reads back through a column-major
-    ``memref.reinterpret_cast`` view (issue 17 item 5: the interpreter lacked that op)."""
+    ``memref.reinterpret_cast`` view (the interpreter lacked that op)."""
     x = np.random.default_rng(6).integers(-40, 40, (32, PITCH)).astype(np.float32)
     y = np.zeros((32, PITCH), np.float32)
     workgroup_transpose_across_subgroups_kernel.on(mode)[(1,)](x, y)
@@ -147,7 +147,7 @@ def test_workgroup_transpose_across_subgroups_in_the_interpreter(mode):
 
 @pytest.mark.parametrize("device", ["cpu-pvc", "cpu-arc", "interpret-subgroups"])
 def test_workgroup_8bit_transpose_across_subgroups(device):
-    """int8 through the workgroup SLM exchange, widened to 16 bits there (issue 17 item 6).
+    """int8 through the workgroup SLM exchange, widened to 16 bits there.
     2 * x + 1 for x in [-40, 40) stays within int8: numpy's int8 result is exact."""
     x = np.random.default_rng(7).integers(-40, 40, (32, PITCH)).astype(np.int8)
     y = np.zeros((32, PITCH), np.int8)

@@ -1,4 +1,4 @@
-"""Tile offsets beyond 32 bits never wrap (issue 15, item 3).
+"""Tile offsets beyond 32 bits never wrap.
 
 An int argument that does not fit i32 is passed as i64; tile descriptors hold 32-bit
 positions, and used to get the offset truncated: a tile at row ``2**32 + 2`` read row 2

@@ -116,7 +116,7 @@ def test_transpose_of_a_column_major_load_is_the_row_major_array(device):
 
 @pytest.mark.parametrize("device", ["cpu-pvc", "cpu-arc", "interpret"])
 def test_computed_8bit_transpose_is_exact(device):
-    """8-bit values go through SLM widened to 16 bits (issue 17 item 6; byte-wide
+    """8-bit values go through SLM widened to 16 bits (byte-wide
     transposed SLM reads came back wrong, so this used to be refused). int8 arithmetic
     wraps: 2 * x + 1 for x in [-40, 40) stays in range, so numpy's int8 result is exact."""
     x = _input(16, "i32", 5).astype(np.int8)

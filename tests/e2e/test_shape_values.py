@@ -1,5 +1,5 @@
-"""``x.shape`` of an array argument inside a kernel is the array's real extent at launch
-(issue 15, item 5): a row loop bounded by ``x.shape[0]`` runs over every row and
+"""``x.shape`` of an array argument inside a kernel is the array's real extent at launch:
+a row loop bounded by ``x.shape[0]`` runs over every row and
 ``x.shape[1]`` works in arithmetic — compiled (CPU device, PVC and ARC flavours) and in
 the interpreter — while the static shape of an ``xt.slm_alloc`` buffer still folds to
 compile-time ints (it can size a tile)."""

@@ -1,5 +1,5 @@
 """A compile runs with Python's cyclic garbage collector paused (compiler.collector_paused,
-issue 13: its collections were 25-50 ms of a GEMM compile) and leaves it as it found it."""
+its collections were 25-50 ms of a GEMM compile) and leaves it as it found it."""
 from __future__ import annotations
 
 import gc

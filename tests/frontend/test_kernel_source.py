@@ -1,5 +1,5 @@
 """A kernel's source is read without Python's tokenizer (frontend/source.py ``_def_block``:
-issue 13, a warm first launch) and is exactly what ``inspect.getsourcelines`` reads, for
+a warm first launch) and is exactly what ``inspect.getsourcelines`` reads, for
 every shape of function: decorators over several lines, trailing comments, ``pass``,
 strings and tuples whose lines reach column 0, one-liners, nested functions and methods;
 unusual shapes fall back to inspect, so the text (part of the cache key) and the AST (its

@@ -1,4 +1,4 @@
-"""A kernel's source is parsed once per function and version of its file (issue 13: reading,
+"""A kernel's source is parsed once per function and version of its file (reading,
 tokenizing and parsing it on every request was a third of the frontend), and parsed again
 when the file changes, as ``inspect`` then reads the new text."""
 from __future__ import annotations

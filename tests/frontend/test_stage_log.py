@@ -82,7 +82,7 @@ def test_bad_dump_value_says_what_is_legal():
 
 
 def test_stage_texts_are_printed_only_when_read(dumped, monkeypatch):
-    """A compile prints no MLIR (issue 13: printing was ~12% of a compile); each text is
+    """A compile prints no MLIR (printing was ~12% of a compile); each text is
     printed at its first read, from the module as that stage left it, and only once."""
     printed = []
     monkeypatch.setattr(pipeline, "print_module", lambda module: printed.append(module) or print_module(module))
@@ -99,7 +99,7 @@ def test_stage_texts_are_printed_only_when_read(dumped, monkeypatch):
 def test_a_jit_compile_keeps_no_stage_snapshots(monkeypatch):
     """The ``@jit`` path (compile_kernel without stage_texts) clones no module for texts
     nobody reads (a kernel from the disk cache has none either; the clones were ~6 ms of
-    the RFC 2.1 GEMM's compile, issue 13); xd.compile keeps the three."""
+    the RFC 2.1 GEMM's compile); xd.compile keeps the three."""
     clones = []
     original = ModuleOp.clone
     monkeypatch.setattr(ModuleOp, "clone", lambda self, *a, **k: clones.append(self) or original(self, *a, **k))

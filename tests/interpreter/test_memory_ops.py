@@ -1,4 +1,4 @@
-"""Memory semantics of the interpreter (spec/xetile-rfc.md) on hand-written MLIR:
+"""Memory semantics of the interpreter (the XeTile RFC) on hand-written MLIR:
 out-of-bounds padding and dropped stores, the i64-address and column-major forms,
 atomics, gather/scatter with masks."""
 from __future__ import annotations

@@ -162,6 +162,6 @@ def test_interpreter_errors_name_the_users_line():
     with pytest.raises(InterpreterError, match="inf/NaN") as info:
         to_int.on("interpret")[(1,)](x, np.zeros((4, 4), np.int32), BM=4)
     assert f"test_print_and_ir.py:{to_int.fn.__code__.co_firstlineno + 3}:" in str(info.value)
-    divide.on("interpret")[(1,)](x, 4, 0, BM=4)  # n // 0 is 0 (design.md, "Integer division")
+    divide.on("interpret")[(1,)](x, 4, 0, BM=4)  # n // 0 is 0 (docs/decisions/019-arithmetic-semantics.md)
     np.testing.assert_array_equal(x, 0)
     oob.on("interpret")[(1,)](x, BM=8)  # out-of-bounds parts of the tile are fine: padding / dropped

@@ -1,5 +1,5 @@
 """Attributes the lowering builds again and again (strided-slice offsets/sizes/strides and
-block vector types) are built once per value and shared (issue 13); xDSL attributes are
+block vector types) are built once per value and shared; xDSL attributes are
 immutable, so a shared one prints and compares as a new one would."""
 from __future__ import annotations
 

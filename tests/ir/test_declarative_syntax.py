@@ -1,4 +1,4 @@
-"""Ops whose syntax moved to xDSL's assembly_format or to shared helpers (issue 16) print
+"""Ops whose syntax moved to xDSL's assembly_format or to shared helpers print
 exactly the canonical text they printed before (printed IR is cached and compared), and
 the table-built arith casts keep each cast's own element rule."""
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The compile-time shortcuts of issue 13 keep the IR they replace: the ops a lowering
+"""The compile-time shortcuts keep the IR they replace: the ops a lowering
 builds by the dozen use Operation's constructor instead of xDSL's generic builder, and
 must come out as the generic builder (``IRDLOperation.build``) makes them; the
 rebuilders make index arithmetic by ``create`` with the properties the constructor

@@ -1,9 +1,9 @@
-"""ARC (dg2-g10) GEMM loads that keep DPAS fed (issue 12), read from Intel's offline
+"""ARC (dg2-g10) GEMM loads that keep DPAS fed, read from Intel's offline
 compiler: on ARC a row-major A.B K loop computes C^T = B^T.A^T (lowering/passes/wg_to_sg/operand_swap.py),
 so both operands are read through transposed views whose lanes each hold whole runs of
 a memory row, and each run is one per-lane vector load (codegen/builtins/transposed_loads.py
 ``_lane_rows``): ``load.ugm.d32x8``, 256 bytes for the 8 lanes, the largest message IGC
-emits on DG2 (docs/design.md, "ARC loads").  Operand B (A^T): one message per 8 rows x
+emits on DG2 (docs/decisions/016-transposes.md).  Operand B (A^T): one message per 8 rows x
 16 K of A; operand A (B^T): rows 2n and 2n + 1 of B for lane n, 16 columns each, one
 message per row parity for two DPAS blocks.  The cold per-lane loop that serves blocks
 leaving the array keeps one ``d16u32`` gather per block in the code.

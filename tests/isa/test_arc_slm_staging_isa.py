@@ -1,4 +1,4 @@
-"""ARC (dg2-g10) SLM staging (issue 12): an SLM block that spans its buffer's rows is read
+"""ARC (dg2-g10) SLM staging: an SLM block that spans its buffer's rows is read
 with whole-block subgroup block messages on local memory (codegen/emit/slm.py), not one
 per-lane load per row and lane unit.  Kernel: kernels/gemm_slm_arc.gemm_slm_a_kernel
 (128x128 over [4, 4], A through a 128x16 SLM buffer).  Static counts under the pinned IGC."""

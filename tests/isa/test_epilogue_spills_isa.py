@@ -1,6 +1,6 @@
 """Element-wise GEMM epilogues with a broadcast bias row and a scale column do not spill
 on ARC (dg2-g10) or PVC at any of the listed subgroup tiles, read from Intel's offline
-compiler (issue 19 item 5).  The ARC 16x64 piece splits its K loop in two (register
+compiler.  The ARC 16x64 piece splits its K loop in two (register
 budget); the row broadcast used to be moved with the first copy's epilogue and its
 per-lane column indices and masks stayed live through the second loop: 768 bytes of
 spills (704 with the scale column).  Each kernel is compiled once per module."""

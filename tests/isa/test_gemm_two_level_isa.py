@@ -80,7 +80,7 @@ def test_rfc_tiles_pvc_spill_in_one_loop(ocloc_path, monkeypatch):
 def test_rfc_tiles_dg2_run_in_eight_passes_without_spills(ocloc_path):
     """ARC's 8 KiB file (6 KiB budget): 8 copies over one 8-row block row each.  With row
     block reads of the operands this split spilled 1984 B; computed as C^T with per-lane
-    row loads (docs/design.md, "ARC loads") it does not."""
+    row loads (docs/decisions/016-transposes.md) it does not."""
     with pytest.warns(AccumulatorSplitWarning, match="the K loop runs in 8 passes"):
         kernel = xd.compile(gemm_two_level_kernel, SIG, RFC_TILES, target="arc")
     zebin = kernel.asm["zebin"]

@@ -1,4 +1,4 @@
-"""Narrow rows in PVC machine code (issue 17 item 1): a GEMM specialised for a C with rows
+"""Narrow rows in PVC machine code: a GEMM specialised for a C with rows
 of 12 f32 (48 bytes, under the 64-byte minimum of 2D block messages) stores C with
 per-lane messages and no store_block2d, while the same kernel for wide rows stores C with
 2D blocks; the ISA report names the per-lane array."""
@@ -47,7 +47,7 @@ def _copy_rows(x, y):
                                           ("i8[:,68]", False), ("f32[:,17]", False), ("f16[:,20]", True)])
 def test_rows_of_no_whole_dword_are_per_lane(row, per_lane):
     """8/16-bit data must span a whole number of 4-byte units to be a 2D block surface's
-    width (xe-codegen-reference, surface rules): 37 x f16 = 74 bytes is over the 64-byte
+    width (the Xe codegen reference, surface rules): 37 x f16 = 74 bytes is over the 64-byte
     minimum but is specialised per lane all the same (a transposed 32-bit read of such a
     surface dropped its last column); 17 x f32 is a whole number of dwords."""
     elem = row.split("[")[0]

@@ -1,4 +1,4 @@
-"""Narrow tiles and 8-bit transposes in PVC/ARC machine code (issue 17 items 2 and 6):
+"""Narrow tiles and 8-bit transposes in PVC/ARC machine code:
 kernels that were refused now compile to machine code ocloc accepts, without spills or
 unresolved calls.  A 16x2 tile is cut into replicated columns: no 2D block message, its
 stores per lane; an int8 transpose of a computed value goes through SLM widened to 16

@@ -167,7 +167,7 @@ def abt_kernel(a, bt, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr
 
 
 def test_abt_hot_loop_pvc(ocloc_path):
-    """A.Bt 256x256 [8, 4] (issue 11 goal <= 70): 81 instructions before, 69 measured."""
+    """A.Bt 256x256 [8, 4] (goal <= 70): 81 instructions before, 69 measured."""
     kernel = xd.compile(abt_kernel, {"a": "f16[:,:]", "bt": "f16[:,:]", "c": "f32[:,:]", "K": "i32"},
                         {"BM": 256, "BN": 256, "BK": 32, "SM": 8, "SN": 4, "PF": 3}, target="pvc")
     hot = kernel.report().hot

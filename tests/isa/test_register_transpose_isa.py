@@ -45,7 +45,7 @@ def test_computed_transpose_has_no_slm_and_no_spill(target, dtype, ocloc_path):
     # per square of words: two rotations of log2(L) selects over L words, L - 1 shuffles.
     # IGC emits some of ARC's as predicated moves: 340 sel for the 384 written (the 470
     # counted before included the guard selects of the per-lane gathers that subgroup
-    # block reads replaced, issue 12), so ARC is held to one rotation's worth
+    # block reads replaced), so ARC is held to one rotation's worth
     rotations = 2 if target == "pvc" else 1
     assert ocloc.count(isa, r"\bsel\b") >= word_squares * rotations * log2 * lanes
     assert ocloc.count(isa, INDIRECT_READ) >= word_squares * (lanes - 1)

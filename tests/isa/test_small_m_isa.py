@@ -1,4 +1,4 @@
-"""Small-M GEMMs on PVC (issue 11's goals: M = 16 <= 45 and M = 64 <= 40 hot-loop
+"""Small-M GEMMs on PVC (the goals: M = 16 <= 45 and M = 64 <= 40 hot-loop
 instructions per K step, 0 spill; Triton-XPU emits 45 and 36).
 
 The kernel and workgroup shapes are benchmarks/gemm_isa.py's: ``gemm_wg_kernel`` with a

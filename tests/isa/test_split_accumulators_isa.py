@@ -69,7 +69,7 @@ def test_fitting_pieces_are_not_split(ocloc_path):
 def test_arc_budget_share_measured(ocloc_path, monkeypatch):
     """dg2-g10, one loop: 32x32 (75% of the file counted) fits; 16x64 (81%) spilled 192
     bytes while every operand element was a per-lane gather, and no longer does since
-    A's rows are subgroup block reads (issue 12); split (2 copies of 8x64) neither."""
+    A's rows are subgroup block reads; split (2 copies of 8x64) neither."""
     kernel, env = _wg(32, 32, "arc", False)
     assert kernel.asm["xegpu"].count("scf.for") == 1 and env.get("spill_size", 0) == 0
     kernel, env = _wg(16, 64, "arc", True)

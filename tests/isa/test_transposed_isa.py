@@ -23,7 +23,7 @@ def _compile(kernel, dtype, target="pvc", tiles=(32, 32, 32)):
 @pytest.mark.parametrize("dtype", ["f16", "f32"])
 def test_bt_uses_transposed_block_reads(dtype, ocloc_path):
     # tf32 at BK=16: 32x32x32 spills on pvc in 128-GRF mode with or without a transpose
-    # (the 8x8 A blocks), see docs/design.md
+    # (the 8x8 A blocks), see docs/decisions/016-transposes.md
     bk = 32 if dtype == "f16" else 16
     kernel = _compile(matmul_bt_kernel, dtype, tiles=(32, 32, bk))
     name = "matmul_bt_kernel"
@@ -111,7 +111,7 @@ def test_at_operand_a_is_transposed_block_reads(ocloc_path):
 
 @pytest.mark.parametrize("dtype", ["f16", "bf16"])
 def test_at_workgroup_gemm_reads_a_transposed(dtype, ocloc_path):
-    """The 256x256x32 workgroup A^T @ B of issue 11 (Triton-XPU: 259 with tl.trans): per
+    """The 256x256x32 workgroup A^T @ B compared with Triton-XPU (Triton-XPU: 259 with tl.trans): per
     subgroup and K step 4 transposed reads for A (32x32), 2 VNNI reads for B, no gathers;
     1061 hot-loop instructions before, 137 with the transposed reads (4 x 16 word movs
     de-interleave their halves into operand A's row layout; 129 with the prefetch
@@ -139,7 +139,7 @@ def test_at_workgroup_gemm_reads_a_transposed(dtype, ocloc_path):
 def wg_gemm_at_transpose(at, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, SM: xt.constexpr,
                          SN: xt.constexpr):
     """:func:`wg_gemm_at` with A^T loaded row-major under the swapped map and
-    ``tile_transpose``d to the A map (issue 11's "At.B via tile_transpose" row)."""
+    ``tile_transpose``d to the A map (the "At.B via tile_transpose" comparison)."""
     m = xt.program_id(0) * BM
     n = xt.program_id(1) * BN
     tat = xt.init_tile(at, [0, m], [BK, BM], wg_map=xt.wg_map(sg_layout=[SN, SM], sg_data=[BK, BM // SM]))

@@ -21,7 +21,7 @@ def gemm_bias_relu(a, b, bias, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.
 def gemm_epilogue(a, b, bias, scale, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
                   EPI: xt.constexpr):
     """c = bf16(epilogue(a @ b)): EPI 1 plain, 2 relu(acc + bias row), 3 relu(acc * scale
-    column + bias row); ``bias`` is [1, N], ``scale`` [M, 1] (issue 19: no spills)."""
+    column + bias row); ``bias`` is [1, N], ``scale`` [M, 1] (no spills)."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
     acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, xt.float32)

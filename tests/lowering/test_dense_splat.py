@@ -1,5 +1,5 @@
 """``constants.dense`` decides a splat from the raw values when they all compare equal
-(issue 13: converting each element of a zero accumulator was most of its time); the
+(converting each element of a zero accumulator was most of its time); the
 attribute must be the one the element-by-element rule gives (Python ``==`` on the
 converted values: -0.0 equals 0.0, a NaN equals nothing)."""
 from __future__ import annotations

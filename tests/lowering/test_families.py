@@ -1,5 +1,5 @@
 """``Families`` (value families through loops, branches and offset updates) finds each op
-type's join once and keeps it (issue 13); the partition must stay what the isinstance
+type's join once and keeps it; the partition must stay what the isinstance
 chain per op gave: checked here against that chain, written out independently, on the
 modules of kernels with scf.for, scf.while, scf.if, update_tile_offset, tile_mma and dpas,
 after every lowering pass."""

@@ -1,4 +1,4 @@
-"""constants.is_uniform (issue 13): a constant whose elements all have the same bytes is
+"""constants.is_uniform: a constant whose elements all have the same bytes is
 decided without unpacking them, with the same answer as comparing every value (``==``:
 0.0 equals -0.0, a NaN equals nothing)."""
 from __future__ import annotations

@@ -30,7 +30,7 @@ ATTENTION_SIG = ROWS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "
 #: of the loop's instructions, 14.47 / 14.03 and 12.42 / 12.27.  Before the lazy rescale
 #: (every step rescales): D = 64 12.95 / 12.72 (at 16 x 32: 14.41 / 14.28), D = 128
 #: 11.59 / 11.31; before the transposed form 51.7 (D = 64, 16 x 32) and 31.9 (D = 128,
-#: 8 x 32).  The floor of this short path with BM = 16 (docs/design.md, "ML ops"): 5.5
+#: 8 x 32).  The floor of this short path with BM = 16 (benchmarks/peer_attention_isa.py): 5.5
 #: per 16 scores (max, fma, exp2, sum, f16 convert, half a VNNI move), 4 word moves per
 #: DPAS splitting V^T, and the DPAS: 352 / D + 5 per DPAS (10.5 and 7.75)
 MAX_SHORT_PATH_PER_DPAS = {64: 12.6, 128: 9.95}

@@ -1,5 +1,5 @@
 """Unbounded compile work is refused with a located error instead of compiling forever
-(issue 15 item 7), and xegpu-sink-to-uses stays linear in the ops of a block.
+and xegpu-sink-to-uses stays linear in the ops of a block.
 
 * ``static_range`` unrolling is capped by ``MAX_UNROLLED_OPS`` (ops produced, not just
   iterations), reported at the ``static_range`` call with a hint to use ``range``;

@@ -114,7 +114,7 @@ def _tiny_kernel() -> str:
 
 def test_spirv_val_starts_before_the_module_is_emitted_and_still_judges_it(monkeypatch):
     """spirv-val's process is started when emission begins (its start-up overlaps the
-    emission, issue 13), is given the emitted module, and rejects an invalid one."""
+    emission), is given the emitted module, and rejects an invalid one."""
     events = []
     real_validator, real_emit = spirv_tools.StartedValidator, spirv_emit._emit_clean
 
@@ -164,8 +164,8 @@ class _Exited(Exception):
 
 
 def test_the_spare_makes_its_target_machine_before_the_module_arrives(monkeypatch):
-    """A spare child makes its LLVM context and target machine while it waits (issue 13:
-    off the compile's path) and emits the module it then receives with exactly those:
+    """A spare child makes its LLVM context and target machine while it waits
+    (off the compile's path) and emits the module it then receives with exactly those:
     one fresh machine per module, as LLVM 22 needs.  Run here, with os._exit stubbed."""
     events = []
     real_machine, real_read = spirv_backend._Machine, spirv_backend._read_all

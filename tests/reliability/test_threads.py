@@ -2,7 +2,7 @@
 be its own.  The launch path keeps per-kernel memo state (the fast dictionary, the last
 call, the last queue) and reuses device buffers for numpy arrays between calls; with
 threads sharing them, a launch could copy its inputs into a buffer another thread's
-launch was reading (issue 15 item 4: 106 of 300 launches wrong before the fix).
+launch was reading (106 of 300 launches wrong before the fix).
 
 Each thread owns its inputs (distinct values per thread and per launch) and checks every
 result against numpy; the kernel is compiled before the threads start."""

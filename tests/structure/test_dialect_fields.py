@@ -1,4 +1,4 @@
-"""Op definitions say each field once (issue 16, item 5): fields several ops share (cache
+"""Op definitions say each field once: fields several ops share (cache
 hints, a scattered descriptor and its mask, constant offsets, wg_maps, a padded load's
 value, ...) live in an undecorated base op class, whose fields xDSL collects after the
 op's own, or come from ``like_fields``; no two op classes repeat a run of field lines.

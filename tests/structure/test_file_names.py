@@ -1,4 +1,4 @@
-"""One name, one thing (issue 16, item 4): no two modules of the package share a file
+"""One name, one thing: no two modules of the package share a file
 name unless they are listed here with what tells them apart.  A new pair fails: name the
 module for what it holds (the interpreter's engine is ``interpreter/engine.py``, not a
 second ``core.py`` next to ``language/core.py``)."""

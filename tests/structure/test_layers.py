@@ -88,7 +88,7 @@ def layer_of(module: str) -> int:
             if matches and len(prefix) > best_len:
                 best, best_len = index, len(prefix)
     if best is None:
-        raise AssertionError(f"{module} is in no layer: add its folder to LAYERS (and to docs/design.md)")
+        raise AssertionError(f"{module} is in no layer: add its folder to LAYERS (and to docs/architecture.md)")
     return best
 
 

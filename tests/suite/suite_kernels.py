@@ -1,4 +1,4 @@
-"""The kernel suite (issue 4): kernels people write around a GEMM, each with a numpy
+"""The kernel suite: kernels people write around a GEMM, each with a numpy
 reference.  test_suite.py runs every one in the interpreter and, where the lowering
 supports it, compiled on the CPU device in the PVC and ARC flavours."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """How wide a kernel's tile coordinates are: 32 bits unless they can exceed 32 bits.
 
 A 2-D tensor descriptor is a surface (base, width, height, pitch) and a block position
-(x, y); the 2D block messages take all of them as 32-bit values (xe-codegen-reference
+(x, y); the 2D block messages take all of them as 32-bit values (the Xe codegen reference
 §3), and so do the per-lane fallbacks, which keeps a GEMM's K loop in 32-bit adds.
 Array extents fit: the launcher refuses arrays addressed through tiles whose rows, row
 bytes or pitch exceed :data:`~xetile_dsl.runtime.abi.MAX_TILED_EXTENT`.

@@ -17,7 +17,7 @@ a loop header), of calls without memory effects that IGC can see (DPAS) or of pr
 hints; nothing moves across another block.  A DPAS stays in place when something other
 than a later DPAS or the loop's phis uses its result.  On the 256x256 A^T.B GEMM of
 benchmarks/gemm_isa.py this is 127 -> 120 hot-loop instructions (123 with the payload
-copies alone; docs/design.md, "A^T.B loops ordered for IGC").
+copies alone; docs/decisions/021-code-shaped-for-igc.md).
 """
 from __future__ import annotations
 

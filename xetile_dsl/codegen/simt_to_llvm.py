@@ -43,7 +43,7 @@ def generate(module: ModuleOp, target: Target, emulate: bool,
 
     ``per_lane_arrays`` names the array parameters whose rows are narrower than 2D block
     messages allow (known at launch): their tiles are read and written with per-lane
-    loads and stores instead (design.md, "Narrow rows")."""
+    loads and stores instead (docs/decisions/018-per-lane-specialisation.md)."""
     kernels = [op for op in module.ops if isinstance(op, func.FuncOp)]
     if len(kernels) != 1:
         raise LoweringError(f"codegen expects one kernel per module, got {len(kernels)}")

@@ -263,7 +263,7 @@ def build_op(parser: Parser, cls: type[IRDLOperation], make: Callable[[], Operat
 def int_array(values: Iterable[int]) -> DenseArrayBase:
     """The i64 array attribute of ``values``, built once per value (xDSL attributes are
     immutable, and building and verifying one costs tens of microseconds; strided
-    slices take three per op, issue 13)."""
+    slices take three per op)."""
     key = tuple(values)
     found = _INT_ARRAYS.get(key)
     if found is None:
@@ -308,7 +308,7 @@ def print_operands_to(printer: Printer, op: Operation, result_type: Attribute | 
     """The common form `` %a, %b{between} {attrs} : type(a), type(b) -> result_type``
     (no arrow when ``result_type`` is None); ``skip``/``words`` as in print_attr_entries.
     Ops whose canonical form is exactly this print through it (the RFC spellings they
-    also accept keep their parsers custom: see docs/design.md)."""
+    also accept keep their parsers custom: see docs/ir.md, "Declarative formats and custom parsers")."""
     printer.print_string(" ")
     print_operands(printer, op.operands)
     printer.print_string(between)

@@ -69,7 +69,7 @@ class InitLikeOp(_mixed.ConstOffsetsOp):
     def __init__(self, source: SSAValue, offsets: Sequence[SSAValue], result_type: Attribute,
                  sizes: Sequence[SSAValue] = (), strides: Sequence[SSAValue] = ()):
         # what xDSL's generic builder (irdl_op_init) makes, without its ~200 us an op, most
-        # of it rebuilding the segment sizes: a lowering makes one per block (issue 13)
+        # of it rebuilding the segment sizes: a lowering makes one per block
         groups = [[_value(v) for v in group] for group in (offsets, sizes, strides)]
         Operation.__init__(self, operands=[_value(source), *groups[0], *groups[1], *groups[2]],
                            result_types=[result_type],

@@ -1,6 +1,6 @@
 """Which way a 2-D base matrix is laid out, for the ``order`` rule of ``init_tile``.
 
-xetile-rfc.md: "The order must be consistent with the data layout specified by the memref
+The XeTile RFC: "The order must be consistent with the data layout specified by the memref
 representing the base matrix": a row-major base (identity layout, ``strided<[N, 1]>``)
 takes ``order = [1, 0]``; a column-major base (``affine_map<(d0, d1) -> (d1, d0)>``,
 ``affine_map<(d0, d1) -> (d1 * M + d0)>``, ``strided<[1, M]>``) takes ``order = [0, 1]``.

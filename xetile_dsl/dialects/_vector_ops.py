@@ -166,7 +166,7 @@ class ShapeCastOp(_CastSyntax, PureVectorOp):
 
     def __init__(self, source: SSAValue, result_type: VectorType):
         # Operation's constructor (one operand, one result): xDSL's generic builder costs
-        # tens of microseconds more, and a lowering makes one per coalesced block (issue 13)
+        # tens of microseconds more, and a lowering makes one per coalesced block
         Operation.__init__(self, operands=[SSAValue.get(source)], result_types=[result_type])
 
     def verify_(self) -> None:

@@ -1,7 +1,7 @@
 """Earlier-RFC spellings of the tensor_desc encodings, parsed into the current attributes.
 
-* ``#xegpu.tdesc_attr<memory_space = slm, boundary_check = false>`` (xegpu-rfc.md's SIMT
-  section, xegpu-op-reference.md) -> ``#xegpu.block_tdesc_attr<...>``;
+* ``#xegpu.tdesc_attr<memory_space = slm, boundary_check = false>`` (the XeGPU RFC's SIMT
+  section, the XeGPU op reference) -> ``#xegpu.block_tdesc_attr<...>``;
 * ``#xegpu.tdesc_attr<memory_space = slm, scattered = true>`` -> ``#xegpu.scatter_tdesc_attr<...>``;
 * ``#xegpu.scattered_tdesc_attr<...>`` (op reference) -> ``#xegpu.scatter_tdesc_attr<...>``.
 

@@ -1,4 +1,4 @@
-"""XeGPU attributes and types (spec/xegpu-rfc.md, spec/xegpu-op-reference.md).
+"""XeGPU attributes and types (the XeGPU RFC, the XeGPU op reference).
 
 sg_map, block_tdesc_attr, scatter_tdesc_attr, cache_hint, memory_space, fence_scope,
 layout, slice; the tensor_desc and nbarrier types.
@@ -544,7 +544,7 @@ class TensorDescType(ParametrizedAttribute, TypeAttribute):
 @lru_cache(maxsize=1024)
 def _with_sg_map(t: TensorDescType, sg_map: Attribute | None) -> TensorDescType:
     """``t`` with ``sg_map``, made once per pair: an attribute is immutable, and the SIMT
-    pass gives every descriptor of a GEMM one of a few (~60 us to build each, issue 13)."""
+    pass gives every descriptor of a GEMM one of a few (~60 us to build each)."""
     enc = t.encoding if not isinstance(t.encoding, NoneAttr) else None
     return TensorDescType(t.get_shape(), t.element_type, enc, sg_map)
 

@@ -369,7 +369,7 @@ class DpasOp(_asm.OperandsToSyntax, IRDLOperation):
 
     def __init__(self, lhs: SSAValue, rhs: SSAValue, acc: SSAValue | None, result_type: VectorType):
         # Operation's constructor: xDSL's generic builder costs ~80 us an op more, and a
-        # GEMM lowering makes one per DPAS (issue 13); the op has no segment sizes to build
+        # GEMM lowering makes one per DPAS; the op has no segment sizes to build
         Operation.__init__(self, operands=[lhs, rhs] + ([acc] if acc is not None else []), result_types=[result_type])
 
     def _verify_layouts(self, a: list[int], b: list[int], d: list[int]) -> None:

@@ -1,4 +1,4 @@
-"""XeTile memory ops and tile_mma (spec/xetile-rfc.md), with the RFC's custom syntax.
+"""XeTile memory ops and tile_mma (the XeTile RFC), with the RFC's custom syntax.
 
 Canonical printed forms (the parser also accepts ``into``/``to`` for ``->``, unprefixed
 ``tile<..>`` types and the RFC's other spellings listed in docs/ir.md)::

@@ -1,4 +1,4 @@
-"""XeTile attributes and types (spec/xetile-rfc.md): wg_map, tile_attr, tile."""
+"""XeTile attributes and types (the XeTile RFC): wg_map, tile_attr, tile."""
 from __future__ import annotations
 
 from collections.abc import Sequence

@@ -1,4 +1,4 @@
-"""XeTile vector ops, atomics and scatter memory ops (spec/xetile-rfc.md)::
+"""XeTile vector ops, atomics and scatter memory ops (the XeTile RFC)::
 
     %r = xetile.atomic_rmw addf %v, %t : vector<8x16xf32>, !xetile.tile<8x16xf32> -> vector<8x16xf32>
     %r = xetile.tile_transpose %v [1, 0] : vector<64x32xf32> -> vector<32x64xf32>

@@ -2,7 +2,7 @@
 
 xDSL's ``walk`` is a generator per op, region and block (``yield from`` through three
 levels for each op), and a compile walks its function ~50 times (each analysis and pass
-looks for its ops): about a tenth of the lowering's time (issue 13).  This walks block
+looks for its ops): about a tenth of the lowering's time.  This walks block
 lists by their links, without generators.  The list is taken before the caller looks at
 it, so a loop that erases or inserts ops sees the ops as they were (as ``list(op.walk())``)."""
 from __future__ import annotations

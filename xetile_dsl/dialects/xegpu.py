@@ -1,4 +1,4 @@
-"""The XeGPU dialect (spec/xegpu-rfc.md, spec/xegpu-op-reference.md) on xDSL.
+"""The XeGPU dialect (the XeGPU RFC, the XeGPU op reference) on xDSL.
 
 Definitions live in four modules (attributes and types, block ops and dpas, scattered
 ops/barriers/fence/convert_layout, the SIMT lane_transpose and a_from_c); this module re-exports every public name and holds the

@@ -1,4 +1,4 @@
-"""The XeTile dialect (spec/xetile-rfc.md) on xDSL.
+"""The XeTile dialect (the XeTile RFC) on xDSL.
 
 The definitions live in three modules (attributes and types, memory ops and tile_mma,
 vector/scatter ops); this module re-exports every public name and holds the Dialect

@@ -29,7 +29,7 @@ class KernelSource:
     def of(fn) -> "KernelSource":
         """``fn``'s source, parsed once per function and version of its file: a compile
         asks for the kernel's and each inlined helper's, the launch cache key again, and
-        reading, tokenizing and parsing them was 30-40% of the frontend (issue 13).  The
+        reading, tokenizing and parsing them was 30-40% of the frontend.  The
         parse is shared (the frontend only reads the AST); it is made again when the file's
         size or modification time changes, as :func:`inspect.getsourcelines` would then
         read the new text."""
@@ -272,7 +272,7 @@ def _def_block(fn) -> tuple[list[str], int, str, ast.Module] | None:
     """(lines, first line, dedented text, its AST with the file's line numbers) of ``fn``'s
     ``def`` with its decorators -- the lines ``inspect.getsourcelines`` returns -- found
     without Python's tokenizer, whose patterns cost a process's first kernel key ~3-5 ms
-    to compile (issue 13: a warm first launch).  The block runs from ``co_firstlineno``
+    to compile (a warm first launch).  The block runs from ``co_firstlineno``
     past the last line any of the function's bytecode comes from, on through the lines
     indented deeper than the ``def`` (trailing ``pass``, strings), and, as inspect does,
     through trailing comments indented like the body; the text must then parse as exactly

@@ -220,7 +220,7 @@ def build_module(fn, specs: dict, constants: dict, flavour: str = "pvc"):
 
 
 def check_tile_mma_shapes(module: ModuleOp, flavour: str) -> None:
-    """The compiler's rule for tile_mma operand shapes (lowering/mma_shapes.py), so that
+    """The compiler's rule for tile_mma operand shapes (lowering/analysis/mma_shapes.py), so that
     the interpreter refuses what the compiler refuses: checked on the subgroup program a
     workgroup-level kernel is distributed into (the tiles the compiler blocks)."""
     fn = kernel_function(module)

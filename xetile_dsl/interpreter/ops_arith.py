@@ -30,7 +30,7 @@ def _u(x):
 
 
 def _by_zero(fn, remainder: bool):
-    """``fn`` with the integer division semantics of design.md ("Integer division"): by
+    """``fn`` with the integer division semantics of docs/decisions/019-arithmetic-semantics.md: by
     zero the quotient is 0 and the remainder the dividend, as the compiled kernel does.
     Overflowing quotients (``MIN / -1``) are computed in 64 bits and wrap when cast."""
     def divide(a, b):

@@ -185,7 +185,7 @@ def _memref_cast(run: Run, op, ref: ArrayRef):
 def _reinterpret_cast(run: Run, op, ref: ArrayRef, *dynamic):
     """The same allocation seen with the op's offset, sizes and strides (elements; the
     offset counts from the allocation's start, as MLIR's from the base pointer): e.g. the
-    column-major SLM view of a workgroup transpose (lowering/wg_transpose.py)."""
+    column-major SLM view of a workgroup transpose (lowering/passes/wg_to_sg/transpose.py)."""
     dyn = iter(int(v) for v in dynamic)
 
     def resolved(static) -> tuple[int, ...]:

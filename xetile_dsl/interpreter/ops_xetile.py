@@ -1,4 +1,4 @@
-"""XeTile ops (spec/xetile-rfc.md) on numpy values.
+"""XeTile ops (the XeTile RFC) on numpy values.
 
 Workgroup-level IR (ops and tiles with ``wg_map``) runs as written: a ``wg_map`` only
 says how the lowering distributes a workgroup tile among subgroups, never what the

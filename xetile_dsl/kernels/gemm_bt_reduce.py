@@ -10,7 +10,7 @@ transpose of its B piece, so the transpose needs no exchange), transposed to
 ``MP_C``; the sum is converted to ``MP_REDUCE2`` (32 subgroups x 8 whole rows) and
 reduced along dim 1 to ``MP_REDUCE``.
 
-Corrections to the RFC text (see docs/design.md): the stored value is the reduction
+Corrections to the RFC text (see docs/ir.md, "The RFC's appendix programs, as implemented"): the stored value is the reduction
 (``%16``, not ``%7``); ``%2p`` advances along K like ``%2`` (``%c0, %c32``); the bcast
 load yields f32; the program reads ``%bt`` (the argument is named ``%b``); the maps of
 tile_transpose/conv_layout/reduce are listed source first. A workgroup's reduction covers

@@ -1,4 +1,4 @@
-"""An ARC (DG2) GEMM that stages A through shared local memory (issue 12).
+"""An ARC (DG2) GEMM that stages A through shared local memory.
 
 DG2 has no 2D block messages: a tile row is one subgroup block message, so an A operand
 read from global memory costs one message per row (8 per 8x16 DPAS block).  Here the

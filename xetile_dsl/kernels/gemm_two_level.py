@@ -13,7 +13,7 @@ A/B loads with the tile_mma maps it keeps two prefetch streams running ahead of 
 With ``BM=512, BN=256, BK=32, SM=8, SN=4`` the maps are exactly the RFC's: mp_a
 [8, 4]/[64, 32], mp_b [8, 4]/[32, 64], mp_c [8, 4]/[64, 64]; L2 a [32, 1]/[16, 128],
 b [16, 2]/[8, 128]; L1 a [32, 1]/[16, 32], b [4, 8]/[8, 32].  The RFC's listing has
-typos (see docs/design.md, "Two cache levels"); this is its evident intent.
+typos (see docs/ir.md, "The RFC's appendix programs, as implemented"); this is its evident intent.
 """
 import numpy as np
 

@@ -142,7 +142,7 @@ def dpas_k(target: str | None, elem: str) -> int:
 #: 256-byte vector load: 16 per 32 DPAS in bounds, 28 with the edge loops (row block
 #: reads were 64 + 24).  The accumulator and the K step's A and B (8 KiB) fill the register
 #: file, which ARC's ``coalesced_register_share`` allows (loads are sunk to their DPAS).
-#: Measured with ocloc dg2-g10: 0 spill, one K loop (docs/design.md, "ARC loads").  Larger
+#: Measured with ocloc dg2-g10: 0 spill, one K loop (docs/decisions/016-transposes.md).  Larger
 #: pieces split the K loop (16x64) or spill (BK 64).
 ARC_TILES = {**TARGETS["arc"].gemm_tiles[0].constants(), "BK": TARGETS["arc"].gemm_tiles[0].bk(dpas_k("arc", "f16"))}
 

@@ -53,7 +53,7 @@ def lower(module: ModuleOp, target: str, timings: dict | None = None,
     change the module in place), or, for the last stage, from ``module`` itself, which
     nothing changes after lowering (codegen only reads it).  With ``texts=False`` (a
     ``@jit`` compile, whose kernel nobody asks for them) there are none, and no clones
-    (~6 ms of the RFC 2.1 GEMM's compile, issue 13).
+    (~6 ms of the RFC 2.1 GEMM's compile).
 
     With ``XETILE_VERIFY_IR=1`` (the tests set it) the module is verified after each
     stage, timed with the stage's last pass.  ``timings`` (when given) receives each

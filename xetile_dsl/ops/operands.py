@@ -5,7 +5,7 @@ outputs like the input, and make numpy arrays fit the 2D-block rules.
 Device arrays are used in place (the kernel runs on their queue and writes the caller's
 buffer); numpy arrays are copied in and out by the launcher, so an op may hand it a padded
 copy instead.  Rows narrower than the 2D-block minimum (64 bytes) would make the launcher
-pick the kernel's per-lane specialisation (docs/design.md, "Narrow rows": another compile,
+pick the kernel's per-lane specialisation (docs/decisions/018-per-lane-specialisation.md: another compile,
 gathers instead of block loads), so an op pads them where it can: numpy rows on the host,
 dpnp / USM and torch rows into a zeroed array on the same queue (one device copy each way;
 the kernels mask by the true extents).  pyopencl arrays, which have no strided slice

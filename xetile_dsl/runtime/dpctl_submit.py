@@ -2,7 +2,7 @@
 
 ``SyclQueue.submit_async`` checks the type of every argument on every call (an
 ``isinstance`` chain over ctypes types per argument: about two thirds of a bare submit's
-instructions for a 13-argument kernel, docs/design.md "One launch path") and then calls
+instructions for a 13-argument kernel, docs/decisions/020-launch-path.md) and then calls
 the C function ``DPCTLQueue_SubmitNDRange`` of dpctl's ``libDPCTLSyclInterface``
 (dpctl's public C interface, the one numba-dpex's generated code calls).  A
 :class:`CSubmit` calls that function itself with the argument array, the argument-type

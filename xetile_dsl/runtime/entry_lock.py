@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 #: this host's name (``uname``'s node name, what ``socket.gethostname`` returns, without
-#: importing socket: a warm first launch pays every import, issue 13)
+#: importing socket: a warm first launch pays every import)
 HOST = platform.node()
 #: Seconds after which a lock held on another host is presumed abandoned.
 STALE_AFTER = 600.0

@@ -8,7 +8,7 @@ argument, kept per parameter), the submit through the queue's order
 the arguments -- the native argument list, the scalar slots, the ranges, the queue, its
 order-manager lookup -- is made once, when the launch is remembered.
 
-Measured on this project's CPU device (docs/design.md, "The launch path"): the Python
+Measured on this project's CPU device (docs/decisions/020-launch-path.md): the Python
 work of a launch costs about twice as much next to the runtime's submit as in a tight
 loop (the submit evicts it from the caches), so what counts is how little code and data
 a launch touches, not only how few operations it makes.

@@ -3,7 +3,7 @@
 A process whose kernels come from the disk cache needs the narrow-row rule (a launch's
 arrays select the per-lane kernel specialisation by it; the CPU device's flavour is
 :mod:`.cpu_device`'s), but none of the tables in :mod:`.target`,
-whose frozen dataclasses alone cost a warm first launch ~10 ms of CPU to create (issue 13).
+whose frozen dataclasses alone cost a warm first launch ~10 ms of CPU to create.
 Nothing here is a copy of the tables: the numbers below are the LSC's 2D block message
 rules, which ``target.Block2DLimits`` takes as its defaults (a target registered with
 stricter limits is refused: ``catalog.register_target``); the target names are the
@@ -30,7 +30,7 @@ def rows_need_per_lane(row_elems: int, itemsize: int) -> bool:
     """Whether rows of ``row_elems`` elements of ``itemsize`` bytes cannot be the width of a
     2D block surface on some target (too narrow, or 8/16-bit rows of a byte length that is
     not a multiple of ROW_BYTES_MULTIPLE: e.g. 37 x f16), so that arrays with such rows
-    get the per-lane kernel specialisation (docs/design.md, "Narrow rows")."""
+    get the per-lane kernel specialisation (docs/decisions/018-per-lane-specialisation.md)."""
     row_bytes = row_elems * itemsize
     return row_bytes < NARROW_ROW_BYTES or (itemsize < ROW_BYTES_MULTIPLE and row_bytes % ROW_BYTES_MULTIPLE != 0)
 

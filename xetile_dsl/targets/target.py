@@ -2,7 +2,7 @@
 
 Every pass that needs a number about the GPU (subgroup size, DPAS shapes, 2D block
 limits, SLM size, ...) asks a :class:`Target`.  Nothing else in the compiler tests the
-name of a chip.  Facts come from ``shared/docs/xe-codegen-reference.md`` (checked with
+name of a chip.  Facts come from the Xe codegen reference (Intel's ISA and IGC builtin rules) (checked with
 the offline compiler) and the XeGPU RFC's sg_map rules.
 """
 from __future__ import annotations
@@ -139,7 +139,7 @@ class Target:
     #: lanes each hold whole runs of a memory row, read with per-lane vector loads (one
     #: ``load.ugm.d32x8`` = 256 bytes per 8 lanes: ocloc dg2-g10) where there is no 2D
     #: block IO; with them a row-major A.B K loop computes C^T = B^T.A^T
-    #: (lowering/operand_swap.py), () if not
+    #: (lowering/passes/wg_to_sg/operand_swap.py), () if not
     lane_row_load_elem_bits: tuple[int, ...] = ()
     block2d_read: tuple[Block2DShape, ...] = ()
     block2d_read_transform: tuple[Block2DShape, ...] = ()
@@ -156,7 +156,7 @@ class Target:
     #: share of the largest register file (large_grf_count x grf_bytes) a K loop's DPAS
     #: accumulators and the operands of one DPAS may fill; the rest holds addresses,
     #: loop-carried descriptors, loop state and the loads IGC issues ahead of their DPAS
-    #: (measured with ocloc: docs/design.md, "Register budget and accumulator splitting")
+    #: (measured with ocloc: docs/decisions/015-register-budget.md)
     accumulator_register_share: float = 0.75
     #: the largest tile value one subgroup may hold, in largest register files
     #: (large_grf_count x grf_bytes): far past the register file a value cannot be kept in
@@ -172,7 +172,7 @@ class Target:
     #: operands may fill for those operands to be read in coalesced messages (a message
     #: keeps its K blocks live until its last DPAS); measured with ocloc on pvc: the RFC
     #: 2.1 step (8 + 6 KiB of 16 KiB) does not spill, a 4 + 4 KiB step in the 8 KiB
-    #: default file spilled 1.5 KB (docs/design.md, "Coalesced 2D block messages")
+    #: default file spilled 1.5 KB (docs/decisions/014-blocking-and-block-messages.md)
     coalesced_register_share: float = 0.875
     named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
@@ -189,8 +189,8 @@ class Target:
     #: codegen/latch_order.py): on pvc IGC then keeps no dummy moves for the prefetches and
     #: fewer syncs, the 256x256 A^T.B GEMM's hot loop 127 -> 120 (ocloc 26.27)
     order_loop_latches: bool = False
-    #: throughput model of the ISA report (tools/isa_report.py; sources in docs/design.md,
-    #: "ISA report"): multiply-accumulates one EU's XMX engine retires per clock, by DPAS
+    #: throughput model of the ISA report (tools/isa_report.py; sources in docs/tools.md,
+    #: "The ISA report"): multiply-accumulates one EU's XMX engine retires per clock, by DPAS
     #: input type, and the instructions one hardware thread issues per clock
     dpas_macs_per_clock: tuple[tuple[str, int], ...] = ()
     thread_issue_per_clock: int = 1
@@ -200,7 +200,7 @@ class Target:
     #: the ready-made ops' tiles (ops/configs.py reads them); None: :meth:`OpTiles.rule_for`
     op_tiles: OpTiles | None = None
     #: lanes the 2D block builtins (``intel_sub_group_2d_block_*``) exist for: they are
-    #: SIMD16-only (xe-codegen-reference.md section 3.1); at another subgroup size the
+    #: SIMD16-only (the Xe codegen reference section 3.1); at another subgroup size the
     #: blocks go through the address-payload and per-lane paths
     block2d_builtin_lanes: int = 16
     #: whether the CPU device runs this target's kernels as the ``cpu-<name>`` flavour (its
@@ -248,7 +248,7 @@ class Target:
         """(level, load control) decorations for XeGPU load/prefetch ``hints``: the lowest
         level whose hint differs from the default (cached), and none where the target
         ignores them (``cache_hints``).  One decoration at most: spirv-val 2025.5 rejects
-        two ``CacheControlLoadINTEL`` on one pointer (xe-codegen-reference.md section 6),
+        two ``CacheControlLoadINTEL`` on one pointer (the Xe codegen reference section 6),
         so L1 + L3 uncached (locality 0) reaches the ISA as L1 uncached (``.uc.ca``)."""
         if not self.cache_hints:
             return ()
@@ -309,14 +309,14 @@ PREFETCH_LOCALITY_HINTS = {
     0: {"l1_hint": "uncached", "l3_hint": "uncached"},
 }
 
-#: SPV_INTEL_cache_controls (xe-codegen-reference.md section 6): cache level per XeGPU
+#: SPV_INTEL_cache_controls (the Xe codegen reference section 6): cache level per XeGPU
 #: hint and load control per policy; decorations on the pointer of a 2D block builtin
 CACHE_CONTROL_LEVELS = {"l1_hint": 0, "l3_hint": 1}
 CACHE_CONTROL_LOAD = {"uncached": 0, "cached": 1, "streaming": 2, "read_invalidate": 3}
 
 #: IGC's LSC_LDCC cache option of a 2D block prefetch through an address payload
-#: (``__builtin_IB_subgroup_block_read_ap_prefetch_*``, docs/design.md "Prefetch
-#: payloads"), per :meth:`Target.cache_controls` result: () = L1 and L3 cached (4,
+#: (``__builtin_IB_subgroup_block_read_ap_prefetch_*``, docs/decisions/
+#: 021-code-shaped-for-igc.md), per :meth:`Target.cache_controls` result: () = L1 and L3 cached (4,
 #: ``.ca.ca``, what the OpenCL prefetch builtin sets), L1 uncached = L1UC_L3C (2,
 #: ``.uc.ca``).  Other controls keep the OpenCL builtin and its pointer decorations.
 PREFETCH_PAYLOAD_CACHE_OPTION = {(): 4, ((CACHE_CONTROL_LEVELS["l1_hint"], CACHE_CONTROL_LOAD["uncached"]),): 2}
@@ -356,7 +356,7 @@ def _arc_dpas(n: int) -> tuple[DpasConfig, ...]:
 
 
 #: 2D block messages of the LSC (Xe-HPC and Xe2): the same shapes on pvc, bmg, lnl and ptl
-#: (checked with ocloc: docs/design.md, "Xe2 targets")
+#: (checked with ocloc: docs/decisions/006-target-description.md)
 _BLOCK2D_READ = (
     Block2DShape(8, _R_ALL, 32, 1), Block2DShape(8, _R_ALL, 32, 2), Block2DShape(8, (8, 16, 32), 16, 4),
     Block2DShape(16, _R_ALL, 16, 1), Block2DShape(16, _R_ALL, 16, 2),
@@ -446,7 +446,7 @@ ARC = Target(
     # 32x32 f32 per subgroup (128 of the 256 GRFs) and two DPAS K blocks per K step: one
     # K loop, 0 spill; f16/bf16 operands by per-lane row loads (C^T = B^T.A^T), 16
     # 256-byte loads per 32 DPAS in bounds, 28 sends counting the edge loops (row reads:
-    # 64 + 24; docs/design.md, "ARC loads")
+    # 64 + 24; docs/decisions/016-transposes.md)
     gemm_tiles=(GemmTile(128, 128, 4, 4, 2, k_blocks=2), GemmTile(64, 64, 4, 2, 2, k_blocks=2)),
     op_tiles=OpTiles(
         gemm=(("float16", (16, 16, 32)), ("bfloat16", (16, 16, 32)), ("int8", (16, 16, 32)), ("uint8", (16, 16, 32))),
@@ -472,8 +472,8 @@ _LNL_TILES = (GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2), GemmTile(256, 
 def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTile, ...], iga: str = "xe2") -> Target:
     """An Xe2/Xe3 GPU (Battlemage, Lunar Lake, Panther Lake): PVC's 16-lane DPAS, 2D block
     messages, named barriers and cache controls, at half PVC's XMX rate per vector engine.
-    Every fact was checked on ocloc 26.27's output for ``ocloc_device`` (docs/design.md,
-    "Xe2 targets")."""
+    Every fact was checked on ocloc 26.27's output for ``ocloc_device`` (docs/decisions/
+    006-target-description.md)."""
     return replace(
         PVC,
         name=name,

@@ -8,7 +8,7 @@
 #  * `<tools>/bin/ocloc`: a wrapper that runs ocloc through the folder's own ld-linux.
 #
 # Idempotent; run as root by CI on a fresh Debian 12 machine.  Without apt-get it prints
-# a message and exits 0.  See docs/tools.md and docs xe-codegen-reference.md §0.
+# a message and exits 0.  See docs/tools.md and the Xe codegen reference §0.
 #
 # Environment:
 #   XETILE_TOOLS_DIR   tools folder (default <repo>/tools-cache/igc in a checkout;

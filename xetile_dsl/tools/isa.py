@@ -2,7 +2,7 @@
 where the loops are, and the shapes of 2D block messages.
 
 Every statement here is about the text IGA prints for PVC/ARC machine code (ocloc 26.27 /
-IGC 2.40, xe-codegen-reference.md sections 0, 3.2, 5.3, 5.5):
+IGC 2.40, the Xe codegen reference sections 0, 3.2, 5.3, 5.5):
 
 * an instruction is ``[(pred)] opcode[.sub] [(N|Mk)] [(cond)flag] dst src... {swsb}``;
 * a send's IGA comment names its message, ``// wr:1+0, rd:8; load_block2d.ugm.d16v.a64``:

@@ -1,7 +1,7 @@
 """Intel's offline compiler (ocloc): find it, compile SPIR-V to a zebin, check the ISA.
 
 "Build succeeded" proves little: IGC silently drops builtins it does not know, or leaves
-them as external ``calla`` calls (xe-codegen-reference.md §1).  So every check here reads
+them as external ``calla`` calls (the Xe codegen reference §1).  So every check here reads
 the machine code: DPAS present, 2D-block messages present (PVC) or absent (DG2), no
 ``calla``, no undefined symbols, no spills.
 

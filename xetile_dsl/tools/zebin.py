@@ -2,7 +2,7 @@
 
 A zebin holds one ``.text.<kernel>`` section of machine code per kernel and a ``.ze_info``
 YAML section with each kernel's execution environment (SIMD width, GRF count, spill size).
-See docs/tools.md and xe-codegen-reference.md §0.
+See docs/tools.md and the Xe codegen reference §0.
 """
 from __future__ import annotations
 

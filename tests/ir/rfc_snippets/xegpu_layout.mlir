@@ -1,4 +1,4 @@
-// Snippets of spec/xegpu-rfc.md, sg_map and layout sections.
+// Snippets of the XeGPU RFC, sg_map and layout sections.
 #sg_map_a = #xegpu.sg_map<wi_layout = [1, 16], wi_data = [1, 1]>
 #sg_map_a2 = #xegpu.sg_map<wi_layout = [1, 16], wi_data = [1, 2]>
 #sg_map_b = #xegpu.sg_map<wi_layout = [1, 16], wi_data = [2, 1]>

@@ -1,4 +1,4 @@
-// Snippets of spec/xegpu-rfc.md (op sections), corrected where docs/ir.md says so.
+// Snippets of the XeGPU RFC (op sections), corrected where docs/ir.md says so.
 #tdesc_attr2 = #xegpu.block_tdesc_attr<memory_space=slm, boundary_check=false>
 #scattered = #xegpu.scatter_tdesc_attr<>
 #tdesc_attr = #xegpu.scatter_tdesc_attr< memory_space=slm, chunk_size=8>

@@ -1,4 +1,4 @@
-// Snippets of spec/xegpu-rfc.md, "The sg_map propagation process ...": the subgroup-level
+// Snippets of the XeGPU RFC, "The sg_map propagation process ...": the subgroup-level
 // ("Before WI distribution") forms with their sg_maps, and the per-lane bitcast.
 // Corrections (docs/ir.md): the before-forms are comments in the RFC; `vector.reduction [1]`
 // (a reduction to a 1-D vector) is vector.multi_reduction with an accumulator; sg_maps on

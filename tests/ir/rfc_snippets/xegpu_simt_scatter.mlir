@@ -1,4 +1,4 @@
-// Snippets of spec/xegpu-rfc.md, SIMT scattered loads with the earlier tdesc_attr spelling.
+// Snippets of the XeGPU RFC, SIMT scattered loads with the earlier tdesc_attr spelling.
 #sg_map_t = #xegpu.sg_map<wi_layout = [1, 16], wi_data = [1, 1]>
 #sg_map_t16 = #xegpu.sg_map<wi_layout = [16, 1], wi_data = [1, 1]>
 #scatter_attr = #xegpu.tdesc_attr< memory_space=slm, scattered=true>

@@ -1,4 +1,4 @@
-// Snippets of spec/xegpu-rfc.md, "The layout attribute propagates ..." (workgroup level):
+// Snippets of the XeGPU RFC, "The layout attribute propagates ..." (workgroup level):
 // vector ops carrying #xegpu.layout / #xegpu.slice, written unnamed as in the RFC.
 // Corrections (docs/ir.md): `float` -> `f32`; `%%vector_a` -> `%vector_a3`; the broadcast
 // `vector.broadcast %vector_b [1]` (no MLIR form) -> shape_cast to 256x1, then broadcast.

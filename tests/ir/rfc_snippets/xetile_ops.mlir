@@ -1,4 +1,4 @@
-// Snippets of spec/xetile-rfc.md (op sections), corrected where docs/ir.md says so.
+// Snippets of the XeTile RFC (op sections), corrected where docs/ir.md says so.
 #tile_attr = #xetile.tile_attr<order = [0, 1]>
 #blk = #xetile.tile_attr<inner_blocks = [16, 16]>
 #blk8 = #xetile.tile_attr<inner_blocks = [8, 16]>

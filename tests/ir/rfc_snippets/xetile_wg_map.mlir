@@ -1,4 +1,4 @@
-// Snippets of spec/xetile-rfc.md, "Workgroup Level XeTile extension".
+// Snippets of the XeTile RFC, "Workgroup Level XeTile extension".
 #wg_map_a = #xetile.wg_map<sg_layout = [2, 2], sg_data = [32, 128]>
 #tile_attr = #xetile.tile_attr<wg = #wg_map_a, order = [0, 1], inner_blocks = array<i64: 32,16> >
 #wg_map_d = #xetile.wg_map<sg_layout = [8, 4], sg_data = [32, 64]>

@@ -8,7 +8,7 @@ sg_map fragment with ``wi_layout = [1, lanes]`` is exactly that: lane ``n`` hold
 column unit ``cb``, the ``wi_data[1]`` elements at ``x + cb*lanes*wi_data[1] +
 n*wi_data[1]``, i.e. unit ``cb*lanes + n`` of the row when a unit is ``wi_data[1]``
 elements.  So a ``rows x cols`` block is ``rows`` messages instead of one per-lane gather
-per element (issue 12: 288 ``load.ugm.d16u32`` per 17 DPAS on ARC).
+per element (288 ``load.ugm.d16u32`` per 17 DPAS on ARC).
 
 Block messages have no bounds checks and want a 4-byte aligned address (16 bytes for
 writes, OpenCL ``cl_intel_subgroups``), so the wrappers test, once per block and

@@ -1,7 +1,7 @@
 """2D block loads, stores and prefetches in the sg_map fragment order.
 
 Every wrapper built here has the same per-lane contract (the XeGPU sg_map
-distribution, ``shared/spec/xegpu-rfc.md``): lane n, with ``(lr, lc) = divmod(n,
+distribution, the XeGPU RFC): lane n, with ``(lr, lc) = divmod(n,
 wi_layout[1])``, holds for column unit ``cb``, row unit ``rb``, ``i < wi_data[0]``,
 ``j < wi_data[1]`` the element
 

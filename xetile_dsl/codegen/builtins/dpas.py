@@ -1,6 +1,6 @@
 """DPAS: ``intel_sub_group_<a>_<b>_matrix_mad_k<K>`` declarations and CPU emulation.
 
-Per-lane types follow ``xe-codegen-reference.md`` §2.1, derived from the target's DPAS
+Per-lane types follow the Xe codegen reference §2.1, derived from the target's DPAS
 table rather than from the chip's name: each lane holds ``K * bits(a) / N`` bits of
 every row of A (16 on a 16-lane target -> ``short``, 32 on an 8-lane one -> ``int``),
 and ``K * bits(b) / 32`` dwords of its column of B (always 8).
@@ -13,7 +13,7 @@ whole A operand (its elements of every row) comes over in one ``sub_group_broadc
 of a vector per source lane, and the rows are accumulated as one vector: K / (elements
 per lane) broadcasts and K vector fmas instead of M * K shuffles and M * K scalar fmas.
 The arithmetic per element is the same; the OpenCL CPU compiler builds it in about 30 %
-less time (the DPAS body was most of a PVC GEMM's build: ``docs/design.md``).
+less time (the DPAS body was most of a PVC GEMM's build: docs/decisions/004-emulated-builtins-on-the-cpu-runtime.md).
 
 tf32 inputs are f32 words of which the matrix engine uses 1 + 8 + 10 bits; the
 emulation first rounds every A and B element to tf32, to nearest even (the one

@@ -4,7 +4,7 @@
 
 * on a GPU (``emulate=False``) DPAS is a *declaration* under the real Itanium-mangled
   Intel OpenCL name, which the SPIR-V backend turns into an imported function that IGC
-  resolves (``shared/docs/xe-codegen-reference.md`` §2.3, §3.1);
+  resolves (the Xe codegen reference (Intel's ISA and IGC builtin rules) §2.3, §3.1);
 * on the OpenCL CPU device (``emulate=True``) the same name is *defined* in the module,
   with a body written from the specs (§2.4, §3.4, §7), so one module runs anywhere.
 
@@ -108,7 +108,7 @@ class IntelBuiltins:
         """Like :meth:`load_2d` for ``load_nd {transpose}``: the surface and (x, y) are the
         memory block's (``rows x cols`` of the array); the result is this lane's fragment
         of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``.
-        ``lane_rows``: the load may use per-lane row loads (lowering/transposed.py
+        ``lane_rows``: the load may use per-lane row loads (lowering/rewrites/transposed_tiles.py
         ``LANE_ROWS_ATTR``)."""
         kind = transpose.transpose_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data,
                                                  per_lane, lane_rows)

@@ -14,7 +14,7 @@ a read takes its surface and position from the fields and calls the emulated pla
 builtin (:func:`.transpose._intel_read_transpose`), a prefetch does nothing (as
 the emulated plain prefetch).  A read whose fields break the message's rules (block shape
 not the one its name reads, width not whole dwords, pitch not a multiple of 16 bytes or
-below the width: xe-codegen-reference.md section 3.4) is undefined on the GPU and reads
+below the width: the Xe codegen reference section 3.4) is undefined on the GPU and reads
 all ones here, so that a test sees it.  An off-by-one width or pitch breaks those rules;
 a height one row short drops the surface's last row.
 
@@ -41,7 +41,7 @@ PAYLOAD_FIELDS = ("base", "width_m1", "height_m1", "pitch_m1", "x", "y", "block_
 _PAYLOAD_TYPE = ir.LiteralStructType(_CREATE_FIELDS)
 _SET_FNTY = ir.FunctionType(ir.VoidType(), [PRIVATE_PTR, I32])
 _PREFETCH_FNTY = ir.FunctionType(ir.VoidType(), [PRIVATE_PTR, I32, I32, I32])
-#: pitch alignment of a 2D block surface in bytes (xe-codegen-reference.md section 3.4)
+#: pitch alignment of a 2D block surface in bytes (the Xe codegen reference section 3.4)
 _PITCH_ALIGN = 16
 
 

@@ -11,7 +11,7 @@ The key is everything the body is made from: the builder's own key (the memo key
 :class:`~.intel.IntelBuiltins`, which lists every parameter of the builder),
 the whole :class:`~xetile_dsl.targets.target.Target` (a frozen dataclass: every fact
 compares) and the emulation flag; never the function's name alone (an earlier version
-keyed by name gave an ARC row wrapper another lane mapping's body, docs/design.md).
+keyed by name gave an ARC row wrapper another lane mapping's body, docs/decisions/004-emulated-builtins-on-the-cpu-runtime.md).
 A body is kept only when its build added nothing to the module but itself and
 declarations (no other definitions, globals or metadata), so replaying those
 declarations rebuilds the same module.  With ``XETILE_VERIFY_IR=1`` (the test suite)

@@ -70,7 +70,7 @@ def _lane_rows_fit(target, elem_bits, rows, cols, wi_layout, wi_data) -> bool:
     if frag.pack not in (1, d1) or cols * elem_bits % 32 or run_words not in b2d.SPIRV_VECTOR_SIZES:
         return False
     return all(index == row_off * d1 + col_off for index, row_off, col_off in frag.elements())
-#: dwords of one 32-bit transposed read (xe-codegen-reference.md section 3.2: 8 x 1 only)
+#: dwords of one 32-bit transposed read (the Xe codegen reference section 3.2: 8 x 1 only)
 _PAIR_DWORDS = 8
 
 
@@ -304,7 +304,7 @@ def _lane_rows(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     dword aligned (one uniform test), interleaved ``t``-wise (element ``i*d + t`` is
     column i of run t); else :func:`_lane_rows_loop`.  A 16-bit ``8 x 16`` operand B (A
     stored row-major, read as A^T) is one ``load.ugm.d32x8``: 256 bytes for 8 lanes
-    where the row block reads took 8 messages (docs/design.md, "ARC loads")."""
+    where the row block reads took 8 messages (docs/decisions/016-transposes.md)."""
     b = builder
     with b.if_else(_lane_rows_inside(b, frag, surface), likely=True) as (fast, slow):
         with fast:

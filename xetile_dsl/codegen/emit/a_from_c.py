@@ -1,7 +1,7 @@
-"""Codegen of ``xegpu.a_from_c`` (lowering/mma_relayout.py): operand A of a dpas from
+"""Codegen of ``xegpu.a_from_c`` (lowering/rewrites/mma_relayout.py): operand A of a dpas from
 ``r`` blocks in the result lane layout, with subgroup shuffles.
 
-Per lane (L lanes, xe-codegen-reference.md §2.4): source block t holds its column n in
+Per lane (L lanes, the Xe codegen reference §2.4): source block t holds its column n in
 lane n, one element per row (a DPAS result: component m = ``C[m][n]``). Operand A joins
 the r blocks side by side (``A[m][t*L + n] = C_t[m][n]``) and lane i holds the ``r``
 consecutive columns ``r*i .. r*i + r - 1`` of every row (ARC, 16-bit: r = 2, the dword

@@ -1,4 +1,4 @@
-"""Codegen of non-splat constant vectors (lowering/constants.py made their SIMT form).
+"""Codegen of non-splat constant vectors (lowering/rewrites/constants.py made their SIMT form).
 
 * A constant every lane holds whole (a replicated column, or a block the same in every
   lane) is an LLVM vector constant.

@@ -165,8 +165,7 @@ def _narrow_loop_bounds(b: ir.IRBuilder, lb, ub, step):
     such as ``K`` sign-extended), else None.  ``ub`` is clamped at 0 in the preheader and
     compared unsigned: the counter stays below 2**31 and ``iv + step`` below 2**32, so it
     never wraps, and the body sees it zero-extended (its value).  The 64-bit counter cost
-    an emulated 64-bit add and three compares per iteration on Xe-HPC/Xe2 (docs/design.md,
-    "Xe2 targets": the RFC 2.1 hot loop 65 -> 60 instructions on bmg)."""
+    an emulated 64-bit add and three compares per iteration on Xe-HPC/Xe2 (docs/decisions/021-code-shaped-for-igc.md)."""
     if not (isinstance(lb, ir.Constant) and isinstance(step, ir.Constant)):
         return None
     if not (0 <= lb.constant < 2**31 and 0 < step.constant < 2**31):

@@ -1,4 +1,4 @@
-"""Codegen of the register transpose (lowering/register_transpose.py): ``xegpu.lane_transpose``
+"""Codegen of the register transpose (lowering/rewrites/register_transpose.py): ``xegpu.lane_transpose``
 and the row slices that join blocks into ``L x L`` squares (also every other
 ``vector.extract_strided_slice`` / ``insert_strided_slice`` of SIMT fragments).
 
@@ -12,7 +12,7 @@ and the row slices that join blocks into ``L x L`` squares (also every other
   lane id: before, ``z_i[m] = x_i[(i + m) mod L]`` (lane i offers ``z_i[m]`` at step m, the
   element receiver ``i + m`` needs); after, ``y_j[r] = w_j[(j - r) mod L]`` (a rotation and a
   static reversal). A rotation is a barrel shifter: ``log2 L`` selects between the fragment
-  and a static rotation of it. Measured with ocloc (docs/design.md): per-step dynamic
+  and a static rotation of it. Measured with ocloc (docs/decisions/016-transposes.md): per-step dynamic
   ``insertelement`` costs IGC L predicated moves per step, dynamic ``extractelement``
   about 7 instructions each (address arithmetic + an indirect read); the barrel shifter
   is ``L log2 L`` ``sel`` per rotation. Elements narrower than 32 bits are widened for

@@ -1,4 +1,4 @@
-"""Codegen of coalesced 2D block loads (lowering/block_messages.py) whose per-lane fragment
+"""Codegen of coalesced 2D block loads (lowering/rewrites/block_messages.py) whose per-lane fragment
 is larger than one SPIR-V vector (16 components): a 32-row, two-block f16 read gives each
 lane 64 elements.
 

@@ -8,7 +8,7 @@ surface the loop does not change (its yield is the descriptor moved by
 ``update_nd_offset``), codegen therefore makes the payload in the loop's preheader with
 IGC's address-payload builtins and, in the loop, sets only the coordinates that move
 (a coordinate whose every update adds a constant 0 keeps its value).  On the RFC 2.1
-GEMM this is 68 -> 53 hot-loop instructions (docs/design.md, "Prefetch payloads").
+GEMM this is 68 -> 53 hot-loop instructions (docs/decisions/021-code-shaped-for-igc.md).
 Everything else keeps the OpenCL prefetch builtin.  The CPU device runs the same calls,
 emulated (:mod:`..builtins.payload`).
 

@@ -1,5 +1,5 @@
 """Codegen of per-lane scattered XeGPU ops: create_tdesc, update_offset, load, store,
-atomic_rmw (one element per lane, the SIMT form of ``lowering/scattered.py``).
+atomic_rmw (one element per lane, the SIMT form of ``lowering/rewrites/scattered.py``).
 
 A scattered descriptor is this lane's element pointer (``base + offset * elem_bytes``), a
 plain LLVM value, so it flows through loops like any other.  A masked-off lane does not

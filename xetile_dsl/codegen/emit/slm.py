@@ -13,7 +13,7 @@
   8 units (``intel_sub_group_block_read*`` on local memory; lane n's unit u is unit
   ``u*sg + n`` of the block, i.e. row u).  An 8x16 f16 DPAS A block is then one
   256-byte block read (IGC: two 128-byte ``load.slm.d32x32t``) instead of 8 per-lane
-  loads (design.md, "ARC loads").
+  loads (docs/decisions/016-transposes.md).
 * ``gpu.barrier`` is the OpenCL ``barrier(CLK_LOCAL_MEM_FENCE)``, which LLVM's SPIR-V
   backend emits as ``OpControlBarrier Workgroup Workgroup 0x110`` (ISA: ``fence.slm``,
   ``signal barrier``, ``sync.bar``).

@@ -102,7 +102,7 @@ _DIVISIONS = ("sdiv", "udiv", "srem", "urem")
 
 
 def int_divide(b: ir.IRBuilder, method: str, x: ir.Value, y: ir.Value) -> ir.Value:
-    """``x sdiv/udiv/srem/urem y`` (scalars or vectors) with the semantics of design.md,
+    """``x sdiv/udiv/srem/urem y`` (scalars or vectors) with the semantics of docs/decisions/019-arithmetic-semantics.md,
     "Integer division": by zero the quotient is 0 and the remainder ``x`` (so ``x == y *
     q + r`` still holds); the signed ``MIN / -1`` wraps to ``MIN`` with remainder 0.  LLVM
     leaves both undefined (the CPU device traps), so the divisor is replaced by 1 there

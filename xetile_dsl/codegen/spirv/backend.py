@@ -5,7 +5,7 @@ emitter process runs it as a script (``python backend.py``) and starts in
 first compile waits for that process: its builtins' modules follow the kernel's own).
 
 This is the ONE place that touches LLVM's process-global options (``llvm.set_option``
-cannot be undone and accumulates).  See ``shared/docs/llvm-to-spirv.md``.
+cannot be undone and accumulates).  See docs/decisions/002-pipeline-to-spirv-through-llvm.md.
 """
 from __future__ import annotations
 

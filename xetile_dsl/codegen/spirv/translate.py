@@ -2,7 +2,7 @@
 
 Every caller goes through :func:`emit_spirv`; the backend itself (the one place that
 touches LLVM's process-global options) and the emitter process's loop are in
-:mod:`.backend`.  See ``shared/docs/llvm-to-spirv.md``.
+:mod:`.backend`.  See docs/decisions/002-pipeline-to-spirv-through-llvm.md.
 """
 from __future__ import annotations
 

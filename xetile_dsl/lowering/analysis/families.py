@@ -91,7 +91,7 @@ def _join_of(op_type: type):
     """The :class:`Families` method joining the values of an op of ``op_type`` (the
     first ``isinstance`` match, in the order the checks were written), else
     :func:`_skip`; kept per type in ``_JOINS``: the families are built ~11 times per
-    compile, over every op, and the isinstance chain was most of it (issue 13)."""
+    compile, over every op, and the isinstance chain was most of it."""
     for base, join in ((scf.ForOp, Families._join_for), (scf.IfOp, Families._join_if),
                        (scf.WhileOp, Families._join_while),
                        ((xetile.UpdateTileOffsetOp, xegpu.UpdateNdOffsetOp), Families._join_update),

@@ -47,7 +47,7 @@ from ..rewrites.dead_code import is_pure
 from ..rewrites.transposed_tiles import LANE_ROWS_ATTR
 #: op attribute (an integer) xegpu-rotate-loads puts on the loads of one rotated tile
 #: that write the same registers: the load before the loop and the next-tile load of
-#: the second step (codegen/message_pieces.py keeps their fragment in one array)
+#: the second step (codegen/emit/message_pieces.py keeps their fragment in one array)
 BUFFER_ATTR = "xetile.rotation_buffer"
 
 @dataclass(frozen=True)
@@ -165,7 +165,7 @@ def pair_fits(loop: scf.ForOp, target: Target, large_grf: bool) -> bool:
     """Whether two steps of ``loop``'s loaded operands and its carried values fit
     ``accumulator_register_share`` of the register file of the kernel's GRF mode.
 
-    Measured with ocloc on pvc (docs/design.md, "K-loop load scheduling"): at 100% of
+    Measured with ocloc on pvc (docs/decisions/021-code-shaped-for-igc.md): at 100% of
     the file (a 32x16 or 32x32 f32 piece with its operands in 128 GRFs) IGC puts the
     second step's A load after the first step's DPAS, into the same registers, so the
     pairing gains nothing; at 62% (16x16, BK 32) all loads go ahead."""

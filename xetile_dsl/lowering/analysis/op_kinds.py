@@ -1,7 +1,7 @@
 """Element-wise ops, ``tile_broadcast`` and ``tile_reduce`` in the blocking and XeGPU
 passes (the helpers ``blocking.py`` and ``xetile_to_xegpu.py`` call).
 
-Rules (docs/design.md, "Element-wise ops, broadcasts and reductions"):
+Rules (docs/decisions/014-blocking-and-block-messages.md):
 
 * **One blocking per element-wise op.**  The operands and result of an element-wise op
   (``arith.*``/``math.*`` on vectors, casts, compares, select) are joined into one value

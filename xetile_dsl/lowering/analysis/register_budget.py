@@ -25,7 +25,7 @@ lowered loop (:func:`tell`): the note with the copy count it chose, or the warni
 of a loop that cannot be split.  :func:`split_parts` only decides the "no split fits"
 error here; the pass chooses the count from the exact blocks.
 
-Measured with ocloc (docs/design.md, "Register budget and accumulator splitting"): on
+Measured with ocloc (docs/decisions/015-register-budget.md): on
 pvc RFC 2.5's 64x64 f32 piece spills 11.5 KB in one loop, none in two; a 32x64 piece
 (11 KiB counted, 14 KiB with the whole K step the 2.5 loop keeps live) does not spill.
 """

@@ -4,7 +4,7 @@ A ``memref.alloc`` in memory space 3 before ``xetile-wg-to-sg`` is the user's: o
 per workgroup, shared by its subgroups. Tiles over it (``init_tile`` with
 ``memory_space = 3``) are distributed by their wg_map exactly like tiles over global
 arrays (wg_to_sg.py keeps the memory space on every piece), and the later stages read
-and write SLM pieces per lane (codegen/slm.py). This module checks the buffers' total
+and write SLM pieces per lane (codegen/emit/slm.py). This module checks the buffers' total
 against ``Target.slm_bytes`` in the user's terms, before any compiler exchange is added.
 """
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Pass ``xetile-blocking``: give every tile ``inner_blocks`` sized for the target and turn
-2-D tile values into 4-D blocked vectors (spec/xetile-rfc.md, "Internal Operations to
+2-D tile values into 4-D blocked vectors (the XeTile RFC, "Internal Operations to
 support gradual lowering").
 
 Block sizes come from the target: operand A of tile_mma is blocked by the DPAS M x K,
@@ -56,7 +56,7 @@ class _BlockFunction:
         # blocks and re-laid out before it (mma_relayout)
         self.relaid = mma_relayout.relaid_operands(fn, self.families, target)
         # (type, block shape) -> blocked type: the values of a family share them, and a
-        # tile type costs ~100 us to build (issue 13)
+        # tile type costs ~100 us to build
         self._blocked: dict[tuple, Attribute] = {}
 
     def run(self) -> None:

@@ -34,7 +34,7 @@ range: a 2D block load reads rows and columns outside its surface as zeros (or i
 padding) and never faults, which is why only such loads are rotated (never per-lane
 gathers or SLM blocks).  IGC copies the carried tiles at every back edge whatever the
 unrolling (pvc M = 16: 23 hot-loop instructions per step, 70 carried one step per trip,
-90 per two steps), so it is not the default (docs/design.md, "K-loop load scheduling").
+90 per two steps), so it is not the default (docs/decisions/021-code-shaped-for-igc.md).
 
 ``mode`` ("" = ``XETILE_ROTATE_LOADS``): ``auto``, ``off`` (nothing), ``force`` (pairs
 whatever the budget; measurements) or ``carry``.  A loop left alone for the budget gets

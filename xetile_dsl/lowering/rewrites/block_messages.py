@@ -47,7 +47,7 @@ from ..passes.wg_to_sg import LARGE_GRF_ATTR
 
 #: per-lane elements of one piece a large message travels in (the largest SPIR-V vector)
 PIECE_ELEMENTS = 16
-#: most rows of one message (xe-codegen-reference.md section 3.2: R up to 32)
+#: most rows of one message (the Xe codegen reference section 3.2: R up to 32)
 _ROW_GROUPS = (8, 4, 2, 1)
 _COUNTS = (8, 4, 2, 1)
 
@@ -156,7 +156,7 @@ def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packe
     """Operand A of 16-bit elements through an ``order = [0, 1]`` tile (A stored K x M):
     two 8-row DPAS blocks ``8 x 16`` are the ``16 x 16`` block of the array underneath,
     and one ``read_transpose`` of it as 16 rows of 8 dwords gives lane ``n`` dword ``j``
-    = ``A[2j][n] | A[2j+1][n] << 16`` (xe-codegen-reference.md section 3.4), i.e. the
+    = ``A[2j][n] | A[2j+1][n] << 16`` (the Xe codegen reference section 3.4), i.e. the
     16 A rows of lane ``n``'s column in order: the operand A layout of both blocks
     without a shuffle.  A tile of one 8-row block (the M = 1 GEMM's 8-row tile) reads
     the whole 16-row message and keeps its first 8 rows (the rows past the tile are read

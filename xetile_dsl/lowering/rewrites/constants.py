@@ -1,7 +1,7 @@
 """Non-splat constant vectors (``xt.arange``, the index row of ``argmax``/``argmin``)
 through the lowering passes.
 
-Rules (docs/design.md, "Non-splat constants"):
+Rules:
 
 * **Workgroup -> subgroup.** A constant whose values are affine in the row and column
   (``v[i, j] = v0 + a*i + b*j``, which every ``arange`` and its broadcasts are) becomes,
@@ -29,7 +29,7 @@ def values(const: arith.ConstantOp) -> np.ndarray:
     """The constant's values in its vector shape (a splat is expanded)."""
     t = const.result.type
     shape = tuple(t.get_shape())
-    if _same_bytes(const.value):   # a splat: one element unpacked, not thousands (issue 13)
+    if _same_bytes(const.value):   # a splat: one element unpacked, not thousands
         return np.full(shape, first_value(const.value), dtype=object)
     return np.array(list(const.value.get_values()), dtype=object).reshape(shape)
 
@@ -62,7 +62,7 @@ def dense(t: VectorType, arr: np.ndarray) -> DenseIntOrFPElementsAttr:
     """``dense<...>`` of type ``t`` holding ``arr`` (a splat when all values are equal).
     A tile whose raw values all compare equal (numpy's ``==``, as Python's on the
     converted values: -0.0 equals 0.0, a NaN nothing) is a splat without converting each
-    element (a zero accumulator is thousands of them, issue 13)."""
+    element (a zero accumulator is thousands of them)."""
     arr = np.asarray(arr)
     if arr.size > 1 and arr.dtype != object and bool((arr == arr.reshape(-1)[0]).all()):
         return DenseIntOrFPElementsAttr.from_list(t, [_py(np.asarray(arr.reshape(-1)[:1], dtype=object)[0])])
@@ -99,7 +99,7 @@ def block_attrs(const: arith.ConstantOp) -> list[DenseIntOrFPElementsAttr]:
     btype = VectorType(t.element_type, [b0, b1])
     if _same_bytes(const.value):
         # every block holds the same bytes (a zero accumulator): one dense<> for all, as
-        # an attribute is immutable; each costs ~90 us to build (issue 13)
+        # an attribute is immutable; each costs ~90 us to build
         return [dense(btype, arr[0, 0])] * (gr * gc)
     return [dense(btype, arr[i, j]) for i in range(gr) for j in range(gc)]
 

@@ -1,7 +1,7 @@
 """Chained tile_mma: a tile_mma result (through element-wise ops such as ``xt.astype``)
 feeding another tile_mma as operand A (back-to-back GEMM, the attention pattern) or as
 operand B (the transposed attention ``O^T = V^T P^T``), where the DPAS result blocks are
-not operand blocks (docs/design.md, "Chained tile_mma").
+not operand blocks (docs/decisions/005-both-lane-layouts.md).
 
 A DPAS result block is ``8 x N`` with lane n holding column n (N = the subgroup size).
 Operand A is ``8 x K``; on PVC with 16-bit elements K = N and A's lanes hold one column
@@ -21,7 +21,7 @@ layouts meet:
   blocks above each other, joined with ``vector.insert_strided_slice``.
 * **SIMT**: ``a_from_c`` takes the ``[8, 1]`` lane columns and yields A's ``[8, K / L]`` lane
   fragment (the SIMT pass gives the result A's layout because it feeds dpas's lhs);
-  codegen/a_from_c.py moves the elements with subgroup shuffles. The B join becomes a
+  codegen/emit/a_from_c.py moves the elements with subgroup shuffles. The B join becomes a
   lane-local join of ``[8, 1]`` columns into the ``[K, 1]`` column dpas reads as VNNI
   dwords (register_transpose.distribute).
 

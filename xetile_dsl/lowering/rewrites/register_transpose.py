@@ -1,7 +1,7 @@
 """``tile_transpose`` in registers: lane shuffles instead of an SLM round trip.
 
 The helpers the transpose passes, blocking, the XeGPU conversion and the SIMT pass call
-(docs/design.md, "Subgroup-level tile_transpose").
+(docs/decisions/016-transposes.md).
 
 * **When** (:func:`fits_registers`, :func:`register_transposable`): a subgroup-level
   transpose of an ``[R, C]`` value whose dims are multiples of the subgroup size ``L`` and
@@ -27,7 +27,7 @@ The helpers the transpose passes, blocking, the XeGPU conversion and the SIMT pa
   (``wi_layout = [1, L], wi_data = [1, 1]``: lane n holds column n, fragment ``[rows, 1]``);
   row slices stay lane-local (sizes ``[n, L]`` -> ``[n, 1]``) and the square's
   ``vector.transpose`` becomes ``xegpu.lane_transpose`` (codegen: ``L - 1`` subgroup shuffles
-  with a lane-dependent element choice before and after, codegen/lane_transpose.py).
+  with a lane-dependent element choice before and after, codegen/emit/lane_transpose.py).
 """
 from __future__ import annotations
 

@@ -108,8 +108,8 @@ def _cheaper_swapped(mma: xetile.TileMMAOp, a_transposed: bool, b_transposed: bo
     Where transposed operands are per-lane row loads (``lane_rows``: ARC, no 2D block
     IO) a row-major A.B is swapped too: its row-major operands cost one subgroup block
     read per row (2 per DPAS for 32x32 pieces), the swapped ones one 256-byte
-    ``load.ugm.d32x8`` per 8 lanes x 16 elements (0.5 per DPAS; docs/design.md, "ARC
-    loads")."""
+    ``load.ugm.d32x8`` per 8 lanes x 16 elements (0.5 per DPAS; docs/decisions/
+    016-transposes.md)."""
     if lane_rows and not a_transposed and not b_transposed:
         return True
     m, n = tuple(mma.wg_map_c.data) if mma.wg_map_c is not None else tuple(mma.output.type.get_shape())
