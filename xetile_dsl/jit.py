@@ -140,7 +140,8 @@ class JITFunction:
         codegen knobs."""
         return cache_keys.kernel_key(
             source=self.dependencies().text, name=self.__name__, signature=signature_text(specs),
-            constants=kernel_dependencies.encode_constants(self.__name__, constants), target=target,
+            constants=kernel_dependencies.encode_constants(self.__name__, constants),
+            target=target_facts.target_key_part(target),
             options=json.dumps(options or {}, sort_keys=True), compiler=compiler.compiler_version(),
             knobs=knobs.codegen_tag())
 

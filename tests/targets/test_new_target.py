@@ -25,6 +25,7 @@ from xetile_dsl import ops
 from xetile_dsl.errors import CompilationError, UsageError
 from xetile_dsl.ops import configs
 from xetile_dsl.ops.matmul import matmul_kernel
+from xetile_dsl.targets import launch_facts
 from xetile_dsl.targets import ARC, PVC, OpTiles, Target, compile_target, cpu_device, register_target, target_aliases
 
 
@@ -51,8 +52,8 @@ def _constants(tiles: tuple[int, int, int]) -> dict:
 
 @pytest.fixture(params=sorted(NEW_TARGETS))
 def new_target(request, monkeypatch, tmp_path) -> Target:
-    """One of the new targets, registered for the test (its own kernel cache: the cache
-    key names the target, and these facts live in this file, not the compiler's sources)."""
+    """One of the new targets, registered for the test, with a kernel cache of its own (so
+    that every test compiles what it checks)."""
     monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))
     with register_target(NEW_TARGETS[request.param]) as target:
         yield target
@@ -157,3 +158,16 @@ def test_facts_the_compiler_cannot_honour_are_refused_at_registration():
         register_target(replace(PVC, name="wide_rows", block2d_limits=replace(PVC.block2d_limits, min_width_bytes=128)))
     with pytest.raises(UsageError, match="is taken"):
         register_target(replace(PVC, name="arc"))
+
+
+def test_the_cache_key_carries_a_registered_targets_facts():
+    """One name registered twice with other facts never shares kernels: the key's target
+    part is the name plus the registered facts (a built-in target's part is its name, its
+    facts being in the compiler's sources the key stamps)."""
+    assert launch_facts.target_key_part("cpu-pvc") == "cpu-pvc"
+    parts = []
+    for slm in (64 * 1024, 32 * 1024):
+        with register_target(replace(WIDE16, name="twice", slm_bytes=slm)):
+            parts.append([launch_facts.target_key_part(t) for t in ("twice", "cpu-twice", "interpret-twice")])
+    assert parts[0] != parts[1] and all(p.startswith(("twice\n", "cpu-twice\n", "interpret-twice\n")) for p in parts[0])
+    assert launch_facts.target_key_part("twice") == "twice"          # unregistered: no facts left behind

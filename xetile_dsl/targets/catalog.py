@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .. import knobs
+from . import launch_facts
 from ..errors import UsageError
 from .target import TARGETS, Target, get_target
 
@@ -93,6 +94,7 @@ class Registration:
     def unregister(self) -> None:
         if TARGETS.get(self.target.name) is self.target:
             del TARGETS[self.target.name]
+            launch_facts.REGISTERED_FACTS.pop(self.target.name, None)
 
     def __enter__(self) -> Target:
         return self.target
@@ -108,9 +110,9 @@ def register_target(target: Target) -> Registration:
     than the launch's narrow-row rule (:mod:`.launch_facts`, read without the tables) or a
     DPAS whose largest repeat count is not :data:`LOWERED_DPAS_M`.
 
-    The kernel cache's keys name a target, not its facts (the built-in targets' facts are
-    in the compiler's sources, which the key stamps): a registered target whose facts
-    change needs a new name or its own ``XETILE_CACHE_DIR``."""
+    The kernel cache key's target part carries a registered target's facts
+    (:func:`.launch_facts.target_key_part`; a built-in target's are in the compiler's
+    sources, which the key stamps), so one name registered with other facts compiles anew."""
     if target.name in TARGETS or target.name in ("cpu", "interpret") or target.name.startswith("cpu-"):
         raise UsageError(f"target name {target.name!r} is taken; the targets are {', '.join(target_aliases())}")
     problem = target.block2d_limits.launch_rule_problem() if target.has_2d_block_io else None
@@ -123,4 +125,5 @@ def register_target(target: Target) -> Registration:
                          f"blocks DPAS results in {LOWERED_DPAS_M}-row blocks (lowering/analysis/op_kinds.c_blocks), "
                          f"so a DPAS's largest repeat count must be {LOWERED_DPAS_M}")
     TARGETS[target.name] = target
+    launch_facts.REGISTERED_FACTS[target.name] = repr(target)
     return Registration(target)

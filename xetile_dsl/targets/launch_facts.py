@@ -46,3 +46,19 @@ def device_layout_needs_per_lane(shape: tuple, strides: tuple, itemsize: int, ba
     if shape[-2] > 1 and (strides[-2] * itemsize) % PITCH_ALIGN_BYTES:
         return True
     return base_address is not None and base_address % BASE_ALIGN_BYTES != 0
+
+
+#: the facts of each target added at run time (``catalog.register_target``), as text: a
+#: built-in target's facts are in the compiler's sources, which the kernel cache key
+#: already stamps, but a registered one's are not, so its key part carries them
+REGISTERED_FACTS: dict[str, str] = {}
+
+
+def target_key_part(target: str) -> str:
+    """The cache-key part of compile target ``target`` (``pvc``, ``cpu-pvc``,
+    ``interpret-m4``...): its name, and the facts of a registered target it names, so that
+    a registered target with other facts never reads another's kernels."""
+    base = target.split("-", 1)[1] if target.startswith(("cpu-", "interpret-")) else target
+    facts = REGISTERED_FACTS.get(base)
+    return target if facts is None else f"{target}\n{facts}"
+
