@@ -94,3 +94,11 @@ def test_reduce_of_both_dimensions_of_a_workgroup_tile_says_how(tmp_path):
     assert "reduced along one dimension at a time (reduction_dims [0, 1]): reduce dimension 1, then dimension 0" \
         in err
     assert "internal" not in err
+
+
+def test_a_reduce_across_subgroups_that_share_data_is_refused(tmp_path):
+    """[8,1]x[16,64] over 64 rows wraps: subgroups 0 and 4 hold the same rows, so adding
+    every subgroup's partial would count each row twice; refused, saying what would do."""
+    body, _ = CROSS_REDUCE
+    err = opt(tmp_path, _kernel(body, tile((64, 64), "f32", wg((8, 1), (16, 64)))), "xetile-wg-to-sg", expect_ok=False)
+    assert "wraps around dimension 0" in err and "sg_layout * sg_data = 64" in err

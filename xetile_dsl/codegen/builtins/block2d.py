@@ -596,7 +596,12 @@ class _Addressing:
 def _gather(bi, builder, frag: Fragment, surface) -> ir.Value:
     """This lane's fragment by plain loads.  Branch-free: an out-of-bounds element
     loads from ``base`` (always valid) and is then replaced by 0."""
-    addr = _Addressing(bi, builder, frag, surface)
+    return gather_by(_Addressing(bi, builder, frag, surface), builder, frag)
+
+
+def gather_by(addr, builder, frag: Fragment) -> ir.Value:
+    """This lane's fragment by plain loads of the elements ``addr`` addresses (the plain
+    or the transposed addressing), branch-free as :func:`_gather` says."""
     elem_ty = ir.IntType(frag.elem_bits)
     values = {}
     for index, row_off, col_off in frag.elements():

@@ -286,14 +286,7 @@ class _TransposedAddressing:
 def _gather_transposed(bi, builder, frag: b2d.Fragment, surface) -> ir.Value:
     """This lane's logical fragment by plain loads: logical ``(r, c)`` is memory
     ``(y + c, x + r)``.  Branch-free like :func:`.block2d._gather`."""
-    addr = _TransposedAddressing(bi, builder, frag, surface)
-    elem_ty = ir.IntType(frag.elem_bits)
-    values = {}
-    for index, row_off, col_off in frag.elements():
-        ok, ptr = addr.element(row_off, col_off)
-        value = builder.load(builder.select(ok, ptr, addr.base), typ=elem_ty, align=addr.ebytes)
-        values[index] = builder.select(ok, value, ir.Constant(elem_ty, 0))
-    return b2d._assemble(builder, frag, [values[i] for i in range(frag.size)])
+    return b2d.gather_by(_TransposedAddressing(bi, builder, frag, surface), builder, frag)
 
 
 # --- per-lane row runs (no 2D block IO: ARC) -----------------------------------------

@@ -221,11 +221,7 @@ class VectorDistribution:
         its rows (columns) one column (row) at a time and combines them."""
         shape = _shape(op.source)
         lay = m.layout[dim]
-        if lay * m.data[dim] > shape[dim]:
-            raise LoweringError(f"tile_reduce: the source's {_fmt(m)} wraps around dimension {dim} (subgroups "
-                                f"share data), so their partial results would be counted twice; give the "
-                                f"reduced dimension sg_data {shape[dim]} or sg_layout * sg_data = {shape[dim]}",
-                                op)
+        _refuse_wrapping_reduce(op, m, dim, shape)
         pshape = list(shape)
         pshape[dim] = lay
         pshape = tuple(pshape)
@@ -288,11 +284,7 @@ class VectorDistribution:
         """Partials (one per subgroup along ``dim``) -> SLM -> every subgroup -> reduced."""
         shape = _shape(op.source)
         lay = m.layout[dim]
-        if lay * m.data[dim] > shape[dim]:
-            raise LoweringError(f"tile_reduce: the source's {_fmt(m)} wraps around dimension {dim} (subgroups "
-                                f"share data), so their partial results would be counted twice; give the "
-                                f"reduced dimension sg_data {shape[dim]} or sg_layout * sg_data = {shape[dim]}",
-                                op)
+        _refuse_wrapping_reduce(op, m, dim, shape)
         sg = self.d.target.subgroup_size
         if dim == 1 and lay % sg:
             raise LoweringError(
@@ -358,3 +350,12 @@ class VectorDistribution:
         cols = [self.d._piece_offset(zero, c, j, shape[1], m.layout[1], d1, op) for j in range(n1)]
         return [self.d.emit(xetile.InitTileOp(buf, [row, col], ttype, sizes, strides), op).tile
                 for row in rows for col in cols]
+
+
+def _refuse_wrapping_reduce(op, m, dim: int, shape) -> None:
+    """A reduction across subgroups whose map wraps around ``dim`` would count the data
+    the subgroups share twice: refused, saying which maps would do."""
+    if m.layout[dim] * m.data[dim] > shape[dim]:
+        raise LoweringError(f"tile_reduce: the source's {_fmt(m)} wraps around dimension {dim} (subgroups "
+                            f"share data), so their partial results would be counted twice; give the "
+                            f"reduced dimension sg_data {shape[dim]} or sg_layout * sg_data = {shape[dim]}", op)
