@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
 from ..dialects import xegpu
+from ..dialects.attributes import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR
 from ..dialects.types import type_name
 from ..dialects.walk import ops_in
 from ..errors import LoweringError
@@ -91,7 +92,7 @@ class KernelGen:
         kfn.set_metadata("intel_reqd_sub_group_size", self.llmod.add_metadata([ir.Constant(I32, sg)]))
         self.b = ir.IRBuilder(kfn.append_basic_block("entry"))
         self._bind_args(fn, kfn)
-        n_sg = fn.attributes.get("xetile.num_subgroups")
+        n_sg = fn.attributes.get(NUM_SUBGROUPS_ATTR)
         self.workgroup_subgroups = n_sg.value.data if n_sg is not None else 1
         self._find_desc_sources(fn)
         self.wide_offsets = coordinates.has_wide_offsets(fn)
@@ -101,7 +102,7 @@ class KernelGen:
         if self.target.order_loop_latches:
             latch_order.order_latches(kfn)
         params = self._mark_block2d(fn, params)
-        large_grf = "xetile.large_grf" in fn.attributes
+        large_grf = LARGE_GRF_ATTR in fn.attributes
         return KernelABI(kernel_name=fn.sym_name.data, params=tuple(params), subgroup_size=sg,
                          workgroup_size=sg * (n_sg.value.data if n_sg is not None else 1),
                          extra={"large_grf": True} if large_grf else {},

@@ -35,6 +35,7 @@ from .ir_values import INDEX, describe
 from .loops import lower_for
 from .scalars import binop
 from .source import KernelSource
+from ..dialects.attributes import KERNEL_ATTR
 from ..dialects.types import ir_type
 
 
@@ -76,7 +77,7 @@ class KernelIRBuilder:
         self._node = None
         self.emit(func.ReturnOp())
         fn = func.FuncOp(self.src.name, (arg_types, []), Region(self.block))
-        fn.attributes["xetile.kernel"] = StringAttr(self.target.name)
+        fn.attributes[KERNEL_ATTR] = StringAttr(self.target.name)
         divisible = {p: IntegerAttr(16, 64) for p in runtime if self.args[p].spec == "d16"}
         if divisible:
             # integer arguments known to be multiples of 16 (launch-time specialisation)

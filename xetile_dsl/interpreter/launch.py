@@ -26,6 +26,7 @@ from xdsl.dialects.builtin import MemRefType, ModuleOp
 from .. import knobs
 from ..dialects import make_context
 from ..dialects import xetile
+from ..dialects.attributes import KERNEL_ATTR, NUM_SUBGROUPS_ATTR
 from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
 from ..frontend.build import build_module as frontend_module
@@ -55,7 +56,7 @@ def kernel_function(module: ModuleOp, name: str | None = None) -> func.FuncOp:
     funcs = [op for op in module.walk() if isinstance(op, func.FuncOp)]
     if name is not None:
         funcs = [f for f in funcs if f.sym_name.data == name]
-    marked = [f for f in funcs if "xetile.kernel" in f.attributes]
+    marked = [f for f in funcs if KERNEL_ATTR in f.attributes]
     picked = marked or funcs
     if len(picked) != 1:
         raise InterpreterError(f"expected one kernel function in the module, found {len(picked)}"
@@ -120,7 +121,7 @@ def _run_workgroup(launch: Launch, program_id, fn: func.FuncOp, values: list) ->
 
 def _flavour(fn: func.FuncOp) -> str:
     """The GPU flavour the frontend built the kernel for (pvc for hand-written MLIR)."""
-    flavour = fn.attributes.get("xetile.kernel")
+    flavour = fn.attributes.get(KERNEL_ATTR)
     return flavour.data if flavour is not None and hasattr(flavour, "data") else "pvc"
 
 
@@ -143,7 +144,7 @@ def subgroup_program(module: ModuleOp, fn: func.FuncOp, flavour: str) -> tuple[M
 
 def _num_subgroups_attr(fn: func.FuncOp) -> int:
     """Subgroups per workgroup the pass chose (1 for a subgroup-level kernel)."""
-    attr = fn.attributes.get("xetile.num_subgroups")
+    attr = fn.attributes.get(NUM_SUBGROUPS_ATTR)
     return int(attr.value.data) if attr is not None else 1
 
 

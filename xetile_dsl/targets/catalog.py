@@ -17,12 +17,15 @@ from . import launch_facts
 from ..errors import UsageError
 from .target import TARGETS, Target, get_target
 
+#: the kernel function's attribute naming the target a saved module was built for
+#: (re-exported by dialects/attributes.py with the other marks stages leave on the IR)
+KERNEL_ATTR = "xetile.kernel"
+
 #: the CPU device's flavour when ``XETILE_CPU_FLAVOUR`` is unset (``knobs.CPU_FLAVOUR``)
 DEFAULT_CPU_FLAVOUR = knobs.CPU_FLAVOUR.default
 #: the flavour the numpy interpreter's target name stands for (its subgroup size, DPAS shapes)
 INTERPRETER_FLAVOUR = "pvc"
 #: the function attribute naming the target a module was built for (the frontend sets it)
-KERNEL_ATTR = "xetile.kernel"
 #: the largest DPAS repeat count (``DpasConfig.m``) the lowering builds for: tile values
 #: that are no DPAS operand, DPAS results among them, are blocked in 8-row blocks
 #: (lowering/analysis/op_kinds.c_blocks), so operand A's blocks must be 8 rows too

@@ -109,7 +109,7 @@ class IntelBuiltins:
         memory block's (``rows x cols`` of the array); the result is this lane's fragment
         of its ``cols x rows`` transpose under the logical sg_map ``(wi_layout, wi_data)``.
         ``lane_rows``: the load may use per-lane row loads (lowering/rewrites/transposed_tiles.py
-        ``LANE_ROWS_ATTR``)."""
+        ``dialects.attributes.LANE_ROWS_ATTR``)."""
         kind = transpose.transpose_kind(self.target, elem_bits, rows, cols, wi_layout, wi_data,
                                                  per_lane, lane_rows)
         per_lane, lane_rows = kind == "gather", kind == "lane_rows"

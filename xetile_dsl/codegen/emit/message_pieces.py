@@ -82,7 +82,7 @@ def load(gen, fn: ir.Function, fields: list[ir.Value], per_lane: int, elem: ir.T
          buffer: int | None = None) -> Pieces | BufferPieces:
     """Call the pieces wrapper ``fn`` into an entry-block array; read the pieces back.
 
-    A load xegpu-rotate-loads marked with ``buffer`` (load_rotation.BUFFER_ATTR) writes
+    A load xegpu-rotate-loads marked with ``buffer`` (dialects/attributes.ROTATION_BUFFER_ATTR) writes
     the array of that number, shared with the other loads of the number, and its value
     stays there (:class:`BufferPieces`): the loop then carries no vectors, so IGC keeps
     each of the two tiles in flight in one place instead of copying the next one into

@@ -18,9 +18,8 @@ from xdsl.ir import SSAValue
 
 from ...dialects import xegpu
 from ...dialects.types import bit_width
+from ...dialects.attributes import LANE_ROWS_ATTR, ROTATION_BUFFER_ATTR
 from ...errors import LoweringError
-from ...lowering.analysis import load_rotation
-from ...lowering.rewrites.transposed_tiles import LANE_ROWS_ATTR
 from .. import coordinates
 from ..builtins.transposed_loads import transpose_kind
 from ..llvm_types import llvm_scalar, llvm_type
@@ -151,7 +150,7 @@ def _load_block(gen, op: xegpu.LoadNdOp, d: TDesc, bits: int, rows: int, cols: i
         fn = gen.lib.load_2d_pieces(bits, rows, cols, t.block_attr.arr_len, m.layout, m.data, per_lane)
         if not per_lane:
             gen.uses_block2d(op.tensor_desc)
-        buffer = op.attributes.get(load_rotation.BUFFER_ATTR)
+        buffer = op.attributes.get(ROTATION_BUFFER_ATTR)
         gen.values[op.value] = message_pieces.load(gen, fn, d.fields(), lane_elems,
                                                    llvm_scalar(op.value.type.element_type),
                                                    buffer.data if buffer is not None else None)

@@ -41,14 +41,13 @@ from xdsl.dialects.builtin import IntegerAttr, VectorType
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 
 from ...dialects import xegpu
+from ...dialects.attributes import LANE_ROWS_ATTR
 from ...dialects.types import bit_width
 from ...targets import Target
 from ..rewrites.dead_code import is_pure
-from ..rewrites.transposed_tiles import LANE_ROWS_ATTR
 #: op attribute (an integer) xegpu-rotate-loads puts on the loads of one rotated tile
 #: that write the same registers: the load before the loop and the next-tile load of
 #: the second step (codegen/emit/message_pieces.py keeps their fragment in one array)
-BUFFER_ATTR = "xetile.rotation_buffer"
 
 @dataclass(frozen=True)
 class Rotation:

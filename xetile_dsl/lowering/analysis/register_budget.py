@@ -20,7 +20,7 @@ whole K step of operands from SLM or computed.  The budget is
 Whether the lowered loop can run twice is only known after wg-to-sg (a tile_transpose or
 a reduction may become an SLM exchange inside it).  Loops holding an XeTile memory write
 are reported here at once; for the others :func:`check` leaves a verdict
-(:data:`VERDICT_ATTR`) on the ``scf.for`` and xegpu-split-accumulators reports it on the
+(:data:`REGISTER_BUDGET_ATTR`) on the ``scf.for`` and xegpu-split-accumulators reports it on the
 lowered loop (:func:`tell`): the note with the copy count it chose, or the warning/error
 of a loop that cannot be split.  :func:`split_parts` only decides the "no split fits"
 error here; the pass chooses the count from the exact blocks.
@@ -42,6 +42,7 @@ from ...dialects import xetile
 from ...dialects.walk import ops_in
 from ...errors import AccumulatorSplitNote, LoweringError, LoweringWarning
 from ...dialects.types import bit_width, type_name
+from ...dialects.attributes import REGISTER_BUDGET_ATTR
 from ...targets import Target
 from .. import notes
 from .families import Families
@@ -132,7 +133,6 @@ def _fitting_piece(piece: _Piece, budget: int) -> tuple[int, int] | None:
 
 #: scf.for attribute carrying the register budget's verdict on a K loop to
 #: xegpu-split-accumulators, which decides on the lowered body (module docstring)
-VERDICT_ATTR = "xetile.register_budget"
 #: XeTile ops that write memory: a K loop holding one is never split
 _WRITES = ("xetile.store_tile", "xetile.store_scatter", "xetile.atomic_rmw", "xetile.atomic_rmw_tile", "func.call")
 
@@ -158,7 +158,7 @@ def check(fn: func.FuncOp, target: Target) -> None:
         elif split_parts(piece, target, budget) is None:
             tell("error", _row_error(piece, target, budget), op)
         else:
-            loop.attributes[VERDICT_ATTR] = _verdict(piece, target, budget)
+            loop.attributes[REGISTER_BUDGET_ATTR] = _verdict(piece, target, budget)
 
 
 def check_subgroup_tiles(fn: func.FuncOp, target: Target) -> None:

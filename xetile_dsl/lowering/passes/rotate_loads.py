@@ -56,10 +56,10 @@ from xdsl.passes import ModulePass
 from ... import knobs
 from ...dialects import xegpu
 from ...dialects.walk import ops_in
+from ...dialects.attributes import LARGE_GRF_ATTR, ROTATION_BUFFER_ATTR
 from ...targets import Target, kernel_target
 from ..analysis import load_rotation
 from ..analysis.load_rotation import Rotation
-from .wg_to_sg import LARGE_GRF_ATTR
 
 _log = logging.getLogger(__name__)
 
@@ -152,7 +152,7 @@ def unroll_pairs(loop: scf.ForOp, next_loads: dict[Operation, Operation], buffer
 
     ``next_loads`` (carry mode: each next-tile load -> the first tile's load before the
     loop) are left out of the last step; the first tile's load and the second step's
-    next-tile load get one :data:`load_rotation.BUFFER_ATTR` number from ``buffers``, the
+    next-tile load get one :data:`ROTATION_BUFFER_ATTR` number from ``buffers``, the
     first step's next-tile load another: the first step's tile is read before the second
     step overwrites it."""
     body = loop.body.block
@@ -176,9 +176,9 @@ def unroll_pairs(loop: scf.ForOp, next_loads: dict[Operation, Operation], buffer
     before.insert_op_before(pairs, loop)
     for nxt, first_load in next_loads.items():
         even, odd = IntAttr(next(buffers)), IntAttr(next(buffers))
-        first_load.attributes[load_rotation.BUFFER_ATTR] = even
-        second[nxt.results[0]].owner.attributes[load_rotation.BUFFER_ATTR] = even
-        first[nxt.results[0]].owner.attributes[load_rotation.BUFFER_ATTR] = odd
+        first_load.attributes[ROTATION_BUFFER_ATTR] = even
+        second[nxt.results[0]].owner.attributes[ROTATION_BUFFER_ATTR] = even
+        first[nxt.results[0]].owner.attributes[ROTATION_BUFFER_ATTR] = odd
     _last_step(loop, pairs, next_loads)
     return pairs
 

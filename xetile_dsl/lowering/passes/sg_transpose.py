@@ -44,6 +44,7 @@ from xdsl.passes import ModulePass
 from ...dialects import xetile
 from ...dialects.walk import ops_in
 from ...dialects.types import bit_width, type_name
+from ...dialects.attributes import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR
 from ...targets import Target, as_target
 from ...targets.slm_budget import SlmBudget
 from ..analysis.families import Families
@@ -51,7 +52,7 @@ from ..analysis.slm_tiles import check_user_slm
 from ..rewrites.rebuild import Rebuilder
 from ..rewrites.register_transpose import operand_a_roots, register_transposable
 from .wg_to_sg.transpose import column_major_view, narrow_from_slm, widen_for_slm
-from .wg_to_sg import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR, needs_large_grf
+from .wg_to_sg import needs_large_grf
 
 SLM_SPACE = 3
 

@@ -41,9 +41,10 @@ from xdsl.passes import ModulePass
 from ...dialects import xegpu, xetile
 from ...dialects.walk import ops_in
 from ...dialects.types import bit_width
+from ...dialects.attributes import REGISTER_BUDGET_ATTR
 from ...targets import Target, kernel_target
 from ..rewrites import block_messages
-from ..analysis.register_budget import VERDICT_ATTR, budget_bytes, tell
+from ..analysis.register_budget import budget_bytes, tell
 from ..rewrites.dead_code import is_pure, prune_loop
 
 #: XeGPU ops a duplicated loop body may run again without changing results
@@ -314,7 +315,7 @@ class SplitAccumulators(ModulePass):
             if isinstance(fn, func.FuncOp):
                 target = kernel_target(fn, self.target)
                 for loop in reversed([o for o in ops_in(fn) if isinstance(o, scf.ForOp)]):
-                    verdict = loop.attributes.pop(VERDICT_ATTR, None)
+                    verdict = loop.attributes.pop(REGISTER_BUDGET_ATTR, None)
                     groups = plan(loop, target, self.parts)
                     if verdict is not None and not self.parts:
                         _tell(verdict, loop, groups, target)
@@ -323,7 +324,7 @@ class SplitAccumulators(ModulePass):
 
 
 def _tell(verdict, loop: scf.ForOp, groups: list[list[Chain]] | None, target: Target) -> None:
-    """Report the register budget's ``verdict`` (register_budget.VERDICT_ATTR) at the
+    """Report the register budget's ``verdict`` (REGISTER_BUDGET_ATTR) at the
     loop's first DPAS (the user's tile_mma): the split, or why there is none."""
     text = {k: v.data for k, v in verdict.data.items()}
     dpas = next((op for op in ops_in(loop.body) if isinstance(op, xegpu.DpasOp)), loop)

@@ -128,7 +128,7 @@ class _Translator(Rebuilder):
 
     def _mark_lane_rows(self, op: xetile.LoadTileOp, loads: list) -> None:
         """Let codegen read these transposed loads of ``op`` with per-lane row loads
-        (lowering/rewrites/transposed_tiles.py :data:`~..rewrites.transposed_tiles.LANE_ROWS_ATTR`)."""
+        (:data:`dialects.attributes.LANE_ROWS_ATTR`)."""
         transposed.mark_lane_rows([ld for ld in loads if ld is not None], self.target,
                                   bit_width(op.tile.type.element_type), block_messages.plain_gemm_block(op))
 

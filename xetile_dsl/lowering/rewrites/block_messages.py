@@ -37,13 +37,12 @@ from ...dialects import _asm, retype, xegpu, xetile
 from ...dialects._vector_ops import ExtractStridedSliceOp, ShapeCastOp
 from ...dialects.walk import ops_in
 from ...dialects.types import bit_width
+from ...dialects.attributes import LARGE_GRF_ATTR, REGISTER_BUDGET_ATTR
 from ...targets import Target
 from . import mma_relayout, scattered
 from . import transposed_tiles as transposed
 from ..analysis.families import Families
 from ..analysis.op_kinds import is_elementwise
-from ..analysis.register_budget import VERDICT_ATTR
-from ..passes.wg_to_sg import LARGE_GRF_ATTR
 
 #: per-lane elements of one piece a large message travels in (the largest SPIR-V vector)
 PIECE_ELEMENTS = 16
@@ -330,7 +329,7 @@ def _in_split_loop(op: Operation) -> bool:
     """Whether ``op`` sits in a K loop the register budget marked for splitting."""
     parent = op.parent_op()
     while parent is not None:
-        if isinstance(parent, scf.ForOp) and VERDICT_ATTR in parent.attributes:
+        if isinstance(parent, scf.ForOp) and REGISTER_BUDGET_ATTR in parent.attributes:
             return True
         parent = parent.parent_op()
     return False

@@ -19,6 +19,7 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import UnitAttr, VectorType
 
 from ...dialects import xegpu, xetile
+from ...dialects.attributes import LANE_ROWS_ATTR
 from ...dialects.types import bit_width
 
 
@@ -27,7 +28,6 @@ from ...dialects.types import bit_width
 #: (``Target.lane_row_load_elem_bits``) and the load is a plain GEMM step's operand
 #: (:func:`mark_lane_rows`); elsewhere (attention's K^T next to its softmax) the fast and
 #: cold paths of every block kept more live than per-element loads (ARC: 2304 B of spill)
-LANE_ROWS_ATTR = "xetile.lane_rows"
 
 
 def mark_lane_rows(loads: list, target, elem_bits: int, plain_step: bool) -> None:

@@ -36,6 +36,7 @@ from xdsl.passes import ModulePass
 from ....dialects import xetile
 from ....dialects.walk import ops_in
 from ....errors import LoweringError
+from ....dialects.attributes import LARGE_GRF_ATTR, NUM_SUBGROUPS_ATTR
 from ....dialects.types import bit_width
 from ....targets import Target, as_target
 from ....targets.slm_budget import SlmBudget
@@ -50,8 +51,6 @@ from .transpose import TransposeDistribution
 from .vectors import VectorDistribution
 from .vectors import infer as infer_vector_maps
 
-NUM_SUBGROUPS_ATTR = "xetile.num_subgroups"
-LARGE_GRF_ATTR = "xetile.large_grf"
 
 
 @dataclass(frozen=True)
