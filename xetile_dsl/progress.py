@@ -3,7 +3,8 @@
 that a first launch taking a minute is not silent.  ``XETILE_PROGRESS=0`` turns it off.
 
 The line comes from a timer thread, at most once per piece of work; work that ends
-sooner prints nothing (and costs one timer started and cancelled).
+sooner prints nothing (and costs one timer thread started, cancelled and joined, so that none outlives the
+work).
 """
 from __future__ import annotations
 
@@ -43,3 +44,6 @@ def reported(what: str, stage: Callable[[], str]):
         yield
     finally:
         timer.cancel()
+        # wait for the timer thread to end: a launch takes dpctl's C submit only while the
+        # process runs one thread (runtime/dpctl_submit.py), so none may linger
+        timer.join()

@@ -45,6 +45,9 @@ class CompileTarget:
     def interpret(self) -> bool:
         return self.name == "interpret"
 
+    def __str__(self) -> str:
+        return self.name            # what the user wrote: messages and progress lines say it
+
 
 def cpu_flavours() -> tuple[str, ...]:
     """The targets the CPU device runs (``cpu-<name>``), in table order."""
