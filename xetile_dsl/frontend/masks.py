@@ -66,10 +66,10 @@ def mask_value(builder, args, shape, op: str) -> SSAValue:
 
 def other_value(builder, args, elem, shape) -> SSAValue:
     """The ``other`` argument (default 0) as a vector of ``elem`` and ``shape``."""
-    if not given(args, "other"):
+    node = args.get("other")
+    other = builder.visit(node) if given(args, "other") else None
+    if other is None:  # not given, or a constexpr None
         return sem.constant(builder, 0, elem, shape)
-    node = args["other"]
-    other = builder.visit(node)
     if sem.is_const(other) and not isinstance(other, str):
         sem.check_fits(builder, other, elem, node, "load_tile: other")
         return sem.constant(builder, other, elem, shape)
