@@ -52,7 +52,7 @@ def mask_value(builder, args, shape, op: str) -> SSAValue:
     if isinstance(mask, bool):
         return sem.constant(builder, int(mask), i1, shape)
     if not (sem.is_tile(mask) and sem.elem_of(mask) == i1):
-        what = (f"a {sem.describe_type(sem.elem_of(mask))} tile value of shape {list(sem.shape_of(mask))}"
+        what = (f"a tile value of {sem.describe_type(sem.elem_of(mask))} elements, shape {list(sem.shape_of(mask))}"
                 if sem.is_tile(mask) else describe(mask))
         raise builder.error(node, f"{op}: the mask must be a boolean tile value (a comparison such as "
                             f"xt.arange(0, N) < n), got {what}")
