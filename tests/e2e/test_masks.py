@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from kernels.masked import half_rows, masked_copy, moved_store, softmax_rows
+from kernels.masked import half_rows, masked_copy, moved_store, slm_masked, softmax_rows, transposed_copy
 
 FLAVOURS = ["cpu-pvc", "cpu-arc", "interpret"]
 SENTINEL = 99
@@ -106,3 +106,36 @@ def test_masked_store_through_a_moved_tile(flavour):
     ref = np.zeros_like(y)
     ref[BM:, BN:50] = x[:, :50 - BN]
     np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_masked_copy_f16_general_masks(flavour):
+    """16-bit elements: the per-lane stores write 2 bytes each (no neighbour touched)."""
+    BM, BN = 8, 32
+    x = np.random.default_rng(4).standard_normal((20, 70)).astype(np.float16)
+    x[x == 0] = 1
+    y = np.full_like(x, SENTINEL)
+    masked_copy.on(flavour)[(3, 3)](x, y, 13, 45, -2.5, BM=BM, BN=BN, LOAD="positive", STORE="general",
+                                    OTHER=float("-inf"), PAD=0)
+    ref = _ref_copy(x, 13, 45, -2.5, BM, BN, "positive", "general", float("-inf"), 0, (3, 3))
+    np.testing.assert_array_equal(y, ref)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_masks_on_transposed_tiles(flavour):
+    """order=(0, 1) views: the masks are in the view's rows and columns."""
+    BM, BN, n = 16, 32, 20
+    x = np.arange(BN * BM, dtype=np.float32).reshape(BN, BM) + 1   # viewed as x^T, [BM, BN]
+    y = np.zeros_like(x)
+    transposed_copy.on(flavour)[(1,)](x, y, n, BM=BM, BN=BN)
+    ref = np.zeros((BM, BN), np.float32)
+    ref[:n - 2] = np.where(np.arange(BN)[None, :] < n, x.T, -1)[:n - 2]
+    np.testing.assert_array_equal(y.T, ref)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_masked_store_into_shared_local_memory(flavour):
+    x = np.arange(8 * 32, dtype=np.float32).reshape(8, 32)
+    y = np.zeros_like(x)
+    slm_masked.on(flavour)[(1,)](x, y, 20, BM=8, BN=32)
+    np.testing.assert_array_equal(y, np.where(np.arange(32) < 20, x, -1))

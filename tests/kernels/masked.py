@@ -83,3 +83,26 @@ def moved_store(x, y, n_cols, BM: xt.constexpr, BN: xt.constexpr):
     tx = xt.init_tile(x, [0, 0], [BM, BN])
     ty = xt.update_tile_offset(xt.init_tile(y, [0, 0], [BM, BN]), BM, BN)
     xt.store_tile(xt.load_tile(tx), ty, mask=cols + BN < n_cols)
+
+
+@xd.jit
+def transposed_copy(x, y, n, BM: xt.constexpr, BN: xt.constexpr):
+    """y^T's [BM, BN] view (order=(0, 1)) = x^T's, masked by the view's columns < n (the
+    arrays' rows) on the load (other -1) and by the view's rows < n - 2 on the store."""
+    cols = xt.arange(0, BN)
+    rows = xt.transpose(xt.arange(0, BM))
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN], order=(0, 1)), mask=cols < n, other=-1.0)
+    xt.store_tile(v, xt.init_tile(y, [0, 0], [BM, BN], order=(0, 1)), mask=rows < n - 2)
+
+
+@xd.jit
+def slm_masked(x, y, n, BM: xt.constexpr, BN: xt.constexpr):
+    """x through a shared-local-memory buffer: a masked store into SLM (columns < n) over
+    a buffer filled with -1, read back whole."""
+    s = xt.slm_alloc([BM, BN], xt.float32)
+    ts = xt.init_tile(s, [0, 0], [BM, BN])
+    xt.store_tile(xt.full([BM, BN], -1.0, xt.float32), ts)
+    xt.barrier()
+    xt.store_tile(xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN])), ts, mask=xt.arange(0, BN) < n)
+    xt.barrier()
+    xt.store_tile(xt.load_tile(ts), xt.init_tile(y, [0, 0], [BM, BN]))
