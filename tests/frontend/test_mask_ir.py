@@ -10,7 +10,7 @@ import re
 from xetile_dsl.compiler import to_xetile
 from xetile_dsl.dialects import parse_module, print_module
 
-from kernels.masked import masked_copy, softmax_rows
+from kernels.masked import masked_copy, maybe_masked, softmax_rows
 
 SIG = {"x": "f32[:,:]", "y": "f32[:,:]", "n_rows": "i32", "n_cols": "i32", "fill": "f32"}
 
@@ -44,3 +44,11 @@ def test_masked_store_is_a_predicated_scatter_without_a_read():
     assert re.search(r"xetile.store_scatter %\w+, %\w+, %\w+ : vector<8x32xf32>", text), text
     assert "xetile.store_tile" not in text
     assert len(re.findall(r"xetile.load_tile", text)) == 1  # x's load only: y is never read
+
+
+def test_a_constexpr_none_mask_is_no_mask():
+    sig = {"x": "f32[:,:]", "y": "f32[:,:]"}
+    plain = _ir(maybe_masked, sig, dict(M=False, OTHER=None))
+    assert "arith.select" not in plain and "store_scatter" not in plain and "xetile.store_tile" in plain
+    masked = _ir(maybe_masked, sig, dict(M=True, OTHER=2.0))
+    assert "arith.select" in masked and "store_scatter" in masked

@@ -106,3 +106,12 @@ def slm_masked(x, y, n, BM: xt.constexpr, BN: xt.constexpr):
     xt.store_tile(xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN])), ts, mask=xt.arange(0, BN) < n)
     xt.barrier()
     xt.store_tile(xt.load_tile(ts), xt.init_tile(y, [0, 0], [BM, BN]))
+
+
+@xd.jit
+def maybe_masked(x, y, M: xt.constexpr, OTHER: xt.constexpr):
+    """mask=M and other=OTHER given as constexprs: None means no mask (a plain tile access)."""
+    cols = xt.arange(0, 32)
+    m = cols < 5 if M else None
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [8, 32]), mask=m, other=OTHER)
+    xt.store_tile(v, xt.init_tile(y, [0, 0], [8, 32]), mask=m)

@@ -27,10 +27,13 @@ from . import semantic as sem
 from .ir_values import INDEX, describe
 
 
-def given(args: dict, name: str) -> bool:
-    """Whether the call passes ``name`` (and not as ``None``)."""
+def _given(builder, args: dict, name: str):
+    """The value of argument ``name`` (its AST node visited), None when it is absent or
+    ``None`` (also a constexpr None)."""
     arg = args.get(name)
-    return arg is not None and not (isinstance(arg, ast.Constant) and arg.value is None)
+    if arg is None or (isinstance(arg, ast.Constant) and arg.value is None):
+        return None
+    return builder.visit(arg)
 
 
 def check_tile(builder, args, tile, op: str) -> None:
@@ -44,11 +47,11 @@ def check_tile(builder, args, tile, op: str) -> None:
                             f"mask a subgroup's tile (init_tile without wg_map)")
 
 
-def mask_value(builder, args, shape, op: str) -> SSAValue:
-    """The ``mask`` argument as an i1 vector of ``shape``: a boolean tile value (a comparison
-    result) of ``shape`` or broadcastable to it (size-1 dimensions stretch)."""
+def _mask_value(builder, args, mask, shape, op: str) -> SSAValue:
+    """The ``mask`` argument's value ``mask`` as an i1 vector of ``shape``: a boolean tile
+    value (a comparison result) of ``shape`` or broadcastable to it (size-1 dimensions
+    stretch)."""
     node = args["mask"]
-    mask = builder.visit(node)
     if isinstance(mask, bool):
         return sem.constant(builder, int(mask), i1, shape)
     if not (sem.is_tile(mask) and sem.elem_of(mask) == i1):
@@ -64,11 +67,10 @@ def mask_value(builder, args, shape, op: str) -> SSAValue:
     return sem.stretch(builder, mask, shape, node)
 
 
-def other_value(builder, args, elem, shape) -> SSAValue:
-    """The ``other`` argument (default 0) as a vector of ``elem`` and ``shape``."""
+def _other_value(builder, args, other, elem, shape) -> SSAValue:
+    """The ``other`` argument's value ``other`` (None: 0) as a vector of ``elem`` and ``shape``."""
     node = args.get("other")
-    other = builder.visit(node) if given(args, "other") else None
-    if other is None:  # not given, or a constexpr None
+    if other is None:
         return sem.constant(builder, 0, elem, shape)
     if sem.is_const(other) and not isinstance(other, str):
         sem.check_fits(builder, other, elem, node, "load_tile: other")
@@ -88,28 +90,37 @@ def other_value(builder, args, elem, shape) -> SSAValue:
                         f"tile value of the tile's element type, got {describe(other)}")
 
 
-def masked_load(builder, args, tile, loaded: SSAValue) -> SSAValue:
-    """``select(mask, loaded, other)``: the block load ``loaded`` of ``tile`` with its
-    masked-off elements replaced by ``other``."""
+def load(builder, args, tile, block_load) -> SSAValue:
+    """``load_tile``'s value: ``block_load()`` (the tile's load_tile), and with a mask
+    ``select(mask, loaded, other)``, its masked-off elements replaced by ``other``."""
+    mask, other = _given(builder, args, "mask"), _given(builder, args, "other")
+    if mask is None:
+        if other is not None:
+            raise builder.error(args["other"], "load_tile: other= gives the value of masked-off elements and "
+                                "needs a mask=; elements outside the array read as padding= (default 0)")
+        return block_load()
     check_tile(builder, args, tile, "load_tile")
     shape = tuple(tile.type.get_shape())
-    mask = mask_value(builder, args, shape, "load_tile")
-    other = other_value(builder, args, tile.type.element_type, shape)
-    return builder.emit(av.SelectOp(mask, loaded, other)).result
+    mask = _mask_value(builder, args, mask, shape, "load_tile")
+    other = _other_value(builder, args, other, tile.type.element_type, shape)
+    return builder.emit(av.SelectOp(mask, block_load(), other)).result
 
 
-def masked_store(builder, args, value: SSAValue, tile) -> None:
-    """``value`` stored through ``tile`` where ``mask`` holds, one predicated lane per
-    element (a ``store_scatter`` over the tile's elements; see the module docstring)."""
+def store(builder, args, value: SSAValue, tile) -> bool:
+    """With a mask, ``value`` stored through ``tile`` where it holds, one predicated lane
+    per element (a ``store_scatter`` over the tile's elements; see the module docstring);
+    returns False (nothing built) without one."""
+    mask = _given(builder, args, "mask")
+    if mask is None:
+        return False
     check_tile(builder, args, tile, "store_tile")
     shape = tuple(tile.type.get_shape())
-    mask = mask_value(builder, args, shape, "store_tile")
+    mask = _mask_value(builder, args, mask, shape, "store_tile")
     origin = _origin(builder, tile)
     if origin is None:
         raise builder.error(args["mask"], "store_tile: mask= needs a tile made by init_tile (possibly moved by "
-                            "update_tile_offset) in the kernel's straight-line code or the same loop body; a "
-                            "tile carried through a loop or an if cannot be masked yet: init_tile it inside "
-                            "the loop")
+                            "update_tile_offset); a tile carried through a loop (reassigned in it) or out of an "
+                            "if cannot be masked yet: init_tile it inside the loop at its offsets")
     init, offsets = origin
     sizes, strides = _extents(builder, init)
     lanes, inside = [], mask
@@ -122,6 +133,7 @@ def masked_store(builder, args, value: SSAValue, tile) -> None:
                             xetile.TileAttr(scattered=True, memory_space=tile.type.attr.memory_space.data))
     scattered = builder.emit(xetile.InitTileOp(init.source, [linear], ttype)).tile
     builder.emit(xetile.StoreScatterOp(value, scattered, inside))
+    return True
 
 
 def _origin(builder, tile: SSAValue):
@@ -172,4 +184,4 @@ def _below(builder, index: SSAValue, size: SSAValue, shape) -> SSAValue:
     return builder.emit(av.CmpiOp(index, sem.splat(builder, size, shape), "ult")).result
 
 
-__all__ = ["given", "masked_load", "masked_store"]
+__all__ = ["load", "store"]

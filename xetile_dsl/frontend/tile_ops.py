@@ -248,11 +248,7 @@ def build_load_tile(builder, node: ast.Call):
         elem = ttype.element_type
         pad_attr = FloatAttr(float(padding), elem) if is_float(elem) else IntegerAttr(int(padding), elem)
     vtype = VectorType(ttype.element_type, ttype.get_shape())
-    if masks.given(args, "other") and not masks.given(args, "mask"):
-        raise builder.error(args["other"], "load_tile: other= gives the value of masked-off elements and needs a "
-                            "mask=; elements outside the array read as padding= (default 0)")
-    loaded = builder.emit(xetile.LoadTileOp(tile, vtype, pad_attr)).value
-    return masks.masked_load(builder, args, tile, loaded) if masks.given(args, "mask") else loaded
+    return masks.load(builder, args, tile, lambda: builder.emit(xetile.LoadTileOp(tile, vtype, pad_attr)).value)
 
 
 @LANGUAGE.register("store_tile")
@@ -269,10 +265,8 @@ def build_store_tile(builder, node: ast.Call):
         raise builder.error(node, f"store_tile: value dtype {type_name(value.type.element_type)} differs from "
                             f"the array's {type_name(tile.type.element_type)}; convert it first")
     builder.written_arrays.add(_root_array(tile))
-    if masks.given(args, "mask"):
-        masks.masked_store(builder, args, value, tile)
-        return
-    builder.emit(xetile.StoreTileOp(value, tile))
+    if not masks.store(builder, args, value, tile):
+        builder.emit(xetile.StoreTileOp(value, tile))
 
 
 def _root_array(tile: SSAValue) -> str:
