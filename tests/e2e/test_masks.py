@@ -27,6 +27,7 @@ def _ref_copy(x, n_rows, n_cols, fill, BM, BN, load, store, other, pad, grid):
     other_value = fill if other == "scalar" else (0 if other is None else other)
     v = xp if load == "" else np.where(masks[load], xp, np.asarray(other_value).astype(x.dtype))
     keep = {"": np.ones((R, C), bool), "cols": masks["cols"], "rows": masks["rows"],
+            "rows_swapped": np.broadcast_to((r < n_rows) & (r % BM + 2 < BM + n_cols), (R, C)),
             "general": (v > 0) | (c % BN % 3 == 0)}[store]
     out = np.full((R, C), SENTINEL, x.dtype)
     out[keep] = v[keep]
@@ -139,3 +140,20 @@ def test_masked_store_into_shared_local_memory(flavour):
     y = np.zeros_like(x)
     slm_masked.on(flavour)[(1,)](x, y, 20, BM=8, BN=32)
     np.testing.assert_array_equal(y, np.where(np.arange(32) < 20, x, -1))
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+@pytest.mark.parametrize("n_rows,n_cols", [(13, 45), (0, 45), (-5, 45), (21, -4)])
+def test_row_edge_store_masks_keep_the_kept_rows_only(n_rows, n_cols, flavour):
+    """Row edge masks (``<``, and ``>=`` written the other way round, and'ed) store with a
+    shrunk row extent: no row past the bound is written, also when no row is kept at all
+    (n_rows <= 0: the tile's extent becomes one row, below the tile)."""
+    BM, BN = 8, 32
+    x = np.random.default_rng(5).standard_normal((20, 70)).astype(np.float32)
+    y = np.full_like(x, SENTINEL)
+    for store in ("rows", "rows_swapped"):
+        y[:] = SENTINEL
+        masked_copy.on(flavour)[(3, 3)](x, y, n_rows, n_cols, 0.0, BM=BM, BN=BN, LOAD="", STORE=store,
+                                        OTHER=None, PAD=0)
+        ref = _ref_copy(x, n_rows, n_cols, 0.0, BM, BN, "", store, None, 0, (3, 3))
+        np.testing.assert_array_equal(y, ref, err_msg=store)

@@ -2,13 +2,15 @@
 load, ``load_tile(t, mask=cols < n_cols, other=-inf)``, stays block messages plus a
 select.  A [BM, BLOCK] tile reads with 2D block loads and no per-lane loads; a one-row
 [1, BLOCK] tile reads exactly as the same kernel without the mask does (the mask adds no
-message: one-row tiles are read as rows of one element per lane on PVC, mask or not)."""
+message: one-row tiles are read as rows of one element per lane on PVC, mask or not).
+Masked stores: a row edge mask keeps the 2D block store (fewer rows); other masks store per
+lane, and no mask reads the stored array (no read-modify-write)."""
 from __future__ import annotations
 
 import pytest
 
 import xetile_dsl as xd
-from kernels.masked import softmax_rows, softmax_rows_unmasked
+from kernels.masked import masked_copy, softmax_rows, softmax_rows_unmasked
 from xetile_dsl.tools import ocloc
 
 SIG = {"x": "f32[:,:]", "y": "f32[:,:]", "N": "i32"}
@@ -37,3 +39,35 @@ def test_the_mask_adds_no_memory_message(BM, ocloc_path):
     assert ocloc.count(plain, GLOBAL_MESSAGES) > 0
     for pattern in (GLOBAL_MESSAGES, ocloc.LOAD_BLOCK2D, PER_LANE_LOAD):
         assert ocloc.count(masked, pattern) == ocloc.count(plain, pattern), pattern
+
+
+COPY_SIG = {"x": "f32[:,:]", "y": "f32[:,:]", "n_rows": "i32", "n_cols": "i32", "fill": "f32"}
+PER_LANE_STORE = r"\bstore\.ugm\.d32\.a64\b"
+LOADS = r"\bload(_block2d)?\.ugm\.\S*\.a64\b"
+
+
+def _copy_isa(store):
+    consts = {"BM": 8, "BN": 32, "LOAD": "", "STORE": store, "OTHER": None, "PAD": 0}
+    compiled = xd.compile(masked_copy, COPY_SIG, consts, target="pvc")
+    assert ocloc.check_isa(compiled.asm["zebin"], "masked_copy", expect_dpas=False, expect_block2d=None,
+                           expect_simd=16) == []
+    return compiled.asm["isa"]
+
+
+@pytest.mark.parametrize("store", ["rows", "rows_swapped"])
+def test_row_edge_store_mask_keeps_the_block_store(store, ocloc_path):
+    isa, plain = _copy_isa(store), _copy_isa("")
+    assert ocloc.count(isa, ocloc.STORE_BLOCK2D) == ocloc.count(plain, ocloc.STORE_BLOCK2D) > 0
+    assert ocloc.count(isa, PER_LANE_STORE) == 0
+    assert ocloc.count(isa, LOADS) == ocloc.count(plain, LOADS)  # x's load only
+
+
+@pytest.mark.parametrize("store", ["cols", "general"])
+def test_other_store_masks_are_per_lane_stores_without_a_read(store, ocloc_path):
+    """8x32 f32 = 16 rows of 16 lanes: 16 predicated per-lane stores; the 16 loads of x
+    (per lane too: the stored value is blocked in one-row pieces) are the only loads, so
+    y is never read."""
+    isa = _copy_isa(store)
+    assert ocloc.count(isa, ocloc.STORE_BLOCK2D) == 0
+    assert ocloc.count(isa, PER_LANE_STORE) == 16
+    assert ocloc.count(isa, LOADS) == 16

@@ -5,12 +5,15 @@ one ``arith.select`` of the mask between it and ``other``: a masked-off element 
 ``other``, a kept element outside the array is ``padding``.  The load's messages do not
 change, so a mask costs no per-lane reads.
 
-A masked store is predicated per lane: the block tile's elements become a scattered tile
+A masked store whose mask is a row edge (``rows + r0 < n``: :mod:`.edge_masks`) stays the
+block store with the tile's row extent shrunk to the rows it keeps.  Any other masked
+store is predicated per lane: the block tile's elements become a scattered tile
 (``init_tile`` of the linear element offsets ``row * row_stride + col * col_stride``) and
 the store a ``store_scatter`` whose lanes are the mask and the tile's bounds (an element
 outside the array is dropped, as a block store drops it).  Memory under a false mask is
 never read nor written, so two programs masking out each other's elements of one row do
-not race (a read-modify-write would).
+not race (a read-modify-write would).  The stored value is then blocked in one-row pieces
+(the scatter's), and so is the load it is computed from: a per-lane read of rows.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from xdsl.ir import SSAValue
 from ..dialects import _arith_vector as av
 from ..dialects import _mixed, xetile
 from ..dialects.types import is_float, type_name
+from . import edge_masks
 from . import semantic as sem
 from .ir_values import INDEX, describe
 
@@ -48,9 +52,14 @@ def check_tile(builder, args, tile, op: str) -> None:
 
 
 def _mask_value(builder, args, mask, shape, op: str) -> SSAValue:
-    """The ``mask`` argument's value ``mask`` as an i1 vector of ``shape``: a boolean tile
-    value (a comparison result) of ``shape`` or broadcastable to it (size-1 dimensions
-    stretch)."""
+    """The ``mask`` argument's value ``mask`` as an i1 vector of ``shape`` (size-1
+    dimensions stretched)."""
+    return sem.stretch(builder, _checked_mask(builder, args, mask, shape, op), shape, args["mask"])
+
+
+def _checked_mask(builder, args, mask, shape, op: str) -> SSAValue:
+    """The ``mask`` argument's value ``mask``, checked: a boolean tile value (a comparison
+    result) of ``shape`` or broadcastable to it (a constant bool becomes a splat)."""
     node = args["mask"]
     if isinstance(mask, bool):
         return sem.constant(builder, int(mask), i1, shape)
@@ -64,7 +73,7 @@ def _mask_value(builder, args, mask, shape, op: str) -> SSAValue:
         raise builder.error(node, f"{op}: a mask of shape {list(mshape)} does not fit the tile's "
                             f"{list(shape)}; give the tile's shape or one broadcastable to it ([1, "
                             f"{shape[-1]}] rows, [{shape[0]}, 1] columns)")
-    return sem.stretch(builder, mask, shape, node)
+    return mask
 
 
 def _other_value(builder, args, other, elem, shape) -> SSAValue:
@@ -115,8 +124,14 @@ def store(builder, args, value: SSAValue, tile) -> bool:
         return False
     check_tile(builder, args, tile, "store_tile")
     shape = tuple(tile.type.get_shape())
-    mask = _mask_value(builder, args, mask, shape, "store_tile")
+    mask = _checked_mask(builder, args, mask, shape, "store_tile")
     origin = _origin(builder, tile)
+    limits = edge_masks.row_limits(mask)
+    if origin is not None and limits is not None and origin[0].sizes and tile.type.attr.order_list == (1, 0):
+        clamped = edge_masks.clamp_rows(builder, origin[0], tile.type, origin[1], limits)
+        builder.emit(xetile.StoreTileOp(value, clamped))  # a row edge: the block store, fewer rows
+        return True
+    mask = sem.stretch(builder, mask, shape, args["mask"])
     if origin is None:
         raise builder.error(args["mask"], "store_tile: mask= needs a tile made by init_tile (possibly moved by "
                             "update_tile_offset); a tile carried through a loop (reassigned in it) or out of an "
@@ -159,10 +174,8 @@ def _extents(builder, init: xetile.InitTileOp):
         return list(init.sizes), list(init.strides)
     src = init.source.type
     assert isinstance(src, MemRefType)
-    rows, cols = src.get_shape()
+    rows, cols = src.get_shape()  # a static buffer (xt.slm_alloc): row-major
     sizes, strides = [rows, cols], [cols, 1]
-    if init.tile.type.attr.order_list == [0, 1]:
-        sizes, strides = sizes[::-1], strides[::-1]
     return [builder.index(v, None) for v in sizes], [builder.index(v, None) for v in strides]
 
 

@@ -191,9 +191,10 @@ def store_tile(value, tile, mask=None):
     """Store ``value`` into the memory ``tile`` covers (out-of-bounds elements are dropped).
 
     With ``mask`` (a boolean tile value of the tile's shape, or broadcastable to it),
-    elements whose mask is false are not written: their memory is left untouched (the
-    store is predicated per lane, never read, modified and written back, so programs
-    writing neighbouring elements do not race). Example::
+    elements whose mask is false are not written: their memory is left untouched, never
+    read, modified and written back, so programs writing neighbouring elements do not
+    race.  A row edge mask (``rows + r0 < n``, ``rows`` an arange column) keeps the block
+    store with fewer rows; other masks store per lane. Example::
 
         xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]))
         xt.store_tile(v, tc, mask=xt.arange(0, BN) < n_cols)
