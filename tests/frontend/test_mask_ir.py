@@ -52,3 +52,13 @@ def test_a_constexpr_none_mask_is_no_mask():
     assert "arith.select" not in plain and "store_scatter" not in plain and "xetile.store_tile" in plain
     masked = _ir(maybe_masked, sig, dict(M=True, OTHER=2.0))
     assert "arith.select" in masked and "store_scatter" in masked
+
+
+def test_row_edge_store_mask_is_a_block_store_with_fewer_rows():
+    """``rows + r0 < n_rows``: the row extent becomes min(extent, r0 + (n_rows - r0)), one row
+    (the tile moved below it) when that keeps none; no scatter, no select of values."""
+    text = _ir(masked_copy, SIG, dict(BM=8, BN=32, LOAD="", STORE="rows", OTHER=None, PAD=0))
+    assert "store_scatter" not in text
+    assert re.search(r"arith.minsi %8, %\w+ : index", text), text  # %8: y's row extent
+    assert re.search(r"xetile.init_tile %y\[%\w+, %\w+\], \[%\w+, %9\], \[%10, %11\]", text), text
+    assert re.search(r"xetile.store_tile %\w+, %\w+ : vector<8x32xf32>", text), text
