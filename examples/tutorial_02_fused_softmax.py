@@ -4,7 +4,10 @@ A tile value reduces along an axis with ``xt.max(v, axis=1)`` / ``xt.sum(v, axis
 the reduced axis keeps size 1, so ``v - xt.max(v, axis=1)`` broadcasts the row maximum
 back over the row (``xetile.tile_reduce`` + ``tile_broadcast`` in the IR).  The whole
 softmax — max, exp, sum, divide — happens on registers after one load: the row is read
-once and written once, where numpy makes five passes over memory.  Rows longer than one
+once and written once, where numpy makes five passes over memory.  The row is padded to a
+power of two, ``BN``: ``mask=cols < N, other=-inf`` makes the columns past ``N`` read as
+``-inf`` (still one block load, then a select), so they take no part in the max and add
+``exp(-inf) = 0`` to the sum.  Rows longer than one
 tile need a loop with a running max and sum (the online softmax): see
 ``xetile_dsl/ops/rows.py``, behind ``ops.softmax``.
 
@@ -21,9 +24,9 @@ import xetile_dsl.language as xt
 @xd.jit
 def softmax_kernel(x, y, N, BM: xt.constexpr, BN: xt.constexpr):
     row = xt.program_id(0) * BM
-    v = xt.load_tile(xt.init_tile(x, [row, 0], [BM, BN]))
     cols = xt.arange(0, BN)                                  # [1, BN] column indices
-    v = xt.where(cols < N, v, float("-inf"))                 # columns past N take no part
+    v = xt.load_tile(xt.init_tile(x, [row, 0], [BM, BN]),    # columns past N read as -inf
+                     mask=cols < N, other=float("-inf"))
     e = xt.exp(v - xt.max(v, axis=1))                        # [BM, 1] broadcast over [BM, BN]
     xt.store_tile(e / xt.sum(e, axis=1), xt.init_tile(y, [row, 0], [BM, BN]))
 

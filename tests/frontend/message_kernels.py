@@ -44,7 +44,7 @@ def max_of_runtime_scalars(a, n, m):
 
 @xd.jit
 def masked_load_tile(a, n):
-    t = xt.load_tile(xt.init_tile(a, [0, 0], [16, 16]), mask=xt.arange(0, 16) < n)  # line 47
+    t = xt.load_tile(xt.init_tile(a, [0, 0], [16, 16]), mask=xt.arange(0, 8) < n)  # line 47
     xt.store_tile(t, xt.init_tile(a, [0, 0], [16, 16]))
 
 

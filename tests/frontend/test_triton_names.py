@@ -20,9 +20,9 @@ C = np.zeros((8, 16), np.float32)
 
 @pytest.mark.parametrize("kernel, args, where, message", [
     (tk.uses_dot, (A, C), "14:11", "module xetile_dsl.language has no attribute 'dot'; did you mean xt.tile_mma("),
-    (tk.uses_load, (A,), "20:9", "has no attribute 'load'; did you mean xt.load_tile(tile) on a tile from "
+    (tk.uses_load, (A,), "20:9", "has no attribute 'load'; did you mean xt.load_tile(tile, mask=..., other=...) on a tile from "
                                  "xt.init_tile(array, offsets, shape), or xt.load_gather(tile, mask)?"),
-    (tk.uses_store, (A,), "26:5", "has no attribute 'store'; did you mean xt.store_tile(value, tile)"),
+    (tk.uses_store, (A,), "26:5", "has no attribute 'store'; did you mean xt.store_tile(value, tile, mask=...)"),
     (tk.typo, (A,), "31:19", "has no attribute 'load_tiles'; did you mean xt.load_tile?"),
     (tk.calls_triton, (A, C), "36:11", "tl.dot is Triton's, and Triton's operations cannot run in an xetile_dsl "
                                        "kernel (use `import xetile_dsl.language as xt`); write xt.tile_mma("),

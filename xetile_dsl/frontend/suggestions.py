@@ -19,8 +19,9 @@ difflib = LazyModule("difflib", globals())
 #: Triton name -> what to write with xetile_dsl.language (as ``xt``)
 TRITON_EQUIVALENTS = {
     "dot": "xt.tile_mma(a, b, acc) (a tile matrix multiply-accumulate)",
-    "load": "xt.load_tile(tile) on a tile from xt.init_tile(array, offsets, shape), or xt.load_gather(tile, mask)",
-    "store": "xt.store_tile(value, tile) on a tile from xt.init_tile(array, offsets, shape), or "
+    "load": "xt.load_tile(tile, mask=..., other=...) on a tile from xt.init_tile(array, offsets, shape), or "
+            "xt.load_gather(tile, mask)",
+    "store": "xt.store_tile(value, tile, mask=...) on a tile from xt.init_tile(array, offsets, shape), or "
              "xt.store_scatter(value, tile, mask)",
     "make_block_ptr": "xt.init_tile(array, offsets, shape)",
     "make_tensor_descriptor": "xt.init_tile(array, offsets, shape)",

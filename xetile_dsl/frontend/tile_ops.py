@@ -15,6 +15,7 @@ from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
+from . import masks
 from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
@@ -33,23 +34,8 @@ def _bind(builder, node: ast.Call) -> dict[str, ast.AST]:
     try:
         bound = sig.bind(*node.args, **{k.arg: k.value for k in node.keywords})
     except TypeError as exc:
-        name = stub.__xetile_builtin__
-        for k in node.keywords:
-            if (name, k.arg) in _NO_KEYWORD:
-                raise builder.error(node, f"{name}(): {_NO_KEYWORD[name, k.arg]}") from None
-        raise builder.error(node, f"{name}(): {exc}") from None
+        raise builder.error(node, f"{stub.__xetile_builtin__}(): {exc}") from None
     return dict(bound.arguments)
-
-
-#: keywords Triton's load/store take that our tile operations do not: what to do instead
-_NO_KEYWORD = {
-    ("load_tile", "mask"): "masks are not supported on load_tile; out-of-bounds rows and columns read as "
-                           "padding (padding=...) already; to mask elements inside the array use "
-                           "xt.load_gather(tile, mask) on a scattered tile",
-    ("store_tile", "mask"): "masks are not supported on store_tile; out-of-bounds rows and columns are never "
-                            "written already; to mask elements inside the array use "
-                            "xt.store_scatter(value, tile, mask) on a scattered tile",
-}
 
 
 @lru_cache(maxsize=None)
@@ -262,7 +248,7 @@ def build_load_tile(builder, node: ast.Call):
         elem = ttype.element_type
         pad_attr = FloatAttr(float(padding), elem) if is_float(elem) else IntegerAttr(int(padding), elem)
     vtype = VectorType(ttype.element_type, ttype.get_shape())
-    return builder.emit(xetile.LoadTileOp(tile, vtype, pad_attr)).value
+    return masks.load(builder, args, tile, lambda: builder.emit(xetile.LoadTileOp(tile, vtype, pad_attr)).value)
 
 
 @LANGUAGE.register("store_tile")
@@ -279,7 +265,8 @@ def build_store_tile(builder, node: ast.Call):
         raise builder.error(node, f"store_tile: value dtype {type_name(value.type.element_type)} differs from "
                             f"the array's {type_name(tile.type.element_type)}; convert it first")
     builder.written_arrays.add(_root_array(tile))
-    builder.emit(xetile.StoreTileOp(value, tile))
+    if not masks.store(builder, args, value, tile):
+        builder.emit(xetile.StoreTileOp(value, tile))
 
 
 def _root_array(tile: SSAValue) -> str:

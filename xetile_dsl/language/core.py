@@ -170,17 +170,35 @@ def init_tile(base, offsets, shape=None, order=(1, 0), wg_map=None):
 
 
 @builtin
-def load_tile(tile, padding=0):
+def load_tile(tile, padding=0, mask=None, other=None):
     """Load ``tile`` into a value; elements outside the array read as ``padding``.
 
-    Example: ``va = xt.load_tile(ta)``"""
+    ``mask`` (a boolean tile value of the tile's shape, or broadcastable to it: a
+    ``[1, BN]`` row such as ``xt.arange(0, BN) < n`` or a ``[BM, 1]`` column) selects the
+    elements to keep; the others read as ``other`` (a number, a runtime scalar or a tile
+    value broadcastable to the tile; default 0).  ``padding`` and ``other`` combine as: a
+    masked-off element is ``other``, an element the mask keeps but outside the array is
+    ``padding``.  The tile is still read with block messages (then a select), so a mask
+    costs no per-lane loads. Example::
+
+        va = xt.load_tile(ta)
+        row = xt.load_tile(tx, mask=xt.arange(0, BN) < n_cols, other=float("-inf"))
+    """
 
 
 @builtin
-def store_tile(value, tile):
+def store_tile(value, tile, mask=None):
     """Store ``value`` into the memory ``tile`` covers (out-of-bounds elements are dropped).
 
-    Example: ``xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]))``"""
+    With ``mask`` (a boolean tile value of the tile's shape, or broadcastable to it),
+    elements whose mask is false are not written: their memory is left untouched, never
+    read, modified and written back, so programs writing neighbouring elements do not
+    race.  A row edge mask (``rows + r0 < n``, ``rows`` an arange column) keeps the block
+    store with fewer rows; other masks store per lane. Example::
+
+        xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]))
+        xt.store_tile(v, tc, mask=xt.arange(0, BN) < n_cols)
+    """
 
 
 @builtin
