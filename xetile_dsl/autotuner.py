@@ -136,9 +136,9 @@ class Autotuner:
         return self.fn.on(target)[grid](*args, **{**kwargs, **self._kernel_kwargs(config)})
 
     def _kernel_kwargs(self, config) -> dict:
-        """The config's values the kernel takes as parameters (not launch options)."""
-        params = self.fn.signature.parameters
-        return {k: v for k, v in config.all_kwargs().items() if k in params}
+        """The config's keyword arguments for an interpreted run: the interpreter takes and
+        checks the launch options as a compiled launch does (launch_options.py)."""
+        return config.all_kwargs()
 
     def _named(self, args, kwargs) -> dict:
         try:

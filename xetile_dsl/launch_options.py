@@ -6,14 +6,19 @@
   their ``wg_map`` ``sg_layout``, 1 for a kernel without ``wg_map`` (the compiler does not
   distribute a subgroup-level kernel among several subgroups).  So ``num_warps`` states
   that count and a launch that contradicts it is refused, before the device is touched,
-  saying the kernel's count (docs/decisions/023-num-warps-is-the-subgroup-count.md).
+  saying the kernel's count (docs/decisions/023-num-warps-is-the-subgroup-count.md).  A
+  kernel that leaves its count to the launch declares ``num_warps: xt.constexpr`` and
+  builds its wg_maps from it (below).
   ``num_subgroups=n`` is the same option under this project's name; giving both with
   different values is an error.
 * ``num_stages=s`` -- the pipelining depth of K loops: each ``prefetch_tile`` of a K loop
   (a loop with a ``tile_mma``) runs ``s - 1`` steps ahead of the loads it serves
   (pass ``xetile-prefetch-stages``); without it the distance is the kernel's own.
 
-A kernel with its own parameter of one of these names keeps the name.  Both are compile
+A kernel may declare a parameter of one of these names (``num_warps: xt.constexpr``):
+a keyword of that name then reaches the kernel as well and is still the launch option --
+the way for a kernel to size its wg_maps by the launch's ``num_warps``
+(``xt.wg_map(sg_layout=[num_warps, 1], sg_data=[BM // num_warps, BN])``).  Both are compile
 options (:meth:`LaunchOptions.compile_options`): part of the kernel cache key's
 ``options`` part, so each value compiles once.  Bad values (not a positive int,
 ``num_warps`` not a power of two or more subgroups than the target's largest
@@ -61,12 +66,13 @@ NO_OPTIONS = LaunchOptions()
 
 
 def split_options(kwargs: dict, params) -> tuple[dict, LaunchOptions]:
-    """(the kernel's keyword arguments, the launch options, checked); a kernel with its
-    own parameter of an option's name keeps the name."""
-    if not kwargs or not any(name in kwargs and name not in params for name in OPTION_NAMES):
+    """(the kernel's keyword arguments, the launch options, checked).  A kernel with a
+    parameter of an option's name receives the keyword's value too (a ``num_warps:
+    xt.constexpr`` builds its wg_maps from it), and the option still applies."""
+    if not kwargs or not any(name in kwargs for name in OPTION_NAMES):
         return kwargs, NO_OPTIONS
     rest = dict(kwargs)
-    given = {name: rest.pop(name) for name in OPTION_NAMES if name in rest and name not in params}
+    given = {name: rest[name] if name in params else rest.pop(name) for name in OPTION_NAMES if name in rest}
     for name, value in given.items():
         _check_positive_int(name, value)
     warps, subgroups = given.get(NUM_WARPS), given.get(NUM_SUBGROUPS)
@@ -106,7 +112,8 @@ def check_num_subgroups(kernel: str, requested, actual: int, spelled: str = NUM_
     raise LaunchError(f"{spelled}={requested!r}, but {kernel} runs {actual} subgroup(s) per workgroup (the "
                       f"product of its tiles' wg_map sg_layout; 1 without wg_map, as the compiler does not "
                       f"distribute a subgroup-level kernel): pass {spelled}={actual} or leave it out, or change "
-                      f"the kernel's sg_layout")
+                      f"the kernel's sg_layout (a kernel parameter 'num_warps: xt.constexpr' receives the "
+                      f"option, to build its wg_maps from)")
 
 
 def launch_grid(kernel: str, grid, arguments: dict, constants: dict):

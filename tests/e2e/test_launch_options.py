@@ -96,6 +96,46 @@ def test_num_warps_states_the_kernels_subgroups(target):
         subgroup_numbers.on(target)[(1,)](x, out, num_warps=2)
 
 
+@xd.jit
+def scaled_rows(x, out, BM: xt.constexpr, BN: xt.constexpr, num_warps: xt.constexpr):
+    """out = 2 x + 1 over BM-row tiles split by rows among the launch's num_warps subgroups."""
+    rows = xt.wg_map(sg_layout=[num_warps, 1], sg_data=[BM // num_warps, BN])
+    m = xt.program_id(0) * BM
+    v = xt.load_tile(xt.init_tile(x, [m, 0], [BM, BN], wg_map=rows))
+    xt.store_tile(v * 2.0 + 1.0, xt.init_tile(out, [m, 0], [BM, BN], wg_map=rows))
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc", "interpret"])
+def test_a_kernel_sizes_its_wg_maps_by_num_warps(target):
+    x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32) % 7
+    for warps in (1, 2, 4):
+        out = np.full_like(x, np.nan)
+        scaled_rows.on(target)[(2,)](x, out, BM=32, BN=32, num_warps=warps)
+        np.testing.assert_array_equal(out, x * 2 + 1)     # exact: small integers
+    with pytest.raises(LaunchError, match=r"num_warps=3 is not a power of two"):
+        scaled_rows.on(target)[(2,)](x, out, BM=32, BN=32, num_warps=3)
+
+
+def test_the_workgroup_is_num_warps_subgroups():
+    x = np.zeros((64, 32), np.float32)
+    for warps, lanes, target in ((4, 16, "cpu-pvc"), (2, 8, "cpu-arc")):
+        loaded = scaled_rows.on(target).jit.resolve((2,), target, (x, np.zeros_like(x)),
+                                                    {"BM": 32, "BN": 32, "num_warps": warps})[0]
+        assert (loaded.abi.subgroup_size, loaded.abi.workgroup_size) == (lanes, warps * lanes)
+
+
+def test_autotune_picks_among_num_warps(tmp_path, monkeypatch):
+    monkeypatch.setenv("XETILE_CACHE_DIR", str(tmp_path))     # no memo from an earlier run
+    tuned = xd.autotune(configs=[xd.Config({"BM": 32, "BN": 32}, num_warps=w) for w in (1, 2, 4)], key=[],
+                        warmup=1, rep=1, progress=False)(scaled_rows)
+    x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32) % 5
+    out = np.full_like(x, np.nan)
+    tuned.on("cpu-pvc")[(2,)](x, out)
+    np.testing.assert_array_equal(out, x * 2 + 1)
+    assert [(str(config), note) for _, config, note in tuned.timings[()]] == [
+        (f"Config(BM=32, BN=32, num_warps={w})", "ok") for w in (1, 2, 4)]
+
+
 def test_a_contradicting_num_warps_builds_nothing():
     a, b = np.ones((32, 32), np.float16), np.ones((32, 32), np.float16)
     c = np.zeros((32, 32), np.float32)
