@@ -371,7 +371,8 @@ def _read_memo(path: Path, configs: list) -> Config | None:
     try:
         data = json.loads(path.read_text())
         options = {k: data["config"].get(k) for k in ("num_subgroups", "num_warps", "num_stages")}
-        chosen = Config(dict(data["config"]["kwargs"]), **{k: None if v is None else int(v) for k, v in options.items()})
+        chosen = Config(dict(data["config"]["kwargs"]),
+                        **{k: None if v is None else int(v) for k, v in options.items()})
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return chosen if any(c.to_json() == chosen.to_json() for c in configs) else None
