@@ -1,6 +1,6 @@
 """``@xetile_dsl.autotune``: pick the fastest of several configurations of a ``@jit`` kernel.
 
-    @xd.autotune(configs=[xd.Config({"BM": 32, "BN": 32, "BK": 32}, num_subgroups=1), ...],
+    @xd.autotune(configs=[xd.Config({"BM": 32, "BN": 32, "BK": 32}, num_warps=1, num_stages=3), ...],
                  key=["M", "N", "K"])
     @xd.jit
     def kernel(a, b, c, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr): ...
@@ -53,25 +53,32 @@ from .runtime.inflight import synchronize
 
 @dataclass
 class Config:
-    """One candidate: constexpr values, and optionally the subgroups per workgroup the
-    kernel runs with them (a check: the kernel's wg_map decides it, launch_options.py)."""
+    """One candidate: constexpr values and the launch options it runs with (Triton's
+    ``Config(kwargs, num_warps=, num_stages=)``; launch_options.py).  ``num_warps``
+    states the kernel's subgroups per workgroup (its wg_maps decide them: a config that
+    contradicts them is skipped like one that fails to compile); ``num_stages`` sets the
+    K loops' prefetch depth.  ``num_subgroups`` is ``num_warps`` under this project's name."""
 
     kwargs: dict = field(default_factory=dict)
     num_subgroups: int | None = None
+    num_warps: int | None = None
+    num_stages: int | None = None
+
+    def _options(self) -> dict:
+        names = (("num_subgroups", self.num_subgroups), ("num_warps", self.num_warps),
+                 ("num_stages", self.num_stages))
+        return {name: value for name, value in names if value is not None}
 
     def all_kwargs(self) -> dict:
         """The keyword arguments a launch with this configuration passes."""
-        if self.num_subgroups is None:
-            return dict(self.kwargs)
-        return {**self.kwargs, "num_subgroups": self.num_subgroups}
+        return {**self.kwargs, **self._options()}
 
     def to_json(self) -> dict:
-        return {"kwargs": self.kwargs, "num_subgroups": self.num_subgroups}
+        return {"kwargs": self.kwargs, **{k: getattr(self, k) for k in ("num_subgroups", "num_warps", "num_stages")}}
 
     def __str__(self) -> str:
-        inner = ", ".join(f"{k}={v}" for k, v in self.kwargs.items())
-        shape = "" if self.num_subgroups is None else f", num_subgroups={self.num_subgroups}"
-        return f"Config({inner}{shape})"
+        inner = ", ".join(f"{k}={v}" for k, v in {**self.kwargs, **self._options()}.items())
+        return f"Config({inner})"
 
 
 def autotune(configs, key, prune_configs_by=None, warmup: int = 3, rep: int = 10, progress: bool | None = None,
@@ -129,9 +136,9 @@ class Autotuner:
         return self.fn.on(target)[grid](*args, **{**kwargs, **self._kernel_kwargs(config)})
 
     def _kernel_kwargs(self, config) -> dict:
-        """The config's values the kernel takes as parameters (not launch options)."""
-        params = self.fn.signature.parameters
-        return {k: v for k, v in config.all_kwargs().items() if k in params}
+        """The config's keyword arguments for an interpreted run: the interpreter takes and
+        checks the launch options as a compiled launch does (launch_options.py)."""
+        return config.all_kwargs()
 
     def _named(self, args, kwargs) -> dict:
         try:
@@ -363,8 +370,9 @@ def _close(out: np.ndarray, ref: np.ndarray, rtol: float | None, extent: int) ->
 def _read_memo(path: Path, configs: list) -> Config | None:
     try:
         data = json.loads(path.read_text())
-        subgroups = data["config"]["num_subgroups"]
-        chosen = Config(dict(data["config"]["kwargs"]), None if subgroups is None else int(subgroups))
+        options = {k: data["config"].get(k) for k in ("num_subgroups", "num_warps", "num_stages")}
+        chosen = Config(dict(data["config"]["kwargs"]),
+                        **{k: None if v is None else int(v) for k, v in options.items()})
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return chosen if any(c.to_json() == chosen.to_json() for c in configs) else None

@@ -29,6 +29,7 @@ from ._lazy import LazyModule
 from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource, at_user_line
+from .launch_options import NO_OPTIONS, LaunchOptions, check_for_target, check_num_subgroups, split_options
 from .runtime import launchers
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
@@ -252,8 +253,12 @@ def stage_names(target: str, isa: bool = False) -> list[str]:
 
 
 def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: "str | catalog.CompileTarget",
-                   isa: bool = False, dump: str | None = None, stage_texts: bool = False) -> CompiledKernel:
+                   isa: bool = False, dump: str | None = None, stage_texts: bool = False,
+                   options: LaunchOptions = NO_OPTIONS) -> CompiledKernel:
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
+    ``options`` are the launch's compile options (launch_options.py): ``num_stages``
+    goes to the lowering, and a ``num_warps`` other than the kernel's subgroup count is
+    a LaunchError before any SPIR-V exists.
     ``asm`` holds the lowering stages' MLIR texts only with ``stage_texts`` (:func:`compile`
     asks for them; a ``@jit`` compile does not, as a kernel from its disk cache has none).
 
@@ -261,7 +266,7 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: "str |
     in ``diagnostics``, so that a cache hit can repeat them."""
     log = stage_log.StageLog(dump)
     with collector_paused(), log.progress(getattr(fn, "__name__", "kernel"), target):
-        return _compile_kernel(fn, args, constants, target, isa, log, stage_texts)
+        return _compile_kernel(fn, args, constants, target, isa, log, stage_texts, options)
 
 
 _PAUSES = {"count": 0, "resume": False}
@@ -295,7 +300,7 @@ def collector_paused():
 
 
 def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target, isa: bool,
-                    log: stage_log.StageLog, stage_texts: bool) -> CompiledKernel:
+                    log: stage_log.StageLog, stage_texts: bool, options: LaunchOptions = NO_OPTIONS) -> CompiledKernel:
     resolved = compile_target(target)   # a name (@jit), or compile()'s CompileTarget
     gpu, emulate, target = resolved.gpu, resolved.emulate, resolved.name
     src = KernelSource.of(fn)
@@ -311,8 +316,9 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target, isa: 
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
                                   log.timings, dumps=log.dumps)
         xtdebug.reject_debug_ops(module)
-        asm, diagnostics = _lower_with_located_warnings(src, module, gpu, log, stage_texts)
+        asm, diagnostics = _lower_with_located_warnings(src, module, gpu, log, stage_texts, options.num_stages)
         llvm_text, abi = _generate(log, module, gpu, emulate, narrow_arrays(args))
+        check_num_subgroups(src.name, options.num_warps, abi.workgroup_size // abi.subgroup_size, options.spelled)
     except LoweringError as exc:
         raise at_user_line(src, exc) from (exc if debug_tracebacks() else None)
     except CompilationError as exc:
@@ -384,14 +390,14 @@ def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
 
 
 def _lower_with_located_warnings(src: KernelSource, module, gpu, log: stage_log.StageLog,
-                                 stage_texts: bool):
+                                 stage_texts: bool, num_stages: int | None = None):
     """(``lower``'s stage texts, the compile's warnings): each pass's LoweringWarning is
     issued at the user's line (:func:`issue`; also when a later pass fails) and returned
     as a diagnostics record."""
     diagnostics = []
     try:
         with lowering_notes.collecting() as collected:
-            asm = pipeline.lower(module, gpu, log.timings, log.pass_hook(), texts=stage_texts)
+            asm = pipeline.lower(module, gpu, log.timings, log.pass_hook(), texts=stage_texts, num_stages=num_stages)
     finally:
         for note in collected:
             category = type(note).compiled_category
@@ -439,7 +445,7 @@ def _retry_in_large_grf(kernel: CompiledKernel, gpu, zebin):
 
 
 def compile(fn, signature: dict, constants: dict | None = None, target: str = "pvc",  # noqa: A001
-            dump: str | None = None) -> CompiledKernel:
+            dump: str | None = None, num_warps: int | None = None, num_stages: int | None = None) -> CompiledKernel:
     """Compile a ``@jit`` kernel (or plain function) ahead of time and return it.
 
     ``signature`` gives each runtime parameter's type (``"f16[:,:]"`` for a 2-D array,
@@ -448,13 +454,19 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     the GPU-only builtins defined, for the OpenCL CPU device).  ``.asm`` holds "xetile",
     "xegpu", "simt", "llvm" (text), "spirv" (bytes) and, for a GPU target when ocloc is
     installed, "isa".  ``.timings`` holds the seconds of each stage (:func:`stage_names`);
-    ``dump="all"`` keeps the IR after every stage in ``.dumps``.
+    ``dump="all"`` keeps the IR after every stage in ``.dumps``.  ``num_warps`` and
+    ``num_stages`` are the launch options of that name (launch_options.py), checked the
+    same way.
     """
     fn = getattr(fn, "fn", fn)
     resolved = compile_target(target)
+    _, options = split_options({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
+                                if v is not None}, ())
+    name = getattr(fn, "__name__", "kernel")
+    check_for_target(name, options, resolved.name, resolved.gpu.subgroup_size, resolved.gpu.max_workgroup_size)
     isa = not resolved.emulate and _ocloc_available()
     return compile_kernel(fn, parse_signature(signature), dict(constants or {}), resolved, isa=isa, dump=dump,
-                          stage_texts=True)
+                          stage_texts=True, options=options)
 
 
 def compile_mlir(text: str, target: str = "pvc", name: str = "<mlir>", dump: str | None = None) -> CompiledKernel:

@@ -35,7 +35,7 @@ from .errors import LaunchError, PerLaneLayoutWarning
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
-from .launch_options import check_num_subgroups, launch_grid, split_options
+from .launch_options import NO_OPTIONS, LaunchOptions, check_for_target, launch_grid, split_options
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
@@ -145,35 +145,37 @@ class JITFunction:
             options=json.dumps(options or {}, sort_keys=True), compiler=compiler.compiler_version(),
             knobs=knobs.codegen_tag())
 
-    def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None):
-        """The loaded kernel for this specialisation: memory, then disk, then compile."""
+    def get_kernel(self, specs: dict, constants: dict, target: str, device, launcher=None,
+                   options: LaunchOptions = NO_OPTIONS):
+        """The loaded kernel for this specialisation and launch options (launch_options.py):
+        memory, then disk, then compile."""
         launcher = launcher or launching.get_launcher(device)
-        key = self.cache_key(specs, constants, target)
+        key = self.cache_key(specs, constants, target, options.compile_options())
         hit = self._memory.get((key, id(launcher)))
         if hit is not None:
             return hit
-        compiled = self.load_or_compile(specs, constants, target, key, launcher)
+        compiled = self.load_or_compile(specs, constants, target, key, launcher, options)
         loaded = launcher.build(compiled.spirv, compiled.abi)
         loaded.scalar_fits = _scalar_fits    # a replayed scalar must select this specialisation
         self._memory[(key, id(launcher))] = (compiled, loaded)
         return compiled, loaded
 
     def load_or_compile(self, specs: dict, constants: dict, target: str, key: str | None = None,
-                        launcher=None) -> "compiler.CompiledKernel":
+                        launcher=None, options: LaunchOptions = NO_OPTIONS) -> "compiler.CompiledKernel":
         """The compiled kernel from the cache (memory or disk), else compiled and stored.
 
         An entry read from disk is used only if spirv-val accepts its SPIR-V (else it is
         rebuilt, with a warning) -- unless ``launcher`` holds the program built from that
         very SPIR-V, which then never reaches the runtime; a kernel from the cache repeats
         its compile warnings."""
-        key = key or self.cache_key(specs, constants, target)
+        key = key or self.cache_key(specs, constants, target, options.compile_options())
         cache = _disk_cache()
         files = cache.get(key, check=lambda entry: _entry_problem(entry, launcher))
         if files is not None:      # checked when read from disk; put by this process otherwise
             compiled = compiler.CompiledKernel.from_files(files)
             compiled.replay_diagnostics()
             return compiled
-        compiled = compiler.compile_kernel(self.fn, specs, constants, target)
+        compiled = compiler.compile_kernel(self.fn, specs, constants, target, options=options)
         cache.stats.compiles += 1
         cache.put(key, compiled.to_files(), meta={"name": compiled.name, "target": target})
         return compiled
@@ -277,7 +279,7 @@ class JITFunction:
         """:meth:`resolve`, plus the runtime arguments with each device array described
         (runtime/arrays.py) -- once per launch: the fast key, the launcher and the
         launcher's checks all read that one description."""
-        kwargs, requested_subgroups = split_options(kwargs, self._index)
+        kwargs, options = split_options(kwargs, self._index)
         values = self._bind_values(args, kwargs)
         runtime = [values[i] for i in self._runtime_pos]
         described = list(map(_described, runtime))
@@ -286,16 +288,15 @@ class JITFunction:
             self.dependencies()
         consts = tuple(_const_key(_unwrap(values[i])) for i in self._const_pos)
         launcher = _launcher_for(described)
-        key = (tuple(map(_type_key, described)), consts, target, id(launcher))
+        key = (tuple(map(_type_key, described)), consts, target, id(launcher), options.key())
         try:
             hit = self._fast.get(key)
         except TypeError:                     # an unhashable constexpr value: no fast entry
-            hit = self._specialize(values, target, launcher)
+            hit = self._specialize(values, target, launcher, options)
         else:
             if hit is None:
-                hit = self._specialize_once(key, values, target, launcher)
+                hit = self._specialize_once(key, values, target, launcher, options)
         loaded, meta = hit
-        check_num_subgroups(self.__name__, requested_subgroups, loaded.abi.workgroup_size // loaded.abi.subgroup_size)
         if callable(grid):
             grid = launch_grid(self.__name__, grid, {n: values[i] for n, i in self._index.items()}, meta)
         return loaded, grid, runtime, described
@@ -320,23 +321,29 @@ class JITFunction:
         self.bind(args, kwargs)    # raises the precise LaunchError
         raise AssertionError("unreachable: fast binding failed where inspect binding succeeded")
 
-    def _specialize_once(self, key: tuple, values: list, target: str | None, launcher) -> tuple:
+    def _specialize_once(self, key: tuple, values: list, target: str | None, launcher,
+                         options: LaunchOptions) -> tuple:
         """A miss of the fast dictionary, one thread at a time (the others then hit)."""
         with self._miss_lock:
             hit = self._fast.get(key)
             if hit is None:
-                hit = self._fast[key] = self._specialize(values, target, launcher)
+                hit = self._fast[key] = self._specialize(values, target, launcher, options)
             return hit
 
-    def _specialize(self, values: list, target: str | None, launcher) -> tuple:
-        """A miss of the fast dictionary: types, full cache key, load or compile."""
+    def _specialize(self, values: list, target: str | None, launcher, options: LaunchOptions = NO_OPTIONS) -> tuple:
+        """A miss of the fast dictionary: types, full cache key, load or compile (the
+        launch options checked against the target first: nothing is compiled or built for
+        a workgroup the target cannot run)."""
         names = list(self._index)
         specs = {names[i]: _arg_spec(names[i], values[i]) for i in self._runtime_pos}
         constants = {names[i]: _unwrap(values[i]) for i in self._const_pos}
         target = target or default_target(launcher.device)
         _check_device_runs(target, launcher.device)
+        if options.num_warps is not None:
+            gpu = target_catalog.compile_target(target).gpu
+            check_for_target(self.__name__, options, target, gpu.subgroup_size, gpu.max_workgroup_size)
         self._note_layouts(target, {names[i]: values[i] for i in self._runtime_pos if specs[names[i]].spec == NARROW})
-        _, loaded = self.get_kernel(specs, constants, target, launcher.device, launcher)
+        _, loaded = self.get_kernel(specs, constants, target, launcher.device, launcher, options)
         return loaded, constants
 
 

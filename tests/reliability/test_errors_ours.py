@@ -296,10 +296,10 @@ def test_autotune_skips_a_config_that_fails_to_build(tmp_path, monkeypatch):
 
     real = JITFunction.get_kernel
 
-    def rejecting(self, specs, constants, target, device, launcher=None):
+    def rejecting(self, specs, constants, target, device, launcher=None, *options):
         if constants.get("BM") == 16:
             raise errors.BuildError("the device runtime rejected the program (a stand-in)")
-        return real(self, specs, constants, target, device, launcher)
+        return real(self, specs, constants, target, device, launcher, *options)
     monkeypatch.setattr(JITFunction, "get_kernel", rejecting)
     fresh = xd.jit(add_self.fn)                      # nothing loaded yet: every config goes to get_kernel
     tuned = xd.autotune(configs=CONFIGS, key=["x"], warmup=0, rep=1, progress=False)(fresh)

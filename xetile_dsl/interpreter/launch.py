@@ -31,7 +31,7 @@ from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import LoweringError
 from ..frontend.build import build_module as frontend_module
 from ..frontend.source import KernelSource, at_user_line
-from ..launch_options import check_num_subgroups, launch_grid, split_options
+from ..launch_options import check_for_target, check_num_subgroups, launch_grid, split_options
 from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
@@ -169,10 +169,13 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     checks and grid function as a compiled launch, then :func:`interpret` (``subgroups``
     as there).  A workgroup distribution the compiler rejects is the compiler's
     CompilationError at the user's line."""
-    kwargs, requested_subgroups = split_options(kwargs, jit.signature.parameters)
+    kwargs, options = split_options(kwargs, jit.signature.parameters)
     runtime, specs, constants = jit.bind(args, kwargs)
+    flavour = get_target(cpu_device.flavour())
+    check_for_target(jit.__name__, options, "interpret", flavour.subgroup_size, flavour.max_workgroup_size)
     module, abi = _module_for(jit, specs, constants)
-    check_num_subgroups(jit.__name__, requested_subgroups, workgroup_subgroups(kernel_function(module)))
+    # num_stages moves prefetches only, which the interpreter runs as no-ops
+    check_num_subgroups(jit.__name__, options.num_warps, workgroup_subgroups(kernel_function(module)), options.spelled)
     grid = launch_grid(jit.__name__, grid, dict(zip(specs, runtime)), constants)
     normalize_grid(grid)
     for handler, value in zip(argument_handlers(abi), runtime):

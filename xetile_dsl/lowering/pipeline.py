@@ -14,6 +14,7 @@ from ..errors import InternalCompilerError, XeTileError
 from ..knobs import VERIFY_IR, debug_tracebacks
 from ..stage_texts import StageTexts
 from .passes.blocking import XeTileBlocking
+from .passes.prefetch_stages import XeTilePrefetchStages
 from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
 from .passes.sink_to_uses import SinkToUses
@@ -23,7 +24,7 @@ from .passes.xegpu_to_simt import XeGPUToSIMT
 from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 
 
-def stages(target: str) -> list[tuple[str, list]]:
+def stages(target: str, num_stages: int | None = None) -> list[tuple[str, list]]:
     """(stage name, passes) in order; the stage name is the key in ``compiled.asm``.
 
     blocking must run before the XeGPU conversion (it decides block sizes from the
@@ -33,9 +34,11 @@ def stages(target: str) -> list[tuple[str, list]]:
     accumulators exceed the register budget are split on XeGPU (exact blocks and
     operands), before sinking orders each copy's loads next to its DPAS.  K-loop loads are
     rotated one iteration ahead last, on per-lane values (no layout to carry), after
-    sinking (which would move a next-step load down to the yield)."""
+    sinking (which would move a next-step load down to the yield).  K-loop prefetches get
+    their ``num_stages`` distance first, on the user's tiles (one offset per tile, before
+    the distribution and blocking multiply them); without ``num_stages`` it changes nothing."""
     return [
-        ("xegpu", [XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(target=target),
+        ("xegpu", [XeTilePrefetchStages(num_stages=num_stages or 0), XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(target=target),
                    SplitAccumulators(target=target), SinkToUses()]),
         ("simt", [XeGPUToSIMT(target=target), RotateLoads(target=target)]),
     ]
@@ -47,7 +50,8 @@ def pass_names(target: str) -> list[str]:
 
 
 def lower(module: ModuleOp, target: str, timings: dict | None = None,
-          after_pass: Callable[[str, ModuleOp], None] | None = None, texts: bool = True) -> StageTexts:
+          after_pass: Callable[[str, ModuleOp], None] | None = None, texts: bool = True,
+          num_stages: int | None = None) -> StageTexts:
     """Run every stage on ``module`` in place; return each stage's MLIR text, printed
     when first read: from a clone of the module taken after the stage (later stages
     change the module in place), or, for the last stage, from ``module`` itself, which
@@ -58,13 +62,14 @@ def lower(module: ModuleOp, target: str, timings: dict | None = None,
     With ``XETILE_VERIFY_IR=1`` (the tests set it) the module is verified after each
     stage, timed with the stage's last pass.  ``timings`` (when given) receives each
     pass's seconds under the pass's name; ``after_pass(name, module)`` is called after
-    each pass (IR dumps), outside the timed span."""
+    each pass (IR dumps), outside the timed span.  ``num_stages``: the K-loop prefetch
+    depth (launch option; None keeps the kernel's own distances)."""
     ctx = make_context()
     verify = VERIFY_IR.get()
     kept = StageTexts()
     if texts:
         _defer_print(kept, "xetile", module.clone())
-    all_stages = stages(target)
+    all_stages = stages(target, num_stages)
     for stage, passes in all_stages:
         for p in passes:
             start = time.perf_counter()

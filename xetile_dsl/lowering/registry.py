@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 
 from ..errors import UsageError
 from .passes.blocking import XeTileBlocking
+from .passes.prefetch_stages import XeTilePrefetchStages
 from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
 from .passes.sink_to_uses import SinkToUses
@@ -22,7 +23,7 @@ from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 
 #: name -> pass class, in pipeline order (lowering/pipeline.py)
 PASSES: dict[str, type[ModulePass]] = {cls.name: cls for cls in (
-    XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
+    XeTilePrefetchStages, XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
     XeGPUToSIMT, RotateLoads)}
 
 

@@ -10,7 +10,9 @@ the disk cache, runtime/cache.py, only stores under the key it is given):
 * ``signature`` -- ``jit.signature_text``: argument kinds, types and specialisations;
 * ``constants`` -- the frontend (``encode_constants``): constexpr types and values;
 * ``target`` -- the target the kernel compiles for (``cpu-pvc``, ``pvc``, ``interpret-pvc``);
-* ``options`` -- compile options as sorted JSON;
+* ``options`` -- compile options as sorted JSON: the launch options that change the
+  kernel (``launch_options.LaunchOptions.compile_options``: ``num_warps``,
+  ``num_stages``, only those given, so a launch without them keeps its key);
 * ``compiler`` -- ``compiler.compiler_version()``: the compiler's sources and the
   versions of xDSL, llvmlite, LLVM, numpy and Python;
 * ``knobs`` -- ``knobs.codegen_tag()``: the knobs that change the code a kernel compiles to.

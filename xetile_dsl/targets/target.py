@@ -177,6 +177,13 @@ class Target:
     named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
     max_workgroup_size: int = 1024
+    #: Xe cores of the target's reference product (a product of the family may have fewer:
+    #: a real device's own count comes from the runtime, runtime/device_properties.py);
+    #: 0 where not stated.  What ``device_properties()`` reports as Triton's
+    #: ``multiprocessor_count`` when no GPU answers for itself (the CPU device flavours)
+    xe_cores: int = 0
+    #: vector engines (EUs, XVEs) per Xe core: the runtime's compute units per Xe core
+    eus_per_xe_core: int = 8
     build_options: str = ""  # IGC options (GRF mode) the kernels of this target are built with
     dpas_a_packs_dword: bool = False  # A operand components are 32-bit (ARC) rather than 16-bit (PVC)
     #: whether a loop's transposed 2D block reads take an address payload built before the
@@ -393,6 +400,10 @@ PVC = Target(
     slm_bytes=128 * 1024,
     named_barriers=32,
     cache_hints=True,
+    # Data Center GPU Max 1550: 2 stacks of 64 Xe-HPC cores; the default FLAT mode shows
+    # each stack as one device
+    xe_cores=64,
+    eus_per_xe_core=8,
     hoist_transposed_read_payloads=True,
     order_loop_latches=True,
     # Xe-HPC core: 8 EUs, 4096 f16/bf16, 8192 int8, 2048 tf32 XMX ops per clock
@@ -432,6 +443,8 @@ ARC = Target(
     slm_bytes=64 * 1024,
     named_barriers=0,
     cache_hints=False,
+    xe_cores=32,          # Arc A770: 32 Xe-HPG cores of 16 EUs (512 EUs)
+    eus_per_xe_core=16,
     dpas_a_packs_dword=True,
     # Xe-HPG core: 16 EUs, each XMX engine 128 f16/bf16 or 256 int8 ops per clock
     dpas_macs_per_clock=(("f16", 64), ("bf16", 64), ("i8", 128), ("u8", 128)),
@@ -469,7 +482,8 @@ _BMG_TILES = (GemmTile(256, 256, 8, 4), GemmTile(128, 256, 4, 4), GemmTile(128, 
 _LNL_TILES = (GemmTile(128, 256, 4, 4), GemmTile(128, 128, 4, 2), GemmTile(256, 256, 8, 4))
 
 
-def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTile, ...], iga: str = "xe2") -> Target:
+def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTile, ...], xe_cores: int,
+         iga: str = "xe2") -> Target:
     """An Xe2/Xe3 GPU (Battlemage, Lunar Lake, Panther Lake): PVC's 16-lane DPAS, 2D block
     messages, named barriers and cache controls, at half PVC's XMX rate per vector engine.
     Every fact was checked on ocloc 26.27's output for ``ocloc_device`` (docs/decisions/
@@ -480,6 +494,8 @@ def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTil
         ocloc_device=ocloc_device,
         iga_platform=iga,   # Debian 12's iga64 stops at Xe-HPC: these disassemble with ocloc
         slm_bytes=slm_bytes,
+        xe_cores=xe_cores,
+        eus_per_xe_core=8,
         # Xe2 core: 8 vector engines, 2048 f16/bf16 and 4096 int8 XMX ops per clock
         # (B580: 116 f16 TFLOPS / 233 int8 TOPS at 2.85 GHz on 20 cores)
         dpas_macs_per_clock=(("f16", 128), ("bf16", 128), ("i8", 256), ("u8", 256), ("tf32", 64)),
@@ -490,11 +506,11 @@ def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTil
 
 
 #: Arc B-series (Battlemage, Xe2-HPG)
-BMG = _xe2("bmg", "bmg", 128 * 1024, _BMG_TILES)
+BMG = _xe2("bmg", "bmg", 128 * 1024, _BMG_TILES, xe_cores=20)              # Arc B580
 #: Core Ultra 200V (Lunar Lake, Xe2-LPG)
-LNL = _xe2("lnl", "lnl-m", 128 * 1024, _LNL_TILES)
+LNL = _xe2("lnl", "lnl-m", 128 * 1024, _LNL_TILES, xe_cores=8)             # Arc 140V
 #: Core Ultra 300 (Panther Lake, Xe3-LPG)
-PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES, iga="xe3")
+PTL = _xe2("ptl", "ptl", 128 * 1024, _LNL_TILES, xe_cores=12, iga="xe3")   # Arc B390
 
 #: the GPU targets by name, in table order; ``catalog.register_target`` adds to it
 TARGETS = {t.name: t for t in (PVC, BMG, LNL, PTL, ARC)}
