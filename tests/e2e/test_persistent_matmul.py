@@ -1,4 +1,4 @@
-"""The persistent GEMM of examples/tutorial_06_persistent_matmul.py: a grid sized from
+"""The persistent GEMM of examples/tutorial_09_persistent_matmul.py: a grid sized from
 ``xd.device_properties()`` (fewer workgroups than tiles, so each loops over tiles with
 ``xt.num_programs(0)``), in every flavour against numpy; and ``xt.num_programs`` itself."""
 from __future__ import annotations
@@ -12,11 +12,11 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
-EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "tutorial_06_persistent_matmul.py"
+EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "tutorial_09_persistent_matmul.py"
 
 
 def _tutorial():
-    spec = importlib.util.spec_from_file_location("tutorial_06_persistent_matmul", EXAMPLE)
+    spec = importlib.util.spec_from_file_location("tutorial_09_persistent_matmul", EXAMPLE)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module

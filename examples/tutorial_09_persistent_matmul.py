@@ -11,7 +11,7 @@ one wave whatever the problem size and each workgroup's set-up is paid once.
 On the CPU device (``cpu-pvc``, ``cpu-arc``) the properties are the emulated GPU's
 (``props.emulated`` is True), so the grid is the one the GPU would get.
 
-    python examples/tutorial_06_persistent_matmul.py [--interpret]
+    python examples/tutorial_09_persistent_matmul.py [--interpret]
 """
 import sys
 
