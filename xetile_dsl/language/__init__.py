@@ -9,14 +9,14 @@ from .core import (
     wg_map,
 )
 from .elementwise import (
-    abs, arange, argmax, argmin, astype, broadcast_to, cos, erf, exp, exp2, fma, full, log, log2, max,
+    abs, arange, argmax, argmin, astype, broadcast_to, cos, erf, exp, exp2, fma, full, item, log, log2, max,
     maximum, min, minimum, prod, rsqrt, sigmoid, sin, sqrt, static_range, sum, tanh, tile_broadcast,
     tile_reduce, tile_transpose, transpose, where, zeros,
 )
 
 __all__ = [
     "abs", "arange", "argmax", "argmin", "astype", "atomic_rmw", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
-    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float16", "float32", "fma", "full", "init_tile",
+    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float16", "float32", "fma", "full", "init_tile", "item",
     "int1", "int8", "int32", "int64", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "prefetch_tile", "prod", "program_id", "rsqrt", "sigmoid",
     "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
