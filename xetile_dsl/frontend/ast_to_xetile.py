@@ -55,6 +55,8 @@ class KernelIRBuilder:
         #: scattered tile -> its lanes' in-bounds mask (offset inside the array), built at init_tile
         self.scatter_bounds: dict[SSAValue, SSAValue] = {}
         self._node: ast.AST | None = None
+        #: loop-carried constants made from Python numbers -> their names (carried_literals)
+        self.literal_inits: dict[SSAValue, str] = {}
         self.loop_depth = 0
         self.inline_depth = 0
         self.ops_emitted = 0   # what static_range's unrolling limit counts

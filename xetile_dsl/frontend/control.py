@@ -19,6 +19,7 @@ from xdsl.ir import Block, Region, SSAValue
 from ..language.core import constexpr
 from . import semantic as sem
 from .ir_values import describe
+from .carried_literals import discarded_on_retype, lower_retyping, materialize_numbers, retype_or_none
 from .source import KernelSource
 from .tile_ops import bind_bounds, carry_bounds
 
@@ -199,11 +200,16 @@ def lower_while(builder, node: ast.While) -> None:
         raise builder.error(node, "while ... else is not supported in kernels")
     no_return_in_loop(builder, node)
     carried = [n for n in assigned_names(node.body) if n in builder.env]
+    lower_retyping(builder, node, lambda retyped: _lower_scf_while(builder, node, carried, retyped))
+
+
+def _lower_scf_while(builder, node: ast.While, carried: list[str], retyped: dict) -> None:
+    """One attempt at the ``scf.while`` (see :mod:`.carried_literals` for ``retyped``)."""
+    materialize_numbers(builder, carried, node, retyped, materialize)
     for name in carried:
-        builder.env[name] = materialize(builder, builder.env[name], node)
         if not isinstance(builder.env[name], SSAValue):
             raise builder.error(node, f"{name!r} cannot be reassigned inside a loop (it is {builder.env[name]!r})")
-    carried += carry_bounds(builder, carried)
+    carried = carried + carry_bounds(builder, carried)
     inits = [builder.env[n] for n in carried]
     types = [v.type for v in inits]
     outer_block, outer_env = builder.block, dict(builder.env)
@@ -216,7 +222,8 @@ def lower_while(builder, node: ast.While) -> None:
     builder.block = after
     builder.env = dict(outer_env)
     _bind_args(builder, carried, after)
-    run_loop_body(builder, node, carried, inits)
+    with discarded_on_retype(before, after):
+        run_loop_body(builder, node, carried, inits)
     builder.block, builder.env = outer_block, outer_env
     op = builder.emit(scf.WhileOp(inits, types, Region(before), Region(after)))
     for name, res in zip(carried, op.results):
@@ -252,6 +259,9 @@ def check_carried(builder, node, names, inits, yielded) -> list[SSAValue]:
     for name, before, after in zip(names, inits, yielded):
         if sem.is_const(after):
             after = sem.coerce(builder, after, sem.elem_of(before), sem.shape_of(before), node)
+        retype = retype_or_none(builder, name, before, after)
+        if retype is not None and after.type != before.type:
+            raise retype  # `name` started as a number: the loop is lowered again with its type
         out.append(after)
         if not isinstance(after, SSAValue) or after.type != before.type:
             now = _ty(after) if isinstance(after, SSAValue) else repr(after)
