@@ -46,10 +46,22 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
             elif isinstance(node, ast.For):
                 targets = [node.target]
             for t in targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name) and n.id not in names:
-                        names.append(n.id)
+                for name in _bound_names(t):
+                    if name not in names:
+                        names.append(name)
     return names
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds: ``a``, ``a, (b, c)``; not the array or the
+    indices of an element write ``x[i, j] = v`` (those are read)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in _bound_names(t)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return []
 
 
 def ends_with_return(stmts: list[ast.stmt]) -> bool:
@@ -128,11 +140,13 @@ def lower_if(builder, node: ast.If) -> None:
     for name in names:
         t, e = then_env.get(name, before.get(name)), else_env.get(name, before.get(name))
         if not isinstance(t, SSAValue) and not isinstance(e, SSAValue):
-            if t != e:
+            if t == e and type(t) is type(e):
+                before[name] = t
+                continue
+            if not (sem.is_const(t) and sem.is_const(e)):
                 raise builder.error(node, f"{name!r} gets different compile-time values in the two branches of "
-                                    f"a runtime if; make it a runtime value (e.g. assign a scalar) first")
-            before[name] = t
-            continue
+                                    f"a runtime if; only numbers become runtime values that way")
+            # two different numbers: a runtime scalar of their common type (``v = 0`` / ``v = 1``)
         results.append((name, t, e))
     then_vals = _coerce_branch(builder, then_block, [(n, t, e) for n, t, e in results], node, 1)
     else_vals = _coerce_branch(builder, else_block, [(n, e, t) for n, t, e in results], node, 1)
@@ -177,9 +191,10 @@ def _coerce_branch(builder, block, triples, node, _):
         out = []
         for name, mine, other in triples:
             if not isinstance(mine, SSAValue):
-                if not sem.is_const(mine) or not isinstance(other, SSAValue):
+                if not sem.is_const(mine) or not (isinstance(other, SSAValue) or sem.is_const(other)):
                     raise builder.error(node, f"{name!r} must be a number, scalar or tile in both branches")
-                mine = sem.coerce(builder, mine, sem.elem_of(other), sem.shape_of(other), node)
+                elem = sem.elem_of(other) if isinstance(other, SSAValue) else sem.operand_type((mine, other))
+                mine = sem.coerce(builder, mine, elem, sem.shape_of(other), node)
             out.append(mine)
         return out
     finally:

@@ -165,10 +165,10 @@ def _first_bindings(body: list[ast.stmt]) -> dict[str, tuple[int, int]]:
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
                 end = (node.value.end_lineno, node.value.end_col_offset)
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [n for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                names = [n for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
             elif isinstance(node, (ast.For, ast.comprehension)):
                 end = _position(node.target)
-                names = [n for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+                names = [n for n in ast.walk(node.target) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)]
             else:
                 continue
             for name in names:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from xdsl.dialects import arith, gpu, memref
-from xdsl.dialects.builtin import i1, BFloat16Type, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType
+from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType, i1
 
 from ...dialects import _arith_vector as av
 from ...dialects.types import bit_width
@@ -168,6 +168,9 @@ def emit_constant(gen, op) -> None:
 
 @scalar_form(*BINARY)
 def emit_binary(gen, op) -> None:
+    if isinstance(op.result.type, BFloat16Type):  # i16 bits: computed in f32 as on vectors
+        vector_ops.emit(gen, op)
+        return
     gen.values[op.result] = getattr(gen.b, BINARY[type(op)])(gen.v(op.lhs), gen.v(op.rhs))
 
 
