@@ -12,27 +12,10 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from kernels.element_reads import gather_rows, grouped_from_table
 
 TARGETS = ["cpu-pvc", "cpu-arc", "interpret"]
 BM = BN = BK = 16
-
-
-@xd.jit
-def grouped_from_table(meta, a, b, c, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
-    """Group g = program_id(0): meta[g] = (M, N, K, A/C row, B row); its C tiles in turn."""
-    g = xt.program_id(0)
-    m, n, k = meta[g, 0], meta[g, 1], meta[g, 2]
-    row, brow = meta[g, 3], meta[g, 4]
-    for m0 in range(0, m, BM):
-        for n0 in range(0, n, BN):
-            ta = xt.init_tile(a, [row + m0, 0], [BM, BK])
-            tb = xt.init_tile(b, [brow, n0], [BK, BN])
-            acc = xt.zeros([BM, BN], xt.float32)
-            for k0 in range(0, k, BK):
-                acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-                ta = xt.update_tile_offset(ta, 0, BK)
-                tb = xt.update_tile_offset(tb, BK, 0)
-            xt.store_tile(acc, xt.init_tile(c, [row + m0, n0], [BM, BN]))
 
 
 @pytest.mark.parametrize("target", TARGETS)
@@ -51,14 +34,6 @@ def test_grouped_gemm_sizes_and_offsets_from_a_device_table(target):
         ga = a[rows[g]:rows[g] + m, :k].astype(np.float32)
         ref[rows[g]:rows[g] + m, :n] = ga @ b[brows[g]:brows[g] + k, :n].astype(np.float32)
     np.testing.assert_array_equal(c, ref)
-
-
-@xd.jit
-def gather_rows(table, src, out, W: xt.constexpr):
-    """out[r] = src[table[r]] (a block table's indirection); a row outside src reads 0."""
-    r = xt.program_id(0)
-    t = xt.load_tile(xt.init_tile(src, [table[r, 0], 0], [1, W]))
-    xt.store_tile(t, xt.init_tile(out, [r, 0], [1, W]))
 
 
 @pytest.mark.parametrize("target", TARGETS)
