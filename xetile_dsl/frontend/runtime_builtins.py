@@ -4,7 +4,8 @@ Inside a kernel the builtins fold when every argument is a compile-time number (
 before); when one is a runtime scalar (``xt.program_id(0)``, an element read from an
 array, a loop variable) they become the language's element-wise ops: ``min(a, b, c)`` is
 ``xt.minimum(xt.minimum(a, b), c)``, ``abs(x)`` is ``xt.abs(x)``; operands are promoted
-as by the arithmetic operators (:mod:`.semantic`).  ``key=`` and ``default=`` are
+as by the arithmetic operators (:mod:`.semantic`), and a float NaN propagates (as in
+``xt.maximum``, unlike Python's order-dependent answer).  ``key=`` and ``default=`` are
 compile-time only, and a single iterable argument is a constexpr tuple or list.
 """
 from __future__ import annotations
@@ -18,8 +19,9 @@ from . import semantic as sem
 from .ir_values import describe
 from .language_registry import LANGUAGE
 from .tile_ops import _bind
+from .value_ops import MAXIMUM, MINIMUM, abs_value, minmax_values
 
-_FORMS = {min: "minimum", max: "maximum", abs: "abs"}
+_FORMS = (min, max, abs)
 
 
 def handles(callee, node: ast.Call) -> bool:
@@ -45,23 +47,14 @@ def call(builder, callee, node: ast.Call):
     if callee is abs:
         if len(values) != 1:
             raise builder.error(node, f"abs() takes exactly one argument ({len(values)} given)")
-        return _language(builder, "abs", node, values)
+        return abs_value(builder, values[0])
     if len(values) < 2:
         raise builder.error(node, f"{name}() of runtime values needs at least two arguments (or one tuple of "
                             f"them), got {len(values)}")
     result = values[0]
     for v in values[1:]:
-        result = _language(builder, _FORMS[callee], node, [result, v])
+        result = minmax_values(builder, result, v, MINIMUM if callee is min else MAXIMUM, node)
     return result
-
-
-def _language(builder, name: str, node: ast.Call, values):
-    """The language op ``name`` applied to already computed ``values``."""
-    from .expressions import Evaluated  # the walker's leaf for computed values
-    from ..language import elementwise as ew
-    call_node = ast.copy_location(ast.Call(func=Evaluated(getattr(ew, name)), args=[Evaluated(v) for v in values],
-                                           keywords=[]), node)
-    return LANGUAGE.lookup(name)(builder, call_node)
 
 
 @LANGUAGE.register("item")
