@@ -125,3 +125,31 @@ def test_item_of_a_one_element_tile_as_offset_and_value(target):
     item_as_offset.on(target)[(1,)](x, out, W=16)
     np.testing.assert_array_equal(out[0], x[2])
     assert out[1, 0] == x[2].sum() and (out[1, 1:] == 0).all()
+
+
+MAP = xt.wg_map([2, 1], [16, 32])
+
+
+@xd.jit
+def workgroup_offset_and_slm_element(offs, x, y, out):
+    """Two subgroups: the workgroup tile's row offset read from memory; one element written
+    to and read from an SLM buffer (every subgroup writes the same value), and one read
+    outside it (0)."""
+    p = xt.program_id(0)
+    r = offs[p, 0]
+    v = xt.load_tile(xt.init_tile(x, [r, 0], [32, 32], wg_map=MAP))
+    xt.store_tile(v, xt.init_tile(y, [p * 32, 0], [32, 32], wg_map=MAP))
+    s = xt.slm_alloc([4, 8], xt.float32)
+    s[1, 2] = x[r, 1]
+    xt.barrier()
+    out[p, 0] = s[1, 2] + s[9, 0]
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_workgroup_kernel_offset_from_memory_and_slm_elements(target):
+    offs = np.array([[8], [0]], np.int32)
+    x = np.arange(64 * 32, dtype=np.float32).reshape(64, 32)
+    y, out = np.zeros((64, 32), np.float32), np.zeros((2, 1), np.float32)
+    workgroup_offset_and_slm_element.on(target)[(2,)](offs, x, y, out)
+    np.testing.assert_array_equal(y, np.concatenate([x[8:40], x[:32]]))
+    np.testing.assert_array_equal(out[:, 0], [x[8, 1], x[0, 1]])

@@ -76,3 +76,12 @@ def negative_index(x, out):
 @xd.jit
 def wrong_count_store(x, out):
     out[0, 0, 0] = 1.0  # <- wrong_count_store
+
+
+ROW = 2  # a module global used as an index
+
+
+@xd.jit
+def global_index(x, out):
+    out[ROW, 0] = x[ROW, 1]
+    out[ROW, 1] += x[0, ROW]

@@ -78,3 +78,9 @@ def test_mistakes_are_located_and_say_what_is_legal(kernel, fragments):
     for fragment in fragments:
         assert fragment in text, text
     assert "^" in text and "internal compiler error" not in text
+
+
+def test_a_global_in_an_index_is_read_not_assigned():
+    """``out[ROW, 0] = ...`` binds no name: ROW stays a global read (folded to 2)."""
+    text = _ir(ek.global_index, {"x": "i32[:,:]", "out": "i32[:,:]"})
+    assert "arith.constant 2 : index" in text and text.count("memref.store") == 2
