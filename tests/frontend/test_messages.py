@@ -30,7 +30,7 @@ A = np.zeros((16, 16), np.float32)
     (mk.masked_load_tile, (A, 3), 47, ["load_tile: a mask of shape [1, 8] does not fit the tile's [16, 16]",
                                        "[1, 16] rows"], "unexpected keyword"),
     (mk.typo_of_ours, (A,), 53, ["has no attribute 'laod_tile'; did you mean xt.load_tile"], None),
-], ids=["rand", "math.asin", "np.exp", "math.sqrt", "min", "max", "load_tile-mask", "typo"])
+], ids=["rand", "math.asin", "np.exp", "math.sqrt", "min-key", "max-key", "load_tile-mask", "typo"])
 def test_message_at_the_users_line(kernel, args, line, fragments, absent, target):
     with pytest.raises(CompilationError) as info:
         kernel.on(target)[(1,)](*args)

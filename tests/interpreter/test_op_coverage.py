@@ -54,6 +54,7 @@ def _memory_calls(x, y, z):
     s = xt.slm_alloc([16, 32], xt.float32)
     xt.store_tile(v, xt.init_tile(s, [0, 0], [16, 32]))
     xt.barrier()
+    z[1, 2] = x[xt.program_id(0), 3] + xt.item(xt.sum(xt.sum(v, axis=1), axis=0))  # element read and write
 
 
 @xd.jit

@@ -18,6 +18,7 @@ from xdsl.dialects.builtin import (
     FileLineColLoc,
     IntAttr,
     IntegerAttr,
+    IntegerType,
     MemRefType,
     ModuleOp,
     StridedLayoutAttr,
@@ -29,11 +30,13 @@ from ..errors import CompilationError
 from ..knobs import debug_tracebacks
 from ..targets import Target
 from .argspec import ArgSpec
+from .array_elements import store_subscript
 from .control import RETURN, lower_if, lower_while, run_body
 from .expressions import Expressions
 from .ir_values import INDEX, describe
 from .loops import lower_for
 from .scalars import binop
+from .semantic import convert, i1
 from .source import KernelSource
 from ..dialects.attributes import KERNEL_ATTR
 from ..dialects.types import ir_type
@@ -52,6 +55,8 @@ class KernelIRBuilder:
         #: scattered tile -> its lanes' in-bounds mask (offset inside the array), built at init_tile
         self.scatter_bounds: dict[SSAValue, SSAValue] = {}
         self._node: ast.AST | None = None
+        #: loop-carried constants made from Python numbers -> their names (carried_literals)
+        self.literal_inits: dict[SSAValue, str] = {}
         self.loop_depth = 0
         self.inline_depth = 0
         self.ops_emitted = 0   # what static_range's unrolling limit counts
@@ -144,6 +149,8 @@ class KernelIRBuilder:
             raise self.error(node, f"expected an integer, got {describe(value)}")
         if isinstance(value, int):
             return self.emit(arith.ConstantOp(IntegerAttr(value, INDEX))).result
+        if isinstance(value.type, IntegerType) and value.type != i1:
+            return convert(self, value, INDEX, node)  # e.g. an element of an int32 array
         if value.type != INDEX:
             raise self.error(node, f"expected an integer scalar, got {describe(value)}")
         return value
@@ -190,21 +197,30 @@ class KernelIRBuilder:
         self._assign(node.target, self.visit(node.value))
 
     def visit_AugAssign(self, node: ast.AugAssign):
+        if isinstance(node.target, ast.Subscript):  # x[i, j] += v: one element read, then written
+            load = ast.copy_location(ast.Subscript(value=node.target.value, slice=node.target.slice,
+                                                   ctx=ast.Load()), node.target)
+            new = binop(self, node.op, self.visit(load), self.visit(node.value), node)
+            store_subscript(self, node.target, new)
+            return
         if not isinstance(node.target, ast.Name):
-            raise self.error(node, "augmented assignment is only supported on plain names")
+            raise self.error(node, "augmented assignment is only supported on plain names and array elements")
         current = self.expressions.lookup(node.target.id, node.target)
         self.env[node.target.id] = binop(self, node.op, current, self.visit(node.value), node)
 
     def _assign(self, target: ast.AST, value) -> None:
         if isinstance(target, ast.Name):
             self.env[target.id] = value
+        elif isinstance(target, ast.Subscript):
+            store_subscript(self, target, value)
         elif isinstance(target, (ast.Tuple, ast.List)):
             if not isinstance(value, (tuple, list)) or len(value) != len(target.elts):
                 raise self.error(target, "cannot unpack this value into the names on the left")
             for t, v in zip(target.elts, value):
                 self._assign(t, v)
         else:
-            raise self.error(target, "only assignment to names is supported in kernels")
+            raise self.error(target, "only assignment to names and to array elements (x[i, j] = v) is supported "
+                             "in kernels")
 
     def visit_For(self, node: ast.For):
         lower_for(self, node)

@@ -19,6 +19,7 @@ from xdsl.ir import Block, Region, SSAValue
 from ..language.core import constexpr
 from . import semantic as sem
 from .ir_values import describe
+from .carried_literals import discarded_on_retype, lower_retyping, materialize_numbers, retype_or_none
 from .source import KernelSource
 from .tile_ops import bind_bounds, carry_bounds
 
@@ -45,10 +46,22 @@ def assigned_names(stmts: list[ast.stmt]) -> list[str]:
             elif isinstance(node, ast.For):
                 targets = [node.target]
             for t in targets:
-                for n in ast.walk(t):
-                    if isinstance(n, ast.Name) and n.id not in names:
-                        names.append(n.id)
+                for name in _bound_names(t):
+                    if name not in names:
+                        names.append(name)
     return names
+
+
+def _bound_names(target: ast.AST) -> list[str]:
+    """The names an assignment target binds: ``a``, ``a, (b, c)``; not the array or the
+    indices of an element write ``x[i, j] = v`` (those are read)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in _bound_names(t)]
+    if isinstance(target, ast.Starred):
+        return _bound_names(target.value)
+    return []
 
 
 def ends_with_return(stmts: list[ast.stmt]) -> bool:
@@ -127,11 +140,13 @@ def lower_if(builder, node: ast.If) -> None:
     for name in names:
         t, e = then_env.get(name, before.get(name)), else_env.get(name, before.get(name))
         if not isinstance(t, SSAValue) and not isinstance(e, SSAValue):
-            if t != e:
+            if t == e and type(t) is type(e):
+                before[name] = t
+                continue
+            if not (sem.is_const(t) and sem.is_const(e)):
                 raise builder.error(node, f"{name!r} gets different compile-time values in the two branches of "
-                                    f"a runtime if; make it a runtime value (e.g. assign a scalar) first")
-            before[name] = t
-            continue
+                                    f"a runtime if; only numbers become runtime values that way")
+            # two different numbers: a runtime scalar of their common type (``v = 0`` / ``v = 1``)
         results.append((name, t, e))
     then_vals = _coerce_branch(builder, then_block, [(n, t, e) for n, t, e in results], node, 1)
     else_vals = _coerce_branch(builder, else_block, [(n, e, t) for n, t, e in results], node, 1)
@@ -176,9 +191,10 @@ def _coerce_branch(builder, block, triples, node, _):
         out = []
         for name, mine, other in triples:
             if not isinstance(mine, SSAValue):
-                if not sem.is_const(mine) or not isinstance(other, SSAValue):
+                if not sem.is_const(mine) or not (isinstance(other, SSAValue) or sem.is_const(other)):
                     raise builder.error(node, f"{name!r} must be a number, scalar or tile in both branches")
-                mine = sem.coerce(builder, mine, sem.elem_of(other), sem.shape_of(other), node)
+                elem = sem.elem_of(other) if isinstance(other, SSAValue) else sem.operand_type((mine, other))
+                mine = sem.coerce(builder, mine, elem, sem.shape_of(other), node)
             out.append(mine)
         return out
     finally:
@@ -199,11 +215,16 @@ def lower_while(builder, node: ast.While) -> None:
         raise builder.error(node, "while ... else is not supported in kernels")
     no_return_in_loop(builder, node)
     carried = [n for n in assigned_names(node.body) if n in builder.env]
+    lower_retyping(builder, node, lambda retyped: _lower_scf_while(builder, node, carried, retyped))
+
+
+def _lower_scf_while(builder, node: ast.While, carried: list[str], retyped: dict) -> None:
+    """One attempt at the ``scf.while`` (see :mod:`.carried_literals` for ``retyped``)."""
+    materialize_numbers(builder, carried, node, retyped, materialize)
     for name in carried:
-        builder.env[name] = materialize(builder, builder.env[name], node)
         if not isinstance(builder.env[name], SSAValue):
             raise builder.error(node, f"{name!r} cannot be reassigned inside a loop (it is {builder.env[name]!r})")
-    carried += carry_bounds(builder, carried)
+    carried = carried + carry_bounds(builder, carried)
     inits = [builder.env[n] for n in carried]
     types = [v.type for v in inits]
     outer_block, outer_env = builder.block, dict(builder.env)
@@ -216,7 +237,8 @@ def lower_while(builder, node: ast.While) -> None:
     builder.block = after
     builder.env = dict(outer_env)
     _bind_args(builder, carried, after)
-    run_loop_body(builder, node, carried, inits)
+    with discarded_on_retype(before, after):
+        run_loop_body(builder, node, carried, inits)
     builder.block, builder.env = outer_block, outer_env
     op = builder.emit(scf.WhileOp(inits, types, Region(before), Region(after)))
     for name, res in zip(carried, op.results):
@@ -252,6 +274,9 @@ def check_carried(builder, node, names, inits, yielded) -> list[SSAValue]:
     for name, before, after in zip(names, inits, yielded):
         if sem.is_const(after):
             after = sem.coerce(builder, after, sem.elem_of(before), sem.shape_of(before), node)
+        retype = retype_or_none(builder, name, before, after)
+        if retype is not None and after.type != before.type:
+            raise retype  # `name` started as a number: the loop is lowered again with its type
         out.append(after)
         if not isinstance(after, SSAValue) or after.type != before.type:
             now = _ty(after) if isinstance(after, SSAValue) else repr(after)

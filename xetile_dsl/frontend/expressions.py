@@ -14,7 +14,8 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-from . import suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
+# the modules of tile_ops, value_ops and runtime_builtins register the language functions' builders
+from . import array_elements, runtime_builtins, suggestions, tile_ops, value_ops  # noqa: F401
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
@@ -141,6 +142,8 @@ class Expressions:
         base = self.builder.visit(node.value)
         if isinstance(base, (tuple, list)):
             return base[self.builder.constexpr(node.slice, "an index into a tuple")]
+        if array_elements.is_array(base):
+            return array_elements.subscript(self.builder, base, node)
         raise self.builder.error(node, f"indexing {describe(base)} is not supported in kernels{_indexing_hint(base)}")
 
     def visit_BinOp(self, node: ast.BinOp):
@@ -170,6 +173,8 @@ class Expressions:
             raise self.builder.error(node, "range() is only supported as the iterable of a for loop")
         if suggestions.is_triton(callee):
             raise self.builder.error(node, suggestions.triton_call(callee))
+        if runtime_builtins.handles(callee, node):
+            return runtime_builtins.call(self.builder, callee, node)
         if callee in (int, float, min, max, len, abs, bool) or getattr(callee, "__xetile_constexpr_fn__", False):
             what = f"the argument of {getattr(callee, '__name__', callee)}()"
             ours = _RUNTIME_FORMS.get(callee)

@@ -7,6 +7,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region, SSAValue
 
+from .carried_literals import discarded_on_retype, lower_retyping, materialize_numbers
 from .tile_ops import bind_bounds, carry_bounds
 from .control import assigned_names, lower_static_for, materialize, no_return_in_loop, run_loop_body
 
@@ -27,11 +28,16 @@ def lower_for(builder, node: ast.For) -> None:
     bounds = _range_bounds(builder, it)
     lb, ub, step = (builder.index(v, it) for v in bounds)
     carried = [n for n in assigned_names(node.body) if n in builder.env and n != node.target.id]
+    lower_retyping(builder, node, lambda retyped: _lower_scf_for(builder, node, (lb, ub, step), carried, retyped))
+
+
+def _lower_scf_for(builder, node: ast.For, bounds, carried: list[str], retyped: dict) -> None:
+    """One attempt at the ``scf.for`` (see :mod:`.carried_literals` for ``retyped``)."""
+    materialize_numbers(builder, carried, node, retyped, materialize)
     for name in carried:
-        builder.env[name] = materialize(builder, builder.env[name], node)
         if not isinstance(builder.env[name], SSAValue):
             raise builder.error(node, f"{name!r} is a compile-time constant and cannot be reassigned inside a loop")
-    carried += carry_bounds(builder, carried)
+    carried = carried + carry_bounds(builder, carried)
     inits = [builder.env[n] for n in carried]
     body = Block(arg_types=[INDEX] + [v.type for v in inits])
     body.args[0].name_hint = node.target.id
@@ -42,9 +48,10 @@ def lower_for(builder, node: ast.For) -> None:
         barg.name_hint = name
         builder.env[name] = barg
     bind_bounds(builder, carried)
-    run_loop_body(builder, node, carried, inits)
+    with discarded_on_retype(body):
+        run_loop_body(builder, node, carried, inits)
     builder.block = outer_block
-    loop = builder.emit(scf.ForOp(lb, ub, step, inits, Region(body)))
+    loop = builder.emit(scf.ForOp(*bounds, inits, Region(body)))
     builder.env = outer_env
     for name, result in zip(carried, loop.results):
         result.name_hint = name

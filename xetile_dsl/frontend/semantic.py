@@ -175,6 +175,9 @@ def constant(builder, value, elem: Attribute, shape=None) -> SSAValue:
         return builder.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(vtype, [py]))).result
     if is_float(elem):
         return builder.emit(arith.ConstantOp(FloatAttr(float(value), elem))).result
+    if is_unsigned(elem):  # a scalar arith.constant is signless: the value in twice the width, truncated
+        wide = builder.emit(arith.ConstantOp(IntegerAttr(int(value), IntegerType(2 * elem.width.data)))).result
+        return builder.emit(av.TruncIOp(wide, elem)).result
     return builder.emit(arith.ConstantOp(IntegerAttr(int(value), elem))).result
 
 

@@ -165,16 +165,21 @@ def _first_bindings(body: list[ast.stmt]) -> dict[str, tuple[int, int]]:
             if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
                 end = (node.value.end_lineno, node.value.end_col_offset)
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                names = [n for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                names = [n for t in targets for n in ast.walk(t) if _is_bound(n)]
             elif isinstance(node, (ast.For, ast.comprehension)):
                 end = _position(node.target)
-                names = [n for n in ast.walk(node.target) if isinstance(n, ast.Name)]
+                names = [n for n in ast.walk(node.target) if _is_bound(n)]
             else:
                 continue
             for name in names:
                 if name.id not in first or end < first[name.id]:
                     first[name.id] = end
     return first
+
+
+def _is_bound(node: ast.AST) -> bool:
+    """A name a target binds (not the array or an index of ``x[i, j] = v``: those are read)."""
+    return isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
 
 
 class _ReadFinder(ast.NodeVisitor):

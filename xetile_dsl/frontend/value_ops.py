@@ -181,7 +181,11 @@ for _name in list(_MATH) + ["sigmoid"]:
 @LANGUAGE.register("abs")
 def build_abs(builder, node: ast.Call):
     args = _bind(builder, node)
-    value = _value(builder, args["x"], "abs's input")
+    return abs_value(builder, _value(builder, args["x"], "abs's input"))
+
+
+def abs_value(builder, value):
+    """``|value|`` of a number (folded), runtime scalar or tile value."""
     if sem.is_const(value):
         return abs(value)
     elem = sem.elem_of(value)
@@ -192,7 +196,16 @@ def build_abs(builder, node: ast.Call):
 
 def _minmax(builder, node: ast.Call, ops):
     args = _bind(builder, node)
-    x, y = _value(builder, args["x"], "x"), _value(builder, args["y"], "y")
+    return minmax_values(builder, _value(builder, args["x"], "x"), _value(builder, args["y"], "y"), ops, node)
+
+
+#: the (signed, unsigned, float) ops of xt.maximum and xt.minimum
+MAXIMUM = (arith.MaxSIOp, arith.MaxUIOp, arith.MaximumfOp)
+MINIMUM = (arith.MinSIOp, arith.MinUIOp, arith.MinimumfOp)
+
+
+def minmax_values(builder, x, y, ops, node: ast.AST):
+    """The element-wise max or min (``ops``: MAXIMUM or MINIMUM) of two operands."""
     if sem.is_const(x) and sem.is_const(y):
         return max(x, y) if ops[0] is arith.MaxSIOp else min(x, y)
     (a, b), elem, _ = sem.unify(builder, (x, y), node)
@@ -202,12 +215,12 @@ def _minmax(builder, node: ast.Call, ops):
 
 @LANGUAGE.register("maximum")
 def build_maximum(builder, node: ast.Call):
-    return _minmax(builder, node, (arith.MaxSIOp, arith.MaxUIOp, arith.MaximumfOp))
+    return _minmax(builder, node, MAXIMUM)
 
 
 @LANGUAGE.register("minimum")
 def build_minimum(builder, node: ast.Call):
-    return _minmax(builder, node, (arith.MinSIOp, arith.MinUIOp, arith.MinimumfOp))
+    return _minmax(builder, node, MINIMUM)
 
 
 @LANGUAGE.register("fma")

@@ -1,7 +1,29 @@
 """``import xetile_dsl.language as xt`` -- the kernel language.
 
 Tile operations are named after the XeTile RFC ops (``core``); element-wise math,
-reductions, casts and value creation follow Triton's names (``elementwise``)."""
+reductions, casts and value creation follow Triton's names (``elementwise``).
+
+Array elements: on an array argument ``x[i, j]`` (one index per dimension: Python ints or
+integer scalars) reads one element as a runtime scalar of the array's dtype, and
+``x[i, j] = v`` / ``x[i, j] += v`` write one (``v`` converted to the dtype).  Outside the
+array a read gives 0 and a write is dropped, in every flavour and the interpreter (the
+rule of tile padding and clipping); indices do not wrap, so ``x[-1, 0]`` is outside (a
+constant negative index is a compile error).  Such scalars may be tile offsets, loop
+bounds, conditions and ``init_tile`` arguments::
+
+    @xd.jit
+    def grouped(meta, a, c, BM: xt.constexpr):
+        g = xt.program_id(0)
+        rows, first = meta[g, 0], meta[g, 1]      # int32 scalars read from memory
+        for m in range(0, rows, BM):
+            t = xt.load_tile(xt.init_tile(a, [first + m, 0], [BM, 16]))
+            xt.store_tile(t, xt.init_tile(c, [first + m, 0], [BM, 16]))
+            c[first + m, 0] = xt.item(xt.max(xt.max(t, axis=1), axis=0))  # one element written
+
+Python's ``min``, ``max`` and ``abs`` accept runtime scalars (``min(n - k, BK)``), and a
+name holding a number that a runtime ``if`` or loop reassigns becomes a runtime value.
+The implementation is ``frontend/array_elements.py``, ``frontend/runtime_builtins.py`` and
+``frontend/carried_literals.py``."""
 from .core import (
     atomic_rmw, barrier, bfloat16, builtin, cdiv, constexpr, dtype, float16, float32, init_tile, int1, int8, int32,
     int64, load_gather, load_tile, num_programs, num_subgroups, prefetch_tile, program_id, slm_alloc, store_scatter,
@@ -9,7 +31,7 @@ from .core import (
     wg_map,
 )
 from .elementwise import (
-    abs, arange, argmax, argmin, astype, broadcast_to, cos, erf, exp, exp2, fma, full, log, log2, max,
+    abs, arange, argmax, argmin, astype, broadcast_to, cos, erf, exp, exp2, fma, full, item, log, log2, max,
     maximum, min, minimum, prod, rsqrt, sigmoid, sin, sqrt, static_range, sum, tanh, tile_broadcast,
     tile_reduce, tile_transpose, transpose, where, zeros,
 )
@@ -17,7 +39,7 @@ from .elementwise import (
 __all__ = [
     "abs", "arange", "argmax", "argmin", "astype", "atomic_rmw", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
     "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float16", "float32", "fma", "full", "init_tile",
-    "int1", "int8", "int32", "int64", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
+    "int1", "int8", "int32", "int64", "item", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "prefetch_tile", "prod", "program_id", "rsqrt", "sigmoid",
     "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
     "tfloat32", "tile_broadcast", "tile_conv_layout", "tile_mma", "tile_reduce", "tile_transpose",

@@ -78,6 +78,20 @@ def abs(x):  # noqa: A001 - the language's abs; Python's abs still folds constex
 
 
 @builtin
+def item(x):
+    """The one element of a one-element tile value (any shape of all 1s, e.g. a value
+    reduced along both axes) as a runtime scalar of its dtype, usable as an offset, a
+    loop bound or a condition; a number or scalar is returned unchanged. A value with
+    more than one element is a compile error.
+
+    Example::
+
+        total = xt.item(xt.sum(xt.sum(v, axis=1), axis=0))   # [1, 1] -> scalar
+        n = xt.item(xt.load_tile(xt.init_tile(sizes, [g, 0], [1, 1])))
+    """
+
+
+@builtin
 def maximum(x, y):
     """Element-wise maximum (NaN-propagating for floats). Example: ``relu = xt.maximum(v, 0.0)``"""
 

@@ -12,9 +12,10 @@ from __future__ import annotations
 import numpy as np
 from llvmlite import ir
 from xdsl.dialects import arith, gpu, memref
-from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType
+from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, VectorType, i1
 
 from ...dialects import _arith_vector as av
+from ...dialects.types import bit_width
 from ...errors import LoweringError
 from ..llvm_types import llvm_scalar, llvm_type
 from . import EMITTERS, constant_vectors, slm, vector_ops
@@ -65,6 +66,36 @@ def emit_extract_strided_metadata(gen, op) -> None:
         gen.values[r] = s
     for r, s in zip(op.strides, strides):
         gen.values[r] = s
+
+
+@EMITTERS.register(memref.LoadOp)
+def emit_element_load(gen, op: memref.LoadOp) -> None:
+    """One element of an array (``x[i, j]`` in a kernel; the frontend guards the bounds).
+    Every lane computes the same address: a uniform scalar load."""
+    ptr, ty, align = _element_pointer(gen, op.memref, op.indices, op.res.type, op)
+    value = gen.b.load(ptr, typ=ty, align=align)
+    gen.values[op.res] = gen.b.icmp_unsigned("!=", value, ir.Constant(ty, 0)) if op.res.type == i1 else value
+
+
+@EMITTERS.register(memref.StoreOp)
+def emit_element_store(gen, op: memref.StoreOp) -> None:
+    """``x[i, j] = v``: one element written (the same address and value in every lane)."""
+    ptr, ty, align = _element_pointer(gen, op.memref, op.indices, op.value.type, op)
+    value = gen.v(op.value)
+    gen.b.store(gen.b.zext(value, ty) if op.value.type == i1 else value, ptr, align=align)
+
+
+def _element_pointer(gen, array, indices, elem, op):
+    """The element's pointer, its LLVM type in memory (a bool is a byte) and alignment."""
+    if array not in gen.memrefs:
+        raise LoweringError("codegen: an element access needs an array parameter or an SLM buffer", op)
+    base, _, strides = gen.memrefs[array]
+    ty = ir.IntType(8) if elem == i1 else llvm_scalar(elem)
+    offset = None
+    for index, stride in zip(indices, strides, strict=True):
+        term = gen.b.mul(gen.v(index), stride)
+        offset = term if offset is None else gen.b.add(offset, term)
+    return gen.b.gep(base, [offset], source_etype=ty), ty, max(1, bit_width(elem) // 8)
 
 
 @EMITTERS.register(memref.AllocOp)
@@ -137,6 +168,9 @@ def emit_constant(gen, op) -> None:
 
 @scalar_form(*BINARY)
 def emit_binary(gen, op) -> None:
+    if isinstance(op.result.type, BFloat16Type):  # i16 bits: computed in f32 as on vectors
+        vector_ops.emit(gen, op)
+        return
     gen.values[op.result] = getattr(gen.b, BINARY[type(op)])(gen.v(op.lhs), gen.v(op.rhs))
 
 
