@@ -43,7 +43,8 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
     than the table's BM, BM is the smallest DPAS repeat count (rows of A per DPAS, a
     target fact) or multiple of the largest that holds them, so M = 1, 2 or 4 spends no
     DPAS work on padding rows and M = 9 .. 16 runs 16-row tiles
-    (a transposed A keeps the table's BM: its transposed reads need 8-row blocks)."""
+    (a transposed A keeps the table's BM: its transposed reads need whole blocks of the
+    largest repeat count)."""
     gpu = gpu_of(target)
     row = dict(gpu.ops_tiles().gemm)
     if dtype_name not in row:

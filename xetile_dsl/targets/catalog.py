@@ -25,11 +25,6 @@ KERNEL_ATTR = "xetile.kernel"
 DEFAULT_CPU_FLAVOUR = knobs.CPU_FLAVOUR.default
 #: the flavour the numpy interpreter's target name stands for (its subgroup size, DPAS shapes)
 INTERPRETER_FLAVOUR = "pvc"
-#: the function attribute naming the target a module was built for (the frontend sets it)
-#: the largest DPAS repeat count (``DpasConfig.m``) the lowering builds for: tile values
-#: that are no DPAS operand, DPAS results among them, are blocked in 8-row blocks
-#: (lowering/analysis/op_kinds.c_blocks), so operand A's blocks must be 8 rows too
-LOWERED_DPAS_M = 8
 
 
 @dataclass(frozen=True)
@@ -113,8 +108,8 @@ def register_target(target: Target) -> Registration:
     """Add ``target`` to the table: compile targets ``target.name`` (and ``cpu-<name>``
     when ``target.cpu_flavour``) then build for it; the returned :class:`Registration`
     takes it out again.  A UsageError for a name already taken, 2D block limits stricter
-    than the launch's narrow-row rule (:mod:`.launch_facts`, read without the tables) or a
-    DPAS whose largest repeat count is not :data:`LOWERED_DPAS_M`.
+    than the launch's narrow-row rule (:mod:`.launch_facts`, read without the tables) or DPAS
+    flavours whose largest repeat counts differ (:meth:`~.target.Target.dpas_rows_problem`).
 
     The kernel cache key's target part carries a registered target's facts
     (:func:`.launch_facts.target_key_part`; a built-in target's are in the compiler's
@@ -125,11 +120,9 @@ def register_target(target: Target) -> Registration:
     if problem:
         raise UsageError(f"target {target.name!r}: its 2D block limits are stricter than the launch's narrow-row "
                          f"rule ({problem}); raise the rule's numbers in targets/launch_facts.py")
-    other_m = sorted({c.m for c in target.dpas} - {LOWERED_DPAS_M})
-    if other_m:
-        raise UsageError(f"target {target.name!r}: DPAS of at most {', '.join(map(str, other_m))} rows; the lowering "
-                         f"blocks DPAS results in {LOWERED_DPAS_M}-row blocks (lowering/analysis/op_kinds.c_blocks), "
-                         f"so a DPAS's largest repeat count must be {LOWERED_DPAS_M}")
+    problem = target.dpas_rows_problem()
+    if problem:
+        raise UsageError(f"target {target.name!r}: {problem}")
     TARGETS[target.name] = target
     launch_facts.REGISTERED_FACTS[target.name] = repr(target)
     return Registration(target)

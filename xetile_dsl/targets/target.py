@@ -12,6 +12,11 @@ from dataclasses import dataclass, field, replace
 from ..errors import UsageError
 from . import launch_facts
 
+#: the rows of a block that is no DPAS operand (accumulators, element-wise values, loaded
+#: and stored tiles: lowering/analysis/op_kinds.c_blocks) on a target without DPAS, where
+#: no repeat count decides them (:attr:`Target.dpas_m`)
+BLOCK_ROWS_WITHOUT_DPAS = 8
+
 
 @dataclass(frozen=True)
 class DpasConfig:
@@ -213,6 +218,30 @@ class Target:
     #: whether the CPU device runs this target's kernels as the ``cpu-<name>`` flavour (its
     #: GPU-only builtins emulated: codegen/emulation) in the tests' matrix
     cpu_flavour: bool = False
+
+    @property
+    def dpas_m(self) -> int:
+        """The largest repeat count (``DpasConfig.m``) of this target's DPAS flavours:
+        the rows of every block that is no DPAS operand (accumulators, element-wise values,
+        loaded and stored tiles), so that a DPAS result block is one such block;
+        :data:`BLOCK_ROWS_WITHOUT_DPAS` on a target without DPAS.  The flavours must agree
+        on it (``catalog.register_target`` refuses a target whose flavours do not)."""
+        return max((c.m for c in self.dpas), default=BLOCK_ROWS_WITHOUT_DPAS)
+
+    def dpas_rows_problem(self) -> str | None:
+        """Why the lowering cannot build this target's DPAS, or None: flavours whose largest
+        repeat counts differ.  Every block that is no DPAS operand has :attr:`dpas_m` rows
+        and a tile_mma pairs operand A's block rows with its result's (lowering/passes/
+        xetile_to_xegpu.py), so each flavour's A blocks must be :attr:`dpas_m` rows too."""
+        rows = {}
+        for c in self.dpas:
+            rows.setdefault(c.m, []).append(f"{c.a_type}x{c.b_type}")
+        if len(rows) < 2:
+            return None
+        each = "; ".join(f"{', '.join(names)}: {m}" for m, names in sorted(rows.items()))
+        return (f"its DPAS flavours' largest repeat counts (rows of A per DPAS) differ ({each}); accumulators and "
+                f"other tiles are blocked in rows of the one largest repeat count (Target.dpas_m, "
+                f"lowering/analysis/op_kinds.c_blocks), so every flavour's m_values must end at the same count")
 
     def ops_tiles(self) -> OpTiles:
         """The ready-made ops' tiles here: the declared :attr:`op_tiles`, else the rule."""

@@ -7,8 +7,9 @@ Rules (docs/decisions/014-blocking-and-block-messages.md):
   (``arith.*``/``math.*`` on vectors, casts, compares, select) are joined into one value
   family, together with the tiles their loads and stores use, so they share
   ``inner_blocks``; the sources and results of reductions and broadcasts and non-splat
-  constants are element-wise families too.  Such a family is blocked like an accumulator: ``min(8, rows) x
-  subgroup-size`` whatever its element width, or ``rows x 1`` for an ``[M, 1]`` column.
+  constants are element-wise families too.  Such a family is blocked like an accumulator:
+  ``min(M, rows) x subgroup-size`` whatever its element width (M: the target's DPAS repeat
+  count, ``Target.dpas_m``), or ``min(M, rows) x 1`` for an ``[rows, 1]`` column.
   A family that feeds a DPAS operand is blocked like that operand (by the tile_mma's
   input type, so an ``astype`` before the mma is blocked for the type it casts to); in
   SIMT a chain feeding A takes A's lane layout back to its loads, and B's VNNI image is
@@ -87,18 +88,20 @@ def _is_non_splat_constant(op: Operation) -> bool:
     return not is_uniform(op.value)
 
 
-def c_blocks(shape, bits: int, sg: int, elementwise: bool) -> tuple[int, int]:
-    """inner_blocks of a value that is no DPAS operand (before the ``min(8, rows)`` cut).
-    i1 masks are never block-loaded: they take the element-wise blocking.
+def c_blocks(shape, bits: int, sg: int, elementwise: bool, rows: int) -> tuple[int, int]:
+    """inner_blocks of a value that is no DPAS operand (before the ``min(rows, tile rows)``
+    cut): ``rows`` is the target's DPAS repeat count (``Target.dpas_m``), so that a DPAS
+    result block is one such block.  i1 masks are never block-loaded: they take the
+    element-wise blocking.
 
     A tile whose width is no multiple of the lanes' block (a column of 2, a 16x8 piece on
-    16 lanes) is cut into ``[8, 1]`` columns, each replicated in every lane like a row
+    16 lanes) is cut into ``[rows, 1]`` columns, each replicated in every lane like a row
     reduction's result: per-lane loads and stores, any width, at the cost of every lane
     doing every column's work."""
     cols = sg if (bits >= 16 or bits == 1 or elementwise) else 2 * sg
     if shape[1] == 1 or shape[1] % cols:
-        return 8, 1
-    return 8, cols
+        return rows, 1
+    return rows, cols
 
 
 def blocked_dims(fn: func.FuncOp) -> None:
@@ -196,7 +199,7 @@ def _reduce(tr, op: xetile.TileReduceOp) -> None:
     src = tr.vmap[op.source]
     rows = range(gr) if 0 not in dims else [None]
     cols = range(gc) if 1 not in dims else [None]
-    # a block dimension of 1 (an [8, 1] column, replicated in every lane) reduces to itself
+    # a block dimension of 1 (an [M, 1] column, replicated in every lane) reduces to itself
     inner = [d - 2 for d in sorted(dims) if d >= 2 and (b0, b1)[d - 2] != 1]
     out = []
     for i in rows:

@@ -118,11 +118,12 @@ def split_parts(piece: _Piece, target: Target, budget: int) -> int | None:
     return None
 
 
-def _fitting_piece(piece: _Piece, budget: int) -> tuple[int, int] | None:
-    """The piece got by halving the larger dimension (rows first) until it fits."""
+def _fitting_piece(piece: _Piece, budget: int, block_rows: int) -> tuple[int, int] | None:
+    """The piece got by halving the larger dimension (rows first, down to one accumulator
+    block's ``block_rows``: the DPAS repeat count ``Target.dpas_m``) until it fits."""
     rows, cols = piece.rows, piece.cols
     while piece.need(rows, cols)[1] > budget:
-        if rows >= cols and rows > 8:
+        if rows >= cols and rows > block_rows:
             rows //= 2
         elif cols > 16:
             cols //= 2
@@ -220,8 +221,8 @@ def _grf_text(target: Target) -> str:
             f"= {full} bytes in its largest, {target.large_grf_count}-GRF mode)")
 
 
-def _hint(piece: _Piece, budget: int) -> str:
-    fit = _fitting_piece(piece, budget)
+def _hint(piece: _Piece, target: Target, budget: int) -> str:
+    fit = _fitting_piece(piece, budget, target.dpas_m)
     if fit is None:
         return "use more subgroups (a larger sg_layout) so that each holds a smaller piece"
     layout = piece.op.wg_map_c.layout
@@ -246,12 +247,13 @@ def _note(piece: _Piece, target: Target, budget: int) -> str:
     total = piece.need(piece.rows, piece.cols)[1]
     return (f"{_what(piece)}; with the {_operands_text(piece)} that is {total} bytes, more than the "
             f"{budget}-byte accumulator budget of {_grf_text(target)}: the K loop runs in {{parts}} passes "
-            f"over 1/{{parts}} of the accumulator each (B is read {{parts}} times); to avoid it {_hint(piece, budget)}")
+            f"over 1/{{parts}} of the accumulator each (B is read {{parts}} times); to avoid it "
+            f"{_hint(piece, target, budget)}")
 
 
 def _row_error(piece: _Piece, target: Target, budget: int) -> str:
     return (f"{_what(piece)}: even one DPAS block row of it with the {_operands_text(piece)} does not fit the "
-            f"{budget}-byte accumulator budget of {_grf_text(target)}; {_hint(piece, budget)}")
+            f"{budget}-byte accumulator budget of {_grf_text(target)}; {_hint(piece, target, budget)}")
 
 
 def _unsplittable(piece: _Piece, target: Target, budget: int) -> tuple[str, str]:
@@ -259,7 +261,7 @@ def _unsplittable(piece: _Piece, target: Target, budget: int) -> tuple[str, str]
     alone exceeds the register file, a warning when with its operands it fills it."""
     acc_bytes, total = piece.need(piece.rows, piece.cols)
     full = target.large_grf_count * target.grf_bytes
-    what, grf, hint = _what(piece), _grf_text(target), _hint(piece, budget)
+    what, grf, hint = _what(piece), _grf_text(target), _hint(piece, target, budget)
     if acc_bytes > full:
         return "error", (f"{what}, more than {grf}: it cannot be kept in registers, and the K loop cannot be run "
                          f"in several passes because it writes memory; {hint}")

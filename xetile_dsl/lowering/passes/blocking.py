@@ -3,8 +3,9 @@
 support gradual lowering").
 
 Block sizes come from the target: operand A of tile_mma is blocked by the DPAS M x K,
-operand B by K x N, accumulators and other tiles by M x subgroup-size, so that each block
-is one DPAS operand and one 2D-block message.
+operand B by K x N, accumulators and other tiles by M x subgroup-size (M: the target's
+largest DPAS repeat count, ``Target.dpas_m``), so that each block is one DPAS operand and
+one 2D-block message.
 """
 from __future__ import annotations
 
@@ -132,7 +133,7 @@ class _BlockFunction:
         if role == "S":
             blocks = scattered.BLOCK_ROWS, sg  # one offset per lane, row by row
         else:
-            blocks = op_kinds.c_blocks(shape, bit_width(elem), sg, root in self.elementwise)
+            blocks = op_kinds.c_blocks(shape, bit_width(elem), sg, root in self.elementwise, self.target.dpas_m)
         blocks = (min(blocks[0], shape[0]) if role in ("C", "P") else blocks[0], blocks[1])
         if len(shape) != 2 or shape[0] % blocks[0] or shape[1] % blocks[1]:
             raise mma_shapes.shape_error(shape, name, "a tile", blocks, self.target, mma_shapes.owner_op(root, op))
@@ -140,8 +141,8 @@ class _BlockFunction:
 
     def _block_broadcast_sources(self, blocks: dict) -> None:
         """A broadcast row (column) is blocked like its result along the dim it keeps: a bias
-        row added to operand A (8 x K blocks) has 1 x K blocks, a scale column multiplied
-        into operand B (K x N blocks) K x 1 ones, not the 1 x lanes / 8 x 1 of a plain
+        row added to operand A (M x K blocks) has 1 x K blocks, a scale column multiplied
+        into operand B (K x N blocks) K x 1 ones, not the 1 x lanes / M x 1 of a plain
         value, which the per-block broadcast could not stretch. The tiles the row is
         loaded from or stored to follow."""
         for op in ops_in(self.fn):
@@ -161,8 +162,8 @@ class _BlockFunction:
         """A reduction's result is blocked like its source along the dim it keeps (one
         result block per block row or column of the source: the per-block reduction
         makes no other), 1 along the reduced dim: a row sum of a gather's 1 x lanes
-        blocks has 1 x 1 blocks, not the 8 x 1 of a plain column. The tiles the result is
-        stored to follow."""
+        blocks has 1 x 1 blocks, not the M x 1 of a plain column (M: ``Target.dpas_m``).
+        The tiles the result is stored to follow."""
         for op in ops_in(self.fn):
             if not isinstance(op, xetile.TileReduceOp):
                 continue

@@ -153,10 +153,11 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
 
 def choose_transposed(target: Target, kinds: set[str], t: xetile.TileType, packed: bool) -> Messages | None:
     """Operand A of 16-bit elements through an ``order = [0, 1]`` tile (A stored K x M):
-    two 8-row DPAS blocks ``8 x 16`` are the ``16 x 16`` block of the array underneath,
-    and one ``read_transpose`` of it as 16 rows of 8 dwords gives lane ``n`` dword ``j``
+    the ``16 / r`` DPAS blocks ``r x 16`` (``r`` rows: the DPAS repeat count; two 8-row
+    blocks on pvc) are the ``16 x 16`` block of the array underneath, and one
+    ``read_transpose`` of it as 16 rows of 8 dwords gives lane ``n`` dword ``j``
     = ``A[2j][n] | A[2j+1][n] << 16`` (the Xe codegen reference section 3.4), i.e. the
-    16 A rows of lane ``n``'s column in order: the operand A layout of both blocks
+    16 A rows of lane ``n``'s column in order: the operand A layout of those blocks
     without a shuffle.  A tile of one 8-row block (the M = 1 GEMM's 8-row tile) reads
     the whole 16-row message and keeps its first 8 rows (the rows past the tile are read
     and dropped, zeros past the array): 2D block reads instead of one gather per element

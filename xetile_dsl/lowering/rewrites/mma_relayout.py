@@ -3,26 +3,27 @@ feeding another tile_mma as operand A (back-to-back GEMM, the attention pattern)
 operand B (the transposed attention ``O^T = V^T P^T``), where the DPAS result blocks are
 not operand blocks (docs/decisions/005-both-lane-layouts.md).
 
-A DPAS result block is ``8 x N`` with lane n holding column n (N = the subgroup size).
-Operand A is ``8 x K``; on PVC with 16-bit elements K = N and A's lanes hold one column
+A DPAS result block is ``M x N`` with lane n holding column n (M = the target's DPAS
+repeat count ``Target.dpas_m``, 8 on PVC and ARC; N = the subgroup size).
+Operand A is ``M x K``; on PVC with 16-bit elements K = N and A's lanes hold one column
 each too, so the result blocks are A blocks and nothing moves. On ARC (8 lanes) 16-bit A
 is ``8 x 16``, lane n holding columns 2n and 2n + 1 packed in one dword: its columns live
 in two result blocks and in other lanes. Operand B is ``K x N`` (16-bit: K = 16, 8-bit:
 32), lane n holding column n with consecutive rows packed in dwords (VNNI): on every
-target ``K / 8`` result blocks stacked, each lane's columns concatenated, nothing crossing
+target ``K / M`` result blocks stacked, each lane's columns concatenated, nothing crossing
 lanes. The chain keeps the result blocking, and the operand is re-laid out where the
 layouts meet:
 
 * **Blocking** (:func:`relaid_operands`, :func:`insert_relayout`): the chain's family is
-  blocked like a result (``8 x L``); before the consuming tile_mma, ``tile_unpack`` of those
-  blocks and ``tile_pack`` into ``8 x K`` A (``K x N`` B) blocks.
+  blocked like a result (``M x L``); before the consuming tile_mma, ``tile_unpack`` of those
+  blocks and ``tile_pack`` into ``M x K`` A (``K x N`` B) blocks.
 * **XeGPU** (:func:`pack_to_xegpu`): each A block is one ``xegpu.a_from_c`` of the ``K / L``
-  result blocks that are its columns, side by side; each B block the ``K / 8`` result
+  result blocks that are its columns, side by side; each B block the ``K / M`` result
   blocks above each other, joined with ``vector.insert_strided_slice``.
-* **SIMT**: ``a_from_c`` takes the ``[8, 1]`` lane columns and yields A's ``[8, K / L]`` lane
+* **SIMT**: ``a_from_c`` takes the ``[M, 1]`` lane columns and yields A's ``[M, K / L]`` lane
   fragment (the SIMT pass gives the result A's layout because it feeds dpas's lhs);
   codegen/emit/a_from_c.py moves the elements with subgroup shuffles. The B join becomes a
-  lane-local join of ``[8, 1]`` columns into the ``[K, 1]`` column dpas reads as VNNI
+  lane-local join of ``[M, 1]`` columns into the ``[K, 1]`` column dpas reads as VNNI
   dwords (register_transpose.distribute).
 
 Only 16-bit A is re-laid out: the chains PVC runs (its 16-bit result and A blocks agree).
@@ -62,10 +63,10 @@ def needs_shuffles(op: xetile.TileMMAOp, target: Target) -> bool:
 
 
 def needs_row_join(op: xetile.TileMMAOp, target: Target) -> bool:
-    """Whether ``op``'s operand B, if it were a tile_mma result, needs its ``8 x N`` result
+    """Whether ``op``'s operand B, if it were a tile_mma result, needs its ``M x N`` result
     blocks stacked into ``K x N`` B blocks: B's lanes hold one column each (N = L, VNNI
     pairs or quadruples of rows in a dword are consecutive rows of that column), so a B
-    block is ``K / 8`` result blocks one above the other, with no cross-lane movement."""
+    block is ``K / M`` result blocks one above the other, with no cross-lane movement."""
     cfg = _dpas_of(op, target)
     rows = max(cfg.m_values) if cfg is not None else 0
     return cfg is not None and cfg.n == target.subgroup_size and cfg.k != rows and cfg.k % rows == 0
@@ -137,8 +138,8 @@ def stacks_rows(pack: xetile.TilePackOp) -> bool:
 
 def pack_to_xegpu(tr, op: xetile.TilePackOp) -> None:
     """Each operand block from the result blocks (``tr.vmap`` of the unpacked value,
-    row-major): an ``8 x K`` A block is one ``xegpu.a_from_c`` of the ``K / N`` result blocks
-    side by side; a ``K x N`` B block is its ``K / 8`` result blocks stacked, joined with
+    row-major): an ``M x K`` A block is one ``xegpu.a_from_c`` of the ``K / N`` result blocks
+    side by side; a ``K x N`` B block is its ``K / M`` result blocks stacked, joined with
     ``vector.insert_strided_slice`` (lane-local at SIMT: each lane's column fragments
     concatenated, register_transpose.join_rows)."""
     unpacked = op.source.owner

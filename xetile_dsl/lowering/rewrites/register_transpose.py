@@ -12,7 +12,7 @@ The helpers the transpose passes, blocking, the XeGPU conversion and the SIMT pa
   tile_mma: A's lane layouts (tf32 ``[2, 8]``, ARC's packed pairs) do not hold one block
   column per lane.
 * **Blocking**: source and result keep their own blocks, ``b x L`` with ``b`` a divisor or a
-  multiple of ``L`` (accumulator-like ``8 x L``, B's ``K x L``); each holds one column per lane.
+  multiple of ``L`` (accumulator-like ``M x L``, B's ``K x L``); each holds one column per lane.
   ``tile_transpose`` stays 2-D (the RFC gives it no 4-D form): ``tile_unpack`` of the source
   blocks, ``tile_transpose``, ``tile_pack`` into the result's blocks (:func:`unpack_around`).
 * **XeGPU** (:func:`transpose_to_xegpu`): the value is cut into ``L x L`` squares; square ``(p, q)`` of
