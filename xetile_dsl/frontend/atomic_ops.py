@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 
+from xdsl.dialects import vector
 from xdsl.dialects.builtin import MemRefType
 from xdsl.ir import SSAValue
 
@@ -80,7 +81,14 @@ def _element_access(builder, args: dict, array_key: str, index_key: str, op: str
 
 
 def _scalar(builder, node: ast.AST, elem):
-    return sem.coerce(builder, builder.visit(node), elem, None, node)
+    """The value of an array form: a number, a scalar, or a [1, 1] tile's one element."""
+    value = builder.visit(node)
+    if sem.is_tile(value) and list(value.type.get_shape()) == [1, 1]:
+        value = builder.emit(vector.ExtractOp(value, [0, 0], value.type.element_type)).result
+    elif sem.is_tile(value):
+        raise builder.error(node, f"the array form of an atomic takes a scalar value (or a [1, 1] tile), got "
+                            f"{describe(value)}; use the tile form for a tile of values")
+    return sem.coerce(builder, value, elem, None, node)
 
 
 @LANGUAGE.register("atomic_rmw")
