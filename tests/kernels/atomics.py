@@ -79,3 +79,15 @@ def layer_norm_bwd_dwdb(dw_part, db_part, dw, db, GROUP: xt.constexpr, BN: xt.co
         acc_b = acc_b + xt.load_tile(xt.init_tile(db_part, [g, col], [1, BN]))
     xt.store_tile(acc_w, xt.init_tile(dw, [0, col], [1, BN]))
     xt.store_tile(acc_b, xt.init_tile(db, [0, col], [1, BN]))
+
+
+@xd.jit
+def tile_atomics_kernel(x, out, KIND: xt.constexpr, SEM: xt.constexpr):
+    """Program g folds rows 4g .. 4g+3 of ``x`` into ``out`` with the tile atomic ``KIND``."""
+    g = xt.program_id(0)
+    v = xt.load_tile(xt.init_tile(x, [g * 4, 0], [4, 16]))
+    t = xt.init_tile(out, [0, 0], [4, 16])
+    if KIND == "xchg":
+        xt.atomic_xchg(t, v, sem=SEM)
+    else:
+        xt.atomic_rmw(KIND, v, t, sem=SEM, scope="device")
