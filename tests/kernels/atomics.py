@@ -91,3 +91,13 @@ def tile_atomics_kernel(x, out, KIND: xt.constexpr, SEM: xt.constexpr):
         xt.atomic_xchg(t, v, sem=SEM)
     else:
         xt.atomic_rmw(KIND, v, t, sem=SEM, scope="device")
+
+
+@xd.jit
+def publish_kernel(data, flag, SEM: xt.constexpr, SCOPE: xt.constexpr):
+    """Store a tile, then raise a flag with a relaxed exchange after a fence: the fence alone
+    orders the store before the flag."""
+    t = xt.init_tile(data, [0, 0], [1, 16])
+    xt.store_tile(xt.load_tile(t) + 1.0, t)
+    xt.fence(SEM, SCOPE)
+    xt.atomic_xchg(flag, [0, 0], 1, sem="relaxed")
