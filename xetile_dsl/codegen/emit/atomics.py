@@ -12,7 +12,8 @@ without which the order covers no memory.  ``acquire`` / ``release`` / ``acq_rel
 semantics 0x2 / 0x4 / 0x8 with CrossWorkgroupMemory (0x200; a fence also
 WorkgroupMemory, 0x100); ``relaxed`` is 0.  Scopes: device 1, workgroup 2.
 
-Float kinds, multiplication, and 16-bit elements are a compare-exchange loop on the
+An f32 add is ``OpAtomicFAddEXT`` where the target has it (``Target.atomic_float_add``).
+Other float kinds, multiplication, and 16-bit elements are a compare-exchange loop on the
 32/64-bit word that holds the element (a 16-bit element: the aligned 32-bit word, the
 other half kept); the loop's exchange carries the order.  An element atomic is done by
 lane 0 of the program's one subgroup; every lane gets lane 0's old value.
@@ -56,7 +57,7 @@ def _c(value: int) -> ir.Constant:
 
 def _spirv(gen, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
     """The SPIR-V-friendly builtin ``__spirv_<name>`` (Itanium-mangled on its argument types)."""
-    code = {I32: "i", I64: "l"}
+    code = {I32: "i", I64: "l", ir.FloatType(): "f"}
     full = f"__spirv_{name}"
     mangled = f"_Z{len(full)}{full}" + "".join("PU3AS1" + code[ret] if isinstance(t, ir.PointerType) else
                                                 code.get(t, "i") for t in args)
@@ -71,6 +72,9 @@ def atomic_update(gen, kind: str, ptr: ir.Value, value: ir.Value, elem, order: t
     if isinstance(value.type, ir.IntType) and value.type.width in (32, 64) and kind in _INT_OPS:
         name = _INT_OPS[kind][1 if is_unsigned(elem) else 0]
         fn = _spirv(gen, f"Atomic{name}", value.type, [ptr.type, I32, I32, value.type])
+        return b.call(fn, [ptr, _c(_SCOPES[scope]), _c(semantics(sem)), value])
+    if kind == "addf" and isinstance(elem, Float32Type) and "f32" in gen.target.atomic_float_add:
+        fn = _spirv(gen, "AtomicFAddEXT", value.type, [ptr.type, I32, I32, value.type])
         return b.call(fn, [ptr, _c(_SCOPES[scope]), _c(semantics(sem)), value])
     if isinstance(elem, (Float32Type, Float16Type, BFloat16Type)) or kind == "muli" or \
             (isinstance(value.type, ir.IntType) and value.type.width == 64):
