@@ -101,3 +101,23 @@ def publish_kernel(data, flag, SEM: xt.constexpr, SCOPE: xt.constexpr):
     xt.store_tile(xt.load_tile(t) + 1.0, t)
     xt.fence(SEM, SCOPE)
     xt.atomic_xchg(flag, [0, 0], 1, sem="relaxed")
+
+
+@xd.jit
+def handoff_kernel(flag, out):
+    """Program 0 waits until the last program has raised ``flag``, then records what it saw:
+    it can finish only if the programs interleave."""
+    pid = xt.program_id(0)
+    if pid == xt.num_programs(0) - 1:
+        xt.atomic_xchg(flag, [0, 0], 7, sem="release")
+    if pid == 0:
+        while xt.atomic_rmw("add", 0, flag, [0, 0], sem="acquire") == 0:
+            pass
+        xt.store_tile(xt.full([1, 1], 1, xt.int32), xt.init_tile(out, [0, 0], [1, 1]))
+
+
+@xd.jit
+def never_released_kernel(lock):
+    """Every program takes the lock and none gives it back: all but the first spin forever."""
+    while xt.atomic_cas(lock, [0, 0], 0, 1, sem="acquire") == 1:
+        pass
