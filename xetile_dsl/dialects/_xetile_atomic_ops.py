@@ -25,6 +25,9 @@ SEMS = ("relaxed", "acquire", "release", "acq_rel")
 #: the agents an atomic's order is guaranteed among
 SCOPES = ("workgroup", "device")
 DEFAULT_SEM, DEFAULT_SCOPE = "acq_rel", "device"
+#: the arith kinds of every atomic read-modify-write (tile and element forms)
+ATOMIC_KINDS = ("addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu", "mulf", "muli",
+                "ori", "andi", "xori", "maxnumf", "minnumf")
 
 
 def scalar_atomic_subgroups_error(name: str, subgroups: int) -> str:
@@ -59,7 +62,12 @@ def order_props(sem: str | None, scope: str | None) -> dict[str, Attribute]:
 
 
 class _ScalarAtomic(IRDLOperation):
-    """The shared checks: an array, one index per dimension, element-typed values."""
+    """The shared fields and checks: an order, an array, one index per dimension,
+    element-typed values, the old element as the result."""
+
+    sem = opt_prop_def(StringAttr)
+    scope = opt_prop_def(StringAttr)
+    result = result_def()
 
     def verify_(self) -> None:
         check_order(self)
@@ -84,9 +92,6 @@ class AtomicRMWScalarOp(_ScalarAtomic):
     value = operand_def()
     memref = operand_def(MemRefType)
     indices = var_operand_def(IndexType)
-    sem = opt_prop_def(StringAttr)
-    scope = opt_prop_def(StringAttr)
-    result = result_def()
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = ("$kind $value `,` $memref `[` $indices `]` attr-dict `:` type($value) `,` type($memref) "
                        "`->` type($result)")
@@ -99,7 +104,6 @@ class AtomicRMWScalarOp(_ScalarAtomic):
         return [self.value]
 
     def verify_(self) -> None:
-        from ._xetile_vector_ops import ATOMIC_KINDS
         if self.kind.data not in ATOMIC_KINDS:
             raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'")
         super().verify_()
@@ -115,9 +119,6 @@ class AtomicCASScalarOp(_ScalarAtomic):
     indices = var_operand_def(IndexType)
     cmp = operand_def()
     value = operand_def()
-    sem = opt_prop_def(StringAttr)
-    scope = opt_prop_def(StringAttr)
-    result = result_def()
     irdl_options = (ParsePropInAttrDict(),)
     assembly_format = ("$memref `[` $indices `]` `,` $cmp `,` $value attr-dict `:` type($memref) `,` "
                        "type($cmp) `,` type($value) `->` type($result)")

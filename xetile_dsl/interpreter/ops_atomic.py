@@ -15,12 +15,12 @@ from ..dialects import xetile
 from ..dialects.xetile import scalar_atomic_subgroups_error
 from .engine import Run, impl
 from .memory import ArrayRef
+from .ops_xetile import _ATOMIC
 from .programs import pass_turn
 from .values import InterpreterError, cast
 
 
 def _combine(kind: str, old, value):
-    from .ops_xetile import _ATOMIC
     with np.errstate(all="ignore"):
         return _ATOMIC[kind](old, value)
 

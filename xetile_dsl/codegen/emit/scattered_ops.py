@@ -4,7 +4,7 @@ atomic_rmw (one element per lane, the SIMT form of ``lowering/rewrites/scattered
 A scattered descriptor is this lane's element pointer (``base + offset * elem_bytes``), a
 plain LLVM value, so it flows through loops like any other.  A masked-off lane does not
 touch memory: loads branch around the access (and read 0), stores and atomics skip it.
-Each lane's atomic, with the op's memory order, is :func:`.atomics.atomic_update`.
+Each lane's atomic, with the op's memory order, is :func:`.atomic_messages.atomic_update`.
 """
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from ...dialects import xegpu, xetile
 from ...errors import LoweringError
 from ...dialects.types import bit_width
 from ..llvm_types import SPIRV_VECTOR_SIZES, llvm_type
-from . import EMITTERS, atomics, constant_vectors
+from . import EMITTERS, atomic_messages, constant_vectors
+from .atomic_messages import guarded as _guarded
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
 
@@ -144,22 +145,5 @@ def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
     return ty, (elem_bytes if chunk == 1 else max(elem_bytes, 4))
 
 
-def _guarded(b: ir.IRBuilder, mask: ir.Value, body, ty: ir.Type) -> ir.Value:
-    """``mask ? body() : 0`` with ``body`` executed only when ``mask`` holds."""
-    pre = b.block
-    then = b.append_basic_block("lane.on")
-    done = b.append_basic_block("lane.done")
-    b.cbranch(mask, then, done)
-    b.position_at_end(then)
-    value = body()
-    then_end = b.block
-    b.branch(done)
-    b.position_at_end(done)
-    phi = b.phi(ty)
-    phi.add_incoming(ir.Constant(ty, None), pre)  # zero-initialised
-    phi.add_incoming(value, then_end)
-    return phi
-
-
 def _atomic(gen, kind: str, ptr: ir.Value, value: ir.Value, op) -> ir.Value:
-    return atomics.atomic_update(gen, kind, ptr, value, op.value.type.element_type, xetile.order_of(op), op)
+    return atomic_messages.atomic_update(gen, kind, ptr, value, op.value.type.element_type, xetile.order_of(op), op)

@@ -28,6 +28,7 @@ from ...dialects.types import is_unsigned
 from ...errors import LoweringError
 from ..llvm_types import llvm_scalar
 from . import EMITTERS
+from .vector_ops import _Emitter  # the f32 <-> f16/bf16 conversions
 
 I8, I16, I32, I64 = ir.IntType(8), ir.IntType(16), ir.IntType(32), ir.IntType(64)
 
@@ -93,7 +94,6 @@ def compare_exchange(gen, ptr: ir.Value, cmp: ir.Value, value: ir.Value, order: 
 
 def _cas_loop(gen, kind: str, ptr: ir.Value, value: ir.Value, elem, order, op) -> ir.Value:
     """``old = *word; do new = f(old, value) while cmpxchg(word, old, new) != old``."""
-    from .vector_ops import _Emitter  # the f32 <-> f16/bf16 conversions
     b = gen.b
     half = isinstance(elem, (Float16Type, BFloat16Type))
     word_t = I64 if isinstance(value.type, ir.IntType) and value.type.width == 64 else I32
@@ -146,6 +146,23 @@ def _combine(b: ir.IRBuilder, kind: str, old: ir.Value, value: ir.Value, op) -> 
 
 
 # ----------------------------------------------------------------------------- element atomics
+def guarded(b: ir.IRBuilder, mask: ir.Value, body, ty: ir.Type) -> ir.Value:
+    """``mask ? body() : 0`` with ``body`` executed only when ``mask`` holds."""
+    pre = b.block
+    then = b.append_basic_block("lane.on")
+    done = b.append_basic_block("lane.done")
+    b.cbranch(mask, then, done)
+    b.position_at_end(then)
+    value = body()
+    then_end = b.block
+    b.branch(done)
+    b.position_at_end(done)
+    phi = b.phi(ty)
+    phi.add_incoming(ir.Constant(ty, None), pre)  # zero-initialised
+    phi.add_incoming(value, then_end)
+    return phi
+
+
 def _element(gen, op) -> tuple[ir.Value, ir.Value]:
     """(pointer to the element, whether its indices lie inside the array) of an element atomic."""
     if gen.workgroup_subgroups > 1:
@@ -167,10 +184,9 @@ def _element(gen, op) -> tuple[ir.Value, ir.Value]:
 
 def _once(gen, inside: ir.Value, body, ty: ir.Type) -> ir.Value:
     """``body()`` on lane 0 when ``inside`` holds (else 0), broadcast to every lane."""
-    from .scattered_ops import _guarded
     b = gen.b
     lane0 = b.icmp_unsigned("==", gen.lib.lane_id(b), ir.Constant(I32, 0))
-    old = _guarded(b, b.and_(inside, lane0), body, ty)
+    old = guarded(b, b.and_(inside, lane0), body, ty)
     return _from_lane0(gen, old)
 
 
