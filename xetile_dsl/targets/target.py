@@ -181,7 +181,7 @@ class Target:
     #: atomic_fadd.ugm.d32 for pvc, dg2-g10, bmg, lnl-m, ptl).  Its IGC rejects
     #: SPV_EXT_shader_atomic_float16_add and SPIR-V has no bf16 atomic, so an f16/bf16 add
     #: (and float max/min/mul, and any float atomic on a target without the type here) is
-    #: a compare-exchange loop on the 32-bit word holding the element (codegen/emit/atomics.py)
+    #: a compare-exchange loop on the 32-bit word holding the element (codegen/emit/atomic_messages.py)
     atomic_float_add: tuple[str, ...] = ("f32",)
     max_workgroup_size: int = 1024
     build_options: str = ""  # IGC options (GRF mode) the kernels of this target are built with

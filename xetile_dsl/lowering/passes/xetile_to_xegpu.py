@@ -173,7 +173,7 @@ class _Translator(Rebuilder):
         scattered.atomic_rmw(self, op)
 
     def _op_AtomicRMWScalarOp(self, op: xetile.AtomicRMWScalarOp) -> None:
-        self._clone(op)  # one element of an array: already the SIMT form (codegen/emit/atomics.py)
+        self._clone(op)  # one element of an array: already the SIMT form (codegen/emit/atomic_messages.py)
 
     def _op_AtomicCASScalarOp(self, op: xetile.AtomicCASScalarOp) -> None:
         self._clone(op)

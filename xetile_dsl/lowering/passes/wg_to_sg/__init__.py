@@ -238,7 +238,7 @@ class _Distributor(Rebuilder):
 
     def _element_atomic(self, op) -> None:
         """An element atomic is done once per program: only a workgroup of one subgroup has
-        one to do it (codegen/emit/atomics.py)."""
+        one to do it (codegen/emit/atomic_messages.py)."""
         if self.maps.num_subgroups > 1:
             raise LoweringError(xetile.scalar_atomic_subgroups_error(op.name, self.maps.num_subgroups), op)
         self._clone(op)
