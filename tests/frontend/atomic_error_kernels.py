@@ -49,3 +49,9 @@ def element_atomic_in_subgroups(lock, x):
     t = xt.init_tile(x, [0, 0], [16, 16], wg_map=xt.wg_map(sg_layout=[2, 1], sg_data=[8, 16]))
     xt.store_tile(xt.load_tile(t) + 1.0, t)
     xt.atomic_rmw("add", 1, lock, [0, 0])  # ERROR element_atomic_in_subgroups
+
+
+@xd.jit
+def element_atomic_on_slm(lock):
+    s = xt.slm_alloc([1, 16], xt.int32)
+    xt.atomic_cas(s, [0, 0], 0, 1)  # ERROR element_atomic_on_slm

@@ -28,6 +28,7 @@ CASES = {
     "relaxed_fence": ("a relaxed fence orders nothing", "i32"),
     "cas_on_a_tile": ("there is no tile form of compare-exchange", "i32"),
     "tile_value_in_array_form": ("takes a scalar value (or a [1, 1] tile)", "i32"),
+    "element_atomic_on_slm": ("atomics on shared local memory (xt.slm_alloc) are not supported", "i32"),
 }
 
 

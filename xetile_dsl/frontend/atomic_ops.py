@@ -18,7 +18,7 @@ from ..dialects.types import is_float, is_unsigned, type_name
 from . import semantic as sem
 from .ir_values import describe
 from .language_registry import LANGUAGE
-from .tile_ops import _bind, _is_none, _root_array, _tile, _with_bounds
+from .tile_ops import SLM_SPACE, _bind, _is_none, _memory_space, _root_array, _tile, _with_bounds
 
 #: language kind -> (signed int, unsigned int, float) arith kind; None: not for that type
 _KINDS = {"add": ("addi", "addi", "addf"), "mul": ("muli", "muli", "mulf"), "max": ("maxs", "maxu", "maximumf"),
@@ -64,6 +64,9 @@ def _element_access(builder, args: dict, array_key: str, index_key: str, op: str
     """(array, index values) of an array form, checked: the element type and one index
     per dimension."""
     array = builder.visit(args[array_key])
+    if _memory_space(array) == SLM_SPACE:
+        raise builder.error(args[array_key], f"{op}: atomics on shared local memory (xt.slm_alloc) are not "
+                            "supported; use a kernel array argument")
     elem = array.type.element_type
     if type_name(elem) not in legal:
         raise builder.error(args[array_key], f"{op}: an array of {type_name(elem)} has no such atomic; "

@@ -24,7 +24,7 @@ from llvmlite import ir
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type
 
 from ...dialects import xetile
-from ...dialects.types import is_unsigned
+from ...dialects.types import bit_width
 from ...errors import LoweringError
 from ..llvm_types import llvm_scalar
 from . import EMITTERS
@@ -37,10 +37,9 @@ _SEMANTICS = {"relaxed": 0x0, "acquire": 0x2, "release": 0x4, "acq_rel": 0x8}
 _GLOBAL_MEMORY, _WORKGROUP_MEMORY = 0x200, 0x100
 #: SPIR-V scopes
 _SCOPES = {"device": 1, "workgroup": 2}
-#: integer kinds with one SPIR-V instruction: (signed, unsigned) instruction names
-_INT_OPS = {"addi": ("IAdd", "IAdd"), "maxs": ("SMax", "SMax"), "mins": ("SMin", "SMin"),
-            "maxu": ("UMax", "UMax"), "minu": ("UMin", "UMin"), "andi": ("And", "And"), "ori": ("Or", "Or"),
-            "xori": ("Xor", "Xor"), "assign": ("Exchange", "Exchange")}
+#: integer kinds with one SPIR-V instruction (OpAtomic<name>)
+_INT_OPS = {"addi": "IAdd", "maxs": "SMax", "mins": "SMin", "maxu": "UMax", "minu": "UMin", "andi": "And",
+            "ori": "Or", "xori": "Xor", "assign": "Exchange"}
 
 
 def semantics(sem: str, storage: int = _GLOBAL_MEMORY) -> int:
@@ -71,8 +70,7 @@ def atomic_update(gen, kind: str, ptr: ir.Value, value: ir.Value, elem, order: t
     sem, scope = order
     b = gen.b
     if isinstance(value.type, ir.IntType) and value.type.width in (32, 64) and kind in _INT_OPS:
-        name = _INT_OPS[kind][1 if is_unsigned(elem) else 0]
-        fn = _spirv(gen, f"Atomic{name}", value.type, [ptr.type, I32, I32, value.type])
+        fn = _spirv(gen, f"Atomic{_INT_OPS[kind]}", value.type, [ptr.type, I32, I32, value.type])
         return b.call(fn, [ptr, _c(_SCOPES[scope]), _c(semantics(sem)), value])
     if kind == "addf" and isinstance(elem, Float32Type) and "f32" in gen.target.atomic_float_add:
         fn = _spirv(gen, "AtomicFAddEXT", value.type, [ptr.type, I32, I32, value.type])
@@ -176,9 +174,7 @@ def _element(gen, op) -> tuple[ir.Value, ir.Value]:
         i = gen.v(idx)
         offset = b.add(offset, b.mul(i, stride))
         inside = b.and_(inside, b.icmp_unsigned("<", i, size))
-    elem_bytes = ir.Constant(I64, (llvm_scalar(op.memref.type.element_type).width + 7) // 8
-                             if isinstance(llvm_scalar(op.memref.type.element_type), ir.IntType) else
-                             (4 if isinstance(op.memref.type.element_type, Float32Type) else 2))
+    elem_bytes = ir.Constant(I64, bit_width(op.memref.type.element_type) // 8)
     return b.gep(base, [b.mul(offset, elem_bytes)], source_etype=I8), inside
 
 
