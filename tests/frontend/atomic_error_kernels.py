@@ -55,3 +55,9 @@ def element_atomic_in_subgroups(lock, x):
 def element_atomic_on_slm(lock):
     s = xt.slm_alloc([1, 16], xt.int32)
     xt.atomic_cas(s, [0, 0], 0, 1)  # ERROR element_atomic_on_slm
+
+
+@xd.jit
+def tile_atomic_on_int8(lock):
+    t = xt.init_tile(lock, [0, 0], [1, 16])
+    xt.atomic_rmw("add", xt.load_tile(t), t)  # ERROR tile_atomic_on_int8

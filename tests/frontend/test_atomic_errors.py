@@ -29,6 +29,7 @@ CASES = {
     "cas_on_a_tile": ("there is no tile form of compare-exchange", "i32"),
     "tile_value_in_array_form": ("takes a scalar value (or a [1, 1] tile)", "i32"),
     "element_atomic_on_slm": ("atomics on shared local memory (xt.slm_alloc) are not supported", "i32"),
+    "tile_atomic_on_int8": ("a tile of i8 has no atomics; use a tile of i32, u32, i64, f32, f16, bf16", "i8"),
 }
 
 
@@ -36,7 +37,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_atomic_mistake_is_located(name, flavour):
     message, dtype = CASES[name]
-    arr = np.zeros((4, 16), np.int32 if dtype == "i32" else np.float32)
+    arr = np.zeros((4, 16), {"i32": np.int32, "f32": np.float32, "i8": np.int8}[dtype])
     with pytest.raises(XeTileError) as info:
         getattr(ak, name).on(flavour)[(1,)](arr)
     text = str(info.value)

@@ -25,7 +25,7 @@ _KINDS = {"add": ("addi", "addi", "addf"), "mul": ("muli", "muli", "mulf"), "max
           "min": ("mins", "minu", "minimumf"), "and": ("andi", "andi", None), "or": ("ori", "ori", None),
           "xor": ("xori", "xori", None), "xchg": ("assign", "assign", "assign"),
           "assign": ("assign", "assign", "assign")}
-#: element types of the array forms (the tile forms take the tile's type)
+#: element types of every atomic (SPIR-V's 32/64-bit atomics; 16-bit floats in a 32-bit word)
 _SCALAR_TYPES = ("i32", "u32", "i64", "f32", "f16", "bf16")
 _CAS_TYPES = ("i32", "u32", "i64")
 _FLOAT_KINDS = ("addf", "mulf", "maximumf", "minimumf", "maxnumf", "minnumf")
@@ -109,8 +109,12 @@ def build_atomic_rmw(builder, node: ast.Call):
 
 
 def _tile_rmw(builder, node, args, kind, value_node, order, op: str):
-    tile = _tile(builder, args["tile"] if "tile" in args else args["x"], op)
+    tile_node = args["tile"] if "tile" in args else args["x"]
+    tile = _tile(builder, tile_node, op)
     elem = tile.type.element_type
+    if type_name(elem) not in _SCALAR_TYPES:
+        raise builder.error(tile_node, f"{op}: a tile of {type_name(elem)} has no atomics; use a tile of "
+                            f"{', '.join(_SCALAR_TYPES)}")
     value = sem.coerce(builder, builder.visit(value_node), elem, tuple(tile.type.get_shape()), value_node)
     kind = _kind(builder, args.get("kind", node), kind, elem, op)
     mask = None
