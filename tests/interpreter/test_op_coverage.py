@@ -44,6 +44,15 @@ def _int_calls(x, y, n):
 
 
 @xd.jit
+def _atomic_calls(x, y, n):
+    while xt.atomic_cas(x, [0, 0], 0, 1, sem="acquire") == 1:
+        pass
+    xt.fence("release", "workgroup")
+    old = xt.atomic_rmw("xor", n, x, [0, 1]) + xt.atomic_xchg(x, [0, 0], 0, sem="release")
+    xt.atomic_xchg(xt.init_tile(y, [0, 0], [8, 16]), xt.full([8, 16], old, xt.int32))
+
+
+@xd.jit
 def _memory_calls(x, y, z):
     v = xt.load_tile(xt.init_tile(x, [0, 0], [16, 32]))
     xt.atomic_rmw("add", xt.broadcast_to(xt.sum(v, axis=1), [16, 32]), xt.init_tile(y, [0, 0], [16, 32]))
@@ -77,6 +86,7 @@ def _workgroup_transpose(a, c):
 KERNELS = [
     (_float_calls, {"x": F, "y": F, "n": "f32"}),
     (_int_calls, {"x": "i32[:,:]", "y": "i32[:,:]", "n": "i32"}),
+    (_atomic_calls, {"x": "i32[:,:]", "y": "i32[:,:]", "n": "i32"}),
     (_memory_calls, {"x": F, "y": F, "z": F}),
     (_workgroup_calls, {"a": "f16[:,:]", "b": "f16[:,:]", "c": F}),
     (_workgroup_transpose, {"a": F, "c": F}),

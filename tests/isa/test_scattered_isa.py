@@ -1,6 +1,6 @@
 """Scattered tiles compiled by Intel's offline compiler: gathers/scatters become plain
-per-lane messages, integer atomics hardware atomic messages, float atomics a
-compare-exchange loop (atomic_icas); no calls left, no spills."""
+per-lane messages, integer atomics and the f32 add hardware atomic messages, the other
+float atomics a compare-exchange loop (atomic_icas); no calls left, no spills."""
 from __future__ import annotations
 
 import re
@@ -16,7 +16,7 @@ SIMD = {"pvc": 16, "arc": 8}
 
 @pytest.mark.parametrize("target", ["pvc", "arc"])
 @pytest.mark.parametrize("dtype,kind,isa_op", [("i32", "add", r"atomic_iadd"), ("i32", "max", r"atomic_smax"),
-                                               ("f32", "add", r"atomic_icas")])
+                                               ("f32", "add", r"atomic_fadd"), ("f32", "max", r"atomic_icas")])
 def test_atomics_are_atomic_messages(target, dtype, kind, isa_op, ocloc_path):
     sig = {"x": f"{dtype}[:,:]", "idx": "i32[:,:]", "out": f"{dtype}[:,:]"}
     kernel = xd.compile(atomic_accumulate_kernel, sig, {"KIND": kind, "N": 32}, target=target)

@@ -26,11 +26,10 @@ from xdsl.utils.exceptions import VerifyException
 
 from . import _asm
 from ._fields import like_fields
+from ._xetile_atomic_ops import ATOMIC_KINDS, check_order
 from ._xetile_ops import PaddedLoadOp, _check_tile_vector, match_by_type
 from ._xetile_types import TileType, WgMapAttr, check_wg_map
 
-ATOMIC_KINDS = ("addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu", "mulf", "muli",
-                "ori", "andi", "maxnumf", "minnumf")
 INT_REDUCE_KINDS = ("add", "mul", "minsi", "minui", "maxsi", "maxui", "and", "or", "xor")
 FLOAT_REDUCE_KINDS = ("add", "mul", "minnumf", "maxnumf", "minimumf", "maximumf")
 _ONE_MAP = {1: ("wg_map",), 2: ("wg_map", "wg_map_source")}
@@ -79,9 +78,13 @@ class AtomicKindOp(IRDLOperation):
     (`` addf %v, %t.. {attrs} : types -> type``)."""
 
     kind = prop_def(StringAttr)
+    #: memory order and scope (``_xetile_atomic_ops``; absent: acq_rel, device)
+    sem = opt_prop_def(StringAttr)
+    scope = opt_prop_def(StringAttr)
     result = result_def(VectorType)
 
     def verify_(self) -> None:
+        check_order(self)
         if self.kind.data not in ATOMIC_KINDS:
             raise VerifyException(f"{self.name}: unknown kind '{self.kind.data}'; use one of {', '.join(ATOMIC_KINDS)}")
         if self.result.type != self.value.type:

@@ -11,6 +11,10 @@ from xdsl.ir import Dialect
 
 from ._syntax import locate_verify_errors
 
+from ._xetile_atomic_ops import (
+    ATOMIC_OPS, DEFAULT_SCOPE, DEFAULT_SEM, SCALAR_ATOMIC_OPS, SCOPES, SEMS, AtomicCASScalarOp, AtomicRMWScalarOp,
+    FenceOp, check_order, order_of, order_props, scalar_atomic_subgroups_error,
+)
 from ._xetile_ops import (
     InitTileOp,
     LoadTileOp,
@@ -45,7 +49,7 @@ XeTile = Dialect(
     [
         InitTileOp, LoadTileOp, StoreTileOp, PrefetchTileOp, UpdateTileOffsetOp, TileMMAOp,
         AtomicRMWOp, AtomicRMWTileOp, TileTransposeOp, TileReduceOp, TileBroadcastOp, TilePackOp, TileUnpackOp,
-        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, *ALIAS_OPS,
+        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, *ATOMIC_OPS, *ALIAS_OPS,
     ],
     [WgMapAttr, TileAttr, TileType],
 )
@@ -55,5 +59,7 @@ __all__ = [
     "InitTileOp", "LoadTileOp", "StoreTileOp", "PrefetchTileOp", "UpdateTileOffsetOp", "TileMMAOp",
     "AtomicRMWOp", "AtomicRMWTileOp", "TileTransposeOp", "TileReduceOp", "TileBroadcastOp", "TilePackOp",
     "TileUnpackOp", "LoadGatherOp", "StoreScatterOp", "TileConvLayoutOp",
+    "AtomicRMWScalarOp", "AtomicCASScalarOp", "FenceOp", "ATOMIC_OPS", "SCALAR_ATOMIC_OPS", "SEMS", "SCOPES",
+    "DEFAULT_SEM", "DEFAULT_SCOPE", "check_order", "order_of", "order_props", "scalar_atomic_subgroups_error",
     "ATOMIC_KINDS", "INT_REDUCE_KINDS", "FLOAT_REDUCE_KINDS", "_check_tile_vector",
 ]

@@ -346,33 +346,6 @@ def build_tile_mma(builder, node: ast.Call):
     return op.output
 
 
-_ATOMIC = {"add": ("addi", "addi", "addf"), "mul": ("muli", "muli", "mulf"), "max": ("maxs", "maxu", "maximumf"),
-           "min": ("mins", "minu", "minimumf"), "and": ("andi", "andi", None), "or": ("ori", "ori", None),
-           "assign": ("assign", "assign", "assign")}
-
-
-@LANGUAGE.register("atomic_rmw")
-def build_atomic_rmw(builder, node: ast.Call):
-    args = _bind(builder, node)
-    kind = builder.constexpr(args["kind"], "the atomic kind")
-    tile = _tile(builder, args["tile"], "atomic_rmw")
-    elem = tile.type.element_type
-    value = sem.coerce(builder, builder.visit(args["value"]), elem, tuple(tile.type.get_shape()), args["value"])
-    if kind in _ATOMIC:
-        kind = _ATOMIC[kind][2 if is_float(elem) else 1 if is_unsigned(elem) else 0]
-    if kind not in xetile.ATOMIC_KINDS:
-        raise builder.error(args["kind"], f"atomic_rmw: kind {args_repr(kind)} is not defined for "
-                            f"{type_name(elem)}; use add, mul, max, min, and, or or assign")
-    mask = None
-    if tile.type.attr.is_scattered:  # bounds-checked like gathers: a lane outside the array does nothing
-        mask = _with_bounds(builder, tile, args, tuple(tile.type.get_shape()), node)
-    elif "mask" in args and not _is_none(args["mask"]):
-        raise builder.error(args["mask"], "atomic_rmw: a mask needs a scattered tile (init_tile(array, offsets)); "
-                            "a block tile's lanes outside the array are already skipped")
-    builder.written_arrays.add(_root_array(tile))
-    return builder.emit(xetile.AtomicRMWOp(kind, value, tile, mask=mask)).result
-
-
 def args_repr(value) -> str:
     return repr(value) if value is not None else "None"
 

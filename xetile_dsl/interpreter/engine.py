@@ -58,6 +58,8 @@ class Launch:
     workgroup_level: bool = False
     num_subgroups: int = 1
     subgroup_size: int = 16
+    #: the scheduler of programs that interleave at atomics (:mod:`.programs`), else None
+    programs: object = None
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """Running XeTile IR: a module on a grid (:func:`interpret`) and a ``@jit`` kernel launch
 (:func:`launch_jit`, what ``XETILE_INTERPRET=1`` and ``kernel.on("interpret")`` use).
 
-Workgroups run one after another, ``program_id`` x fastest, then y, then z.  A
+Workgroups run one after another, ``program_id`` x fastest, then y, then z; those of a
+kernel with atomics interleave at every atomic (:mod:`.programs`; in whole-tile mode).  A
 workgroup-level kernel (with ``wg_map``) runs in one of two modes:
 
 * whole-tile (the fast default): the workgroup is one program whose ops act on whole
@@ -39,9 +40,10 @@ from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..runtime.arguments import argument_handlers
 from ..runtime.grids import normalize_grid
 from ..targets import cpu_device, get_target
-from . import ops_arith, ops_std, ops_xetile  # noqa: F401 - register the op implementations
+from . import ops_arith, ops_atomic, ops_std, ops_xetile  # noqa: F401 - register the op implementations
 from .engine import Launch, Run
 from .memory import Memory
+from .programs import Programs, uses_atomics
 from .subgroups import Workgroup
 from .values import InterpreterError, make
 
@@ -101,6 +103,10 @@ def interpret(module: ModuleOp, grid, args, kernel: str | None = None, subgroups
         return
     launch = Launch(grid3, memory, module, workgroup_level=_has_wg_map(fn), num_subgroups=workgroup_subgroups(fn),
                     subgroup_size=sg_size)
+    if uses_atomics(fn, (xetile.AtomicRMWOp, *xetile.ATOMIC_OPS)):  # programs interleave at atomics
+        launch.programs = Programs()
+        launch.programs.run(list(_programs(grid3)), lambda pid: Run(launch, pid).region(fn.body, values))
+        return
     for program_id in _programs(grid3):
         Run(launch, program_id).region(fn.body, values)
 

@@ -17,6 +17,7 @@ from . import memory
 from .engine import Run, impl, prop
 from .memory import ArrayRef
 from .ops_arith import result_dtype
+from .programs import pass_turn
 from .values import InterpreterError, TileValue, cast, np_dtype, pack, round_tf32, unpack, unsigned_dtype
 
 
@@ -122,7 +123,7 @@ _ATOMIC = {
     "addf": np.add, "addi": np.add, "mulf": np.multiply, "muli": np.multiply, "assign": lambda old, v: v,
     "maximumf": np.maximum, "minimumf": np.minimum, "maxnumf": np.fmax, "minnumf": np.fmin,
     "maxs": np.maximum, "mins": np.minimum, "maxu": _umax, "minu": _umin,
-    "ori": np.bitwise_or, "andi": np.bitwise_and,
+    "ori": np.bitwise_or, "andi": np.bitwise_and, "xori": np.bitwise_xor,
 }
 
 
@@ -137,6 +138,7 @@ def _atomic_rmw(run: Run, op, value, tile: TileValue, mask=None):
     if mask is not None:
         mask = np.asarray(mask, bool).reshape(tile.shape)
     old = memory.atomic_rmw(tile, _as_2d(tile, value), safe, mask)
+    pass_turn(run, op, True)
     return _shaped(op, old, tile)
 
 

@@ -30,6 +30,7 @@ from .core import (
     store_tile, subgroup_id, tfloat32, tile_conv_layout, tile_mma, uint8, uint32, update_tile_offset,
     wg_map,
 )
+from .atomics import atomic_cas, atomic_xchg, fence
 from .elementwise import (
     abs, arange, argmax, argmin, astype, broadcast_to, cos, erf, exp, exp2, fma, full, item, log, log2, max,
     maximum, min, minimum, prod, rsqrt, sigmoid, sin, sqrt, static_range, sum, tanh, tile_broadcast,
@@ -37,8 +38,8 @@ from .elementwise import (
 )
 
 __all__ = [
-    "abs", "arange", "argmax", "argmin", "astype", "atomic_rmw", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
-    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float16", "float32", "fma", "full", "init_tile",
+    "abs", "arange", "argmax", "argmin", "astype", "atomic_cas", "atomic_rmw", "atomic_xchg", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
+    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "fence", "float16", "float32", "fma", "full", "init_tile",
     "int1", "int8", "int32", "int64", "item", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "prefetch_tile", "prod", "program_id", "rsqrt", "sigmoid",
     "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",

@@ -228,14 +228,22 @@ def tile_mma(a, b, c=None, input_precision=None, wg_map=None):
 
 
 @builtin
-def atomic_rmw(kind, value, tile, mask=None):
+def atomic_rmw(kind, value, tile, mask=None, sem="acq_rel", scope="device"):
     """Atomically combine ``value`` into the memory of ``tile``; returns the old values.
 
-    ``kind`` is "add", "max", "min", "mul", "and", "or", "assign" (or an arith atomic
-    kind such as "addf"). On a scattered tile, lanes whose ``mask`` is false, and lanes
+    ``kind`` is "add", "max", "min", "mul", "and", "or", "xor", "xchg" (also spelled
+    "assign"), or an arith atomic kind such as "addf". Integers (int32, uint32, int64) take
+    every kind; floats (f32, f16, bf16) add, max, min, mul and xchg (see each target's
+    ``atomic_float_add`` for which adds are one hardware atomic; the rest are a
+    compare-exchange loop). On a scattered tile, lanes whose ``mask`` is false, and lanes
     whose element offset lies outside the array (negative, or past its last element),
     touch no memory and return 0 as their old value. Example:
-    ``xt.atomic_rmw("add", partial, xt.init_tile(c, [0, 0], [8, 16]))``"""
+    ``xt.atomic_rmw("add", partial, xt.init_tile(c, [0, 0], [8, 16]))``
+
+    Array form: an array and an index list in place of the tile and mask,
+    ``old = xt.atomic_rmw("add", 1, counter, [i])``, one atomic per program, the old
+    element as a scalar (see ``xt.atomic_cas``). ``sem`` and ``scope``: the memory order
+    (relaxed, acquire, release, acq_rel) and scope (workgroup, device), as in Triton."""
 
 
 @builtin

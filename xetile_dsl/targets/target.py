@@ -181,6 +181,13 @@ class Target:
     coalesced_register_share: float = 0.875
     named_barriers: int = 0  # hardware barriers per workgroup, id 0 being the workgroup barrier
     cache_hints: bool = False  # whether the cache-control decorations set the LSC cache bits
+    #: float element types whose atomic add is one hardware atomic (an LSC atomic_fadd
+    #: message, from SPIR-V's OpAtomicFAddEXT): f32 on every target here (ocloc 26.27:
+    #: atomic_fadd.ugm.d32 for pvc, dg2-g10, bmg, lnl-m, ptl).  Its IGC rejects
+    #: SPV_EXT_shader_atomic_float16_add and SPIR-V has no bf16 atomic, so an f16/bf16 add
+    #: (and float max/min/mul, and any float atomic on a target without the type here) is
+    #: a compare-exchange loop on the 32-bit word holding the element (codegen/emit/atomic_messages.py)
+    atomic_float_add: tuple[str, ...] = ("f32",)
     max_workgroup_size: int = 1024
     #: Xe cores of the target's reference product (a product of the family may have fewer:
     #: a real device's own count comes from the runtime, runtime/device_properties.py);

@@ -4,9 +4,7 @@ atomic_rmw (one element per lane, the SIMT form of ``lowering/rewrites/scattered
 A scattered descriptor is this lane's element pointer (``base + offset * elem_bytes``), a
 plain LLVM value, so it flows through loops like any other.  A masked-off lane does not
 touch memory: loads branch around the access (and read 0), stores and atomics skip it.
-Atomics are LLVM ``atomicrmw`` where SPIR-V has the integer op (OpAtomicIAdd, SMax, ...);
-float kinds (and multiplication) are a compare-exchange loop on the 32/64-bit word,
-which needs no float-atomic extension on the CPU runtime or in IGC.
+Each lane's atomic, with the op's memory order, is :func:`.atomic_messages.atomic_update`.
 """
 from __future__ import annotations
 
@@ -14,18 +12,14 @@ from llvmlite import ir
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import VectorType
 
-from ...dialects import xegpu
+from ...dialects import xegpu, xetile
 from ...errors import LoweringError
 from ...dialects.types import bit_width
 from ..llvm_types import SPIRV_VECTOR_SIZES, llvm_type
-from . import EMITTERS, constant_vectors
+from . import EMITTERS, atomic_messages, constant_vectors
+from .atomic_messages import guarded as _guarded
 
 I8, I32, I64 = ir.IntType(8), ir.IntType(32), ir.IntType(64)
-
-#: atomic kinds with a native LLVM atomicrmw (integer) operation
-_INT_RMW = {"addi": "add", "maxs": "max", "mins": "min", "maxu": "umax", "minu": "umin",
-            "andi": "and", "ori": "or", "assign": "xchg"}
-
 
 @EMITTERS.register(vector.ExtractOp)
 def emit_extract(gen, op: vector.ExtractOp) -> None:
@@ -151,68 +145,5 @@ def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
     return ty, (elem_bytes if chunk == 1 else max(elem_bytes, 4))
 
 
-def _guarded(b: ir.IRBuilder, mask: ir.Value, body, ty: ir.Type) -> ir.Value:
-    """``mask ? body() : 0`` with ``body`` executed only when ``mask`` holds."""
-    pre = b.block
-    then = b.append_basic_block("lane.on")
-    done = b.append_basic_block("lane.done")
-    b.cbranch(mask, then, done)
-    b.position_at_end(then)
-    value = body()
-    then_end = b.block
-    b.branch(done)
-    b.position_at_end(done)
-    phi = b.phi(ty)
-    phi.add_incoming(ir.Constant(ty, None), pre)  # zero-initialised
-    phi.add_incoming(value, then_end)
-    return phi
-
-
 def _atomic(gen, kind: str, ptr: ir.Value, value: ir.Value, op) -> ir.Value:
-    b = gen.b
-    if isinstance(value.type, ir.IntType) and kind in _INT_RMW:
-        return b.atomic_rmw(_INT_RMW[kind], ptr, value, "monotonic")
-    if isinstance(value.type, (ir.FloatType, ir.DoubleType)) or kind == "muli":
-        return _cas_loop(gen, kind, ptr, value, op)
-    raise LoweringError(f"codegen: atomic_rmw {kind} on {value.type} is not supported", op)
-
-
-def _combine(b: ir.IRBuilder, kind: str, old: ir.Value, value: ir.Value, op) -> ir.Value:
-    if kind == "addf":
-        return b.fadd(old, value)
-    if kind == "mulf":
-        return b.fmul(old, value)
-    if kind == "muli":
-        return b.mul(old, value)
-    if kind in ("maximumf", "maxnumf", "minimumf", "minnumf"):
-        pick_old = b.fcmp_ordered(">" if kind.startswith("max") else "<", old, value)
-        if kind in ("maximumf", "minimumf"):  # NaN propagates: keep a NaN old value
-            pick_old = b.or_(pick_old, b.fcmp_unordered("uno", old, old))
-        return b.select(pick_old, old, value)
-    if kind == "assign":
-        return value
-    raise LoweringError(f"codegen: atomic_rmw {kind} on {value.type} is not supported", op)
-
-
-def _cas_loop(gen, kind: str, ptr: ir.Value, value: ir.Value, op) -> ir.Value:
-    """``old = *ptr; do new = f(old, value) while !cmpxchg(ptr, old, new)`` on the bits."""
-    b = gen.b
-    word = ir.IntType(value.type.width if isinstance(value.type, ir.IntType) else
-                      (32 if isinstance(value.type, ir.FloatType) else 64))
-    first = b.load(ptr, typ=word)
-    pre = b.block
-    loop = b.append_basic_block("cas.loop")
-    done = b.append_basic_block("cas.done")
-    b.branch(loop)
-    b.position_at_end(loop)
-    seen = b.phi(word)
-    seen.add_incoming(first, pre)
-    old = seen if word == value.type else b.bitcast(seen, value.type)
-    new = _combine(b, kind, old, value, op)
-    new_bits = new if word == value.type else b.bitcast(new, word)
-    pair = b.cmpxchg(ptr, seen, new_bits, "monotonic", "monotonic")
-    now, ok = b.extract_value(pair, 0), b.extract_value(pair, 1)
-    seen.add_incoming(now, b.block)
-    b.cbranch(ok, done, loop)
-    b.position_at_end(done)
-    return old
+    return atomic_messages.atomic_update(gen, kind, ptr, value, op.value.type.element_type, xetile.order_of(op), op)

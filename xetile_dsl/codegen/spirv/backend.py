@@ -28,6 +28,7 @@ SPIRV_EXTENSIONS = (
     "SPV_INTEL_2d_block_io",
     "SPV_INTEL_subgroup_matrix_multiply_accumulate",
     "SPV_INTEL_cache_controls",
+    "SPV_EXT_shader_atomic_float_add",   # OpAtomicFAddEXT: Target.atomic_float_add
 )
 REQUIRED_LLVMLITE = "0.50"
 

@@ -172,6 +172,15 @@ class _Translator(Rebuilder):
     def _op_AtomicRMWOp(self, op: xetile.AtomicRMWOp) -> None:
         scattered.atomic_rmw(self, op)
 
+    def _op_AtomicRMWScalarOp(self, op: xetile.AtomicRMWScalarOp) -> None:
+        self._clone(op)  # one element of an array: already the SIMT form (codegen/emit/atomic_messages.py)
+
+    def _op_AtomicCASScalarOp(self, op: xetile.AtomicCASScalarOp) -> None:
+        self._clone(op)
+
+    def _op_FenceOp(self, op: xetile.FenceOp) -> None:
+        self._clone(op)
+
     def _op_PrefetchTileOp(self, op: xetile.PrefetchTileOp) -> None:
         """One prefetch_nd per block; ``locality`` becomes cache hints (targets/target.py)."""
         locality = op.locality.value.data if op.locality is not None else 3

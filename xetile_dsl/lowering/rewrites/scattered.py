@@ -114,12 +114,20 @@ def atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
             mask = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(mtype, [1])), op).result
         else:  # a masked-off lane touches nothing and returns 0 (codegen's guarded atomic)
             mask = _row(tr, m, op)
-        row = tr.emit(xegpu.AtomicRMWOp(op.kind.data, _row(tr, v, op), d, mask), op).result
+        row = tr.emit(_ordered(xegpu.AtomicRMWOp(op.kind.data, _row(tr, v, op), d, mask), op), op).result
         out.append(_as_block(tr, row, op))
     tr.vmap[op.result] = out
 
 
 # --- block tiles through per-row scattered accesses -----------------------------------------
+def _ordered(new, op):
+    """``new`` with the memory order and scope of the XeTile atomic ``op``."""
+    for key in ("sem", "scope"):
+        if key in op.properties:
+            new.properties[key] = op.properties[key]
+    return new
+
+
 def block_atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
     """Each ``b0 x sg`` block row by row (:func:`_block_rows`), one ``xegpu.atomic_rmw``
     per row; the old values (one ``vector<sg x T>`` per row) are put back together into
@@ -130,7 +138,8 @@ def block_atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
     for v, place in zip(tr.vmap[op.value], _block_places(tr, op), strict=True):
         old = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(v.type, [zero])), op).result
         for r, desc, mask in _block_rows(tr, op, place, b0, sg):
-            row = tr.emit(xegpu.AtomicRMWOp(op.kind.data, _block_row(tr, v, r, op), desc, mask), op).result
+            row = tr.emit(_ordered(xegpu.AtomicRMWOp(op.kind.data, _block_row(tr, v, r, op), desc, mask), op),
+                          op).result
             old = tr.emit(vector.InsertOp(row, old, [r], v.type), op).result
         out.append(old)
     tr.vmap[op.result] = out

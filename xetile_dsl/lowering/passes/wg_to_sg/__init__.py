@@ -227,6 +227,22 @@ class _Distributor(Rebuilder):
         return self.binary(arith.AddiOp, base, off, like)
 
     # --- tiles ------------------------------------------------------------------------
+    def _op_AtomicRMWScalarOp(self, op: xetile.AtomicRMWScalarOp) -> None:
+        self._element_atomic(op)
+
+    def _op_AtomicCASScalarOp(self, op: xetile.AtomicCASScalarOp) -> None:
+        self._element_atomic(op)
+
+    def _op_FenceOp(self, op: xetile.FenceOp) -> None:
+        self._clone(op)  # every subgroup orders its own accesses
+
+    def _element_atomic(self, op) -> None:
+        """An element atomic is done once per program: only a workgroup of one subgroup has
+        one to do it (codegen/emit/atomic_messages.py)."""
+        if self.maps.num_subgroups > 1:
+            raise LoweringError(xetile.scalar_atomic_subgroups_error(op.name, self.maps.num_subgroups), op)
+        self._clone(op)
+
     def _op_InitTileOp(self, op: xetile.InitTileOp) -> None:
         t = op.tile.type
         m = self.maps.map_of(op.tile) if t.attr.wg is not None else None  # prefetch_plan may replace it
