@@ -14,7 +14,7 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-from . import suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
+from . import random_ops, suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
