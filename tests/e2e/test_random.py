@@ -1,5 +1,5 @@
-"""Random numbers end to end: ``xt.randint``, ``randint4x``, ``rand``, ``randn``, ``philox``
-and ``umulhi`` on the CPU device (PVC and ARC lane layouts) and in the interpreter,
+"""Random numbers end to end: ``xt.randint``, ``randint4x``, ``rand``, ``randn``, ``rand4x``,
+``randn4x``, ``philox`` and ``umulhi`` on the CPU device (PVC and ARC lane layouts) and in the interpreter,
 against the numpy definition in ``xetile_dsl/interpreter/philox.py`` (which
 tests/interpreter/test_philox.py anchors on Random123's known answers and Triton's
 values).  Integer draws and ``rand`` are exact (integer arithmetic, then one int->f32
@@ -33,11 +33,16 @@ def draws(o, w0, w1, w2, w3, one, u, n, seed):
 
 
 @xd.jit
-def const_seed_draws(o, one, u, SEED: xt.constexpr, ROUNDS: xt.constexpr):
-    """A constexpr seed (the key folds into constants) and a round count."""
+def const_seed_draws(o, one, u, u3, n1, SEED: xt.constexpr, ROUNDS: xt.constexpr):
+    """A constexpr seed (the key folds into constants) and a round count; the last of
+    ``rand4x`` and the sine output of ``randn4x``."""
     offs = xt.load_tile(xt.init_tile(o, [0, 0], [R, C]))
     xt.store_tile(xt.randint(SEED, offs, n_rounds=ROUNDS), xt.init_tile(one, [0, 0], [R, C]))
     xt.store_tile(xt.rand(SEED, offs, ROUNDS), xt.init_tile(u, [0, 0], [R, C]))
+    _, _, _, last = xt.rand4x(SEED, offs, ROUNDS)
+    xt.store_tile(last, xt.init_tile(u3, [0, 0], [R, C]))
+    _, sine, _, _ = xt.randn4x(SEED, offs, ROUNDS)
+    xt.store_tile(sine, xt.init_tile(n1, [0, 0], [R, C]))
 
 
 @xd.jit
@@ -91,10 +96,13 @@ def test_runtime_seed_draws_match_the_definition(target):
 @pytest.mark.parametrize("seed,rounds", [(42, 10), (-(2**40), 10), (0xFFFFFFFF, 3)])
 def test_constexpr_seed_and_rounds(target, seed, rounds):
     o = _offsets()
-    one, u = np.zeros((R, C), np.uint32), np.zeros((R, C), np.float32)
-    const_seed_draws.on(target)[(1,)](o, one, u, SEED=seed, ROUNDS=rounds)
+    one, u, u3, n1 = np.zeros((R, C), np.uint32), *(np.zeros((R, C), np.float32) for _ in range(3))
+    const_seed_draws.on(target)[(1,)](o, one, u, u3, n1, SEED=seed, ROUNDS=rounds)
     np.testing.assert_array_equal(one, ref.randint(seed, o, rounds))
     np.testing.assert_array_equal(u, ref.rand(seed, o, rounds))
+    np.testing.assert_array_equal(u3, ref.rand4x(seed, o, rounds)[3])
+    # sin: 4 ulp in OpenCL's f32 table, as cos (see the runtime seed test)
+    assert _ulps(n1, ref.randn4x(seed, o, rounds)[1]).max() <= 4
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -161,15 +161,33 @@ def build_rand(builder, node: ast.Call):
     return uniform(builder, _draw(builder, node, "rand")[0], node)
 
 
-@LANGUAGE.register("randn")
-def build_randn(builder, node: ast.Call):
-    """Box-Muller's cosine output of the first two words, in f32 as Triton computes it."""
-    i1, i2, _, _ = _draw(builder, node, "randn")
-    u1 = _op(builder, arith.MaximumfOp, uniform(builder, i1, node), BOX_MULLER_MIN, f32, node)
-    th = _op(builder, arith.MulfOp, uniform(builder, i2, node), TWO_PI, f32, node)
+def box_muller(builder, u1, u2, node, both: bool):
+    """``r cos(th)`` (and ``r sin(th)`` when ``both``), ``r = sqrt(-2 log(max(1e-7, u1)))``,
+    ``th = 2 pi u2``, in f32 as Triton computes them."""
+    u1 = _op(builder, arith.MaximumfOp, u1, BOX_MULLER_MIN, f32, node)
+    th = _op(builder, arith.MulfOp, u2, TWO_PI, f32, node)
     log = builder.emit(math.LogOp(u1)).result
     r = builder.emit(math.SqrtOp(_op(builder, arith.MulfOp, log, -2.0, f32, node))).result
-    return _op(builder, arith.MulfOp, r, builder.emit(math.CosOp(th)).result, f32, node)
+    cos = _op(builder, arith.MulfOp, r, builder.emit(math.CosOp(th)).result, f32, node)
+    return (cos, _op(builder, arith.MulfOp, r, builder.emit(math.SinOp(th)).result, f32, node)) if both else cos
+
+
+@LANGUAGE.register("randn")
+def build_randn(builder, node: ast.Call):
+    """Box-Muller's cosine output of the first two words."""
+    i1, i2, _, _ = _draw(builder, node, "randn")
+    return box_muller(builder, uniform(builder, i1, node), uniform(builder, i2, node), node, both=False)
+
+
+@LANGUAGE.register("rand4x")
+def build_rand4x(builder, node: ast.Call):
+    return tuple(uniform(builder, w, node) for w in _draw(builder, node, "rand4x"))
+
+
+@LANGUAGE.register("randn4x")
+def build_randn4x(builder, node: ast.Call):
+    u = [uniform(builder, w, node) for w in _draw(builder, node, "randn4x")]
+    return box_muller(builder, u[0], u[1], node, both=True) + box_muller(builder, u[2], u[3], node, both=True)
 
 
 @LANGUAGE.register("umulhi")

@@ -43,12 +43,10 @@ TRITON_EQUIVALENTS = {
 
 
 #: Triton names with no equivalent here yet: said plainly, never answered with a name that
-#: only looks alike (``rand`` is not ``arange``); name -> what to do meanwhile ("" for none)
+#: only looks alike (``sort`` is not ``sqrt``); name -> what to do meanwhile ("" for none)
 TRITON_NOT_YET = {
-    **dict.fromkeys(("rand", "randn", "randint", "rand4x", "randn4x", "randint4x", "philox"),
-                    "make the random numbers on the host (numpy) and pass them as an array"),
     **dict.fromkeys(("cumsum", "cumprod", "associative_scan", "sort", "flip", "histogram", "gather", "reshape",
-                     "view", "ravel", "join", "split", "interleave", "clamp", "floor", "ceil", "umulhi", "fdiv",
+                     "view", "ravel", "join", "split", "interleave", "clamp", "fdiv",
                      "div_rn", "sqrt_rn", "softmax", "xor_sum", "inline_asm_elementwise", "swizzle2d",
                      "multiple_of", "max_contiguous", "assume", "static_assert", "static_print", "device_assert"),
                     ""),

@@ -80,10 +80,25 @@ def rand(seed: int, offsets, n_rounds: int = N_ROUNDS) -> np.ndarray:
     return uniform(randint(seed, offsets, n_rounds))
 
 
+def box_muller(u1, u2):
+    """The pair ``(r cos(th), r sin(th))`` of two float32 uniforms, float32 throughout."""
+    r = np.sqrt(np.float32(-2.0) * np.log(np.maximum(BOX_MULLER_MIN, u1)))
+    th = TWO_PI * u2
+    return r * np.cos(th), r * np.sin(th)
+
+
 def randn(seed: int, offsets, n_rounds: int = N_ROUNDS) -> np.ndarray:
-    """float32 standard normal: Box-Muller of the first two words (float32 throughout)."""
+    """float32 standard normal: Box-Muller's first output of the first two words."""
     i1, i2, _, _ = randint4x(seed, offsets, n_rounds)
-    u1 = np.maximum(BOX_MULLER_MIN, uniform(i1))
-    th = TWO_PI * uniform(i2)
-    r = np.sqrt(np.float32(-2.0) * np.log(u1))
-    return r * np.cos(th)
+    return box_muller(uniform(i1), uniform(i2))[0]
+
+
+def rand4x(seed: int, offsets, n_rounds: int = N_ROUNDS):
+    """Four float32 uniforms: :func:`uniform` of each word of :func:`randint4x`."""
+    return tuple(uniform(w) for w in randint4x(seed, offsets, n_rounds))
+
+
+def randn4x(seed: int, offsets, n_rounds: int = N_ROUNDS):
+    """Four float32 normals: Box-Muller of :func:`rand4x`'s pairs (first, second), (third, fourth)."""
+    u = rand4x(seed, offsets, n_rounds)
+    return box_muller(u[0], u[1]) + box_muller(u[2], u[3])

@@ -13,14 +13,14 @@ from .elementwise import (
     maximum, min, minimum, prod, rsqrt, sigmoid, sin, sqrt, static_range, sum, tanh, tile_broadcast,
     tile_reduce, tile_transpose, transpose, where, zeros,
 )
-from .random import philox, rand, randint, randint4x, randn, umulhi
+from .random import philox, rand, rand4x, randint, randint4x, randn, randn4x, umulhi
 
 __all__ = [
     "abs", "arange", "argmax", "argmin", "astype", "atomic_rmw", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
     "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float16", "float32", "fma", "full", "init_tile",
     "int1", "int8", "int32", "int64", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "philox", "prefetch_tile", "prod", "program_id", "rand",
-    "randint", "randint4x", "randn", "rsqrt", "sigmoid",
+    "rand4x", "randint", "randint4x", "randn", "randn4x", "rsqrt", "sigmoid",
     "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
     "tfloat32", "tile_broadcast", "tile_conv_layout", "tile_mma", "tile_reduce", "tile_transpose",
     "transpose", "uint8", "uint32", "umulhi", "update_tile_offset", "wg_map", "where", "zeros",

@@ -1,5 +1,6 @@
 """Counter-based random numbers: Philox4x32-10, bit for bit as Triton's ``tl.randint``,
-``tl.randint4x``, ``tl.rand`` and ``tl.randn`` (and ``tl.philox``, ``tl.umulhi``).
+``tl.randint4x``, ``tl.rand``, ``tl.randn``, ``tl.rand4x`` and ``tl.randn4x`` (and
+``tl.philox``, ``tl.umulhi``).
 
 A draw is a pure function of ``(seed, offsets)``: the same seed and offsets give the same
 numbers in every program, every flavour and every launch, and nothing is stored between
@@ -51,6 +52,18 @@ def randn(seed, offsets, n_rounds=10):
     ``sqrt(-2 log(max(1e-7, u1))) * cos(2 pi u2)``.
 
     Example: ``noise = xt.randn(seed, offs) * sigma``"""
+
+
+@builtin
+def rand4x(seed, offsets, n_rounds=10):
+    """Four float32 uniforms in [0, 1) per offset: :func:`rand`'s conversion of each word of
+    :func:`randint4x`. Example: ``u0, u1, u2, u3 = xt.rand4x(seed, offs)``"""
+
+
+@builtin
+def randn4x(seed, offsets, n_rounds=10):
+    """Four float32 standard normals per offset: Box-Muller (cosine and sine outputs) of
+    :func:`rand4x`'s pairs (u0, u1) and (u2, u3). Example: ``n0, n1, n2, n3 = xt.randn4x(seed, offs)``"""
 
 
 @builtin
