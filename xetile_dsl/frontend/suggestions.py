@@ -72,10 +72,14 @@ def hint(name: str) -> str:
 
 
 #: xt's element-wise math (what a math./numpy. function in a kernel is pointed at)
-XT_MATH = ("abs", "cos", "erf", "exp", "exp2", "fma", "log", "log2", "maximum", "minimum", "rsqrt", "sigmoid",
-           "sin", "sqrt", "tanh", "where")
+XT_MATH = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cos",
+           "cosh", "erf", "exp", "exp2", "expm1", "floor", "fma", "fmod", "isfinite", "isinf", "isnan", "log",
+           "log1p", "log2", "log10", "maximum", "minimum", "pow", "round", "rsqrt", "sigmoid", "signbit", "sin",
+           "sinh", "sqrt", "tan", "tanh", "trunc", "where")
 #: numpy / math spellings of xt's functions
-_MATH_ALIASES = {"fabs": "abs", "absolute": "abs", "fmax": "maximum", "fmin": "minimum", "max": "maximum",
+_MATH_ALIASES = {"fabs": "abs", "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+                 "arctan2": "atan2", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "power": "pow",
+                 "rint": "round", "fmax": "maximum", "fmin": "minimum", "max": "maximum",
                  "min": "minimum", "amax": "maximum", "amin": "minimum"}
 
 

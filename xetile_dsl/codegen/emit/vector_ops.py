@@ -44,7 +44,10 @@ _MATH = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2":
          "math.rsqrt": "rsqrt", "math.sin": "sin", "math.cos": "cos", "math.tanh": "tanh", "math.erf": "erf",
          "math.absf": "fabs", "math.floor": "floor", "math.ceil": "ceil", "math.tan": "tan", "math.log10": "log10",
          "math.expm1": "expm1", "math.log1p": "log1p", "math.powf": "pow", "math.fma": "fma",
-         "math.roundeven": "rint", "math.trunc": "trunc"}
+         "math.roundeven": "rint", "math.trunc": "trunc", "math.round": "round", "math.asin": "asin",
+         "math.acos": "acos", "math.atan": "atan", "math.atan2": "atan2", "math.sinh": "sinh", "math.cosh": "cosh",
+         "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh", "math.cbrt": "cbrt",
+         "math.copysign": "copysign"}
 _FBIN = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv",
          "arith.remf": "frem"}
 _IBIN = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.divsi": "sdiv", "arith.divui": "udiv",
