@@ -27,7 +27,7 @@ INTERPRETED = [
     "arith.cmpf", "arith.cmpi", "arith.constant", "arith.divf", "arith.divsi", "arith.divui", "arith.extf",
     "arith.extsi", "arith.extui", "arith.floordivsi", "arith.fptosi", "arith.fptoui", "arith.index_cast",
     "arith.maximumf", "arith.maxnumf", "arith.maxsi", "arith.maxui", "arith.minimumf", "arith.minnumf",
-    "arith.minsi", "arith.minui", "arith.mulf", "arith.muli", "arith.negf", "arith.ori", "arith.remsi",
+    "arith.minsi", "arith.minui", "arith.mulf", "arith.muli", "arith.negf", "arith.ori", "arith.remf", "arith.remsi",
     "arith.remui", "arith.select", "arith.shli", "arith.shrsi", "arith.shrui", "arith.sitofp", "arith.subf",
     "arith.subi", "arith.truncf", "arith.trunci", "arith.uitofp", "arith.xori", "func.call", "gpu.barrier",
     "gpu.block_dim", "gpu.block_id", "gpu.grid_dim", "gpu.num_subgroups", "gpu.subgroup_id",
