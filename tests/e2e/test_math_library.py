@@ -32,6 +32,7 @@ UNARY = {
     "tanh": (np.tanh, (-10, 10), 5), "erf": (_ERF, (-4, 4), 16), "rsqrt": (lambda v: 1 / np.sqrt(v), (1e-3, 1e3), 2),
     "floor": (np.floor, (-100, 100), 0), "ceil": (np.ceil, (-100, 100), 0), "trunc": (np.trunc, (-100, 100), 0),
     "round": (lambda v: np.copysign(np.floor(np.abs(v) + 0.5), v), (-100, 100), 0),
+    "erfc": (np.vectorize(math.erfc, otypes=[np.float64]), (-3, 8), 16),
 }
 # name -> (reference, x range, y range, ulp bound)
 BINARY = {

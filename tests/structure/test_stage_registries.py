@@ -33,7 +33,7 @@ INTERPRETED = [
     "gpu.block_dim", "gpu.block_id", "gpu.grid_dim", "gpu.num_subgroups", "gpu.subgroup_id",
     "gpu.subgroup_size", "math.absf", "math.absi", "math.acos", "math.acosh", "math.asin", "math.asinh",
     "math.atan", "math.atan2", "math.atanh", "math.cbrt", "math.ceil", "math.copysign", "math.cos",
-    "math.cosh", "math.erf", "math.exp", "math.exp2", "math.expm1", "math.floor", "math.fma", "math.log",
+    "math.cosh", "math.erf", "math.erfc", "math.exp", "math.exp2", "math.expm1", "math.floor", "math.fma", "math.log",
     "math.log10", "math.log1p", "math.log2", "math.powf", "math.round", "math.roundeven", "math.rsqrt",
     "math.sin", "math.sinh", "math.sqrt", "math.tan", "math.tanh", "math.trunc", "memref.alloc",
     "memref.alloca", "memref.assume_alignment", "memref.cast", "memref.dealloc", "memref.dim",

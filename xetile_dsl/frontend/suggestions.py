@@ -73,7 +73,7 @@ def hint(name: str) -> str:
 
 #: xt's element-wise math (what a math./numpy. function in a kernel is pointed at)
 XT_MATH = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cos",
-           "cosh", "erf", "exp", "exp2", "expm1", "floor", "fma", "fmod", "isfinite", "isinf", "isnan", "log",
+           "cosh", "erf", "erfc", "exp", "exp2", "expm1", "floor", "fma", "fmod", "isfinite", "isinf", "isnan", "log",
            "log1p", "log2", "log10", "maximum", "minimum", "pow", "round", "rsqrt", "sigmoid", "signbit", "sin",
            "sinh", "sqrt", "tan", "tanh", "trunc", "where")
 #: numpy / math spellings of xt's functions

@@ -12,6 +12,7 @@ from xdsl.ir import OpResult
 
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
+from ..dialects._math_ops import ErfcOp
 from ..errors import UsageError
 from ..language import core as lang
 from . import semantic as sem
@@ -26,13 +27,14 @@ _MATH = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math
          "tan": math.TanOp, "asin": math.AsinOp, "acos": math.AcosOp, "atan": math.AtanOp, "sinh": math.SinhOp,
          "cosh": math.CoshOp, "asinh": math.AsinhOp, "acosh": math.AcoshOp, "atanh": math.AtanhOp,
          "log10": math.Log10Op, "log1p": math.Log1pOp, "expm1": math.ExpM1Op, "cbrt": math.CbrtOp,
-         "floor": math.FloorOp, "ceil": math.CeilOp, "trunc": math.TruncOp, "round": math.RoundOp}
+         "floor": math.FloorOp, "ceil": math.CeilOp, "trunc": math.TruncOp, "round": math.RoundOp,
+         "erfc": ErfcOp}
 _FOLD = {"exp": pymath.exp, "exp2": lambda x: 2.0 ** x, "log": pymath.log, "log2": pymath.log2, "sqrt": pymath.sqrt,
          "rsqrt": lambda x: 1 / pymath.sqrt(x), "sin": pymath.sin, "cos": pymath.cos, "tanh": pymath.tanh,
          "erf": pymath.erf, "sigmoid": lambda x: 1 / (1 + pymath.exp(-x)), "tan": pymath.tan, "asin": pymath.asin,
          "acos": pymath.acos, "atan": pymath.atan, "sinh": pymath.sinh, "cosh": pymath.cosh, "asinh": pymath.asinh,
          "acosh": pymath.acosh, "atanh": pymath.atanh, "log10": pymath.log10, "log1p": pymath.log1p,
-         "expm1": pymath.expm1, "cbrt": lambda x: pymath.copysign(abs(x) ** (1 / 3), x), "floor": lambda x: float(pymath.floor(x)),
+         "expm1": pymath.expm1, "erfc": pymath.erfc, "cbrt": lambda x: pymath.copysign(abs(x) ** (1 / 3), x), "floor": lambda x: float(pymath.floor(x)),
          "ceil": lambda x: float(pymath.ceil(x)), "trunc": lambda x: float(pymath.trunc(x)),
          "round": lambda x: pymath.copysign(pymath.floor(abs(x) + 0.5), x)}
 #: two-operand float functions -> their math op (and the constexpr fold)

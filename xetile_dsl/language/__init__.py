@@ -10,14 +10,14 @@ from .core import (
 )
 from .elementwise import (
     abs, acos, acosh, arange, argmax, argmin, asin, asinh, astype, atan, atan2, atanh, broadcast_to, cbrt, ceil,
-    copysign, cos, cosh, erf, exp, exp2, expm1, floor, fma, fmod, full, isfinite, isinf, isnan, log, log1p, log2,
+    copysign, cos, cosh, erf, erfc, exp, exp2, expm1, floor, fma, fmod, full, isfinite, isinf, isnan, log, log1p, log2,
     log10, max, maximum, min, minimum, pow, prod, round, rsqrt, sigmoid, signbit, sin, sinh, sqrt, static_range,
     sum, tan, tanh, tile_broadcast, tile_reduce, tile_transpose, transpose, trunc, where, zeros,
 )
 from .random import philox, rand, rand4x, randint, randint4x, randn, randn4x, umulhi
 
 __all__ = [
-    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cosh", "expm1",
+    "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cosh", "erfc", "expm1",
     "floor", "fmod", "isfinite", "isinf", "isnan", "log1p", "log10", "pow", "round", "signbit", "sinh", "tan",
     "trunc",
     "abs", "arange", "argmax", "argmin", "astype", "atomic_rmw", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
