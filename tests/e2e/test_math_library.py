@@ -15,6 +15,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
+import xetile_dsl as xd
+import xetile_dsl.language as xt
 from kernels.math_library import math_kernel
 
 TARGETS = ["cpu", "cpu-arc", "interpret"]
@@ -119,3 +121,25 @@ def test_16_bit_floats_round_once(target, dtype):
     names = list(UNARY) + list(BINARY) + list(PREDICATES)
     bad = sorted({names[i // B] for i in np.argwhere(~ok)[:, 0]})
     assert not bad, f"{target} {dtype.__name__}: {bad}"
+
+
+@xd.jit
+def int_fmod_kernel(x, y, o, q):
+    """``xt.fmod`` of int32 tiles (C's truncating remainder) next to ``%`` (floor modulo)."""
+    a = xt.load_tile(xt.init_tile(x, [0, 0], [8, 16]))
+    b = xt.load_tile(xt.init_tile(y, [0, 0], [8, 16]))
+    xt.store_tile(xt.fmod(a, b), xt.init_tile(o, [0, 0], [8, 16]))
+    xt.store_tile(a % b, xt.init_tile(q, [0, 0], [8, 16]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_int_fmod_truncates_where_percent_floors(target):
+    rng = np.random.default_rng(3)
+    x = rng.integers(-1000, 1000, (8, 16)).astype(np.int32)
+    y = rng.integers(1, 30, (8, 16)).astype(np.int32) * np.where(rng.random((8, 16)) < 0.5, -1, 1).astype(np.int32)
+    y[0, 0] = 0                                   # by zero: the remainder is x (decision 019)
+    o, q = np.zeros_like(x), np.zeros_like(x)
+    int_fmod_kernel.on(target)[(1,)](x, y, o, q)
+    safe = np.where(y == 0, 1, y)
+    np.testing.assert_array_equal(o, np.where(y == 0, x, np.fmod(x, safe)))
+    np.testing.assert_array_equal(q.ravel()[1:], np.mod(x, safe).ravel()[1:])
