@@ -22,3 +22,11 @@ def test_dropout_has_no_gathers_on_pvc(ocloc_path):
     kinds = [ins.kind for ins in listing.instructions(isa)]
     assert kinds.count("gather") == 0 and kinds.count("scatter") == 0, sorted(set(kinds))
     assert ocloc.count(isa, ocloc.LOAD_BLOCK2D) >= 1 and ocloc.count(isa, ocloc.STORE_BLOCK2D) >= 1
+
+
+def test_dropout_compiles_for_arc(ocloc_path):
+    """ARC (no 2D block messages): the draws add no memory messages of their own either;
+    what remains are the tiles' row messages (gathers only for edge rows)."""
+    kernel_fn = runpy.run_path(str(EXAMPLE))["dropout_kernel"]
+    kernel = xd.compile(kernel_fn, SIG, {"BM": 8, "BN": 32}, target="arc")
+    assert ocloc.check_isa(kernel.asm["zebin"], "dropout_kernel", expect_dpas=False, expect_simd=8) == []
