@@ -51,3 +51,9 @@ def masked_load_tile(a, n):
 @xd.jit
 def typo_of_ours(a):
     t = xt.laod_tile(xt.init_tile(a, [0, 0], [16, 16]))  # line 53
+
+
+@xd.jit
+def uses_extern(a):
+    t = xt.load_tile(xt.init_tile(a, [0, 0], [16, 16]))
+    xt.store_tile(xt.extern("atan2pi", t, t, result=xt.float32), xt.init_tile(a, [0, 0], [16, 16]))  # line 59

@@ -29,7 +29,8 @@ A = np.zeros((16, 16), np.float32)
     (mk.masked_load_tile, (A, 3), 47, ["load_tile(): masks are not supported on load_tile",
                                        "xt.load_gather(tile, mask)", "padding"], "unexpected keyword"),
     (mk.typo_of_ours, (A,), 53, ["has no attribute 'laod_tile'; did you mean xt.load_tile"], None),
-], ids=["cumsum", "math.gamma", "np.exp", "math.sqrt", "min", "max", "load_tile-mask", "typo"])
+    (mk.uses_extern, (A,), 59, ["xt.extern is not available yet", "xt.atan2, xt.erfc"], None),
+], ids=["cumsum", "math.gamma", "np.exp", "math.sqrt", "min", "max", "load_tile-mask", "typo", "extern"])
 def test_message_at_the_users_line(kernel, args, line, fragments, absent, target):
     with pytest.raises(CompilationError) as info:
         kernel.on(target)[(1,)](*args)

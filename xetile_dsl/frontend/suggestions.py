@@ -45,6 +45,8 @@ TRITON_EQUIVALENTS = {
 #: Triton names with no equivalent here yet: said plainly, never answered with a name that
 #: only looks alike (``sort`` is not ``sqrt``); name -> what to do meanwhile ("" for none)
 TRITON_NOT_YET = {
+    **dict.fromkeys(("extern", "extern_elementwise"),
+                    "the OpenCL math builtins are xt functions (xt.atan2, xt.erfc, xt.cbrt, ...)"),
     **dict.fromkeys(("cumsum", "cumprod", "associative_scan", "sort", "flip", "histogram", "gather", "reshape",
                      "view", "ravel", "join", "split", "interleave", "clamp", "fdiv",
                      "div_rn", "sqrt_rn", "softmax", "xor_sum", "inline_asm_elementwise", "swizzle2d",
