@@ -8,14 +8,14 @@ import xetile_dsl.language as xt
 
 
 @xd.jit
-def uses_rand(a):
-    v = xt.rand(0, xt.arange(0, 16))  # line 12
+def uses_cumsum(a):
+    v = xt.cumsum(xt.arange(0, 16))  # line 12
 
 
 @xd.jit
-def uses_math_asin(a):
+def uses_math_gamma(a):
     t = xt.load_tile(xt.init_tile(a, [0, 0], [16, 16]))
-    xt.store_tile(math.asin(t), xt.init_tile(a, [0, 0], [16, 16]))  # line 18
+    xt.store_tile(math.gamma(t), xt.init_tile(a, [0, 0], [16, 16]))  # line 18
 
 
 @xd.jit
@@ -51,3 +51,9 @@ def masked_load_tile(a, n):
 @xd.jit
 def typo_of_ours(a):
     t = xt.laod_tile(xt.init_tile(a, [0, 0], [16, 16]))  # line 53
+
+
+@xd.jit
+def uses_extern(a):
+    t = xt.load_tile(xt.init_tile(a, [0, 0], [16, 16]))
+    xt.store_tile(xt.extern("atan2pi", t, t, result=xt.float32), xt.init_tile(a, [0, 0], [16, 16]))  # line 59

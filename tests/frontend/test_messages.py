@@ -17,9 +17,8 @@ A = np.zeros((16, 16), np.float32)
 
 @pytest.mark.parametrize("target", ["interpret", "cpu-pvc"])
 @pytest.mark.parametrize("kernel, args, line, fragments, absent", [
-    (mk.uses_rand, (A,), 12, ["has no attribute 'rand'", "xt.rand is not available yet",
-                              "make the random numbers on the host"], "did you mean"),
-    (mk.uses_math_asin, (A,), 18, ["math.asin is not a kernel function", "xt has no asin",
+    (mk.uses_cumsum, (A,), 12, ["has no attribute 'cumsum'", "xt.cumsum is not available yet"], "did you mean"),
+    (mk.uses_math_gamma, (A,), 18, ["math.gamma is not a kernel function", "xt has no gamma",
                                    "xt.sin", "xt.sqrt"], "cache key"),
     (mk.uses_numpy_exp, (A,), 24, ["np.exp is not a kernel function; use xt.exp"], "cache key"),
     (mk.uses_math_sqrt, (A,), 30, ["math.sqrt is not a kernel function; use xt.sqrt"], "cache key"),
@@ -30,7 +29,8 @@ A = np.zeros((16, 16), np.float32)
     (mk.masked_load_tile, (A, 3), 47, ["load_tile: a mask of shape [1, 8] does not fit the tile's [16, 16]",
                                        "[1, 16] rows"], "unexpected keyword"),
     (mk.typo_of_ours, (A,), 53, ["has no attribute 'laod_tile'; did you mean xt.load_tile"], None),
-], ids=["rand", "math.asin", "np.exp", "math.sqrt", "min-key", "max-key", "load_tile-mask", "typo"])
+    (mk.uses_extern, (A,), 59, ["xt.extern is not available yet", "xt.atan2, xt.erfc"], None),
+], ids=["cumsum", "math.gamma", "np.exp", "math.sqrt", "min-key", "max-key", "load_tile-mask", "typo", "extern"])
 def test_message_at_the_users_line(kernel, args, line, fragments, absent, target):
     with pytest.raises(CompilationError) as info:
         kernel.on(target)[(1,)](*args)

@@ -83,8 +83,33 @@ def _workgroup_transpose(a, c):
     xt.store_tile(w, xt.init_tile(c, [0, 0], [32, 64], wg_map=xt.wg_map([1, 4], [32, 16])))
 
 
+@xd.jit
+def _math_library_calls(x, y, n):
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [8, 16]))
+    w = xt.tan(v) + xt.asin(v) + xt.acos(v) + xt.atan(v) + xt.sinh(v) + xt.cosh(v) + xt.asinh(v) + xt.acosh(v)
+    w = w + xt.atanh(v) + xt.log10(v) + xt.log1p(v) + xt.expm1(v) + xt.cbrt(v) + xt.floor(v) + xt.ceil(v)
+    w = w + xt.trunc(v) + xt.round(v) + xt.erfc(v) + xt.atan2(v, n) + xt.pow(v, n) + xt.fmod(v, n)
+    w = w + xt.copysign(v, n)
+    bad = xt.isnan(w) | xt.isinf(w) | xt.signbit(w)
+    xt.store_tile(xt.where(bad | xt.isfinite(v), 0.0, w), xt.init_tile(y, [0, 0], [8, 16]))
+
+
+@xd.jit
+def _random_calls(o, y, seed):
+    offs = xt.load_tile(xt.init_tile(o, [0, 0], [8, 16]))
+    a, b, c, d = xt.randint4x(seed, offs)
+    e, f, g, h = xt.philox(seed, a, b, c, d, n_rounds=2)
+    u0, u1, u2, u3 = xt.rand4x(seed, offs)
+    n0, n1, n2, n3 = xt.randn4x(seed, offs)
+    w = xt.rand(seed, offs) + xt.randn(seed, offs) + u0 + n3
+    w = w + xt.astype(xt.randint(seed, offs) ^ xt.umulhi(e, f) ^ g ^ h, xt.float32)
+    xt.store_tile(w, xt.init_tile(y, [0, 0], [8, 16]))
+
+
 KERNELS = [
     (_float_calls, {"x": F, "y": F, "n": "f32"}),
+    (_math_library_calls, {"x": F, "y": F, "n": "f32"}),
+    (_random_calls, {"o": "i32[:,:]", "y": F, "seed": "i64"}),
     (_int_calls, {"x": "i32[:,:]", "y": "i32[:,:]", "n": "i32"}),
     (_atomic_calls, {"x": "i32[:,:]", "y": "i32[:,:]", "n": "i32"}),
     (_memory_calls, {"x": F, "y": F, "z": F}),

@@ -187,3 +187,20 @@ def test_unnamed_layout_goes_to_the_value_of_its_rank():
     assert set(ops[0].attributes) == {"layout_operand_0"}
     assert ops[1].attributes["layout_operand_0"] != ops[1].attributes["layout_result_0"]
     assert "vector.transpose %a, [1, 0] {layout_operand_0 = " in printed
+
+
+def test_remf_is_c_fmod_on_vectors():
+    """``arith.remf`` (defined in dialects/_arith_vector.py: xDSL lacks it) parses, prints
+    back and means C's fmod: exact, the sign of the dividend."""
+    body = """  %m = arith.constant dense<-2.5> : vector<16x32xf32>
+  %r = arith.remf %v, %m : vector<16x32xf32>"""
+    x = X - 30.0
+    np.testing.assert_array_equal(_run(_kernel("16x32", "16x32", body), x, (16, 32)), np.fmod(x, np.float32(-2.5)))
+
+
+def test_remf_refuses_integers():
+    text = _kernel("16x32", "16x32", """  %i = arith.constant dense<3> : vector<16x32xi32>
+  %q = arith.remf %i, %i : vector<16x32xi32>
+  %r = arith.addf %v, %v : vector<16x32xf32>""")
+    with pytest.raises((ParseError, VerifyException)):
+        roundtrip(text)

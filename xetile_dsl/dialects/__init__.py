@@ -10,12 +10,12 @@ from io import StringIO
 from xdsl.context import Context
 from xdsl.dialects.builtin import Builtin
 from xdsl.dialects.func import Func
-from xdsl.dialects.math import Math
 from xdsl.dialects.memref import MemRef
 from xdsl.dialects.scf import Scf
 from xdsl.printer import Printer
 
 from ._arith_vector import ARITH
+from ._math_ops import MATH
 from ._gpu_syntax import GPU
 from ._located import LocatingParser
 from ._vector_ops import VECTOR
@@ -30,7 +30,7 @@ def make_context() -> Context:
     transpose and multi_reduction, see ``_vector_ops``;
     gpu.module/func/return in MLIR's custom syntax, see ``_gpu_syntax``)."""
     ctx = Context(allow_unregistered=False)
-    for dialect in (Builtin, Func, ARITH, Scf, Math, MemRef, GPU, VECTOR, XeTile, XeGPU, XTDebug):
+    for dialect in (Builtin, Func, ARITH, Scf, MATH, MemRef, GPU, VECTOR, XeTile, XeGPU, XTDebug):
         ctx.load_dialect(dialect)
     return ctx
 

@@ -5,7 +5,8 @@ int<->float conversions and ``select``'s condition to scalars; MLIR's arith acce
 vectors for all of them ("element-wise on vectors").  Tile code needs them on vectors, so
 this module defines the same ops (same names, same textual form) accepting a scalar or a
 vector of the right element kind, and :data:`ARITH` is xDSL's arith dialect with these
-definitions in place of its scalar-only ones.  Everything else of arith is xDSL's.
+definitions in place of its scalar-only ones, plus ``arith.remf`` (:class:`RemFOp`),
+which xDSL lacks.  Everything else of arith is xDSL's.
 """
 from __future__ import annotations
 
@@ -192,8 +193,21 @@ class CmpfOp(_Comparison):
 
 REPLACED = (CmpiOp, CmpfOp, ExtSIOp, ExtUIOp, TruncIOp, SIToFPOp, UIToFPOp, FPToSIOp, FPToUIOp, IndexCastOp, SelectOp)
 
+@irdl_op_definition
+class RemFOp(arith.FloatingPointLikeBinaryOperation):
+    """``%r = arith.remf %x, %y : T``: MLIR's float remainder, C's ``fmod`` (exact, the sign
+    of ``%x``; NaN for a zero ``%y``), on scalars and vectors.  xDSL 0.74 has no remf."""
+
+    name = "arith.remf"
+    traits = traits_def(Pure())
+
+
+#: arith ops xDSL lacks
+ADDED = (RemFOp,)
+
 ARITH = Dialect(
     "arith",
-    [op for op in arith.Arith.operations if op.name not in {r.name for r in REPLACED}] + list(REPLACED),
+    [op for op in arith.Arith.operations if op.name not in {r.name for r in REPLACED}] + list(REPLACED)
+    + list(ADDED),
     list(arith.Arith.attributes),
 )

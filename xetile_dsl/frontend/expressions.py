@@ -14,8 +14,8 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-# the modules of tile_ops, value_ops, runtime_builtins and atomic_ops register the language functions' builders
-from . import array_elements, atomic_ops, runtime_builtins, suggestions, tile_ops, value_ops  # noqa: F401
+# the modules of tile_ops, value_ops, runtime_builtins, atomic_ops and random_ops register the language functions' builders
+from . import array_elements, atomic_ops, random_ops, runtime_builtins, suggestions, tile_ops, value_ops  # noqa: F401
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe

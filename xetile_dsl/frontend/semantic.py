@@ -225,8 +225,8 @@ def convert(builder, value: SSAValue, to: Attribute, node: ast.AST) -> SSAValue:
     if is_float(src):
         return emit(av.FPToUIOp if is_unsigned(to) else av.FPToSIOp, value, to)
     ws, wt = src.width.data, to.width.data
-    if ws == wt:  # i8 <-> u8: the same bits
-        return emit(av.TruncIOp, emit(av.ExtUIOp, value, i32), to)
+    if ws == wt:  # i8 <-> u8, i32 <-> u32: the same bits (widened and cut back; LLVM folds the pair)
+        return emit(av.TruncIOp, emit(av.ExtUIOp, value, i32 if ws < 32 else i64), to)
     if wt > ws:
         return emit(av.ExtUIOp if unsigned else av.ExtSIOp, value, to)
     return emit(av.TruncIOp, value, to)

@@ -44,12 +44,12 @@ TRITON_EQUIVALENTS = {
 
 
 #: Triton names with no equivalent here yet: said plainly, never answered with a name that
-#: only looks alike (``rand`` is not ``arange``); name -> what to do meanwhile ("" for none)
+#: only looks alike (``sort`` is not ``sqrt``); name -> what to do meanwhile ("" for none)
 TRITON_NOT_YET = {
-    **dict.fromkeys(("rand", "randn", "randint", "rand4x", "randn4x", "randint4x", "philox"),
-                    "make the random numbers on the host (numpy) and pass them as an array"),
+    **dict.fromkeys(("extern", "extern_elementwise"),
+                    "the OpenCL math builtins are xt functions (xt.atan2, xt.erfc, xt.cbrt, ...)"),
     **dict.fromkeys(("cumsum", "cumprod", "associative_scan", "sort", "flip", "histogram", "gather", "reshape",
-                     "view", "ravel", "join", "split", "interleave", "clamp", "floor", "ceil", "umulhi", "fdiv",
+                     "view", "ravel", "join", "split", "interleave", "clamp", "fdiv",
                      "div_rn", "sqrt_rn", "softmax", "xor_sum", "inline_asm_elementwise", "swizzle2d",
                      "multiple_of", "max_contiguous", "assume", "static_assert", "static_print", "device_assert"),
                     ""),
@@ -75,10 +75,14 @@ def hint(name: str) -> str:
 
 
 #: xt's element-wise math (what a math./numpy. function in a kernel is pointed at)
-XT_MATH = ("abs", "cos", "erf", "exp", "exp2", "fma", "log", "log2", "maximum", "minimum", "rsqrt", "sigmoid",
-           "sin", "sqrt", "tanh", "where")
+XT_MATH = ("abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "cbrt", "ceil", "copysign", "cos",
+           "cosh", "erf", "erfc", "exp", "exp2", "expm1", "floor", "fma", "fmod", "isfinite", "isinf", "isnan", "log",
+           "log1p", "log2", "log10", "maximum", "minimum", "pow", "round", "rsqrt", "sigmoid", "signbit", "sin",
+           "sinh", "sqrt", "tan", "tanh", "trunc", "where")
 #: numpy / math spellings of xt's functions
-_MATH_ALIASES = {"fabs": "abs", "absolute": "abs", "fmax": "maximum", "fmin": "minimum", "max": "maximum",
+_MATH_ALIASES = {"fabs": "abs", "absolute": "abs", "arcsin": "asin", "arccos": "acos", "arctan": "atan",
+                 "arctan2": "atan2", "arcsinh": "asinh", "arccosh": "acosh", "arctanh": "atanh", "power": "pow",
+                 "rint": "round", "fmax": "maximum", "fmin": "minimum", "max": "maximum",
                  "min": "minimum", "amax": "maximum", "amin": "minimum"}
 
 

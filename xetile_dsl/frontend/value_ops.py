@@ -12,6 +12,7 @@ from xdsl.ir import OpResult
 
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
+from ..dialects._math_ops import ErfcOp
 from ..errors import UsageError
 from ..language import core as lang
 from . import semantic as sem
@@ -22,10 +23,23 @@ from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
 from ..dialects.types import bit_width, ir_type, is_float, is_unsigned
 
 _MATH = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op, "sqrt": math.SqrtOp,
-         "rsqrt": math.RsqrtOp, "sin": math.SinOp, "cos": math.CosOp, "tanh": math.TanhOp, "erf": math.ErfOp}
+         "rsqrt": math.RsqrtOp, "sin": math.SinOp, "cos": math.CosOp, "tanh": math.TanhOp, "erf": math.ErfOp,
+         "tan": math.TanOp, "asin": math.AsinOp, "acos": math.AcosOp, "atan": math.AtanOp, "sinh": math.SinhOp,
+         "cosh": math.CoshOp, "asinh": math.AsinhOp, "acosh": math.AcoshOp, "atanh": math.AtanhOp,
+         "log10": math.Log10Op, "log1p": math.Log1pOp, "expm1": math.ExpM1Op, "cbrt": math.CbrtOp,
+         "floor": math.FloorOp, "ceil": math.CeilOp, "trunc": math.TruncOp, "round": math.RoundOp,
+         "erfc": ErfcOp}
 _FOLD = {"exp": pymath.exp, "exp2": lambda x: 2.0 ** x, "log": pymath.log, "log2": pymath.log2, "sqrt": pymath.sqrt,
          "rsqrt": lambda x: 1 / pymath.sqrt(x), "sin": pymath.sin, "cos": pymath.cos, "tanh": pymath.tanh,
-         "erf": pymath.erf, "sigmoid": lambda x: 1 / (1 + pymath.exp(-x))}
+         "erf": pymath.erf, "sigmoid": lambda x: 1 / (1 + pymath.exp(-x)), "tan": pymath.tan, "asin": pymath.asin,
+         "acos": pymath.acos, "atan": pymath.atan, "sinh": pymath.sinh, "cosh": pymath.cosh, "asinh": pymath.asinh,
+         "acosh": pymath.acosh, "atanh": pymath.atanh, "log10": pymath.log10, "log1p": pymath.log1p,
+         "expm1": pymath.expm1, "erfc": pymath.erfc, "cbrt": lambda x: pymath.copysign(abs(x) ** (1 / 3), x), "floor": lambda x: float(pymath.floor(x)),
+         "ceil": lambda x: float(pymath.ceil(x)), "trunc": lambda x: float(pymath.trunc(x)),
+         "round": lambda x: pymath.copysign(pymath.floor(abs(x) + 0.5), x)}
+#: two-operand float functions -> their math op (and the constexpr fold)
+_BINARY = {"atan2": (math.Atan2Op, pymath.atan2), "pow": (math.PowFOp, pymath.pow),
+           "copysign": (math.CopySignOp, pymath.copysign)}
 # reduction name -> (signed int kind, unsigned int kind, float kind)
 _REDUCE = {"sum": ("add", "add", "add"), "prod": ("mul", "mul", "mul"), "max": ("maxsi", "maxui", "maximumf"),
            "min": ("minsi", "minui", "minimumf")}
@@ -176,6 +190,79 @@ def _sigmoid(builder, x):
 
 for _name in list(_MATH) + ["sigmoid"]:
     LANGUAGE.register(_name)(_make_unary(_name))
+
+
+def _make_binary(name: str):
+    op_class, fold = _BINARY[name]
+    first, second = ("y", "x") if name == "atan2" else ("x", "y")
+
+    def build(builder, node: ast.Call):
+        args = _bind(builder, node)
+        a, b = (_value(builder, args[k], f"{name}'s {k}") for k in (first, second))
+        if sem.is_const(a) and sem.is_const(b):
+            try:
+                return fold(float(a), float(b))
+            except (ValueError, OverflowError) as exc:
+                raise builder.error(node, f"cannot fold {name}({a!r}, {b!r}): {exc}") from None
+        elem = sem.operand_type((a, b))
+        elem = elem if is_float(elem) else f32
+        (x, y), _, _ = sem.unify(builder, (a, b), node, f32 if bit_width(elem) < 32 else elem)
+        result = builder.emit(op_class(x, y)).result
+        return sem.convert(builder, result, elem, node)   # f16/bf16: computed in f32, rounded once
+
+    build.__name__ = f"build_{name}"
+    build.__doc__ = f"``xt.{name}``"
+    return build
+
+
+for _name in _BINARY:
+    LANGUAGE.register(_name)(_make_binary(_name))
+
+
+@LANGUAGE.register("fmod")
+def build_fmod(builder, node: ast.Call):
+    """``xt.fmod(x, y)``: ``arith.remf`` on floats (exact, so no f32 detour), the truncating
+    ``arith.remsi``/``remui`` on integers (not ``%``'s floor modulo)."""
+    args = _bind(builder, node)
+    a, b = _value(builder, args["x"], "fmod's x"), _value(builder, args["y"], "fmod's y")
+    if sem.is_const(a) and sem.is_const(b):
+        if isinstance(a, float) or isinstance(b, float):
+            return pymath.fmod(a, b) if b != 0 else float("nan")
+        return a if b == 0 else int(pymath.fmod(a, b))
+    (x, y), elem, _ = sem.unify(builder, (a, b), node)
+    if is_float(elem):
+        return builder.emit(av.RemFOp(x, y)).result
+    if elem == i1:
+        (x, y), elem, _ = sem.unify(builder, (x, y), node, i32)
+    return builder.emit((arith.RemUIOp if is_unsigned(elem) else arith.RemSIOp)(x, y)).result
+
+
+def _make_predicate(name: str):
+    def build(builder, node: ast.Call):
+        args = _bind(builder, node)
+        value = _value(builder, args["x"], f"{name}'s input")
+        if sem.is_const(value):
+            v = float(value)
+            return {"isnan": pymath.isnan, "isinf": pymath.isinf, "isfinite": pymath.isfinite,
+                    "signbit": lambda t: pymath.copysign(1.0, t) < 0}[name](v)
+        x = value if is_float(sem.elem_of(value)) else sem.convert(builder, value, f32, node)
+        shape, elem = sem.shape_of(x), sem.elem_of(x)
+        if name == "isnan":
+            return builder.emit(av.CmpfOp(x, x, "uno")).result
+        if name == "signbit":   # copysign keeps the sign bit of -0.0 and of NaNs, which a compare cannot see
+            one = builder.emit(math.CopySignOp(sem.constant(builder, 1.0, elem, shape), x)).result
+            return builder.emit(av.CmpfOp(one, sem.constant(builder, 0.0, elem, shape), "olt")).result
+        magnitude = builder.emit(math.AbsFOp(x)).result
+        inf = sem.constant(builder, float("inf"), elem, shape)
+        return builder.emit(av.CmpfOp(magnitude, inf, "oeq" if name == "isinf" else "one")).result
+
+    build.__name__ = f"build_{name}"
+    build.__doc__ = f"``xt.{name}(x)`` -> i1"
+    return build
+
+
+for _name in ("isnan", "isinf", "isfinite", "signbit"):
+    LANGUAGE.register(_name)(_make_predicate(_name))
 
 
 @LANGUAGE.register("abs")

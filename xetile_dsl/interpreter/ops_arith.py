@@ -13,6 +13,7 @@ from xdsl.dialects.builtin import (
 )
 
 from ..dialects import _arith_vector as av
+from ..dialects._math_ops import ErfcOp
 from ..dtypes import numpy_is_float, numpy_kind
 from .engine import impl
 from .values import InterpreterError, cast, make, np_dtype, unsigned_dtype
@@ -180,15 +181,16 @@ def _float_unary(fn):
 
 
 _ERF = np.vectorize(math.erf, otypes=[np.float64])
+_ERFC = np.vectorize(math.erfc, otypes=[np.float64])
 _MATH_UNARY = {
     xmath.AbsFOp: np.abs, xmath.CeilOp: np.ceil, xmath.FloorOp: np.floor, xmath.TruncOp: np.trunc,
-    xmath.RoundEvenOp: np.rint, xmath.RoundOp: lambda x: np.sign(x) * np.floor(np.abs(x) + 0.5),
+    xmath.RoundEvenOp: np.rint, xmath.RoundOp: lambda x: np.copysign(np.floor(np.abs(x) + 0.5), x),  # C round; round(-0.0) is -0.0
     xmath.ExpOp: np.exp, xmath.Exp2Op: np.exp2, xmath.ExpM1Op: np.expm1, xmath.LogOp: np.log,
     xmath.Log2Op: np.log2, xmath.Log10Op: np.log10, xmath.Log1pOp: np.log1p, xmath.SqrtOp: np.sqrt,
     xmath.RsqrtOp: lambda x: 1.0 / np.sqrt(x), xmath.SinOp: np.sin, xmath.CosOp: np.cos, xmath.TanOp: np.tan,
     xmath.TanhOp: np.tanh, xmath.SinhOp: np.sinh, xmath.CoshOp: np.cosh, xmath.AsinOp: np.arcsin,
     xmath.AcosOp: np.arccos, xmath.AtanOp: np.arctan, xmath.AsinhOp: np.arcsinh, xmath.AcoshOp: np.arccosh,
-    xmath.AtanhOp: np.arctanh, xmath.CbrtOp: np.cbrt, xmath.ErfOp: _ERF,
+    xmath.AtanhOp: np.arctanh, xmath.CbrtOp: np.cbrt, xmath.ErfOp: _ERF, ErfcOp: _ERFC,
 }
 for _op_class, _fn in _MATH_UNARY.items():
     impl(_op_class)(_float_unary(_fn))
@@ -201,7 +203,8 @@ def _float_binary(fn):
     return run
 
 
-for _op_class, _fn in {xmath.PowFOp: np.power, xmath.Atan2Op: np.arctan2, xmath.CopySignOp: np.copysign}.items():
+for _op_class, _fn in {xmath.PowFOp: np.power, xmath.Atan2Op: np.arctan2, xmath.CopySignOp: np.copysign,
+                       av.RemFOp: np.fmod}.items():   # fmod is exact: f64 gives the f32/f16 result
     impl(_op_class)(_float_binary(_fn))
 
 

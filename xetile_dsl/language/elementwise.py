@@ -70,6 +70,71 @@ cos = _unary("cos", "cosine")
 tanh = _unary("tanh", "hyperbolic tangent")
 erf = _unary("erf", "error function")
 sigmoid = _unary("sigmoid", "1 / (1 + exp(-x))")
+tan = _unary("tan", "tangent")
+asin = _unary("asin", "arc sine (NaN outside [-1, 1])")
+acos = _unary("acos", "arc cosine (NaN outside [-1, 1])")
+atan = _unary("atan", "arc tangent")
+sinh = _unary("sinh", "hyperbolic sine")
+cosh = _unary("cosh", "hyperbolic cosine")
+asinh = _unary("asinh", "inverse hyperbolic sine")
+acosh = _unary("acosh", "inverse hyperbolic cosine (NaN below 1)")
+atanh = _unary("atanh", "inverse hyperbolic tangent (NaN outside [-1, 1])")
+log10 = _unary("log10", "base-10 logarithm")
+log1p = _unary("log1p", "log(1 + x), accurate near 0")
+expm1 = _unary("expm1", "exp(x) - 1, accurate near 0")
+erfc = _unary("erfc", "complementary error function 1 - erf(x), accurate where erf is near 1")
+cbrt = _unary("cbrt", "cube root (negative for negative x)")
+floor = _unary("floor", "largest integer value not above x")
+ceil = _unary("ceil", "smallest integer value not below x")
+trunc = _unary("trunc", "x rounded toward zero")
+round = _unary("round", "x rounded to the nearest integer value, halfway cases away from zero (C's round)")  # noqa: A001
+
+
+def _float_binary(name: str, what: str, example: str):
+    def stub(x, y):
+        pass
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = (f"Element-wise {what} with broadcasting; integer inputs are converted to f32, "
+                    f"f16/bf16 compute in f32 and round once. Example: ``{example}``")
+    return builtin(stub)
+
+
+@builtin
+def atan2(y, x):
+    """Element-wise C ``atan2(y, x)``: the angle of the point (x, y), in [-pi, pi], with
+    broadcasting; integer inputs are converted to f32, f16/bf16 compute in f32 and round
+    once. Example: ``theta = xt.atan2(y, x)``"""
+
+
+pow = _float_binary("pow", "``x ** y`` (C's pow: NaN for a negative x and a non-integer y)",  # noqa: A001
+                    "y = xt.pow(x, 2.5)")
+copysign = _float_binary("copysign", "``abs(x)`` with the sign bit of ``y``", "s = xt.copysign(1.0, x)")
+
+
+@builtin
+def fmod(x, y):
+    """Element-wise C ``fmod``: ``x - trunc(x / y) * y``, exact, with the sign of ``x``.
+
+    On floats a zero ``y`` gives NaN; on integers it is the truncating remainder (the sign
+    of ``x``; by zero the result is ``x``), unlike the ``%`` operator, which is Python's
+    floor modulo (the sign of ``y``). Example: ``phase = xt.fmod(t, 6.2831855)``"""
+
+
+def _predicate(name: str, what: str):
+    def stub(x):
+        pass
+
+    stub.__name__ = stub.__qualname__ = name
+    stub.__doc__ = (f"Element-wise bool (i1): {what}, usable as ``xt.where``'s condition; integer inputs "
+                    f"are read as their float value. Example: ``v = xt.where(xt.{name}(v), 0.0, v)``")
+    return builtin(stub)
+
+
+isnan = _predicate("isnan", "true where x is NaN")
+isinf = _predicate("isinf", "true where x is +inf or -inf")
+isfinite = _predicate("isfinite", "true where x is neither infinite nor NaN")
+signbit = _predicate("signbit", "true where x's sign bit is set (-0.0 and negative NaNs included)")
 
 
 @builtin

@@ -36,6 +36,7 @@ BINARY = {
     arith.SubfOp: "fsub",
     arith.MulfOp: "fmul",
     arith.DivfOp: "fdiv",
+    av.RemFOp: "frem",
 }
 #: the divisions whose operand may be the subgroup id (see :func:`emit_subgroup_coord`)
 SUBGROUP_COORD = {arith.RemSIOp: "srem", arith.DivSIOp: "sdiv"}

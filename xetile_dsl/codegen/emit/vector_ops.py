@@ -21,11 +21,11 @@ import math
 
 from llvmlite import ir
 from xdsl.dialects import vector
-from xdsl.dialects.math import Math
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IntegerType, VectorType
 from xdsl.ir import Operation
 
 from ...dialects import _asm, xetile
+from ...dialects._math_ops import MATH
 from ...errors import LoweringError
 from ...dialects.types import is_unsigned
 from ..builtins import block1d, block2d
@@ -44,7 +44,10 @@ _MATH = {"math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2":
          "math.rsqrt": "rsqrt", "math.sin": "sin", "math.cos": "cos", "math.tanh": "tanh", "math.erf": "erf",
          "math.absf": "fabs", "math.floor": "floor", "math.ceil": "ceil", "math.tan": "tan", "math.log10": "log10",
          "math.expm1": "expm1", "math.log1p": "log1p", "math.powf": "pow", "math.fma": "fma",
-         "math.roundeven": "rint", "math.trunc": "trunc"}
+         "math.roundeven": "rint", "math.trunc": "trunc", "math.round": "round", "math.asin": "asin",
+         "math.acos": "acos", "math.atan": "atan", "math.atan2": "atan2", "math.sinh": "sinh", "math.cosh": "cosh",
+         "math.asinh": "asinh", "math.acosh": "acosh", "math.atanh": "atanh", "math.cbrt": "cbrt",
+         "math.copysign": "copysign", "math.erfc": "erfc"}
 _FBIN = {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv",
          "arith.remf": "frem"}
 _IBIN = {"arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.divsi": "sdiv", "arith.divui": "udiv",
@@ -63,7 +66,7 @@ _REDUCE_COMBINE = {"add": ("arith.addf", "arith.addi"), "mul": ("arith.mulf", "a
                    "xor": (None, "arith.xori")}
 
 
-@EMITTERS.register(xetile.TileReduceOp, xetile.TileBroadcastOp, vector.BroadcastOp, *Math.operations)
+@EMITTERS.register(xetile.TileReduceOp, xetile.TileBroadcastOp, vector.BroadcastOp, *MATH.operations)
 def emit(gen, op: Operation) -> None:
     """Lower ``op`` element-wise (vector arith, all math, reduce/broadcast); scalar_ops
     registers it for the arith ops too."""
