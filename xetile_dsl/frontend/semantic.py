@@ -32,6 +32,7 @@ from xdsl.ir import Attribute, SSAValue
 
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
+from . import fp8
 from .ir_values import describe
 from ..dialects.types import is_float, is_unsigned, type_name
 
@@ -185,11 +186,14 @@ def dense(builder, values: list, elem: Attribute, shape) -> SSAValue:
 
 
 # ----------------------------------------------------------------------------- conversions
-def convert(builder, value: SSAValue, to: Attribute, node: ast.AST) -> SSAValue:
-    """``value`` (scalar or tile) converted element-wise to element type ``to``."""
+def convert(builder, value: SSAValue, to: Attribute, node: ast.AST, saturate: bool = False) -> SSAValue:
+    """``value`` (scalar or tile) converted element-wise to element type ``to``
+    (``saturate``: an fp8 result clamps to its largest finite value, frontend/fp8.py)."""
     src = elem_of(value)
     if src == to:
         return value
+    if fp8.involves_fp8(src, to):
+        return fp8.convert(builder, value, to, node, saturate)
     shape = shape_of(value)
 
     def ty(e):
@@ -265,6 +269,7 @@ def unify(builder, values, node: ast.AST, elem: Attribute | None = None):
     """Operands converted to one element type and broadcast to one shape.
 
     Returns (SSA values, element type, shape or None)."""
+    fp8.refuse_arithmetic(builder, values, node)
     elem = elem or operand_type(values)
     shape = broadcast_shapes(builder, [shape_of(v) for v in values], node)
     return [coerce(builder, v, elem, shape, node) for v in values], elem, shape

@@ -3,7 +3,8 @@
 Tile operations are named after the XeTile RFC ops (``core``); element-wise math,
 reductions, casts and value creation follow Triton's names (``elementwise``)."""
 from .core import (
-    atomic_rmw, barrier, bfloat16, builtin, cdiv, constexpr, dtype, float16, float32, init_tile, int1, int8, int32,
+    atomic_rmw, barrier, bfloat16, builtin, cdiv, constexpr, dtype, float8_e4m3fn, float8_e5m2, float16, float32,
+    init_tile, int1, int8, int32,
     int64, load_gather, load_tile, num_programs, num_subgroups, prefetch_tile, program_id, slm_alloc, store_scatter,
     store_tile, subgroup_id, tfloat32, tile_conv_layout, tile_mma, uint8, uint32, update_tile_offset,
     wg_map,
@@ -16,7 +17,7 @@ from .elementwise import (
 
 __all__ = [
     "abs", "arange", "argmax", "argmin", "astype", "atomic_rmw", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
-    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float16", "float32", "fma", "full", "init_tile",
+    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "float8_e4m3fn", "float8_e5m2", "float16", "float32", "fma", "full", "init_tile",
     "int1", "int8", "int32", "int64", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "prefetch_tile", "prod", "program_id", "rsqrt", "sigmoid",
     "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
