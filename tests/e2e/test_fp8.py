@@ -146,16 +146,36 @@ def fp8_add(a, c, BM: xt.constexpr):
 
 
 @xd.jit
+def fp8_sum(a, c, BM: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [BM, BM]))
+    xt.store_tile(xt.sum(v, axis=1), xt.init_tile(c, [0, 0], [BM, 1]))
+
+
+@xd.jit
+def fp8_neg(a, c, BM: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [BM, BM]))
+    xt.store_tile(-v, xt.init_tile(c, [0, 0], [BM, BM]))
+
+
+@xd.jit
+def fp8_atomic(a, c, BM: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(a, [0, 0], [BM, BM]))
+    xt.atomic_rmw("add", v, xt.init_tile(c, [0, 0], [BM, BM]))
+
+
+@xd.jit
 def saturate_f16(a, c, BM: xt.constexpr):
     v = xt.load_tile(xt.init_tile(a, [0, 0], [BM, BM]))
     xt.store_tile(xt.astype(v, xt.float16, saturate=True), xt.init_tile(c, [0, 0], [BM, BM]))
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_fp8_arithmetic_is_a_located_error(target):
+@pytest.mark.parametrize("kernel,cols", [(fp8_add, 16), (fp8_sum, 1), (fp8_neg, 16), (fp8_atomic, 16)])
+def test_fp8_arithmetic_is_a_located_error(kernel, cols, target):
+    """Arithmetic, reductions, negation and atomics on fp8 are refused at the user's line."""
     a = np.zeros((16, 16), ml_dtypes.float8_e4m3fn)
     with pytest.raises(CompilationError, match=r"test_fp8.py:\d+.*f8e4m3fn values cannot be computed with.*xt.astype"):
-        fp8_add.on(target)[(1,)](a, a.copy(), BM=16)
+        kernel.on(target)[(1,)](a, np.zeros((16, cols), a.dtype), BM=16)
 
 
 @pytest.mark.parametrize("target", TARGETS)

@@ -1,7 +1,8 @@
 """fp8 values in the frontend: conversions (``xt.astype``) and the refusal of arithmetic.
 
 An fp8 tile (``xt.float8_e4m3fn``, ``xt.float8_e5m2``) is loaded, stored, converted and
-fed to ``xt.tile_mma``; it is never an arithmetic operand (no target computes in fp8).
+fed to ``xt.tile_mma``; it is never an arithmetic, comparison, reduction or atomic
+operand (no target computes in fp8); math functions take it as f32, as they take ints.
 A conversion is one ``arith.extf`` (fp8 -> f16/bf16/f32, exact) or ``arith.truncf``
 (f16/bf16/f32 -> fp8, one rounding to nearest even); codegen expands both into integer
 code on the bits (codegen/fp8.py), the interpreter converts with ml_dtypes.  Other
@@ -61,8 +62,11 @@ def refuse_arithmetic(builder, values, node: ast.AST) -> None:
     from . import semantic as sem
 
     for v in values:
-        elem = sem.elem_of(v) if isinstance(v, SSAValue) else None
-        if elem is not None and is_fp8(elem):
-            raise builder.error(node, f"type mismatch: {type_name(elem)} values cannot be computed with; they "
-                                f"load, store, convert and multiply (xt.tile_mma, xt.dot_scaled); convert "
-                                f"first, e.g. xt.astype(v, xt.float16)")
+        refuse_element(builder, sem.elem_of(v) if isinstance(v, SSAValue) else None, node)
+
+
+def refuse_element(builder, elem: Attribute | None, node: ast.AST) -> None:
+    if elem is not None and is_fp8(elem):
+        raise builder.error(node, f"type mismatch: {type_name(elem)} values cannot be computed with; they "
+                            f"load, store, convert (xt.astype) and multiply (xt.tile_mma); convert first, "
+                            f"e.g. xt.astype(v, xt.float16)")

@@ -15,6 +15,7 @@ from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
+from . import fp8
 from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
@@ -388,6 +389,7 @@ def build_atomic_rmw(builder, node: ast.Call):
     kind = builder.constexpr(args["kind"], "the atomic kind")
     tile = _tile(builder, args["tile"], "atomic_rmw")
     elem = tile.type.element_type
+    fp8.refuse_element(builder, elem, node)
     value = sem.coerce(builder, builder.visit(args["value"]), elem, tuple(tile.type.get_shape()), args["value"])
     if kind in _ATOMIC:
         kind = _ATOMIC[kind][2 if is_float(elem) else 1 if is_unsigned(elem) else 0]
