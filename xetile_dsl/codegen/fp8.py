@@ -2,7 +2,7 @@
 
 No target we compile for has an fp8 type in SPIR-V (nor fp8 DPAS), so an fp8 element
 travels as its byte (``llvm_types``) and ``arith.extf`` / ``arith.truncf`` of fp8 become
-the integer operations below (docs/decisions/035-fp8-integer-conversion.md).  The CPU
+the integer operations below (docs/decisions/023-fp8-as-integer-code.md).  The CPU
 device therefore runs the very code a GPU would.  Both directions go through f32: every
 fp8 value is exact in f16, bf16 and f32, and f16/bf16 -> f32 is exact, so one rounding
 happens, in :func:`from_f32`.

@@ -13,7 +13,6 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, f32, i1
 
 from ..dialects import _arith_vector as av
-from . import fp8
 from . import semantic as sem
 from .ir_values import describe
 from ..dialects.types import is_float, is_unsigned
@@ -56,7 +55,7 @@ def _check_operands(builder, values, node) -> None:
         if not (sem.is_const(v) or sem.is_tile(v) or sem.is_scalar(v)):
             raise builder.error(node, f"type mismatch: arithmetic needs numbers, scalars or tile values, "
                                 f"got {describe(v)}")
-    fp8.refuse_arithmetic(builder, values, node)
+    sem.refuse_fp8(builder, values, node)
 
 
 def binop(builder, op: ast.operator, lhs, rhs, node: ast.AST):

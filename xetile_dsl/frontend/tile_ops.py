@@ -15,7 +15,6 @@ from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
-from . import fp8
 from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
@@ -366,7 +365,7 @@ def build_tile_mma(builder, node: ast.Call):
 def fp8_mma_operands(builder, a, b, node: ast.AST):
     """fp8 tile_mma operands ((value, type name) pairs) as the DPAS takes them: unchanged
     where the target has an fp8 DPAS flavour for the pair, else converted in registers to
-    the target's ``fp8_mma_input`` (exact, frontend/fp8.py)."""
+    the target's ``fp8_mma_input`` (exact, semantic.convert_fp8)."""
     via = builder.target.fp8_mma_input(a[1], b[1])
     if via is None:
         return a, b
@@ -389,7 +388,7 @@ def build_atomic_rmw(builder, node: ast.Call):
     kind = builder.constexpr(args["kind"], "the atomic kind")
     tile = _tile(builder, args["tile"], "atomic_rmw")
     elem = tile.type.element_type
-    fp8.refuse_element(builder, elem, node)
+    sem.refuse_fp8_element(builder, elem, node)
     value = sem.coerce(builder, builder.visit(args["value"]), elem, tuple(tile.type.get_shape()), args["value"])
     if kind in _ATOMIC:
         kind = _ATOMIC[kind][2 if is_float(elem) else 1 if is_unsigned(elem) else 0]

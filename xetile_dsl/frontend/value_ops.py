@@ -15,7 +15,6 @@ from ..dialects import xetile
 from ..dtypes import FP8_TYPES
 from ..errors import UsageError
 from ..language import core as lang
-from . import fp8
 from . import semantic as sem
 from .ir_values import describe
 from .language_registry import LANGUAGE
@@ -247,7 +246,7 @@ def reduce(builder, name: str, x, axes: list[int]):
             x = reduce(builder, name, x, [axis])
         return x
     elem = sem.elem_of(x)
-    fp8.refuse_arithmetic(builder, (x,), builder._node)
+    sem.refuse_fp8(builder, (x,), builder._node)
     if elem == i1:
         x, elem = sem.convert(builder, x, i32, builder._node), i32
     kind = _REDUCE[name][2 if is_float(elem) else 1 if is_unsigned(elem) else 0]
