@@ -183,3 +183,10 @@ def test_saturate_needs_an_fp8_result(target):
     a = np.zeros((16, 16), np.float32)
     with pytest.raises(CompilationError, match=r"test_fp8.py:\d+.*saturate=True applies to fp8 results"):
         saturate_f16.on(target)[(1,)](a, np.zeros((16, 16), np.float16), BM=16)
+
+
+def test_an_fp8_scalar_parameter_is_refused():
+    from xetile_dsl.errors import UsageError
+
+    with pytest.raises(UsageError, match=r"signature of 's': an fp8 \(f8e5m2\) scalar parameter is not supported"):
+        xd.compile(fp8_add, {"a": "f8e5m2[:,:]", "c": "f8e5m2[:,:]", "s": "f8e5m2"}, {"BM": 16}, target="pvc")
