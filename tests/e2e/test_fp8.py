@@ -124,6 +124,23 @@ def test_fp8_tile_mma_accumulates_in_f32(fa, fb, target):
     assert excess(c, ref, bound) <= 1
 
 
+@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc", "interpret-subgroups"])
+def test_fp8_workgroup_gemm(target):
+    """The RFC's workgroup GEMM (gemm_wg_kernel: 4x2 subgroups, cooperative prefetch) on
+    e4m3fn x e5m2: the conversion is distributed with the tiles; same f32 bound."""
+    from xetile_dsl.kernels.gemm_wg import EMULATED_TILE, gemm_wg_kernel
+
+    M, N, K = 128, 128, 96
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((M, K)).astype(ml_dtypes.float8_e4m3fn)
+    b = rng.standard_normal((K, N)).astype(ml_dtypes.float8_e5m2)
+    c = np.full((M, N), np.nan, np.float32)
+    tile = EMULATED_TILE.constants()
+    gemm_wg_kernel.on(target)[(M // tile["BM"], N // tile["BN"])](a, b, c, K, BK=32, ACC=xt.float32, **tile)
+    ref, bound = exact_products_matmul(a.astype(np.float32), b.astype(np.float32))
+    assert excess(c, ref, bound) <= 1
+
+
 @pytest.mark.parametrize("target", ["pvc", "arc"])
 def test_fp8_kernels_compile_for_the_gpu(target):
     """ocloc accepts the conversions and the fp8 GEMM (f16 DPAS after the conversion)."""
