@@ -207,3 +207,19 @@ def test_an_fp8_scalar_parameter_is_refused():
 
     with pytest.raises(UsageError, match=r"signature of 's': an fp8 \(f8e5m2\) scalar parameter is not supported"):
         xd.compile(fp8_add, {"a": "f8e5m2[:,:]", "c": "f8e5m2[:,:]", "s": "f8e5m2"}, {"BM": 16}, target="pvc")
+
+
+@xd.jit
+def scalar_roundtrip(c, s):
+    q = xt.astype(xt.astype(s, xt.float8_e4m3fn), xt.float32)   # a runtime scalar through fp8
+    xt.store_tile(xt.full([16, 16], 1.0, xt.float32) * q, xt.init_tile(c, [0, 0], [16, 16]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_scalar_conversions(target):
+    """Runtime scalars convert like tiles: a subnormal, a tie, the largest-value tie and overflow."""
+    for s in (0.3, 0.0029296875, 464.0, 480.0, -1e-4):
+        c = np.zeros((16, 16), np.float32)
+        scalar_roundtrip.on(target)[(1,)](c, s)
+        want = np.float32(s).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
+        assert _same_values(c, np.full_like(c, want)).all(), (s, c[0, 0], want)

@@ -47,7 +47,7 @@ def is_tile(value) -> bool:
 def is_scalar(value) -> bool:
     """A runtime scalar (an SSA value that is not a vector, tile or array)."""
     return isinstance(value, SSAValue) and isinstance(value.type, (IndexType, IntegerType)) or (
-        isinstance(value, SSAValue) and is_float(value.type))
+        isinstance(value, SSAValue) and (is_float(value.type) or is_fp8(value.type)))
 
 
 def is_const(value) -> bool:
