@@ -26,6 +26,7 @@ import xdsl
 
 from .knobs import debug_tracebacks
 from ._lazy import LazyModule
+from .dtypes import FP8_TYPES
 from .errors import CompilationError, LoweringError, RegisterSpillWarning, ToolError, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import KernelSource, at_user_line
@@ -211,6 +212,9 @@ def parse_signature(signature: dict) -> dict[str, ArgSpec]:
             specs[name] = ArgSpec("array", _element_type(name, text[1:].strip()), 2)
         else:
             specs[name] = ArgSpec("scalar", _element_type(name, text))
+            if specs[name].dtype in FP8_TYPES:
+                raise UsageError(f"signature of {name!r}: an fp8 ({text}) scalar parameter is not supported; pass "
+                                 f"the value as f32 or f16 (fp8 is an array element type)")
     return specs
 
 

@@ -52,6 +52,10 @@ ELEMENT_TYPES: dict[str, ElementType] = _table(
     # tf32: f32 storage, multiplied at TensorFloat-32 precision (an mma input type only)
     ElementType("tf32", 32, "float", "tfloat32", None),
     ElementType("f64", 64, "float", "float64", "float64"),
+    # fp8 (OCP 8-bit floats): arrays hold ml_dtypes' float8 types; kernels load, store,
+    # convert (xt.astype) and multiply (xt.tile_mma) them; no arithmetic in fp8
+    ElementType("f8e4m3fn", 8, "float", "float8_e4m3fn", "float8_e4m3fn"),
+    ElementType("f8e5m2", 8, "float", "float8_e5m2", "float8_e5m2"),
     ElementType("i1", 1, "bool", "int1", None),
     ElementType("i8", 8, "int", "int8", "int8"),
     ElementType("u8", 8, "uint", "uint8", "uint8"),
@@ -82,7 +86,16 @@ def numpy_dtype(name: str) -> np.dtype:
     numpy_name = element(name).numpy_name
     if numpy_name is None:
         raise KeyError(f"no array holds {name} elements")
-    return np.dtype(ml_dtypes.bfloat16) if name == "bf16" else np.dtype(numpy_name)
+    if name in _ML_DTYPES:
+        return np.dtype(getattr(ml_dtypes, numpy_name))
+    return np.dtype(numpy_name)
+
+
+#: element types whose numpy dtype is ml_dtypes'
+_ML_DTYPES = ("bf16", "f8e4m3fn", "f8e5m2")
+
+#: the 8-bit float element types
+FP8_TYPES = ("f8e4m3fn", "f8e5m2")
 
 
 def numpy_kind(dtype) -> str:

@@ -5,13 +5,13 @@ from llvmlite import ir
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, Float32Type, IndexType, IntegerType, VectorType
 
 from ..errors import LoweringError
-from ..dialects.types import bit_width
+from ..dialects.types import bit_width, is_fp8
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 
 
 def llvm_scalar(t) -> ir.Type:
-    """LLVM type of an xDSL scalar type (bf16 travels as its i16 bits)."""
+    """LLVM type of an xDSL scalar type (bf16 travels as its i16 bits, fp8 as its i8 bits)."""
     if isinstance(t, IndexType):
         return I64
     if isinstance(t, IntegerType):
@@ -22,6 +22,8 @@ def llvm_scalar(t) -> ir.Type:
         return ir.IntType(16)
     if isinstance(t, Float32Type):
         return ir.FloatType()
+    if is_fp8(t):
+        return ir.IntType(8)
     raise LoweringError(f"codegen: unsupported type {t}")
 
 

@@ -7,6 +7,8 @@ from xdsl.dialects.builtin import (
     Float16Type,
     Float32Type,
     Float64Type,
+    Float8E4M3FNType,
+    Float8E5M2Type,
     IndexType,
     IntegerType,
     Signedness,
@@ -26,6 +28,7 @@ _TO_IR = {
     "f16": Float16Type(), "bf16": BFloat16Type(), "f32": Float32Type(), "tf32": Float32Type(),
     "f64": Float64Type(), "i1": i1, "i8": i8, "u8": _U8, "i16": i16, "i32": i32,
     "u32": _U32, "i64": i64, "index": IndexType(),
+    "f8e4m3fn": Float8E4M3FNType(), "f8e5m2": Float8E5M2Type(),
 }
 
 
@@ -53,6 +56,12 @@ def bit_width(t: Attribute) -> int:
 
 def is_float(t: Attribute) -> bool:
     return isinstance(t, (Float16Type, BFloat16Type, Float32Type, Float64Type))
+
+
+def is_fp8(t: Attribute) -> bool:
+    """An 8-bit float (e4m3fn, e5m2): stored and moved as bytes, converted by integer code,
+    never an arithmetic operand (``is_float`` is False for it)."""
+    return isinstance(t, (Float8E4M3FNType, Float8E5M2Type))
 
 
 def is_unsigned(t: Attribute) -> bool:

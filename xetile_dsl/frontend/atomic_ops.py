@@ -68,6 +68,7 @@ def _element_access(builder, args: dict, array_key: str, index_key: str, op: str
         raise builder.error(args[array_key], f"{op}: atomics on shared local memory (xt.slm_alloc) are not "
                             "supported; use a kernel array argument")
     elem = array.type.element_type
+    sem.refuse_fp8_element(builder, elem, args[array_key])
     if type_name(elem) not in legal:
         raise builder.error(args[array_key], f"{op}: an array of {type_name(elem)} has no such atomic; "
                             f"use an array of {', '.join(legal)}")
@@ -112,6 +113,7 @@ def _tile_rmw(builder, node, args, kind, value_node, order, op: str):
     tile_node = args["tile"] if "tile" in args else args["x"]
     tile = _tile(builder, tile_node, op)
     elem = tile.type.element_type
+    sem.refuse_fp8_element(builder, elem, node)
     if type_name(elem) not in _SCALAR_TYPES:
         raise builder.error(tile_node, f"{op}: a tile of {type_name(elem)} has no atomics; use a tile of "
                             f"{', '.join(_SCALAR_TYPES)}")

@@ -55,6 +55,7 @@ def _check_operands(builder, values, node) -> None:
         if not (sem.is_const(v) or sem.is_tile(v) or sem.is_scalar(v)):
             raise builder.error(node, f"type mismatch: arithmetic needs numbers, scalars or tile values, "
                                 f"got {describe(v)}")
+    sem.refuse_fp8(builder, values, node)
 
 
 def binop(builder, op: ast.operator, lhs, rhs, node: ast.AST):

@@ -33,7 +33,7 @@ from xdsl.ir import Attribute, SSAValue
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from .ir_values import describe
-from ..dialects.types import is_float, is_unsigned, type_name
+from ..dialects.types import is_float, is_fp8, is_unsigned, type_name
 
 INDEX = IndexType()
 
@@ -47,7 +47,7 @@ def is_tile(value) -> bool:
 def is_scalar(value) -> bool:
     """A runtime scalar (an SSA value that is not a vector, tile or array)."""
     return isinstance(value, SSAValue) and isinstance(value.type, (IndexType, IntegerType)) or (
-        isinstance(value, SSAValue) and is_float(value.type))
+        isinstance(value, SSAValue) and (is_float(value.type) or is_fp8(value.type)))
 
 
 def is_const(value) -> bool:
@@ -188,11 +188,14 @@ def dense(builder, values: list, elem: Attribute, shape) -> SSAValue:
 
 
 # ----------------------------------------------------------------------------- conversions
-def convert(builder, value: SSAValue, to: Attribute, node: ast.AST) -> SSAValue:
-    """``value`` (scalar or tile) converted element-wise to element type ``to``."""
+def convert(builder, value: SSAValue, to: Attribute, node: ast.AST, saturate: bool = False) -> SSAValue:
+    """``value`` (scalar or tile) converted element-wise to element type ``to``
+    (``saturate``: an fp8 result clamps to its largest finite value, :func:`convert_fp8`)."""
     src = elem_of(value)
     if src == to:
         return value
+    if is_fp8(src) or is_fp8(to):
+        return convert_fp8(builder, value, to, node, saturate)
     shape = shape_of(value)
 
     def ty(e):
@@ -232,6 +235,54 @@ def convert(builder, value: SSAValue, to: Attribute, node: ast.AST) -> SSAValue:
     return emit(av.TruncIOp, value, to)
 
 
+# ----------------------------------------------------------------------------- fp8
+# An fp8 tile (xt.float8_e4m3fn, xt.float8_e5m2) is loaded, stored, converted and fed to
+# xt.tile_mma; it is never an arithmetic, comparison, reduction or atomic operand (no
+# target computes in fp8); math functions take it as f32, as they take ints.  A
+# conversion is one arith.extf (fp8 -> f16/bf16/f32, exact) or arith.truncf (f16/bf16/f32
+# -> fp8, one rounding to nearest even); codegen expands both into integer code on the
+# bits (codegen/fp8.py), the interpreter converts with ml_dtypes
+# (docs/decisions/024-fp8-as-integer-code.md).
+
+#: the largest finite magnitude of each fp8 type
+FP8_MAX_FINITE = {"f8e4m3fn": 448.0, "f8e5m2": 57344.0}
+
+
+def convert_fp8(builder, value: SSAValue, to: Attribute, node: ast.AST, saturate: bool = False) -> SSAValue:
+    """``value`` converted to ``to`` where one side (or both) is fp8; other conversions go
+    through f32.  ``saturate`` clamps to the largest finite value (infinities included;
+    NaN stays NaN) before the rounding."""
+    src, shape = elem_of(value), shape_of(value)
+
+    def emit(cls, v, elem):
+        return builder.emit(cls(v, VectorType(elem, list(shape)) if shape is not None else elem)).result
+
+    if is_fp8(src):
+        if is_float(to):
+            return emit(arith.ExtFOp, value, to)
+        return convert(builder, emit(arith.ExtFOp, value, f32), to, node)
+    if not is_float(src) or src.bitwidth > 32:   # ints, i1, f64: through f32
+        value, src = convert(builder, value, f32, node), f32
+    if saturate:   # NaN-propagating clamp (arith.maximumf / minimumf)
+        limit = FP8_MAX_FINITE[type_name(to)]
+        value = builder.emit(arith.MaximumfOp(value, constant(builder, -limit, src, shape))).result
+        value = builder.emit(arith.MinimumfOp(value, constant(builder, limit, src, shape))).result
+    return emit(arith.TruncFOp, value, to)
+
+
+def refuse_fp8(builder, values, node: ast.AST) -> None:
+    """A located error when an fp8 value is an operand of arithmetic or a comparison."""
+    for v in values:
+        refuse_fp8_element(builder, elem_of(v) if isinstance(v, SSAValue) else None, node)
+
+
+def refuse_fp8_element(builder, elem: Attribute | None, node: ast.AST) -> None:
+    if elem is not None and is_fp8(elem):
+        raise builder.error(node, f"type mismatch: {type_name(elem)} values cannot be computed with; they "
+                            f"load, store, convert (xt.astype) and multiply (xt.tile_mma); convert first, "
+                            f"e.g. xt.astype(v, xt.float16)")
+
+
 def splat(builder, value: SSAValue, shape) -> SSAValue:
     """A runtime scalar repeated into a vector of ``shape`` (``vector.broadcast``)."""
     return builder.emit(vector.BroadcastOp(value, VectorType(value.type, list(shape)))).results[0]
@@ -268,6 +319,7 @@ def unify(builder, values, node: ast.AST, elem: Attribute | None = None):
     """Operands converted to one element type and broadcast to one shape.
 
     Returns (SSA values, element type, shape or None)."""
+    refuse_fp8(builder, values, node)
     elem = elem or operand_type(values)
     shape = broadcast_shapes(builder, [shape_of(v) for v in values], node)
     return [coerce(builder, v, elem, shape, node) for v in values], elem, shape

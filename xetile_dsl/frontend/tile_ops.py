@@ -20,6 +20,7 @@ from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
 from ..dialects.types import ir_type, is_float, is_unsigned, type_name
+from ..dtypes import FP8_TYPES
 
 _DIMS = ("x", "y", "z")
 SLM_SPACE = 3  #: memref memory space of shared local memory
@@ -317,6 +318,8 @@ def build_tile_mma(builder, node: ast.Call):
         if (ta, tb) != ("f32", "f32"):
             raise builder.error(node, f"tile_mma: input_precision=\"tf32\" needs f32 inputs, got {ta} x {tb}")
         ta = tb = "tf32"
+    if "f8e4m3fn" in (ta, tb) or "f8e5m2" in (ta, tb):
+        (a, ta), (b, tb) = fp8_mma_operands(builder, (a, ta), (b, tb), node)
     cfg = builder.target.dpas_for(ta, tb)
     if cfg is None and "f32" in (ta, tb):
         raise builder.error(node, f"tile_mma: {ta} x {tb} needs the tf32 matrix engine (f32 tiles are "
@@ -344,6 +347,21 @@ def build_tile_mma(builder, node: ast.Call):
     if precision == "tf32":
         op.attributes["input_precision"] = StringAttr("tf32")
     return op.output
+
+
+def fp8_mma_operands(builder, a, b, node: ast.AST):
+    """fp8 tile_mma operands ((value, type name) pairs) as the DPAS takes them: unchanged
+    where the target has an fp8 DPAS flavour for the pair, else converted in registers to
+    the target's ``fp8_mma_input`` (exact, semantic.convert_fp8)."""
+    via = builder.target.fp8_mma_input(a[1], b[1])
+    if via is None:
+        return a, b
+    out = []
+    for v, t in (a, b):
+        if t in FP8_TYPES:
+            v, t = sem.convert(builder, v, ir_type(via), node), via
+        out.append((v, t))
+    return out
 
 
 def args_repr(value) -> str:

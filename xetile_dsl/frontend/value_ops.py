@@ -13,6 +13,7 @@ from xdsl.ir import OpResult
 from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects._math_ops import ErfcOp
+from ..dtypes import FP8_TYPES
 from ..errors import UsageError
 from ..language import core as lang
 from . import semantic as sem
@@ -119,9 +120,15 @@ def build_arange(builder, node: ast.Call):
 def build_astype(builder, node: ast.Call):
     args = _bind(builder, node)
     value, dt = _value(builder, args["x"], "astype's input"), _dtype(builder, args["dtype"])
+    saturate = builder.constexpr(args["saturate"], "saturate") if "saturate" in args else False
+    if not isinstance(saturate, bool):
+        raise builder.error(args["saturate"], f"saturate must be True or False, got {saturate!r}")
+    if saturate and dt.name not in FP8_TYPES:
+        raise builder.error(args["saturate"], f"saturate=True applies to fp8 results (xt.float8_e4m3fn, "
+                            f"xt.float8_e5m2), not {dt!r}")
     if sem.is_const(value):
         return float(value) if dt.is_float else int(value)
-    return sem.convert(builder, value, ir_type(dt.name), node)
+    return sem.convert(builder, value, ir_type(dt.name), node, saturate)
 
 
 @LANGUAGE.register("where")
@@ -339,6 +346,7 @@ def reduce(builder, name: str, x, axes: list[int]):
             x = reduce(builder, name, x, [axis])
         return x
     elem = sem.elem_of(x)
+    sem.refuse_fp8(builder, (x,), builder._node)
     if elem == i1:
         x, elem = sem.convert(builder, x, i32, builder._node), i32
     kind = _REDUCE[name][2 if is_float(elem) else 1 if is_unsigned(elem) else 0]

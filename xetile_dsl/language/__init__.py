@@ -25,7 +25,8 @@ name holding a number that a runtime ``if`` or loop reassigns becomes a runtime 
 The implementation is ``frontend/array_elements.py``, ``frontend/runtime_builtins.py`` and
 ``frontend/carried_literals.py``."""
 from .core import (
-    atomic_rmw, barrier, bfloat16, builtin, cdiv, constexpr, dtype, float16, float32, init_tile, int1, int8, int32,
+    atomic_rmw, barrier, bfloat16, builtin, cdiv, constexpr, dtype, float8_e4m3fn, float8_e5m2, float16, float32,
+    init_tile, int1, int8, int32,
     int64, load_gather, load_tile, num_programs, num_subgroups, prefetch_tile, program_id, slm_alloc, store_scatter,
     store_tile, subgroup_id, tfloat32, tile_conv_layout, tile_mma, uint8, uint32, update_tile_offset,
     wg_map,
@@ -44,7 +45,7 @@ __all__ = [
     "floor", "fmod", "isfinite", "isinf", "isnan", "log1p", "log10", "pow", "round", "signbit", "sinh", "tan",
     "trunc",
     "abs", "arange", "argmax", "argmin", "astype", "atomic_cas", "atomic_rmw", "atomic_xchg", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
-    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "fence", "float16", "float32", "fma", "full", "init_tile",
+    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "fence", "float8_e4m3fn", "float8_e5m2", "float16", "float32", "fma", "full", "init_tile",
     "int1", "int8", "int32", "int64", "item", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "philox", "prefetch_tile", "prod", "program_id", "rand",
     "rand4x", "randint", "randint4x", "randn", "randn4x", "rsqrt", "sigmoid",

@@ -43,11 +43,16 @@ def where(condition, x, y):
 
 
 @builtin
-def astype(x, dtype):
+def astype(x, dtype, saturate=False):
     """``x`` converted to ``dtype`` (also ``x.to(dtype)`` / ``x.astype(dtype)``).
 
     Floats round to nearest even when narrowing and truncate toward zero into ints.
-    Example: ``out = xt.astype(acc, xt.bfloat16)``"""
+    Into fp8 (``xt.float8_e4m3fn``, ``xt.float8_e5m2``) a value past the largest finite
+    one becomes NaN (e4m3fn, which has no inf) or inf (e5m2), as ml_dtypes does;
+    ``saturate=True`` (a constexpr, fp8 results only) clamps it, and infinities, to the
+    largest finite value instead; NaN stays NaN.  fp8 -> f16/bf16/f32 is exact.
+    Example: ``out = xt.astype(acc, xt.bfloat16)``;
+    ``q = xt.astype(v * scale, xt.float8_e4m3fn, saturate=True)``"""
 
 
 def _unary(name: str, what: str):

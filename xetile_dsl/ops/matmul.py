@@ -23,11 +23,16 @@ ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3}
 #: numpy dtype name -> language dtype (constexprs of the kernel)
 XT_DTYPES = {"float16": xt.float16, "bfloat16": xt.bfloat16, "float32": xt.float32, "int32": xt.int32}
 
+#: fp8 inputs: tile_mma converts them to f16 in registers (exact), so they run the f16 tiles
+FP8_INPUTS = ("float8_e4m3fn", "float8_e5m2")
+
 #: input dtype -> (accumulator, default output, allowed outputs)
 ACCUMULATION = {
     "float16": ("float32", "float16", ("float16", "bfloat16", "float32")),
     "bfloat16": ("float32", "bfloat16", ("float16", "bfloat16", "float32")),
     "float32": ("float32", "float32", ("float16", "bfloat16", "float32")),   # tf32 DPAS (PVC)
+    "float8_e4m3fn": ("float32", "float32", ("float16", "bfloat16", "float32")),
+    "float8_e5m2": ("float32", "float32", ("float16", "bfloat16", "float32")),
     "int8": ("int32", "int32", ("int32",)),
     "uint8": ("int32", "int32", ("int32",)),
 }
@@ -59,7 +64,8 @@ def matmul(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, act
     transpose of ``a`` stored [K, M] (``op(b)``: ``b`` [K, N] or, ``trans_b``, [N, K]).
 
     Inputs f16 or bf16 (f32 accumulation, f16/bf16/f32 out, default the input dtype),
-    f32 (tf32 DPAS, PVC only) or int8/uint8 (i32 out, no bias or activation).  ``bias`` is
+    fp8 (``ml_dtypes.float8_e4m3fn`` / ``float8_e5m2``, mixed allowed: converted to f16
+    in registers, f32 accumulation, default out f32), f32 (tf32 DPAS, PVC only) or int8/uint8 (i32 out, no bias or activation).  ``bias`` is
     [N]; ``activation`` None, "relu", "gelu" (erf) or "silu".  Arrays: numpy (result numpy),
     dpnp/USM or torch XPU (result on the same queue, returned at once: the launch is
     asynchronous).  ``target`` as in ``kernel.on(target)`` (default: the device's)."""
@@ -77,8 +83,9 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     M, K, N = _shapes(a, b, trans_a, trans_b)
     in_name = _input_dtype(a, b)
     acc_name, out_name = _output_dtype(in_name, out_dtype, bias, activation)
+    _check_fp8_transpose(in_name, trans_a)
     target = configs.resolve_target(target)
-    BM, BN, BK = configs.gemm_tiles(target, in_name, M, trans_a)
+    BM, BN, BK = configs.gemm_tiles(target, "float16" if in_name in FP8_INPUTS else in_name, M, trans_a)
     bias_row = _bias_row(bias, N, a)
     buffer, result = operands.output_buffer(out, a, (M, N), _np_dtype(out_name))
     if M == 0 or N == 0:
@@ -99,7 +106,9 @@ def matmul_result(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     a, trans_a = _row_major(a, trans_a)
     b, trans_b = _row_major(b, trans_b)
     M, _, N = _shapes(a, b, trans_a, trans_b)
-    _, out_name = _output_dtype(_input_dtype(a, b), out_dtype, bias, activation)
+    in_name = _input_dtype(a, b)
+    _, out_name = _output_dtype(in_name, out_dtype, bias, activation)
+    _check_fp8_transpose(in_name, trans_a)
     if bias is not None:
         _check_bias(bias, N)
     return (M, N), _np_dtype(out_name)
@@ -138,14 +147,23 @@ def _input_dtype(a, b) -> str:
     names = {da.name if da != operands.BF16 else "bfloat16", db.name if db != operands.BF16 else "bfloat16"}
     if names <= {"int8", "uint8"}:
         return da.name if da == db else "int8"   # mixed i8/u8 DPAS exists; both use the int8 row
+    if names <= set(FP8_INPUTS):
+        return da.name   # mixed e4m3fn/e5m2: both become f16 in registers
     if da != db:
         raise UsageError(f"matmul: a is {da} and b is {db}; both must have one dtype "
-                         f"(float16, bfloat16, float32 = tf32, or int8/uint8)")
+                         f"(float16, bfloat16, float32 = tf32, or int8/uint8; or fp8 e4m3fn/e5m2, "
+                         f"mixed allowed)")
     name = names.pop()
     if name not in ACCUMULATION:
         raise UsageError(f"matmul: {name} inputs are not supported; use float16, bfloat16, float32 (tf32) "
                          "or int8/uint8")
     return name
+
+
+def _check_fp8_transpose(in_name: str, trans_a: bool) -> None:
+    if in_name in FP8_INPUTS and trans_a:
+        raise UsageError("matmul: a transposed fp8 a (trans_a=True, or a column-major a) is not supported; "
+                         "pass a stored [M, K] row-major (trans_b is supported)")
 
 
 def _output_dtype(in_name: str, out_dtype, bias, activation) -> tuple[str, str]:

@@ -268,6 +268,15 @@ class Target:
                 return cfg
         return None
 
+    def fp8_mma_input(self, a_type: str, b_type: str) -> str | None:
+        """The DPAS input type fp8 operands of ``tile_mma`` are converted to in registers
+        (exact: every e4m3/e5m2 value is an f16 and a bf16), or None where the target has
+        a DPAS flavour for the pair itself.  No target here has fp8 DPAS (the XeGPU RFC's
+        DPAS takes f16, bf16, i8/u8 and tf32): f16, or bf16 next to a bf16 operand."""
+        if self.dpas_for(a_type, b_type) is not None:
+            return None
+        return "bf16" if "bf16" in (a_type, b_type) else FP8_MMA_INPUT
+
     def sg_map(self, role: str, elem_bits: int, is_tf32: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
         """(wi_layout, wi_data) the XeGPU RFC prescribes for a DPAS operand ``role``
         ("A", "B") or any other 2-D block ("C"), for elements of ``elem_bits`` bits."""
@@ -334,6 +343,10 @@ class Target:
         return [(r, s.cols, s.count) for s in getattr(self, f"block2d_{kind}") if s.elem_bits == elem_bits for r in s.rows]
 
 
+#: the DPAS input type fp8 tile_mma operands become where a target has no fp8 DPAS: f16
+#: holds every e4m3fn and e5m2 value exactly (e5m2 is f16's top byte), with 10 mantissa
+#: bits to bf16's 7, and DPAS multiplies f16 and bf16 alike (f32 accumulation)
+FP8_MMA_INPUT = "f16"
 #: element types tile_mma accepts under another DPAS input name
 MMA_INPUT_ALIASES = {"f32": "tf32"}
 #: numpy dtype names of the DPAS input types (the ops name their inputs by numpy dtype)
@@ -373,6 +386,8 @@ _R_STORE = (1, 2, 4, 8)
 
 
 def _pvc_dpas(n: int) -> tuple[DpasConfig, ...]:
+    # no fp8 flavour: neither the XeGPU RFC's DPAS nor pvc/bmg/arc's XMX engines take
+    # e4m3/e5m2 inputs; tile_mma converts them in registers (Target.fp8_mma_input)
     return (
         DpasConfig("f16", "f16", ("f32", "f16"), 16, n),
         DpasConfig("bf16", "bf16", ("f32", "bf16"), 16, n),

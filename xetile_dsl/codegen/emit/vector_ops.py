@@ -7,6 +7,7 @@ fragment of one element is a scalar (SPIR-V has no 1-vectors).
 
 * 16-bit floats compute in f32 and round back once (exact for + - * /, and the only
   way for bf16, which travels as its i16 bits); f32 -> bf16 rounds to nearest even.
+* fp8 converts to and from f32 by integer code on its bits (``codegen/fp8.py``).
 * Math functions are OpenCL builtins (``_Z3expDv8_f``...), which LLVM's SPIR-V backend
   turns into ``OpExtInst`` of the OpenCL.std set.
 * ``xetile.tile_reduce`` in SIMT form: dim 0 (rows) is within the lane; dim 1 (the lane
@@ -27,7 +28,8 @@ from xdsl.ir import Operation
 from ...dialects import _asm, xetile
 from ...dialects._math_ops import MATH
 from ...errors import LoweringError
-from ...dialects.types import is_unsigned
+from ...dialects.types import is_fp8, is_unsigned
+from .. import fp8
 from ..builtins import block1d, block2d
 from ..builtins.mangle import mangle, vec
 from ..llvm_types import llvm_type
@@ -183,12 +185,16 @@ class _Emitter:
             return b.bitcast(wide, _with_elem(x.type, F32))
         if isinstance(e, Float16Type):
             return b.fpext(x, _with_elem(x.type, F32))
+        if is_fp8(e):  # integer code on the bits (codegen/fp8.py)
+            return fp8.to_f32(b, x, fp8.fp8_format(e))
         return x
 
     def from_f32(self, x: ir.Value, t) -> ir.Value:
         b, e = self.b, _elem(t)
         if isinstance(e, Float16Type):
             return b.fptrunc(x, _with_elem(x.type, ir.HalfType()))
+        if is_fp8(e):
+            return fp8.from_f32(b, x, fp8.fp8_format(e))
         if not isinstance(e, BFloat16Type):
             return x
         i32t, i16t = _with_elem(x.type, I32), _with_elem(x.type, I16)
