@@ -487,7 +487,7 @@ def _type_key(value) -> tuple:
     if cls is float or cls is bool:
         return (cls,)
     if cls is np.ndarray:
-        return (cls, value.dtype, value.ndim, value.ndim > 1 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
+        return (cls, value.dtype, value.ndim, value.ndim > 0 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
     if cls is DeviceArray:
         return (value.owner.__class__, value.api, value.dtype, len(value.shape), _device_rows(value))
     if is_device_array_type(cls):
@@ -613,8 +613,9 @@ def _array_spec(name: str, dtype, shape: tuple, per_lane: bool | None = None) ->
 
 
 def _narrow_rows(shape, itemsize: int) -> bool:
-    """Whether rows of this shape cannot be a 2D block surface's width on some target."""
-    return len(shape) > 1 and target_facts.rows_need_per_lane(int(shape[-1]), itemsize)
+    """Whether rows of this shape (a 1-D array is one row) cannot be a 2D block surface's
+    width on some target."""
+    return len(shape) > 0 and target_facts.rows_need_per_lane(int(shape[-1]), itemsize)
 
 
 def _device_rows(desc: DeviceArray) -> int:
@@ -623,7 +624,7 @@ def _device_rows(desc: DeviceArray) -> int:
     for them, 2 per lane as its row pitch or first element does not suit them (so that any
     device array runs; the fast launch key keeps 1 and 2 apart for the warning of 2)."""
     shape = desc.shape
-    if len(shape) < 2:
+    if not shape:
         return 0
     itemsize = desc.dtype.itemsize
     if target_facts.rows_need_per_lane(int(shape[-1]), itemsize):

@@ -33,6 +33,7 @@ from .control import RETURN, lower_if, lower_while, run_body
 from .expressions import Expressions
 from .ir_values import INDEX, describe
 from .loops import lower_for
+from .ranks import propagate
 from .scalars import binop
 from .source import KernelSource
 from ..dialects.attributes import KERNEL_ATTR
@@ -51,6 +52,8 @@ class KernelIRBuilder:
         self.written_arrays: set[str] = set()
         #: scattered tile -> its lanes' in-bounds mask (offset inside the array), built at init_tile
         self.scatter_bounds: dict[SSAValue, SSAValue] = {}
+        #: values whose logical rank (1-D, 0-D) is not their IR rank (frontend/ranks.py)
+        self.ranks: dict[SSAValue, int] = {}
         self._node: ast.AST | None = None
         self.loop_depth = 0
         self.inline_depth = 0
@@ -86,8 +89,10 @@ class KernelIRBuilder:
 
     def _param_type(self, spec: ArgSpec):
         if spec.kind == "array":
+            if spec.ndim == 1:  # viewed as [1, n] by the tiles over it (frontend/one_d.py)
+                return MemRefType(ir_type(spec.dtype), [DYNAMIC_INDEX])
             if spec.ndim != 2:
-                raise self.src.error(self.src.tree, f"arrays must be 2-D for now, got a {spec.ndim}-D array")
+                raise self.src.error(self.src.tree, f"arrays must be 1-D or 2-D for now, got a {spec.ndim}-D array")
             return MemRefType(ir_type(spec.dtype), [DYNAMIC_INDEX, DYNAMIC_INDEX], StridedLayoutAttr([None, 1], 0))
         return ir_type(spec.dtype)
 
@@ -109,6 +114,8 @@ class KernelIRBuilder:
             op.location = _location(self.src.filename, node.lineno, node.col_offset + 1)
         self.block.add_op(op)
         self.ops_emitted += 1
+        if self.ranks:
+            propagate(self, op)
         return op
 
     def error(self, node: ast.AST, message: str, kind: type = CompilationError) -> CompilationError:

@@ -14,7 +14,7 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-from . import suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
+from . import ranks, shape_ops, suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
@@ -84,7 +84,7 @@ class Expressions:
         if node.attr == "shape" and isinstance(value.type, MemRefType):
             return self._array_shape(value)
         if node.attr == "shape" and hasattr(value.type, "get_shape"):
-            return tuple(value.type.get_shape())
+            return ranks.logical_shape(self.builder, value)
         if node.attr == "dtype" and hasattr(value.type, "element_type"):
             return lang.dtype(type_name(value.type.element_type))
         raise self.builder.error(node, f"{describe(value)} has no attribute {node.attr!r}")
@@ -141,6 +141,8 @@ class Expressions:
         base = self.builder.visit(node.value)
         if isinstance(base, (tuple, list)):
             return base[self.builder.constexpr(node.slice, "an index into a tuple")]
+        if isinstance(base, SSAValue) and isinstance(base.type, VectorType):
+            return shape_ops.subscript(self.builder, base, node)
         raise self.builder.error(node, f"indexing {describe(base)} is not supported in kernels{_indexing_hint(base)}")
 
     def visit_BinOp(self, node: ast.BinOp):
@@ -204,7 +206,7 @@ class BoundMethod:
 
 
 #: tile-value methods -> language ops (``x.to(dtype)``, ``x.sum(axis=1)`` ...)
-METHODS = ("to", "astype", "sum", "max", "min", "prod", "argmax", "argmin", "broadcast_to")
+METHODS = ("to", "astype", "sum", "max", "min", "prod", "argmax", "argmin", "broadcast_to", "reshape", "expand_dims")
 
 
 def _indexing_hint(base) -> str:

@@ -7,6 +7,7 @@ from xdsl.dialects import scf
 from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region, SSAValue
 
+from . import ranks
 from .tile_ops import bind_bounds, carry_bounds
 from .control import assigned_names, lower_static_for, materialize, no_return_in_loop, run_loop_body
 
@@ -42,6 +43,7 @@ def lower_for(builder, node: ast.For) -> None:
         barg.name_hint = name
         builder.env[name] = barg
     bind_bounds(builder, carried)
+    ranks.carry(builder, inits, body.args[1:])
     run_loop_body(builder, node, carried, inits)
     builder.block = outer_block
     loop = builder.emit(scf.ForOp(lb, ub, step, inits, Region(body)))
@@ -50,6 +52,7 @@ def lower_for(builder, node: ast.For) -> None:
         result.name_hint = name
         builder.env[name] = result
     bind_bounds(builder, carried)
+    ranks.carry(builder, inits, loop.results)
 
 
 def _range_bounds(builder, it: ast.AST):
