@@ -79,7 +79,7 @@ def drop_rank_casts(module: ModuleOp) -> None:
     for op in list(module.walk()):
         if isinstance(op, UnrealizedConversionCastOp) and len(op.operands) == 1 and \
                 op.operands[0].type == op.results[0].type:
-            op.results[0].replace_by(op.operands[0])
+            op.results[0].replace_all_uses_with(op.operands[0])
             op.detach()
             op.erase()
 
