@@ -651,14 +651,14 @@ def _layout_note(name: str, value) -> str | None:
     if desc is None or _device_rows(desc) != 2:
         return None
     itemsize = desc.dtype.itemsize
-    pitch = desc.strides[-2] * itemsize
+    pitch = desc.strides[-2] * itemsize if len(desc.shape) > 1 else 0   # a 1-D array is one row
     align = target_facts.PITCH_ALIGN_BYTES
-    if desc.shape[-2] > 1 and pitch % align:
+    if len(desc.shape) > 1 and desc.shape[-2] > 1 and pitch % align:
         return (f"row pitch {pitch} bytes ({desc.strides[-2]} x {desc.dtype}), not a multiple of {align}: allocate "
                 f"rows padded to {-(-pitch // align) * align // itemsize} elements and pass the view "
                 f"[..., :{desc.shape[-1]}]")
     return (f"first element at 0x{desc.pointer:x}, not {target_facts.BASE_ALIGN_BYTES}-byte aligned (a view "
-            "starting inside a row?): copy it into its own array")
+            "starting inside a row or a vector?): copy it into its own array")
 
 
 def _user_stacklevel() -> int:

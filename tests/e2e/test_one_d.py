@@ -9,6 +9,8 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from conftest_tools import require_dpnp
+from xetile_dsl.errors import PerLaneLayoutWarning
 
 FLAVOURS = ["cpu-pvc", "cpu-arc", "interpret"]
 
@@ -35,6 +37,22 @@ def test_vector_add(flavour, dtype, n):
     vector_add.on(flavour)[(-(-n // 256),)](x, y, view, BLOCK=256)
     np.testing.assert_array_equal(view, x + y)
     assert (out[n:] == 7).all()
+
+
+def test_vector_add_on_dpnp_arrays():
+    """USM arrays used in place; a view starting 4 bytes into its buffer cannot be a 2D
+    block surface and takes the per-lane specialisation (with a warning). Exact adds."""
+    dpnp = require_dpnp()
+    n = 1000
+    base = np.arange(n + 1, dtype=np.float32)
+    x, y = dpnp.asarray(base[:n]), dpnp.asarray(np.ones(n, np.float32))
+    out = dpnp.zeros(n, dtype=np.float32)
+    vector_add[(-(-n // 256),)](x, y, out, BLOCK=256)
+    np.testing.assert_array_equal(dpnp.asnumpy(out), base[:n] + 1)
+    shifted = dpnp.asarray(base)[1:]
+    with pytest.warns(PerLaneLayoutWarning, match="'x': first element"):
+        vector_add[(-(-n // 256),)](shifted, y, out, BLOCK=256)
+    np.testing.assert_array_equal(dpnp.asnumpy(out), base[1:] + 1)
 
 
 @xd.jit
