@@ -33,6 +33,7 @@ from .control import RETURN, lower_if, lower_while, run_body
 from .expressions import Expressions
 from .ir_values import INDEX, describe
 from .loops import lower_for
+from .one_d import view_of
 from .ranks import propagate
 from .scalars import binop
 from .source import KernelSource
@@ -54,6 +55,8 @@ class KernelIRBuilder:
         self.scatter_bounds: dict[SSAValue, SSAValue] = {}
         #: values whose logical rank (1-D, 0-D) is not their IR rank (frontend/ranks.py)
         self.ranks: dict[SSAValue, int] = {}
+        #: 1-D array -> the sizes and strides of its [1, n] view (frontend/one_d.py)
+        self.row_views: dict[SSAValue, tuple[list[SSAValue], list[SSAValue]]] = {}
         self._node: ast.AST | None = None
         self.loop_depth = 0
         self.inline_depth = 0
@@ -100,6 +103,8 @@ class KernelIRBuilder:
         if isinstance(barg.type, MemRefType):
             meta = self.emit(memref.ExtractStridedMetaDataOp(barg))
             self.array_meta[barg] = (list(meta.sizes), list(meta.strides))
+            if len(barg.type.get_shape()) == 1:
+                self.row_views[barg] = view_of(self, barg)  # once, at the kernel's entry
             return barg
         if barg.type in (ir_type("i32"), ir_type("i64")):
             if self.args[name].spec == "1":

@@ -26,7 +26,8 @@ def is_1d_array(base) -> bool:
 
 
 def view_of(builder, base: SSAValue):
-    """(sizes, strides) of the ``[1, n]`` view of a 1-D array (index values)."""
+    """(sizes, strides) of the ``[1, n]`` view of a 1-D array (index values), built once at
+    the kernel's entry (``builder.row_views``), where the array is bound."""
     (n,), _ = builder.array_meta[base]
     align = max(builder.target.block2d_limits.pitch_align_bytes * 8 // bit_width(base.type.element_type), 1)
     pitch = n
@@ -51,7 +52,7 @@ def init_tile_1d(builder, node: ast.Call, args: dict, base: SSAValue, offsets):
     offsets = _one(builder, args["offsets"], offsets, "a 1-D array takes one offset, e.g. [pid * BLOCK]", False)
     shape = builder.visit(args["shape"])
     (block,) = _one(builder, args["shape"], shape, "a 1-D array's tile takes one size, e.g. [BLOCK]", True)
-    sizes, strides = view_of(builder, base)
+    sizes, strides = builder.row_views[base]
     tile_type = xetile.TileType([1, block], base.type.element_type, xetile.TileAttr(order=(1, 0)))
     zero = builder.index(0, None)
     tile = builder.emit(xetile.InitTileOp(base, [zero, builder.index(offsets[0], args["offsets"])], tile_type,
