@@ -494,7 +494,7 @@ def _type_key(value) -> tuple:
     if cls is float or cls is bool:
         return (cls,)
     if cls is np.ndarray:
-        return (cls, value.dtype, value.ndim, value.ndim > 1 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
+        return (cls, value.dtype, value.ndim, value.ndim > 0 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
     if cls is DeviceArray:
         return (value.owner.__class__, value.api, value.dtype, len(value.shape), _device_rows(value))
     if is_device_array_type(cls):
@@ -620,8 +620,9 @@ def _array_spec(name: str, dtype, shape: tuple, per_lane: bool | None = None) ->
 
 
 def _narrow_rows(shape, itemsize: int) -> bool:
-    """Whether rows of this shape cannot be a 2D block surface's width on some target."""
-    return len(shape) > 1 and target_facts.rows_need_per_lane(int(shape[-1]), itemsize)
+    """Whether rows of this shape (a 1-D array is one row) cannot be a 2D block surface's
+    width on some target."""
+    return len(shape) > 0 and target_facts.rows_need_per_lane(int(shape[-1]), itemsize)
 
 
 def _device_rows(desc: DeviceArray) -> int:
@@ -630,7 +631,7 @@ def _device_rows(desc: DeviceArray) -> int:
     for them, 2 per lane as its row pitch or first element does not suit them (so that any
     device array runs; the fast launch key keeps 1 and 2 apart for the warning of 2)."""
     shape = desc.shape
-    if len(shape) < 2:
+    if not shape:
         return 0
     itemsize = desc.dtype.itemsize
     if target_facts.rows_need_per_lane(int(shape[-1]), itemsize):
@@ -657,14 +658,14 @@ def _layout_note(name: str, value) -> str | None:
     if desc is None or _device_rows(desc) != 2:
         return None
     itemsize = desc.dtype.itemsize
-    pitch = desc.strides[-2] * itemsize
+    pitch = desc.strides[-2] * itemsize if len(desc.shape) > 1 else 0   # a 1-D array is one row
     align = target_facts.PITCH_ALIGN_BYTES
-    if desc.shape[-2] > 1 and pitch % align:
+    if len(desc.shape) > 1 and desc.shape[-2] > 1 and pitch % align:
         return (f"row pitch {pitch} bytes ({desc.strides[-2]} x {desc.dtype}), not a multiple of {align}: allocate "
                 f"rows padded to {-(-pitch // align) * align // itemsize} elements and pass the view "
                 f"[..., :{desc.shape[-1]}]")
     return (f"first element at 0x{desc.pointer:x}, not {target_facts.BASE_ALIGN_BYTES}-byte aligned (a view "
-            "starting inside a row?): copy it into its own array")
+            "starting inside a row or a vector?): copy it into its own array")
 
 
 def _user_stacklevel() -> int:

@@ -40,6 +40,7 @@ def _float_calls(x, y, n):
 def _int_calls(x, y, n):
     v = xt.load_tile(xt.init_tile(x, [0, 0], [8, 16]))
     w = xt.argmax(v, 1) + xt.argmin(v, 1) + xt.arange(0, 16) + xt.cdiv(v, n) + xt.abs(-v) + xt.num_programs(0)
+    w = w + xt.reshape(xt.expand_dims(xt.arange(0, 16), 0), [16])
     xt.store_tile(xt.astype(w, xt.int8).to(xt.int32), xt.init_tile(y, [0, 0], [8, 16]))
 
 

@@ -102,8 +102,11 @@ class CreateNdTdescOp(InitLikeOp):
         if tdesc.is_scattered:
             raise VerifyException(f"{self.name}: result must be a block tensor_desc; use xegpu.create_tdesc for a "
                                   "scatter_tdesc_attr descriptor")
+        # a 1-D memref viewed as the one-row 2-D surface its shape operands give ([1, n]:
+        # the tiles of 1-D arrays, docs/decisions/025-one-dimensional-values.md)
+        view = isinstance(src, MemRefType) and len(src.get_shape()) == 1 and rank == 2 and len(self.shape) == 2
         if isinstance(src, MemRefType):
-            if any(d < 0 for d in src.get_shape()) and len(self.shape) != len(src.get_shape()):
+            if any(d < 0 for d in src.get_shape()) and len(self.shape) != len(src.get_shape()) and not view:
                 raise VerifyException(f"{self.name}: a dynamic memref needs its shape and strides as operands")
             if src.element_type != tdesc.element_type:
                 raise VerifyException(f"{self.name}: element type {src.element_type} of the source differs from the "
@@ -127,7 +130,7 @@ class CreateNdTdescOp(InitLikeOp):
         if n_offsets < rank:
             raise VerifyException(f"{self.name}: a rank-{rank} descriptor needs at least {rank} offsets, got "
                                   f"{n_offsets}")
-        if isinstance(src, MemRefType) and n_offsets != len(src.get_shape()):
+        if isinstance(src, MemRefType) and n_offsets != len(src.get_shape()) and not view:
             raise VerifyException(f"{self.name}: give one offset per dimension of the source {src} "
                                   f"({len(src.get_shape())}), got {n_offsets}")
         if len(self.shape) != len(self.strides):

@@ -35,6 +35,8 @@ from .control import RETURN, lower_if, lower_while, run_body
 from .expressions import Expressions
 from .ir_values import INDEX, describe
 from .loops import lower_for
+from .one_d import view_of
+from .ranks import propagate
 from .scalars import binop
 from .semantic import convert, i1
 from .source import KernelSource
@@ -54,6 +56,10 @@ class KernelIRBuilder:
         self.written_arrays: set[str] = set()
         #: scattered tile -> its lanes' in-bounds mask (offset inside the array), built at init_tile
         self.scatter_bounds: dict[SSAValue, SSAValue] = {}
+        #: values whose logical rank (1-D, 0-D) is not their IR rank (frontend/ranks.py)
+        self.ranks: dict[SSAValue, int] = {}
+        #: 1-D array -> the sizes and strides of its [1, n] view (frontend/one_d.py)
+        self.row_views: dict[SSAValue, tuple[list[SSAValue], list[SSAValue]]] = {}
         self._node: ast.AST | None = None
         #: loop-carried constants made from Python numbers -> their names (carried_literals)
         self.literal_inits: dict[SSAValue, str] = {}
@@ -91,8 +97,10 @@ class KernelIRBuilder:
 
     def _param_type(self, spec: ArgSpec):
         if spec.kind == "array":
+            if spec.ndim == 1:  # viewed as [1, n] by the tiles over it (frontend/one_d.py)
+                return MemRefType(ir_type(spec.dtype), [DYNAMIC_INDEX])
             if spec.ndim != 2:
-                raise self.src.error(self.src.tree, f"arrays must be 2-D for now, got a {spec.ndim}-D array")
+                raise self.src.error(self.src.tree, f"arrays must be 1-D or 2-D for now, got a {spec.ndim}-D array")
             return MemRefType(ir_type(spec.dtype), [DYNAMIC_INDEX, DYNAMIC_INDEX], StridedLayoutAttr([None, 1], 0))
         return ir_type(spec.dtype)
 
@@ -100,6 +108,8 @@ class KernelIRBuilder:
         if isinstance(barg.type, MemRefType):
             meta = self.emit(memref.ExtractStridedMetaDataOp(barg))
             self.array_meta[barg] = (list(meta.sizes), list(meta.strides))
+            if len(barg.type.get_shape()) == 1:
+                self.row_views[barg] = view_of(self, barg)  # once, at the kernel's entry
             return barg
         if barg.type in (ir_type("i32"), ir_type("i64")):
             if self.args[name].spec == "1":
@@ -114,6 +124,8 @@ class KernelIRBuilder:
             op.location = _location(self.src.filename, node.lineno, node.col_offset + 1)
         self.block.add_op(op)
         self.ops_emitted += 1
+        if self.ranks:
+            propagate(self, op)
         return op
 
     def error(self, node: ast.AST, message: str, kind: type = CompilationError) -> CompilationError:

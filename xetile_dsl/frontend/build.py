@@ -5,6 +5,7 @@ from xdsl.utils.exceptions import VerifyException
 
 from ..knobs import debug_tracebacks
 from .ast_to_xetile import KernelIRBuilder
+from .ranks import drop_rank_casts
 from .source import KernelSource
 
 
@@ -17,6 +18,7 @@ def build_module(fn, args: dict, constants: dict, target, src: KernelSource | No
     src = src if src is not None else KernelSource.of(fn)
     builder = KernelIRBuilder(src, fn.__globals__, args, constants, target)
     module = builder.build()
+    drop_rank_casts(module)
     for op in module.walk(reverse=True):
         try:
             op.verify(verify_nested_ops=False)

@@ -17,6 +17,7 @@ from xdsl.dialects.builtin import IndexType, f32, i1
 from xdsl.ir import Block, Region, SSAValue
 
 from ..language.core import constexpr
+from . import ranks
 from . import semantic as sem
 from .ir_values import describe
 from .carried_literals import discarded_on_retype, lower_retyping, materialize_numbers, retype_or_none
@@ -151,6 +152,7 @@ def lower_if(builder, node: ast.If) -> None:
     then_vals = _coerce_branch(builder, then_block, [(n, t, e) for n, t, e in results], node, 1)
     else_vals = _coerce_branch(builder, else_block, [(n, e, t) for n, t, e in results], node, 1)
     for (name, *_), a, b in zip(results, then_vals, else_vals):
+        ranks.check_same(builder, node, name, a, b, ("in the if branch", "in the else branch"))
         if a.type != b.type:
             raise builder.error(node, f"type mismatch: {name!r} is {_ty(a)} in the if branch but {_ty(b)} in the "
                                 f"else branch; both branches must give it one type")
@@ -162,6 +164,7 @@ def lower_if(builder, node: ast.If) -> None:
         res.name_hint = name if name != RETURN else None
         builder.env[name] = res
     bind_bounds(builder, [n for n, *_ in results])
+    ranks.carry(builder, [a if a in builder.ranks else b for a, b in zip(then_vals, else_vals)], op.results)
 
 
 def _ty(value) -> str:
@@ -231,12 +234,14 @@ def _lower_scf_while(builder, node: ast.While, carried: list[str], retyped: dict
     before, after = Block(arg_types=types), Block(arg_types=types)
     builder.block = before
     _bind_args(builder, carried, before)
+    ranks.carry(builder, inits, before.args)
     cond = builder.visit(node.test)
     cond = scalar_condition(builder, materialize(builder, cond, node.test), node.test)
     builder.emit(scf.ConditionOp(cond, *before.args))
     builder.block = after
     builder.env = dict(outer_env)
     _bind_args(builder, carried, after)
+    ranks.carry(builder, inits, after.args)
     with discarded_on_retype(before, after):
         run_loop_body(builder, node, carried, inits)
     builder.block, builder.env = outer_block, outer_env
@@ -245,6 +250,7 @@ def _lower_scf_while(builder, node: ast.While, carried: list[str], retyped: dict
         res.name_hint = name
         builder.env[name] = res
     bind_bounds(builder, carried)
+    ranks.carry(builder, inits, op.results)
 
 
 def _bind_args(builder, names, block) -> None:
@@ -277,6 +283,7 @@ def check_carried(builder, node, names, inits, yielded) -> list[SSAValue]:
         retype = retype_or_none(builder, name, before, after)
         if retype is not None and after.type != before.type:
             raise retype  # `name` started as a number: the loop is lowered again with its type
+        ranks.check_same(builder, node, name, before, after, ("before the loop", "after an iteration"))
         out.append(after)
         if not isinstance(after, SSAValue) or after.type != before.type:
             now = _ty(after) if isinstance(after, SSAValue) else repr(after)

@@ -14,8 +14,8 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-# the modules of tile_ops, value_ops, runtime_builtins, atomic_ops and random_ops register the language functions' builders
-from . import array_elements, atomic_ops, random_ops, runtime_builtins, suggestions, tile_ops, value_ops  # noqa: F401
+# the modules of tile_ops, value_ops, shape_ops, runtime_builtins, atomic_ops and random_ops register the language functions' builders
+from . import array_elements, atomic_ops, random_ops, ranks, runtime_builtins, shape_ops, suggestions, tile_ops, value_ops  # noqa: F401
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
@@ -85,7 +85,7 @@ class Expressions:
         if node.attr == "shape" and isinstance(value.type, MemRefType):
             return self._array_shape(value)
         if node.attr == "shape" and hasattr(value.type, "get_shape"):
-            return tuple(value.type.get_shape())
+            return ranks.logical_shape(self.builder, value)
         if node.attr == "dtype" and hasattr(value.type, "element_type"):
             return lang.dtype(type_name(value.type.element_type))
         raise self.builder.error(node, f"{describe(value)} has no attribute {node.attr!r}")
@@ -144,6 +144,8 @@ class Expressions:
             return base[self.builder.constexpr(node.slice, "an index into a tuple")]
         if array_elements.is_array(base):
             return array_elements.subscript(self.builder, base, node)
+        if isinstance(base, SSAValue) and isinstance(base.type, VectorType):
+            return shape_ops.subscript(self.builder, base, node)
         raise self.builder.error(node, f"indexing {describe(base)} is not supported in kernels{_indexing_hint(base)}")
 
     def visit_BinOp(self, node: ast.BinOp):
@@ -209,7 +211,7 @@ class BoundMethod:
 
 
 #: tile-value methods -> language ops (``x.to(dtype)``, ``x.sum(axis=1)`` ...)
-METHODS = ("to", "astype", "sum", "max", "min", "prod", "argmax", "argmin", "broadcast_to")
+METHODS = ("to", "astype", "sum", "max", "min", "prod", "argmax", "argmin", "broadcast_to", "reshape", "expand_dims")
 
 
 def _indexing_hint(base) -> str:

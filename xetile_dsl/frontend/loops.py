@@ -8,6 +8,7 @@ from xdsl.dialects.builtin import IndexType
 from xdsl.ir import Block, Region, SSAValue
 
 from .carried_literals import discarded_on_retype, lower_retyping, materialize_numbers
+from . import ranks
 from .tile_ops import bind_bounds, carry_bounds
 from .control import assigned_names, lower_static_for, materialize, no_return_in_loop, run_loop_body
 
@@ -48,6 +49,7 @@ def _lower_scf_for(builder, node: ast.For, bounds, carried: list[str], retyped: 
         barg.name_hint = name
         builder.env[name] = barg
     bind_bounds(builder, carried)
+    ranks.carry(builder, inits, body.args[1:])
     with discarded_on_retype(body):
         run_loop_body(builder, node, carried, inits)
     builder.block = outer_block
@@ -57,6 +59,7 @@ def _lower_scf_for(builder, node: ast.For, bounds, carried: list[str], retyped: 
         result.name_hint = name
         builder.env[name] = result
     bind_bounds(builder, carried)
+    ranks.carry(builder, inits, loop.results)
 
 
 def _range_bounds(builder, it: ast.AST):

@@ -36,7 +36,6 @@ TRITON_EQUIVALENTS = {
     "cast": "x.to(dtype) or xt.astype(x, dtype)",
     "zeros_like": "xt.zeros(shape, dtype)",
     "full_like": "xt.full(shape, value, dtype)",
-    "expand_dims": "xt.broadcast_to(x, shape) (tile values are 2-D already)",
     "broadcast": "xt.broadcast_to(x, shape)",
     "device_print": "print(...) (runs in the interpreter, XETILE_INTERPRET=1)",
     "range": "range(...) or xt.static_range(...)",
@@ -48,7 +47,7 @@ TRITON_EQUIVALENTS = {
 TRITON_NOT_YET = {
     **dict.fromkeys(("extern", "extern_elementwise"),
                     "the OpenCL math builtins are xt functions (xt.atan2, xt.erfc, xt.cbrt, ...)"),
-    **dict.fromkeys(("cumsum", "cumprod", "associative_scan", "sort", "flip", "histogram", "gather", "reshape",
+    **dict.fromkeys(("cumsum", "cumprod", "associative_scan", "sort", "flip", "histogram", "gather",
                      "view", "ravel", "join", "split", "interleave", "clamp", "fdiv",
                      "div_rn", "sqrt_rn", "softmax", "xor_sum", "inline_asm_elementwise", "swizzle2d",
                      "multiple_of", "max_contiguous", "assume", "static_assert", "static_print", "device_assert"),

@@ -15,7 +15,7 @@ from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
-from . import masks
+from . import masks, one_d
 from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
@@ -122,10 +122,13 @@ def build_init_tile(builder, node: ast.Call):
     args = _bind(builder, node)
     base = builder.visit(args["base"])
     if not (isinstance(base, SSAValue) and isinstance(base.type, MemRefType)):
-        raise builder.error(args["base"], f"init_tile needs a 2-D array argument as its base, got {describe(base)}")
+        raise builder.error(args["base"], f"init_tile needs a 1-D or 2-D array argument as its base, got "
+                            f"{describe(base)}")
     offsets = builder.visit(args["offsets"])
     if isinstance(offsets, SSAValue) and isinstance(offsets.type, VectorType):
         return _init_scatter_tile(builder, node, args, base, offsets)
+    if one_d.is_1d_array(base):
+        return one_d.init_tile_1d(builder, node, args, base, offsets)
     if "shape" not in args:
         raise builder.error(node, "init_tile needs a shape, e.g. init_tile(a, [row, col], [BM, BK])")
     shape = _int_pair(builder, args["shape"], "the tile shape", constexpr=True)
@@ -203,6 +206,8 @@ def bind_bounds(builder, names) -> None:
 def _span(builder, base):
     """Elements of the array from its first element to its last: ``(rows - 1) * row_stride
     + cols`` (a scattered lane is inside when ``0 <= offset < span``)."""
+    if one_d.is_1d_array(base):
+        return one_d.scatter_span(builder, base)
     sizes, strides = builder.array_meta[base]
     if sizes:
         rows, cols = sizes
@@ -295,8 +300,7 @@ def build_prefetch_tile(builder, node: ast.Call):
 def build_update_tile_offset(builder, node: ast.Call):
     args = _bind(builder, node)
     tile = _tile(builder, args["tile"], "update_tile_offset")
-    dx = builder.index(builder.visit(args["row_delta"]), args["row_delta"])
-    dy = builder.index(builder.visit(args["col_delta"]), args["col_delta"])
+    dx, dy = one_d.update_deltas(builder, node, args, tile)
     return builder.emit(xetile.UpdateTileOffsetOp(tile, dx, dy)).result
 
 

@@ -16,11 +16,12 @@ from ..dialects._math_ops import ErfcOp
 from ..dtypes import FP8_TYPES
 from ..errors import UsageError
 from ..language import core as lang
+from . import one_d, ranks
 from . import semantic as sem
 from .ir_values import describe
 from .language_registry import LANGUAGE
 from .scalars import binop
-from .tile_ops import _bind, _shape_and_dtype, _wg_map_arg
+from .tile_ops import _bind, _wg_map_arg
 from ..dialects.types import bit_width, ir_type, is_float, is_unsigned
 
 _MATH = {"exp": math.ExpOp, "exp2": math.Exp2Op, "log": math.LogOp, "log2": math.Log2Op, "sqrt": math.SqrtOp,
@@ -90,19 +91,22 @@ def build_cdiv(builder, node: ast.Call):
 # ----------------------------------------------------------------------------- creation
 @LANGUAGE.register("zeros")
 def build_zeros(builder, node: ast.Call):
-    shape, dt = _shape_and_dtype(builder, _bind(builder, node))
-    return sem.constant(builder, 0, ir_type(dt.name), shape)
+    args = _bind(builder, node)
+    (shape, rank), dt = one_d.shape_arg(builder, args["shape"], "the shape"), _dtype(builder, args["dtype"])
+    return ranks.mark(builder, sem.constant(builder, 0, ir_type(dt.name), shape), rank)
 
 
 @LANGUAGE.register("full")
 def build_full(builder, node: ast.Call):
     args = _bind(builder, node)
-    shape, dt = _shape_and_dtype(builder, args)
+    (shape, rank), dt = one_d.shape_arg(builder, args["shape"], "the shape"), _dtype(builder, args["dtype"])
     value = builder.visit(args["value"])
     if sem.is_const(value):
         sem.check_fits(builder, value, ir_type(dt.name), args["value"], "the fill value")
-        return sem.constant(builder, value, ir_type(dt.name), shape)
-    return sem.coerce(builder, value, ir_type(dt.name), shape, args["value"])
+        return ranks.mark(builder, sem.constant(builder, value, ir_type(dt.name), shape), rank)
+    if sem.is_tile(value) and ranks.rank_of(builder, value) != 0:
+        raise builder.error(args["value"], f"full: the fill value must be a number or a scalar, got {describe(value)}")
+    return ranks.with_rank(builder, sem.coerce(builder, value, ir_type(dt.name), shape, args["value"]), rank)
 
 
 @LANGUAGE.register("arange")
@@ -112,7 +116,7 @@ def build_arange(builder, node: ast.Call):
     if not (isinstance(start, int) and isinstance(end, int)) or end <= start:
         raise builder.error(node, f"arange needs integer bounds with start < end, got {start!r}, {end!r}")
     elem = ir_type(_dtype(builder, args["dtype"]).name) if "dtype" in args else i32
-    return sem.dense(builder, list(range(start, end)), elem, (1, end - start))
+    return ranks.mark(builder, sem.dense(builder, list(range(start, end)), elem, (1, end - start)), 1)
 
 
 # ----------------------------------------------------------------------------- casts, select
@@ -329,12 +333,25 @@ def build_fma(builder, node: ast.Call):
 
 
 # ----------------------------------------------------------------------------- reductions
-def _axes(builder, arg: ast.AST | None, rank: int) -> list[int]:
+def _axes(builder, arg: ast.AST | None, x) -> list[int]:
+    """The IR axes a reduction of ``x`` along ``arg`` reduces: a 1-D value's axis 0 (or
+    None) is the IR's axis 1 of its ``[1, N]`` row (frontend/ranks.py)."""
     axis = builder.constexpr(arg, "axis") if arg is not None else None
+    rank = ranks.rank_of(builder, x)
+    if rank < 2:
+        if rank == 0 or axis not in (None, 0, -1, [0], (0,)):
+            raise builder.error(arg or builder._node, f"axis must be 0 or None for a {rank}-D value (shape "
+                                f"{ranks.fmt_shape(ranks.logical_shape(builder, x))}), got {axis!r}")
+        return [1]
     axes = list(range(rank)) if axis is None else [axis] if isinstance(axis, int) else list(axis)
     if not axes or any(not isinstance(a, int) or not 0 <= a < rank for a in axes):
         raise builder.error(arg or builder._node, f"axis must be 0, 1, a list of them or None, got {axis!r}")
     return sorted(set(axes))
+
+
+def _reduced(builder, x, result):
+    """The reduction ``result`` of ``x``: 0-D when ``x`` is 1-D (Triton's scalar result)."""
+    return ranks.mark(builder, result, 0) if ranks.rank_of(builder, x) == 1 else result
 
 
 def reduce(builder, name: str, x, axes: list[int]):
@@ -357,7 +374,7 @@ def _make_reduction(name: str):
     def build(builder, node: ast.Call):
         args = _bind(builder, node)
         x = _tile(builder, args["x"], name)
-        return reduce(builder, name, x, _axes(builder, args.get("axis"), len(sem.shape_of(x))))
+        return _reduced(builder, x, reduce(builder, name, x, _axes(builder, args.get("axis"), x)))
 
     build.__name__ = f"build_{name}"
     build.__doc__ = f"``xt.{name}(x, axis)`` -> tile_reduce"
@@ -374,7 +391,7 @@ def _arg_extreme(builder, node: ast.Call, name: str):
     args = _bind(builder, node)
     x = _tile(builder, args["x"], f"arg{name}")
     shape = sem.shape_of(x)
-    axes = _axes(builder, args["axis"], len(shape))
+    axes = _axes(builder, args["axis"], x)
     if len(axes) != 1:
         raise builder.error(args["axis"], f"arg{name} reduces along one axis (0 or 1), got {axes}")
     axis = axes[0]
@@ -386,7 +403,7 @@ def _arg_extreme(builder, node: ast.Call, name: str):
     idx_shape[axis] = n
     index = sem.stretch(builder, sem.dense(builder, list(range(n)), i32, idx_shape), shape, node)
     cand = builder.emit(av.SelectOp(hit, index, sem.constant(builder, n, i32, shape))).result
-    return reduce(builder, "min", cand, [axis])
+    return _reduced(builder, x, reduce(builder, "min", cand, [axis]))
 
 
 @LANGUAGE.register("argmax")
@@ -404,12 +421,13 @@ def build_tile_reduce(builder, node: ast.Call):
     args = _bind(builder, node)
     kind = builder.constexpr(args["kind"], "the reduction kind")
     x = _tile(builder, args["x"], "tile_reduce")
-    axes = _axes(builder, args["axis"], len(sem.shape_of(x)))
+    axes = _axes(builder, args["axis"], x)
     if kind in _RFC_KINDS:
-        return reduce(builder, _RFC_KINDS[kind], x, axes)
+        return _reduced(builder, x, reduce(builder, _RFC_KINDS[kind], x, axes))
+    out = x
     for axis in sorted(axes, reverse=True):        # one axis at a time, as reduce() does
-        x = builder.emit(xetile.TileReduceOp(str(kind), x, [axis])).result
-    return x
+        out = builder.emit(xetile.TileReduceOp(str(kind), out, [axis])).result
+    return _reduced(builder, x, out)
 
 
 # ----------------------------------------------------------------------------- shape ops
@@ -417,11 +435,13 @@ def build_tile_reduce(builder, node: ast.Call):
 def build_broadcast_to(builder, node: ast.Call):
     args = _bind(builder, node)
     x = _value(builder, args["x"], "broadcast_to's input")
-    shape = builder.constexpr(args["shape"], "the shape")
-    if not isinstance(shape, (list, tuple)) or not all(isinstance(d, int) and d > 0 for d in shape):
-        raise builder.error(args["shape"], f"the shape must be a list of positive constexpr ints, got {shape!r}")
+    shape, rank = one_d.shape_arg(builder, args["shape"], "the shape")
+    if sem.is_tile(x) and ranks.rank_of(builder, x) > rank:
+        raise builder.error(node, f"broadcast_to: cannot broadcast a {ranks.rank_of(builder, x)}-D value of shape "
+                            f"{ranks.fmt_shape(ranks.logical_shape(builder, x))} to the {rank}-D shape "
+                            f"{ranks.fmt_shape(shape[2 - rank:])}")
     elem = sem.operand_type((x,))
-    return sem.coerce(builder, x, elem, tuple(shape), node)
+    return ranks.with_rank(builder, sem.coerce(builder, x, elem, tuple(shape), node), rank)
 
 
 @LANGUAGE.register("transpose", "tile_transpose")

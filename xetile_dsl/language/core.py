@@ -158,7 +158,10 @@ def slm_alloc(shape, dtype):
 
 @builtin
 def init_tile(base, offsets, shape=None, order=(1, 0), wg_map=None):
-    """A tile of ``shape`` (constexprs) over the 2-D array ``base`` at ``offsets`` (rows, cols).
+    """A tile of ``shape`` (constexprs) over the 2-D array ``base`` at ``offsets`` (rows, cols),
+    or over the 1-D array ``base`` at ``[offset]`` with ``shape`` ``[BLOCK]`` (a 1-D tile:
+    ``load_tile`` gives a 1-D value of BLOCK elements; elements past the array's end read
+    as padding and are not written).
 
     ``order=(0, 1)`` views a row-major array as its transpose (column-major view: offsets
     and shape are in the transposed view). ``wg_map`` makes it a workgroup-level tile.
@@ -168,6 +171,7 @@ def init_tile(base, offsets, shape=None, order=(1, 0), wg_map=None):
         ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
         tbt = xt.init_tile(bt, [0, pid_n * BN], [BK, BN], order=(0, 1))   # B given as B^T
         ts = xt.init_tile(a, xt.arange(0, 16) * 2)                           # every other element
+        tx = xt.init_tile(x, [pid * BLOCK], [BLOCK])                         # x is a 1-D array
     """
 
 
@@ -211,10 +215,11 @@ def prefetch_tile(tile, locality=3):
 
 
 @builtin
-def update_tile_offset(tile, row_delta, col_delta):
-    """``tile`` moved by (row_delta, col_delta) elements.
+def update_tile_offset(tile, row_delta, col_delta=None):
+    """``tile`` moved by (row_delta, col_delta) elements; a tile of a 1-D array moves by
+    one delta.
 
-    Example: ``ta = xt.update_tile_offset(ta, 0, BK)``"""
+    Example: ``ta = xt.update_tile_offset(ta, 0, BK)``; 1-D: ``tx = xt.update_tile_offset(tx, BLOCK)``"""
 
 
 @builtin

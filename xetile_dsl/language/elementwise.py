@@ -8,8 +8,14 @@ op here and for the Python operators ``+ - * / // % < <= > >= == != & | ^ ~`` an
 * **dtype**: equal dtypes stay; float beats int; the wider float wins (f16 with bf16
   gives f32); the wider int wins. Scalars and Python numbers take the tile's dtype
   unless a float meets an int tile, which gives f32. ``/`` always gives a float.
-* **shape**: tile values are 2-D; a size-1 dimension broadcasts against any size
-  (``[M, 1] + [M, N]``, ``[1, N] * [M, N]``); scalars broadcast to any shape.
+* **shape**: tile values are 1-D or 2-D (numpy rules): a size-1 dimension broadcasts
+  against any size (``[M, 1] + [M, N]``, ``[1, N] * [M, N]``), a 1-D value of N elements
+  broadcasts with a 2-D value as the row ``[1, N]`` does (``bias + acc`` for an
+  ``[M, N]`` ``acc``, a 2-D result), and scalars broadcast to any shape.  ``v[:, None]``
+  makes a column of a 1-D value, ``v[None, :]`` a row (``expand_dims``, ``reshape``).
+* **0-D values**: reducing a 1-D value along its axis (``xt.sum(v)``, ``xt.max(v,
+  axis=0)``) gives a 0-D value (one element, as Triton's scalar result): it broadcasts
+  like a scalar and is stored through a one-element tile.
 """
 from __future__ import annotations
 
@@ -18,21 +24,24 @@ from .core import builtin
 
 @builtin
 def zeros(shape, dtype):
-    """A value of ``shape`` filled with 0 of ``dtype``. Example: ``acc = xt.zeros([BM, BN], xt.float32)``"""
+    """A value of ``shape`` (one or two constexprs) filled with 0 of ``dtype``.
+
+    Example: ``acc = xt.zeros([BM, BN], xt.float32)``; 1-D: ``s = xt.zeros([BLOCK], xt.float32)``"""
 
 
 @builtin
 def full(shape, value, dtype):
-    """A value of ``shape`` filled with ``value`` of ``dtype``.
+    """A value of ``shape`` (one or two constexprs) filled with ``value`` of ``dtype``.
 
     Example: ``m = xt.full([BM, 1], float("-inf"), xt.float32)``"""
 
 
 @builtin
 def arange(start, end, dtype=None):
-    """The row ``[[start, start+1, ..., end-1]]`` (shape ``[1, end-start]``, int32 by default).
+    """The 1-D value ``[start, start+1, ..., end-1]`` (``end-start`` elements, int32 by default).
 
-    Both bounds are constexprs. Example: ``cols = xt.arange(0, BN) + pid * BN``"""
+    Both bounds are constexprs.  It broadcasts with 2-D values as the row ``[1, N]`` does;
+    ``xt.arange(0, BM)[:, None]`` is a column. Example: ``cols = xt.arange(0, BN) + pid * BN``"""
 
 
 @builtin
@@ -181,8 +190,10 @@ def _reduction(name: str, what: str):
         pass
 
     stub.__name__ = stub.__qualname__ = name
-    stub.__doc__ = (f"The {what} of ``x`` along ``axis`` (0, 1 or None for both); the reduced dimensions "
-                    f"keep size 1 so the result broadcasts back. Example: ``r = xt.{name}(x, axis=1)``")
+    stub.__doc__ = (f"The {what} of ``x`` along ``axis`` (0, 1 or None for both); on a 2-D value the "
+                    f"reduced dimensions keep size 1 so the result broadcasts back; a 1-D value (axis 0 or "
+                    f"None) gives a 0-D value. Example: ``r = xt.{name}(x, axis=1)``, "
+                    f"``total = xt.{name}(v)`` for a 1-D ``v``")
     return builtin(stub)
 
 
@@ -206,14 +217,36 @@ def argmin(x, axis):
 
 @builtin
 def broadcast_to(x, shape):
-    """``x`` repeated along its size-1 dimensions to ``shape`` (``xetile.tile_broadcast``).
+    """``x`` repeated along its size-1 dimensions to ``shape`` (``xetile.tile_broadcast``); a
+    1-D value broadcasts as the row ``[1, N]``, a 0-D value or scalar to any shape.
 
-    Example: ``row = xt.broadcast_to(bias, [BM, BN])``"""
+    Example: ``rows = xt.broadcast_to(bias, [BM, BN])`` (a 1-D ``bias`` of BN elements)"""
+
+
+@builtin
+def expand_dims(x, axis):
+    """``x`` with a size-1 dimension inserted at ``axis`` (numpy's ``expand_dims``): a 1-D
+    value becomes the row ``[1, N]`` (axis 0) or the column ``[N, 1]`` (axis 1 or -1), a 0-D
+    value a 1-D value of one element.  ``v[None, :]`` and ``v[:, None]`` say the same.
+
+    Example: ``col = xt.expand_dims(xt.arange(0, BM), 1)``"""
+
+
+@builtin
+def reshape(x, shape):
+    """``x`` with the same elements (row-major) in ``shape`` (one or two constexprs).  Values
+    are at most 2-D, so the reshapes are those that add or drop size-1 dimensions: 1-D
+    ``[N]`` <-> row ``[1, N]`` <-> column ``[N, 1]``, 0-D <-> ``[1]`` <-> ``[1, 1]``.
+
+    Example: ``v = xt.reshape(xt.sum(x, axis=1), [BM])`` (an ``[BM, 1]`` column as 1-D)"""
 
 
 @builtin
 def transpose(x, wg_map=None, source_wg_map=None):
     """The transpose of a 2-D value (``xetile.tile_transpose``). Example: ``vt = xt.transpose(v)``
+
+    A 1-D value is taken as the row ``[1, N]`` and gives the column ``[N, 1]`` (the form
+    kernels used before 1-D values; ``v[:, None]`` says it the numpy way).
 
     At workgroup level ``wg_map`` distributes the result and ``source_wg_map`` (optional,
     else the producer's map) the source, as in the RFC's ``tile_transpose {#mp_bt #mp_b}``."""

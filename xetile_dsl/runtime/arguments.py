@@ -134,10 +134,11 @@ class ArrayHandler:
                              "skip the launch when there is nothing to compute")
         if p.written and not writable:
             raise self._fail("the kernel writes this array but it is read-only")
-        if self.tiled and p.ndim >= 2:
-            self._check_tiled_extent(f"{shape[-2]} rows", shape[-2])
+        if self.tiled and p.ndim >= 1:  # a 1-D array is one row
+            if p.ndim >= 2:
+                self._check_tiled_extent(f"{shape[-2]} rows", shape[-2])
             self._check_tiled_extent(f"rows of {shape[-1] * self.itemsize} bytes", shape[-1] * self.itemsize)
-        if p.ndim >= 2 and shape[-1] * self.itemsize < self.min_width:
+        if p.ndim >= 1 and shape[-1] * self.itemsize < self.min_width:
             raise self._fail(f"rows are {shape[-1] * self.itemsize} bytes wide ({shape[-1]} x "
                              f"{p.dtype}); this kernel's 2D block messages need at least {self.min_width} bytes "
                              f"({-(-self.min_width // self.itemsize)} elements)")
@@ -159,10 +160,10 @@ class ArrayHandler:
             raise self._fail(f"strides {strides} (elements) must be non-negative whole elements")
         if self.tiled and desc.ndim >= 2:
             self._check_tiled_extent(f"a row pitch of {strides[-2] * self.itemsize} bytes", strides[-2] * self.itemsize)
-        if not self.block2d or desc.ndim < 2:
+        if not self.block2d or desc.ndim < 1:
             return
-        pitch = strides[-2] * self.itemsize
-        if desc.shape[-2] > 1 and pitch % self.align:
+        pitch = strides[-2] * self.itemsize if desc.ndim >= 2 else 0   # a 1-D array: one row, no pitch
+        if desc.ndim >= 2 and desc.shape[-2] > 1 and pitch % self.align:
             raise self._fail(f"row pitch is {pitch} bytes (stride {strides[-2]} elements); this kernel's 2D "
                              f"block messages need a multiple of {self.align} bytes: allocate rows padded to "
                              f"{-(-pitch // self.align) * self.align // self.itemsize} elements and pass a view")

@@ -41,9 +41,9 @@ def device_layout_needs_per_lane(shape: tuple, strides: tuple, itemsize: int, ba
     PITCH_ALIGN_BYTES (f16 rows of 100 elements, 200 bytes) or ``base_address`` (None where
     the runtime places the buffer, as pyopencl's) is not BASE_ALIGN_BYTES-aligned.  Such
     arrays get the per-lane specialisation too."""
-    if len(shape) < 2:
+    if not shape:
         return False
-    if shape[-2] > 1 and (strides[-2] * itemsize) % PITCH_ALIGN_BYTES:
+    if len(shape) > 1 and shape[-2] > 1 and (strides[-2] * itemsize) % PITCH_ALIGN_BYTES:
         return True
     return base_address is not None and base_address % BASE_ALIGN_BYTES != 0
 

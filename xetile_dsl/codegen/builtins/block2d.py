@@ -69,9 +69,13 @@ class Fragment:
             return 1
         return 32 // self.elem_bits
 
-    def vector_type(self) -> ir.VectorType:
+    def vector_type(self) -> ir.Type:
         """The per-lane carrier: ``<size x iE>``, or ``<size/pack x i32>`` (element
-        ``index`` in bits ``[(index % pack) * E, ...)`` of component ``index // pack``)."""
+        ``index`` in bits ``[(index % pack) * E, ...)`` of component ``index // pack``);
+        the scalar ``iE`` for a one-element fragment (a one-row block of one element per
+        lane: the 2D block messages of a 1-D array's f32 rows)."""
+        if self.size == 1:
+            return ir.IntType(self.elem_bits)
         return ir.VectorType(ir.IntType(self.elem_bits * self.pack), self.size // self.pack)
 
     def elements(self):
@@ -87,8 +91,9 @@ class Fragment:
                         yield index, rb * l0 * d0 + i, cb * l1 * d1 + j
 
 
-def check_fragment(subgroup_size, elem_bits, rows, cols, wi_layout, wi_data) -> str | None:
-    """Why this distribution is illegal, or None if it is fine."""
+def check_fragment(subgroup_size, elem_bits, rows, cols, wi_layout, wi_data, scalar_ok: bool = False) -> str | None:
+    """Why this distribution is illegal, or None if it is fine (``scalar_ok``: one element
+    per lane is fine too, carried as a scalar; block messages of one row ask for it)."""
     (l0, l1), (d0, d1) = wi_layout, wi_data
     if elem_bits not in (8, 16, 32, 64):
         return f"unsupported element width {elem_bits}"
@@ -98,7 +103,7 @@ def check_fragment(subgroup_size, elem_bits, rows, cols, wi_layout, wi_data) -> 
         return f"block {rows}x{cols} is not divisible by wi_layout*wi_data {wi_layout}*{wi_data}"
     per_lane = rows * cols // subgroup_size
     packed = per_lane * elem_bits // 32 if elem_bits < 32 and per_lane * elem_bits % 32 == 0 else 0
-    if per_lane not in SPIRV_VECTOR_SIZES and packed not in SPIRV_VECTOR_SIZES:
+    if per_lane not in SPIRV_VECTOR_SIZES and packed not in SPIRV_VECTOR_SIZES and not (scalar_ok and per_lane == 1):
         # SPIR-V (without VectorAnyINTEL) has no other vector sizes, and LLVM's backend
         # aborts the whole process on them: split the block into smaller loads instead.
         return (f"block {rows}x{cols} gives {per_lane} elements per lane; a fragment must have "
@@ -106,8 +111,8 @@ def check_fragment(subgroup_size, elem_bits, rows, cols, wi_layout, wi_data) -> 
     return None
 
 
-def _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data) -> Fragment:
-    problem = check_fragment(bi.subgroup_size, elem_bits, rows, cols, wi_layout, wi_data)
+def _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data, scalar_ok: bool = False) -> Fragment:
+    problem = check_fragment(bi.subgroup_size, elem_bits, rows, cols, wi_layout, wi_data, scalar_ok)
     if problem:
         raise ValueError(problem)
     return Fragment(elem_bits, rows, cols, tuple(wi_layout), tuple(wi_data))
@@ -280,7 +285,7 @@ def _coord(builder, x, y):
 
 def build_load(bi, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane=False) -> ir.Function:
     """The load wrapper (see :meth:`IntelBuiltins.load_2d`)."""
-    frag = _fragment(bi, elem_bits, rows, cols * count, wi_layout, wi_data)
+    frag = _fragment(bi, elem_bits, rows, cols * count, wi_layout, wi_data, scalar_ok=rows == 1)
     kind = load_kind(bi.target, elem_bits, rows, cols, count, wi_layout, wi_data, per_lane)
     name = f"__xetile_load2d_{kind}_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
     fn, builder = _wrapper(bi, name, frag.vector_type(), [])
@@ -329,7 +334,7 @@ def build_pad(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Functi
     """The padding wrapper (see :meth:`IntelBuiltins.pad_2d`): each element of this lane's
     fragment that lies outside the surface becomes ``pad`` (a compare and a select per
     element, so the 2D block read itself stays one message)."""
-    frag = _fragment(bi, elem_bits, rows, cols * count, wi_layout, wi_data)
+    frag = _fragment(bi, elem_bits, rows, cols * count, wi_layout, wi_data, scalar_ok=rows == 1)
     name = f"__xetile_pad2d_{elem_bits}b_{rows}r{cols}x{count}c_{_tag(frag)}"
     elem_ty = ir.IntType(elem_bits)
     fn, builder = _wrapper(bi, name, frag.vector_type(), [frag.vector_type(), elem_ty])
@@ -345,7 +350,7 @@ def build_pad(bi, elem_bits, rows, cols, count, wi_layout, wi_data) -> ir.Functi
 
 def build_store(bi, elem_bits, rows, cols, wi_layout, wi_data, per_lane=False) -> ir.Function:
     """The store wrapper (see :meth:`IntelBuiltins.store_2d`)."""
-    frag = _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data)
+    frag = _fragment(bi, elem_bits, rows, cols, wi_layout, wi_data, scalar_ok=rows == 1)
     kind = store_kind(bi.target, elem_bits, rows, cols, wi_layout, wi_data, per_lane)
     name = f"__xetile_store2d_{kind}_{elem_bits}b_{rows}r{cols}x1c_{_tag(frag)}"
     fn, builder = _wrapper(bi, name, ir.VoidType(), [frag.vector_type()])
@@ -626,6 +631,8 @@ def _gather_into(bi, builder, frag: Fragment, surface, out) -> None:
 def _assemble(builder, frag: Fragment, values: list) -> ir.Value:
     """The carrier vector holding ``values`` (fragment order), packed per :attr:`Fragment.pack`."""
     vty = frag.vector_type()
+    if frag.size == 1:
+        return values[0]
     out = ir.Constant(vty, None)
     for c in range(vty.count):
         part = values[c * frag.pack:(c + 1) * frag.pack]
@@ -640,6 +647,8 @@ def _assemble(builder, frag: Fragment, values: list) -> ir.Value:
 
 def _element_of(builder, frag: Fragment, value, index: int) -> ir.Value:
     """Element ``index`` (fragment order) of carrier ``value``."""
+    if frag.size == 1:
+        return value
     word = builder.extract_element(value, ir.Constant(I32, index // frag.pack))
     if frag.pack == 1:
         return word

@@ -18,7 +18,9 @@ change.  Only tile_mma operands of a plain K step (besides lane-local vector wor
 coalesced, when the accumulator
 and the whole K step of operands fit ``Target.coalesced_register_share`` of the register
 file (:func:`_plain_gemm_block`, :func:`_mma_operand_tiles`).  Not coalesced: other
-loads, tiles that are stored, padded, scattered, in SLM or moved for per-row accesses,
+loads (but the unpadded loads of tiles of 1-D arrays: one row, a few elements per lane,
+so messages of several blocks keep nothing more live), tiles that are stored, padded,
+scattered, in SLM or moved for per-row accesses,
 transposed tiles other than 16-bit operand A (:func:`choose_transposed`); 8-bit
 elements (their per-lane pieces need packing); and tiles loaded in a K loop the
 register budget may split (xegpu-split-accumulators keeps only some block rows
@@ -30,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xdsl.dialects import func, scf, vector
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects.builtin import MemRefType, VectorType
 from xdsl.ir import Operation, SSAValue
 
 from ...dialects import _asm, retype, xegpu, xetile
@@ -123,7 +125,7 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
     if not (target.has_2d_block_io or target.subgroup_block_units):
         return {}
     families = Families(fn)
-    operands = _mma_operand_tiles(fn, target) | _transposed_a_tiles(fn)
+    operands = _mma_operand_tiles(fn, target) | _transposed_a_tiles(fn) | _one_d_loads(fn, families)
     kinds: dict[SSAValue, set[str]] = {}
     rejected: set[SSAValue] = set()
     for op in ops_in(fn):
@@ -222,6 +224,14 @@ def _mma_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
     return found
 
 
+def _one_d_loads(fn: func.FuncOp, families: Families) -> set[SSAValue]:
+    """Tiles of 1-D arrays (a ``memref<?xT>`` seen as one row) that are loaded unpadded."""
+    roots = {families.find(op.tile) for op in ops_in(fn) if isinstance(op, xetile.InitTileOp)
+             and isinstance(op.source.type, MemRefType) and len(op.source.type.get_shape()) == 1}
+    return {op.tile for op in ops_in(fn) if isinstance(op, xetile.LoadTileOp) and op.padding is None
+            and families.find(op.tile) in roots}
+
+
 def _transposed_a_tiles(fn: func.FuncOp) -> set[SSAValue]:
     """``order = [0, 1]`` tiles loaded as operand A: coalesced whatever the register share,
     since a message holds only two DPAS blocks and the alternative is one gather per
@@ -251,6 +261,8 @@ def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands:
     if isinstance(op, xetile.LoadTileOp):
         if op.padding is not None or op.tile not in operands:
             return None
+        if len(op.tile.type.get_shape()) == 2 and op.tile.type.get_shape()[0] == 1 and not _mma_fed(op):
+            return "read"   # a tile of a 1-D array (_one_d_loads)
         is_t, plain = transposed.is_transposed(op.tile.type), plain_gemm_block(op)
         if lane_rows and is_t:  # coalesced where codegen reads them as lane rows (transposed.mark_lane_rows)
             return "read" if plain else None
@@ -262,6 +274,10 @@ def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands:
     if isinstance(op, (xetile.InitTileOp, xetile.UpdateTileOffsetOp, scf.ForOp, scf.YieldOp, scf.IfOp)):
         return ""
     return None
+
+
+def _mma_fed(op: xetile.LoadTileOp) -> bool:
+    return any(isinstance(use.operation, xetile.TileMMAOp) for use in op.value.uses)
 
 
 #: ops a K step may hold besides scalar arithmetic for its operand loads to be coalesced
