@@ -14,7 +14,7 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-from . import suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
+from . import array_views, suggestions, tile_ops, value_ops  # noqa: F401 - register the language functions' builders
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
@@ -141,6 +141,8 @@ class Expressions:
         base = self.builder.visit(node.value)
         if isinstance(base, (tuple, list)):
             return base[self.builder.constexpr(node.slice, "an index into a tuple")]
+        if array_views.rank_of(base) > 2:
+            return array_views.subscript(self.builder, base, node)
         raise self.builder.error(node, f"indexing {describe(base)} is not supported in kernels{_indexing_hint(base)}")
 
     def visit_BinOp(self, node: ast.BinOp):
