@@ -18,7 +18,7 @@ from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarP
 from .arrays import DeviceArray, describe, type_name
 from .. import dtypes
 from ..errors import LaunchError
-from ..targets.launch_facts import BASE_ALIGN_BYTES  # the 2D block base rule (no tables)
+from ..targets.launch_facts import BASE_ALIGN_BYTES, slices_aligned  # the 2D block base rule (no tables)
 
 
 def numpy_dtype(elem: str) -> np.dtype:
@@ -51,6 +51,10 @@ class ArrayHandler:
         # the 2D-block limits apply only to arrays the kernel accesses with block messages
         uses_blocks = bool(getattr(param, "block2d", True))
         self.align = math.lcm(max(int(abi.pitch_align_bytes), 1) if uses_blocks else 1, self.itemsize)
+        #: the row pitch numpy arrays are laid out with: an N-D array's rows (and so its
+        #: 2-D slices, which the kernel tiles from base + leading offsets) start
+        #: BASE_ALIGN_BYTES-aligned when the kernel reads it with 2D block messages
+        self.host_align = math.lcm(self.align, BASE_ALIGN_BYTES) if uses_blocks and param.ndim > 2 else self.align
         self.min_width = int(abi.min_width_bytes) if uses_blocks else 0
         self.block2d = uses_blocks and (self.min_width > 0 or int(abi.pitch_align_bytes) > 1)
         self.written = bool(param.written)
@@ -166,6 +170,11 @@ class ArrayHandler:
             raise self._fail(f"row pitch is {pitch} bytes (stride {strides[-2]} elements); this kernel's 2D "
                              f"block messages need a multiple of {self.align} bytes: allocate rows padded to "
                              f"{-(-pitch // self.align) * self.align // self.itemsize} elements and pass a view")
+        if not slices_aligned(desc.shape, strides, self.itemsize):
+            raise self._fail(f"strides {strides} (elements): the kernel tiles 2-D slices of this array from its "
+                             f"first element plus the leading strides, which its 2D block messages need "
+                             f"{BASE_ALIGN_BYTES}-byte aligned; make a contiguous copy with rows padded to a "
+                             f"multiple of {BASE_ALIGN_BYTES} bytes")
         if desc.api == "usm" and desc.pointer % BASE_ALIGN_BYTES:
             raise self._fail(f"the first element is at address 0x{desc.pointer:x}, not {BASE_ALIGN_BYTES}-byte "
                              "aligned as this kernel's 2D block messages need (a view starting inside a row?); "
@@ -176,7 +185,7 @@ class ArrayHandler:
         if len(shape) < 2:
             return (shape[-1] if shape else 1), ()
         row = shape[-1] * self.itemsize
-        pitch = -(-row // self.align) * self.align // self.itemsize
+        pitch = -(-row // self.host_align) * self.host_align // self.itemsize
         strides = [pitch]
         for extent in reversed(shape[1:-1]):
             strides.append(strides[-1] * extent)
