@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import DYNAMIC_INDEX, MemRefType, StridedLayoutAttr
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, MemRefType, StridedLayoutAttr
 from xdsl.ir import SSAValue
 
 from .ir_values import describe
@@ -46,7 +46,7 @@ def slice_2d(builder, array: SSAValue, leading: list, node: ast.AST) -> SSAValue
     sizes, strides = builder.array_meta[array]
     if len(leading) != rank - 2:
         raise builder.error(node, f"a {rank}-D array takes {rank - 2} leading indices to select a 2-D slice "
-                            f"(e.g. x[{', '.join('ijkl'[:rank - 2])}]), got {len(leading)}")
+                            f"(x[{', '.join('zhij'[:rank - 2])}], a base for xt.init_tile), got {len(leading)}")
     offset = None
     for index, stride in zip(leading, strides):
         term = builder.emit(arith.MuliOp(builder.index(index, node), stride)).result
@@ -63,22 +63,32 @@ def slice_2d(builder, array: SSAValue, leading: list, node: ast.AST) -> SSAValue
     return view
 
 
+def _indices(node: ast.Subscript) -> list:
+    index = node.slice
+    return index.elts if isinstance(index, ast.Tuple) else [index]
+
+
+def is_slice_subscript(base, node: ast.Subscript) -> bool:
+    """Whether ``base[...]`` selects a 2-D slice: ``base`` an N-D array (rank > 2) indexed
+    with fewer indices than its rank (as many indices as the rank read one element,
+    which is not this module's)."""
+    rank = rank_of(base)
+    return rank > 2 and len(_indices(node)) < rank
+
+
 def subscript(builder, array: SSAValue, node: ast.Subscript) -> SSAValue:
     """``x[z, h]`` of an N-D array ``x``: its 2-D slice (:func:`slice_2d`)."""
     rank = rank_of(array)
-    index = node.slice
-    elts = index.elts if isinstance(index, ast.Tuple) else [index]
+    elts = _indices(node)
+    leading = ", ".join("zhij"[:rank - 2])
     if any(isinstance(e, (ast.Slice, ast.Starred)) for e in elts):
-        raise builder.error(node, f"an array is indexed with integers only (x[{', '.join('ijkl'[:max(rank - 2, 1)])}] "
-                            "selects a 2-D slice); slices (':') are not supported, tile the array with "
-                            "xt.init_tile instead")
-    if len(elts) >= rank:
-        raise builder.error(node, f"x[...] with {len(elts)} indices on a {rank}-D array: a 2-D slice takes "
-                            f"{rank - 2} leading indices (then xt.init_tile(x[...], [row, col], shape)); "
-                            "a 2-D array is tiled as it is")
+        raise builder.error(node, f"a 2-D slice of a {rank}-D array is selected with {rank - 2} integer "
+                            f"indices, x[{leading}]; ':' slices are not supported (tile the slice with "
+                            "xt.init_tile instead)")
     values = [builder.visit(e) for e in elts]
     for value, elt in zip(values, elts):
-        if not (isinstance(value, int) and not isinstance(value, bool)) and not isinstance(value, SSAValue):
+        if isinstance(value, bool) or not isinstance(value, (int, SSAValue)) or \
+                (isinstance(value, SSAValue) and not isinstance(value.type, IndexType)):
             raise builder.error(elt, f"an array index must be an integer, got {describe(value)}")
     return slice_2d(builder, array, values, node)
 

@@ -141,7 +141,7 @@ class Expressions:
         base = self.builder.visit(node.value)
         if isinstance(base, (tuple, list)):
             return base[self.builder.constexpr(node.slice, "an index into a tuple")]
-        if array_views.rank_of(base) > 2:
+        if array_views.is_slice_subscript(base, node):    # x[z, h] of an N-D array: its 2-D slice
             return array_views.subscript(self.builder, base, node)
         raise self.builder.error(node, f"indexing {describe(base)} is not supported in kernels{_indexing_hint(base)}")
 
