@@ -17,7 +17,7 @@ from xdsl.dialects.builtin import BFloat16Type, DenseIntOrFPElementsAttr, FloatA
 from ...dialects import _arith_vector as av
 from ...errors import LoweringError
 from ..llvm_types import llvm_scalar, llvm_type
-from . import EMITTERS, array_views, constant_vectors, slm, vector_ops
+from . import EMITTERS, array_slices, constant_vectors, slm, vector_ops
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 
@@ -74,8 +74,8 @@ def emit_alloc(gen, op) -> None:
 
 @EMITTERS.register(memref.ReinterpretCastOp)
 def emit_reinterpret_cast(gen, op) -> None:
-    if array_views.is_dynamic_view(op):    # the 2-D slice of an N-D array
-        array_views.reinterpret(gen, op)
+    if array_slices.is_dynamic_view(op):    # the 2-D slice of an N-D array
+        array_slices.reinterpret(gen, op)
     else:
         slm.reinterpret(gen, op)
 
