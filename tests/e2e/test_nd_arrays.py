@@ -131,3 +131,56 @@ def test_nd_kernels_compile_for_the_gpus(target, ocloc_path):
     assert "dpas" in isa
     if target == "pvc":                      # the slices' tiles are 2D block messages, not gathers
         assert "load_block2d" in isa and "store_block2d" in isa
+
+
+@xd.jit
+def rows_loop(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    """A loop bounded by the 3-D array's x.shape[1] over workgroup tiles (a wg_map over
+    two subgroups) of its slice x[g] and of y's."""
+    g = xt.program_id(0)
+    xs = x[g]
+    for r in range(0, x.shape[1], BM):
+        t = xt.init_tile(xs, [r, 0], [BM, BN], wg_map=xt.wg_map(sg_layout=[2, 1], sg_data=[BM // 2, BN]))
+        v = xt.load_tile(t)
+        xt.store_tile(v * 2.0, xt.init_tile(y[g], [r, 0], [BM, BN],
+                                            wg_map=xt.wg_map(sg_layout=[2, 1], sg_data=[BM // 2, BN])))
+
+
+@xd.jit
+def first_column(x, out):
+    """A scattered gather from the slice x[g] (element offsets count from the slice's
+    first element, rows xs.shape[1] apart)."""
+    g = xt.program_id(0)
+    xs = x[g]
+    column = xt.load_gather(xt.init_tile(xs, xt.arange(0, 16) * xs.shape[1]))
+    xt.store_tile(column, xt.init_tile(out, [g, 0, 0], [1, 1, 16]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_slice_shapes_loops_gathers_and_workgroup_tiles(target):
+    G, M, N = 2, 48, 32
+    x = RNG.standard_normal((G, M, N)).astype(np.float32)
+    y = np.full((G, M, N), np.nan, np.float32)
+    out = np.full((G, 1, 16), np.nan, np.float32)
+    rows_loop.on(target)[(G,)](x, y, BM=16, BN=N)
+    np.testing.assert_array_equal(y, 2 * x)
+    first_column.on(target)[(G,)](x, out)
+    np.testing.assert_array_equal(out[:, 0], x[:, :16, 0])
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "interpret"])
+def test_3d_narrow_rows_take_the_per_lane_form(target):
+    """f16 rows of 20 elements (40 bytes, under the 64 of a 2D block message): the N-D
+    array gets the per-lane specialisation as a 2-D one does."""
+    G, M, N = 2, 16, 20
+    x = RNG.integers(-3, 4, (G, M, N)).astype(np.float16)
+    y = np.zeros((G, M, N), np.float16)
+
+    @xd.jit
+    def add_one_3d(x, y):
+        g = xt.program_id(0)
+        v = xt.load_tile(xt.init_tile(x, [g, 0, 0], [1, 16, 32]))
+        xt.store_tile(v + xt.full([16, 32], 1.0, xt.float16), xt.init_tile(y[g], [0, 0], [16, 32]))
+
+    add_one_3d.on(target)[(G,)](x, y)
+    np.testing.assert_array_equal(y, x + np.float16(1))
