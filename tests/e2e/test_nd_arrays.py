@@ -83,9 +83,10 @@ def test_3d_batched_gemm(target):
 
 @pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc"])
 def test_3d_odd_rows_slices_stay_aligned(target):
-    """f16 rows of 40 elements (80 bytes) and 7 rows per slice: the launcher lays numpy
-    N-D arrays out with 64-byte-aligned rows, so every slice x[g] starts aligned for the
-    2D block messages (runtime/arguments.py, ArrayHandler.host_align)."""
+    """7-row slices of f16 rows of 40 elements (80 bytes) and f32 rows of 40 (160 bytes):
+    the launcher pads numpy N-D arrays' rows until a slice is a multiple of 64 bytes (c's
+    rows to 192 bytes), so every slice x[g] starts aligned for the 2D block messages
+    (runtime/arguments.py, ArrayHandler.layout)."""
     G, M, N, K = 2, 7, 40, 32
     a = RNG.integers(-3, 4, (G, M, K)).astype(np.float16)
     b = RNG.integers(-3, 4, (G, K, N)).astype(np.float16)

@@ -51,10 +51,9 @@ class ArrayHandler:
         # the 2D-block limits apply only to arrays the kernel accesses with block messages
         uses_blocks = bool(getattr(param, "block2d", True))
         self.align = math.lcm(max(int(abi.pitch_align_bytes), 1) if uses_blocks else 1, self.itemsize)
-        #: the row pitch numpy arrays are laid out with: an N-D array's rows (and so its
-        #: 2-D slices, which the kernel tiles from base + leading offsets) start
-        #: BASE_ALIGN_BYTES-aligned when the kernel reads it with 2D block messages
-        self.host_align = math.lcm(self.align, BASE_ALIGN_BYTES) if uses_blocks and param.ndim > 2 else self.align
+        #: whether numpy N-D arrays are laid out with every 2-D slice (which the kernel
+        #: tiles from base + leading offsets) BASE_ALIGN_BYTES-aligned (:meth:`layout`)
+        self.aligned_slices = uses_blocks and param.ndim > 2
         self.min_width = int(abi.min_width_bytes) if uses_blocks else 0
         self.block2d = uses_blocks and (self.min_width > 0 or int(abi.pitch_align_bytes) > 1)
         self.written = bool(param.written)
@@ -181,11 +180,17 @@ class ArrayHandler:
                              "copy the view into its own array")
 
     def layout(self, shape: tuple) -> tuple[int, tuple[int, ...]]:
-        """Padded row pitch in elements and the outer strides in elements."""
+        """Padded row pitch in elements and the outer strides in elements: rows padded to
+        ``align``, and for an N-D array the kernel tiles, further until a 2-D slice (rows x
+        pitch) is a multiple of BASE_ALIGN_BYTES, so that every slice starts aligned."""
         if len(shape) < 2:
             return (shape[-1] if shape else 1), ()
         row = shape[-1] * self.itemsize
-        pitch = -(-row // self.host_align) * self.host_align // self.itemsize
+        pitch_bytes = -(-row // self.align) * self.align
+        if self.aligned_slices:   # ends: a pitch that is a multiple of BASE_ALIGN_BYTES qualifies
+            while (shape[-2] * pitch_bytes) % BASE_ALIGN_BYTES:
+                pitch_bytes += self.align
+        pitch = pitch_bytes // self.itemsize
         strides = [pitch]
         for extent in reversed(shape[1:-1]):
             strides.append(strides[-1] * extent)
