@@ -267,6 +267,8 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
 def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
     """(shape, dtype) of what :func:`attention` returns, checked as it checks them (same
     UsageErrors), without running: for the torch fake implementation (``ops/torch_ops.py``)."""
+    if q.ndim == 3 and k.ndim == 3 and v.ndim == 3:      # [H, N, D]: one batch
+        return _check(q[None], k[None], v[None])[1:], operands.dtype_of(q)
     return _check(q, k, v), operands.dtype_of(q)
 
 
