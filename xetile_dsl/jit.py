@@ -664,6 +664,10 @@ def _layout_note(name: str, value) -> str | None:
         return (f"row pitch {pitch} bytes ({desc.strides[-2]} x {desc.dtype}), not a multiple of {align}: allocate "
                 f"rows padded to {-(-pitch // align) * align // itemsize} elements and pass the view "
                 f"[..., :{desc.shape[-1]}]")
+    if not target_facts.slices_aligned(desc.shape, desc.strides, itemsize):
+        return (f"strides {desc.strides} (elements): its 2-D slices x[z, ...] start {target_facts.BASE_ALIGN_BYTES}"
+                f"-byte aligned only when the leading strides are multiples of {target_facts.BASE_ALIGN_BYTES} "
+                "bytes: copy it into an array with such strides")
     return (f"first element at 0x{desc.pointer:x}, not {target_facts.BASE_ALIGN_BYTES}-byte aligned (a view "
             "starting inside a row or a vector?): copy it into its own array")
 

@@ -1,7 +1,7 @@
 """ops.attention (flash attention forward) against f64 numpy with a derived bound
 (ops_ref.attention_ref), [Z, H, N, D] with N = 100 (no multiple of the 16-query block:
-numpy inputs are padded per head to whole query blocks (16 on pvc, 8 on ARC)
-and the padded keys masked).  The CPU device compiles one variant per flavour (D = 64, causal:
+each head's [N, D] slice is tiled in place, keys past N read as zeros and masked,
+queries past N not stored), contiguous and as transposed views.  The CPU device compiles one variant per flavour (D = 64, causal:
 the masked path); the interpreter runs the others."""
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from ops_ref import BF16, assert_within, attention_ref
 from xetile_dsl import ops
 from xetile_dsl.ops import configs
-from xetile_dsl.errors import UsageError, XeTileError
+from xetile_dsl.errors import UsageError
 from xetile_dsl.targets import TARGETS
 from conftest_tools import require_dpnp
 
@@ -84,11 +84,42 @@ def test_attention_refuses_clearly(call, message):
         call()
 
 
-def test_attention_device_arrays_need_whole_blocks():
+def _transposed_qkv(d, n=100, z=2, h=3):
+    """q, k, v as [Z, H, N, D] views of [Z, N, H, D] arrays (torch's ``x.transpose(1, 2)``
+    layout: strides (N*H*D, D, H*D, 1)), which ops.attention tiles in place."""
+    return tuple(RNG.standard_normal((z, n, h, d)).astype(np.float16).transpose(0, 2, 1, 3) for _ in range(3))
+
+
+@pytest.mark.parametrize("target", ["cpu-pvc", "cpu-arc", "interpret"])
+def test_attention_on_transposed_views(target):
+    """[Z, H, N, D] views with any strides (unit in D) run without host reshapes: each
+    head's [N, D] slice q[z, h] is tiled in place (attention_nd_kernel); the reference's
+    bound as for contiguous inputs (the arithmetic is the same)."""
+    q, k, v = _transposed_qkv(64)
+    assert not q.flags.c_contiguous
+    _check(q, k, v, True, target)
+
+
+def test_attention_three_dimensional_inputs():
+    """[H, N, D] inputs: one batch (a leading 1 viewed on, no copy), an [H, N, D] result."""
+    q, k, v = (x[0] for x in _qkv(64, n=40))
+    o = ops.attention(q, k, v, target="interpret")
+    ref, bound = attention_ref(q[None], k[None], v[None], False)
+    assert o.shape == q.shape
+    assert_within(o[None], ref, bound, "[H, N, D]")
+
+
+def test_attention_device_arrays_any_n_and_strides():
+    """Device arrays are used in place with any N (keys past N read as zeros and are
+    masked, queries past N are not stored) and any strides with unit stride in D: a
+    transposed dpnp view of a [Z, N, H, D] array, N = 100 (no multiple of the 16-query
+    block; before N-D tiles a UsageError)."""
     dpnp = require_dpnp()
-    q, k, v = (dpnp.asarray(x) for x in _qkv(64))
-    with pytest.raises(XeTileError, match="multiple of the query block"):
-        ops.attention(q, k, v, target="cpu-pvc")
+    host = _transposed_qkv(64, z=1, h=2)
+    q, k, v = (dpnp.asarray(np.ascontiguousarray(x.transpose(0, 2, 1, 3))).transpose(0, 2, 1, 3) for x in host)
+    o = dpnp.asnumpy(ops.attention(q, k, v, causal=True, target="cpu-pvc"))
+    ref, bound = attention_ref(*host, True)
+    assert_within(o, ref, bound, "dpnp transposed views")
 
 
 @pytest.mark.parametrize("target", ["cpu-pvc", "interpret"])

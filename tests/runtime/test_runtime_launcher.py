@@ -30,7 +30,10 @@ def _expected_fill(shape, pitch):
     return (z * s0 + r * s1 + c).astype(np.int32)
 
 
-@pytest.mark.parametrize("cols,align,pitch", [(20, 64, 32), (20, 16, 20), (5, 16, 8), (16, 1, 16)])
+#: (cols, pitch alignment, the pitch the launcher lays the [2, 3, cols] i32 array out with):
+#: rows padded to the alignment, then (an N-D array read with 2D blocks) until a 3-row
+#: slice is a multiple of 64 bytes: 80-byte rows become 128, 20-byte ones 64
+@pytest.mark.parametrize("cols,align,pitch", [(20, 64, 32), (20, 16, 32), (5, 16, 16), (16, 1, 16)])
 def test_fill3d_padded_pitch(launcher, cols, align, pitch):
     abi = KernelABI("fill3d", FILL_ABI.params, workgroup_size=16, pitch_align_bytes=align)
     kernel = launcher.build(build_spirv(FILL3D), abi)

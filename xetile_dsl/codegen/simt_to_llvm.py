@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from llvmlite import ir
-from xdsl.dialects import func
+from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import MemRefType, ModuleOp
 from xdsl.ir import BlockArgument, Operation, SSAValue
 
@@ -115,7 +115,7 @@ class KernelGen:
     def _find_desc_sources(self, fn: func.FuncOp) -> None:
         """The memref under each descriptor family (through loops and offset updates)."""
         self.families = Families(fn)
-        self.desc_source = {self.families.find(op.tensor_desc): op.source
+        self.desc_source = {self.families.find(op.tensor_desc): _array_of(op.source)
                             for op in ops_in(fn) if isinstance(op, xegpu.CreateNdTdescOp)}
         self.block2d_sources: set[SSAValue] = set()
 
@@ -168,3 +168,15 @@ class KernelGen:
         if emit is None:
             raise LoweringError(f"codegen does not support {op.name} yet", op)
         emit(self, op)
+
+
+def _array_of(source: SSAValue) -> SSAValue:
+    """The array a descriptor's memref views: the N-D argument under a 2-D slice of it
+    (a ``memref.reinterpret_cast`` with runtime offset; frontend/array_views.py), else
+    ``source`` itself."""
+    owner = source.owner
+    while isinstance(owner, memref.ReinterpretCastOp) and isinstance(owner.source.type, MemRefType) \
+            and (owner.offsets or owner.sizes or owner.strides):
+        source = owner.source
+        owner = source.owner
+    return source

@@ -31,6 +31,7 @@ from ..knobs import debug_tracebacks
 from ..targets import Target
 from .argspec import ArgSpec
 from .array_elements import store_subscript
+from .array_views import ARRAY_RANKS, array_param_type
 from .control import RETURN, lower_if, lower_while, run_body
 from .expressions import Expressions
 from .ir_values import INDEX, describe
@@ -54,6 +55,8 @@ class KernelIRBuilder:
         self.block: Block | None = None
         self.array_meta: dict[SSAValue, tuple[list[SSAValue], list[SSAValue]]] = {}
         self.written_arrays: set[str] = set()
+        #: 2-D slice of an N-D array -> that array (frontend/array_views.py)
+        self.array_views: dict[SSAValue, SSAValue] = {}
         #: scattered tile -> its lanes' in-bounds mask (offset inside the array), built at init_tile
         self.scatter_bounds: dict[SSAValue, SSAValue] = {}
         #: values whose logical rank (1-D, 0-D) is not their IR rank (frontend/ranks.py)
@@ -99,9 +102,9 @@ class KernelIRBuilder:
         if spec.kind == "array":
             if spec.ndim == 1:  # viewed as [1, n] by the tiles over it (frontend/one_d.py)
                 return MemRefType(ir_type(spec.dtype), [DYNAMIC_INDEX])
-            if spec.ndim != 2:
-                raise self.src.error(self.src.tree, f"arrays must be 1-D or 2-D for now, got a {spec.ndim}-D array")
-            return MemRefType(ir_type(spec.dtype), [DYNAMIC_INDEX, DYNAMIC_INDEX], StridedLayoutAttr([None, 1], 0))
+            if spec.ndim not in ARRAY_RANKS:
+                raise self.src.error(self.src.tree, f"arrays must be 1-D, 2-D, 3-D or 4-D, got a {spec.ndim}-D array")
+            return array_param_type(ir_type(spec.dtype), spec.ndim)
         return ir_type(spec.dtype)
 
     def _bind_param(self, name: str, barg: SSAValue):

@@ -27,7 +27,9 @@ def describe(value) -> str:
         if isinstance(t, VectorType):
             return f"a tile value {'x'.join(map(str, t.get_shape()))}x{type_name(t.element_type)}"
         if isinstance(t, MemRefType):
-            return f"an array of {type_name(t.element_type)}"
+            rank = len(t.get_shape())
+            return f"an array of {type_name(t.element_type)}" if rank <= 2 else \
+                f"a {rank}-D array of {type_name(t.element_type)}"
         return f"a runtime scalar of type {type_name(t) if not isinstance(t, IndexType) else 'int'}"
     if isinstance(value, lang.dtype):
         return f"the dtype {value!r}"

@@ -15,7 +15,7 @@ from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
-from . import masks, one_d
+from . import array_views, masks, one_d
 from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
@@ -122,16 +122,21 @@ def build_init_tile(builder, node: ast.Call):
     args = _bind(builder, node)
     base = builder.visit(args["base"])
     if not (isinstance(base, SSAValue) and isinstance(base.type, MemRefType)):
-        raise builder.error(args["base"], f"init_tile needs a 1-D or 2-D array argument as its base, got "
-                            f"{describe(base)}")
+        raise builder.error(args["base"], f"init_tile needs an array argument as its base, got {describe(base)}")
     offsets = builder.visit(args["offsets"])
     if isinstance(offsets, SSAValue) and isinstance(offsets.type, VectorType):
+        if array_views.rank_of(base) > 2:
+            raise builder.error(args["base"], "a scattered tile's offsets count in a 2-D array: slice the "
+                                f"{array_views.rank_of(base)}-D array first, xt.init_tile(x[z, h], offsets)")
         return _init_scatter_tile(builder, node, args, base, offsets)
     if one_d.is_1d_array(base):
         return one_d.init_tile_1d(builder, node, args, base, offsets)
     if "shape" not in args:
         raise builder.error(node, "init_tile needs a shape, e.g. init_tile(a, [row, col], [BM, BK])")
-    shape = _int_pair(builder, args["shape"], "the tile shape", constexpr=True)
+    shape = None
+    if array_views.rank_of(base) > 2:   # offsets and shape of the rank: a tile of a 2-D slice
+        base, offsets, shape = array_views.tile_of_nd(builder, base, offsets, builder.visit(args["shape"]), args)
+    shape = _int_pair(builder, args["shape"], "the tile shape", constexpr=True, values=shape)
     offsets = [builder.index(v, args["offsets"])
                for v in _int_pair(builder, args["offsets"], "offsets", False, values=offsets)]
     order = tuple(builder.constexpr(args["order"], "order")) if "order" in args else (1, 0)

@@ -172,6 +172,13 @@ def init_tile(base, offsets, shape=None, order=(1, 0), wg_map=None):
         tbt = xt.init_tile(bt, [0, pid_n * BN], [BK, BN], order=(0, 1))   # B given as B^T
         ts = xt.init_tile(a, xt.arange(0, 16) * 2)                           # every other element
         tx = xt.init_tile(x, [pid * BLOCK], [BLOCK])                         # x is a 1-D array
+
+    A rank-3 or rank-4 ``base`` takes as many offsets and extents as its rank, the
+    leading extents 1: the tile is 2-D, on the slice the leading offsets select (the same
+    as ``init_tile(base[z, h], [row, col], [BM, D])``; docs/decisions/026-nd-arrays.md)::
+
+        tq = xt.init_tile(q, [z, h, pid_m * BM, 0], [1, 1, BM, D])         # q: [Z, H, N, D]
+        tk = xt.init_tile(k[z, h], [0, 0], [BN, D])                         # k[z, h]: [N, D]
     """
 
 
@@ -217,7 +224,8 @@ def prefetch_tile(tile, locality=3):
 @builtin
 def update_tile_offset(tile, row_delta, col_delta=None):
     """``tile`` moved by (row_delta, col_delta) elements; a tile of a 1-D array moves by
-    one delta.
+    one delta, and a tile of an N-D array's slice moves within the slice (its last
+    two dimensions).
 
     Example: ``ta = xt.update_tile_offset(ta, 0, BK)``; 1-D: ``tx = xt.update_tile_offset(tx, BLOCK)``"""
 

@@ -109,8 +109,29 @@ def attention_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.
     the causal diagonal: BN a multiple of BM makes it one block) follows, unless it was
     the first.  SCALED = False (for qk_scale > 0 only) leaves the scores unscaled
     until the exp2's fma."""
-    qblk = xt.program_id(0) * BM
     base = xt.program_id(1) * NP
+    _attention_body(q, k, v, o, base, N, qk_scale, CAUSAL, OUT, D, BM, BN, SCALED)
+
+
+@xd.jit
+def attention_nd_kernel(q, k, v, o, N, H, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                        D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
+    """:func:`attention_kernel` on [Z, H, N, D] arrays of any strides (unit stride in D):
+    program_id(1) = z * H + h picks the head, whose [N, D] slices ``q[z, h]`` ... the
+    tiles address in place (no padding: keys past N read as zeros and are masked,
+    queries past N are not stored)."""
+    head = xt.program_id(1)
+    z = head // H
+    h = head - z * H
+    _attention_body(q[z, h], k[z, h], v[z, h], o[z, h], 0, N, qk_scale, CAUSAL, OUT, D, BM, BN, SCALED)
+
+
+@xd.jit
+def _attention_body(q, k, v, o, base, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                    D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
+    """The transposed flash attention of one head: rows [base, base + N) of the 2-D
+    arrays (or slices) q, k, v, o, queries [program_id(0) * BM, + BM)."""
+    qblk = xt.program_id(0) * BM
     tq = xt.init_tile(q, [0, base + qblk], [D, BM], order=(0, 1))   # Q^T: [D, queries]
     tk = xt.init_tile(k, [base, 0], [BN, D])                                       # K: [keys, D]
     tv = xt.init_tile(v, [0, base], [D, BN], order=(0, 1))                         # V^T: [D, keys]
@@ -154,8 +175,26 @@ def attention_rows_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT
     messages (ARC), where the transposed form's ``order=(0, 1)`` tiles would be gathers:
     S = Q K^T (K^T through an ``order=(0, 1)`` tile), row reductions across lanes, then
     P V with P operand A (on ARC re-laid out by lane shuffles: lowering/rewrites/mma_relayout.py)."""
-    qblk = xt.program_id(0) * BM
     base = xt.program_id(1) * NP
+    _attention_rows_body(q, k, v, o, base, N, qk_scale, CAUSAL, OUT, D, BM, BN)
+
+
+@xd.jit
+def attention_rows_nd_kernel(q, k, v, o, N, H, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                             D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
+    """:func:`attention_rows_kernel` on [Z, H, N, D] arrays of any strides (unit stride in
+    D), one head's slices ``q[z, h]`` ... per program_id(1) = z * H + h."""
+    head = xt.program_id(1)
+    z = head // H
+    h = head - z * H
+    _attention_rows_body(q[z, h], k[z, h], v[z, h], o[z, h], 0, N, qk_scale, CAUSAL, OUT, D, BM, BN)
+
+
+@xd.jit
+def _attention_rows_body(q, k, v, o, base, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                         D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
+    """The untransposed flash attention of one head: rows [base, base + N) of q, k, v, o."""
+    qblk = xt.program_id(0) * BM
     qv = xt.load_tile(xt.init_tile(q, [base + qblk, 0], [BM, D]))
     m = xt.full([BM, 1], NEG_BIG, xt.float32)
     s_sum = xt.zeros([BM, 1], xt.float32)
@@ -186,9 +225,20 @@ def attention_rows_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT
 
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=None, target: str | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
-    bf16, D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32 statistics and accumulation.
-    P^T reaches the V^T P^T product as operand B stacked from the K Q^T result blocks
-    (lowering/rewrites/mma_relayout.py)."""
+    bf16 (or [H, N, D], one batch), D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32
+    statistics and accumulation.  The arrays may have any strides with unit stride in D
+    (e.g. torch's ``x.transpose(1, 2)`` of a [Z, N, H, D] tensor): the kernel tiles each
+    head's [N, D] slice in place, without host reshapes or padding.  P^T reaches the
+    V^T P^T product as operand B stacked from the K Q^T result blocks
+    (lowering/rewrites/mma_relayout.py).
+
+    >>> import numpy as np
+    >>> from xetile_dsl import ops
+    >>> x = np.random.default_rng(0).standard_normal((1, 20, 2, 64)).astype(np.float16)
+    >>> q = x.transpose(0, 2, 1, 3)                      # [Z, H, N, D], strided
+    >>> ops.attention(q, q, q, target="interpret").shape
+    (1, 2, 20, 64)
+    """
     return attention_launch(q, k, v, causal=causal, scale=scale, out=out, target=target)[0]
 
 
@@ -196,29 +246,29 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
                      target: str | None = None):
     """:func:`attention` returning ``(result, event)`` (the launch's event for device
     arrays, None for numpy), for benchmarks."""
-    q, k, v = (operands.as_array(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    q, k, v = (_operand(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    batched = q.ndim == 3 and k.ndim == 3 and v.ndim == 3    # [H, N, D]: one batch
+    if batched:
+        q, k, v = (x[None] for x in (q, k, v))                 # views with a leading 1
     Z, H, N, D = _check(q, k, v)
     dtype = operands.dtype_of(q)
     target = configs.resolve_target(target)
     BM, BN = configs.attention_tiles(target, D)
-    NP = -(-N // BM) * BM
-    flat = [_flat(x, Z, H, N, NP, D, BM, name) for x, name in ((q, "q"), (k, "k"), (v, "v"))]
-    result = operands.check_out(out, (Z, H, N, D), dtype) if out is not None else \
-        operands.empty_like_input(q, (Z, H, N, D), dtype)
-    buffer = result.reshape(Z * H * N, D) if NP == N else np.zeros((Z * H * NP, D), dtype)
+    shape = (H, N, D) if batched else (Z, H, N, D)
+    result = operands.check_out(out, shape, dtype) if out is not None else operands.empty_like_input(q, shape, dtype)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     kernel, options = _kernel_and_options(target, qk_scale)
-    event = kernel.on(target)[(NP // BM, Z * H)](
-        *flat, buffer, N, NP, qk_scale, CAUSAL=bool(causal),
+    event = kernel.on(target)[(-(-N // BM), Z * H)](
+        q, k, v, result[None] if batched else result, N, H, qk_scale, CAUSAL=bool(causal),
         OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN, **options)
-    if NP != N:
-        np.copyto(result, buffer.reshape(Z, H, NP, D)[:, :, :N])
     return result, event
 
 
 def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
     """(shape, dtype) of what :func:`attention` returns, checked as it checks them (same
     UsageErrors), without running: for the torch fake implementation (``ops/torch_ops.py``)."""
+    if q.ndim == 3 and k.ndim == 3 and v.ndim == 3:      # [H, N, D]: one batch
+        return _check(q[None], k[None], v[None])[1:], operands.dtype_of(q)
     return _check(q, k, v), operands.dtype_of(q)
 
 
@@ -227,13 +277,13 @@ def _kernel_and_options(target: str, qk_scale: float):
     positive scale is applied in the exp2's fma (SCALED = False; a zero or negative one
     would turn the masks' -inf into NaN or +inf there)."""
     if configs.attention_form(target) == "transposed":
-        return attention_kernel, {"SCALED": not qk_scale > 0}
-    return attention_rows_kernel, {}
+        return attention_nd_kernel, {"SCALED": not qk_scale > 0}
+    return attention_rows_nd_kernel, {}
 
 
 def _check(q, k, v) -> tuple[int, int, int, int]:
     if q.ndim != 4 or tuple(q.shape) != tuple(k.shape) or tuple(q.shape) != tuple(v.shape):
-        raise UsageError(f"attention: q, k, v must be [Z, H, N, D] of one shape, got {tuple(q.shape)}, "
+        raise UsageError(f"attention: q, k, v must be [Z, H, N, D] (or [H, N, D]) of one shape, got {tuple(q.shape)}, "
                          f"{tuple(k.shape)}, {tuple(v.shape)}")
     dtypes = {_name(operands.dtype_of(x)) for x in (q, k, v)}
     if len(dtypes) != 1 or not dtypes <= set(INPUTS):
@@ -244,17 +294,13 @@ def _check(q, k, v) -> tuple[int, int, int, int]:
     return Z, H, N, D
 
 
-def _flat(x, Z, H, N, NP, D, BM, name):
-    """[Z * H * NP, D] view of ``x``; numpy is zero-padded to NP keys per head, device
-    arrays (used in place) need N to be a multiple of the query block BM already."""
-    if NP == N:
-        return x.reshape(Z * H * N, D)
-    if not isinstance(x, np.ndarray):
-        raise UsageError(f"attention: {name} has N = {N}; device arrays are used in place, so N must be a "
-                         f"multiple of the query block ({BM}) here: pass numpy arrays (padded copies) instead")
-    padded = np.zeros((Z, H, NP, D), x.dtype)
-    padded[:, :, :N] = x
-    return padded.reshape(Z * H * NP, D)
+def _operand(x, name: str):
+    """``x`` as the kernel takes it: a numpy array with unit stride in its last dimension
+    as it is (the launcher copies it in, whatever its other strides), anything else as
+    ``operands.as_array`` makes it."""
+    if isinstance(x, np.ndarray) and x.ndim and x.strides[-1] == x.itemsize:
+        return x
+    return operands.as_array(x, name)
 
 
 def _name(dtype) -> str:

@@ -18,7 +18,7 @@ from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT, ArrayParam, KernelABI, ScalarP
 from .arrays import DeviceArray, describe, type_name
 from .. import dtypes
 from ..errors import LaunchError
-from ..targets.launch_facts import BASE_ALIGN_BYTES  # the 2D block base rule (no tables)
+from ..targets.launch_facts import BASE_ALIGN_BYTES, slices_aligned  # the 2D block base rule (no tables)
 
 
 def numpy_dtype(elem: str) -> np.dtype:
@@ -51,6 +51,9 @@ class ArrayHandler:
         # the 2D-block limits apply only to arrays the kernel accesses with block messages
         uses_blocks = bool(getattr(param, "block2d", True))
         self.align = math.lcm(max(int(abi.pitch_align_bytes), 1) if uses_blocks else 1, self.itemsize)
+        #: whether numpy N-D arrays are laid out with every 2-D slice (which the kernel
+        #: tiles from base + leading offsets) BASE_ALIGN_BYTES-aligned (:meth:`layout`)
+        self.aligned_slices = uses_blocks and param.ndim > 2
         self.min_width = int(abi.min_width_bytes) if uses_blocks else 0
         self.block2d = uses_blocks and (self.min_width > 0 or int(abi.pitch_align_bytes) > 1)
         self.written = bool(param.written)
@@ -167,17 +170,28 @@ class ArrayHandler:
             raise self._fail(f"row pitch is {pitch} bytes (stride {strides[-2]} elements); this kernel's 2D "
                              f"block messages need a multiple of {self.align} bytes: allocate rows padded to "
                              f"{-(-pitch // self.align) * self.align // self.itemsize} elements and pass a view")
+        if not slices_aligned(desc.shape, strides, self.itemsize):
+            raise self._fail(f"strides {strides} (elements): the kernel tiles 2-D slices of this array from its "
+                             f"first element plus the leading strides, which its 2D block messages need "
+                             f"{BASE_ALIGN_BYTES}-byte aligned; make a contiguous copy with rows padded to a "
+                             f"multiple of {BASE_ALIGN_BYTES} bytes")
         if desc.api == "usm" and desc.pointer % BASE_ALIGN_BYTES:
             raise self._fail(f"the first element is at address 0x{desc.pointer:x}, not {BASE_ALIGN_BYTES}-byte "
                              "aligned as this kernel's 2D block messages need (a view starting inside a row?); "
                              "copy the view into its own array")
 
     def layout(self, shape: tuple) -> tuple[int, tuple[int, ...]]:
-        """Padded row pitch in elements and the outer strides in elements."""
+        """Padded row pitch in elements and the outer strides in elements: rows padded to
+        ``align``, and for an N-D array the kernel tiles, further until a 2-D slice (rows x
+        pitch) is a multiple of BASE_ALIGN_BYTES, so that every slice starts aligned."""
         if len(shape) < 2:
             return (shape[-1] if shape else 1), ()
         row = shape[-1] * self.itemsize
-        pitch = -(-row // self.align) * self.align // self.itemsize
+        pitch_bytes = -(-row // self.align) * self.align
+        if self.aligned_slices:   # ends: a pitch that is a multiple of BASE_ALIGN_BYTES qualifies
+            while (shape[-2] * pitch_bytes) % BASE_ALIGN_BYTES:
+                pitch_bytes += self.align
+        pitch = pitch_bytes // self.itemsize
         strides = [pitch]
         for extent in reversed(shape[1:-1]):
             strides.append(strides[-1] * extent)

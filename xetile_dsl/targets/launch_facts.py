@@ -45,7 +45,16 @@ def device_layout_needs_per_lane(shape: tuple, strides: tuple, itemsize: int, ba
         return False
     if len(shape) > 1 and shape[-2] > 1 and (strides[-2] * itemsize) % PITCH_ALIGN_BYTES:
         return True
+    if not slices_aligned(shape, strides, itemsize):
+        return True
     return base_address is not None and base_address % BASE_ALIGN_BYTES != 0
+
+
+def slices_aligned(shape: tuple, strides: tuple, itemsize: int) -> bool:
+    """Whether every 2-D slice of an N-D array starts as aligned as its first element: the
+    strides (elements) of its leading dimensions of more than one index are multiples of
+    BASE_ALIGN_BYTES (a kernel tiles ``x[z, h]`` from ``base + z*stride0 + h*stride1``)."""
+    return all(n <= 1 or (s * itemsize) % BASE_ALIGN_BYTES == 0 for n, s in zip(shape[:-2], strides[:-2]))
 
 
 #: the facts of each target added at run time (``catalog.register_target``), as text: a

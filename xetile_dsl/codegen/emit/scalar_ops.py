@@ -18,7 +18,7 @@ from ...dialects import _arith_vector as av
 from ...dialects.types import bit_width
 from ...errors import LoweringError
 from ..llvm_types import llvm_scalar, llvm_type
-from . import EMITTERS, constant_vectors, slm, vector_ops
+from . import EMITTERS, array_slices, constant_vectors, slm, vector_ops
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
 
@@ -106,7 +106,10 @@ def emit_alloc(gen, op) -> None:
 
 @EMITTERS.register(memref.ReinterpretCastOp)
 def emit_reinterpret_cast(gen, op) -> None:
-    slm.reinterpret(gen, op)
+    if array_slices.is_dynamic_view(op):    # the 2-D slice of an N-D array
+        array_slices.reinterpret(gen, op)
+    else:
+        slm.reinterpret(gen, op)
 
 
 @EMITTERS.register(gpu.BarrierOp)

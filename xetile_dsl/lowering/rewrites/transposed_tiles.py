@@ -50,8 +50,9 @@ def init_descs(tr, op: xetile.InitTileOp, plan=None) -> list:
     t = op.tile.type
     (rows, cols), (b0, b1) = t.get_shape(), t.attr.blocks
     src = tr.one(op.source)
-    if isinstance(src.owner, memref.ReinterpretCastOp):  # a column-major view of an SLM buffer (wg_to_sg/transpose.py)
-        src = src.owner.source
+    view = src.owner
+    if isinstance(view, memref.ReinterpretCastOp) and not (view.offsets or view.sizes or view.strides):
+        src = view.source  # a column-major view of an SLM buffer (wg_to_sg/transpose.py), not an N-D array's slice
     sizes = [tr.one(v) for v in op.sizes][::-1]  # back to the array's own extents and strides
     strides = [tr.one(v) for v in op.strides][::-1]
     o0, o1 = (tr.one(v) for v in op.offsets)
