@@ -34,6 +34,7 @@ from .runtime import launchers
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
 from .targets.launch_facts import rows_need_per_lane
+from .targets.nvidia import NV_TARGETS
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
@@ -459,6 +460,9 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     same way.
     """
     fn = getattr(fn, "fn", fn)
+    if target in NV_TARGETS:   # the NVIDIA backend: stages xetile, nv, llvm, ptx (codegen/nvptx)
+        from .codegen.nvptx.driver import compile_nv
+        return compile_nv(fn, parse_signature(signature), dict(constants or {}), target)
     resolved = compile_target(target)
     _, options = split_options({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
                                 if v is not None}, ())

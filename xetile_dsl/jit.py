@@ -39,6 +39,7 @@ from .launch_options import NO_OPTIONS, LaunchOptions, check_for_target, launch_
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
+from .targets.nvidia import NV_TARGETS
 
 # the compiler loads at the first kernel that is not in the disk cache, the runtime (device
 # discovery, the launcher, the disk cache) and the target facts at the first launch, so that
@@ -411,6 +412,8 @@ class _Launch:
         value is the very object it had: one frame less on the path a loop of launches
         takes (anything else goes through ``run``, which compares by value)."""
         target = self.target
+        if target in NV_TARGETS or (target is None and _on_cuda(args, kwargs)):
+            return _nv_launch().run(self.jit, self.grid, target, args, kwargs)   # codegen/nvptx/launch.py
         if target is None:
             if not environ.unset(knobs.INTERPRET.name) and knobs.interpreting():   # (unset: one read)
                 return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
@@ -430,6 +433,17 @@ class _Launch:
         if event is not MISS:
             return event
         return jit.run_full(self.grid, target, args, kwargs)
+
+
+def _on_cuda(args: tuple, kwargs: dict) -> bool:
+    """Whether a launch passes CUDA arrays (``__cuda_array_interface__``: torch CUDA
+    tensors): it then runs on the NVIDIA backend."""
+    return any(hasattr(a, "__cuda_array_interface__") for a in (*args, *kwargs.values()))
+
+
+def _nv_launch():
+    from .codegen.nvptx import launch
+    return launch
 
 
 def default_target(device) -> str:
