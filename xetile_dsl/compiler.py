@@ -48,6 +48,7 @@ xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")  # xDSL
 pipeline = LazyModule("xetile_dsl.lowering.pipeline")  # ~0.5 s: xDSL
 wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")  # xDSL
 lowering_notes = LazyModule("xetile_dsl.lowering.notes")  # would load the lowering package on a warm launch
+nv_compiler = LazyModule("xetile_dsl.nv_compiler")  # the NVIDIA backend (codegen/nvptx): xDSL, llvmlite
 isa_report = LazyModule("xetile_dsl.tools.isa_report")  # ~45 ms, only for k.report()
 ocloc = LazyModule("xetile_dsl.tools.ocloc")  # ~35 ms, only when the ISA is built
 catalog = LazyModule("xetile_dsl.targets.catalog", globals())  # ~11 ms (the target tables); a warm launch never needs it
@@ -461,8 +462,7 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     """
     fn = getattr(fn, "fn", fn)
     if target in NV_TARGETS:   # the NVIDIA backend: stages xetile, nv, llvm, ptx (codegen/nvptx)
-        from .codegen.nvptx.driver import compile_nv
-        return compile_nv(fn, parse_signature(signature), dict(constants or {}), target)
+        return nv_compiler.compile_nv(fn, parse_signature(signature), dict(constants or {}), target)
     resolved = compile_target(target)
     _, options = split_options({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
                                 if v is not None}, ())

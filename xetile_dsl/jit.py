@@ -48,6 +48,7 @@ from .targets.nvidia import NV_TARGETS
 compiler = LazyModule("xetile_dsl.compiler")  # ~11 ms on import; llvmlite and xDSL's metadata
 launching = LazyModule("xetile_dsl.runtime.launchers", globals())  # ~30 ms on import: the whole runtime
 devices = LazyModule("xetile_dsl.runtime.devices", globals())  # ~5 ms on import: device discovery
+nv_launch = LazyModule("xetile_dsl.nv_launch")  # the NVIDIA launch path: only for CUDA arrays
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())  # ~7 ms on import: the disk cache, its locks
 cache_keys = LazyModule("xetile_dsl.runtime.cache_key", globals())  # ~4 ms on import: hashlib (OpenSSL)
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())  # import loads no target module
@@ -413,7 +414,7 @@ class _Launch:
         takes (anything else goes through ``run``, which compares by value)."""
         target = self.target
         if target in NV_TARGETS or (target is None and _on_cuda(args, kwargs)):
-            return _nv_launch().run(self.jit, self.grid, target, args, kwargs)   # codegen/nvptx/launch.py
+            return nv_launch.run(self.jit, self.grid, target, args, kwargs)   # nv_launch.py: the NVIDIA backend
         if target is None:
             if not environ.unset(knobs.INTERPRET.name) and knobs.interpreting():   # (unset: one read)
                 return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
@@ -439,11 +440,6 @@ def _on_cuda(args: tuple, kwargs: dict) -> bool:
     """Whether a launch passes CUDA arrays (``__cuda_array_interface__``: torch CUDA
     tensors): it then runs on the NVIDIA backend."""
     return any(hasattr(a, "__cuda_array_interface__") for a in (*args, *kwargs.values()))
-
-
-def _nv_launch():
-    from .codegen.nvptx import launch
-    return launch
 
 
 def default_target(device) -> str:

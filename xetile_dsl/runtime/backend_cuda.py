@@ -32,13 +32,23 @@ def check(result):
     return rest[0] if len(rest) == 1 else rest
 
 
+def _init():
+    """The driver module, initialised; a LaunchError where no CUDA driver library loads."""
+    driver = _driver()
+    try:
+        result = driver.cuInit(0)
+    except Exception as exc:  # noqa: BLE001 - cuda.pathfinder's "driver library not found" and kin
+        raise LaunchError(f"the CUDA driver could not start: {type(exc).__name__}: {exc}") from None
+    check(result)
+    return driver
+
+
 def is_cuda_array(value) -> bool:
     return hasattr(value, "__cuda_array_interface__")
 
 
 def compute_capability(device: int = 0) -> tuple[int, int]:
-    driver = _driver()
-    check(driver.cuInit(0))
+    driver = _init()
     dev = check(driver.cuDeviceGet(device))
     attr = driver.CUdevice_attribute
     major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
@@ -47,8 +57,7 @@ def compute_capability(device: int = 0) -> tuple[int, int]:
 
 
 def _make_current(device: int):
-    driver = _driver()
-    check(driver.cuInit(0))
+    driver = _init()
     dev = check(driver.cuDeviceGet(device))
     ctx = check(driver.cuDevicePrimaryCtxRetain(dev))   # the context torch uses
     check(driver.cuCtxSetCurrent(ctx))

@@ -9,10 +9,14 @@ from __future__ import annotations
 from llvmlite import ir
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, MemRefType, VectorType
 
+import numpy as np
+
+from ...dialects import _mixed
 from ...errors import LoweringError
 from . import warp_ops
+from .for_loops import emit_for
 from .layouts import Layout, assign
-from .values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, llvm_type, scalar_op
+from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
 
 _SREG = {"gpu.block_id": "ctaid", "gpu.grid_dim": "nctaid"}
 _DIMS = {"x": 0, "y": 1, "z": 2}
@@ -125,7 +129,6 @@ class KernelEmitter:
     def sreg(self, op) -> None:
         dim = "xyz"[_dim_of(op)]
         name = f"llvm.nvvm.read.ptx.sreg.{_SREG[op.name]}.{dim}"
-        from .values import intrinsic
         self.values[op.results[0]] = self.b.zext(intrinsic(self.b, name, I32, []), I64)
 
     def strided_metadata(self, op) -> None:
@@ -137,7 +140,6 @@ class KernelEmitter:
         self.values[outs[4]], self.values[outs[5]] = mem.stride, ir.Constant(I64, 1)
 
     def init_tile(self, op) -> None:
-        from ...dialects import _mixed
         tile_type = op.tile.type
         if tile_type.attr.order_list != (1, 0) or tile_type.attr.is_scattered or tile_type.attr.in_slm:
             raise LoweringError("nvptx: only row-major global tiles (order [1, 0]) are supported on NVIDIA targets "
@@ -148,7 +150,6 @@ class KernelEmitter:
         self.values[op.tile] = Tile(self.values[op.source], row, col, tuple(tile_type.get_shape()))
 
     def update_offset(self, op) -> None:
-        from ...dialects import _mixed
         tile = self.values[op.tile]
         if op.indices is not None:
             raise LoweringError("nvptx: scattered tiles are not supported on NVIDIA targets yet", op)
@@ -188,7 +189,6 @@ class KernelEmitter:
                                               self.layouts[op.output], op)
 
     def scf_for(self, op) -> None:
-        from .loops import emit_for
         emit_for(self, op)
 
 
@@ -202,9 +202,9 @@ def _number(value, t: ir.Type):
     if isinstance(value, (IntegerAttr, FloatAttr)):
         value = value.value.data
     if isinstance(t, ir.IntType):
-        if t.width == 16 and isinstance(value, float):   # bf16 bits
-            import numpy as np
-            return int(np.array(value, np.float32).view(np.uint32) + 0x7FFF + ((np.array(value, np.float32).view(np.uint32) >> 16) & 1)) >> 16 & 0xFFFF
+        if t.width == 16 and isinstance(value, float):   # bf16 bits, rounded to nearest even
+            bits = int(np.array(value, np.float32).view(np.uint32))
+            return ((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) & 0xFFFF
         return int(value)
     return float(value)
 

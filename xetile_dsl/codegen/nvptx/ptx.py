@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 
+import llvmlite.binding as llvm
 from llvmlite import ir
 
 TRIPLE = "nvptx64-nvidia-cuda"
@@ -29,7 +30,6 @@ def mark_kernel(module: ir.Module, fn: ir.Function, threads: int) -> None:
 
 @functools.lru_cache(maxsize=None)
 def _machine(arch: str, features: str):
-    import llvmlite.binding as llvm
     llvm.initialize_all_targets()
     llvm.initialize_all_asmprinters()
     target = llvm.Target.from_triple(TRIPLE)
@@ -38,7 +38,6 @@ def _machine(arch: str, features: str):
 
 def to_ptx(llvm_text: str, arch: str, features: str) -> str:
     """The PTX of ``llvm_text`` for ``arch`` (``sm_90``), optimised at -O3 first."""
-    import llvmlite.binding as llvm
     module = llvm.parse_assembly(llvm_text)
     module.verify()
     machine = _machine(arch, features)
@@ -49,7 +48,6 @@ def to_ptx(llvm_text: str, arch: str, features: str) -> str:
 
 
 def optimised_llvm(llvm_text: str, arch: str, features: str) -> str:
-    import llvmlite.binding as llvm
     module = llvm.parse_assembly(llvm_text)
     machine = _machine(arch, features)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)

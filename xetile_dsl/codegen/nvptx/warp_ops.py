@@ -7,7 +7,7 @@ from llvmlite import ir
 
 from ...errors import LoweringError
 from .layouts import WARP, Layout
-from .values import F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
+from .lane_values import F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
 
 ZERO64 = ir.Constant(I64, 0)
 

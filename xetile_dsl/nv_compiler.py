@@ -12,15 +12,15 @@ import os
 import time
 from dataclasses import dataclass, field
 
-from ...dialects import make_context, print_module
-from ...errors import LoweringError
-from ...frontend.build import build_module
-from ...frontend.source import KernelSource, at_user_line
-from ...lowering.passes.wg_to_sg import XeTileWgToSg
-from ...targets.nvidia import NvTarget, nv_target
-from ...targets.target import PVC
-from .emit import KernelEmitter
-from .ptx import mark_kernel, new_module, to_ptx
+from .dialects import make_context, print_module
+from .errors import LoweringError
+from .frontend.build import build_module
+from .frontend.source import KernelSource, at_user_line
+from .lowering.passes.wg_to_sg import XeTileWgToSg
+from .targets.nvidia import NvTarget, nv_target
+from .targets.target import PVC
+from .codegen.nvptx.emit import KernelEmitter
+from .codegen.nvptx.ptx import mark_kernel, new_module, to_ptx
 
 #: one warp per program: the subgroup-level kernel's subgroup is the warp
 THREADS = 32
@@ -89,7 +89,7 @@ def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90")
 
 
 def _sources_stamp() -> str:
-    here = os.path.dirname(__file__)
+    here = os.path.join(os.path.dirname(__file__), "codegen", "nvptx")
     digest = hashlib.sha256()
     for name in sorted(os.listdir(here)):
         if name.endswith(".py"):

@@ -1,14 +1,14 @@
 """``kernel[grid](...)`` on CUDA arrays: bind the arguments, compile once per signature
-(:func:`.driver.compile_nv`), load the PTX and launch on the current stream."""
+(:func:`.nv_compiler.compile_nv`), load the PTX and launch on the current stream."""
 from __future__ import annotations
 
 import numpy as np
 
-from ...errors import LaunchError
-from ...frontend.argspec import ArgSpec
-from ...runtime import backend_cuda
-from ...targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
-from .driver import THREADS, compile_nv
+from .errors import LaunchError
+from .frontend.argspec import ArgSpec
+from .runtime import backend_cuda
+from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
+from .nv_compiler import THREADS, compile_nv
 
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int8": "i8",
                 "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1"}

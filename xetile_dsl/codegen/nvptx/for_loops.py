@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from .values import Mem, Tile, Vec
+from .lane_values import Mem, Tile, Vec
 
 
 def flatten(value) -> list:
