@@ -17,7 +17,7 @@ import torch
 
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.matmul import matmul_kernel
-from xetile_dsl.ops.rows import softmax_kernel
+from xetile_dsl.ops.rows import layer_norm_kernel, softmax_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
 from tutorial_01_vector_add import add_kernel  # noqa: E402
@@ -68,6 +68,39 @@ def check_gemm(m: int, n: int, k: int, tile=(32, 32, 32), dtype=torch.float16) -
     return rel_err(c, a.double() @ b.double()), kernel
 
 
+def check_softmax_on(target: str, rows: int, n: int, dtype=torch.bfloat16) -> tuple[float, object]:
+    """softmax with 16-bit input and output, compiled for a named target (sm80 code runs
+    on sm90 too)."""
+    x = torch.randn(rows, n, device="cuda", dtype=dtype)
+    y = torch.full_like(x, float("nan"))
+    out = xt.bfloat16 if dtype == torch.bfloat16 else xt.float16
+    kernel = softmax_kernel.on(target)[(-(-rows // 4),)](x, y, n, OUT=out, BM=4, BC=256)
+    torch.cuda.synchronize()
+    return rel_err(y, torch.softmax(x.double(), -1)), kernel
+
+
+def check_norm(rows: int, n: int, rms: bool) -> tuple[float, object]:
+    x = torch.randn(rows, n, device="cuda", dtype=torch.float16)
+    w, b = (torch.randn(1, n, device="cuda", dtype=torch.float16) for _ in range(2))
+    y = torch.full_like(x, float("nan"))
+    kernel = layer_norm_kernel[(-(-rows // 4),)](x, w, b, y, n, 1e-5, RMS=rms, OUT=xt.float16, BM=4, BC=256)
+    torch.cuda.synchronize()
+    xd_ = x.double()
+    if rms:
+        ref = xd_ * torch.rsqrt((xd_ * xd_).mean(-1, keepdim=True) + 1e-5) * w.double()
+    else:
+        ref = torch.nn.functional.layer_norm(xd_, (n,), w.double()[0], b.double()[0], 1e-5)
+    return rel_err(y, ref), kernel
+
+
+def check_gemm_on(target: str, m: int, n: int, k: int) -> tuple[float, object]:
+    a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    kernel = matmul_kernel.on(target)[(-(-m // 32), -(-n // 32))](a, b, c, k, BM=32, BN=32, BK=32)
+    torch.cuda.synchronize()
+    return rel_err(c, a.double() @ b.double()), kernel
+
+
 def timings(quick: bool) -> list[tuple[str, float, float, str]]:
     rows = []
     n = 1 << (24 if quick else 27)
@@ -100,12 +133,16 @@ def main() -> None:
     checks = [("add f32 n=1000003", *check_add(1000003)), ("softmax f32 1027x1000", *check_softmax(1027, 1000)),
               ("gemm f16 1000x1000x1000", *check_gemm(1000, 1000, 1000)),
               ("gemm bf16 257x129x300", *check_gemm(257, 129, 300, dtype=torch.bfloat16)),
-              ("gemm f16 512x512x512 tile 64x32", *check_gemm(512, 512, 512, (64, 32, 32)))]
+              ("gemm f16 512x512x512 tile 64x32", *check_gemm(512, 512, 512, (64, 32, 32))),
+              ("softmax bf16 sm80 code 333x777", *check_softmax_on("sm80", 333, 777)),
+              ("layer_norm f16 301x1000", *check_norm(301, 1000, False)),
+              ("rms_norm f16 301x1000", *check_norm(301, 1000, True)),
+              ("gemm f16 sm80 code 300x200x100", *check_gemm_on("sm80", 300, 200, 100))]
     out_dir = os.environ.get("OUT")
     for name, err, kernel in checks:
         lines.append(f"check {name:36s} error {err:.3e}")
         if out_dir:
-            with open(os.path.join(out_dir, f"{kernel.name}.ptx"), "w") as f:
+            with open(os.path.join(out_dir, f"{kernel.name}-{kernel.target.name}.ptx"), "w") as f:
                 f.write(kernel.ptx)
     lines.append(f"{'case':40s} {'xetile ms':>10s} {'torch ms':>10s} {'torch/xetile':>12s}  rate")
     for name, ours, ref, rate in timings(quick):
