@@ -207,7 +207,11 @@ class JITFunction:
         return self.run_full(grid, target, args, kwargs)
 
     def run_full(self, grid, target: str | None, args: tuple, kwargs: dict):
-        """:meth:`run` without the remembered call (which ``args`` are known not to fit)."""
+        """:meth:`run` without the remembered call (which ``args`` are known not to fit).
+        CUDA arrays, or an NVIDIA target, go to the NVIDIA backend (nv_launch.py); they
+        are never remembered, so the Intel fast paths above never take them."""
+        if target in NV_TARGETS or (target is None and _on_cuda(args, kwargs)):
+            return nv_launch.run(self, grid, target, args, kwargs)
         self._last_call = None
         hit = self._same_signature(grid, target, args, kwargs)
         if hit is not None:
@@ -413,8 +417,6 @@ class _Launch:
         value is the very object it had: one frame less on the path a loop of launches
         takes (anything else goes through ``run``, which compares by value)."""
         target = self.target
-        if target in NV_TARGETS or (target is None and _on_cuda(args, kwargs)):
-            return nv_launch.run(self.jit, self.grid, target, args, kwargs)   # nv_launch.py: the NVIDIA backend
         if target is None:
             if not environ.unset(knobs.INTERPRET.name) and knobs.interpreting():   # (unset: one read)
                 return interpreter.launch_jit(self.jit, self.grid, args, kwargs)

@@ -158,11 +158,12 @@ def _driver_has_gpu() -> bool:
         return False
 
 
-def test_cuda_arrays_take_the_nvidia_path():
+@pytest.mark.parametrize("target", [None, "sm80"])
+def test_cuda_arrays_take_the_nvidia_path(target):
     """A launch on CUDA arrays compiles for an NVIDIA target and reaches the CUDA driver
     backend: without cuda-python its LaunchError, without a GPU the driver's error."""
     if _driver_has_gpu():
         pytest.skip("a CUDA GPU is present: the fake arrays' null pointers would reach it")
     x, y, out = (FakeCudaArray((1, 512)) for _ in range(3))
     with pytest.raises(LaunchError, match="needs cuda-python|CUDA driver"):
-        add_kernel[(2,)](x, y, out, BLOCK=256)
+        (add_kernel.on(target) if target else add_kernel)[(2,)](x, y, out, BLOCK=256)
