@@ -37,14 +37,66 @@ def _positions(b, lane, tile: Tile, layout: Layout):
 
 
 def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op) -> Vec:
-    """Each slot read from its element, 0 outside the array (the address clamped to the
-    first element, so that no lane reads out of bounds)."""
+    """Each slot read from its element, 0 outside the array.  A tile wholly inside the
+    array (checked once per load) takes unguarded loads at constant offsets from one
+    address per row, 32-bit aligned pairs marked so (the NVPTX load/store vectorizer then
+    reads two 16-bit elements at once); other tiles clamp each address to the first
+    element, so that no lane reads out of bounds."""
     t = llvm_type(elem, op)
+    inside = _wholly_inside(b, tile, layout, t)
+    with b.if_else(inside) as (fast, slow):
+        with fast:
+            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t), b.block
+        with slow:
+            slow_slots = []
+            for inb, index in _positions(b, lane, tile, layout):
+                ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
+                slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
+            slow_block = b.block
     slots = []
-    for inb, index in _positions(b, lane, tile, layout):
-        ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
-        slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
+    for f, s in zip(fast_slots, slow_slots):
+        phi = b.phi(t)
+        phi.add_incoming(f, fast_block)
+        phi.add_incoming(s, slow_block)
+        slots.append(phi)
     return Vec(layout, elem, slots)
+
+
+def _wholly_inside(b, tile: Tile, layout: Layout, t: ir.Type):
+    """Whether the tile lies inside the array, and (16-bit elements) the array's base and
+    row pitch and the tile's column are even, so that element pairs at even columns are
+    32-bit aligned."""
+    mem, (rows, cols) = tile.mem, layout.shape
+    zero = ZERO64
+    cond = b.and_(b.icmp_signed(">=", tile.row, zero), b.icmp_signed(">=", tile.col, zero))
+    cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.row, ir.Constant(I64, rows)), mem.rows))
+    cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.col, ir.Constant(I64, cols)), mem.cols))
+    if _is16(t):
+        base = b.ptrtoint(mem.ptr, I64)
+        odd = b.or_(b.and_(base, ir.Constant(I64, 3)),
+                    b.and_(b.or_(mem.stride, tile.col), ir.Constant(I64, 1)))
+        cond = b.and_(cond, b.icmp_unsigned("==", odd, zero))
+    return cond
+
+
+def _is16(t: ir.Type) -> bool:
+    return isinstance(t, ir.HalfType) or t == I16
+
+
+def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type) -> list:
+    r0, c0 = lane_bases(b, lane, layout)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    paired = _is16(t)
+    even_lane_cols = layout.lane_base()[1][2] % 2 == 0
+    row_ptrs, slots = {}, []
+    for dr, dc in layout.slots():
+        if dr not in row_ptrs:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t, inbounds=True)
+        ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
+        align = 4 if paired and even_lane_cols and dc % 2 == 0 else None
+        slots.append(b.load(ptr, typ=t, align=align))
+    return slots
 
 
 def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile) -> None:
