@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
+from ...errors import LoweringError
 from .lane_values import Mem, Tile, Vec
 
 
@@ -34,7 +35,7 @@ def emit_for(em, op) -> None:
     lower, upper, step = (em.values[v] for v in (op.lb, op.ub, op.step))
     inits = [em.values[v] for v in op.iter_args]
     if any(isinstance(v, Mem) for v in inits):
-        raise NotImplementedError("memrefs carried by a loop")
+        raise LoweringError("nvptx: arrays carried by a loop are not supported on NVIDIA targets yet", op)
     flat_init = [v for init in inits for v in flatten(init)]
     pre = b.block
     header = b.append_basic_block("for.header")

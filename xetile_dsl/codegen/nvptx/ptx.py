@@ -8,8 +8,6 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 TRIPLE = "nvptx64-nvidia-cuda"
-#: the NVPTX data layout (64-bit pointers; LLVM's NVPTXTargetMachine)
-DATA_LAYOUT = "e-p6:32:32-i64:64-i128:128-v16:16-v32:32-n16:32:64"
 
 
 def new_module(name: str) -> ir.Module:
@@ -45,12 +43,3 @@ def to_ptx(llvm_text: str, arch: str, features: str) -> str:
     pb = llvm.create_pass_builder(machine, pto)
     pb.getModulePassManager().run(module, pb)
     return machine.emit_assembly(module)
-
-
-def optimised_llvm(llvm_text: str, arch: str, features: str) -> str:
-    module = llvm.parse_assembly(llvm_text)
-    machine = _machine(arch, features)
-    pto = llvm.create_pipeline_tuning_options(speed_level=3)
-    pb = llvm.create_pass_builder(machine, pto)
-    pb.getModulePassManager().run(module, pb)
-    return str(module)
