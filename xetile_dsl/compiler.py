@@ -35,6 +35,7 @@ from .runtime import launchers
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
 from .targets.launch_facts import rows_need_per_lane
+from .targets.nvidia import NV_TARGETS
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
@@ -48,6 +49,7 @@ xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")  # xDSL
 pipeline = LazyModule("xetile_dsl.lowering.pipeline")  # ~0.5 s: xDSL
 wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")  # xDSL
 lowering_notes = LazyModule("xetile_dsl.lowering.notes")  # would load the lowering package on a warm launch
+nv_compiler = LazyModule("xetile_dsl.nv_compiler")  # the NVIDIA backend (codegen/nvptx): xDSL, llvmlite
 isa_report = LazyModule("xetile_dsl.tools.isa_report")  # ~45 ms, only for k.report()
 ocloc = LazyModule("xetile_dsl.tools.ocloc")  # ~35 ms, only when the ISA is built
 catalog = LazyModule("xetile_dsl.targets.catalog", globals())  # ~11 ms (the target tables); a warm launch never needs it
@@ -463,6 +465,8 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     same way.
     """
     fn = getattr(fn, "fn", fn)
+    if target in NV_TARGETS:   # the NVIDIA backend: stages xetile, nv, llvm, ptx (codegen/nvptx)
+        return nv_compiler.compile_nv(fn, parse_signature(signature), dict(constants or {}), target)
     resolved = compile_target(target)
     _, options = split_options({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
                                 if v is not None}, ())

@@ -39,6 +39,7 @@ from .launch_options import NO_OPTIONS, LaunchOptions, check_for_target, launch_
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
+from .targets.nvidia import NV_TARGETS
 
 # the compiler loads at the first kernel that is not in the disk cache, the runtime (device
 # discovery, the launcher, the disk cache) and the target facts at the first launch, so that
@@ -47,6 +48,7 @@ from .runtime.replay import MISS
 compiler = LazyModule("xetile_dsl.compiler")  # ~11 ms on import; llvmlite and xDSL's metadata
 launching = LazyModule("xetile_dsl.runtime.launchers", globals())  # ~30 ms on import: the whole runtime
 devices = LazyModule("xetile_dsl.runtime.devices", globals())  # ~5 ms on import: device discovery
+nv_launch = LazyModule("xetile_dsl.nv_launch")  # the NVIDIA launch path: only for CUDA arrays
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())  # ~7 ms on import: the disk cache, its locks
 cache_keys = LazyModule("xetile_dsl.runtime.cache_key", globals())  # ~4 ms on import: hashlib (OpenSSL)
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())  # import loads no target module
@@ -205,7 +207,11 @@ class JITFunction:
         return self.run_full(grid, target, args, kwargs)
 
     def run_full(self, grid, target: str | None, args: tuple, kwargs: dict):
-        """:meth:`run` without the remembered call (which ``args`` are known not to fit)."""
+        """:meth:`run` without the remembered call (which ``args`` are known not to fit).
+        CUDA arrays, or an NVIDIA target, go to the NVIDIA backend (nv_launch.py); they
+        are never remembered, so the Intel fast paths above never take them."""
+        if target in NV_TARGETS or (target is None and _on_cuda(args, kwargs)):
+            return nv_launch.run(self, grid, target, args, kwargs)
         self._last_call = None
         hit = self._same_signature(grid, target, args, kwargs)
         if hit is not None:
@@ -430,6 +436,12 @@ class _Launch:
         if event is not MISS:
             return event
         return jit.run_full(self.grid, target, args, kwargs)
+
+
+def _on_cuda(args: tuple, kwargs: dict) -> bool:
+    """Whether a launch passes CUDA arrays (``__cuda_array_interface__``: torch CUDA
+    tensors): it then runs on the NVIDIA backend."""
+    return any(hasattr(a, "__cuda_array_interface__") for a in (*args, *kwargs.values()))
 
 
 def default_target(device) -> str:

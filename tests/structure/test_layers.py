@@ -35,9 +35,9 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("lowering", ("lowering",)),
     ("tools", ("tools",)),
     ("codegen", ("codegen",)),
-    ("compiler", ("stage_log", "compiler")),
+    ("compiler", ("stage_log", "compiler", "nv_compiler")),
     ("interpreter", ("interpreter",)),
-    ("api", ("", "jit", "autotuner")),
+    ("api", ("", "jit", "autotuner", "nv_launch")),
     ("library", ("kernels", "ops")),
     ("command line", ("__main__", "cli")),
 ]
@@ -72,7 +72,7 @@ CODEGEN_READS = {
 }
 
 #: third-party modules a function may import (present only on some machines)
-OPTIONAL_DEPENDENCIES = {"dpctl", "dpnp", "pyopencl", "torch", "ml_dtypes", "cmeel", "matplotlib"}
+OPTIONAL_DEPENDENCIES = {"dpctl", "dpnp", "pyopencl", "torch", "ml_dtypes", "cmeel", "matplotlib", "cuda"}
 
 
 def layer_of(module: str) -> int:

@@ -1,0 +1,158 @@
+"""The NVIDIA backend against torch on a CUDA GPU: the same ``@jit`` sources as the Intel
+path (tutorial 1's vector add, ``ops.rows.softmax_kernel``, ``kernels.matmul.matmul_kernel``)
+launched on torch CUDA tensors, checked against torch, then timed against torch (cuBLAS
+for the GEMM) with CUDA events (median of repeats after warm-up), as ratios.
+
+    python benchmarks/vs_cuda.py [--quick]
+
+Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda.txt`` too and the PTX of
+each kernel beside it."""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+
+import torch
+
+import xetile_dsl.language as xt
+from xetile_dsl.kernels.matmul import matmul_kernel
+from xetile_dsl.ops.rows import layer_norm_kernel, softmax_kernel
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
+from tutorial_01_vector_add import add_kernel  # noqa: E402
+
+
+def bench(fn, reps: int = 50) -> float:
+    """Median milliseconds of ``fn()`` over ``reps`` CUDA-event-timed runs after 5 warm-ups."""
+    for _ in range(5):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def rel_err(out, ref) -> float:
+    return float((out.double() - ref.double()).norm() / ref.double().norm())
+
+
+def check_add(n: int) -> tuple[float, object]:
+    x, y = (torch.randn(1, n, device="cuda") for _ in range(2))
+    out = torch.full_like(x, float("nan"))        # poisoned: every element must be written
+    kernel = add_kernel[(-(-n // 256),)](x, y, out, BLOCK=256)
+    torch.cuda.synchronize()
+    return float((out - (x + y)).abs().max()), kernel
+
+
+def check_softmax(rows: int, n: int) -> tuple[float, object]:
+    x = torch.randn(rows, n, device="cuda")
+    y = torch.full_like(x, float("nan"))
+    kernel = softmax_kernel[(-(-rows // 4),)](x, y, n, OUT=xt.float32, BM=4, BC=256)
+    torch.cuda.synchronize()
+    return rel_err(y, torch.softmax(x.double(), -1)), kernel
+
+
+def check_gemm(m: int, n: int, k: int, tile=(32, 32, 32), dtype=torch.float16) -> tuple[float, object]:
+    a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    BM, BN, BK = tile
+    kernel = matmul_kernel[(-(-m // BM), -(-n // BN))](a, b, c, k, BM=BM, BN=BN, BK=BK)
+    torch.cuda.synchronize()
+    return rel_err(c, a.double() @ b.double()), kernel
+
+
+def check_softmax_on(target: str, rows: int, n: int, dtype=torch.bfloat16) -> tuple[float, object]:
+    """softmax with 16-bit input and output, compiled for a named target (sm80 code runs
+    on sm90 too)."""
+    x = torch.randn(rows, n, device="cuda", dtype=dtype)
+    y = torch.full_like(x, float("nan"))
+    out = xt.bfloat16 if dtype == torch.bfloat16 else xt.float16
+    kernel = softmax_kernel.on(target)[(-(-rows // 4),)](x, y, n, OUT=out, BM=4, BC=256)
+    torch.cuda.synchronize()
+    return rel_err(y, torch.softmax(x.double(), -1)), kernel
+
+
+def check_norm(rows: int, n: int, rms: bool) -> tuple[float, object]:
+    x = torch.randn(rows, n, device="cuda", dtype=torch.float16)
+    w, b = (torch.randn(1, n, device="cuda", dtype=torch.float16) for _ in range(2))
+    y = torch.full_like(x, float("nan"))
+    kernel = layer_norm_kernel[(-(-rows // 4),)](x, w, b, y, n, 1e-5, RMS=rms, OUT=xt.float16, BM=4, BC=256)
+    torch.cuda.synchronize()
+    xd_ = x.double()
+    if rms:
+        ref = xd_ * torch.rsqrt((xd_ * xd_).mean(-1, keepdim=True) + 1e-5) * w.double()
+    else:
+        ref = torch.nn.functional.layer_norm(xd_, (n,), w.double()[0], b.double()[0], 1e-5)
+    return rel_err(y, ref), kernel
+
+
+def check_gemm_on(target: str, m: int, n: int, k: int) -> tuple[float, object]:
+    a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
+    c = torch.full((m, n), float("nan"), device="cuda")
+    kernel = matmul_kernel.on(target)[(-(-m // 32), -(-n // 32))](a, b, c, k, BM=32, BN=32, BK=32)
+    torch.cuda.synchronize()
+    return rel_err(c, a.double() @ b.double()), kernel
+
+
+def timings(quick: bool) -> list[tuple[str, float, float, str]]:
+    rows = []
+    n = 1 << (24 if quick else 27)
+    x, y = (torch.randn(1, n, device="cuda") for _ in range(2))
+    out = torch.empty_like(x)
+    ours = bench(lambda: add_kernel[(n // 256,)](x, y, out, BLOCK=256))
+    ref = bench(lambda: torch.add(x, y, out=out))
+    rows.append((f"add f32 n={n}", ours, ref, f"{3 * 4 * n / ours / 1e6:.0f} GB/s"))
+    r, c = (4096, 4096) if quick else (16384, 8192)
+    xs = torch.randn(r, c, device="cuda")
+    ys = torch.empty_like(xs)
+    ours = bench(lambda: softmax_kernel[(r // 4,)](xs, ys, c, OUT=xt.float32, BM=4, BC=256))
+    ref = bench(lambda: torch.softmax(xs, -1))
+    rows.append((f"softmax f32 {r}x{c}", ours, ref, f"{3 * 4 * r * c / ours / 1e6:.0f} GB/s (3 passes)"))
+    for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        s = 2048 if quick else 4096
+        a, b = torch.randn(s, s, device="cuda", dtype=dtype), torch.randn(s, s, device="cuda", dtype=dtype)
+        cc = torch.empty(s, s, device="cuda")
+        for tile in ((32, 32, 32), (32, 64, 32), (64, 32, 32)):
+            BM, BN, BK = tile
+            ours = bench(lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK), reps=20)
+            ref = bench(lambda: torch.matmul(a, b, out=None), reps=20)
+            rows.append((f"gemm {name} {s}^3 tile {BM}x{BN}x{BK}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+    return rows
+
+
+def main() -> None:
+    quick = "--quick" in sys.argv
+    lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"]
+    checks = [("add f32 n=1000003", *check_add(1000003)), ("softmax f32 1027x1000", *check_softmax(1027, 1000)),
+              ("gemm f16 1000x1000x1000", *check_gemm(1000, 1000, 1000)),
+              ("gemm bf16 257x129x300", *check_gemm(257, 129, 300, dtype=torch.bfloat16)),
+              ("gemm f16 512x512x512 tile 64x32", *check_gemm(512, 512, 512, (64, 32, 32))),
+              ("softmax bf16 sm80 code 333x777", *check_softmax_on("sm80", 333, 777)),
+              ("layer_norm f16 301x1000", *check_norm(301, 1000, False)),
+              ("rms_norm f16 301x1000", *check_norm(301, 1000, True)),
+              ("gemm f16 sm80 code 300x200x100", *check_gemm_on("sm80", 300, 200, 100))]
+    out_dir = os.environ.get("OUT")
+    for name, err, kernel in checks:
+        lines.append(f"check {name:36s} error {err:.3e}")
+        if out_dir:
+            with open(os.path.join(out_dir, f"{kernel.name}-{kernel.target.name}.ptx"), "w") as f:
+                f.write(kernel.ptx)
+    lines.append(f"{'case':40s} {'xetile ms':>10s} {'torch ms':>10s} {'torch/xetile':>12s}  rate")
+    for name, ours, ref, rate in timings(quick):
+        lines.append(f"{name:40s} {ours:10.4f} {ref:10.4f} {ref / ours:12.3f}  {rate}")
+    text = "\n".join(lines)
+    print(text)
+    if out_dir:
+        with open(os.path.join(out_dir, "vs_cuda.txt"), "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()

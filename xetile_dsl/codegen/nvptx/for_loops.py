@@ -1,0 +1,68 @@
+"""``scf.for`` in the NVPTX emitter: a header block with one phi per LLVM value the
+loop carries (each slot of a tile value, a tile's row and column, each scalar)."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...errors import LoweringError
+from .lane_values import Mem, Tile, Vec
+
+
+def flatten(value) -> list:
+    if isinstance(value, Vec):
+        return list(value.slots)
+    if isinstance(value, Tile):
+        return [value.row, value.col]
+    return [value]
+
+
+def rebuild(like, flat: list):
+    """A value shaped like ``like`` from the LLVM values ``flat`` (consumed from the front)."""
+    if isinstance(like, Vec):
+        n = len(like.slots)
+        out, flat[:] = Vec(like.layout, like.elem, flat[:n]), flat[n:]
+        return out
+    if isinstance(like, Tile):
+        out, flat[:] = Tile(like.mem, flat[0], flat[1], like.shape), flat[2:]
+        return out
+    out, flat[:] = flat[0], flat[1:]
+    return out
+
+
+def emit_for(em, op) -> None:
+    """lower, upper, step are index (i64); the loop runs while iv < upper (signed)."""
+    b = em.b
+    lower, upper, step = (em.values[v] for v in (op.lb, op.ub, op.step))
+    inits = [em.values[v] for v in op.iter_args]
+    if any(isinstance(v, Mem) for v in inits):
+        raise LoweringError("nvptx: arrays carried by a loop are not supported on NVIDIA targets yet", op)
+    flat_init = [v for init in inits for v in flatten(init)]
+    pre = b.block
+    header = b.append_basic_block("for.header")
+    body = b.append_basic_block("for.body")
+    exit_ = b.append_basic_block("for.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(lower.type, "iv")
+    phis = [b.phi(v.type) for v in flat_init]
+    iv.add_incoming(lower, pre)
+    for phi, v in zip(phis, flat_init):
+        phi.add_incoming(v, pre)
+    b.cbranch(b.icmp_signed("<", iv, upper), body, exit_)
+    b.position_at_end(body)
+    block = op.body.block
+    em.values[block.args[0]] = iv
+    carried = list(phis)
+    for arg, init in zip(block.args[1:], inits):
+        em.values[arg] = rebuild(init, carried)
+    yielded = em.block(block)
+    flat_next = [v for y in yielded for v in flatten(y)]
+    latch = b.block
+    iv.add_incoming(b.add(iv, step), latch)
+    for phi, v in zip(phis, flat_next):
+        phi.add_incoming(v, latch)
+    b.branch(header)
+    b.position_at_end(exit_)
+    done = list(phis)
+    for res, init in zip(op.results, inits):
+        em.values[res] = rebuild(init, done)

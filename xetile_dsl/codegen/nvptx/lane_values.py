@@ -1,0 +1,234 @@
+"""The values of the NVPTX emitter and their element-wise arithmetic: a tile value is
+one LLVM scalar per slot of its layout (:mod:`.layouts`), computed slot by slot."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type, IndexType, IntegerType,
+                                   VectorType)
+
+from ...errors import LoweringError
+from .layouts import Layout
+
+I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
+F16, F32, F64 = ir.HalfType(), ir.FloatType(), ir.DoubleType()
+GLOBAL = ir.PointerType(addrspace=1)
+
+
+@dataclass
+class Vec:
+    """A tile value: its layout and one LLVM scalar per slot; ``elem`` the MLIR element."""
+
+    layout: Layout
+    elem: object
+    slots: list
+
+
+@dataclass
+class Mem:
+    """A 2-D array parameter: pointer, extents, row stride (elements)."""
+
+    ptr: ir.Value
+    rows: ir.Value
+    cols: ir.Value
+    stride: ir.Value
+    elem: object
+
+
+@dataclass
+class Tile:
+    """A tile descriptor: the array and the (row, column) of its first element."""
+
+    mem: Mem
+    row: ir.Value
+    col: ir.Value
+    shape: tuple[int, int]
+
+
+def is_bf16(t) -> bool:
+    return isinstance(t, BFloat16Type)
+
+
+def llvm_type(t, op=None) -> ir.Type:
+    """The LLVM type of an MLIR scalar type (bf16 is carried as its 16 bits)."""
+    if isinstance(t, VectorType):
+        t = t.element_type
+    if isinstance(t, IndexType):
+        return I64
+    if isinstance(t, IntegerType):
+        return ir.IntType(t.width.data)
+    if isinstance(t, Float32Type):
+        return F32
+    if isinstance(t, Float16Type):
+        return F16
+    if isinstance(t, BFloat16Type):
+        return I16
+    if isinstance(t, Float64Type):
+        return F64
+    raise LoweringError(f"nvptx: element type {t} is not supported on NVIDIA targets yet", op)
+
+
+def elem_of(t):
+    return t.element_type if isinstance(t, VectorType) else t
+
+
+def is_float(t) -> bool:
+    return isinstance(elem_of(t), (Float16Type, Float32Type, Float64Type, BFloat16Type))
+
+
+def bf16_to_f32(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """The f32 of a bf16's bits: the bits in the high half."""
+    return b.bitcast(b.shl(b.zext(v, I32), ir.Constant(I32, 16)), F32)
+
+
+def f32_to_bf16(b: ir.IRBuilder, v: ir.Value) -> ir.Value:
+    """Round an f32 to bf16, to nearest even (``cvt.rn.bf16.f32``, sm_80)."""
+    return b.asm(ir.FunctionType(I16, [F32]), "cvt.rn.bf16.f32 $0, $1;", "=h,f", [v], False)
+
+
+def float_value(b, v, t):
+    """An arithmetic value of element type ``t`` (bf16 widened to f32)."""
+    return bf16_to_f32(b, v) if is_bf16(elem_of(t)) else v
+
+
+def float_result(b, v, t):
+    return f32_to_bf16(b, v) if is_bf16(elem_of(t)) else v
+
+
+def intrinsic(b: ir.IRBuilder, name: str, ret: ir.Type, args: list) -> ir.Value:
+    module = b.module
+    fn = module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(module, ir.FunctionType(ret, [a.type for a in args]), name)
+    return b.call(fn, args)
+
+
+_LOG2E, _LN2 = 1.4426950408889634, 0.6931471805599453
+
+
+def _fsuffix(t: ir.Type) -> str:
+    return {F16: "f16", F32: "f32", F64: "f64"}[t]
+
+
+def _exp(b, x):
+    # ex2.approx.ftz.f32(x log2 e): PTX's exp2, relative error under 2^-22 (PTX ISA, ex2)
+    if x.type != F32:
+        return b.fptrunc(_exp(b, b.fpext(x, F32)), x.type) if x.type == F16 else None
+    return intrinsic(b, "llvm.nvvm.ex2.approx.ftz.f", F32, [b.fmul(x, ir.Constant(F32, _LOG2E))])
+
+
+def _log(b, x):
+    if x.type != F32:
+        return b.fptrunc(_log(b, b.fpext(x, F32)), x.type)
+    return b.fmul(intrinsic(b, "llvm.nvvm.lg2.approx.ftz.f", F32, [x]), ir.Constant(F32, _LN2))
+
+
+def _unary_intrinsic(name):
+    return lambda b, x: intrinsic(b, f"llvm.{name}.{_fsuffix(x.type)}", x.type, [x])
+
+
+def _rsqrt(b, x):
+    if x.type != F32:
+        return b.fdiv(ir.Constant(x.type, 1.0), _unary_intrinsic("sqrt")(b, x))
+    return intrinsic(b, "llvm.nvvm.rsqrt.approx.ftz.f", F32, [x])
+
+
+FLOAT_UNARY = {
+    "math.exp": _exp, "math.log": _log, "math.sqrt": _unary_intrinsic("sqrt"), "math.rsqrt": _rsqrt,
+    "math.absf": _unary_intrinsic("fabs"), "math.floor": _unary_intrinsic("floor"),
+    "math.ceil": _unary_intrinsic("ceil"), "arith.negf": lambda b, x: b.fneg(x),
+}
+
+FLOAT_BINARY = {
+    "arith.addf": lambda b, x, y: b.fadd(x, y), "arith.subf": lambda b, x, y: b.fsub(x, y),
+    "arith.mulf": lambda b, x, y: b.fmul(x, y), "arith.divf": lambda b, x, y: b.fdiv(x, y),
+    "arith.maximumf": lambda b, x, y: intrinsic(b, f"llvm.maximum.{_fsuffix(x.type)}", x.type, [x, y]),
+    "arith.minimumf": lambda b, x, y: intrinsic(b, f"llvm.minimum.{_fsuffix(x.type)}", x.type, [x, y]),
+    "arith.maxnumf": lambda b, x, y: intrinsic(b, f"llvm.maxnum.{_fsuffix(x.type)}", x.type, [x, y]),
+    "arith.minnumf": lambda b, x, y: intrinsic(b, f"llvm.minnum.{_fsuffix(x.type)}", x.type, [x, y]),
+}
+
+INT_BINARY = {
+    "arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.divsi": "sdiv", "arith.divui": "udiv",
+    "arith.remsi": "srem", "arith.remui": "urem", "arith.andi": "and_", "arith.ori": "or_", "arith.xori": "xor",
+    "arith.shli": "shl", "arith.shrsi": "ashr", "arith.shrui": "lshr",
+}
+
+_INT_MINMAX = {"arith.maxsi": ">", "arith.minsi": "<", "arith.maxui": ">", "arith.minui": "<"}
+
+_CMPI = {"eq": "==", "ne": "!=", "slt": "<", "sle": "<=", "sgt": ">", "sge": ">=",
+         "ult": "<", "ule": "<=", "ugt": ">", "uge": ">="}
+_CMPF = ["false", "oeq", "ogt", "oge", "olt", "ole", "one", "ord", "ueq", "ugt", "uge", "ult", "ule", "une", "uno",
+         "true"]
+_FCMP_OPS = {"eq": "==", "gt": ">", "ge": ">=", "lt": "<", "le": "<=", "ne": "!=", "rd": "ord", "no": "uno"}
+
+
+def scalar_op(b: ir.IRBuilder, op, args: list, result_type) -> ir.Value:
+    """One slot of element-wise op ``op`` (arith/math) on LLVM scalars ``args``."""
+    name = op.name
+    out = llvm_type(result_type, op)
+    in_type = op.operands[0].type if op.operands else result_type
+    if name in FLOAT_UNARY:
+        x = float_value(b, args[0], in_type)
+        return float_result(b, FLOAT_UNARY[name](b, x), result_type)
+    if name in FLOAT_BINARY:
+        x, y = (float_value(b, a, in_type) for a in args)
+        return float_result(b, FLOAT_BINARY[name](b, x, y), result_type)
+    if name in INT_BINARY:
+        return getattr(b, INT_BINARY[name])(*args)
+    if name in _INT_MINMAX:
+        signed = name.endswith("si")
+        cmp = (b.icmp_signed if signed else b.icmp_unsigned)(_INT_MINMAX[name], *args)
+        return b.select(cmp, *args)
+    if name == "arith.cmpi":
+        pred = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"][op.predicate.value.data]
+        fn = b.icmp_unsigned if pred.startswith("u") else b.icmp_signed
+        return fn(_CMPI[pred], *args)
+    if name == "arith.cmpf":
+        pred = _CMPF[op.predicate.value.data]
+        x, y = (float_value(b, a, in_type) for a in args)
+        fn = b.fcmp_unordered if pred.startswith("u") else b.fcmp_ordered
+        return fn(_FCMP_OPS.get(pred[1:], pred), x, y) if pred not in ("false", "true") else ir.Constant(I1, pred == "true")
+    if name == "arith.select":
+        return b.select(*args)
+    return convert(b, op, args[0], in_type, result_type, out)
+
+
+def convert(b, op, v, in_type, result_type, out):
+    """The casts: float widths, int widths, int <-> float, index casts, bitcasts."""
+    name = op.name
+    src, dst = elem_of(in_type), elem_of(result_type)
+    if name in ("arith.extf", "arith.truncf"):
+        x = float_value(b, v, src)
+        if is_bf16(dst):
+            x = b.fpext(x, F32) if x.type != F32 and x.type == F16 else b.fptrunc(x, F32) if x.type == F64 else x
+            return f32_to_bf16(b, x)
+        if x.type == out:
+            return x
+        return b.fpext(x, out) if _fwidth(x.type) < _fwidth(out) else b.fptrunc(x, out)
+    if name in ("arith.index_cast", "arith.index_castui", "arith.extsi", "arith.extui", "arith.trunci"):
+        width_in, width_out = v.type.width, out.width
+        if width_in == width_out:
+            return v
+        if width_in > width_out:
+            return b.trunc(v, out)
+        return b.zext(v, out) if name in ("arith.extui", "arith.index_castui") or width_in == 1 else b.sext(v, out)
+    if name in ("arith.sitofp", "arith.uitofp"):
+        wide = F32 if is_bf16(dst) else out
+        x = b.sitofp(v, wide) if name == "arith.sitofp" else b.uitofp(v, wide)
+        return f32_to_bf16(b, x) if is_bf16(dst) else x
+    if name in ("arith.fptosi", "arith.fptoui"):
+        x = float_value(b, v, src)
+        return b.fptosi(x, out) if name == "arith.fptosi" else b.fptoui(x, out)
+    if name == "arith.bitcast":
+        return b.bitcast(v, out)
+    raise LoweringError(f"nvptx: {name} is not supported on NVIDIA targets yet", op)
+
+
+def _fwidth(t: ir.Type) -> int:
+    return {F16: 16, F32: 32, F64: 64}[t]
+
+
+def constant(t: ir.Type, value) -> ir.Constant:
+    return ir.Constant(t, value)

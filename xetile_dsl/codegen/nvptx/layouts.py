@@ -1,0 +1,163 @@
+"""Which lane of a warp holds which element of each subgroup-level tile value.
+
+A layout maps (lane, slot) to a tile position ``(r0(lane) + dr, c0(lane) + dc)``: the
+lane part is a few bit fields of the lane id, the slot part static.  Kinds:
+
+* ``cols``  lane l holds columns l, l + 32, ... of every row (the columns a multiple of
+  the warp): 32 lanes read 32 consecutive elements, one coalesced access per row;
+* ``rep``   every lane holds every element (narrow tiles, reduction results);
+* ``mma_a``, ``mma_b``, ``mma_c``: the fragments of ``mma.sync.aligned.m16n8k16``
+  (PTX ISA, "Matrix Fragments for mma.m16n8k16"): groupID = lane >> 2, threadID_in_group
+  = lane & 3; A's a0..a7 at (g, 2t + {0,1}), (g + 8, ...), (g, 2t + 8 + ...), (g + 8, 2t + 8 + ...);
+  B's b0..b3 at (k = 2t + {0,1}, n = g), (2t + 8 + ..., g); C's c0..c3 at (g, 2t + {0,1}),
+  (g + 8, 2t + {0,1}).
+
+:func:`assign` chooses one per vector value: the tile_mma operands and accumulators
+take the fragment layouts, which flow through loop-carried values and element-wise
+ops; every other value takes ``cols`` or ``rep`` by its shape.  It marks each op with
+the layout of its result (``nv.layout``), so the stage text shows the choice.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xdsl.dialects.builtin import StringAttr, VectorType
+from xdsl.ir import Operation, SSAValue
+
+from ...errors import LoweringError
+
+WARP = 32
+LAYOUT_ATTR = "nv.layout"
+
+
+@dataclass(frozen=True)
+class Layout:
+    kind: str
+    shape: tuple[int, int]
+
+    def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+        """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
+        zero = (0, 0, 0)
+        return {"cols": (zero, (0, 31, 1)), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
+                "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2))}[self.kind]
+
+    def slots(self) -> list[tuple[int, int]]:
+        """(dr, dc) of each slot a lane holds, in order."""
+        rows, cols = self.shape
+        if self.kind == "cols":
+            return [(r, WARP * j) for r in range(rows) for j in range(cols // WARP)]
+        if self.kind == "rep":
+            return [(r, c) for r in range(rows) for c in range(cols)]
+        if self.kind == "mma_a":
+            frag = [(0, 0), (0, 1), (8, 0), (8, 1), (0, 8), (0, 9), (8, 8), (8, 9)]
+            return [(16 * mi + dr, 16 * ki + dc) for mi in range(rows // 16) for ki in range(cols // 16)
+                    for dr, dc in frag]
+        if self.kind == "mma_b":
+            frag = [(0, 0), (1, 0), (8, 0), (9, 0)]
+            return [(16 * ki + dr, 8 * ni + dc) for ki in range(rows // 16) for ni in range(cols // 8)
+                    for dr, dc in frag]
+        frag = [(0, 0), (0, 1), (8, 0), (8, 1)]
+        return [(16 * mi + dr, 8 * ni + dc) for mi in range(rows // 16) for ni in range(cols // 8)
+                for dr, dc in frag]
+
+    def owned_once(self) -> bool:
+        """Whether each element lives in exactly one lane (else: every lane has it)."""
+        return self.kind != "rep"
+
+
+def default_layout(shape: tuple[int, int]) -> Layout:
+    return Layout("cols" if shape[1] % WARP == 0 else "rep", shape)
+
+
+_FRAGMENT_MULTIPLE = {"mma_a": (16, 16), "mma_b": (16, 8), "mma_c": (16, 8)}
+
+
+class _Groups:
+    """Union-find over SSA values that must share a layout."""
+
+    def __init__(self):
+        self.parent: dict[SSAValue, SSAValue] = {}
+        self.want: dict[SSAValue, tuple[str, Operation]] = {}
+
+    def find(self, v: SSAValue) -> SSAValue:
+        self.parent.setdefault(v, v)
+        while self.parent[v] is not v:
+            self.parent[v] = self.parent[self.parent[v]]
+            v = self.parent[v]
+        return v
+
+    def union(self, a: SSAValue, b: SSAValue) -> None:
+        ra, rb = self.find(a), self.find(b)
+        if ra is rb:
+            return
+        self.parent[rb] = ra
+        if rb in self.want:
+            self.demand(ra, *self.want.pop(rb))
+
+    def demand(self, v: SSAValue, kind: str, op: Operation) -> None:
+        root = self.find(v)
+        have = self.want.get(root)
+        if have is not None and have[0] != kind:
+            raise LoweringError(f"nvptx: a value is both a {have[0]} and a {kind} tile_mma fragment; copy it into "
+                                f"a new value for the second use (not supported yet on NVIDIA targets)", op)
+        self.want[root] = (kind, op)
+
+
+_ELEMENTWISE_PREFIXES = ("arith.", "math.")
+
+
+def _is_vec(v: SSAValue) -> bool:
+    return isinstance(v.type, VectorType)
+
+
+def _unite(groups: _Groups, op: Operation) -> None:
+    name = op.name
+    if name == "xetile.tile_mma":
+        groups.demand(op.a, "mma_a", op)
+        groups.demand(op.b, "mma_b", op)
+        groups.demand(op.output, "mma_c", op)
+        if op.c is not None:
+            groups.union(op.output, op.c)
+    elif name.startswith(_ELEMENTWISE_PREFIXES) and name != "arith.constant":
+        vecs = [v for v in (*op.operands, *op.results) if _is_vec(v)]
+        for v in vecs[1:]:
+            if v.type.get_shape() == vecs[0].type.get_shape():
+                groups.union(vecs[0], v)
+    elif name == "scf.for":
+        body = op.body.block
+        yielded = body.last_op.operands
+        for init, arg, res, out in zip(op.iter_args, body.args[1:], op.results, yielded):
+            if _is_vec(res):
+                for v in (init, arg, out):
+                    groups.union(res, v)
+
+
+def assign(func: Operation) -> dict[SSAValue, Layout]:
+    """The layout of every vector value of the subgroup-level kernel ``func``; marks each
+    op with its result's layout (``nv.layout``)."""
+    groups = _Groups()
+    ops = list(func.walk())
+    for op in ops:
+        _unite(groups, op)
+    layouts: dict[SSAValue, Layout] = {}
+    for op in ops:
+        values = [*op.results] + [a for r in op.regions for b in r.blocks for a in b.args]
+        for v in values:
+            if not _is_vec(v):
+                continue
+            shape = tuple(v.type.get_shape())
+            if len(shape) != 2:
+                raise LoweringError(f"nvptx: {len(shape)}-D vector values are not supported (tiles are 2-D)", op)
+            want = groups.want.get(groups.find(v))
+            if want is None:
+                layouts[v] = default_layout(shape)
+                continue
+            kind, at = want
+            mr, mc = _FRAGMENT_MULTIPLE[kind]
+            if shape[0] % mr or shape[1] % mc:
+                raise LoweringError(f"nvptx: a tile_mma {kind[-1].upper()} operand of shape {list(shape)}: its rows "
+                                    f"must be a multiple of {mr} and its columns of {mc} (mma.sync m16n8k16)", at)
+            layouts[v] = Layout(kind, shape)
+        if op.results and op.results[0] in layouts:
+            op.attributes[LAYOUT_ATTR] = StringAttr(layouts[op.results[0]].kind)
+    return layouts

@@ -1,0 +1,226 @@
+"""The warp-level tile ops of the NVPTX emitter: per-lane loads and stores (bounds-checked,
+like the CPU device's per-lane paths), reductions across lanes with ``shfl.sync``,
+broadcasts, and ``tile_mma`` as ``mma.sync.aligned.m16n8k16`` inline PTX."""
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ...errors import LoweringError
+from .layouts import WARP, Layout
+from .lane_values import F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
+
+ZERO64 = ir.Constant(I64, 0)
+
+
+def lane_bases(b: ir.IRBuilder, lane: ir.Value, layout: Layout) -> tuple[ir.Value, ir.Value]:
+    """(r0, c0) of this lane in ``layout``, i64."""
+    out = []
+    for shift, mask, mult in layout.lane_base():
+        if not mask:
+            out.append(ZERO64)
+            continue
+        v = b.and_(b.lshr(lane, ir.Constant(I64, shift)), ir.Constant(I64, mask))
+        out.append(b.mul(v, ir.Constant(I64, mult)) if mult != 1 else v)
+    return out[0], out[1]
+
+
+def _positions(b, lane, tile: Tile, layout: Layout):
+    """(in bounds, element index) of each slot of ``layout`` over ``tile``."""
+    r0, c0 = lane_bases(b, lane, layout)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    mem = tile.mem
+    for dr, dc in layout.slots():
+        row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+        col = b.add(col0, ir.Constant(I64, dc)) if dc else col0
+        inb = b.and_(b.icmp_unsigned("<", row, mem.rows), b.icmp_unsigned("<", col, mem.cols))
+        yield inb, b.add(b.mul(row, mem.stride), col)
+
+
+def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op) -> Vec:
+    """Each slot read from its element, 0 outside the array.  A tile wholly inside the
+    array (checked once per load) takes unguarded loads at constant offsets from one
+    address per row, 32-bit aligned pairs marked so (the NVPTX load/store vectorizer then
+    reads two 16-bit elements at once); other tiles clamp each address to the first
+    element, so that no lane reads out of bounds."""
+    t = llvm_type(elem, op)
+    inside = _wholly_inside(b, tile, layout, t)
+    with b.if_else(inside) as (fast, slow):
+        with fast:
+            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t), b.block
+        with slow:
+            slow_slots = []
+            for inb, index in _positions(b, lane, tile, layout):
+                ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
+                slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
+            slow_block = b.block
+    slots = []
+    for f, s in zip(fast_slots, slow_slots):
+        phi = b.phi(t)
+        phi.add_incoming(f, fast_block)
+        phi.add_incoming(s, slow_block)
+        slots.append(phi)
+    return Vec(layout, elem, slots)
+
+
+def _wholly_inside(b, tile: Tile, layout: Layout, t: ir.Type):
+    """Whether the tile lies inside the array, and (16-bit elements) the array's base and
+    row pitch and the tile's column are even, so that element pairs at even columns are
+    32-bit aligned."""
+    mem, (rows, cols) = tile.mem, layout.shape
+    zero = ZERO64
+    cond = b.and_(b.icmp_signed(">=", tile.row, zero), b.icmp_signed(">=", tile.col, zero))
+    cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.row, ir.Constant(I64, rows)), mem.rows))
+    cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.col, ir.Constant(I64, cols)), mem.cols))
+    if _is16(t):
+        base = b.ptrtoint(mem.ptr, I64)
+        odd = b.or_(b.and_(base, ir.Constant(I64, 3)),
+                    b.and_(b.or_(mem.stride, tile.col), ir.Constant(I64, 1)))
+        cond = b.and_(cond, b.icmp_unsigned("==", odd, zero))
+    return cond
+
+
+def _is16(t: ir.Type) -> bool:
+    return isinstance(t, ir.HalfType) or t == I16
+
+
+def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type) -> list:
+    r0, c0 = lane_bases(b, lane, layout)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    paired = _is16(t)
+    even_lane_cols = layout.lane_base()[1][2] % 2 == 0
+    row_ptrs, slots = {}, []
+    for dr, dc in layout.slots():
+        if dr not in row_ptrs:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t, inbounds=True)
+        ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
+        align = 4 if paired and even_lane_cols and dc % 2 == 0 else None
+        slots.append(b.load(ptr, typ=t, align=align))
+    return slots
+
+
+def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile) -> None:
+    """Each slot written where it is inside the array; a replicated value by lane 0 only."""
+    only_lane0 = not value.layout.owned_once()
+    first = b.icmp_unsigned("==", lane, ZERO64) if only_lane0 else None
+    t = llvm_type(value.elem)
+    for (inb, index), v in zip(_positions(b, lane, tile, value.layout), value.slots):
+        cond = b.and_(inb, first) if first is not None else inb
+        with b.if_then(cond):
+            b.store(v, b.gep(tile.mem.ptr, [index], source_etype=t))
+
+
+_REDUCE_FLOAT = {"add": "fadd", "mul": "fmul"}
+_REDUCE_MINMAX = {"maximumf": "llvm.maximum.f32", "minimumf": "llvm.minimum.f32",
+                  "maxnumf": "llvm.maxnum.f32", "minnumf": "llvm.minnum.f32"}
+_REDUCE_INT = {"add": "add", "mul": "mul", "and": "and_", "or": "or_", "xor": "xor"}
+
+
+def _combine(b, kind: str, x, y, is_float: bool, op):
+    if is_float and kind in _REDUCE_FLOAT:
+        return getattr(b, _REDUCE_FLOAT[kind])(x, y)
+    if is_float and kind in _REDUCE_MINMAX:
+        return intrinsic(b, _REDUCE_MINMAX[kind], F32, [x, y])
+    if not is_float and kind in _REDUCE_INT:
+        return getattr(b, _REDUCE_INT[kind])(x, y)
+    if not is_float and kind in ("maxsi", "minsi", "max", "min"):
+        return b.select(b.icmp_signed(">" if "max" in kind else "<", x, y), x, y)
+    raise LoweringError(f"nvptx: tile_reduce <{kind}> is not supported on NVIDIA targets yet", op)
+
+
+def _shuffle_xor(b, v, mask: int):
+    """``shfl.sync.bfly.b32`` across the whole warp: the value of lane ``lane ^ mask``."""
+    name = "llvm.nvvm.shfl.sync.bfly.f32" if v.type == F32 else "llvm.nvvm.shfl.sync.bfly.i32"
+    return intrinsic(b, name, v.type, [ir.Constant(I32, -1), v, ir.Constant(I32, mask), ir.Constant(I32, 31)])
+
+
+def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_layout: Layout, op) -> Vec:
+    """``tile_reduce`` over ``dims``: the slots of one result element folded in the lane,
+    then across the lanes whose base differs along a reduced dimension (butterfly)."""
+    is_float = src.elem.__class__.__name__.startswith(("Float", "BFloat"))
+    if src.layout.kind not in ("cols", "rep") or result_layout.kind not in ("cols", "rep"):
+        raise LoweringError(f"nvptx: tile_reduce of a {src.layout.kind} value is not supported yet", op)
+    wide = [bf16_to_f32(b, v) if is_bf16(src.elem) else v for v in src.slots]
+    if is_float and wide and wide[0].type != F32:
+        wide = [b.fpext(v, F32) for v in wide]
+    rows, cols = result_layout.shape
+    acc: dict[tuple[int, int], ir.Value] = {}
+    for (dr, dc), v in zip(src.layout.slots(), wide):
+        key = (0 if 0 in dims else dr, 0 if 1 in dims else dc)
+        acc[key] = v if key not in acc else _combine(b, kind, acc[key], v, is_float, op)
+    cross = 1 in dims and src.layout.kind == "cols"
+    if cross:
+        for key, v in acc.items():
+            for mask in (16, 8, 4, 2, 1):
+                v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
+            acc[key] = v
+    slots = [acc[pos] for pos in result_layout.slots()]
+    return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
+
+
+def _narrow(b, v, elem):
+    if is_bf16(elem):
+        return f32_to_bf16(b, v)
+    t = llvm_type(elem)
+    return b.fptrunc(v, t) if t != v.type and isinstance(t, ir.HalfType) else v
+
+
+def broadcast(b: ir.IRBuilder, lane, src: Vec, dims: tuple[int, ...], layout: Layout, op) -> Vec:
+    """``tile_broadcast`` along ``dims`` (extent 1 in ``src``) into ``layout``: each slot
+    takes the source element of its row (dims [1]) or column (dims [0]), held by the same
+    lane when both layouts place the lanes alike along the kept dimension."""
+    s_base, t_base = src.layout.lane_base(), layout.lane_base()
+    if any(d not in dims and s_base[d] != t_base[d] for d in (0, 1)):
+        raise LoweringError(f"nvptx: tile_broadcast from a {src.layout.kind} value into a {layout.kind} value is "
+                            f"not supported yet", op)
+    index = {pos: i for i, pos in enumerate(src.layout.slots())}
+    slots = [src.slots[index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)]] for dr, dc in layout.slots()]
+    return Vec(layout, src.elem, slots)
+
+
+def _pack(b, lo, hi, elem):
+    """Two 16-bit elements in one 32-bit register, ``lo`` in the low half (PTX fragments)."""
+    to16 = (lambda v: v) if is_bf16(elem) else (lambda v: b.bitcast(v, I16))
+    return b.or_(b.zext(to16(lo), I32), b.shl(b.zext(to16(hi), I32), ir.Constant(I32, 16)))
+
+
+_MMA_ASM = ("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, "
+            "{{$10,$11,$12,$13}};")
+
+
+def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> Vec:
+    """``tile_mma`` as one ``mma.sync.aligned.m16n8k16`` per 16 x 8 block of C and 16-deep
+    step of K, fragments already in the PTX layouts (:mod:`.layouts`)."""
+    kind = "bf16" if is_bf16(a.elem) else "f16" if a.elem.__class__.__name__ == "Float16Type" else None
+    if kind is None or a.elem != bv.elem:
+        raise LoweringError(f"nvptx: tile_mma of {a.elem} x {bv.elem}: only f16 x f16 and bf16 x bf16 inputs "
+                            f"(mma.sync m16n8k16) are supported on NVIDIA targets yet", op)
+    (m, k), (_, n) = a.layout.shape, bv.layout.shape
+    acc = list(c.slots) if c is not None else [ir.Constant(F32, 0.0)] * (m * n // WARP)
+    if acc and acc[0].type != F32:
+        raise LoweringError("nvptx: tile_mma accumulates in f32 only on NVIDIA targets yet", op)
+    ty = ir.FunctionType(ir.LiteralStructType([F32] * 4), [I32] * 6 + [F32] * 4)
+    text = _MMA_ASM.format(t=kind)
+    constraints = "=f,=f,=f,=f," + ",".join(["r"] * 6 + ["f"] * 4)
+    for mi in range(m // 16):
+        for ni in range(n // 8):
+            base_c = (mi * (n // 8) + ni) * 4
+            for ki in range(k // 16):
+                base_a, base_b = (mi * (k // 16) + ki) * 8, (ki * (n // 8) + ni) * 4
+                regs_a = [_pack(b, a.slots[base_a + 2 * i], a.slots[base_a + 2 * i + 1], a.elem) for i in range(4)]
+                regs_b = [_pack(b, bv.slots[base_b + 2 * i], bv.slots[base_b + 2 * i + 1], a.elem) for i in range(2)]
+                out = b.asm(ty, text, constraints, regs_a + regs_b + acc[base_c:base_c + 4], False)
+                acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
+    return Vec(layout, c.elem if c is not None else None, acc)
+
+
+def lane_id(b: ir.IRBuilder) -> ir.Value:
+    """This thread's lane, i64 (the programs are one warp each)."""
+    return b.zext(intrinsic(b, "llvm.nvvm.read.ptx.sreg.tid.x", I32, []), I64)
+
+
+def is_first_lane(b, lane) -> ir.Value:
+    return b.icmp_unsigned("==", lane, ZERO64)
+
+
+__all__ = ["I1", "broadcast", "lane_bases", "lane_id", "load", "mma", "reduce", "store"]

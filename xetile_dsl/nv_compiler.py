@@ -1,0 +1,123 @@
+"""The NVIDIA compile: the frontend's XeTile IR, the shared workgroup-to-subgroup
+distribution, the warp layouts (stage ``nv``), LLVM IR with NVVM intrinsics and inline PTX
+(stage ``llvm``) and PTX from llvmlite's NVPTX backend (stage ``ptx``).
+
+Every stage is text in :attr:`NvKernel.asm`; the PTX is kept on disk under
+``$XETILE_CACHE_DIR/nvptx``, keyed by the kernel's sources, signature, constants, the
+target's PTX architecture and this backend's own sources."""
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from dataclasses import dataclass, field
+
+from .dialects import make_context, print_module
+from .errors import LoweringError
+from .frontend.build import build_module
+from .frontend.source import KernelSource, at_user_line
+from .lowering.passes.wg_to_sg import XeTileWgToSg
+from .targets.nvidia import NvTarget, nv_target
+from .targets.target import PVC
+from .codegen.nvptx.emit import KernelEmitter
+from .codegen.nvptx.ptx import mark_kernel, new_module, to_ptx
+
+#: one warp per program: the subgroup-level kernel's subgroup is the warp
+THREADS = 32
+
+
+@dataclass
+class NvKernel:
+    """A kernel compiled for an NVIDIA target: its stages' texts and its parameters."""
+
+    name: str
+    target: NvTarget
+    params: list            # (name, "array" | scalar type)
+    asm: dict = field(default_factory=dict)
+    timings: dict = field(default_factory=dict)
+
+    @property
+    def ptx(self) -> str:
+        return self.asm["ptx"]
+
+
+def _reject_workgroup_tiles(module) -> None:
+    for op in module.walk():
+        maps = [op.properties.get(k) for k in op.properties if k.startswith("wg_map")]
+        tiles = [r.type for r in op.results if hasattr(r.type, "attr") and getattr(r.type.attr, "wg", None)]
+        if any(maps) or tiles:
+            raise LoweringError("nvptx: workgroup-level tiles (wg_map) are not supported on NVIDIA targets yet; "
+                                "the first slice runs one warp per program (subgroup-level kernels)", op)
+
+
+def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict) -> tuple[str, list, str]:
+    """(LLVM IR text, parameters, kernel name) of the frontend's ``module``."""
+    start = time.perf_counter()
+    _reject_workgroup_tiles(module)
+    # the shared distribution pass: a no-op on subgroup-level kernels, it checks their
+    # subgroup tiles against the compiler's per-subgroup value limit
+    XeTileWgToSg(target=PVC).apply(make_context(), module)
+    func = next(op for op in module.ops if op.name == "func.func")
+    llvm_module = new_module(func.sym_name.data)
+    emitter = KernelEmitter(func, llvm_module)
+    fn = emitter.emit()
+    asm["nv"] = print_module(module)
+    mark_kernel(llvm_module, fn, THREADS)
+    timings["nv-lowering"] = time.perf_counter() - start
+    return str(llvm_module), emitter.params, func.sym_name.data
+
+
+def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90") -> NvKernel:
+    """Compile ``fn`` (a ``@jit`` kernel's function) for an NVIDIA target; ``args`` are
+    the frontend's ArgSpecs by parameter name."""
+    target = target if isinstance(target, NvTarget) else nv_target(target)
+    src = KernelSource.of(fn)
+    asm, timings = {}, {}
+    start = time.perf_counter()
+    module, _ = build_module(fn, args, constants, target, src)
+    timings["frontend"] = time.perf_counter() - start
+    asm["xetile"] = print_module(module)
+    try:
+        llvm_text, params, name = lower_to_llvm(module, target, asm, timings)
+    except LoweringError as exc:
+        raise at_user_line(src, exc) from None
+    asm["llvm"] = llvm_text
+    start = time.perf_counter()
+    asm["ptx"] = cached_ptx(llvm_text, target, asm["nv"])
+    timings["ptx"] = time.perf_counter() - start
+    return NvKernel(name, target, params, asm, timings)
+
+
+def _sources_stamp() -> str:
+    here = os.path.join(os.path.dirname(__file__), "codegen", "nvptx")
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(here)):
+        if name.endswith(".py"):
+            with open(os.path.join(here, name), "rb") as f:
+                digest.update(f.read())
+    return digest.hexdigest()
+
+
+def cached_ptx(llvm_text: str, target: NvTarget, lowered: str) -> str:
+    """The PTX of ``llvm_text``, from the disk cache when the same lowered module
+    (``lowered``, the ``nv`` stage's text, whose LLVM IR this backend's sources determine)
+    was built for this architecture before.  The key holds no LLVM text: a PTX built on
+    one machine serves another whose llvmlite prints the same module differently."""
+    key = hashlib.sha256(f"{target.ptx_arch}\0{target.ptx_features}\0{_sources_stamp()}\0{lowered}".encode())
+    root = os.environ.get("XETILE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "xetile_dsl")
+    path = os.path.join(root, "nvptx", f"{key.hexdigest()[:32]}-{target.ptx_arch}.ptx")
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        pass
+    ptx = to_ptx(llvm_text, target.ptx_arch, target.ptx_features)
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            f.write(ptx)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+    return ptx

@@ -1,0 +1,123 @@
+"""The CUDA driver backend: PTX modules loaded with ``cuModuleLoadData`` and kernels
+launched with ``cuLaunchKernel`` on the current torch stream, through ``cuda-python``
+(``cuda.bindings.driver``, the optional extra ``[cuda]``).  Arrays are passed zero-copy by
+their ``__cuda_array_interface__`` (torch CUDA tensors, CuPy arrays)."""
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from ..errors import LaunchError
+
+_LOCK = threading.Lock()
+_MODULES: dict[tuple[int, str], object] = {}
+
+
+def _driver():
+    try:
+        from cuda.bindings import driver
+    except ImportError as exc:   # the optional extra
+        raise LaunchError("launching on an NVIDIA GPU needs cuda-python: pip install 'xetile_dsl[cuda]' "
+                          f"({exc})") from None
+    return driver
+
+
+def check(result):
+    """The values of a ``cuda.bindings.driver`` call; a LaunchError naming a failure."""
+    err, *rest = result if isinstance(result, tuple) else (result,)
+    if int(err) != 0:
+        driver = _driver()
+        _, name = driver.cuGetErrorName(err)
+        raise LaunchError(f"CUDA driver error {int(err)} ({name.decode() if name else '?'})")
+    return rest[0] if len(rest) == 1 else rest
+
+
+def _init():
+    """The driver module, initialised; a LaunchError where no CUDA driver library loads."""
+    driver = _driver()
+    try:
+        result = driver.cuInit(0)
+    except Exception as exc:  # noqa: BLE001 - cuda.pathfinder's "driver library not found" and kin
+        raise LaunchError(f"the CUDA driver could not start: {type(exc).__name__}: {exc}") from None
+    check(result)
+    return driver
+
+
+def is_cuda_array(value) -> bool:
+    return hasattr(value, "__cuda_array_interface__")
+
+
+def compute_capability(device: int = 0) -> tuple[int, int]:
+    driver = _init()
+    dev = check(driver.cuDeviceGet(device))
+    attr = driver.CUdevice_attribute
+    major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
+    minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+    return major, minor
+
+
+def _make_current(device: int):
+    driver = _init()
+    dev = check(driver.cuDeviceGet(device))
+    ctx = check(driver.cuDevicePrimaryCtxRetain(dev))   # the context torch uses
+    check(driver.cuCtxSetCurrent(ctx))
+    return ctx
+
+
+def load_function(ptx: str, name: str, device: int = 0):
+    """Kernel ``name`` of ``ptx``, its module loaded once per device."""
+    key = (device, ptx)
+    with _LOCK:
+        module = _MODULES.get(key)
+        if module is None:
+            _make_current(device)
+            module = check(_driver().cuModuleLoadData(ptx.encode() + b"\0"))
+            _MODULES[key] = module
+    return check(_driver().cuModuleGetFunction(module, name.encode()))
+
+
+_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float,
+           "f64": ctypes.c_double}
+
+
+def array_params(value, name: str) -> list[tuple[int, type]]:
+    """(value, ctype) of a 2-D CUDA array: data pointer, rows, columns, row stride."""
+    iface = value.__cuda_array_interface__
+    shape = tuple(iface["shape"])
+    if len(shape) != 2:
+        raise LaunchError(f"argument {name!r}: NVIDIA targets take 2-D arrays, got shape {list(shape)}")
+    itemsize = _itemsize(iface["typestr"], value)
+    strides = iface.get("strides") or (shape[1] * itemsize, itemsize)
+    if strides[1] != itemsize or strides[0] % itemsize:
+        raise LaunchError(f"argument {name!r}: its rows must be contiguous (strides {list(strides)} bytes)")
+    ptr = iface["data"][0]
+    return [(ptr, ctypes.c_void_p), (shape[0], ctypes.c_int64), (shape[1], ctypes.c_int64),
+            (strides[0] // itemsize, ctypes.c_int64)]
+
+
+def _itemsize(typestr: str, value) -> int:
+    return int(typestr[2:]) if typestr[2:].isdigit() else value.element_size()
+
+
+def scalar_param(value, dtype: str, name: str) -> tuple:
+    if dtype not in _CTYPES:
+        raise LaunchError(f"argument {name!r}: scalars of type {dtype} are not supported on NVIDIA targets")
+    return (value, _CTYPES[dtype])
+
+
+def current_stream() -> int:
+    """The current torch CUDA stream's handle (0: the legacy default stream)."""
+    try:
+        import torch
+        return torch.cuda.current_stream().cuda_stream
+    except ImportError:
+        return 0
+
+
+def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None):
+    """One launch of ``function`` over ``grid`` blocks of ``threads`` threads."""
+    driver = _driver()
+    values = tuple(v for v, _ in params)
+    types = tuple(t for _, t in params)
+    stream = current_stream() if stream is None else stream
+    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, 0, driver.CUstream(stream), (values, types), 0))

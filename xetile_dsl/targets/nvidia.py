@@ -1,0 +1,138 @@
+"""NVIDIA GPU targets: the hardware facts the NVPTX branch of the compiler asks
+(``codegen/nvptx``).  They are a table of their own, beside the Intel one of
+:mod:`.target`: an NVIDIA GPU has no DPAS, 2D block messages or GRF modes, and the
+Intel passes after the workgroup-to-subgroup distribution never see these entries.
+
+Facts come from NVIDIA's PTX ISA (``mma.sync``/``wgmma`` shapes and fragment layouts,
+``shfl.sync``), the CUDA C++ Programming Guide's table of compute capabilities (warp
+size, registers, shared memory per block) and the Hopper tuning guide (warpgroups, TMA).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import UsageError
+
+
+@dataclass(frozen=True)
+class MmaShape:
+    """One warp-level ``mma.sync.aligned.mMnNkK`` flavour: ``D[M,N] = A[M,K] B[K,N] + C``
+    with A row-major and B column-major fragments (the ``.row.col`` form), one warp."""
+
+    a_type: str
+    b_type: str
+    acc_type: str
+    m: int
+    n: int
+    k: int
+
+    @property
+    def acc_types(self) -> tuple[str, ...]:
+        """The accumulator types (the frontend's question of a DPAS flavour too)."""
+        return (self.acc_type,)
+
+
+@dataclass(frozen=True)
+class WgmmaShape:
+    """One warpgroup ``wgmma.mma_async`` flavour (sm_90a): M = 64, N a multiple of 8 up to
+    256, K = 32 bytes of the input type; A from registers or shared memory, B from shared."""
+
+    a_type: str
+    acc_type: str
+    m: int
+    k: int
+    n_values: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class NvTarget:
+    """Everything the NVPTX branch may ask about one NVIDIA GPU."""
+
+    name: str                 # the compile-target name: "sm90", "sm80"
+    ptx_arch: str             # the PTX ``.target`` / ptxas ``-arch``: "sm_90"
+    ptx_features: str         # the NVPTX backend's feature string (PTX ISA version)
+    warp_size: int            # lanes of a warp: the subgroup of the XeTile IR
+    mma: tuple[MmaShape, ...]
+    #: shared memory one block may reserve (opt-in maximum), bytes
+    smem_per_block: int
+    #: 32-bit registers per thread (ptxas limit) and per multiprocessor
+    regs_per_thread: int = 255
+    regs_per_sm: int = 65536
+    max_threads_per_block: int = 1024
+    #: warps of a warpgroup (wgmma's unit), 0 where there is no wgmma
+    warpgroup_warps: int = 0
+    wgmma: tuple[WgmmaShape, ...] = ()
+    #: whether the bulk tensor copy engine (``cp.async.bulk.tensor``, TMA) exists
+    tma: bool = False
+    #: multiprocessors of the reference product
+    sm_count: int = 0
+
+    @property
+    def subgroup_size(self) -> int:
+        """The subgroup of the XeTile IR is the warp."""
+        return self.warp_size
+
+    def mma_for(self, a_type: str, b_type: str) -> MmaShape | None:
+        """The ``mma.sync`` flavour for these input element types, or None (f32 inputs
+        are multiplied by the tf32 flavour)."""
+        alias = {"f32": "tf32"}
+        a_type, b_type = alias.get(a_type, a_type), alias.get(b_type, b_type)
+        return next((s for s in self.mma if s.a_type == a_type and s.b_type == b_type), None)
+
+    #: the frontend asks every target this name for the matrix-engine flavour of tile_mma
+    dpas_for = mma_for
+
+    def legal_mma_inputs(self) -> list[str]:
+        return sorted({f"{s.a_type}x{s.b_type}" for s in self.mma})
+
+
+#: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,
+#: m16n8k32 for 8-bit integers, m16n8k8 for tf32), each accumulating in f32 or s32
+_MMA_SYNC = (
+    MmaShape("f16", "f16", "f32", 16, 8, 16),
+    MmaShape("bf16", "bf16", "f32", 16, 8, 16),
+    MmaShape("i8", "i8", "i32", 16, 8, 32),
+    MmaShape("u8", "u8", "i32", 16, 8, 32),
+    MmaShape("tf32", "tf32", "f32", 16, 8, 8),
+)
+
+#: wgmma shapes (PTX ISA, "Asynchronous Warpgroup Level Matrix Shape"): m64nNk16 for
+#: f16/bf16, m64nNk8 for tf32, m64nNk32 for 8-bit integers; N = 8, 16, ..., 256
+_N_VALUES = tuple(range(8, 257, 8))
+_WGMMA = (
+    WgmmaShape("f16", "f32", 64, 16, _N_VALUES), WgmmaShape("bf16", "f32", 64, 16, _N_VALUES),
+    WgmmaShape("tf32", "f32", 64, 8, _N_VALUES), WgmmaShape("i8", "i32", 64, 32, _N_VALUES),
+)
+
+#: A100: 108 multiprocessors, 164 KB of shared memory per multiprocessor (163 KB a block)
+SM80 = NvTarget(name="sm80", ptx_arch="sm_80", ptx_features="+ptx70", warp_size=32, mma=_MMA_SYNC,
+                smem_per_block=163 * 1024, sm_count=108)
+
+#: H100/H200 SXM: 132 multiprocessors, 228 KB of shared memory per multiprocessor (227 KB
+#: a block), warpgroups of 4 warps for wgmma, the TMA copy engine
+SM90 = NvTarget(name="sm90", ptx_arch="sm_90", ptx_features="+ptx80", warp_size=32, mma=_MMA_SYNC,
+                smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, tma=True, sm_count=132)
+
+#: the NVIDIA compile targets by name
+NV_TARGETS = {t.name: t for t in (SM90, SM80)}
+
+#: the target a launch on CUDA arrays compiles for when none is named
+DEFAULT_NV_TARGET = "sm90"
+
+
+def nv_target(name: str) -> NvTarget:
+    """The NVIDIA target called ``name`` (a key of :data:`NV_TARGETS`)."""
+    try:
+        return NV_TARGETS[name]
+    except KeyError:
+        raise UsageError(f"unknown NVIDIA target {name!r}; known: {', '.join(NV_TARGETS)}") from None
+
+
+def for_compute_capability(major: int, minor: int) -> NvTarget:
+    """The target whose code a device of compute capability ``major.minor`` runs: sm90 on
+    Hopper (9.x), sm80 on Ampere and Ada (8.x); older devices have no m16n8k16 mma."""
+    if major >= 9:
+        return SM90
+    if major == 8:
+        return SM80
+    raise UsageError(f"compute capability {major}.{minor}: the NVIDIA targets need 8.0 or later (mma.sync m16n8k16)")
