@@ -39,7 +39,6 @@ from .launch_options import NO_OPTIONS, LaunchOptions, check_for_target, launch_
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
-from .targets.nvidia import NV_TARGETS
 
 # the compiler loads at the first kernel that is not in the disk cache, the runtime (device
 # discovery, the launcher, the disk cache) and the target facts at the first launch, so that
@@ -210,7 +209,7 @@ class JITFunction:
         """:meth:`run` without the remembered call (which ``args`` are known not to fit).
         CUDA arrays, or an NVIDIA target, go to the NVIDIA backend (nv_launch.py); they
         are never remembered, so the Intel fast paths above never take them."""
-        if target in NV_TARGETS or (target is None and _on_cuda(args, kwargs)):
+        if _nv_target(target) or (target is None and _on_cuda(args, kwargs)):
             return nv_launch.run(self, grid, target, args, kwargs)
         self._last_call = None
         hit = self._same_signature(grid, target, args, kwargs)
@@ -436,6 +435,15 @@ class _Launch:
         if event is not MISS:
             return event
         return jit.run_full(self.grid, target, args, kwargs)
+
+
+def _nv_target(target: str | None) -> bool:
+    """Whether ``target`` names an NVIDIA target (the table is imported on the first named
+    launch, so ``import xetile_dsl`` loads no target module)."""
+    if target is None:
+        return False
+    from .targets.nvidia import NV_TARGETS
+    return target in NV_TARGETS
 
 
 def _on_cuda(args: tuple, kwargs: dict) -> bool:

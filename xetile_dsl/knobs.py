@@ -133,6 +133,9 @@ REQUIRE_OCLOC = Knob("XETILE_REQUIRE_OCLOC", bool, False, "1: ISA tests fail ins
 REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
                         "1: tests fail instead of skipping without dpctl, dpnp, pyopencl, spirv-val or the "
                         "OpenCL CPU device")
+REQUIRE_PTXAS = Knob("XETILE_REQUIRE_PTXAS", bool, False,
+                     "1: NVIDIA assembly tests fail instead of skipping without ptxas (PATH or the "
+                     "nvidia-cuda-nvcc wheel of the [test] extra)")
 REQUIRE_TORCH = Knob("XETILE_REQUIRE_TORCH", bool, False,
                      "1: torch tests fail instead of skipping without PyTorch >= 2.4 (tests needing an XPU "
                      "device still skip)")
@@ -141,7 +144,7 @@ REQUIRE_TORCH = Knob("XETILE_REQUIRE_TORCH", bool, False,
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DPCTL_C_SUBMIT, DEBUG, INTERPRET, DUMP_IR,
     VERIFY_IR, ROTATE_LOADS, PROGRESS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
-    REQUIRE_TORCH)}
+    REQUIRE_PTXAS, REQUIRE_TORCH)}
 
 
 def interpreting() -> bool:

@@ -12,6 +12,7 @@ import os
 import time
 from dataclasses import dataclass, field
 
+from . import knobs
 from .dialects import make_context, print_module
 from .errors import LoweringError
 from .frontend.build import build_module
@@ -104,7 +105,7 @@ def cached_ptx(llvm_text: str, target: NvTarget, lowered: str) -> str:
     was built for this architecture before.  The key holds no LLVM text: a PTX built on
     one machine serves another whose llvmlite prints the same module differently."""
     key = hashlib.sha256(f"{target.ptx_arch}\0{target.ptx_features}\0{_sources_stamp()}\0{lowered}".encode())
-    root = os.environ.get("XETILE_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cache", "xetile_dsl")
+    root = str(knobs.CACHE_DIR.get() or os.path.join(os.path.expanduser("~"), ".cache", "xetile_dsl"))
     path = os.path.join(root, "nvptx", f"{key.hexdigest()[:32]}-{target.ptx_arch}.ptx")
     try:
         with open(path) as f:

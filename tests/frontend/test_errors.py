@@ -81,8 +81,8 @@ def test_wrong_rank_is_a_clear_error():
     with pytest.raises(CompilationError, match=r"matmul\.py:\d+:\d+: error: init_tile: a 1-D array takes one offset"):
         matmul_kernel.on("cpu-pvc")[(1, 1)](np.zeros(32, F16), np.zeros((32, 32), F16),
                                            np.zeros((32, 32), np.float32), 32, BM=16, BN=16, BK=16)
-    with pytest.raises(CompilationError, match="arrays must be 1-D or 2-D"):
-        matmul_kernel.on("cpu-pvc")[(1, 1)](np.zeros((2, 32, 32), F16), np.zeros((32, 32), F16),
+    with pytest.raises(CompilationError, match="arrays must be 1-D, 2-D, 3-D or 4-D, got a 5-D array"):
+        matmul_kernel.on("cpu-pvc")[(1, 1)](np.zeros((1, 1, 2, 32, 32), F16), np.zeros((32, 32), F16),
                                            np.zeros((32, 32), np.float32), 32, BM=16, BN=16, BK=16)
 
 

@@ -110,7 +110,7 @@ def copy_slice(x, y, BM: xt.constexpr):
 
 
 def test_rank_five_is_refused():
-    with pytest.raises(CompilationError, match="arrays must be 2-D, 3-D or 4-D, got a 5-D array"):
+    with pytest.raises(CompilationError, match="arrays must be 1-D, 2-D, 3-D or 4-D, got a 5-D array"):
         copy_slice.on("interpret")[(1,)](np.zeros((1, 1, 1, 16, 16), np.float32), np.zeros((16, 16), np.float32),
                                          BM=16)
 

@@ -15,6 +15,8 @@ import subprocess
 
 import pytest
 
+from xetile_dsl import knobs
+
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.codegen.nvptx.layouts import WARP, Layout
@@ -57,7 +59,7 @@ def _wheel_ptxas() -> str | None:
 def require_ptxas() -> str:
     path = shutil.which("ptxas") or _wheel_ptxas()
     if path is None:
-        if os.environ.get("XETILE_REQUIRE_PTXAS") == "1":
+        if knobs.REQUIRE_PTXAS.get():
             pytest.fail("XETILE_REQUIRE_PTXAS=1 but no ptxas on PATH", pytrace=False)
         pytest.skip("ptxas unavailable (CUDA toolkit or the nvidia-cuda-nvcc wheel)")
     return path
