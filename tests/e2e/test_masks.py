@@ -26,7 +26,7 @@ def _ref_copy(x, n_rows, n_cols, fill, BM, BN, load, store, other, pad, grid):
                                                                        constant_values=0) > 0}
     other_value = fill if other == "scalar" else (0 if other is None else other)
     v = xp if load == "" else np.where(masks[load], xp, np.asarray(other_value).astype(x.dtype))
-    keep = {"": np.ones((R, C), bool), "cols": masks["cols"], "rows": masks["rows"],
+    keep = {"": np.ones((R, C), bool), "cols": masks["cols"], "rows": masks["rows"], "rows_triton": masks["rows"],
             "rows_swapped": np.broadcast_to((r < n_rows) & (r % BM + 2 < BM + n_cols), (R, C)),
             "general": (v > 0) | (c % BN % 3 == 0)}[store]
     out = np.full((R, C), SENTINEL, x.dtype)
@@ -151,7 +151,7 @@ def test_row_edge_store_masks_keep_the_kept_rows_only(n_rows, n_cols, flavour):
     BM, BN = 8, 32
     x = np.random.default_rng(5).standard_normal((20, 70)).astype(np.float32)
     y = np.full_like(x, SENTINEL)
-    for store in ("rows", "rows_swapped"):
+    for store in ("rows", "rows_triton", "rows_swapped"):
         y[:] = SENTINEL
         masked_copy.on(flavour)[(3, 3)](x, y, n_rows, n_cols, 0.0, BM=BM, BN=BN, LOAD="", STORE=store,
                                         OTHER=None, PAD=0)

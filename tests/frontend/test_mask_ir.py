@@ -62,3 +62,11 @@ def test_row_edge_store_mask_is_a_block_store_with_fewer_rows():
     assert re.search(r"arith.minsi %8, %\w+ : index", text), text  # %8: y's row extent
     assert re.search(r"xetile.init_tile %y\[%\w+, %\w+\], \[%\w+, %9\], \[%10, %11\]", text), text
     assert re.search(r"xetile.store_tile %\w+, %\w+ : vector<8x32xf32>", text), text
+
+
+def test_a_triton_row_mask_is_a_row_edge_mask_too():
+    """``(r0 + xt.arange(0, BM))[:, None] < n_rows`` (a 1-D index made a column) shrinks the
+    block store like ``rows + r0 < n_rows`` does: no scatter."""
+    text = _ir(masked_copy, SIG, dict(BM=8, BN=32, LOAD="", STORE="rows_triton", OTHER=None, PAD=0))
+    assert "store_scatter" not in text
+    assert re.search(r"xetile.store_tile %\w+, %\w+ : vector<8x32xf32>", text), text

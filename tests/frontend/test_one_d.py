@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 
+import numpy as np
 import pytest
 
 import xetile_dsl as xd
@@ -115,3 +116,18 @@ def test_misuse_is_a_located_error(kernel, fragments):
     assert f"test_one_d.py:{line}:" in message, message
     for fragment in fragments:
         assert fragment in message, message
+
+
+@xd.jit
+def _row_sums_into_1d(x, out, BM: xt.constexpr, BN: xt.constexpr):
+    s = xt.sum(xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN])), axis=1)   # a [BM, 1] column
+    xt.store_tile(s, xt.init_tile(out, [0], [BM]))
+
+
+def test_a_reduction_column_into_a_1d_tile_says_to_reshape():
+    """Reductions keep their axis; storing the [BM, 1] column into a 1-D tile points at
+    xt.reshape, with the shapes the user wrote."""
+    with pytest.raises(CompilationError, match=r"test_one_d.py:\d+:\d+: error: store_tile: value shape \[16, 1\] "
+                       r"does not match the tile shape \[16\]; .*xt.reshape\(v, \[16\]\)"):
+        _row_sums_into_1d.on("interpret")[(1,)](np.zeros((16, 32), np.float32), np.zeros(16, np.float32),
+                                                BM=16, BN=32)

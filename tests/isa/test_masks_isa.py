@@ -54,7 +54,7 @@ def _copy_isa(store):
     return compiled.asm["isa"]
 
 
-@pytest.mark.parametrize("store", ["rows", "rows_swapped"])
+@pytest.mark.parametrize("store", ["rows", "rows_triton", "rows_swapped"])
 def test_row_edge_store_mask_keeps_the_block_store(store, ocloc_path):
     isa, plain = _copy_isa(store), _copy_isa("")
     assert ocloc.count(isa, ocloc.STORE_BLOCK2D) == ocloc.count(plain, ocloc.STORE_BLOCK2D) > 0

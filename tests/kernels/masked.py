@@ -57,6 +57,9 @@ def masked_copy(x, y, n_rows, n_cols, fill, BM: xt.constexpr, BN: xt.constexpr, 
         xt.store_tile(v, ty, mask=cols + c0 < n_cols)
     elif STORE == "rows":
         xt.store_tile(v, ty, mask=rows + r0 < n_rows)          # row edge masks: a block store, fewer rows
+    elif STORE == "rows_triton":                                 # Triton's spelling: a 1-D index made a column
+        offs_m = r0 + xt.arange(0, BM)
+        xt.store_tile(v, ty, mask=offs_m[:, None] < n_rows)
     elif STORE == "rows_swapped":
         xt.store_tile(v, ty, mask=(n_rows - 1 >= r0 + rows) & (rows + 2 < BM + n_cols))
     else:

@@ -81,23 +81,26 @@ def _signed(t) -> bool:
                                             and not is_unsigned(elem))
 
 
-def _row_index(value: SSAValue):
+def _row_index(value: SSAValue, along: int = 0):
     """The offsets ``s`` (ints, scalar values) with ``value[i, 0] == i + sum(s)`` for a
-    ``[rows, 1]`` value, or None."""
+    ``[rows, 1]`` value (``along=0``; ``value[0, i]`` of a ``[1, cols]`` row for ``along=1``),
+    or None.  A column may be a transposed row: ``rows[:, None]`` of a 1-D ``r0 + arange``."""
     shape = sem.shape_of(value)
-    if shape is None or len(shape) != 2 or shape[1] != 1:
+    if shape is None or len(shape) != 2 or shape[1 - along] != 1:
         return None
     owner = value.owner
     if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, DenseIntOrFPElementsAttr):
         values = [int(v) for v in owner.value.get_values()]
-        if len(values) == shape[0] and values == list(range(values[0], values[0] + shape[0])):
+        if len(values) == shape[along] and values == list(range(values[0], values[0] + shape[along])):
             return [values[0]]
         return None
     if isinstance(owner, arith.AddiOp):
         for a, b in ((owner.lhs, owner.rhs), (owner.rhs, owner.lhs)):
-            steps, step = _row_index(a), _uniform(b)
+            steps, step = _row_index(a, along), _uniform(b)
             if steps is not None and step is not None:
                 return steps + [step]
+    if along == 0 and isinstance(owner, xetile.TileTransposeOp):
+        return _row_index(owner.operands[0], 1)
     return None
 
 

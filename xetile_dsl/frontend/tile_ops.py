@@ -15,7 +15,7 @@ from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
-from . import array_views, masks, one_d
+from . import array_views, masks, one_d, ranks
 from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
@@ -270,8 +270,13 @@ def build_store_tile(builder, node: ast.Call):
     if not (isinstance(value, SSAValue) and isinstance(value.type, VectorType)):
         raise builder.error(args["value"], f"store_tile stores a tile value, got {describe(value)}")
     if tuple(value.type.get_shape()) != tuple(tile.type.get_shape()):
-        raise builder.error(node, f"store_tile: value shape {list(value.type.get_shape())} does not match the "
-                            f"tile shape {list(tile.type.get_shape())}")
+        vshape, tshape = list(value.type.get_shape()), list(tile.type.get_shape())
+        hint = ""
+        if tshape[0] == 1 and vshape == tshape[::-1]:   # a [N, 1] column (a reduction's result) into a row or 1-D tile
+            hint = (f"; reductions keep their axis (xt.sum(v, axis=1) is a [{vshape[0]}, 1] column), so make it "
+                    f"1-D first: xt.reshape(v, [{vshape[0]}])")
+        raise builder.error(node, f"store_tile: value shape {list(ranks.logical_shape(builder, value))} "
+                            f"does not match the tile shape {list(ranks.logical_shape(builder, tile))}{hint}")
     if value.type.element_type != tile.type.element_type:
         raise builder.error(node, f"store_tile: value dtype {type_name(value.type.element_type)} differs from "
                             f"the array's {type_name(tile.type.element_type)}; convert it first")
