@@ -48,6 +48,7 @@ compiler = LazyModule("xetile_dsl.compiler")  # ~11 ms on import; llvmlite and x
 launching = LazyModule("xetile_dsl.runtime.launchers", globals())  # ~30 ms on import: the whole runtime
 devices = LazyModule("xetile_dsl.runtime.devices", globals())  # ~5 ms on import: device discovery
 nv_launch = LazyModule("xetile_dsl.nv_launch")  # the NVIDIA launch path: only for CUDA arrays
+nv_targets = LazyModule("xetile_dsl.targets.nvidia", globals())  # import loads no target module; read on a named launch
 kernel_cache = LazyModule("xetile_dsl.runtime.cache", globals())  # ~7 ms on import: the disk cache, its locks
 cache_keys = LazyModule("xetile_dsl.runtime.cache_key", globals())  # ~4 ms on import: hashlib (OpenSSL)
 target_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())  # import loads no target module
@@ -440,10 +441,7 @@ class _Launch:
 def _nv_target(target: str | None) -> bool:
     """Whether ``target`` names an NVIDIA target (the table is imported on the first named
     launch, so ``import xetile_dsl`` loads no target module)."""
-    if target is None:
-        return False
-    from .targets.nvidia import NV_TARGETS
-    return target in NV_TARGETS
+    return target is not None and target in nv_targets.NV_TARGETS
 
 
 def _on_cuda(args: tuple, kwargs: dict) -> bool:
