@@ -36,6 +36,7 @@ from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import NO_OPTIONS, LaunchOptions, check_for_target, launch_grid, split_options
+from .runtime.array_tables import ArrayTable, refuse_launch
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
@@ -623,6 +624,8 @@ def _arg_spec(name: str, value) -> ArgSpec:
         return ArgSpec("scalar", "i32" if -2**31 <= v < 2**31 else "i64", spec=spec)
     if isinstance(value, (float, np.floating)):
         return ArgSpec("scalar", "f32")
+    if isinstance(value, ArrayTable):   # refused in every flavour (runtime/array_tables.py)
+        raise refuse_launch(name, value)
     raise LaunchError(f"argument {name!r}: expected a numpy array, a dpnp/USM array, a pyopencl array or a "
                       f"Python scalar, got {type(value).__name__}")
 
