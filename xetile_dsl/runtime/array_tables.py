@@ -1,20 +1,23 @@
 """Array tables: one kernel argument standing for several 2-D arrays of one dtype.
 
 ``xd.array_table([a0, a1, ...])`` checks its entries on the host (no device is touched):
-they must be numpy arrays or device arrays (dpnp/USM, torch XPU, pyopencl) of one dtype
-and rank 2, and there must be at least one.  The device form of a table, an ``i64``
-array of ``[len(table), 4]`` rows ``(address of the first element, rows, columns, row
-stride in elements)``, is described in docs/decisions/027-array-tables.md.
+they must be numpy arrays of one dtype and rank 2, rows at least NARROW_ROW_BYTES wide
+(the kernel reads entries with 2D block messages), and there must be at least one.
 
-Launching a kernel with a table is not supported yet: every flavour (compiled, CPU
-device, interpreter) refuses such an argument with the same :class:`LaunchError`
-(:func:`refuse_launch`) before anything is compiled.
+At a launch a table travels as its device table (:class:`TableMeta`), an ``i64`` array of
+``[len(table), 4]`` rows ``(address of the first element, rows, columns, row stride in
+elements)`` (docs/decisions/027-array-tables.md), passed like any i64 array argument.
+Compiled launches (:func:`launch_with_tables`) stage each numpy entry into a 64-byte
+aligned copy with a padded pitch, list its host address (the CPU device shares host
+memory; a GPU is refused), and copy the copies back after the launch; the interpreter
+lists the addresses of its own allocations (interpreter/launch.py).
 """
 from __future__ import annotations
 
 import numpy as np
 
 from ..errors import LaunchError
+from ..targets.launch_facts import BASE_ALIGN_BYTES, NARROW_ROW_BYTES
 from .arrays import describe, is_device_array_type, type_name
 
 #: the rank every entry of a table has
@@ -59,12 +62,10 @@ def _entry_meta(value, index: int) -> tuple[np.dtype, tuple]:
     where = f"array_table entry {index}"
     if isinstance(value, np.ndarray):
         return value.dtype, tuple(value.shape)
-    if is_device_array_type(type(value)):
-        desc = describe(value, where)
-        if desc is not None:
-            return desc.dtype, tuple(desc.shape)
-    raise LaunchError(f"{where}: expected a numpy array, a dpnp/USM array, a torch XPU tensor or a pyopencl "
-                      f"array of rank {TABLE_RANK}, got {type_name(value)}")
+    if is_device_array_type(type(value)) and describe(value, where) is not None:
+        raise LaunchError(f"{where}: device arrays (dpnp/USM, torch XPU, pyopencl) in array tables are not "
+                          "supported yet; pass numpy arrays (copied in and back like numpy arguments)")
+    raise LaunchError(f"{where}: expected a numpy array of rank {TABLE_RANK}, got {type_name(value)}")
 
 
 def array_table(arrays) -> ArrayTable:
@@ -100,12 +101,64 @@ def array_table(arrays) -> ArrayTable:
         if len(shape) != TABLE_RANK:
             raise LaunchError(f"array_table entry {i}: rank {len(shape)} (shape {shape}); every entry of a "
                               f"table is a {TABLE_RANK}-D array (pass x.reshape(rows, cols) or a 2-D slice)")
+        if 0 in shape:
+            raise LaunchError(f"array_table entry {i}: the array is empty (shape {shape}); leave it out")
+        if shape[1] * entry_dtype.itemsize < NARROW_ROW_BYTES:
+            raise LaunchError(f"array_table entry {i}: rows of {shape[1] * entry_dtype.itemsize} bytes (shape "
+                              f"{shape}); kernels read table entries with 2D block messages, which need rows of "
+                              f"at least {NARROW_ROW_BYTES} bytes ({NARROW_ROW_BYTES // entry_dtype.itemsize} "
+                              "elements): pad the columns")
     return ArrayTable(entries, dtype, tuple(shape for _, shape in metas))
 
 
-def refuse_launch(name: str, table: ArrayTable) -> LaunchError:
-    """The error every flavour gives for a table passed to a kernel (not supported yet)."""
-    return LaunchError(f"argument {name!r}: {table!r}: kernels cannot take array tables yet (the device "
-                       "table is specified in docs/decisions/027-array-tables.md, the launch path and "
-                       "tab[g] in kernels are not implemented); pass the arrays one per argument, or "
-                       "stack them into one array with per-group offsets (tests/e2e/test_grouped_gemm.py)")
+class TableMeta(np.ndarray):
+    """The device table of an :class:`ArrayTable` (``[G, 4]`` int64, ENTRY_FIELDS), which
+    keeps the table's dtype (``entry_dtype``) and the host arrays it lists (``entries``)."""
+
+    entry_dtype = None
+    entries = ()
+
+
+def table_meta(table: ArrayTable, entries: list, addresses: list) -> TableMeta:
+    """The device table listing ``entries`` (host arrays) at ``addresses``."""
+    meta = np.zeros((len(entries), len(ENTRY_FIELDS)), np.int64).view(TableMeta)
+    for i, (entry, address) in enumerate(zip(entries, addresses)):
+        meta[i] = (address, entry.shape[0], entry.shape[1], entry.strides[0] // entry.itemsize)
+    meta.entry_dtype, meta.entries = table.dtype, tuple(entries)
+    return meta
+
+
+def _staged(array: np.ndarray) -> np.ndarray:
+    """A copy of ``array`` whose first element and row pitch are BASE_ALIGN_BYTES-aligned
+    (what 2D block messages need of a surface)."""
+    rows, cols = array.shape
+    pitch = -(-cols * array.itemsize // BASE_ALIGN_BYTES) * BASE_ALIGN_BYTES // array.itemsize
+    raw = np.zeros(rows * pitch + BASE_ALIGN_BYTES // array.itemsize, array.dtype)
+    skip = (-raw.ctypes.data % BASE_ALIGN_BYTES) // array.itemsize
+    staged = raw[skip:skip + rows * pitch].reshape(rows, pitch)[:, :cols]
+    staged[...] = array
+    return staged
+
+
+def launch_with_tables(launch, device, args: tuple, kwargs: dict):
+    """``launch(args, kwargs)`` with every :class:`ArrayTable` replaced by its device
+    table of staged entries at their host addresses; the entries are copied back after."""
+    if device.kind != "cpu":
+        raise LaunchError("array tables of numpy arrays need a device that shares host memory (the OpenCL CPU "
+                          f"device); {device.kind} devices are not supported yet")
+    staged: list = []
+
+    def meta_of(value):
+        if value.__class__ is not ArrayTable:
+            return value
+        copies = [_staged(a) for a in value.arrays]
+        staged.extend(zip(value.arrays, copies))
+        return table_meta(value, copies, [c.ctypes.data for c in copies])
+
+    result = launch(tuple(map(meta_of, args)), {k: meta_of(v) for k, v in kwargs.items()})
+    for original, copy in staged:
+        if original.flags.writeable:
+            original[...] = copy
+    return result
+
+
