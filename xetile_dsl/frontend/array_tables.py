@@ -44,8 +44,18 @@ class TableEntry:
         return (self.rows, self.cols)
 
     def __repr__(self) -> str:
-        return (f"{self.name}[g], an array table entry (usable only as the base of xt.init_tile or "
-                f"through .shape)")
+        return (f"{self.name}[g], an array table entry (usable only as the base of "
+                f"xt.init_tile({self.name}[g], [row, col], [BM, BN]) or through {self.name}[g].shape)")
+
+    def _refuse(self, *_):
+        raise TypeError(repr(self))
+
+
+for _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "lt", "le", "gt", "ge", "and", "or",
+            "xor", "lshift", "rshift", "neg", "pos", "invert", "bool", "index", "int", "float", "iter"):
+    setattr(TableEntry, f"__{_op}__", TableEntry._refuse)
+    if _op in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "and", "or", "xor"):
+        setattr(TableEntry, f"__r{_op}__", TableEntry._refuse)
 
 
 def is_table(builder, value) -> bool:
