@@ -9,6 +9,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from xetile_dsl.frontend.argspec import ArgSpec
 
 TARGETS = ["cpu", "cpu-arc", "interpret"]
 #: (M, N, K) per group: no extent a multiple of the 16x16x16 tiles; rows >= 64 bytes
@@ -89,3 +90,12 @@ def test_entry_used_as_a_value_is_a_located_error(target, kernel, line):
         kernel.on(target)[(1,)](tab, BM=16)
     text = str(err.value)
     assert "test_array_tables.py" in text and line in text and "array table entry" in text
+
+
+def test_grouped_gemm_compiles_for_pvc(ocloc_path):
+    """The PVC flavour builds through ocloc: the entries' tiles are 2D block messages on
+    the tables' addresses, multiplied with dpas."""
+    sig = {name: ArgSpec("table", dtype, 2) for name, dtype in (("a", "f16"), ("b", "f16"), ("c", "f32"))}
+    compiled = xd.compile(grouped_gemm, sig, {"BM": 16, "BN": 16, "BK": 16}, target="pvc")
+    isa = compiled.asm["isa"]
+    assert "dpas" in isa and "load_block2d" in isa and "store_block2d" in isa

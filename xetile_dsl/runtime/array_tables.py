@@ -35,9 +35,9 @@ class ArrayTable:
         import numpy as np
         import xetile_dsl as xd
 
-        tab = xd.array_table([np.zeros((40, 24), np.float16), np.zeros((17, 64), np.float16)])
+        tab = xd.array_table([np.zeros((40, 32), np.float16), np.zeros((17, 64), np.float16)])
         assert len(tab) == 2 and tab.dtype == np.float16
-        assert tab.shapes == ((40, 24), (17, 64))
+        assert tab.shapes == ((40, 32), (17, 64))
     """
 
     __slots__ = ("arrays", "dtype", "shapes")
