@@ -4,6 +4,9 @@ sizes read from ``tab[g].shape``; numpy entries written back; located errors for
 entry used as anything but a tile base or ``.shape``."""
 from __future__ import annotations
 
+import pathlib
+import runpy
+
 import numpy as np
 import pytest
 
@@ -99,3 +102,16 @@ def test_grouped_gemm_compiles_for_pvc(ocloc_path):
     compiled = xd.compile(grouped_gemm, sig, {"BM": 16, "BN": 16, "BK": 16}, target="pvc")
     isa = compiled.asm["isa"]
     assert "dpas" in isa and "load_block2d" in isa and "store_block2d" in isa
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_tutorial_08_persistent_grouped_gemm(target):
+    """examples/tutorial_08_grouped_gemm.py's kernel: a runtime group count, the tiles of
+    every group shared out among 3 programs by a while loop per group."""
+    example = runpy.run_path(str(pathlib.Path(__file__).resolve().parents[2] / "examples/tutorial_08_grouped_gemm.py"))
+    rng = np.random.default_rng(8)
+    a = [rng.integers(-3, 4, (m, k)).astype(np.float16) for m, n, k in SHAPES]
+    b = [rng.integers(-3, 4, (k, n)).astype(np.float16) for m, n, k in SHAPES]
+    c = example["grouped_matmul_host"](a, b, target, programs=3)
+    for x, y, z in zip(a, b, c):
+        np.testing.assert_array_equal(z, x.astype(np.float32) @ y.astype(np.float32))   # small integers: exact
