@@ -101,7 +101,7 @@ class KernelIRBuilder:
         return ModuleOp([fn])
 
     def _param_type(self, spec: ArgSpec):
-        if spec.kind == "table":   # its device table (frontend/array_tables.py)
+        if spec.kind == "table":   # its device table (frontend/table_entries.py)
             return array_param_type(ir_type("i64"), 2)
         if spec.kind == "array":
             if spec.ndim == 1:  # viewed as [1, n] by the tiles over it (frontend/one_d.py)
