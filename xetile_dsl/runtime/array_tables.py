@@ -17,8 +17,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import LaunchError
-from ..targets.launch_facts import BASE_ALIGN_BYTES, NARROW_ROW_BYTES
+from .._lazy import LazyModule
 from .arrays import describe, is_device_array_type, type_name
+
+# the 2D block message facts, at the first table: ``import xetile_dsl`` loads no target module
+launch_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
 
 #: the rank every entry of a table has
 TABLE_RANK = 2
@@ -103,10 +106,11 @@ def array_table(arrays) -> ArrayTable:
                               f"table is a {TABLE_RANK}-D array (pass x.reshape(rows, cols) or a 2-D slice)")
         if 0 in shape:
             raise LaunchError(f"array_table entry {i}: the array is empty (shape {shape}); leave it out")
-        if shape[1] * entry_dtype.itemsize < NARROW_ROW_BYTES:
+        if shape[1] * entry_dtype.itemsize < launch_facts.NARROW_ROW_BYTES:
             raise LaunchError(f"array_table entry {i}: rows of {shape[1] * entry_dtype.itemsize} bytes (shape "
                               f"{shape}); kernels read table entries with 2D block messages, which need rows of "
-                              f"at least {NARROW_ROW_BYTES} bytes ({NARROW_ROW_BYTES // entry_dtype.itemsize} "
+                              f"at least {launch_facts.NARROW_ROW_BYTES} bytes "
+                              f"({launch_facts.NARROW_ROW_BYTES // entry_dtype.itemsize} "
                               "elements): pad the columns")
     return ArrayTable(entries, dtype, tuple(shape for _, shape in metas))
 
@@ -132,9 +136,10 @@ def _staged(array: np.ndarray) -> np.ndarray:
     """A copy of ``array`` whose first element and row pitch are BASE_ALIGN_BYTES-aligned
     (what 2D block messages need of a surface)."""
     rows, cols = array.shape
-    pitch = -(-cols * array.itemsize // BASE_ALIGN_BYTES) * BASE_ALIGN_BYTES // array.itemsize
-    raw = np.zeros(rows * pitch + BASE_ALIGN_BYTES // array.itemsize, array.dtype)
-    skip = (-raw.ctypes.data % BASE_ALIGN_BYTES) // array.itemsize
+    align = launch_facts.BASE_ALIGN_BYTES
+    pitch = -(-cols * array.itemsize // align) * align // array.itemsize
+    raw = np.zeros(rows * pitch + align // array.itemsize, array.dtype)
+    skip = (-raw.ctypes.data % align) // array.itemsize
     staged = raw[skip:skip + rows * pitch].reshape(rows, pitch)[:, :cols]
     staged[...] = array
     return staged
