@@ -33,6 +33,7 @@ def test_table_of_one_dtype_and_rank(no_device):
     ([np.zeros((4, 32), np.float16), 3], ["entry 1", "int"]),
     ([np.zeros((4, 16), np.float16)], ["entry 0", "32 bytes", "at least 64"]),
     ([np.zeros((0, 64), np.float16)], ["entry 0", "empty"]),
+    ([np.zeros((4, 16), np.complex64)], ["complex64", "not supported"]),
 ])
 def test_refused_on_the_host(no_device, arrays, words):
     with pytest.raises(xd.LaunchError) as err:

@@ -18,6 +18,7 @@ import numpy as np
 
 from ..errors import LaunchError
 from .._lazy import LazyModule
+from .abi import ELEMENT_TYPES
 from .arrays import describe, is_device_array_type, type_name
 
 # the 2D block message facts, at the first table: ``import xetile_dsl`` loads no target module
@@ -97,6 +98,9 @@ def array_table(arrays) -> ArrayTable:
                           "(skip the launch when there is nothing to compute)")
     metas = [_entry_meta(value, i) for i, value in enumerate(entries)]
     dtype = metas[0][0]
+    if dtype.name not in {numpy_name for numpy_name, _ in ELEMENT_TYPES.values()}:
+        raise LaunchError(f"array_table: arrays of dtype {dtype} are not supported; use one of "
+                          f"{', '.join(sorted({n for n, _ in ELEMENT_TYPES.values()}))}")
     for i, (entry_dtype, shape) in enumerate(metas):
         if entry_dtype != dtype:
             raise LaunchError(f"array_table entry {i}: dtype {entry_dtype}, but entry 0 is {dtype}; every entry "
