@@ -27,8 +27,9 @@ __getattr__ = package_getattr(__name__, {
     "Autotuner": ".autotuner", "Config": ".autotuner", "autotune": ".autotuner",
     "CompiledKernel": ".compiler", "compile": ".compiler", "compile_mlir": ".compiler",
     "stage_names": ".compiler", "synchronize": ".runtime.inflight",
+    "ArrayTable": ".runtime.array_tables", "array_table": ".runtime.array_tables",
     "DeviceProperties": ".runtime.device_properties", "device_properties": ".runtime.device_properties"})
 
-__all__ = ["Autotuner", "CacheKeyError", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile", "stage_names",
+__all__ = ["ArrayTable", "array_table", "Autotuner", "CacheKeyError", "CompilationError", "Config", "autotune", "CompiledKernel", "JITFunction", "compile_mlir", "LaunchError", "XeTileError", "compile", "stage_names",
            "constexpr", "jit", "language", "synchronize", "DeviceProperties", "device_properties"]
 __version__ = "0.1.0"

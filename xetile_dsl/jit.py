@@ -36,6 +36,7 @@ from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
 from .launch_options import NO_OPTIONS, LaunchOptions, check_for_target, launch_grid, split_options
+from .runtime.array_tables import ArrayTable, TableMeta, launch_with_tables
 from .runtime.arrays import DeviceArray, describe, is_device_array_type
 from .runtime.memo import SAME, arg_tokens, compare_args, forgetter
 from .runtime.replay import MISS
@@ -425,6 +426,9 @@ class _Launch:
         elif target == "interpret":
             return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
         jit = self.jit
+        if any(a.__class__ is ArrayTable for a in (*args, *kwargs.values())):
+            return launch_with_tables(lambda a, k: jit.run(self.grid, target, a, k),
+                                      devices.get_device(), args, kwargs)
         last = jit._last_call          # one read: another thread may replace it meanwhile
         if last is None or last[0] is not self.grid or last[1] is not target or last[5] is None:
             return jit.run(self.grid, target, args, kwargs)
@@ -511,6 +515,8 @@ def _type_key(value) -> tuple:
         return _int_key(value)
     if cls is float or cls is bool:
         return (cls,)
+    if cls is TableMeta:
+        return (cls, value.entry_dtype)
     if cls is np.ndarray:
         return (cls, value.dtype, value.ndim, value.ndim > 0 and target_facts.rows_need_per_lane(value.shape[-1], value.itemsize))
     if cls is DeviceArray:
@@ -607,6 +613,9 @@ def _queue_launcher(queue):
 
 
 def _arg_spec(name: str, value) -> ArgSpec:
+    if value.__class__ is ArrayTable or value.__class__ is TableMeta:   # runtime/array_tables.py
+        dtype = value.dtype if value.__class__ is ArrayTable else value.entry_dtype
+        return ArgSpec("table", OF_NUMPY_NAME[np.dtype(dtype).name].name, 2)
     if is_device_array_type(type(value)):
         desc = describe(value, f"argument {name!r}")
         if desc is not None:

@@ -58,6 +58,8 @@ INTERPRETER_FROM_BESIDE = {
     "runtime.abi": "launch.build_module",
     # device arrays (dpnp, torch XPU, pyopencl) are copied to numpy and back as a launch sees them
     "runtime.arrays": "launch.launch_jit",
+    # an array table's device table (its entries listed at the interpreter's own addresses)
+    "runtime.array_tables": "launch._list_entries",
 }
 
 #: the modules of earlier stages codegen imports (beyond the IR itself), and why each arrow

@@ -57,6 +57,8 @@ class KernelIRBuilder:
         self.written_arrays: set[str] = set()
         #: 2-D slice of an N-D array -> that array (frontend/array_views.py)
         self.array_views: dict[SSAValue, SSAValue] = {}
+        #: array table argument (its device table, i64 [G, 4]) -> its entries' element type
+        self.tables: dict[SSAValue, object] = {}
         #: scattered tile -> its lanes' in-bounds mask (offset inside the array), built at init_tile
         self.scatter_bounds: dict[SSAValue, SSAValue] = {}
         #: values whose logical rank (1-D, 0-D) is not their IR rank (frontend/ranks.py)
@@ -99,6 +101,8 @@ class KernelIRBuilder:
         return ModuleOp([fn])
 
     def _param_type(self, spec: ArgSpec):
+        if spec.kind == "table":   # its device table (frontend/table_entries.py)
+            return array_param_type(ir_type("i64"), 2)
         if spec.kind == "array":
             if spec.ndim == 1:  # viewed as [1, n] by the tiles over it (frontend/one_d.py)
                 return MemRefType(ir_type(spec.dtype), [DYNAMIC_INDEX])
@@ -113,6 +117,8 @@ class KernelIRBuilder:
             self.array_meta[barg] = (list(meta.sizes), list(meta.strides))
             if len(barg.type.get_shape()) == 1:
                 self.row_views[barg] = view_of(self, barg)  # once, at the kernel's entry
+            if self.args[name].kind == "table":
+                self.tables[barg] = ir_type(self.args[name].dtype)
             return barg
         if barg.type in (ir_type("i32"), ir_type("i64")):
             if self.args[name].spec == "1":

@@ -15,7 +15,7 @@ from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
 # the modules of tile_ops, value_ops, shape_ops, runtime_builtins, atomic_ops and random_ops register the language functions' builders
-from . import array_elements, array_views, atomic_ops, random_ops, ranks, runtime_builtins, shape_ops, suggestions, tile_ops, value_ops  # noqa: F401
+from . import array_elements, array_views, table_entries, atomic_ops, random_ops, ranks, runtime_builtins, shape_ops, suggestions, tile_ops, value_ops  # noqa: F401
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe
@@ -142,6 +142,8 @@ class Expressions:
         base = self.builder.visit(node.value)
         if isinstance(base, (tuple, list)):
             return base[self.builder.constexpr(node.slice, "an index into a tuple")]
+        if table_entries.is_table(self.builder, base):     # tab[g] of an array table: its entry
+            return table_entries.subscript(self.builder, base, node, Evaluated)
         if array_views.is_slice_subscript(base, node):    # x[z, h] of an N-D array: its 2-D slice
             return array_views.subscript(self.builder, base, node)
         if array_elements.is_array(base):

@@ -15,7 +15,7 @@ from ..dialects import _arith_vector as av
 from ..dialects import xetile
 from ..dialects.xetile import check_wg_map
 from ..language import core as lang
-from . import array_views, masks, one_d, ranks
+from . import array_views, masks, one_d, ranks, table_entries
 from . import semantic as sem
 from .ir_values import INDEX, describe
 from .language_registry import LANGUAGE
@@ -121,6 +121,8 @@ def _int_pair(builder, arg: ast.AST, what: str, constexpr: bool, values=None):
 def build_init_tile(builder, node: ast.Call):
     args = _bind(builder, node)
     base = builder.visit(args["base"])
+    if isinstance(base, table_entries.TableEntry):   # tab[g]: an entry's address, shape and strides
+        return table_entries.init_tile(builder, node, args, base, _int_pair, _wg_map_arg)
     if not (isinstance(base, SSAValue) and isinstance(base.type, MemRefType)):
         raise builder.error(args["base"], f"init_tile needs an array argument as its base, got {describe(base)}")
     offsets = builder.visit(args["offsets"])

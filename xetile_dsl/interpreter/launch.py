@@ -36,6 +36,7 @@ from ..launch_options import check_for_target, check_num_subgroups, launch_grid,
 from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
+from ..runtime.array_tables import ArrayTable, TableMeta, table_meta
 from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..runtime.arguments import argument_handlers
 from ..runtime.grids import normalize_grid
@@ -165,8 +166,18 @@ def _argument(memory: Memory, param, value, position: int):
         if not isinstance(value, np.ndarray):
             raise InterpreterError(f"argument {position}: expected a numpy array for {param.type}, "
                                    f"got {type(value).__name__}")
+        if value.__class__ is TableMeta:   # an array table: list the entries' addresses here
+            _list_entries(memory, param.name_hint or f"arg{position}", value)
         return memory.add_array(param.name_hint or f"arg{position}", value)
     return make(value, param.type)
+
+
+def _list_entries(memory: Memory, name: str, meta: TableMeta) -> None:
+    """Each entry of an array table becomes an allocation; its row of ``meta`` lists
+    the allocation's byte address (runtime/array_tables.py: the fields of a row)."""
+    for i, entry in enumerate(meta.entries):
+        ref = memory.add_array(f"{name}[{i}]", entry)
+        meta[i, 0] = ref.alloc.address + ref.offset * entry.itemsize
 
 
 # ----------------------------------------------------------------------------- @jit launches
@@ -185,7 +196,8 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     grid = launch_grid(jit.__name__, grid, dict(zip(specs, runtime)), constants)
     normalize_grid(grid)
     for handler, value in zip(argument_handlers(abi), runtime):
-        handler.check(value) if hasattr(handler, "check") else handler.convert(value)
+        if value.__class__ is not ArrayTable:   # a table's entries were checked by xd.array_table
+            handler.check(value) if hasattr(handler, "check") else handler.convert(value)
     hosts = [_host_view(value) for value in runtime]
     try:
         interpret(module, grid, hosts, subgroups=subgroups)
@@ -200,6 +212,8 @@ def _host_view(value):
     """``value`` itself, or for a device array (dpnp/USM, torch XPU, pyopencl) a numpy copy
     taken after the work already queued on it (its queue is in order), so that the
     interpreter runs on the same data a compiled launch would see."""
+    if value.__class__ is ArrayTable:   # its device table; interpret() lists the addresses
+        return table_meta(value, list(value.arrays), [0] * len(value))
     if value.__class__ is np.ndarray or not is_device_array_type(value.__class__):
         return value
     return to_host(value)
@@ -225,6 +239,7 @@ def build_module(fn, specs: dict, constants: dict, flavour: str = "pvc"):
     except LoweringError as exc:
         raise at_user_line(src, exc) from None
     params = tuple(ArrayParam(n, s.dtype, s.ndim, written="*" in written or n in written) if s.kind == "array"
+                   else ArrayParam(n, "i64", 2, written=False) if s.kind == "table"   # its device table
                    else ScalarParam(n, s.dtype) for n, s in specs.items())
     return module, KernelABI(src.name, params)
 

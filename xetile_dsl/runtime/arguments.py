@@ -79,7 +79,7 @@ class ArrayHandler:
         else:
             if cls is not DeviceArray:
                 value = self.check(value)          # described (and checked) here
-                if value.__class__ is np.ndarray:  # a numpy subclass
+                if isinstance(value, np.ndarray):  # a numpy subclass (an array table's TableMeta)
                     return value, self._pack(value)
             key = (value.api, value.dtype, value.shape, value.strides, value.pointer % BASE_ALIGN_BYTES)
             writable = value.writable

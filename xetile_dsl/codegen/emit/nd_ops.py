@@ -18,6 +18,7 @@ from xdsl.ir import SSAValue
 
 from ...dialects import xegpu
 from ...dialects.types import bit_width
+from ...dialects._memref_layout import is_address
 from ...dialects.attributes import LANE_ROWS_ATTR, ROTATION_BUFFER_ATTR
 from ...errors import LoweringError
 from .. import coordinates
@@ -27,22 +28,27 @@ from ..tdesc import TDesc
 from . import EMITTERS, message_pieces, prefetch_payloads, slm, transposed_payloads, vector_ops
 
 I32, I64 = ir.IntType(32), ir.IntType(64)
+GLOBAL_PTR = ir.PointerType(addrspace=1)
 
 
 @EMITTERS.register(xegpu.CreateNdTdescOp)
 def emit_create_nd_tdesc(gen, op: xegpu.CreateNdTdescOp) -> None:
     t = op.tensor_desc.type
-    if len(t.get_shape()) != 2 or not isinstance(op.source.type, MemRefType):
-        raise LoweringError("codegen supports 2-D tensor descriptors over memrefs only", op)
+    address = is_address(op.source.type)
+    if len(t.get_shape()) != 2 or not (isinstance(op.source.type, MemRefType) or (address and op.shape)):
+        raise LoweringError("codegen supports 2-D tensor descriptors over memrefs or i64 addresses "
+                            "(with shape and strides) only", op)
     elem_bytes = bit_width(t.element_type) // 8
     b = gen.b
+    # an i64 address (an array table's entry, the XeGPU RFC's create_nd_tdesc form): a global pointer
+    base = b.inttoptr(gen.v(op.source), GLOBAL_PTR) if address else gen.v(op.source)
     if op.shape:
         rows, cols = (gen.v(s) for s in op.shape)
         pitch = gen.v(op.strides[0])
     else:  # a static memref (an SLM buffer): sizes and strides from its type
         _, (rows, cols), (pitch, _) = gen.memrefs[op.source]
     i32 = lambda x: b.trunc(x, I32)  # noqa: E731 - extents: the launcher bounds them (MAX_TILED_EXTENT)
-    surface = (gen.v(op.source), i32(b.mul(cols, ir.Constant(I64, elem_bytes))), i32(rows),
+    surface = (base, i32(b.mul(cols, ir.Constant(I64, elem_bytes))), i32(rows),
                i32(b.mul(pitch, ir.Constant(I64, elem_bytes))))
     y, x = (gen.v(o) for o in op.offsets)
     gen.values[op.tensor_desc] = _positioned(gen, surface, x, y, elem_bytes)

@@ -55,6 +55,8 @@ def emit_create_or_update_tdesc(gen, op) -> None:
     t = op.tensor_desc.type
     _check_one_per_lane(gen, t, op)
     base = gen.v(op.source) if isinstance(op, xegpu.CreateTdescOp) else gen.v(op.tensor_desc)
+    if isinstance(base.type, ir.IntType):   # an i64 address (an array table's entry): a global pointer
+        base = b.inttoptr(base, ir.PointerType(addrspace=1))
     offset = b.mul(gen.v(op.offsets), ir.Constant(I64, bit_width(t.element_type) // 8))
     result = op.tensor_desc if isinstance(op, xegpu.CreateTdescOp) else op.result
     gen.values[result] = b.gep(base, [offset], source_etype=I8)
