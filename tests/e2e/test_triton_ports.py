@@ -127,3 +127,50 @@ def test_09_persistent_matmul_sized_by_device_properties(flavour):
     c = np.zeros((M, N), np.float32)
     tp.pmm.on(flavour)[(props["multiprocessor_count"],)](a, b, c, M, N, K, BM=32, BN=32, BK=16)
     assert np.allclose(c, a.astype(np.float64) @ b.astype(np.float64), atol=1e-4, rtol=1e-4)
+
+
+@pytest.mark.parametrize("flavour", FLAVOURS)
+def test_03_fp8_matmul_gelu_epilogue_with_launch_options(flavour):
+    """e4m3 inputs (f16 in registers, exact products, f32 sums), an erf GELU, an e5m2
+    output (2 mantissa bits) stored under a row mask, launched with num_warps=1 and
+    num_stages=3: f32 vs f64 GELU only flips a result at an e5m2 rounding tie, one e5m2
+    ulp (25% relative)."""
+    import math
+
+    import ml_dtypes
+    M, N, K = 70, 64, 72
+    a, b = ((RNG.random(s) - .5).astype(ml_dtypes.float8_e4m3fn) for s in ((M, K), (K, N)))
+    c = np.zeros((M, N), ml_dtypes.float8_e5m2)
+    tp.mm8.on(flavour)[(xt.cdiv(M, 32), xt.cdiv(N, 32))](a, b, c, M, N, K, BM=32, BN=32, BK=32,
+                                                         num_warps=1, num_stages=3)
+    r = a.astype(np.float64) @ b.astype(np.float64)
+    ref = (0.5 * r * (1 + np.vectorize(math.erf)(r / math.sqrt(2)))).astype(np.float32).astype(ml_dtypes.float8_e5m2)
+    ref = ref.astype(np.float64)
+    assert np.all(np.abs(c.astype(np.float64) - ref) <= 0.25 * np.abs(ref) + 1e-6)
+
+
+SIGNATURES = {
+    "add": ({"x": "f32[:]", "y": "f32[:]", "out": "f32[:]", "n": "i32"}, {"BLOCK": 128}),
+    "softmax": ({"x": "f32[:,:]", "y": "f32[:,:]", "n_rows": "i32", "n_cols": "i32"}, {"BN": 128}),
+    "mm": ({"a": "f16[:,:]", "b": "f16[:,:]", "c": "f16[:,:]", "M": "i32", "N": "i32", "K": "i32"},
+           {"BM": 32, "BN": 32, "BK": 16}),
+    "dropout": ({"x": "f32[:]", "out": "f32[:]", "n": "i32", "p": "f32", "seed": "i32"}, {"BLOCK": 256}),
+    "ln_fwd": ({"x": "f32[:,:]", "y": "f32[:,:]", "w": "f32[:]", "b": "f32[:]", "mean_out": "f32[:]",
+                "rstd_out": "f32[:]", "N": "i32", "eps": "f32"}, {"BN": 128}),
+    "ln_bwd_dwdb": ({"dy": "f32[:,:]", "x": "f32[:,:]", "mean": "f32[:]", "rstd": "f32[:]", "dw": "f32[:,:]",
+                     "db": "f32[:,:]", "lock": "i32[:,:]", "N": "i32", "G": "i32"}, {"BN": 128}),
+    "attn": ({"q": "f16[:,:,:,:]", "k": "f16[:,:,:,:]", "v": "f16[:,:,:,:]", "o": "f16[:,:,:,:]", "H": "i32",
+              "N": "i32", "scale": "f32"}, {"BM": 16, "BN": 16, "D": 32}),
+    "pmm": ({"a": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]", "M": "i32", "N": "i32", "K": "i32"},
+            {"BM": 32, "BN": 32, "BK": 16}),
+}
+
+
+@pytest.mark.filterwarnings("ignore::xetile_dsl.errors.RegisterSpillWarning")
+@pytest.mark.parametrize("target", ["pvc", "arc"])
+@pytest.mark.parametrize("name", sorted(SIGNATURES))
+def test_ports_compile_for_gpu_targets(name, target):
+    """Ahead of time for the GPUs (no device needed): every port reaches SPIR-V."""
+    sig, constants = SIGNATURES[name]
+    k = xd.compile(getattr(tp, name), signature=sig, constants=constants, target=target)
+    assert k.asm["spirv"][:4] == b"\x03\x02\x23\x07"   # the SPIR-V magic number, little-endian

@@ -149,3 +149,22 @@ def mm_both_masks(a, b, c, M, N, BM: xt.constexpr, BN: xt.constexpr, BK: xt.cons
     offs_n = xt.arange(0, BN)
     acc = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BM, BK])), xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
     xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]), mask=(offs_m[:, None] < M) & (offs_n[None, :] < N))
+
+
+@xd.jit
+def mm8(a, b, c, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    pid_m, pid_n = xt.program_id(0), xt.program_id(1)
+    offs_m = pid_m * BM + xt.arange(0, BM)
+    offs_k = xt.arange(0, BK)
+    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, xt.cdiv(K, BK)):
+        xt.prefetch_tile(ta)
+        va = xt.load_tile(ta, mask=offs_k[None, :] < K - k * BK)
+        vb = xt.load_tile(tb, mask=offs_k[:, None] < K - k * BK)
+        acc = xt.tile_mma(va, vb, acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    g = 0.5 * acc * (1.0 + xt.erf(acc * 0.7071067811865476))
+    xt.store_tile(xt.astype(g, xt.float8_e5m2), xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]), mask=offs_m[:, None] < M)
