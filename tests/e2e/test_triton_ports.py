@@ -88,15 +88,20 @@ def test_05_layer_norm_forward_stats_to_1d(flavour):
 
 @pytest.mark.parametrize("flavour", FLAVOURS)
 def test_05_layer_norm_backward_dw_db_under_a_cas_lock(flavour):
-    """Triton's lock scheme: lock[g, 0] taken with atomic_cas(sem="acquire"), lock[g, 1]
+    """dX row by row, and Triton's lock scheme: lock[g, 0] taken with atomic_cas(sem="acquire"), lock[g, 1]
     the first-writer flag, released with atomic_xchg(sem="release"); each group's partial
-    dW/dB is a sum of 3 rows in f32 (order varies): 1e-5."""
+    dW/dB is a sum of 3 rows in f32 (order varies): 1e-5; dX subtracts two
+    100-term means (cancellation, values ~ 1): rtol 1e-4, atol 1e-5."""
     R, N, G = 12, 100, 4
     x, dy = (RNG.standard_normal((R, N)).astype(np.float32) for _ in range(2))
     mu, rs = x.mean(1).astype(np.float32), (1 / np.sqrt(x.var(1) + 1e-5)).astype(np.float32)
     dw, db, lock = np.full((G, N), 9, np.float32), np.full((G, N), 9, np.float32), np.zeros((G, 2), np.int32)
-    tp.ln_bwd_dwdb.on(flavour)[(R,)](dy, x, mu, rs, dw, db, lock, N, G, BN=128)
+    w, dx = RNG.random(N).astype(np.float32), np.zeros((R, N), np.float32)
+    tp.ln_bwd_dwdb.on(flavour)[(R,)](dy, x, w, dx, mu, rs, dw, db, lock, N, G, BN=128)
     xh = (x - mu[:, None]) * rs[:, None]
+    wdy = w * dy
+    c1, c2 = (xh * wdy).mean(1, keepdims=True), wdy.mean(1, keepdims=True)
+    assert np.allclose(dx, (wdy - (xh * c1 + c2)) * rs[:, None], rtol=1e-4, atol=1e-5)
     assert np.allclose(dw, np.stack([(dy * xh)[g::G].sum(0) for g in range(G)]), rtol=1e-5, atol=1e-5)
     assert np.allclose(db, np.stack([dy[g::G].sum(0) for g in range(G)]), rtol=1e-5, atol=1e-5)
     assert (lock[:, 0] == 0).all() and (lock[:, 1] == 1).all()
@@ -157,7 +162,7 @@ SIGNATURES = {
     "dropout": ({"x": "f32[:]", "out": "f32[:]", "n": "i32", "p": "f32", "seed": "i32"}, {"BLOCK": 256}),
     "ln_fwd": ({"x": "f32[:,:]", "y": "f32[:,:]", "w": "f32[:]", "b": "f32[:]", "mean_out": "f32[:]",
                 "rstd_out": "f32[:]", "N": "i32", "eps": "f32"}, {"BN": 128}),
-    "ln_bwd_dwdb": ({"dy": "f32[:,:]", "x": "f32[:,:]", "mean": "f32[:]", "rstd": "f32[:]", "dw": "f32[:,:]",
+    "ln_bwd_dwdb": ({"dy": "f32[:,:]", "x": "f32[:,:]", "w": "f32[:]", "dx": "f32[:,:]", "mean": "f32[:]", "rstd": "f32[:]", "dw": "f32[:,:]",
                      "db": "f32[:,:]", "lock": "i32[:,:]", "N": "i32", "G": "i32"}, {"BN": 128}),
     "attn": ({"q": "f16[:,:,:,:]", "k": "f16[:,:,:,:]", "v": "f16[:,:,:,:]", "o": "f16[:,:,:,:]", "H": "i32",
               "N": "i32", "scale": "f32"}, {"BM": 16, "BN": 16, "D": 32}),

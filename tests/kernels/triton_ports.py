@@ -76,7 +76,7 @@ def ln_fwd(x, y, w, b, mean_out, rstd_out, N, eps, BN: xt.constexpr):
 
 
 @xd.jit
-def ln_bwd_dwdb(dy, x, mean, rstd, dw, db, lock, N, G, BN: xt.constexpr):
+def ln_bwd_dwdb(dy, x, w, dx, mean, rstd, dw, db, lock, N, G, BN: xt.constexpr):
     # partial dW/dB summed over rows, one lock per group of rows, Triton's scheme
     row = xt.program_id(0)
     cols = xt.arange(0, BN)
@@ -85,7 +85,11 @@ def ln_bwd_dwdb(dy, x, mean, rstd, dw, db, lock, N, G, BN: xt.constexpr):
     g = xt.load_tile(xt.init_tile(dy, [row, 0], [1, BN]), mask=m)
     mu = mean[row]
     rs = rstd[row]
-    xhat = (xv - mu) * rs
+    xhat = xt.where(m, (xv - mu) * rs, 0.0)
+    wdy = xt.load_tile(xt.init_tile(w, [0], [BN]), mask=m) * g
+    c1 = xt.sum(xhat * wdy, axis=1) / N
+    c2 = xt.sum(wdy, axis=1) / N
+    xt.store_tile((wdy - (xhat * c1 + c2)) * rs, xt.init_tile(dx, [row, 0], [1, BN]), mask=m)
     lid = row % G
     while xt.atomic_cas(lock, [lid, 0], 0, 1, sem="acquire") == 1:
         pass
