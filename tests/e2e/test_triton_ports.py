@@ -60,6 +60,8 @@ def test_03_both_masks_on_a_tile_mma_result_is_a_located_error(target):
                                                r"offs_m\[:, None\] < M") as err:
         tp.mm_both_masks.on(target)[(1,)](a, b, c, 30, 30, BM=32, BN=32, BK=16)
     assert "triton_ports.py" in str(err.value) and "feeds another" not in str(err.value)
+    with pytest.raises(CompilationError, match=r"store_tile: this mask is no row edge"):   # one row too
+        tp.mm_both_masks.on(target)[(1,)](a[:1], b, c[:1], 1, 20, BM=1, BN=32, BK=16)
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)

@@ -14,6 +14,9 @@ outside the array is dropped, as a block store drops it).  Memory under a false 
 never read nor written, so two programs masking out each other's elements of one row do
 not race (a read-modify-write would).  The stored value is then blocked in one-row pieces
 (the scatter's), and so is the load it is computed from: a per-lane read of rows.
+A tile_mma result (directly, through element-wise ops or out of a loop) is not laid out
+in one-row pieces, so such a store of one is refused here, in every flavour alike: mask
+its rows only.
 """
 from __future__ import annotations
 
@@ -131,7 +134,7 @@ def store(builder, args, value: SSAValue, tile) -> bool:
         clamped = edge_masks.clamp_rows(builder, origin[0], tile.type, origin[1], limits)
         builder.emit(xetile.StoreTileOp(value, clamped))  # a row edge: the block store, fewer rows
         return True
-    if shape[0] > 1 and _from_tile_mma(value, set()):
+    if _from_tile_mma(value, set()):
         raise builder.error(args["mask"], "store_tile: this mask is no row edge, so it stores per lane in one-row "
                             "pieces, which a tile_mma result is not laid out in; mask only the rows (offs_m[:, None] "
                             "< M keeps the block store: columns past the array's end are already dropped) or store "
