@@ -14,14 +14,17 @@ outside the array is dropped, as a block store drops it).  Memory under a false 
 never read nor written, so two programs masking out each other's elements of one row do
 not race (a read-modify-write would).  The stored value is then blocked in one-row pieces
 (the scatter's), and so is the load it is computed from: a per-lane read of rows.
+A tile_mma result (directly, through element-wise ops or out of a loop) is not laid out
+in one-row pieces, so such a store of one is refused here, in every flavour alike: mask
+its rows only.
 """
 from __future__ import annotations
 
 import ast
 
-from xdsl.dialects import arith
+from xdsl.dialects import arith, scf
 from xdsl.dialects.builtin import MemRefType, i1, i32
-from xdsl.ir import SSAValue
+from xdsl.ir import Operation, SSAValue
 
 from ..dialects import _arith_vector as av
 from ..dialects import _mixed, xetile
@@ -131,6 +134,11 @@ def store(builder, args, value: SSAValue, tile) -> bool:
         clamped = edge_masks.clamp_rows(builder, origin[0], tile.type, origin[1], limits)
         builder.emit(xetile.StoreTileOp(value, clamped))  # a row edge: the block store, fewer rows
         return True
+    if _from_tile_mma(value, set()):
+        raise builder.error(args["mask"], "store_tile: this mask is no row edge, so it stores per lane in one-row "
+                            "pieces, which a tile_mma result is not laid out in; mask only the rows (offs_m[:, None] "
+                            "< M keeps the block store: columns past the array's end are already dropped) or store "
+                            "it without a mask")
     mask = sem.stretch(builder, mask, shape, args["mask"])
     if origin is None:
         raise builder.error(args["mask"], "store_tile: mask= needs a tile made by init_tile (possibly moved by "
@@ -149,6 +157,23 @@ def store(builder, args, value: SSAValue, tile) -> bool:
     scattered = builder.emit(xetile.InitTileOp(init.source, [linear], ttype)).tile
     builder.emit(xetile.StoreScatterOp(value, scattered, inside))
     return True
+
+
+def _from_tile_mma(value: SSAValue, seen: set) -> bool:
+    """Whether ``value`` is a tile_mma result, possibly through element-wise ops, conversions
+    and the results of loops and ifs that yield one."""
+    owner = value.owner
+    if not isinstance(owner, Operation) or owner in seen:
+        return False
+    seen.add(owner)
+    if isinstance(owner, xetile.TileMMAOp):
+        return True
+    if isinstance(owner, (scf.ForOp, scf.IfOp)):
+        index = list(owner.results).index(value)
+        return any(isinstance(y, scf.YieldOp) and _from_tile_mma(y.operands[index], seen)
+                   for region in owner.regions for block in region.blocks for y in [block.last_op])
+    shape = sem.shape_of(value)
+    return any(sem.shape_of(v) == shape and _from_tile_mma(v, seen) for v in owner.operands)
 
 
 def _origin(builder, tile: SSAValue):

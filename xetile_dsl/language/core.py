@@ -207,7 +207,8 @@ def store_tile(value, tile, mask=None):
     elements whose mask is false are not written: their memory is left untouched, never
     read, modified and written back, so programs writing neighbouring elements do not
     race.  A row edge mask (``rows + r0 < n``, ``rows`` an arange column) keeps the block
-    store with fewer rows; other masks store per lane. Example::
+    store with fewer rows; other masks store per lane (not a ``tile_mma`` result: mask its
+    rows only, ``offs_m[:, None] < M``; the tile's bounds drop columns past the array). Example::
 
         xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]))
         xt.store_tile(v, tc, mask=xt.arange(0, BN) < n_cols)

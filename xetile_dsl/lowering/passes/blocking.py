@@ -194,8 +194,15 @@ class _BlockFunction:
             a_name, b_name = (type_name(v.type.element_type) for v in (op.a, op.b))
             cfg = self.target.dpas_for(a_name, b_name)
             got = blocks.get(self.families.find(op.output))
-            if cfg is None or got is None or got == (cfg.m, cfg.n) or self.roles[self.families.find(op.output)][0] == "C":
+            role, by = self.roles[self.families.find(op.output)]
+            if cfg is None or got is None or got == (cfg.m, cfg.n) or role == "C":
                 continue
+            if role == "S" and isinstance(by, scattered.SCATTER_OPS):
+                raise LoweringError(
+                    f"store_tile: this mask stores a tile_mma result per lane, in one-row pieces, unlike the "
+                    f"{cfg.m}x{cfg.n} DPAS result blocks on {self.target.name}; mask only the rows "
+                    f"(offs_m[:, None] < M keeps the block store: columns past the array's end are already "
+                    f"dropped) or store it without a mask", by)
             raise LoweringError(
                 f"this tile_mma's result feeds another tile_mma as an operand: on {self.target.name} its "
                 f"{cfg.m}x{cfg.n} result blocks are laid out across the {self.target.subgroup_size} lanes unlike "
