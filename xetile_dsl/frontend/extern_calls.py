@@ -10,10 +10,12 @@ its qualified name for the interpreter."""
 from __future__ import annotations
 
 import ast
+import difflib
 
 from xdsl.dialects.builtin import BFloat16Type, Float16Type, IndexType, IntegerType, VectorType, f32, i1, i32
 
 from ..dialects import xetile
+from ..dialects._xetile_extern_ops import OPENCL_BUILTINS
 from ..dialects.types import ir_type, is_float, is_fp8
 from ..language import core as lang
 from . import semantic as sem
@@ -33,6 +35,12 @@ def build_extern(builder, node: ast.Call):
     if not isinstance(name, str) or not name.isidentifier():
         raise builder.error(node.args[0], f"xt.extern's name must be a string naming an OpenCL builtin "
                                           f"(e.g. \"hypot\"), got {name!r}")
+    if name not in OPENCL_BUILTINS:
+        close = difflib.get_close_matches(name, sorted(OPENCL_BUILTINS), n=3)
+        raise builder.error(node.args[0], f"xt.extern: {name!r} is not an OpenCL builtin xt.extern can call"
+                                          + (f"; did you mean {' or '.join(map(repr, close))}?" if close else "")
+                                          + " (the OpenCL C math, integer and common functions whose parameters "
+                                            "are values; relational and pointer-taking builtins are left out)")
     keywords = {k.arg: k.value for k in node.keywords}
     unknown = sorted(set(keywords) - {"result", "numpy_impl"})
     if unknown or None in keywords:
