@@ -166,3 +166,17 @@ def test_machine_code_calls_the_builtin_inline(target, ocloc_path):
     assert "@\"_Z5hypotDv8_fS_\"" in llvm and "@\"_Z5ldexpDv8_fDv8_i\"" in llvm, llvm
     assert ocloc.count(compiled.asm["isa"], ocloc.CALLA) == 0       # resolved from the OpenCL library
     assert compiled.report().spill_bytes == 0
+
+
+def test_the_op_prints_parses_and_verifies():
+    from xetile_dsl import dialects
+    compiled = xd.compile(hypot_ldexp, {"x": "f32[:,:]", "y": "f32[:,:]", "e": "i32[:,:]", "h": "f32[:,:]",
+                                        "l": "f32[:,:]"}, {"Mc": M, "Nc": N}, target="interpret")
+    text = compiled.asm["xetile"]
+    assert '"xetile.extern_elementwise"' in text and 'callee = "ldexp"' in text, text
+    module = dialects.parse_module(text)
+    module.verify()
+    assert dialects.print_module(module) == text
+    bad = text.replace('callee = "ldexp"', 'callee = "frexp"')      # a pointer-taking builtin
+    with pytest.raises(Exception, match="not an OpenCL builtin it can call"):
+        dialects.parse_module(bad).verify()
