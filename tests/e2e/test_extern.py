@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
+from xetile_dsl import dialects
 import xetile_dsl.language as xt
 from xetile_dsl import CompilationError
 from xetile_dsl.errors import XeTileError
@@ -97,32 +98,32 @@ def test_scalar_arguments_and_int_builtins(target):
 @xd.jit
 def no_numpy_impl(x):
     t = xt.init_tile(x, [0, 0], [8, 32])
-    xt.store_tile(xt.extern("hypot", xt.load_tile(t), 2.0, result=xt.float32), t)   # line 100
+    xt.store_tile(xt.extern("hypot", xt.load_tile(t), 2.0, result=xt.float32), t)   # line 101
 
 
 @xd.jit
 def bad_result(x):
     t = xt.init_tile(x, [0, 0], [8, 32])
-    xt.store_tile(xt.extern("hypot", xt.load_tile(t), 2.0, result=np.float32), t)   # line 106
+    xt.store_tile(xt.extern("hypot", xt.load_tile(t), 2.0, result=np.float32), t)   # line 107
 
 
 @xd.jit
 def bool_result(x):
     t = xt.init_tile(x, [0, 0], [8, 32])
-    xt.store_tile(xt.extern("hypot", xt.load_tile(t), 2.0, result=xt.int1), t)   # line 112
+    xt.store_tile(xt.extern("hypot", xt.load_tile(t), 2.0, result=xt.int1), t)   # line 113
 
 
 @xd.jit
 def mismatched_shapes(x):
     t = xt.load_tile(xt.init_tile(x, [0, 0], [8, 32]))
     u = xt.load_tile(xt.init_tile(x, [0, 0], [8, 16]))
-    xt.store_tile(xt.extern("hypot", t, u, result=xt.float32), xt.init_tile(x, [0, 0], [8, 32]))   # line 119
+    xt.store_tile(xt.extern("hypot", t, u, result=xt.float32), xt.init_tile(x, [0, 0], [8, 32]))   # line 120
 
 
 @xd.jit
 def unknown_name(x):
     t = xt.init_tile(x, [0, 0], [8, 32])
-    xt.store_tile(xt.extern("hypt", xt.load_tile(t), 2.0, result=xt.float32), t)   # line 125
+    xt.store_tile(xt.extern("hypt", xt.load_tile(t), 2.0, result=xt.float32), t)   # line 126
 
 
 def test_the_interpreter_refuses_a_call_without_numpy_impl():
@@ -130,17 +131,17 @@ def test_the_interpreter_refuses_a_call_without_numpy_impl():
     with pytest.raises(XeTileError) as info:
         no_numpy_impl.on("interpret")[(1,)](x)
     text = str(info.value)
-    assert "test_extern.py:100:" in text and "has no numpy_impl" in text and "numpy_impl=np.hypot" in text, text
+    assert "test_extern.py:101:" in text and "has no numpy_impl" in text and "numpy_impl=np.hypot" in text, text
     no_numpy_impl.on("cpu-pvc")[(1,)](x)       # compiled, it needs none
     np.testing.assert_allclose(x, 2.0, rtol=4 * 2.0**-23)
 
 
 @pytest.mark.parametrize("target", ["interpret", "cpu-pvc"])
 @pytest.mark.parametrize("kernel, line, fragments", [
-    (bad_result, 106, ["result must be an xt dtype such as xt.float32"]),
-    (bool_result, 112, ["result must be a float", "got xt.i1"]),
-    (mismatched_shapes, 119, ["shape mismatch: [8, 32] and [8, 16] cannot be broadcast together"]),
-    (unknown_name, 125, ["'hypt' is not an OpenCL builtin", "did you mean 'hypot'"]),
+    (bad_result, 107, ["result must be an xt dtype such as xt.float32"]),
+    (bool_result, 113, ["result must be a float", "got xt.i1"]),
+    (mismatched_shapes, 120, ["shape mismatch: [8, 32] and [8, 16] cannot be broadcast together"]),
+    (unknown_name, 126, ["'hypt' is not an OpenCL builtin", "did you mean 'hypot'"]),
 ], ids=["np-dtype", "i1", "shapes", "unknown-name"])
 def test_located_errors(kernel, line, fragments, target):
     with pytest.raises(CompilationError) as info:
@@ -169,7 +170,6 @@ def test_machine_code_calls_the_builtin_inline(target, ocloc_path):
 
 
 def test_the_op_prints_parses_and_verifies():
-    from xetile_dsl import dialects
     compiled = xd.compile(hypot_ldexp, {"x": "f32[:,:]", "y": "f32[:,:]", "e": "i32[:,:]", "h": "f32[:,:]",
                                         "l": "f32[:,:]"}, {"Mc": M, "Nc": N}, target="interpret")
     text = compiled.asm["xetile"]
