@@ -192,10 +192,20 @@ class _ReadFinder(ast.NodeVisitor):
         self.params, self.bound, self.reads = params, bound, []
         self.host_function = False
 
-    def visit_keyword(self, node: ast.keyword):
-        outer, self.host_function = self.host_function, node.arg == "numpy_impl"
-        self.visit(node.value)
-        self.host_function = outer
+    def visit_Call(self, node: ast.Call):
+        """``xt.extern(..., numpy_impl=f)``: the reads of ``f`` are host function references."""
+        func = node.func
+        if not ((isinstance(func, ast.Attribute) and func.attr == "extern")
+                or (isinstance(func, ast.Name) and func.id == "extern")):
+            self.generic_visit(node)
+            return
+        self.visit(func)
+        for arg in node.args:
+            self.visit(arg)
+        for keyword in node.keywords:
+            outer, self.host_function = self.host_function, keyword.arg == "numpy_impl"
+            self.visit(keyword.value)
+            self.host_function = outer
 
     def _is_global(self, node: ast.Name) -> bool:
         if node.id in self.params:
