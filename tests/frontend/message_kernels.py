@@ -56,4 +56,4 @@ def typo_of_ours(a):
 @xd.jit
 def uses_extern(a):
     t = xt.load_tile(xt.init_tile(a, [0, 0], [16, 16]))
-    xt.store_tile(xt.extern("atan2pi", t, t, result=xt.float32), xt.init_tile(a, [0, 0], [16, 16]))  # line 59
+    xt.store_tile(xt.extern("atan2pi", t, t, result=np.float32), xt.init_tile(a, [0, 0], [16, 16]))  # line 59

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import inspect
 
+import numpy as np
 import pytest
 from xdsl.dialects import builtin, func
 
@@ -90,7 +91,7 @@ def _math_library_calls(x, y, n):
     w = xt.tan(v) + xt.asin(v) + xt.acos(v) + xt.atan(v) + xt.sinh(v) + xt.cosh(v) + xt.asinh(v) + xt.acosh(v)
     w = w + xt.atanh(v) + xt.log10(v) + xt.log1p(v) + xt.expm1(v) + xt.cbrt(v) + xt.floor(v) + xt.ceil(v)
     w = w + xt.trunc(v) + xt.round(v) + xt.erfc(v) + xt.atan2(v, n) + xt.pow(v, n) + xt.fmod(v, n)
-    w = w + xt.copysign(v, n)
+    w = w + xt.copysign(v, n) + xt.extern("hypot", v, n, result=xt.float32, numpy_impl=np.hypot)
     bad = xt.isnan(w) | xt.isinf(w) | xt.signbit(w)
     xt.store_tile(xt.where(bad | xt.isfinite(v), 0.0, w), xt.init_tile(y, [0, 0], [8, 16]))
 

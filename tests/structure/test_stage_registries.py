@@ -43,7 +43,7 @@ INTERPRETED = [
     "vector.extract_strided_slice", "vector.fma", "vector.insert", "vector.insert_strided_slice",
     "vector.multi_reduction", "vector.reduction", "vector.shape_cast", "vector.transpose",
     "xegpu.alloc_nbarrier", "xegpu.init_nbarrier", "xegpu.nbarrier_arrive", "xegpu.nbarrier_wait",
-    "xetile.atomic_cas_scalar", "xetile.atomic_rmw", "xetile.atomic_rmw_scalar", "xetile.fence",
+    "xetile.atomic_cas_scalar", "xetile.atomic_rmw", "xetile.atomic_rmw_scalar", "xetile.extern_elementwise", "xetile.fence",
     "xetile.init_tile", "xetile.load_gather", "xetile.load_tile", "xetile.prefetch_tile",
     "xetile.store_scatter", "xetile.store_tile", "xetile.tile_broadcast", "xetile.tile_conv_layout",
     "xetile.tile_mma", "xetile.tile_pack", "xetile.tile_reduce", "xetile.tile_transpose", "xetile.tile_unpack",

@@ -30,7 +30,7 @@ from . import coordinates, latch_order
 from .builtins.intel import IntelBuiltins
 # every emitter module, imported for its registrations in EMITTERS
 from .emit import (EMITTERS, a_from_c, atomic_messages, control_flow, lane_transpose, mma, nbarrier, nd_ops,  # noqa: F401
-                   prefetch_payloads, scalar_ops, scattered_ops, transposed_payloads, vector_ops)
+                   opencl_builtin_calls, prefetch_payloads, scalar_ops, scattered_ops, transposed_payloads, vector_ops)
 from .llvm_types import llvm_scalar
 from .spirv.backend import SPIRV_DATALAYOUT, SPIRV_TRIPLE
 

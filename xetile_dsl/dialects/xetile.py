@@ -15,6 +15,7 @@ from ._xetile_atomic_ops import (
     ATOMIC_OPS, DEFAULT_SCOPE, DEFAULT_SEM, SCALAR_ATOMIC_OPS, SCOPES, SEMS, AtomicCASScalarOp, AtomicRMWScalarOp,
     FenceOp, check_order, order_of, order_props, scalar_atomic_subgroups_error,
 )
+from ._xetile_extern_ops import ExternElementwiseOp
 from ._xetile_ops import (
     InitTileOp,
     LoadTileOp,
@@ -49,7 +50,7 @@ XeTile = Dialect(
     [
         InitTileOp, LoadTileOp, StoreTileOp, PrefetchTileOp, UpdateTileOffsetOp, TileMMAOp,
         AtomicRMWOp, AtomicRMWTileOp, TileTransposeOp, TileReduceOp, TileBroadcastOp, TilePackOp, TileUnpackOp,
-        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, *ATOMIC_OPS, *ALIAS_OPS,
+        LoadGatherOp, StoreScatterOp, TileConvLayoutOp, ExternElementwiseOp, *ATOMIC_OPS, *ALIAS_OPS,
     ],
     [WgMapAttr, TileAttr, TileType],
 )
@@ -58,7 +59,7 @@ __all__ = [
     "XeTile", "WgMapAttr", "TileAttr", "TileType", "check_wg_map",
     "InitTileOp", "LoadTileOp", "StoreTileOp", "PrefetchTileOp", "UpdateTileOffsetOp", "TileMMAOp",
     "AtomicRMWOp", "AtomicRMWTileOp", "TileTransposeOp", "TileReduceOp", "TileBroadcastOp", "TilePackOp",
-    "TileUnpackOp", "LoadGatherOp", "StoreScatterOp", "TileConvLayoutOp",
+    "TileUnpackOp", "LoadGatherOp", "StoreScatterOp", "TileConvLayoutOp", "ExternElementwiseOp",
     "AtomicRMWScalarOp", "AtomicCASScalarOp", "FenceOp", "ATOMIC_OPS", "SCALAR_ATOMIC_OPS", "SEMS", "SCOPES",
     "DEFAULT_SEM", "DEFAULT_SCOPE", "check_order", "order_of", "order_props", "scalar_atomic_subgroups_error",
     "ATOMIC_KINDS", "INT_REDUCE_KINDS", "FLOAT_REDUCE_KINDS", "_check_tile_vector",

@@ -116,8 +116,8 @@ class _Collector:
             self._defaults(fn, src)
         seen = set()
         for read in src.global_reads:
-            if (read.name, read.attrs) not in seen:
-                seen.add((read.name, read.attrs))
+            if (read.name, read.attrs, read.host_function) not in seen:
+                seen.add((read.name, read.attrs, read.host_function))
                 self._read(fn.__globals__, read, src)
         return number
 
@@ -131,6 +131,9 @@ class _Collector:
 
     def _read(self, scope: dict, read: GlobalRead, src: KernelSource) -> None:
         value = self._resolve(scope, read)
+        if read.host_function and callable(value) and host_function_name(value):
+            self.parts.append(f"read {read.text} = host function {host_function_name(value)}")
+            return
         try:
             text = self.encode(value)
         except _Unrepresentable as exc:
@@ -199,6 +202,16 @@ def _encode_named(value) -> str:
     raise _Unrepresentable(f"an object of type {type(value).__module__}.{type(value).__qualname__}")
 
 
+def host_function_name(fn) -> str:
+    """``module:qualname`` of a host function passed as ``xt.extern(..., numpy_impl=fn)``
+    (the interpreter imports it by that name), "" for a lambda or local function."""
+    module = getattr(fn, "__module__", None)
+    qualname = getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or "<" in qualname:
+        return ""
+    return f"{module}:{qualname}"
+
+
 def _unique(watched: list) -> tuple:
     """One entry per (container, name): a kernel reads ``xt`` many times, it is checked once."""
     return tuple({(id(where), name): (where, name, value) for where, name, value in watched}.values())
@@ -212,4 +225,4 @@ def _compiler_module(value) -> bool:
     return isinstance(value, types.ModuleType) and value.__name__.startswith(_COMPILER_MODULES)
 
 
-__all__ = ["ALLOWED", "Dependencies", "collect", "encode_constants"]
+__all__ = ["ALLOWED", "Dependencies", "collect", "encode_constants", "host_function_name"]

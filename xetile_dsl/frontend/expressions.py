@@ -15,7 +15,10 @@ from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
 # the modules of tile_ops, value_ops, shape_ops, runtime_builtins, atomic_ops and random_ops register the language functions' builders
-from . import array_elements, array_views, table_entries, atomic_ops, random_ops, ranks, runtime_builtins, shape_ops, suggestions, tile_ops, value_ops  # noqa: F401
+from . import (  # noqa: F401 - these register the language functions' builders
+    array_elements, array_views, atomic_ops, extern_calls, random_ops, ranks, runtime_builtins, shape_ops, suggestions,
+    table_entries, tile_ops, value_ops,
+)
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe

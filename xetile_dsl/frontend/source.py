@@ -131,6 +131,9 @@ class GlobalRead:
     attrs: tuple
     node: ast.Name
     where: ast.expr
+    #: the value of a ``numpy_impl=`` keyword (``xt.extern``): a host function reference,
+    #: never called on the device, keyed by its qualified name
+    host_function: bool = False
 
     @property
     def text(self) -> str:
@@ -187,6 +190,22 @@ class _ReadFinder(ast.NodeVisitor):
 
     def __init__(self, params: set, bound: dict):
         self.params, self.bound, self.reads = params, bound, []
+        self.host_function = False
+
+    def visit_Call(self, node: ast.Call):
+        """``xt.extern(..., numpy_impl=f)``: the reads of ``f`` are host function references."""
+        func = node.func
+        if not ((isinstance(func, ast.Attribute) and func.attr == "extern")
+                or (isinstance(func, ast.Name) and func.id == "extern")):
+            self.generic_visit(node)
+            return
+        self.visit(func)
+        for arg in node.args:
+            self.visit(arg)
+        for keyword in node.keywords:
+            outer, self.host_function = self.host_function, keyword.arg == "numpy_impl"
+            self.visit(keyword.value)
+            self.host_function = outer
 
     def _is_global(self, node: ast.Name) -> bool:
         if node.id in self.params:
@@ -196,7 +215,7 @@ class _ReadFinder(ast.NodeVisitor):
 
     def visit_Name(self, node: ast.Name):
         if isinstance(node.ctx, ast.Load) and self._is_global(node):
-            self.reads.append(GlobalRead(node.id, (), node, node))
+            self.reads.append(GlobalRead(node.id, (), node, node, self.host_function))
 
     def visit_AugAssign(self, node: ast.AugAssign):
         target = node.target
@@ -213,7 +232,7 @@ class _ReadFinder(ast.NodeVisitor):
             base = base.value
         if isinstance(node.ctx, ast.Load) and isinstance(base, ast.Name) and isinstance(base.ctx, ast.Load) \
                 and self._is_global(base):
-            self.reads.append(GlobalRead(base.id, tuple(reversed(attrs)), base, node))
+            self.reads.append(GlobalRead(base.id, tuple(reversed(attrs)), base, node, self.host_function))
         else:
             self.visit(base)
 

@@ -39,14 +39,13 @@ TRITON_EQUIVALENTS = {
     "broadcast": "xt.broadcast_to(x, shape)",
     "device_print": "print(...) (runs in the interpreter, XETILE_INTERPRET=1)",
     "range": "range(...) or xt.static_range(...)",
+    "extern_elementwise": 'xt.extern("name", *args, result=dtype, numpy_impl=None)',
 }
 
 
 #: Triton names with no equivalent here yet: said plainly, never answered with a name that
 #: only looks alike (``sort`` is not ``sqrt``); name -> what to do meanwhile ("" for none)
 TRITON_NOT_YET = {
-    **dict.fromkeys(("extern", "extern_elementwise"),
-                    "the OpenCL math builtins are xt functions (xt.atan2, xt.erfc, xt.cbrt, ...)"),
     **dict.fromkeys(("cumsum", "cumprod", "associative_scan", "sort", "flip", "histogram", "gather",
                      "view", "ravel", "join", "split", "interleave", "clamp", "fdiv",
                      "div_rn", "sqrt_rn", "softmax", "xor_sum", "inline_asm_elementwise", "swizzle2d",

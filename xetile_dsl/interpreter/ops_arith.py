@@ -2,6 +2,7 @@
 ``*si``/``*ui`` choose signed/unsigned, floats round to the result type)."""
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ from xdsl.dialects.builtin import (
 )
 
 from ..dialects import _arith_vector as av
+from ..dialects import xetile
 from ..dialects._math_ops import ErfcOp
 from ..dtypes import numpy_is_float, numpy_kind
 from .engine import impl
@@ -218,6 +220,34 @@ def _fma(run, op, a, b, c):
 def _absi(run, op, a):
     with np.errstate(all="ignore"):
         return cast(np.abs(a), result_dtype(op))
+
+
+# ----------------------------------------------------------------------------- extern builtins
+@impl(xetile.ExternElementwiseOp)
+def _extern(run, op, *args):
+    """``xt.extern``: the host function named by ``numpy_impl`` on the operands in their own
+    types, cast to the result type; refused when the kernel gave none."""
+    name = op.numpy_impl.data
+    if not name:
+        raise InterpreterError(f"xt.extern(\"{op.callee.data}\") has no numpy_impl, so the interpreter cannot run "
+                               f"it; pass the host equivalent, e.g. xt.extern(\"{op.callee.data}\", ..., "
+                               f"numpy_impl=np.{op.callee.data})")
+    fn = _host_function(name)
+    with np.errstate(all="ignore"):
+        out = fn(*(np.asarray(a) for a in args))
+    return cast(np.asarray(out), result_dtype(op))
+
+
+def _host_function(name: str):
+    """The function ``module:qualname`` names (as the frontend recorded it)."""
+    module, _, qualname = name.partition(":")
+    try:
+        value = importlib.import_module(module)
+        for part in qualname.split("."):
+            value = getattr(value, part)
+    except (ImportError, AttributeError) as exc:
+        raise InterpreterError(f"xt.extern's numpy_impl {name} cannot be found: {exc}") from None
+    return value
 
 
 __all__ = ["result_dtype"]

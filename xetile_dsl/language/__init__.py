@@ -34,7 +34,7 @@ from .core import (
 from .atomics import atomic_cas, atomic_xchg, fence
 from .elementwise import (
     abs, acos, acosh, arange, argmax, argmin, asin, asinh, astype, atan, atan2, atanh, broadcast_to, cbrt, ceil,
-    copysign, cos, cosh, erf, erfc, exp, exp2, expand_dims, expm1, floor, fma, fmod, full, isfinite, isinf, isnan, item, log, log1p, log2,
+    copysign, cos, cosh, erf, erfc, exp, exp2, expand_dims, extern, expm1, floor, fma, fmod, full, isfinite, isinf, isnan, item, log, log1p, log2,
     log10, max, maximum, min, minimum, pow, prod, reshape, round, rsqrt, sigmoid, signbit, sin, sinh, sqrt, static_range,
     sum, tan, tanh, tile_broadcast, tile_reduce, tile_transpose, transpose, trunc, where, zeros,
 )
@@ -45,7 +45,7 @@ __all__ = [
     "floor", "fmod", "isfinite", "isinf", "isnan", "log1p", "log10", "pow", "round", "signbit", "sinh", "tan",
     "trunc",
     "abs", "arange", "argmax", "argmin", "astype", "atomic_cas", "atomic_rmw", "atomic_xchg", "barrier", "bfloat16", "broadcast_to", "builtin", "cdiv",
-    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "expand_dims", "fence", "float8_e4m3fn", "float8_e5m2", "float16", "float32", "fma", "full", "init_tile",
+    "constexpr", "cos", "dtype", "erf", "exp", "exp2", "expand_dims", "extern", "fence", "float8_e4m3fn", "float8_e5m2", "float16", "float32", "fma", "full", "init_tile",
     "int1", "int8", "int32", "int64", "item", "load_gather", "load_tile", "log", "log2", "max", "maximum", "min",
     "minimum", "num_programs", "num_subgroups", "philox", "prefetch_tile", "prod", "program_id", "rand",
     "rand4x", "randint", "randint4x", "randn", "randn4x", "reshape", "rsqrt", "sigmoid",

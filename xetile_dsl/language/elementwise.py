@@ -274,3 +274,23 @@ def static_range(*args):
 
 
 static_range.__xetile_static_range__ = True
+
+
+@builtin
+def extern(name, *args, result=None, numpy_impl=None):
+    """Call the OpenCL builtin ``name`` (the role of Triton's libdevice calls) element-wise
+    over tile values, broadcast like other element-wise ops, or on scalars.
+
+    ``result`` is the builtin's return dtype. Each argument is passed in its own type
+    (Python ints as int32, floats as float32; float16/bfloat16 values are passed as float32
+    and a float16/bfloat16 ``result`` is rounded once), and the name is mangled from those
+    types (``hypot`` on f32 vectors of 8 calls ``_Z5hypotDv8_fS_``).  ``numpy_impl`` is the
+    host function the interpreter runs instead (``XETILE_INTERPRET=1``), never called on the
+    device; without it the interpreter refuses the call.  A name the OpenCL library lacks
+    fails when the kernel is linked (ocloc names the unresolved builtin).
+
+    Example::
+
+        r = xt.extern("hypot", x, y, result=xt.float32, numpy_impl=np.hypot)
+        s = xt.extern("ldexp", x, e, result=xt.float32, numpy_impl=np.ldexp)  # e: int32
+    """

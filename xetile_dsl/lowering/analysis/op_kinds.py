@@ -48,9 +48,10 @@ def is_vector(v: SSAValue) -> bool:
 
 
 def is_elementwise(op: Operation) -> bool:
-    """An arith/math op computing a vector element by element (not a constant)."""
-    return (op.name.startswith(("arith.", "math.")) and op.name != "arith.constant"
-            and any(is_vector(r) for r in op.results))
+    """An arith/math op or an extern builtin call computing a vector element by element
+    (not a constant)."""
+    return ((op.name.startswith(("arith.", "math.")) and op.name != "arith.constant"
+             or isinstance(op, xetile.ExternElementwiseOp)) and any(is_vector(r) for r in op.results))
 
 
 def is_vector_source(op: Operation) -> bool:

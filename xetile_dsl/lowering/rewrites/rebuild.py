@@ -13,6 +13,7 @@ from xdsl.dialects import arith, func, scf
 from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import Block, Operation, Region, SSAValue
 
+from ...dialects import xetile
 from ...errors import LoweringError
 
 INDEX = IndexType()
@@ -33,6 +34,11 @@ def _binary_properties(op_type: type[Operation]) -> dict:
 def _index_attr(value: int) -> IntegerAttr:
     """``value : index`` (an attribute is immutable: built once, ~15 us each)."""
     return IntegerAttr(value, INDEX)
+
+
+#: ops of the owned dialect that every lowering clones as they are when no handler takes
+#: them: an extern builtin call on scalars (on vectors it is element-wise: op_kinds.py)
+_CLONED = (xetile.ExternElementwiseOp,)
 
 
 class Rebuilder:
@@ -105,7 +111,7 @@ class Rebuilder:
         handler = getattr(self, f"_op_{type(op).__name__}", None)
         if handler is not None:
             handler(op)
-        elif op.dialect_name() == self.owned_dialect:
+        elif op.dialect_name() == self.owned_dialect and not isinstance(op, _CLONED):
             raise LoweringError(f"{op.name} is not supported by {self.lowering_name} yet", op)
         else:
             self._clone(op)
