@@ -14,7 +14,6 @@ from xdsl.ir import SSAValue
 from ..errors import CacheKeyError
 from ..language import core as lang
 from ..language import elementwise as ew
-# the modules of tile_ops, value_ops, shape_ops, runtime_builtins, atomic_ops and random_ops register the language functions' builders
 from . import (  # noqa: F401 - these register the language functions' builders
     array_elements, array_views, atomic_ops, extern_calls, random_ops, ranks, runtime_builtins, shape_ops, suggestions,
     table_entries, tile_ops, value_ops,
