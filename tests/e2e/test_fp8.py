@@ -223,3 +223,20 @@ def test_scalar_conversions(target):
         scalar_roundtrip.on(target)[(1,)](c, s)
         want = np.float32(s).astype(ml_dtypes.float8_e4m3fn).astype(np.float32)
         assert _same_values(c, np.full_like(c, want)).all(), (s, c[0, 0], want)
+
+
+@xd.jit
+def fp8_transposed_a(at, b, c, BM: xt.constexpr):
+    va = xt.load_tile(xt.init_tile(at, [0, 0], [BM, BM], order=(0, 1)))
+    vb = xt.load_tile(xt.init_tile(b, [0, 0], [BM, BM]))
+    xt.store_tile(xt.tile_mma(va, vb), xt.init_tile(c, [0, 0], [BM, BM]))
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_column_major_fp8_a_operand_is_a_located_error(target):
+    """Its per-lane layout is not lowered: every flavour refuses it at the tile_mma (the
+    interpreter too), instead of an internal error in the CPU device's compile."""
+    a = np.zeros((32, 32), ml_dtypes.float8_e4m3fn)
+    with pytest.raises(CompilationError, match=r"test_fp8.py:\d+:\d+: error: tile_mma: an A operand of f8e4m3fn "
+                       r"loaded through a column-major \(order=\(0, 1\)\) tile is not supported yet"):
+        fp8_transposed_a.on(target)[(1,)](a, a.copy(), np.zeros((32, 32), np.float32), BM=32)

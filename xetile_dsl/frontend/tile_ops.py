@@ -335,6 +335,7 @@ def build_tile_mma(builder, node: ast.Call):
             raise builder.error(node, f"tile_mma: input_precision=\"tf32\" needs f32 inputs, got {ta} x {tb}")
         ta = tb = "tf32"
     if "f8e4m3fn" in (ta, tb) or "f8e5m2" in (ta, tb):
+        _refuse_column_major_fp8_a(builder, a, ta, args["a"])
         (a, ta), (b, tb) = fp8_mma_operands(builder, (a, ta), (b, tb), node)
     cfg = builder.target.dpas_for(ta, tb)
     if cfg is None and "f32" in (ta, tb):
@@ -363,6 +364,17 @@ def build_tile_mma(builder, node: ast.Call):
     if precision == "tf32":
         op.attributes["input_precision"] = StringAttr("tf32")
     return op.output
+
+
+def _refuse_column_major_fp8_a(builder, a: SSAValue, ta: str, node: ast.AST) -> None:
+    """An fp8 A loaded through a column-major (order=(0, 1)) tile: its per-lane layout is
+    not lowered, so every flavour refuses it here alike (B may be column-major)."""
+    owner = getattr(a, "owner", None)
+    if ta in FP8_TYPES and isinstance(owner, xetile.LoadTileOp):
+        if [v.data for v in owner.tile.type.attr.order.data] == [0, 1]:
+            raise builder.error(node, f"tile_mma: an A operand of {ta} loaded through a column-major "
+                                "(order=(0, 1)) tile is not supported yet; load A row-major, or convert it "
+                                "to float16 first (B may be column-major)")
 
 
 def fp8_mma_operands(builder, a, b, node: ast.AST):
