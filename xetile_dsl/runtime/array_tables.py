@@ -22,7 +22,7 @@ from .abi import ELEMENT_TYPES
 from .arrays import describe, is_device_array_type, type_name
 
 # the 2D block message facts, at the first table: ``import xetile_dsl`` loads no target module
-launch_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())
+launch_facts = LazyModule("xetile_dsl.targets.launch_facts", globals())  # import xetile_dsl (which exports array_table) loads no target module
 
 #: the rank every entry of a table has
 TABLE_RANK = 2
