@@ -73,3 +73,18 @@ def attention_tiles(target: str, head_dim: int) -> tuple[int, int]:
 
 def attention_form(target: str) -> str:
     return gpu_of(target).ops_tiles().attention_form
+
+
+def decode_tiles(target: str) -> tuple[int, int]:
+    """(smallest query-head group on DPAS, fewest keys per split) of ops.decode_attention."""
+    return gpu_of(target).ops_tiles().decode
+
+
+def decode_group_rows(target: str, dtype_name: str, group: int) -> int:
+    """Rows of ops.decode_attention's Q tile for ``group`` query heads on DPAS: the
+    smallest DPAS repeat count that holds them, or multiple of the largest (8 heads: 8,
+    not a 16-row tile half padding)."""
+    short = OF_NUMPY_NAME[dtype_name].name
+    counts = gpu_of(target).dpas_for(short, short).m_values
+    top = max(counts)
+    return min(r for r in (*counts, -(-group // top) * top) if r >= group)

@@ -110,6 +110,9 @@ class OpTiles:
     attention: tuple[tuple[int, tuple[int, int]], ...] = ((64, (8, 16)), (128, (8, 16)))
     #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"
     attention_form: str = "rows"
+    #: ops.decode_attention: (the smallest query-head group per kv head that multiplies on
+    #: DPAS, smaller ones compute element-wise; the fewest keys per split of the context)
+    decode: tuple[int, int] = (2, 256)
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":
