@@ -81,10 +81,10 @@ def decode_tiles(target: str) -> tuple[int, int]:
 
 
 def decode_group_rows(target: str, dtype_name: str, group: int) -> int:
-    """Rows of ops.decode_attention's Q tile for ``group`` query heads on DPAS: the
-    smallest DPAS repeat count that holds them, or multiple of the largest (8 heads: 8,
-    not a 16-row tile half padding)."""
+    """Rows of ops.decode_attention's Q tile for ``group`` query heads on DPAS: a multiple
+    of the largest DPAS repeat count (8 on PVC and ARC), since the scores feed the P V
+    product as operand A, whose blocks are re-laid out only from whole result blocks
+    (lowering/rewrites/mma_relayout.py); the padding heads are computed, not stored."""
     short = OF_NUMPY_NAME[dtype_name].name
-    counts = gpu_of(target).dpas_for(short, short).m_values
-    top = max(counts)
-    return min(r for r in (*counts, -(-group // top) * top) if r >= group)
+    top = max(gpu_of(target).dpas_for(short, short).m_values)
+    return -(-group // top) * top
