@@ -164,7 +164,7 @@ def decode_attention_launch(q, k_cache, v_cache, block_table, seq_lens, scale: f
     mma_group, _ = configs.decode_tiles(target)
     mma = G >= mma_group and dtype != np.float32      # f32: element-wise (no tf32 DPAS on every target)
     GP = configs.decode_group_rows(target, _name(dtype), G) if mma else G
-    splits = _splits(target, B * KVH, max_blocks, BS) if num_splits is None else _checked_splits(num_splits, max_blocks)
+    splits = default_splits(target, B * KVH, max_blocks, BS) if num_splits is None else _checked_splits(num_splits, max_blocks)
     bps = -(-max_blocks // splits)
     splits = -(-max_blocks // bps)                   # no split left without blocks in every sequence
     result = operands.check_out(out, (B, H, D), dtype) if out is not None else operands.empty_like_input(q, (B, H, D), dtype)
@@ -192,7 +192,7 @@ def decode_attention_result(q, k_cache, v_cache, block_table, seq_lens) -> tuple
     return (B, H, D), operands.dtype_of(q)
 
 
-def _splits(target: str, programs: int, max_blocks: int, block_size: int) -> int:
+def default_splits(target: str, programs: int, max_blocks: int, block_size: int) -> int:
     """Splits per (sequence, kv head): enough programs for one per EU of the device
     (``xd.device_properties``), each at least ``OpTiles.decode[1]`` keys; one (no
     combine) when the context is that short or the programs already fill the device."""
