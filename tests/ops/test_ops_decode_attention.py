@@ -17,6 +17,7 @@ from xetile_dsl.errors import UsageError
 from xetile_dsl.ops import configs
 from xetile_dsl.ops.decode_attention import MAX_SPLITS, decode_split_kernel, default_splits
 from xetile_dsl.ops.matmul import XT_DTYPES
+from conftest_tools import require_dpnp
 
 RNG = np.random.default_rng(3131)
 
@@ -99,6 +100,17 @@ def test_decode_attention_split_choice():
 def test_decode_attention_cpu_pvc_dpas_group_with_splits():
     """GQA 4 on the CPU device (pvc flavour): the DPAS program and the combine kernel."""
     _check(_problem([70, 1, 33], 8, 2, 64, 16, np.float16), "cpu-pvc", 3, "G=4 splits=3")
+
+
+def test_decode_attention_device_arrays():
+    """dpnp arrays are used in place (the caches' [num_blocks, num_kv_heads, block_size,
+    D] views are strided dpnp views, the scratch is allocated on their queue); the
+    result is a dpnp array.  The kernels of the test above."""
+    dpnp = require_dpnp()
+    problem = _problem([70, 1, 33], 8, 2, 64, 16, np.float16)
+    o = ops.decode_attention(*(dpnp.asarray(x) for x in problem), num_splits=3, target="cpu-pvc")
+    assert type(o).__module__.startswith("dpnp")
+    assert_within(dpnp.asnumpy(o), *decode_attention_ref(*problem, 3), "dpnp")
 
 
 def test_decode_attention_cpu_pvc_elementwise_bf16():
