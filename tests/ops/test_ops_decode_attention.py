@@ -57,8 +57,9 @@ def _check(problem, target, num_splits=None, what=""):
     return o
 
 
-#: (seq_lens, heads, kv heads, D, block size, dtype, splits): MHA (element-wise), GQA 4
-#: and 8 and MQA (DPAS), partial last blocks, seq_len 1, lengths that differ in a batch
+#: (seq_lens, heads, kv heads, D, block size, dtype, splits): MHA (element-wise), GQA 2,
+#: 4, 8, 12, 16 and MQA (DPAS), partial last blocks, seq_len 1, lengths that differ in a
+#: batch, blocks of 16, 32, 64
 SHAPES = [
     ([1, 17, 40], 4, 4, 64, 16, np.float16, None),          # G = 1: element-wise
     ([33, 5], 8, 2, 64, 32, np.float16, None),              # G = 4: DPAS, Q tile padded to 8 rows
@@ -66,6 +67,8 @@ SHAPES = [
     ([77, 130], 16, 2, 128, 16, np.float16, 3),             # G = 8, three splits (one empty for b = 0)
     ([50], 6, 3, 64, 16, BF16, 4),                          # G = 2: DPAS, splits of one block
     ([29, 3], 2, 2, 64, 32, np.float32, 2),                 # f32: element-wise
+    ([45, 20], 32, 2, 64, 16, np.float16, 2),               # G = 16: two 8-head programs per kv head
+    ([30], 12, 1, 128, 64, BF16, None),                     # G = 12: 8 + 4 heads, 64-key blocks in 32-key steps
 ]
 
 
@@ -81,7 +84,7 @@ def test_decode_attention_long_context_picks_several_splits():
     several here, each combined; the same as one split within the bound."""
     problem = _problem([2050], 4, 1, 64, 64, np.float16, spare_blocks=0)
     splits = default_splits("interpret", 1, problem[3].shape[1], 64)
-    _, min_keys = configs.decode_tiles("interpret")
+    min_keys = configs.decode_tiles("interpret", 64).min_split_keys
     assert splits == problem[3].shape[1] * 64 // min_keys > 1     # 34 table columns of 64 keys
     several = _check(problem, "interpret", what="default splits")
     single = _check(problem, "interpret", num_splits=1, what="one split")
@@ -152,21 +155,26 @@ SPLIT_SIG = {"q": "f16[:,:,:]", "k": "f16[:,:,:,:]", "v": "f16[:,:,:,:]", "block
              "S": "i32", "BPS": "i32", "qk_scale": "f32"}
 
 
-@pytest.mark.parametrize("mma", [True, False])
-def test_decode_attention_block_reads_are_2d_block_messages_isa(mma, ocloc_path):
-    """pvc (ocloc): each block step reads K and V with 2D block messages, no per-lane
-    gathers, no spill.  DPAS group (8 heads, D = 64, 16 keys): K^T in transposed 32-bit
-    messages (16 keys x 8 dword pairs of D, D / 16 of them), V in [16 keys, 16] messages,
-    and both products on DPAS (8 rows: D / 16 for S, 16 keys deep and D / 16 wide for
-    P V); element-wise (1 head): K and V as plain [8 keys, 16] messages."""
+@pytest.mark.parametrize("mma,d,block_size", [(True, 64, 16), (False, 64, 16), (True, 128, 64)])
+def test_decode_attention_block_reads_are_2d_block_messages_isa(mma, d, block_size, ocloc_path):
+    """pvc (ocloc): each step reads K and V with 2D block messages, no per-lane gathers,
+    no SLM, no spill, at the configured keys per step (configs.decode_tiles).  DPAS group
+    (8 heads, 16 keys, D = 64): K^T in transposed 32-bit messages (16 keys x 8 dword pairs
+    of D, D / 16 of them), V in [16 keys, 16] messages, both products on DPAS (8 rows:
+    D / 16 for S, D / 16 for P V, 16 keys deep); element-wise (1 head): K and V as
+    [8 keys, 16] messages; D = 128 with 64-key blocks: two 32-key steps per block (a
+    loop: unrolled, IGC hoisted both steps' loads and spilled 1216 B)."""
     group = 8 if mma else 1
-    consts = {"G": group, "GP": group, "D": 64, "BS": 16, "OUT": XT_DTYPES["float16"], "MMA": mma, "FINAL": False}
+    ks = min(block_size, configs.decode_tiles("pvc", d).keys_per_step)
+    consts = {"G": group, "GR": group, "D": d, "BS": block_size, "KS": ks, "OUT": XT_DTYPES["float16"], "MMA": mma,
+              "FINAL": False}
     report = xd.compile(decode_split_kernel, SPLIT_SIG, consts, target="pvc").report()
     hot = report.hot
     assert hot.counts.get("gather", 0) == 0 and hot.counts.get("slm", 0) == 0 and report.spill_bytes == 0
-    if mma:
-        assert hot.dpas == 64 // 16 + 64 // 16
-        assert hot.load2d_shapes == {"32b 16r8x1c transpose": 64 // 16, "16b 16r16x1c": 64 // 16}
+    if mma:     # the hot loop is one step of ks keys: S and P V take D / 16 DPAS per 16 keys each
+        assert hot.dpas == 2 * (ks // 16) * (d // 16)
+        assert hot.load2d_shapes.get("32b 16r8x1c transpose") == (ks // 16) * (d // 16)
+        assert sum(hot.load2d_shapes.values()) == hot.counts["load2d"] and hot.counts["load2d"] > 0
     else:
         assert hot.dpas == 0
         assert hot.load2d_shapes == {"16b 8r16x1c": 2 * (16 // 8) * (64 // 16)}

@@ -7,6 +7,8 @@ CPU device runs the GPU kernel of its flavour, so ``cpu-pvc``/``cpu-arc`` use th
 ``pvc``/``arc`` tiles, and the interpreter the ``pvc`` ones."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..dtypes import OF_NUMPY_NAME
 from ..errors import UsageError
 from ..interpreter import INTERPRETER_TARGETS, interpret_requested
@@ -75,9 +77,18 @@ def attention_form(target: str) -> str:
     return gpu_of(target).ops_tiles().attention_form
 
 
-def decode_tiles(target: str) -> tuple[int, int]:
-    """(smallest query-head group on DPAS, fewest keys per split) of ops.decode_attention."""
-    return gpu_of(target).ops_tiles().decode
+class DecodeTiles(NamedTuple):
+    """ops.decode_attention's choices on one target (OpTiles.decode_*)."""
+    mma_group: int        # the smallest query-head group on DPAS
+    max_rows: int         # the most query heads per program
+    keys_per_step: int    # keys per step of a block walk
+    min_split_keys: int   # the fewest keys per split of the context
+
+
+def decode_tiles(target: str, head_dim: int) -> DecodeTiles:
+    tiles = gpu_of(target).ops_tiles()
+    return DecodeTiles(tiles.decode_mma_group, tiles.decode_max_rows, dict(tiles.decode_keys_per_step)[head_dim],
+                       tiles.decode_min_split_keys)
 
 
 def decode_group_rows(target: str, dtype_name: str, group: int) -> int:

@@ -2,23 +2,26 @@
 (flash-decoding: split-K over the context, then a combine).
 
 One program owns one (sequence, kv head, split): the ``G = num_heads // num_kv_heads``
-query heads that share the kv head form a [GP, D] Q tile (GP: G rounded up to a DPAS
-repeat count; the padding rows are computed and never stored), so each K/V block is
-read once per group.  The program walks its split's blocks of the sequence, reading
-each physical block id from ``block_table[b, j]`` (a scalar read), and tiles the
-block's [block_size, D] slice ``k[blk, kvh]`` of the cache viewed as [num_blocks,
-num_kv_heads, block_size, D] (a strided view, no copy) in place.  Groups of at least
-``OpTiles.decode[0]`` heads multiply on DPAS (S = Q K^T, K^T through an ``order=(0, 1)``
-tile; P V with P converted to the input dtype, operand A re-laid out from the first
-product's result); smaller ones (MHA: G = 1) compute element-wise (S = sum(q * K) down
-the block, O = sum(p * V)), reading K and V as plain [block_size, D] tiles.  The online
-softmax is base 2 (scores times scale * log2(e)); keys past the sequence's length are
-masked, and V's rows there read as 0 (a stale cache may hold NaN).
+query heads that share the kv head form a [GR, D] Q tile (GR: G rounded up to a multiple
+of the DPAS repeat count, at most ``OpTiles.decode_max_rows``, past which a group takes
+several programs; padding rows are computed and never stored), so each K/V block is
+read once per group (per GR heads of a larger one).  The program walks its split's
+blocks of the sequence, reading each physical block id from ``block_table[b, j]`` (a
+scalar read), and tiles the cache viewed as [num_blocks, num_kv_heads, block_size, D]
+(a strided view, no copy) at ``[blk, kvh, key, 0]``, KS keys per step
+(``OpTiles.decode_keys_per_step``; a larger block takes several steps).  Groups of at
+least ``OpTiles.decode_mma_group`` heads multiply on DPAS (S = Q K^T, K^T through an
+``order=(0, 1)`` tile: transposed 2D block reads on PVC; P V with P converted to the
+input dtype, operand A re-laid out from the first product's result); smaller ones (MHA:
+G = 1) compute element-wise (S = sum(q * K) across D, O = sum(p * V) down the keys),
+reading K and V as plain [KS, D] tiles.  The online softmax is base 2 (scores times
+scale * log2(e)); keys past the sequence's length are masked, and V's rows there read
+as 0 (a stale cache may hold NaN).
 
-With one split (short contexts, or enough (sequence, kv head) programs to fill the
-device) the program divides and stores the output; otherwise it stores its unnormalised
-f32 (o, m, l) to scratch and :func:`decode_combine_kernel` merges the splits per
-(sequence, kv head).  fp8 caches are not supported yet."""
+With one split (short contexts, or enough programs to fill the device) the program
+divides and stores the output; otherwise it stores its unnormalised f32 (o, m, l) to
+scratch and :func:`decode_combine_kernel` merges the splits per program.  fp8 caches
+are not supported yet."""
 from __future__ import annotations
 
 import math
@@ -44,83 +47,91 @@ ML_COLS = 16
 
 @xd.jit
 def decode_split_kernel(q, k, v, block_table, seq_lens, o, o_part, ml_part, KVH, S, BPS, qk_scale,
-                        G: xt.constexpr, GP: xt.constexpr, D: xt.constexpr, BS: xt.constexpr,
+                        G: xt.constexpr, GR: xt.constexpr, D: xt.constexpr, BS: xt.constexpr, KS: xt.constexpr,
                         OUT: xt.constexpr, MMA: xt.constexpr, FINAL: xt.constexpr):
-    """Split program_id(1) of (sequence, kv head) program_id(0) = b * KVH + kvh: blocks
-    [split * BPS, + BPS) of the sequence (clipped to its length); FINAL (one split)
-    stores o, else the f32 partials (rows ((b * KVH + kvh) * S + split) * GP of o_part
-    and ml_part, m in column 0 and l in column 1, base-2 units)."""
-    bh = xt.program_id(0)
+    """Split program_id(1) of program_id(0) = (b * KVH + kvh) * C + c, C = cdiv(G, GR):
+    query heads [kvh * G + c * GR, + GR) of sequence b (the group's heads from c * GR on;
+    rows past the group are computed, never stored) over blocks [split * BPS, + BPS) of
+    the sequence (clipped to its length), KS keys per step.  FINAL (one split) stores o,
+    else the f32 partials (rows (program_id(0) * S + split) * GR of o_part and ml_part,
+    m in column 0 and l in column 1, base-2 units)."""
+    bhc = xt.program_id(0)
     split = xt.program_id(1)
+    bh = bhc // xt.cdiv(G, GR)
+    head = (bhc - bh * xt.cdiv(G, GR)) * GR                    # first head of this program in the group
     b = bh // KVH
     kvh = bh - b * KVH
     n = seq_lens[b]
     first = split * BPS
     last = min(first + BPS, (n + (BS - 1)) // BS)
-    qv = xt.load_tile(xt.init_tile(q[b], [kvh * G, 0], [GP, D]))
-    m = xt.full([GP, 1], NEG_BIG, xt.float32)
-    s_sum = xt.zeros([GP, 1], xt.float32)
-    acc = xt.zeros([GP, D], xt.float32)
-    keys = xt.transpose(xt.arange(0, BS))                       # [BS, 1]
+    qv = xt.load_tile(xt.init_tile(q[b], [kvh * G + head, 0], [GR, D]))
+    m = xt.full([GR, 1], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([GR, 1], xt.float32)
+    acc = xt.zeros([GR, D], xt.float32)
+    keys = xt.transpose(xt.arange(0, KS))                       # [KS, 1]
     for j in range(first, last):
         blk = block_table[b, j]
-        left = n - j * BS                                        # keys of this block in the sequence
-        if MMA:
-            kt = xt.load_tile(xt.init_tile(k, [blk, kvh, 0, 0], [1, 1, D, BS], order=(0, 1)))   # K^T
-            s = xt.tile_mma(qv, kt, xt.zeros([GP, BS], xt.float32)) * qk_scale
-            s = xt.where(xt.arange(0, BS) < left, s, float("-inf"))
-            m_new = xt.maximum(m, xt.max(s, axis=1))
-            p = xt.exp2(s - m_new)
-            alpha = xt.exp2(m - m_new)
-            s_sum = s_sum * alpha + xt.sum(p, axis=1)
-            vv = xt.load_tile(xt.init_tile(v, [blk, kvh, 0, 0], [1, 1, BS, D]), mask=keys < left)
-            acc = xt.tile_mma(xt.astype(p, OUT), vv, acc * alpha)
-        else:
-            kk = xt.astype(xt.load_tile(xt.init_tile(k, [blk, kvh, 0, 0], [1, 1, BS, D])), xt.float32)
-            s = xt.sum(kk * xt.astype(qv, xt.float32), axis=1) * qk_scale                  # [BS, 1]
-            s = xt.where(keys < left, s, float("-inf"))
-            m_new = xt.maximum(m, xt.max(s, axis=0))
-            p = xt.exp2(s - m_new)
-            alpha = xt.exp2(m - m_new)
-            s_sum = s_sum * alpha + xt.sum(p, axis=0)
-            vv = xt.load_tile(xt.init_tile(v, [blk, kvh, 0, 0], [1, 1, BS, D]), mask=keys < left)
-            acc = acc * alpha + xt.sum(p * xt.astype(vv, xt.float32), axis=0)
-        m = m_new
+        for sub in range(0, BS, KS):          # a loop (unrolled, IGC hoisted the loads and spilled)
+            left = n - (j * BS + sub)                            # keys of this step in the sequence
+            if MMA:
+                kt = xt.load_tile(xt.init_tile(k, [blk, kvh, 0, sub], [1, 1, D, KS], order=(0, 1)))   # K^T
+                s = xt.tile_mma(qv, kt, xt.zeros([GR, KS], xt.float32)) * qk_scale
+                s = xt.where(xt.arange(0, KS) < left, s, float("-inf"))
+                m_new = xt.maximum(m, xt.max(s, axis=1))
+                p = xt.exp2(s - m_new)
+                alpha = xt.exp2(m - m_new)
+                s_sum = s_sum * alpha + xt.sum(p, axis=1)
+                vv = xt.load_tile(xt.init_tile(v, [blk, kvh, sub, 0], [1, 1, KS, D]), mask=keys < left)
+                acc = xt.tile_mma(xt.astype(p, OUT), vv, acc * alpha)
+            else:
+                kk = xt.astype(xt.load_tile(xt.init_tile(k, [blk, kvh, sub, 0], [1, 1, KS, D])), xt.float32)
+                s = xt.sum(kk * xt.astype(qv, xt.float32), axis=1) * qk_scale              # [KS, 1]
+                s = xt.where(keys < left, s, float("-inf"))
+                m_new = xt.maximum(m, xt.max(s, axis=0))
+                p = xt.exp2(s - m_new)
+                alpha = xt.exp2(m - m_new)
+                s_sum = s_sum * alpha + xt.sum(p, axis=0)
+                vv = xt.load_tile(xt.init_tile(v, [blk, kvh, sub, 0], [1, 1, KS, D]), mask=keys < left)
+                acc = acc * alpha + xt.sum(p * xt.astype(vv, xt.float32), axis=0)
+            m = m_new
     if FINAL:
-        rows = xt.transpose(xt.arange(0, GP))
-        xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o[b], [kvh * G, 0], [GP, D]), mask=rows < G)
+        rows = xt.transpose(xt.arange(0, GR))
+        xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o[b], [kvh * G + head, 0], [GR, D]),
+                      mask=rows < G - head)
     else:
-        row = (bh * S + split) * GP
-        xt.store_tile(acc, xt.init_tile(o_part, [row, 0], [GP, D]))
-        xt.store_tile(m, xt.init_tile(ml_part, [row, 0], [GP, 1]))
-        xt.store_tile(s_sum, xt.init_tile(ml_part, [row, 1], [GP, 1]))
+        row = (bhc * S + split) * GR
+        xt.store_tile(acc, xt.init_tile(o_part, [row, 0], [GR, D]))
+        xt.store_tile(m, xt.init_tile(ml_part, [row, 0], [GR, 1]))
+        xt.store_tile(s_sum, xt.init_tile(ml_part, [row, 1], [GR, 1]))
 
 
 @xd.jit
-def decode_combine_kernel(o_part, ml_part, o, KVH, S, G: xt.constexpr, GP: xt.constexpr,
+def decode_combine_kernel(o_part, ml_part, o, KVH, S, G: xt.constexpr, GR: xt.constexpr,
                           D: xt.constexpr, OUT: xt.constexpr):
-    """o for (sequence, kv head) program_id(0) = b * KVH + kvh from its S splits'
-    partials: O = sum_s 2^(m_s - M) o_s / sum_s 2^(m_s - M) l_s, M the running maximum
-    (a split with no keys has m = NEG_BIG, l = 0, o = 0 and weighs nothing)."""
-    bh = xt.program_id(0)
+    """o for the heads of program_id(0) (as in :func:`decode_split_kernel`) from its S
+    splits' partials: O = sum_s 2^(m_s - M) o_s / sum_s 2^(m_s - M) l_s, M the running
+    maximum (a split with no keys has m = NEG_BIG, l = 0, o = 0 and weighs nothing)."""
+    bhc = xt.program_id(0)
+    bh = bhc // xt.cdiv(G, GR)
+    head = (bhc - bh * xt.cdiv(G, GR)) * GR
     b = bh // KVH
     kvh = bh - b * KVH
-    m = xt.full([GP, 1], NEG_BIG, xt.float32)
-    s_sum = xt.zeros([GP, 1], xt.float32)
-    acc = xt.zeros([GP, D], xt.float32)
+    m = xt.full([GR, 1], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([GR, 1], xt.float32)
+    acc = xt.zeros([GR, D], xt.float32)
     for split in range(S):
-        row = (bh * S + split) * GP
-        m_s = xt.load_tile(xt.init_tile(ml_part, [row, 0], [GP, 1]))
-        l_s = xt.load_tile(xt.init_tile(ml_part, [row, 1], [GP, 1]))
-        o_s = xt.load_tile(xt.init_tile(o_part, [row, 0], [GP, D]))
+        row = (bhc * S + split) * GR
+        m_s = xt.load_tile(xt.init_tile(ml_part, [row, 0], [GR, 1]))
+        l_s = xt.load_tile(xt.init_tile(ml_part, [row, 1], [GR, 1]))
+        o_s = xt.load_tile(xt.init_tile(o_part, [row, 0], [GR, D]))
         m_new = xt.maximum(m, m_s)
         alpha = xt.exp2(m - m_new)
         beta = xt.exp2(m_s - m_new)
         s_sum = s_sum * alpha + l_s * beta
         acc = acc * alpha + o_s * beta
         m = m_new
-    rows = xt.transpose(xt.arange(0, GP))
-    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o[b], [kvh * G, 0], [GP, D]), mask=rows < G)
+    rows = xt.transpose(xt.arange(0, GR))
+    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o[b], [kvh * G + head, 0], [GR, D]), mask=rows < G - head)
 
 
 def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale: float | None = None, out=None, *,
@@ -161,27 +172,30 @@ def decode_attention_launch(q, k_cache, v_cache, block_table, seq_lens, scale: f
     dtype = operands.dtype_of(q)
     target = configs.resolve_target(target)
     G = H // KVH
-    mma_group, _ = configs.decode_tiles(target)
-    mma = G >= mma_group and dtype != np.float32      # f32: element-wise (no tf32 DPAS on every target)
-    GP = configs.decode_group_rows(target, _name(dtype), G) if mma else G
-    splits = default_splits(target, B * KVH, max_blocks, BS) if num_splits is None else _checked_splits(num_splits, max_blocks)
+    tiles = configs.decode_tiles(target, D)
+    mma = G >= tiles.mma_group and dtype != np.float32   # f32: element-wise (no tf32 DPAS on every target)
+    GR = min(configs.decode_group_rows(target, _name(dtype), G), tiles.max_rows) if mma else 1
+    KS = min(BS, tiles.keys_per_step)
+    programs = B * KVH * -(-G // GR)
+    splits = default_splits(target, programs, max_blocks, BS) if num_splits is None else \
+        _checked_splits(num_splits, max_blocks)
     bps = -(-max_blocks // splits)
     splits = -(-max_blocks // bps)                   # no split left without blocks in every sequence
-    result = operands.check_out(out, (B, H, D), dtype) if out is not None else operands.empty_like_input(q, (B, H, D), dtype)
+    result = operands.check_out(out, (B, H, D), dtype) if out is not None else \
+        operands.empty_like_input(q, (B, H, D), dtype)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     out_t = XT_DTYPES[_name(dtype)]
     # the caches as [num_blocks, num_kv_heads, block_size, D] views: k[blk, kvh] is one block's [BS, D]
-    kt, vt = (x.transpose(0, 2, 1, 3) if not operands.is_torch(x) else x.transpose(1, 2) for x in (k_cache, v_cache))
-    rows = max(B * KVH * splits * GP, 1) if splits > 1 else 1
+    kt, vt = (x.transpose(1, 2) if operands.is_torch(x) else x.transpose(0, 2, 1, 3) for x in (k_cache, v_cache))
+    rows = programs * splits * GR if splits > 1 else 1
     o_part = operands.empty_like_input(q, (rows, D), np.float32)
     ml_part = operands.empty_like_input(q, (rows, ML_COLS), np.float32)
-    split_kernel = decode_split_kernel.on(target)
-    event = split_kernel[(B * KVH, splits)](
+    event = decode_split_kernel.on(target)[(programs, splits)](
         q, kt, vt, block_table, seq_lens, result, o_part, ml_part, KVH, splits, bps, qk_scale,
-        G=G, GP=GP, D=D, BS=BS, OUT=out_t, MMA=mma, FINAL=splits == 1)
+        G=G, GR=GR, D=D, BS=BS, KS=KS, OUT=out_t, MMA=mma, FINAL=splits == 1)
     if splits > 1:
-        event = decode_combine_kernel.on(target)[(B * KVH,)](o_part, ml_part, result, KVH, splits,
-                                                            G=G, GP=GP, D=D, OUT=out_t)
+        event = decode_combine_kernel.on(target)[(programs,)](o_part, ml_part, result, KVH, splits,
+                                                             G=G, GR=GR, D=D, OUT=out_t)
     return result, event
 
 
@@ -193,10 +207,11 @@ def decode_attention_result(q, k_cache, v_cache, block_table, seq_lens) -> tuple
 
 
 def default_splits(target: str, programs: int, max_blocks: int, block_size: int) -> int:
-    """Splits per (sequence, kv head): enough programs for one per EU of the device
-    (``xd.device_properties``), each at least ``OpTiles.decode[1]`` keys; one (no
-    combine) when the context is that short or the programs already fill the device."""
-    _, min_keys = configs.decode_tiles(target)
+    """Splits of each program's context: enough programs for one per EU of the device
+    (``xd.device_properties``), each split at least ``OpTiles.decode_min_split_keys``
+    keys; one (no combine) when the context is that short or the programs already fill
+    the device; at most MAX_SPLITS."""
+    min_keys = configs.decode_tiles(target, HEAD_DIMS[0]).min_split_keys
     eus = xd.device_properties(target=target).eu_count
     by_device = -(-eus // max(programs, 1))
     by_context = max(1, max_blocks * block_size // min_keys)
