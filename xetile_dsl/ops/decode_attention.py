@@ -142,9 +142,10 @@ def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale: float | 
     num_kv_heads, D] (block_size 16, 32 or 64; num_kv_heads divides num_heads, query
     head h reads kv head h // (num_heads // num_kv_heads): MHA, GQA, MQA);
     ``block_table``: [batch, max_blocks] int32, the physical blocks of each sequence in
-    order; ``seq_lens``: [batch] int32, each in [1, max_blocks * block_size].  f16,
-    bf16 or f32 (one dtype), D = 64 or 128; f32 statistics and accumulation; the result
-    is [batch, num_heads, D] in q's dtype (or ``out=``).  ``scale`` defaults to
+    order; ``seq_lens``: [batch] int32, each in [1, max_blocks * block_size] (checked
+    for numpy arrays; on device arrays a length of 0 gives a NaN row).  f16, bf16 or f32
+    (one dtype), D = 64 or 128; f32 statistics and accumulation; the result is [batch,
+    num_heads, D] in q's dtype (or ``out=``).  ``scale`` defaults to
     1 / sqrt(D).  ``num_splits`` (default: chosen from the context and the device)
     cuts each sequence's blocks into that many ranges, combined by a second kernel.
 
