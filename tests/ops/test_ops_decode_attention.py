@@ -78,6 +78,20 @@ def test_decode_attention_interpreter(lens, heads, kv_heads, d, block_size, dtyp
            f"lens={lens} H={heads} KVH={kv_heads} D={d} BS={block_size}")
 
 
+def test_decode_attention_random_shapes():
+    """Seeded random draws: batch 1 .. 4, lengths 1 .. 200, G from 1, 2, 4, 8, 1 .. 3 kv
+    heads, every block size, head dim and 16-bit dtype, the default or 1 .. 4 splits."""
+    draw = np.random.default_rng(77)
+    for _ in range(4):
+        batch, kv_heads = int(draw.integers(1, 5)), int(draw.integers(1, 4))
+        group, block_size = int(draw.choice([1, 2, 4, 8])), int(draw.choice([16, 32, 64]))
+        d, dtype = int(draw.choice([64, 128])), [np.float16, BF16][int(draw.integers(2))]
+        lens = draw.integers(1, 201, batch).tolist()
+        splits = [None, 1, 2, 3, 4][int(draw.integers(5))]
+        _check(_problem(lens, group * kv_heads, kv_heads, d, block_size, dtype), "interpret", splits,
+               f"lens={lens} G={group} KVH={kv_heads} D={d} BS={block_size} {np.dtype(dtype)} splits={splits}")
+
+
 def test_decode_attention_long_context_picks_several_splits():
     """2050 keys of one sequence and kv head: the default split count comes from the
     device (an EU per program) and the context (OpTiles.decode's fewest keys per split),
