@@ -17,6 +17,7 @@ from __future__ import annotations
 from ..errors import UsageError
 from . import operands, rows
 from .attention import attention, attention_result
+from .decode_attention import decode_attention, decode_attention_result
 from .matmul import matmul, matmul_result
 
 #: op name -> its schema (arguments and defaults as in xetile_dsl.ops; none keyword-only, since
@@ -28,13 +29,16 @@ SCHEMAS = {
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
     "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
+    "decode_attention": "(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, Tensor seq_lens, "
+                        "float? scale=None, int? num_splits=None, str? target=None) -> Tensor",
 }
 
 _REGISTERED: dict[str, object] = {}
 
 
 def register() -> dict[str, object]:
-    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention}``
+    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention,
+    decode_attention}``
     (once; later calls return the same); returns the custom ops by name.  A UsageError
     without torch >= 2.4."""
     if _REGISTERED:
@@ -119,10 +123,22 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
     return operands.empty_like_input(q, *attention_result(q, k, v))
 
 
+def _decode_attention_kernel(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
+    _require_xpu("decode_attention", q=q, k_cache=k_cache, v_cache=v_cache, block_table=block_table,
+                 seq_lens=seq_lens)
+    return decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=scale, num_splits=num_splits,
+                            target=target)
+
+
+def _decode_attention_fake(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
+    return operands.empty_like_input(q, *decode_attention_result(q, k_cache, v_cache, block_table, seq_lens))
+
+
 _IMPLEMENTATIONS = {
     "matmul": (_matmul_kernel, _matmul_fake),
     "softmax": (_softmax_kernel, _softmax_fake),
     "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
     "attention": (_attention_kernel, _attention_fake),
+    "decode_attention": (_decode_attention_kernel, _decode_attention_fake),
 }
