@@ -82,10 +82,14 @@ def matmul_backward(a, b, dc, *, trans_a: bool = False, trans_b: bool = False, b
     dbias = None
     if bias is not None:
         ones = operands.host_like_input(np.ones((1, M), in_dtype), a)
-        bias_dtype = operands.dtype_of(bias)
-        out = bias_dtype if bias_dtype.itemsize <= 4 else np.float32
-        dbias = matmul(ones, dz, out_dtype=out, target=target).reshape(N)
+        dbias = matmul(ones, dz, out_dtype=_bias_grad_dtype(bias), target=target).reshape(N)
     return da, db, dbias
+
+
+def _bias_grad_dtype(bias) -> np.dtype:
+    """The bias's dtype (f16, bf16, f32), f32 for a float64 bias (no f64 output)."""
+    dtype = operands.dtype_of(bias)
+    return dtype if dtype.itemsize <= 4 else np.dtype(np.float32)
 
 
 def matmul_backward_check(a, b, dc, trans_a: bool, trans_b: bool, bias, activation):

@@ -14,16 +14,21 @@ torch at import, and each op's keyword arguments match the numpy entry point's (
 ``out=``, a mutation: a functional op returns its result)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import UsageError
-from . import operands, rows
+from . import autograd, operands, rows
 from .attention import attention, attention_result
 from .matmul import matmul, matmul_result
+from .matmul_backward import _bias_grad_dtype, matmul_backward, matmul_backward_check
 
 #: op name -> its schema (arguments and defaults as in xetile_dsl.ops; none keyword-only, since
 #: custom ops refuse keyword-only tensors such as matmul's ``bias``)
 SCHEMAS = {
     "matmul": "(Tensor a, Tensor b, bool trans_a=False, bool trans_b=False, Tensor? bias=None, "
               "str? activation=None, ScalarType? out_dtype=None, str? target=None) -> Tensor",
+    "matmul_backward": "(Tensor a, Tensor b, Tensor dc, bool trans_a=False, bool trans_b=False, Tensor? bias=None, "
+                       "str? activation=None, str? target=None) -> (Tensor, Tensor, Tensor)",
     "softmax": "(Tensor x, int dim=-1, str? target=None) -> Tensor",
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
@@ -45,6 +50,7 @@ def register() -> dict[str, object]:
         op = custom_op(f"xetile::{name}", kernel, mutates_args=(), schema=schema)
         op.register_fake(fake)
         _REGISTERED[name] = op
+    autograd.register(_torch())
     return _REGISTERED
 
 
@@ -60,21 +66,53 @@ def _torch():
     return torch
 
 
-def _require_xpu(op: str, **tensors) -> None:
-    """A UsageError unless every tensor given lives on an XPU device (None: not given)."""
+def _host_arrays(op: str, **tensors) -> dict:
+    """The tensors as the op's entry point takes them: XPU tensors as they are (zero-copy
+    on their queue), CPU tensors as numpy views of their memory (the launcher copies them
+    in and out, as for numpy arrays), None as None; a UsageError for any other device or
+    for CPU and XPU tensors mixed."""
+    devices = {t.device.type for t in tensors.values() if t is not None}
     for name, tensor in tensors.items():
-        if tensor is not None and tensor.device.type != "xpu":
+        if tensor is not None and tensor.device.type not in ("xpu", "cpu"):
             raise UsageError(f"torch.ops.xetile.{op}: {name} is a tensor on device {str(tensor.device)!r}; the xetile "
-                             f"ops run on Intel GPU tensors: move the inputs there with .to('xpu') (without an "
-                             f"Intel GPU, xetile_dsl.ops.{op}(tensor.numpy(), ...) runs on numpy arrays)")
+                             f"ops run on XPU tensors (an Intel GPU, used in place) and CPU tensors (copied to the "
+                             f"default device or target=, e.g. the CPU device): move it with .to('xpu') or .cpu()")
+    if devices == {"xpu", "cpu"}:
+        raise UsageError(f"torch.ops.xetile.{op}: the tensors are on 'cpu' and 'xpu' mixed; pass them all on one "
+                         f"device ({', '.join(f'{n}: {t.device}' for n, t in tensors.items() if t is not None)})")
+    return {name: _numpy_view(t) if t is not None and t.device.type == "cpu" else t for name, t in tensors.items()}
+
+
+def _numpy_view(tensor):
+    """A numpy view of a CPU tensor's memory (bfloat16 through its bits)."""
+    import torch  # optional dependency: only reached with a torch tensor in hand
+
+    tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.int16).numpy().view(operands.BF16)
+    return tensor.numpy()
+
+
+def _as_tensor(result):
+    """The op's result as torch tensors: numpy arrays become CPU tensors sharing their
+    memory (bfloat16 through its bits), tensors and None stay, tuples element-wise."""
+    if isinstance(result, tuple):
+        return tuple(_as_tensor(r) for r in result)
+    if isinstance(result, np.ndarray):
+        import torch  # optional dependency: only reached with a torch tensor in hand
+
+        if result.dtype == operands.BF16:
+            return torch.from_numpy(result.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(result)
+    return result
 
 
 # --- kernels (any device: they refuse what is not XPU) and fakes (shape and dtype) --------
 
 def _matmul_kernel(a, b, trans_a=False, trans_b=False, bias=None, activation=None, out_dtype=None, target=None):
-    _require_xpu("matmul", a=a, b=b, bias=bias)
-    return matmul(a, b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
-                  out_dtype=out_dtype, target=target)
+    t = _host_arrays("matmul", a=a, b=b, bias=bias)
+    return _as_tensor(matmul(t["a"], t["b"], trans_a=trans_a, trans_b=trans_b, bias=t["bias"],
+                             activation=activation, out_dtype=out_dtype, target=target))
 
 
 def _matmul_fake(a, b, trans_a=False, trans_b=False, bias=None, activation=None, out_dtype=None, target=None):
@@ -83,9 +121,24 @@ def _matmul_fake(a, b, trans_a=False, trans_b=False, bias=None, activation=None,
     return operands.empty_like_input(a, shape, dtype)
 
 
+def _matmul_backward_kernel(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, target=None):
+    t = _host_arrays("matmul_backward", a=a, b=b, dc=dc, bias=bias)
+    da, db, dbias = _as_tensor(matmul_backward(t["a"], t["b"], t["dc"], trans_a=trans_a, trans_b=trans_b,
+                                               bias=t["bias"], activation=activation, target=target))
+    return da, db, dbias if dbias is not None else a.new_empty((0,), dtype=_torch().float32)
+
+
+def _matmul_backward_fake(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, target=None):
+    _, dtype = matmul_backward_check(a, b, dc, trans_a, trans_b, bias, activation)
+    dbias = operands.empty_like_input(a, (0,), np.float32) if bias is None else \
+        operands.empty_like_input(a, tuple(bias.shape), _bias_grad_dtype(bias))
+    return (operands.empty_like_input(a, tuple(a.shape), dtype), operands.empty_like_input(a, tuple(b.shape), dtype),
+            dbias)
+
+
 def _softmax_kernel(x, dim=-1, target=None):
-    _require_xpu("softmax", x=x)
-    return rows.softmax(x, dim, target=target)
+    x = _host_arrays("softmax", x=x)["x"]
+    return _as_tensor(rows.softmax(x, dim, target=target))
 
 
 def _softmax_fake(x, dim=-1, target=None):
@@ -93,8 +146,8 @@ def _softmax_fake(x, dim=-1, target=None):
 
 
 def _layer_norm_kernel(x, weight, bias, eps=1e-5, target=None):
-    _require_xpu("layer_norm", x=x, weight=weight, bias=bias)
-    return rows.layer_norm(x, weight, bias, eps, target=target)
+    t = _host_arrays("layer_norm", x=x, weight=weight, bias=bias)
+    return _as_tensor(rows.layer_norm(t["x"], t["weight"], t["bias"], eps, target=target))
 
 
 def _layer_norm_fake(x, weight, bias, eps=1e-5, target=None):
@@ -102,8 +155,8 @@ def _layer_norm_fake(x, weight, bias, eps=1e-5, target=None):
 
 
 def _rms_norm_kernel(x, weight, eps=1e-6, target=None):
-    _require_xpu("rms_norm", x=x, weight=weight)
-    return rows.rms_norm(x, weight, eps, target=target)
+    t = _host_arrays("rms_norm", x=x, weight=weight)
+    return _as_tensor(rows.rms_norm(t["x"], t["weight"], eps, target=target))
 
 
 def _rms_norm_fake(x, weight, eps=1e-6, target=None):
@@ -111,8 +164,8 @@ def _rms_norm_fake(x, weight, eps=1e-6, target=None):
 
 
 def _attention_kernel(q, k, v, causal=False, scale=None, target=None):
-    _require_xpu("attention", q=q, k=k, v=v)
-    return attention(q, k, v, causal=causal, scale=scale, target=target)
+    t = _host_arrays("attention", q=q, k=k, v=v)
+    return _as_tensor(attention(t["q"], t["k"], t["v"], causal=causal, scale=scale, target=target))
 
 
 def _attention_fake(q, k, v, causal=False, scale=None, target=None):
@@ -121,6 +174,7 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
 
 _IMPLEMENTATIONS = {
     "matmul": (_matmul_kernel, _matmul_fake),
+    "matmul_backward": (_matmul_backward_kernel, _matmul_backward_fake),
     "softmax": (_softmax_kernel, _softmax_fake),
     "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
