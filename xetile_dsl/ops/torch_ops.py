@@ -1,12 +1,16 @@
 """The ops as ``torch.library`` custom operators (``torch.ops.xetile.*``), so that
-``torch.compile`` graphs keep each as one node instead of tracing into it.
+``torch.compile`` graphs keep each as one node instead of tracing into it, with their
+gradients (``ops/autograd.py``: ``loss.backward()`` runs each op's backward op).
 
 Nothing here runs at import.  :func:`register` needs torch >= 2.4
 (``torch.library.custom_op``) but no XPU device: registering only tells the dispatcher
 the schema, the kernel and the fake implementation.  The kernel runs the op on XPU
-tensors (an Intel GPU) without copies; tensors on any other device get a UsageError saying to
-move them with ``.to("xpu")`` (not torch's "no kernel for this backend").  The fake
-implementation gives the output's shape and dtype for tracing (and for meta tensors)
+tensors (an Intel GPU) in place, on their queue; on CPU tensors it runs as on numpy
+arrays (views of the tensors' memory, copied in and out by the launcher, on the default
+device or ``target=``: the CPU device where there is no GPU, the interpreter with
+``target="interpret"``) and returns CPU tensors.  Tensors on any other device, or CPU
+and XPU tensors mixed, get a UsageError (not torch's "no kernel for this backend").  The
+fake implementation gives the output's shape and dtype for tracing (and for meta tensors)
 from the op's own ``*_result`` function, which checks the arguments as the op does.
 
 The schemas are written out rather than inferred from annotations: this module needs no
@@ -39,9 +43,9 @@ _REGISTERED: dict[str, object] = {}
 
 
 def register() -> dict[str, object]:
-    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention}``
-    (once; later calls return the same); returns the custom ops by name.  A UsageError
-    without torch >= 2.4."""
+    """Register ``torch.ops.xetile.{matmul, matmul_backward, softmax, layer_norm, rms_norm,
+    attention}`` and the gradients of ``autograd.RULES`` (once; later calls return the
+    same); returns the custom ops by name.  A UsageError without torch >= 2.4."""
     if _REGISTERED:
         return _REGISTERED
     custom_op = _torch().library.custom_op
@@ -107,7 +111,7 @@ def _as_tensor(result):
     return result
 
 
-# --- kernels (any device: they refuse what is not XPU) and fakes (shape and dtype) --------
+# --- kernels (XPU and CPU tensors) and fakes (shape and dtype) ---------------------------
 
 def _matmul_kernel(a, b, trans_a=False, trans_b=False, bias=None, activation=None, out_dtype=None, target=None):
     t = _host_arrays("matmul", a=a, b=b, bias=bias)
