@@ -96,3 +96,15 @@ def test_matmul_backward_refusals(args, kwargs, message):
     """Checked before anything runs, so the same in every flavour."""
     with pytest.raises(UsageError, match=message):
         ops.matmul_backward(*args, target="interpret", **kwargs)
+
+
+@pytest.mark.parametrize("needs_da, needs_db", [(False, True), (True, False)])
+def test_a_gradient_not_needed_is_not_computed(needs_da, needs_db):
+    """None in its place; the other gradients are the full call's, bit for bit."""
+    rng = np.random.default_rng(11)
+    a, b, dc, bias = _operands(rng, 9, 33, 20, np.float16, True, False, True)
+    full = ops.matmul_backward(a, b, dc, trans_a=True, bias=bias, activation="silu", target="interpret")
+    part = ops.matmul_backward(a, b, dc, trans_a=True, bias=bias, activation="silu", needs_da=needs_da,
+                               needs_db=needs_db, target="interpret")
+    for wanted, p, f in zip((needs_da, needs_db, True), part, full):
+        assert (p is None) if not wanted else np.array_equal(p, f)

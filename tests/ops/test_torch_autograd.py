@@ -72,7 +72,8 @@ def test_loss_backward_on_the_cpu_device(torch):
 
 
 def test_only_inputs_requiring_grad_get_one(torch):
-    """A frozen weight: only x gets a gradient, and it matches the full case's."""
+    """A frozen weight: only x gets a gradient (the backward op is asked for dA alone), and
+    it matches the full case's."""
     rng = np.random.default_rng(3)
     x, w = rng.standard_normal((9, 33)).astype(np.float16), rng.standard_normal((33, 12)).astype(np.float16)
     tx, tw = _tensor(torch, x), torch.from_numpy(w)

@@ -50,8 +50,11 @@ def _matmul_setup(ctx, inputs, output):
 def _matmul_backward(ctx, dc):
     a, b, bias = ctx.saved_tensors
     trans_a, trans_b, activation, target = ctx.flags
-    da, db, dbias = _ops().matmul_backward(a, b, dc.contiguous(), trans_a, trans_b, bias, activation, target)
-    return da, db, None, None, dbias if bias is not None else None, None, None, None
+    needs_da, needs_db = ctx.needs_input_grad[:2]
+    da, db, dbias = _ops().matmul_backward(a, b, dc.contiguous(), trans_a, trans_b, bias, activation,
+                                           needs_da, needs_db, target)
+    return (da if needs_da else None, db if needs_db else None, None, None,
+            dbias if ctx.needs_input_grad[4] else None, None, None, None)
 
 
 #: op name -> its Rule (ops without one have no gradient: autograd says so when asked)

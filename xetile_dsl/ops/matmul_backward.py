@@ -58,12 +58,15 @@ def matmul_dz_kernel(a, b, bias, dc, dz, K, TA: xt.constexpr, TB: xt.constexpr, 
 
 
 def matmul_backward(a, b, dc, *, trans_a: bool = False, trans_b: bool = False, bias=None,
-                    activation: str | None = None, target: str | None = None):
+                    activation: str | None = None, needs_da: bool = True, needs_db: bool = True,
+                    target: str | None = None):
     """``(da, db, dbias)`` of ``c = ops.matmul(a, b, trans_a=, trans_b=, bias=, activation=)``
     given ``dc`` (the gradient of the loss by ``c``, [M, N], any float dtype, e.g. the
     forward's ``out_dtype``): ``da``/``db`` shaped and typed like ``a``/``b`` as stored,
-    ``dbias`` like ``bias`` (None without one).  Inputs f16, bf16 or f32 (fp8 and int8
-    have no gradients here); f32 accumulation.  Arrays as for :func:`matmul`.
+    ``dbias`` like ``bias`` (None without one).  ``needs_da=False`` / ``needs_db=False``
+    skip that product (its result is None: a frozen weight, an input batch).  Inputs f16,
+    bf16 or f32 (fp8 and int8 have no gradients here); f32 accumulation.  Arrays as for
+    :func:`matmul`.
 
     Example::
 
@@ -74,10 +77,10 @@ def matmul_backward(a, b, dc, *, trans_a: bool = False, trans_b: bool = False, b
     (M, N), in_dtype = matmul_backward_check(a, b, dc, trans_a, trans_b, bias, activation)
     dz = _dz(a, b, dc, trans_a, trans_b, bias, activation, in_dtype, target)
     # d op(A) = dZ op(B)^T; stored transposed: op(B) dZ^T
-    da = matmul(b, dz, trans_a=trans_b, trans_b=True, target=target) if trans_a else \
+    da = None if not needs_da else matmul(b, dz, trans_a=trans_b, trans_b=True, target=target) if trans_a else \
         matmul(dz, b, trans_b=not trans_b, target=target)
     # d op(B) = op(A)^T dZ; stored transposed: dZ^T op(A)
-    db = matmul(dz, a, trans_a=True, trans_b=trans_a, target=target) if trans_b else \
+    db = None if not needs_db else matmul(dz, a, trans_a=True, trans_b=trans_a, target=target) if trans_b else \
         matmul(a, dz, trans_a=not trans_a, target=target)
     dbias = None
     if bias is not None:

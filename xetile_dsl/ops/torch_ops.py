@@ -32,7 +32,8 @@ SCHEMAS = {
     "matmul": "(Tensor a, Tensor b, bool trans_a=False, bool trans_b=False, Tensor? bias=None, "
               "str? activation=None, ScalarType? out_dtype=None, str? target=None) -> Tensor",
     "matmul_backward": "(Tensor a, Tensor b, Tensor dc, bool trans_a=False, bool trans_b=False, Tensor? bias=None, "
-                       "str? activation=None, str? target=None) -> (Tensor, Tensor, Tensor)",
+                       "str? activation=None, bool needs_da=True, bool needs_db=True, str? target=None) "
+                       "-> (Tensor, Tensor, Tensor)",
     "softmax": "(Tensor x, int dim=-1, str? target=None) -> Tensor",
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
@@ -125,19 +126,22 @@ def _matmul_fake(a, b, trans_a=False, trans_b=False, bias=None, activation=None,
     return operands.empty_like_input(a, shape, dtype)
 
 
-def _matmul_backward_kernel(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, target=None):
+def _matmul_backward_kernel(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, needs_da=True,
+                            needs_db=True, target=None):
     t = _host_arrays("matmul_backward", a=a, b=b, dc=dc, bias=bias)
-    da, db, dbias = _as_tensor(matmul_backward(t["a"], t["b"], t["dc"], trans_a=trans_a, trans_b=trans_b,
-                                               bias=t["bias"], activation=activation, target=target))
-    return da, db, dbias if dbias is not None else a.new_empty((0,), dtype=_torch().float32)
+    grads = _as_tensor(matmul_backward(t["a"], t["b"], t["dc"], trans_a=trans_a, trans_b=trans_b, bias=t["bias"],
+                                       activation=activation, needs_da=needs_da, needs_db=needs_db, target=target))
+    # a gradient not asked for (or no bias): an empty tensor (a custom op returns tensors)
+    return tuple(g if g is not None else a.new_empty((0,), dtype=_torch().float32) for g in grads)
 
 
-def _matmul_backward_fake(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, target=None):
+def _matmul_backward_fake(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, needs_da=True,
+                          needs_db=True, target=None):
     _, dtype = matmul_backward_check(a, b, dc, trans_a, trans_b, bias, activation)
-    dbias = operands.empty_like_input(a, (0,), np.float32) if bias is None else \
-        operands.empty_like_input(a, tuple(bias.shape), _bias_grad_dtype(bias))
-    return (operands.empty_like_input(a, tuple(a.shape), dtype), operands.empty_like_input(a, tuple(b.shape), dtype),
-            dbias)
+    empty = operands.empty_like_input(a, (0,), np.float32)
+    return (operands.empty_like_input(a, tuple(a.shape), dtype) if needs_da else empty,
+            operands.empty_like_input(a, tuple(b.shape), dtype) if needs_db else empty,
+            empty if bias is None else operands.empty_like_input(a, tuple(bias.shape), _bias_grad_dtype(bias)))
 
 
 def _softmax_kernel(x, dim=-1, target=None):
