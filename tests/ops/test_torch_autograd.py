@@ -67,8 +67,9 @@ def test_loss_backward_in_the_interpreter(torch, activation, trans_a, trans_b, d
 
 def test_loss_backward_on_the_cpu_device(torch):
     """The default target (the CPU device here: cpu-pvc); the forward's kernel is
-    test_ops_matmul's, the products and the bias GEMV test_ops_matmul_backward's."""
-    _backward_case(torch, np.random.default_rng(7), 37, 40, 29, np.float16, False, True, "relu", target=None)
+    test_ops_matmul's, the backward's test_ops_matmul_backward's (same dtypes and flags:
+    compiled once)."""
+    _backward_case(torch, np.random.default_rng(7), 37, 53, 29, np.float16, False, True, "relu", target=None)
 
 
 def test_only_inputs_requiring_grad_get_one(torch):
