@@ -20,6 +20,14 @@ Adding an op's gradient is one entry in :data:`RULES` (and its backward op in
 
     RULES["softmax"] = Rule(_softmax_setup, _softmax_backward)
 
+An op whose backward needs statistics of its forward (layer_norm's mean and rstd,
+attention's lse) gets a forward op returning them, ``xetile::layer_norm_fwd -> (y, mean,
+rstd)``, and the rule on that op (``ctx.mark_non_differentiable`` on the statistics);
+``torch.ops.xetile.layer_norm`` becomes a ``CompositeImplicitAutograd`` op (``Library.define``
+and ``impl``) returning ``layer_norm_fwd(...)[0]``: eager and compiled graphs then hold
+one ``layer_norm_fwd`` node forward and one ``layer_norm_backward`` node backward, and the
+public op keeps its one-output schema.
+
 Nothing here imports torch: :func:`register` is given it."""
 from __future__ import annotations
 
