@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest_tools import require_dpnp, require_ocloc, require_torch_xpu
+from conftest_tools import require_dpnp, require_ocloc, require_torch, require_torch_xpu
 
 REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
@@ -69,7 +69,7 @@ def test_the_readme_has_python_blocks():
 @pytest.mark.parametrize("line,code", PYTHON_BLOCKS, ids=[f"README.md:{line}" for line, _ in PYTHON_BLOCKS])
 def test_python_block_runs_as_pasted(line, code, tmp_path):
     if re.search(r"^import torch", code, re.M):
-        require_torch_xpu()
+        require_torch_xpu() if 'device="xpu"' in code else require_torch()
     if re.search(r"^import dpnp", code, re.M):
         require_dpnp()
     script = tmp_path / f"readme_line_{line}.py"

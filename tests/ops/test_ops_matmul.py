@@ -92,7 +92,7 @@ def test_matmul_cpu_arc_transposed_epilogue():
 @pytest.mark.parametrize("dtype", [np.float16, BF16])
 def test_matmul_interpreter_matrix(dtype):
     for (ta, tb), act in itertools.product(itertools.product((False, True), repeat=2),
-                                           (None, "relu", "gelu", "silu")):
+                                           (None, "relu", "gelu", "gelu_tanh", "silu")):
         _check(dtype, ta, tb, "interpret", BIAS if act else None, act, np.float32 if act is None else None)
 
 

@@ -1,5 +1,6 @@
 """``torch.ops.xetile.*`` (ops/torch_ops.py) with the CPU build of PyTorch: registration
-without an XPU device, CPU tensors refused with our message, the fake implementations
+without an XPU device, CPU tensors run (copied in and out, here in the interpreter), other
+devices refused with our message, the fake implementations
 agreeing with what the numpy entry points return (shape, dtype and refusals), one graph
 node per op under ``torch.compile``, ``torch.library.opcheck`` on meta tensors.  Running
 the ops on XPU tensors needs an Intel GPU: those tests skip with the reason here.
@@ -54,6 +55,10 @@ CASES = {
     "attention f16 causal": ("attention", (Q, Q[:, ::-1].copy(), Q[:, :, ::-1].copy()), {"causal": True}),
     "decode_attention f16 gqa": ("decode_attention", (DQ, DK, DK, DTABLE, DLENS), {}),
     "attention bf16 scale": ("attention", (Q.astype(BF16),) * 3, {"scale": 0.5}),
+    "matmul_backward f16 bias gelu": ("matmul_backward", (A16, B16, RNG.standard_normal((37, 48)).astype(np.float32)),
+                                      {"bias": BIAS, "activation": "gelu"}),
+    "matmul_backward bf16 trans_a": ("matmul_backward", (A16.T.astype(BF16), B16.astype(BF16), A16[:, :48].copy()),
+                                     {"trans_a": True}),
 }
 
 #: the same refusals from the numpy entry point and from the fake (tracing) implementation
@@ -149,26 +154,54 @@ def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
             default = entry[argument.name].default
             if default is not inspect.Parameter.empty:
                 assert argument.default_value == default, (name, argument.name)
-        assert [r.type.kind() for r in schema.returns] == ["TensorType"]
+        returns = 3 if name == "matmul_backward" else 1
+        assert [r.type.kind() for r in schema.returns] == ["TensorType"] * returns
 
 
-# --- CPU tensors: refused with our message -------------------------------------------------
+# --- CPU tensors: run, copied in and out; other devices refused with our message -----------
 
-@pytest.mark.parametrize("case", ["matmul transposed, bias, gelu", "softmax f32 [2, 3, N]", "layer_norm f16",
-                                  "rms_norm bf16", "attention f16 causal"])
-def test_registered_op_refuses_cpu_tensors_with_our_message(torch, xetile, case):
-    """Not torch's "could not run with arguments from the 'CPU' backend": our UsageError,
-    naming the op and the argument and saying to move the tensors with .to('xpu')."""
-    name, args, _ = CASES[case]
-    first = next(iter(inspect.signature(getattr(ops, name)).parameters))
-    with pytest.raises(UsageError, match=rf"^torch\.ops\.xetile\.{name}: {first} is a tensor on device 'cpu'; "
-                                         rf".*\.to\('xpu'\).*xetile_dsl\.ops\.{name}\(tensor\.numpy\(\)"):
-        _call(xetile, CASES[case], _cpu(torch), torch)
+def _results(result):
+    return result if isinstance(result, tuple) else (result,)
+
+
+@pytest.mark.parametrize("case", ["matmul transposed, bias, gelu", "matmul f16 -> bf16", "softmax f32 [2, 3, N]",
+                                  "layer_norm f16", "rms_norm bf16", "attention f16 causal",
+                                  "matmul_backward f16 bias gelu", "matmul_backward bf16 trans_a"])
+def test_registered_op_on_cpu_tensors_is_the_numpy_op(torch, xetile, case):
+    """CPU tensors run as numpy arrays do (target= passes through: the interpreter here):
+    the same bits as the numpy entry point's result, as CPU tensors of the same dtypes
+    (bf16 through its bits; matmul_backward's missing dbias an empty f32 tensor)."""
+    name, args, kwargs = CASES[case]
+    got = _results(_call(xetile, (name, args, {**kwargs, "target": "interpret"}), _cpu(torch), torch))
+    want = _results(_numpy_op(CASES[case]))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.device.type == "cpu"
+        if w is None:
+            assert tuple(g.shape) == (0,) and g.dtype == torch.float32
+            continue
+        assert g.dtype == _torch_dtype(torch, w.dtype)
+        np.testing.assert_array_equal(_host(torch, g), w)
+
+
+def test_registered_op_refuses_other_devices_and_mixed_devices_with_our_message(torch):
+    """A tensor on another device (a CUDA one here, a stand-in: this machine has none) is
+    our UsageError naming the op and the argument, not torch's "no kernel for this
+    backend"; CPU and XPU tensors in one call are refused before anything runs."""
+    class Tensor:
+        def __init__(self, device):
+            self.device = torch.device(device)   # "xpu" is a valid device name without an XPU
+
+    with pytest.raises(UsageError, match=r"^torch\.ops\.xetile\.matmul: b is a tensor on device 'cuda:0'; "
+                                         r".*\.to\('xpu'\) or \.cpu\(\)"):
+        torch_ops._host_arrays("matmul", a=Tensor("cpu"), b=Tensor("cuda:0"), bias=None)
+    with pytest.raises(UsageError, match=r"^torch\.ops\.xetile\.softmax: the tensors are on 'cpu' and 'xpu' mixed"):
+        torch_ops._host_arrays("softmax", x=Tensor("xpu"), y=Tensor("cpu"))
 
 
 @pytest.mark.parametrize("name", ops.__all__)
 def test_numpy_entry_points_refuse_cpu_tensors(torch, name):
-    """``ops.*`` given torch CPU tensors on the CPU device: the launcher's LaunchError
+    """``ops.*`` (not the registered ops) given torch CPU tensors on the CPU device: the launcher's LaunchError
     (move with .to('xpu'), or pass tensor.numpy()).  Attention gets whole query blocks
     (N = 32), else its "device arrays need N a multiple of the block" comes first."""
     case = ("attention", (Q[:, :, :16].repeat(2, axis=2),) * 3, {}) if name == "attention" else \
@@ -187,12 +220,14 @@ def test_fake_gives_the_shape_and_dtype_the_op_returns(torch, xetile, case):
     tensors of the same shapes and dtypes."""
     from torch._subclasses.fake_tensor import FakeTensorMode  # torch is optional
 
-    real = _numpy_op(CASES[case])
+    real = _results(_numpy_op(CASES[case]))
     mode = FakeTensorMode()
     with mode:
-        fake = _call(xetile, CASES[case], _fake_xpu(torch, mode), torch)
-    assert tuple(fake.shape) == real.shape and fake.dtype == _torch_dtype(torch, real.dtype), case
-    assert fake.device.type == "xpu"
+        fake = _results(_call(xetile, CASES[case], _fake_xpu(torch, mode), torch))
+    for f, r in zip(fake, real, strict=True):
+        r = np.empty(0, np.float32) if r is None else r   # no bias: an empty f32 dbias
+        assert tuple(f.shape) == r.shape and f.dtype == _torch_dtype(torch, r.dtype), case
+        assert f.device.type == "xpu"
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))
@@ -215,7 +250,7 @@ def test_readme_example_runs_on_fake_xpu_tensors(torch):
     from torch._subclasses.fake_tensor import FakeTensorMode  # torch is optional
 
     blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.S)
-    (example,) = [b for b in blocks if "torch.ops.xetile" in b]
+    (example,) = [b for b in blocks if "torch.ops.xetile" in b and 'device="xpu"' in b]
     names = {}
     with FakeTensorMode():
         exec(compile(example, "README.md", "exec"), names)
@@ -227,8 +262,8 @@ def test_readme_example_runs_on_fake_xpu_tensors(torch):
 
 def test_torch_compile_keeps_each_op_as_one_node(torch, xetile):
     """fullgraph=True (no graph break) with a backend recording the FX graph: one node per
-    op, carrying the fake result's shape and dtype; running the graph on CPU tensors then
-    reaches the op, which refuses them with our message."""
+    op, carrying the fake result's shape and dtype; the graph then runs on the CPU tensors
+    (in the interpreter) and gives what the ops give called one by one."""
     graphs = []
 
     def record(gm, example_inputs):
@@ -236,13 +271,16 @@ def test_torch_compile_keeps_each_op_as_one_node(torch, xetile):
         return gm.forward
 
     def model(a, b, x, w, bias, q):
-        return (xetile.matmul(a, b, out_dtype=torch.float32), xetile.softmax(x), xetile.layer_norm(x, w, bias, 1e-5),
-                xetile.rms_norm(x, w), xetile.attention(q, q, q, causal=True))
+        t = "interpret"
+        return (xetile.matmul(a, b, out_dtype=torch.float32, target=t), xetile.softmax(x, target=t),
+                xetile.layer_norm(x, w, bias, 1e-5, target=t), xetile.rms_norm(x, w, target=t),
+                xetile.attention(q, q, q, causal=True, target=t))
 
     tensor = _cpu(torch)
     compiled = torch.compile(model, fullgraph=True, backend=record)
-    with pytest.raises(UsageError, match=r"torch\.ops\.xetile\.matmul: a is a tensor on device 'cpu'"):
-        compiled(*(tensor(v) for v in (A16, B16, X, W, WB, Q)))
+    inputs = [tensor(v) for v in (A16, B16, X, W, WB, Q)]
+    for got, want in zip(compiled(*inputs), model(*inputs), strict=True):
+        assert torch.equal(got, want)
     (graph,) = graphs
     calls = [n for n in graph.graph.nodes if n.op == "call_function"]
     assert [str(n.target).split(".")[:2] for n in calls] == [["xetile", name] for name in
@@ -254,7 +292,8 @@ def test_torch_compile_keeps_each_op_as_one_node(torch, xetile):
 
 
 @pytest.mark.parametrize("case", ["matmul transposed, bias, gelu", "matmul int8 -> int32", "softmax bf16 dim=2",
-                                  "layer_norm f16", "rms_norm bf16", "attention f16 causal"])
+                                  "layer_norm f16", "rms_norm bf16", "attention f16 causal",
+                                  "matmul_backward f16 bias gelu"])
 def test_opcheck_on_meta_tensors(torch, xetile, case):
     """torch.library.opcheck's schema, autograd-registration, fake-tensor and AOT-dispatch
     (dynamic shapes) checks.  The kernel needs XPU tensors, so the tensors are meta: their

@@ -7,6 +7,7 @@ for what it does not support."""
 from .attention import attention
 from .decode_attention import decode_attention
 from .matmul import matmul
+from .matmul_backward import matmul_backward
 from .rows import layer_norm, rms_norm, softmax
 
-__all__ = ["attention", "decode_attention", "layer_norm", "matmul", "rms_norm", "softmax"]
+__all__ = ["attention", "decode_attention", "layer_norm", "matmul", "matmul_backward", "rms_norm", "softmax"]

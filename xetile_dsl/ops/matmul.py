@@ -18,7 +18,7 @@ from ..dtypes import numpy_is_float
 from . import configs, operands
 
 #: activation name -> the ACT constexpr of the kernel
-ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3}
+ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3, "gelu_tanh": 4}
 
 #: numpy dtype name -> language dtype (constexprs of the kernel)
 XT_DTYPES = {"float16": xt.float16, "bfloat16": xt.bfloat16, "float32": xt.float32, "int32": xt.int32}
@@ -43,7 +43,8 @@ def matmul_kernel(a, b, bias, c, K, TA: xt.constexpr, TB: xt.constexpr, HAS_BIAS
                   ACT: xt.constexpr, ACC: xt.constexpr, OUT: xt.constexpr,
                   BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
     """c[M, N] = act(op(a) @ op(b) + bias) with op = transpose when TA / TB (the array is
-    then stored [K, M] / [N, K]); ACT 0 none, 1 relu, 2 gelu (erf form), 3 silu."""
+    then stored [K, M] / [N, K]); ACT 0 none, 1 relu, 2 gelu (erf form), 3 silu, 4 gelu
+    (tanh form)."""
     pid_m = xt.program_id(0)
     pid_n = xt.program_id(1)
     acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, ACC, (0, 1) if TA else (1, 0), (0, 1) if TB else (1, 0))
@@ -55,6 +56,8 @@ def matmul_kernel(a, b, bias, c, K, TA: xt.constexpr, TB: xt.constexpr, HAS_BIAS
         acc = 0.5 * acc * (1.0 + xt.erf(acc * 0.7071067811865476))
     if ACT == 3:
         acc = acc * xt.sigmoid(acc)
+    if ACT == 4:
+        acc = 0.5 * acc * (1.0 + xt.tanh(0.7978845608028654 * (acc + 0.044715 * acc * acc * acc)))
     xt.store_tile(xt.astype(acc, OUT), xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))
 
 
@@ -66,7 +69,8 @@ def matmul(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, act
     Inputs f16 or bf16 (f32 accumulation, f16/bf16/f32 out, default the input dtype),
     fp8 (``ml_dtypes.float8_e4m3fn`` / ``float8_e5m2``, mixed allowed: converted to f16
     in registers, f32 accumulation, default out f32), f32 (tf32 DPAS, PVC only) or int8/uint8 (i32 out, no bias or activation).  ``bias`` is
-    [N]; ``activation`` None, "relu", "gelu" (erf) or "silu".  Arrays: numpy (result numpy),
+    [N]; ``activation`` None, "relu", "gelu" (erf form), "gelu_tanh" (tanh form, torch's
+    ``approximate="tanh"``) or "silu".  Arrays: numpy (result numpy),
     dpnp/USM or torch XPU (result on the same queue, returned at once: the launch is
     asynchronous).  ``target`` as in ``kernel.on(target)`` (default: the device's)."""
     return matmul_launch(a, b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
@@ -169,7 +173,7 @@ def _check_fp8_transpose(in_name: str, trans_a: bool) -> None:
 def _output_dtype(in_name: str, out_dtype, bias, activation) -> tuple[str, str]:
     acc, default, allowed = ACCUMULATION[in_name]
     if activation not in ACTIVATIONS:
-        raise UsageError(f"matmul: activation {activation!r}; expected one of None, 'relu', 'gelu', 'silu'")
+        raise UsageError(f"matmul: activation {activation!r}; expected one of None, 'relu', 'gelu', 'gelu_tanh', 'silu'")
     if acc == "int32" and (bias is not None or activation is not None):
         raise UsageError("matmul: int8 inputs give exact int32 sums; bias and activation are not fused for them "
                          "(apply them to the int32 result)")

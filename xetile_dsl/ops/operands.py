@@ -168,3 +168,18 @@ def copy_back(buffer, result):
     else:
         result[...] = buffer[..., :result.shape[-1]]
     return result
+
+
+def cast(x, dtype: np.dtype):
+    """``x`` converted to ``dtype`` by its own library, on its queue (an element-wise
+    copy, e.g. an f32 gradient to the f16 of a DPAS operand)."""
+    dtype = np.dtype(dtype)
+    if isinstance(x, np.ndarray):
+        return x.astype(dtype)
+    if is_torch(x):
+        import torch  # optional dependency: only reached with a torch tensor in hand
+        by_name = {np.dtype(v): k for k, v in _TORCH_NAMES.items()}
+        return x.to(getattr(torch, by_name[dtype]))
+    if _is_pyopencl(x):
+        return x.astype(dtype)
+    return x.astype(_usm_dtype(dtype))   # dpnp / usm_ndarray

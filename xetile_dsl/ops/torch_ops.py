@@ -1,12 +1,16 @@
 """The ops as ``torch.library`` custom operators (``torch.ops.xetile.*``), so that
-``torch.compile`` graphs keep each as one node instead of tracing into it.
+``torch.compile`` graphs keep each as one node instead of tracing into it, with their
+gradients (``ops/autograd.py``: ``loss.backward()`` runs each op's backward op).
 
 Nothing here runs at import.  :func:`register` needs torch >= 2.4
 (``torch.library.custom_op``) but no XPU device: registering only tells the dispatcher
 the schema, the kernel and the fake implementation.  The kernel runs the op on XPU
-tensors (an Intel GPU) without copies; tensors on any other device get a UsageError saying to
-move them with ``.to("xpu")`` (not torch's "no kernel for this backend").  The fake
-implementation gives the output's shape and dtype for tracing (and for meta tensors)
+tensors (an Intel GPU) in place, on their queue; on CPU tensors it runs as on numpy
+arrays (views of the tensors' memory, copied in and out by the launcher, on the default
+device or ``target=``: the CPU device where there is no GPU, the interpreter with
+``target="interpret"``) and returns CPU tensors.  Tensors on any other device, or CPU
+and XPU tensors mixed, get a UsageError (not torch's "no kernel for this backend").  The
+fake implementation gives the output's shape and dtype for tracing (and for meta tensors)
 from the op's own ``*_result`` function, which checks the arguments as the op does.
 
 The schemas are written out rather than inferred from annotations: this module needs no
@@ -14,17 +18,23 @@ torch at import, and each op's keyword arguments match the numpy entry point's (
 ``out=``, a mutation: a functional op returns its result)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import UsageError
-from . import operands, rows
+from . import autograd, operands, rows
 from .attention import attention, attention_result
 from .decode_attention import decode_attention, decode_attention_result
 from .matmul import matmul, matmul_result
+from .matmul_backward import _bias_grad_dtype, matmul_backward, matmul_backward_check
 
 #: op name -> its schema (arguments and defaults as in xetile_dsl.ops; none keyword-only, since
 #: custom ops refuse keyword-only tensors such as matmul's ``bias``)
 SCHEMAS = {
     "matmul": "(Tensor a, Tensor b, bool trans_a=False, bool trans_b=False, Tensor? bias=None, "
               "str? activation=None, ScalarType? out_dtype=None, str? target=None) -> Tensor",
+    "matmul_backward": "(Tensor a, Tensor b, Tensor dc, bool trans_a=False, bool trans_b=False, Tensor? bias=None, "
+                       "str? activation=None, bool needs_da=True, bool needs_db=True, str? target=None) "
+                       "-> (Tensor, Tensor, Tensor)",
     "softmax": "(Tensor x, int dim=-1, str? target=None) -> Tensor",
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
@@ -37,10 +47,9 @@ _REGISTERED: dict[str, object] = {}
 
 
 def register() -> dict[str, object]:
-    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention,
-    decode_attention}``
-    (once; later calls return the same); returns the custom ops by name.  A UsageError
-    without torch >= 2.4."""
+    """Register every op of ``SCHEMAS`` as ``torch.ops.xetile.<name>``, with the gradients
+    of ``autograd.RULES`` (once; later calls return the same); returns the custom ops by
+    name.  A UsageError without torch >= 2.4."""
     if _REGISTERED:
         return _REGISTERED
     custom_op = _torch().library.custom_op
@@ -49,6 +58,7 @@ def register() -> dict[str, object]:
         op = custom_op(f"xetile::{name}", kernel, mutates_args=(), schema=schema)
         op.register_fake(fake)
         _REGISTERED[name] = op
+    autograd.register(_torch())
     return _REGISTERED
 
 
@@ -64,21 +74,53 @@ def _torch():
     return torch
 
 
-def _require_xpu(op: str, **tensors) -> None:
-    """A UsageError unless every tensor given lives on an XPU device (None: not given)."""
+def _host_arrays(op: str, **tensors) -> dict:
+    """The tensors as the op's entry point takes them: XPU tensors as they are (zero-copy
+    on their queue), CPU tensors as numpy views of their memory (the launcher copies them
+    in and out, as for numpy arrays), None as None; a UsageError for any other device or
+    for CPU and XPU tensors mixed."""
+    devices = {t.device.type for t in tensors.values() if t is not None}
     for name, tensor in tensors.items():
-        if tensor is not None and tensor.device.type != "xpu":
+        if tensor is not None and tensor.device.type not in ("xpu", "cpu"):
             raise UsageError(f"torch.ops.xetile.{op}: {name} is a tensor on device {str(tensor.device)!r}; the xetile "
-                             f"ops run on Intel GPU tensors: move the inputs there with .to('xpu') (without an "
-                             f"Intel GPU, xetile_dsl.ops.{op}(tensor.numpy(), ...) runs on numpy arrays)")
+                             f"ops run on XPU tensors (an Intel GPU, used in place) and CPU tensors (copied to the "
+                             f"default device or target=, e.g. the CPU device): move it with .to('xpu') or .cpu()")
+    if devices == {"xpu", "cpu"}:
+        raise UsageError(f"torch.ops.xetile.{op}: the tensors are on 'cpu' and 'xpu' mixed; pass them all on one "
+                         f"device ({', '.join(f'{n}: {t.device}' for n, t in tensors.items() if t is not None)})")
+    return {name: _numpy_view(t) if t is not None and t.device.type == "cpu" else t for name, t in tensors.items()}
 
 
-# --- kernels (any device: they refuse what is not XPU) and fakes (shape and dtype) --------
+def _numpy_view(tensor):
+    """A numpy view of a CPU tensor's memory (bfloat16 through its bits)."""
+    import torch  # optional dependency: only reached with a torch tensor in hand
+
+    tensor = tensor.detach()
+    if tensor.dtype == torch.bfloat16:
+        return tensor.view(torch.int16).numpy().view(operands.BF16)
+    return tensor.numpy()
+
+
+def _as_tensor(result):
+    """The op's result as torch tensors: numpy arrays become CPU tensors sharing their
+    memory (bfloat16 through its bits), tensors and None stay, tuples element-wise."""
+    if isinstance(result, tuple):
+        return tuple(_as_tensor(r) for r in result)
+    if isinstance(result, np.ndarray):
+        import torch  # optional dependency: only reached with a torch tensor in hand
+
+        if result.dtype == operands.BF16:
+            return torch.from_numpy(result.view(np.int16)).view(torch.bfloat16)
+        return torch.from_numpy(result)
+    return result
+
+
+# --- kernels (XPU and CPU tensors) and fakes (shape and dtype) ---------------------------
 
 def _matmul_kernel(a, b, trans_a=False, trans_b=False, bias=None, activation=None, out_dtype=None, target=None):
-    _require_xpu("matmul", a=a, b=b, bias=bias)
-    return matmul(a, b, trans_a=trans_a, trans_b=trans_b, bias=bias, activation=activation,
-                  out_dtype=out_dtype, target=target)
+    t = _host_arrays("matmul", a=a, b=b, bias=bias)
+    return _as_tensor(matmul(t["a"], t["b"], trans_a=trans_a, trans_b=trans_b, bias=t["bias"],
+                             activation=activation, out_dtype=out_dtype, target=target))
 
 
 def _matmul_fake(a, b, trans_a=False, trans_b=False, bias=None, activation=None, out_dtype=None, target=None):
@@ -87,9 +129,27 @@ def _matmul_fake(a, b, trans_a=False, trans_b=False, bias=None, activation=None,
     return operands.empty_like_input(a, shape, dtype)
 
 
+def _matmul_backward_kernel(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, needs_da=True,
+                            needs_db=True, target=None):
+    t = _host_arrays("matmul_backward", a=a, b=b, dc=dc, bias=bias)
+    grads = _as_tensor(matmul_backward(t["a"], t["b"], t["dc"], trans_a=trans_a, trans_b=trans_b, bias=t["bias"],
+                                       activation=activation, needs_da=needs_da, needs_db=needs_db, target=target))
+    # a gradient not asked for (or no bias): an empty tensor (a custom op returns tensors)
+    return tuple(g if g is not None else a.new_empty((0,), dtype=_torch().float32) for g in grads)
+
+
+def _matmul_backward_fake(a, b, dc, trans_a=False, trans_b=False, bias=None, activation=None, needs_da=True,
+                          needs_db=True, target=None):
+    _, dtype = matmul_backward_check(a, b, dc, trans_a, trans_b, bias, activation)
+    empty = operands.empty_like_input(a, (0,), np.float32)
+    return (operands.empty_like_input(a, tuple(a.shape), dtype) if needs_da else empty,
+            operands.empty_like_input(a, tuple(b.shape), dtype) if needs_db else empty,
+            empty if bias is None else operands.empty_like_input(a, tuple(bias.shape), _bias_grad_dtype(bias)))
+
+
 def _softmax_kernel(x, dim=-1, target=None):
-    _require_xpu("softmax", x=x)
-    return rows.softmax(x, dim, target=target)
+    x = _host_arrays("softmax", x=x)["x"]
+    return _as_tensor(rows.softmax(x, dim, target=target))
 
 
 def _softmax_fake(x, dim=-1, target=None):
@@ -97,8 +157,8 @@ def _softmax_fake(x, dim=-1, target=None):
 
 
 def _layer_norm_kernel(x, weight, bias, eps=1e-5, target=None):
-    _require_xpu("layer_norm", x=x, weight=weight, bias=bias)
-    return rows.layer_norm(x, weight, bias, eps, target=target)
+    t = _host_arrays("layer_norm", x=x, weight=weight, bias=bias)
+    return _as_tensor(rows.layer_norm(t["x"], t["weight"], t["bias"], eps, target=target))
 
 
 def _layer_norm_fake(x, weight, bias, eps=1e-5, target=None):
@@ -106,8 +166,8 @@ def _layer_norm_fake(x, weight, bias, eps=1e-5, target=None):
 
 
 def _rms_norm_kernel(x, weight, eps=1e-6, target=None):
-    _require_xpu("rms_norm", x=x, weight=weight)
-    return rows.rms_norm(x, weight, eps, target=target)
+    t = _host_arrays("rms_norm", x=x, weight=weight)
+    return _as_tensor(rows.rms_norm(t["x"], t["weight"], eps, target=target))
 
 
 def _rms_norm_fake(x, weight, eps=1e-6, target=None):
@@ -115,8 +175,8 @@ def _rms_norm_fake(x, weight, eps=1e-6, target=None):
 
 
 def _attention_kernel(q, k, v, causal=False, scale=None, target=None):
-    _require_xpu("attention", q=q, k=k, v=v)
-    return attention(q, k, v, causal=causal, scale=scale, target=target)
+    t = _host_arrays("attention", q=q, k=k, v=v)
+    return _as_tensor(attention(t["q"], t["k"], t["v"], causal=causal, scale=scale, target=target))
 
 
 def _attention_fake(q, k, v, causal=False, scale=None, target=None):
@@ -124,10 +184,10 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
 
 
 def _decode_attention_kernel(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
-    _require_xpu("decode_attention", q=q, k_cache=k_cache, v_cache=v_cache, block_table=block_table,
-                 seq_lens=seq_lens)
-    return decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=scale, num_splits=num_splits,
-                            target=target)
+    t = _host_arrays("decode_attention", q=q, k_cache=k_cache, v_cache=v_cache, block_table=block_table,
+                     seq_lens=seq_lens)
+    return _as_tensor(decode_attention(t["q"], t["k_cache"], t["v_cache"], t["block_table"], t["seq_lens"],
+                                       scale=scale, num_splits=num_splits, target=target))
 
 
 def _decode_attention_fake(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
@@ -136,6 +196,7 @@ def _decode_attention_fake(q, k_cache, v_cache, block_table, seq_lens, scale=Non
 
 _IMPLEMENTATIONS = {
     "matmul": (_matmul_kernel, _matmul_fake),
+    "matmul_backward": (_matmul_backward_kernel, _matmul_backward_fake),
     "softmax": (_softmax_kernel, _softmax_fake),
     "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
