@@ -6,6 +6,7 @@ tiles from a per-target table (:mod:`.configs`) and a :class:`~xetile_dsl.errors
 for what it does not support."""
 from .attention import attention
 from .matmul import matmul
+from .matmul_wq import matmul_wq, quantize_weights
 from .rows import layer_norm, rms_norm, softmax
 
-__all__ = ["attention", "layer_norm", "matmul", "rms_norm", "softmax"]
+__all__ = ["attention", "layer_norm", "matmul", "matmul_wq", "quantize_weights", "rms_norm", "softmax"]

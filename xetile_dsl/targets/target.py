@@ -110,6 +110,9 @@ class OpTiles:
     attention: tuple[tuple[int, tuple[int, int]], ...] = ((64, (8, 16)), (128, (8, 16)))
     #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"
     attention_form: str = "rows"
+    #: ops.matmul_wq (weight-only int4/int8): (largest BM, BN); BM follows M below it as
+    #: gemm_tiles' small-M rule does
+    weight_quant: tuple[int, int] = (32, 32)
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":
