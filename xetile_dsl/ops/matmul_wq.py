@@ -101,18 +101,25 @@ def unpack_codes(w_packed: np.ndarray, bits: int, K: int) -> np.ndarray:
     return codes.reshape(-1, words.shape[2])[:K]
 
 
-def dequantize(w_packed, scales, zeros, bits: int, K: int, group_size: int = 128) -> np.ndarray:
-    """dequant(w) [K, N] in float32 (exact: the codes and zero points are small integers):
-    what :func:`matmul_wq` multiplies by, before its one rounding to the input dtype."""
+def dequantize(w_packed, scales, zeros, bits: int, K: int, group_size: int = 128, dtype=np.float16) -> np.ndarray:
+    """The weights [K, N] :func:`matmul_wq` multiplies x by, for x of ``dtype``, in that
+    dtype: f16 ``q * s - f16(z * s)`` rounded once (the kernel's fma: q * s and the
+    difference are exact in f32, codes and zero points being integers below 256), bf16
+    ``(q - z) * s`` (exact in f32) rounded once."""
     group_size = K if bits == 8 else group_size
     q = unpack_codes(w_packed, bits, K).astype(np.float32)
     rows = np.arange(K) // group_size
-    z = SYMMETRIC_ZERO[bits] if zeros is None else np.asarray(zeros, np.float32)[rows]
-    return (q - z) * np.asarray(scales, np.float32)[rows]
+    s = np.asarray(scales, np.float32)
+    z = np.full(s.shape, SYMMETRIC_ZERO[bits], np.float32) if zeros is None else np.asarray(zeros, np.float32)
+    if np.dtype(dtype) == np.float16:
+        exact = q * s[rows] - (z * s).astype(np.float16).astype(np.float32)[rows]
+    else:
+        exact = (q - z[rows]) * s[rows]
+    return exact.astype(dtype)
 
 
 @xd.jit
-def matmul_wq_kernel(x, w, s, z, c, KP, BITS: xt.constexpr, GROUP: xt.constexpr, HAS_Z: xt.constexpr,
+def matmul_wq_kernel(x, w, s, z, c, KP, N, BITS: xt.constexpr, GROUP: xt.constexpr, HAS_Z: xt.constexpr,
                      ZERO: xt.constexpr, IN: xt.constexpr, OUT: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
     """c[M, N] = x[M, K] @ dequant(w): per block of 32 packed rows, each field's 32 x BN
     slice is shifted out, converted, dequantised ((q - zero) * scale, one rounding to IN)
@@ -126,21 +133,22 @@ def matmul_wq_kernel(x, w, s, z, c, KP, BITS: xt.constexpr, GROUP: xt.constexpr,
         for t in xt.static_range(32 // BITS):
             k0 = b + t * 32
             if (t * 32) % GROUP == 0:     # a new group starts in this field (else GROUP > block)
-                sc = xt.load_tile(xt.init_tile(s, [k0 // GROUP, n0], [1, BN]))
+                # s, z: the [groups, N] rows flattened (1-D tiles are 2D block reads)
+                sc = xt.load_tile(xt.init_tile(s, [k0 // GROUP * N + n0], [BN]))
                 if HAS_Z:
-                    zz = xt.load_tile(xt.init_tile(z, [k0 // GROUP, n0], [1, BN]))
+                    zz = xt.load_tile(xt.init_tile(z, [k0 // GROUP * N + n0], [BN]))
+                else:
+                    zz = xt.full([BN], ZERO, xt.float16)
+                if IN == xt.float16:
+                    zs = zz * sc            # zero * scale, rounded to f16 once per group
+                else:
+                    zs = xt.astype(zz, xt.float32) * xt.astype(sc, xt.float32)   # exact in f32
+                    sf = xt.astype(sc, xt.float32)
             code = (q >> (BITS * t)) & ((1 << BITS) - 1)
-            if IN == xt.float16:
-                if HAS_Z:
-                    wt = (xt.astype(code, xt.float16) - zz) * sc
-                else:
-                    wt = (xt.astype(code, xt.float16) - ZERO) * sc
-            else:   # bf16: (q - zero) * scale is exact in f32, then one rounding
-                if HAS_Z:
-                    wt = xt.astype((xt.astype(code, xt.float32) - xt.astype(zz, xt.float32))
-                                   * xt.astype(sc, xt.float32), IN)
-                else:
-                    wt = xt.astype((xt.astype(code, xt.float32) - ZERO) * xt.astype(sc, xt.float32), IN)
+            if IN == xt.float16:    # q * scale - zs: exact before the one rounding (see dequantize)
+                wt = xt.fma(xt.astype(code, xt.float16), sc, -zs)
+            else:                   # bf16: (q - zero) * scale is exact in f32, then one rounding
+                wt = xt.astype(xt.fma(xt.astype(code, xt.float32), sf, -zs), IN)
             acc = xt.tile_mma(xt.load_tile(xt.init_tile(x, [m0, k0], [BM, 32])), wt, acc)
         tw = xt.update_tile_offset(tw, 32, 0)
     xt.store_tile(xt.astype(acc, OUT), xt.init_tile(c, [m0, n0], [BM, BN]))
@@ -173,11 +181,16 @@ def matmul_wq(x, w_packed, scales, zeros=None, bits: int = 4, group_size: int = 
     z = zeros if zeros is not None else scales      # a placeholder array when symmetric
     grid = (-(-M // BM), -(-N // BN))
     matmul_wq_kernel.on(target)[grid](
-        operands.fit_rows(x, "x"), operands.fit_rows(w_packed, "w_packed"), operands.fit_rows(scales, "scales"),
-        operands.fit_rows(operands.as_array(z, "zeros"), "zeros"), buffer, int(w_packed.shape[0]) * 32 // bits,
+        operands.fit_rows(x, "x"), operands.fit_rows(w_packed, "w_packed"), _flat(scales, "scales"),
+        _flat(operands.as_array(z, "zeros"), "zeros"), buffer, int(w_packed.shape[0]) * 32 // bits, N,
         BITS=bits, GROUP=_block_group(group, bits), HAS_Z=zeros is not None, ZERO=SYMMETRIC_ZERO[bits],
         IN=XT_DTYPES[in_name], OUT=XT_DTYPES[in_name], BM=BM, BN=BN)
     return operands.copy_back(buffer, result)
+
+
+def _flat(v, name: str):
+    """``v`` [groups, N] as the 1-D array the kernel reads (padded to the 2D-block width)."""
+    return operands.fit_rows(v.reshape(1, -1), name).reshape(-1)
 
 
 def _block_group(group: int, bits: int) -> int:
