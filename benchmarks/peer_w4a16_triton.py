@@ -79,15 +79,17 @@ def w4a16(x_ptr, w_ptr, s_ptr, z_ptr, y_ptr, M, N, K, stride_xm, stride_wk, stri
     tl.store(y, acc.to(tl.float16), boundary_check=(0, 1))
 
 
-#: name -> (BLOCK_M, BLOCK_N, BLOCK_K, num_warps): a GEMV tile (M = 1 runs in a 16-row
-#: tile: tl.dot's smallest M on Triton-XPU 3.3 is 8 rows of DPAS, its tiles 16) and a
-#: wider one; BLOCK_K = the group (128)
-CONFIGS = {"m16-n32": (16, 32, 128, 1), "m16-n64": (16, 64, 128, 1)}
+#: name -> (BLOCK_M, BLOCK_N, BLOCK_K, num_warps, grf_mode): GEMV tiles (M = 1 runs in a
+#: 16-row tile, tl.dot's smallest), one warp or four, BLOCK_K the group (128) or half of
+#: it, the default register file or the large one Intel's autotune lists use
+CONFIGS = {"m16-n32": (16, 32, 128, 1, "default"), "m16-n64-w4": (16, 64, 128, 4, "default"),
+           "m16-n32-k64": (16, 32, 64, 1, "default"), "m16-n32-large": (16, 32, 128, 1, "large"),
+           "m16-n64-w4-large": (16, 64, 128, 4, "large")}
 GROUP = 128
 
 
 def compile_config(name):
-    bm, bn, bk, warps = CONFIGS[name]
+    bm, bn, bk, warps, grf = CONFIGS[name]
     sig = {"x_ptr": "*fp16", "w_ptr": "*i32", "s_ptr": "*fp16", "z_ptr": "*fp16", "y_ptr": "*fp16",
            "M": "i32", "N": "i32", "K": "i32", "stride_xm": "i32", "stride_wk": "i32", "stride_sg": "i32",
            "stride_ym": "i32", "GROUP": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
@@ -97,6 +99,8 @@ def compile_config(name):
     attrs = {(i,): aligned for i, arg in enumerate(sig) if sig[arg] != "constexpr"}
     src = triton.compiler.ASTSource(fn=w4a16, signature=sig, constexprs=consts, attrs=attrs)
     options = {"num_warps": warps, "num_stages": 2, "threads_per_warp": 16}
+    if grf == "large":
+        options["grf_mode"] = "large"
     return triton.compiler.compile(src, target=GPUTarget("xpu", XE_HPC_PROPERTIES, 16), options=options)
 
 
@@ -108,10 +112,10 @@ def main(out_dir, name):
         f.write(kernel.asm["spv"])
     with open(os.path.join(folder, "k.ttgir"), "w") as f:
         f.write(kernel.asm["ttgir"])
-    bm, bn, bk, warps = CONFIGS[name]
+    bm, bn, bk, warps, grf = CONFIGS[name]
     meta = {"triton": triton.__version__, "kernel": kernel.metadata.name,
             "build_options": kernel.metadata.build_flags, "block_m": bm, "block_n": bn, "block_k": bk,
-            "num_warps": warps, "group": GROUP}
+            "num_warps": warps, "grf_mode": grf, "group": GROUP}
     with open(os.path.join(folder, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     print(json.dumps(meta))

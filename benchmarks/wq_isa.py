@@ -11,9 +11,9 @@ bytes of int4 codes), with the sends the loop reads the weights by.
 Ours: matmul_wq_kernel for M = 1 with the tiles ops.matmul_wq launches
 (configs.wq_tiles: BM 1, BN 32), asymmetric int4, group 128.  Triton:
 benchmarks/peer_w4a16_triton.py (the GPTQ form: pointer loads of int32 words shared by
-eight K rows), run in a Triton-XPU venv (``$TX/venv/bin/python``, TX default /tmp/tx;
+eight K rows; int32 codes, f16 scales and zero points as ours), run in a Triton-XPU venv (``$TX/venv/bin/python``, TX default /tmp/tx;
 made by /work/shared/tools/isa-compare/setup_triton.sh), 16 x 32 and 16 x 64 tiles,
-BLOCK_K 128, one warp.  Triton-XPU 3.3 compiles for "spir64" from device properties
+BLOCK_K 128 (and 64), one warp or four, default and large register file.  Triton-XPU 3.3 compiles for "spir64" from device properties
 alone, which BMG reports as PVC does, so the bmg rows are the same SPIR-V built for bmg.
 
 Without the Triton venv the script prints our rows and says the peer is missing.
@@ -35,7 +35,7 @@ from xetile_dsl.targets.target import get_target
 from xetile_dsl.tools import isa_report, ocloc
 
 TRITON_SCRIPT = Path(__file__).with_name("peer_w4a16_triton.py")
-TRITON_CONFIGS = ("m16-n32", "m16-n64")
+TRITON_CONFIGS = ("m16-n32", "m16-n64-w4", "m16-n32-k64", "m16-n32-large", "m16-n64-w4-large")
 #: the signature the JIT gives ops.matmul_wq's launch (KP specialised as divisible by 16)
 OURS_SIG = {"x": "f16[:,:]", "w": "i32[:,:]", "s": "f16[:]", "z": "f16[:]", "c": "f16[:,:]",
             "KP": ArgSpec("scalar", "i32", spec="d16"), "N": "i32"}
@@ -56,9 +56,11 @@ def weight_sends(lp) -> str:
     return ", ".join(f"{n} x {s}" for s, n in sorted(words.items())) + f"; gathers {lp.counts.get('gather', 0)}"
 
 
-def row(compiler: str, target: str, tiles: str, report, k_rows: int, bn: int) -> dict:
+def row(compiler: str, target: str, tiles: str, report, k_rows: int, bn: int, subgroups: int = 1) -> dict:
+    """One table row; the weight bytes are one subgroup's share of a trip (the hot loop
+    is one subgroup's code: Triton's warps split the weight tile)."""
     hot = report.hot
-    weight_bytes = k_rows * bn // 2
+    weight_bytes = k_rows * bn // 2 // subgroups
     return {"compiler": compiler, "target": target, "tiles": tiles, "grf": report.grf_mode,
             "spill": report.spill_bytes, "instructions": hot.instructions, "dpas": hot.dpas,
             "weight_bytes": weight_bytes, "per_byte": hot.instructions / weight_bytes,
@@ -85,12 +87,13 @@ def triton_row(out: Path, target: str, name: str) -> dict:
     gpu = get_target(target)
     zebin = ocloc.compile_spirv((folder / "k.spv").read_bytes(), gpu.ocloc_device, meta["build_options"])
     report = isa_report.zebin_report(zebin, meta["kernel"], gpu)
-    tiles = f"{meta['block_m']} x {meta['block_n']}, K step {meta['block_k']}, w{meta['num_warps']}"
-    return row("Triton-XPU", target, tiles, report, meta["block_k"], meta["block_n"])
+    tiles = (f"{meta['block_m']} x {meta['block_n']}, K step {meta['block_k']}, w{meta['num_warps']}, "
+             f"GRF {meta['grf_mode']}")
+    return row("Triton-XPU", target, tiles, report, meta["block_k"], meta["block_n"], meta["num_warps"])
 
 
 def table(rows: list[dict]) -> str:
-    head = ("| target | compiler | tiles | GRF | spill B | hot instr | DPAS | weight B/trip | instr/weight B | "
+    head = ("| target | compiler | tiles | GRF | spill B | hot instr | DPAS | weight B/trip/subgroup | instr/weight B | "
             "2D loads | gathers | weight reads |")
     lines = [head, "|" + "---|" * (head.count("|") - 1)]
     for r in rows:
