@@ -33,6 +33,11 @@ I8B = RNG.integers(-128, 128, (48, 64)).astype(np.int8)          # stored [N, K]
 X = (RNG.standard_normal((2, 3, 40)) * 3).astype(np.float32)
 W, WB = RNG.standard_normal(40).astype(np.float32), RNG.standard_normal(40).astype(np.float32)
 Q = RNG.standard_normal((1, 2, 20, 64)).astype(np.float16)
+XQ = RNG.standard_normal((3, 256)).astype(np.float16)
+WQ = ops.quantize_weights(RNG.standard_normal((256, 40)).astype(np.float16))       # (w_packed, scales, zeros)
+#: the ops registered as torch ops: all but quantize_weights, a numpy host helper whose
+#: outputs matmul_wq takes
+TORCH_OPS = [name for name in ops.__all__ if name != "quantize_weights"]
 
 #: (op, positional arguments, keyword arguments) with numpy arrays and dtypes; the torch
 #: side gets tensors and torch dtypes in their places
@@ -50,6 +55,7 @@ CASES = {
     "rms_norm bf16": ("rms_norm", (X.astype(BF16), W.astype(np.float16), 1e-6), {}),
     "attention f16 causal": ("attention", (Q, Q[:, ::-1].copy(), Q[:, :, ::-1].copy()), {"causal": True}),
     "attention bf16 scale": ("attention", (Q.astype(BF16),) * 3, {"scale": 0.5}),
+    "matmul_wq int4 f16": ("matmul_wq", (XQ, *WQ), {}),
 }
 
 #: the same refusals from the numpy entry point and from the fake (tracing) implementation
@@ -63,6 +69,7 @@ REFUSALS = {
     "layer_norm weight shape": ("layer_norm", (X, W[:8], WB, 1e-5), {}),
     "attention head dim 32": ("attention", (Q[..., :32].copy(),) * 3, {}),
     "attention shapes differ": ("attention", (Q, Q[:, :1].copy(), Q), {}),
+    "matmul_wq K not a group multiple": ("matmul_wq", (XQ[:, :200].copy(), *WQ), {}),
 }
 
 
@@ -131,12 +138,12 @@ def test_register_without_torch_or_with_an_old_one_says_what_is_missing(monkeypa
 
 
 def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
-    """All five ops register (CI: on a machine without XPU), once (a second call returns the same
+    """Every op registers (CI: on a machine without XPU), once (a second call returns the same
     ops, no "already registered"), each schema taking the numpy entry point's arguments
     with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target)."""
     registered = torch_ops.register()
-    assert torch_ops.register() is registered and sorted(registered) == sorted(ops.__all__)
-    for name in ops.__all__:
+    assert torch_ops.register() is registered and sorted(registered) == sorted(TORCH_OPS)
+    for name in TORCH_OPS:
         schema = getattr(xetile, name).default._schema
         entry = inspect.signature(getattr(ops, name)).parameters
         assert [a.name for a in schema.arguments] == [p for p in entry if p != "out"], name
@@ -161,7 +168,7 @@ def test_registered_op_refuses_cpu_tensors_with_our_message(torch, xetile, case)
         _call(xetile, CASES[case], _cpu(torch), torch)
 
 
-@pytest.mark.parametrize("name", ops.__all__)
+@pytest.mark.parametrize("name", TORCH_OPS)
 def test_numpy_entry_points_refuse_cpu_tensors(torch, name):
     """``ops.*`` given torch CPU tensors on the CPU device: the launcher's LaunchError
     (move with .to('xpu'), or pass tensor.numpy()).  Attention gets whole query blocks

@@ -188,6 +188,13 @@ def matmul_wq(x, w_packed, scales, zeros=None, bits: int = 4, group_size: int = 
     return operands.copy_back(buffer, result)
 
 
+def matmul_wq_result(x, w_packed, scales, zeros=None, bits: int = 4, group_size: int = 128):
+    """(shape, dtype) of what :func:`matmul_wq` returns, checked as it checks (the same
+    UsageErrors), running nothing: the torch fake implementation traces with it."""
+    M, _, N, in_name = _check(x, w_packed, scales, zeros, bits, group_size)
+    return (M, N), np.dtype(operands.BF16 if in_name == "bfloat16" else in_name)
+
+
 def _flat(v, name: str):
     """``v`` [groups, N] as the 1-D array the kernel reads (padded to the 2D-block width)."""
     return operands.fit_rows(v.reshape(1, -1), name).reshape(-1)

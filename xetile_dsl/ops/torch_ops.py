@@ -18,6 +18,7 @@ from ..errors import UsageError
 from . import operands, rows
 from .attention import attention, attention_result
 from .matmul import matmul, matmul_result
+from .matmul_wq import matmul_wq, matmul_wq_result
 
 #: op name -> its schema (arguments and defaults as in xetile_dsl.ops; none keyword-only, since
 #: custom ops refuse keyword-only tensors such as matmul's ``bias``)
@@ -28,13 +29,15 @@ SCHEMAS = {
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
     "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
+    "matmul_wq": "(Tensor x, Tensor w_packed, Tensor scales, Tensor? zeros=None, int bits=4, int group_size=128, "
+                 "str? target=None) -> Tensor",
 }
 
 _REGISTERED: dict[str, object] = {}
 
 
 def register() -> dict[str, object]:
-    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention}``
+    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention, matmul_wq}``
     (once; later calls return the same); returns the custom ops by name.  A UsageError
     without torch >= 2.4."""
     if _REGISTERED:
@@ -119,10 +122,20 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
     return operands.empty_like_input(q, *attention_result(q, k, v))
 
 
+def _matmul_wq_kernel(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
+    _require_xpu("matmul_wq", x=x, w_packed=w_packed, scales=scales, zeros=zeros)
+    return matmul_wq(x, w_packed, scales, zeros, bits=bits, group_size=group_size, target=target)
+
+
+def _matmul_wq_fake(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
+    return operands.empty_like_input(x, *matmul_wq_result(x, w_packed, scales, zeros, bits, group_size))
+
+
 _IMPLEMENTATIONS = {
     "matmul": (_matmul_kernel, _matmul_fake),
     "softmax": (_softmax_kernel, _softmax_fake),
     "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
     "attention": (_attention_kernel, _attention_fake),
+    "matmul_wq": (_matmul_wq_kernel, _matmul_wq_fake),
 }
