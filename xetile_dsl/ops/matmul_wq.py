@@ -95,7 +95,7 @@ def pack_codes(q: np.ndarray, bits: int) -> np.ndarray:
 def unpack_codes(w_packed: np.ndarray, bits: int, K: int) -> np.ndarray:
     """The unsigned codes [K, N] of ``w_packed`` (the inverse of :func:`pack_codes`)."""
     words = np.asarray(w_packed).view(np.uint32)
-    block, fields = BLOCK_K[bits], 32 // bits
+    fields = 32 // bits
     words = words.reshape(-1, FIELD_ROWS, words.shape[1])
     codes = np.stack([(words >> np.uint32(bits * t)) & np.uint32((1 << bits) - 1) for t in range(fields)], axis=1)
     return codes.reshape(-1, words.shape[2])[:K]
