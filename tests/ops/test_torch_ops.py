@@ -33,8 +33,8 @@ I8B = RNG.integers(-128, 128, (48, 64)).astype(np.int8)          # stored [N, K]
 X = (RNG.standard_normal((2, 3, 40)) * 3).astype(np.float32)
 W, WB = RNG.standard_normal(40).astype(np.float32), RNG.standard_normal(40).astype(np.float32)
 Q = RNG.standard_normal((1, 2, 20, 64)).astype(np.float16)
-XQ = RNG.standard_normal((3, 256)).astype(np.float16)
-WQ = ops.quantize_weights(RNG.standard_normal((256, 40)).astype(np.float16))       # (w_packed, scales, zeros)
+XQ = RNG.standard_normal((1, 256)).astype(np.float16)    # the kernel of a test_ops_matmul_wq case (cached)
+WQ = ops.quantize_weights(RNG.standard_normal((256, 45)).astype(np.float16))       # (w_packed, scales, zeros)
 #: the ops registered as torch ops: all but quantize_weights, a numpy host helper whose
 #: outputs matmul_wq takes
 TORCH_OPS = [name for name in ops.__all__ if name != "quantize_weights"]
