@@ -37,6 +37,11 @@ Q = RNG.standard_normal((1, 2, 20, 64)).astype(np.float16)
 DQ = RNG.standard_normal((2, 4, 64)).astype(np.float16)              # decode: 4 heads, 2 kv heads
 DK = RNG.standard_normal((3, 16, 2, 64)).astype(np.float16)           # 3 blocks of 16
 DTABLE, DLENS = np.array([[2, 0], [1, 2]], np.int32), np.array([20, 9], np.int32)
+XQ = RNG.standard_normal((1, 256)).astype(np.float16)    # the kernel of a test_ops_matmul_wq case (cached)
+WQ = ops.quantize_weights(RNG.standard_normal((256, 45)).astype(np.float16))       # (w_packed, scales, zeros)
+#: the ops registered as torch ops: all but quantize_weights, a numpy host helper whose
+#: outputs matmul_wq takes
+TORCH_OPS = [name for name in ops.__all__ if name != "quantize_weights"]
 
 #: (op, positional arguments, keyword arguments) with numpy arrays and dtypes; the torch
 #: side gets tensors and torch dtypes in their places
@@ -59,6 +64,7 @@ CASES = {
                                       {"bias": BIAS, "activation": "gelu"}),
     "matmul_backward bf16 trans_a": ("matmul_backward", (A16.T.astype(BF16), B16.astype(BF16), A16[:, :48].copy()),
                                      {"trans_a": True}),
+    "matmul_wq int4 f16": ("matmul_wq", (XQ, *WQ), {}),
 }
 
 #: the same refusals from the numpy entry point and from the fake (tracing) implementation
@@ -73,6 +79,7 @@ REFUSALS = {
     "attention head dim 32": ("attention", (Q[..., :32].copy(),) * 3, {}),
     "attention shapes differ": ("attention", (Q, Q[:, :1].copy(), Q), {}),
     "decode_attention heads not divisible": ("decode_attention", (DQ[:, :3].copy(), DK, DK, DTABLE, DLENS), {}),
+    "matmul_wq K not a group multiple": ("matmul_wq", (XQ[:, :200].copy(), *WQ), {}),
 }
 
 
@@ -141,12 +148,12 @@ def test_register_without_torch_or_with_an_old_one_says_what_is_missing(monkeypa
 
 
 def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
-    """All five ops register (CI: on a machine without XPU), once (a second call returns the same
+    """Every op registers (CI: on a machine without XPU), once (a second call returns the same
     ops, no "already registered"), each schema taking the numpy entry point's arguments
     with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target)."""
     registered = torch_ops.register()
-    assert torch_ops.register() is registered and sorted(registered) == sorted(ops.__all__)
-    for name in ops.__all__:
+    assert torch_ops.register() is registered and sorted(registered) == sorted(TORCH_OPS)
+    for name in TORCH_OPS:
         schema = getattr(xetile, name).default._schema
         entry = inspect.signature(getattr(ops, name)).parameters
         assert [a.name for a in schema.arguments] == [p for p in entry if p != "out"], name
@@ -199,7 +206,7 @@ def test_registered_op_refuses_other_devices_and_mixed_devices_with_our_message(
         torch_ops._host_arrays("softmax", x=Tensor("xpu"), y=Tensor("cpu"))
 
 
-@pytest.mark.parametrize("name", ops.__all__)
+@pytest.mark.parametrize("name", TORCH_OPS)
 def test_numpy_entry_points_refuse_cpu_tensors(torch, name):
     """``ops.*`` (not the registered ops) given torch CPU tensors on the CPU device: the launcher's LaunchError
     (move with .to('xpu'), or pass tensor.numpy()).  Attention gets whole query blocks

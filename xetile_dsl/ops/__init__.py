@@ -8,6 +8,17 @@ from .attention import attention
 from .decode_attention import decode_attention
 from .matmul import matmul
 from .matmul_backward import matmul_backward
+from .matmul_wq import matmul_wq, quantize_weights
 from .rows import layer_norm, rms_norm, softmax
 
-__all__ = ["attention", "decode_attention", "layer_norm", "matmul", "matmul_backward", "rms_norm", "softmax"]
+__all__ = [
+    "attention",
+    "decode_attention",
+    "layer_norm",
+    "matmul",
+    "matmul_backward",
+    "matmul_wq",
+    "quantize_weights",
+    "rms_norm",
+    "softmax",
+]

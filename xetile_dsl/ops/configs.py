@@ -63,6 +63,19 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
     return bm, bn, bk
 
 
+def wq_tiles(target: str, m: int) -> tuple[int, int]:
+    """(BM, BN) of ``ops.matmul_wq`` on ``target`` for ``m`` rows of x: the target's
+    ``OpTiles.weight_quant``, BM cut to the smallest DPAS repeat count (or multiple of the
+    largest) holding ``m`` rows, as :func:`gemm_tiles` does (M = 1 runs 1-row DPAS)."""
+    gpu = gpu_of(target)
+    bm, bn = gpu.ops_tiles().weight_quant
+    if m < bm:
+        repeat_counts = gpu.dpas_for("f16", "f16").m_values
+        whole_blocks = range(max(repeat_counts), bm, max(repeat_counts))
+        bm = min(r for r in (*repeat_counts, *whole_blocks, bm) if r >= m)
+    return bm, bn
+
+
 def row_tiles(target: str) -> tuple[int, int]:
     return gpu_of(target).ops_tiles().rows
 

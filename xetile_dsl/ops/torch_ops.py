@@ -26,6 +26,7 @@ from .attention import attention, attention_result
 from .decode_attention import decode_attention, decode_attention_result
 from .matmul import matmul, matmul_result
 from .matmul_backward import _bias_grad_dtype, matmul_backward, matmul_backward_check
+from .matmul_wq import matmul_wq, matmul_wq_result
 
 #: op name -> its schema (arguments and defaults as in xetile_dsl.ops; none keyword-only, since
 #: custom ops refuse keyword-only tensors such as matmul's ``bias``)
@@ -41,6 +42,8 @@ SCHEMAS = {
     "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
     "decode_attention": "(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, Tensor seq_lens, "
                         "float? scale=None, int? num_splits=None, str? target=None) -> Tensor",
+    "matmul_wq": "(Tensor x, Tensor w_packed, Tensor scales, Tensor? zeros=None, int bits=4, int group_size=128, "
+                 "str? target=None) -> Tensor",
 }
 
 _REGISTERED: dict[str, object] = {}
@@ -192,6 +195,14 @@ def _decode_attention_kernel(q, k_cache, v_cache, block_table, seq_lens, scale=N
 
 def _decode_attention_fake(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
     return operands.empty_like_input(q, *decode_attention_result(q, k_cache, v_cache, block_table, seq_lens))
+def _matmul_wq_kernel(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
+    t = _host_arrays("matmul_wq", x=x, w_packed=w_packed, scales=scales, zeros=zeros)
+    return _as_tensor(matmul_wq(t["x"], t["w_packed"], t["scales"], t["zeros"], bits=bits, group_size=group_size,
+                                target=target))
+
+
+def _matmul_wq_fake(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
+    return operands.empty_like_input(x, *matmul_wq_result(x, w_packed, scales, zeros, bits, group_size))
 
 
 _IMPLEMENTATIONS = {
@@ -202,4 +213,5 @@ _IMPLEMENTATIONS = {
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
     "attention": (_attention_kernel, _attention_fake),
     "decode_attention": (_decode_attention_kernel, _decode_attention_fake),
+    "matmul_wq": (_matmul_wq_kernel, _matmul_wq_fake),
 }

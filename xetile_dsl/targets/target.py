@@ -121,6 +121,9 @@ class OpTiles:
     decode_max_rows: int = 8
     decode_keys_per_step: tuple[tuple[int, int], ...] = ((64, 64), (128, 32))
     decode_min_split_keys: int = 256
+    #: ops.matmul_wq (weight-only int4/int8): (largest BM, BN); BM follows M below it as
+    #: gemm_tiles' small-M rule does
+    weight_quant: tuple[int, int] = (32, 32)
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":

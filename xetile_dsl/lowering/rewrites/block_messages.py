@@ -125,7 +125,8 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
     if not (target.has_2d_block_io or target.subgroup_block_units):
         return {}
     families = Families(fn)
-    operands = _mma_operand_tiles(fn, target) | _transposed_a_tiles(fn) | _one_d_loads(fn, families)
+    operands = (_mma_operand_tiles(fn, target) | _transposed_a_tiles(fn) | _one_d_loads(fn, families)
+                | _dequantised_operand_tiles(fn, target))
     kinds: dict[SSAValue, set[str]] = {}
     rejected: set[SSAValue] = set()
     for op in ops_in(fn):
@@ -221,6 +222,35 @@ def _mma_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
             for operand in (op.a, op.b):
                 if isinstance(operand.owner, xetile.LoadTileOp):
                     found.add(operand.owner.tile)
+    return found
+
+
+def _dequantised_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]:
+    """Tiles of 32-bit words whose loads reach operand B of tile_mma only through
+    element-wise ops (packed weight codes shifted out, converted and dequantised in
+    registers: ops.matmul_wq), under :func:`_mma_operand_tiles`' register share: their
+    lanes hold B's columns, so a message of several blocks is cut into lane-local pieces
+    like a B operand's (pvc, the int4 GEMV's 32 x 32 word tile: four 16 x 16 messages ->
+    two 32 x 16)."""
+    large = LARGE_GRF_ATTR in fn.attributes or target.large_grf_option in target.build_options.split()
+    room = (target.large_grf_count if large else target.grf_count) * target.grf_bytes * target.coalesced_register_share
+    found = set()
+    for op in ops_in(fn):
+        if not isinstance(op, xetile.TileMMAOp) or isinstance(op.b.owner, xetile.LoadTileOp):
+            continue
+        stack, seen = [op.b], set()
+        while stack:
+            value = stack.pop()
+            if value in seen:
+                continue
+            seen.add(value)
+            owner = value.owner
+            if isinstance(owner, xetile.LoadTileOp):
+                if (bit_width(value.type.element_type) == 32 and _bytes(value) <= room
+                        and all(is_elementwise(use.operation) for use in value.uses)):
+                    found.add(owner.tile)
+            elif isinstance(owner, Operation) and is_elementwise(owner):
+                stack.extend(owner.operands)
     return found
 
 
