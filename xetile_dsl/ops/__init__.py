@@ -5,7 +5,8 @@ torch XPU tensors, allocating its output like the input (or writing ``out=``), w
 tiles from a per-target table (:mod:`.configs`) and a :class:`~xetile_dsl.errors.UsageError`
 for what it does not support."""
 from .attention import attention
+from .llm import add_rms_norm, rope, silu_mul
 from .matmul import matmul
 from .rows import layer_norm, rms_norm, softmax
 
-__all__ = ["attention", "layer_norm", "matmul", "rms_norm", "softmax"]
+__all__ = ["add_rms_norm", "attention", "layer_norm", "matmul", "rms_norm", "rope", "silu_mul", "softmax"]

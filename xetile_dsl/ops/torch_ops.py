@@ -15,7 +15,7 @@ torch at import, and each op's keyword arguments match the numpy entry point's (
 from __future__ import annotations
 
 from ..errors import UsageError
-from . import operands, rows
+from . import llm, operands, rows
 from .attention import attention, attention_result
 from .matmul import matmul, matmul_result
 
@@ -28,13 +28,23 @@ SCHEMAS = {
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
     "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
+    "rope": "(Tensor(a!) q, Tensor(b!) k, Tensor positions, float theta=10000.0, str style='neox', "
+            "str? target=None) -> ()",
+    "silu_mul": "(Tensor x, str? target=None) -> Tensor",
+    "add_rms_norm": "(Tensor x, Tensor(a!) residual, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
 }
+
+#: op name -> the arguments it writes in place (the schemas' ``(a!)``): ``rope`` rotates q
+#: and k and returns nothing (a custom op may not return its inputs), ``add_rms_norm``
+#: returns y and leaves ``x + residual`` in residual
+MUTATES = {"rope": ("q", "k"), "add_rms_norm": ("residual",)}
 
 _REGISTERED: dict[str, object] = {}
 
 
 def register() -> dict[str, object]:
-    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention}``
+    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention, rope,
+    silu_mul, add_rms_norm}``
     (once; later calls return the same); returns the custom ops by name.  A UsageError
     without torch >= 2.4."""
     if _REGISTERED:
@@ -42,7 +52,7 @@ def register() -> dict[str, object]:
     custom_op = _torch().library.custom_op
     for name, schema in SCHEMAS.items():
         kernel, fake = _IMPLEMENTATIONS[name]
-        op = custom_op(f"xetile::{name}", kernel, mutates_args=(), schema=schema)
+        op = custom_op(f"xetile::{name}", kernel, mutates_args=MUTATES.get(name, ()), schema=schema)
         op.register_fake(fake)
         _REGISTERED[name] = op
     return _REGISTERED
@@ -119,10 +129,40 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
     return operands.empty_like_input(q, *attention_result(q, k, v))
 
 
+def _rope_kernel(q, k, positions, theta=10000.0, style="neox", target=None):
+    _require_xpu("rope", q=q, k=k, positions=positions)
+    llm.rope(q, k, positions, theta, style, target=target)
+
+
+def _rope_fake(q, k, positions, theta=10000.0, style="neox", target=None):
+    llm.rope_check(q, k, positions, theta, style)
+
+
+def _silu_mul_kernel(x, target=None):
+    _require_xpu("silu_mul", x=x)
+    return llm.silu_mul(x, target=target)
+
+
+def _silu_mul_fake(x, target=None):
+    return operands.empty_like_input(x, *llm.silu_mul_result(x))
+
+
+def _add_rms_norm_kernel(x, residual, weight, eps=1e-6, target=None):
+    _require_xpu("add_rms_norm", x=x, residual=residual, weight=weight)
+    return llm.add_rms_norm(x, residual, weight, eps, target=target)[0]
+
+
+def _add_rms_norm_fake(x, residual, weight, eps=1e-6, target=None):
+    return operands.empty_like_input(x, *llm.add_rms_norm_check(x, residual, weight))
+
+
 _IMPLEMENTATIONS = {
     "matmul": (_matmul_kernel, _matmul_fake),
     "softmax": (_softmax_kernel, _softmax_fake),
     "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
     "attention": (_attention_kernel, _attention_fake),
+    "rope": (_rope_kernel, _rope_fake),
+    "silu_mul": (_silu_mul_kernel, _silu_mul_fake),
+    "add_rms_norm": (_add_rms_norm_kernel, _add_rms_norm_fake),
 }
