@@ -188,6 +188,8 @@ def silu_mul(x, *, out=None, target: str | None = None):
     n = x2.shape[1] // 2
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
+    if out is not None:
+        operands.check_out(out, shape[:-1] + (n,), dtype)
     buffer, result = operands.output_buffer(None if out is None else out.reshape(x2.shape[0], n),
                                             x2, (x2.shape[0], n), dtype)
     silu_mul_kernel.on(target)[(-(-x2.shape[0] // BM),)](
@@ -215,6 +217,8 @@ def add_rms_norm(x, residual, weight, eps: float = 1e-6, *, out=None, target: st
     N = x2.shape[1]
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
+    if out is not None:
+        operands.check_out(out, shape, dtype)
     buffer, result = operands.output_buffer(None if out is None else out.reshape(x2.shape), x2, x2.shape, dtype)
     r_fit = operands.fit_rows(r2, "residual")
     add_rms_norm_kernel.on(target)[(-(-x2.shape[0] // BM),)](
