@@ -132,7 +132,7 @@ def add_rms_norm_kernel(x, r, w, y, N, eps, RES: xt.constexpr, OUT: xt.constexpr
     tx = xt.init_tile(x, [row, 0], [BM, BC])
     tr = xt.init_tile(r, [row, 0], [BM, BC])
     ty = xt.init_tile(y, [row, 0], [BM, BC])
-    tw = xt.init_tile(w, [0, 0], [1, BC])
+    tw = xt.init_tile(w, [0], [BC])
     for c in range(0, N, BC):
         v = xt.astype(xt.astype(xt.load_tile(tx), xt.float32) + xt.astype(xt.load_tile(tr), xt.float32), RES)
         xt.store_tile(v, tr)
@@ -141,7 +141,7 @@ def add_rms_norm_kernel(x, r, w, y, N, eps, RES: xt.constexpr, OUT: xt.constexpr
         tx = xt.update_tile_offset(tx, 0, BC)
         tr = xt.update_tile_offset(tr, 0, BC)
         ty = xt.update_tile_offset(ty, 0, BC)
-        tw = xt.update_tile_offset(tw, 0, BC)
+        tw = xt.update_tile_offset(tw, BC)
 
 
 # --- entry points ------------------------------------------------------------------------
@@ -331,5 +331,5 @@ def _add_norm_operands(x, residual, weight):
     elif not isinstance(residual, np.ndarray) and not _contiguous(residual):
         raise UsageError("add_rms_norm: a device residual must be contiguous (it is updated in place)")
     r2 = residual.reshape(x2.shape)
-    w = _param(weight, x2.shape[1], "weight", "add_rms_norm")
+    w = _param(weight, x2.shape[1], "weight", "add_rms_norm").reshape(-1)   # 1-D: read with 2D blocks
     return x2, r2, shape, dtype, w, writeback
