@@ -17,7 +17,8 @@ and ``add_rms_norm``.
   ``residual`` (in place, as vLLM's ``fused_add_rms_norm``) and writes ``y``; no chunk is
   read after this program wrote it.
 
-All math is f32 whatever the input dtype (f16, bf16, f32)."""
+All math is f32 whatever the input dtype (f16, bf16, f32); the choices are
+docs/decisions/032-llm-row-ops.md."""
 from __future__ import annotations
 
 import functools
