@@ -74,7 +74,8 @@ def test_rope_dpnp_in_place():
     k = (RNG.standard_normal((5, 3, 64)) * 2).astype(np.float16)
     pos = _positions(5)
     dq, dk = dpnp.asarray(q), dpnp.asarray(k)
-    assert ops.rope(dq, dk, dpnp.asarray(pos), target="cpu-pvc") == (dq, dk)
+    result = ops.rope(dq, dk, dpnp.asarray(pos), target="cpu-pvc")
+    assert result[0] is dq and result[1] is dk
     assert_within(dpnp.asnumpy(dq), *rope_ref(q, pos, 10000.0, "neox"), "dpnp q")
     assert_within(dpnp.asnumpy(dk), *rope_ref(k, pos, 10000.0, "neox"), "dpnp k")
 
@@ -139,6 +140,9 @@ REFUSALS = {
     "rope positions past int32": (lambda: ops.rope(Q, K, P.astype(np.int64) << 40), "fit int32"),
     "rope theta": (lambda: ops.rope(Q, K, P, theta=-1.0), "positive finite"),
     "rope not an array": (lambda: ops.rope(Q.tolist(), K, P), "in place"),
+    "rope gptj 32-bit offsets": (lambda: ops.rope(np.broadcast_to(Q[:1], (1 << 23, 4, 64)),   # views: no copy
+                                                  np.broadcast_to(K[:1], (1 << 23, 2, 64)),
+                                                  np.zeros(1 << 23, np.int32), style="gptj"), "2\\^31"),
     "silu_mul odd": (lambda: ops.silu_mul(X[:, :63]), "must be even"),
     "silu_mul int": (lambda: ops.silu_mul(X.astype(np.int32)), "float16, bfloat16, float32"),
     "silu_mul out": (lambda: ops.silu_mul(X, out=np.zeros((3, 64), np.float16)), r"shape \(3, 32\)"),
@@ -171,7 +175,7 @@ def test_torch_ops_fake_and_mutation():
     with FakeTensorMode():
         q, k = torch.empty(3, 4, 64, dtype=torch.float16, device="xpu"), torch.empty(3, 2, 64, dtype=torch.float16,
                                                                                       device="xpu")
-        pos = torch.empty(3, dtype=torch.int32, device="xpu")
+        pos = torch.empty(3, dtype=torch.int64, device="xpu")   # int64, as vLLM's positions
         x = torch.empty(3, 2, 128, dtype=torch.bfloat16, device="xpu")
         w = torch.empty(128, dtype=torch.float32, device="xpu")
         assert torch.ops.xetile.rope(q, k, pos, 10000.0, "gptj") is None

@@ -279,7 +279,7 @@ def _rope_operands(q, k, positions, style):
                          f"dim D in {ROPE_HEAD_DIMS}")
     if 0 in q.shape or 0 in k.shape:
         raise UsageError(f"rope: empty input (q {tuple(q.shape)}, k {tuple(k.shape)})")
-    pos = operands.as_array(positions, "positions")
+    pos = _int32_positions(operands.as_array(positions, "positions"))
     if tuple(pos.shape) != lead or operands.dtype_of(pos).kind not in "iu":
         raise UsageError(f"rope: positions must be integers of shape {lead} (q's leading dims), got "
                          f"{operands.dtype_of(pos)} {tuple(pos.shape)}")
@@ -287,11 +287,12 @@ def _rope_operands(q, k, positions, style):
         if pos.size and (pos.min() < np.iinfo(np.int32).min or pos.max() > np.iinfo(np.int32).max):
             raise UsageError("rope: positions must fit int32")
         pos = np.ascontiguousarray(pos.reshape(-1), np.int32)
-    elif operands.dtype_of(pos) != np.int32:
-        raise UsageError(f"rope: device positions must be int32, got {operands.dtype_of(pos)}")
     else:
         pos = pos.reshape(-1)
     tokens = int(np.prod(lead, dtype=np.int64))
+    if style == "gptj" and max(q.shape[-2], k.shape[-2]) * tokens * D >= 2 ** 31:
+        raise UsageError("rope: style 'gptj' addresses q and k with 32-bit element offsets: at most 2^31 elements "
+                         "each (split the tokens)")
     flat = []
     for a in (q, k):
         if isinstance(a, np.ndarray) and not a.flags.c_contiguous:
@@ -302,6 +303,20 @@ def _rope_operands(q, k, positions, style):
             raise UsageError("rope: device q and k must be contiguous (rope writes them in place)")
         flat.append(a.reshape(tokens, a.shape[-2], D))
     return flat[0], flat[1], pos, dtype, D, writeback
+
+
+def _int32_positions(pos):
+    """Device positions as int32 on their queue (torch models keep them int64: one device
+    conversion); numpy ones are checked and converted by the caller."""
+    if isinstance(pos, np.ndarray):
+        return pos
+    if operands.is_torch(pos):
+        import torch  # optional dependency: only reached with a torch tensor in hand
+        if not pos.dtype.is_floating_point and not pos.dtype.is_complex and pos.dtype != torch.bool:
+            return pos if pos.dtype == torch.int32 else pos.to(torch.int32)
+        return pos
+    dtype = np.dtype(pos.dtype)
+    return pos.astype(np.int32) if dtype.kind in "iu" and dtype != np.int32 else pos
 
 
 def _contiguous(a) -> bool:
