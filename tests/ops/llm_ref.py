@@ -15,15 +15,15 @@ def rope_angles(positions, D: int, theta: float) -> np.ndarray:
     return np.asarray(positions, np.float64).reshape(-1, 1) * freq
 
 
-def rope_pairs(x, style: str):
-    """(first, second) elements of each rotated pair of x [..., D] (views)."""
-    D = x.shape[-1]
-    return (x[..., :D // 2], x[..., D // 2:]) if style == "neox" else (x[..., 0::2], x[..., 1::2])
+def rope_pairs(x, style: str, R: int):
+    """(first, second) elements of each rotated pair of x [..., D] (views), R the rotated width."""
+    return (x[..., :R // 2], x[..., R // 2:R]) if style == "neox" else (x[..., 0:R:2], x[..., 1:R:2])
 
 
-def rope_ref(x, positions, theta: float, style: str):
+def rope_ref(x, positions, theta: float, style: str, rotary_dim: int | None = None):
     """(x rotated in f64, bound) for x [tokens, heads, D] (or [batch, seq, heads, D] with
-    positions [batch, seq]) as the kernel rotates it.
+    positions [batch, seq]) as the kernel rotates it; elements past ``rotary_dim`` stay
+    (bound: the output rounding only, which they pass exactly).
 
     The kernel's angle is fl(p * fl(f)) (p exact in f32 below 2^24): two roundings of
     |theta_i| = |p f|, so |da| <= (2 + 2u) u |theta_i| radians; cos and sin move by at most
@@ -33,18 +33,19 @@ def rope_ref(x, positions, theta: float, style: str):
     x64 = np.asarray(x, np.float64)
     shape = x64.shape
     x64 = x64.reshape(-1, shape[-2], shape[-1])
-    angle = rope_angles(positions, shape[-1], theta)[:, None, :]
+    R = shape[-1] if rotary_dim is None else rotary_dim
+    angle = rope_angles(positions, R, theta)[:, None, :]
     c, s = np.cos(angle), np.sin(angle)
-    x1, x2 = rope_pairs(x64, style)
-    y = np.empty_like(x64)
-    y1, y2 = rope_pairs(y, style)
+    x1, x2 = rope_pairs(x64, style, R)
+    y = x64.copy()
+    y1, y2 = rope_pairs(y, style, R)
     y1[...] = x1 * c - x2 * s
     y2[...] = x2 * c + x1 * s
     da = (2 + 2 * U) * U * np.abs(angle)
     dc = da + 8 * U * (np.abs(c) + da) + 4 * 2.0 ** -149
     ds = da + 8 * U * (np.abs(s) + da) + 4 * 2.0 ** -149
-    bound = np.empty_like(x64)
-    b1, b2 = rope_pairs(bound, style)
+    bound = np.zeros_like(x64)
+    b1, b2 = rope_pairs(bound, style, R)
     mag = np.abs(x1) + np.abs(x2)
     b1[...] = np.abs(x1) * dc + np.abs(x2) * ds + 2 * U * mag * (1 + dc + ds)
     b2[...] = np.abs(x2) * dc + np.abs(x1) * ds + 2 * U * mag * (1 + dc + ds)

@@ -26,15 +26,15 @@ def _positions(tokens: int) -> np.ndarray:
     return np.concatenate([fixed, RNG.integers(0, 1 << 17, tokens)])[:tokens].astype(np.int32)
 
 
-def _check_rope(target, tokens, hq, hk, D, style, dtype, theta=10000.0, lead=None):
+def _check_rope(target, tokens, hq, hk, D, style, dtype, theta=10000.0, lead=None, rotary_dim=None):
     shape = (tokens,) if lead is None else lead
     q = (RNG.standard_normal(shape + (hq, D)) * 2).astype(dtype)
     k = (RNG.standard_normal(shape + (hk, D)) * 2).astype(dtype)
     pos = _positions(int(np.prod(shape))).reshape(shape)
-    q_ref, k_ref = rope_ref(q, pos, theta, style), rope_ref(k, pos, theta, style)
-    q2, k2 = ops.rope(q, k, pos, theta, style, target=target)
+    q_ref, k_ref = rope_ref(q, pos, theta, style, rotary_dim), rope_ref(k, pos, theta, style, rotary_dim)
+    q2, k2 = ops.rope(q, k, pos, theta, style, rotary_dim, target=target)
     assert q2 is q and k2 is k
-    what = f"{target} {style} {np.dtype(dtype)} {q.shape} {k.shape}"
+    what = f"{target} {style} {np.dtype(dtype)} {q.shape} {k.shape} rotary_dim={rotary_dim}"
     assert_within(q, *q_ref, f"q {what}")
     assert_within(k, *k_ref, f"k {what}")
 
@@ -48,6 +48,16 @@ def test_rope_interpreter_random_shapes(style):
     _check_rope("interpret", 7, 8, 1, 128, style, np.float32)
     _check_rope("interpret", 1, 1, 1, 64, style, BF16)
     _check_rope("interpret", None, 4, 1, 64, style, np.float16, lead=(2, 3))
+
+
+@pytest.mark.parametrize("style", ["neox", "gptj"])
+def test_rope_interpreter_partial_rotary_and_other_head_dims(style):
+    """A partial rotary dim leaves each head's elements past it as they were: D 80 with
+    32 rotated (Phi-2's), D 256 with 64 (GPT-J's); a whole head of 32 and of 256."""
+    _check_rope("interpret", 3, 4, 2, 80, style, np.float16, rotary_dim=32)
+    _check_rope("interpret", 3, 2, 1, 256, style, BF16, rotary_dim=64)
+    _check_rope("interpret", 5, 3, 3, 32, style, np.float32)
+    _check_rope("interpret", 2, 2, 1, 256, style, np.float16)
 
 
 @pytest.mark.parametrize("target,style", [("cpu-pvc", "neox"), ("cpu-pvc", "gptj"), ("cpu-arc", "neox")])
@@ -131,7 +141,10 @@ X = np.zeros((3, 64), np.float16)
 W = np.ones(64, np.float32)
 REFUSALS = {
     "rope style": (lambda: ops.rope(Q, K, P, style="llama"), "'neox' .* or 'gptj'"),
-    "rope head dim": (lambda: ops.rope(Q[..., :32], K[..., :32], P), r"D in \(64, 128\)"),
+    "rope head dim": (lambda: ops.rope(Q[..., :40], K[..., :40], P), "a multiple of 16 up to 512"),
+    "rope rotary dim": (lambda: ops.rope(Q, K, P, rotary_dim=48), r"rotary_dim 48 .* one of \(16, 32"),
+    "rope rotary dim past the head": (lambda: ops.rope(Q[..., :32], K[..., :32], P, rotary_dim=64),
+                                      "at most the head dim"),
     "rope k tokens": (lambda: ops.rope(Q, K[:2], P), "same leading dims"),
     "rope rank": (lambda: ops.rope(Q[0], K[0], P), r"\[tokens, heads, D\]"),
     "rope dtypes": (lambda: ops.rope(Q, K.astype(np.float32), P), "one dtype"),

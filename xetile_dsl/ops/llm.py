@@ -1,10 +1,11 @@
 """The row ops of an LLM layer around its GEMMs and attention: ``rope``, ``silu_mul``
 and ``add_rms_norm``.
 
-* ``rope`` rotates q [tokens, heads, D] and k [tokens, kv_heads, D] in place, one program
-  per token: it reads the token's position (a scalar read), computes the D/2 angles
+* ``rope`` rotates q [tokens, heads, D] and k [tokens, kv_heads, D] in place (the first
+  R = rotary_dim elements of each head), one program per token: it reads the token's
+  position (a scalar read), computes the R/2 angles
   ``position * inv_freq`` and their cos/sin once in f32, and applies them to every head of
-  q and then of k in blocks of heads.  ``inv_freq[i] = theta^(-2i/D)`` is a D/2 table made
+  q and then of k in blocks of heads.  ``inv_freq[i] = theta^(-2i/R)`` is an R/2 table made
   on the host in f64 and rounded to f32 once (cached per (D, theta)); the angles and
   cos/sin are in-kernel, so positions may be any int32 values, no table of positions.
   style "neox" reads the two halves of each head as two block tiles; "gptj" (interleaved
@@ -33,7 +34,10 @@ from . import configs, operands
 from .rows import _param, _rows, _xt
 
 ROPE_STYLES = ("neox", "gptj")
-ROPE_HEAD_DIMS = (64, 128)
+#: the rotated widths (rotary_dim: the whole head unless partial) whose halves are tiles
+ROPE_ROTARY_DIMS = (16, 32, 64, 128, 256)
+#: head dims: multiples of ROPE_HEAD_DIM_MULTIPLE up to ROPE_MAX_HEAD_DIM
+ROPE_HEAD_DIM_MULTIPLE, ROPE_MAX_HEAD_DIM = 16, 512
 #: heads per block tile of ``rope`` (a tuning choice, not a hardware fact: 8 heads x D/2
 #: columns is one 2D block on PVC for D = 64 f16)
 ROPE_HEADS = 8
@@ -41,9 +45,10 @@ ROPE_HEADS = 8
 
 @xd.jit
 def rope_neox_kernel(q, k, pos, inv_freq, HQ, HK, OUT: xt.constexpr, BH: xt.constexpr, HALF: xt.constexpr):
-    """Rotate the halves of every head of token t = program_id(0) of q [T, HQ, D] and
-    k [T, HK, D]: for i < HALF, (x[i], x[i + HALF]) <- (x[i] c_i - x[i + HALF] s_i,
-    x[i + HALF] c_i + x[i] s_i) with c_i, s_i the cos and sin of pos[t] * inv_freq[i]."""
+    """Rotate the halves of the first 2 HALF elements of every head of token t =
+    program_id(0) of q [T, HQ, D] and k [T, HK, D]: for i < HALF, (x[i], x[i + HALF]) <-
+    (x[i] c_i - x[i + HALF] s_i, x[i + HALF] c_i + x[i] s_i) with c_i, s_i the cos and sin
+    of pos[t] * inv_freq[i]; elements from 2 HALF on are not touched."""
     t = xt.program_id(0)
     angle = xt.astype(pos[t], xt.float32) * xt.load_tile(xt.init_tile(inv_freq, [0], [HALF]))
     c = xt.cos(angle)
@@ -65,7 +70,7 @@ def rope_neox_kernel(q, k, pos, inv_freq, HQ, HK, OUT: xt.constexpr, BH: xt.cons
 
 
 @xd.jit
-def rope_gptj_kernel(q, k, pos, inv_freq, HQ, HK, OUT: xt.constexpr, BH: xt.constexpr, HALF: xt.constexpr):
+def rope_gptj_kernel(q, k, pos, inv_freq, HQ, HK, D, OUT: xt.constexpr, BH: xt.constexpr, HALF: xt.constexpr):
     """The interleaved form on q [T * HQ, D] and k [T * HK, D] (contiguous): for i < HALF,
     (x[2i], x[2i + 1]) <- (x[2i] c_i - x[2i + 1] s_i, x[2i + 1] c_i + x[2i] s_i); the even
     and odd elements of BH heads are gathered, rotated and scattered back."""
@@ -76,8 +81,8 @@ def rope_gptj_kernel(q, k, pos, inv_freq, HQ, HK, OUT: xt.constexpr, BH: xt.cons
     pair = xt.arange(0, HALF)[None, :] * 2
     head = xt.arange(0, BH)[:, None]
     for h in range(0, HQ, BH):
-        even = (head + (t * HQ + h)) * (2 * HALF) + pair
-        keep = even < (t + 1) * HQ * (2 * HALF)
+        even = (head + (t * HQ + h)) * D + pair
+        keep = even < (t + 1) * HQ * D
         te = xt.init_tile(q, even)
         to = xt.init_tile(q, even + 1)
         x1 = xt.astype(xt.load_gather(te, keep), xt.float32)
@@ -85,8 +90,8 @@ def rope_gptj_kernel(q, k, pos, inv_freq, HQ, HK, OUT: xt.constexpr, BH: xt.cons
         xt.store_scatter(xt.astype(x1 * c - x2 * s, OUT), te, keep)
         xt.store_scatter(xt.astype(x2 * c + x1 * s, OUT), to, keep)
     for h in range(0, HK, BH):
-        even = (head + (t * HK + h)) * (2 * HALF) + pair
-        keep = even < (t + 1) * HK * (2 * HALF)
+        even = (head + (t * HK + h)) * D + pair
+        keep = even < (t + 1) * HK * D
         te = xt.init_tile(k, even)
         to = xt.init_tile(k, even + 1)
         x1 = xt.astype(xt.load_gather(te, keep), xt.float32)
@@ -147,36 +152,38 @@ def add_rms_norm_kernel(x, r, w, y, N, eps, RES: xt.constexpr, OUT: xt.constexpr
 
 # --- entry points ------------------------------------------------------------------------
 
-def rope(q, k, positions, theta: float = 10000.0, style: str = "neox", *, target: str | None = None):
+def rope(q, k, positions, theta: float = 10000.0, style: str = "neox", rotary_dim: int | None = None, *,
+         target: str | None = None):
     """Rotary position embeddings applied IN PLACE to ``q`` [tokens, heads, D] and ``k``
     [tokens, kv_heads, D] (or [batch, seq, heads, D], contiguous, flattened to tokens),
     ``positions`` [tokens] (or [batch, seq]) integers; returns ``(q, k)``, the same arrays.
 
-    Head i-pair of token t turns by ``positions[t] * theta^(-2i/D)`` radians (the angle in
-    f32, exact positions below 2^24); ``style="neox"`` pairs x[i] with x[i + D/2] (GPT-NeoX,
-    Llama), ``"gptj"`` x[2i] with x[2i + 1].  D is 64 or 128, the whole head (no partial
-    rotary dimension); q and k have one dtype (f16, bf16, f32).
+    Pair i of token t turns by ``positions[t] * theta^(-2i/R)`` radians (the angle in f32,
+    exact positions below 2^24), R = ``rotary_dim`` (default: the head dim D; a partial R
+    rotates the first R elements of each head and leaves the rest); ``style="neox"`` pairs
+    x[i] with x[i + R/2] (GPT-NeoX, Llama), ``"gptj"`` x[2i] with x[2i + 1].  R is 16, 32,
+    64, 128 or 256, D a multiple of 16 up to 512; q and k have one dtype (f16, bf16, f32).
 
     Example: ``q, k = ops.rope(q, k, np.arange(q.shape[0], dtype=np.int32))``"""
-    q4, k4, pos, dtype, D, writeback = _rope_operands(q, k, positions, style)
+    q4, k4, pos, dtype, D, R, writeback = _rope_operands(q, k, positions, style, rotary_dim)
     target = configs.resolve_target(target)
-    inv_freq = operands.host_like_input(_inv_freq(D, float(theta)), pos)
+    inv_freq = operands.host_like_input(_inv_freq(R, float(theta)), pos)
     tokens, hq, hk = q4.shape[0], q4.shape[1], k4.shape[1]
+    consts = {"OUT": _xt(dtype), "BH": ROPE_HEADS, "HALF": R // 2}
     if style == "neox":
-        qa, ka = q4, k4
-        kernel = rope_neox_kernel
+        rope_neox_kernel.on(target)[(tokens,)](q4, k4, pos, inv_freq, hq, hk, **consts)
     else:
-        qa, ka = q4.reshape(tokens * hq, D), k4.reshape(tokens * hk, D)
-        kernel = rope_gptj_kernel
-    kernel.on(target)[(tokens,)](qa, ka, pos, inv_freq, hq, hk, OUT=_xt(dtype), BH=ROPE_HEADS, HALF=D // 2)
+        rope_gptj_kernel.on(target)[(tokens,)](q4.reshape(tokens * hq, D), k4.reshape(tokens * hk, D), pos, inv_freq,
+                                               hq, hk, D, **consts)
     for original, rotated in writeback:
         np.copyto(original, rotated.reshape(original.shape))
     return q, k
 
 
-def rope_check(q, k, positions, theta: float = 10000.0, style: str = "neox") -> None:
+def rope_check(q, k, positions, theta: float = 10000.0, style: str = "neox", rotary_dim: int | None = None) -> None:
     """The UsageErrors :func:`rope` raises, without running (for the torch fake)."""
-    _rope_operands(q, k, positions, style)
+    _rope_operands(q, k, positions, style, rotary_dim)
+    _inv_freq(ROPE_ROTARY_DIMS[0], float(theta))
 
 
 def silu_mul(x, *, out=None, target: str | None = None):
@@ -240,22 +247,22 @@ def add_rms_norm_check(x, residual, weight) -> tuple[tuple, np.dtype]:
 # --- operand checks ------------------------------------------------------------------------
 
 @functools.lru_cache(maxsize=32)
-def _inv_freq_cached(D: int, theta: float) -> np.ndarray:
-    table = (theta ** (-np.arange(0, D, 2, dtype=np.float64) / D)).astype(np.float32)
+def _inv_freq_cached(R: int, theta: float) -> np.ndarray:
+    table = (theta ** (-np.arange(0, R, 2, dtype=np.float64) / R)).astype(np.float32)
     table.flags.writeable = False
     return table
 
 
-def _inv_freq(D: int, theta: float) -> np.ndarray:
-    """theta^(-2i/D) for i < D/2, in f64 rounded once to f32 (a copy: launches write back)."""
+def _inv_freq(R: int, theta: float) -> np.ndarray:
+    """theta^(-2i/R) for i < R/2, in f64 rounded once to f32 (a copy: launches write back)."""
     if not (theta > 0 and np.isfinite(theta)):
         raise UsageError(f"rope: theta must be a positive finite number, got {theta}")
-    return _inv_freq_cached(D, theta).copy()
+    return _inv_freq_cached(R, theta).copy()
 
 
-def _rope_operands(q, k, positions, style):
+def _rope_operands(q, k, positions, style, rotary_dim):
     """(q, k as [T, H, D] arrays the kernel writes, positions [T] int32, dtype, D, the
-    (caller's array, contiguous copy) pairs to copy back after the launch)."""
+    rotary dim R, the (caller's array, contiguous copy) pairs to copy back after the launch)."""
     if style not in ROPE_STYLES:
         raise UsageError(f"rope: style {style!r}; supported: 'neox' (rotate halves) or 'gptj' (interleaved pairs)")
     writeback = []
@@ -274,9 +281,14 @@ def _rope_operands(q, k, positions, style):
                          f"{dtype} and {operands.dtype_of(k)}")
     lead = tuple(q.shape[:-2])
     D = q.shape[-1]
-    if D not in ROPE_HEAD_DIMS or k.shape[-1] != D or tuple(k.shape[:-2]) != lead or len(k.shape) != len(q.shape):
+    if (D % ROPE_HEAD_DIM_MULTIPLE or not 0 < D <= ROPE_MAX_HEAD_DIM or k.shape[-1] != D
+            or tuple(k.shape[:-2]) != lead or len(k.shape) != len(q.shape)):
         raise UsageError(f"rope: q {tuple(q.shape)} and k {tuple(k.shape)} need the same leading dims and one head "
-                         f"dim D in {ROPE_HEAD_DIMS}")
+                         f"dim D, a multiple of {ROPE_HEAD_DIM_MULTIPLE} up to {ROPE_MAX_HEAD_DIM}")
+    R = D if rotary_dim is None else rotary_dim
+    if R not in ROPE_ROTARY_DIMS or R > D:
+        raise UsageError(f"rope: rotary_dim {R} (the rotated width; default the head dim {D}) must be one of "
+                         f"{ROPE_ROTARY_DIMS} and at most the head dim")
     if 0 in q.shape or 0 in k.shape:
         raise UsageError(f"rope: empty input (q {tuple(q.shape)}, k {tuple(k.shape)})")
     pos = _int32_positions(operands.as_array(positions, "positions"))
@@ -302,7 +314,7 @@ def _rope_operands(q, k, positions, style):
         elif not isinstance(a, np.ndarray) and not _contiguous(a):
             raise UsageError("rope: device q and k must be contiguous (rope writes them in place)")
         flat.append(a.reshape(tokens, a.shape[-2], D))
-    return flat[0], flat[1], pos, dtype, D, writeback
+    return flat[0], flat[1], pos, dtype, D, R, writeback
 
 
 def _int32_positions(pos):

@@ -29,7 +29,7 @@ SCHEMAS = {
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
     "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
     "rope": "(Tensor(a!) q, Tensor(b!) k, Tensor positions, float theta=10000.0, str style='neox', "
-            "str? target=None) -> ()",
+            "int? rotary_dim=None, str? target=None) -> ()",
     "silu_mul": "(Tensor x, str? target=None) -> Tensor",
     "add_rms_norm": "(Tensor x, Tensor(a!) residual, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
 }
@@ -129,13 +129,13 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
     return operands.empty_like_input(q, *attention_result(q, k, v))
 
 
-def _rope_kernel(q, k, positions, theta=10000.0, style="neox", target=None):
+def _rope_kernel(q, k, positions, theta=10000.0, style="neox", rotary_dim=None, target=None):
     _require_xpu("rope", q=q, k=k, positions=positions)
-    llm.rope(q, k, positions, theta, style, target=target)
+    llm.rope(q, k, positions, theta, style, rotary_dim, target=target)
 
 
-def _rope_fake(q, k, positions, theta=10000.0, style="neox", target=None):
-    llm.rope_check(q, k, positions, theta, style)
+def _rope_fake(q, k, positions, theta=10000.0, style="neox", rotary_dim=None, target=None):
+    llm.rope_check(q, k, positions, theta, style, rotary_dim)
 
 
 def _silu_mul_kernel(x, target=None):
