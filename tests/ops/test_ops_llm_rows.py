@@ -1,9 +1,9 @@
 """ops.rope, ops.silu_mul and ops.add_rms_norm (ops/llm.py) against f64 numpy with the
 bounds derived in llm_ref.py: random shapes in the interpreter (odd token counts, 1 to 9
-heads, D 64 and 128, widths no multiple of the tiles, positions up to 100000 where the
-f32 angle's rounding dominates), one shape per kernel on the CPU device (cpu-pvc; cpu-arc
-for rope's block-tile kernel), and the UsageErrors; the torch custom ops' fake
-implementations, mutation declarations and opcheck on the CPU build of torch."""
+heads, D 32 to 256, partial rotary dims, widths no multiple of the tiles, positions up to
+100000 where the f32 angle's rounding dominates), one shape per kernel on the CPU device
+(cpu-pvc; cpu-arc for rope's block-tile kernel), one ISA test (pvc), the UsageErrors; the
+torch custom ops' fakes, mutation declarations and opcheck on the CPU build of torch."""
 from __future__ import annotations
 
 import numpy as np

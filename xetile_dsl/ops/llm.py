@@ -6,7 +6,7 @@ and ``add_rms_norm``.
   position (a scalar read), computes the R/2 angles
   ``position * inv_freq`` and their cos/sin once in f32, and applies them to every head of
   q and then of k in blocks of heads.  ``inv_freq[i] = theta^(-2i/R)`` is an R/2 table made
-  on the host in f64 and rounded to f32 once (cached per (D, theta)); the angles and
+  on the host in f64 and rounded to f32 once (cached per (R, theta)); the angles and
   cos/sin are in-kernel, so positions may be any int32 values, no table of positions.
   style "neox" reads the two halves of each head as two block tiles; "gptj" (interleaved
   pairs) gathers the even and odd elements and scatters them back.
