@@ -101,6 +101,25 @@ def test_silu_mul(target):
         assert_within(y, *silu_mul_ref(x, np.float16), f"{target} n={n}")
 
 
+def test_strided_numpy_out_and_residual_are_written():
+    """out= a strided numpy view (silu_mul, add_rms_norm) and a strided residual."""
+    x = (RNG.standard_normal((4, 2 * 64)) * 2).astype(np.float16)
+    wide = np.zeros((4, 128), np.float16)
+    view = wide[:, ::2]
+    assert ops.silu_mul(x, out=view, target="interpret") is view
+    assert_within(wide[:, ::2], *silu_mul_ref(x, np.float16), "strided out")
+    assert not wide[:, 1::2].any()
+    r_wide = (RNG.standard_normal((4, 128)) * 2).astype(np.float16)
+    r, r0, w = r_wide[:, 1::2], r_wide[:, 1::2].copy(), np.ones(64, np.float32)
+    y_wide = np.zeros((4, 128), np.float16)
+    y_view = y_wide[:, ::2]
+    y, r_new = ops.add_rms_norm(x[:, :64], r, w, out=y_view, target="interpret")
+    assert y is y_view and r_new is r
+    assert_within(r, *add_ref(x[:, :64], r0), "strided residual")
+    assert_within(y_wide[:, ::2], *add_rms_norm_ref(r, w, 1e-6, np.float16, configs.row_tiles("interpret")[1]),
+                  "strided y")
+
+
 @pytest.mark.parametrize("dtype", [BF16, np.float32])
 def test_silu_mul_interpreter_dtypes_leading_dims_out(dtype):
     x = (RNG.standard_normal((2, 3, 2 * 77)) * 4).astype(dtype)
@@ -127,6 +146,7 @@ def test_add_rms_norm(target):
     columns (padded rows: the residual is written back from its padded copy)."""
     _check_add_rms_norm(target, (5, 300), np.float16)
     _check_add_rms_norm(target, (3, 7), np.float16)
+    _check_add_rms_norm(target, (5, 300), np.float16, out_is_x=True)   # x read and overwritten by one launch
 
 
 @pytest.mark.parametrize("dtype", [BF16, np.float32])

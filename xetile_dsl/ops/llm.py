@@ -198,6 +198,9 @@ def silu_mul(x, *, out=None, target: str | None = None):
     BM, BC = configs.row_tiles(target)
     if out is not None:
         operands.check_out(out, shape[:-1] + (n,), dtype)
+        if _strided_numpy(out):
+            np.copyto(out, silu_mul(x, target=target))
+            return out
     buffer, result = operands.output_buffer(None if out is None else out.reshape(x2.shape[0], n),
                                             x2, (x2.shape[0], n), dtype)
     silu_mul_kernel.on(target)[(-(-x2.shape[0] // BM),)](
@@ -227,6 +230,10 @@ def add_rms_norm(x, residual, weight, eps: float = 1e-6, *, out=None, target: st
     BM, BC = configs.row_tiles(target)
     if out is not None:
         operands.check_out(out, shape, dtype)
+        if _strided_numpy(out):
+            y, _ = add_rms_norm(x, residual, weight, eps, target=target)
+            np.copyto(out, y)
+            return out, residual
     buffer, result = operands.output_buffer(None if out is None else out.reshape(x2.shape), x2, x2.shape, dtype)
     r_fit = operands.fit_rows(r2, "residual")
     add_rms_norm_kernel.on(target)[(-(-x2.shape[0] // BM),)](
@@ -329,6 +336,11 @@ def _int32_positions(pos):
         return pos
     dtype = np.dtype(pos.dtype)
     return pos.astype(np.int32) if dtype.kind in "iu" and dtype != np.int32 else pos
+
+
+def _strided_numpy(a) -> bool:
+    """A numpy ``out=`` whose reshape would be a copy: written through a new result."""
+    return isinstance(a, np.ndarray) and not a.flags.c_contiguous
 
 
 def _contiguous(a) -> bool:
