@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from . import autograd, operands, rows
+from . import autograd, llm, operands, rows
 from .attention import attention, attention_result
 from .decode_attention import decode_attention, decode_attention_result
 from .matmul import matmul, matmul_result
@@ -44,7 +44,16 @@ SCHEMAS = {
                         "float? scale=None, int? num_splits=None, str? target=None) -> Tensor",
     "matmul_wq": "(Tensor x, Tensor w_packed, Tensor scales, Tensor? zeros=None, int bits=4, int group_size=128, "
                  "str? target=None) -> Tensor",
+    "rope": "(Tensor(a!) q, Tensor(b!) k, Tensor positions, float theta=10000.0, str style='neox', "
+            "int? rotary_dim=None, str? target=None) -> ()",
+    "silu_mul": "(Tensor x, str? target=None) -> Tensor",
+    "add_rms_norm": "(Tensor x, Tensor(a!) residual, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
 }
+
+#: op name -> the arguments it writes in place (the schemas' ``(a!)``): ``rope`` rotates q
+#: and k and returns nothing (a custom op may not return its inputs), ``add_rms_norm``
+#: returns y and leaves ``x + residual`` in residual
+MUTATES = {"rope": ("q", "k"), "add_rms_norm": ("residual",)}
 
 _REGISTERED: dict[str, object] = {}
 
@@ -58,7 +67,7 @@ def register() -> dict[str, object]:
     custom_op = _torch().library.custom_op
     for name, schema in SCHEMAS.items():
         kernel, fake = _IMPLEMENTATIONS[name]
-        op = custom_op(f"xetile::{name}", kernel, mutates_args=(), schema=schema)
+        op = custom_op(f"xetile::{name}", kernel, mutates_args=MUTATES.get(name, ()), schema=schema)
         op.register_fake(fake)
         _REGISTERED[name] = op
     autograd.register(_torch())
@@ -195,6 +204,8 @@ def _decode_attention_kernel(q, k_cache, v_cache, block_table, seq_lens, scale=N
 
 def _decode_attention_fake(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
     return operands.empty_like_input(q, *decode_attention_result(q, k_cache, v_cache, block_table, seq_lens))
+
+
 def _matmul_wq_kernel(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
     t = _host_arrays("matmul_wq", x=x, w_packed=w_packed, scales=scales, zeros=zeros)
     return _as_tensor(matmul_wq(t["x"], t["w_packed"], t["scales"], t["zeros"], bits=bits, group_size=group_size,
@@ -203,6 +214,33 @@ def _matmul_wq_kernel(x, w_packed, scales, zeros=None, bits=4, group_size=128, t
 
 def _matmul_wq_fake(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
     return operands.empty_like_input(x, *matmul_wq_result(x, w_packed, scales, zeros, bits, group_size))
+
+
+def _rope_kernel(q, k, positions, theta=10000.0, style="neox", rotary_dim=None, target=None):
+    t = _host_arrays("rope", q=q, k=k, positions=positions)
+    llm.rope(t["q"], t["k"], t["positions"], theta, style, rotary_dim, target=target)
+
+
+def _rope_fake(q, k, positions, theta=10000.0, style="neox", rotary_dim=None, target=None):
+    llm.rope_check(q, k, positions, theta, style, rotary_dim)
+
+
+def _silu_mul_kernel(x, target=None):
+    x = _host_arrays("silu_mul", x=x)["x"]
+    return _as_tensor(llm.silu_mul(x, target=target))
+
+
+def _silu_mul_fake(x, target=None):
+    return operands.empty_like_input(x, *llm.silu_mul_result(x))
+
+
+def _add_rms_norm_kernel(x, residual, weight, eps=1e-6, target=None):
+    t = _host_arrays("add_rms_norm", x=x, residual=residual, weight=weight)
+    return _as_tensor(llm.add_rms_norm(t["x"], t["residual"], t["weight"], eps, target=target)[0])
+
+
+def _add_rms_norm_fake(x, residual, weight, eps=1e-6, target=None):
+    return operands.empty_like_input(x, *llm.add_rms_norm_check(x, residual, weight))
 
 
 _IMPLEMENTATIONS = {
@@ -214,4 +252,7 @@ _IMPLEMENTATIONS = {
     "attention": (_attention_kernel, _attention_fake),
     "decode_attention": (_decode_attention_kernel, _decode_attention_fake),
     "matmul_wq": (_matmul_wq_kernel, _matmul_wq_fake),
+    "rope": (_rope_kernel, _rope_fake),
+    "silu_mul": (_silu_mul_kernel, _silu_mul_fake),
+    "add_rms_norm": (_add_rms_norm_kernel, _add_rms_norm_fake),
 }
