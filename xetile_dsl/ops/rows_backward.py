@@ -204,7 +204,9 @@ def _norm_backward(dy, x, weight, mean, rstd, target, rms: bool):
     P = min(-(-rows // BM), MAX_PARTIAL_PROGRAMS)
     width = max(N, operands.MIN_ROW_BYTES // F32.itemsize)
     pw = operands._zeros_like_input(x2, (P, width), F32)
-    pb = pw if rms else operands._zeros_like_input(x2, (P, width), F32)
+    # RMS norm writes no pb: a one-row stand-in (not pw: numpy arguments are copied in and
+    # out one by one, so an array passed twice would come back as its last copy)
+    pb = operands._zeros_like_input(x2, (1 if rms else P, width), F32)
     buffer, result = operands.output_buffer(None, x2, x2.shape, dtype)
     norm_backward_kernel.on(target)[(P,)](
         operands.fit_rows(dy2, "dy"), operands.fit_rows(x2, "x"), w, mean1, rstd1, buffer, pw, pb,
