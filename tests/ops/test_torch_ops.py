@@ -33,6 +33,8 @@ I8B = RNG.integers(-128, 128, (48, 64)).astype(np.int8)          # stored [N, K]
 X = (RNG.standard_normal((2, 3, 40)) * 3).astype(np.float32)
 W, WB = RNG.standard_normal(40).astype(np.float32), RNG.standard_normal(40).astype(np.float32)
 Q = RNG.standard_normal((1, 2, 20, 64)).astype(np.float16)
+STAT6 = RNG.random(6).astype(np.float32) + 0.5                   # a row statistic of X's 2 x 3 rows
+TARGETS = RNG.integers(0, 40, (2, 3)).astype(np.int64)
 
 #: (op, positional arguments, keyword arguments) with numpy arrays and dtypes; the torch
 #: side gets tensors and torch dtypes in their places
@@ -50,6 +52,16 @@ CASES = {
     "rms_norm bf16": ("rms_norm", (X.astype(BF16), W.astype(np.float16), 1e-6), {}),
     "attention f16 causal": ("attention", (Q, Q[:, ::-1].copy(), Q[:, :, ::-1].copy()), {"causal": True}),
     "attention bf16 scale": ("attention", (Q.astype(BF16),) * 3, {"scale": 0.5}),
+    "log_softmax f16": ("log_softmax", (X.astype(np.float16),), {}),
+    "softmax_backward f32": ("softmax_backward", (X, X[::-1].copy()), {}),
+    "log_softmax_backward bf16": ("log_softmax_backward", (X.astype(BF16), X.astype(BF16)), {}),
+    "layer_norm_backward f16": ("layer_norm_backward", (X.astype(np.float16), X.astype(np.float16), W,
+                                                        STAT6, STAT6), {}),
+    "rms_norm_backward f32": ("rms_norm_backward", (X, X, W.astype(np.float16), STAT6), {}),
+    "cross_entropy mean": ("cross_entropy", (X, TARGETS), {}),
+    "cross_entropy none": ("cross_entropy", (X.astype(np.float16), TARGETS), {"reduction": "none"}),
+    "cross_entropy_forward": ("cross_entropy_forward", (X, TARGETS), {}),
+    "cross_entropy_backward": ("cross_entropy_backward", (X.astype(BF16), TARGETS, STAT6, STAT6), {}),
 }
 
 #: the same refusals from the numpy entry point and from the fake (tracing) implementation
@@ -63,6 +75,10 @@ REFUSALS = {
     "layer_norm weight shape": ("layer_norm", (X, W[:8], WB, 1e-5), {}),
     "attention head dim 32": ("attention", (Q[..., :32].copy(),) * 3, {}),
     "attention shapes differ": ("attention", (Q, Q[:, :1].copy(), Q), {}),
+    "softmax_backward dy shape": ("softmax_backward", (X, X[:1].copy()), {}),
+    "layer_norm_backward dy dtype": ("layer_norm_backward", (I8A, A16, W[:1].repeat(64), STAT6, STAT6), {}),
+    "cross_entropy targets shape": ("cross_entropy", (X, TARGETS[:1].copy()), {}),
+    "cross_entropy reduction": ("cross_entropy", (X, TARGETS), {"reduction": "max"}),
 }
 
 
@@ -131,20 +147,26 @@ def test_register_without_torch_or_with_an_old_one_says_what_is_missing(monkeypa
 
 
 def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
-    """All five ops register (CI: on a machine without XPU), once (a second call returns the same
+    """All ops register (CI: on a machine without XPU), once (a second call returns the same
     ops, no "already registered"), each schema taking the numpy entry point's arguments
-    with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target)."""
+    with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target); a
+    ``return_stats`` flag, which changes how many tensors come back, is a torch op of its
+    own (``layer_norm_with_stats``: the entry point without the flag)."""
     registered = torch_ops.register()
-    assert torch_ops.register() is registered and sorted(registered) == sorted(ops.__all__)
-    for name in ops.__all__:
+    assert torch_ops.register() is registered
+    assert sorted(registered) == sorted([*ops.__all__, *torch_ops.WITH_FLAG])
+    for name in registered:
+        entry_name, _ = torch_ops.WITH_FLAG.get(name, (name, None))
         schema = getattr(xetile, name).default._schema
-        entry = inspect.signature(getattr(ops, name)).parameters
-        assert [a.name for a in schema.arguments] == [p for p in entry if p != "out"], name
+        entry = inspect.signature(getattr(ops, entry_name)).parameters
+        assert [a.name for a in schema.arguments] == [p for p in entry if p not in ("out", "return_stats")], name
         for argument in schema.arguments:
             default = entry[argument.name].default
             if default is not inspect.Parameter.empty:
                 assert argument.default_value == default, (name, argument.name)
-        assert [r.type.kind() for r in schema.returns] == ["TensorType"]
+        returns = {"layer_norm_backward": 3, "layer_norm_with_stats": 3, "rms_norm_backward": 2,
+                   "rms_norm_with_stats": 2, "cross_entropy_forward": 2}.get(name, 1)
+        assert [r.type.kind() for r in schema.returns] == ["TensorType"] * returns, name
 
 
 # --- CPU tensors: refused with our message -------------------------------------------------
@@ -186,8 +208,12 @@ def test_fake_gives_the_shape_and_dtype_the_op_returns(torch, xetile, case):
     mode = FakeTensorMode()
     with mode:
         fake = _call(xetile, CASES[case], _fake_xpu(torch, mode), torch)
-    assert tuple(fake.shape) == real.shape and fake.dtype == _torch_dtype(torch, real.dtype), case
-    assert fake.device.type == "xpu"
+    reals, fakes = (r if isinstance(r, tuple) else (r,) for r in (real, fake))
+    assert len(fakes) == len(reals), case
+    for r, f in zip(reals, fakes):
+        r = np.asarray(r)
+        assert tuple(f.shape) == r.shape and f.dtype == _torch_dtype(torch, r.dtype), case
+        assert f.device.type == "xpu"
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))
@@ -249,7 +275,8 @@ def test_torch_compile_keeps_each_op_as_one_node(torch, xetile):
 
 
 @pytest.mark.parametrize("case", ["matmul transposed, bias, gelu", "matmul int8 -> int32", "softmax bf16 dim=2",
-                                  "layer_norm f16", "rms_norm bf16", "attention f16 causal"])
+                                  "layer_norm f16", "rms_norm bf16", "attention f16 causal",
+                                  "layer_norm_backward f16", "cross_entropy_forward"])
 def test_opcheck_on_meta_tensors(torch, xetile, case):
     """torch.library.opcheck's schema, autograd-registration, fake-tensor and AOT-dispatch
     (dynamic shapes) checks.  The kernel needs XPU tensors, so the tensors are meta: their

@@ -6,6 +6,10 @@ tiles from a per-target table (:mod:`.configs`) and a :class:`~xetile_dsl.errors
 for what it does not support."""
 from .attention import attention
 from .matmul import matmul
-from .rows import layer_norm, rms_norm, softmax
+from .losses import cross_entropy, cross_entropy_backward, cross_entropy_forward
+from .rows import layer_norm, log_softmax, rms_norm, softmax
+from .rows_backward import layer_norm_backward, log_softmax_backward, rms_norm_backward, softmax_backward
 
-__all__ = ["attention", "layer_norm", "matmul", "rms_norm", "softmax"]
+__all__ = ["attention", "cross_entropy", "cross_entropy_backward", "cross_entropy_forward", "layer_norm",
+           "layer_norm_backward", "log_softmax", "log_softmax_backward", "matmul", "rms_norm", "rms_norm_backward",
+           "softmax", "softmax_backward"]

@@ -183,6 +183,14 @@ def rms_norm_backward(dy, x, weight, rstd, *, target: str | None = None):
     return _norm_backward(dy, x, weight, None, rstd, target, rms=True)
 
 
+def softmax_backward_result(y, dy, dim: int = -1) -> tuple[tuple, np.dtype]:
+    """(shape, dtype) of what :func:`softmax_backward` / :func:`log_softmax_backward` return,
+    checked as they check them, without running (for torch fake implementations)."""
+    y2, shape, dtype = _rows(y, dim, "softmax_backward")
+    _like(dy, y2, shape, "dy", "softmax_backward")
+    return shape, dtype
+
+
 def norm_backward_result(dy, x, weight, *, rms: bool) -> tuple[tuple, np.dtype, tuple, np.dtype]:
     """(dx shape, dx dtype, dweight shape, dweight dtype) of the norms' backward, checked as
     they check them, without running (for torch fake implementations)."""

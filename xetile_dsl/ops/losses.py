@@ -1,4 +1,4 @@
-"""Cross entropy over the last dimension of logits, fused and chunked for large
+"""Losses: cross entropy over the last dimension of logits, fused and chunked for large
 vocabularies: ``cross_entropy``, ``cross_entropy_forward``, ``cross_entropy_backward``.
 
 The forward kernel walks each row once in BC-column chunks with softmax's online maximum
@@ -75,16 +75,21 @@ def cross_entropy(logits, targets, reduction: str = "mean", ignore_index: int = 
     loss per row in ``targets``' shape.  Targets must be in ``[0, C)`` or ``ignore_index``.
 
     Example: ``loss = ops.cross_entropy(np.float32([[2, 1, 0]]), np.int64([0]))``"""
-    if reduction not in REDUCTIONS:
-        raise UsageError(f"cross_entropy: reduction={reduction!r}; supported: {', '.join(map(repr, REDUCTIONS))}")
-    loss, _ = cross_entropy_forward(logits, targets, ignore_index, target=target)
+    check_reduction(reduction)
+    loss, _ = _forward(logits, targets, ignore_index, target, "cross_entropy")
     shape = tuple(operands.as_array(targets, "targets").shape)
     if reduction == "none":
         return loss.reshape(shape)
     if reduction == "sum":
         return loss.sum()
     kept = (operands.as_array(targets, "targets") != ignore_index).sum()
-    return loss.sum() / kept
+    mean = loss.sum() / kept   # torch's: NaN when every target is ignored
+    return np.float32(mean) if isinstance(loss, np.ndarray) else mean
+
+
+def check_reduction(reduction: str) -> None:
+    if reduction not in REDUCTIONS:
+        raise UsageError(f"cross_entropy: reduction={reduction!r}; supported: {', '.join(map(repr, REDUCTIONS))}")
 
 
 def cross_entropy_forward(logits, targets, ignore_index: int = -100, *, target: str | None = None):
@@ -93,14 +98,18 @@ def cross_entropy_forward(logits, targets, ignore_index: int = -100, *, target: 
     (the leading dimensions flattened); ``lse`` is what :func:`cross_entropy_backward` takes.
 
     Example: ``loss_rows, lse = ops.cross_entropy_forward(logits, targets)``"""
-    x2, t1 = _operands(logits, targets, "cross_entropy_forward")
+    return _forward(logits, targets, ignore_index, target, "cross_entropy_forward")
+
+
+def _forward(logits, targets, ignore_index, target, op: str):
+    x2, t1 = _operands(logits, targets, op)
     rows, N = x2.shape
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
     loss, loss_result = operands.output_buffer(None, x2, (rows,), F32)
     lse, lse_result = operands.output_buffer(None, x2, (rows,), F32)
     cross_entropy_forward_kernel.on(target)[(-(-rows // BM),)](
-        operands.fit_rows(x2, "logits"), t1, loss, lse, N, int(ignore_index), BM=BM, BC=BC)
+        operands.fit_rows(x2, "logits"), operands.fit_rows(t1, "targets"), loss, lse, N, int(ignore_index), BM=BM, BC=BC)
     return operands.copy_back(loss, loss_result), operands.copy_back(lse, lse_result)
 
 
@@ -121,20 +130,20 @@ def cross_entropy_backward(logits, targets, lse, dloss_rows, ignore_index: int =
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(None, x2, x2.shape, dtype)
     cross_entropy_backward_kernel.on(target)[(-(-rows // BM),)](
-        operands.fit_rows(x2, "logits"), t1, lse1, dloss1, buffer, N, int(ignore_index),
+        operands.fit_rows(x2, "logits"), operands.fit_rows(t1, "targets"), lse1, dloss1, buffer, N, int(ignore_index),
         OUT=_xt(dtype), BM=BM, BC=BC)
     return operands.copy_back(buffer, result).reshape(tuple(operands.as_array(logits, "logits").shape))
 
 
-def cross_entropy_result(logits, targets) -> tuple[int, np.dtype]:
-    """(rows, logits dtype) of the cross entropy ops, checked as they check them, without
-    running (for torch fake implementations)."""
-    x2, _ = _operands(logits, targets, "cross_entropy")
+def cross_entropy_result(logits, targets, op: str = "cross_entropy") -> tuple[int, np.dtype]:
+    """(rows, logits dtype) of the cross entropy op ``op``, checked as it checks them,
+    without running (for torch fake implementations)."""
+    x2, _ = _operands(logits, targets, op)
     return x2.shape[0], operands.dtype_of(x2)
 
 
 def _operands(logits, targets, op: str):
-    """(logits as [rows, C], targets as a 1-D integer array of rows elements)."""
+    """(logits as [rows, C], targets as a 1-D integer array of rows elements), checked."""
     x2, shape, _ = _rows(logits, -1, op)
     t = operands.as_array(targets, "targets")
     if tuple(t.shape) != shape[:-1]:
@@ -143,7 +152,7 @@ def _operands(logits, targets, op: str):
     d = operands.dtype_of(t)
     if d.kind not in "iu":
         raise UsageError(f"{op}: targets must be integer class indices (int32 or int64), got {d}")
-    return x2, operands.fit_rows(t.reshape(x2.shape[0]), "targets")
+    return x2, t.reshape(x2.shape[0])
 
 
 def _row_f32(a, rows: int, what: str, op: str):
