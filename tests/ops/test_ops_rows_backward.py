@@ -147,13 +147,13 @@ def _norm_backward_ref(x, w, b, dy, eps, target, rms, grad_dtype):
     e2 = mean(|g| e_x) + (N + C + 3) u mean|g xhat|; t = g - c1 - xhat c2 within
     e_t = u|g| + e1 + e_x |c2| + |xhat| e2 + 3u (|g| + |c1| + |xhat c2|), and
     dx = t rstd within e_t rstd + |t| rstd (r + u).  dw = sum_rows dy xhat: the rows' e_x
-    times |dy| plus R + P + 2 additions in f32 (R rows in per-program partial sums, P
-    partials summed again); db = sum dy likewise.  Each rounds to its dtype."""
+    times |dy| plus R + P BM + 2 additions in f32 (R rows added into the programs' BM
+    partial rows each, then the P BM partial rows summed); db = sum dy likewise.  Each rounds to its dtype."""
     x64, w64, dy64 = (np.asarray(a, np.float64) for a in (x, w, dy))
     rows, n = x64.shape
-    chunk = configs.row_tiles(target)[1]
+    mean, dmean, rstd, r = _stat_errors(x64, eps, configs.row_tiles(target)[1], rms)
+    bm, chunk = configs.norm_backward_tiles(target)
     c = -(-n // chunk)
-    mean, dmean, rstd, r = _stat_errors(x64, eps, chunk, rms)
     d = x64 - mean
     xhat = d * rstd
     e_x = (dmean + U * np.abs(d)) * rstd + np.abs(xhat) * (r + 2 * U)
@@ -164,9 +164,8 @@ def _norm_backward_ref(x, w, b, dy, eps, target, rms, grad_dtype):
     e2 = (np.abs(g) * e_x).mean(-1, keepdims=True) + (n + c + 3) * U * np.abs(g * xhat).mean(-1, keepdims=True)
     t = g - c1 - xhat * c2
     e_t = U * np.abs(g) + e1 + e_x * np.abs(c2) + np.abs(xhat) * e2 + 3 * U * (np.abs(g) + np.abs(c1) + np.abs(xhat * c2))
-    bm = configs.row_tiles(target)[0]
-    programs = min(-(-rows // bm), rows_backward.MAX_PARTIAL_PROGRAMS)
-    k = (rows + programs + 2) * U
+    partial_rows = bm * min(-(-rows // bm), max(1, rows_backward.MAX_PARTIAL_ROWS // bm))
+    k = (rows + partial_rows + 2) * U
     e_dw = (np.abs(dy64) * e_x).sum(0) + k * np.abs(dy64 * xhat).sum(0)
     e_db = k * np.abs(dy64).sum(0)
 
@@ -228,7 +227,7 @@ def test_norm_backward_partials_over_several_row_blocks(target, monkeypatch):
     """More row blocks than first-stage programs (the cap lowered to 3), so each program
     walks several blocks and adds into its partial row: within the bound, and the same
     bits on a second run (no atomics: the reduction order is fixed)."""
-    monkeypatch.setattr(rows_backward, "MAX_PARTIAL_PROGRAMS", 3)
+    monkeypatch.setattr(rows_backward, "MAX_PARTIAL_ROWS", 3 * configs.row_tiles(target)[0])
     rows = 7 * configs.row_tiles(target)[0] + 1
     _check_norm(rows, 300, F16, target, rms=False)
     x, dy = _data(rows, 300, F16)

@@ -9,9 +9,10 @@ Statistics come from the forward pass (the softmax output, the norms' f32 ``mean
 
 The norms' ``dweight`` / ``dbias`` are sums over all rows, reduced in two stages
 (docs/decisions/029-two-stage-weight-gradients.md): the first kernel's programs each walk
-every P-th block of rows and add their ``dy * xhat`` and ``dy`` column sums into their own
-row of a zeroed ``[P, N]`` f32 buffer (a plain read-modify-write: no other program touches
-that row); a second kernel sums the P rows per column.  No atomics, so the result is
+every P-th block of BM rows and add their ``dy * xhat`` and ``dy`` into their own BM rows
+of a zeroed ``[P * BM, N]`` f32 buffer (a plain read-modify-write of whole tiles, block
+messages: no other program touches those rows); a second kernel sums the P * BM rows per
+column.  No atomics, so the result is
 deterministic: the same inputs give the same bits on every run.  Padding rows and columns
 read as 0 (the tiles' padding, or ``operands.fit_rows``' zeros), so ``dy = 0`` there
 contributes nothing and no mask is needed."""
@@ -26,10 +27,10 @@ from ..errors import UsageError
 from . import configs, operands
 from .rows import FLOAT_INPUTS, _norm_operands, _rows, _unflat, _xt
 
-#: at most this many first-stage programs (rows of the f32 partial-sum buffer): bounds
-#: the buffer (P x N x 4 bytes) and the second stage's reads, and still gives every
-#: Xe core of the largest target several programs
-MAX_PARTIAL_PROGRAMS = 256
+#: at most this many rows in the f32 partial-sum buffer (first-stage programs times BM):
+#: bounds the buffer (1024 x N x 4 bytes) and the second stage's reads, and leaves 256
+#: programs (PVC's BM = 4) to keep every Xe core busy
+MAX_PARTIAL_ROWS = 1024
 F32 = np.dtype(np.float32)
 
 
@@ -70,9 +71,9 @@ def softmax_backward_kernel(y, dy, dx, N, LOG: xt.constexpr, OUT: xt.constexpr,
 def norm_backward_kernel(dy, x, w, mean, rstd, dx, pw, pb, rows, N, RMS: xt.constexpr,
                          OUT: xt.constexpr, BM: xt.constexpr, BC: xt.constexpr):
     """dx of layer norm (RMS norm with RMS) for the row blocks pid, pid + P, ... (P the
-    programs), with xhat = (x - mean) * rstd and g = dy * w:
+    programs), with xhat = (x - mean) * rstd and g = dy * w (w 1-D):
     dx = rstd * (g - mean(g) - xhat * mean(g * xhat)) (RMS: no mean(g) term); adds the
-    blocks' column sums of dy * xhat (and dy) into row pid of pw (and pb)."""
+    blocks' dy * xhat (and dy) into rows pid * BM .. pid * BM + BM - 1 of pw (and pb)."""
     pid = xt.program_id(0)
     for r0 in range(pid * BM, rows, xt.num_programs(0) * BM):
         rs = xt.load_tile(xt.init_tile(rstd, [r0], [BM]))[:, None]
@@ -83,7 +84,7 @@ def norm_backward_kernel(dy, x, w, mean, rstd, dx, pw, pb, rows, N, RMS: xt.cons
         c2 = xt.zeros([BM, 1], xt.float32)
         tx = xt.init_tile(x, [r0, 0], [BM, BC])
         tdy = xt.init_tile(dy, [r0, 0], [BM, BC])
-        tw = xt.init_tile(w, [0, 0], [1, BC])
+        tw = xt.init_tile(w, [0], [BC])
         for c in range(0, N, BC):
             xhat = (xt.astype(xt.load_tile(tx), xt.float32) - mu) * rs
             g = xt.astype(xt.load_tile(tdy), xt.float32) * xt.astype(xt.load_tile(tw), xt.float32)
@@ -91,15 +92,15 @@ def norm_backward_kernel(dy, x, w, mean, rstd, dx, pw, pb, rows, N, RMS: xt.cons
             c2 = c2 + xt.sum(g * xhat, axis=1)
             tx = xt.update_tile_offset(tx, 0, BC)
             tdy = xt.update_tile_offset(tdy, 0, BC)
-            tw = xt.update_tile_offset(tw, 0, BC)
+            tw = xt.update_tile_offset(tw, BC)
         c1 = c1 / N
         c2 = c2 / N
         tx = xt.init_tile(x, [r0, 0], [BM, BC])
         tdy = xt.init_tile(dy, [r0, 0], [BM, BC])
-        tw = xt.init_tile(w, [0, 0], [1, BC])
+        tw = xt.init_tile(w, [0], [BC])
         tdx = xt.init_tile(dx, [r0, 0], [BM, BC])
-        tpw = xt.init_tile(pw, [pid, 0], [1, BC])
-        tpb = xt.init_tile(pb, [pid, 0], [1, BC])
+        tpw = xt.init_tile(pw, [pid * BM, 0], [BM, BC])
+        tpb = xt.init_tile(pb, [pid * BM, 0], [BM, BC])
         for c in range(0, N, BC):
             xhat = (xt.astype(xt.load_tile(tx), xt.float32) - mu) * rs
             g = xt.astype(xt.load_tile(tdy), xt.float32)
@@ -109,12 +110,12 @@ def norm_backward_kernel(dy, x, w, mean, rstd, dx, pw, pb, rows, N, RMS: xt.cons
             else:
                 d = (gw - c1 - xhat * c2) * rs
             xt.store_tile(xt.astype(d, OUT), tdx)
-            xt.store_tile(xt.load_tile(tpw) + xt.sum(g * xhat, axis=0), tpw)
+            xt.store_tile(xt.load_tile(tpw) + g * xhat, tpw)
             if not RMS:
-                xt.store_tile(xt.load_tile(tpb) + xt.sum(g, axis=0), tpb)
+                xt.store_tile(xt.load_tile(tpb) + g, tpb)
             tx = xt.update_tile_offset(tx, 0, BC)
             tdy = xt.update_tile_offset(tdy, 0, BC)
-            tw = xt.update_tile_offset(tw, 0, BC)
+            tw = xt.update_tile_offset(tw, BC)
             tdx = xt.update_tile_offset(tdx, 0, BC)
             tpw = xt.update_tile_offset(tpw, 0, BC)
             tpb = xt.update_tile_offset(tpb, 0, BC)
@@ -202,19 +203,20 @@ def norm_backward_result(dy, x, weight, *, rms: bool) -> tuple[tuple, np.dtype, 
 
 def _norm_backward(dy, x, weight, mean, rstd, target, rms: bool):
     op = "rms_norm_backward" if rms else "layer_norm_backward"
-    x2, shape, dtype, w, _ = _norm_operands(x, weight, None, rms)
+    x2, shape, dtype, _, _ = _norm_operands(x, weight, None, rms)
     rows, N = x2.shape
+    w = operands.fit_rows(operands.as_array(weight, "weight").reshape(N), "weight")   # 1-D: one-row blocks
     dy2 = _like(dy, x2, shape, "dy", op)
     rstd1 = _stat(rstd, rows, "rstd", op)
     mean1 = rstd1 if rms else _stat(mean, rows, "mean", op)
     target = configs.resolve_target(target)
-    BM, BC = configs.row_tiles(target)
-    P = min(-(-rows // BM), MAX_PARTIAL_PROGRAMS)
+    BM, BC = configs.norm_backward_tiles(target)
+    P = min(-(-rows // BM), max(1, MAX_PARTIAL_ROWS // BM))
     width = max(N, operands.MIN_ROW_BYTES // F32.itemsize)
-    pw = operands._zeros_like_input(x2, (P, width), F32)
+    pw = operands._zeros_like_input(x2, (P * BM, width), F32)
     # RMS norm writes no pb: a one-row stand-in (not pw: numpy arguments are copied in and
     # out one by one, so an array passed twice would come back as its last copy)
-    pb = operands._zeros_like_input(x2, (1 if rms else P, width), F32)
+    pb = operands._zeros_like_input(x2, (BM if rms else P * BM, width), F32)
     buffer, result = operands.output_buffer(None, x2, x2.shape, dtype)
     norm_backward_kernel.on(target)[(P,)](
         operands.fit_rows(dy2, "dy"), operands.fit_rows(x2, "x"), w, mean1, rstd1, buffer, pw, pb,
