@@ -104,8 +104,8 @@ def test_softmax_backward_interpreter(rows, n, dtype):
 
 
 def test_softmax_backward_cpu_device():
-    """softmax_backward alone (log_softmax's kernels differ from it and from the interpreter's
-    run above in one constexpr branch each; their compile would double this test's time)."""
+    """softmax_backward alone (log_softmax's kernel and the backward's LOG branch run in the
+    interpreter above; their compile would double this test's time)."""
     _check_softmaxes(5, 300, F16, "cpu-pvc", log=False)
 
 

@@ -31,9 +31,8 @@ NEG_BIG = -3.0e38   # the running maximum's start: finite, so exp(start - max) i
 
 
 @xd.jit
-def softmax_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BC: xt.constexpr, LOG: xt.constexpr = False):
-    """y = softmax of each row of x[:, :N] (online max and sum, then one normalising pass);
-    with LOG, y = log_softmax = x - max - log(sum)."""
+def softmax_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BC: xt.constexpr):
+    """y = softmax of each row of x[:, :N] (online max and sum, then one normalising pass)."""
     row = xt.program_id(0) * BM
     m = xt.full([BM, 1], NEG_BIG, xt.float32)
     s = xt.zeros([BM, 1], xt.float32)
@@ -48,13 +47,33 @@ def softmax_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BC: xt.constexp
     tx = xt.init_tile(x, [row, 0], [BM, BC])
     ty = xt.init_tile(y, [row, 0], [BM, BC])
     inv = 1.0 / s
+    for c in range(0, N, BC):
+        e = xt.exp(xt.astype(xt.load_tile(tx), xt.float32) - m) * inv
+        xt.store_tile(xt.astype(e, OUT), ty)
+        tx = xt.update_tile_offset(tx, 0, BC)
+        ty = xt.update_tile_offset(ty, 0, BC)
+
+
+@xd.jit
+def log_softmax_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BC: xt.constexpr):
+    """y = log_softmax of each row of x[:, :N] = x - (max + log(sum exp(x - max))): the
+    online pass of softmax_kernel, then one subtracting pass."""
+    row = xt.program_id(0) * BM
+    m = xt.full([BM, 1], NEG_BIG, xt.float32)
+    s = xt.zeros([BM, 1], xt.float32)
+    tx = xt.init_tile(x, [row, 0], [BM, BC])
+    for c in range(0, N, BC):
+        cols = xt.arange(0, BC) + c
+        v = xt.where(cols < N, xt.astype(xt.load_tile(tx), xt.float32), float("-inf"))
+        m_new = xt.maximum(m, xt.max(v, axis=1))
+        s = s * xt.exp(m - m_new) + xt.sum(xt.exp(v - m_new), axis=1)
+        m = m_new
+        tx = xt.update_tile_offset(tx, 0, BC)
+    tx = xt.init_tile(x, [row, 0], [BM, BC])
+    ty = xt.init_tile(y, [row, 0], [BM, BC])
     shift = m + xt.log(s)
     for c in range(0, N, BC):
-        if LOG:
-            e = xt.astype(xt.load_tile(tx), xt.float32) - shift
-        else:
-            e = xt.exp(xt.astype(xt.load_tile(tx), xt.float32) - m) * inv
-        xt.store_tile(xt.astype(e, OUT), ty)
+        xt.store_tile(xt.astype(xt.astype(xt.load_tile(tx), xt.float32) - shift, OUT), ty)
         tx = xt.update_tile_offset(tx, 0, BC)
         ty = xt.update_tile_offset(ty, 0, BC)
 
@@ -121,8 +140,9 @@ def _softmax(x, dim, out, target, log: bool):
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
-    softmax_kernel.on(target)[(-(-x2.shape[0] // BM),)](
-        operands.fit_rows(x2, "x"), buffer, x2.shape[1], OUT=_xt(dtype), BM=BM, BC=BC, LOG=log)
+    kernel = log_softmax_kernel if log else softmax_kernel
+    kernel.on(target)[(-(-x2.shape[0] // BM),)](
+        operands.fit_rows(x2, "x"), buffer, x2.shape[1], OUT=_xt(dtype), BM=BM, BC=BC)
     return _unflat(operands.copy_back(buffer, result), shape, out)
 
 
