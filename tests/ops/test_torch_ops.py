@@ -216,6 +216,21 @@ def test_fake_gives_the_shape_and_dtype_the_op_returns(torch, xetile, case):
         assert f.device.type == "xpu"
 
 
+@pytest.mark.parametrize("name", sorted(torch_ops.WITH_FLAG))
+def test_fake_of_the_with_stats_ops_matches_return_stats(torch, xetile, name):
+    """``layer_norm_with_stats`` / ``rms_norm_with_stats`` trace to what the numpy entry point
+    returns with ``return_stats=True``: (y, mean, rstd) / (y, rstd), the statistics f32 per row."""
+    from torch._subclasses.fake_tensor import FakeTensorMode  # torch is optional
+
+    entry, _ = torch_ops.WITH_FLAG[name]
+    args = (X.astype(np.float16), W, WB, 1e-5) if entry == "layer_norm" else (X.astype(np.float16), W, 1e-6)
+    real = getattr(ops, entry)(*args, return_stats=True, target="interpret")
+    mode = FakeTensorMode()
+    with mode:
+        fake = _call(xetile, (name, args, {}), _fake_xpu(torch, mode), torch)
+    assert [(tuple(f.shape), f.dtype) for f in fake] == [(r.shape, _torch_dtype(torch, r.dtype)) for r in real]
+
+
 @pytest.mark.parametrize("case", list(REFUSALS))
 def test_fake_refuses_what_the_op_refuses(torch, xetile, case):
     """Tracing a call the op would refuse fails at trace time with the op's own message."""
