@@ -1,7 +1,7 @@
 """The ops' machine code for pvc and bmg (Intel's offline compiler, report()): flash attention's
 key loop (transposed: S^T = K Q^T, O^T = V^T P^T) has both products on DPAS, reads V^T
 with transposed 2D block messages, stays within its measured instructions per DPAS, and
-neither it (D = 64, 128) nor softmax spills; softmax
+neither it (D = 64, 128) nor softmax nor the layer norm backward spills; softmax
 reads its chunks with 2D block loads (the chunk loop makes this hold at any width,
 8K columns included).  On ARC (dg2-g10) attention's key loop also has both products on
 DPAS, the second one's operand A re-laid out by lane shuffles, without spills."""
@@ -18,6 +18,7 @@ from xetile_dsl.ops.matmul import XT_DTYPES, matmul_kernel
 from xetile_dsl.tools import ocloc
 from xetile_dsl.tools.isa import instructions
 from xetile_dsl.ops.rows import softmax_kernel
+from xetile_dsl.ops.rows_backward import norm_backward_kernel
 
 F16 = XT_DTYPES["float16"]
 ATTENTION_SIG = ROWS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]",
@@ -104,3 +105,22 @@ def test_matmul_m1_runs_one_row_dpas(ocloc_path):
     # 8 dpas (13 and 14 per 4 dpas in one step); one more is the second step's load payload
     assert len(instructions(one_loop)) <= len(instructions(eight_loop)) + 1
     assert one.asm["zebin"].spill_size("matmul_kernel") == 0
+
+
+NORM_BACKWARD_SIG = {"dy": "f16[:,:]", "x": "f16[:,:]", "w": "f32[:]", "mean": "f32[:]", "rstd": "f32[:]",
+                     "dx": "f16[:,:]", "pw": "f32[:,:]", "pb": "f32[:,:]", "rows": "i32", "N": "i32"}
+
+
+@pytest.mark.parametrize("target", ["pvc", "arc"])
+def test_norm_backward_isa(target, ocloc_path):
+    """The layer norm backward kernel (rows_backward.py) at configs.norm_backward_tiles does
+    not spill (ARC's chunk is the one that does not: configs.NORM_BACKWARD_CHUNK); on PVC
+    both chunk loops, the partial-sum read-modify-write included, are 2D block messages only."""
+    BM, BC = configs.norm_backward_tiles(target)
+    report = xd.compile(norm_backward_kernel, NORM_BACKWARD_SIG, {"RMS": False, "OUT": F16, "BM": BM, "BC": BC},
+                        target=target).report()
+    assert report.spill_bytes == 0
+    if target == "pvc":
+        assert len(report.loops) == 2
+        assert all(loop.counts.get("load2d", 0) > 0 and loop.counts.get("gather", 0) == 0 and
+                   loop.counts.get("scatter", 0) == 0 for loop in report.loops)

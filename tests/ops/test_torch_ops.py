@@ -42,6 +42,8 @@ WQ = ops.quantize_weights(RNG.standard_normal((256, 45)).astype(np.float16))    
 #: the ops registered as torch ops: all but quantize_weights, a numpy host helper whose
 #: outputs matmul_wq takes
 TORCH_OPS = [name for name in ops.__all__ if name != "quantize_weights"]
+STAT6 = RNG.random(6).astype(np.float32) + 0.5                   # a row statistic of X's 2 x 3 rows
+TARGETS = RNG.integers(0, 40, (2, 3)).astype(np.int64)
 
 #: (op, positional arguments, keyword arguments) with numpy arrays and dtypes; the torch
 #: side gets tensors and torch dtypes in their places
@@ -65,6 +67,16 @@ CASES = {
     "matmul_backward bf16 trans_a": ("matmul_backward", (A16.T.astype(BF16), B16.astype(BF16), A16[:, :48].copy()),
                                      {"trans_a": True}),
     "matmul_wq int4 f16": ("matmul_wq", (XQ, *WQ), {}),
+    "log_softmax f16": ("log_softmax", (X.astype(np.float16),), {}),
+    "softmax_backward f32": ("softmax_backward", (X, X[::-1].copy()), {}),
+    "log_softmax_backward bf16": ("log_softmax_backward", (X.astype(BF16), X.astype(BF16)), {}),
+    "layer_norm_backward f16": ("layer_norm_backward", (X.astype(np.float16), X.astype(np.float16), W,
+                                                        STAT6, STAT6), {}),
+    "rms_norm_backward f32": ("rms_norm_backward", (X, X, W.astype(np.float16), STAT6), {}),
+    "cross_entropy mean": ("cross_entropy", (X, TARGETS), {}),
+    "cross_entropy none": ("cross_entropy", (X.astype(np.float16), TARGETS), {"reduction": "none"}),
+    "cross_entropy_forward": ("cross_entropy_forward", (X, TARGETS), {}),
+    "cross_entropy_backward": ("cross_entropy_backward", (X.astype(BF16), TARGETS, STAT6, STAT6), {}),
 }
 
 #: the LLM row ops (test_ops_llm_rows.py tests their torch ops; rope and add_rms_norm
@@ -88,6 +100,10 @@ REFUSALS = {
     "attention shapes differ": ("attention", (Q, Q[:, :1].copy(), Q), {}),
     "decode_attention heads not divisible": ("decode_attention", (DQ[:, :3].copy(), DK, DK, DTABLE, DLENS), {}),
     "matmul_wq K not a group multiple": ("matmul_wq", (XQ[:, :200].copy(), *WQ), {}),
+    "softmax_backward dy shape": ("softmax_backward", (X, X[:1].copy()), {}),
+    "layer_norm_backward dy dtype": ("layer_norm_backward", (I8A, A16, W[:1].repeat(64), STAT6, STAT6), {}),
+    "cross_entropy targets shape": ("cross_entropy", (X, TARGETS[:1].copy()), {}),
+    "cross_entropy reduction": ("cross_entropy", (X, TARGETS), {"reduction": "max"}),
 }
 
 
@@ -158,20 +174,25 @@ def test_register_without_torch_or_with_an_old_one_says_what_is_missing(monkeypa
 def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
     """Every op registers (CI: on a machine without XPU), once (a second call returns the same
     ops, no "already registered"), each schema taking the numpy entry point's arguments
-    with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target)."""
+    with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target); a
+    ``return_stats`` flag, which changes how many tensors come back, is a torch op of its
+    own (``layer_norm_with_stats``: the entry point without the flag)."""
     registered = torch_ops.register()
-    assert torch_ops.register() is registered and sorted(registered) == sorted(TORCH_OPS)
-    for name in TORCH_OPS:
+    assert torch_ops.register() is registered
+    assert sorted(registered) == sorted([*TORCH_OPS, *torch_ops.WITH_FLAG])
+    for name in registered:
+        entry_name, _ = torch_ops.WITH_FLAG.get(name, (name, None))
         schema = getattr(xetile, name).default._schema
-        entry = inspect.signature(getattr(ops, name)).parameters
-        assert [a.name for a in schema.arguments] == [p for p in entry if p != "out"], name
+        entry = inspect.signature(getattr(ops, entry_name)).parameters
+        assert [a.name for a in schema.arguments] == [p for p in entry if p not in ("out", "return_stats")], name
         for argument in schema.arguments:
             default = entry[argument.name].default
             if default is not inspect.Parameter.empty:
                 assert argument.default_value == default, (name, argument.name)
         # rope rotates q and k in place and returns nothing (a custom op may not return its inputs)
-        returns = {"matmul_backward": 3, "rope": 0}.get(name, 1)
-        assert [r.type.kind() for r in schema.returns] == ["TensorType"] * returns
+        returns = {"matmul_backward": 3, "rope": 0, "layer_norm_backward": 3, "layer_norm_with_stats": 3,
+                   "rms_norm_backward": 2, "rms_norm_with_stats": 2, "cross_entropy_forward": 2}.get(name, 1)
+        assert [r.type.kind() for r in schema.returns] == ["TensorType"] * returns, name
 
 
 # --- CPU tensors: run, copied in and out; other devices refused with our message -----------
@@ -240,10 +261,27 @@ def test_fake_gives_the_shape_and_dtype_the_op_returns(torch, xetile, case):
     mode = FakeTensorMode()
     with mode:
         fake = _results(_call(xetile, CASES[case], _fake_xpu(torch, mode), torch))
-    for f, r in zip(fake, real, strict=True):
-        r = np.empty(0, np.float32) if r is None else r   # no bias: an empty f32 dbias
+    reals = _results(real)
+    assert len(fake) == len(reals), case
+    for f, r in zip(fake, reals):
+        r = np.empty(0, np.float32) if r is None else np.asarray(r)   # no bias: an empty f32 dbias
         assert tuple(f.shape) == r.shape and f.dtype == _torch_dtype(torch, r.dtype), case
         assert f.device.type == "xpu"
+
+
+@pytest.mark.parametrize("name", sorted(torch_ops.WITH_FLAG))
+def test_fake_of_the_with_stats_ops_matches_return_stats(torch, xetile, name):
+    """``layer_norm_with_stats`` / ``rms_norm_with_stats`` trace to what the numpy entry point
+    returns with ``return_stats=True``: (y, mean, rstd) / (y, rstd), the statistics f32 per row."""
+    from torch._subclasses.fake_tensor import FakeTensorMode  # torch is optional
+
+    entry, _ = torch_ops.WITH_FLAG[name]
+    args = (X.astype(np.float16), W, WB, 1e-5) if entry == "layer_norm" else (X.astype(np.float16), W, 1e-6)
+    real = getattr(ops, entry)(*args, return_stats=True, target="interpret")
+    mode = FakeTensorMode()
+    with mode:
+        fake = _call(xetile, (name, args, {}), _fake_xpu(torch, mode), torch)
+    assert [(tuple(f.shape), f.dtype) for f in fake] == [(r.shape, _torch_dtype(torch, r.dtype)) for r in real]
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))
@@ -309,7 +347,8 @@ def test_torch_compile_keeps_each_op_as_one_node(torch, xetile):
 
 @pytest.mark.parametrize("case", ["matmul transposed, bias, gelu", "matmul int8 -> int32", "softmax bf16 dim=2",
                                   "layer_norm f16", "rms_norm bf16", "attention f16 causal",
-                                  "matmul_backward f16 bias gelu"])
+                                  "matmul_backward f16 bias gelu",
+                                  "layer_norm_backward f16", "cross_entropy_forward"])
 def test_opcheck_on_meta_tensors(torch, xetile, case):
     """torch.library.opcheck's schema, autograd-registration, fake-tensor and AOT-dispatch
     (dynamic shapes) checks.  The kernel needs XPU tensors, so the tensors are meta: their

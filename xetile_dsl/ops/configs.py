@@ -80,6 +80,20 @@ def row_tiles(target: str) -> tuple[int, int]:
     return gpu_of(target).ops_tiles().rows
 
 
+#: the norms' backward chunk (BC) where the rows tiles' spill (ocloc, f16, f32 weights):
+#: its second pass keeps x, dy, w, xhat, their products and both partial tiles live,
+#: several times the forward's footprint; on ARC (BM = 2, 8 KiB of registers per
+#: subgroup) BC = 256 spills 14560 bytes, 128 spills 864, 64 none
+NORM_BACKWARD_CHUNK = {"arc": 64}
+
+
+def norm_backward_tiles(target: str) -> tuple[int, int]:
+    """(BM, BC) of the norms' backward kernel: the row tiles, with a chunk small enough
+    not to spill (:data:`NORM_BACKWARD_CHUNK`)."""
+    bm, bc = row_tiles(target)
+    return bm, NORM_BACKWARD_CHUNK.get(gpu_of(target).name, bc)
+
+
 def attention_tiles(target: str, head_dim: int) -> tuple[int, int]:
     if target == "cpu-pvc":
         return CPU_ATTENTION_TILES[head_dim]

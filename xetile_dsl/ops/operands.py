@@ -23,7 +23,7 @@ MIN_ROW_BYTES = Block2DLimits().min_width_bytes
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
 _TORCH_NAMES = {"float16": np.float16, "bfloat16": BF16, "float32": np.float32, "int8": np.int8,
-                "uint8": np.uint8, "int32": np.int32, "float64": np.float64}
+                "uint8": np.uint8, "int32": np.int32, "int64": np.int64, "float64": np.float64}
 
 
 def is_torch(x) -> bool:

@@ -1,4 +1,5 @@
-"""Row-wise ops over the last dimension: ``softmax``, ``layer_norm``, ``rms_norm``.
+"""Row-wise ops over the last dimension: ``softmax``, ``log_softmax``, ``layer_norm``,
+``rms_norm`` (their backward passes: ``rows_backward.py``).
 
 Each program owns BM rows and walks them in chunks of BC columns, so one compiled kernel
 serves every width (up to 16K columns and beyond) with a bounded register footprint:
@@ -54,10 +55,36 @@ def softmax_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BC: xt.constexp
 
 
 @xd.jit
+def log_softmax_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BC: xt.constexpr):
+    """y = log_softmax of each row of x[:, :N] = x - (max + log(sum exp(x - max))): the
+    online pass of softmax_kernel, then one subtracting pass."""
+    row = xt.program_id(0) * BM
+    m = xt.full([BM, 1], NEG_BIG, xt.float32)
+    s = xt.zeros([BM, 1], xt.float32)
+    tx = xt.init_tile(x, [row, 0], [BM, BC])
+    for c in range(0, N, BC):
+        cols = xt.arange(0, BC) + c
+        v = xt.where(cols < N, xt.astype(xt.load_tile(tx), xt.float32), float("-inf"))
+        m_new = xt.maximum(m, xt.max(v, axis=1))
+        s = s * xt.exp(m - m_new) + xt.sum(xt.exp(v - m_new), axis=1)
+        m = m_new
+        tx = xt.update_tile_offset(tx, 0, BC)
+    tx = xt.init_tile(x, [row, 0], [BM, BC])
+    ty = xt.init_tile(y, [row, 0], [BM, BC])
+    shift = m + xt.log(s)
+    for c in range(0, N, BC):
+        xt.store_tile(xt.astype(xt.astype(xt.load_tile(tx), xt.float32) - shift, OUT), ty)
+        tx = xt.update_tile_offset(tx, 0, BC)
+        ty = xt.update_tile_offset(ty, 0, BC)
+
+
+@xd.jit
 def layer_norm_kernel(x, w, b, y, N, eps, RMS: xt.constexpr, OUT: xt.constexpr,
-                      BM: xt.constexpr, BC: xt.constexpr):
+                      BM: xt.constexpr, BC: xt.constexpr, mean_out=0, rstd_out=0,
+                      STATS: xt.constexpr = False):
     """y = (x - mean) / sqrt(var + eps) * w + b per row of x[:, :N]; with RMS,
-    y = x / sqrt(mean(x^2) + eps) * w (b unused)."""
+    y = x / sqrt(mean(x^2) + eps) * w (b unused).  With STATS, each row's f32 mean (not
+    for RMS) and rstd are also written to the 1-D arrays mean_out and rstd_out."""
     row = xt.program_id(0) * BM
     mean = xt.zeros([BM, 1], xt.float32)
     if not RMS:
@@ -75,6 +102,10 @@ def layer_norm_kernel(x, w, b, y, N, eps, RMS: xt.constexpr, OUT: xt.constexpr,
         squares = squares + xt.sum(d * d, axis=1)
         tx = xt.update_tile_offset(tx, 0, BC)
     rstd = xt.rsqrt(squares / N + eps)
+    if STATS:
+        if not RMS:
+            xt.store_tile(xt.reshape(mean, [BM]), xt.init_tile(mean_out, [row], [BM]))
+        xt.store_tile(xt.reshape(rstd, [BM]), xt.init_tile(rstd_out, [row], [BM]))
     tx = xt.init_tile(x, [row, 0], [BM, BC])
     ty = xt.init_tile(y, [row, 0], [BM, BC])
     tw = xt.init_tile(w, [0, 0], [1, BC])
@@ -93,24 +124,46 @@ def layer_norm_kernel(x, w, b, y, N, eps, RMS: xt.constexpr, OUT: xt.constexpr,
 def softmax(x, dim: int = -1, *, out=None, target: str | None = None):
     """Softmax along the last dimension of ``x`` (f16, bf16 or f32; any leading shape);
     the result has ``x``'s dtype and library (or is written to ``out``)."""
-    x2, shape, dtype = _rows(x, dim, "softmax")
+    return _softmax(x, dim, out, target, log=False)
+
+
+def log_softmax(x, dim: int = -1, *, out=None, target: str | None = None):
+    """``log(softmax(x))`` along the last dimension, computed as ``x - max - log(sum exp(x - max))``
+    (no log of a rounded-to-zero probability); dtypes and libraries as :func:`softmax`.
+
+    Example: ``y = ops.log_softmax(np.float32([[1, 2, 3]]))`` (``np.exp(y).sum() == 1``)."""
+    return _softmax(x, dim, out, target, log=True)
+
+
+def _softmax(x, dim, out, target, log: bool):
+    x2, shape, dtype = _rows(x, dim, "log_softmax" if log else "softmax")
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
-    softmax_kernel.on(target)[(-(-x2.shape[0] // BM),)](
+    kernel = log_softmax_kernel if log else softmax_kernel
+    kernel.on(target)[(-(-x2.shape[0] // BM),)](
         operands.fit_rows(x2, "x"), buffer, x2.shape[1], OUT=_xt(dtype), BM=BM, BC=BC)
     return _unflat(operands.copy_back(buffer, result), shape, out)
 
 
-def layer_norm(x, weight, bias, eps: float = 1e-5, *, out=None, target: str | None = None):
+def layer_norm(x, weight, bias, eps: float = 1e-5, *, return_stats: bool = False, out=None,
+               target: str | None = None):
     """Layer norm over the last dimension: ``(x - mean) / sqrt(var + eps) * weight + bias``
-    (biased variance, as torch); ``weight`` and ``bias`` are [N] float arrays."""
-    return _norm(x, weight, bias, eps, out, target, rms=False)
+    (biased variance, as torch); ``weight`` and ``bias`` are [N] float arrays.  With
+    ``return_stats``, ``(y, mean, rstd)``: each row's f32 mean and ``1 / sqrt(var + eps)``
+    as 1-D arrays over the rows (x's leading dimensions flattened), what
+    :func:`~xetile_dsl.ops.layer_norm_backward` takes.
+
+    Example: ``y, mean, rstd = ops.layer_norm(x, w, b, return_stats=True)``"""
+    return _norm(x, weight, bias, eps, out, target, rms=False, stats=return_stats)
 
 
-def rms_norm(x, weight, eps: float = 1e-6, *, out=None, target: str | None = None):
-    """RMS norm over the last dimension: ``x / sqrt(mean(x^2) + eps) * weight``."""
-    return _norm(x, weight, None, eps, out, target, rms=True)
+def rms_norm(x, weight, eps: float = 1e-6, *, return_stats: bool = False, out=None,
+             target: str | None = None):
+    """RMS norm over the last dimension: ``x / sqrt(mean(x^2) + eps) * weight``; with
+    ``return_stats``, ``(y, rstd)`` (f32 ``1 / sqrt(mean(x^2) + eps)`` per row, for
+    :func:`~xetile_dsl.ops.rms_norm_backward`)."""
+    return _norm(x, weight, None, eps, out, target, rms=True, stats=return_stats)
 
 
 def softmax_result(x, dim: int = -1) -> tuple[tuple, np.dtype]:
@@ -137,15 +190,24 @@ def _norm_operands(x, weight, bias, rms: bool):
     return x2, shape, dtype, w, b
 
 
-def _norm(x, weight, bias, eps, out, target, rms: bool):
+def _norm(x, weight, bias, eps, out, target, rms: bool, stats: bool = False):
     x2, shape, dtype, w, b = _norm_operands(x, weight, bias, rms)
-    N = x2.shape[1]
+    rows, N = x2.shape
     target = configs.resolve_target(target)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
-    layer_norm_kernel.on(target)[(-(-x2.shape[0] // BM),)](
-        operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC)
-    return _unflat(operands.copy_back(buffer, result), shape, out)
+    extra = {}
+    if stats:
+        rstd = operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
+        mean = rstd if rms else operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
+        extra = dict(mean_out=mean[0], rstd_out=rstd[0], STATS=True)
+    layer_norm_kernel.on(target)[(-(-rows // BM),)](
+        operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC, **extra)
+    y = _unflat(operands.copy_back(buffer, result), shape, out)
+    if not stats:
+        return y
+    rstd = operands.copy_back(*rstd)
+    return (y, rstd) if rms else (y, operands.copy_back(*mean), rstd)
 
 
 def _rows(x, dim: int, op: str):

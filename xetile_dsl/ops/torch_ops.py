@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..errors import UsageError
-from . import autograd, llm, operands, rows
+from . import autograd, llm, losses as ce, operands, rows, rows_backward
 from .attention import attention, attention_result
 from .decode_attention import decode_attention, decode_attention_result
 from .matmul import matmul, matmul_result
@@ -48,12 +48,31 @@ SCHEMAS = {
             "int? rotary_dim=None, str? target=None) -> ()",
     "silu_mul": "(Tensor x, str? target=None) -> Tensor",
     "add_rms_norm": "(Tensor x, Tensor(a!) residual, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
+    "log_softmax": "(Tensor x, int dim=-1, str? target=None) -> Tensor",
+    "softmax_backward": "(Tensor y, Tensor dy, int dim=-1, str? target=None) -> Tensor",
+    "log_softmax_backward": "(Tensor y, Tensor dy, int dim=-1, str? target=None) -> Tensor",
+    "layer_norm_backward": "(Tensor dy, Tensor x, Tensor weight, Tensor mean, Tensor rstd, str? target=None) "
+                           "-> (Tensor, Tensor, Tensor)",
+    "rms_norm_backward": "(Tensor dy, Tensor x, Tensor weight, Tensor rstd, str? target=None) -> (Tensor, Tensor)",
+    "cross_entropy": "(Tensor logits, Tensor targets, str reduction='mean', int ignore_index=-100, "
+                     "str? target=None) -> Tensor",
+    "cross_entropy_forward": "(Tensor logits, Tensor targets, int ignore_index=-100, str? target=None) "
+                             "-> (Tensor, Tensor)",
+    "cross_entropy_backward": "(Tensor logits, Tensor targets, Tensor lse, Tensor dloss_rows, int ignore_index=-100, "
+                              "str? target=None) -> Tensor",
+    # ops.layer_norm / ops.rms_norm with return_stats=True (a schema has one return arity)
+    "layer_norm_with_stats": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) "
+                             "-> (Tensor, Tensor, Tensor)",
+    "rms_norm_with_stats": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> (Tensor, Tensor)",
 }
 
 #: op name -> the arguments it writes in place (the schemas' ``(a!)``): ``rope`` rotates q
 #: and k and returns nothing (a custom op may not return its inputs), ``add_rms_norm``
 #: returns y and leaves ``x + residual`` in residual
 MUTATES = {"rope": ("q", "k"), "add_rms_norm": ("residual",)}
+
+#: torch-only names: the numpy entry point and the flag each one stands for
+WITH_FLAG = {"layer_norm_with_stats": ("layer_norm", "return_stats"), "rms_norm_with_stats": ("rms_norm", "return_stats")}
 
 _REGISTERED: dict[str, object] = {}
 
@@ -241,6 +260,109 @@ def _add_rms_norm_kernel(x, residual, weight, eps=1e-6, target=None):
 
 def _add_rms_norm_fake(x, residual, weight, eps=1e-6, target=None):
     return operands.empty_like_input(x, *llm.add_rms_norm_check(x, residual, weight))
+def _log_softmax_kernel(x, dim=-1, target=None):
+    t = _host_arrays("log_softmax", x=x)
+    x = t["x"]
+    return _as_tensor(rows.log_softmax(x, dim, target=target))
+
+
+def _softmax_backward_kernel(y, dy, dim=-1, target=None):
+    t = _host_arrays("softmax_backward", y=y, dy=dy)
+    y, dy = t["y"], t["dy"]
+    return _as_tensor(rows_backward.softmax_backward(y, dy, dim, target=target))
+
+
+def _log_softmax_backward_kernel(y, dy, dim=-1, target=None):
+    t = _host_arrays("log_softmax_backward", y=y, dy=dy)
+    y, dy = t["y"], t["dy"]
+    return _as_tensor(rows_backward.log_softmax_backward(y, dy, dim, target=target))
+
+
+def _softmax_backward_fake(y, dy, dim=-1, target=None):
+    return operands.empty_like_input(y, *rows_backward.softmax_backward_result(y, dy, dim))
+
+
+def _layer_norm_backward_kernel(dy, x, weight, mean, rstd, target=None):
+    t = _host_arrays("layer_norm_backward", dy=dy, x=x, weight=weight, mean=mean, rstd=rstd)
+    dy, x, weight, mean, rstd = t["dy"], t["x"], t["weight"], t["mean"], t["rstd"]
+    return _as_tensor(rows_backward.layer_norm_backward(dy, x, weight, mean, rstd, target=target))
+
+
+def _layer_norm_backward_fake(dy, x, weight, mean, rstd, target=None):
+    shape, dtype, wshape, wdtype = rows_backward.norm_backward_result(dy, x, weight, rms=False)
+    return (operands.empty_like_input(x, shape, dtype), operands.empty_like_input(x, wshape, wdtype),
+            operands.empty_like_input(x, wshape, wdtype))
+
+
+def _rms_norm_backward_kernel(dy, x, weight, rstd, target=None):
+    t = _host_arrays("rms_norm_backward", dy=dy, x=x, weight=weight, rstd=rstd)
+    dy, x, weight, rstd = t["dy"], t["x"], t["weight"], t["rstd"]
+    return _as_tensor(rows_backward.rms_norm_backward(dy, x, weight, rstd, target=target))
+
+
+def _rms_norm_backward_fake(dy, x, weight, rstd, target=None):
+    shape, dtype, wshape, wdtype = rows_backward.norm_backward_result(dy, x, weight, rms=True)
+    return operands.empty_like_input(x, shape, dtype), operands.empty_like_input(x, wshape, wdtype)
+
+
+def _cross_entropy_kernel(logits, targets, reduction="mean", ignore_index=-100, target=None):
+    t = _host_arrays("cross_entropy", logits=logits, targets=targets)
+    logits, targets = t["logits"], t["targets"]
+    return _as_tensor(ce.cross_entropy(logits, targets, reduction, ignore_index, target=target))
+
+
+def _cross_entropy_fake(logits, targets, reduction="mean", ignore_index=-100, target=None):
+    ce.check_reduction(reduction)
+    ce.cross_entropy_result(logits, targets)
+    shape = tuple(targets.shape) if reduction == "none" else ()
+    return operands.empty_like_input(logits, shape, ce.F32)
+
+
+def _cross_entropy_forward_kernel(logits, targets, ignore_index=-100, target=None):
+    t = _host_arrays("cross_entropy_forward", logits=logits, targets=targets)
+    logits, targets = t["logits"], t["targets"]
+    return _as_tensor(ce.cross_entropy_forward(logits, targets, ignore_index, target=target))
+
+
+def _cross_entropy_forward_fake(logits, targets, ignore_index=-100, target=None):
+    rows_, _ = ce.cross_entropy_result(logits, targets, "cross_entropy_forward")
+    return operands.empty_like_input(logits, (rows_,), ce.F32), operands.empty_like_input(logits, (rows_,), ce.F32)
+
+
+def _cross_entropy_backward_kernel(logits, targets, lse, dloss_rows, ignore_index=-100, target=None):
+    t = _host_arrays("cross_entropy_backward", logits=logits, targets=targets, lse=lse, dloss_rows=dloss_rows)
+    logits, targets, lse, dloss_rows = t["logits"], t["targets"], t["lse"], t["dloss_rows"]
+    return _as_tensor(ce.cross_entropy_backward(logits, targets, lse, dloss_rows, ignore_index, target=target))
+
+
+def _cross_entropy_backward_fake(logits, targets, lse, dloss_rows, ignore_index=-100, target=None):
+    _, dtype = ce.cross_entropy_result(logits, targets, "cross_entropy_backward")
+    return operands.empty_like_input(logits, tuple(logits.shape), dtype)
+
+
+def _layer_norm_with_stats_kernel(x, weight, bias, eps=1e-5, target=None):
+    t = _host_arrays("layer_norm_with_stats", x=x, weight=weight, bias=bias)
+    x, weight, bias = t["x"], t["weight"], t["bias"]
+    return _as_tensor(rows.layer_norm(x, weight, bias, eps, return_stats=True, target=target))
+
+
+def _layer_norm_with_stats_fake(x, weight, bias, eps=1e-5, target=None):
+    shape, dtype = rows.norm_result(x, weight, bias, rms=False)
+    stat = (int(np.prod(shape[:-1], dtype=np.int64)),)
+    return (operands.empty_like_input(x, shape, dtype), operands.empty_like_input(x, stat, np.float32),
+            operands.empty_like_input(x, stat, np.float32))
+
+
+def _rms_norm_with_stats_kernel(x, weight, eps=1e-6, target=None):
+    t = _host_arrays("rms_norm_with_stats", x=x, weight=weight)
+    x, weight = t["x"], t["weight"]
+    return _as_tensor(rows.rms_norm(x, weight, eps, return_stats=True, target=target))
+
+
+def _rms_norm_with_stats_fake(x, weight, eps=1e-6, target=None):
+    shape, dtype = rows.norm_result(x, weight, rms=True)
+    stat = (int(np.prod(shape[:-1], dtype=np.int64)),)
+    return operands.empty_like_input(x, shape, dtype), operands.empty_like_input(x, stat, np.float32)
 
 
 _IMPLEMENTATIONS = {
@@ -255,4 +377,14 @@ _IMPLEMENTATIONS = {
     "rope": (_rope_kernel, _rope_fake),
     "silu_mul": (_silu_mul_kernel, _silu_mul_fake),
     "add_rms_norm": (_add_rms_norm_kernel, _add_rms_norm_fake),
+    "log_softmax": (_log_softmax_kernel, _softmax_fake),
+    "softmax_backward": (_softmax_backward_kernel, _softmax_backward_fake),
+    "log_softmax_backward": (_log_softmax_backward_kernel, _softmax_backward_fake),
+    "layer_norm_backward": (_layer_norm_backward_kernel, _layer_norm_backward_fake),
+    "rms_norm_backward": (_rms_norm_backward_kernel, _rms_norm_backward_fake),
+    "cross_entropy": (_cross_entropy_kernel, _cross_entropy_fake),
+    "cross_entropy_forward": (_cross_entropy_forward_kernel, _cross_entropy_forward_fake),
+    "cross_entropy_backward": (_cross_entropy_backward_kernel, _cross_entropy_backward_fake),
+    "layer_norm_with_stats": (_layer_norm_with_stats_kernel, _layer_norm_with_stats_fake),
+    "rms_norm_with_stats": (_rms_norm_with_stats_kernel, _rms_norm_with_stats_fake),
 }
