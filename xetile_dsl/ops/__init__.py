@@ -5,7 +5,8 @@ torch XPU tensors, allocating its output like the input (or writing ``out=``), w
 tiles from a per-target table (:mod:`.configs`) and a :class:`~xetile_dsl.errors.UsageError`
 for what it does not support."""
 from .attention import attention
+from .attention_backward import attention_backward
 from .matmul import matmul
 from .rows import layer_norm, rms_norm, softmax
 
-__all__ = ["attention", "layer_norm", "matmul", "rms_norm", "softmax"]
+__all__ = ["attention", "attention_backward", "layer_norm", "matmul", "rms_norm", "softmax"]
