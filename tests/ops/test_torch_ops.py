@@ -52,6 +52,13 @@ CASES = {
     "attention bf16 scale": ("attention", (Q.astype(BF16),) * 3, {"scale": 0.5}),
 }
 
+#: ops returning tuples: (o, lse) and (dq, dk, dv), for the fake implementations' test
+BACKWARD_CASES = {
+    "attention_lse f16 causal": ("attention_lse", (Q, Q[:, :1].copy(), Q[:, :1].copy()), {"causal": True}),
+    "attention_backward f16 causal": ("attention_backward", (Q, Q[:, :1].copy(), Q[:, :1].copy(), Q, Q,
+                                                             np.zeros(Q.shape[:-1], np.float32)), {"causal": True}),
+}
+
 #: the same refusals from the numpy entry point and from the fake (tracing) implementation
 REFUSALS = {
     "inner dimensions": ("matmul", (A16, B16[:40]), {}),
@@ -131,20 +138,21 @@ def test_register_without_torch_or_with_an_old_one_says_what_is_missing(monkeypa
 
 
 def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
-    """All five ops register (CI: on a machine without XPU), once (a second call returns the same
+    """All the ops register (CI: on a machine without XPU), once (a second call returns the same
     ops, no "already registered"), each schema taking the numpy entry point's arguments
     with its defaults (all of them but ``out=``, e.g. matmul's out_dtype and target)."""
     registered = torch_ops.register()
-    assert torch_ops.register() is registered and sorted(registered) == sorted(ops.__all__)
+    # attention's return_lse=True is the op attention_lse (a schema returns one fixed type)
+    assert torch_ops.register() is registered and sorted(registered) == sorted([*ops.__all__, "attention_lse"])
     for name in ops.__all__:
         schema = getattr(xetile, name).default._schema
         entry = inspect.signature(getattr(ops, name)).parameters
-        assert [a.name for a in schema.arguments] == [p for p in entry if p != "out"], name
+        assert [a.name for a in schema.arguments] == [p for p in entry if p not in ("out", "return_lse")], name
         for argument in schema.arguments:
             default = entry[argument.name].default
             if default is not inspect.Parameter.empty:
                 assert argument.default_value == default, (name, argument.name)
-        assert [r.type.kind() for r in schema.returns] == ["TensorType"]
+        assert [r.type.kind() for r in schema.returns] == ["TensorType"] * (3 if name == "attention_backward" else 1)
 
 
 # --- CPU tensors: refused with our message -------------------------------------------------
@@ -167,7 +175,7 @@ def test_numpy_entry_points_refuse_cpu_tensors(torch, name):
     (move with .to('xpu'), or pass tensor.numpy()).  Attention gets whole query blocks
     (N = 32), else its "device arrays need N a multiple of the block" comes first."""
     case = ("attention", (Q[:, :, :16].repeat(2, axis=2),) * 3, {}) if name == "attention" else \
-        next(c for c in CASES.values() if c[0] == name)
+        next(c for c in [*CASES.values(), *BACKWARD_CASES.values()] if c[0] == name)
     args = [_cpu(torch)(a) if isinstance(a, np.ndarray) else a for a in case[1]]
     with pytest.raises(LaunchError, match=r"torch tensor on device 'cpu'; .*\.to\('xpu'\).*tensor\.numpy\(\)"):
         getattr(ops, name)(*args, **case[2])
@@ -188,6 +196,22 @@ def test_fake_gives_the_shape_and_dtype_the_op_returns(torch, xetile, case):
         fake = _call(xetile, CASES[case], _fake_xpu(torch, mode), torch)
     assert tuple(fake.shape) == real.shape and fake.dtype == _torch_dtype(torch, real.dtype), case
     assert fake.device.type == "xpu"
+
+
+@pytest.mark.parametrize("case", list(BACKWARD_CASES))
+def test_tuple_fakes_give_the_shapes_and_dtypes_the_op_returns(torch, xetile, case):
+    """attention_lse (``ops.attention(..., return_lse=True)``) and attention_backward: each
+    result of the fake against the numpy entry point's."""
+    from torch._subclasses.fake_tensor import FakeTensorMode  # torch is optional
+
+    name, args, kwargs = BACKWARD_CASES[case]
+    real = (ops.attention(*args, return_lse=True, target="interpret", **kwargs) if name == "attention_lse" else
+            _numpy_op(BACKWARD_CASES[case]))
+    mode = FakeTensorMode()
+    with mode:
+        fake = _call(xetile, BACKWARD_CASES[case], _fake_xpu(torch, mode), torch)
+    assert [(tuple(f.shape), f.dtype, f.device.type) for f in fake] == \
+        [(r.shape, _torch_dtype(torch, r.dtype), "xpu") for r in real]
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))

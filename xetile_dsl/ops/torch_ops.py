@@ -14,9 +14,12 @@ torch at import, and each op's keyword arguments match the numpy entry point's (
 ``out=``, a mutation: a functional op returns its result)."""
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import UsageError
 from . import operands, rows
 from .attention import attention, attention_result
+from .attention_backward import attention_backward
 from .matmul import matmul, matmul_result
 
 #: op name -> its schema (arguments and defaults as in xetile_dsl.ops; none keyword-only, since
@@ -28,13 +31,18 @@ SCHEMAS = {
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
     "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
+    "attention_lse": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) "
+                     "-> (Tensor, Tensor)",
+    "attention_backward": "(Tensor q, Tensor k, Tensor v, Tensor o, Tensor do, Tensor lse, bool causal=False, "
+                          "float? scale=None, str? target=None) -> (Tensor, Tensor, Tensor)",
 }
 
 _REGISTERED: dict[str, object] = {}
 
 
 def register() -> dict[str, object]:
-    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention}``
+    """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention,
+    attention_lse, attention_backward}``
     (once; later calls return the same); returns the custom ops by name.  A UsageError
     without torch >= 2.4."""
     if _REGISTERED:
@@ -119,10 +127,34 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
     return operands.empty_like_input(q, *attention_result(q, k, v))
 
 
+def _attention_lse_kernel(q, k, v, causal=False, scale=None, target=None):
+    """ops.attention(..., return_lse=True): (o, lse) (a schema returns one fixed tuple, so
+    the lse form is an op of its own)."""
+    _require_xpu("attention_lse", q=q, k=k, v=v)
+    return attention(q, k, v, causal=causal, scale=scale, return_lse=True, target=target)
+
+
+def _attention_lse_fake(q, k, v, causal=False, scale=None, target=None):
+    shape, dtype = attention_result(q, k, v)
+    return operands.empty_like_input(q, shape, dtype), operands.empty_like_input(q, shape[:-1], np.float32)
+
+
+def _attention_backward_kernel(q, k, v, o, do, lse, causal=False, scale=None, target=None):
+    _require_xpu("attention_backward", q=q, k=k, v=v, o=o, do=do, lse=lse)
+    return attention_backward(q, k, v, o, do, lse, causal=causal, scale=scale, target=target)
+
+
+def _attention_backward_fake(q, k, v, o, do, lse, causal=False, scale=None, target=None):
+    _, dtype = attention_result(q, k, v)
+    return tuple(operands.empty_like_input(q, tuple(x.shape), dtype) for x in (q, k, v))
+
+
 _IMPLEMENTATIONS = {
     "matmul": (_matmul_kernel, _matmul_fake),
     "softmax": (_softmax_kernel, _softmax_fake),
     "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
     "attention": (_attention_kernel, _attention_fake),
+    "attention_lse": (_attention_lse_kernel, _attention_lse_fake),
+    "attention_backward": (_attention_backward_kernel, _attention_backward_fake),
 }
