@@ -24,12 +24,11 @@ DQ_SIG = {"q": A4, "k": A4, "v": A4, "o": A4, "do": A4, "lse": L3, "delta": L3, 
 DKDV_SIG = {"q": A4, "k": A4, "v": A4, "do": A4, "lse": L3, "delta": L3, "dk_out": A4, "dv_out": A4, "N": "i32",
             "HKV": "i32", "qk_scale": "f32", "sm_scale": "f32"}
 #: measured with the pinned IGC plus about 3% (instructions per DPAS of each loop; the
-#: forward's, as launched with return_lse: 14.47 at D = 64, 12.41 at D = 128): dq D = 64
-#: 9.21 (its one unmasked key loop, 16 x 16), dk/dv D = 64 10.38 (the causal diagonal
-#: loop) and 9.0 (the loop after it), 16 queries x 8 keys; D = 128 splits each loop in two
-#: (xegpu-split-accumulators: dq's 8 KB dQ^T accumulator, dk/dv's two 4 KB ones, over the
-#: register budget), 7.0 and 9.08 at most
-MAX_PER_DPAS = {64: 10.7, 128: 9.4}
+#: forward's, as launched: 14.47 at D = 64): dq 9.21 (its unmasked key loop, 16 queries x
+#: 16 keys), dk/dv 10.38 (the causal diagonal loop) and 9.0 (the loop after it), 16 queries
+#: x 8 keys.  (D = 128, which benchmarks/attention_backward_isa.py prints: no spill, but the
+#: register budget splits each loop in two, xegpu-split-accumulators.)
+MAX_PER_DPAS = {64: 10.7}
 
 
 @functools.cache
@@ -39,7 +38,7 @@ def _forward_per_dpas(d):
     return xd.compile(attention_nd_kernel, FORWARD_SIG, consts, target="pvc").report().hot.instructions_per_dpas
 
 
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [64])
 def test_attention_backward_isa(d, ocloc_path):
     BM, BN, BK = configs.attention_backward_tiles("pvc", d)
     forward = _forward_per_dpas(d)
@@ -54,8 +53,8 @@ def test_attention_backward_isa(d, ocloc_path):
     for name, report, per_step in (("dq", dq, dq_dpas), ("dk/dv", dkdv, dkdv_dpas)):
         loops = [loop for loop in report.loops if loop.dpas]
         assert report.spill_bytes == 0, name
-        # all DPAS of a step in one loop, or (D = 128) split over two copies of it
-        assert sum(loop.dpas for loop in loops) >= per_step * (2 if name == "dk/dv" else 1), (name, loops)
+        # dq: one key loop; dk/dv: the causal diagonal loop and the one after it
+        assert [loop.dpas for loop in loops] == [per_step] * (2 if name == "dk/dv" else 1), (name, loops)
         for loop in loops:
             assert loop.counts.get("gather", 0) <= 2 and loop.counts.get("slm", 0) == 0
             print(f"pvc attention backward {name} D={d}: {loop.instructions_per_dpas:.2f} instructions per DPAS "
