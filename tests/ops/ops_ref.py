@@ -157,3 +157,44 @@ def attention_ref(q, k, v, causal: bool):
     bound = weight * (rel_p + rel_in + (n + 4) * U) + n * 2.0 ** -25 * np.abs(v64).max(-2, keepdims=True)
     rel_out, floor = OUT_ROUNDING[np.dtype(q.dtype)]
     return o, bound * (1 + rel_out) + rel_out * np.abs(o) + floor
+
+
+def decode_attention_ref(q, k_cache, v_cache, block_table, seq_lens, splits: int = 1):
+    """(paged decode attention in f64, bound) for ops.decode_attention: each sequence's
+    keys and values gathered from its blocks (``block_table``, the first ``seq_lens[b]``
+    positions), query head h against kv head h // (H / KVH).
+
+    The bound is :func:`attention_ref`'s for one query over n keys without the lazy
+    rescale (the running maximum is exact, p <= 1): the scores' f32 sum and two scalings,
+    softmax_ref's relative error with C = (the blocks) + ``splits`` rescaled chunks (each
+    block step and each split's combine rescale by one exp2 and one multiply-add), P
+    rounded to the input dtype (2^-11 f16, 2^-8 bf16 relative, plus the dtype's absolute
+    floor per key, 2^-25 for f16 subnormals; the element-wise path keeps P in f32, within
+    this), the P V sum of n f32 products ((n + 4) u relative, the combine's S additions
+    included), then the output rounding."""
+    q64 = np.asarray(q, np.float64)
+    B, H, D = q64.shape
+    _, BS, KVH, _ = k_cache.shape
+    group = H // KVH
+    o, bound = np.zeros((B, H, D)), np.zeros((B, H, D))
+    rel_in, floor_in = OUT_ROUNDING[np.dtype(q.dtype)]
+    for b in range(B):
+        n = int(seq_lens[b])
+        blocks = np.asarray(block_table[b, :-(-n // BS)])
+        keys = np.asarray(k_cache[blocks], np.float64).reshape(-1, KVH, D)[:n]
+        values = np.asarray(v_cache[blocks], np.float64).reshape(-1, KVH, D)[:n]
+        chunks = len(blocks) + splits
+        for h in range(H):
+            k64, v64, qh = keys[:, h // group], values[:, h // group], q64[b, h]
+            s = k64 @ qh / math.sqrt(D)
+            ds = (D + 1) * U * (np.abs(k64) @ np.abs(qh)) / math.sqrt(D) + 2 * U * np.abs(s)
+            p = np.exp(s - s.max())
+            p = p / p.sum()
+            o[b, h] = p @ v64
+            r = s.max() - s.min()
+            delta_e = 3 * U * r + 6 * U
+            rel_p = 2 * ds.max() + 3 * delta_e + 2 * n * U + chunks * (8 * U + U * r) + 7 * U
+            weight = p @ np.abs(v64)
+            bound[b, h] = weight * (rel_p + rel_in + (n + 4) * U) + n * floor_in * np.abs(v64).max(0)
+    rel_out, floor = OUT_ROUNDING[np.dtype(q.dtype)]
+    return o, bound * (1 + rel_out) + rel_out * np.abs(o) + floor

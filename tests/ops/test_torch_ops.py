@@ -33,6 +33,9 @@ I8B = RNG.integers(-128, 128, (48, 64)).astype(np.int8)          # stored [N, K]
 X = (RNG.standard_normal((2, 3, 40)) * 3).astype(np.float32)
 W, WB = RNG.standard_normal(40).astype(np.float32), RNG.standard_normal(40).astype(np.float32)
 Q = RNG.standard_normal((1, 2, 20, 64)).astype(np.float16)
+DQ = RNG.standard_normal((2, 4, 64)).astype(np.float16)              # decode: 4 heads, 2 kv heads
+DK = RNG.standard_normal((3, 16, 2, 64)).astype(np.float16)           # 3 blocks of 16
+DTABLE, DLENS = np.array([[2, 0], [1, 2]], np.int32), np.array([20, 9], np.int32)
 
 #: (op, positional arguments, keyword arguments) with numpy arrays and dtypes; the torch
 #: side gets tensors and torch dtypes in their places
@@ -49,6 +52,7 @@ CASES = {
     "layer_norm f16": ("layer_norm", (X.astype(np.float16), W, WB, 1e-5), {}),
     "rms_norm bf16": ("rms_norm", (X.astype(BF16), W.astype(np.float16), 1e-6), {}),
     "attention f16 causal": ("attention", (Q, Q[:, ::-1].copy(), Q[:, :, ::-1].copy()), {"causal": True}),
+    "decode_attention f16 gqa": ("decode_attention", (DQ, DK, DK, DTABLE, DLENS), {}),
     "attention bf16 scale": ("attention", (Q.astype(BF16),) * 3, {"scale": 0.5}),
 }
 
@@ -70,6 +74,7 @@ REFUSALS = {
     "layer_norm weight shape": ("layer_norm", (X, W[:8], WB, 1e-5), {}),
     "attention head dim 32": ("attention", (Q[..., :32].copy(),) * 3, {}),
     "attention shapes differ": ("attention", (Q, Q[:, :1].copy(), Q), {}),
+    "decode_attention heads not divisible": ("decode_attention", (DQ[:, :3].copy(), DK, DK, DTABLE, DLENS), {}),
 }
 
 

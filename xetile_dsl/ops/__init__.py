@@ -6,7 +6,8 @@ tiles from a per-target table (:mod:`.configs`) and a :class:`~xetile_dsl.errors
 for what it does not support."""
 from .attention import attention
 from .attention_backward import attention_backward
+from .decode_attention import decode_attention
 from .matmul import matmul
 from .rows import layer_norm, rms_norm, softmax
 
-__all__ = ["attention", "attention_backward", "layer_norm", "matmul", "rms_norm", "softmax"]
+__all__ = ["attention", "attention_backward", "decode_attention", "layer_norm", "matmul", "rms_norm", "softmax"]

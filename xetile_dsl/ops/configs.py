@@ -7,6 +7,8 @@ CPU device runs the GPU kernel of its flavour, so ``cpu-pvc``/``cpu-arc`` use th
 ``pvc``/``arc`` tiles, and the interpreter the ``pvc`` ones."""
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..dtypes import OF_NUMPY_NAME
 from ..errors import UsageError
 from ..interpreter import INTERPRETER_TARGETS, interpret_requested
@@ -80,3 +82,27 @@ def attention_backward_tiles(target: str, head_dim: int) -> tuple[int, int, int]
 
 def attention_form(target: str) -> str:
     return gpu_of(target).ops_tiles().attention_form
+
+
+class DecodeTiles(NamedTuple):
+    """ops.decode_attention's choices on one target (OpTiles.decode_*)."""
+    mma_group: int        # the smallest query-head group on DPAS
+    max_rows: int         # the most query heads per program
+    keys_per_step: int    # keys per step of a block walk
+    min_split_keys: int   # the fewest keys per split of the context
+
+
+def decode_tiles(target: str, head_dim: int) -> DecodeTiles:
+    tiles = gpu_of(target).ops_tiles()
+    return DecodeTiles(tiles.decode_mma_group, tiles.decode_max_rows, dict(tiles.decode_keys_per_step)[head_dim],
+                       tiles.decode_min_split_keys)
+
+
+def decode_group_rows(target: str, dtype_name: str, group: int) -> int:
+    """Rows of ops.decode_attention's Q tile for ``group`` query heads on DPAS: a multiple
+    of the largest DPAS repeat count (8 on PVC and ARC), since the scores feed the P V
+    product as operand A, whose blocks are re-laid out only from whole result blocks
+    (lowering/rewrites/mma_relayout.py); the padding heads are computed, not stored."""
+    short = OF_NUMPY_NAME[dtype_name].name
+    top = max(gpu_of(target).dpas_for(short, short).m_values)
+    return -(-group // top) * top

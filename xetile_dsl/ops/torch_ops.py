@@ -20,6 +20,7 @@ from ..errors import UsageError
 from . import operands, rows
 from .attention import attention, attention_result
 from .attention_backward import attention_backward
+from .decode_attention import decode_attention, decode_attention_result
 from .matmul import matmul, matmul_result
 
 #: op name -> its schema (arguments and defaults as in xetile_dsl.ops; none keyword-only, since
@@ -35,6 +36,8 @@ SCHEMAS = {
                      "-> (Tensor, Tensor)",
     "attention_backward": "(Tensor q, Tensor k, Tensor v, Tensor o, Tensor do, Tensor lse, bool causal=False, "
                           "float? scale=None, str? target=None) -> (Tensor, Tensor, Tensor)",
+    "decode_attention": "(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, Tensor seq_lens, "
+                        "float? scale=None, int? num_splits=None, str? target=None) -> Tensor",
 }
 
 _REGISTERED: dict[str, object] = {}
@@ -42,7 +45,7 @@ _REGISTERED: dict[str, object] = {}
 
 def register() -> dict[str, object]:
     """Register ``torch.ops.xetile.{matmul, softmax, layer_norm, rms_norm, attention,
-    attention_lse, attention_backward}``
+    attention_lse, attention_backward, decode_attention}``
     (once; later calls return the same); returns the custom ops by name.  A UsageError
     without torch >= 2.4."""
     if _REGISTERED:
@@ -147,6 +150,15 @@ def _attention_backward_kernel(q, k, v, o, do, lse, causal=False, scale=None, ta
 def _attention_backward_fake(q, k, v, o, do, lse, causal=False, scale=None, target=None):
     _, dtype = attention_result(q, k, v)
     return tuple(operands.empty_like_input(q, tuple(x.shape), dtype) for x in (q, k, v))
+def _decode_attention_kernel(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
+    _require_xpu("decode_attention", q=q, k_cache=k_cache, v_cache=v_cache, block_table=block_table,
+                 seq_lens=seq_lens)
+    return decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale=scale, num_splits=num_splits,
+                            target=target)
+
+
+def _decode_attention_fake(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
+    return operands.empty_like_input(q, *decode_attention_result(q, k_cache, v_cache, block_table, seq_lens))
 
 
 _IMPLEMENTATIONS = {
@@ -157,4 +169,5 @@ _IMPLEMENTATIONS = {
     "attention": (_attention_kernel, _attention_fake),
     "attention_lse": (_attention_lse_kernel, _attention_lse_fake),
     "attention_backward": (_attention_backward_kernel, _attention_backward_fake),
+    "decode_attention": (_decode_attention_kernel, _decode_attention_fake),
 }

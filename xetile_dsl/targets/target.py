@@ -113,6 +113,17 @@ class OpTiles:
     #: flash attention backward by head dim: (queries per dk/dv step and per dq program BM,
     #: keys per dk/dv program BN, keys per dq step BK); BK is the K of the dq product
     attention_backward: tuple[tuple[int, tuple[int, int, int]], ...] = ((64, (16, 8, 16)), (128, (16, 8, 16)))
+    #: ops.decode_attention: the smallest query-head group per kv head that multiplies on
+    #: DPAS (smaller ones compute element-wise), the most query heads per program (a
+    #: larger group takes several programs), keys per step by head dim (a cache block of
+    #: more is walked in steps), and the fewest keys per split of the context.  pvc
+    #: (ocloc, f16, 16-key blocks .. 64): 8 heads x 64 keys at D = 64 and x 32 at D = 128
+    #: spill nothing; 16 heads spill 384 B at D = 64 x 16 keys, 8 heads x 64 keys at
+    #: D = 128 spill 128 B
+    decode_mma_group: int = 2
+    decode_max_rows: int = 8
+    decode_keys_per_step: tuple[tuple[int, int], ...] = ((64, 64), (128, 32))
+    decode_min_split_keys: int = 256
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":
@@ -523,7 +534,9 @@ ARC = Target(
         attention=((64, (8, 16)), (128, (8, 16))),
         # "rows": transposed tiles would be per-element gathers here (measured with ocloc,
         # dg2-g10, D = 64: the transposed form spilled 320 B and gathered)
-        attention_form="rows"),
+        attention_form="rows",
+        # 8 lanes: an f32 [64 keys, 128] step of the element-wise group spilled 62 KB
+        decode_keys_per_step=((64, 16), (128, 16))),
     cpu_flavour=True,
 )
 
