@@ -44,8 +44,8 @@ from xetile_dsl.tools import isa as iga
 from xetile_dsl.tools import isa_report, ocloc
 
 TRITON_SCRIPT = Path(__file__).with_name("peer_attention_triton.py")
-OURS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "N": "i32", "NP": "i32",
-            "qk_scale": "f32"}
+OURS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "lse": "f32[:,:]", "N": "i32",
+            "NP": "i32", "qk_scale": "f32", "with_lse": "i32"}
 HEAD_DIMS = (64, 128)
 
 #: instruction roles of the attribution table, in print order

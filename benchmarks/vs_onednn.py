@@ -319,11 +319,11 @@ def attention_reports(args) -> None:
 
 def compile_attention_for_report(d: int, causal: bool, target: str = "pvc"):
     BM, BN = configs.attention_tiles(target, d)
-    sig = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "N": "i32", "NP": "i32",
-           "qk_scale": "f32"}
+    sig = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "lse": "f32[:,:]", "N": "i32",
+           "NP": "i32", "qk_scale": "f32", "with_lse": "i32"}
     kernel, extra = attention_kernel, {"SCALED": False}  # the default scale is positive
     if configs.attention_form(target) != "transposed":
-        kernel, extra = attention_rows_kernel, {}
+        kernel, extra = attention_rows_kernel, {"LSE": False}
     consts = {"CAUSAL": causal, "OUT": XT_DTYPES["float16"], "D": d, "BM": BM, "BN": BN, **extra}
     return xd.compile(kernel, signature=sig, constants=consts, target=target)
 

@@ -21,8 +21,8 @@ from xetile_dsl.ops.rows import softmax_kernel
 from xetile_dsl.ops.rows_backward import norm_backward_kernel
 
 F16 = XT_DTYPES["float16"]
-ATTENTION_SIG = ROWS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]",
-                            "N": "i32", "NP": "i32", "qk_scale": "f32"}
+ATTENTION_SIG = ROWS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "lse": "f32[:,:]",
+                            "N": "i32", "NP": "i32", "qk_scale": "f32", "with_lse": "i32"}
 #: hot-loop instructions per DPAS measured with the pinned IGC (configs.attention_tiles,
 #: causal, f16, the default positive scale) plus about 3%.  The loop's lazy rescale is a
 #: branch a step skips unless some query's maximum grew by more than
@@ -66,7 +66,7 @@ def test_attention_d64_arc_isa(ocloc_path):
     """8 queries x 16 keys (configs.attention_tiles; 13.1 KB of spill at 16 x 32, 4.1 KB at
     8 x 32), untransposed (configs.attention_form).  Before: ops.attention refused ARC."""
     BM, BN = configs.attention_tiles("arc", 64)
-    report = xd.compile(attention_rows_kernel, ROWS_SIG, {"CAUSAL": True, "OUT": F16, "D": 64, "BM": BM, "BN": BN},
+    report = xd.compile(attention_rows_kernel, ROWS_SIG, {"CAUSAL": True, "OUT": F16, "D": 64, "BM": BM, "BN": BN, "LSE": False},
                         target="arc").report()
     # ARC's DPAS is 8 rows x 8 columns x 16 deep (IGC may add one dummy dpas)
     assert report.hot.dpas >= 2 * (BM // 8) * (BN // 8) * (64 // 16)

@@ -87,6 +87,13 @@ IN_PLACE_CASES = {
     "silu_mul": ("silu_mul", (X,), {}),
 }
 
+#: ops returning tuples: (o, lse) and (dq, dk, dv), for the fake implementations' test
+BACKWARD_CASES = {
+    "attention_lse f16 causal": ("attention_lse", (Q, Q[:, :1].copy(), Q[:, :1].copy()), {"causal": True}),
+    "attention_backward f16 causal": ("attention_backward", (Q, Q[:, :1].copy(), Q[:, :1].copy(), Q, Q,
+                                                             np.zeros(Q.shape[:-1], np.float32)), {"causal": True}),
+}
+
 #: the same refusals from the numpy entry point and from the fake (tracing) implementation
 REFUSALS = {
     "inner dimensions": ("matmul", (A16, B16[:40]), {}),
@@ -184,13 +191,13 @@ def test_register_needs_no_xpu_and_keeps_every_keyword_argument(torch, xetile):
         entry_name, _ = torch_ops.WITH_FLAG.get(name, (name, None))
         schema = getattr(xetile, name).default._schema
         entry = inspect.signature(getattr(ops, entry_name)).parameters
-        assert [a.name for a in schema.arguments] == [p for p in entry if p not in ("out", "return_stats")], name
+        assert [a.name for a in schema.arguments] == [p for p in entry if p not in ("out", "return_stats", "return_lse")], name
         for argument in schema.arguments:
             default = entry[argument.name].default
             if default is not inspect.Parameter.empty:
                 assert argument.default_value == default, (name, argument.name)
         # rope rotates q and k in place and returns nothing (a custom op may not return its inputs)
-        returns = {"matmul_backward": 3, "rope": 0, "layer_norm_backward": 3, "layer_norm_with_stats": 3,
+        returns = {"matmul_backward": 3, "rope": 0, "attention_backward": 3, "attention_lse": 2, "layer_norm_backward": 3, "layer_norm_with_stats": 3,
                    "rms_norm_backward": 2, "rms_norm_with_stats": 2, "cross_entropy_forward": 2}.get(name, 1)
         assert [r.type.kind() for r in schema.returns] == ["TensorType"] * returns, name
 
@@ -242,7 +249,7 @@ def test_numpy_entry_points_refuse_cpu_tensors(torch, name):
     (move with .to('xpu'), or pass tensor.numpy()).  Attention gets whole query blocks
     (N = 32), else its "device arrays need N a multiple of the block" comes first."""
     case = ("attention", (Q[:, :, :16].repeat(2, axis=2),) * 3, {}) if name == "attention" else \
-        next(c for c in (*CASES.values(), *IN_PLACE_CASES.values()) if c[0] == name)
+        next(c for c in (*CASES.values(), *IN_PLACE_CASES.values(), *BACKWARD_CASES.values()) if c[0] == name)
     args = [_cpu(torch)(a) if isinstance(a, np.ndarray) else a for a in case[1]]
     with pytest.raises(LaunchError, match=r"torch tensor on device 'cpu'; .*\.to\('xpu'\).*tensor\.numpy\(\)"):
         getattr(ops, name)(*args, **case[2])
@@ -269,7 +276,7 @@ def test_fake_gives_the_shape_and_dtype_the_op_returns(torch, xetile, case):
         assert f.device.type == "xpu"
 
 
-@pytest.mark.parametrize("name", sorted(torch_ops.WITH_FLAG))
+@pytest.mark.parametrize("name", sorted(n for n in torch_ops.WITH_FLAG if n.endswith("_with_stats")))
 def test_fake_of_the_with_stats_ops_matches_return_stats(torch, xetile, name):
     """``layer_norm_with_stats`` / ``rms_norm_with_stats`` trace to what the numpy entry point
     returns with ``return_stats=True``: (y, mean, rstd) / (y, rstd), the statistics f32 per row."""
@@ -282,6 +289,22 @@ def test_fake_of_the_with_stats_ops_matches_return_stats(torch, xetile, name):
     with mode:
         fake = _call(xetile, (name, args, {}), _fake_xpu(torch, mode), torch)
     assert [(tuple(f.shape), f.dtype) for f in fake] == [(r.shape, _torch_dtype(torch, r.dtype)) for r in real]
+
+
+@pytest.mark.parametrize("case", list(BACKWARD_CASES))
+def test_tuple_fakes_give_the_shapes_and_dtypes_the_op_returns(torch, xetile, case):
+    """attention_lse (``ops.attention(..., return_lse=True)``) and attention_backward: each
+    result of the fake against the numpy entry point's."""
+    from torch._subclasses.fake_tensor import FakeTensorMode  # torch is optional
+
+    name, args, kwargs = BACKWARD_CASES[case]
+    real = (ops.attention(*args, return_lse=True, target="interpret", **kwargs) if name == "attention_lse" else
+            _numpy_op(BACKWARD_CASES[case]))
+    mode = FakeTensorMode()
+    with mode:
+        fake = _call(xetile, BACKWARD_CASES[case], _fake_xpu(torch, mode), torch)
+    assert [(tuple(f.shape), f.dtype, f.device.type) for f in fake] == \
+        [(r.shape, _torch_dtype(torch, r.dtype), "xpu") for r in real]
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))

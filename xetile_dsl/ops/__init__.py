@@ -5,6 +5,7 @@ torch XPU tensors, allocating its output like the input (or writing ``out=``), w
 tiles from a per-target table (:mod:`.configs`) and a :class:`~xetile_dsl.errors.UsageError`
 for what it does not support."""
 from .attention import attention
+from .attention_backward import attention_backward
 from .decode_attention import decode_attention
 from .llm import add_rms_norm, rope, silu_mul
 from .losses import cross_entropy, cross_entropy_backward, cross_entropy_forward
@@ -17,6 +18,7 @@ from .rows_backward import layer_norm_backward, log_softmax_backward, rms_norm_b
 __all__ = [
     "add_rms_norm",
     "attention",
+    "attention_backward",
     "cross_entropy",
     "cross_entropy_backward",
     "cross_entropy_forward",

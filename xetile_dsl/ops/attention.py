@@ -32,6 +32,8 @@ INPUTS = ("float16", "bfloat16")
 #: units); so p = exp2(s - m) < 2^8, which f16 holds as precisely (relatively) as p <= 1,
 #: and O^T / sum, which share m, are unchanged in exact arithmetic
 RESCALE_SLACK = 8.0
+#: ln(2): the kernels' base-2 log-sum-exp times LN2 is the natural-log one ``return_lse`` gives
+LN2 = math.log(2.0)
 
 
 @xd.jit
@@ -95,7 +97,7 @@ def _masked(s, start, N, qblk, BN: xt.constexpr, BM: xt.constexpr, CAUSAL: xt.co
 
 
 @xd.jit
-def attention_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+def attention_kernel(q, k, v, o, lse, N, NP, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
                      D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
     """o = softmax(q k^T * qk_scale / log2(e)) v for the head program_id(1) (rows
     [head * NP, head * NP + N) of the [Z * H * NP, D] views) and queries
@@ -108,29 +110,33 @@ def attention_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.
     covers the next blocks that need no mask; the one block that does (keys past N, or
     the causal diagonal: BN a multiple of BM makes it one block) follows, unless it was
     the first.  SCALED = False (for qk_scale > 0 only) leaves the scores unscaled
-    until the exp2's fma."""
+    until the exp2's fma.  with_lse != 0: also store each query's natural-log log-sum-exp of the
+    scaled scores in row program_id(1) of the f32 [Z * H, N] ``lse`` (which is not read or written otherwise)."""
     base = xt.program_id(1) * NP
-    _attention_body(q, k, v, o, base, N, qk_scale, CAUSAL, OUT, D, BM, BN, SCALED)
+    _attention_body(q, k, v, o, lse, xt.program_id(1), base, N, qk_scale, with_lse, CAUSAL, OUT, D, BM, BN, SCALED)
 
 
 @xd.jit
-def attention_nd_kernel(q, k, v, o, N, H, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+def attention_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
                         D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
     """:func:`attention_kernel` on [Z, H, N, D] arrays of any strides (unit stride in D):
     program_id(1) = z * H + h picks the head, whose [N, D] slices ``q[z, h]`` ... the
     tiles address in place (no padding: keys past N read as zeros and are masked,
-    queries past N are not stored)."""
+    queries past N are not stored).  k and v have H / G heads (grouped-query attention:
+    query head h reads key/value head h // G); ``lse`` is [Z, H, N] (with_lse)."""
     head = xt.program_id(1)
     z = head // H
     h = head - z * H
-    _attention_body(q[z, h], k[z, h], v[z, h], o[z, h], 0, N, qk_scale, CAUSAL, OUT, D, BM, BN, SCALED)
+    _attention_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, 0, N, qk_scale, with_lse, CAUSAL, OUT,
+                    D, BM, BN, SCALED)
 
 
 @xd.jit
-def _attention_body(q, k, v, o, base, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+def _attention_body(q, k, v, o, lse, lse_row, base, N, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
                     D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
     """The transposed flash attention of one head: rows [base, base + N) of the 2-D
-    arrays (or slices) q, k, v, o, queries [program_id(0) * BM, + BM)."""
+    arrays (or slices) q, k, v, o, queries [program_id(0) * BM, + BM); with_lse: the
+    log-sum-exp (natural log: m and the sum are base 2) into row ``lse_row`` of ``lse``."""
     qblk = xt.program_id(0) * BM
     tq = xt.init_tile(q, [0, base + qblk], [D, BM], order=(0, 1))   # Q^T: [D, queries]
     tk = xt.init_tile(k, [base, 0], [BN, D])                                       # K: [keys, D]
@@ -157,6 +163,8 @@ def _attention_body(q, k, v, o, base, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt
         s = _masked(_scores(tk, tq, qk_scale, BN, BM, SCALED), unmasked, N, qblk, BN, BM, CAUSAL)
         m, s_sum, acc = _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
     xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [0, base + qblk], [D, BM], order=(0, 1)))
+    if with_lse != 0:   # (a runtime flag: one compiled kernel with and without it)
+        xt.store_tile((m + xt.log2(s_sum)) * LN2, xt.init_tile(lse, [lse_row, qblk], [1, BM]))
 
 
 @xd.jit
@@ -169,30 +177,31 @@ def _scores(tk, tq, qk_scale, BN: xt.constexpr, BM: xt.constexpr, SCALED: xt.con
 
 
 @xd.jit
-def attention_rows_kernel(q, k, v, o, N, NP, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr, D: xt.constexpr,
-                     BM: xt.constexpr, BN: xt.constexpr):
+def attention_rows_kernel(q, k, v, o, lse, N, NP, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                          D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
     """:func:`attention_kernel` untransposed (queries x keys), for targets without 2D block
     messages (ARC), where the transposed form's ``order=(0, 1)`` tiles would be gathers:
     S = Q K^T (K^T through an ``order=(0, 1)`` tile), row reductions across lanes, then
     P V with P operand A (on ARC re-laid out by lane shuffles: lowering/rewrites/mma_relayout.py)."""
     base = xt.program_id(1) * NP
-    _attention_rows_body(q, k, v, o, base, N, qk_scale, CAUSAL, OUT, D, BM, BN)
+    _attention_rows_body(q, k, v, o, lse, xt.program_id(1), base, N, qk_scale, CAUSAL, OUT, D, BM, BN, LSE)
 
 
 @xd.jit
-def attention_rows_nd_kernel(q, k, v, o, N, H, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
-                             D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
+def attention_rows_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                             D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
     """:func:`attention_rows_kernel` on [Z, H, N, D] arrays of any strides (unit stride in
-    D), one head's slices ``q[z, h]`` ... per program_id(1) = z * H + h."""
+    D), one head's slices ``q[z, h]``, ``k[z, h // G]`` ... per program_id(1) = z * H + h."""
     head = xt.program_id(1)
     z = head // H
     h = head - z * H
-    _attention_rows_body(q[z, h], k[z, h], v[z, h], o[z, h], 0, N, qk_scale, CAUSAL, OUT, D, BM, BN)
+    _attention_rows_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, 0, N, qk_scale, CAUSAL, OUT, D,
+                         BM, BN, LSE)
 
 
 @xd.jit
-def _attention_rows_body(q, k, v, o, base, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
-                         D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
+def _attention_rows_body(q, k, v, o, lse, lse_row, base, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                         D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
     """The untransposed flash attention of one head: rows [base, base + N) of q, k, v, o."""
     qblk = xt.program_id(0) * BM
     qv = xt.load_tile(xt.init_tile(q, [base + qblk, 0], [BM, D]))
@@ -221,16 +230,24 @@ def _attention_rows_body(q, k, v, o, base, N, qk_scale, CAUSAL: xt.constexpr, OU
         tk = xt.update_tile_offset(tk, 0, BN)
         tv = xt.update_tile_offset(tv, BN, 0)
     xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [base + qblk, 0], [BM, D]))
+    if LSE:   # a constexpr here: the transpose to the [1, BM] row spills 64 bytes on ARC
+        xt.store_tile(xt.transpose((m + xt.log2(s_sum)) * LN2), xt.init_tile(lse, [lse_row, qblk], [1, BM]))
 
 
-def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=None, target: str | None = None):
+def attention(q, k, v, *, causal: bool = False, scale: float | None = None, return_lse: bool = False, out=None,
+              target: str | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
     bf16 (or [H, N, D], one batch), D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32
-    statistics and accumulation.  The arrays may have any strides with unit stride in D
+    statistics and accumulation.  k and v may have fewer heads H_kv dividing H
+    (grouped-query attention: query head h attends with key/value head h // (H / H_kv)).
+    The arrays may have any strides with unit stride in D
     (e.g. torch's ``x.transpose(1, 2)`` of a [Z, N, H, D] tensor): the kernel tiles each
     head's [N, D] slice in place, without host reshapes or padding.  P^T reaches the
     V^T P^T product as operand B stacked from the K Q^T result blocks
-    (lowering/rewrites/mma_relayout.py).
+    (lowering/rewrites/mma_relayout.py).  ``return_lse=True`` returns ``(o, lse)`` with
+    lse the f32 [Z, H, N] natural-log log-sum-exp of each query's scaled scores
+    (``logsumexp(q k^T * scale)`` over the keys it sees), what
+    :func:`~xetile_dsl.ops.attention_backward` takes.
 
     >>> import numpy as np
     >>> from xetile_dsl import ops
@@ -238,14 +255,24 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None, out=
     >>> q = x.transpose(0, 2, 1, 3)                      # [Z, H, N, D], strided
     >>> ops.attention(q, q, q, target="interpret").shape
     (1, 2, 20, 64)
+    >>> o, lse = ops.attention(q, q[:, :1], q[:, :1], return_lse=True, target="interpret")  # H_kv = 1
+    >>> lse.shape, lse.dtype
+    ((1, 2, 20), dtype('float32'))
     """
-    return attention_launch(q, k, v, causal=causal, scale=scale, out=out, target=target)[0]
+    result, lse, _ = _launch(q, k, v, causal, scale, return_lse, out, target)
+    return (result, lse) if return_lse else result
 
 
 def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = None, out=None,
                      target: str | None = None):
     """:func:`attention` returning ``(result, event)`` (the launch's event for device
     arrays, None for numpy), for benchmarks."""
+    result, _, event = _launch(q, k, v, causal, scale, False, out, target)
+    return result, event
+
+
+def _launch(q, k, v, causal, scale, return_lse, out, target):
+    """(result, lse or None, event) of :func:`attention`."""
     q, k, v = (_operand(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
     batched = q.ndim == 3 and k.ndim == 3 and v.ndim == 3    # [H, N, D]: one batch
     if batched:
@@ -256,12 +283,15 @@ def attention_launch(q, k, v, *, causal: bool = False, scale: float | None = Non
     BM, BN = configs.attention_tiles(target, D)
     shape = (H, N, D) if batched else (Z, H, N, D)
     result = operands.check_out(out, shape, dtype) if out is not None else operands.empty_like_input(q, shape, dtype)
+    lse = operands.empty_like_input(q, (Z, H, N) if return_lse else (1, 1, 1), np.float32)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
-    kernel, options = _kernel_and_options(target, qk_scale)
+    kernel, options = _kernel_and_options(target, qk_scale, return_lse)
     event = kernel.on(target)[(-(-N // BM), Z * H)](
-        q, k, v, result[None] if batched else result, N, H, qk_scale, CAUSAL=bool(causal),
-        OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN, **options)
-    return result, event
+        q, k, v, result[None] if batched else result, lse, N, H, H // int(k.shape[1]), qk_scale, int(return_lse),
+        CAUSAL=bool(causal), OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN, **options)
+    if not return_lse:
+        return result, None, event
+    return result, (lse[0] if batched else lse), event
 
 
 def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
@@ -272,25 +302,29 @@ def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
     return _check(q, k, v), operands.dtype_of(q)
 
 
-def _kernel_and_options(target: str, qk_scale: float):
+def _kernel_and_options(target: str, qk_scale: float, return_lse: bool = False):
     """The kernel form ``configs.attention_form`` names for ``target`` and its options: a
     positive scale is applied in the exp2's fma (SCALED = False; a zero or negative one
-    would turn the masks' -inf into NaN or +inf there)."""
+    would turn the masks' -inf into NaN or +inf there); the untransposed form takes
+    ``return_lse`` as the constexpr LSE (the transposed one as its runtime with_lse)."""
     if configs.attention_form(target) == "transposed":
         return attention_nd_kernel, {"SCALED": not qk_scale > 0}
-    return attention_rows_nd_kernel, {}
+    return attention_rows_nd_kernel, {"LSE": bool(return_lse)}
 
 
-def _check(q, k, v) -> tuple[int, int, int, int]:
-    if q.ndim != 4 or tuple(q.shape) != tuple(k.shape) or tuple(q.shape) != tuple(v.shape):
-        raise UsageError(f"attention: q, k, v must be [Z, H, N, D] (or [H, N, D]) of one shape, got {tuple(q.shape)}, "
-                         f"{tuple(k.shape)}, {tuple(v.shape)}")
+def _check(q, k, v, op: str = "attention") -> tuple[int, int, int, int]:
+    """(Z, H, N, D) of [Z, H, N, D] q and [Z, H_kv, N, D] k, v (H_kv dividing H), checked."""
+    if q.ndim != 4 or k.ndim != 4 or tuple(k.shape) != tuple(v.shape) or \
+            (q.shape[0], q.shape[2], q.shape[3]) != (k.shape[0], k.shape[2], k.shape[3]) or \
+            k.shape[1] == 0 or q.shape[1] % k.shape[1]:
+        raise UsageError(f"{op}: q must be [Z, H, N, D] and k, v of one shape [Z, H_kv, N, D] with H_kv dividing H "
+                         f"(or all [H, N, D]), got {tuple(q.shape)}, {tuple(k.shape)}, {tuple(v.shape)}")
     dtypes = {_name(operands.dtype_of(x)) for x in (q, k, v)}
     if len(dtypes) != 1 or not dtypes <= set(INPUTS):
-        raise UsageError(f"attention: q, k, v must all be float16 or all bfloat16, got {sorted(dtypes)}")
+        raise UsageError(f"{op}: q, k, v must all be float16 or all bfloat16, got {sorted(dtypes)}")
     Z, H, N, D = (int(s) for s in q.shape)
     if D not in HEAD_DIMS or N == 0:
-        raise UsageError(f"attention: head dim D = {D}, N = {N}; supported D: {HEAD_DIMS}, N >= 1")
+        raise UsageError(f"{op}: head dim D = {D}, N = {N}; supported D: {HEAD_DIMS}, N >= 1")
     return Z, H, N, D
 
 

@@ -100,6 +100,13 @@ def attention_tiles(target: str, head_dim: int) -> tuple[int, int]:
     return dict(gpu_of(target).ops_tiles().attention)[head_dim]
 
 
+def attention_backward_tiles(target: str, head_dim: int) -> tuple[int, int, int]:
+    """(BM, BN, BK) of ops.attention_backward: queries per dk/dv step and per dq program,
+    keys per dk/dv program, keys per dq step (``OpTiles.attention_backward``; cpu-pvc
+    runs the pvc ones, whose blocks are already as small as the DPAS allows)."""
+    return dict(gpu_of(target).ops_tiles().attention_backward)[head_dim]
+
+
 def attention_form(target: str) -> str:
     return gpu_of(target).ops_tiles().attention_form
 

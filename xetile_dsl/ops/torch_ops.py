@@ -23,6 +23,7 @@ import numpy as np
 from ..errors import UsageError
 from . import autograd, llm, losses as ce, operands, rows, rows_backward
 from .attention import attention, attention_result
+from .attention_backward import attention_backward
 from .decode_attention import decode_attention, decode_attention_result
 from .matmul import matmul, matmul_result
 from .matmul_backward import _bias_grad_dtype, matmul_backward, matmul_backward_check
@@ -40,6 +41,10 @@ SCHEMAS = {
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
     "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
+    "attention_lse": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) "
+                     "-> (Tensor, Tensor)",
+    "attention_backward": "(Tensor q, Tensor k, Tensor v, Tensor o, Tensor do, Tensor lse, bool causal=False, "
+                          "float? scale=None, str? target=None) -> (Tensor, Tensor, Tensor)",
     "decode_attention": "(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, Tensor seq_lens, "
                         "float? scale=None, int? num_splits=None, str? target=None) -> Tensor",
     "matmul_wq": "(Tensor x, Tensor w_packed, Tensor scales, Tensor? zeros=None, int bits=4, int group_size=128, "
@@ -72,7 +77,8 @@ SCHEMAS = {
 MUTATES = {"rope": ("q", "k"), "add_rms_norm": ("residual",)}
 
 #: torch-only names: the numpy entry point and the flag each one stands for
-WITH_FLAG = {"layer_norm_with_stats": ("layer_norm", "return_stats"), "rms_norm_with_stats": ("rms_norm", "return_stats")}
+WITH_FLAG = {"layer_norm_with_stats": ("layer_norm", "return_stats"), "rms_norm_with_stats": ("rms_norm", "return_stats"),
+             "attention_lse": ("attention", "return_lse")}
 
 _REGISTERED: dict[str, object] = {}
 
@@ -214,6 +220,28 @@ def _attention_fake(q, k, v, causal=False, scale=None, target=None):
     return operands.empty_like_input(q, *attention_result(q, k, v))
 
 
+def _attention_lse_kernel(q, k, v, causal=False, scale=None, target=None):
+    """ops.attention(..., return_lse=True): (o, lse) (a schema returns one fixed tuple, so
+    the lse form is an op of its own)."""
+    t = _host_arrays("attention_lse", q=q, k=k, v=v)
+    q, k, v = t["q"], t["k"], t["v"]
+    return _as_tensor(attention(q, k, v, causal=causal, scale=scale, return_lse=True, target=target))
+
+
+def _attention_lse_fake(q, k, v, causal=False, scale=None, target=None):
+    shape, dtype = attention_result(q, k, v)
+    return operands.empty_like_input(q, shape, dtype), operands.empty_like_input(q, shape[:-1], np.float32)
+
+
+def _attention_backward_kernel(q, k, v, o, do, lse, causal=False, scale=None, target=None):
+    t = _host_arrays("attention_backward", q=q, k=k, v=v, o=o, do=do, lse=lse)
+    q, k, v, o, do, lse = t["q"], t["k"], t["v"], t["o"], t["do"], t["lse"]
+    return _as_tensor(attention_backward(q, k, v, o, do, lse, causal=causal, scale=scale, target=target))
+
+
+def _attention_backward_fake(q, k, v, o, do, lse, causal=False, scale=None, target=None):
+    _, dtype = attention_result(q, k, v)
+    return tuple(operands.empty_like_input(q, tuple(x.shape), dtype) for x in (q, k, v))
 def _decode_attention_kernel(q, k_cache, v_cache, block_table, seq_lens, scale=None, num_splits=None, target=None):
     t = _host_arrays("decode_attention", q=q, k_cache=k_cache, v_cache=v_cache, block_table=block_table,
                      seq_lens=seq_lens)
@@ -372,6 +400,8 @@ _IMPLEMENTATIONS = {
     "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
     "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
     "attention": (_attention_kernel, _attention_fake),
+    "attention_lse": (_attention_lse_kernel, _attention_lse_fake),
+    "attention_backward": (_attention_backward_kernel, _attention_backward_fake),
     "decode_attention": (_decode_attention_kernel, _decode_attention_fake),
     "matmul_wq": (_matmul_wq_kernel, _matmul_wq_fake),
     "rope": (_rope_kernel, _rope_fake),

@@ -110,6 +110,9 @@ class OpTiles:
     attention: tuple[tuple[int, tuple[int, int]], ...] = ((64, (8, 16)), (128, (8, 16)))
     #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"
     attention_form: str = "rows"
+    #: flash attention backward by head dim: (queries per dk/dv step and per dq program BM,
+    #: keys per dk/dv program BN, keys per dq step BK); BK is the K of the dq product
+    attention_backward: tuple[tuple[int, tuple[int, int, int]], ...] = ((64, (16, 8, 16)), (128, (16, 8, 16)))
     #: ops.decode_attention: the smallest query-head group per kv head that multiplies on
     #: DPAS (smaller ones compute element-wise), the most query heads per program (a
     #: larger group takes several programs), keys per step by head dim (a cache block of

@@ -1,0 +1,227 @@
+"""``ops.attention_backward``: the flash attention backward (FlashAttention-2's split),
+dq, dk, dv of ``o = softmax(q k^T * scale) v`` from the forward's log-sum-exp.
+
+With P = exp(S * scale - lse) recomputed from the saved lse (no softmax statistics are
+rebuilt), dP = dO V^T, delta = rowsum(dO * O) and dS = P * (dP - delta):
+dV = P^T dO, dK = scale * dS^T Q, dQ = scale * dS K.  Two kernels, both transposed
+(keys x queries, as the forward: per-query values are [1, BM] rows and every product's
+operands are tiles or ``tile_mma`` results, lowering/rewrites/mma_relayout.py):
+
+* :func:`attention_bwd_dq_kernel` owns BM queries of one head and walks the key blocks:
+  it first stores that block's delta (O^T and dO^T are [D, BM] tiles: the row sum is a
+  sum down each lane's column), then accumulates dQ^T = K^T dS^T.
+* :func:`attention_bwd_dkdv_kernel` owns BN keys of one key/value head and walks, for each
+  query head of its group (grouped-query attention: query head h uses key/value head
+  h // G), the query blocks, accumulating dV = P^T dO and dK = dS^T Q in registers.
+
+Each output element is written by one program (no atomics), so dq, dk, dv (the group's
+sum for dk, dv included) do not depend on scheduling.  The dq kernel runs first: the
+dk/dv kernel reads its delta.  lse is the natural-log one ``ops.attention(...,
+return_lse=True)`` gives; the kernels use it in base 2 (times log2(e)).
+
+Rows past N (the tiles address each head's [N, D] slice in place) read as zeros: a padded
+query contributes nothing to dK, dV (its dO and q rows are zero, its lse and delta
+zero), a padded key's dK, dV rows are not stored, and the dq kernel masks keys past N
+(there a zero key row would give p = exp2(-lse), unbounded)."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+
+from ..errors import UsageError
+from . import configs, operands
+from .attention import _check, _name, _operand
+from .matmul import XT_DTYPES
+
+LOG2E = math.log2(math.e)
+
+
+@xd.jit
+def _probabilities(k, qt, lse2, qk_scale, BN: xt.constexpr, BM: xt.constexpr):
+    """P^T = exp2(K Q^T * qk_scale - lse2) [keys, queries] (lse2: the [1, BM] base-2 lse)."""
+    s = xt.tile_mma(k, qt, xt.zeros([BN, BM], xt.float32))
+    return xt.fma(s, qk_scale, -lse2)
+
+
+@xd.jit
+def _keep(x, key0, query0, N, BN: xt.constexpr, BM: xt.constexpr, CAUSAL: xt.constexpr):
+    """``x`` [keys key0 + j, queries query0 + i] with -inf where the key is past N or,
+    causal, after its query (j - i > query0 - key0)."""
+    keys = xt.transpose(xt.arange(0, BN))
+    x = xt.where(keys < N - key0, x, float("-inf"))
+    if CAUSAL:
+        x = xt.where(keys - xt.arange(0, BM) <= query0 - key0, x, float("-inf"))
+    return x
+
+
+@xd.jit
+def _dq_step(tk, tv, tkt, tqt, tdot, lse2, dlt, acc, key0, query0, N, qk_scale, OUT: xt.constexpr,
+             BN: xt.constexpr, BM: xt.constexpr, MASKED: xt.constexpr, CAUSAL: xt.constexpr):
+    """dQ^T += K^T dS^T for the keys under ``tk`` (rows of K), ``tv`` (V) and ``tkt`` (K^T)."""
+    x = _probabilities(xt.load_tile(tk), xt.load_tile(tqt), lse2, qk_scale, BN, BM)
+    if MASKED:
+        x = _keep(x, key0, query0, N, BN, BM, CAUSAL)
+    p = xt.exp2(x)
+    dp = xt.tile_mma(xt.load_tile(tv), xt.load_tile(tdot), xt.zeros([BN, BM], xt.float32))     # dP^T = V dO^T
+    ds = p * (dp - dlt)
+    return xt.tile_mma(xt.load_tile(tkt), xt.astype(ds, OUT), acc)
+
+
+@xd.jit
+def attention_bwd_dq_kernel(q, k, v, o, do, lse, delta, dq, N, H, G, qk_scale, sm_scale, CAUSAL: xt.constexpr,
+                            OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr):
+    """delta and dq of the queries [program_id(0) * BM, + BM) of head program_id(1) = z * H
+    + h ([Z, H, N, D] q, o, do, dq; [Z, H / G, N, D] k, v; [Z, H, N] f32 lse, delta):
+    delta = colsum(O^T * dO^T), then for each key block (BN keys) P^T, dP^T = V dO^T,
+    dS^T = P^T * (dP^T - delta) and dQ^T += K^T dS^T; keys before the block's first query
+    (causal) or before N // BN * BN run unmasked, the rest masked."""
+    head = xt.program_id(1)
+    z = head // H
+    h = head - z * H
+    qblk = xt.program_id(0) * BM
+    tqt = xt.init_tile(q[z, h], [0, qblk], [D, BM], order=(0, 1))                 # Q^T [D, queries]
+    tdot = xt.init_tile(do[z, h], [0, qblk], [D, BM], order=(0, 1))               # dO^T
+    ot = xt.load_tile(xt.init_tile(o[z, h], [0, qblk], [D, BM], order=(0, 1)))
+    dlt = xt.sum(xt.astype(ot, xt.float32) * xt.astype(xt.load_tile(tdot), xt.float32), axis=0)  # [1, queries]
+    xt.store_tile(dlt, xt.init_tile(delta[z], [h, qblk], [1, BM]))
+    lse2 = xt.load_tile(xt.init_tile(lse[z], [h, qblk], [1, BM])) * LOG2E
+    tk = xt.init_tile(k[z, h // G], [0, 0], [BN, D])
+    tv = xt.init_tile(v[z, h // G], [0, 0], [BN, D])
+    tkt = xt.init_tile(k[z, h // G], [0, 0], [D, BN], order=(0, 1))               # K^T [D, keys]
+    acc = xt.zeros([D, BM], xt.float32)                                          # dQ^T
+    end = N
+    unmasked = N // BN * BN
+    if CAUSAL:
+        end = qblk + BM
+        unmasked = (qblk + 1) // BN * BN   # blocks whose last key is at most the first query
+    for key0 in range(0, unmasked, BN):
+        acc = _dq_step(tk, tv, tkt, tqt, tdot, lse2, dlt, acc, key0, qblk, N, qk_scale, OUT, BN, BM, False, CAUSAL)
+        tk = xt.update_tile_offset(tk, BN, 0)
+        tv = xt.update_tile_offset(tv, BN, 0)
+        tkt = xt.update_tile_offset(tkt, 0, BN)
+    for key0 in range(unmasked, end, BN):
+        acc = _dq_step(tk, tv, tkt, tqt, tdot, lse2, dlt, acc, key0, qblk, N, qk_scale, OUT, BN, BM, True, CAUSAL)
+        tk = xt.update_tile_offset(tk, BN, 0)
+        tv = xt.update_tile_offset(tv, BN, 0)
+        tkt = xt.update_tile_offset(tkt, 0, BN)
+    xt.store_tile(xt.astype(acc * sm_scale, OUT), xt.init_tile(dq[z, h], [0, qblk], [D, BM], order=(0, 1)))
+
+
+@xd.jit
+def _dkdv_step(kv, vv, tqt, tq, tdot, tdo, tl, td, dk, dv, key0, query0, N, qk_scale, OUT: xt.constexpr,
+               BN: xt.constexpr, BM: xt.constexpr, MASKED: xt.constexpr):
+    """dV += P^T dO and dK += dS^T Q for the queries under the tiles (Q^T, Q, dO^T, dO, and
+    the [1, BM] lse and delta rows)."""
+    x = _probabilities(kv, xt.load_tile(tqt), xt.load_tile(tl) * LOG2E, qk_scale, BN, BM)
+    if MASKED:
+        x = _keep(x, key0, query0, N, BN, BM, True)
+    p = xt.exp2(x)                                                                 # P^T [keys, queries]
+    dv = xt.tile_mma(xt.astype(p, OUT), xt.load_tile(tdo), dv)
+    dp = xt.tile_mma(vv, xt.load_tile(tdot), xt.zeros([BN, BM], xt.float32))     # dP^T = V dO^T
+    ds = p * (dp - xt.load_tile(td))
+    dk = xt.tile_mma(xt.astype(ds, OUT), xt.load_tile(tq), dk)
+    return dk, dv
+
+
+@xd.jit
+def attention_bwd_dkdv_kernel(q, k, v, do, lse, delta, dk_out, dv_out, N, HKV, qk_scale, sm_scale,
+                              CAUSAL: xt.constexpr, OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr,
+                              BN: xt.constexpr, G: xt.constexpr):
+    """dk, dv of the keys [program_id(0) * BN, + BN) of key/value head program_id(1) =
+    z * HKV + hk: for each of its G query heads hk * G + g and each query block (BM
+    queries), P^T, dV += P^T dO, dP^T = V dO^T, dS^T = P^T * (dP^T - delta), dK += dS^T Q
+    (causal: query blocks before the key block are skipped, those meeting it masked)."""
+    head = xt.program_id(1)
+    z = head // HKV
+    hk = head - z * HKV
+    key0 = xt.program_id(0) * BN
+    kv = xt.load_tile(xt.init_tile(k[z, hk], [key0, 0], [BN, D]))
+    vv = xt.load_tile(xt.init_tile(v[z, hk], [key0, 0], [BN, D]))
+    dk = xt.zeros([BN, D], xt.float32)
+    dv = xt.zeros([BN, D], xt.float32)
+    start = 0
+    first = 0                     # the first query block that needs no mask
+    if CAUSAL:
+        start = key0 // BM * BM
+        first = (key0 + BN + BM - 1) // BM * BM
+    for g in xt.static_range(G):   # (unrolled: a runtime loop around the query loops miscompiled)
+        h = hk * G + g
+        tqt = xt.init_tile(q[z, h], [0, start], [D, BM], order=(0, 1))
+        tq = xt.init_tile(q[z, h], [start, 0], [BM, D])
+        tdot = xt.init_tile(do[z, h], [0, start], [D, BM], order=(0, 1))
+        tdo = xt.init_tile(do[z, h], [start, 0], [BM, D])
+        tl = xt.init_tile(lse[z], [h, start], [1, BM])
+        td = xt.init_tile(delta[z], [h, start], [1, BM])
+        for query0 in range(start, first, BM):
+            dk, dv = _dkdv_step(kv, vv, tqt, tq, tdot, tdo, tl, td, dk, dv, key0, query0, N, qk_scale, OUT, BN, BM,
+                                True)
+            tqt, tdot = xt.update_tile_offset(tqt, 0, BM), xt.update_tile_offset(tdot, 0, BM)
+            tq, tdo = xt.update_tile_offset(tq, BM, 0), xt.update_tile_offset(tdo, BM, 0)
+            tl, td = xt.update_tile_offset(tl, 0, BM), xt.update_tile_offset(td, 0, BM)
+        for query0 in range(first, N, BM):
+            dk, dv = _dkdv_step(kv, vv, tqt, tq, tdot, tdo, tl, td, dk, dv, key0, query0, N, qk_scale, OUT, BN, BM,
+                                False)
+            tqt, tdot = xt.update_tile_offset(tqt, 0, BM), xt.update_tile_offset(tdot, 0, BM)
+            tq, tdo = xt.update_tile_offset(tq, BM, 0), xt.update_tile_offset(tdo, BM, 0)
+            tl, td = xt.update_tile_offset(tl, 0, BM), xt.update_tile_offset(td, 0, BM)
+    xt.store_tile(xt.astype(dk * sm_scale, OUT), xt.init_tile(dk_out[z, hk], [key0, 0], [BN, D]))
+    xt.store_tile(xt.astype(dv, OUT), xt.init_tile(dv_out[z, hk], [key0, 0], [BN, D]))
+
+
+def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, scale: float | None = None,
+                       target: str | None = None):
+    """(dq, dk, dv) of ``o = ops.attention(q, k, v, causal=causal, scale=scale)`` for the
+    output gradient ``do``: q, o, do [Z, H, N, D] and k, v [Z, H_kv, N, D] (H_kv dividing
+    H; dk, dv sum over the query heads sharing a key/value head) of f16 or bf16, D = 64
+    or 128, lse the f32 [Z, H, N] natural-log log-sum-exp from ``return_lse=True`` (or
+    all [H, N, D] and lse [H, N], one batch); f32 accumulation, results in the inputs'
+    dtype.  Deterministic: every element of dq, dk, dv is computed by one program.
+
+    >>> import numpy as np
+    >>> from xetile_dsl import ops
+    >>> rng = np.random.default_rng(0)
+    >>> q, do = (rng.standard_normal((1, 2, 20, 64)).astype(np.float16) for _ in range(2))
+    >>> k, v = (rng.standard_normal((1, 1, 20, 64)).astype(np.float16) for _ in range(2))
+    >>> o, lse = ops.attention(q, k, v, causal=True, return_lse=True, target="interpret")
+    >>> dq, dk, dv = ops.attention_backward(q, k, v, o, do, lse, causal=True, target="interpret")
+    >>> dq.shape, dk.shape, dv.dtype
+    ((1, 2, 20, 64), (1, 1, 20, 64), dtype('float16'))
+    """
+    q, k, v, o, do, lse = (_operand(x, name) for x, name in
+                           ((q, "q"), (k, "k"), (v, "v"), (o, "o"), (do, "do"), (lse, "lse")))
+    batched = q.ndim == 3
+    if batched:
+        q, k, v, o, do, lse = (x[None] for x in (q, k, v, o, do, lse))
+    Z, H, N, D = _check(q, k, v, "attention_backward")
+    dtype = operands.dtype_of(q)
+    for x, name in ((o, "o"), (do, "do")):
+        if tuple(x.shape) != tuple(q.shape) or operands.dtype_of(x) != dtype:
+            raise UsageError(f"attention_backward: {name} must have q's shape {tuple(q.shape)} and dtype "
+                             f"{_name(dtype)}, got {tuple(x.shape)} {_name(operands.dtype_of(x))}")
+    if tuple(lse.shape) != (Z, H, N) or operands.dtype_of(lse) != np.float32:
+        raise UsageError(f"attention_backward: lse must be float32 {(Z, H, N)} (ops.attention(..., return_lse=True)), "
+                         f"got {tuple(lse.shape)} {_name(operands.dtype_of(lse))}")
+    target = configs.resolve_target(target)
+    if configs.attention_form(target) != "transposed":
+        raise UsageError(f"attention_backward: target {target!r} has no transposed 2D block reads; it runs on pvc, "
+                         f"bmg, cpu-pvc and the interpreter")
+    BM, BN, BK = configs.attention_backward_tiles(target, D)
+    HKV = int(k.shape[1])
+    sm_scale = 1.0 / math.sqrt(D) if scale is None else float(scale)
+    out = XT_DTYPES[_name(dtype)]
+    dq = operands.empty_like_input(q, (Z, H, N, D), dtype)
+    dk = operands.empty_like_input(q, (Z, HKV, N, D), dtype)
+    dv = operands.empty_like_input(q, (Z, HKV, N, D), dtype)
+    delta = operands.empty_like_input(q, (Z, H, N), np.float32)
+    qk_scale = sm_scale * LOG2E
+    attention_bwd_dq_kernel.on(target)[(-(-N // BM), Z * H)](
+        q, k, v, o, do, lse, delta, dq, N, H, H // HKV, qk_scale, sm_scale, CAUSAL=bool(causal), OUT=out, D=D,
+        BM=BM, BN=BK)
+    attention_bwd_dkdv_kernel.on(target)[(-(-N // BN), Z * HKV)](
+        q, k, v, do, lse, delta, dk, dv, N, HKV, qk_scale, sm_scale, CAUSAL=bool(causal), OUT=out, D=D,
+        BM=BM, BN=BN, G=H // HKV)
+    return (dq[0], dk[0], dv[0]) if batched else (dq, dk, dv)
