@@ -1,26 +1,38 @@
 """The NVIDIA backend against torch on a CUDA GPU: the same ``@jit`` sources as the Intel
-path (tutorial 1's vector add, ``ops.rows.softmax_kernel``, ``kernels.matmul.matmul_kernel``)
+path (a 2-D form of tutorial 1's vector add, ``ops.rows.softmax_kernel``, ``kernels.matmul.matmul_kernel``)
 launched on torch CUDA tensors, checked against torch, then timed against torch (cuBLAS
 for the GEMM) with CUDA events (median of repeats after warm-up), as ratios.
 
     python benchmarks/vs_cuda.py [--quick]
 
-Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda.txt`` too and the PTX of
-each kernel beside it."""
+Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda.txt`` too.  Where
+``ptxas`` and ``cuobjdump`` are on the PATH it prints, for each timed GEMM, ptxas's
+registers, stack frame and spills and the ``HMMA`` count of its SASS."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 
 import torch
 
+import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.ops.rows import layer_norm_kernel, softmax_kernel
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-from tutorial_01_vector_add import add_kernel  # noqa: E402
+
+@xd.jit
+def add_kernel(x, y, out, BLOCK: xt.constexpr):
+    """Tutorial 1's vector add over [1, n] arrays (the NVIDIA targets take 2-D tiles)."""
+    col = xt.program_id(0) * BLOCK
+    tx = xt.init_tile(x, [0, col], [1, BLOCK])
+    ty = xt.init_tile(y, [0, col], [1, BLOCK])
+    xt.store_tile(xt.load_tile(tx) + xt.load_tile(ty), xt.init_tile(out, [0, col], [1, BLOCK]))
 
 
 def bench(fn, reps: int = 50) -> float:
@@ -93,15 +105,39 @@ def check_norm(rows: int, n: int, rms: bool) -> tuple[float, object]:
     return rel_err(y, ref), kernel
 
 
-def check_gemm_on(target: str, m: int, n: int, k: int) -> tuple[float, object]:
+def check_gemm_on(target: str, m: int, n: int, k: int, tile=(32, 32, 32)) -> tuple[float, object]:
     a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.full((m, n), float("nan"), device="cuda")
-    kernel = matmul_kernel.on(target)[(-(-m // 32), -(-n // 32))](a, b, c, k, BM=32, BN=32, BK=32)
+    BM, BN, BK = tile
+    kernel = matmul_kernel.on(target)[(-(-m // BM), -(-n // BN))](a, b, c, k, BM=BM, BN=BN, BK=BK)
     torch.cuda.synchronize()
     return rel_err(c, a.double() @ b.double()), kernel
 
 
-def timings(quick: bool) -> list[tuple[str, float, float, str]]:
+def sass_line(kernel) -> str:
+    """ptxas's resource line and the HMMA count of ``kernel``'s SASS (needs ptxas, cuobjdump)."""
+    ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
+    if not ptxas or not cuobjdump:
+        return "sass: no ptxas/cuobjdump on PATH"
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+        with open(src, "w") as f:
+            f.write(kernel.ptx)
+        run = subprocess.run([ptxas, f"-arch={kernel.target.ptx_arch}", "-v", src, "-o", cubin],
+                             capture_output=True, text=True, check=False)
+        info = " ".join(" ".join(line.split()[2:]) for line in run.stderr.splitlines()
+                        if "registers" in line or "spill" in line)
+        sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=False).stdout
+    return f"{info}; SASS HMMA {len(re.findall(r'HMMA', sass))}, LDSM {len(re.findall(r'LDSM', sass))}, " \
+           f"LDGSTS {len(re.findall(r'LDGSTS', sass))}, threads {kernel.threads}, smem {kernel.smem_bytes} B"
+
+
+#: the GEMM tiles timed: one warp (the first slice's fastest) and the staged programs of
+#: 4 and 8 warps
+GEMM_TILES = ((64, 32, 32), (128, 128, 32), (128, 256, 32))
+
+
+def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
     rows = []
     n = 1 << (24 if quick else 27)
     x, y = (torch.randn(1, n, device="cuda") for _ in range(2))
@@ -115,15 +151,22 @@ def timings(quick: bool) -> list[tuple[str, float, float, str]]:
     ours = bench(lambda: softmax_kernel[(r // 4,)](xs, ys, c, OUT=xt.float32, BM=4, BC=256))
     ref = bench(lambda: torch.softmax(xs, -1))
     rows.append((f"softmax f32 {r}x{c}", ours, ref, f"{3 * 4 * r * c / ours / 1e6:.0f} GB/s (3 passes)"))
-    for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
-        s = 2048 if quick else 4096
-        a, b = torch.randn(s, s, device="cuda", dtype=dtype), torch.randn(s, s, device="cuda", dtype=dtype)
-        cc = torch.empty(s, s, device="cuda")
-        for tile in ((32, 32, 32), (32, 64, 32), (64, 32, 32)):
-            BM, BN, BK = tile
-            ours = bench(lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK), reps=20)
-            ref = bench(lambda: torch.matmul(a, b, out=None), reps=20)
-            rows.append((f"gemm {name} {s}^3 tile {BM}x{BN}x{BK}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+    for s in ((2048,) if quick else (4096, 8192)):
+        for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+            a, b = torch.randn(s, s, device="cuda", dtype=dtype), torch.randn(s, s, device="cuda", dtype=dtype)
+            cc = torch.empty(s, s, device="cuda")
+            ref = bench(lambda: torch.matmul(a, b), reps=20)
+            for tile in GEMM_TILES:
+                BM, BN, BK = tile
+                if BM * BN <= 64 * 32 and s > 4096:
+                    continue
+                launch = lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK)  # noqa: E731
+                kernel = launch()
+                ours = bench(launch, reps=20)
+                rows.append((f"gemm {name} {s}^3 tile {BM}x{BN}x{BK}", ours, ref,
+                             f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+                if s == 4096:
+                    sass.append(f"sass gemm {name} tile {BM}x{BN}x{BK}: {sass_line(kernel)}")
     return rows
 
 
@@ -137,16 +180,20 @@ def main() -> None:
               ("softmax bf16 sm80 code 333x777", *check_softmax_on("sm80", 333, 777)),
               ("layer_norm f16 301x1000", *check_norm(301, 1000, False)),
               ("rms_norm f16 301x1000", *check_norm(301, 1000, True)),
-              ("gemm f16 sm80 code 300x200x100", *check_gemm_on("sm80", 300, 200, 100))]
+              ("gemm f16 sm80 code 300x200x100", *check_gemm_on("sm80", 300, 200, 100)),
+              ("gemm f16 1000x1000x1000 tile 128x128", *check_gemm(1000, 1000, 1000, (128, 128, 32))),
+              ("gemm bf16 257x129x300 tile 128x128", *check_gemm(257, 129, 300, (128, 128, 32), torch.bfloat16)),
+              ("gemm f16 1024x1024x1000 tile 128x256", *check_gemm(1024, 1024, 1000, (128, 256, 32))),
+              ("gemm bf16 333x520x264 tile 128x256", *check_gemm(333, 520, 264, (128, 256, 32), torch.bfloat16)),
+              ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32)))]
     out_dir = os.environ.get("OUT")
     for name, err, kernel in checks:
-        lines.append(f"check {name:36s} error {err:.3e}")
-        if out_dir:
-            with open(os.path.join(out_dir, f"{kernel.name}-{kernel.target.name}.ptx"), "w") as f:
-                f.write(kernel.ptx)
+        lines.append(f"check {name:42s} error {err:.3e}")
     lines.append(f"{'case':40s} {'xetile ms':>10s} {'torch ms':>10s} {'torch/xetile':>12s}  rate")
-    for name, ours, ref, rate in timings(quick):
+    sass: list = []
+    for name, ours, ref, rate in timings(quick, sass):
         lines.append(f"{name:40s} {ours:10.4f} {ref:10.4f} {ref / ours:12.3f}  {rate}")
+    lines += sass
     text = "\n".join(lines)
     print(text)
     if out_dir:

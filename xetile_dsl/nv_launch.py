@@ -8,7 +8,7 @@ from .errors import LaunchError
 from .frontend.argspec import ArgSpec
 from .runtime import backend_cuda
 from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
-from .nv_compiler import THREADS, compile_nv
+from .nv_compiler import compile_nv
 
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int8": "i8",
                 "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1"}
@@ -63,7 +63,8 @@ def kernel_for(jit, target: str, args: tuple, kwargs: dict):
     found = _KERNELS.get(key)
     if found is None:
         kernel = compile_nv(jit.fn, specs, constants, nv_target(target))
-        found = _KERNELS[key] = (kernel, backend_cuda.load_function(kernel.ptx, kernel.name))
+        found = _KERNELS[key] = (kernel, backend_cuda.load_function(kernel.ptx, kernel.name,
+                                                                    smem_bytes=kernel.smem_bytes))
     return found[0], found[1], runtime, specs
 
 
@@ -80,7 +81,7 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
             params.append(backend_cuda.scalar_param(value, spec.dtype, name))
     grid3 = _grid3(grid(dict(constants_of(jit, args, kwargs))) if callable(grid) else grid)
     if all(grid3):
-        backend_cuda.launch(function, grid3, THREADS, params)
+        backend_cuda.launch(function, grid3, kernel.threads, params, shared_bytes=kernel.smem_bytes)
     return kernel
 
 

@@ -66,6 +66,18 @@ class NvTarget:
     tma: bool = False
     #: multiprocessors of the reference product
     sm_count: int = 0
+    #: the shared-memory staged GEMM (``codegen/nvptx/smem_pipeline``): ``cp.async`` copies of
+    #: 16 bytes (PTX ISA, cp.async: cp-size 4, 8 or 16; .cg takes 16 only), the shared memory
+    #: banks (32 of 4 bytes: an ``ldmatrix`` phase reads 8 rows of 16 bytes, conflict-free
+    #: when the row pitch is an odd multiple of 16 bytes), the warps a program may hold and
+    #: the accumulator block one warp takes (64x64 f32: 128 registers of the 255), and the
+    #: ring depth of the staged copies when the K loop asks for none
+    cp_async_bytes: int = 16
+    smem_banks: int = 32
+    smem_bank_bytes: int = 4
+    max_program_warps: int = 8
+    mma_warp_tile: tuple[int, int] = (64, 64)
+    smem_stages: int = 3
 
     @property
     def subgroup_size(self) -> int:
@@ -106,12 +118,13 @@ _WGMMA = (
 
 #: A100: 108 multiprocessors, 164 KB of shared memory per multiprocessor (163 KB a block)
 SM80 = NvTarget(name="sm80", ptx_arch="sm_80", ptx_features="+ptx70", warp_size=32, mma=_MMA_SYNC,
-                smem_per_block=163 * 1024, sm_count=108)
+                smem_per_block=163 * 1024, sm_count=108, smem_stages=3)
 
 #: H100/H200 SXM: 132 multiprocessors, 228 KB of shared memory per multiprocessor (227 KB
 #: a block), warpgroups of 4 warps for wgmma, the TMA copy engine
 SM90 = NvTarget(name="sm90", ptx_arch="sm_90", ptx_features="+ptx80", warp_size=32, mma=_MMA_SYNC,
-                smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, tma=True, sm_count=132)
+                smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, tma=True, sm_count=132,
+                smem_stages=4)
 
 #: the NVIDIA compile targets by name
 NV_TARGETS = {t.name: t for t in (SM90, SM80)}
