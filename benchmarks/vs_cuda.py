@@ -132,9 +132,9 @@ def sass_line(kernel) -> str:
            f"LDGSTS {len(re.findall(r'LDGSTS', sass))}, threads {kernel.threads}, smem {kernel.smem_bytes} B"
 
 
-#: the GEMM tiles timed: one warp (the first slice's fastest) and the staged programs of
-#: 4 and 8 warps
-GEMM_TILES = ((64, 32, 32), (128, 128, 32), (128, 256, 32))
+#: the GEMM tiles timed (BM, BN, BK, num_warps; None: the compiler's count): one warp (the
+#: first slice's fastest tile) and the staged programs of 4 and 8 warps
+GEMM_TILES = ((64, 32, 32, None), (128, 128, 32, None), (128, 128, 32, 8), (128, 128, 64, 8), (128, 256, 32, None))
 
 
 def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
@@ -156,17 +156,17 @@ def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
             a, b = torch.randn(s, s, device="cuda", dtype=dtype), torch.randn(s, s, device="cuda", dtype=dtype)
             cc = torch.empty(s, s, device="cuda")
             ref = bench(lambda: torch.matmul(a, b), reps=20)
-            for tile in GEMM_TILES:
-                BM, BN, BK = tile
+            for BM, BN, BK, warps in GEMM_TILES:
                 if BM * BN <= 64 * 32 and s > 4096:
                     continue
-                launch = lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK)  # noqa: E731
+                opts = {"num_warps": warps} if warps else {}
+                launch = lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK, **opts)  # noqa: E731
                 kernel = launch()
                 ours = bench(launch, reps=20)
-                rows.append((f"gemm {name} {s}^3 tile {BM}x{BN}x{BK}", ours, ref,
-                             f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+                label = f"tile {BM}x{BN}x{BK}" + (f" w{warps}" if warps else "")
+                rows.append((f"gemm {name} {s}^3 {label}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
                 if s == 4096:
-                    sass.append(f"sass gemm {name} tile {BM}x{BN}x{BK}: {sass_line(kernel)}")
+                    sass.append(f"sass gemm {name} {label}: {sass_line(kernel)}")
     return rows
 
 

@@ -55,8 +55,11 @@ def _reject_workgroup_tiles(module) -> None:
                                 "the first slice runs one warp per program (subgroup-level kernels)", op)
 
 
-def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict) -> tuple[str, list, str, KernelEmitter]:
-    """(LLVM IR text, parameters, kernel name, emitter) of the frontend's ``module``."""
+def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict, num_warps: int | None = None,
+                  num_stages: int | None = None) -> tuple[str, list, str, KernelEmitter]:
+    """(LLVM IR text, parameters, kernel name, emitter) of the frontend's ``module``;
+    ``num_warps``/``num_stages`` the launch options (the warps of a program, the depth of
+    the shared-memory ring), None for the emitter's own choice."""
     start = time.perf_counter()
     _reject_workgroup_tiles(module)
     # the shared distribution pass: a no-op on subgroup-level kernels, it checks their
@@ -64,7 +67,7 @@ def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict) -> tuple[s
     XeTileWgToSg(target=PVC).apply(make_context(), module)
     func = next(op for op in module.ops if op.name == "func.func")
     llvm_module = new_module(func.sym_name.data)
-    emitter = KernelEmitter(func, llvm_module, target)
+    emitter = KernelEmitter(func, llvm_module, target, num_warps, num_stages)
     fn = emitter.emit()
     asm["nv"] = print_module(module)
     mark_kernel(llvm_module, fn, emitter.threads)
@@ -72,9 +75,13 @@ def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict) -> tuple[s
     return str(llvm_module), emitter.params, func.sym_name.data, emitter
 
 
-def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90") -> NvKernel:
+def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90", num_warps: int | None = None,
+               num_stages: int | None = None) -> NvKernel:
     """Compile ``fn`` (a ``@jit`` kernel's function) for an NVIDIA target; ``args`` are
-    the frontend's ArgSpecs by parameter name."""
+    the frontend's ArgSpecs by parameter name.  ``num_warps`` (the warps of a program: a
+    GEMM whose values are all tile_mma fragments splits its C tile over them) and
+    ``num_stages`` (the shared-memory ring of its K loop; 1: no staging) are the launch
+    options of those names."""
     target = target if isinstance(target, NvTarget) else nv_target(target)
     src = KernelSource.of(fn)
     asm, timings = {}, {}
@@ -83,7 +90,7 @@ def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90")
     timings["frontend"] = time.perf_counter() - start
     asm["xetile"] = print_module(module)
     try:
-        llvm_text, params, name, emitter = lower_to_llvm(module, target, asm, timings)
+        llvm_text, params, name, emitter = lower_to_llvm(module, target, asm, timings, num_warps, num_stages)
     except LoweringError as exc:
         raise at_user_line(src, exc) from None
     asm["llvm"] = llvm_text

@@ -69,9 +69,10 @@ class NvTarget:
     #: the shared-memory staged GEMM (``codegen/nvptx/smem_pipeline``): ``cp.async`` copies of
     #: 16 bytes (PTX ISA, cp.async: cp-size 4, 8 or 16; .cg takes 16 only), the shared memory
     #: banks (32 of 4 bytes: an ``ldmatrix`` phase reads 8 rows of 16 bytes, conflict-free
-    #: when the row pitch is an odd multiple of 16 bytes), the warps a program may hold and
-    #: the accumulator block one warp takes (64x64 f32: 128 registers of the 255), and the
-    #: ring depth of the staged copies when the K loop asks for none
+    #: when the row pitch is an odd multiple of 16 bytes), the warps a program may hold, the
+    #: accumulator block one warp takes (64x64 f32: 128 registers of the 255; ptxas for
+    #: sm_80 spills a few bytes at 64x64 where sm_90's does not, so sm80 takes 64x32), and
+    #: the ring depth of the staged copies when the launch names no ``num_stages``
     cp_async_bytes: int = 16
     smem_banks: int = 32
     smem_bank_bytes: int = 4
@@ -118,7 +119,7 @@ _WGMMA = (
 
 #: A100: 108 multiprocessors, 164 KB of shared memory per multiprocessor (163 KB a block)
 SM80 = NvTarget(name="sm80", ptx_arch="sm_80", ptx_features="+ptx70", warp_size=32, mma=_MMA_SYNC,
-                smem_per_block=163 * 1024, sm_count=108, smem_stages=3)
+                smem_per_block=163 * 1024, sm_count=108, smem_stages=3, mma_warp_tile=(64, 32))
 
 #: H100/H200 SXM: 132 multiprocessors, 228 KB of shared memory per multiprocessor (227 KB
 #: a block), warpgroups of 4 warps for wgmma, the TMA copy engine

@@ -25,9 +25,11 @@ _DIMS = {"x": 0, "y": 1, "z": 2}
 class KernelEmitter:
     """Emits one ``func.func`` into an LLVM module."""
 
-    def __init__(self, func, module: ir.Module, target):
+    def __init__(self, func, module: ir.Module, target, num_warps: int | None = None, num_stages: int | None = None):
         self.func, self.module, self.target = func, module, target
-        self.layouts: dict = assign(func, target.mma_warp_tile, target.max_program_warps)
+        self.layouts: dict = assign(func, target.mma_warp_tile, target.max_program_warps, num_warps)
+        #: the depth of the shared-memory ring of a staged K loop (1: no staging)
+        self.stages = num_stages or target.smem_stages
         grids = {layout.warps for layout in self.layouts.values()} or {(1, 1)}
         (wr, wc), = grids
         #: threads of one program (block): 32 a warp

@@ -2,8 +2,6 @@
 loop carries (each slot of a tile value, a tile's row and column, each scalar)."""
 from __future__ import annotations
 
-from llvmlite import ir
-
 from ...errors import LoweringError
 from . import smem_pipeline
 from .lane_values import Mem, Tile, Vec

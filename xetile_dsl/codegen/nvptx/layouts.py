@@ -160,11 +160,14 @@ def _unite(groups: _Groups, op: Operation) -> None:
 WARPS_ATTR = "nv.warps"
 
 
-def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_warps: int) -> tuple[int, int]:
+def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_warps: int,
+              exact: int | None = None) -> tuple[int, int]:
     """The warps of one program: 1 x 1 unless every vector value is a tile_mma fragment
     over one C shape [BM, BN] (A values [BM, *], B values [*, BN]); then a grid that gives
     each warp at most ``warp_tile`` of C (halving along the larger side), at most
-    ``max_warps`` warps, parts still whole m16n8k16 blocks.
+    ``max_warps`` warps, parts still whole m16n8k16 blocks; ``exact`` (the launch's
+    ``num_warps``) asks for that many, past the warp tile (None where the grid cannot
+    hold that many).
 
     >>> warp_grid({}, (64, 64), 8)
     (1, 1)
@@ -172,25 +175,28 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     kinds = {layout.kind for layout in layouts.values()}
     c_shapes = {layout.shape for layout in layouts.values() if layout.kind == "mma_c"}
     if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c"} or len(c_shapes) != 1:
-        return 1, 1
+        return (1, 1) if exact in (None, 1) else None
     bm, bn = next(iter(c_shapes))
     if any(l.kind == "mma_a" and l.shape[0] != bm or l.kind == "mma_b" and l.shape[1] != bn
            for l in layouts.values()):
-        return 1, 1
+        return (1, 1) if exact in (None, 1) else None
     wr = wc = 1
-    while wr * wc * 2 <= max_warps:
-        grow_rows = bm // wr > warp_tile[0] and (bm // (2 * wr)) % 16 == 0
-        grow_cols = bn // wc > warp_tile[1] and (bn // (2 * wc)) % 8 == 0
+    while wr * wc * 2 <= (max_warps if exact is None else exact):
+        grow_rows = (bm // wr > warp_tile[0] or exact) and (bm // (2 * wr)) % 16 == 0
+        grow_cols = (bn // wc > warp_tile[1] or exact) and (bn // (2 * wc)) % 8 == 0
         if grow_rows and (not grow_cols or bm // wr >= bn // wc):
             wr *= 2
         elif grow_cols:
             wc *= 2
         else:
             break
+    if exact is not None and wr * wc != exact:
+        return None
     return wr, wc
 
 
-def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: int = 1) -> dict[SSAValue, Layout]:
+def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: int = 1,
+           num_warps: int | None = None) -> dict[SSAValue, Layout]:
     """The layout of every vector value of the subgroup-level kernel ``func``; marks each
     op with its result's layout (``nv.layout``) and, where a program holds several warps
     (:func:`warp_grid`), the function with their grid (``nv.warps = "2x2"``)."""
@@ -217,7 +223,12 @@ def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: in
                 raise LoweringError(f"nvptx: a tile_mma {kind[-1].upper()} operand of shape {list(shape)}: its rows "
                                     f"must be a multiple of {mr} and its columns of {mc} (mma.sync m16n8k16)", at)
             layouts[v] = Layout(kind, shape)
-    grid = warp_grid(layouts, warp_tile, max_warps)
+    grid = warp_grid(layouts, warp_tile, max_warps, num_warps)
+    if grid is None:
+        raise LoweringError(f"nvptx: num_warps={num_warps} does not split this kernel's program: several warps a "
+                            f"program need every vector value to be a tile_mma fragment of one C tile, split into "
+                            f"parts of whole 16x8 blocks (else the program is 1 warp); pass such a count or leave "
+                            f"num_warps out", func)
     if grid != (1, 1):
         layouts = {v: Layout(l.kind, l.shape, grid) for v, l in layouts.items()}
         func.attributes[WARPS_ATTR] = StringAttr(f"{grid[0]}x{grid[1]}")

@@ -108,13 +108,13 @@ def plan_loop(em, op) -> Plan | None:
             continue
         loads.append(Staged(inner, index, layout, tuple(delta), (rows, cols), inner.value.type.element_type,
                             pitch_bytes(cols, 2)))
-    if not loads:
+    if not loads or em.stages < 2:
         return None
     offset = 0
     for s in loads:
         s.offset, offset = offset, offset + s.bytes
     target = em.target
-    stages = target.smem_stages
+    stages = em.stages
     while stages > 2 and stages * offset > target.smem_per_block:
         stages -= 1
     if stages * offset > target.smem_per_block:
