@@ -114,6 +114,35 @@ def check_gemm_on(target: str, m: int, n: int, k: int, tile=(32, 32, 32)) -> tup
     return rel_err(c, a.double() @ b.double()), kernel
 
 
+def check_ops() -> list[tuple[str, float, None]]:
+    """``xetile_dsl.ops`` and ``torch.ops.xetile`` on CUDA tensors (the NVIDIA targets'
+    ops tiles), each against torch in float64."""
+    from xetile_dsl import ops
+    from xetile_dsl.ops import torch_ops
+    torch_ops.register()
+    out = []
+    for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        a, b = torch.randn(1000, 700, device="cuda", dtype=dtype), torch.randn(700, 900, device="cuda", dtype=dtype)
+        ref = a.double() @ b.double()
+        out.append((f"ops.matmul {name} 1000x900x700", rel_err(ops.matmul(a, b), ref), None))
+        out.append((f"ops.matmul {name} relu f32 out", rel_err(ops.matmul(a, b, activation="relu",
+                                                                        out_dtype=torch.float32), ref.relu()), None))
+        out.append((f"torch.ops.xetile.matmul {name}", rel_err(torch.ops.xetile.matmul(a, b), ref), None))
+        x = torch.randn(37, 3, 1000, device="cuda", dtype=dtype)
+        w, bb = torch.randn(1000, device="cuda", dtype=dtype), torch.randn(1000, device="cuda", dtype=dtype)
+        xd_, wd, bd = x.double(), w.double(), bb.double()
+        out.append((f"ops.softmax {name} 37x3x1000", rel_err(ops.softmax(x), torch.softmax(xd_, -1)), None))
+        out.append((f"torch.ops.xetile.softmax {name}", rel_err(torch.ops.xetile.softmax(x), torch.softmax(xd_, -1)),
+                    None))
+        ln = torch.nn.functional.layer_norm(xd_, (1000,), wd, bd, 1e-5)
+        out.append((f"ops.layer_norm {name}", rel_err(ops.layer_norm(x, w, bb), ln), None))
+        rms = xd_ * torch.rsqrt((xd_ * xd_).mean(-1, keepdim=True) + 1e-6) * wd
+        out.append((f"ops.rms_norm {name}", rel_err(ops.rms_norm(x, w), rms), None))
+        out.append((f"torch.ops.xetile.rms_norm {name}", rel_err(torch.ops.xetile.rms_norm(x, w), rms), None))
+    torch.cuda.synchronize()
+    return out
+
+
 def sass_line(kernel) -> str:
     """ptxas's resource line and the HMMA count of ``kernel``'s SASS (needs ptxas, cuobjdump)."""
     ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
@@ -167,6 +196,9 @@ def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
                 rows.append((f"gemm {name} {s}^3 {label}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
                 if s == 4096:
                     sass.append(f"sass gemm {name} {label}: {sass_line(kernel)}")
+            from xetile_dsl import ops
+            ours = bench(lambda: ops.matmul(a, b), reps=20)
+            rows.append((f"ops.matmul {name} {s}^3 ({name} out)", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
     return rows
 
 
@@ -186,6 +218,7 @@ def main() -> None:
               ("gemm f16 1024x1024x1000 tile 128x256", *check_gemm(1024, 1024, 1000, (128, 256, 32))),
               ("gemm bf16 333x520x264 tile 128x256", *check_gemm(333, 520, 264, (128, 256, 32), torch.bfloat16)),
               ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32)))]
+    checks += check_ops()
     out_dir = os.environ.get("OUT")
     for name, err, kernel in checks:
         lines.append(f"check {name:42s} error {err:.3e}")

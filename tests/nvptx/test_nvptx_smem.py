@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import xetile_dsl as xd
 from xetile_dsl.codegen.nvptx.layouts import WARP, Layout
 from xetile_dsl.codegen.nvptx.smem_pipeline import pitch_bytes
-from xetile_dsl.errors import CompilationError
+from xetile_dsl.errors import CompilationError, UsageError
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.ops.rows import softmax_kernel
 import xetile_dsl.language as xt
@@ -103,3 +104,26 @@ def test_launch_options_pick_warps_and_stages():
     with pytest.raises(CompilationError, match=r"num_warps=2 does not split"):
         xd.compile(softmax_kernel, {"x": "f32[:,:]", "y": "f32[:,:]", "N": "i32"},
                    {"OUT": xt.float32, "BM": 4, "BC": 256}, target="sm90", num_warps=2)
+
+
+class FakeCudaTensor:
+    """A 2-D array with ``__cuda_array_interface__`` and nothing behind it."""
+
+    def __init__(self, shape, dtype=np.float16):
+        self.shape, self.ndim, self.dtype = shape, len(shape), np.dtype(dtype)
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": self.dtype.str, "data": (0, False), "version": 3}
+
+
+def test_ops_on_cuda_arrays_take_the_nvidia_tiles():
+    """An op on CUDA arrays resolves to an NVIDIA target (sm90 without a GPU to ask) and
+    its ops tiles: the staged GEMM tile whatever M, the row ops' (4, 256); what
+    ops.matmul does not lower there yet is one UsageError naming it."""
+    from xetile_dsl import ops
+    from xetile_dsl.ops import configs
+    a = FakeCudaTensor((100, 64))
+    target = configs.resolve_target(None, a)
+    assert target in NV_TARGETS and configs.is_nvidia(target)
+    assert configs.gemm_tiles("sm90", "float16", m=5) == (128, 128, 32)
+    assert configs.row_tiles("sm80") == (4, 256)
+    with pytest.raises(UsageError, match=r"matmul on sm90 \(CUDA tensors\): trans_a, bias not supported"):
+        ops.matmul(a, FakeCudaTensor((100, 64)), trans_a=True, bias=np.zeros(64, np.float32), target="sm90")

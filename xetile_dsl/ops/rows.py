@@ -94,7 +94,7 @@ def softmax(x, dim: int = -1, *, out=None, target: str | None = None):
     """Softmax along the last dimension of ``x`` (f16, bf16 or f32; any leading shape);
     the result has ``x``'s dtype and library (or is written to ``out``)."""
     x2, shape, dtype = _rows(x, dim, "softmax")
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     softmax_kernel.on(target)[(-(-x2.shape[0] // BM),)](
@@ -140,7 +140,7 @@ def _norm_operands(x, weight, bias, rms: bool):
 def _norm(x, weight, bias, eps, out, target, rms: bool):
     x2, shape, dtype, w, b = _norm_operands(x, weight, bias, rms)
     N = x2.shape[1]
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     layer_norm_kernel.on(target)[(-(-x2.shape[0] // BM),)](

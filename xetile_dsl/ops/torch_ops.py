@@ -63,7 +63,7 @@ def _torch():
 def _require_xpu(op: str, **tensors) -> None:
     """A UsageError unless every tensor given lives on an XPU device (None: not given)."""
     for name, tensor in tensors.items():
-        if tensor is not None and tensor.device.type != "xpu":
+        if tensor is not None and tensor.device.type not in ("xpu", "cuda"):   # cuda: the NVIDIA backend
             raise UsageError(f"torch.ops.xetile.{op}: {name} is a tensor on device {str(tensor.device)!r}; the xetile "
                              f"ops run on Intel GPU tensors: move the inputs there with .to('xpu') (without an "
                              f"Intel GPU, xetile_dsl.ops.{op}(tensor.numpy(), ...) runs on numpy arrays)")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from .target import OpTiles
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,19 @@ class NvTarget:
 
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{s.a_type}x{s.b_type}" for s in self.mma})
+
+    @property
+    def gpu(self) -> "NvTarget":
+        """The target whose ops tiles this one uses (itself; Intel targets name their GPU)."""
+        return self
+
+    def ops_tiles(self) -> OpTiles:
+        """The ready-made ops' tiles on this target (tuning choices, benchmarks/vs_cuda.py):
+        the GEMM a staged program of ``128 / mma_warp_tile`` warps over 128x128x32 (f16
+        and bf16, the inputs ``mma.sync`` m16n8k16 takes here); the row ops 4 rows of
+        256-column chunks, one warp."""
+        gemm = (("float16", (128, 128, 32)), ("bfloat16", (128, 128, 32)))
+        return OpTiles(gemm=gemm, rows=(4, 256), attention=())
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,

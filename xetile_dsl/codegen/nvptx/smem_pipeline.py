@@ -26,6 +26,8 @@ from dataclasses import dataclass
 from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr, StringAttr
 
+from ...dialects import _mixed
+
 from .lane_values import F16, I16, I32, I64, Tile, Vec, llvm_type
 
 SMEM = ir.PointerType(addrspace=3)
@@ -84,7 +86,6 @@ def _is16(elem) -> bool:
 
 def plan_loop(em, op) -> Plan | None:
     """The staging of loop ``op``'s fragment loads, or None where none qualifies."""
-    from ...dialects import _mixed
     body = op.body.block
     yielded = body.last_op.operands
     args = list(body.args[1:])
