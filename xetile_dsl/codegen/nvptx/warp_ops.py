@@ -72,17 +72,17 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
 
 
 def _wholly_inside(b, tile: Tile, layout: Layout, t: ir.Type):
-    """Whether the tile lies inside the array, and (16-bit elements) the array's base and
-    row pitch and the tile's column are even, so that element pairs at even columns are
-    32-bit aligned."""
+    """Whether the tile lies inside the array, and (16-bit elements, or f32 fragments of
+    C) the array's base is 4-byte (8-byte) aligned and the row pitch and the tile's column
+    are even, so that element pairs at even columns are 32-bit (64-bit) aligned."""
     mem, (rows, cols) = tile.mem, layout.shape
     zero = ZERO64
     cond = b.and_(b.icmp_signed(">=", tile.row, zero), b.icmp_signed(">=", tile.col, zero))
     cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.row, ir.Constant(I64, rows)), mem.rows))
     cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.col, ir.Constant(I64, cols)), mem.cols))
-    if _is16(t):
+    if _is16(t) or t == F32 and layout.kind == "mma_c":
         base = b.ptrtoint(mem.ptr, I64)
-        odd = b.or_(b.and_(base, ir.Constant(I64, 3)),
+        odd = b.or_(b.and_(base, ir.Constant(I64, 3 if _is16(t) else 7)),
                     b.and_(b.or_(mem.stride, tile.col), ir.Constant(I64, 1)))
         cond = b.and_(cond, b.icmp_unsigned("==", odd, zero))
     return cond
@@ -109,10 +109,39 @@ def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None)
 
 
 def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
-    """Each slot written where it is inside the array; a replicated value by lane 0 only."""
+    """Each slot written where it is inside the array; a replicated value by lane 0 only.
+    A fragment tile (``mma_c``) wholly inside the array, its pairs aligned (checked once),
+    is written by unguarded stores at constant offsets from one address per row, pairs
+    marked aligned (the vectorizer writes each pair at once)."""
+    t = llvm_type(value.elem)
+    if value.layout.kind == "mma_c" and (t == F32 or _is16(t)):
+        inside = _wholly_inside(b, tile, value.layout, t)
+        with b.if_else(inside) as (fast, slow):
+            with fast:
+                _unguarded_stores(b, lane, value, tile, t, warp)
+            with slow:
+                _guarded_stores(b, lane, value, tile, t, warp)
+        return
+    _guarded_stores(b, lane, value, tile, t, warp)
+
+
+def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
+    r0, c0 = lane_bases(b, lane, value.layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    pair_align = 8 if t == F32 else 4
+    row_ptrs = {}
+    for (dr, dc), v in zip(value.layout.slots(), value.slots):
+        if dr not in row_ptrs:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
+                                 inbounds=True)
+        ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
+        b.store(v, ptr, align=pair_align if dc % 2 == 0 else None)
+
+
+def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     only_lane0 = not value.layout.owned_once()
     first = b.icmp_unsigned("==", lane, ZERO64) if only_lane0 else None
-    t = llvm_type(value.elem)
     for (inb, index), v in zip(_positions(b, lane, tile, value.layout, warp), value.slots):
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
