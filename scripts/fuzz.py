@@ -18,6 +18,14 @@ scatters: ``xt.init_tile(x, offsets)`` with a tile of i32/i64 element offsets (l
 ``xt.arange`` arithmetic; affine with either sign of stride or permuted, lanes off both ends of
 the array), ``load_gather`` with a mask and a padding (stored, or reduced along either axis),
 ``store_scatter`` and ``atomic_rmw`` add/max/min, in 1, 2 or 4 rows, exact against numpy.
+The library family (``--family lib``; a run without ``--family`` gives it every ``ROTATE``-th
+seed too) writes 1-D kernels: a masked load (edge or strided mask, an ``other``), a scalar
+read ``ya[pid + k]`` (past the end: 0), a sum of math builtins (``LIB_MATH``: each within
+its OpenCL ulp bound) and ``xt.rand`` terms stored through the mask, and some of: a
+``randint`` word, an fp8 round trip (``saturate`` either way, exact against ml_dtypes), an
+integer ``atomic_rmw`` of every program into one tile (masked: a scattered one), an
+``atomic_xchg`` of a program's own slice and an element ``atomic_cas`` of its own flag,
+all exact.
 
 Bounds: exact for integers; for floats each op adds ``k * u * |r|`` (u the unit roundoff
 of the type it computes in, k = 1 for + - * and 4 for transcendental functions) plus the
@@ -412,11 +420,17 @@ LIB_MATH = {
 }
 
 
+_U_OF = {"float32": 2.0 ** -24, "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+_TINY_OF = {"float32": 2.0 ** -126, "float16": 2.0 ** -14, "bfloat16": 2.0 ** -126}
+#: the terms whose argument is exact in f16 and bf16 too (x, a power-of-2 multiple of it, u * 0.5)
+LIB_EXACT_ARG = {"exp", "exp2", "expm1", "cbrt", "sin", "cos", "atan", "tanh", "asinh", "erf", "erfc", "sigmoid",
+                 "floor", "ceil", "trunc", "round", "fmod", "copysign", "rand", "sinh", "cosh", "atanh", "fma"}
+
+
 def _spec_lib(rng, s):
     """A 1-D kernel: a masked load, a scalar read (maybe off the array: 0), a sum of math
     terms, then some of: a randint word, an fp8 round trip, an integer atomic_rmw into one
     shared tile, an atomic_xchg on the program's own slice, an atomic_cas on its own element."""
-    s["dt"] = "float32"
     s["B"] = rng.choice([16, 32, 64])  # a per-lane (masked) store needs whole subgroups of lanes
     s["N"] = rng.randint(1, 4 * s["B"])
     s["mask"] = rng.choice([None, "lt_n", "lt_n", ["lt", rng.randint(0, 4 * s["B"])], ["mod", rng.choice([2, 3])]])
@@ -432,10 +446,17 @@ def _spec_lib(rng, s):
     s["xchg"] = rng.random() < 0.4
     s["cas"] = rng.random() < 0.4
     s["seedv"] = rng.choice([0, 7, 2**31 + 3, 2**40 + 11])
+    # drawn last, so that the fields above stay those of the first f32-only version; f16 and
+    # bf16 keep the terms whose argument is exact in any type (an f16 rounding of u + 0.5
+    # would be amplified by pow's slope, of u by asin's)
+    s["dt"] = rng.choice(["float32", "float32", "float16", "bfloat16"])
+    if s["dt"] != "float32":
+        s["terms"] = [t for t in s["terms"] if t in LIB_EXACT_ARG] or ["sin"]
 
 
 def _script_lib(s):
-    B, N, G = s["B"], s["N"], -(-s["N"] // s["B"])
+    B, N, G, dt = s["B"], s["N"], -(-s["N"] // s["B"]), s.get("dt", "float32")
+    npdt = _np_dt(dt).replace("np.", "np.")
     mask = s["mask"]
     mexpr = {None: None, "lt_n": "offs < n"}.get(mask if not isinstance(mask, list) else None)
     if isinstance(mask, list):
@@ -449,7 +470,7 @@ def _script_lib(s):
         "    offs = xt.arange(0, B) + off",
         f"    x = xt.load_tile(xt.init_tile(xa, [off], [B]){mk}{other})",
         f"    s = ya[pid + {s['soff']}]",
-        "    u = xt.rand(seed, offs)",
+        "    u = xt.rand(seed, offs)" if dt == "float32" else f"    u = xt.astype(xt.rand(seed, offs), xt.{dt})",
         f"    v = {terms} + s",
         f"    xt.store_tile(v, xt.init_tile(out, [off], [B]){mk})",
     ]
@@ -484,11 +505,11 @@ def _script_lib(s):
     def make_inputs():
         rng = np.random.default_rng({s['seed']})
         d = {{}}
-        d["x"] = {'rng.standard_normal(N).astype(np.float32)' if s['data'] == 'random' else
-                  '(rng.integers(-8, 9, N) / 4).astype(np.float32)' if s['data'] == 'small' else 'np.ones(N, np.float32)'}
-        d["y"] = rng.standard_normal(G).astype(np.float32)
+        d["x"] = {'rng.standard_normal(N).astype(' + npdt + ')' if s['data'] == 'random' else
+                  '(rng.integers(-8, 9, N) / 4).astype(' + npdt + ')' if s['data'] == 'small' else 'np.ones(N, ' + npdt + ')'}
+        d["y"] = rng.standard_normal(G).astype({npdt})
         d["i"] = rng.integers(-1000, 1000, N).astype(np.int32)
-        d["out"] = np.full(N, np.nan, np.float32)
+        d["out"] = np.full(N, np.nan, {npdt})
         d["iout"] = np.full(N, 77, np.uint32)
         d["q"] = np.full(N, np.nan, ml_dtypes.{f8})
         d["tot"] = rng.integers(-50, 50, {s['T']}).astype(np.int32)
@@ -519,7 +540,8 @@ def _script_lib(s):
         x = np.where(m, xp, {s['other']!r})
         yp = np.zeros(G + 4); yp[:G] = d["y"]
         s = np.repeat(yp[np.arange(G) + {s['soff']}], B)
-        u = philox.rand(SEED, offs.astype(np.int32)).astype(np.float64)
+        u = philox.rand(SEED, offs.astype(np.int32)).astype({npdt}).astype(np.float64)
+        U, TINY = {_U_OF[dt]!r}, {_TINY_OF[dt]!r}  # unit roundoff and smallest normal of the type
         terms = [{', '.join(LIB_MATH[t][1] for t in s['terms'])}]
         ulps = {[LIB_MATH[t][2] for t in s['terms']]!r}
         v = sum(terms) + s
@@ -527,8 +549,11 @@ def _script_lib(s):
         # f32 argument (abs(x) + c, x * 4, u * 0.5, u + 0.5: one each, carried with the slope
         # bound |f'| <= max(1, |r|) * 4 over the arguments kept in the domain), then one
         # rounding per addition of the sum
-        e = sum((k + 2) * 2.0 ** -23 * np.abs(t) * 4 + 2.0 ** -22 * (1 + np.abs(x)) * 4 for t, k in zip(terms, ulps))
-        e = e + (len(terms) + 1) * 2.0 ** -24 * (np.abs(v) + e) + 2.0 ** -126
+        # in f16/bf16 a term is computed in f32 and rounded once to the type (2U |t|), the
+        # terms there have exact arguments (LIB_EXACT_ARG), U the type's unit roundoff
+        e = sum(((k + 2) * 2.0 ** -23 + 2 * U) * np.abs(t) * 4 + 2 * U * (1 + np.abs(x)) * 4 + TINY
+                for t, k in zip(terms, ulps))
+        e = e + (len(terms) + 1) * U * (np.abs(v) + e) + TINY
         want = np.where(m[:N], v[:N], np.nan)
         r = {{"out": (want, np.where(m[:N], e[:N], 0.0))}}
     """)
@@ -543,8 +568,7 @@ def _script_lib(s):
         f8, sat = s["fp8"]
         big = 448.0 if f8 == "float8_e4m3fn" else 57344.0
         ref += _tail(f"""
-            qv = (xp.astype(np.float32) * np.float32({s['qs']!r}))
-            qv = np.where(m, qv, np.float32({s['other']!r}) * np.float32({s['qs']!r}))
+            qv = (xp.astype({npdt}) * {npdt}({s['qs']!r}))   # the product rounded to the type, as the kernel's
             {'qv = np.clip(qv, -' + repr(big) + ', ' + repr(big) + ')' if sat else ''}
             qq = qv.astype(ml_dtypes.{f8}).astype(np.float64)[:N]
             r["q"] = (np.where(m[:N], qq, np.nan), np.zeros(N))
@@ -1046,6 +1070,15 @@ def shrinks(spec):
     for k in ("ta", "tb", "old"):
         if spec.get(k):
             var(**{k: False})
+    if spec["family"] == "lib":
+        if len(spec["terms"]) > 1:
+            for i in range(len(spec["terms"])):
+                var(terms=spec["terms"][:i] + spec["terms"][i + 1:])
+        for k in ("int", "fp8", "atom", "xchg", "cas", "mask"):
+            if spec[k]:
+                var(**{k: None if k in ("fp8", "atom", "mask") else False})
+        if spec["soff"]:
+            var(soff=0)
     if spec["family"] == "scatter":
         if spec["R"] > 1:
             var(R=spec["R"] // 2, src="load")
@@ -1090,7 +1123,7 @@ def reproducer(spec, flavours):
     return script_for(spec).replace(f"\nFLAVOURS = {list(FLAVOURS)!r}\n", f"\nFLAVOURS = {list(flavours)!r}\n")
 
 
-ROTATE = 6  # see fuzz(): seeds S with S % ROTATE == ROTATE - 1 run a scatter case there
+ROTATE = 6  # see fuzz(): seeds S with S % ROTATE == ROTATE - 1 run a scatter case there, ROTATE - 2 a lib case
 
 
 def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_findings=True, log=print,
@@ -1101,9 +1134,10 @@ def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_
     seeds = iter(range(seed, seed + (cases if cases else 10 ** 9)))
 
     def one(sd):
-        # a run without --family gives every ROTATE-th seed to the gather/scatter family,
-        # whose cases spec_for draws only by name (so that old seeds keep their cases)
-        spec = spec_for(sd, family or ("scatter" if sd % ROTATE == ROTATE - 1 else None))
+        # a run without --family gives every ROTATE-th seed to the gather/scatter family and
+        # to the lib family, whose cases spec_for draws only by name (so old seeds keep theirs)
+        rotated = {ROTATE - 1: "scatter", ROTATE - 2: "lib"}.get(sd % ROTATE)
+        spec = spec_for(sd, family or rotated)
         fls = flavours_for(spec, flavours)
         t0 = time.time()
         res = run_case(spec, fls)
