@@ -452,10 +452,14 @@ def _spec_lib(rng, s):
     s["dt"] = rng.choice(["float32", "float32", "float16", "bfloat16"])
     if s["dt"] != "float32":
         s["terms"] = [t for t in s["terms"] if t in LIB_EXACT_ARG] or ["sin"]
+    # later still: the offsets of the draws (maybe negative, strided) and a randn term (f32)
+    s["roff"] = rng.choice([[1, 0], [1, 0], [3, -77], [-1, 5], [7, 2**31 - 200]])
+    s["randn"] = s["dt"] == "float32" and rng.random() < 0.4
 
 
 def _script_lib(s):
     B, N, G, dt = s["B"], s["N"], -(-s["N"] // s["B"]), s.get("dt", "float32")
+    k, c = s.get("roff", [1, 0])
     npdt = _np_dt(dt).replace("np.", "np.")
     mask = s["mask"]
     mexpr = {None: None, "lt_n": "offs < n"}.get(mask if not isinstance(mask, list) else None)
@@ -468,15 +472,16 @@ def _script_lib(s):
         "    pid = xt.program_id(0)",
         "    off = pid * B",
         "    offs = xt.arange(0, B) + off",
+        f"    roffs = offs * {k} + {c}" if (k, c) != (1, 0) else "    roffs = offs",
         f"    x = xt.load_tile(xt.init_tile(xa, [off], [B]){mk}{other})",
         f"    s = ya[pid + {s['soff']}]",
-        "    u = xt.rand(seed, offs)" if dt == "float32" else f"    u = xt.astype(xt.rand(seed, offs), xt.{dt})",
-        f"    v = {terms} + s",
+        "    u = xt.rand(seed, roffs)" if dt == "float32" else f"    u = xt.astype(xt.rand(seed, roffs), xt.{dt})",
+        f"    v = {terms} + s" + (" + xt.randn(seed, roffs)" if s.get("randn") else ""),
         f"    xt.store_tile(v, xt.init_tile(out, [off], [B]){mk})",
     ]
     outs = ["out"]
     if s["int"]:
-        lines.append("    xt.store_tile(xt.randint(seed, offs) ^ xt.astype(offs, xt.uint32), xt.init_tile(iout, [off], [B]))")
+        lines.append("    xt.store_tile(xt.randint(seed, roffs) ^ xt.astype(offs, xt.uint32), xt.init_tile(iout, [off], [B]))")
         outs.append("iout")
     if s["fp8"]:
         f8, sat = s["fp8"]
@@ -540,10 +545,14 @@ def _script_lib(s):
         x = np.where(m, xp, {s['other']!r})
         yp = np.zeros(G + 4); yp[:G] = d["y"]
         s = np.repeat(yp[np.arange(G) + {s['soff']}], B)
-        u = philox.rand(SEED, offs.astype(np.int32)).astype({npdt}).astype(np.float64)
+        roffs = ((offs * {k} + {c} + 2**31) % 2**32 - 2**31).astype(np.int32)  # int32 wrap-around, as the kernel's
+        u = philox.rand(SEED, roffs).astype({npdt}).astype(np.float64)
         U, TINY = {_U_OF[dt]!r}, {_TINY_OF[dt]!r}  # unit roundoff and smallest normal of the type
         terms = [{', '.join(LIB_MATH[t][1] for t in s['terms'])}]
         ulps = {[LIB_MATH[t][2] for t in s['terms']]!r}
+        if {bool(s.get("randn"))}:  # randn: within 4 ulp of the numpy definition
+            terms.append(philox.randn(SEED, roffs).astype(np.float64))
+            ulps.append(4)
         v = sum(terms) + s
         # each term: its builtin's ulp bound (1 ulp <= 2^-23 |r|) plus the roundings of its
         # f32 argument (abs(x) + c, x * 4, u * 0.5, u + 0.5: one each, carried with the slope
@@ -561,7 +570,7 @@ def _script_lib(s):
     # general bound above covers them too.
     if s["int"]:
         ref += _tail("""
-            w = philox.randint(SEED, offs.astype(np.int32)) ^ offs.astype(np.uint32)
+            w = philox.randint(SEED, roffs) ^ offs.astype(np.uint32)
             r["iout"] = (w[:N].astype(np.float64), np.zeros(N))
         """)
     if s["fp8"]:
