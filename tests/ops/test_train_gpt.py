@@ -15,6 +15,8 @@ neither error is a multiple of the other; 4 leaves room for that."""
 from __future__ import annotations
 
 import pathlib
+import re
+import shlex
 import runpy
 
 import pytest
@@ -81,3 +83,14 @@ def test_loss_decreases_over_20_steps(torch, gpt):
     data = gpt["batches"](torch, 20, 2, TINY["context"])
     losses = gpt["train"](torch, gpt["XetileOps"](torch), init, data, TINY["layers"], LR, quiet=True)
     assert abs(losses[0] - 5.545) < 0.05 and losses[-1] < losses[0] * 2 / 3, losses
+
+
+def test_the_readme_command_runs_as_pasted(torch, gpt, capsys):
+    """README's train_gpt.py command (the tiny configuration of the tests above: its
+    kernels are built), run as the script runs it, prints the loss going down."""
+    readme = (EXAMPLE.parents[1] / "README.md").read_text(encoding="utf-8")
+    (command,) = [line for line in readme.splitlines() if line.startswith("python examples/train_gpt.py")]
+    args = shlex.split(command)[2:]
+    assert gpt["main"](args) == 0
+    first, last = map(float, re.search(r"loss (\S+) -> (\S+) over", capsys.readouterr().out).groups())
+    assert last < first
