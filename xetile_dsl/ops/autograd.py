@@ -8,7 +8,7 @@ schema (None where there is none) by calling the op's backward, itself a custom 
 forward and one for the backward instead of tracing into either.
 
 Adding an op's gradient is one entry in :data:`RULES` (and its backward op in
-``torch_ops.SCHEMAS``)::
+``torch_ops.SCHEMAS``), as softmax's (below, in short)::
 
     def _softmax_setup(ctx, inputs, output):
         ctx.save_for_backward(output)
@@ -21,18 +21,22 @@ Adding an op's gradient is one entry in :data:`RULES` (and its backward op in
     RULES["softmax"] = Rule(_softmax_setup, _softmax_backward)
 
 An op whose backward needs statistics of its forward (layer_norm's mean and rstd,
-attention's lse) gets a forward op returning them, ``xetile::layer_norm_fwd -> (y, mean,
-rstd)``, and the rule on that op (``ctx.mark_non_differentiable`` on the statistics);
-``torch.ops.xetile.layer_norm`` becomes a ``CompositeImplicitAutograd`` op (``Library.define``
-and ``impl``) returning ``layer_norm_fwd(...)[0]``: eager and compiled graphs then hold
-one ``layer_norm_fwd`` node forward and one ``layer_norm_backward`` node backward, and the
-public op keeps its one-output schema.
+attention's lse, cross entropy's lse) has its rule on the op returning them
+(``layer_norm_with_stats -> (y, mean, rstd)``, ``attention_lse``, ``rms_norm_with_stats``,
+``cross_entropy_forward``), ``ctx.mark_non_differentiable`` on the statistics; the public
+op (``torch.ops.xetile.layer_norm``) is a ``CompositeImplicitAutograd`` op of
+:data:`COMPOSITES` returning that op's first result (cross_entropy: the per-row losses
+reduced in torch): eager and compiled graphs then hold one ``layer_norm_with_stats`` node
+forward and one ``layer_norm_backward`` node backward, and the public op keeps its
+one-output schema (docs/decisions/035).
 
 Nothing here imports torch: :func:`register` is given it."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable
+
+from .losses import check_reduction, cross_entropy_result
 
 
 @dataclass(frozen=True)
@@ -169,8 +173,6 @@ def _attention(q, k, v, causal=False, scale=None, target=None):
 def _cross_entropy(logits, targets, reduction="mean", ignore_index=-100, target=None):
     """torch's reductions of the per-row losses (``ops.cross_entropy``'s): ``mean`` over the
     rows whose target is not ``ignore_index`` (NaN when none is), in f32."""
-    from .losses import check_reduction, cross_entropy_result
-
     check_reduction(reduction)
     cross_entropy_result(logits, targets)   # refusals name cross_entropy, not the op it calls
     loss_rows = _ops().cross_entropy_forward(logits, targets, ignore_index, target)[0]
