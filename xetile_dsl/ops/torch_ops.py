@@ -12,6 +12,9 @@ device or ``target=``: the CPU device where there is no GPU, the interpreter wit
 and XPU tensors mixed, get a UsageError (not torch's "no kernel for this backend").  The
 fake implementation gives the output's shape and dtype for tracing (and for meta tensors)
 from the op's own ``*_result`` function, which checks the arguments as the op does.
+``layer_norm``, ``rms_norm``, ``attention`` and ``cross_entropy`` are no custom ops but
+composites (ops/autograd.py ``COMPOSITES``) of the op returning their statistics, which
+carries the gradient: they have that op's kernel and fake.
 
 The schemas are written out rather than inferred from annotations: this module needs no
 torch at import, and each op's keyword arguments match the numpy entry point's (except
