@@ -3,7 +3,7 @@ device events, TFLOPS and % of the device's matrix peak, a CSV and a plot.
 
     python benchmarks/vs_onednn.py [--device gpu|cpu] [--dtype f16 bf16 int8 tf32]
                                    [--cases nn nt tn tt] [--shapes MxNxK ...] [--reps 10]
-                                   [--csv FILE] [--plot FILE.png]
+                                   [--csv FILE] [--plot FILE.png] [--backward [OP ...]]
 
 * On an Intel GPU: every (dtype, case, shape) of the sweep (Triton-XPU's GEMM benchmark
   shapes, square sizes and small M) runs ``--reps`` times (>= 10) after a warm-up, each
@@ -16,6 +16,13 @@ device events, TFLOPS and % of the device's matrix peak, a CSV and a plot.
   no timings are made up.
 * ``--device cpu`` runs the sweep (small shapes) on the OpenCL CPU device as a smoke
   test of the whole path, CSV and plot included; its times say nothing about GPUs.
+* ``--backward [OP ...]`` (all of BACKWARD_OPS when none is named) adds the backward ops,
+  f16: each op's backward (``ops.matmul_backward`` with bias and gelu, softmax and
+  log_softmax, layer_norm, cross_entropy, attention) against torch's autograd backward of
+  the same forward on XPU.  A backward is several kernels, so both sides are timed from
+  the host: the median of >= 10 runs of the call and a wait for the queue, caches flushed
+  before each.  Without an Intel GPU: the ISA report of each backward kernel on pvc (or
+  ``--isa-targets``).
 
 The plot (TFLOPS per shape, one panel per dtype and case) needs matplotlib; without it
 the script says so and writes the CSV only."""
@@ -34,7 +41,11 @@ from xetile_dsl.errors import DeviceError, XeTileError
 from xetile_dsl.jit import default_target
 from xetile_dsl.ops import configs, operands
 from xetile_dsl.ops.attention import attention_kernel, attention_launch, attention_rows_kernel
-from xetile_dsl.ops.matmul import ACCUMULATION, XT_DTYPES, matmul_kernel, matmul_launch
+from xetile_dsl.ops.attention_backward import attention_bwd_dkdv_kernel, attention_bwd_dq_kernel
+from xetile_dsl.ops.losses import cross_entropy_backward_kernel
+from xetile_dsl.ops.matmul import ACCUMULATION, ACTIVATIONS, XT_DTYPES, matmul_kernel, matmul_launch
+from xetile_dsl.ops.matmul_backward import matmul_dz_kernel
+from xetile_dsl.ops.rows_backward import column_sum_kernel, norm_backward_kernel, softmax_backward_kernel
 from xetile_dsl.runtime.devices import get_device
 from xetile_dsl.targets.peaks import peak_for
 
@@ -211,6 +222,8 @@ def sweep(device, args) -> list[dict]:
                 print(_row_text(row), flush=True)
     if args.attention:
         rows += attention_sweep(device, timer, peak, args)
+    if args.backward:
+        rows += backward_sweep(device, timer, peak, args)
     return rows
 
 
@@ -236,9 +249,10 @@ def attention_sweep(device, timer, peak, args) -> list[dict]:
     return rows
 
 
-def _scores(impl: str, seconds: float, flops: int, peak_tf: float | None) -> dict:
-    achieved = tflops(flops, seconds)
-    pct = percent_of_peak(achieved, peak_tf)
+def _scores(impl: str, seconds: float, flops: float | None, peak_tf: float | None) -> dict:
+    """ms, TFLOPS and % of the peak (None without a FLOP count: the backward row ops)."""
+    achieved = None if flops is None else tflops(flops, seconds)
+    pct = None if achieved is None else percent_of_peak(achieved, peak_tf)
     return {f"{impl}_ms": seconds * 1e3, f"{impl}_tflops": achieved, f"{impl}_pct_peak": pct}
 
 
@@ -247,11 +261,16 @@ def _row_text(row: dict) -> str:
     if "xetile_error" in row:
         return f"{head} xetile: {row['xetile_error']}"
     pct = row.get("xetile_pct_peak")
-    text = f"{head} xetile {row['xetile_ms']:9.3f} ms {row['xetile_tflops']:8.3f} TFLOPS" + \
+    text = f"{head} xetile {row['xetile_ms']:9.3f} ms" + _tflops_text(row["xetile_tflops"]) + \
         (f" ({pct:5.1f} % of peak)" if pct is not None else "")
     if "onednn_ms" in row:
-        text += f" | oneDNN {row['onednn_ms']:9.3f} ms {row['onednn_tflops']:8.3f} TFLOPS"
+        text += f" | {'torch' if row['case'].startswith('bwd-') else 'oneDNN'} {row['onednn_ms']:9.3f} ms" + \
+            _tflops_text(row["onednn_tflops"])
     return text
+
+
+def _tflops_text(value: float | None) -> str:
+    return "" if value is None else f" {value:8.3f} TFLOPS"
 
 
 COLUMNS = ("device", "dtype", "case", "M", "N", "K", "xetile_ms", "xetile_tflops", "xetile_pct_peak",
@@ -280,7 +299,8 @@ def write_plot(rows: list[dict], path: str) -> bool:
         sel = [r for r in rows if (r["dtype"], r["case"]) == (dtype_name, case)]
         labels = [f"{r['M']}x{r['N']}x{r['K']}" for r in sel]
         for impl in ("xetile", "onednn"):
-            ys = [r.get(f"{impl}_tflops", np.nan) for r in sel]
+            ys = [r.get(f"{impl}_tflops") for r in sel]
+            ys = [np.nan if y is None else y for y in ys]   # no value, or no FLOP count (row ops)
             if not all(np.isnan(ys)):
                 ax.plot(labels, ys, marker="o", label=impl)
         ax.set_title(f"{dtype_name} {case}: {sel[0]['device']}")
@@ -342,6 +362,188 @@ def compile_for_report(dtype_name: str, case: str, target: str):
     return xd.compile(matmul_kernel, signature=sig, constants=consts, target=target)
 
 
+# --- backward ops (--backward) ----------------------------------------------------------------
+#: backward op -> its GPU shape and its CPU-device smoke shape: matmul (M, N, K), the row ops
+#: (rows, N), cross_entropy (rows, classes), attention (Z, H, N, D), causal
+BACKWARD_OPS = {"matmul": ((4096, 4096, 4096), (64, 64, 64)), "softmax": ((4096, 4096), (64, 256)),
+                "log_softmax": ((4096, 4096), (64, 256)), "layer_norm": ((8192, 4096), (64, 256)),
+                "cross_entropy": ((4096, 50257), (64, 256)), "attention": ((4, 32, 1024, 64), (1, 2, 128, 64))}
+
+
+def backward_flops(op: str, shape) -> float | None:
+    """Operations of a backward where they are GEMMs: matmul's dA and dB (2 M N K each)
+    and its gelu recompute of Z (2 M N K); attention's five N N D products per head (QK^T,
+    dP = dO V^T, dV, dK, dQ: 2 N N D each), half of them causal.  None for the row ops
+    (memory-bound: their milliseconds are the measure)."""
+    if op == "matmul":
+        return 3 * gemm_flops(*shape)
+    if op == "attention":
+        z, h, n, d = shape
+        return 10 * z * h * n * n * d / 2
+    return None
+
+
+def _backward_inputs(op: str, shape, rng):
+    """Host inputs of the op's forward: f16 activations, f32 norm weights, int targets."""
+    f16 = np.float16
+    if op == "matmul":
+        m, n, k = shape
+        return {"a": rng.standard_normal((m, k)).astype(f16), "b": rng.standard_normal((n, k)).astype(f16),
+                "bias": rng.standard_normal(n).astype(np.float32), "dc": rng.standard_normal((m, n)).astype(f16)}
+    if op == "attention":
+        z, h, n, d = shape
+        return {name: rng.standard_normal((z, h, n, d)).astype(f16) for name in ("q", "k", "v", "do")}
+    rows, n = shape
+    x = {"x": (rng.standard_normal((rows, n)) * 2).astype(f16), "dy": rng.standard_normal((rows, n)).astype(f16)}
+    if op == "layer_norm":
+        x |= {"w": rng.standard_normal(n).astype(np.float32), "b": rng.standard_normal(n).astype(np.float32)}
+    if op == "cross_entropy":
+        x = {"x": x["x"], "t": rng.integers(0, n, rows).astype(np.int64), "dloss": np.full(rows, 1 / rows, np.float32)}
+    return x
+
+
+def xetile_backward_call(op: str, host: dict, device_array):
+    """A no-argument call running ``op``'s backward on device arrays (its forward's saved
+    results computed once here, as training keeps them)."""
+    from xetile_dsl import ops
+
+    t = {name: device_array(a) for name, a in host.items()}
+    if op == "matmul":
+        return lambda: ops.matmul_backward(t["a"], t["b"], t["dc"], trans_b=True, bias=t["bias"], activation="gelu")
+    if op in ("softmax", "log_softmax"):
+        y = getattr(ops, op)(t["x"])
+        backward = getattr(ops, f"{op}_backward")
+        return lambda: backward(y, t["dy"])
+    if op == "layer_norm":
+        _, mean, rstd = ops.layer_norm(t["x"], t["w"], t["b"], return_stats=True)
+        return lambda: ops.layer_norm_backward(t["dy"], t["x"], t["w"], mean, rstd)
+    if op == "cross_entropy":
+        _, lse = ops.cross_entropy_forward(t["x"], t["t"])
+        return lambda: ops.cross_entropy_backward(t["x"], t["t"], lse, t["dloss"])
+    o, lse = ops.attention(t["q"], t["k"], t["v"], causal=True, return_lse=True)
+    return lambda: ops.attention_backward(t["q"], t["k"], t["v"], o, t["do"], lse, causal=True)
+
+
+def torch_backward_call(op: str, host: dict, torch):
+    """The same backward through torch's autograd on XPU (oneDNN and torch's kernels)."""
+    t = {name: torch.from_numpy(a).to("xpu") for name, a in host.items()}
+    F = torch.nn.functional
+    leaf = {"matmul": ("a", "b", "bias"), "attention": ("q", "k", "v"), "layer_norm": ("x", "w", "b")}.get(op, ("x",))
+    for name in leaf:
+        t[name].requires_grad_()
+    if op == "matmul":
+        out, grad = F.gelu(F.linear(t["a"], t["b"], t["bias"].half())), t["dc"]
+    elif op in ("softmax", "log_softmax"):
+        out, grad = getattr(torch, op)(t["x"], -1), t["dy"]
+    elif op == "layer_norm":
+        out, grad = F.layer_norm(t["x"], t["x"].shape[-1:], t["w"].half(), t["b"].half()), t["dy"]
+    elif op == "cross_entropy":
+        out, grad = F.cross_entropy(t["x"], t["t"]), None
+    else:
+        out, grad = F.scaled_dot_product_attention(t["q"], t["k"], t["v"], is_causal=True), t["do"]
+    inputs = [t[name] for name in leaf]
+    return lambda: torch.autograd.grad(out, inputs, grad, retain_graph=True)
+
+
+def host_median_seconds(run, wait, reps: int, flush=None) -> float:
+    """Median wall time of ``run(); wait()`` over ``reps`` (>= 10) runs after a warm-up."""
+    run()
+    wait()
+    times = []
+    for _ in range(max(reps, MIN_REPS)):
+        if flush is not None:
+            flush()
+            wait()
+        start = time.perf_counter()
+        run()
+        wait()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def backward_sweep(device, timer, peak, args) -> list[dict]:
+    """Each ``--backward`` op (f16): ours and torch's backward, host-timed ("case": bwd-<op>)."""
+    torch = None
+    if device.kind == "gpu":
+        try:
+            import torch  # optional: the XPU build
+            torch = torch if hasattr(torch, "xpu") and torch.xpu.is_available() else None
+        except ImportError:
+            pass
+    peak_tf = peak.tflops("f16") if peak else None
+    rows = []
+    for op in args.backward:
+        shape = BACKWARD_OPS[op][0 if device.kind == "gpu" else 1]
+        dims = (*shape, 1, 1)[:3] if len(shape) < 4 else (shape[0] * shape[1], shape[2], shape[3])
+        row = {"device": device.name, "dtype": "f16", "case": f"bwd-{op}", "M": dims[0], "N": dims[1], "K": dims[2]}
+        host = _backward_inputs(op, shape, np.random.default_rng(0))
+        flops = backward_flops(op, shape)
+        try:
+            seconds = host_median_seconds(xetile_backward_call(op, host, timer.device_array), timer.queue.wait,
+                                          args.reps, lambda: timer.flush.fill(1.0))
+            row.update(_scores("xetile", seconds, flops, peak_tf))
+        except XeTileError as exc:
+            row["xetile_error"] = str(exc).splitlines()[0]
+        if torch is not None:
+            flush = torch.empty(FLUSH_BYTES // 4, dtype=torch.float32, device="xpu")
+            seconds = host_median_seconds(torch_backward_call(op, host, torch), torch.xpu.synchronize, args.reps,
+                                          lambda: flush.fill_(1.0))
+            row.update(_scores("onednn", seconds, flops, peak_tf))
+        rows.append(row)
+        print(_row_text(row), flush=True)
+    return rows
+
+
+def backward_kernels(op: str, target: str) -> dict:
+    """{kernel name: (kernel, signature, constants)} of ``op``'s backward as it launches
+    them for f16 (matmul: the gelu recompute; its dA and dB are matmul's own kernel,
+    reported above as the nn/nt/tn cases)."""
+    f16, f32 = XT_DTYPES["float16"], XT_DTYPES["float32"]
+    A2, A4, L3 = "f16[:,:]", "f16[:,:,:,:]", "f32[:,:,:]"
+    if op == "matmul":
+        BM, BN, BK = configs.gemm_tiles(target, "float16")
+        sig = {"a": A2, "b": A2, "bias": "f32[:,:]", "dc": A2, "dz": A2, "K": "i32"}
+        consts = {"TA": False, "TB": True, "HAS_BIAS": True, "ACT": ACTIVATIONS["gelu"], "ACC": f32, "OUT": f16,
+                  "BM": BM, "BN": BN, "BK": BK}
+        return {"matmul_dz_kernel (gelu)": (matmul_dz_kernel, sig, consts)}
+    BM, BC = configs.row_tiles(target)
+    if op in ("softmax", "log_softmax"):
+        return {"softmax_backward_kernel": (softmax_backward_kernel, {"y": A2, "dy": A2, "dx": A2, "N": "i32"},
+                                            {"LOG": op == "log_softmax", "OUT": f16, "BM": BM, "BC": BC})}
+    if op == "layer_norm":
+        NBM, NBC = configs.norm_backward_tiles(target)
+        sig = {"dy": A2, "x": A2, "w": "f32[:]", "mean": "f32[:]", "rstd": "f32[:]", "dx": A2, "pw": "f32[:,:]",
+               "pb": "f32[:,:]", "rows": "i32", "N": "i32"}
+        return {"norm_backward_kernel": (norm_backward_kernel, sig, {"RMS": False, "OUT": f16, "BM": NBM, "BC": NBC}),
+                "column_sum_kernel": (column_sum_kernel, {"partial": "f32[:,:]", "out": "f32[:]", "P": "i32"},
+                                      {"OUT": f32, "BM": NBM, "BC": NBC})}
+    if op == "cross_entropy":
+        sig = {"x": A2, "t": "i64[:]", "lse": "f32[:]", "dloss": "f32[:]", "dx": A2, "N": "i32", "ignore_index": "i32"}
+        return {"cross_entropy_backward_kernel": (cross_entropy_backward_kernel, sig, {"OUT": f16, "BM": BM, "BC": BC})}
+    BM, BN, BK = configs.attention_backward_tiles(target, 64)
+    common = {"CAUSAL": True, "OUT": f16, "D": 64, "BM": BM}
+    dq = {"q": A4, "k": A4, "v": A4, "o": A4, "do": A4, "lse": L3, "delta": L3, "dq": A4, "N": "i32", "H": "i32",
+          "G": "i32", "qk_scale": "f32", "sm_scale": "f32"}
+    dkdv = {"q": A4, "k": A4, "v": A4, "do": A4, "lse": L3, "delta": L3, "dk_out": A4, "dv_out": A4, "N": "i32",
+            "HKV": "i32", "qk_scale": "f32", "sm_scale": "f32"}
+    return {"attention_bwd_dq_kernel (D=64, causal)": (attention_bwd_dq_kernel, dq, {**common, "BN": BK}),
+            "attention_bwd_dkdv_kernel (D=64, causal)": (attention_bwd_dkdv_kernel, dkdv,
+                                                         {**common, "BN": BN, "G": 1})}
+
+
+def backward_reports(args) -> None:
+    """Each ``--backward`` op's backward kernels compiled for the ISA targets: their reports."""
+    for target in args.isa_targets:
+        for op in args.backward:
+            for name, (kernel, sig, consts) in backward_kernels(op, target).items():
+                title = f"== {op} backward: {name} f16 on {target}"
+                try:
+                    print(title, "\n", xd.compile(kernel, signature=sig, constants=consts, target=target).report(),
+                          sep="", flush=True)
+                except XeTileError as exc:
+                    print(f"{title}: not available: {str(exc).splitlines()[0]}", flush=True)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--device", choices=["gpu", "cpu"], default="gpu")
@@ -353,9 +555,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--isa-targets", nargs="+", default=["pvc", "arc"])
     ap.add_argument("--attention", action="store_true",
                     help="also the flash attention kernel (rows: M = Z * H, N, K = D; case attn / attn-causal)")
+    ap.add_argument("--backward", nargs="*", choices=list(BACKWARD_OPS), default=None, metavar="OP",
+                    help=f"also the backward ops (all, or those named: {', '.join(BACKWARD_OPS)})")
     ap.add_argument("--csv", default="vs_onednn.csv")
     ap.add_argument("--plot", default="vs_onednn.png")
     args = ap.parse_args(argv)
+    if args.backward == []:
+        args.backward = list(BACKWARD_OPS)
     try:
         device = get_device(args.device)
     except DeviceError as exc:
@@ -366,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
         isa_reports(args)
         if args.attention:
             attention_reports(args)
+        if args.backward:
+            backward_reports(args)
         return 0
     started = time.perf_counter()
     rows = sweep(device, args)

@@ -76,3 +76,25 @@ def test_onednn_columns_are_timed_only_with_an_xpu():
         assert all(t is not None and t > 0 for t in timed)
     else:
         assert timed == (None, None)
+
+
+def test_backward_without_a_gpu_prints_each_backward_kernels_isa_report(capsys, ocloc_path):
+    """``--backward OP`` with no Intel GPU: the op's backward kernels' ISA reports on pvc
+    (layer_norm: the partial-sum kernel and the column sum), after matmul's own."""
+    assert bench.main(["--cases", "nt", "--isa-targets", "pvc", "--backward", "layer_norm"]) == 0
+    said = capsys.readouterr().out
+    assert "no Intel GPU here" in said
+    for name in ("norm_backward_kernel", "column_sum_kernel"):
+        assert f"== layer_norm backward: {name} f16 on pvc\nISA report: {name} on pvc" in said
+
+
+def test_backward_cpu_smoke_times_the_backward_op(tmp_path):
+    """``--device cpu --backward softmax``: the op's backward host-timed on the CPU device
+    into the CSV (no FLOP count for a row op; torch's columns empty without XPU)."""
+    require_dpnp()
+    out = tmp_path / "bench.csv"
+    assert bench.main(["--device", "cpu", "--cases", "nt", "--shapes", "37x40x40", "--backward", "softmax",
+                       "--csv", str(out), "--plot", str(tmp_path / "bench.png")]) == 0
+    rows = list(csv.DictReader(out.open()))
+    assert [r["case"] for r in rows] == ["nt", "bwd-softmax"]
+    assert float(rows[1]["xetile_ms"]) > 0 and rows[1]["xetile_tflops"] == "" and rows[1]["onednn_ms"] == ""

@@ -12,6 +12,9 @@ device or ``target=``: the CPU device where there is no GPU, the interpreter wit
 and XPU tensors mixed, get a UsageError (not torch's "no kernel for this backend").  The
 fake implementation gives the output's shape and dtype for tracing (and for meta tensors)
 from the op's own ``*_result`` function, which checks the arguments as the op does.
+``layer_norm``, ``rms_norm``, ``attention`` and ``cross_entropy`` are no custom ops but
+composites (ops/autograd.py ``COMPOSITES``) of the op returning their statistics, which
+carries the gradient: they have that op's kernel and fake.
 
 The schemas are written out rather than inferred from annotations: this module needs no
 torch at import, and each op's keyword arguments match the numpy entry point's (except
@@ -85,17 +88,22 @@ _REGISTERED: dict[str, object] = {}
 
 def register() -> dict[str, object]:
     """Register every op of ``SCHEMAS`` as ``torch.ops.xetile.<name>``, with the gradients
-    of ``autograd.RULES`` (once; later calls return the same); returns the custom ops by
-    name.  A UsageError without torch >= 2.4."""
+    of ``autograd.RULES`` (once; later calls return the same); returns the ops by name
+    (custom ops; ``autograd.COMPOSITES``, e.g. layer_norm over layer_norm_with_stats, as
+    ``torch.ops`` packets).  A UsageError without torch >= 2.4."""
     if _REGISTERED:
         return _REGISTERED
-    custom_op = _torch().library.custom_op
+    torch = _torch()
     for name, schema in SCHEMAS.items():
+        if name in autograd.COMPOSITES:
+            continue
         kernel, fake = _IMPLEMENTATIONS[name]
-        op = custom_op(f"xetile::{name}", kernel, mutates_args=MUTATES.get(name, ()), schema=schema)
+        op = torch.library.custom_op(f"xetile::{name}", kernel, mutates_args=MUTATES.get(name, ()), schema=schema)
         op.register_fake(fake)
         _REGISTERED[name] = op
-    autograd.register(_torch())
+    autograd.register(torch, SCHEMAS)
+    # the composites (layer_norm over layer_norm_with_stats, ...): torch.ops packets
+    _REGISTERED.update({name: getattr(torch.ops.xetile, name) for name in autograd.COMPOSITES})
     return _REGISTERED
 
 
@@ -193,33 +201,6 @@ def _softmax_kernel(x, dim=-1, target=None):
 
 def _softmax_fake(x, dim=-1, target=None):
     return operands.empty_like_input(x, *rows.softmax_result(x, dim))
-
-
-def _layer_norm_kernel(x, weight, bias, eps=1e-5, target=None):
-    t = _host_arrays("layer_norm", x=x, weight=weight, bias=bias)
-    return _as_tensor(rows.layer_norm(t["x"], t["weight"], t["bias"], eps, target=target))
-
-
-def _layer_norm_fake(x, weight, bias, eps=1e-5, target=None):
-    return operands.empty_like_input(x, *rows.norm_result(x, weight, bias, rms=False))
-
-
-def _rms_norm_kernel(x, weight, eps=1e-6, target=None):
-    t = _host_arrays("rms_norm", x=x, weight=weight)
-    return _as_tensor(rows.rms_norm(t["x"], t["weight"], eps, target=target))
-
-
-def _rms_norm_fake(x, weight, eps=1e-6, target=None):
-    return operands.empty_like_input(x, *rows.norm_result(x, weight, rms=True))
-
-
-def _attention_kernel(q, k, v, causal=False, scale=None, target=None):
-    t = _host_arrays("attention", q=q, k=k, v=v)
-    return _as_tensor(attention(t["q"], t["k"], t["v"], causal=causal, scale=scale, target=target))
-
-
-def _attention_fake(q, k, v, causal=False, scale=None, target=None):
-    return operands.empty_like_input(q, *attention_result(q, k, v))
 
 
 def _attention_lse_kernel(q, k, v, causal=False, scale=None, target=None):
@@ -335,19 +316,6 @@ def _rms_norm_backward_fake(dy, x, weight, rstd, target=None):
     return operands.empty_like_input(x, shape, dtype), operands.empty_like_input(x, wshape, wdtype)
 
 
-def _cross_entropy_kernel(logits, targets, reduction="mean", ignore_index=-100, target=None):
-    t = _host_arrays("cross_entropy", logits=logits, targets=targets)
-    logits, targets = t["logits"], t["targets"]
-    return _as_tensor(ce.cross_entropy(logits, targets, reduction, ignore_index, target=target))
-
-
-def _cross_entropy_fake(logits, targets, reduction="mean", ignore_index=-100, target=None):
-    ce.check_reduction(reduction)
-    ce.cross_entropy_result(logits, targets)
-    shape = tuple(targets.shape) if reduction == "none" else ()
-    return operands.empty_like_input(logits, shape, ce.F32)
-
-
 def _cross_entropy_forward_kernel(logits, targets, ignore_index=-100, target=None):
     t = _host_arrays("cross_entropy_forward", logits=logits, targets=targets)
     logits, targets = t["logits"], t["targets"]
@@ -399,9 +367,6 @@ _IMPLEMENTATIONS = {
     "matmul": (_matmul_kernel, _matmul_fake),
     "matmul_backward": (_matmul_backward_kernel, _matmul_backward_fake),
     "softmax": (_softmax_kernel, _softmax_fake),
-    "layer_norm": (_layer_norm_kernel, _layer_norm_fake),
-    "rms_norm": (_rms_norm_kernel, _rms_norm_fake),
-    "attention": (_attention_kernel, _attention_fake),
     "attention_lse": (_attention_lse_kernel, _attention_lse_fake),
     "attention_backward": (_attention_backward_kernel, _attention_backward_fake),
     "decode_attention": (_decode_attention_kernel, _decode_attention_fake),
@@ -414,7 +379,6 @@ _IMPLEMENTATIONS = {
     "log_softmax_backward": (_log_softmax_backward_kernel, _softmax_backward_fake),
     "layer_norm_backward": (_layer_norm_backward_kernel, _layer_norm_backward_fake),
     "rms_norm_backward": (_rms_norm_backward_kernel, _rms_norm_backward_fake),
-    "cross_entropy": (_cross_entropy_kernel, _cross_entropy_fake),
     "cross_entropy_forward": (_cross_entropy_forward_kernel, _cross_entropy_forward_fake),
     "cross_entropy_backward": (_cross_entropy_backward_kernel, _cross_entropy_backward_fake),
     "layer_norm_with_stats": (_layer_norm_with_stats_kernel, _layer_norm_with_stats_fake),
