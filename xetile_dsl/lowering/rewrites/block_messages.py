@@ -126,7 +126,7 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
         return {}
     families = Families(fn)
     operands = (_mma_operand_tiles(fn, target) | _transposed_a_tiles(fn) | _row_loads(fn, families)
-                | _dequantised_operand_tiles(fn, target))
+                | _row_piece_loads(fn) | _dequantised_operand_tiles(fn, target))
     kinds: dict[SSAValue, set[str]] = {}
     rejected: set[SSAValue] = set()
     for op in ops_in(fn):
@@ -265,6 +265,17 @@ def _row_loads(fn: func.FuncOp, families: Families) -> set[SSAValue]:
             and families.find(op.tile) in roots}
 
 
+def _row_piece_loads(fn: func.FuncOp) -> set[SSAValue]:
+    """Block tiles of several rows blocked in one-row pieces (their values are stored,
+    or gathered alongside, through a scattered access: a store mask other than a row edge,
+    frontend/masks.py), loaded unpadded outside a split K loop: read as messages of
+    several rows (a ``1 x sg`` piece is one element per lane of the message's fragment,
+    cut out lane-locally), not one message per row."""
+    return {op.tile for op in ops_in(fn) if isinstance(op, xetile.LoadTileOp) and op.padding is None
+            and _eligible(op.tile.type) and op.tile.type.attr.blocks[0] == 1
+            and op.tile.type.get_shape()[0] > 1 and not _mma_fed(op) and not _in_split_loop(op)}
+
+
 def _transposed_a_tiles(fn: func.FuncOp) -> set[SSAValue]:
     """``order = [0, 1]`` tiles loaded as operand A: coalesced whatever the register share,
     since a message holds only two DPAS blocks and the alternative is one gather per
@@ -296,6 +307,8 @@ def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands:
             return None
         if len(op.tile.type.get_shape()) == 2 and op.tile.type.get_shape()[0] == 1 and not _mma_fed(op):
             return "read"   # a one-row tile (_row_loads)
+        if _eligible(op.tile.type) and op.tile.type.attr.blocks[0] == 1 and not _mma_fed(op):
+            return "read"   # one-row pieces of a tile of several rows (_row_piece_loads)
         is_t, plain = transposed.is_transposed(op.tile.type), plain_gemm_block(op)
         if lane_rows and is_t:  # coalesced where codegen reads them as lane rows (transposed.mark_lane_rows)
             return "read" if plain else None
