@@ -1,26 +1,38 @@
 """The NVIDIA backend against torch on a CUDA GPU: the same ``@jit`` sources as the Intel
-path (tutorial 1's vector add, ``ops.rows.softmax_kernel``, ``kernels.matmul.matmul_kernel``)
+path (a 2-D form of tutorial 1's vector add, ``ops.rows.softmax_kernel``, ``kernels.matmul.matmul_kernel``)
 launched on torch CUDA tensors, checked against torch, then timed against torch (cuBLAS
 for the GEMM) with CUDA events (median of repeats after warm-up), as ratios.
 
     python benchmarks/vs_cuda.py [--quick]
 
-Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda.txt`` too and the PTX of
-each kernel beside it."""
+Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda.txt`` too.  Where
+``ptxas`` and ``cuobjdump`` are on the PATH it prints, for each timed GEMM, ptxas's
+registers, stack frame and spills and the ``HMMA`` count of its SASS."""
 from __future__ import annotations
 
 import os
+import re
+import shutil
 import statistics
+import subprocess
 import sys
+import tempfile
 
 import torch
 
+import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.matmul import matmul_kernel
 from xetile_dsl.ops.rows import layer_norm_kernel, softmax_kernel
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "examples"))
-from tutorial_01_vector_add import add_kernel  # noqa: E402
+
+@xd.jit
+def add_kernel(x, y, out, BLOCK: xt.constexpr):
+    """Tutorial 1's vector add over [1, n] arrays (the NVIDIA targets take 2-D tiles)."""
+    col = xt.program_id(0) * BLOCK
+    tx = xt.init_tile(x, [0, col], [1, BLOCK])
+    ty = xt.init_tile(y, [0, col], [1, BLOCK])
+    xt.store_tile(xt.load_tile(tx) + xt.load_tile(ty), xt.init_tile(out, [0, col], [1, BLOCK]))
 
 
 def bench(fn, reps: int = 50) -> float:
@@ -93,15 +105,68 @@ def check_norm(rows: int, n: int, rms: bool) -> tuple[float, object]:
     return rel_err(y, ref), kernel
 
 
-def check_gemm_on(target: str, m: int, n: int, k: int) -> tuple[float, object]:
+def check_gemm_on(target: str, m: int, n: int, k: int, tile=(32, 32, 32)) -> tuple[float, object]:
     a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda", dtype=torch.float16)
     c = torch.full((m, n), float("nan"), device="cuda")
-    kernel = matmul_kernel.on(target)[(-(-m // 32), -(-n // 32))](a, b, c, k, BM=32, BN=32, BK=32)
+    BM, BN, BK = tile
+    kernel = matmul_kernel.on(target)[(-(-m // BM), -(-n // BN))](a, b, c, k, BM=BM, BN=BN, BK=BK)
     torch.cuda.synchronize()
     return rel_err(c, a.double() @ b.double()), kernel
 
 
-def timings(quick: bool) -> list[tuple[str, float, float, str]]:
+def check_ops() -> list[tuple[str, float, None]]:
+    """``xetile_dsl.ops`` and ``torch.ops.xetile`` on CUDA tensors (the NVIDIA targets'
+    ops tiles), each against torch in float64."""
+    from xetile_dsl import ops
+    from xetile_dsl.ops import torch_ops
+    torch_ops.register()
+    out = []
+    for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        a, b = torch.randn(1000, 700, device="cuda", dtype=dtype), torch.randn(700, 900, device="cuda", dtype=dtype)
+        ref = a.double() @ b.double()
+        out.append((f"ops.matmul {name} 1000x900x700", rel_err(ops.matmul(a, b), ref), None))
+        out.append((f"ops.matmul {name} relu f32 out", rel_err(ops.matmul(a, b, activation="relu",
+                                                                        out_dtype=torch.float32), ref.relu()), None))
+        out.append((f"torch.ops.xetile.matmul {name}", rel_err(torch.ops.xetile.matmul(a, b), ref), None))
+        x = torch.randn(37, 3, 1000, device="cuda", dtype=dtype)
+        w, bb = torch.randn(1000, device="cuda", dtype=dtype), torch.randn(1000, device="cuda", dtype=dtype)
+        xd_, wd, bd = x.double(), w.double(), bb.double()
+        out.append((f"ops.softmax {name} 37x3x1000", rel_err(ops.softmax(x), torch.softmax(xd_, -1)), None))
+        out.append((f"torch.ops.xetile.softmax {name}", rel_err(torch.ops.xetile.softmax(x), torch.softmax(xd_, -1)),
+                    None))
+        ln = torch.nn.functional.layer_norm(xd_, (1000,), wd, bd, 1e-5)
+        out.append((f"ops.layer_norm {name}", rel_err(ops.layer_norm(x, w, bb), ln), None))
+        rms = xd_ * torch.rsqrt((xd_ * xd_).mean(-1, keepdim=True) + 1e-6) * wd
+        out.append((f"ops.rms_norm {name}", rel_err(ops.rms_norm(x, w), rms), None))
+        out.append((f"torch.ops.xetile.rms_norm {name}", rel_err(torch.ops.xetile.rms_norm(x, w), rms), None))
+    torch.cuda.synchronize()
+    return out
+
+
+def sass_line(kernel) -> str:
+    """ptxas's resource line and the HMMA count of ``kernel``'s SASS (needs ptxas, cuobjdump)."""
+    ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
+    if not ptxas or not cuobjdump:
+        return "sass: no ptxas/cuobjdump on PATH"
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+        with open(src, "w") as f:
+            f.write(kernel.ptx)
+        run = subprocess.run([ptxas, f"-arch={kernel.target.ptx_arch}", "-v", src, "-o", cubin],
+                             capture_output=True, text=True, check=False)
+        info = " ".join(" ".join(line.split()[2:]) for line in run.stderr.splitlines()
+                        if "registers" in line or "spill" in line)
+        sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=False).stdout
+    return f"{info}; SASS HMMA {len(re.findall(r'HMMA', sass))}, LDSM {len(re.findall(r'LDSM', sass))}, " \
+           f"LDGSTS {len(re.findall(r'LDGSTS', sass))}, threads {kernel.threads}, smem {kernel.smem_bytes} B"
+
+
+#: the GEMM tiles timed (BM, BN, BK, num_warps; None: the compiler's count): one warp (the
+#: first slice's fastest tile) and the staged programs of 4 and 8 warps
+GEMM_TILES = ((64, 32, 32, None), (128, 128, 32, None), (128, 128, 32, 8), (128, 128, 64, 8), (128, 256, 32, None))
+
+
+def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
     rows = []
     n = 1 << (24 if quick else 27)
     x, y = (torch.randn(1, n, device="cuda") for _ in range(2))
@@ -115,15 +180,25 @@ def timings(quick: bool) -> list[tuple[str, float, float, str]]:
     ours = bench(lambda: softmax_kernel[(r // 4,)](xs, ys, c, OUT=xt.float32, BM=4, BC=256))
     ref = bench(lambda: torch.softmax(xs, -1))
     rows.append((f"softmax f32 {r}x{c}", ours, ref, f"{3 * 4 * r * c / ours / 1e6:.0f} GB/s (3 passes)"))
-    for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
-        s = 2048 if quick else 4096
-        a, b = torch.randn(s, s, device="cuda", dtype=dtype), torch.randn(s, s, device="cuda", dtype=dtype)
-        cc = torch.empty(s, s, device="cuda")
-        for tile in ((32, 32, 32), (32, 64, 32), (64, 32, 32)):
-            BM, BN, BK = tile
-            ours = bench(lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK), reps=20)
-            ref = bench(lambda: torch.matmul(a, b, out=None), reps=20)
-            rows.append((f"gemm {name} {s}^3 tile {BM}x{BN}x{BK}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+    for s in ((2048,) if quick else (4096, 8192)):
+        for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+            a, b = torch.randn(s, s, device="cuda", dtype=dtype), torch.randn(s, s, device="cuda", dtype=dtype)
+            cc = torch.empty(s, s, device="cuda")
+            ref = bench(lambda: torch.matmul(a, b), reps=20)
+            for BM, BN, BK, warps in GEMM_TILES:
+                if BM * BN <= 64 * 32 and s > 4096:
+                    continue
+                opts = {"num_warps": warps} if warps else {}
+                launch = lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK, **opts)  # noqa: E731
+                kernel = launch()
+                ours = bench(launch, reps=20)
+                label = f"tile {BM}x{BN}x{BK}" + (f" w{warps}" if warps else "")
+                rows.append((f"gemm {name} {s}^3 {label}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+                if s == 4096:
+                    sass.append(f"sass gemm {name} {label}: {sass_line(kernel)}")
+            from xetile_dsl import ops
+            ours = bench(lambda: ops.matmul(a, b), reps=20)
+            rows.append((f"ops.matmul {name} {s}^3 ({name} out)", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
     return rows
 
 
@@ -137,16 +212,21 @@ def main() -> None:
               ("softmax bf16 sm80 code 333x777", *check_softmax_on("sm80", 333, 777)),
               ("layer_norm f16 301x1000", *check_norm(301, 1000, False)),
               ("rms_norm f16 301x1000", *check_norm(301, 1000, True)),
-              ("gemm f16 sm80 code 300x200x100", *check_gemm_on("sm80", 300, 200, 100))]
+              ("gemm f16 sm80 code 300x200x100", *check_gemm_on("sm80", 300, 200, 100)),
+              ("gemm f16 1000x1000x1000 tile 128x128", *check_gemm(1000, 1000, 1000, (128, 128, 32))),
+              ("gemm bf16 257x129x300 tile 128x128", *check_gemm(257, 129, 300, (128, 128, 32), torch.bfloat16)),
+              ("gemm f16 1024x1024x1000 tile 128x256", *check_gemm(1024, 1024, 1000, (128, 256, 32))),
+              ("gemm bf16 333x520x264 tile 128x256", *check_gemm(333, 520, 264, (128, 256, 32), torch.bfloat16)),
+              ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32)))]
+    checks += check_ops()
     out_dir = os.environ.get("OUT")
     for name, err, kernel in checks:
-        lines.append(f"check {name:36s} error {err:.3e}")
-        if out_dir:
-            with open(os.path.join(out_dir, f"{kernel.name}-{kernel.target.name}.ptx"), "w") as f:
-                f.write(kernel.ptx)
+        lines.append(f"check {name:42s} error {err:.3e}")
     lines.append(f"{'case':40s} {'xetile ms':>10s} {'torch ms':>10s} {'torch/xetile':>12s}  rate")
-    for name, ours, ref, rate in timings(quick):
+    sass: list = []
+    for name, ours, ref, rate in timings(quick, sass):
         lines.append(f"{name:40s} {ours:10.4f} {ref:10.4f} {ref / ours:12.3f}  {rate}")
+    lines += sass
     text = "\n".join(lines)
     print(text)
     if out_dir:

@@ -18,6 +18,14 @@ scatters: ``xt.init_tile(x, offsets)`` with a tile of i32/i64 element offsets (l
 ``xt.arange`` arithmetic; affine with either sign of stride or permuted, lanes off both ends of
 the array), ``load_gather`` with a mask and a padding (stored, or reduced along either axis),
 ``store_scatter`` and ``atomic_rmw`` add/max/min, in 1, 2 or 4 rows, exact against numpy.
+The library family (``--family lib``; a run without ``--family`` gives it every ``ROTATE``-th
+seed too) writes 1-D kernels: a masked load (edge or strided mask, an ``other``), a scalar
+read ``ya[pid + k]`` (past the end: 0), a sum of math builtins (``LIB_MATH``: each within
+its OpenCL ulp bound) and ``xt.rand`` terms stored through the mask, and some of: a
+``randint`` word, an fp8 round trip (``saturate`` either way, exact against ml_dtypes), an
+integer ``atomic_rmw`` of every program into one tile (masked: a scattered one), an
+``atomic_xchg`` of a program's own slice and an element ``atomic_cas`` of its own flag,
+all exact.
 
 Bounds: exact for integers; for floats each op adds ``k * u * |r|`` (u the unit roundoff
 of the type it computes in, k = 1 for + - * and 4 for transcendental functions) plus the
@@ -277,7 +285,7 @@ def _expr(rng, depth, is_int, leaves):
     return rng.choice(un).format(a) if rng.random() < 0.4 else rng.choice(bi).format(a, b)
 
 
-FAMILIES = ["ew", "gemm", "wg", "atomic", "while", "scatter"]
+FAMILIES = ["ew", "gemm", "wg", "atomic", "while", "scatter", "lib"]
 
 
 def _spec_scatter(rng, s):
@@ -353,6 +361,8 @@ def spec_for(seed: int, family: str | None = None) -> dict:
         s["epi"] = rng.choice([None, "relu", "scale"])
     elif fam == "scatter":
         _spec_scatter(rng, s)
+    elif fam == "lib":
+        _spec_lib(rng, s)
     elif fam == "wg":
         s["dt"] = rng.choice(["float32", "float16", "int32"])
         s["R"] = rng.choice([32, 64])
@@ -364,6 +374,245 @@ def spec_for(seed: int, family: str | None = None) -> dict:
         if s["kind"] in ("rowsum", "colmax") and s["dt"] == "float16":
             s["dt"] = "float32"
     return s
+
+
+# --- the library family: 1-D tiles, masks, scalar reads, random numbers, math, atomics, fp8 ----
+#: math terms of a loaded f32 tile ``x`` (or the uniform ``u``): (kernel text, numpy
+#: function of the exact f64 input, OpenCL f32 ulp bound of the builtin, the derivative
+#: bound used to carry the error of an inexact argument). Arguments are kept inside the
+#: domain (``abs(x) + c``, ``u`` in [0, 1)), so a term is finite where it is stored.
+LIB_MATH = {
+    "exp": ("xt.exp(xt.minimum(x, 3.0))", "np.exp(np.minimum(x, 3.0))", 3),
+    "exp2": ("xt.exp2(xt.minimum(x, 3.0))", "np.exp2(np.minimum(x, 3.0))", 3),
+    "expm1": ("xt.expm1(xt.minimum(x, 3.0))", "np.expm1(np.minimum(x, 3.0))", 3),
+    "log": ("xt.log(xt.abs(x) + 1.0)", "np.log(np.abs(x) + 1.0)", 3),
+    "log2": ("xt.log2(xt.abs(x) + 1.0)", "np.log2(np.abs(x) + 1.0)", 3),
+    "log10": ("xt.log10(xt.abs(x) + 1.0)", "np.log10(np.abs(x) + 1.0)", 3),
+    "log1p": ("xt.log1p(xt.abs(x))", "np.log1p(np.abs(x))", 2),
+    "sqrt": ("xt.sqrt(xt.abs(x) + 0.25)", "np.sqrt(np.abs(x) + 0.25)", 3),
+    "rsqrt": ("xt.rsqrt(xt.abs(x) + 0.25)", "1 / np.sqrt(np.abs(x) + 0.25)", 2),
+    "cbrt": ("xt.cbrt(x)", "np.cbrt(x)", 2),
+    "sin": ("xt.sin(x)", "np.sin(x)", 4),
+    "cos": ("xt.cos(x)", "np.cos(x)", 4),
+    "tan": ("xt.tan(u)", "np.tan(u)", 5),
+    "asin": ("xt.asin(u)", "np.arcsin(u)", 4),
+    "acos": ("xt.acos(u)", "np.arccos(u)", 4),
+    "atan": ("xt.atan(x)", "np.arctan(x)", 5),
+    "atan2": ("xt.atan2(x, u + 0.5)", "np.arctan2(x, u + 0.5)", 6),
+    "sinh": ("xt.sinh(u)", "np.sinh(u)", 4),
+    "cosh": ("xt.cosh(u)", "np.cosh(u)", 4),
+    "tanh": ("xt.tanh(x)", "np.tanh(x)", 5),
+    "asinh": ("xt.asinh(x)", "np.arcsinh(x)", 4),
+    "acosh": ("xt.acosh(xt.abs(x) + 2.0)", "np.arccosh(np.abs(x) + 2.0)", 4),
+    "atanh": ("xt.atanh(u * 0.5)", "np.arctanh(u * 0.5)", 5),
+    "erf": ("xt.erf(x)", "_erf(x)", 16),
+    "erfc": ("xt.erfc(x)", "1 - _erf(x)", 16),
+    "sigmoid": ("xt.sigmoid(x)", "1 / (1 + np.exp(-x))", 4),
+    "floor": ("xt.floor(x * 4.0)", "np.floor(x * 4.0)", 0),
+    "ceil": ("xt.ceil(x * 4.0)", "np.ceil(x * 4.0)", 0),
+    "trunc": ("xt.trunc(x * 4.0)", "np.trunc(x * 4.0)", 0),
+    "round": ("xt.round(x * 4.0)", "np.sign(x) * np.floor(np.abs(x * 4.0) + 0.5)", 0),
+    "fma": ("xt.fma(x, s, u)", "x * s + u", 1),
+    "copysign": ("xt.copysign(u, x)", "np.copysign(u, x)", 0),
+    "fmod": ("xt.fmod(x, 0.75)", "np.fmod(x, 0.75)", 0),
+    "pow": ("xt.pow(u + 0.5, x)", "np.power(u + 0.5, x)", 16),
+    "rand": ("u", "u", 0),
+}
+
+
+_U_OF = {"float32": 2.0 ** -24, "float16": 2.0 ** -11, "bfloat16": 2.0 ** -8}
+_TINY_OF = {"float32": 2.0 ** -126, "float16": 2.0 ** -14, "bfloat16": 2.0 ** -126}
+#: the terms whose argument is exact in f16 and bf16 too (x, a power-of-2 multiple of it, u * 0.5)
+LIB_EXACT_ARG = {"exp", "exp2", "expm1", "cbrt", "sin", "cos", "atan", "tanh", "asinh", "erf", "erfc", "sigmoid",
+                 "floor", "ceil", "trunc", "round", "fmod", "copysign", "rand", "sinh", "cosh", "atanh", "fma"}
+
+
+def _spec_lib(rng, s):
+    """A 1-D kernel: a masked load, a scalar read (maybe off the array: 0), a sum of math
+    terms, then some of: a randint word, an fp8 round trip, an integer atomic_rmw into one
+    shared tile, an atomic_xchg on the program's own slice, an atomic_cas on its own element."""
+    s["B"] = rng.choice([16, 32, 64])  # a per-lane (masked) store needs whole subgroups of lanes
+    s["N"] = rng.randint(1, 4 * s["B"])
+    s["mask"] = rng.choice([None, "lt_n", "lt_n", ["lt", rng.randint(0, 4 * s["B"])], ["mod", rng.choice([2, 3])]])
+    s["other"] = rng.choice([0.0, -1.5, 2.0])
+    s["soff"] = rng.choice([0, 0, 1, 2])                 # ya[pid + soff]: past ya's end reads 0
+    s["terms"] = rng.sample(sorted(LIB_MATH), rng.randint(1, 3))
+    s["int"] = rng.random() < 0.5
+    s["fp8"] = rng.choice([None, None, ["float8_e4m3fn", rng.choice([True, False])], ["float8_e5m2", True],
+                           ["float8_e5m2", False]])
+    s["qs"] = rng.choice([1.0, 16.0, 300.0])
+    s["atom"] = rng.choice([None, "add", "max", "min", "or", "xor"])
+    s["T"] = rng.choice([s["B"], s["B"], max(1, s["B"] // 2)])  # the shared atomic tile's array: maybe shorter
+    s["xchg"] = rng.random() < 0.4
+    s["cas"] = rng.random() < 0.4
+    s["seedv"] = rng.choice([0, 7, 2**31 + 3, 2**40 + 11])
+    # drawn last, so that the fields above stay those of the first f32-only version; f16 and
+    # bf16 keep the terms whose argument is exact in any type (an f16 rounding of u + 0.5
+    # would be amplified by pow's slope, of u by asin's)
+    s["dt"] = rng.choice(["float32", "float32", "float16", "bfloat16"])
+    if s["dt"] != "float32":
+        s["terms"] = [t for t in s["terms"] if t in LIB_EXACT_ARG] or ["sin"]
+    # later still: the offsets of the draws (maybe negative, strided) and a randn term (f32)
+    s["roff"] = rng.choice([[1, 0], [1, 0], [3, -77], [-1, 5], [7, 2**31 - 200]])
+    s["randn"] = s["dt"] == "float32" and rng.random() < 0.4
+
+
+def _script_lib(s):
+    B, N, G, dt = s["B"], s["N"], -(-s["N"] // s["B"]), s.get("dt", "float32")
+    k, c = s.get("roff", [1, 0])
+    npdt = _np_dt(dt).replace("np.", "np.")
+    mask = s["mask"]
+    mexpr = {None: None, "lt_n": "offs < n"}.get(mask if not isinstance(mask, list) else None)
+    if isinstance(mask, list):
+        mexpr = f"offs < {mask[1]}" if mask[0] == "lt" else f"(offs % {mask[1]}) != 0"
+    mk = f", mask={mexpr}" if mexpr else ""
+    other = f", other={s['other']!r}" if mexpr else ""
+    terms = " + ".join(LIB_MATH[t][0] for t in s["terms"])
+    lines = [
+        "    pid = xt.program_id(0)",
+        "    off = pid * B",
+        "    offs = xt.arange(0, B) + off",
+        f"    roffs = offs * {k} + {c}" if (k, c) != (1, 0) else "    roffs = offs",
+        f"    x = xt.load_tile(xt.init_tile(xa, [off], [B]){mk}{other})",
+        f"    s = ya[pid + {s['soff']}]",
+        "    u = xt.rand(seed, roffs)" if dt == "float32" else f"    u = xt.astype(xt.rand(seed, roffs), xt.{dt})",
+        f"    v = {terms} + s" + (" + xt.randn(seed, roffs)" if s.get("randn") else ""),
+        f"    xt.store_tile(v, xt.init_tile(out, [off], [B]){mk})",
+    ]
+    outs = ["out"]
+    if s["int"]:
+        lines.append("    xt.store_tile(xt.randint(seed, roffs) ^ xt.astype(offs, xt.uint32), xt.init_tile(iout, [off], [B]))")
+        outs.append("iout")
+    if s["fp8"]:
+        f8, sat = s["fp8"]
+        lines.append(f"    xt.store_tile(xt.astype(x * {s['qs']!r}, xt.{f8}, saturate={sat}), xt.init_tile(q, [off], [B]){mk})")
+        outs.append("q")
+    if s["atom"] or s["xchg"]:
+        lines.append("    k = xt.load_tile(xt.init_tile(ia, [off], [B]))")
+    if s["atom"]:
+        # a mask needs a scattered tile: element offsets 0..B-1 (those past tot's end skipped)
+        tile = "xt.init_tile(tot, xt.arange(0, B))" if mexpr else "xt.init_tile(tot, [0], [B])"
+        lines.append(f"    xt.atomic_rmw({s['atom']!r}, k, {tile}{mk})")
+        outs.append("tot")
+    if s["xchg"]:
+        lines += ["    o = xt.atomic_xchg(xt.init_tile(xc, [off], [B]), k)",
+                  "    xt.store_tile(o, xt.init_tile(old, [off], [B]))"]
+        outs += ["xc", "old"]
+    if s["cas"]:
+        lines.append("    fold[pid] = xt.atomic_cas(flag, [pid], pid % 2, pid + 10)")
+        outs += ["flag", "fold"]
+    kern = textwrap.dedent("""
+    @xd.jit
+    def kernel(xa, ya, ia, out, iout, q, tot, xc, old, flag, fold, n, seed, B: xt.constexpr):
+    """) + "\n".join(lines) + "\n"
+    f8 = s["fp8"][0] if s["fp8"] else "float8_e4m3fn"
+    ins = textwrap.dedent(f"""
+    def make_inputs():
+        rng = np.random.default_rng({s['seed']})
+        d = {{}}
+        d["x"] = {'rng.standard_normal(N).astype(' + npdt + ')' if s['data'] == 'random' else
+                  '(rng.integers(-8, 9, N) / 4).astype(' + npdt + ')' if s['data'] == 'small' else 'np.ones(N, ' + npdt + ')'}
+        d["y"] = rng.standard_normal(G).astype({npdt})
+        d["i"] = rng.integers(-1000, 1000, N).astype(np.int32)
+        d["out"] = np.full(N, np.nan, {npdt})
+        d["iout"] = np.full(N, 77, np.uint32)
+        d["q"] = np.full(N, np.nan, ml_dtypes.{f8})
+        d["tot"] = rng.integers(-50, 50, {s['T']}).astype(np.int32)
+        d["xc"] = rng.integers(-9, 9, N).astype(np.int32)
+        d["old"] = np.full(N, -77, np.int32)
+        d["flag"] = rng.integers(0, 2, G).astype(np.int32)
+        d["fold"] = np.full(G, -77, np.int32)
+        return d
+    """)
+    consts = f"N, G, B, SEED = {N}, {G}, {B}, {s['seedv']}\n"
+    refs = {
+        "out": ("want, bound", ""),
+    }
+    del refs
+    ref = textwrap.dedent(f"""
+
+    def _erf(x):
+        import math
+        return np.vectorize(math.erf)(x)
+
+
+    def reference(d):
+        from xetile_dsl.interpreter import philox
+        P = G * B
+        offs = np.arange(P)
+        xp = np.zeros(P); xp[:N] = d["x"]
+        m = {('np.ones(P, bool)' if not mexpr else mexpr.replace('offs < n', f'offs < {N}'))}
+        x = np.where(m, xp, {s['other']!r})
+        yp = np.zeros(G + 4); yp[:G] = d["y"]
+        s = np.repeat(yp[np.arange(G) + {s['soff']}], B)
+        roffs = ((offs * {k} + {c} + 2**31) % 2**32 - 2**31).astype(np.int32)  # int32 wrap-around, as the kernel's
+        u = philox.rand(SEED, roffs).astype({npdt}).astype(np.float64)
+        U, TINY = {_U_OF[dt]!r}, {_TINY_OF[dt]!r}  # unit roundoff and smallest normal of the type
+        terms = [{', '.join(LIB_MATH[t][1] for t in s['terms'])}]
+        ulps = {[LIB_MATH[t][2] for t in s['terms']]!r}
+        if {bool(s.get("randn"))}:  # randn: within 4 ulp of the numpy definition
+            terms.append(philox.randn(SEED, roffs).astype(np.float64))
+            ulps.append(4)
+        v = sum(terms) + s
+        # each term: its builtin's ulp bound (1 ulp <= 2^-23 |r|) plus the roundings of its
+        # f32 argument (abs(x) + c, x * 4, u * 0.5, u + 0.5: one each, carried with the slope
+        # bound |f'| <= max(1, |r|) * 4 over the arguments kept in the domain), then one
+        # rounding per addition of the sum
+        # in f16/bf16 a term is computed in f32 and rounded once to the type (2U |t|), the
+        # terms there have exact arguments (LIB_EXACT_ARG), U the type's unit roundoff
+        e = sum(((k + 2) * 2.0 ** -23 + 2 * U) * np.abs(t) * 4 + 2 * U * (1 + np.abs(x)) * 4 + TINY
+                for t, k in zip(terms, ulps))
+        e = e + (len(terms) + 1) * U * (np.abs(v) + e) + TINY
+        want = np.where(m[:N], v[:N], np.nan)
+        r = {{"out": (want, np.where(m[:N], e[:N], 0.0))}}
+    """)
+    # floor/ceil/trunc/round/fmod/copysign are exact (their argument x * 4 is exact), the
+    # general bound above covers them too.
+    if s["int"]:
+        ref += _tail("""
+            w = philox.randint(SEED, roffs) ^ offs.astype(np.uint32)
+            r["iout"] = (w[:N].astype(np.float64), np.zeros(N))
+        """)
+    if s["fp8"]:
+        f8, sat = s["fp8"]
+        big = 448.0 if f8 == "float8_e4m3fn" else 57344.0
+        ref += _tail(f"""
+            qv = (xp.astype({npdt}) * {npdt}({s['qs']!r}))   # the product rounded to the type, as the kernel's
+            {'qv = np.clip(qv, -' + repr(big) + ', ' + repr(big) + ')' if sat else ''}
+            qq = qv.astype(ml_dtypes.{f8}).astype(np.float64)[:N]
+            r["q"] = (np.where(m[:N], qq, np.nan), np.zeros(N))
+        """)
+    if s["atom"] or s["xchg"]:
+        ref += _tail("""
+            kp = np.zeros(P, np.int64); kp[:N] = d["i"]
+        """)
+    if s["atom"]:
+        f = {"add": "np.sum", "max": "np.max", "min": "np.min", "or": "np.bitwise_or.reduce",
+             "xor": "np.bitwise_xor.reduce"}[s["atom"]]
+        T = s["T"]
+        ref += _tail(f"""
+            t = d["tot"].astype(np.int64)
+            parts = np.where(m, kp, {'0' if s['atom'] in ('add', 'or', 'xor') else 'np.iinfo(np.int64).min' if s['atom'] == 'max' else 'np.iinfo(np.int64).max'}).reshape(G, B)[:, :{T}]
+            tv = {f}(np.concatenate([t[None, :], parts]), axis=0)
+            tv = (tv + 2**31) % 2**32 - 2**31
+            r["tot"] = (tv.astype(np.float64), np.zeros({T}))
+        """)
+    if s["xchg"]:
+        ref += _tail("""
+            r["xc"] = (d["i"].astype(np.float64), np.zeros(N))
+            r["old"] = (d["xc"].astype(np.float64), np.zeros(N))
+        """)
+    if s["cas"]:
+        ref += _tail("""
+            f0 = d["flag"].astype(np.int64)
+            pids = np.arange(G)
+            r["flag"] = (np.where(f0 == pids % 2, pids + 10, f0).astype(np.float64), np.zeros(G))
+            r["fold"] = (f0.astype(np.float64), np.zeros(G))
+        """)
+    ref += "    return r\n"
+    launch = _launch_code((G,), f"d['x'], d['y'], d['i'], d['out'], d['iout'], d['q'], d['tot'], d['xc'], d['old'], "
+                                f"d['flag'], d['fold'], {N}, {s['seedv']}, B={B}", outs)
+    return consts + kern + ins + ref + launch
 
 
 def flavours_for(spec, flavours):
@@ -830,6 +1079,15 @@ def shrinks(spec):
     for k in ("ta", "tb", "old"):
         if spec.get(k):
             var(**{k: False})
+    if spec["family"] == "lib":
+        if len(spec["terms"]) > 1:
+            for i in range(len(spec["terms"])):
+                var(terms=spec["terms"][:i] + spec["terms"][i + 1:])
+        for k in ("int", "fp8", "atom", "xchg", "cas", "mask"):
+            if spec[k]:
+                var(**{k: None if k in ("fp8", "atom", "mask") else False})
+        if spec["soff"]:
+            var(soff=0)
     if spec["family"] == "scatter":
         if spec["R"] > 1:
             var(R=spec["R"] // 2, src="load")
@@ -874,7 +1132,7 @@ def reproducer(spec, flavours):
     return script_for(spec).replace(f"\nFLAVOURS = {list(FLAVOURS)!r}\n", f"\nFLAVOURS = {list(flavours)!r}\n")
 
 
-ROTATE = 6  # see fuzz(): seeds S with S % ROTATE == ROTATE - 1 run a scatter case there
+ROTATE = 6  # see fuzz(): seeds S with S % ROTATE == ROTATE - 1 run a scatter case there, ROTATE - 2 a lib case
 
 
 def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_findings=True, log=print,
@@ -885,9 +1143,10 @@ def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_
     seeds = iter(range(seed, seed + (cases if cases else 10 ** 9)))
 
     def one(sd):
-        # a run without --family gives every ROTATE-th seed to the gather/scatter family,
-        # whose cases spec_for draws only by name (so that old seeds keep their cases)
-        spec = spec_for(sd, family or ("scatter" if sd % ROTATE == ROTATE - 1 else None))
+        # a run without --family gives every ROTATE-th seed to the gather/scatter family and
+        # to the lib family, whose cases spec_for draws only by name (so old seeds keep theirs)
+        rotated = {ROTATE - 1: "scatter", ROTATE - 2: "lib"}.get(sd % ROTATE)
+        spec = spec_for(sd, family or rotated)
         fls = flavours_for(spec, flavours)
         t0 = time.time()
         res = run_case(spec, fls)

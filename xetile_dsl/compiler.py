@@ -466,7 +466,8 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     """
     fn = getattr(fn, "fn", fn)
     if target in NV_TARGETS:   # the NVIDIA backend: stages xetile, nv, llvm, ptx (codegen/nvptx)
-        return nv_compiler.compile_nv(fn, parse_signature(signature), dict(constants or {}), target)
+        return nv_compiler.compile_nv(fn, parse_signature(signature), dict(constants or {}), target,
+                                      num_warps=num_warps, num_stages=num_stages)
     resolved = compile_target(target)
     _, options = split_options({k: v for k, v in (("num_warps", num_warps), ("num_stages", num_stages))
                                 if v is not None}, ())

@@ -23,7 +23,8 @@ from .targets.target import PVC
 from .codegen.nvptx.emit import KernelEmitter
 from .codegen.nvptx.ptx import mark_kernel, new_module, to_ptx
 
-#: one warp per program: the subgroup-level kernel's subgroup is the warp
+#: threads of a one-warp program: the subgroup-level kernel's subgroup is the warp; a
+#: GEMM whose values are all tile_mma fragments takes several warps (``NvKernel.threads``)
 THREADS = 32
 
 
@@ -36,6 +37,9 @@ class NvKernel:
     params: list            # (name, "array" | scalar type)
     asm: dict = field(default_factory=dict)
     timings: dict = field(default_factory=dict)
+    #: threads a program (block) and the dynamic shared memory it needs, bytes
+    threads: int = THREADS
+    smem_bytes: int = 0
 
     @property
     def ptx(self) -> str:
@@ -51,8 +55,11 @@ def _reject_workgroup_tiles(module) -> None:
                                 "the first slice runs one warp per program (subgroup-level kernels)", op)
 
 
-def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict) -> tuple[str, list, str]:
-    """(LLVM IR text, parameters, kernel name) of the frontend's ``module``."""
+def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict, num_warps: int | None = None,
+                  num_stages: int | None = None) -> tuple[str, list, str, KernelEmitter]:
+    """(LLVM IR text, parameters, kernel name, emitter) of the frontend's ``module``;
+    ``num_warps``/``num_stages`` the launch options (the warps of a program, the depth of
+    the shared-memory ring), None for the emitter's own choice."""
     start = time.perf_counter()
     _reject_workgroup_tiles(module)
     # the shared distribution pass: a no-op on subgroup-level kernels, it checks their
@@ -60,17 +67,21 @@ def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict) -> tuple[s
     XeTileWgToSg(target=PVC).apply(make_context(), module)
     func = next(op for op in module.ops if op.name == "func.func")
     llvm_module = new_module(func.sym_name.data)
-    emitter = KernelEmitter(func, llvm_module)
+    emitter = KernelEmitter(func, llvm_module, target, num_warps, num_stages)
     fn = emitter.emit()
     asm["nv"] = print_module(module)
-    mark_kernel(llvm_module, fn, THREADS)
+    mark_kernel(llvm_module, fn, emitter.threads)
     timings["nv-lowering"] = time.perf_counter() - start
-    return str(llvm_module), emitter.params, func.sym_name.data
+    return str(llvm_module), emitter.params, func.sym_name.data, emitter
 
 
-def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90") -> NvKernel:
+def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90", num_warps: int | None = None,
+               num_stages: int | None = None) -> NvKernel:
     """Compile ``fn`` (a ``@jit`` kernel's function) for an NVIDIA target; ``args`` are
-    the frontend's ArgSpecs by parameter name."""
+    the frontend's ArgSpecs by parameter name.  ``num_warps`` (the warps of a program: a
+    GEMM whose values are all tile_mma fragments splits its C tile over them) and
+    ``num_stages`` (the shared-memory ring of its K loop; 1: no staging) are the launch
+    options of those names."""
     target = target if isinstance(target, NvTarget) else nv_target(target)
     src = KernelSource.of(fn)
     asm, timings = {}, {}
@@ -79,14 +90,14 @@ def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90")
     timings["frontend"] = time.perf_counter() - start
     asm["xetile"] = print_module(module)
     try:
-        llvm_text, params, name = lower_to_llvm(module, target, asm, timings)
+        llvm_text, params, name, emitter = lower_to_llvm(module, target, asm, timings, num_warps, num_stages)
     except LoweringError as exc:
         raise at_user_line(src, exc) from None
     asm["llvm"] = llvm_text
     start = time.perf_counter()
     asm["ptx"] = cached_ptx(llvm_text, target, asm["nv"])
     timings["ptx"] = time.perf_counter() - start
-    return NvKernel(name, target, params, asm, timings)
+    return NvKernel(name, target, params, asm, timings, emitter.threads, emitter.smem_bytes)
 
 
 def _sources_stamp() -> str:

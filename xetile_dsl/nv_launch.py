@@ -6,9 +6,10 @@ import numpy as np
 
 from .errors import LaunchError
 from .frontend.argspec import ArgSpec
+from .launch_options import split_options
 from .runtime import backend_cuda
 from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
-from .nv_compiler import THREADS, compile_nv
+from .nv_compiler import compile_nv
 
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int8": "i8",
                 "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1"}
@@ -51,6 +52,7 @@ def _grid3(grid) -> tuple[int, int, int]:
 def kernel_for(jit, target: str, args: tuple, kwargs: dict):
     """(NvKernel, CUDA function, runtime values) of this launch, compiled once."""
     runtime, specs, constants = [], {}, {}
+    kwargs, options = split_options(kwargs, jit.signature.parameters)
     bound = jit.signature.bind(*args, **kwargs)
     bound.apply_defaults()
     for name, value in bound.arguments.items():
@@ -59,11 +61,13 @@ def kernel_for(jit, target: str, args: tuple, kwargs: dict):
         else:
             specs[name] = _spec(name, value)
             runtime.append((name, value))
-    key = (jit.source_hash(), target, tuple(sorted(specs.items())), repr(sorted(constants.items(), key=str)))
+    key = (jit.source_hash(), target, tuple(sorted(specs.items())), repr(sorted(constants.items(), key=str)),
+           options.key())
     found = _KERNELS.get(key)
     if found is None:
-        kernel = compile_nv(jit.fn, specs, constants, nv_target(target))
-        found = _KERNELS[key] = (kernel, backend_cuda.load_function(kernel.ptx, kernel.name))
+        kernel = compile_nv(jit.fn, specs, constants, nv_target(target), options.num_warps, options.num_stages)
+        found = _KERNELS[key] = (kernel, backend_cuda.load_function(kernel.ptx, kernel.name,
+                                                                    smem_bytes=kernel.smem_bytes))
     return found[0], found[1], runtime, specs
 
 
@@ -78,9 +82,10 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
             params += backend_cuda.array_params(value, name)
         else:
             params.append(backend_cuda.scalar_param(value, spec.dtype, name))
-    grid3 = _grid3(grid(dict(constants_of(jit, args, kwargs))) if callable(grid) else grid)
+    grid3 = _grid3(grid(dict(constants_of(jit, args, split_options(kwargs, jit.signature.parameters)[0])))
+                   if callable(grid) else grid)
     if all(grid3):
-        backend_cuda.launch(function, grid3, THREADS, params)
+        backend_cuda.launch(function, grid3, kernel.threads, params, shared_bytes=kernel.smem_bytes)
     return kernel
 
 

@@ -72,3 +72,16 @@ def loop_carried_store(a, n):
     for _ in range(2):
         xt.store_tile(v, t, mask=v > 0)  # line 73
         t = xt.update_tile_offset(t, 16, 0)
+
+
+@xd.jit
+def narrow_lane_store(a, n):
+    offs = xt.arange(0, 8)
+    v = xt.load_tile(xt.init_tile(a, [0], [8]))
+    xt.store_tile(v + 1.0, xt.init_tile(a, [0], [8]), mask=offs < n)  # line 81
+
+
+@xd.jit
+def narrow_gather(a, n):
+    t = xt.init_tile(a, xt.arange(0, 8) + n)
+    xt.store_tile(xt.load_gather(t, xt.arange(0, 8) < 8), xt.init_tile(a, [0], [8]))  # line 87

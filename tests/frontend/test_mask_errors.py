@@ -45,3 +45,21 @@ def test_mask_mistakes_are_located(kernel, args, line, fragments, flavour):
     assert "Traceback" not in text
     for fragment in fragments:
         assert fragment in text, text
+
+
+V8 = np.zeros(40, np.float32)
+NARROW = [
+    # a per-lane store of 8 columns: PVC has 16 lanes (ARC's 8 would run it); the interpreter
+    # follows the CPU device's flavour, PVC by default
+    (mk.narrow_lane_store, (V8, 5), 81, ["store_tile: this mask is no row edge, so it stores per lane",
+                                         "8 columns a multiple of 16", "make the tile 16 columns wide"]),
+    # a scattered tile of 8 lanes: the lowering's rule, which the interpreter now checks too
+    (mk.narrow_gather, (V8, 5), 87, ["a scattered tile must be [R, C] with C a multiple of the subgroup "
+                                     "size 16", "got [1, 8]"]),
+]
+
+
+@pytest.mark.parametrize("flavour", ["cpu-pvc", "interpret"])
+@pytest.mark.parametrize("kernel,args,line,fragments", NARROW, ids=[c[0].__name__ for c in NARROW])
+def test_fewer_lanes_than_the_subgroup_are_refused_alike(kernel, args, line, fragments, flavour):
+    test_mask_mistakes_are_located(kernel, args, line, fragments, flavour)

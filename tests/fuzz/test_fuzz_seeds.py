@@ -32,9 +32,16 @@ SEEDS = [101, 102, 105, 106, 111, 114, 116, 117, 118, 120, 124, 125, 129, 131, 1
 #: permuted i64 offsets in 4 rows, a max over a gather with a negative stride, atomic min/max
 #: through ``xt.arange`` offsets with a lane mask and through 4 rows of permuted i64 offsets
 SCATTER_SEEDS = [133, 113, 122, 112]
+#: seeds of the library family (asked for by name): 1-D tiles under a per-lane store mask, a scalar
+#: read past its array's end, math builtins (sigmoid, trunc, cbrt in f16; log, atanh, fma in f32),
+#: xt.rand and a randint word, an fp8 e4m3 round trip (saturating, not), an integer atomic min/or
+#: of every program into one scattered tile, atomic_xchg and atomic_cas on each program's own
+#: elements
+LIB_SEEDS = [449, 575]
 
 
-@pytest.mark.parametrize("seed,family", [(s, None) for s in SEEDS] + [(s, "scatter") for s in SCATTER_SEEDS])
+@pytest.mark.parametrize("seed,family", [(s, None) for s in SEEDS] + [(s, "scatter") for s in SCATTER_SEEDS]
+                         + [(s, "lib") for s in LIB_SEEDS])
 def test_seed_has_no_finding(seed, family):
     spec = fuzz.spec_for(seed, family)
     res = fuzz.run_case(spec, fuzz.flavours_for(spec, fuzz.FLAVOURS))
@@ -79,3 +86,10 @@ def test_a_scatter_case_shrinks_to_fewer_rows_and_simpler_offsets():
     assert any(t["mask"] is None for t in small)
     # every shrink is still a whole script the fuzzer can write
     assert all("def reference(d)" in fuzz.script_for(t) for t in small)
+
+
+def test_the_lib_family_can_fail():
+    """Every output of a lib case is compared: a reference planted off by one is a finding."""
+    spec = dict(fuzz.spec_for(LIB_SEEDS[0], "lib"), plant=True)
+    res = fuzz.run_case(spec, ["interpret"])
+    assert fuzz.findings_of(res) == {"wrong"}, res

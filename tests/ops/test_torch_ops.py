@@ -229,16 +229,16 @@ def test_registered_op_on_cpu_tensors_is_the_numpy_op(torch, xetile, case):
 
 
 def test_registered_op_refuses_other_devices_and_mixed_devices_with_our_message(torch):
-    """A tensor on another device (a CUDA one here, a stand-in: this machine has none) is
+    """A tensor on another device (an MPS one here, a stand-in: this machine has none) is
     our UsageError naming the op and the argument, not torch's "no kernel for this
     backend"; CPU and XPU tensors in one call are refused before anything runs."""
     class Tensor:
         def __init__(self, device):
             self.device = torch.device(device)   # "xpu" is a valid device name without an XPU
 
-    with pytest.raises(UsageError, match=r"^torch\.ops\.xetile\.matmul: b is a tensor on device 'cuda:0'; "
+    with pytest.raises(UsageError, match=r"^torch\.ops\.xetile\.matmul: b is a tensor on device 'mps:0'; "
                                          r".*\.to\('xpu'\) or \.cpu\(\)"):
-        torch_ops._host_arrays("matmul", a=Tensor("cpu"), b=Tensor("cuda:0"), bias=None)
+        torch_ops._host_arrays("matmul", a=Tensor("cpu"), b=Tensor("mps:0"), bias=None)
     with pytest.raises(UsageError, match=r"^torch\.ops\.xetile\.softmax: the tensors are on 'cpu' and 'xpu' mixed"):
         torch_ops._host_arrays("softmax", x=Tensor("xpu"), y=Tensor("cpu"))
 

@@ -48,6 +48,8 @@ LAYERS: list[tuple[str, tuple[str, ...]]] = [
 INTERPRETER_FROM_BESIDE = {
     # the compiler's tile_mma shape rule, so that interpreting refuses what compiling refuses
     "lowering.analysis.mma_shapes": "launch.check_tile_mma_shapes",
+    # and the compiler's rule for the lanes of a scattered tile (C a multiple of the subgroup)
+    "lowering.rewrites.scattered": "launch.check_tile_mma_shapes",
     # per-subgroup execution runs each subgroup on the program the compiler's own
     # xetile-wg-to-sg pass distributes the kernel into (so the interpreter checks the pass)
     "lowering.passes.wg_to_sg": "launch.subgroup_program",

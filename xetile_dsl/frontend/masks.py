@@ -141,6 +141,12 @@ def store(builder, args, value: SSAValue, tile) -> bool:
                             "pieces, which a tile_mma result is not laid out in; mask only the rows (offs_m[:, None] "
                             "< M keeps the block store: columns past the array's end are already dropped) or store "
                             "it without a mask")
+    lanes = builder.target.subgroup_size
+    if shape[-1] % lanes:
+        raise builder.error(args["mask"], f"store_tile: this mask is no row edge, so it stores per lane, one "
+                            f"element per lane of {builder.target.name}'s {lanes}, which needs the tile's "
+                            f"{shape[-1]} columns a multiple of {lanes}; make the tile {-(-shape[-1] // lanes) * lanes} "
+                            f"columns wide (elements past the array's end are not written) or mask rows only")
     mask = sem.stretch(builder, mask, shape, args["mask"])
     if origin is None:
         raise builder.error(args["mask"], "store_tile: mask= needs a tile made by init_tile (possibly moved by "

@@ -35,6 +35,7 @@ from ..frontend.source import KernelSource, at_user_line
 from ..launch_options import check_for_target, check_num_subgroups, launch_grid, split_options
 from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
+from ..lowering.rewrites import scattered
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
 from ..runtime.array_tables import ArrayTable, TableMeta, table_meta
 from ..runtime.arrays import from_host, is_device_array_type, to_host
@@ -245,7 +246,8 @@ def build_module(fn, specs: dict, constants: dict, flavour: str = "pvc"):
 
 
 def check_tile_mma_shapes(module: ModuleOp, flavour: str) -> None:
-    """The compiler's rule for tile_mma operand shapes (lowering/analysis/mma_shapes.py), so that
+    """The compiler's rule for tile_mma operand shapes (lowering/analysis/mma_shapes.py) and for
+    the lanes of scattered tiles (lowering/rewrites/scattered.py), so that
     the interpreter refuses what the compiler refuses: checked on the subgroup program a
     workgroup-level kernel is distributed into (the tiles the compiler blocks)."""
     fn = kernel_function(module)
@@ -255,3 +257,5 @@ def check_tile_mma_shapes(module: ModuleOp, flavour: str) -> None:
     for op in fn.walk():
         if isinstance(op, xetile.TileMMAOp):
             mma_shapes.check_tile_mma(op, target)
+        elif isinstance(op, scattered.SCATTER_OPS) and scattered.is_scattered(op.tile.type):
+            scattered.check_shape(op.tile.type, target.subgroup_size, op)  # the lanes of a scattered tile

@@ -10,11 +10,13 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..dtypes import OF_NUMPY_NAME
-from ..errors import UsageError
+from ..errors import LaunchError, UsageError
 from ..interpreter import INTERPRETER_TARGETS, interpret_requested
 from ..jit import default_target
 from ..runtime.devices import get_device
+from ..runtime import backend_cuda
 from ..targets import TARGETS, Target, compile_target
+from ..targets.nvidia import DEFAULT_NV_TARGET, NV_TARGETS, for_compute_capability
 
 #: attention tiles on the CPU device (pvc flavour), a functional check that is not timed:
 #: its OpenCL compiler builds the step's unrolled code, so the 16 x 16 kernel builds in
@@ -24,19 +26,33 @@ from ..targets import TARGETS, Target, compile_target
 CPU_ATTENTION_TILES = {64: (16, 16), 128: (16, 16)}
 
 #: the targets' element type names of the ops' numpy dtype names
-def resolve_target(target: str | None) -> str:
-    """The launch target: ``target`` itself, else the interpreter when XETILE_INTERPRET
-    asks for it, else the default device's target (``cpu-pvc`` on the CPU device)."""
+def resolve_target(target: str | None, like=None) -> str:
+    """The launch target: ``target`` itself, else the NVIDIA target of the GPU when
+    ``like`` (the op's first array) is a CUDA array (a torch CUDA tensor), else the
+    interpreter when XETILE_INTERPRET asks for it, else the default device's target
+    (``cpu-pvc`` on the CPU device)."""
     if target is not None:
         return target
+    if like is not None and backend_cuda.is_cuda_array(like):
+        try:
+            return for_compute_capability(*backend_cuda.compute_capability()).name
+        except LaunchError:     # no driver to ask (the launch then says so)
+            return DEFAULT_NV_TARGET
     if interpret_requested():
         return "interpret"
     return default_target(get_device())
 
 
+def is_nvidia(target: str) -> bool:
+    """Whether ``target`` names an NVIDIA compile target (``sm90``, ``sm80``)."""
+    return target in NV_TARGETS
+
+
 def gpu_of(target: str) -> Target:
     """The GPU target whose tiles ``target`` uses (``cpu-`` flavours: their GPU's;
-    the interpreter: its flavour's)."""
+    the interpreter: its flavour's; an NVIDIA target: itself)."""
+    if target in NV_TARGETS:
+        return NV_TARGETS[target]
     return compile_target("interpret" if target in INTERPRETER_TARGETS else target).gpu
 
 
@@ -55,7 +71,7 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
                          f"{', '.join(sorted(row))}" + ("" if "float32" in row else
                                                          f" (float32 = tf32 DPAS exists on {', '.join(tf32)} only)"))
     bm, bn, bk = row[dtype_name]
-    if m is not None and m < bm and not trans_a:
+    if m is not None and m < bm and not trans_a and target not in NV_TARGETS:
         short = OF_NUMPY_NAME[dtype_name].name
         repeat_counts = gpu.dpas_for(short, short).m_values
         whole_blocks = range(max(repeat_counts), bm, max(repeat_counts))  # 8, 16, .. below bm

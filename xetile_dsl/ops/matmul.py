@@ -88,7 +88,9 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     in_name = _input_dtype(a, b)
     acc_name, out_name = _output_dtype(in_name, out_dtype, bias, activation)
     _check_fp8_transpose(in_name, trans_a)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, a)
+    if configs.is_nvidia(target):
+        _check_nvidia(target, trans_a, trans_b, bias, activation)
     BM, BN, BK = configs.gemm_tiles(target, "float16" if in_name in FP8_INPUTS else in_name, M, trans_a)
     bias_row = _bias_row(bias, N, a)
     buffer, result = operands.output_buffer(out, a, (M, N), _np_dtype(out_name))
@@ -100,6 +102,18 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
         TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
         ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK)
     return operands.copy_back(buffer, result), event
+
+
+def _check_nvidia(target: str, trans_a: bool, trans_b: bool, bias, activation) -> None:
+    """What ops.matmul does not do on NVIDIA targets yet, as one UsageError."""
+    missing = [what for what, asked in (("trans_a", trans_a), ("trans_b", trans_b), ("bias", bias is not None),
+                                        (f"activation={activation!r}", activation not in (None, "relu")))
+               if asked]
+    if missing:
+        raise UsageError(f"matmul on {target} (CUDA tensors): {', '.join(missing)} not supported on NVIDIA targets "
+                         f"yet (column-major tiles and broadcasts into mma fragments are not lowered); pass "
+                         f"row-major [M, K] and [K, N] tensors, no bias, activation None or 'relu', or apply the "
+                         f"rest with torch")
 
 
 def matmul_result(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,

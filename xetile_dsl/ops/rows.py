@@ -137,7 +137,7 @@ def log_softmax(x, dim: int = -1, *, out=None, target: str | None = None):
 
 def _softmax(x, dim, out, target, log: bool):
     x2, shape, dtype = _rows(x, dim, "log_softmax" if log else "softmax")
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     kernel = log_softmax_kernel if log else softmax_kernel
@@ -193,7 +193,7 @@ def _norm_operands(x, weight, bias, rms: bool):
 def _norm(x, weight, bias, eps, out, target, rms: bool, stats: bool = False):
     x2, shape, dtype, w, b = _norm_operands(x, weight, bias, rms)
     rows, N = x2.shape
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     extra = {}

@@ -115,15 +115,17 @@ def _host_arrays(op: str, **tensors) -> dict:
     """The tensors as the op's entry point takes them: XPU tensors as they are (zero-copy
     on their queue), CPU tensors as numpy views of their memory (the launcher copies them
     in and out, as for numpy arrays), None as None; a UsageError for any other device or
-    for CPU and XPU tensors mixed."""
+    for tensors of different devices mixed.  CUDA tensors are used in place too: the ops
+    launch them on the NVIDIA backend."""
     devices = {t.device.type for t in tensors.values() if t is not None}
     for name, tensor in tensors.items():
-        if tensor is not None and tensor.device.type not in ("xpu", "cpu"):
+        if tensor is not None and tensor.device.type not in ("xpu", "cpu", "cuda"):   # cuda: the NVIDIA backend
             raise UsageError(f"torch.ops.xetile.{op}: {name} is a tensor on device {str(tensor.device)!r}; the xetile "
-                             f"ops run on XPU tensors (an Intel GPU, used in place) and CPU tensors (copied to the "
+                             f"ops run on XPU and CUDA tensors (used in place) and CPU tensors (copied to the "
                              f"default device or target=, e.g. the CPU device): move it with .to('xpu') or .cpu()")
-    if devices == {"xpu", "cpu"}:
-        raise UsageError(f"torch.ops.xetile.{op}: the tensors are on 'cpu' and 'xpu' mixed; pass them all on one "
+    if len(devices) > 1:
+        raise UsageError(f"torch.ops.xetile.{op}: the tensors are on {' and '.join(map(repr, sorted(devices)))} mixed; "
+                         f"pass them all on one "
                          f"device ({', '.join(f'{n}: {t.device}' for n, t in tensors.items() if t is not None)})")
     return {name: _numpy_view(t) if t is not None and t.device.type == "cpu" else t for name, t in tensors.items()}
 

@@ -64,8 +64,10 @@ def _make_current(device: int):
     return ctx
 
 
-def load_function(ptx: str, name: str, device: int = 0):
-    """Kernel ``name`` of ``ptx``, its module loaded once per device."""
+def load_function(ptx: str, name: str, device: int = 0, smem_bytes: int = 0):
+    """Kernel ``name`` of ``ptx``, its module loaded once per device; a kernel that needs
+    ``smem_bytes`` of dynamic shared memory has its limit raised to that (past 48 KB a
+    block the driver asks for it)."""
     key = (device, ptx)
     with _LOCK:
         module = _MODULES.get(key)
@@ -73,7 +75,12 @@ def load_function(ptx: str, name: str, device: int = 0):
             _make_current(device)
             module = check(_driver().cuModuleLoadData(ptx.encode() + b"\0"))
             _MODULES[key] = module
-    return check(_driver().cuModuleGetFunction(module, name.encode()))
+    function = check(_driver().cuModuleGetFunction(module, name.encode()))
+    if smem_bytes > 48 * 1024:
+        driver = _driver()
+        attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+        check(driver.cuFuncSetAttribute(function, attr, smem_bytes))
+    return function
 
 
 _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float,
@@ -114,10 +121,13 @@ def current_stream() -> int:
         return 0
 
 
-def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None):
-    """One launch of ``function`` over ``grid`` blocks of ``threads`` threads."""
+def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None,
+           shared_bytes: int = 0):
+    """One launch of ``function`` over ``grid`` blocks of ``threads`` threads, each with
+    ``shared_bytes`` of dynamic shared memory."""
     driver = _driver()
     values = tuple(v for v, _ in params)
     types = tuple(t for _, t in params)
     stream = current_stream() if stream is None else stream
-    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, 0, driver.CUstream(stream), (values, types), 0))
+    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
+                                (values, types), 0))

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import UsageError
+from .target import OpTiles
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,19 @@ class NvTarget:
     tma: bool = False
     #: multiprocessors of the reference product
     sm_count: int = 0
+    #: the shared-memory staged GEMM (``codegen/nvptx/smem_pipeline``): ``cp.async`` copies of
+    #: 16 bytes (PTX ISA, cp.async: cp-size 4, 8 or 16; .cg takes 16 only), the shared memory
+    #: banks (32 of 4 bytes: an ``ldmatrix`` phase reads 8 rows of 16 bytes, conflict-free
+    #: when the row pitch is an odd multiple of 16 bytes), the warps a program may hold, the
+    #: accumulator block one warp takes (64x64 f32: 128 registers of the 255; ptxas for
+    #: sm_80 spills a few bytes at 64x64 where sm_90's does not, so sm80 takes 64x32), and
+    #: the ring depth of the staged copies when the launch names no ``num_stages``
+    cp_async_bytes: int = 16
+    smem_banks: int = 32
+    smem_bank_bytes: int = 4
+    max_program_warps: int = 8
+    mma_warp_tile: tuple[int, int] = (64, 64)
+    smem_stages: int = 3
 
     @property
     def subgroup_size(self) -> int:
@@ -84,6 +98,19 @@ class NvTarget:
 
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{s.a_type}x{s.b_type}" for s in self.mma})
+
+    @property
+    def gpu(self) -> "NvTarget":
+        """The target whose ops tiles this one uses (itself; Intel targets name their GPU)."""
+        return self
+
+    def ops_tiles(self) -> OpTiles:
+        """The ready-made ops' tiles on this target (tuning choices, benchmarks/vs_cuda.py):
+        the GEMM a staged program of ``128 / mma_warp_tile`` warps over 128x128x32 (f16
+        and bf16, the inputs ``mma.sync`` m16n8k16 takes here); the row ops 4 rows of
+        256-column chunks, one warp."""
+        gemm = (("float16", (128, 128, 32)), ("bfloat16", (128, 128, 32)))
+        return OpTiles(gemm=gemm, rows=(4, 256), attention=())
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,
@@ -106,12 +133,13 @@ _WGMMA = (
 
 #: A100: 108 multiprocessors, 164 KB of shared memory per multiprocessor (163 KB a block)
 SM80 = NvTarget(name="sm80", ptx_arch="sm_80", ptx_features="+ptx70", warp_size=32, mma=_MMA_SYNC,
-                smem_per_block=163 * 1024, sm_count=108)
+                smem_per_block=163 * 1024, sm_count=108, smem_stages=3, mma_warp_tile=(64, 32))
 
 #: H100/H200 SXM: 132 multiprocessors, 228 KB of shared memory per multiprocessor (227 KB
 #: a block), warpgroups of 4 warps for wgmma, the TMA copy engine
 SM90 = NvTarget(name="sm90", ptx_arch="sm_90", ptx_features="+ptx80", warp_size=32, mma=_MMA_SYNC,
-                smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, tma=True, sm_count=132)
+                smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, tma=True, sm_count=132,
+                smem_stages=4)
 
 #: the NVIDIA compile targets by name
 NV_TARGETS = {t.name: t for t in (SM90, SM80)}

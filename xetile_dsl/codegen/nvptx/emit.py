@@ -13,7 +13,7 @@ import numpy as np
 
 from ...dialects import _mixed
 from ...errors import LoweringError
-from . import warp_ops
+from . import smem_pipeline, warp_ops
 from .for_loops import emit_for
 from .layouts import Layout, assign
 from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
@@ -25,13 +25,25 @@ _DIMS = {"x": 0, "y": 1, "z": 2}
 class KernelEmitter:
     """Emits one ``func.func`` into an LLVM module."""
 
-    def __init__(self, func, module: ir.Module):
-        self.func, self.module = func, module
-        self.layouts: dict = assign(func)
+    def __init__(self, func, module: ir.Module, target, num_warps: int | None = None, num_stages: int | None = None):
+        self.func, self.module, self.target = func, module, target
+        self.layouts: dict = assign(func, target.mma_warp_tile, target.max_program_warps, num_warps)
+        #: the depth of the shared-memory ring of a staged K loop (1: no staging)
+        self.stages = num_stages or target.smem_stages
+        grids = {layout.warps for layout in self.layouts.values()} or {(1, 1)}
+        (wr, wc), = grids
+        #: threads of one program (block): 32 a warp
+        self.threads = target.warp_size * wr * wc
         self.values: dict = {}
         self.params: list[tuple[str, str]] = []   # (name, kind) for the launcher: "array" | dtype
         self.b: ir.IRBuilder | None = None
-        self.lane = None
+        self.tid = self.lane = self.warp = None
+        #: staged loads (:mod:`.smem_pipeline`): op -> (plan, staged); the dynamic shared
+        #: memory the program needs, bytes
+        self.staged: dict = {}
+        self.smem = None
+        self.smem_bytes = 0
+        self.smem_loops = 0
 
     # --- the function --------------------------------------------------------------------
     def emit(self) -> ir.Function:
@@ -47,7 +59,9 @@ class KernelEmitter:
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), types), self.func.sym_name.data)
         self.b = ir.IRBuilder(fn.append_basic_block("entry"))
         self._bind_params(fn)
-        self.lane = warp_ops.lane_id(self.b)
+        self.tid = warp_ops.thread_id(self.b)
+        self.lane = warp_ops.lane_id(self.b, self.tid)
+        self.warp = warp_ops.warp_id(self.b, self.tid) if self.threads > self.target.warp_size else None
         self.block(self.func.body.block)
         self.b.ret_void()
         return fn
@@ -118,7 +132,7 @@ class KernelEmitter:
         table.global_constant, table.linkage = True, "internal"
         table.initializer = ir.Constant(table_type, [_number(v, t) for v in values])
         b, cols = self.b, layout.shape[1]
-        r0, c0 = warp_ops.lane_bases(b, self.lane, layout)
+        r0, c0 = warp_ops.lane_bases(b, self.lane, layout, self.warp)
         slots = []
         for dr, dc in layout.slots():
             index = b.add(b.mul(b.add(r0, ir.Constant(I64, dr)), ir.Constant(I64, cols)), b.add(c0, ir.Constant(I64, dc)))
@@ -160,11 +174,14 @@ class KernelEmitter:
     def load_tile(self, op) -> None:
         if op.padding is not None:
             raise LoweringError("nvptx: load_tile padding values are not supported on NVIDIA targets yet", op)
+        if op in self.staged:
+            self.values[op.value] = smem_pipeline.read(self, *self.staged[op])
+            return
         self.values[op.value] = warp_ops.load(self.b, self.lane, self.values[op.tile], self.layouts[op.value],
-                                              elem_of(op.value.type), op)
+                                              elem_of(op.value.type), op, self.warp)
 
     def store_tile(self, op) -> None:
-        warp_ops.store(self.b, self.lane, self.values[op.value], self.values[op.tile])
+        warp_ops.store(self.b, self.lane, self.values[op.value], self.values[op.tile], self.warp)
 
     def reduce(self, op) -> None:
         dims = tuple(op.reduction_dims.get_values())

@@ -2,9 +2,8 @@
 loop carries (each slot of a tile value, a tile's row and column, each scalar)."""
 from __future__ import annotations
 
-from llvmlite import ir
-
 from ...errors import LoweringError
+from . import smem_pipeline
 from .lane_values import Mem, Tile, Vec
 
 
@@ -30,12 +29,19 @@ def rebuild(like, flat: list):
 
 
 def emit_for(em, op) -> None:
-    """lower, upper, step are index (i64); the loop runs while iv < upper (signed)."""
+    """lower, upper, step are index (i64); the loop runs while iv < upper (signed).  A
+    loop whose fragment loads qualify (:mod:`.smem_pipeline`) stages them through shared
+    memory: copies for the first trips before the header, a refill at each trip's top."""
     b = em.b
     lower, upper, step = (em.values[v] for v in (op.lb, op.ub, op.step))
     inits = [em.values[v] for v in op.iter_args]
     if any(isinstance(v, Mem) for v in inits):
         raise LoweringError("nvptx: arrays carried by a loop are not supported on NVIDIA targets yet", op)
+    plan = smem_pipeline.plan_loop(em, op)
+    if plan is not None:
+        smem_pipeline.prologue(em, plan, inits)
+        for s in plan.loads:
+            em.staged[s.op] = (plan, s)
     flat_init = [v for init in inits for v in flatten(init)]
     pre = b.block
     header = b.append_basic_block("for.header")
@@ -55,6 +61,8 @@ def emit_for(em, op) -> None:
     carried = list(phis)
     for arg, init in zip(block.args[1:], inits):
         em.values[arg] = rebuild(init, carried)
+    if plan is not None:
+        smem_pipeline.begin_trip(em, plan, iv, lower, step, [em.values[a] for a in block.args[1:]])
     yielded = em.block(block)
     flat_next = [v for y in yielded for v in flatten(y)]
     latch = b.block
@@ -63,6 +71,8 @@ def emit_for(em, op) -> None:
         phi.add_incoming(v, latch)
     b.branch(header)
     b.position_at_end(exit_)
+    if plan is not None:
+        smem_pipeline.finish(em)
     done = list(phis)
     for res, init in zip(op.results, inits):
         em.values[res] = rebuild(init, done)

@@ -23,6 +23,9 @@ class Vec:
     layout: Layout
     elem: object
     slots: list
+    #: 16-bit fragments read by ``ldmatrix``: the 32-bit registers that hold slots
+    #: (2i, 2i + 1), low half first, which ``mma.sync`` takes as they are
+    pairs: list | None = None
 
 
 @dataclass

@@ -32,8 +32,33 @@ LAYOUT_ATTR = "nv.layout"
 
 @dataclass(frozen=True)
 class Layout:
+    """``shape`` is the whole tile of the program; ``warps`` (rows, columns) the grid of
+    warps the fragment kinds split it over (1 x 1: one warp holds it all): ``mma_c``
+    blocks of ``shape / warps``, ``mma_a`` the rows of warp row ``w // warps[1]``,
+    ``mma_b`` the columns of warp column ``w % warps[1]``.
+
+    >>> Layout("mma_c", (128, 128), (2, 2)).sub
+    (64, 64)
+    """
+
     kind: str
     shape: tuple[int, int]
+    warps: tuple[int, int] = (1, 1)
+
+    @property
+    def sub(self) -> tuple[int, int]:
+        """The part of the tile one warp holds."""
+        (rows, cols), (wr, wc) = self.shape, self.warps
+        split_rows = self.kind in ("mma_a", "mma_c")
+        split_cols = self.kind in ("mma_b", "mma_c")
+        return rows // wr if split_rows else rows, cols // wc if split_cols else cols
+
+    def warp_steps(self) -> tuple[int, int]:
+        """Warp w's part starts at row ``(w // warps[1]) * r`` and column ``(w % warps[1]) * c``
+        for (r, c) these steps (0 where the kind keeps the whole extent)."""
+        sub_r, sub_c = self.sub
+        return (sub_r if self.kind in ("mma_a", "mma_c") and self.warps[0] > 1 else 0,
+                sub_c if self.kind in ("mma_b", "mma_c") and self.warps[1] > 1 else 0)
 
     def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
@@ -42,8 +67,8 @@ class Layout:
                 "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2))}[self.kind]
 
     def slots(self) -> list[tuple[int, int]]:
-        """(dr, dc) of each slot a lane holds, in order."""
-        rows, cols = self.shape
+        """(dr, dc) of each slot a lane holds, in order (within its warp's part)."""
+        rows, cols = self.sub
         if self.kind == "cols":
             return [(r, WARP * j) for r in range(rows) for j in range(cols // WARP)]
         if self.kind == "rep":
@@ -132,9 +157,49 @@ def _unite(groups: _Groups, op: Operation) -> None:
                     groups.union(res, v)
 
 
-def assign(func: Operation) -> dict[SSAValue, Layout]:
+WARPS_ATTR = "nv.warps"
+
+
+def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_warps: int,
+              exact: int | None = None) -> tuple[int, int]:
+    """The warps of one program: 1 x 1 unless every vector value is a tile_mma fragment
+    over one C shape [BM, BN] (A values [BM, *], B values [*, BN]); then a grid that gives
+    each warp at most ``warp_tile`` of C (halving along the larger side), at most
+    ``max_warps`` warps, parts still whole m16n8k16 blocks; ``exact`` (the launch's
+    ``num_warps``) asks for that many, past the warp tile (None where the grid cannot
+    hold that many).
+
+    >>> warp_grid({}, (64, 64), 8)
+    (1, 1)
+    """
+    kinds = {layout.kind for layout in layouts.values()}
+    c_shapes = {layout.shape for layout in layouts.values() if layout.kind == "mma_c"}
+    if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c"} or len(c_shapes) != 1:
+        return (1, 1) if exact in (None, 1) else None
+    bm, bn = next(iter(c_shapes))
+    if any(l.kind == "mma_a" and l.shape[0] != bm or l.kind == "mma_b" and l.shape[1] != bn
+           for l in layouts.values()):
+        return (1, 1) if exact in (None, 1) else None
+    wr = wc = 1
+    while wr * wc * 2 <= (max_warps if exact is None else exact):
+        grow_rows = (bm // wr > warp_tile[0] or exact) and (bm // (2 * wr)) % 16 == 0
+        grow_cols = (bn // wc > warp_tile[1] or exact) and (bn // (2 * wc)) % 8 == 0
+        if grow_rows and (not grow_cols or bm // wr >= bn // wc):
+            wr *= 2
+        elif grow_cols:
+            wc *= 2
+        else:
+            break
+    if exact is not None and wr * wc != exact:
+        return None
+    return wr, wc
+
+
+def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: int = 1,
+           num_warps: int | None = None) -> dict[SSAValue, Layout]:
     """The layout of every vector value of the subgroup-level kernel ``func``; marks each
-    op with its result's layout (``nv.layout``)."""
+    op with its result's layout (``nv.layout``) and, where a program holds several warps
+    (:func:`warp_grid`), the function with their grid (``nv.warps = "2x2"``)."""
     groups = _Groups()
     ops = list(func.walk())
     for op in ops:
@@ -158,6 +223,16 @@ def assign(func: Operation) -> dict[SSAValue, Layout]:
                 raise LoweringError(f"nvptx: a tile_mma {kind[-1].upper()} operand of shape {list(shape)}: its rows "
                                     f"must be a multiple of {mr} and its columns of {mc} (mma.sync m16n8k16)", at)
             layouts[v] = Layout(kind, shape)
+    grid = warp_grid(layouts, warp_tile, max_warps, num_warps)
+    if grid is None:
+        raise LoweringError(f"nvptx: num_warps={num_warps} does not split this kernel's program: several warps a "
+                            f"program need every vector value to be a tile_mma fragment of one C tile, split into "
+                            f"parts of whole 16x8 blocks (else the program is 1 warp); pass such a count or leave "
+                            f"num_warps out", func)
+    if grid != (1, 1):
+        layouts = {v: Layout(l.kind, l.shape, grid) for v, l in layouts.items()}
+        func.attributes[WARPS_ATTR] = StringAttr(f"{grid[0]}x{grid[1]}")
+    for op in ops:
         if op.results and op.results[0] in layouts:
             op.attributes[LAYOUT_ATTR] = StringAttr(layouts[op.results[0]].kind)
     return layouts

@@ -12,8 +12,10 @@ from .lane_values import F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_
 ZERO64 = ir.Constant(I64, 0)
 
 
-def lane_bases(b: ir.IRBuilder, lane: ir.Value, layout: Layout) -> tuple[ir.Value, ir.Value]:
-    """(r0, c0) of this lane in ``layout``, i64."""
+def lane_bases(b: ir.IRBuilder, lane: ir.Value, layout: Layout, warp: ir.Value | None = None
+               ) -> tuple[ir.Value, ir.Value]:
+    """(r0, c0) of this lane in ``layout``, i64: the lane's place in its warp's part plus,
+    in a program of several warps, that part's first row and column."""
     out = []
     for shift, mask, mult in layout.lane_base():
         if not mask:
@@ -21,12 +23,19 @@ def lane_bases(b: ir.IRBuilder, lane: ir.Value, layout: Layout) -> tuple[ir.Valu
             continue
         v = b.and_(b.lshr(lane, ir.Constant(I64, shift)), ir.Constant(I64, mask))
         out.append(b.mul(v, ir.Constant(I64, mult)) if mult != 1 else v)
+    if warp is not None and layout.warps != (1, 1):
+        step_r, step_c = layout.warp_steps()
+        wc = ir.Constant(I64, layout.warps[1])
+        if step_r:
+            out[0] = b.add(out[0], b.mul(b.udiv(warp, wc), ir.Constant(I64, step_r)))
+        if step_c:
+            out[1] = b.add(out[1], b.mul(b.urem(warp, wc), ir.Constant(I64, step_c)))
     return out[0], out[1]
 
 
-def _positions(b, lane, tile: Tile, layout: Layout):
+def _positions(b, lane, tile: Tile, layout: Layout, warp=None):
     """(in bounds, element index) of each slot of ``layout`` over ``tile``."""
-    r0, c0 = lane_bases(b, lane, layout)
+    r0, c0 = lane_bases(b, lane, layout, warp)
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     mem = tile.mem
     for dr, dc in layout.slots():
@@ -36,7 +45,7 @@ def _positions(b, lane, tile: Tile, layout: Layout):
         yield inb, b.add(b.mul(row, mem.stride), col)
 
 
-def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op) -> Vec:
+def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None) -> Vec:
     """Each slot read from its element, 0 outside the array.  A tile wholly inside the
     array (checked once per load) takes unguarded loads at constant offsets from one
     address per row, 32-bit aligned pairs marked so (the NVPTX load/store vectorizer then
@@ -46,10 +55,10 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op) -> Vec:
     inside = _wholly_inside(b, tile, layout, t)
     with b.if_else(inside) as (fast, slow):
         with fast:
-            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t), b.block
+            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp), b.block
         with slow:
             slow_slots = []
-            for inb, index in _positions(b, lane, tile, layout):
+            for inb, index in _positions(b, lane, tile, layout, warp):
                 ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
                 slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
             slow_block = b.block
@@ -63,17 +72,17 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op) -> Vec:
 
 
 def _wholly_inside(b, tile: Tile, layout: Layout, t: ir.Type):
-    """Whether the tile lies inside the array, and (16-bit elements) the array's base and
-    row pitch and the tile's column are even, so that element pairs at even columns are
-    32-bit aligned."""
+    """Whether the tile lies inside the array, and (16-bit elements, or f32 fragments of
+    C) the array's base is 4-byte (8-byte) aligned and the row pitch and the tile's column
+    are even, so that element pairs at even columns are 32-bit (64-bit) aligned."""
     mem, (rows, cols) = tile.mem, layout.shape
     zero = ZERO64
     cond = b.and_(b.icmp_signed(">=", tile.row, zero), b.icmp_signed(">=", tile.col, zero))
     cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.row, ir.Constant(I64, rows)), mem.rows))
     cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.col, ir.Constant(I64, cols)), mem.cols))
-    if _is16(t):
+    if _is16(t) or t == F32 and layout.kind == "mma_c":
         base = b.ptrtoint(mem.ptr, I64)
-        odd = b.or_(b.and_(base, ir.Constant(I64, 3)),
+        odd = b.or_(b.and_(base, ir.Constant(I64, 3 if _is16(t) else 7)),
                     b.and_(b.or_(mem.stride, tile.col), ir.Constant(I64, 1)))
         cond = b.and_(cond, b.icmp_unsigned("==", odd, zero))
     return cond
@@ -83,8 +92,8 @@ def _is16(t: ir.Type) -> bool:
     return isinstance(t, ir.HalfType) or t == I16
 
 
-def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type) -> list:
-    r0, c0 = lane_bases(b, lane, layout)
+def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None) -> list:
+    r0, c0 = lane_bases(b, lane, layout, warp)
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     paired = _is16(t)
     even_lane_cols = layout.lane_base()[1][2] % 2 == 0
@@ -99,12 +108,41 @@ def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type) -> list:
     return slots
 
 
-def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile) -> None:
-    """Each slot written where it is inside the array; a replicated value by lane 0 only."""
+def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
+    """Each slot written where it is inside the array; a replicated value by lane 0 only.
+    A fragment tile (``mma_c``) wholly inside the array, its pairs aligned (checked once),
+    is written by unguarded stores at constant offsets from one address per row, pairs
+    marked aligned (the vectorizer writes each pair at once)."""
+    t = llvm_type(value.elem)
+    if value.layout.kind == "mma_c" and (t == F32 or _is16(t)):
+        inside = _wholly_inside(b, tile, value.layout, t)
+        with b.if_else(inside) as (fast, slow):
+            with fast:
+                _unguarded_stores(b, lane, value, tile, t, warp)
+            with slow:
+                _guarded_stores(b, lane, value, tile, t, warp)
+        return
+    _guarded_stores(b, lane, value, tile, t, warp)
+
+
+def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
+    r0, c0 = lane_bases(b, lane, value.layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    pair_align = 8 if t == F32 else 4
+    row_ptrs = {}
+    for (dr, dc), v in zip(value.layout.slots(), value.slots):
+        if dr not in row_ptrs:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
+                                 inbounds=True)
+        ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
+        b.store(v, ptr, align=pair_align if dc % 2 == 0 else None)
+
+
+def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     only_lane0 = not value.layout.owned_once()
     first = b.icmp_unsigned("==", lane, ZERO64) if only_lane0 else None
-    t = llvm_type(value.elem)
-    for (inb, index), v in zip(_positions(b, lane, tile, value.layout), value.slots):
+    for (inb, index), v in zip(_positions(b, lane, tile, value.layout, warp), value.slots):
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
             b.store(v, b.gep(tile.mem.ptr, [index], source_etype=t))
@@ -195,7 +233,7 @@ def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> 
     if kind is None or a.elem != bv.elem:
         raise LoweringError(f"nvptx: tile_mma of {a.elem} x {bv.elem}: only f16 x f16 and bf16 x bf16 inputs "
                             f"(mma.sync m16n8k16) are supported on NVIDIA targets yet", op)
-    (m, k), (_, n) = a.layout.shape, bv.layout.shape
+    (m, k), (_, n) = a.layout.sub, bv.layout.sub
     acc = list(c.slots) if c is not None else [ir.Constant(F32, 0.0)] * (m * n // WARP)
     if acc and acc[0].type != F32:
         raise LoweringError("nvptx: tile_mma accumulates in f32 only on NVIDIA targets yet", op)
@@ -207,16 +245,28 @@ def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> 
             base_c = (mi * (n // 8) + ni) * 4
             for ki in range(k // 16):
                 base_a, base_b = (mi * (k // 16) + ki) * 8, (ki * (n // 8) + ni) * 4
-                regs_a = [_pack(b, a.slots[base_a + 2 * i], a.slots[base_a + 2 * i + 1], a.elem) for i in range(4)]
-                regs_b = [_pack(b, bv.slots[base_b + 2 * i], bv.slots[base_b + 2 * i + 1], a.elem) for i in range(2)]
+                regs_a = (a.pairs[base_a // 2:base_a // 2 + 4] if a.pairs else
+                          [_pack(b, a.slots[base_a + 2 * i], a.slots[base_a + 2 * i + 1], a.elem) for i in range(4)])
+                regs_b = (bv.pairs[base_b // 2:base_b // 2 + 2] if bv.pairs else
+                          [_pack(b, bv.slots[base_b + 2 * i], bv.slots[base_b + 2 * i + 1], a.elem) for i in range(2)])
                 out = b.asm(ty, text, constraints, regs_a + regs_b + acc[base_c:base_c + 4], False)
                 acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
     return Vec(layout, c.elem if c is not None else None, acc)
 
 
-def lane_id(b: ir.IRBuilder) -> ir.Value:
-    """This thread's lane, i64 (the programs are one warp each)."""
+def thread_id(b: ir.IRBuilder) -> ir.Value:
+    """This thread's index in its program (block), i64."""
     return b.zext(intrinsic(b, "llvm.nvvm.read.ptx.sreg.tid.x", I32, []), I64)
+
+
+def lane_id(b: ir.IRBuilder, tid: ir.Value | None = None) -> ir.Value:
+    """This thread's lane in its warp, i64."""
+    return b.and_(tid if tid is not None else thread_id(b), ir.Constant(I64, WARP - 1))
+
+
+def warp_id(b: ir.IRBuilder, tid: ir.Value) -> ir.Value:
+    """This thread's warp in its program, i64."""
+    return b.lshr(tid, ir.Constant(I64, 5))
 
 
 def is_first_lane(b, lane) -> ir.Value:
