@@ -2,9 +2,10 @@
 load, ``load_tile(t, mask=cols < n_cols, other=-inf)``, stays block messages plus a
 select.  A [BM, BLOCK] tile reads with 2D block loads and no per-lane loads; a one-row
 [1, BLOCK] tile reads exactly as the same kernel without the mask does (the mask adds no
-message: one-row tiles are read as rows of one element per lane on PVC, mask or not).
+message: one-row tiles are one-row 2D block messages on PVC, mask or not).
 Masked stores: a row edge mask keeps the 2D block store (fewer rows); other masks store per
-lane, and no mask reads the stored array (no read-modify-write)."""
+lane while the stored value's load stays 2D block messages, and no mask reads the stored
+array (no read-modify-write)."""
 from __future__ import annotations
 
 import pytest
@@ -23,7 +24,7 @@ GLOBAL_MESSAGES = r"\b(load|store)(_block2d)?\.ugm\.\S*\.a64\b"
 def _isa(kernel, BM):
     compiled = xd.compile(kernel, SIG, {"BM": BM, "BN": 256}, target="pvc")
     assert ocloc.check_isa(compiled.asm["zebin"], kernel.__name__, expect_dpas=False,
-                           expect_block2d=BM > 1, expect_simd=16) == []
+                           expect_block2d=True, expect_simd=16) == []
     return compiled.asm["isa"]
 
 
@@ -64,10 +65,13 @@ def test_row_edge_store_mask_keeps_the_block_store(store, ocloc_path):
 
 @pytest.mark.parametrize("store", ["cols", "general"])
 def test_other_store_masks_are_per_lane_stores_without_a_read(store, ocloc_path):
-    """8x32 f32 = 16 rows of 16 lanes: 16 predicated per-lane stores; the 16 loads of x
-    (per lane too: the stored value is blocked in one-row pieces) are the only loads, so
-    y is never read."""
-    isa = _copy_isa(store)
+    """8x32 f32 = 16 rows of 16 lanes: 16 predicated per-lane stores; x is read as the
+    unmasked copy reads it, with 2D block loads and no per-lane load (the stored value is
+    blocked in one-row pieces, cut lane-locally out of the messages' rows; before, one
+    per-lane load per piece: 16), and those are the only loads, so y is never read."""
+    isa, plain = _copy_isa(store), _copy_isa("")
     assert ocloc.count(isa, ocloc.STORE_BLOCK2D) == 0
     assert ocloc.count(isa, PER_LANE_STORE) == 16
-    assert ocloc.count(isa, LOADS) == 16
+    assert ocloc.count(isa, ocloc.LOAD_BLOCK2D) == ocloc.count(plain, ocloc.LOAD_BLOCK2D) == 2
+    assert ocloc.count(isa, PER_LANE_LOAD) == 0
+    assert ocloc.count(isa, LOADS) == ocloc.count(plain, LOADS)

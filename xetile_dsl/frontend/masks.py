@@ -13,7 +13,9 @@ the store a ``store_scatter`` whose lanes are the mask and the tile's bounds (an
 outside the array is dropped, as a block store drops it).  Memory under a false mask is
 never read nor written, so two programs masking out each other's elements of one row do
 not race (a read-modify-write would).  The stored value is then blocked in one-row pieces
-(the scatter's), and so is the load it is computed from: a per-lane read of rows.
+(the scatter's), and so is the load it is computed from, still read with 2D block
+messages of several rows where the target has them (lowering/rewrites/block_messages.py
+cuts the pieces out of them), not per lane.
 A tile_mma result (directly, through element-wise ops or out of a loop) is not laid out
 in one-row pieces, so such a store of one is refused here, in every flavour alike: mask
 its rows only.

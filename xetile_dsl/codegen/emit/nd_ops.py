@@ -94,14 +94,15 @@ def _row_block_read(gen, tensor_desc: SSAValue, elem_bits: int, rows: int) -> bo
             and elem_bits == 32 and not gen.per_lane_array(tensor_desc))
 
 
-def _row_of_1d_array(gen, op, kind: str, bits: int, cols: int, arr_len: int) -> bool:
-    """Whether a one-row descriptor over a 1-D array (a ``memref<?xT>`` seen as ``[1, n]``)
-    is read or written with a 2D block message of one row on a target that has them:
-    a 1-D tile's whole point is contiguous memory, where the per-lane form (one element
-    per lane, kept for rows of 2-D arrays: bias rows, mask rows) would be a gather."""
+def _row_block_message(gen, op, kind: str, bits: int, cols: int, arr_len: int) -> bool:
+    """Whether a one-row descriptor over an array (a row of a 2-D array, or a 1-D array's
+    ``memref<?xT>`` seen as ``[1, n]``) is read or written with a 2D block message of one
+    row on a target that has them, where the per-lane form (one element per lane) would be
+    a gather of contiguous memory: a norm weight stored ``[1, N]``, a bias row, a 1-D
+    tile.  Arrays in the per-lane specialisation (decision 018) keep the per-lane form."""
     source = gen.desc_source.get(gen.families.find(op.tensor_desc))
     return (gen.target.has_2d_block_io and isinstance(getattr(source, "type", None), MemRefType)
-            and len(source.type.get_shape()) == 1 and not gen.per_lane_array(op.tensor_desc)
+            and len(source.type.get_shape()) in (1, 2) and not gen.per_lane_array(op.tensor_desc)
             and gen.target.find_block2d(kind, bits, 1, cols, arr_len) is not None)
 
 
@@ -125,7 +126,7 @@ def emit_load_nd(gen, op: xegpu.LoadNdOp) -> None:
         gen.values[op.value] = vector_ops.load_column_per_lane(gen, d, bits, rows, llvm_type(op.value.type), pad)
         return
     if cols == 1 or (rows == 1 and cols == gen.target.subgroup_size and t.block_attr.arr_len == 1
-                     and not _row_of_1d_array(gen, op, "read", bits, cols, 1)):
+                     and not _row_block_message(gen, op, "read", bits, cols, 1)):
         # a column / one element per lane (a 1-row descriptor of several blocks is a 2D read)
         block_row = _row_block_read(gen, op.tensor_desc, bits, rows)
         gen.values[op.value] = vector_ops.load_small(gen, d, bits, rows, cols, llvm_type(op.value.type), pad,
@@ -191,7 +192,7 @@ def emit_store_nd(gen, op: xegpu.StoreNdOp) -> None:
         slm.store(gen, d, bits, rows, cols, gen.v(op.value), m, gen.slm_pitch(op.tensor_desc))
         return
     if cols == 1 or (rows == 1 and cols == gen.target.subgroup_size
-                     and not _row_of_1d_array(gen, op, "write", bits, cols, 1)):  # a column / one element per lane
+                     and not _row_block_message(gen, op, "write", bits, cols, 1)):  # a column / one element per lane
         vector_ops.store_small(gen, d, bits, rows, cols, gen.v(op.value))
         return
     per_lane = gen.per_lane_array(op.tensor_desc)

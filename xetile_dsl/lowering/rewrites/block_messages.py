@@ -18,8 +18,8 @@ change.  Only tile_mma operands of a plain K step (besides lane-local vector wor
 coalesced, when the accumulator
 and the whole K step of operands fit ``Target.coalesced_register_share`` of the register
 file (:func:`_plain_gemm_block`, :func:`_mma_operand_tiles`).  Not coalesced: other
-loads (but the unpadded loads of tiles of 1-D arrays: one row, a few elements per lane,
-so messages of several blocks keep nothing more live), tiles that are stored, padded,
+loads (but the unpadded loads of one-row tiles, of 1-D arrays or rows of 2-D ones: a
+few elements per lane, so messages of several blocks keep nothing more live), tiles that are stored, padded,
 scattered, in SLM or moved for per-row accesses,
 transposed tiles other than 16-bit operand A (:func:`choose_transposed`); 8-bit
 elements (their per-lane pieces need packing); and tiles loaded in a K loop the
@@ -125,8 +125,8 @@ def plan_tiles(fn: func.FuncOp, target: Target, packed: set[SSAValue]) -> dict[S
     if not (target.has_2d_block_io or target.subgroup_block_units):
         return {}
     families = Families(fn)
-    operands = (_mma_operand_tiles(fn, target) | _transposed_a_tiles(fn) | _one_d_loads(fn, families)
-                | _dequantised_operand_tiles(fn, target))
+    operands = (_mma_operand_tiles(fn, target) | _transposed_a_tiles(fn) | _row_loads(fn, families)
+                | _row_piece_loads(fn) | _dequantised_operand_tiles(fn, target))
     kinds: dict[SSAValue, set[str]] = {}
     rejected: set[SSAValue] = set()
     for op in ops_in(fn):
@@ -254,12 +254,26 @@ def _dequantised_operand_tiles(fn: func.FuncOp, target: Target) -> set[SSAValue]
     return found
 
 
-def _one_d_loads(fn: func.FuncOp, families: Families) -> set[SSAValue]:
-    """Tiles of 1-D arrays (a ``memref<?xT>`` seen as one row) that are loaded unpadded."""
+def _row_loads(fn: func.FuncOp, families: Families) -> set[SSAValue]:
+    """One-row tiles of arrays that are loaded unpadded: tiles of 1-D arrays (a
+    ``memref<?xT>`` seen as one row) and ``[1, N]`` tiles of 2-D arrays (a norm weight
+    stored ``[1, N]``, a row of a matrix)."""
     roots = {families.find(op.tile) for op in ops_in(fn) if isinstance(op, xetile.InitTileOp)
-             and isinstance(op.source.type, MemRefType) and len(op.source.type.get_shape()) == 1}
+             and isinstance(op.source.type, MemRefType) and (len(op.source.type.get_shape()) == 1
+                                                             or op.tile.type.get_shape()[0] == 1)}
     return {op.tile for op in ops_in(fn) if isinstance(op, xetile.LoadTileOp) and op.padding is None
             and families.find(op.tile) in roots}
+
+
+def _row_piece_loads(fn: func.FuncOp) -> set[SSAValue]:
+    """Block tiles of several rows blocked in one-row pieces (their values are stored,
+    or gathered alongside, through a scattered access: a store mask other than a row edge,
+    frontend/masks.py), loaded unpadded outside a split K loop: read as messages of
+    several rows (a ``1 x sg`` piece is one element per lane of the message's fragment,
+    cut out lane-locally), not one message per row."""
+    return {op.tile for op in ops_in(fn) if isinstance(op, xetile.LoadTileOp) and op.padding is None
+            and _eligible(op.tile.type) and op.tile.type.attr.blocks[0] == 1
+            and op.tile.type.get_shape()[0] > 1 and not _mma_fed(op) and not _in_split_loop(op)}
 
 
 def _transposed_a_tiles(fn: func.FuncOp) -> set[SSAValue]:
@@ -292,7 +306,9 @@ def _access_kind(op: Operation, tile: SSAValue, packed: set[SSAValue], operands:
         if op.padding is not None or op.tile not in operands:
             return None
         if len(op.tile.type.get_shape()) == 2 and op.tile.type.get_shape()[0] == 1 and not _mma_fed(op):
-            return "read"   # a tile of a 1-D array (_one_d_loads)
+            return "read"   # a one-row tile (_row_loads)
+        if _eligible(op.tile.type) and op.tile.type.attr.blocks[0] == 1 and not _mma_fed(op):
+            return "read"   # one-row pieces of a tile of several rows (_row_piece_loads)
         is_t, plain = transposed.is_transposed(op.tile.type), plain_gemm_block(op)
         if lane_rows and is_t:  # coalesced where codegen reads them as lane rows (transposed.mark_lane_rows)
             return "read" if plain else None
