@@ -38,7 +38,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-import xetile_dsl  # noqa: F401 - sets up the OpenCL runtime before the device is opened
 from xetile_dsl import ops
 from xetile_dsl.ops.matmul_wq import dequantize
 
@@ -83,7 +82,8 @@ def random_model(config: Config = Config(), seed: int = 1) -> dict:
 
 
 class Timer:
-    """Seconds per op class (wall clock around each call, host copies included)."""
+    """Seconds per op class (wall clock around each call, host copies included; device
+    arrays: until their queue has finished)."""
 
     def __init__(self):
         self.seconds, self.calls = defaultdict(float), defaultdict(int)
@@ -91,6 +91,9 @@ class Timer:
     def __call__(self, name, fn, *args, **kwargs):
         t0 = time.perf_counter()
         result = fn(*args, **kwargs)
+        first = result[0] if isinstance(result, tuple) else result
+        if hasattr(first, "sycl_queue"):
+            first.sycl_queue.wait()
         self.seconds[name] += time.perf_counter() - t0
         self.calls[name] += 1
         return result
@@ -261,9 +264,11 @@ def default_prompt(config: Config, seed: int = 1, length: int = 8) -> list[int]:
     return np.random.default_rng(seed + 1).integers(0, config.vocab, length).tolist()
 
 
-def _array_module(target: str | None):
-    """dpnp on a GPU device when it is installed, else numpy."""
+def _array_module(target: str | None, arrays: str):
+    """``arrays`` ("numpy", "dpnp"), or for "auto" dpnp on a GPU device when it is installed, else numpy."""
     from xetile_dsl.runtime.devices import get_device
+    if arrays != "auto":
+        return np if arrays == "numpy" else __import__("dpnp")
     if target is None and get_device().kind == "gpu":
         try:
             import dpnp
@@ -279,12 +284,14 @@ def main() -> None:
     ap.add_argument("--tokens", type=int, default=32, help="tokens to generate")
     ap.add_argument("--prompt", type=int, default=8, help="prompt length (random token ids)")
     ap.add_argument("--seed", type=int, default=1, help="weights and prompt (1: argmax margins the tests check)")
+    ap.add_argument("--arrays", choices=["auto", "numpy", "dpnp"], default="auto",
+                    help="auto: dpnp on an Intel GPU when installed, else numpy")
     ap.add_argument("--check", action="store_true", help="compare the tokens with reference_generate()")
     args = ap.parse_args()
     config = Config()
     model = random_model(config, args.seed)
     prompt = default_prompt(config, args.seed, args.prompt)
-    xp = _array_module(args.target)
+    xp = _array_module(args.target, args.arrays)
     target = ops.configs.resolve_target(args.target)
     print(f"model: {config}\ntarget: {target}, arrays: {xp.__name__}, prompt {prompt}")
     generate(config, model, prompt, 2, target=target, xp=xp)     # compiles (or loads) every kernel
