@@ -25,6 +25,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest_tools import require_dpnp
 from llama_ref import LlamaConfig, forward
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "llama_decode.py"
@@ -92,3 +93,13 @@ def test_reference_is_a_llama():
     want = forward(config, weights, PROMPT)[-1]
     _, got = L.reference_generate(CONFIG, MODEL, PROMPT, 1, return_logits=True)
     assert np.abs(got[0] - want).max() <= 2.0 ** -6 * np.abs(want).max()
+
+
+def test_llama_decode_dpnp_arrays(reference):
+    """The same decoding with the weights, activations and caches as dpnp arrays on the
+    default device (the CPU device here): the kernels the numpy test compiled, device
+    slicing and setitem for the cache writes."""
+    dpnp = require_dpnp()
+    tokens, logits = L.generate(CONFIG, MODEL, PROMPT, 4, target="cpu-pvc", xp=dpnp, return_logits=True)
+    assert np.abs(logits - reference[1][:4]).max(axis=1).max() <= _tol(reference[1][:4]).min()
+    assert tokens == reference[0][:len(PROMPT) + 4]
