@@ -181,7 +181,7 @@ def test_decode_attention_block_reads_are_2d_block_messages_isa(mma, d, block_si
     group = 8 if mma else 1
     ks = min(block_size, configs.decode_tiles("pvc", d).keys_per_step)
     consts = {"G": group, "GR": group, "D": d, "BS": block_size, "KS": ks, "OUT": XT_DTYPES["float16"], "MMA": mma,
-              "FINAL": False}
+              "FINAL": False, "KV8": False}
     report = xd.compile(decode_split_kernel, SPLIT_SIG, consts, target="pvc").report()
     hot = report.hot
     assert hot.counts.get("gather", 0) == 0 and hot.counts.get("slm", 0) == 0 and report.spill_bytes == 0

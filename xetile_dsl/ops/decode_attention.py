@@ -52,7 +52,7 @@ ML_COLS = 16
 @xd.jit
 def decode_split_kernel(q, k, v, block_table, seq_lens, o, o_part, ml_part, KVH, S, BPS, qk_scale,
                         G: xt.constexpr, GR: xt.constexpr, D: xt.constexpr, BS: xt.constexpr, KS: xt.constexpr,
-                        OUT: xt.constexpr, MMA: xt.constexpr, FINAL: xt.constexpr, KV8: xt.constexpr = False):
+                        OUT: xt.constexpr, MMA: xt.constexpr, FINAL: xt.constexpr, KV8: xt.constexpr):
     """Split program_id(1) of program_id(0) = (b * KVH + kvh) * C + c, C = cdiv(G, GR):
     query heads [kvh * G + c * GR, + GR) of sequence b (the group's heads from c * GR on;
     rows past the group are computed, never stored) over blocks [split * BPS, + BPS) of
@@ -204,7 +204,7 @@ def decode_attention_launch(q, k_cache, v_cache, block_table, seq_lens, scale: f
     event = decode_split_kernel.on(target)[(programs, splits)](
         q, kt, vt, block_table, seq_lens, result, o_part, ml_part, KVH, splits, bps, qk_scale,
         G=G, GR=GR, D=D, BS=BS, KS=KS, OUT=out_t, MMA=mma, FINAL=splits == 1,
-        **({"KV8": True} if _name(operands.dtype_of(k_cache)) in FP8_CACHES else {}))
+        KV8=_name(operands.dtype_of(k_cache)) in FP8_CACHES)
     if splits > 1:
         event = decode_combine_kernel.on(target)[(programs,)](o_part, ml_part, result, KVH, splits,
                                                              G=G, GR=GR, D=D, OUT=out_t)
