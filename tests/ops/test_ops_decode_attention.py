@@ -181,7 +181,7 @@ def test_decode_attention_block_reads_are_2d_block_messages_isa(mma, d, block_si
     group = 8 if mma else 1
     ks = min(block_size, configs.decode_tiles("pvc", d).keys_per_step)
     consts = {"G": group, "GR": group, "D": d, "BS": block_size, "KS": ks, "OUT": XT_DTYPES["float16"], "MMA": mma,
-              "FINAL": False}
+              "FINAL": False, "KV8": False}
     report = xd.compile(decode_split_kernel, SPLIT_SIG, consts, target="pvc").report()
     hot = report.hot
     assert hot.counts.get("gather", 0) == 0 and hot.counts.get("slm", 0) == 0 and report.spill_bytes == 0
@@ -192,3 +192,53 @@ def test_decode_attention_block_reads_are_2d_block_messages_isa(mma, d, block_si
     else:
         assert hot.dpas == 0
         assert hot.load2d_shapes == {"16b 8r16x1c": 2 * (16 // 8) * (64 // 16)}
+
+
+#: fp8 caches (ml_dtypes' e4m3fn and e5m2): the kernel converts them to q's dtype in
+#: registers, exactly (every e4m3fn and e5m2 value is an f16 and a bf16), so the
+#: reference is the same f64 attention over the fp8 values and the same bound; the NaN
+#: of unused cache positions survives the conversion to fp8 (both formats have NaN)
+FP8_SHAPES = [
+    ([33, 5], 8, 2, 64, 16, np.float16, 2),                  # G = 4: DPAS, K^T transposed, two splits
+    ([20, 3], 4, 4, 64, 32, np.float16, None),               # G = 1: element-wise
+    ([50], 8, 1, 128, 16, BF16, 3),                          # MQA, bf16 q: fp8 -> bf16 operands
+]
+
+
+@pytest.mark.parametrize("fp8", ["float8_e4m3fn", "float8_e5m2"])
+@pytest.mark.parametrize("lens,heads,kv_heads,d,block_size,dtype,splits", FP8_SHAPES)
+def test_decode_attention_fp8_cache_interpreter(fp8, lens, heads, kv_heads, d, block_size, dtype, splits):
+    _check(_fp8_problem(_problem(lens, heads, kv_heads, d, block_size, dtype), fp8), "interpret", splits,
+           f"{fp8} G={heads // kv_heads}")
+
+
+@pytest.mark.parametrize("fp8,shape", [("float8_e4m3fn", 0), ("float8_e5m2", 1)])
+def test_decode_attention_fp8_cache_cpu_pvc(fp8, shape):
+    """The CPU device: e4m3fn through the DPAS program and the combine, e5m2 element-wise."""
+    lens, heads, kv_heads, d, block_size, dtype, splits = FP8_SHAPES[shape]
+    _check(_fp8_problem(_problem(lens, heads, kv_heads, d, block_size, dtype), fp8), "cpu-pvc", splits, fp8)
+
+
+def test_decode_attention_fp8_cache_quantises_the_values():
+    """The fp8 result is attention over the rounded cache, not the original one: e4m3fn
+    keeps 3 mantissa bits, so the two differ by far more than the bound."""
+    problem = _problem([40], 4, 2, 64, 16, np.float16)
+    o = ops.decode_attention(*_fp8_problem(problem, "float8_e4m3fn"), target="interpret")
+    ref, bound = decode_attention_ref(*problem)
+    assert (np.abs(o.astype(np.float64) - ref) > bound).any()
+
+
+@pytest.mark.parametrize("k_dtype,v_dtype", [("float8_e4m3fn", "float8_e5m2"), ("float8_e4m3fn", "float16")])
+def test_decode_attention_fp8_caches_of_two_dtypes_are_refused(k_dtype, v_dtype):
+    import ml_dtypes
+    q, k, v, table, lens = _problem([20], 4, 2, 64, 16, np.float16)
+    with pytest.raises(UsageError, match="k_cache, v_cache one dtype: q's or fp8"):
+        ops.decode_attention(q, k.astype(getattr(ml_dtypes, k_dtype, np.float16)),
+                             v.astype(getattr(ml_dtypes, v_dtype, np.float16)), table, lens, target="interpret")
+
+
+def _fp8_problem(problem, fp8: str):
+    import ml_dtypes
+    q, k, v, table, lens = problem
+    dt = getattr(ml_dtypes, fp8)
+    return q, k.astype(dt), v.astype(dt), table, lens

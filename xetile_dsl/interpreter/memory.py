@@ -112,7 +112,12 @@ def _flat_span(name: str, array: np.ndarray) -> np.ndarray:
         raise InterpreterError(f"array {name!r}: strides {array.strides} are not non-negative multiples of its "
                                f"{item}-byte elements; pass numpy.ascontiguousarray(...)")
     span = 0 if array.size == 0 else 1 + sum((n - 1) * (s // item) for n, s in zip(array.shape, array.strides))
-    return np.lib.stride_tricks.as_strided(array, (span,), (item,), writeable=array.flags.writeable)
+    try:
+        return np.lib.stride_tricks.as_strided(array, (span,), (item,), writeable=array.flags.writeable)
+    except TypeError:   # a dtype the array interface cannot name (ml_dtypes' fp8): through its bits
+        bits = np.lib.stride_tricks.as_strided(array.view(f"u{item}"), (span,), (item,),
+                                               writeable=array.flags.writeable)
+        return bits.view(array.dtype)
 
 
 def _checked(tile: TileValue, idx: np.ndarray, active: np.ndarray, what: str) -> np.ndarray:

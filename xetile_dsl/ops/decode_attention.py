@@ -20,8 +20,10 @@ as 0 (a stale cache may hold NaN).
 
 With one split (short contexts, or enough programs to fill the device) the program
 divides and stores the output; otherwise it stores its unnormalised f32 (o, m, l) to
-scratch and :func:`decode_combine_kernel` merges the splits per program.  fp8 caches
-are not supported yet."""
+scratch and :func:`decode_combine_kernel` merges the splits per program.
+
+fp8 caches (e4m3fn, e5m2; KV8) are read as bytes and converted to q's dtype in registers
+(exact) before the products; the rest is as for a cache of q's dtype."""
 from __future__ import annotations
 
 import math
@@ -38,6 +40,8 @@ from .rows import NEG_BIG
 
 HEAD_DIMS = (64, 128)
 INPUTS = ("float16", "bfloat16", "float32")
+#: cache dtypes besides q's: OCP fp8, converted to q's dtype in registers
+FP8_CACHES = ("float8_e4m3fn", "float8_e5m2")
 BLOCK_SIZES = (16, 32, 64)
 #: the most splits one (sequence, kv head) is cut into
 MAX_SPLITS = 64
@@ -48,7 +52,7 @@ ML_COLS = 16
 @xd.jit
 def decode_split_kernel(q, k, v, block_table, seq_lens, o, o_part, ml_part, KVH, S, BPS, qk_scale,
                         G: xt.constexpr, GR: xt.constexpr, D: xt.constexpr, BS: xt.constexpr, KS: xt.constexpr,
-                        OUT: xt.constexpr, MMA: xt.constexpr, FINAL: xt.constexpr):
+                        OUT: xt.constexpr, MMA: xt.constexpr, FINAL: xt.constexpr, KV8: xt.constexpr):
     """Split program_id(1) of program_id(0) = (b * KVH + kvh) * C + c, C = cdiv(G, GR):
     query heads [kvh * G + c * GR, + GR) of sequence b (the group's heads from c * GR on;
     rows past the group are computed, never stored) over blocks [split * BPS, + BPS) of
@@ -75,6 +79,8 @@ def decode_split_kernel(q, k, v, block_table, seq_lens, o, o_part, ml_part, KVH,
             left = n - (j * BS + sub)                            # keys of this step in the sequence
             if MMA:
                 kt = xt.load_tile(xt.init_tile(k, [blk, kvh, 0, sub], [1, 1, D, KS], order=(0, 1)))   # K^T
+                if KV8:
+                    kt = xt.astype(kt, OUT)                              # fp8 -> f16/bf16: exact
                 s = xt.tile_mma(qv, kt, xt.zeros([GR, KS], xt.float32)) * qk_scale
                 s = xt.where(xt.arange(0, KS) < left, s, float("-inf"))
                 m_new = xt.maximum(m, xt.max(s, axis=1))
@@ -82,6 +88,8 @@ def decode_split_kernel(q, k, v, block_table, seq_lens, o, o_part, ml_part, KVH,
                 alpha = xt.exp2(m - m_new)
                 s_sum = s_sum * alpha + xt.sum(p, axis=1)
                 vv = xt.load_tile(xt.init_tile(v, [blk, kvh, sub, 0], [1, 1, KS, D]), mask=keys < left)
+                if KV8:
+                    vv = xt.astype(vv, OUT)
                 acc = xt.tile_mma(xt.astype(p, OUT), vv, acc * alpha)
             else:
                 kk = xt.astype(xt.load_tile(xt.init_tile(k, [blk, kvh, sub, 0], [1, 1, KS, D])), xt.float32)
@@ -144,9 +152,11 @@ def decode_attention(q, k_cache, v_cache, block_table, seq_lens, scale: float | 
     ``block_table``: [batch, max_blocks] int32, the physical blocks of each sequence in
     order; ``seq_lens``: [batch] int32, each in [1, max_blocks * block_size] (checked
     for numpy arrays; on device arrays a length of 0 gives a NaN row).  f16, bf16 or f32
-    (one dtype), D = 64 or 128; f32 statistics and accumulation; the result is [batch,
-    num_heads, D] in q's dtype (or ``out=``).  ``scale`` defaults to
-    1 / sqrt(D).  ``num_splits`` (default: chosen from the context and the device)
+    (one dtype; or fp8 caches, ml_dtypes' ``float8_e4m3fn`` / ``float8_e5m2``, converted
+    to q's dtype in registers: for caches stored as k / k_scale, v / v_scale pass
+    ``scale=k_scale / sqrt(D)`` and multiply the result by v_scale), D = 64 or 128; f32
+    statistics and accumulation; the result is [batch, num_heads, D] in q's dtype (or
+    ``out=``).  ``scale`` defaults to 1 / sqrt(D).  ``num_splits`` (default: chosen from the context and the device)
     cuts each sequence's blocks into that many ranges, combined by a second kernel.
 
     >>> import numpy as np
@@ -193,7 +203,8 @@ def decode_attention_launch(q, k_cache, v_cache, block_table, seq_lens, scale: f
     ml_part = operands.empty_like_input(q, (rows, ML_COLS), np.float32)
     event = decode_split_kernel.on(target)[(programs, splits)](
         q, kt, vt, block_table, seq_lens, result, o_part, ml_part, KVH, splits, bps, qk_scale,
-        G=G, GR=GR, D=D, BS=BS, KS=KS, OUT=out_t, MMA=mma, FINAL=splits == 1)
+        G=G, GR=GR, D=D, BS=BS, KS=KS, OUT=out_t, MMA=mma, FINAL=splits == 1,
+        KV8=_name(operands.dtype_of(k_cache)) in FP8_CACHES)
     if splits > 1:
         event = decode_combine_kernel.on(target)[(programs,)](o_part, ml_part, result, KVH, splits,
                                                              G=G, GR=GR, D=D, OUT=out_t)
@@ -232,10 +243,10 @@ def _check(q, k_cache, v_cache, block_table, seq_lens, values: bool = True):
                          f"{tuple(v_cache.shape)}")
     B, H, D = (int(s) for s in q.shape)
     NB, BS, KVH, DK = (int(s) for s in k_cache.shape)
-    dtypes = {_name(operands.dtype_of(x)) for x in (q, k_cache, v_cache)}
-    if len(dtypes) != 1 or not dtypes <= set(INPUTS):
-        raise UsageError(f"decode_attention: q, k_cache, v_cache must share one dtype of {', '.join(INPUTS)}, got "
-                         f"{sorted(dtypes)} (fp8 caches are not supported yet)")
+    q_name, k_name, v_name = (_name(operands.dtype_of(x)) for x in (q, k_cache, v_cache))
+    if q_name not in INPUTS or k_name != v_name or k_name not in (q_name, *FP8_CACHES):
+        raise UsageError(f"decode_attention: q must be one of {', '.join(INPUTS)} and k_cache, v_cache one dtype: "
+                         f"q's or fp8 ({', '.join(FP8_CACHES)}), got q {q_name}, k_cache {k_name}, v_cache {v_name}")
     if D != DK or D not in HEAD_DIMS:
         raise UsageError(f"decode_attention: head dim of q {D}, of the caches {DK}; supported: {HEAD_DIMS}, equal")
     if BS not in BLOCK_SIZES:
