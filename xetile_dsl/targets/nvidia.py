@@ -63,6 +63,9 @@ class NvTarget:
     #: warps of a warpgroup (wgmma's unit), 0 where there is no wgmma
     warpgroup_warps: int = 0
     wgmma: tuple[WgmmaShape, ...] = ()
+    #: the PTX ``.target`` / ptxas ``-arch`` of code holding wgmma (architecture-specific
+    #: features: sm_90a, PTX ISA "Target ISA notes"), "" where there is none
+    wgmma_ptx_arch: str = ""
     #: whether the bulk tensor copy engine (``cp.async.bulk.tensor``, TMA) exists
     tma: bool = False
     #: multiprocessors of the reference product
@@ -138,8 +141,8 @@ SM80 = NvTarget(name="sm80", ptx_arch="sm_80", ptx_features="+ptx70", warp_size=
 #: H100/H200 SXM: 132 multiprocessors, 228 KB of shared memory per multiprocessor (227 KB
 #: a block), warpgroups of 4 warps for wgmma, the TMA copy engine
 SM90 = NvTarget(name="sm90", ptx_arch="sm_90", ptx_features="+ptx80", warp_size=32, mma=_MMA_SYNC,
-                smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, tma=True, sm_count=132,
-                smem_stages=4)
+                smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, wgmma_ptx_arch="sm_90a",
+                tma=True, sm_count=132, smem_stages=4)
 
 #: the NVIDIA compile targets by name
 NV_TARGETS = {t.name: t for t in (SM90, SM80)}
