@@ -68,3 +68,21 @@ def test_attention_varlen_errors():
         ops.attention(q[None], k[None], v[None], cu_seqlens=cu, target="interpret")
     with pytest.raises(UsageError, match="goes with cu_seqlens"):
         ops.attention(q[None], k[None], v[None], max_seqlen=4, target="interpret")
+
+
+def test_attention_varlen_torch_op():
+    """torch.ops.xetile.attention(_lse) with cu_seqlens: what ops.attention returns, and the
+    fake implementation's shapes (torch.compile traces through it)."""
+    torch = pytest.importorskip("torch")
+    from xetile_dsl.ops import torch_ops
+    xetile = torch_ops.register()
+    q, k, v, cu = _packed((3, 20), 4, 2, 64)
+    tq, tk, tv, tcu = (torch.from_numpy(x) for x in (q, k, v, cu))
+    o = xetile["attention"](tq, tk, tv, True, None, tcu, 20, "interpret")
+    np.testing.assert_array_equal(o.numpy(), ops.attention(q, k, v, causal=True, cu_seqlens=cu, target="interpret"))
+    o, lse = xetile["attention_lse"](tq, tk, tv, True, None, tcu, None, "interpret")
+    assert tuple(o.shape) == q.shape and tuple(lse.shape) == (4, 23)
+    with torch._subclasses.fake_tensor.FakeTensorMode() as mode:
+        fo, flse = torch_ops._attention_lse_fake(*(mode.from_tensor(x) for x in (tq, tk, tv)), True, None,
+                                                 mode.from_tensor(tcu))
+    assert tuple(fo.shape) == q.shape and tuple(flse.shape) == (4, 23)

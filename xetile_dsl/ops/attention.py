@@ -395,9 +395,11 @@ def _seqlens(cu_seqlens, total: int) -> np.ndarray:
     return cu.astype(np.int32)
 
 
-def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
+def attention_result(q, k, v, cu_seqlens=None) -> tuple[tuple, np.dtype]:
     """(shape, dtype) of what :func:`attention` returns, checked as it checks them (same
     UsageErrors), without running: for the torch fake implementation (``ops/torch_ops.py``)."""
+    if cu_seqlens is not None:                            # packed [total, H, D]
+        return _check_varlen(q, k, v), operands.dtype_of(q)
     if q.ndim == 3 and k.ndim == 3 and v.ndim == 3:      # [H, N, D]: one batch
         return _check(q[None], k[None], v[None])[1:], operands.dtype_of(q)
     return _check(q, k, v), operands.dtype_of(q)
