@@ -10,6 +10,8 @@ import re
 from xetile_dsl.compiler import to_xetile
 from xetile_dsl.dialects import parse_module, print_module
 
+import xetile_dsl as xd
+import xetile_dsl.language as xt
 from kernels.masked import masked_copy, maybe_masked, softmax_rows
 
 SIG = {"x": "f32[:,:]", "y": "f32[:,:]", "n_rows": "i32", "n_cols": "i32", "fill": "f32"}
@@ -70,3 +72,22 @@ def test_a_triton_row_mask_is_a_row_edge_mask_too():
     text = _ir(masked_copy, SIG, dict(BM=8, BN=32, LOAD="", STORE="rows_triton", OTHER=None, PAD=0))
     assert "store_scatter" not in text
     assert re.search(r"xetile.store_tile %\w+, %\w+ : vector<8x32xf32>", text), text
+
+
+def test_column_edge_of_a_column_major_store_is_a_block_store_with_fewer_memory_rows():
+    """On an ``order=(0, 1)`` tile the view's columns are the memory's rows: a column edge
+    mask (``xt.arange(0, BN) < n``) shrinks the view's column extent (the memory's row
+    extent, y's rows), not a scatter (what ops.attention's cu_seqlens stores rely on)."""
+    text = _ir(transposed_store, {"x": "f16[:,:]", "y": "f16[:,:]", "n": "i32"}, {"BM": 16, "BN": 16},
+               round_trip=False)
+    assert "store_scatter" not in text
+    init = re.findall(r"xetile.init_tile %y\[[^\]]*\], \[([^\]]*)\]", text)
+    assert len(init) == 2 and init[0] != init[1], text            # the column extent replaced
+    assert init[1].split(", ")[0] == init[0].split(", ")[0], text  # the row extent kept
+    assert re.search(r"xetile.store_tile %\w+, %\w+ : vector<16x16xf16>", text), text
+
+
+@xd.jit
+def transposed_store(x, y, n, BM: xt.constexpr, BN: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN]))
+    xt.store_tile(v, xt.init_tile(y, [0, 0], [BM, BN], order=(0, 1)), mask=xt.arange(0, BN) < n)

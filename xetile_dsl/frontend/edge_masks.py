@@ -32,15 +32,17 @@ _PREDICATES = ("eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge
 _SWAPPED = {"sgt": "slt", "sge": "sle"}
 
 
-def row_limits(mask: SSAValue):
+def row_limits(mask: SSAValue, along: int = 0):
     """For a row edge mask, its conjuncts as (bound, offsets, inclusive): a row ``i`` of the
     tile is kept where ``i + sum(offsets) < bound`` (``<=`` when inclusive) for each; the
-    bound and offsets are ints or scalar SSA values.  None for any other mask."""
+    bound and offsets are ints or scalar SSA values.  None for any other mask.  ``along=1``:
+    the same for a column edge mask (a ``[1, cols]`` comparison of an arange row), which
+    the column-major (``order=(0, 1)``) tiles use: their view's columns are the memory's rows."""
     owner = mask.owner
-    if isinstance(owner, xetile.TileBroadcastOp) and list(_asm.as_int_list(owner.broadcast_dims)) == [1]:
-        return row_limits(owner.source)
+    if isinstance(owner, xetile.TileBroadcastOp) and list(_asm.as_int_list(owner.broadcast_dims)) == [1 - along]:
+        return row_limits(owner.source, along)
     if isinstance(owner, arith.AndIOp):
-        left, right = row_limits(owner.lhs), row_limits(owner.rhs)
+        left, right = row_limits(owner.lhs, along), row_limits(owner.rhs, along)
         return None if left is None or right is None else left + right
     if not isinstance(owner, av.CmpiOp) or not _signed(owner.lhs.type):
         return None
@@ -50,18 +52,18 @@ def row_limits(mask: SSAValue):
         pred, lhs, rhs = _SWAPPED[pred], rhs, lhs
     if pred not in ("slt", "sle"):
         return None
-    offsets, bound = _row_index(lhs), _uniform(rhs)
+    offsets, bound = _row_index(lhs, along), _uniform(rhs)
     if offsets is None or bound is None:
         return None
     return [(bound, offsets, pred == "sle")]
 
 
-def clamp_rows(builder, init: xetile.InitTileOp, tile_type, offsets, limits) -> SSAValue:
-    """A tile like ``init``'s at ``offsets`` whose row extent keeps only the rows
-    ``limits`` (from :func:`row_limits`) keep."""
-    rows = init.sizes[0]
+def clamp_rows(builder, init: xetile.InitTileOp, tile_type, offsets, limits, along: int = 0) -> SSAValue:
+    """A tile like ``init``'s at ``offsets`` whose row extent (``along=1``: column extent)
+    keeps only the rows (columns) ``limits`` (from :func:`row_limits`) keep."""
+    rows = init.sizes[along]
     for bound, steps, inclusive in limits:
-        limit = builder.emit(arith.AddiOp(offsets[0], _index(builder, bound))).result
+        limit = builder.emit(arith.AddiOp(offsets[along], _index(builder, bound))).result
         for step in steps:
             limit = builder.emit(arith.SubiOp(limit, _index(builder, step))).result
         if inclusive:
@@ -70,7 +72,10 @@ def clamp_rows(builder, init: xetile.InitTileOp, tile_type, offsets, limits) -> 
     one = builder.index(1, None)
     empty = builder.emit(av.CmpiOp(rows, one, "slt")).result  # no row kept: one row, the tile below it
     rows = builder.emit(av.SelectOp(empty, one, rows)).result
-    row = builder.emit(av.SelectOp(empty, one, offsets[0])).result
+    row = builder.emit(av.SelectOp(empty, one, offsets[along])).result
+    if along:
+        return builder.emit(xetile.InitTileOp(init.source, [offsets[0], row], tile_type,
+                                              [init.sizes[0], rows], list(init.strides))).tile
     return builder.emit(xetile.InitTileOp(init.source, [row, offsets[1]], tile_type,
                                           [rows, init.sizes[1]], list(init.strides))).tile
 

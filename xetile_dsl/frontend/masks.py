@@ -131,9 +131,10 @@ def store(builder, args, value: SSAValue, tile) -> bool:
     shape = tuple(tile.type.get_shape())
     mask = _checked_mask(builder, args, mask, shape, "store_tile")
     origin = _origin(builder, tile)
-    limits = edge_masks.row_limits(mask)
-    if origin is not None and limits is not None and origin[0].sizes and tile.type.attr.order_list == (1, 0):
-        clamped = edge_masks.clamp_rows(builder, origin[0], tile.type, origin[1], limits)
+    along = 0 if tile.type.attr.order_list == (1, 0) else 1    # column-major: the memory rows are columns
+    limits = edge_masks.row_limits(mask, along)
+    if origin is not None and limits is not None and origin[0].sizes:
+        clamped = edge_masks.clamp_rows(builder, origin[0], tile.type, origin[1], limits, along)
         builder.emit(xetile.StoreTileOp(value, clamped))  # a row edge: the block store, fewer rows
         return True
     if _from_tile_mma(value, set()):

@@ -132,8 +132,29 @@ def attention_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt
 
 
 @xd.jit
+def attention_varlen_kernel(q, k, v, o, lse, cu_seqlens, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr,
+                            OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
+                            SCALED: xt.constexpr):
+    """:func:`attention_kernel` over packed variable-length sequences: q, k, v, o are
+    [H(_kv), total, D] views of the packed [total, H(_kv), D] arrays, sequence b the rows
+    [cu_seqlens[b], cu_seqlens[b + 1]); program_id(1) = b * H + h, program_id(0) the query
+    block (programs past their sequence's end do nothing).  The stores keep only the
+    sequence's rows (a column edge mask on the O^T tile), so a partial block never writes
+    into the next sequence; ``lse`` is [H, total] (with_lse)."""
+    head = xt.program_id(1)
+    b = head // H
+    h = head - b * H
+    start = cu_seqlens[b]
+    N = cu_seqlens[b + 1] - start
+    if xt.program_id(0) * BM < N:
+        _attention_body(q[h], k[h // G], v[h // G], o[h], lse, h, start, N, qk_scale, with_lse, CAUSAL, OUT,
+                        D, BM, BN, SCALED, True)
+
+
+@xd.jit
 def _attention_body(q, k, v, o, lse, lse_row, base, N, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
-                    D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
+                    D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr,
+                    BOUNDED: xt.constexpr = False):
     """The transposed flash attention of one head: rows [base, base + N) of the 2-D
     arrays (or slices) q, k, v, o, queries [program_id(0) * BM, + BM); with_lse: the
     log-sum-exp (natural log: m and the sum are base 2) into row ``lse_row`` of ``lse``."""
@@ -162,9 +183,17 @@ def _attention_body(q, k, v, o, lse, lse_row, base, N, qk_scale, with_lse, CAUSA
     if BN <= unmasked and unmasked < end:
         s = _masked(_scores(tk, tq, qk_scale, BN, BM, SCALED), unmasked, N, qblk, BN, BM, CAUSAL)
         m, s_sum, acc = _softmax_step(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
-    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [0, base + qblk], [D, BM], order=(0, 1)))
-    if with_lse != 0:   # (a runtime flag: one compiled kernel with and without it)
-        xt.store_tile((m + xt.log2(s_sum)) * LN2, xt.init_tile(lse, [lse_row, qblk], [1, BM]))
+    if BOUNDED:   # the rows past N belong to the next sequence: keep only the queries < N
+        kept = xt.arange(0, BM) < N - qblk
+        xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [0, base + qblk], [D, BM], order=(0, 1)),
+                      mask=kept)
+        if with_lse != 0:
+            xt.store_tile((m + xt.log2(s_sum)) * LN2, xt.init_tile(lse, [lse_row, base + qblk], [1, BM]),
+                          mask=kept)
+    else:
+        xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [0, base + qblk], [D, BM], order=(0, 1)))
+        if with_lse != 0:   # (a runtime flag: one compiled kernel with and without it)
+            xt.store_tile((m + xt.log2(s_sum)) * LN2, xt.init_tile(lse, [lse_row, qblk], [1, BM]))
 
 
 @xd.jit
@@ -234,8 +263,8 @@ def _attention_rows_body(q, k, v, o, lse, lse_row, base, N, qk_scale, CAUSAL: xt
         xt.store_tile(xt.transpose((m + xt.log2(s_sum)) * LN2), xt.init_tile(lse, [lse_row, qblk], [1, BM]))
 
 
-def attention(q, k, v, *, causal: bool = False, scale: float | None = None, return_lse: bool = False, out=None,
-              target: str | None = None):
+def attention(q, k, v, *, causal: bool = False, scale: float | None = None, cu_seqlens=None,
+              max_seqlen: int | None = None, return_lse: bool = False, out=None, target: str | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
     bf16 (or [H, N, D], one batch), D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32
     statistics and accumulation.  k and v may have fewer heads H_kv dividing H
@@ -249,6 +278,14 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None, retu
     (``logsumexp(q k^T * scale)`` over the keys it sees), what
     :func:`~xetile_dsl.ops.attention_backward` takes.
 
+    Variable-length batches (flash-attn's packed layout): with ``cu_seqlens`` (int32
+    [batch + 1], 0 then the running total of the sequence lengths), q is [total, H, D] and
+    k, v [total, H_kv, D], sequence b the rows [cu_seqlens[b], cu_seqlens[b + 1]); each
+    sequence attends only within itself (causal: per sequence), one program per
+    (sequence, head, query block) reading its bounds from ``cu_seqlens``.  ``max_seqlen``
+    (the longest sequence) sizes the grid; None reads it from ``cu_seqlens``.  The result
+    is [total, H, D], lse (``return_lse``) f32 [H, total].
+
     >>> import numpy as np
     >>> from xetile_dsl import ops
     >>> x = np.random.default_rng(0).standard_normal((1, 20, 2, 64)).astype(np.float16)
@@ -258,7 +295,16 @@ def attention(q, k, v, *, causal: bool = False, scale: float | None = None, retu
     >>> o, lse = ops.attention(q, q[:, :1], q[:, :1], return_lse=True, target="interpret")  # H_kv = 1
     >>> lse.shape, lse.dtype
     ((1, 2, 20), dtype('float32'))
+    >>> packed = x[0, :13]                               # sequences of 5 and 8 tokens: [13, 2, 64]
+    >>> cu = np.array([0, 5, 13], np.int32)
+    >>> ops.attention(packed, packed, packed, causal=True, cu_seqlens=cu, target="interpret").shape
+    (13, 2, 64)
     """
+    if cu_seqlens is not None:
+        result, lse, _ = _launch_varlen(q, k, v, causal, scale, cu_seqlens, max_seqlen, return_lse, out, target)
+        return (result, lse) if return_lse else result
+    if max_seqlen is not None:
+        raise UsageError("attention: max_seqlen goes with cu_seqlens (packed variable-length sequences)")
     result, lse, _ = _launch(q, k, v, causal, scale, return_lse, out, target)
     return (result, lse) if return_lse else result
 
@@ -294,9 +340,66 @@ def _launch(q, k, v, causal, scale, return_lse, out, target):
     return result, (lse[0] if batched else lse), event
 
 
-def attention_result(q, k, v) -> tuple[tuple, np.dtype]:
+def _launch_varlen(q, k, v, causal, scale, cu_seqlens, max_seqlen, return_lse, out, target):
+    """(result, lse or None, event) of :func:`attention` with ``cu_seqlens``."""
+    q, k, v = (_operand(x, name) for x, name in ((q, "q"), (k, "k"), (v, "v")))
+    T, H, D = _check_varlen(q, k, v)
+    cu = _seqlens(cu_seqlens, T)
+    lengths = np.diff(cu)
+    longest = int(lengths.max()) if max_seqlen is None else int(max_seqlen)
+    if longest < int(lengths.max()):
+        raise UsageError(f"attention: max_seqlen = {max_seqlen} is less than the longest sequence, "
+                         f"{int(lengths.max())} tokens")
+    dtype = operands.dtype_of(q)
+    target = configs.resolve_target(target)
+    if configs.attention_form(target) != "transposed":
+        raise UsageError(f"attention: cu_seqlens runs on the transposed form's targets (2D block messages), "
+                         f"not {target}; pad the sequences to [Z, H, N, D] there")
+    BM, BN = configs.attention_tiles(target, D)
+    result = operands.check_out(out, (T, H, D), dtype) if out is not None else \
+        operands.empty_like_input(q, (T, H, D), dtype)
+    lse = operands.empty_like_input(q, (H, T) if return_lse else (1, 1), np.float32)
+    qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
+    batch = len(cu) - 1
+    event = attention_varlen_kernel.on(target)[(max(1, -(-longest // BM)), batch * H)](
+        *(_heads_first(x) for x in (q, k, v, result)), lse, operands.host_like_input(cu, q), H,
+        H // int(k.shape[1]), qk_scale, int(return_lse), CAUSAL=bool(causal), OUT=XT_DTYPES[_name(dtype)], D=D,
+        BM=BM, BN=BN, SCALED=not qk_scale > 0)
+    return result, (lse if return_lse else None), event
+
+
+def _check_varlen(q, k, v) -> tuple[int, int, int]:
+    """(total, H, D) of packed [total, H, D] q and [total, H_kv, D] k, v, checked."""
+    if q.ndim != 3 or k.ndim != 3 or tuple(k.shape) != tuple(v.shape) or \
+            (q.shape[0], q.shape[2]) != (k.shape[0], k.shape[2]) or k.shape[1] == 0 or q.shape[1] % k.shape[1]:
+        raise UsageError(f"attention: with cu_seqlens, q must be [total, H, D] and k, v of one shape "
+                         f"[total, H_kv, D] with H_kv dividing H, got {tuple(q.shape)}, {tuple(k.shape)}, "
+                         f"{tuple(v.shape)}")
+    Z, H, T, D = _check(*(_heads_first(x)[None] for x in (q, k, v)))
+    return T, H, D
+
+
+def _heads_first(x):
+    """The [H, total, D] view of a packed [total, H, D] array."""
+    return x.permute(1, 0, 2) if operands.is_torch(x) else x.transpose(1, 0, 2)
+
+
+def _seqlens(cu_seqlens, total: int) -> np.ndarray:
+    """``cu_seqlens`` on the host as int32, checked: [batch + 1], 0 first, non-decreasing, ``total`` last."""
+    cu = np.asarray(cu_seqlens.cpu() if operands.is_torch(cu_seqlens) else
+                    (cu_seqlens.asnumpy() if hasattr(cu_seqlens, "asnumpy") else cu_seqlens))
+    if cu.ndim != 1 or len(cu) < 2 or cu.dtype.kind not in "iu" or int(cu[0]) != 0 or \
+            int(cu[-1]) != total or (np.diff(cu) < 0).any():
+        raise UsageError(f"attention: cu_seqlens must be int32 [batch + 1]: 0, then the running total of the "
+                         f"sequence lengths, ending at q's {total} tokens; got {cu!r}")
+    return cu.astype(np.int32)
+
+
+def attention_result(q, k, v, cu_seqlens=None) -> tuple[tuple, np.dtype]:
     """(shape, dtype) of what :func:`attention` returns, checked as it checks them (same
     UsageErrors), without running: for the torch fake implementation (``ops/torch_ops.py``)."""
+    if cu_seqlens is not None:                            # packed [total, H, D]
+        return _check_varlen(q, k, v), operands.dtype_of(q)
     if q.ndim == 3 and k.ndim == 3 and v.ndim == 3:      # [H, N, D]: one batch
         return _check(q[None], k[None], v[None])[1:], operands.dtype_of(q)
     return _check(q, k, v), operands.dtype_of(q)

@@ -36,6 +36,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable
 
+from ..errors import UsageError
 from .losses import check_reduction, cross_entropy_result
 
 
@@ -114,7 +115,10 @@ def _rms_norm_backward(ctx, dy, _drstd):
 
 
 def _attention_setup(ctx, inputs, output):
-    q, k, v, causal, scale, target = inputs
+    q, k, v, causal, scale, cu_seqlens, _max_seqlen, target = inputs
+    if cu_seqlens is not None and any(t.requires_grad for t in (q, k, v)):
+        raise UsageError("torch.ops.xetile.attention: no backward for variable-length batches (cu_seqlens) yet; "
+                         "pad the sequences to a [Z, H, N, D] batch for training, or run under torch.no_grad()")
     o, lse = output
     ctx.mark_non_differentiable(lse)
     ctx.save_for_backward(q, k, v, o, lse)
@@ -126,7 +130,7 @@ def _attention_backward(ctx, do, _dlse):
     causal, scale, target = ctx.flags
     dq, dk, dv = _ops().attention_backward(q, k, v, o, do.contiguous(), lse, causal, scale, target)
     needs = ctx.needs_input_grad
-    return (dq if needs[0] else None, dk if needs[1] else None, dv if needs[2] else None, None, None, None)
+    return (dq if needs[0] else None, dk if needs[1] else None, dv if needs[2] else None, None, None, None, None, None)
 
 
 def _cross_entropy_setup(ctx, inputs, output):
@@ -166,8 +170,8 @@ def _rms_norm(x, weight, eps=1e-6, target=None):
     return _ops().rms_norm_with_stats(x, weight, eps, target)[0]
 
 
-def _attention(q, k, v, causal=False, scale=None, target=None):
-    return _ops().attention_lse(q, k, v, causal, scale, target)[0]
+def _attention(q, k, v, causal=False, scale=None, cu_seqlens=None, max_seqlen=None, target=None):
+    return _ops().attention_lse(q, k, v, causal, scale, cu_seqlens, max_seqlen, target)[0]
 
 
 def _cross_entropy(logits, targets, reduction="mean", ignore_index=-100, target=None):

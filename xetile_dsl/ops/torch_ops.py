@@ -43,9 +43,10 @@ SCHEMAS = {
     "softmax": "(Tensor x, int dim=-1, str? target=None) -> Tensor",
     "layer_norm": "(Tensor x, Tensor weight, Tensor bias, float eps=1e-05, str? target=None) -> Tensor",
     "rms_norm": "(Tensor x, Tensor weight, float eps=1e-06, str? target=None) -> Tensor",
-    "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) -> Tensor",
-    "attention_lse": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, str? target=None) "
-                     "-> (Tensor, Tensor)",
+    "attention": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, Tensor? cu_seqlens=None, "
+                 "int? max_seqlen=None, str? target=None) -> Tensor",
+    "attention_lse": "(Tensor q, Tensor k, Tensor v, bool causal=False, float? scale=None, Tensor? cu_seqlens=None, "
+                     "int? max_seqlen=None, str? target=None) -> (Tensor, Tensor)",
     "attention_backward": "(Tensor q, Tensor k, Tensor v, Tensor o, Tensor do, Tensor lse, bool causal=False, "
                           "float? scale=None, str? target=None) -> (Tensor, Tensor, Tensor)",
     "decode_attention": "(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, Tensor seq_lens, "
@@ -203,17 +204,19 @@ def _softmax_fake(x, dim=-1, target=None):
     return operands.empty_like_input(x, *rows.softmax_result(x, dim))
 
 
-def _attention_lse_kernel(q, k, v, causal=False, scale=None, target=None):
+def _attention_lse_kernel(q, k, v, causal=False, scale=None, cu_seqlens=None, max_seqlen=None, target=None):
     """ops.attention(..., return_lse=True): (o, lse) (a schema returns one fixed tuple, so
     the lse form is an op of its own)."""
-    t = _host_arrays("attention_lse", q=q, k=k, v=v)
+    t = _host_arrays("attention_lse", q=q, k=k, v=v, cu_seqlens=cu_seqlens)
     q, k, v = t["q"], t["k"], t["v"]
-    return _as_tensor(attention(q, k, v, causal=causal, scale=scale, return_lse=True, target=target))
+    return _as_tensor(attention(q, k, v, causal=causal, scale=scale, cu_seqlens=t["cu_seqlens"],
+                                max_seqlen=max_seqlen, return_lse=True, target=target))
 
 
-def _attention_lse_fake(q, k, v, causal=False, scale=None, target=None):
-    shape, dtype = attention_result(q, k, v)
-    return operands.empty_like_input(q, shape, dtype), operands.empty_like_input(q, shape[:-1], np.float32)
+def _attention_lse_fake(q, k, v, causal=False, scale=None, cu_seqlens=None, max_seqlen=None, target=None):
+    shape, dtype = attention_result(q, k, v, cu_seqlens)
+    lse = (shape[1], shape[0]) if cu_seqlens is not None else shape[:-1]     # varlen: [H, total]
+    return operands.empty_like_input(q, shape, dtype), operands.empty_like_input(q, lse, np.float32)
 
 
 def _attention_backward_kernel(q, k, v, o, do, lse, causal=False, scale=None, target=None):

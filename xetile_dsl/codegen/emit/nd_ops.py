@@ -170,7 +170,7 @@ def _load_block(gen, op: xegpu.LoadNdOp, d: TDesc, bits: int, rows: int, cols: i
         if not per_lane:
             gen.uses_block2d(op.tensor_desc)
         buffer = op.attributes.get(ROTATION_BUFFER_ATTR)
-        gen.values[op.value] = message_pieces.load(gen, fn, d.fields(), lane_elems,
+        gen.values[op.value] = message_pieces.load(gen, fn, d.surface(), lane_elems,
                                                    llvm_scalar(op.value.type.element_type),
                                                    buffer.data if buffer is not None else None)
         return
