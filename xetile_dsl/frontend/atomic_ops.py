@@ -117,7 +117,8 @@ def _tile_rmw(builder, node, args, kind, value_node, order, op: str, cmp_node=No
     sem.refuse_fp8_element(builder, elem, node)
     legal = _SCALAR_TYPES if cmp_node is None else _CAS_TYPES
     if type_name(elem) not in legal:
-        raise builder.error(tile_node, f"{op}: a tile of {type_name(elem)} has no such atomics; use a tile of "
+        what = "atomics" if cmp_node is None else "compare-exchange"
+        raise builder.error(tile_node, f"{op}: a tile of {type_name(elem)} has no {what}; use a tile of "
                             f"{', '.join(legal)}")
     shape = tuple(tile.type.get_shape())
     value = sem.coerce(builder, builder.visit(value_node), elem, shape, value_node)
@@ -169,6 +170,9 @@ def build_atomic_cas(builder, node: ast.Call):
         except TypeError as exc:
             raise builder.error(node, f"atomic_cas: the tile form is atomic_cas(tile, cmp, val, mask=None, sem=, "
                                 f"scope=): {exc}") from None
+        if isinstance(tile_args["cmp"], (ast.List, ast.Tuple)):
+            raise builder.error(tile_args["cmp"], "atomic_cas: the tile form is atomic_cas(tile, cmp, val, "
+                                "mask=None), with no index list (the tile is where it updates)")
         return _tile_rmw(builder, node, tile_args, "cmpxchg", tile_args["val"], order, "atomic_cas",
                          tile_args["cmp"])
     if not _is_array(x):
