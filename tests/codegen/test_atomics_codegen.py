@@ -9,7 +9,7 @@ from dataclasses import replace
 import pytest
 
 import xetile_dsl as xd
-from kernels.atomics import element_rmw_kernel, spin_lock_kernel
+from kernels.atomics import element_rmw_kernel, spin_lock_kernel, tile_cas_kernel
 from xetile_dsl.targets import PVC, register_target
 
 SIG = {"lock": "i32[:,:]", "total": "f32[:,:]"}
@@ -27,6 +27,19 @@ def test_compare_exchange_operands(acq, scope, call):
                       target="pvc").asm["llvm"]
     line = next(s for s in llvm.splitlines() if "call" in s and "__spirv_AtomicCompareExchange" in s)
     assert line.endswith(call), line
+
+
+@pytest.mark.parametrize("sem,scope,orders", [("release", "workgroup", "i32 2, i32 516, i32 0"),
+                                              ("acq_rel", "device", "i32 1, i32 520, i32 514")])
+def test_tile_compare_exchange_is_one_call_per_lane(sem, scope, orders):
+    """The tile form: every lane's element is one i64 OpAtomicCompareExchange with the asked
+    scope and semantics (unequal: no release part); two [4, 16] tiles, one call per row of
+    16 lanes in the SIMT kernel: 8 calls."""
+    sig = {name: "i64[:,:]" for name in ("x", "cmp", "val", "old", "claim", "seen")}
+    llvm = xd.compile(tile_cas_kernel, sig, {"SEM": sem, "SCOPE": scope}, target="pvc").asm["llvm"]
+    calls = [s for s in llvm.splitlines() if "call" in s and "__spirv_AtomicCompareExchange" in s]
+    assert len(calls) == 8, calls
+    assert all(f", {orders}, i64 " in c for c in calls), calls
 
 
 @pytest.mark.parametrize("dtype,fadd", [("f32", True), ("f16", False)])

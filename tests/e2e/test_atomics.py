@@ -13,8 +13,8 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from kernels.atomics import (element_rmw_kernel, layer_norm_bwd_dwdb, layer_norm_bwd_dx_fused, spin_lock_kernel,
-                             ticket_kernel, tile_atomics_kernel)
+from kernels.atomics import (element_rmw_kernel, layer_norm_bwd_dwdb, layer_norm_bwd_dx_fused, scattered_cas_kernel,
+                             spin_lock_kernel, ticket_kernel, tile_atomics_kernel, tile_cas_kernel)
 
 FLAVOURS = ["cpu-pvc", "cpu-arc", "interpret"]
 HANG_LIMIT = 600
@@ -134,6 +134,56 @@ def test_tile_atomics(flavour, kind, dtype, sem):
         block = x[g * 4:(g + 1) * 4]
         ref = block if kind == "xchg" else _COMBINE[kind](ref, block)  # small integers: exact in any order
     np.testing.assert_array_equal(out, ref)
+
+
+@pytest.mark.parametrize("flavour,dtype,sem,scope", [
+    ("interpret", "i32", "relaxed", "device"), ("interpret", "u32", "acquire", "workgroup"),
+    ("interpret", "i64", "release", "device"), ("cpu-pvc", "i32", "acq_rel", "device"),
+    ("cpu-pvc", "i64", "acquire", "device"), ("cpu-arc", "u32", "release", "workgroup")])
+def test_tile_compare_exchange(flavour, dtype, sem, scope):
+    """Each of G programs compare-and-swaps its own [4, 16] rows: the old values are the
+    initial ones, and memory takes ``val`` exactly where the initial value equals ``cmp``
+    (about a quarter of the elements).  Then all G programs claim one shared block with
+    cmp 0, val g + 1: every element ends with one program's mark, that program saw 0, and
+    each of the others saw the mark (a claim is atomic: no two programs win an element)."""
+    G = 4
+    rng = np.random.default_rng(11)
+    x0 = rng.integers(0, 4, (G * 4, 16)).astype(_NP[dtype])
+    cmp = rng.integers(0, 4, (G * 4, 16)).astype(_NP[dtype])
+    val = _values(dtype, G * 64).reshape(G * 4, 16)
+    x, old, claim = x0.copy(), np.full_like(x0, 5), np.zeros((4, 16), x0.dtype)
+    seen = np.full_like(x0, 5)
+    launch(tile_cas_kernel, flavour, (G,), x, cmp, val, old, claim, seen, SEM=sem, SCOPE=scope)
+    np.testing.assert_array_equal(old, x0)
+    np.testing.assert_array_equal(x, np.where(x0 == cmp, val, x0))
+    assert ((claim >= 1) & (claim <= G)).all()
+    seen = seen.reshape(G, 4, 16)
+    winner = claim.astype(np.int64) - 1
+    for g in range(G):
+        np.testing.assert_array_equal(seen[g], np.where(winner == g, 0, claim))
+
+
+@pytest.mark.parametrize("flavour", ["interpret", "cpu-pvc"])
+def test_scattered_compare_exchange_with_mask(flavour):
+    """Through a scattered tile (offsets a permutation of the 32 elements, then 16 lanes off
+    the array), lanes with ``idx % 3 == 1`` masked off: a masked-off or outside lane
+    touches nothing and returns 0; the others swap where memory equals cmp."""
+    C = 48
+    rng = np.random.default_rng(5)
+    outside = [-3, 40, 32, 99, -1, 33, 1000, -50, -7, 77, 45, 64, -9, 50, 70, 36]
+    idx = np.concatenate([rng.permutation(32), outside]).astype(np.int32)[None]
+    x0 = rng.integers(0, 3, (2, 16)).astype(np.int32)
+    cmp = rng.integers(0, 3, (1, C)).astype(np.int32)
+    val = np.arange(100, 100 + C, dtype=np.int32)[None]
+    x, old = x0.copy(), np.full((1, C), -1, np.int32)
+    launch(scattered_cas_kernel, flavour, (1,), x, idx, cmp, val, old, C=C)
+    flat0, ref = x0.reshape(-1), x0.reshape(-1).copy()
+    live = (idx[0] >= 0) & (idx[0] < 32) & (idx[0] % 3 != 1)
+    at = idx[0][live]
+    swap = flat0[at] == cmp[0][live]
+    ref[at[swap]] = val[0][live][swap]
+    np.testing.assert_array_equal(old[0], np.where(live, flat0[np.clip(idx[0], 0, 31)], 0))
+    np.testing.assert_array_equal(x.reshape(-1), ref)
 
 
 @pytest.mark.parametrize("flavour", FLAVOURS)

@@ -39,6 +39,24 @@ def cas_on_a_tile(lock):
 
 
 @xd.jit
+def tile_cas_on_floats(x):
+    t = xt.init_tile(x, [0, 0], [1, 16])
+    xt.atomic_cas(t, 0.0, 1.0)  # ERROR tile_cas_on_floats
+
+
+@xd.jit
+def tile_cas_wrong_shape(x):
+    t = xt.init_tile(x, [0, 0], [1, 16])
+    xt.atomic_cas(t, xt.load_tile(xt.init_tile(x, [0, 0], [2, 16])), 1)  # ERROR tile_cas_wrong_shape
+
+
+@xd.jit
+def tile_cas_mask_on_block(x):
+    t = xt.init_tile(x, [0, 0], [1, 16])
+    xt.atomic_cas(t, 0, 1, mask=xt.load_tile(t) > 0)  # ERROR tile_cas_mask_on_block
+
+
+@xd.jit
 def tile_value_in_array_form(lock):
     v = xt.load_tile(xt.init_tile(lock, [0, 0], [1, 16]))
     xt.atomic_rmw("add", v, lock, [0, 0])  # ERROR tile_value_in_array_form

@@ -11,7 +11,8 @@ from .helpers import roundtrip, wrap
 
 T = "!xetile.tile<8x16xf32>"
 ARGS = "%m: memref<?x?xi32>, %f: memref<?x?xf32>, %i: index, %j: index, %v: i32, %w: f32, %t: " + T + \
-    ", %tv: vector<8x16xf32>"
+    ", %tv: vector<8x16xf32>, %ti: !xetile.tile<8x16xi32>, %vi: vector<8x16xi32>, " \
+    "%d: !xegpu.tensor_desc<16xi32, #xegpu.scatter_tdesc_attr<>>, %k: vector<16xi1>, %l: vector<16xi32>"
 
 VALID = {
     "rmw scalar": "%r = xetile.atomic_rmw_scalar \"addi\" %v, %m[%i, %j] : i32, memref<?x?xi32> -> i32",
@@ -24,6 +25,10 @@ VALID = {
     "fence default": "xetile.fence",
     "tile atomic ordered": f"%r = xetile.atomic_rmw addf %tv, %t {{sem = \"relaxed\", scope = \"workgroup\"}} : "
                            f"vector<8x16xf32>, {T} -> vector<8x16xf32>",
+    "tile cas": "%r = xetile.atomic_rmw cmpxchg %vi, %ti, %vi {sem = \"acquire\"} : vector<8x16xi32>, "
+                "!xetile.tile<8x16xi32>, vector<8x16xi32> -> vector<8x16xi32>",
+    "xegpu cas": "%r = xegpu.atomic_rmw cmpxchg %l, %d, %k, %l : vector<16xi32>, !xegpu.tensor_desc<16xi32, "
+                 "#xegpu.scatter_tdesc_attr<>>, vector<16xi1>, vector<16xi32> -> vector<16xi32>",
 }
 
 INVALID = {
@@ -38,6 +43,10 @@ INVALID = {
     "kind": ("%r = xetile.atomic_rmw_scalar \"nand\" %v, %m[%i, %j] : i32, memref<?x?xi32> -> i32", "unknown kind"),
     "tile sem": (f"%r = xetile.atomic_rmw addf %tv, %t {{sem = \"sometimes\"}} : vector<8x16xf32>, {T} -> "
                  "vector<8x16xf32>", "is not one of"),
+    "tile cas float": (f"%r = xetile.atomic_rmw cmpxchg %tv, %t, %tv : vector<8x16xf32>, {T}, vector<8x16xf32> -> "
+                       "vector<8x16xf32>", "cmpxchg compares 32/64-bit integers"),
+    "tile cas without cmp": ("%r = xetile.atomic_rmw cmpxchg %vi, %ti : vector<8x16xi32>, !xetile.tile<8x16xi32> -> "
+                             "vector<8x16xi32>", "expected a value, a tile"),
 }
 
 

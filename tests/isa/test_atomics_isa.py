@@ -11,7 +11,7 @@ import re
 import pytest
 
 import xetile_dsl as xd
-from kernels.atomics import publish_kernel, spin_lock_kernel
+from kernels.atomics import publish_kernel, spin_lock_kernel, tile_cas_kernel
 from xetile_dsl.tools import ocloc
 
 _MESSAGE = re.compile(r"//.*?;\s*((?:atomic|fence)\S*)")
@@ -45,3 +45,18 @@ def test_fence_is_an_lsc_fence(sem, scope, fence, ocloc_path):
                         target="pvc")
     messages = _messages(kernel.asm["isa"])
     assert fence in messages[:-1] and messages[-1] == "atomic_store.ugm.d32.a64", messages
+
+
+@pytest.mark.parametrize("sem,scope,dtype,expect", [
+    ("relaxed", "device", "i32", ["atomic_icas.ugm.d32.a64"]),
+    ("acquire", "workgroup", "i32", ["atomic_icas.ugm.d32.a64", "fence.ugm.invalidate.tile"]),
+    ("release", "device", "i64", ["fence.ugm.none.gpu", "atomic_icas.ugm.d64.a64"]),
+    ("acq_rel", "device", "i32", ["fence.ugm.none.gpu", "atomic_icas.ugm.d32.a64", "fence.ugm.invalidate.gpu"]),
+])
+def test_tile_compare_exchange_is_one_icas_per_row(sem, scope, dtype, expect, ocloc_path):
+    """The tile form of atomic_cas: two [4, 16] CAS tiles are 8 SIMD16 compare-exchange
+    messages (one per row: there is no block atomic), each with its order's fences."""
+    sig = {name: f"{dtype}[:,:]" for name in ("x", "cmp", "val", "old", "claim", "seen")}
+    kernel = xd.compile(tile_cas_kernel, sig, {"SEM": sem, "SCOPE": scope}, target="pvc")
+    assert ocloc.check_isa(kernel.asm["zebin"], "tile_cas_kernel", expect_dpas=False, expect_simd=16) == []
+    assert _messages(kernel.asm["isa"]) == expect * 8

@@ -121,3 +121,26 @@ def never_released_kernel(lock):
     """Every program takes the lock and none gives it back: all but the first spin forever."""
     while xt.atomic_cas(lock, [0, 0], 0, 1, sem="acquire") == 1:
         pass
+
+
+@xd.jit
+def tile_cas_kernel(x, cmp, val, old, claim, seen, SEM: xt.constexpr, SCOPE: xt.constexpr):
+    """Program g compare-and-swaps its own rows 4g .. 4g+3 of ``x`` (``cmp``/``val`` tiles,
+    old values to ``old``), then every program claims the shared block ``claim`` with the
+    scalars cmp 0, val g + 1 (old values to ``seen``): one program wins each element."""
+    g = xt.program_id(0)
+    mine = [g * 4, 0]
+    o = xt.atomic_cas(xt.init_tile(x, mine, [4, 16]), xt.load_tile(xt.init_tile(cmp, mine, [4, 16])),
+                      xt.load_tile(xt.init_tile(val, mine, [4, 16])), sem=SEM, scope=SCOPE)
+    xt.store_tile(o, xt.init_tile(old, mine, [4, 16]))
+    c = xt.atomic_cas(xt.init_tile(claim, [0, 0], [4, 16]), 0, g + 1, sem=SEM, scope=SCOPE)
+    xt.store_tile(c, xt.init_tile(seen, mine, [4, 16]))
+
+
+@xd.jit
+def scattered_cas_kernel(x, idx, cmp, val, old, C: xt.constexpr):
+    """A compare-and-swap through a scattered tile, lanes with ``idx % 3 == 1`` masked off."""
+    offs = xt.load_tile(xt.init_tile(idx, [0, 0], [1, C]))
+    o = xt.atomic_cas(xt.init_tile(x, offs), xt.load_tile(xt.init_tile(cmp, [0, 0], [1, C])),
+                      xt.load_tile(xt.init_tile(val, [0, 0], [1, C])), mask=offs % 3 != 1)
+    xt.store_tile(o, xt.init_tile(old, [0, 0], [1, C]))

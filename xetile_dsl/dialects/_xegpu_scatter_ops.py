@@ -228,16 +228,20 @@ class UpdateOffsetOp(MoveDescriptorOp):
 
 @irdl_op_definition
 class AtomicRMWOp(AtomicKindOp):
-    """Atomic read-modify-write through a scattered descriptor; returns the old values."""
+    """Atomic read-modify-write through a scattered descriptor; returns the old values.
+    Kind ``cmpxchg`` takes ``cmp`` last: a lane whose old value equals it stores ``value``
+    (``xegpu.atomic_rmw cmpxchg %v, %d, %mask, %cmp``)."""
 
     name = "xegpu.atomic_rmw"
     value = operand_def(VectorType)
     tensor_desc = operand_def(TensorDescType)
     mask = operand_def(VectorType)
+    cmp = opt_operand_def(VectorType)
 
-    def __init__(self, kind: str, value: SSAValue, tdesc: SSAValue, mask: SSAValue, result_type: VectorType | None = None):
-        super().__init__(operands=[value, tdesc, mask], result_types=[result_type or value.type],
-                         properties={"kind": StringAttr(kind)})
+    def __init__(self, kind: str, value: SSAValue, tdesc: SSAValue, mask: SSAValue, result_type: VectorType | None = None,
+                 cmp: SSAValue | None = None):
+        super().__init__(operands=[value, tdesc, mask, [cmp] if cmp is not None else []],
+                         result_types=[result_type or value.type], properties={"kind": StringAttr(kind)})
 
     def verify_memory(self) -> None:
         tdesc = self.tensor_desc.type
@@ -250,9 +254,10 @@ class AtomicRMWOp(AtomicKindOp):
     def parse(cls, parser: Parser) -> AtomicRMWOp:
         kind = _parse_kind(parser)
         others, tdesc, mask, res, attrs = _parse_by_types(parser, cls)
-        if len(others) != 1 or mask is None:
-            parser.raise_error("xegpu.atomic_rmw: expected a value, a tensor_desc and a mask")
-        return _asm.build_op(parser, cls, lambda: cls(kind, others[0], tdesc, mask, res), attrs)
+        if len(others) != 1 + (kind == "cmpxchg") or mask is None:
+            parser.raise_error("xegpu.atomic_rmw: expected a value, a tensor_desc, a mask (and cmpxchg's cmp)")
+        cmp = others[1] if len(others) == 2 else None
+        return _asm.build_op(parser, cls, lambda: cls(kind, others[0], tdesc, mask, res, cmp), attrs)
 
 
 LoadGatherAlias = _asm.make_alias("xegpu.load_gather", LoadGatherOp, "Earlier RFC name of xegpu.load.")

@@ -27,7 +27,7 @@ SCOPES = ("workgroup", "device")
 DEFAULT_SEM, DEFAULT_SCOPE = "acq_rel", "device"
 #: the arith kinds of every atomic read-modify-write (tile and element forms)
 ATOMIC_KINDS = ("addf", "addi", "assign", "maximumf", "maxs", "maxu", "minimumf", "mins", "minu", "mulf", "muli",
-                "ori", "andi", "xori", "maxnumf", "minnumf")
+                "ori", "andi", "xori", "maxnumf", "minnumf", "cmpxchg")
 
 
 def scalar_atomic_subgroups_error(name: str, subgroups: int) -> str:

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 
 from xdsl.dialects.builtin import DenseArrayBase, IntegerType, StringAttr, VectorType
 from xdsl.ir import Attribute, SSAValue
-from xdsl.irdl import IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
+from xdsl.irdl import AttrSizedOperandSegments, IRDLOperation, irdl_op_definition, operand_def, opt_operand_def, opt_prop_def, prop_def, result_def
 from xdsl.parser import Parser
 from xdsl.printer import Printer
 from xdsl.utils.exceptions import VerifyException
@@ -90,6 +90,13 @@ class AtomicKindOp(IRDLOperation):
         if self.result.type != self.value.type:
             raise VerifyException(f"{self.name}: result type {self.result.type} must equal the value type "
                                   f"{self.value.type}")
+        if (self.kind.data == "cmpxchg") != (self.cmp is not None):
+            raise VerifyException(f"{self.name}: kind cmpxchg takes a cmp operand, and only it does")
+        if self.cmp is not None:
+            t = self.value.type.element_type
+            if self.cmp.type != self.value.type or not isinstance(t, IntegerType) or t.width.data not in (32, 64):
+                raise VerifyException(f"{self.name}: cmpxchg compares 32/64-bit integers: cmp {self.cmp.type} and "
+                                      f"value {self.value.type} must be one such vector type")
         self.verify_memory()
 
     def verify_memory(self) -> None:
@@ -97,23 +104,29 @@ class AtomicKindOp(IRDLOperation):
 
     def print(self, printer: Printer) -> None:
         printer.print_string(f" {self.kind.data}")
-        _asm.print_operands_to(printer, self, self.result.type, skip=("kind",))
+        _asm.print_operands_to(printer, self, self.result.type, skip=("kind", _asm._SEGMENTS))
 
 
 @irdl_op_definition
 class AtomicRMWOp(AtomicKindOp):
     """Atomically read-modify-write the memory of a tile; returns the old values.  On a
-    scattered tile an optional ``mask`` (the last operand, as load_gather's) selects the
-    lanes that update memory; a masked-off lane touches nothing and returns 0."""
+    scattered tile an optional ``mask`` (after the tile, as load_gather's) selects the
+    lanes that update memory; a masked-off lane touches nothing and returns 0.  Kind
+    ``cmpxchg`` (compare-and-swap) takes ``cmp``, the last operand: an element whose old
+    value equals ``cmp`` becomes ``value``.  ``xetile.atomic_rmw cmpxchg %v, %t, %cmp :
+    vector<8x16xi32>, !xetile.tile<8x16xi32>, vector<8x16xi32> -> vector<8x16xi32>``"""
 
     name = "xetile.atomic_rmw"
     value = operand_def(VectorType)
     tile = operand_def(TileType)
     mask = opt_operand_def(VectorType)
+    cmp = opt_operand_def(VectorType)
+    irdl_options = (AttrSizedOperandSegments(as_property=True),)
 
     def __init__(self, kind: str, value: SSAValue, tile: SSAValue, result_type: VectorType | None = None,
-                 mask: SSAValue | None = None):
-        super().__init__(operands=[value, tile, [mask] if mask is not None else []],
+                 mask: SSAValue | None = None, cmp: SSAValue | None = None):
+        opt = lambda v: [] if v is None else [v]  # noqa: E731
+        super().__init__(operands=[value, tile, opt(mask), opt(cmp)],
                          result_types=[result_type or value.type], properties={"kind": StringAttr(kind)})
 
     def verify_memory(self) -> None:
@@ -130,14 +143,19 @@ class AtomicRMWOp(AtomicKindOp):
         types = _asm.parse_types(parser)
         _asm.parse_arrow(parser)
         res = _asm.parse_type(parser)
-        if len(operands) != len(types) or len(types) not in (2, 3):
-            parser.raise_error("xetile.atomic_rmw: expected a value, a tile and an optional mask, with their types")
-        mask = None
-        if len(types) == 3:  # value, tile, mask in that order
+        cas = kind == "cmpxchg"
+        if len(operands) != len(types) or len(types) - cas not in (2, 3):
+            parser.raise_error("xetile.atomic_rmw: expected a value, a tile, an optional mask (and cmpxchg's cmp), "
+                               "with their types")
+        mask = cmp = None
+        if cas:  # value, tile, (mask,) cmp in that order
+            value, tile, *rest = _asm.resolve(parser, operands, types)
+            mask, cmp = rest if len(rest) == 2 else (None, rest[0])
+        elif len(types) == 3:  # value, tile, mask in that order
             value, tile, mask = _asm.resolve(parser, operands, types)
         else:
             value, tile = match_by_type(parser, operands, types, (VectorType, TileType))
-        return _asm.build_op(parser, AtomicRMWOp, lambda: AtomicRMWOp(kind, value, tile, res, mask), attrs)
+        return _asm.build_op(parser, AtomicRMWOp, lambda: AtomicRMWOp(kind, value, tile, res, mask, cmp), attrs)
 
 
 AtomicRMWTileOp = _asm.make_alias("xetile.atomic_rmw_tile", AtomicRMWOp,

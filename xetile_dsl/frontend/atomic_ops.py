@@ -8,6 +8,7 @@ defaults, acq_rel and device)."""
 from __future__ import annotations
 
 import ast
+import inspect
 
 from xdsl.dialects import vector
 from xdsl.dialects.builtin import MemRefType
@@ -109,16 +110,20 @@ def build_atomic_rmw(builder, node: ast.Call):
     return _tile_rmw(builder, node, args, kind, args["value"], order, "atomic_rmw")
 
 
-def _tile_rmw(builder, node, args, kind, value_node, order, op: str):
+def _tile_rmw(builder, node, args, kind, value_node, order, op: str, cmp_node=None):
     tile_node = args["tile"] if "tile" in args else args["x"]
     tile = _tile(builder, tile_node, op)
     elem = tile.type.element_type
     sem.refuse_fp8_element(builder, elem, node)
-    if type_name(elem) not in _SCALAR_TYPES:
-        raise builder.error(tile_node, f"{op}: a tile of {type_name(elem)} has no atomics; use a tile of "
-                            f"{', '.join(_SCALAR_TYPES)}")
-    value = sem.coerce(builder, builder.visit(value_node), elem, tuple(tile.type.get_shape()), value_node)
-    kind = _kind(builder, args.get("kind", node), kind, elem, op)
+    legal = _SCALAR_TYPES if cmp_node is None else _CAS_TYPES
+    if type_name(elem) not in legal:
+        what = "atomics" if cmp_node is None else "compare-exchange"
+        raise builder.error(tile_node, f"{op}: a tile of {type_name(elem)} has no {what}; use a tile of "
+                            f"{', '.join(legal)}")
+    shape = tuple(tile.type.get_shape())
+    value = sem.coerce(builder, builder.visit(value_node), elem, shape, value_node)
+    cmp = None if cmp_node is None else sem.coerce(builder, builder.visit(cmp_node), elem, shape, cmp_node)
+    kind = "cmpxchg" if cmp_node is not None else _kind(builder, args.get("kind", node), kind, elem, op)
     mask = None
     if tile.type.attr.is_scattered:  # bounds-checked like gathers: a lane outside the array does nothing
         mask = _with_bounds(builder, tile, args, tuple(tile.type.get_shape()), node)
@@ -126,7 +131,7 @@ def _tile_rmw(builder, node, args, kind, value_node, order, op: str):
         raise builder.error(args["mask"], f"{op}: a mask needs a scattered tile (init_tile(array, offsets)); "
                             "a block tile's lanes outside the array are already skipped")
     builder.written_arrays.add(_root_array(tile))
-    rmw = xetile.AtomicRMWOp(kind, value, tile, mask=mask)
+    rmw = xetile.AtomicRMWOp(kind, value, tile, mask=mask, cmp=cmp)
     rmw.properties.update(xetile.order_props(*order))
     return builder.emit(rmw).result
 
@@ -147,15 +152,33 @@ def build_atomic_xchg(builder, node: ast.Call):
     return _tile_rmw(builder, node, args, "assign", args["index"], order, "atomic_xchg")
 
 
+def _tile_cas_signature(tile, cmp, val, mask=None, sem=None, scope=None):
+    """The parameters of atomic_cas's tile form."""
+
+
+_TILE_CAS = inspect.signature(_tile_cas_signature)
+
+
 @LANGUAGE.register("atomic_cas")
 def build_atomic_cas(builder, node: ast.Call):
     args = _bind(builder, node)
     order = _order(builder, args, "atomic_cas")
     x = builder.visit(args["x"])
+    if isinstance(x, SSAValue) and isinstance(x.type, xetile.TileType):
+        try:  # the tile form's own parameters: atomic_cas(tile, cmp, val, mask=None, sem=, scope=)
+            tile_args = dict(_TILE_CAS.bind(*node.args, **{k.arg: k.value for k in node.keywords}).arguments)
+        except TypeError as exc:
+            raise builder.error(node, f"atomic_cas: the tile form is atomic_cas(tile, cmp, val, mask=None, sem=, "
+                                f"scope=): {exc}") from None
+        if isinstance(tile_args["cmp"], (ast.List, ast.Tuple)):
+            raise builder.error(tile_args["cmp"], "atomic_cas: the tile form is atomic_cas(tile, cmp, val, "
+                                "mask=None), with no index list (the tile is where it updates)")
+        return _tile_rmw(builder, node, tile_args, "cmpxchg", tile_args["val"], order, "atomic_cas",
+                         tile_args["cmp"])
     if not _is_array(x):
         raise builder.error(args["x"], f"atomic_cas takes an array and a list of indices, "
-                            f"atomic_cas(lock, [i], cmp, val); got {describe(x)} (there is no tile form of "
-                            "compare-exchange)")
+                            f"atomic_cas(lock, [i], cmp, val), or a tile, atomic_cas(tile, cmp, val); got "
+                            f"{describe(x)}")
     if type_name(x.type.element_type) in ("f32", "f16", "bf16"):
         raise builder.error(args["x"], f"atomic_cas: compare-exchange on {type_name(x.type.element_type)} is not "
                             f"supported; use an array of {', '.join(_CAS_TYPES)} (or atomic_rmw for float "

@@ -159,11 +159,18 @@ def store(tile: TileValue, value: np.ndarray, mask: np.ndarray | None = None, wh
     flat[idx[active]] = np.asarray(value, tile.dtype)[active]
 
 
-def atomic_rmw(tile: TileValue, value: np.ndarray, combine, mask: np.ndarray | None = None) -> np.ndarray:
+def atomic_rmw(tile: TileValue, value: np.ndarray, combine, mask: np.ndarray | None = None,
+               cmp: np.ndarray | None = None) -> np.ndarray:
     """Apply ``memory = combine(memory, value)`` per element, one element at a time in
     row-major order (so aliasing elements see each other's updates); returns the values
     each element saw before its update (0 for out-of-bounds or masked-off elements, which
-    are skipped)."""
+    are skipped).  With ``cmp`` (and ``combine`` None) it is a compare-and-swap: an element
+    whose memory equals its ``cmp`` becomes its ``value``."""
+    if cmp is not None:
+        cmp = np.asarray(cmp, tile.dtype)
+        pairs = np.stack([np.asarray(value, tile.dtype), cmp], axis=-1)  # (value, cmp) per element
+        value = pairs
+        combine = lambda old, vc: np.where(old == vc[..., 1], vc[..., 0], old)  # noqa: E731
     idx, inside = tile.indices()
     if mask is not None:
         inside = inside & mask
@@ -173,7 +180,7 @@ def atomic_rmw(tile: TileValue, value: np.ndarray, combine, mask: np.ndarray | N
     else:
         flat = _checked(tile, idx, inside, "atomic_rmw")
     old = np.zeros(tile.shape, tile.dtype)
-    value = np.asarray(value, tile.dtype)
+    value = np.asarray(value, tile.dtype) if cmp is None else value
     targets = idx[inside]
     if np.unique(targets).size == targets.size:  # no aliasing: one vectorised update
         old[inside] = flat[targets]

@@ -127,17 +127,24 @@ _ATOMIC = {
 }
 
 
+def _mask_of(mask, tile: TileValue):
+    return None if mask is None else np.asarray(mask, bool).reshape(tile.shape)
+
+
 @impl(xetile.AtomicRMWOp)
-def _atomic_rmw(run: Run, op, value, tile: TileValue, mask=None):
+def _atomic_rmw(run: Run, op, value, tile: TileValue, *rest):
+    mask = rest[0] if op.mask is not None else None
+    if op.cmp is not None:  # compare-and-swap: an element equal to its cmp becomes its value
+        old = memory.atomic_rmw(tile, _as_2d(tile, value), None, _mask_of(mask, tile), _as_2d(tile, rest[-1]))
+        pass_turn(run, op, True)
+        return _shaped(op, old, tile)
     combine = _ATOMIC[op.kind.data]
 
     def safe(old, v):
         with np.errstate(all="ignore"):
             return combine(old, v)
 
-    if mask is not None:
-        mask = np.asarray(mask, bool).reshape(tile.shape)
-    old = memory.atomic_rmw(tile, _as_2d(tile, value), safe, mask)
+    old = memory.atomic_rmw(tile, _as_2d(tile, value), safe, _mask_of(mask, tile))
     pass_turn(run, op, True)
     return _shaped(op, old, tile)
 

@@ -11,7 +11,8 @@ Two forms:
   touches nothing and returns 0.
 * **Tile form** -- the tile first, then the values, as with ``atomic_rmw``'s tile:
   ``xt.atomic_xchg(tile, values)``; every element of the tile is one atomic and the old
-  values come back as a tile. (``atomic_cas`` has only the array form.)
+  values come back as a tile; ``xt.atomic_cas(tile, cmp, val)`` compares and swaps every
+  element.
 """
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from .core import builtin
 
 
 @builtin
-def atomic_cas(x, index, cmp, val, sem="acq_rel", scope="device"):
+def atomic_cas(x, index, cmp=None, val=None, sem="acq_rel", scope="device", mask=None):
     """Compare-and-swap one element: ``old = x[index]; if old == cmp: x[index] = val``,
     atomically; returns ``old``. ``x`` is an int32/uint32/int64 array, ``index`` a list of
     one index per dimension. A spin lock::
@@ -28,6 +29,14 @@ def atomic_cas(x, index, cmp, val, sem="acq_rel", scope="device"):
             pass
         ...                                   # the critical section
         xt.atomic_xchg(lock, [0], 0, sem="release")
+
+    Tile form ``xt.atomic_cas(tile, cmp, val, mask=None, sem=, scope=)``: every element of
+    an int32/uint32/int64 tile is one compare-and-swap with its element of ``cmp`` and
+    ``val`` (tiles of the tile's shape, or scalars); returns the old values as a tile.
+    ``mask`` is for a scattered tile, as ``atomic_rmw``'s::
+
+        t = xt.init_tile(flags, [0, 0], [8, 16])
+        old = xt.atomic_cas(t, 0, 1)          # claim the free (0) slots; old == 0 where claimed
     """
 
 

@@ -85,6 +85,10 @@ def emit_atomic_rmw(gen, op: xegpu.AtomicRMWOp) -> None:
                             "message updates one element per lane); use a descriptor without chunk_size", op)
     ty = _elem_type(gen, op.value.type)
     ptr, value, kind = gen.v(op.tensor_desc), gen.v(op.value), op.kind.data
+    if kind == "cmpxchg":  # OpAtomicCompareExchange per lane
+        cmp = gen.v(op.cmp)
+        gen.values[op.result] = _guarded(gen.b, gen.v(op.mask), lambda: _cas(gen, ptr, cmp, value, op), ty)
+        return
     gen.values[op.result] = _guarded(gen.b, gen.v(op.mask), lambda: _atomic(gen, kind, ptr, value, op), ty)
 
 
@@ -149,3 +153,7 @@ def _lane_access(gen, value_type, tdesc_type, op) -> tuple[ir.Type, int]:
 
 def _atomic(gen, kind: str, ptr: ir.Value, value: ir.Value, op) -> ir.Value:
     return atomic_messages.atomic_update(gen, kind, ptr, value, op.value.type.element_type, xetile.order_of(op), op)
+
+
+def _cas(gen, ptr: ir.Value, cmp: ir.Value, value: ir.Value, op) -> ir.Value:
+    return atomic_messages.compare_exchange(gen, ptr, cmp, value, xetile.order_of(op))

@@ -40,7 +40,7 @@ def values_of(op) -> list:
         return [op.value, op.mask]
     if isinstance(op, xetile.StoreScatterOp):
         return [op.value, op.mask]
-    return [op.value, op.result]
+    return [op.value, op.result] + ([op.cmp] if op.cmp is not None else [])
 
 
 #: rows per block of a scattered tile and its values: each block is one create_tdesc
@@ -108,13 +108,15 @@ def atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
         return
     out = []
     masks = tr.vmap[op.mask] if op.mask is not None else [None] * len(tr.vmap[op.tile])
-    for v, d, m in zip(tr.vmap[op.value], tr.vmap[op.tile], masks, strict=True):
+    cmps = tr.vmap[op.cmp] if op.cmp is not None else [None] * len(tr.vmap[op.tile])
+    for v, d, m, c in zip(tr.vmap[op.value], tr.vmap[op.tile], masks, cmps, strict=True):
         if m is None:
             mtype = VectorType(IntegerType(1), [d.type.get_shape()[0]])
             mask = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(mtype, [1])), op).result
         else:  # a masked-off lane touches nothing and returns 0 (codegen's guarded atomic)
             mask = _row(tr, m, op)
-        row = tr.emit(_ordered(xegpu.AtomicRMWOp(op.kind.data, _row(tr, v, op), d, mask), op), op).result
+        cmp = _row(tr, c, op) if c is not None else None
+        row = tr.emit(_ordered(xegpu.AtomicRMWOp(op.kind.data, _row(tr, v, op), d, mask, cmp=cmp), op), op).result
         out.append(_as_block(tr, row, op))
     tr.vmap[op.result] = out
 
@@ -135,11 +137,13 @@ def block_atomic_rmw(tr, op: xetile.AtomicRMWOp) -> None:
     b0, sg = op.tile.type.attr.blocks
     zero = 0.0 if not isinstance(op.value.type.element_type, (IntegerType, IndexType)) else 0
     out = []
-    for v, place in zip(tr.vmap[op.value], _block_places(tr, op), strict=True):
+    cmps = tr.vmap[op.cmp] if op.cmp is not None else [None] * len(tr.vmap[op.value])
+    for v, c, place in zip(tr.vmap[op.value], cmps, _block_places(tr, op), strict=True):
         old = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(v.type, [zero])), op).result
         for r, desc, mask in _block_rows(tr, op, place, b0, sg):
-            row = tr.emit(_ordered(xegpu.AtomicRMWOp(op.kind.data, _block_row(tr, v, r, op), desc, mask), op),
-                          op).result
+            cmp = _block_row(tr, c, r, op) if c is not None else None
+            row = tr.emit(_ordered(xegpu.AtomicRMWOp(op.kind.data, _block_row(tr, v, r, op), desc, mask, cmp=cmp),
+                                   op), op).result
             old = tr.emit(vector.InsertOp(row, old, [r], v.type), op).result
         out.append(old)
     tr.vmap[op.result] = out
