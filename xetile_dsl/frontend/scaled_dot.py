@@ -20,7 +20,7 @@ _FORMATS = {"e4m3": ("f8e4m3fn", "f8e5m2"), "e5m2": ("f8e4m3fn", "f8e5m2"), "e2m
 _NAN = float("nan")
 
 
-def _block(a, a_scale, b, b_scale, acc, has_acc, fp4):
+def _block(a, a_scale, b, b_scale, acc, has_acc, fp4, b_scale_row):
     # kernel-language code, compiled in place by build_dot_scaled (fp4, has_acc: Python bools)
     if fp4:
         ia = xt.astype(a, xt.int32)
@@ -38,7 +38,10 @@ def _block(a, a_scale, b, b_scale, acc, has_acc, fp4):
     else:
         d = xt.tile_mma(a, b)
     sa = xt.astype(a_scale, xt.int32)
-    sb = xt.transpose(xt.astype(b_scale, xt.int32))
+    if b_scale_row:
+        sb = xt.astype(b_scale, xt.int32)
+    else:
+        sb = xt.transpose(xt.astype(b_scale, xt.int32))
     r = xt.extern("ldexp", d, sa + sb - 254, result=xt.float32, numpy_impl=np.ldexp)
     r = xt.where((sa == 255) | (sb == 255), _NAN, r)
     if has_acc:
@@ -72,18 +75,19 @@ def build_dot_scaled(builder, node: ast.Call):
         raise builder.error(node, f"dot_scaled(format={fmt!r}): one call is one {BLOCK}-element scale block, so a "
                             f"must be [M, {depth}] and b [{depth}, N]; got a {m}x{ka} and b {kb}x{n} (loop over K "
                             f"in steps of {BLOCK})")
+    b_scale_row = n > 1 and tuple(sem.shape_of(vals["b_scale"])) == (1, n)
     for name, rows in (("a_scale", m), ("b_scale", n)):
         shape, t = _shape(builder, vals[name], name, node)
-        if shape != (rows, 1) or t != "u8":
+        if (shape != (rows, 1) and not (name == "b_scale" and b_scale_row)) or t != "u8":
             raise builder.error(args[name], f"dot_scaled: {name} must be a [{rows}, 1] uint8 tile of e8m0 codes "
                                 f"(one per row of {'a' if name == 'a_scale' else 'b^T'} and {BLOCK}-element block), "
-                                f"got {describe(vals[name])}")
+                                f"{'' if name == 'a_scale' else f'(or [1, {n}]) '}got {describe(vals[name])}")
     if acc is not None:
         shape, t = _shape(builder, acc, "acc", node)
         if shape != (m, n) or t != "f32":
             raise builder.error(args["acc"], f"dot_scaled: acc must be an [{m}, {n}] f32 tile or None, got "
                                 f"{describe(acc)}")
-    env = dict(vals, acc=acc, has_acc=acc is not None, fp4=fmt == "e2m1")
+    env = dict(vals, acc=acc, has_acc=acc is not None, fp4=fmt == "e2m1", b_scale_row=b_scale_row)
     saved = (builder.src, builder.globals, builder.env, builder.loop_depth)
     builder.src, builder.globals, builder.env, builder.loop_depth = KernelSource.of(_block), _block.__globals__, env, 0
     builder.inline_depth += 1
