@@ -1,4 +1,5 @@
-"""Block-scaled (OCP microscaling, "MX") matrix products: :func:`dot_scaled`."""
+"""Low-precision formats: block-scaled (OCP microscaling, "MX") products, :func:`dot_scaled`;
+int4 unpacking, :func:`unpack_int4`."""
 from __future__ import annotations
 
 from .core import builtin
@@ -35,4 +36,21 @@ def dot_scaled(a, a_scale, b, b_scale, acc=None, format="e4m3"):
         b = xt.load_tile(xt.init_tile(b_ptr, [k, n], [32, BN]))
         sb = xt.load_tile(xt.init_tile(b_scale_ptr, [n, k // 32], [BN, 1]))
         acc = xt.dot_scaled(a, sa, b, sb, acc, format="e4m3")
+    """
+
+
+@builtin
+def unpack_int4(v, signed=True, axis=1):
+    """A tile of packed bytes (int8/uint8, two 4-bit values a byte, **low nibble first**)
+    expanded along ``axis`` to twice its length, as int8: ``[M, K] -> [M, 2K]`` (axis 1)
+    or ``[2M, N]`` (axis 0); element ``2i`` is the low nibble of byte ``i``, ``2i + 1`` the
+    high one; ``signed=True`` sign-extends (-8..7), ``signed=False`` gives 0..15.
+
+    Lowering: the two nibble tiles are interleaved by a ``tile_mma`` with constant 0/1
+    interleave matrices in f16 (exact: one non-zero product per output), since tile values
+    have no interleave op; it costs a DPAS of ``[M, K] x [K, 2K]`` per call.
+
+    Example::
+
+        w = xt.unpack_int4(xt.load_tile(xt.init_tile(packed, [0, 0], [16, 32])))  # int8 [16, 64]
     """
