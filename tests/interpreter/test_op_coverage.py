@@ -108,6 +108,15 @@ def _random_calls(o, y, seed):
     xt.store_tile(w, xt.init_tile(y, [0, 0], [8, 16]))
 
 
+@xd.jit
+def _low_precision_calls(a, s, b, p, c, q):
+    sa = xt.load_tile(xt.init_tile(s, [0, 0], [16, 1]))
+    r = xt.dot_scaled(xt.load_tile(xt.init_tile(a, [0, 0], [16, 32])), sa,
+                      xt.load_tile(xt.init_tile(b, [0, 0], [32, 16])), sa, format="e4m3")
+    xt.store_tile(r, xt.init_tile(c, [0, 0], [16, 16]))
+    xt.store_tile(xt.unpack_int4(xt.load_tile(xt.init_tile(p, [0, 0], [16, 16]))), xt.init_tile(q, [0, 0], [16, 32]))
+
+
 KERNELS = [
     (_float_calls, {"x": F, "y": F, "n": "f32"}),
     (_math_library_calls, {"x": F, "y": F, "n": "f32"}),
@@ -117,6 +126,8 @@ KERNELS = [
     (_memory_calls, {"x": F, "y": F, "z": F}),
     (_workgroup_calls, {"a": "f16[:,:]", "b": "f16[:,:]", "c": F}),
     (_workgroup_transpose, {"a": F, "c": F}),
+    (_low_precision_calls, {"a": "f8e4m3fn[:,:]", "s": "u8[:,:]", "b": "f8e4m3fn[:,:]", "p": "u8[:,:]", "c": F,
+                            "q": "i8[:,:]"}),
 ]
 
 

@@ -18,6 +18,7 @@ from . import (  # noqa: F401 - these register the language functions' builders
     array_elements, array_views, atomic_ops, extern_calls, random_ops, ranks, runtime_builtins, shape_ops, suggestions,
     table_entries, tile_ops, value_ops,
 )
+from . import int4_unpack, scaled_dot  # noqa: F401 - register xt.unpack_int4, xt.dot_scaled
 from .control import inline_call, scalar_condition
 from .debug_print import build_print
 from .ir_values import describe

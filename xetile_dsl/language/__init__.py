@@ -38,6 +38,7 @@ from .elementwise import (
     log10, max, maximum, min, minimum, pow, prod, reshape, round, rsqrt, sigmoid, signbit, sin, sinh, sqrt, static_range,
     sum, tan, tanh, tile_broadcast, tile_reduce, tile_transpose, transpose, trunc, where, zeros,
 )
+from .scaled import dot_scaled, unpack_int4
 from .random import philox, rand, rand4x, randint, randint4x, randn, randn4x, umulhi
 
 __all__ = [
@@ -52,4 +53,5 @@ __all__ = [
     "sin", "slm_alloc", "sqrt", "static_range", "store_scatter", "store_tile", "subgroup_id", "sum", "tanh",
     "tfloat32", "tile_broadcast", "tile_conv_layout", "tile_mma", "tile_reduce", "tile_transpose",
     "transpose", "uint8", "uint32", "umulhi", "update_tile_offset", "wg_map", "where", "zeros",
+    "dot_scaled", "unpack_int4",
 ]
