@@ -140,7 +140,7 @@ def check_ops() -> list[tuple[str, float, None]]:
         out.append((f"ops.rms_norm {name}", rel_err(ops.rms_norm(x, w), rms), None))
         out.append((f"torch.ops.xetile.rms_norm {name}", rel_err(torch.ops.xetile.rms_norm(x, w), rms), None))
     torch.cuda.synchronize()
-    return out + check_epilogues()
+    return out
 
 
 def check_epilogues() -> list[tuple[str, float, None]]:
@@ -245,7 +245,11 @@ def main() -> None:
               ("gemm f16 1024x1024x1000 tile 128x256", *check_gemm(1024, 1024, 1000, (128, 256, 32))),
               ("gemm bf16 333x520x264 tile 128x256", *check_gemm(333, 520, 264, (128, 256, 32), torch.bfloat16)),
               ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32)))]
-    checks += check_ops()
+    for group in (check_epilogues, check_ops):   # one failing group leaves the others' lines
+        try:
+            checks += group()
+        except Exception as exc:  # noqa: BLE001 -- reported as a check line, the run goes on
+            lines.append(f"check {group.__name__} FAILED: {type(exc).__name__}: {exc}")
     out_dir = os.environ.get("OUT")
     for name, err, kernel in checks:
         lines.append(f"check {name:42s} error {err:.3e}")
