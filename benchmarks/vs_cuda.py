@@ -3,7 +3,7 @@ path (a 2-D form of tutorial 1's vector add, ``ops.rows.softmax_kernel``, ``kern
 launched on torch CUDA tensors, checked against torch, then timed against torch (cuBLAS
 for the GEMM) with CUDA events (median of repeats after warm-up), as ratios.
 
-    python benchmarks/vs_cuda.py [--quick]
+    python benchmarks/vs_cuda.py [--quick] [--checks-only]
 
 Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda.txt`` too.  Where
 ``ptxas`` and ``cuobjdump`` are on the PATH it prints, for each timed GEMM, ptxas's
@@ -143,6 +143,33 @@ def check_ops() -> list[tuple[str, float, None]]:
     return out
 
 
+def check_epilogues() -> list[tuple[str, float, None]]:
+    """``ops.matmul``'s fused bias row and activations on CUDA tensors against torch's
+    (float64 product, then ``torch.nn.functional``), f32 out so that the epilogue's own
+    error shows; 1000x900x700 has a partial last column block (guarded bias loads),
+    512^3 none."""
+    from xetile_dsl import ops
+    F = torch.nn.functional
+    acts = {None: lambda x: x, "relu": F.relu, "gelu": F.gelu, "gelu_tanh": lambda x: F.gelu(x, approximate="tanh"),
+            "silu": F.silu}
+    out = []
+    for (m, n, k), dtype, name, bias_dtype in (((1000, 900, 700), torch.float16, "f16", torch.float16),
+                                              ((512, 512, 512), torch.bfloat16, "bf16", torch.float32)):
+        a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+        bias = torch.randn(n, device="cuda", dtype=bias_dtype)
+        ref = a.double() @ b.double()
+        for act, fn in acts.items():
+            for with_bias in (True, False):
+                if act is None and not with_bias:
+                    continue
+                got = ops.matmul(a, b, bias=bias if with_bias else None, activation=act, out_dtype=torch.float32)
+                want = fn(ref + bias.double() if with_bias else ref)
+                label = f"ops.matmul {name} {m}x{n}x{k} {'bias ' if with_bias else ''}{act or ''}"
+                out.append((label.strip(), rel_err(got, want), None))
+    torch.cuda.synchronize()
+    return out
+
+
 def sass_line(kernel) -> str:
     """ptxas's resource line and the HMMA count of ``kernel``'s SASS (needs ptxas, cuobjdump)."""
     ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
@@ -218,15 +245,20 @@ def main() -> None:
               ("gemm f16 1024x1024x1000 tile 128x256", *check_gemm(1024, 1024, 1000, (128, 256, 32))),
               ("gemm bf16 333x520x264 tile 128x256", *check_gemm(333, 520, 264, (128, 256, 32), torch.bfloat16)),
               ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32)))]
-    checks += check_ops()
+    for group in (check_epilogues, check_ops):   # one failing group leaves the others' lines
+        try:
+            checks += group()
+        except Exception as exc:  # noqa: BLE001 -- reported as a check line, the run goes on
+            lines.append(f"check {group.__name__} FAILED: {type(exc).__name__}: {exc}")
     out_dir = os.environ.get("OUT")
     for name, err, kernel in checks:
         lines.append(f"check {name:42s} error {err:.3e}")
-    lines.append(f"{'case':40s} {'xetile ms':>10s} {'torch ms':>10s} {'torch/xetile':>12s}  rate")
-    sass: list = []
-    for name, ours, ref, rate in timings(quick, sass):
-        lines.append(f"{name:40s} {ours:10.4f} {ref:10.4f} {ref / ours:12.3f}  {rate}")
-    lines += sass
+    if "--checks-only" not in sys.argv:
+        lines.append(f"{'case':40s} {'xetile ms':>10s} {'torch ms':>10s} {'torch/xetile':>12s}  rate")
+        sass: list = []
+        for name, ours, ref, rate in timings(quick, sass):
+            lines.append(f"{name:40s} {ours:10.4f} {ref:10.4f} {ref / ours:12.3f}  {rate}")
+        lines += sass
     text = "\n".join(lines)
     print(text)
     if out_dir:

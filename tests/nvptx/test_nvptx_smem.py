@@ -38,10 +38,12 @@ def _held(layout: Layout) -> dict:
 
 
 @pytest.mark.parametrize("kind,shape,warps,times", [("mma_c", (128, 128), (2, 2), 1), ("mma_c", (128, 256), (2, 4), 1),
-                                                    ("mma_a", (128, 32), (2, 2), 2), ("mma_b", (32, 256), (2, 4), 2)])
+                                                    ("mma_a", (128, 32), (2, 2), 2), ("mma_b", (32, 256), (2, 4), 2),
+                                                    ("mma_c_row", (1, 128), (2, 2), 16)])
 def test_layouts_over_warps(kind, shape, warps, times):
     """Over the program's warps, C's blocks hold every element once; A's rows are held by
-    each warp of a warp row (warps[1] times), B's columns by each of a column (warps[0])."""
+    each warp of a warp row (warps[1] times), B's columns by each of a column (warps[0]);
+    a bias row of C's columns by the 8 lanes of one column pair in each warp row."""
     seen = _held(Layout(kind, shape, warps))
     assert set(seen) == {(r, c) for r in range(shape[0]) for c in range(shape[1])}
     assert set(seen.values()) == {times}
@@ -117,7 +119,7 @@ class FakeCudaTensor:
 def test_ops_on_cuda_arrays_take_the_nvidia_tiles():
     """An op on CUDA arrays resolves to an NVIDIA target (sm90 without a GPU to ask) and
     its ops tiles: the staged GEMM tile whatever M, the row ops' (4, 256); what
-    ops.matmul does not lower there yet is one UsageError naming it."""
+    ops.matmul does not lower there yet (transposed operands) is one UsageError naming it."""
     from xetile_dsl import ops
     from xetile_dsl.ops import configs
     a = FakeCudaTensor((100, 64))
@@ -125,5 +127,6 @@ def test_ops_on_cuda_arrays_take_the_nvidia_tiles():
     assert target in NV_TARGETS and configs.is_nvidia(target)
     assert configs.gemm_tiles("sm90", "float16", m=5) == (128, 128, 32)
     assert configs.row_tiles("sm80") == (4, 256)
-    with pytest.raises(UsageError, match=r"matmul on sm90 \(CUDA tensors\): trans_a, bias not supported"):
-        ops.matmul(a, FakeCudaTensor((100, 64)), trans_a=True, bias=np.zeros(64, np.float32), target="sm90")
+    with pytest.raises(UsageError, match=r"matmul on sm90 \(CUDA tensors\): trans_a, trans_b not supported"):
+        ops.matmul(a, FakeCudaTensor((64, 100)), trans_a=True, trans_b=True, bias=np.zeros(64, np.float32),
+                   activation="gelu", target="sm90")

@@ -79,6 +79,16 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
     return bm, bn, bk
 
 
+def gemm_launch_options(target: str, activation: str | None) -> dict:
+    """The launch options of an ``ops.matmul`` program on ``target``: ``num_warps`` where
+    the target's ops tiles ask for a count with a transcendental activation fused.
+
+    >>> gemm_launch_options("sm90", "gelu"), gemm_launch_options("sm90", None)
+    ({'num_warps': 8}, {})
+    """
+    warps = gpu_of(target).ops_tiles().gemm_activation_warps
+    return {"num_warps": warps} if warps and activation in ("gelu", "gelu_tanh", "silu") else {}
+
 def wq_tiles(target: str, m: int) -> tuple[int, int]:
     """(BM, BN) of ``ops.matmul_wq`` on ``target`` for ``m`` rows of x: the target's
     ``OpTiles.weight_quant``, BM cut to the smallest DPAS repeat count (or multiple of the

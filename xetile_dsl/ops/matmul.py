@@ -100,20 +100,19 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     event = matmul_kernel.on(target)[grid](
         operands.fit_rows(a, "a"), operands.fit_rows(b, "b"), bias_row, buffer, K,
         TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
-        ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK)
+        ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK,
+        **configs.gemm_launch_options(target, activation))
     return operands.copy_back(buffer, result), event
 
 
 def _check_nvidia(target: str, trans_a: bool, trans_b: bool, bias, activation) -> None:
-    """What ops.matmul does not do on NVIDIA targets yet, as one UsageError."""
-    missing = [what for what, asked in (("trans_a", trans_a), ("trans_b", trans_b), ("bias", bias is not None),
-                                        (f"activation={activation!r}", activation not in (None, "relu")))
-               if asked]
+    """What ops.matmul does not do on NVIDIA targets yet, as one UsageError (the bias row
+    and every activation are fused there; transposed operands are not)."""
+    missing = [what for what, asked in (("trans_a", trans_a), ("trans_b", trans_b)) if asked]
     if missing:
         raise UsageError(f"matmul on {target} (CUDA tensors): {', '.join(missing)} not supported on NVIDIA targets "
-                         f"yet (column-major tiles and broadcasts into mma fragments are not lowered); pass "
-                         f"row-major [M, K] and [K, N] tensors, no bias, activation None or 'relu', or apply the "
-                         f"rest with torch")
+                         f"yet (column-major tiles are not lowered); pass row-major [M, K] and [K, N] tensors "
+                         f"(e.g. b.t().contiguous())")
 
 
 def matmul_result(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,

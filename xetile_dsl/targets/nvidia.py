@@ -111,9 +111,10 @@ class NvTarget:
         """The ready-made ops' tiles on this target (tuning choices, benchmarks/vs_cuda.py):
         the GEMM a staged program of ``128 / mma_warp_tile`` warps over 128x128x32 (f16
         and bf16, the inputs ``mma.sync`` m16n8k16 takes here); the row ops 4 rows of
-        256-column chunks, one warp."""
+        256-column chunks, one warp.  A GEMM fusing gelu or silu takes 8 warps (32x64 of C
+        each): at 4 the accumulators and the epilogue's temporaries spill (ptxas, sm_90)."""
         gemm = (("float16", (128, 128, 32)), ("bfloat16", (128, 128, 32)))
-        return OpTiles(gemm=gemm, rows=(4, 256), attention=())
+        return OpTiles(gemm=gemm, rows=(4, 256), attention=(), gemm_activation_warps=8)
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,

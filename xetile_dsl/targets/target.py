@@ -127,6 +127,9 @@ class OpTiles:
     #: ops.matmul_wq (weight-only int4/int8): (largest BM, BN); BM follows M below it as
     #: gemm_tiles' small-M rule does
     weight_quant: tuple[int, int] = (32, 32)
+    #: warps a program of ops.matmul takes when it fuses a transcendental activation
+    #: (gelu, gelu_tanh, silu), where the default count spills; None: the compiler's count
+    gemm_activation_warps: int | None = None
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":

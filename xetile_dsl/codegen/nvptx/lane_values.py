@@ -127,6 +127,61 @@ def _log(b, x):
     return b.fmul(intrinsic(b, "llvm.nvvm.lg2.approx.ftz.f", F32, [x]), ir.Constant(F32, _LN2))
 
 
+def _poly(b, x, coeffs):
+    """coeffs[0] + coeffs[1] x + ... by Horner's rule, f32."""
+    acc = ir.Constant(F32, coeffs[-1])
+    for c in reversed(coeffs[:-1]):
+        acc = b.fadd(b.fmul(acc, x), ir.Constant(F32, c))
+    return acc
+
+
+def _f32_only(fn):
+    """``fn`` on f32; f16 and f64 through f32 (the approximations below are f32-exact)."""
+    def wrapped(b, x):
+        if x.type == F32:
+            return fn(b, x)
+        wide = b.fpext(x, F32) if x.type == F16 else b.fptrunc(x, F32)
+        out = fn(b, wide)
+        return b.fptrunc(out, x.type) if x.type == F16 else b.fpext(out, x.type)
+    return wrapped
+
+
+def _odd_taylor_or(b, x, ax, small: float, coeffs, far):
+    """``x * poly(x^2)`` where ``|x| < small`` (no cancellation near 0), else ``far`` with
+    the sign of ``x``."""
+    near = b.fmul(x, _poly(b, b.fmul(x, x), coeffs))
+    signed = intrinsic(b, "llvm.copysign.f32", F32, [far, x])
+    return b.select(b.fcmp_ordered("<", ax, ir.Constant(F32, small)), near, signed)
+
+
+@_f32_only
+def _tanh(b, x):
+    # 1 - 2 / (e^(2|x|) + 1) (absolute error a few ulps of 1, ex2.approx's 2^-22 included);
+    # below 1/16 the odd Taylor series to x^5 (truncation under 2^-28 relative)
+    ax = intrinsic(b, "llvm.fabs.f32", F32, [x])
+    e = _exp(b, b.fmul(ax, ir.Constant(F32, 2.0)))
+    far = b.fsub(ir.Constant(F32, 1.0), b.fdiv(ir.Constant(F32, 2.0), b.fadd(e, ir.Constant(F32, 1.0))))
+    return _odd_taylor_or(b, x, ax, 0.0625, [1.0, -1 / 3, 2 / 15], far)
+
+
+_ERF_P = 0.3275911
+_ERF_A = [0.0, 0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429]
+
+
+@_f32_only
+def _erf(b, x):
+    # Abramowitz & Stegun 7.1.26: 1 - t (a1 + ... + a5 t^4) e^(-x^2), t = 1 / (1 + p|x|),
+    # absolute error under 1.5e-7 (plus f32 rounding); below 1/8 the odd Taylor series to
+    # x^7 (truncation under 2^-31 relative), so small arguments keep their relative accuracy
+    ax = intrinsic(b, "llvm.fabs.f32", F32, [x])
+    t = b.fdiv(ir.Constant(F32, 1.0), b.fadd(ir.Constant(F32, 1.0), b.fmul(ax, ir.Constant(F32, _ERF_P))))
+    tail = b.fmul(_poly(b, t, _ERF_A), _exp(b, b.fneg(b.fmul(ax, ax))))
+    far = b.fsub(ir.Constant(F32, 1.0), tail)
+    two_over_sqrt_pi = 1.1283791670955126
+    coeffs = [two_over_sqrt_pi * c for c in (1.0, -1 / 3, 1 / 10, -1 / 42)]
+    return _odd_taylor_or(b, x, ax, 0.125, coeffs, far)
+
+
 def _unary_intrinsic(name):
     return lambda b, x: intrinsic(b, f"llvm.{name}.{_fsuffix(x.type)}", x.type, [x])
 
@@ -141,6 +196,7 @@ FLOAT_UNARY = {
     "math.exp": _exp, "math.log": _log, "math.sqrt": _unary_intrinsic("sqrt"), "math.rsqrt": _rsqrt,
     "math.absf": _unary_intrinsic("fabs"), "math.floor": _unary_intrinsic("floor"),
     "math.ceil": _unary_intrinsic("ceil"), "arith.negf": lambda b, x: b.fneg(x),
+    "math.tanh": _tanh, "math.erf": _erf,
 }
 
 FLOAT_BINARY = {

@@ -10,7 +10,10 @@ lane part is a few bit fields of the lane id, the slot part static.  Kinds:
   (PTX ISA, "Matrix Fragments for mma.m16n8k16"): groupID = lane >> 2, threadID_in_group
   = lane & 3; A's a0..a7 at (g, 2t + {0,1}), (g + 8, ...), (g, 2t + 8 + ...), (g + 8, 2t + 8 + ...);
   B's b0..b3 at (k = 2t + {0,1}, n = g), (2t + 8 + ..., g); C's c0..c3 at (g, 2t + {0,1}),
-  (g + 8, 2t + {0,1}).
+  (g + 8, 2t + {0,1});
+* ``mma_c_row`` a one-row value broadcast over the rows of an ``mma_c`` one (an epilogue
+  bias row): lane l holds the columns its C slots have, 2t + {0,1} + 8j, so the
+  broadcast reads its own registers (the 8 lanes of one t hold the same values).
 
 :func:`assign` chooses one per vector value: the tile_mma operands and accumulators
 take the fragment layouts, which flow through loop-carried values and element-wise
@@ -50,7 +53,7 @@ class Layout:
         """The part of the tile one warp holds."""
         (rows, cols), (wr, wc) = self.shape, self.warps
         split_rows = self.kind in ("mma_a", "mma_c")
-        split_cols = self.kind in ("mma_b", "mma_c")
+        split_cols = self.kind in ("mma_b", "mma_c", "mma_c_row")
         return rows // wr if split_rows else rows, cols // wc if split_cols else cols
 
     def warp_steps(self) -> tuple[int, int]:
@@ -58,13 +61,14 @@ class Layout:
         for (r, c) these steps (0 where the kind keeps the whole extent)."""
         sub_r, sub_c = self.sub
         return (sub_r if self.kind in ("mma_a", "mma_c") and self.warps[0] > 1 else 0,
-                sub_c if self.kind in ("mma_b", "mma_c") and self.warps[1] > 1 else 0)
+                sub_c if self.kind in ("mma_b", "mma_c", "mma_c_row") and self.warps[1] > 1 else 0)
 
     def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
         zero = (0, 0, 0)
         return {"cols": (zero, (0, 31, 1)), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
-                "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2))}[self.kind]
+                "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2)),
+                "mma_c_row": (zero, (0, 3, 2))}[self.kind]
 
     def slots(self) -> list[tuple[int, int]]:
         """(dr, dc) of each slot a lane holds, in order (within its warp's part)."""
@@ -81,20 +85,22 @@ class Layout:
             frag = [(0, 0), (1, 0), (8, 0), (9, 0)]
             return [(16 * ki + dr, 8 * ni + dc) for ki in range(rows // 16) for ni in range(cols // 8)
                     for dr, dc in frag]
+        if self.kind == "mma_c_row":
+            return [(r, 8 * ni + dc) for r in range(rows) for ni in range(cols // 8) for dc in (0, 1)]
         frag = [(0, 0), (0, 1), (8, 0), (8, 1)]
         return [(16 * mi + dr, 8 * ni + dc) for mi in range(rows // 16) for ni in range(cols // 8)
                 for dr, dc in frag]
 
     def owned_once(self) -> bool:
         """Whether each element lives in exactly one lane (else: every lane has it)."""
-        return self.kind != "rep"
+        return self.kind not in ("rep", "mma_c_row")
 
 
 def default_layout(shape: tuple[int, int]) -> Layout:
     return Layout("cols" if shape[1] % WARP == 0 else "rep", shape)
 
 
-_FRAGMENT_MULTIPLE = {"mma_a": (16, 16), "mma_b": (16, 8), "mma_c": (16, 8)}
+_FRAGMENT_MULTIPLE = {"mma_a": (16, 16), "mma_b": (16, 8), "mma_c": (16, 8), "mma_c_row": (1, 8)}
 
 
 class _Groups:
@@ -157,6 +163,15 @@ def _unite(groups: _Groups, op: Operation) -> None:
                     groups.union(res, v)
 
 
+def _row_broadcast(groups: _Groups, op: Operation) -> None:
+    """A one-row value broadcast along the rows into an ``mma_c`` value takes ``mma_c_row``."""
+    if op.name != "xetile.tile_broadcast" or tuple(op.broadcast_dims.get_values()) != (0,):
+        return
+    want = groups.want.get(groups.find(op.result))
+    if want is not None and want[0] == "mma_c" and op.source.type.get_shape()[0] == 1:
+        groups.demand(op.source, "mma_c_row", op)
+
+
 WARPS_ATTR = "nv.warps"
 
 
@@ -174,10 +189,10 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     """
     kinds = {layout.kind for layout in layouts.values()}
     c_shapes = {layout.shape for layout in layouts.values() if layout.kind == "mma_c"}
-    if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c"} or len(c_shapes) != 1:
+    if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c", "mma_c_row"} or len(c_shapes) != 1:
         return (1, 1) if exact in (None, 1) else None
     bm, bn = next(iter(c_shapes))
-    if any(l.kind == "mma_a" and l.shape[0] != bm or l.kind == "mma_b" and l.shape[1] != bn
+    if any(l.kind == "mma_a" and l.shape[0] != bm or l.kind in ("mma_b", "mma_c_row") and l.shape[1] != bn
            for l in layouts.values()):
         return (1, 1) if exact in (None, 1) else None
     wr = wc = 1
@@ -204,6 +219,8 @@ def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: in
     ops = list(func.walk())
     for op in ops:
         _unite(groups, op)
+    for op in ops:
+        _row_broadcast(groups, op)
     layouts: dict[SSAValue, Layout] = {}
     for op in ops:
         values = [*op.results] + [a for r in op.regions for b in r.blocks for a in b.args]
