@@ -29,7 +29,7 @@ def view_of(builder, base: SSAValue):
     """(sizes, strides) of the ``[1, n]`` view of a 1-D array (index values), built once at
     the kernel's entry (``builder.row_views``), where the array is bound."""
     (n,), _ = builder.array_meta[base]
-    align = max(builder.target.block2d_limits.pitch_align_bytes * 8 // bit_width(base.type.element_type), 1)
+    align = builder.target.row_view_align(bit_width(base.type.element_type))
     pitch = n
     if align > 1:  # n rounded up to a multiple of align: (n + align - 1) // align * align
         bump = builder.emit(arith.AddiOp(n, builder.index(align - 1, None))).result

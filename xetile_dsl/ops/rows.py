@@ -23,6 +23,7 @@ import xetile_dsl.language as xt
 
 from ..errors import UsageError
 from ..dtypes import numpy_is_float
+from ..targets.nvidia import NV_TARGETS
 from . import configs, operands
 from .matmul import XT_DTYPES
 
@@ -197,6 +198,11 @@ def _norm(x, weight, bias, eps, out, target, rms: bool, stats: bool = False):
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     extra = {}
+    device_stats = stats and target in NV_TARGETS
+    if device_stats:
+        # the NVIDIA backend has no 1-D array parameters yet: the kernel writes y, and torch
+        # computes the same f32 statistics (two-pass variance) on the tensors' device
+        stats = False
     if stats:
         rstd = operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
         mean = rstd if rms else operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
@@ -204,6 +210,12 @@ def _norm(x, weight, bias, eps, out, target, rms: bool, stats: bool = False):
     layer_norm_kernel.on(target)[(-(-rows // BM),)](
         operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC, **extra)
     y = _unflat(operands.copy_back(buffer, result), shape, out)
+    if device_stats:
+        xf = x2[:, :N].float()
+        mean = None if rms else xf.mean(1)
+        square = xf * xf if rms else (xf - mean[:, None]) ** 2
+        rstd = (square.mean(1) + float(eps)).rsqrt()
+        return (y, rstd) if rms else (y, mean, rstd)
     if not stats:
         return y
     rstd = operands.copy_back(*rstd)

@@ -102,6 +102,11 @@ class NvTarget:
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{s.a_type}x{s.b_type}" for s in self.mma})
 
+    def row_view_align(self, bits: int) -> int:
+        """Elements a 1-D array's ``[1, n]`` view rounds its row pitch up to: 1 (no block
+        messages read it on this backend; the Intel targets round to their pitch alignment)."""
+        return 1
+
     @property
     def gpu(self) -> "NvTarget":
         """The target whose ops tiles this one uses (itself; Intel targets name their GPU)."""

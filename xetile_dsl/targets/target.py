@@ -246,6 +246,11 @@ class Target:
     #: GPU-only builtins emulated: codegen/emulation) in the tests' matrix
     cpu_flavour: bool = False
 
+    def row_view_align(self, bits: int) -> int:
+        """Elements a 1-D array's ``[1, n]`` view rounds its row pitch up to: the 2D block
+        messages' pitch alignment in elements of ``bits`` bits (1 without block messages)."""
+        return max(self.block2d_limits.pitch_align_bytes * 8 // bits, 1)
+
     @property
     def dpas_m(self) -> int:
         """The largest repeat count (``DpasConfig.m``) of this target's DPAS flavours:
