@@ -35,7 +35,6 @@ from .runtime import launchers
 from .runtime.abi import ELEMENT_TYPES, ArrayParam, KernelABI, ScalarParam
 from .stage_texts import LOWERING_STAGES, StageTexts, explain_missing_machine_code
 from .targets.launch_facts import rows_need_per_lane
-from .targets.nvidia import NV_TARGETS
 
 # The stages load when a kernel is compiled: a process whose kernels all come from the
 # disk cache reads their entries through this module without importing xDSL or LLVM.
@@ -49,6 +48,7 @@ xtdebug = LazyModule("xetile_dsl.dialects.xtdebug")  # xDSL
 pipeline = LazyModule("xetile_dsl.lowering.pipeline")  # ~0.5 s: xDSL
 wg_to_sg = LazyModule("xetile_dsl.lowering.passes.wg_to_sg")  # xDSL
 lowering_notes = LazyModule("xetile_dsl.lowering.notes")  # would load the lowering package on a warm launch
+nv_targets = LazyModule("xetile_dsl.targets.nvidia")  # imports the target tables, which a warm launch does not read
 nv_compiler = LazyModule("xetile_dsl.nv_compiler")  # the NVIDIA backend (codegen/nvptx): xDSL, llvmlite
 isa_report = LazyModule("xetile_dsl.tools.isa_report")  # ~45 ms, only for k.report()
 ocloc = LazyModule("xetile_dsl.tools.ocloc")  # ~35 ms, only when the ISA is built
@@ -465,7 +465,7 @@ def compile(fn, signature: dict, constants: dict | None = None, target: str = "p
     same way.
     """
     fn = getattr(fn, "fn", fn)
-    if target in NV_TARGETS:   # the NVIDIA backend: stages xetile, nv, llvm, ptx (codegen/nvptx)
+    if str(target).startswith("sm") and target in nv_targets.NV_TARGETS:   # the NVIDIA backend: stages xetile, nv, llvm, ptx (codegen/nvptx)
         return nv_compiler.compile_nv(fn, parse_signature(signature), dict(constants or {}), target,
                                       num_warps=num_warps, num_stages=num_stages)
     resolved = compile_target(target)

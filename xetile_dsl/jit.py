@@ -443,9 +443,11 @@ class _Launch:
 
 
 def _nv_target(target: str | None) -> bool:
-    """Whether ``target`` names an NVIDIA target (the table is imported on the first named
-    launch, so ``import xetile_dsl`` loads no target module)."""
-    return target is not None and target in nv_targets.NV_TARGETS
+    """Whether ``target`` names an NVIDIA target.  Their names start with ``sm`` and no
+    Intel target's does (tests/targets/test_target_names.py), so a named Intel or CPU
+    launch never imports the NVIDIA table, which imports the target tables a warm launch
+    must not load."""
+    return target is not None and target.startswith("sm") and target in nv_targets.NV_TARGETS
 
 
 def _on_cuda(args: tuple, kwargs: dict) -> bool:
