@@ -345,6 +345,13 @@ def inline_call(builder, callee, node: ast.Call):
         raise builder.error(node, f"{fn.__name__}(): {exc}") from None
     bound.apply_defaults()
     env = {k: (v.value if isinstance(v, constexpr) else v) for k, v in bound.arguments.items()}
+    return run_inline(builder, fn, env)
+
+
+def run_inline(builder, fn, env: dict):
+    """Build ``fn``'s body in place with the names ``env`` binds (a ``@jit`` call, or
+    language functions written as kernel code: ``xt.dot_scaled``, ``xt.unpack_int4``);
+    returns the value its ``return`` gave (None without one)."""
     saved = (builder.src, builder.globals, builder.env, builder.loop_depth)
     builder.src, builder.globals, builder.env, builder.loop_depth = KernelSource.of(fn), fn.__globals__, env, 0
     builder.inline_depth += 1

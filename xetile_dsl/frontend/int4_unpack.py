@@ -7,10 +7,9 @@ import ast
 from .. import language as xt
 from ..dialects.types import type_name
 from . import semantic as sem
-from .control import RETURN, run_body
+from .control import run_inline
 from .ir_values import describe
 from .language_registry import LANGUAGE
-from .source import KernelSource
 from .tile_ops import _bind
 
 
@@ -52,15 +51,7 @@ def build_unpack_int4(builder, node: ast.Call):
         raise builder.error(args["axis"], f"unpack_int4: axis must be 0 or 1 (or -1, -2), got {axis!r}")
     axis %= 2
     env = {"v": v, "signed": signed, "axis": axis, "n": sem.shape_of(v)[axis]}
-    saved = (builder.src, builder.globals, builder.env, builder.loop_depth)
-    builder.src, builder.globals, builder.env, builder.loop_depth = KernelSource.of(_unpack), _unpack.__globals__, env, 0
-    builder.inline_depth += 1
-    try:
-        run_body(builder, builder.src.tree.body)
-        return builder.env.get(RETURN)
-    finally:
-        builder.inline_depth -= 1
-        builder.src, builder.globals, builder.env, builder.loop_depth = saved
+    return run_inline(builder, _unpack, env)
 
 
 __all__ = ["build_unpack_int4"]

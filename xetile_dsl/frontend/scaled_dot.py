@@ -9,10 +9,9 @@ import numpy as np
 from .. import language as xt
 from ..dialects.types import type_name
 from . import semantic as sem
-from .control import RETURN, run_body
+from .control import run_inline
 from .ir_values import describe
 from .language_registry import LANGUAGE
-from .source import KernelSource
 from .tile_ops import _bind
 
 BLOCK = 32  #: K elements per e8m0 scale (OCP MX)
@@ -88,15 +87,7 @@ def build_dot_scaled(builder, node: ast.Call):
             raise builder.error(args["acc"], f"dot_scaled: acc must be an [{m}, {n}] f32 tile or None, got "
                                 f"{describe(acc)}")
     env = dict(vals, acc=acc, has_acc=acc is not None, fp4=fmt == "e2m1", b_scale_row=b_scale_row)
-    saved = (builder.src, builder.globals, builder.env, builder.loop_depth)
-    builder.src, builder.globals, builder.env, builder.loop_depth = KernelSource.of(_block), _block.__globals__, env, 0
-    builder.inline_depth += 1
-    try:
-        run_body(builder, builder.src.tree.body)
-        return builder.env.get(RETURN)
-    finally:
-        builder.inline_depth -= 1
-        builder.src, builder.globals, builder.env, builder.loop_depth = saved
+    return run_inline(builder, _block, env)
 
 
 __all__ = ["BLOCK", "build_dot_scaled"]
