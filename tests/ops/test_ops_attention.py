@@ -69,13 +69,14 @@ def test_attention_cpu_arc_causal_d64():
 
 
 @pytest.mark.parametrize("d,causal,dtype", [(64, False, np.float16), (128, True, np.float16),
-                                            (128, False, np.float16), (64, True, BF16)])
+                                            (128, False, np.float16), (64, True, BF16), (32, True, np.float16),
+                                            (32, False, BF16)])
 def test_attention_interpreter(d, causal, dtype):
     _check(*_qkv(d, dtype), causal, "interpret")
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: ops.attention(*_qkv(32)), "head dim"),
+    (lambda: ops.attention(*_qkv(48)), "head dim"),
     (lambda: ops.attention(*_qkv(64, np.float32)), "float16"),
     (lambda: ops.attention(*_qkv(64)[:2], _qkv(64, n=50)[0]), "one shape"),
 ])
