@@ -57,7 +57,8 @@ def test_attention_backward_isa(d, target, ocloc_path):
         # dq: one key loop; dk/dv: the causal diagonal loop and the one after it
         assert [loop.dpas for loop in loops] == [per_step] * (2 if name == "dk/dv" else 1), (name, loops)
         for loop in loops:
-            assert loop.counts.get("gather", 0) <= 2 and loop.counts.get("slm", 0) == 0
+            # gathers: at most the lse and delta [1, BM] rows, one 16-lane message per 16 queries each
+            assert loop.counts.get("gather", 0) <= 2 * (BM // 16) and loop.counts.get("slm", 0) == 0
             print(f"{target} attention backward {name} D={d}: {loop.instructions_per_dpas:.2f} instructions per DPAS "
                   f"({loop.dpas} DPAS; forward {forward:.2f})")
             assert loop.instructions_per_dpas <= 1.5 * forward
