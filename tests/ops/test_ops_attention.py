@@ -2,7 +2,7 @@
 (ops_ref.attention_ref), [Z, H, N, D] with N = 100 (no multiple of the 16-query block:
 each head's [N, D] slice is tiled in place, keys past N read as zeros and masked,
 queries past N not stored), contiguous and as transposed views.  The CPU device compiles one variant per flavour (D = 64, causal:
-the masked path); the interpreter runs the others."""
+the masked path; and ARC's D = 32, whose tiles the interpreter does not run); the interpreter runs the others."""
 from __future__ import annotations
 
 import numpy as np
@@ -66,6 +66,12 @@ def test_attention_cpu_arc_causal_d64():
     """ARC: the P V product's operand A is re-laid out from the S blocks by lane shuffles
     (8-query, 16-key blocks: N = 100 pads to 104 queries).  Before: a UsageError."""
     _check(*_qkv(64), True, "cpu-arc")
+
+
+def test_attention_cpu_arc_causal_d32():
+    """ARC at D = 32: 8 queries x 32 keys (configs.attention_tiles), N = 100 (the last key
+    step masked past N)."""
+    _check(*_qkv(32), True, "cpu-arc")
 
 
 @pytest.mark.parametrize("d,causal,dtype", [(64, False, np.float16), (128, True, np.float16),
