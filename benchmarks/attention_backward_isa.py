@@ -1,6 +1,6 @@
 """Flash-attention backward machine code against the forward's (static, no GPU).
 
-    python benchmarks/attention_backward_isa.py [--targets pvc bmg] [--dims 64 128]
+    python benchmarks/attention_backward_isa.py [--targets pvc bmg] [--dims 32 64 128]
 
 For each target and head dim: the forward (ops.attention's kernel as launched, causal f16)
 and the backward's dq and dk/dv kernels (ops.attention_backward's, causal f16, one query

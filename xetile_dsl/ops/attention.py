@@ -23,7 +23,7 @@ from . import configs, operands
 from .matmul import XT_DTYPES
 from .rows import NEG_BIG
 
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (32, 64, 128)
 INPUTS = ("float16", "bfloat16")
 
 
@@ -266,7 +266,7 @@ def _attention_rows_body(q, k, v, o, lse, lse_row, base, N, qk_scale, CAUSAL: xt
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None, cu_seqlens=None,
               max_seqlen: int | None = None, return_lse: bool = False, out=None, target: str | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
-    bf16 (or [H, N, D], one batch), D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32
+    bf16 (or [H, N, D], one batch), D = 32, 64 or 128 (scale defaults to 1 / sqrt(D)); f32
     statistics and accumulation.  k and v may have fewer heads H_kv dividing H
     (grouped-query attention: query head h attends with key/value head h // (H / H_kv)).
     The arrays may have any strides with unit stride in D

@@ -176,7 +176,7 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, scale: floa
                        target: str | None = None):
     """(dq, dk, dv) of ``o = ops.attention(q, k, v, causal=causal, scale=scale)`` for the
     output gradient ``do``: q, o, do [Z, H, N, D] and k, v [Z, H_kv, N, D] (H_kv dividing
-    H; dk, dv sum over the query heads sharing a key/value head) of f16 or bf16, D = 64
+    H; dk, dv sum over the query heads sharing a key/value head) of f16 or bf16, D = 32, 64
     or 128, lse the f32 [Z, H, N] natural-log log-sum-exp from ``return_lse=True`` (or
     all [H, N, D] and lse [H, N], one batch); f32 accumulation, results in the inputs'
     dtype.  Deterministic: every element of dq, dk, dv is computed by one program.
