@@ -127,3 +127,25 @@ def test_norm_backward_isa(target, ocloc_path):
         assert len(report.loops) == 2
         assert all(loop.counts.get("load2d", 0) > 0 and loop.counts.get("gather", 0) == 0 and
                    loop.counts.get("scatter", 0) == 0 for loop in report.loops)
+
+
+#: Triton-XPU's hot loop on bmg at D = 128 (benchmarks/peer_attention_isa.py: 128 x 64,
+#: 16 warps, same ocloc, same counting): non-causal, causal (off-band loop)
+PEER_BMG_D128 = {False: 8.28, True: 8.33}
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_vnni_bmg_d128_at_most_peer(causal, ocloc_path):
+    """bmg D = 128 runs O = P V with V a VNNI operand B (configs.attention_vnni_tiles):
+    the short path is at most Triton-XPU's loop, without spill (measured 8.05; the
+    transposed form 9.47)."""
+    from xetile_dsl.ops.attention import attention_vnni_kernel
+    BM, BN = configs.attention_vnni_tiles("bmg", 128)
+    consts = {"CAUSAL": causal, "OUT": F16, "D": 128, "BM": BM, "BN": BN, "SCALED": False}
+    report = xd.compile(attention_vnni_kernel, ATTENTION_SIG, consts, target="bmg").report()
+    hot = report.hot
+    assert hot.dpas == 2 * (BN // 8) * (BM // 16) * (128 // 16)
+    assert not any("transpose" in shape and "16r8x1c" in shape and shape.startswith("32b") and
+                   hot.load2d_shapes[shape] > 128 // 16 for shape in hot.load2d_shapes), hot.load2d_shapes
+    assert report.spill_bytes == 0
+    assert hot.short_path_instructions_per_dpas <= PEER_BMG_D128[causal]

@@ -139,6 +139,18 @@ def attention_backward_tiles(target: str, head_dim: int) -> tuple[int, int, int]
     return dict(gpu_of(target).ops_tiles().attention_backward)[head_dim]
 
 
+def attention_vnni_tiles(target: str, head_dim: int) -> tuple[int, int] | None:
+    """(BM, BN) of ops.attention's V-as-operand-B form (attention.attention_vnni_kernel) at
+    ``head_dim`` on ``target``, None where the target's form runs (OpTiles.attention_vnni).
+
+    >>> attention_vnni_tiles("bmg", 128), attention_vnni_tiles("pvc", 128)
+    ((16, 64), None)
+    """
+    if target == "cpu-pvc":
+        return None
+    return dict(gpu_of(target).ops_tiles().attention_vnni).get(head_dim)
+
+
 def attention_form(target: str) -> str:
     return gpu_of(target).ops_tiles().attention_form
 

@@ -110,6 +110,9 @@ class OpTiles:
     attention: tuple[tuple[int, tuple[int, int]], ...] = ((32, (8, 16)), (64, (8, 16)), (128, (8, 16)))
     #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"
     attention_form: str = "rows"
+    #: head dims whose ops.attention (not varlen) runs O = P V with V a VNNI operand B
+    #: (attention.attention_vnni_kernel) instead of attention_form, with its (BM, BN)
+    attention_vnni: tuple[tuple[int, tuple[int, int]], ...] = ()
     #: flash attention backward by head dim: (queries per dk/dv step and per dq program BM,
     #: keys per dk/dv program BN, keys per dq step BK); BK is the K of the dq product
     attention_backward: tuple[tuple[int, tuple[int, int, int]], ...] = (
@@ -594,6 +597,11 @@ def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTil
 
 #: Arc B-series (Battlemage, Xe2-HPG)
 BMG = _xe2("bmg", "bmg", 128 * 1024, _BMG_TILES, xe_cores=20)              # Arc B580
+# D = 128 as O = P V (V a VNNI operand B, 16 queries x 64 keys): its short path 8.05
+# instructions per DPAS against the transposed form's 9.47 at 16 x 32, whose V^T word
+# de-interleave is 4.25 of them (ocloc bmg, benchmarks/attention_forms_isa.py); on pvc the
+# same kernel ran 13.4 (decision 043)
+BMG = replace(BMG, op_tiles=replace(BMG.op_tiles, attention_vnni=((128, (16, 64)),)))
 #: Core Ultra 200V (Lunar Lake, Xe2-LPG)
 LNL = _xe2("lnl", "lnl-m", 128 * 1024, _LNL_TILES, xe_cores=8)             # Arc 140V
 #: Core Ultra 300 (Panther Lake, Xe3-LPG)
