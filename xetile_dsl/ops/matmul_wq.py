@@ -187,7 +187,7 @@ def dequantize(w_packed, scales, zeros, bits: int, K: int, group_size: int = 128
 @xd.jit
 def matmul_wq_kernel(x, w, s, z, c, KP, N, BITS: xt.constexpr, GROUP: xt.constexpr, HAS_Z: xt.constexpr,
                      ZERO: xt.constexpr, IN: xt.constexpr, OUT: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
-                     FP8: xt.constexpr = 0):
+                     FP8: xt.constexpr):
     """c[M, N] = x[M, K] @ dequant(w): per block of 32 packed rows, each field's 32 x BN
     slice is shifted out, converted, dequantised ((q - zero) * scale, one rounding to IN)
     and multiplied with the matching 32 columns of x on DPAS (f32 accumulation).
