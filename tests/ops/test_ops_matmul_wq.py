@@ -135,8 +135,9 @@ def test_fp8_every_code_decodes_exactly(fmt):
     w_packed = pack_codes(codes, 8)
     # scales below 1: e5m2's largest value 57344 times s stays finite in f16
     scales = (2.0 ** RNG.integers(-6, 0, (1, N)) * RNG.uniform(1, 2, (1, N))).astype(np.float16)
-    for dtype in (np.float16, BF16):
-        y = ops.matmul_wq(np.eye(K, dtype=dtype), w_packed, scales, bits=8, format=fmt, target="interpret")
+    for dtype in (np.float16, BF16):      # format= as the string, then as the ml_dtypes type
+        y = ops.matmul_wq(np.eye(K, dtype=dtype), w_packed, scales, bits=8,
+                          format=fmt if dtype == np.float16 else FP8[fmt], target="interpret")
         np.testing.assert_array_equal(y.astype(np.float32),
                                       _fp8_weights(w_packed, scales, fmt, K, dtype).astype(np.float32))
 

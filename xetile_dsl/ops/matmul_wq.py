@@ -57,9 +57,13 @@ FORMAT_ALIASES = {"float8_e4m3fn": "e4m3", "e4m3fn": "e4m3", "float8_e5m2": "e5m
 def weight_format(format) -> str:
     """``"int"``, ``"e4m3"`` or ``"e5m2"`` of a ``format=`` argument (those strings, the
     ml_dtypes / torch names ``float8_e4m3fn`` / ``float8_e5m2``, or the ml_dtypes type)."""
-    name = format if isinstance(format, str) else getattr(np.dtype(format) if format is not None else None,
-                                                          "name", repr(format))
-    name = str(name).removeprefix("torch.")
+    if isinstance(format, str):
+        name = format
+    elif isinstance(format, type) and issubclass(format, np.generic):    # ml_dtypes' scalar types
+        name = np.dtype(format).name
+    else:                                                                # numpy or torch dtypes
+        name = str(format)
+    name = name.removeprefix("torch.")
     name = FORMAT_ALIASES.get(name, name)
     if name not in ("int", *FP8_FORMATS):
         raise UsageError(f"weight format {format!r}: supported: \"int\" (int4/int8 codes), \"e4m3\" "
