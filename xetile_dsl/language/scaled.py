@@ -6,7 +6,7 @@ from .core import builtin
 
 
 @builtin
-def dot_scaled(a, a_scale, b, b_scale, acc=None, format="e4m3"):
+def dot_scaled(a, a_scale, b, b_scale, acc=None, format="e4m3", a_format=None, b_format=None):
     """``acc + (a * 2^(a_scale - 127)) @ (b * 2^(b_scale - 127))`` in f32, one e8m0 scale per
     32 elements along K (OCP MX block scaling, Triton's ``tl.dot_scaled`` layout).
 

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp, VectorType
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, ModuleOp, VectorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -220,13 +220,26 @@ class _Translator(Rebuilder):
         # K outermost: each K block's A column and B row are consumed by all (i, j) before
         # the next K block's operands are needed (shorter operand live ranges); every
         # accumulator still sums its K blocks in ascending order
+        # a K block whose A or B block is the constant 0 (a K range masked off by a constant
+        # select: xt.dot_scaled's scale blocks) adds exactly 0 to finite products: no DPAS
         results = [c[i] if c is not None else None for i in range(mb * nb)]
         for k in range(kb):
             for i in range(mb):
                 for j in range(nb):
+                    if _is_zero(a[i * kb + k]) or _is_zero(b[k * nb + j]):
+                        continue
                     results[i * nb + j] = self.emit(
                         xegpu.DpasOp(a[i * kb + k], b[k * nb + j], results[i * nb + j], rtype), op).result
+        for i, r in enumerate(results):
+            if r is None:  # every K block masked off
+                results[i] = self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(
+                    rtype, [0.0 if isinstance(rtype.element_type, AnyFloat) else 0] * rtype.element_count())),
+                    op).result
         self.vmap[op.output] = results
+
+
+def _is_zero(v: SSAValue) -> bool:
+    return constants.splat_value(v) == 0
 
 
 def _tiles_loaded_as_b(fn: func.FuncOp, families: Families) -> set[SSAValue]:
