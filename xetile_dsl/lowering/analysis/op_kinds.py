@@ -152,6 +152,8 @@ def _per_block(tr, op: Operation) -> None:
         mapper = {v: tr.vmap[v][k] if _blocked(v) else tr.one(v) for v in op.operands}
         chosen = _constant_choice(op, mapper)
         if chosen is not None:  # a select whose block of conditions is one constant: no op
+            if splat_value(chosen) == 0:  # masked off: tile_mma drops the block's DPAS
+                tr.masked_off.add(chosen)
             outs[0].append(chosen)
             continue
         clone = tr.emit(op.clone(value_mapper=mapper), op)
