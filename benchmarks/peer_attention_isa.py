@@ -37,7 +37,7 @@ from pathlib import Path
 
 import xetile_dsl as xd
 from xetile_dsl.ops import configs
-from xetile_dsl.ops.attention import attention_kernel
+from xetile_dsl.ops.attention import attention_kernel, attention_vnni_kernel
 from xetile_dsl.ops.matmul import XT_DTYPES
 from xetile_dsl.targets.target import get_target
 from xetile_dsl.tools import isa as iga
@@ -217,9 +217,12 @@ def triton_spirv(out: Path, d: int, causal: bool) -> tuple[bytes, dict]:
 
 
 def ours_kernel(target: str, d: int, causal: bool):
-    bm, bn = configs.attention_tiles(target, d)
+    """The kernel ops.attention launches on ``target`` at head dim ``d`` (its V-as-operand-B
+    form where the target table asks for it, configs.attention_vnni_tiles), and its tiles."""
+    vnni = configs.attention_vnni_tiles(target, d)
+    kernel, (bm, bn) = (attention_vnni_kernel, vnni) if vnni else (attention_kernel, configs.attention_tiles(target, d))
     consts = {"CAUSAL": causal, "OUT": XT_DTYPES["float16"], "D": d, "BM": bm, "BN": bn, "SCALED": False}
-    return xd.compile(attention_kernel, OURS_SIG, consts, target=target), (bm, bn)
+    return xd.compile(kernel, OURS_SIG, consts, target=target), (bm, bn)
 
 
 def dpas_loops(isa_text: str, report) -> list[tuple[isa_report.LoopReport, str]]:

@@ -1,5 +1,6 @@
-"""attention_vnni_kernel (O = P V, V a VNNI operand B: bmg's D = 128 form) in the
-interpreter against float64, causal and not, N not a multiple of BN."""
+"""attention_vnni_kernel (O = P V, V a VNNI operand B: bmg's D = 128 form) against float64,
+causal and not, N not a multiple of BN: in the interpreter, and once on the CPU device
+(cpu-pvc runs the kernel body the compiler emits, P's transpose through SLM included)."""
 from __future__ import annotations
 
 import math
@@ -11,15 +12,17 @@ from xetile_dsl.ops.attention import attention_vnni_kernel
 from xetile_dsl.ops.matmul import XT_DTYPES
 
 
-@pytest.mark.parametrize("n,causal,d,bm,bn", [(40, False, 128, 16, 16), (37, True, 64, 16, 32),
-                                              (70, True, 128, 16, 64)])
-def test_attention_vnni_interpreter(n, causal, d, bm, bn):
+@pytest.mark.parametrize("target,n,causal,d,bm,bn", [("interpret", 40, False, 128, 16, 16),
+                                                     ("interpret", 37, True, 64, 16, 32),
+                                                     ("interpret", 70, True, 128, 16, 64),
+                                                     ("cpu-pvc", 40, False, 128, 16, 16)])
+def test_attention_vnni(target, n, causal, d, bm, bn):
     rng = np.random.default_rng(n)
     q, k, v = (rng.standard_normal((n, d)).astype(np.float16) for _ in range(3))
     o = np.zeros_like(q)
     lse = np.zeros((1, n), np.float32)
     scale = 1 / math.sqrt(d)
-    attention_vnni_kernel.on("interpret")[(-(-n // bm), 1)](
+    attention_vnni_kernel.on(target)[(-(-n // bm), 1)](
         q, k, v, o, lse, n, n, scale * math.log2(math.e), 1, CAUSAL=causal, OUT=XT_DTYPES["float16"], D=d,
         BM=bm, BN=bn, SCALED=False)
     s = q.astype(np.float64) @ k.astype(np.float64).T * scale
