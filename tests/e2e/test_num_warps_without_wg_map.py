@@ -10,6 +10,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from xetile_dsl import LaunchError
 from xetile_dsl.errors import CompilationWarning
 from xetile_dsl.lowering.passes.one_working_subgroup import XeTileOneWorkingSubgroup
 from xetile_dsl.compiler import to_xetile
@@ -46,6 +47,21 @@ def _masked_add(target: str):
 @pytest.mark.parametrize("target", ["interpret", "cpu-pvc"])
 def test_masked_one_d_add_runs_once_per_workgroup(target):
     _masked_add(target)
+
+
+@xd.jit
+def fenced_copy(x, out):
+    """A kernel without wg_map that calls xt.barrier(): not run in one subgroup of four."""
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [8, 16]))
+    xt.barrier()
+    xt.store_tile(v, xt.init_tile(out, [0, 0], [8, 16]))
+
+
+@pytest.mark.parametrize("target", ["interpret", "cpu-pvc"])
+def test_a_barrier_without_wg_map_keeps_num_warps_refused(target):
+    x = np.ones((8, 16), np.float32)
+    with pytest.raises(LaunchError, match=r"num_warps=4: fenced_copy has no wg_map and calls xt.barrier\(\)"):
+        fenced_copy.on(target)[(1,)](x, np.zeros_like(x), num_warps=4)
 
 
 def test_gemm_without_wg_map_takes_num_warps_in_the_interpreter():

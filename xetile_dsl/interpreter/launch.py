@@ -33,7 +33,7 @@ from ..dialects.xetile import TileType, WgMapAttr
 from ..errors import CompilationWarning, LoweringError
 from ..frontend.build import build_module as frontend_module
 from ..frontend.source import KernelSource, at_user_line
-from ..launch_options import (check_for_target, check_num_subgroups, launch_grid, one_working_subgroup_message,
+from ..launch_options import (barrier_refusal, check_for_target, check_num_subgroups, launch_grid, one_working_subgroup_message,
                               split_options)
 from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
@@ -217,6 +217,8 @@ def _check_subgroup_count(jit, options, fn: func.FuncOp) -> None:
     interpreter's one program per workgroup already is: the same warning, the same result."""
     count = options.num_warps
     if count is not None and count > 1 and not _has_wg_map(fn):
+        if any(isinstance(op, gpu.BarrierOp) for op in fn.walk()):
+            raise barrier_refusal(jit.__name__, count, options.spelled)
         src = KernelSource.of(jit.fn)
         located = src.error(src.tree, one_working_subgroup_message(jit.__name__, count, options.spelled))
         warnings.warn(CompilationWarning.at(located), stacklevel=4)

@@ -5,7 +5,8 @@ kernel's work and the others leave at entry (docs/decisions/045-num-warps-on-ker
 The kernel's body is moved into ``scf.if subgroup_id == 0`` and the function gets
 ``xetile.num_subgroups = n`` (codegen's workgroup size, as for a distributed kernel).
 Every flavour thus computes what the one-subgroup kernel computes, once per workgroup:
-no store, atomic or scalar write runs ``n`` times.  The pass notes a warning at the
+no store, atomic or scalar write runs ``n`` times.  A kernel that calls ``xt.barrier()``
+is refused (a LaunchError): the subgroups that left would never reach its barriers.  The pass notes a warning at the
 kernel's first line saying that the work was not split.  A kernel with a ``wg_map``,
 or a launch without ``num_warps`` (or ``num_warps=1``), is left as it is.
 
@@ -25,7 +26,7 @@ from xdsl.passes import ModulePass
 from ...dialects.attributes import NUM_SUBGROUPS_ATTR
 from ...dialects.xetile import TileType, WgMapAttr
 from ...errors import LoweringWarning
-from ...launch_options import one_working_subgroup_message
+from ...launch_options import barrier_refusal, one_working_subgroup_message
 from .. import notes
 
 
@@ -55,6 +56,8 @@ class XeTileOneWorkingSubgroup(ModulePass):
             return
         for fn in list(op.ops):
             if isinstance(fn, func.FuncOp) and fn.body.blocks and not has_wg_map(fn):
+                if any(isinstance(o, gpu.BarrierOp) for o in fn.walk()):
+                    raise barrier_refusal(fn.sym_name.data, self.num_warps)
                 _guard_body(fn)
                 fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(self.num_warps, 32)
                 first = next((o for o in fn.body.blocks.first.ops), None)
