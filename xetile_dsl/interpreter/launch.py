@@ -18,6 +18,7 @@ Numpy arrays are written in place.
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -29,10 +30,11 @@ from ..dialects import make_context
 from ..dialects import xetile
 from ..dialects.attributes import KERNEL_ATTR, NUM_SUBGROUPS_ATTR
 from ..dialects.xetile import TileType, WgMapAttr
-from ..errors import LoweringError
+from ..errors import CompilationWarning, LoweringError
 from ..frontend.build import build_module as frontend_module
 from ..frontend.source import KernelSource, at_user_line
-from ..launch_options import check_for_target, check_num_subgroups, launch_grid, split_options
+from ..launch_options import (barrier_refusal, check_for_target, check_num_subgroups, launch_grid, one_working_subgroup_message,
+                              split_options)
 from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..lowering.rewrites import scattered
@@ -193,7 +195,7 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     check_for_target(jit.__name__, options, "interpret", flavour.subgroup_size, flavour.max_workgroup_size)
     module, abi = _module_for(jit, specs, constants)
     # num_stages moves prefetches only, which the interpreter runs as no-ops
-    check_num_subgroups(jit.__name__, options.num_warps, workgroup_subgroups(kernel_function(module)), options.spelled)
+    _check_subgroup_count(jit, options, kernel_function(module))
     grid = launch_grid(jit.__name__, grid, dict(zip(specs, runtime)), constants)
     normalize_grid(grid)
     for handler, value in zip(argument_handlers(abi), runtime):
@@ -207,6 +209,21 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     for param, value, host in zip(abi.params, runtime, hosts):
         if host is not value and getattr(param, "written", False):
             from_host(value, host)
+
+
+def _check_subgroup_count(jit, options, fn: func.FuncOp) -> None:
+    """The compiled flavours' rule for ``num_warps``: a kernel with wg_maps must match it; one
+    without runs in subgroup 0 of that many (pass xetile-one-working-subgroup), which the
+    interpreter's one program per workgroup already is: the same warning, the same result."""
+    count = options.num_warps
+    if count is not None and count > 1 and not _has_wg_map(fn):
+        if any(isinstance(op, gpu.BarrierOp) for op in fn.walk()):
+            raise barrier_refusal(jit.__name__, count, options.spelled)
+        src = KernelSource.of(jit.fn)
+        located = src.error(src.tree, one_working_subgroup_message(jit.__name__, count, options.spelled))
+        warnings.warn(CompilationWarning.at(located), stacklevel=4)
+        return
+    check_num_subgroups(jit.__name__, count, workgroup_subgroups(fn), options.spelled)
 
 
 def _host_view(value):
