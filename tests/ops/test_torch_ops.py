@@ -108,7 +108,7 @@ REFUSALS = {
     "softmax not along the last dim": ("softmax", (X, 0), {}),
     "softmax of int8": ("softmax", (I8A,), {}),
     "layer_norm weight shape": ("layer_norm", (X, W[:8], WB, 1e-5), {}),
-    "attention head dim 32": ("attention", (Q[..., :32].copy(),) * 3, {}),
+    "attention head dim 48": ("attention", (Q[..., :48].copy(),) * 3, {}),
     "attention shapes differ": ("attention", (Q, Q[:, :1].copy(), Q), {}),
     "decode_attention heads not divisible": ("decode_attention", (DQ[:, :3].copy(), DK, DK, DTABLE, DLENS), {}),
     "matmul_wq K not a group multiple": ("matmul_wq", (XQ[:, :200].copy(), *WQ), {}),
