@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xetile_dsl as xd
+from xetile_dsl import dtypes
 from xetile_dsl.errors import UsageError
 from xetile_dsl.runtime import devices
 
@@ -162,6 +163,8 @@ def test_torch_xpu_entries_read_their_pointer_and_strides(no_device, monkeypatch
     tab = xd.array_table([_FakeXpuTensor((40, 32), (32, 1), 0x10000), _FakeXpuTensor((16, 40), (64, 1), 0x20080)])
     assert tab.queue is queue and tab.dtype == np.float16
     assert array_tables.device_table_meta(tab).tolist() == [[0x10000, 40, 32, 32], [0x20080, 16, 40, 64]]
+    bf16 = xd.array_table([_FakeXpuTensor((8, 32), (32, 1), 0x10000, "torch.bfloat16")])
+    assert bf16.dtype == dtypes.numpy_dtype("bf16")
     with pytest.raises(UsageError, match="entry 0: the first element is at 0x10010, not 64-byte aligned"):
         xd.array_table([_FakeXpuTensor((40, 32), (32, 1), 0x10010)])
     with pytest.raises(UsageError, match="torch dtype torch.complex64 is not supported"):

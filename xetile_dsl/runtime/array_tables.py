@@ -27,6 +27,7 @@ import ctypes
 
 import numpy as np
 
+from .. import dtypes
 from ..errors import ArrayTableError, LaunchError
 from .._lazy import LazyModule
 from .abi import ELEMENT_TYPES, MAX_TILED_EXTENT
@@ -114,15 +115,9 @@ def torch_xpu_entry(t, where: str) -> DeviceArray:
     legal = sorted({n for n, _ in ELEMENT_TYPES.values()})
     if name not in legal:
         raise ArrayTableError(f"{where}: torch dtype {t.dtype} is not supported; use one of {', '.join(legal)}")
-    dtype = np.dtype(name) if name != "bfloat16" else _bfloat16()
+    dtype = np.dtype(name) if name != "bfloat16" else dtypes.numpy_dtype("bf16")
     return DeviceArray("usm", dtype, tuple(t.shape), tuple(t.stride()), int(t.data_ptr()), torch_queue(device, where),
                        None, 0, t, True)
-
-
-def _bfloat16() -> np.dtype:
-    from .. import dtypes
-
-    return dtypes.numpy_dtype("bf16")
 
 
 def torch_queue(device, where: str):
