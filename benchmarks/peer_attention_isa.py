@@ -30,7 +30,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
@@ -42,6 +41,9 @@ from xetile_dsl.ops.matmul import XT_DTYPES
 from xetile_dsl.targets.target import get_target
 from xetile_dsl.tools import isa as iga
 from xetile_dsl.tools import isa_report, ocloc
+
+sys.path.insert(0, os.path.dirname(__file__))
+from peer_triton import run_peer, triton_python  # noqa: E402
 
 TRITON_SCRIPT = Path(__file__).with_name("peer_attention_triton.py")
 OURS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "lse": "f32[:,:]", "N": "i32",
@@ -201,19 +203,9 @@ def loop_roles(loop_text: str) -> tuple[Counter, Counter]:
 
 # --- the two compilers -------------------------------------------------------------------
 
-def triton_python() -> Path:
-    return Path(os.environ.get("TX", "/tmp/tx")) / "venv" / "bin" / "python"
-
-
 def triton_spirv(out: Path, d: int, causal: bool) -> tuple[bytes, dict]:
     """(SPIR-V, meta) of Triton's kernel for (d, causal), from the Triton venv."""
-    name = f"d{d}-{'causal' if causal else 'full'}"
-    proc = subprocess.run([str(triton_python()), str(TRITON_SCRIPT), str(out / "triton-spv"), name],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"Triton failed on {name} (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    folder = out / "triton-spv" / name
-    return (folder / "k.spv").read_bytes(), json.loads((folder / "meta.json").read_text())
+    return run_peer(TRITON_SCRIPT, out, f"d{d}-{'causal' if causal else 'full'}")
 
 
 def ours_kernel(target: str, d: int, causal: bool):

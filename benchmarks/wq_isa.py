@@ -24,9 +24,8 @@ Without the Triton venv the script prints our rows and says the peer is missing.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import subprocess
+import sys
 from pathlib import Path
 
 import xetile_dsl as xd
@@ -36,6 +35,9 @@ from xetile_dsl.ops import configs
 from xetile_dsl.ops.matmul_wq import BLOCK_K, FP8_FORMATS, SYMMETRIC_ZERO, matmul_wq_kernel
 from xetile_dsl.targets.target import get_target
 from xetile_dsl.tools import isa_report, ocloc
+
+sys.path.insert(0, os.path.dirname(__file__))
+from peer_triton import run_peer, triton_python  # noqa: E402
 
 TRITON_SCRIPT = Path(__file__).with_name("peer_w4a16_triton.py")
 TRITON_CONFIGS = ("m16-n32", "m16-n64-w4", "m16-n32-k64", "m16-n32-large", "m16-n64-w4-large")
@@ -81,19 +83,10 @@ def ours_row(target: str, fmt: str = "int") -> dict:
                bits=bits, weights="int4" if fmt == "int" else f"fp8 {fmt}")
 
 
-def triton_python() -> Path:
-    return Path(os.environ.get("TX", "/tmp/tx")) / "venv" / "bin" / "python"
-
-
 def triton_row(out: Path, target: str, name: str) -> dict:
-    proc = subprocess.run([str(triton_python()), str(TRITON_SCRIPT), str(out / "triton-spv"), name],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"Triton failed on {name} (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    folder = out / "triton-spv" / name
-    meta = json.loads((folder / "meta.json").read_text())
+    spirv, meta = run_peer(TRITON_SCRIPT, out, name)
     gpu = get_target(target)
-    zebin = ocloc.compile_spirv((folder / "k.spv").read_bytes(), gpu.ocloc_device, meta["build_options"])
+    zebin = ocloc.compile_spirv(spirv, gpu.ocloc_device, meta["build_options"])
     report = isa_report.zebin_report(zebin, meta["kernel"], gpu)
     tiles = (f"{meta['block_m']} x {meta['block_n']}, K step {meta['block_k']}, w{meta['num_warps']}, "
              f"GRF {meta['grf_mode']}")

@@ -12,17 +12,11 @@ import pytest
 import xetile_dsl as xd
 from xetile_dsl.ops import configs
 from xetile_dsl.ops.attention import attention_nd_kernel
-from xetile_dsl.ops.attention_backward import attention_bwd_dkdv_kernel, attention_bwd_dq_kernel
+from xetile_dsl.ops.attention_backward import attention_bwd_dkdv_kernel, attention_bwd_dq_kernel, kernel_signatures
 from xetile_dsl.ops.matmul import XT_DTYPES
 
 F16 = XT_DTYPES["float16"]
-A4, L3 = "f16[:,:,:,:]", "f32[:,:,:]"
-FORWARD_SIG = {"q": A4, "k": A4, "v": A4, "o": A4, "lse": L3, "N": "i32", "H": "i32", "G": "i32",
-               "qk_scale": "f32", "with_lse": "i32"}
-DQ_SIG = {"q": A4, "k": A4, "v": A4, "o": A4, "do": A4, "lse": L3, "delta": L3, "dq": A4, "N": "i32", "H": "i32",
-          "G": "i32", "qk_scale": "f32", "sm_scale": "f32"}
-DKDV_SIG = {"q": A4, "k": A4, "v": A4, "do": A4, "lse": L3, "delta": L3, "dk_out": A4, "dv_out": A4, "N": "i32",
-            "HKV": "i32", "qk_scale": "f32", "sm_scale": "f32"}
+FORWARD_SIG, DQ_SIG, DKDV_SIG = kernel_signatures("f16").values()
 #: measured with the pinned IGC plus about 3% (instructions per DPAS of each loop; the
 #: forward's, as launched: 14.47 at D = 64): dq 9.21 (its unmasked key loop, 16 queries x
 #: 16 keys), dk/dv 10.38 (the causal diagonal loop) and 9.0 (the loop after it), 16 queries

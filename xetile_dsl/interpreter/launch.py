@@ -39,7 +39,7 @@ from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..lowering.rewrites import scattered
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
-from ..runtime.array_tables import ArrayTable, TableMeta, table_meta
+from ..runtime.array_tables import ArrayTable, TableMeta, host_entries, table_meta, write_back
 from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..runtime.arguments import argument_handlers
 from ..runtime.grids import normalize_grid
@@ -207,7 +207,9 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     except LoweringError as exc:
         raise at_user_line(KernelSource.of(jit.fn), exc) from None
     for param, value, host in zip(abi.params, runtime, hosts):
-        if host is not value and getattr(param, "written", False):
+        if value.__class__ is ArrayTable:
+            write_back(value, host.entries)   # device entries: their host copies (numpy ones are written in place)
+        elif host is not value and getattr(param, "written", False):
             from_host(value, host)
 
 
@@ -231,7 +233,7 @@ def _host_view(value):
     taken after the work already queued on it (its queue is in order), so that the
     interpreter runs on the same data a compiled launch would see."""
     if value.__class__ is ArrayTable:   # its device table; interpret() lists the addresses
-        return table_meta(value, list(value.arrays), [0] * len(value))
+        return table_meta(value, host_entries(value), [0] * len(value))
     if value.__class__ is np.ndarray or not is_device_array_type(value.__class__):
         return value
     return to_host(value)
