@@ -128,9 +128,11 @@ def check_num_subgroups(kernel: str, requested, actual: int, spelled: str = NUM_
                       f"option, to build its wg_maps from)")
 
 
-def one_working_subgroup_message(kernel: str, count: int, spelled: str = NUM_WARPS) -> str:
-    """The warning of a kernel without wg_map launched with ``count`` > 1 subgroups."""
-    return (f"{spelled}={count}: {kernel} has no wg_map, so its work is not split among subgroups: each "
+def one_working_subgroup_message(kernel: str, count: int, spelled: str = NUM_WARPS, reason: str | None = None) -> str:
+    """The warning of a kernel without wg_map launched with ``count`` > 1 subgroups that the
+    compiler could not split (``reason``: why not, from pass xetile-choose-wg-map)."""
+    why = f" and the compiler cannot choose one ({reason})" if reason else ""
+    return (f"{spelled}={count}: {kernel} has no wg_map{why}, so its work is not split among subgroups: each "
             f"workgroup runs {count} subgroups, subgroup 0 does all the work and the others exit at entry (the "
             f"result is that of {spelled}=1); give its tiles a wg_map (sg_layout with {count} subgroups) to "
             f"split the work")
