@@ -7,19 +7,22 @@
   it is refused, before the device is touched, saying the kernel's count
   (docs/decisions/023-num-warps-is-the-subgroup-count.md).  A kernel that leaves its
   count to the launch declares ``num_warps: xt.constexpr`` and builds its wg_maps from
-  it (below).  A kernel **without** wg_map takes any ``num_warps=n``: its workgroup runs
+  it (below).  A kernel **without** wg_map takes any ``num_warps=n``: the compiler
+  chooses its wg_maps so that the ``n`` subgroups split the work (pass
+  ``xetile-choose-wg-map``: a GEMM by ``sg_layout [a, b]`` over C, other kernels by rows;
+  docs/decisions/048-compiler-chosen-wg-map.md).  Where it cannot, the workgroup runs
   ``n`` subgroups, subgroup 0 does all of the kernel's work and the others exit at entry
-  (pass ``xetile-one-working-subgroup``), with a warning at the kernel's line; every
-  flavour gives the ``num_warps=1`` answer, as no store or atomic runs ``n`` times.  Such
-  a kernel calling ``xt.barrier()`` is refused for ``n > 1``, as the exited subgroups
-  would never reach the barrier
+  (pass ``xetile-one-working-subgroup``), with a warning at the kernel's line saying why;
+  every flavour gives the ``num_warps=1`` answer, as no store or atomic runs ``n`` times.
+  Such a kernel calling ``xt.barrier()`` is refused for ``n > 1``, as the exited
+  subgroups would never reach the barrier
   (docs/decisions/045-num-warps-on-kernels-without-wg-map.md)::
 
       @xd.jit
       def doubled(x, out):                       # no wg_map
           xt.store_tile(xt.load_tile(xt.init_tile(x, [0, 0], [8, 32])) * 2.0,
                         xt.init_tile(out, [0, 0], [8, 32]))
-      doubled[(1,)](x, out, num_warps=4)         # 4 subgroups, subgroup 0 works; warns
+      doubled[(1,)](x, out, num_warps=4)         # sg_layout [4, 1]: 2 rows per subgroup
 
   ``num_subgroups=n`` is the same option under this project's name; giving both with
   different values is an error.
