@@ -57,7 +57,7 @@ def test_a_gemm_gets_a_2x2_layout_over_c():
     the prefetched A slice one 8x32 message per subgroup (the prefetch plan's map)."""
     text = _chosen_ir(prefetched_gemm, SIG, GEMM, 4)
     lay = "#xetile.wg_map<sg_layout = [2, 2], sg_data = "
-    assert f"tile_mma %" in text and f"{{wg_map = {lay}[16, 16]>}}" in text
+    assert "tile_mma %" in text and f"{{wg_map = {lay}[16, 16]>}}" in text
     assert f"-> !xetile.tile<32x32xf16, #xetile.tile_attr<wg_map = {lay}[16, 32]>>>" in text     # A
     assert f"-> !xetile.tile<32x32xf16, #xetile.tile_attr<wg_map = {lay}[32, 16]>>>" in text     # B
     assert f"-> !xetile.tile<32x32xf32, #xetile.tile_attr<wg_map = {lay}[16, 16]>>>" in text     # C
