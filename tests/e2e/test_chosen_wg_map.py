@@ -149,3 +149,33 @@ def test_autotune_over_num_warps_on_the_cpu_device():
         tuned.on("cpu-pvc")[(2, 2)](a, b, c, 64)
     assert [(str(config), note) for _, config, note in tuned.timings[()]] == [
         (f"Config(BM=32, BN=32, BK=32, PF=1, num_warps={w})", "ok") for w in (1, 4)]
+
+
+@xd.jit
+def linear_relu(a, b, bias, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """c = f16(relu(a @ b + bias)) (tutorial 3): the epilogue takes C's map, the [1, BN]
+    bias row is held whole by the subgroups of a layout row."""
+    m, n = xt.program_id(0) * BM, xt.program_id(1) * BN
+    ta = xt.init_tile(a, [m, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, n], [BK, BN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for _ in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    y = xt.maximum(acc + xt.load_tile(xt.init_tile(bias, [0, n], [1, BN])), 0.0)
+    xt.store_tile(xt.astype(y, xt.float16), xt.init_tile(c, [m, n], [BM, BN]))
+
+
+def test_a_gemm_epilogue_with_a_bias_row_is_split():
+    a, b = _gemm_inputs()
+    bias = np.random.default_rng(5).standard_normal((1, 64)).astype(np.float32)
+    c = np.full((64, 64), np.nan, np.float16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", CompilationWarning)
+        linear_relu.on("interpret-subgroups")[(2, 2)](a, b, bias, c, 64, BM=32, BN=32, BK=32, num_warps=4)
+    ref = np.maximum(a.astype(np.float64) @ b + bias, 0)
+    # f32 sums of K = 64 exact products and the bias: (K + 1) 2^-24 sum|a b|, then the f16
+    # rounding: 2^-11 |c|, and 2^-25 (half the f16 subnormal spacing) near 0
+    bound = 65 * 2.0 ** -24 * (np.abs(a).astype(np.float64) @ np.abs(b)) + 2.0 ** -11 * np.abs(ref) + 2.0 ** -25
+    assert np.all(np.abs(c - ref) <= bound)
