@@ -264,8 +264,10 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: "str |
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
     ``options`` are the launch's compile options (launch_options.py): ``num_stages``
     goes to the lowering; a ``num_warps`` other than the subgroup count of a kernel with
-    wg_maps is a LaunchError before any SPIR-V exists, and a kernel without wg_map runs
-    in subgroup 0 of ``num_warps`` (pass ``xetile-one-working-subgroup``, with a warning).
+    wg_maps is a LaunchError before any SPIR-V exists, and a kernel without wg_map is
+    split among ``num_warps`` subgroups by compiler-chosen wg_maps (pass
+    ``xetile-choose-wg-map``) or, where it cannot be, runs in subgroup 0 of them (pass
+    ``xetile-one-working-subgroup``, with a warning naming why).
     ``asm`` holds the lowering stages' MLIR texts only with ``stage_texts`` (:func:`compile`
     asks for them; a ``@jit`` compile does not, as a kernel from its disk cache has none).
 

@@ -722,7 +722,25 @@ def _disk_cache():
 
 
 def jit(fn=None):
-    """Decorator: ``@xetile_dsl.jit`` turns a function into a launchable kernel."""
+    """Decorator: ``@xetile_dsl.jit`` turns a function into a launchable kernel, launched as
+    ``kernel[grid](*args, **constexprs, num_warps=n, num_stages=s)``.
+
+    ``num_warps=n`` (launch_options.py) is the workgroup's subgroup count.  A kernel with
+    wg_maps runs the count they describe; on a kernel without any wg_map the compiler
+    chooses them (pass ``xetile-choose-wg-map``, docs/decisions/048): one ``sg_layout
+    [a, b]`` with ``a * b = n`` -- for a ``tile_mma`` kernel over C, each subgroup a
+    ``M/a x N/b`` piece of whole DPAS blocks (the squarest such piece), A split by rows
+    and B by columns; otherwise ``[n, 1]``, rows split (``[1, n]`` when the stored tiles'
+    rows do not split).  A kernel it cannot split (barriers, SLM, atomics, masked or
+    element stores, an array read through one tile and written through another, shapes no
+    layout divides) runs in subgroup 0 of ``n``, with a warning saying why::
+
+        @xd.jit
+        def gemm(a, b, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+            ...                                   # init_tile / load_tile / tile_mma, no wg_map
+        gemm[(M // 32, N // 32)](a, b, c, K, BM=32, BN=32, BK=32, num_warps=4)
+        # -> sg_layout [2, 2]: each subgroup computes a 16x16 quarter of each 32x32 C tile
+    """
     if fn is None:
         return jit
     check_kernel_function(fn)  # a lambda or *args: a located error now, not at the first launch

@@ -7,19 +7,22 @@
   it is refused, before the device is touched, saying the kernel's count
   (docs/decisions/023-num-warps-is-the-subgroup-count.md).  A kernel that leaves its
   count to the launch declares ``num_warps: xt.constexpr`` and builds its wg_maps from
-  it (below).  A kernel **without** wg_map takes any ``num_warps=n``: its workgroup runs
+  it (below).  A kernel **without** wg_map takes any ``num_warps=n``: the compiler
+  chooses its wg_maps so that the ``n`` subgroups split the work (pass
+  ``xetile-choose-wg-map``: a GEMM by ``sg_layout [a, b]`` over C, other kernels by rows;
+  docs/decisions/048-compiler-chosen-wg-map.md).  Where it cannot, the workgroup runs
   ``n`` subgroups, subgroup 0 does all of the kernel's work and the others exit at entry
-  (pass ``xetile-one-working-subgroup``), with a warning at the kernel's line; every
-  flavour gives the ``num_warps=1`` answer, as no store or atomic runs ``n`` times.  Such
-  a kernel calling ``xt.barrier()`` is refused for ``n > 1``, as the exited subgroups
-  would never reach the barrier
+  (pass ``xetile-one-working-subgroup``), with a warning at the kernel's line saying why;
+  every flavour gives the ``num_warps=1`` answer, as no store or atomic runs ``n`` times.
+  Such a kernel calling ``xt.barrier()`` is refused for ``n > 1``, as the exited
+  subgroups would never reach the barrier
   (docs/decisions/045-num-warps-on-kernels-without-wg-map.md)::
 
       @xd.jit
       def doubled(x, out):                       # no wg_map
           xt.store_tile(xt.load_tile(xt.init_tile(x, [0, 0], [8, 32])) * 2.0,
                         xt.init_tile(out, [0, 0], [8, 32]))
-      doubled[(1,)](x, out, num_warps=4)         # 4 subgroups, subgroup 0 works; warns
+      doubled[(1,)](x, out, num_warps=4)         # sg_layout [4, 1]: 2 rows per subgroup
 
   ``num_subgroups=n`` is the same option under this project's name; giving both with
   different values is an error.
@@ -128,9 +131,11 @@ def check_num_subgroups(kernel: str, requested, actual: int, spelled: str = NUM_
                       f"option, to build its wg_maps from)")
 
 
-def one_working_subgroup_message(kernel: str, count: int, spelled: str = NUM_WARPS) -> str:
-    """The warning of a kernel without wg_map launched with ``count`` > 1 subgroups."""
-    return (f"{spelled}={count}: {kernel} has no wg_map, so its work is not split among subgroups: each "
+def one_working_subgroup_message(kernel: str, count: int, spelled: str = NUM_WARPS, reason: str | None = None) -> str:
+    """The warning of a kernel without wg_map launched with ``count`` > 1 subgroups that the
+    compiler could not split (``reason``: why not, from pass xetile-choose-wg-map)."""
+    why = f" and the compiler cannot choose one ({reason})" if reason else ""
+    return (f"{spelled}={count}: {kernel} has no wg_map{why}, so its work is not split among subgroups: each "
             f"workgroup runs {count} subgroups, subgroup 0 does all the work and the others exit at entry (the "
             f"result is that of {spelled}=1); give its tiles a wg_map (sg_layout with {count} subgroups) to "
             f"split the work")

@@ -53,6 +53,9 @@ INTERPRETER_FROM_BESIDE = {
     # per-subgroup execution runs each subgroup on the program the compiler's own
     # xetile-wg-to-sg pass distributes the kernel into (so the interpreter checks the pass)
     "lowering.passes.wg_to_sg": "launch.subgroup_program",
+    # a kernel without wg_map launched with num_warps runs the wg_maps the compiler's own
+    # xetile-choose-wg-map pass chooses (or its fallback, with its reason), as compiled
+    "lowering.passes.choose_wg_map": "launch._chosen",
     # one argument check for every flavour: the launcher's handlers (fed the ABI the
     # interpreter builds) and grid normalisation refuse bad arguments as a compiled launch does
     "runtime.arguments": "launch.launch_jit",

@@ -36,6 +36,7 @@ from ..frontend.source import KernelSource, at_user_line
 from ..launch_options import (barrier_refusal, check_for_target, check_num_subgroups, launch_grid, one_working_subgroup_message,
                               split_options)
 from ..lowering.analysis import mma_shapes
+from ..lowering.passes import choose_wg_map
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..lowering.rewrites import scattered
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
@@ -195,7 +196,7 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     check_for_target(jit.__name__, options, "interpret", flavour.subgroup_size, flavour.max_workgroup_size)
     module, abi = _module_for(jit, specs, constants)
     # num_stages moves prefetches only, which the interpreter runs as no-ops
-    _check_subgroup_count(jit, options, kernel_function(module))
+    module = _check_subgroup_count(jit, options, module)
     grid = launch_grid(jit.__name__, grid, dict(zip(specs, runtime)), constants)
     normalize_grid(grid)
     for handler, value in zip(argument_handlers(abi), runtime):
@@ -213,19 +214,40 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
             from_host(value, host)
 
 
-def _check_subgroup_count(jit, options, fn: func.FuncOp) -> None:
-    """The compiled flavours' rule for ``num_warps``: a kernel with wg_maps must match it; one
-    without runs in subgroup 0 of that many (pass xetile-one-working-subgroup), which the
-    interpreter's one program per workgroup already is: the same warning, the same result."""
+def _check_subgroup_count(jit, options, module: ModuleOp) -> ModuleOp:
+    """The compiled flavours' rule for ``num_warps``, and the module to run: a kernel with
+    wg_maps must match it; one without gets the wg_maps pass xetile-choose-wg-map chooses
+    for that many subgroups (a copy of ``module``, kept per count), or, where it cannot be
+    split, runs as one program per workgroup, which is what subgroup 0 of that many does
+    in the compiled flavours (pass xetile-one-working-subgroup): the same warning, with
+    the same reason, and the same result."""
+    fn = kernel_function(module)
     count = options.num_warps
     if count is not None and count > 1 and not _has_wg_map(fn):
         if any(isinstance(op, gpu.BarrierOp) for op in fn.walk()):
             raise barrier_refusal(jit.__name__, count, options.spelled)
+        split, reason = _chosen(jit, module, count)
+        if split is not None:
+            return split
         src = KernelSource.of(jit.fn)
-        located = src.error(src.tree, one_working_subgroup_message(jit.__name__, count, options.spelled))
+        located = src.error(src.tree, one_working_subgroup_message(jit.__name__, count, options.spelled, reason))
         warnings.warn(CompilationWarning.at(located), stacklevel=4)
-        return
+        return module
     check_num_subgroups(jit.__name__, count, workgroup_subgroups(fn), options.spelled)
+    return module
+
+
+def _chosen(jit, module: ModuleOp, count: int) -> tuple[ModuleOp | None, str | None]:
+    """(a copy of ``module`` with the wg_maps of ``count`` subgroups the compiler chooses,
+    None) or (None, why it cannot split the kernel); computed once per module and count."""
+    cache = _MODULES.setdefault(jit, {})
+    key = ("chosen wg_map", id(module), count)
+    if key not in cache:
+        copy = module.clone()
+        fn = kernel_function(copy)
+        reason = choose_wg_map.choose(copy, fn, count, get_target(_flavour(fn)))
+        cache[key] = (None, reason) if reason is not None else (copy, None)
+    return cache[key]
 
 
 def _host_view(value):

@@ -14,6 +14,7 @@ from ..errors import InternalCompilerError, XeTileError
 from ..knobs import VERIFY_IR, debug_tracebacks
 from ..stage_texts import StageTexts
 from .passes.blocking import XeTileBlocking
+from .passes.choose_wg_map import XeTileChooseWgMap
 from .passes.one_working_subgroup import XeTileOneWorkingSubgroup
 from .passes.prefetch_stages import XeTilePrefetchStages
 from .passes.rotate_loads import RotateLoads
@@ -38,11 +39,14 @@ def stages(target: str, num_stages: int | None = None, num_warps: int | None = N
     sinking (which would move a next-step load down to the yield).  K-loop prefetches get
     their ``num_stages`` distance first, on the user's tiles (one offset per tile, before
     the distribution and blocking multiply them); without ``num_stages`` it changes nothing.
-    A kernel without wg_map launched with ``num_warps`` > 1 is guarded to run in subgroup 0
-    of its workgroup before the distribution (which leaves it as it is); without
-    ``num_warps`` that pass changes nothing."""
+    A kernel without wg_map launched with ``num_warps`` > 1 gets compiler-chosen wg_maps
+    that split it among that many subgroups (after the prefetch distances, which it
+    then distributes like the other tiles), or, where it cannot be split, is guarded to
+    run in subgroup 0 of its workgroup before the distribution (which leaves it as it
+    is); without ``num_warps`` both passes change nothing."""
     return [
-        ("xegpu", [XeTilePrefetchStages(num_stages=num_stages or 0), XeTileOneWorkingSubgroup(num_warps=num_warps or 0),
+        ("xegpu", [XeTilePrefetchStages(num_stages=num_stages or 0),
+                   XeTileChooseWgMap(num_warps=num_warps or 0, target=target), XeTileOneWorkingSubgroup(num_warps=num_warps or 0),
                    XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(target=target),
                    SplitAccumulators(target=target), SinkToUses()]),
         ("simt", [XeGPUToSIMT(target=target), RotateLoads(target=target)]),
@@ -69,7 +73,8 @@ def lower(module: ModuleOp, target: str, timings: dict | None = None,
     pass's seconds under the pass's name; ``after_pass(name, module)`` is called after
     each pass (IR dumps), outside the timed span.  ``num_stages``: the K-loop prefetch
     depth (launch option; None keeps the kernel's own distances); ``num_warps``: the
-    launch's subgroup count (a kernel without wg_map runs in subgroup 0 of that many)."""
+    launch's subgroup count (a kernel without wg_map is split among that many by
+    compiler-chosen wg_maps, or runs in subgroup 0 of them)."""
     ctx = make_context()
     verify = VERIFY_IR.get()
     kept = StageTexts()

@@ -12,6 +12,7 @@ from xdsl.passes import ModulePass
 
 from ..errors import UsageError
 from .passes.blocking import XeTileBlocking
+from .passes.choose_wg_map import XeTileChooseWgMap
 from .passes.prefetch_stages import XeTilePrefetchStages
 from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
@@ -24,7 +25,7 @@ from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 
 #: name -> pass class, in pipeline order (lowering/pipeline.py)
 PASSES: dict[str, type[ModulePass]] = {cls.name: cls for cls in (
-    XeTilePrefetchStages, XeTileOneWorkingSubgroup, XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
+    XeTilePrefetchStages, XeTileChooseWgMap, XeTileOneWorkingSubgroup, XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
     XeGPUToSIMT, RotateLoads)}
 
 

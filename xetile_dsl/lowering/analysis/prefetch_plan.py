@@ -34,7 +34,7 @@ def plan(fn: func.FuncOp, target: Target, maps, num_subgroups: int) -> None:
     if not target.has_2d_block_io or num_subgroups < 1:
         return
     families = Families(fn)
-    for root, init in _prefetch_only_tiles(fn, families).items():
+    for root, init in prefetch_only_tiles(fn, families).items():
         old = maps.by_root.get(root)
         if old is None:
             continue
@@ -42,7 +42,7 @@ def plan(fn: func.FuncOp, target: Target, maps, num_subgroups: int) -> None:
         shape, bits = tuple(t.get_shape()), bit_width(t.element_type)
         if _one_message_each(target, shape, bits, old):
             continue
-        new = _best_map(target, shape, bits, num_subgroups)
+        new = best_map(target, shape, bits, num_subgroups)
         if new is None:
             continue
         maps.by_root[root] = new
@@ -57,7 +57,7 @@ def _fmt(m: xetile.WgMapAttr) -> str:
     return f"wg_map(sg_layout={list(m.layout)}, sg_data={list(m.data)})"
 
 
-def _prefetch_only_tiles(fn: func.FuncOp, families: Families) -> dict[SSAValue, xetile.InitTileOp]:
+def prefetch_only_tiles(fn: func.FuncOp, families: Families) -> dict[SSAValue, xetile.InitTileOp]:
     """Family root -> its init_tile, for tile families used only to prefetch."""
     inits, prefetched, other = {}, set(), set()
     for op in ops_in(fn):
@@ -96,7 +96,7 @@ def _messages_text(target: Target, shape, bits: int, m: xetile.WgMapAttr) -> str
     return what + (" and several subgroups prefetch the same data" if repeats else "")
 
 
-def _best_map(target: Target, shape, bits: int, subgroups: int) -> xetile.WgMapAttr | None:
+def best_map(target: Target, shape, bits: int, subgroups: int) -> xetile.WgMapAttr | None:
     """The sg_layout with one legal message per subgroup, widest message first."""
     best, best_key = None, None
     for l0 in (d for d in range(1, subgroups + 1) if subgroups % d == 0):

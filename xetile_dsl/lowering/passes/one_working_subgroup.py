@@ -1,13 +1,15 @@
 """``xetile-one-working-subgroup``: a kernel without ``wg_map`` launched with
-``num_warps=n > 1`` runs ``n`` subgroups per workgroup, of which subgroup 0 does the
-kernel's work and the others leave at entry (docs/decisions/045-num-warps-on-kernels-without-wg-map.md).
+``num_warps=n > 1`` that ``xetile-choose-wg-map`` could not split runs ``n`` subgroups per
+workgroup, of which subgroup 0 does the kernel's work and the others leave at entry
+(docs/decisions/045-num-warps-on-kernels-without-wg-map.md, 048-compiler-chosen-wg-map.md).
 
 The kernel's body is moved into ``scf.if subgroup_id == 0`` and the function gets
 ``xetile.num_subgroups = n`` (codegen's workgroup size, as for a distributed kernel).
 Every flavour thus computes what the one-subgroup kernel computes, once per workgroup:
 no store, atomic or scalar write runs ``n`` times.  A kernel that calls ``xt.barrier()``
 is refused (a LaunchError): the subgroups that left would never reach its barriers.  The pass notes a warning at the
-kernel's first line saying that the work was not split.  A kernel with a ``wg_map``,
+kernel's first line saying that the work was not split and why (the reason
+``xetile-choose-wg-map`` left in ``xetile.unsplit``).  A kernel with a ``wg_map``,
 or a launch without ``num_warps`` (or ``num_warps=1``), is left as it is.
 
 Example: ``python -m xetile_dsl opt -p 'xetile-one-working-subgroup{num_warps=4}' k.mlir``
@@ -23,7 +25,7 @@ from xdsl.dialects.builtin import IndexType, IntegerAttr, ModuleOp
 from xdsl.ir import Block, Region
 from xdsl.passes import ModulePass
 
-from ...dialects.attributes import NUM_SUBGROUPS_ATTR
+from ...dialects.attributes import NUM_SUBGROUPS_ATTR, UNSPLIT_ATTR
 from ...dialects.xetile import TileType, WgMapAttr
 from ...errors import LoweringWarning
 from ...launch_options import barrier_refusal, one_working_subgroup_message
@@ -58,11 +60,13 @@ class XeTileOneWorkingSubgroup(ModulePass):
             if isinstance(fn, func.FuncOp) and fn.body.blocks and not has_wg_map(fn):
                 if any(isinstance(o, gpu.BarrierOp) for o in fn.walk()):
                     raise barrier_refusal(fn.sym_name.data, self.num_warps)
+                reason = fn.attributes.pop(UNSPLIT_ATTR, None)
                 _guard_body(fn)
                 fn.attributes[NUM_SUBGROUPS_ATTR] = IntegerAttr(self.num_warps, 32)
                 first = next((o for o in fn.body.blocks.first.ops), None)
-                notes.note(OneWorkingSubgroupNote(one_working_subgroup_message(fn.sym_name.data, self.num_warps),
-                                                  first))
+                message = one_working_subgroup_message(fn.sym_name.data, self.num_warps,
+                                                       reason=reason.data if reason is not None else None)
+                notes.note(OneWorkingSubgroupNote(message, first))
 
 
 def _guard_body(fn: func.FuncOp) -> None:
