@@ -41,20 +41,25 @@ def _decode(x, fp4, half, bf16):
     return r
 
 
-def _spread(lo, hi, axis, n, bf16):
-    # kernel-language code: an e2m1 operand's values in K order, [M, 2n] (axis 1) or [2n, N]
-    # (axis 0), from its even-K (low nibble) and odd-K (high nibble) f16 tiles interleaved by a
-    # tile_mma with constant 0/1 matrices: exact (one non-zero product per output, f32 sums)
-    if axis == 1:
+def _spread(lo, hi, band, axis, n, bf16):
+    # kernel-language code: an e2m1 operand's values in K order from its even-K (low nibble) and
+    # odd-K (high nibble) f16 tiles, interleaved by tile_mmas with 0/1 matrices: exact, one
+    # non-zero product per output. ``band`` (constant i1) is true on the 16 x 32 (a) or 32 x 16
+    # (b) blocks of the matrices' diagonal band, outside which they are 0: its selects make the
+    # XeGPU lowering drop the DPAS of the 0 blocks (decision 041)
+    z = xt.zeros(band.shape, xt.float16)
+    if axis == 1:  # a: [M, n] @ [n, 2n]
         r = xt.arange(0, n)[:, None]
         c = xt.arange(0, 2 * n)[None, :]
-        v = (xt.tile_mma(lo, xt.astype(xt.where(c == 2 * r, 1, 0), xt.float16))
-             + xt.tile_mma(hi, xt.astype(xt.where(c == 2 * r + 1, 1, 0), xt.float16)))
-    else:
+        e0 = xt.where(band, xt.astype(xt.where(c == 2 * r, 1, 0), xt.float16), z)
+        e1 = xt.where(band, xt.astype(xt.where(c == 2 * r + 1, 1, 0), xt.float16), z)
+        v = xt.tile_mma(lo, e0) + xt.tile_mma(hi, e1)
+    else:  # b: [2n, n] @ [n, N]
         r = xt.arange(0, 2 * n)[:, None]
         c = xt.arange(0, n)[None, :]
-        v = (xt.tile_mma(xt.astype(xt.where(r == 2 * c, 1, 0), xt.float16), lo)
-             + xt.tile_mma(xt.astype(xt.where(r == 2 * c + 1, 1, 0), xt.float16), hi))
+        e0 = xt.where(band, xt.astype(xt.where(r == 2 * c, 1, 0), xt.float16), z)
+        e1 = xt.where(band, xt.astype(xt.where(r == 2 * c + 1, 1, 0), xt.float16), z)
+        v = xt.tile_mma(e0, lo) + xt.tile_mma(e1, hi)
     if bf16:
         r = xt.astype(v, xt.bfloat16)
     else:
@@ -126,9 +131,13 @@ def _mask(builder, shape, axis, lo, hi):
 
 
 def _spread_fp4(builder, x, axis, bf16):
-    """An e2m1 operand (packed bytes along ``axis``) as its decoded values in K order."""
+    """An e2m1 operand (bytes packed along ``axis``: 1 for a, 0 for b) as its decoded values
+    in K order, [M, K] or [K, N]."""
     lo, hi = (run_inline(builder, _decode, dict(x=x, fp4=True, half=h, bf16=False)) for h in (0, 1))
-    return run_inline(builder, _spread, dict(lo=lo, hi=hi, axis=axis, n=sem.shape_of(x)[axis], bf16=bf16))
+    n = sem.shape_of(x)[axis]
+    packed, spread = np.indices((n, 2 * n) if axis == 1 else (2 * n, n))[::1 if axis == 1 else -1]
+    band = sem.dense(builder, [bool(v) for v in (spread // 32 == packed // 16).ravel()], i1, packed.shape)
+    return run_inline(builder, _spread, dict(lo=lo, hi=hi, band=band, axis=axis, n=n, bf16=bf16))
 
 
 @LANGUAGE.register("dot_scaled")
