@@ -84,17 +84,14 @@ def mx_mixed_step(a, sa, b, sb, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt
     xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]))
 
 
-@pytest.mark.parametrize("target,fa,fb,BM", [("pvc", "e2m1", "e4m3", 16), ("bmg", "e4m3", "e2m1", 16),
-                                             ("arc", "e2m1", "e4m3", 8)])
+@pytest.mark.parametrize("target,fa,fb,BM", [("pvc", "e2m1", "e4m3", 16), ("bmg", "e4m3", "e2m1", 16)])
 def test_dot_scaled_mixed_e2m1_costs_the_nonzero_spread_blocks(target, fa, fb, BM, ocloc_path):
     """e2m1 beside e4m3: the e2m1 side's nibble tiles spread to K order by 0/1 matrices whose
     zero blocks (outside their 16 x 32 diagonal band) are no DPAS: the plain BK product's
     (BM/m)(BN/n)(BK/k), plus, per nibble, one DPAS per output block of the spread operand
     ([BM, BK] for a: (BM/m)(BK/n); [BK, BN] for b: (BK/m)(BN/n)), since each output block
-    reads one K block of the band; nothing spills. On ARC (8 lanes) the spread A operand
-    is re-laid out from DPAS result blocks (xegpu.a_from_c): the A blocks a K block's mask
-    zeroes are zero blocks, with no shuffles (that it compiles and does not spill is the
-    claim there; IGC's DPAS count on ARC is not this formula's)."""
+    reads one K block of the band; nothing spills. (ARC, where the spread A operand is
+    re-laid out from DPAS result blocks, runs in the mx fuzz seeds of tests/fuzz.)"""
     from xetile_dsl.targets import as_target
     BN, BK = 16, 64
     sig = dict(SIG, a="u8[:,:]" if fa == "e2m1" else SIG["a"], b="u8[:,:]" if fb == "e2m1" else SIG["b"])
@@ -103,5 +100,4 @@ def test_dot_scaled_mixed_e2m1_costs_the_nonzero_spread_blocks(target, fa, fb, B
     spread = (BM // cfg.m) * (BK // cfg.n) if fa == "e2m1" else (BK // cfg.m) * (BN // cfg.n)
     want = (BM // cfg.m) * (BN // cfg.n) * (BK // cfg.k) + 2 * spread
     print(f"{target} dot_scaled {fa} x {fb} BK={BK}: {dict(report.hot.counts)}, spill {report.spill_bytes} B")
-    assert report.spill_bytes == 0 and report.hot.counts["dpas"] >= want
-    assert report.hot.counts["dpas"] == want or target == "arc"
+    assert report.hot.counts["dpas"] == want and report.spill_bytes == 0
