@@ -26,6 +26,13 @@ its OpenCL ulp bound) and ``xt.rand`` terms stored through the mask, and some of
 integer ``atomic_rmw`` of every program into one tile (masked: a scattered one), an
 ``atomic_xchg`` of a program's own slice and an element ``atomic_cas`` of its own flag,
 all exact.
+The microscaling family (``--family mx``, also every ``ROTATE``-th seed) writes a GEMM tile
+loop over K of ``xt.dot_scaled`` (formats e4m3/e5m2/e2m1/bf16/fp16 per side, mixed e2m1 x
+fp8 too, e2m1 packed along K; K a multiple of 32, maybe not of the K step; either scale
+None, b_scale ``[N, K/32]`` or ``[K/32, N]``, a NaN scale; the accumulator loaded, zero or
+None; fp8 data with subnormal codes), or of ``xt.tile_mma`` on fp8 tiles, or an
+``xt.unpack_int4`` stored; the reference decodes every code in f64 (ml_dtypes; e2m1 from
+its table) and bounds only the f32 sums.
 
 Bounds: exact for integers; for floats each op adds ``k * u * |r|`` (u the unit roundoff
 of the type it computes in, k = 1 for + - * and 4 for transcendental functions) plus the
@@ -285,7 +292,7 @@ def _expr(rng, depth, is_int, leaves):
     return rng.choice(un).format(a) if rng.random() < 0.4 else rng.choice(bi).format(a, b)
 
 
-FAMILIES = ["ew", "gemm", "wg", "atomic", "while", "scatter", "lib"]
+FAMILIES = ["ew", "gemm", "wg", "atomic", "while", "scatter", "lib", "mx"]
 
 
 def _spec_scatter(rng, s):
@@ -363,6 +370,8 @@ def spec_for(seed: int, family: str | None = None) -> dict:
         _spec_scatter(rng, s)
     elif fam == "lib":
         _spec_lib(rng, s)
+    elif fam == "mx":
+        _spec_mx(rng, s)
     elif fam == "wg":
         s["dt"] = rng.choice(["float32", "float16", "int32"])
         s["R"] = rng.choice([32, 64])
@@ -613,6 +622,181 @@ def _script_lib(s):
     launch = _launch_code((G,), f"d['x'], d['y'], d['i'], d['out'], d['iout'], d['q'], d['tot'], d['xc'], d['old'], "
                                 f"d['flag'], d['fold'], {N}, {s['seedv']}, B={B}", outs)
     return consts + kern + ins + ref + launch
+
+
+# --- the microscaling family: xt.dot_scaled, tile_mma on fp8, xt.unpack_int4 ----------------
+MX_FORMATS = ["e4m3", "e5m2", "e2m1", "bf16", "fp16"]
+MX_TYPE = {"e4m3": "float8_e4m3fn", "e5m2": "float8_e5m2", "bf16": "bfloat16", "fp16": "float16"}
+MX_SIG = {"float8_e4m3fn": "ml_dtypes.float8_e4m3fn", "float8_e5m2": "ml_dtypes.float8_e5m2",
+          "bfloat16": "ml_dtypes.bfloat16", "float16": "np.float16"}
+
+
+def _spec_mx(rng, s):
+    """A GEMM tile loop over K of ``xt.dot_scaled`` (formats per side, e2m1 packed along K,
+    either scale None, b_scale [N, K/32] or [K/32, N], NaN scales, an accumulator loaded,
+    zero or None), of ``xt.tile_mma`` on fp8 tiles, or an ``xt.unpack_int4`` stored."""
+    s["op"] = rng.choice(["scaled", "scaled", "scaled", "mma8", "int4"])
+    s["BM"] = rng.choice([8, 16, 16, 32])
+    s["BN"] = rng.choice([16, 16, 32])
+    s["M"] = rng.randint(1, 2 * s["BM"] + 3)
+    s["N"] = rng.randint(1, 2 * s["BN"] + 3)
+    s["bk"] = rng.choice([1, 2, 2, 4])            # the K step, in 32-element scale blocks
+    s["nk"] = s["bk"] * rng.randint(1, 2) + rng.choice([0, 0, -1])  # K / 32: maybe not a whole number of steps
+    s["nk"] = max(1, s["nk"])
+    if s["op"] == "int4":
+        s["signed"] = rng.random() < 0.5
+        s["axis"] = rng.choice([0, 1])
+        s["BM"] = max(s["BM"], 16) if s["axis"] == 0 else s["BM"]  # the f16 DPAS K interleaves (refused else)
+        return
+    fam8 = ["e4m3", "e5m2"]
+    if s["op"] == "mma8":
+        s["fa"], s["fb"] = rng.choice(fam8), rng.choice(fam8)
+    else:
+        s["fa"] = rng.choices(MX_FORMATS, [3, 2, 3, 1, 1])[0]
+        s["fb"] = rng.choices(MX_FORMATS, [3, 2, 3, 1, 1])[0]
+        if {s["fa"], s["fb"]} == {"bf16", "fp16"}:
+            s["fb"] = s["fa"]
+    # the element type of an fp8 operand: either fp8 type under either format name
+    s["ta"] = MX_TYPE.get(s["fa"]) if s["fa"] not in fam8 or rng.random() < 0.8 else rng.choice(
+        ["float8_e4m3fn", "float8_e5m2"])
+    s["tb"] = MX_TYPE.get(s["fb"]) if s["fb"] not in fam8 or rng.random() < 0.8 else rng.choice(
+        ["float8_e4m3fn", "float8_e5m2"])
+    s["sa"] = s["op"] == "scaled" and s["fa"] not in ("bf16", "fp16") and rng.random() < 0.75
+    s["sb"] = s["op"] == "scaled" and s["fb"] not in ("bf16", "fp16") and rng.random() < 0.75
+    s["row"] = rng.random() < 0.4                 # b_scale as [K/32, N]
+    s["srange"] = rng.choice([[120, 134], [100, 150], [80, 170]])
+    s["nan"] = rng.random() < 0.25                # a 255 (NaN) scale somewhere
+    s["spread"] = rng.choice([1.0, 1.0, 8.0, 2.0 ** -12])  # fp8 data: * spread (small: subnormal codes)
+    s["acc"] = rng.choice(["load", "zeros", "none"])
+    s["fmt1"] = rng.random() < 0.5                # format= when both sides agree
+
+
+def _mx_decl(fmt, t, shape, spread):
+    if fmt == "e2m1":
+        return f"rng.integers(0, 256, {shape}).astype(np.uint8)"
+    if fmt in ("bf16", "fp16"):
+        return f"rng.standard_normal({shape}).astype({MX_SIG[t]})"
+    return f"np.clip(rng.standard_normal({shape}) * {spread!r}, -400, 400).astype({MX_SIG[t]})"
+
+
+def _script_mx(s):
+    BM, BN, M, N, nk, bk = s["BM"], s["BN"], s["M"], s["N"], s["nk"], s["bk"]
+    K, BK = 32 * nk, 32 * bk
+    GM, GN = -(-M // BM), -(-N // BN)
+    consts = f"M, N, K, BM, BN, BK = {M}, {N}, {K}, {BM}, {BN}, {BK}\n"
+    if s["op"] == "int4":
+        ax = s["axis"]
+        om, on = (2 * BM, BN) if ax == 0 else (BM, 2 * BN)
+        kern = textwrap.dedent(f"""
+        @xd.jit
+        def kernel(p, out, BM: xt.constexpr, BN: xt.constexpr):
+            pid_m, pid_n = xt.program_id(0), xt.program_id(1)
+            v = xt.load_tile(xt.init_tile(p, [pid_m * BM, pid_n * BN], [BM, BN]))
+            w = xt.unpack_int4(v, signed={s['signed']}, axis={ax})
+            xt.store_tile(w, xt.init_tile(out, [pid_m * {om}, pid_n * {on}], [{om}, {on}]))
+        """)
+        oshape = (2 * M, N) if ax == 0 else (M, 2 * N)
+        ins = textwrap.dedent(f"""
+        def make_inputs():
+            rng = np.random.default_rng({s['seed']})
+            d = {{}}
+            d["p"] = {'rng.integers(0, 256, (M, N))' if s['data'] == 'random' else 'rng.integers(0, 4, (M, N)) * 17' if s['data'] == 'small' else 'np.full((M, N), 0x1f)'}.astype(np.uint8)
+            d["out"] = np.full({oshape}, -77, np.int8)
+            return d
+        """)
+        ref = textwrap.dedent(f"""
+
+        def reference(d):
+            p = d["p"].astype(np.int64)
+            lo, hi = p & 15, p >> 4
+            if {s['signed']}:
+                lo, hi = (lo ^ 8) - 8, (hi ^ 8) - 8
+            w = np.stack([lo, hi], axis={ax + 1}).reshape({oshape})   # element 2i: the low nibble
+            return {{"out": (w.astype(np.float64), np.zeros({oshape}))}}
+        """)
+        return consts + kern + ins + ref + _launch_code((GM, GN), "d['p'], d['out'], BM=BM, BN=BN", ["out"])
+    fa, fb, nb = s["fa"], s["fb"], bk
+    KA, KB = (BK // 2 if fa == "e2m1" else BK), (BK // 2 if fb == "e2m1" else BK)
+    ka, kb = (K // 2 if fa == "e2m1" else K), (K // 2 if fb == "e2m1" else K)
+    one_step = nk <= bk
+    acc = s["acc"] if (s["acc"] != "none" or one_step) else "zeros"
+    lines = ["    pid_m, pid_n = xt.program_id(0), xt.program_id(1)",
+             f"    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, {KA}])",
+             f"    tb = xt.init_tile(b, [0, pid_n * BN], [{KB}, BN])"]
+    lines.append({"load": "    acc = xt.load_tile(xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))",
+                  "zeros": "    acc = xt.zeros([BM, BN], xt.float32)", "none": "    acc = None"}[acc])
+    # acc None (a constant) cannot be carried by a loop: one K step, no loop
+    lines.append("    for k in range(0, K, BK):" if acc != "none" else "    if True:\n        k = 0")
+    if s["op"] == "mma8":
+        lines.append("        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)")
+    else:
+        sa = f"xt.load_tile(xt.init_tile(sa, [pid_m * BM, k // 32], [BM, {nb}]))" if s["sa"] else "None"
+        if not s["sb"]:
+            sb = "None"
+        elif s["row"]:
+            sb = f"xt.load_tile(xt.init_tile(sb, [k // 32, pid_n * BN], [{nb}, BN]))"
+        else:
+            sb = f"xt.load_tile(xt.init_tile(sb, [pid_n * BN, k // 32], [BN, {nb}]))"
+        fmt = f"format={fa!r}" if fa == fb and s["fmt1"] else f"a_format={fa!r}, b_format={fb!r}"
+        lines += [f"        s1 = {sa}", f"        s2 = {sb}",
+                  f"        acc = xt.dot_scaled(xt.load_tile(ta), s1, xt.load_tile(tb), s2, acc, {fmt})"]
+    lines += [f"        ta = xt.update_tile_offset(ta, 0, {KA})", f"        tb = xt.update_tile_offset(tb, {KB}, 0)",
+              "    xt.store_tile(acc, xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))"]
+    kern = ("\n\n@xd.jit\ndef kernel(a, sa, b, sb, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):\n"
+            + "\n".join(lines) + "\n")
+    lo, hi = s["srange"]
+    data = s["data"]
+    spread = s["spread"] if data == "random" else 1.0
+    a_in = _mx_decl(fa, s.get("ta"), (M, ka), spread) if data != "ones" else "np.ones((M, %d), %s)" % (
+        ka, "np.uint8" if fa == "e2m1" else MX_SIG[s["ta"]])
+    b_in = _mx_decl(fb, s.get("tb"), (kb, N), spread) if data != "ones" else "np.ones((%d, N), %s)" % (
+        kb, "np.uint8" if fb == "e2m1" else MX_SIG[s["tb"]])
+    sbshape = "(K // 32, N)" if s["row"] else "(N, K // 32)"
+    ins = ["def make_inputs():", f"    rng = np.random.default_rng({s['seed']})", "    d = {}", f"    d['a'] = {a_in}",
+           f"    d['b'] = {b_in}", f"    d['sa'] = rng.integers({lo}, {hi}, (M, K // 32)).astype(np.uint8)",
+           f"    d['sb'] = rng.integers({lo}, {hi}, {sbshape}).astype(np.uint8)"]
+    if s["nan"] and data == "random" and (s["sa"] or s["sb"]):  # NaN: a row of a or a column of b
+        ins.append("    d['sa'][rng.integers(0, M), -1] = 255" if s["sa"] else "    d['sb'][0, -1] = 255")
+    ins += ["    d['c'] = " + ("rng.standard_normal((M, N)).astype(np.float32)" if acc == "load" else
+                               "np.full((M, N), np.nan, np.float32)"), "    return d\n"]
+    ins = "\n" + "\n".join(ins)
+    ref = textwrap.dedent(f"""
+    E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
+
+
+    def _values(x, fp4, axis):
+        # float64 values in K order; e2m1 from its code table, the low nibble first along K
+        if not fp4:
+            return x.astype(np.float64)
+        return np.stack([E2M1[x & 15], E2M1[x >> 4]], axis=axis + 1).reshape(
+            (x.shape[0], -1) if axis == 1 else (-1, x.shape[1]))
+
+
+    def _scales(s):
+        # e8m0 codes: 2^(s - 127), 255 is NaN; repeated over the 32 K elements of their block
+        v = np.where(s == 255, np.nan, np.ldexp(1.0, s.astype(np.int64) - 127))
+        return v.repeat(32, axis=1)
+
+
+    def reference(d):
+        va = _values(d["a"], {fa == 'e2m1'}, 1)
+        vb = _values(d["b"], {fb == 'e2m1'}, 0)
+        if {bool(s.get('sa'))}:
+            va = va * _scales(d["sa"])
+        if {bool(s.get('sb'))}:
+            vb = vb * (_scales(d["sb"].T).T if {s.get('row', False)} else _scales(d["sb"]).T)
+        acc = {'d["c"].astype(np.float64)' if acc == 'load' else 'np.zeros((M, N))'}
+        with np.errstate(invalid="ignore"):
+            want = acc + va @ vb
+            # every code converts exactly to f16 (bf16 beside bf16), a product of two is exact in
+            # f32 and a scale is an exact ldexp: only the f32 sums round, at most K + K/32 + 1 of
+            # them, 2^-24 each on the sum of magnitudes, plus a flushed f32 subnormal a block
+            bound = ((K + K // 32 + 1) * 2.0 ** -24 * (np.abs(va) @ np.abs(vb) + np.abs(acc))
+                     + (K // 32 + 2) * 2.0 ** -126)
+        return {{"c": (want, np.where(np.isnan(bound), 0.0, bound))}}
+    """)
+    return consts + kern + ins + ref + _launch_code((GM, GN), "d['a'], d['sa'], d['b'], d['sb'], d['c'], K, BM=BM, "
+                                                    "BN=BN, BK=BK", ["c"])
 
 
 def flavours_for(spec, flavours):
@@ -1088,6 +1272,16 @@ def shrinks(spec):
                 var(**{k: None if k in ("fp8", "atom", "mask") else False})
         if spec["soff"]:
             var(soff=0)
+    if spec["family"] == "mx" and spec["op"] != "int4":
+        for k in ("nan", "sa", "sb", "row"):
+            if spec[k]:
+                var(**{k: False})
+        if spec["acc"] != "zeros":
+            var(acc="zeros")
+        if spec["nk"] > 1:
+            var(nk=spec["nk"] - 1, bk=min(spec["bk"], spec["nk"] - 1))
+        if spec["spread"] != 1.0:
+            var(spread=1.0)
     if spec["family"] == "scatter":
         if spec["R"] > 1:
             var(R=spec["R"] // 2, src="load")
@@ -1132,7 +1326,8 @@ def reproducer(spec, flavours):
     return script_for(spec).replace(f"\nFLAVOURS = {list(FLAVOURS)!r}\n", f"\nFLAVOURS = {list(flavours)!r}\n")
 
 
-ROTATE = 6  # see fuzz(): seeds S with S % ROTATE == ROTATE - 1 run a scatter case there, ROTATE - 2 a lib case
+ROTATE = 6  # see fuzz(): seeds S with S % ROTATE == ROTATE - 1 run a scatter case there, ROTATE - 2 a lib case,
+#: ROTATE - 3 an mx case
 
 
 def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_findings=True, log=print,
@@ -1145,7 +1340,7 @@ def fuzz(seed, *, minutes=None, cases=None, flavours=FLAVOURS, jobs=1, minimise_
     def one(sd):
         # a run without --family gives every ROTATE-th seed to the gather/scatter family and
         # to the lib family, whose cases spec_for draws only by name (so old seeds keep theirs)
-        rotated = {ROTATE - 1: "scatter", ROTATE - 2: "lib"}.get(sd % ROTATE)
+        rotated = {ROTATE - 1: "scatter", ROTATE - 2: "lib", ROTATE - 3: "mx"}.get(sd % ROTATE)
         spec = spec_for(sd, family or rotated)
         fls = flavours_for(spec, flavours)
         t0 = time.time()

@@ -1,7 +1,8 @@
 """xt.dot_scaled beyond one scale block: K of 64..128 in one call (scales [M, K/32] and
 [N, K/32], or b_scale as [K/32, N]), a_format/b_format per operand (bf16 and fp16
-operands unscaled), one-sided scaling (a_scale or b_scale None), against float64
-(ml_dtypes decodes fp8, bf16 and the e8m0 scales; e2m1 from its code table).
+operands unscaled; e2m1 beside fp8, bf16 or fp16 on either side), one-sided scaling
+(a_scale or b_scale None), against float64 (ml_dtypes decodes fp8, bf16 and the e8m0
+scales; e2m1 from its code table).
 
 Tolerance: every operand value converts exactly to f16 (bf16 when the other side is
 bf16), each product of two is exact in f32 and the power-of-two scales are applied
@@ -63,6 +64,9 @@ CASES = [  # a_format, b_format, K, a scaled, b scaled, b_scale as [K/32, N]
     ("e2m1", "e2m1", 128, True, True, False), ("e2m1", "e2m1", 64, False, True, True),
     ("e4m3", "bf16", 64, True, False, False), ("fp16", "e5m2", 96, False, True, False),
     ("bf16", "bf16", 64, False, False, False), ("e4m3", "e5m2", 32, True, False, False),
+    # e2m1 beside another format (either side): its nibbles spread to K order in registers
+    ("e2m1", "e4m3", 64, True, True, False), ("e5m2", "e2m1", 128, True, True, True),
+    ("e2m1", "bf16", 64, True, False, False), ("fp16", "e2m1", 32, False, True, False),
 ]
 
 
@@ -98,6 +102,7 @@ def test_dot_scaled_format_refusals():
     kw = dict(M=16, N=16, KA=64, KB=64, SA=True, SB=True, ROW=False, NB=2)
     with pytest.raises(CompilationError, match=r"a bf16 operand is not scaled: b_scale must be None"):
         scaled_call.on("interpret")[(1,)](a, s, a.T.astype(ml_dtypes.bfloat16), s, c, FA="e4m3", FB="bf16", **kw)
-    with pytest.raises(CompilationError, match=r"an e2m1 operand .* pairs only with another e2m1"):
-        scaled_call.on("interpret")[(1,)](np.zeros((16, 32), np.uint8), s, a.T.copy(), s, c, FA="e2m1", FB="e4m3",
-                                          **dict(kw, KA=32))
+    # e2m1 beside e4m3: the e2m1 side holds K/2 bytes along K, the other K codes
+    with pytest.raises(CompilationError, match=r"a must be \[M, K/2\] bytes and b \[K, N\] .* got a 16x64 and b 64x16"):
+        scaled_call.on("interpret")[(1,)](np.zeros((16, 64), np.uint8), s, a.T.copy(), s, c, FA="e2m1", FB="e4m3",
+                                          **kw)

@@ -46,3 +46,12 @@ def test_unpack_int4_refuses_other_types():
     with pytest.raises(CompilationError, match="v must be a 2-D int8 or uint8 tile"):
         unpack.on("interpret")[(1,)](np.zeros((16, 32), np.int32), np.zeros((16, 64), np.int8), M=16, N=32,
                                      SIGNED=True, AXIS=1)
+
+
+def test_unpack_int4_refuses_a_length_the_interleave_cannot_take():
+    """8 packed rows along axis 0: the interleaving f16 tile_mma needs K a multiple of 16; the
+    error is at the kernel's line (it was an error inside the library's own code)."""
+    with pytest.raises(CompilationError, match=r"along axis 0 must be a multiple of 16") as e:
+        unpack.on("interpret")[(1,)](np.zeros((8, 16), np.uint8), np.zeros((16, 16), np.int8), M=8, N=16,
+                                     SIGNED=True, AXIS=0)
+    assert e.value.filename == __file__

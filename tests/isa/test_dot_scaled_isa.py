@@ -65,3 +65,39 @@ def test_dot_scaled_k_step_costs_one_dpas_set_per_block(bk, fp4, ocloc_path):
     want = (16 // cfg.m) * (16 // cfg.n) * (bk // cfg.k)
     print(f"pvc dot_scaled BK={bk} {'e2m1' if fp4 else 'e4m3'}: {dict(report.hot.counts)}, spill {report.spill_bytes} B")
     assert report.hot.counts["dpas"] == want and report.spill_bytes == 0
+
+
+@xd.jit
+def mx_mixed_step(a, sa, b, sb, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, FA: xt.constexpr,
+                  FB: xt.constexpr):
+    KA = BK // 2 if FA == "e2m1" else BK
+    KB = BK // 2 if FB == "e2m1" else BK
+    ta = xt.init_tile(a, [0, 0], [BM, KA])
+    tb = xt.init_tile(b, [0, 0], [KB, BN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        s1 = xt.load_tile(xt.init_tile(sa, [0, k // 32], [BM, BK // 32]))
+        s2 = xt.load_tile(xt.init_tile(sb, [0, k // 32], [BN, BK // 32]))
+        acc = xt.dot_scaled(xt.load_tile(ta), s1, xt.load_tile(tb), s2, acc, a_format=FA, b_format=FB)
+        ta = xt.update_tile_offset(ta, 0, KA)
+        tb = xt.update_tile_offset(tb, KB, 0)
+    xt.store_tile(acc, xt.init_tile(c, [0, 0], [BM, BN]))
+
+
+@pytest.mark.parametrize("target,fa,fb,BM", [("pvc", "e2m1", "e4m3", 16), ("bmg", "e4m3", "e2m1", 16)])
+def test_dot_scaled_mixed_e2m1_costs_the_nonzero_spread_blocks(target, fa, fb, BM, ocloc_path):
+    """e2m1 beside e4m3: the e2m1 side's nibble tiles spread to K order by 0/1 matrices whose
+    zero blocks (outside their 16 x 32 diagonal band) are no DPAS: the plain BK product's
+    (BM/m)(BN/n)(BK/k), plus, per nibble, one DPAS per output block of the spread operand
+    ([BM, BK] for a: (BM/m)(BK/n); [BK, BN] for b: (BK/m)(BN/n)), since each output block
+    reads one K block of the band; nothing spills. (ARC, where the spread A operand is
+    re-laid out from DPAS result blocks, runs in the mx fuzz seeds of tests/fuzz.)"""
+    from xetile_dsl.targets import as_target
+    BN, BK = 16, 64
+    sig = dict(SIG, a="u8[:,:]" if fa == "e2m1" else SIG["a"], b="u8[:,:]" if fb == "e2m1" else SIG["b"])
+    report = xd.compile(mx_mixed_step, sig, dict(BM=BM, BN=BN, BK=BK, FA=fa, FB=fb), target=target).report()
+    cfg = as_target(target).dpas_for("f16", "f16")
+    spread = (BM // cfg.m) * (BK // cfg.n) if fa == "e2m1" else (BK // cfg.m) * (BN // cfg.n)
+    want = (BM // cfg.m) * (BN // cfg.n) * (BK // cfg.k) + 2 * spread
+    print(f"{target} dot_scaled {fa} x {fb} BK={BK}: {dict(report.hot.counts)}, spill {report.spill_bytes} B")
+    assert report.hot.counts["dpas"] == want and report.spill_bytes == 0

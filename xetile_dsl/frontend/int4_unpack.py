@@ -50,7 +50,13 @@ def build_unpack_int4(builder, node: ast.Call):
     if axis not in (0, 1, -1, -2):
         raise builder.error(args["axis"], f"unpack_int4: axis must be 0 or 1 (or -1, -2), got {axis!r}")
     axis %= 2
-    env = {"v": v, "signed": signed, "axis": axis, "n": sem.shape_of(v)[axis]}
+    n = sem.shape_of(v)[axis]
+    cfg = builder.target.dpas_for("f16", "f16") if builder.target is not None else None
+    if cfg is not None and n % cfg.k:
+        raise builder.error(node, f"unpack_int4: v's length along axis {axis} must be a multiple of {cfg.k} (the K "
+                            f"of the f16 tile_mma that interleaves the nibbles on {builder.target.name}), got "
+                            f"{describe(v)}")
+    env = {"v": v, "signed": signed, "axis": axis, "n": n}
     return run_inline(builder, _unpack, env)
 
 

@@ -41,6 +41,32 @@ def _decode(x, fp4, half, bf16):
     return r
 
 
+def _spread(lo, hi, band, axis, n, bf16):
+    # kernel-language code: an e2m1 operand's values in K order from its even-K (low nibble) and
+    # odd-K (high nibble) f16 tiles, interleaved by tile_mmas with 0/1 matrices: exact, one
+    # non-zero product per output. ``band`` (constant i1) is true on the 16 x 32 (a) or 32 x 16
+    # (b) blocks of the matrices' diagonal band, outside which they are 0: its selects make the
+    # XeGPU lowering drop the DPAS of the 0 blocks (decision 041)
+    z = xt.zeros(band.shape, xt.float16)
+    if axis == 1:  # a: [M, n] @ [n, 2n]
+        r = xt.arange(0, n)[:, None]
+        c = xt.arange(0, 2 * n)[None, :]
+        e0 = xt.where(band, xt.astype(xt.where(c == 2 * r, 1, 0), xt.float16), z)
+        e1 = xt.where(band, xt.astype(xt.where(c == 2 * r + 1, 1, 0), xt.float16), z)
+        v = xt.tile_mma(lo, e0) + xt.tile_mma(hi, e1)
+    else:  # b: [2n, n] @ [n, N]
+        r = xt.arange(0, 2 * n)[:, None]
+        c = xt.arange(0, n)[None, :]
+        e0 = xt.where(band, xt.astype(xt.where(r == 2 * c, 1, 0), xt.float16), z)
+        e1 = xt.where(band, xt.astype(xt.where(r == 2 * c + 1, 1, 0), xt.float16), z)
+        v = xt.tile_mma(e0, lo) + xt.tile_mma(e1, hi)
+    if bf16:
+        r = xt.astype(v, xt.bfloat16)
+    else:
+        r = xt.astype(v, xt.float16)
+    return r
+
+
 def _partial(pa, pb, ma, mb, d, has_d, masked):
     # kernel-language code: d + the product of one K block (ma, mb: constant masks of the block's
     # columns of pa and rows of pb; whole DPAS blocks, so the XeGPU lowering keeps only the block's)
@@ -104,6 +130,16 @@ def _mask(builder, shape, axis, lo, hi):
     return sem.dense(builder, [bool(x) for x in ((idx >= lo) & (idx < hi)).ravel()], i1, shape)
 
 
+def _spread_fp4(builder, x, axis, bf16):
+    """An e2m1 operand (bytes packed along ``axis``: 1 for a, 0 for b) as its decoded values
+    in K order, [M, K] or [K, N]."""
+    lo, hi = (run_inline(builder, _decode, dict(x=x, fp4=True, half=h, bf16=False)) for h in (0, 1))
+    n = sem.shape_of(x)[axis]
+    packed, spread = np.indices((n, 2 * n) if axis == 1 else (2 * n, n))[::1 if axis == 1 else -1]
+    band = sem.dense(builder, [bool(v) for v in (spread // 32 == packed // 16).ravel()], i1, packed.shape)
+    return run_inline(builder, _spread, dict(lo=lo, hi=hi, band=band, axis=axis, n=n, bf16=bf16))
+
+
 @LANGUAGE.register("dot_scaled")
 def build_dot_scaled(builder, node: ast.Call):
     args = _bind(builder, node)
@@ -119,17 +155,14 @@ def build_dot_scaled(builder, node: ast.Call):
             raise builder.error(args[name], f"dot_scaled({name[0]}_format={fmt!r}): {name} must hold {_WHAT[fmt]}, "
                                 f"got {t}")
     fp4 = (fa == "e2m1", fb == "e2m1")
-    if fp4[0] != fp4[1]:
-        raise builder.error(node, f"dot_scaled: an e2m1 operand (two codes a byte along K) pairs only with another "
-                            f"e2m1 operand here, got a_format={fa!r}, b_format={fb!r} (unpack the other side's "
-                            f"K order first, or convert both to one family)")
     if "bf16" in (fa, fb) and "fp16" in (fa, fb):
         raise builder.error(node, "dot_scaled: bf16 and fp16 operands do not mix (DPAS takes one 16-bit type)")
     k = ka * (2 if fp4[0] else 1)
-    if ka != kb or k % BLOCK:
-        raise builder.error(node, f"dot_scaled(a_format={fa!r}, b_format={fb!r}): a must be [M, K] and b [K, N] "
-                            f"({'[M, K/2] and [K/2, N] bytes for e2m1, ' if fp4[0] else ''}K a multiple of {BLOCK}); "
-                            f"got a {m}x{ka} and b {kb}x{n}")
+    if k != kb * (2 if fp4[1] else 1) or k % BLOCK:
+        raise builder.error(node, f"dot_scaled(a_format={fa!r}, b_format={fb!r}): a must be "
+                            f"{'[M, K/2] bytes' if fp4[0] else '[M, K]'} and b {'[K/2, N] bytes' if fp4[1] else '[K, N]'}"
+                            f" (e2m1 packs two codes a byte along K), K a multiple of {BLOCK}; got a {m}x{ka} and "
+                            f"b {kb}x{n}")
     nb = k // BLOCK
     for name, fmt in (("a_scale", fa), ("b_scale", fb)):
         if fmt in ("bf16", "fp16") and scales[name] is not None:
@@ -157,6 +190,10 @@ def build_dot_scaled(builder, node: ast.Call):
     bf16 = "bf16" in (fa, fb)
     if not fp4[0] and ta in _FORMATS["e4m3"] and tb in _FORMATS["e4m3"] and (nb == 1 or not (has_sa or has_sb)):
         pa, pb = [vals["a"]], [vals["b"]]  # fp8 x fp8 in one block: tile_mma converts in registers
+    elif fp4[0] != fp4[1]:  # e2m1 beside another format: the e2m1 side's values spread to K order
+        pa, pb = ([_spread_fp4(builder, vals[s], ax, bf16) if f4 else
+                   run_inline(builder, _decode, dict(x=vals[s], fp4=False, half=0, bf16=bf16))]
+                  for s, ax, f4 in (("a", 1, fp4[0]), ("b", 0, fp4[1])))
     else:
         halves = 2 if fp4[0] else 1
         pa = [run_inline(builder, _decode, dict(x=vals["a"], fp4=fp4[0], half=h, bf16=bf16)) for h in range(halves)]

@@ -19,8 +19,9 @@ def dot_scaled(a, a_scale, b, b_scale, acc=None, format="e4m3", a_format=None, b
       ``xt.float8_e4m3fn`` / ``xt.float8_e5m2`` (either type under either name).
     * ``"e2m1"`` (fp4): two codes per uint8 byte, packed along K, **low nibble first**
       (element ``2i`` of K in bits 0-3 of byte ``i``): ``a`` is ``[M, K/2]`` and ``b``
-      ``[K/2, N]`` bytes (row ``i`` of ``b`` holds K rows ``2i`` and ``2i + 1``); it pairs
-      with an e2m1 operand only.
+      ``[K/2, N]`` bytes (row ``i`` of ``b`` holds K rows ``2i`` and ``2i + 1``); beside
+      another format (either side) its codes are spread to K order in registers first
+      (exact 0/1 ``tile_mma``s, docs/decisions/047-dot-scaled-mixed-e2m1.md).
     * ``"bf16"`` / ``"fp16"``: an unscaled ``xt.bfloat16`` / ``xt.float16`` operand (its
       scale must be None); bf16 and fp16 do not mix.
     * ``format=`` names both operands; ``a_format=`` / ``b_format=`` (Triton's

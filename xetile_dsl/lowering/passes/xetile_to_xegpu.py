@@ -22,7 +22,7 @@ from ...targets import Target, kernel_target
 from ...targets.target import PREFETCH_LOCALITY_HINTS
 from ..analysis import op_kinds
 from ..analysis.families import Families
-from ..rewrites import block_messages, constants, mma_relayout, register_transpose, scattered
+from ..rewrites import block_messages, constants, dead_code, mma_relayout, register_transpose, scattered
 from ..rewrites import transposed_tiles as transposed
 from ..rewrites.rebuild import Rebuilder
 from .blocking import has_xetile_ops
@@ -70,6 +70,16 @@ class _Translator(Rebuilder):
     def run(self) -> None:
         super().run()
         self._drop_unused_descriptors()
+        if self.masked_off:
+            self._drop_masked_off_producers()
+
+    def _drop_masked_off_producers(self) -> None:
+        """The blocks a constant select did not choose, and the DPAS it dropped, leave pure
+        ops nobody reads (e.g. the compares of a K block's 0/1 matrix); gone, they cannot give
+        a value of an operand A chain a second use that wants another lane layout."""
+        blocks = {op.parent_block() for op in ops_in(self.fn)}
+        while sum(dead_code.erase_dead_ops(b) for b in blocks if b is not None):
+            pass
 
     def _drop_unused_descriptors(self) -> None:
         """Descriptors nothing uses (a block tile reached only through per-row scattered

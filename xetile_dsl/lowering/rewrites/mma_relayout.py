@@ -32,8 +32,8 @@ error of blocking.py (``_check_chained_mma``), the same on PVC and ARC.
 """
 from __future__ import annotations
 
-from xdsl.dialects import func
-from xdsl.dialects.builtin import VectorType
+from xdsl.dialects import arith, func
+from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, VectorType
 
 from ...dialects import xegpu, xetile
 from ...dialects.walk import ops_in
@@ -156,6 +156,16 @@ def pack_to_xegpu(tr, op: xetile.TilePackOp) -> None:
                             f"block whole result blocks one above the other", op)
     per = b1 // width
     block_t = VectorType(elem, [b0, b1])
-    tr.vmap[op.result] = [
-        tr.emit(xegpu.AFromCOp([blocks[i * src_cols + j * per + t] for t in range(per)], block_t), op).result
-        for i in range(out_rows) for j in range(out_cols)]
+    tr.vmap[op.result] = [_a_block(tr, op, [blocks[i * src_cols + j * per + t] for t in range(per)], block_t)
+                          for i in range(out_rows) for j in range(out_cols)]
+
+
+def _a_block(tr, op: xetile.TilePackOp, sources: list, block_t: VectorType):
+    """One A block from its result blocks: an ``xegpu.a_from_c``, or, when a constant select
+    masked every source off (xt.dot_scaled's K blocks), a zero block that is masked off too,
+    so the consuming tile_mma drops its DPAS and no shuffle moves zeros."""
+    if all(s in tr.masked_off for s in sources):
+        zero = tr.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(block_t, [0.0])), op).result
+        tr.masked_off.add(zero)
+        return zero
+    return tr.emit(xegpu.AFromCOp(sources, block_t), op).result
