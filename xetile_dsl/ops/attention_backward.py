@@ -14,6 +14,12 @@ operands are tiles or ``tile_mma`` results, lowering/rewrites/mma_relayout.py):
   query head of its group (grouped-query attention: query head h uses key/value head
   h // G), the query blocks, accumulating dV = P^T dO and dK = dS^T Q in registers.
 
+On the rows form's targets (ARC, ``configs.attention_form``: no 2D block messages, so
+the transposed form's K^T operand A would be gathers) :func:`attention_bwd_dq_rows_kernel`
+runs dq untransposed (queries x keys) and :func:`attention_bwd_dkdv_rows_kernel` runs
+twice, once per accumulator (dV, then dK), with the tiles of ``configs.attention_backward_tiles``
+and ``configs.attention_backward_dq_queries`` (docs/decisions/039-arc-attention-backward.md).
+
 Each output element is written by one program (no atomics), so dq, dk, dv (the group's
 sum for dk, dv included) do not depend on scheduling.  The dq kernel runs first: the
 dk/dv kernel reads its delta.  lse is the natural-log one ``ops.attention(...,
@@ -293,6 +299,7 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, scale: floa
     or 128, lse the f32 [Z, H, N] natural-log log-sum-exp from ``return_lse=True`` (or
     all [H, N, D] and lse [H, N], one batch); f32 accumulation, results in the inputs'
     dtype.  Deterministic: every element of dq, dk, dv is computed by one program.
+    Targets: pvc, bmg, lnl, ptl, arc, cpu-pvc, cpu-arc and the interpreter.
 
     >>> import numpy as np
     >>> from xetile_dsl import ops
