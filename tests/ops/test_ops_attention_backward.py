@@ -5,7 +5,8 @@ N a multiple of no tile (keys and queries past N masked or zero), causal and ful
 H / H_kv = 1, 2, 4, D = 32, 64 and 128, f16 and bf16 in the interpreter; the CPU device
 builds two backwards (causal, D = 64, H / H_kv = 2; causal, D = 32, the kernels
 examples/train_gpt.py builds) and reuses the forward kernels the forward tests and
-train_gpt.py build (return_lse is a runtime flag of that kernel)."""
+train_gpt.py build (return_lse is a runtime flag of that kernel).  ARC's rows form runs
+with arc's tiles in the interpreter (``_launch(..., like="arc")``) and once on cpu-arc."""
 from __future__ import annotations
 
 import importlib
