@@ -1,6 +1,6 @@
 """Flash-attention backward machine code against the forward's (static, no GPU).
 
-    python benchmarks/attention_backward_isa.py [--targets pvc bmg] [--dims 32 64 128]
+    python benchmarks/attention_backward_isa.py [--targets pvc bmg arc] [--dims 32 64 128]
 
 For each target and head dim: the forward (ops.attention's kernel as launched, causal f16)
 and the backward's dq and dk/dv kernels (ops.attention_backward's, causal f16, one query
@@ -9,6 +9,10 @@ counted by the ISA report (tools/isa_report.py): per loop with DPAS, its DPAS an
 instructions per DPAS, and the kernel's spill bytes.  The forward's count is its key
 loop's; the backward kernels have one loop per masked and unmasked range, and at D = 128
 the register budget splits each into two copies (xegpu-split-accumulators), all shown.
+On the rows form's targets (arc) the forward is attention_rows_nd_kernel with the lse
+(as training launches it), the dq kernel attention_bwd_dq_rows_kernel and the dk/dv
+kernel's two builds, "dk" and "dv" (attention_bwd_dkdv_rows_kernel, DK); ARC's counts
+include the dummy DPAS IGC puts before each DPAS chain.
 """
 from __future__ import annotations
 
@@ -16,8 +20,9 @@ import argparse
 
 import xetile_dsl as xd
 from xetile_dsl.ops import configs
-from xetile_dsl.ops.attention import attention_nd_kernel
-from xetile_dsl.ops.attention_backward import attention_bwd_dkdv_kernel, attention_bwd_dq_kernel, kernel_signatures
+from xetile_dsl.ops.attention import attention_nd_kernel, attention_rows_nd_kernel
+from xetile_dsl.ops.attention_backward import (attention_bwd_dkdv_kernel, attention_bwd_dkdv_rows_kernel,
+                                               attention_bwd_dq_kernel, attention_bwd_dq_rows_kernel, kernel_signatures)
 from xetile_dsl.ops.matmul import XT_DTYPES
 
 F16 = XT_DTYPES["float16"]
@@ -25,14 +30,23 @@ FORWARD_SIG, DQ_SIG, DKDV_SIG = kernel_signatures("f16").values()
 
 
 def reports(target: str, d: int) -> dict:
-    """{kernel name: ISA report} of the forward and both backward kernels."""
+    """{kernel name: ISA report} of the forward and the backward kernels."""
     BM, BN = configs.attention_tiles(target, d)
-    fwd = {"CAUSAL": True, "OUT": F16, "D": d, "BM": BM, "BN": BN, "SCALED": False}
+    fwd = {"CAUSAL": True, "OUT": F16, "D": d, "BM": BM, "BN": BN}
     BM, BN, BK = configs.attention_backward_tiles(target, d)
-    bwd = {"CAUSAL": True, "OUT": F16, "D": d, "BM": BM}
-    return {"forward": xd.compile(attention_nd_kernel, FORWARD_SIG, fwd, target=target).report(),
-            "dq": xd.compile(attention_bwd_dq_kernel, DQ_SIG, {**bwd, "BN": BK}, target=target).report(),
-            "dk/dv": xd.compile(attention_bwd_dkdv_kernel, DKDV_SIG, {**bwd, "BN": BN, "G": 1},
+    bwd = {"CAUSAL": True, "OUT": F16, "D": d}
+    if configs.attention_form(target) == "rows":
+        dq_bm = configs.attention_backward_dq_queries(target, d)
+        return {"forward": xd.compile(attention_rows_nd_kernel, FORWARD_SIG, {**fwd, "LSE": True},
+                                      target=target).report(),
+                "dq": xd.compile(attention_bwd_dq_rows_kernel, DQ_SIG, {**bwd, "BM": dq_bm, "BN": BK},
+                                 target=target).report(),
+                **{name: xd.compile(attention_bwd_dkdv_rows_kernel, DKDV_SIG,
+                                    {**bwd, "BM": BM, "BN": BN, "G": 1, "DK": name == "dk"}, target=target).report()
+                   for name in ("dk", "dv")}}
+    return {"forward": xd.compile(attention_nd_kernel, FORWARD_SIG, {**fwd, "SCALED": False}, target=target).report(),
+            "dq": xd.compile(attention_bwd_dq_kernel, DQ_SIG, {**bwd, "BM": BM, "BN": BK}, target=target).report(),
+            "dk/dv": xd.compile(attention_bwd_dkdv_kernel, DKDV_SIG, {**bwd, "BM": BM, "BN": BN, "G": 1},
                                 target=target).report()}
 
 

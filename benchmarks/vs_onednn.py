@@ -41,7 +41,8 @@ from xetile_dsl.errors import DeviceError, XeTileError
 from xetile_dsl.jit import default_target
 from xetile_dsl.ops import configs, operands
 from xetile_dsl.ops.attention import attention_kernel, attention_launch, attention_rows_kernel
-from xetile_dsl.ops.attention_backward import attention_bwd_dkdv_kernel, attention_bwd_dq_kernel
+from xetile_dsl.ops.attention_backward import (attention_bwd_dkdv_kernel, attention_bwd_dkdv_rows_kernel,
+                                               attention_bwd_dq_kernel, attention_bwd_dq_rows_kernel)
 from xetile_dsl.ops.losses import cross_entropy_backward_kernel
 from xetile_dsl.ops.matmul import ACCUMULATION, ACTIVATIONS, XT_DTYPES, matmul_kernel, matmul_launch
 from xetile_dsl.ops.matmul_backward import matmul_dz_kernel
@@ -526,6 +527,12 @@ def backward_kernels(op: str, target: str) -> dict:
           "G": "i32", "qk_scale": "f32", "sm_scale": "f32"}
     dkdv = {"q": A4, "k": A4, "v": A4, "do": A4, "lse": L3, "delta": L3, "dk_out": A4, "dv_out": A4, "N": "i32",
             "HKV": "i32", "qk_scale": "f32", "sm_scale": "f32"}
+    if configs.attention_form(target) == "rows":   # arc: the rows form's dq kernel and the dk/dv one's two builds
+        rows = {**common, "BM": configs.attention_backward_dq_queries(target, 64), "BN": BK}
+        return {"attention_bwd_dq_rows_kernel (D=64, causal)": (attention_bwd_dq_rows_kernel, dq, rows),
+                **{f"attention_bwd_dkdv_rows_kernel {name} (D=64, causal)":
+                   (attention_bwd_dkdv_rows_kernel, dkdv, {**common, "BN": BN, "G": 1, "DK": name == "dK"})
+                   for name in ("dK", "dV")}}
     return {"attention_bwd_dq_kernel (D=64, causal)": (attention_bwd_dq_kernel, dq, {**common, "BN": BK}),
             "attention_bwd_dkdv_kernel (D=64, causal)": (attention_bwd_dkdv_kernel, dkdv,
                                                          {**common, "BN": BN, "G": 1})}

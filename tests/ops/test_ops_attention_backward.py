@@ -5,9 +5,11 @@ N a multiple of no tile (keys and queries past N masked or zero), causal and ful
 H / H_kv = 1, 2, 4, D = 32, 64 and 128, f16 and bf16 in the interpreter; the CPU device
 builds two backwards (causal, D = 64, H / H_kv = 2; causal, D = 32, the kernels
 examples/train_gpt.py builds) and reuses the forward kernels the forward tests and
-train_gpt.py build (return_lse is a runtime flag of that kernel)."""
+train_gpt.py build (return_lse is a runtime flag of that kernel).  ARC's rows form runs
+with arc's tiles in the interpreter (``_launch(..., like="arc")``) and once on cpu-arc."""
 from __future__ import annotations
 
+import importlib
 import math
 
 import numpy as np
@@ -19,6 +21,8 @@ from xetile_dsl.errors import UsageError
 
 torch = pytest.importorskip("torch")
 RNG = np.random.default_rng(3030)
+#: the module (ops.attention_backward is the function of the same name)
+backward_module = importlib.import_module("xetile_dsl.ops.attention_backward")
 
 
 def _inputs(z, h, hkv, n, d, dtype):
@@ -90,7 +94,9 @@ def _backward_bounds(q, k, v, do, o_bound, lse_bound, ref):
     return tuple(b * (1 + u_in) for b in (dq, dk, dv)), (u_in, f_in)
 
 
-def _check_backward(z, h, hkv, n, d, causal, dtype, target):
+def _check_backward(z, h, hkv, n, d, causal, dtype, target, like=None):
+    """``like``: run that target's kernel form and tiles on ``target`` (the forward as
+    ops.attention runs it there)."""
     q, k, v, do = _inputs(z, h, hkv, n, d, dtype)
     o, lse = ops.attention(q, k, v, causal=causal, return_lse=True, target=target)
     assert lse.shape == (z, h, n) and lse.dtype == np.float32
@@ -100,7 +106,10 @@ def _check_backward(z, h, hkv, n, d, causal, dtype, target):
     assert_within(o, o_ref, o_bound, f"{target} o")
     lse_bound = _lse_bound(ref, q, np.repeat(k, g, 1))
     assert_within(lse, ref[0], lse_bound, f"{target} lse")
-    grads = ops.attention_backward(q, k, v, o, do, lse, causal=causal, target=target)
+    if like is None:
+        grads = ops.attention_backward(q, k, v, o, do, lse, causal=causal, target=target)
+    else:
+        grads = backward_module._launch(q, k, v, o, do, lse, causal, None, target, like)
     bounds, (u_in, f_in) = _backward_bounds(q, k, v, do, o_bound, lse_bound, ref)
     for name, got, want, bound in zip(("dq", "dk", "dv"), grads, ref[1:4], bounds):
         assert got.shape == want.shape and got.dtype == q.dtype
@@ -135,10 +144,28 @@ def test_attention_backward_interpreter(z, h, hkv, n, d, causal, dtype):
     _check_backward(z, h, hkv, n, d, causal, dtype, "interpret")
 
 
+@pytest.mark.parametrize("z,h,hkv,n,d,causal,dtype", [
+    (1, 4, 2, 29, 64, True, BF16),
+    (1, 2, 2, 37, 64, False, np.float16),
+    (2, 2, 1, 29, 128, True, np.float16),
+    (1, 4, 4, 45, 32, False, BF16),
+])
+def test_attention_backward_arc_rows_form_interpreter(z, h, hkv, n, d, causal, dtype):
+    """ARC's rows form (attention_bwd_dq_rows_kernel: 8 queries x 16 keys; the dk/dv rows
+    kernel twice, dV then dK, 8 keys x 16 queries) with arc's tiles in the interpreter."""
+    _check_backward(z, h, hkv, n, d, causal, dtype, "interpret", like="arc")
+
+
 def test_attention_backward_cpu_pvc_causal_gqa():
     """The CPU device: N = 40 (no multiple of the 16-query or 8-key blocks), two query
     heads per key/value head (dk, dv summed over them in one program)."""
     _check_backward(1, 2, 1, 40, 64, True, np.float16, "cpu-pvc")
+
+
+def test_attention_backward_cpu_arc_causal():
+    """ARC's rows form on the CPU device in arc's lane layout: N = 21 (no multiple of the
+    8-query dq or 8-key dk/dv programs or the 16-query steps), causal, D = 64."""
+    _check_backward(1, 1, 1, 21, 64, True, np.float16, "cpu-arc")
 
 
 def test_attention_backward_cpu_pvc_d32():
@@ -152,7 +179,7 @@ def test_attention_backward_cpu_pvc_d32():
     (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q, do, lse[:, :1]), "lse must be float32"),
     (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q[:, :, :5], do, lse), "o must have q's shape"),
     (lambda q, k, v, do, lse: ops.attention_backward(q, k[:, :1], v, q, do, lse), "H_kv dividing H"),
-    (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q, do, lse, target="cpu-arc"), "transposed 2D"),
+    (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q, do, lse, target="sm90"), "no attention kernels"),
     (lambda q, k, v, do, lse: ops.attention(q, k[:, :, :3], v[:, :, :3]), "H_kv dividing H"),
 ])
 def test_attention_backward_refuses_clearly(call, message):

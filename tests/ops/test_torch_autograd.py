@@ -188,6 +188,7 @@ def test_norm_gradients(torch, rms, shape, dtype, wdtype, target):
     (1, 4, 2, 29, True, BF16, "interpret"),
     (2, 2, 1, 21, False, F16, "interpret"),
     (1, 2, 1, 40, True, F16, None),     # test_ops_attention_backward's CPU-device case
+    (1, 1, 1, 21, True, F16, "cpu-arc"),  # ARC's rows form: test_ops_attention_backward's cpu-arc kernels
 ])
 def test_attention_gradients(torch, z, h, hkv, n, causal, dtype, target):
     """dq, dk, dv (grouped-query heads: dk, dv summed over each key/value head's query

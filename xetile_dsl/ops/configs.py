@@ -139,6 +139,17 @@ def attention_backward_tiles(target: str, head_dim: int) -> tuple[int, int, int]
     return dict(gpu_of(target).ops_tiles().attention_backward)[head_dim]
 
 
+def attention_backward_dq_queries(target: str, head_dim: int) -> int:
+    """Queries per dq program of ops.attention_backward: the rows form's own
+    (``OpTiles.attention_backward_dq_queries``), else BM.
+
+    >>> attention_backward_dq_queries("arc", 64), attention_backward_dq_queries("pvc", 64)
+    (8, 16)
+    """
+    own = dict(gpu_of(target).ops_tiles().attention_backward_dq_queries)
+    return own.get(head_dim) or attention_backward_tiles(target, head_dim)[0]
+
+
 def attention_vnni_tiles(target: str, head_dim: int) -> tuple[int, int] | None:
     """(BM, BN) of ops.attention's V-as-operand-B form (attention.attention_vnni_kernel) at
     ``head_dim`` on ``target``, None where the target's form runs (OpTiles.attention_vnni).

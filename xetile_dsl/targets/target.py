@@ -117,6 +117,9 @@ class OpTiles:
     #: keys per dk/dv program BN, keys per dq step BK); BK is the K of the dq product
     attention_backward: tuple[tuple[int, tuple[int, int, int]], ...] = (
         (32, (16, 8, 16)), (64, (16, 8, 16)), (128, (16, 8, 16)))
+    #: queries per dq program of the rows form's backward by head dim, where they are not
+    #: BM (its dQ [queries, D] accumulator and Q, dO operands live across the key loop)
+    attention_backward_dq_queries: tuple[tuple[int, int], ...] = ()
     #: ops.decode_attention: the smallest query-head group per kv head that multiplies on
     #: DPAS (smaller ones compute element-wise), the most query heads per program (a
     #: larger group takes several programs), keys per step by head dim (a cache block of
@@ -558,6 +561,13 @@ ARC = Target(
         # "rows": transposed tiles would be per-element gathers here (measured with ocloc,
         # dg2-g10, D = 64: the transposed form spilled 320 B and gathered)
         attention_form="rows",
+        # backward (BM, BN, BK), 8-query dq programs, ocloc causal f16: 16 queries per dk/dv
+        # step and 16 keys per dq step are the DPAS's K (8 is refused); one accumulator per
+        # dk/dv program (dK and dV together spilled 6.5 KB at D = 64); D = 64 and 32 spill
+        # nothing; D = 128 spills in dq (13.6 KB) and dk (1.8 KB), as the forward does;
+        # 32-key dq steps at D = 32 measured 187.9 instructions per DPAS against 179.9
+        attention_backward=((32, (16, 8, 16)), (64, (16, 8, 16)), (128, (16, 8, 16))),
+        attention_backward_dq_queries=((32, 8), (64, 8), (128, 8)),
         # 8 lanes: an f32 [64 keys, 128] step of the element-wise group spilled 62 KB
         decode_keys_per_step=((64, 16), (128, 16))),
     cpu_flavour=True,
