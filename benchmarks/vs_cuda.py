@@ -170,8 +170,9 @@ def check_epilogues() -> list[tuple[str, float, None]]:
     return out
 
 
-def sass_line(kernel) -> str:
-    """ptxas's resource line and the HMMA count of ``kernel``'s SASS (needs ptxas, cuobjdump)."""
+def sass_line(kernel, dump: str = "") -> str:
+    """ptxas's resource line and the HGMMA / HMMA counts of ``kernel``'s SASS (needs ptxas,
+    cuobjdump); ``dump`` names a file under ``$OUT`` for the whole SASS."""
     ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
     if not ptxas or not cuobjdump:
         return "sass: no ptxas/cuobjdump on PATH"
@@ -179,18 +180,24 @@ def sass_line(kernel) -> str:
         src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
         with open(src, "w") as f:
             f.write(kernel.ptx)
-        run = subprocess.run([ptxas, f"-arch={kernel.target.ptx_arch}", "-v", src, "-o", cubin],
+        run = subprocess.run([ptxas, f"-arch={kernel.ptx_arch or kernel.target.ptx_arch}", "-v", src, "-o", cubin],
                              capture_output=True, text=True, check=False)
         info = " ".join(" ".join(line.split()[2:]) for line in run.stderr.splitlines()
-                        if "registers" in line or "spill" in line)
+                        if "registers" in line or "spill" in line or "warning" in line)
         sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=False).stdout
-    return f"{info}; SASS HMMA {len(re.findall(r'HMMA', sass))}, LDSM {len(re.findall(r'LDSM', sass))}, " \
-           f"LDGSTS {len(re.findall(r'LDGSTS', sass))}, threads {kernel.threads}, smem {kernel.smem_bytes} B"
+    if dump and os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], dump), "w") as f:
+            f.write(sass)
+    return f"{info}; SASS HGMMA {len(re.findall(r'HGMMA', sass))}, HMMA {len(re.findall(r'HMMA', sass))}, " \
+           f"LDSM {len(re.findall(r'LDSM', sass))}, LDGSTS {len(re.findall(r'LDGSTS', sass))}, " \
+           f"BAR {len(re.findall(r'BAR.SYNC', sass))}, WARPSYNC/WGWAIT {len(re.findall(r'WARPGROUP', sass))}, " \
+           f"LDL/STL {len(re.findall(r'LDL|STL', sass))}, threads {kernel.threads}, smem {kernel.smem_bytes} B"
 
 
-#: the GEMM tiles timed (BM, BN, BK, num_warps; None: the compiler's count): one warp (the
-#: first slice's fastest tile) and the staged programs of 4 and 8 warps
-GEMM_TILES = ((64, 32, 32, None), (128, 128, 32, None), (128, 128, 32, 8), (128, 128, 64, 8), (128, 256, 32, None))
+#: the GEMM tiles timed (BM, BN, BK, num_warps; None: the compiler's count): the mma.sync
+#: program of 4 warps (BK 32) and the wgmma programs (BK 64: 2 warpgroups of 128 or 256
+#: columns, 1 of 256)
+GEMM_TILES = ((128, 128, 32, None), (128, 128, 64, None), (128, 256, 64, None), (64, 256, 64, None))
 
 
 def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
@@ -222,7 +229,8 @@ def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
                 label = f"tile {BM}x{BN}x{BK}" + (f" w{warps}" if warps else "")
                 rows.append((f"gemm {name} {s}^3 {label}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
                 if s == 4096:
-                    sass.append(f"sass gemm {name} {label}: {sass_line(kernel)}")
+                    dump = f"xetile_sass_{name}_{BM}x{BN}x{BK}.txt" if (name, BM, BN) == ("f16", 128, 256) else ""
+                    sass.append(f"sass gemm {name} {label}: {sass_line(kernel, dump)}")
             from xetile_dsl import ops
             ours = bench(lambda: ops.matmul(a, b), reps=20)
             rows.append((f"ops.matmul {name} {s}^3 ({name} out)", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
@@ -244,7 +252,15 @@ def main() -> None:
               ("gemm bf16 257x129x300 tile 128x128", *check_gemm(257, 129, 300, (128, 128, 32), torch.bfloat16)),
               ("gemm f16 1024x1024x1000 tile 128x256", *check_gemm(1024, 1024, 1000, (128, 256, 32))),
               ("gemm bf16 333x520x264 tile 128x256", *check_gemm(333, 520, 264, (128, 256, 32), torch.bfloat16)),
-              ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32)))]
+              ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32))),
+              ("gemm f16 1000x1000x1000 wgmma 128x256x64", *check_gemm(1000, 1000, 1000, (128, 256, 64))),
+              ("gemm bf16 257x129x300 wgmma 128x256x64", *check_gemm(257, 129, 300, (128, 256, 64), torch.bfloat16)),
+              ("gemm f16 333x520x264 wgmma 128x128x64", *check_gemm(333, 520, 264, (128, 128, 64))),
+              ("gemm bf16 1024x1024x1024 wgmma 128x128x64", *check_gemm(1024, 1024, 1024, (128, 128, 64),
+                                                                         torch.bfloat16)),
+              ("gemm f16 200x300x1000 wgmma 64x256x64", *check_gemm(200, 300, 1000, (64, 256, 64))),
+              ("gemm bf16 4096x4096x4096 wgmma 128x256x64", *check_gemm(4096, 4096, 4096, (128, 256, 64),
+                                                                         torch.bfloat16))]
     for group in (check_epilogues, check_ops):   # one failing group leaves the others' lines
         try:
             checks += group()
