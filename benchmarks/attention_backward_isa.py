@@ -1,6 +1,6 @@
 """Flash-attention backward machine code against the forward's (static, no GPU).
 
-    python benchmarks/attention_backward_isa.py [--targets pvc bmg] [--dims 64 128]
+    python benchmarks/attention_backward_isa.py [--targets pvc bmg] [--dims 32 64 128]
 
 For each target and head dim: the forward (ops.attention's kernel as launched, causal f16)
 and the backward's dq and dk/dv kernels (ops.attention_backward's, causal f16, one query
@@ -17,17 +17,11 @@ import argparse
 import xetile_dsl as xd
 from xetile_dsl.ops import configs
 from xetile_dsl.ops.attention import attention_nd_kernel
-from xetile_dsl.ops.attention_backward import attention_bwd_dkdv_kernel, attention_bwd_dq_kernel
+from xetile_dsl.ops.attention_backward import attention_bwd_dkdv_kernel, attention_bwd_dq_kernel, kernel_signatures
 from xetile_dsl.ops.matmul import XT_DTYPES
 
 F16 = XT_DTYPES["float16"]
-A4, L3 = "f16[:,:,:,:]", "f32[:,:,:]"
-FORWARD_SIG = {"q": A4, "k": A4, "v": A4, "o": A4, "lse": L3, "N": "i32", "H": "i32", "G": "i32",
-               "qk_scale": "f32", "with_lse": "i32"}
-DQ_SIG = {"q": A4, "k": A4, "v": A4, "o": A4, "do": A4, "lse": L3, "delta": L3, "dq": A4, "N": "i32", "H": "i32",
-          "G": "i32", "qk_scale": "f32", "sm_scale": "f32"}
-DKDV_SIG = {"q": A4, "k": A4, "v": A4, "do": A4, "lse": L3, "delta": L3, "dk_out": A4, "dv_out": A4, "N": "i32",
-            "HKV": "i32", "qk_scale": "f32", "sm_scale": "f32"}
+FORWARD_SIG, DQ_SIG, DKDV_SIG = kernel_signatures("f16").values()
 
 
 def reports(target: str, d: int) -> dict:

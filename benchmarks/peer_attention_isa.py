@@ -30,18 +30,20 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
 
 import xetile_dsl as xd
 from xetile_dsl.ops import configs
-from xetile_dsl.ops.attention import attention_kernel
+from xetile_dsl.ops.attention import attention_kernel, attention_vnni_kernel
 from xetile_dsl.ops.matmul import XT_DTYPES
 from xetile_dsl.targets.target import get_target
 from xetile_dsl.tools import isa as iga
 from xetile_dsl.tools import isa_report, ocloc
+
+sys.path.insert(0, os.path.dirname(__file__))
+from peer_triton import run_peer, triton_python  # noqa: E402
 
 TRITON_SCRIPT = Path(__file__).with_name("peer_attention_triton.py")
 OURS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "o": "f16[:,:]", "lse": "f32[:,:]", "N": "i32",
@@ -201,25 +203,18 @@ def loop_roles(loop_text: str) -> tuple[Counter, Counter]:
 
 # --- the two compilers -------------------------------------------------------------------
 
-def triton_python() -> Path:
-    return Path(os.environ.get("TX", "/tmp/tx")) / "venv" / "bin" / "python"
-
-
 def triton_spirv(out: Path, d: int, causal: bool) -> tuple[bytes, dict]:
     """(SPIR-V, meta) of Triton's kernel for (d, causal), from the Triton venv."""
-    name = f"d{d}-{'causal' if causal else 'full'}"
-    proc = subprocess.run([str(triton_python()), str(TRITON_SCRIPT), str(out / "triton-spv"), name],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise RuntimeError(f"Triton failed on {name} (exit {proc.returncode}): {proc.stderr.strip()[-2000:]}")
-    folder = out / "triton-spv" / name
-    return (folder / "k.spv").read_bytes(), json.loads((folder / "meta.json").read_text())
+    return run_peer(TRITON_SCRIPT, out, f"d{d}-{'causal' if causal else 'full'}")
 
 
 def ours_kernel(target: str, d: int, causal: bool):
-    bm, bn = configs.attention_tiles(target, d)
+    """The kernel ops.attention launches on ``target`` at head dim ``d`` (its V-as-operand-B
+    form where the target table asks for it, configs.attention_vnni_tiles), and its tiles."""
+    vnni = configs.attention_vnni_tiles(target, d)
+    kernel, (bm, bn) = (attention_vnni_kernel, vnni) if vnni else (attention_kernel, configs.attention_tiles(target, d))
     consts = {"CAUSAL": causal, "OUT": XT_DTYPES["float16"], "D": d, "BM": bm, "BN": bn, "SCALED": False}
-    return xd.compile(attention_kernel, OURS_SIG, consts, target=target), (bm, bn)
+    return xd.compile(kernel, OURS_SIG, consts, target=target), (bm, bn)
 
 
 def dpas_loops(isa_text: str, report) -> list[tuple[isa_report.LoopReport, str]]:

@@ -1,10 +1,8 @@
 """Triton-XPU's flash-attention forward -> SPIR-V, on a machine without an Intel GPU.
 
-Runs in a Triton-XPU venv (triton-xpu 3.3.0b1, made by
-/work/shared/tools/isa-compare/setup_triton.sh), not in the project venv:
-benchmarks/peer_attention_isa.py starts it as a subprocess, once per configuration
-(Triton aborts the whole process on some inputs, so one failure must not take the
-others with it).
+Runs in a Triton-XPU venv, not in the project venv: benchmarks/peer_attention_isa.py
+starts it as a subprocess, once per configuration (what the peers share, the venv, the
+device properties and the outputs: peer_triton.py).
 
     python peer_attention_triton.py OUTDIR CONFIG
 
@@ -15,44 +13,15 @@ softmax in base 2, f16 operands, f32 statistics, BLOCK_M 128 x BLOCK_N 64 and th
 warps/GRF mode of Intel's Triton attention benchmark (8 warps at D = 64, 16 at
 D = 128, grf_mode "large", one_matrix_per_load_for_bt).
 """
-import json
-import os
 import re
 import sys
 
-os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/tx/cache-attention")
-os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+import peer_triton
+
+peer_triton.prepare("cache-attention")
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from triton.backends import backends  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-
-
-class _NoSyclArchParser:
-    """Stands in for the arch_parser C module that XPUBackend builds against
-    <sycl/sycl.hpp>: an empty device arch makes parse_target() use the properties of
-    the GPUTarget below instead of running `ocloc query`."""
-
-    @staticmethod
-    def parse_device_arch(_arch):
-        return ""
-
-
-backends["intel"].compiler.__init__.__globals__["compile_module_from_src"] = \
-    lambda _src, _name: _NoSyclArchParser()
-
-#: what SYCL / Level Zero would report for one PVC tile (Max 1550).  Triton-XPU 3.3
-#: compiles for "spir64" and reads only these properties, which a BMG (Xe2) device
-#: reports the same way (16-lane DPAS, 2D block IO), so one SPIR-V serves both.
-XE_HPC_PROPERTIES = {
-    "name": "Intel(R) Data Center GPU Max 1550 (properties given, no device)", "architecture": 0,
-    "gpu_eu_count": 448, "gpu_subslice_count": 56, "max_work_group_size": 1024,
-    "max_num_sub_groups": 64, "sub_group_sizes": [16, 32], "has_fp64": True,
-    "has_subgroup_matrix_multiply_accumulate": True,
-    "has_subgroup_matrix_multiply_accumulate_tensor_float32": True,
-    "has_subgroup_2d_block_io": True, "has_bfloat16_conversions": True,
-}
 
 
 @triton.jit
@@ -132,32 +101,18 @@ def compile_config(name):
     sig = {"Q": "*fp16", "K": "*fp16", "V": "*fp16", "Out": "*fp16", "sm_scale": "fp32", "N_CTX": "i32",
            "HEAD_DIM": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr", "CAUSAL": "constexpr"}
     consts = {"HEAD_DIM": d, "BLOCK_M": BLOCK_M, "BLOCK_N": BLOCK_N, "CAUSAL": causal}
-    aligned = [["tt.divisibility", 16]]   # what Triton's JIT gives 16-aligned pointers and N_CTX
-    attrs = {(i,): aligned for i, arg in enumerate(sig) if arg in ("Q", "K", "V", "Out", "N_CTX")}
-    src = triton.compiler.ASTSource(fn=flash_fwd, signature=sig, constexprs=consts, attrs=attrs)
     options = {"num_warps": warps, "num_stages": NUM_STAGES, "threads_per_warp": 16, "grf_mode": GRF_MODE,
                "one_matrix_per_load_for_bt": True}
-    target = GPUTarget("xpu", XE_HPC_PROPERTIES, 16)
-    return triton.compiler.compile(src, target=target, options=options)
+    return peer_triton.compile_xpu(flash_fwd, sig, consts, options, ("Q", "K", "V", "Out", "N_CTX"))
 
 
 def main(out_dir, name):
     kernel = compile_config(name)
-    folder = os.path.join(out_dir, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "k.spv"), "wb") as f:
-        f.write(kernel.asm["spv"])
-    with open(os.path.join(folder, "k.ttgir"), "w") as f:
-        f.write(kernel.asm["ttgir"])
     layout = re.search(r"#triton_intel_gpu\.dpas<\{[^}]*warpsPerCTA = \[(\d+), (\d+)\]", kernel.asm["ttgir"])
     d, causal, warps = CONFIGS[name]
-    meta = {"triton": triton.__version__, "kernel": kernel.metadata.name,
-            "build_options": kernel.metadata.build_flags, "head_dim": d, "causal": causal,
-            "num_warps": warps, "num_stages": NUM_STAGES, "block_m": BLOCK_M, "block_n": BLOCK_N,
-            "warps_per_cta": [int(layout.group(1)), int(layout.group(2))] if layout else None}
-    with open(os.path.join(folder, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-    print(json.dumps(meta))
+    peer_triton.write_kernel(out_dir, name, kernel, {
+        "head_dim": d, "causal": causal, "num_warps": warps, "num_stages": NUM_STAGES, "block_m": BLOCK_M,
+        "block_n": BLOCK_N, "warps_per_cta": [int(layout.group(1)), int(layout.group(2))] if layout else None})
 
 
 if __name__ == "__main__":

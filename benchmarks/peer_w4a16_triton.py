@@ -1,8 +1,7 @@
 """Triton-XPU's W4A16 GEMM (int4 weights, f16 activations) -> SPIR-V, without a GPU.
 
-Runs in a Triton-XPU venv (triton-xpu 3.3.0b1, made by
-/work/shared/tools/isa-compare/setup_triton.sh), not in the project venv:
-benchmarks/wq_isa.py starts it as a subprocess, once per configuration.
+Runs in a Triton-XPU venv, not in the project venv: benchmarks/wq_isa.py starts it as a
+subprocess, once per configuration (what the peers share: peer_triton.py).
 
     python peer_w4a16_triton.py OUTDIR CONFIG
 
@@ -15,41 +14,14 @@ point and multiplies the scale (f16, one row per group of ``GROUP`` rows of K), 
 feeds ``tl.dot``.  x through a block pointer; f32 accumulation; f16 out.  The same
 arithmetic as ops.matmul_wq (module xetile_dsl/ops/matmul_wq.py), in Triton's form.
 """
-import json
-import os
 import sys
 
-os.environ.setdefault("TRITON_CACHE_DIR", "/tmp/tx/cache-w4a16")
-os.environ["TRITON_ALWAYS_COMPILE"] = "1"
+import peer_triton
+
+peer_triton.prepare("cache-w4a16")
 
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
-from triton.backends import backends  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-
-
-class _NoSyclArchParser:
-    """Stands in for the arch_parser C module that XPUBackend builds against
-    <sycl/sycl.hpp>: an empty device arch makes parse_target() use the properties below."""
-
-    @staticmethod
-    def parse_device_arch(_arch):
-        return ""
-
-
-backends["intel"].compiler.__init__.__globals__["compile_module_from_src"] = \
-    lambda _src, _name: _NoSyclArchParser()
-
-#: what SYCL / Level Zero would report for one PVC tile (Max 1550); BMG reports the
-#: same properties to Triton-XPU 3.3 (16-lane DPAS, 2D block IO), so one SPIR-V serves both
-XE_HPC_PROPERTIES = {
-    "name": "Intel(R) Data Center GPU Max 1550 (properties given, no device)", "architecture": 0,
-    "gpu_eu_count": 448, "gpu_subslice_count": 56, "max_work_group_size": 1024,
-    "max_num_sub_groups": 64, "sub_group_sizes": [16, 32], "has_fp64": True,
-    "has_subgroup_matrix_multiply_accumulate": True,
-    "has_subgroup_matrix_multiply_accumulate_tensor_float32": True,
-    "has_subgroup_2d_block_io": True, "has_bfloat16_conversions": True,
-}
 
 
 @triton.jit
@@ -95,30 +67,16 @@ def compile_config(name):
            "stride_ym": "i32", "GROUP": "constexpr", "BLOCK_M": "constexpr", "BLOCK_N": "constexpr",
            "BLOCK_K": "constexpr"}
     consts = {"GROUP": GROUP, "BLOCK_M": bm, "BLOCK_N": bn, "BLOCK_K": bk}
-    aligned = [["tt.divisibility", 16]]   # what Triton's JIT gives 16-aligned pointers and sizes
-    attrs = {(i,): aligned for i, arg in enumerate(sig) if sig[arg] != "constexpr"}
-    src = triton.compiler.ASTSource(fn=w4a16, signature=sig, constexprs=consts, attrs=attrs)
     options = {"num_warps": warps, "num_stages": 2, "threads_per_warp": 16}
     if grf == "large":
         options["grf_mode"] = "large"
-    return triton.compiler.compile(src, target=GPUTarget("xpu", XE_HPC_PROPERTIES, 16), options=options)
+    return peer_triton.compile_xpu(w4a16, sig, consts, options, tuple(a for a in sig if sig[a] != "constexpr"))
 
 
 def main(out_dir, name):
-    kernel = compile_config(name)
-    folder = os.path.join(out_dir, name)
-    os.makedirs(folder, exist_ok=True)
-    with open(os.path.join(folder, "k.spv"), "wb") as f:
-        f.write(kernel.asm["spv"])
-    with open(os.path.join(folder, "k.ttgir"), "w") as f:
-        f.write(kernel.asm["ttgir"])
     bm, bn, bk, warps, grf = CONFIGS[name]
-    meta = {"triton": triton.__version__, "kernel": kernel.metadata.name,
-            "build_options": kernel.metadata.build_flags, "block_m": bm, "block_n": bn, "block_k": bk,
-            "num_warps": warps, "grf_mode": grf, "group": GROUP}
-    with open(os.path.join(folder, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1)
-    print(json.dumps(meta))
+    peer_triton.write_kernel(out_dir, name, compile_config(name), {
+        "block_m": bm, "block_n": bn, "block_k": bk, "num_warps": warps, "grf_mode": grf, "group": GROUP})
 
 
 if __name__ == "__main__":

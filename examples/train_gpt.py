@@ -9,9 +9,9 @@ reshapes, the residual adds and AdamW.
 
 The model: byte-level tokens (vocabulary 256) of a public-domain paragraph that ships
 inline (the opening of the Declaration of Independence), learned token and position
-embeddings, pre-norm blocks of causal multi-head attention (4 heads of 64: the attention
-kernels take head dimensions 64 and 128, so the heads' width 256 is not d_model's) and a
-4x gelu MLP, a final layer norm and an output projection.  Weights are f32 (AdamW's
+embeddings, pre-norm blocks of causal multi-head attention (4 heads of d_model / 4: 32
+at the default d_model 128; the attention kernels take head dimensions 32, 64 and 128,
+so d_model is 128, 256 or 512) and a 4x gelu MLP, a final layer norm and an output projection.  Weights are f32 (AdamW's
 state too); the matmuls and attention take them and the activations in f16 (f32
 accumulation), the residual stream and the logits are f32.
 
@@ -21,7 +21,7 @@ matplotlib: without it the script says so and prints the numbers instead).
 
 Example (three steps in the interpreter, a tiny model)::
 
-    python examples/train_gpt.py --steps 3 --target interpret --d-model 64 --layers 1 --context 32 --batch 2
+    python examples/train_gpt.py --steps 3 --target interpret --d-model 128 --layers 1 --context 32 --batch 2
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ TEXT = (
     "governed."
 )
 VOCAB = 256
-HEADS, HEAD_DIM = 4, 64
+HEADS = 4
 
 
 def init_params(torch, d_model: int, layers: int, context: int, seed: int = 0) -> dict:
@@ -52,7 +52,8 @@ def init_params(torch, d_model: int, layers: int, context: int, seed: int = 0) -
     def normal(*shape, std=0.02):
         return torch.randn(shape, generator=g) * std
 
-    inner, hidden = HEADS * HEAD_DIM, 4 * d_model
+    head_dim(d_model)
+    inner, hidden = d_model, 4 * d_model
     p = {"wte": normal(VOCAB, d_model), "wpe": normal(context, d_model),
          "lnf.w": torch.ones(d_model), "lnf.b": torch.zeros(d_model), "head": normal(VOCAB, d_model)}
     for i in range(layers):
@@ -63,6 +64,22 @@ def init_params(torch, d_model: int, layers: int, context: int, seed: int = 0) -
               f"{i}.fc": normal(hidden, d_model), f"{i}.fc.b": torch.zeros(hidden),
               f"{i}.out": normal(d_model, hidden, std=0.02 / math.sqrt(2 * layers)), f"{i}.out.b": torch.zeros(d_model)}
     return {name: t.requires_grad_() for name, t in p.items()}
+
+
+def head_dim(d_model: int) -> int:
+    """The width of each of the HEADS heads, d_model / HEADS, checked against the head
+    dimensions the attention kernels take (``xetile_dsl.ops.attention.HEAD_DIMS``).
+
+    >>> head_dim(128)
+    32
+    """
+    from xetile_dsl.ops.attention import HEAD_DIMS
+
+    if d_model % HEADS or d_model // HEADS not in HEAD_DIMS:
+        legal = ", ".join(str(HEADS * d) for d in HEAD_DIMS)
+        raise ValueError(f"d_model {d_model} gives {HEADS} heads of {d_model / HEADS:g}; the attention "
+                         f"kernels take head dims {HEAD_DIMS}, so d_model must be one of {legal}")
+    return d_model // HEADS
 
 
 class XetileOps:
@@ -118,12 +135,13 @@ def gpt_loss(params: dict, idx, targets, ops, layers: int):
     """Mean cross entropy of the next byte: idx, targets int64 [B, T]."""
     B, T = idx.shape
     half, wide = ops.half, ops.wide
+    d = head_dim(params["wte"].shape[1])
     x = (params["wte"][idx] + params["wpe"][:T]).reshape(B * T, -1).to(wide)   # the residual stream
     for i in range(layers):
         h = ops.layer_norm(x, params[f"{i}.ln1.w"], params[f"{i}.ln1.b"]).to(half)
         qkv = ops.linear(h, params[f"{i}.qkv"].to(half), params[f"{i}.qkv.b"])
-        q, k, v = (t.contiguous() for t in qkv.view(B, T, 3, HEADS, HEAD_DIM).permute(2, 0, 3, 1, 4).unbind(0))
-        o = ops.attention(q, k, v).transpose(1, 2).reshape(B * T, HEADS * HEAD_DIM)
+        q, k, v = (t.contiguous() for t in qkv.view(B, T, 3, HEADS, d).permute(2, 0, 3, 1, 4).unbind(0))
+        o = ops.attention(q, k, v).transpose(1, 2).reshape(B * T, HEADS * d)
         x = x + ops.linear(o, params[f"{i}.proj"].to(half), params[f"{i}.proj.b"], out_dtype=wide)
         h = ops.layer_norm(x, params[f"{i}.ln2.w"], params[f"{i}.ln2.b"]).to(half)
         u = ops.linear(h, params[f"{i}.fc"].to(half), params[f"{i}.fc.b"], activation="gelu")
@@ -184,6 +202,10 @@ def main(argv=None) -> int:
     parser.add_argument("--lr", type=float, default=3e-3)
     parser.add_argument("--plot", metavar="FILE.png", help="also train with torch's ops; both loss curves to FILE")
     args = parser.parse_args(argv)
+    try:
+        head_dim(args.d_model)
+    except ValueError as e:
+        parser.error(str(e))
     try:
         import torch  # optional dependency of xetile_dsl
     except ImportError:

@@ -8,7 +8,8 @@ no group is padded.  As in Triton's tutorial, a fixed number of programs share o
 tiles of every group: program p takes tiles p, p + P, p + 2P, ... counted across the
 groups (docs/decisions/027-array-tables.md has the table's memory layout).
 
-Numpy entries are copied in and written back after the launch, like numpy arguments.
+Numpy entries are copied in and written back after the launch, like numpy arguments;
+dpnp arrays and torch XPU tensors are used in place, on their queue.
 
     python examples/tutorial_08_grouped_gemm.py [--interpret]
 """

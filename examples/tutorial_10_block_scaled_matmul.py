@@ -5,9 +5,10 @@ e2m1 two per byte) plus one power-of-two scale (an e8m0 byte ``s``: ``2^(s - 127
 32 consecutive elements along K.  ``c = (a * 2^sa) @ (b * 2^sb)`` with Triton's scale
 layout: ``a_scale`` is ``[M, K/32]`` and ``b_scale`` ``[N, K/32]`` (one row per column of b).
 
-``xt.dot_scaled`` multiplies one 32-element scale block, so the kernel steps K by 32 and
-reads the block's scale column ``k // 32``.  For e2m1 the byte arrays are ``[M, K/2]`` and
-``[K/2, N]`` (packed along K, low nibble first) and a K step is 16 bytes.
+One ``xt.dot_scaled`` call covers a whole K step of BK elements (any multiple of 32, as
+Triton's ``tl.dot_scaled``): the kernel loads ``[BM, BK]`` and ``[BK, BN]`` codes with
+their ``[BM, BK/32]`` and ``[BN, BK/32]`` scales.  For e2m1 the byte arrays are
+``[M, K/2]`` and ``[K/2, N]`` (packed along K, low nibble first) and a K step is BK/2 bytes.
 
     python examples/tutorial_10_block_scaled_matmul.py [--interpret]
 """
@@ -23,30 +24,31 @@ E2M1 = np.array([0, .5, 1, 1.5, 2, 3, 4, 6, -0., -.5, -1, -1.5, -2, -3, -4, -6])
 
 
 @xd.jit
-def mx_matmul(a, a_scale, b, b_scale, c, K, BM: xt.constexpr, BN: xt.constexpr, FORMAT: xt.constexpr):
+def mx_matmul(a, a_scale, b, b_scale, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
+              FORMAT: xt.constexpr):
     """c = (a * 2^(a_scale-127)) @ (b * 2^(b_scale-127)), f32 out, one BM x BN tile per program."""
     m, n = xt.program_id(0) * BM, xt.program_id(1) * BN
-    KB = 16 if FORMAT == "e2m1" else 32       # bytes per 32-element K block
+    KB = BK // 2 if FORMAT == "e2m1" else BK  # bytes of a row of a (column of b) per K step
     ta = xt.init_tile(a, [m, 0], [BM, KB])
     tb = xt.init_tile(b, [0, n], [KB, BN])
     acc = xt.zeros([BM, BN], xt.float32)
-    for k in range(0, K, 32):
-        sa = xt.load_tile(xt.init_tile(a_scale, [m, k // 32], [BM, 1]))
-        sb = xt.load_tile(xt.init_tile(b_scale, [n, k // 32], [BN, 1]))
+    for k in range(0, K, BK):
+        sa = xt.load_tile(xt.init_tile(a_scale, [m, k // 32], [BM, BK // 32]))
+        sb = xt.load_tile(xt.init_tile(b_scale, [n, k // 32], [BN, BK // 32]))
         acc = xt.dot_scaled(xt.load_tile(ta), sa, xt.load_tile(tb), sb, acc, format=FORMAT)
         ta = xt.update_tile_offset(ta, 0, KB)
         tb = xt.update_tile_offset(tb, KB, 0)
     xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN]))
 
 
-def matmul(a, a_scale, b, b_scale, format="e4m3", target=None, BM=16, BN=16):
+def matmul(a, a_scale, b, b_scale, format="e4m3", target=None, BM=16, BN=16, BK=64):
     """The f32 product; ``a``/``b`` fp8 arrays, or uint8 packed e2m1 for ``format="e2m1"``.
-    M, N multiples of BM, BN; K a multiple of 32."""
+    M, N multiples of BM, BN; K a multiple of BK (a multiple of 32)."""
     M, N = a.shape[0], b.shape[1]
     K = a.shape[1] * (2 if format == "e2m1" else 1)
     c = np.zeros((M, N), np.float32)
     launch = mx_matmul.on(target) if target else mx_matmul
-    launch[(M // BM, N // BN)](a, a_scale, b, b_scale, c, K, BM=BM, BN=BN, FORMAT=format)
+    launch[(M // BM, N // BN)](a, a_scale, b, b_scale, c, K, BM=BM, BN=BN, BK=BK, FORMAT=format)
     return c
 
 

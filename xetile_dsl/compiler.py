@@ -263,8 +263,9 @@ def compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target: "str |
                    options: LaunchOptions = NO_OPTIONS) -> CompiledKernel:
     """Compile ``fn`` for ``target``; errors are CompilationErrors at the user's line.
     ``options`` are the launch's compile options (launch_options.py): ``num_stages``
-    goes to the lowering, and a ``num_warps`` other than the kernel's subgroup count is
-    a LaunchError before any SPIR-V exists.
+    goes to the lowering; a ``num_warps`` other than the subgroup count of a kernel with
+    wg_maps is a LaunchError before any SPIR-V exists, and a kernel without wg_map runs
+    in subgroup 0 of ``num_warps`` (pass ``xetile-one-working-subgroup``, with a warning).
     ``asm`` holds the lowering stages' MLIR texts only with ``stage_texts`` (:func:`compile`
     asks for them; a ``@jit`` compile does not, as a kernel from its disk cache has none).
 
@@ -322,7 +323,8 @@ def _compile_kernel(fn, args: dict[str, ArgSpec], constants: dict, target, isa: 
             return CompiledKernel(src.name, target, KernelABI(src.name), {"xetile": dialects.print_module(module)},
                                   log.timings, dumps=log.dumps)
         xtdebug.reject_debug_ops(module)
-        asm, diagnostics = _lower_with_located_warnings(src, module, gpu, log, stage_texts, options.num_stages)
+        asm, diagnostics = _lower_with_located_warnings(src, module, gpu, log, stage_texts, options.num_stages,
+                                                        options.num_warps)
         llvm_text, abi = _generate(log, module, gpu, emulate, narrow_arrays(args))
         check_num_subgroups(src.name, options.num_warps, abi.workgroup_size // abi.subgroup_size, options.spelled)
     except LoweringError as exc:
@@ -396,14 +398,15 @@ def narrow_arrays(args: dict[str, ArgSpec]) -> frozenset[str]:
 
 
 def _lower_with_located_warnings(src: KernelSource, module, gpu, log: stage_log.StageLog,
-                                 stage_texts: bool, num_stages: int | None = None):
+                                 stage_texts: bool, num_stages: int | None = None, num_warps: int | None = None):
     """(``lower``'s stage texts, the compile's warnings): each pass's LoweringWarning is
     issued at the user's line (:func:`issue`; also when a later pass fails) and returned
     as a diagnostics record."""
     diagnostics = []
     try:
         with lowering_notes.collecting() as collected:
-            asm = pipeline.lower(module, gpu, log.timings, log.pass_hook(), texts=stage_texts, num_stages=num_stages)
+            asm = pipeline.lower(module, gpu, log.timings, log.pass_hook(), texts=stage_texts, num_stages=num_stages,
+                                 num_warps=num_warps)
     finally:
         for note in collected:
             category = type(note).compiled_category

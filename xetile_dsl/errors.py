@@ -44,6 +44,13 @@ class UsageError(XeTileError, ValueError):
     malformed ``signature=``); the message lists what is legal."""
 
 
+class ArrayTableError(UsageError, LaunchError):
+    """A bad ``xd.array_table`` (entries of mixed dtypes, kinds or queues, a layout 2D
+    block messages cannot tile) or a launch that mixes a table's queue with another: caught
+    as a UsageError and, as a bad launch argument, as a LaunchError too.  The message names
+    the entry and what is legal."""
+
+
 # The errors below also derive from RuntimeError, their base before they joined the
 # taxonomy, so that code catching RuntimeError keeps working.
 

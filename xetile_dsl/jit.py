@@ -428,7 +428,7 @@ class _Launch:
         jit = self.jit
         if any(a.__class__ is ArrayTable for a in (*args, *kwargs.values())):
             return launch_with_tables(lambda a, k: jit.run(self.grid, target, a, k),
-                                      devices.get_device(), args, kwargs)
+                                      devices.get_device, args, kwargs)
         last = jit._last_call          # one read: another thread may replace it meanwhile
         if last is None or last[0] is not self.grid or last[1] is not target or last[5] is None:
             return jit.run(self.grid, target, args, kwargs)
@@ -589,8 +589,8 @@ def _launcher_for(described: list):
     (``described``: the runtime arguments, device arrays as :class:`DeviceArray`; one that
     could not be described is reported with its name by the checks)."""
     for value in described:
-        if value.__class__ is DeviceArray:
-            return _queue_launcher(value.queue)
+        if value.__class__ is DeviceArray or (value.__class__ is TableMeta and value.queue is not None):
+            return _queue_launcher(value.queue)   # a table of device arrays: theirs (runtime/array_tables.py)
     return _default_launcher()
 
 

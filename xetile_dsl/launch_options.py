@@ -2,13 +2,25 @@
 
 * ``num_warps=n`` -- the subgroups of each workgroup: one Triton warp is one subgroup, so
   the workgroup is ``n`` subgroups of the target's subgroup size (``n x 16`` work items on
-  pvc, ``n x 8`` on arc).  The kernel's tiles decide how many it runs: the product of
-  their ``wg_map`` ``sg_layout``, 1 for a kernel without ``wg_map`` (the compiler does not
-  distribute a subgroup-level kernel among several subgroups).  So ``num_warps`` states
-  that count and a launch that contradicts it is refused, before the device is touched,
-  saying the kernel's count (docs/decisions/023-num-warps-is-the-subgroup-count.md).  A
-  kernel that leaves its count to the launch declares ``num_warps: xt.constexpr`` and
-  builds its wg_maps from it (below).
+  pvc, ``n x 8`` on arc).  A kernel with wg_maps decides how many it runs: the product of
+  their ``sg_layout``.  So ``num_warps`` states that count and a launch that contradicts
+  it is refused, before the device is touched, saying the kernel's count
+  (docs/decisions/023-num-warps-is-the-subgroup-count.md).  A kernel that leaves its
+  count to the launch declares ``num_warps: xt.constexpr`` and builds its wg_maps from
+  it (below).  A kernel **without** wg_map takes any ``num_warps=n``: its workgroup runs
+  ``n`` subgroups, subgroup 0 does all of the kernel's work and the others exit at entry
+  (pass ``xetile-one-working-subgroup``), with a warning at the kernel's line; every
+  flavour gives the ``num_warps=1`` answer, as no store or atomic runs ``n`` times.  Such
+  a kernel calling ``xt.barrier()`` is refused for ``n > 1``, as the exited subgroups
+  would never reach the barrier
+  (docs/decisions/045-num-warps-on-kernels-without-wg-map.md)::
+
+      @xd.jit
+      def doubled(x, out):                       # no wg_map
+          xt.store_tile(xt.load_tile(xt.init_tile(x, [0, 0], [8, 32])) * 2.0,
+                        xt.init_tile(out, [0, 0], [8, 32]))
+      doubled[(1,)](x, out, num_warps=4)         # 4 subgroups, subgroup 0 works; warns
+
   ``num_subgroups=n`` is the same option under this project's name; giving both with
   different values is an error.
 * ``num_stages=s`` -- the pipelining depth of K loops: each ``prefetch_tile`` of a K loop
@@ -106,14 +118,30 @@ def check_for_target(kernel: str, options: LaunchOptions, target: str, subgroup_
 
 
 def check_num_subgroups(kernel: str, requested, actual: int, spelled: str = NUM_WARPS) -> None:
-    """LaunchError unless ``requested`` (the option, or None) is the kernel's subgroup count."""
+    """LaunchError unless ``requested`` (the option, or None) is the subgroup count of a
+    kernel with wg_maps (a kernel without one takes any count: the module docstring)."""
     if requested is None or requested == actual:
         return
     raise LaunchError(f"{spelled}={requested!r}, but {kernel} runs {actual} subgroup(s) per workgroup (the "
-                      f"product of its tiles' wg_map sg_layout; 1 without wg_map, as the compiler does not "
-                      f"distribute a subgroup-level kernel): pass {spelled}={actual} or leave it out, or change "
+                      f"product of its tiles' wg_map sg_layout): pass {spelled}={actual} or leave it out, or change "
                       f"the kernel's sg_layout (a kernel parameter 'num_warps: xt.constexpr' receives the "
                       f"option, to build its wg_maps from)")
+
+
+def one_working_subgroup_message(kernel: str, count: int, spelled: str = NUM_WARPS) -> str:
+    """The warning of a kernel without wg_map launched with ``count`` > 1 subgroups."""
+    return (f"{spelled}={count}: {kernel} has no wg_map, so its work is not split among subgroups: each "
+            f"workgroup runs {count} subgroups, subgroup 0 does all the work and the others exit at entry (the "
+            f"result is that of {spelled}=1); give its tiles a wg_map (sg_layout with {count} subgroups) to "
+            f"split the work")
+
+
+def barrier_refusal(kernel: str, count: int, spelled: str = NUM_WARPS) -> LaunchError:
+    """The error of a kernel without wg_map that calls ``xt.barrier()``, launched with
+    ``count`` > 1 subgroups: subgroups that exit at entry never reach its barriers."""
+    return LaunchError(f"{spelled}={count}: {kernel} has no wg_map and calls xt.barrier(); its work would run in "
+                       f"subgroup 0 only, and the subgroups that exit at entry never reach the barrier: pass "
+                       f"{spelled}=1 (or leave it out), or give its tiles a wg_map of {count} subgroups")
 
 
 def launch_grid(kernel: str, grid, arguments: dict, constants: dict):

@@ -1,7 +1,7 @@
 """Array tables end to end (cpu-pvc, cpu-arc, interpreter) against numpy: a grouped GEMM
 over matrices of different shapes, none a multiple of the tiles, in one launch with the
-sizes read from ``tab[g].shape``; numpy entries written back; located errors for a table
-entry used as anything but a tile base or ``.shape``."""
+sizes read from ``tab[g].shape``; numpy entries written back, dpnp entries used in place;
+located errors for a table entry used as anything but a tile base or ``.shape``."""
 from __future__ import annotations
 
 import pathlib
@@ -12,6 +12,7 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
+from conftest_tools import require_dpnp, require_module
 from xetile_dsl.frontend.argspec import ArgSpec
 
 TARGETS = ["cpu", "cpu-arc", "interpret"]
@@ -50,6 +51,36 @@ def test_grouped_gemm_of_different_shapes_in_one_launch(target):
     for x, y, z in zip(a, b, c):
         # small integers: every product and sum (|.| <= 9 * 50) is exact in f16 x f16 -> f32
         np.testing.assert_array_equal(z, x.astype(np.float32) @ y.astype(np.float32))
+
+
+#: (M, N, K) per group for dpnp entries, used in place: rows of a multiple of 16 bytes
+#: (the 2D block pitch rule), still no extent a multiple of the 16x16x16 tiles
+USM_SHAPES = [(40, 56, 40), (17, 40, 56), (24, 56, 72)]
+
+
+@pytest.mark.parametrize("target", ["cpu", "interpret"])
+def test_grouped_gemm_of_dpnp_entries_in_place(target):
+    """dpnp entries on the OpenCL CPU device's queue: the kernel reads and writes them
+    through their own USM pointers and strides (one a padded view into a larger array,
+    whose other elements stay as they were); the outputs are the dpnp arrays."""
+    dpctl, dpnp = require_module("dpctl"), require_dpnp()
+    queue = dpctl.SyclQueue("opencl:cpu")
+    rng = np.random.default_rng(46)
+    a = [rng.integers(-3, 4, (m, k)).astype(np.float16) for m, n, k in USM_SHAPES]
+    b = [rng.integers(-3, 4, (k, n)).astype(np.float16) for m, n, k in USM_SHAPES]
+    da, db = ([dpnp.asarray(x, sycl_queue=queue) for x in xs] for xs in (a, b))
+    wide = dpnp.full((20, 64), -7, dtype=np.float32, sycl_queue=queue)     # C[1] lives at wide[2:19, :40]
+    dc = [dpnp.full((m, n), np.nan, dtype=np.float32, sycl_queue=queue) for m, n, k in USM_SHAPES]
+    dc[1] = wide[2:19, :40]
+    tiles = max(-(-m // 16) * -(-n // 16) for m, n, k in USM_SHAPES)
+    grouped_gemm.on(target)[(tiles, len(USM_SHAPES))](xd.array_table(da), xd.array_table(db), xd.array_table(dc),
+                                                      BM=16, BN=16, BK=16)
+    for x, y, z in zip(a, b, dc):
+        # small integers: every product and sum (|.| <= 9 * 72) is exact in f16 x f16 -> f32
+        np.testing.assert_array_equal(dpnp.asnumpy(z), x.astype(np.float32) @ y.astype(np.float32))
+    outside = dpnp.asnumpy(wide)
+    outside[2:19, :40] = -7
+    np.testing.assert_array_equal(outside, np.full((20, 64), -7, np.float32))
 
 
 @xd.jit

@@ -1,6 +1,7 @@
 """Triton's launch options: ``num_stages=`` moves K-loop prefetches (the IR shows the
-distance, results stay exact), ``num_warps=`` states the subgroup count (the kernel's
-wg_maps decide it; a contradiction is refused before anything is built), both are part
+distance, results stay exact), ``num_warps=`` states the subgroup count of a kernel with
+wg_maps (a contradiction is refused before anything is built; a kernel without wg_map
+runs in subgroup 0 of that many, decision 045), both are part
 of the kernel cache key, and bad values fail before the device is touched."""
 from __future__ import annotations
 
@@ -137,12 +138,13 @@ def test_autotune_picks_among_num_warps(tmp_path, monkeypatch):
 
 
 def test_a_contradicting_num_warps_builds_nothing():
-    a, b = np.ones((32, 32), np.float16), np.ones((32, 32), np.float16)
-    c = np.zeros((32, 32), np.float32)
+    """A kernel with wg_maps states its count; a kernel without one takes any num_warps
+    (subgroup 0 works: tests/e2e/test_num_warps_without_wg_map.py)."""
+    x = np.zeros((64, 32), np.float32)
     cache = _disk_cache()
     compiles = cache.stats.compiles
-    with pytest.raises(LaunchError, match=r"num_warps=2, but prefetched_gemm runs 1 subgroup"):
-        prefetched_gemm.on("cpu-pvc")[(2, 2)](a, b, c, 32, num_warps=2, **CONST)
+    with pytest.raises(LaunchError, match=r"num_warps=8, but subgroup_numbers runs 4 subgroup"):
+        subgroup_numbers.on("cpu-pvc")[(1,)](x, np.zeros_like(x), num_warps=8)
     assert cache.stats.compiles == compiles     # refused before the disk cache stored anything
 
 

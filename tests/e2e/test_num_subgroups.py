@@ -1,5 +1,6 @@
 """``num_subgroups=`` at launch is the workgroup's subgroup count, checked against the
-kernel's own (its wg_map sg_layout), compiled and interpreted alike."""
+kernel's own (its wg_map sg_layout), compiled and interpreted alike; a kernel without
+wg_map runs in subgroup 0 of any count."""
 from __future__ import annotations
 
 import numpy as np
@@ -7,6 +8,7 @@ import pytest
 
 import xetile_dsl as xd
 from xetile_dsl import LaunchError
+from xetile_dsl.errors import CompilationWarning
 from xetile_dsl.kernels.matmul import matmul_kernel
 
 from .test_scalar_ops import subgroup_numbers   # a 4-subgroup (sg_layout [4, 1]) workgroup kernel
@@ -26,13 +28,17 @@ def test_the_right_count_launches_and_a_wrong_one_says_the_kernels(target):
         subgroup_numbers.on(target)[(1,)](x, out, num_subgroups=1)
 
 
-def test_a_subgroup_level_kernel_runs_one():
+def test_a_subgroup_level_kernel_works_in_subgroup_zero():
+    """Without wg_map any count launches: subgroup 0 does the work (decision 045)."""
     a, b = np.ones((32, 32), np.float16), np.ones((32, 32), np.float16)
     c = np.zeros((32, 32), np.float32)
     matmul_kernel.on("interpret")[(2, 2)](a, b, c, 32, num_subgroups=1, **CONST)
     np.testing.assert_array_equal(c, np.full((32, 32), 32.0))
-    with pytest.raises(LaunchError, match=r"num_subgroups=2, but matmul_kernel runs 1 subgroup"):
+    c[:] = 0
+    with pytest.warns(CompilationWarning, match=r"num_subgroups=2: matmul_kernel has no wg_map, so its work is "
+                                                   r"not split"):
         matmul_kernel.on("interpret")[(2, 2)](a, b, c, 32, num_subgroups=2, **CONST)
+    np.testing.assert_array_equal(c, np.full((32, 32), 32.0))   # ones . ones over K = 32, once
 
 
 def test_config_without_num_subgroups_passes_no_option():

@@ -52,7 +52,7 @@ def test_passes_live_apart_from_their_helpers():
 def test_unknown_pass_is_a_usage_error_listing_the_passes():
     assert registry.lookup("xetile-blocking").__name__ == "XeTileBlocking"
     with pytest.raises(UsageError, match="unknown pass 'xetile-blockng'; the passes are xetile-prefetch-stages, "
-                                         "xetile-wg-to-sg, "
+                                         "xetile-one-working-subgroup, xetile-wg-to-sg, "
                                          "xetile-sg-transpose, xetile-blocking, convert-xetile-to-xegpu, "
                                          "xegpu-split-accumulators, xegpu-sink-to-uses, xegpu-simt, "
                                          "xegpu-rotate-loads$"):

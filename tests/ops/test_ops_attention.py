@@ -2,7 +2,7 @@
 (ops_ref.attention_ref), [Z, H, N, D] with N = 100 (no multiple of the 16-query block:
 each head's [N, D] slice is tiled in place, keys past N read as zeros and masked,
 queries past N not stored), contiguous and as transposed views.  The CPU device compiles one variant per flavour (D = 64, causal:
-the masked path); the interpreter runs the others."""
+the masked path; and ARC's D = 32, whose tiles the interpreter does not run); the interpreter runs the others."""
 from __future__ import annotations
 
 import numpy as np
@@ -68,14 +68,21 @@ def test_attention_cpu_arc_causal_d64():
     _check(*_qkv(64), True, "cpu-arc")
 
 
+def test_attention_cpu_arc_causal_d32():
+    """ARC at D = 32: 8 queries x 32 keys (configs.attention_tiles), N = 100 (the last key
+    step masked past N)."""
+    _check(*_qkv(32), True, "cpu-arc")
+
+
 @pytest.mark.parametrize("d,causal,dtype", [(64, False, np.float16), (128, True, np.float16),
-                                            (128, False, np.float16), (64, True, BF16)])
+                                            (128, False, np.float16), (64, True, BF16), (32, True, np.float16),
+                                            (32, False, BF16)])
 def test_attention_interpreter(d, causal, dtype):
     _check(*_qkv(d, dtype), causal, "interpret")
 
 
 @pytest.mark.parametrize("call,message", [
-    (lambda: ops.attention(*_qkv(32)), "head dim"),
+    (lambda: ops.attention(*_qkv(48)), "head dim"),
     (lambda: ops.attention(*_qkv(64, np.float32)), "float16"),
     (lambda: ops.attention(*_qkv(64)[:2], _qkv(64, n=50)[0]), "one shape"),
 ])

@@ -2,9 +2,10 @@
 float64 (scaled_dot_product_attention, grouped-query heads through enable_gqa), with
 per-element bounds derived from the kernels' arithmetic (_backward_bounds).  Shapes with
 N a multiple of no tile (keys and queries past N masked or zero), causal and full,
-H / H_kv = 1, 2, 4, D = 64 and 128, f16 and bf16 in the interpreter; the CPU device
-builds one backward (causal, D = 64, H / H_kv = 2) and reuses the forward kernel the
-forward tests build (return_lse is a runtime flag of that kernel)."""
+H / H_kv = 1, 2, 4, D = 32, 64 and 128, f16 and bf16 in the interpreter; the CPU device
+builds two backwards (causal, D = 64, H / H_kv = 2; causal, D = 32, the kernels
+examples/train_gpt.py builds) and reuses the forward kernels the forward tests and
+train_gpt.py build (return_lse is a runtime flag of that kernel)."""
 from __future__ import annotations
 
 import math
@@ -127,6 +128,8 @@ def _lse_bound(ref, q, kk):
     (1, 4, 1, 45, 128, False, np.float16),
     (2, 2, 1, 29, 128, True, BF16),
     (1, 4, 4, 70, 64, True, np.float16),
+    (1, 4, 2, 53, 32, True, np.float16),     # D = 32: pvc's 32-query blocks, 16-key dk/dv programs
+    (2, 2, 1, 29, 32, False, BF16),
 ])
 def test_attention_backward_interpreter(z, h, hkv, n, d, causal, dtype):
     _check_backward(z, h, hkv, n, d, causal, dtype, "interpret")
@@ -136,6 +139,13 @@ def test_attention_backward_cpu_pvc_causal_gqa():
     """The CPU device: N = 40 (no multiple of the 16-query or 8-key blocks), two query
     heads per key/value head (dk, dv summed over them in one program)."""
     _check_backward(1, 2, 1, 40, 64, True, np.float16, "cpu-pvc")
+
+
+def test_attention_backward_cpu_pvc_d32():
+    """D = 32 on the CPU device (configs.CPU_ATTENTION_BACKWARD_TILES' 16 x 8 x 16): the
+    kernels examples/train_gpt.py's 4 heads of 32 build (causal f16, one query head per
+    key/value head), N = 40."""
+    _check_backward(1, 2, 2, 40, 32, True, np.float16, "cpu-pvc")
 
 
 @pytest.mark.parametrize("call,message", [

@@ -53,6 +53,11 @@ def test_attention_varlen_interpret_d128_bf16():
     _check((9, 80), 4, 1, 128, True, "interpret", dtype=BF16)
 
 
+def test_attention_varlen_interpret_d32():
+    """D = 32: pvc's 32 x 32 tiles, so 1, 37 and 70 end in partial query blocks."""
+    _check((1, 37, 70), 4, 2, 32, True, "interpret", dense=True)
+
+
 def test_attention_varlen_cpu_pvc():
     """One CPU-device compile: 16 x 16 tiles, so 19 and 33 end in partial query blocks."""
     _check((1, 19, 33), 4, 1, 64, True, "cpu-pvc", dense=False)

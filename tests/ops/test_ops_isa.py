@@ -1,7 +1,7 @@
 """The ops' machine code for pvc and bmg (Intel's offline compiler, report()): flash attention's
 key loop (transposed: S^T = K Q^T, O^T = V^T P^T) has both products on DPAS, reads V^T
 with transposed 2D block messages, stays within its measured instructions per DPAS, and
-neither it (D = 64, 128) nor softmax nor the layer norm backward spills; softmax
+neither it (D = 32, 64, 128) nor softmax nor the layer norm backward spills; softmax
 reads its chunks with 2D block loads (the chunk loop makes this hold at any width,
 8K columns included).  On ARC (dg2-g10) attention's key loop also has both products on
 DPAS, the second one's operand A re-laid out by lane shuffles, without spills."""
@@ -27,19 +27,20 @@ ATTENTION_SIG = ROWS_SIG = {"q": "f16[:,:]", "k": "f16[:,:]", "v": "f16[:,:]", "
 #: causal, f16, the default positive scale) plus about 3%.  The loop's lazy rescale is a
 #: branch a step skips unless some query's maximum grew by more than
 #: attention.RESCALE_SLACK: the short path (branch skipped, the usual step) runs D = 64
-#: (16 x 64) 12.25 per DPAS on pvc, 11.81 on bmg; D = 128 (16 x 32) 9.64 and 9.48; all
-#: of the loop's instructions, 14.47 / 14.03 and 12.42 / 12.27.  Before the lazy rescale
+#: (16 x 64) 12.25 per DPAS on pvc, 11.81 on bmg; D = 128 (16 x 32) 9.64 and 9.48; D = 32
+#: (32 x 32) 16.03 and 15.72; all of the loop's instructions, 14.47 / 14.03, 12.42 / 12.27
+#: and 20.72 / 20.34 (the softmax's per-score work is spread over half the DPAS of D = 64).  Before the lazy rescale
 #: (every step rescales): D = 64 12.95 / 12.72 (at 16 x 32: 14.41 / 14.28), D = 128
 #: 11.59 / 11.31; before the transposed form 51.7 (D = 64, 16 x 32) and 31.9 (D = 128,
 #: 8 x 32).  The floor of this short path with BM = 16 (benchmarks/peer_attention_isa.py): 5.5
 #: per 16 scores (max, fma, exp2, sum, f16 convert, half a VNNI move), 4 word moves per
 #: DPAS splitting V^T, and the DPAS: 352 / D + 5 per DPAS (10.5 and 7.75)
-MAX_SHORT_PATH_PER_DPAS = {64: 12.6, 128: 9.95}
-MAX_INSTRUCTIONS_PER_DPAS = {64: 14.9, 128: 12.8}
+MAX_SHORT_PATH_PER_DPAS = {32: 16.5, 64: 12.6, 128: 9.95}
+MAX_INSTRUCTIONS_PER_DPAS = {32: 21.4, 64: 14.9, 128: 12.8}
 
 
 @pytest.mark.parametrize("target", ["pvc", "bmg"])
-@pytest.mark.parametrize("d", [64, 128])
+@pytest.mark.parametrize("d", [32, 64, 128])
 def test_attention_isa(d, target, ocloc_path):
     """bmg: Xe2, the same 16-lane DPAS and 2D blocks."""
     BM, BN = configs.attention_tiles(target, d)
@@ -62,14 +63,16 @@ def test_attention_isa(d, target, ocloc_path):
     assert report.spill_bytes == 0
 
 
-def test_attention_d64_arc_isa(ocloc_path):
-    """8 queries x 16 keys (configs.attention_tiles; 13.1 KB of spill at 16 x 32, 4.1 KB at
-    8 x 32), untransposed (configs.attention_form).  Before: ops.attention refused ARC."""
-    BM, BN = configs.attention_tiles("arc", 64)
-    report = xd.compile(attention_rows_kernel, ROWS_SIG, {"CAUSAL": True, "OUT": F16, "D": 64, "BM": BM, "BN": BN, "LSE": False},
+@pytest.mark.parametrize("d", [32, 64])
+def test_attention_arc_isa(d, ocloc_path):
+    """D = 64: 8 queries x 16 keys (configs.attention_tiles; 13.1 KB of spill at 16 x 32,
+    4.1 KB at 8 x 32); D = 32: 8 x 32; untransposed (configs.attention_form).  Before:
+    ops.attention refused ARC."""
+    BM, BN = configs.attention_tiles("arc", d)
+    report = xd.compile(attention_rows_kernel, ROWS_SIG, {"CAUSAL": True, "OUT": F16, "D": d, "BM": BM, "BN": BN, "LSE": False},
                         target="arc").report()
     # ARC's DPAS is 8 rows x 8 columns x 16 deep (IGC may add one dummy dpas)
-    assert report.hot.dpas >= 2 * (BM // 8) * (BN // 8) * (64 // 16)
+    assert report.hot.dpas >= 2 * (BM // 8) * (BN // 8) * (d // 16)
     assert report.hot.counts.get("slm", 0) == 0
     assert report.spill_bytes == 0
 
@@ -124,3 +127,25 @@ def test_norm_backward_isa(target, ocloc_path):
         assert len(report.loops) == 2
         assert all(loop.counts.get("load2d", 0) > 0 and loop.counts.get("gather", 0) == 0 and
                    loop.counts.get("scatter", 0) == 0 for loop in report.loops)
+
+
+#: Triton-XPU's hot loop on bmg at D = 128 (benchmarks/peer_attention_isa.py: 128 x 64,
+#: 16 warps, same ocloc, same counting): non-causal, causal (off-band loop)
+PEER_BMG_D128 = {False: 8.28, True: 8.33}
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_vnni_bmg_d128_at_most_peer(causal, ocloc_path):
+    """bmg D = 128 runs O = P V with V a VNNI operand B (configs.attention_vnni_tiles):
+    the short path is at most Triton-XPU's loop, without spill (measured 8.05; the
+    transposed form 9.47)."""
+    from xetile_dsl.ops.attention import attention_vnni_kernel
+    BM, BN = configs.attention_vnni_tiles("bmg", 128)
+    consts = {"CAUSAL": causal, "OUT": F16, "D": 128, "BM": BM, "BN": BN, "SCALED": False}
+    report = xd.compile(attention_vnni_kernel, ATTENTION_SIG, consts, target="bmg").report()
+    hot = report.hot
+    assert hot.dpas == 2 * (BN // 8) * (BM // 16) * (128 // 16)
+    assert not any("transpose" in shape and "16r8x1c" in shape and shape.startswith("32b") and
+                   hot.load2d_shapes[shape] > 128 // 16 for shape in hot.load2d_shapes), hot.load2d_shapes
+    assert report.spill_bytes == 0
+    assert hot.short_path_instructions_per_dpas <= PEER_BMG_D128[causal]

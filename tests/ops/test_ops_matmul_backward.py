@@ -12,7 +12,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from conftest_tools import require_torch
+from conftest_tools import require_dpnp, require_torch
 from matmul_backward_ref import matmul_backward_ref
 from ops_ref import BF16, assert_within
 from xetile_dsl import ops
@@ -82,6 +82,23 @@ def test_matmul_backward_on_the_cpu_device(torch):
     rng = np.random.default_rng(28)
     a, b, dc, bias = _operands(rng, 37, 53, 29, np.float16, False, True, True, np.float16)
     _check(torch, a, b, dc, bias, False, True, "relu", "cpu-pvc", "cpu-pvc f16 relu tb")
+
+
+def test_matmul_backward_dpnp_arrays(torch):
+    """The case above with a, b, dc and bias as dpnp arrays on the CPU device (the same
+    kernels: no new compile): da, db, dbias come back as dpnp arrays of the inputs'
+    shapes and dtypes, within the same bounds."""
+    dpnp = require_dpnp()
+    rng = np.random.default_rng(28)
+    host = _operands(rng, 37, 53, 29, np.float16, False, True, True, np.float16)
+    got = ops.matmul_backward(*(dpnp.asarray(x) for x in host[:3]), trans_b=True, bias=dpnp.asarray(host[3]),
+                              activation="relu", target="cpu-pvc")
+    refs = matmul_backward_ref(torch, *host[:3], False, True, host[3], "relu")
+    for name, g, like, ref in zip(("da", "db", "dbias"), got, (host[0], host[1], host[3]), refs):
+        assert isinstance(g, dpnp.ndarray), (name, type(g))
+        g = dpnp.asnumpy(g)
+        assert g.shape == like.shape and g.dtype == like.dtype, (name, g.shape, g.dtype)
+        assert_within(g, *ref, f"cpu-pvc dpnp {name}")
 
 
 @pytest.mark.parametrize("args, kwargs, message", [

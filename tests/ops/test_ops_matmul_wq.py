@@ -13,13 +13,14 @@ at most (K + 1) u (|x| @ |W|) and the result rounds once to x's dtype (2^-11 for
 build of one takes 6-15 s)."""
 from __future__ import annotations
 
+import ml_dtypes
 import numpy as np
 import pytest
 
 from ops_ref import BF16, assert_within, matmul_ref
 from xetile_dsl import ops
 from xetile_dsl.errors import UsageError
-from xetile_dsl.ops.matmul_wq import BLOCK_K, FIELD_ROWS
+from xetile_dsl.ops.matmul_wq import BLOCK_K, FIELD_ROWS, pack_codes
 
 RNG = np.random.default_rng(33)
 
@@ -107,3 +108,95 @@ def test_refusals():
         ops.matmul_wq(np.zeros((2, 256), np.float32), w_packed, scales, zeros, target="interpret")
     with pytest.raises(UsageError, match="bits=3"):
         ops.quantize_weights(np.ones((256, 32), np.float16), bits=3)
+
+
+# ---------------------------------------------------------------- fp8 weights (e4m3fn, e5m2)
+# The fp8 model: W = x-dtype(f32(fp8(code) * s)), the fp8 value taken from ml_dtypes'
+# view of the byte (not from the library's decoding); f16 scales make the f32 product
+# exact (4 + 11 significand bits), f32 scales round it once to f32.  The GEMM error is
+# then matmul_ref's bound, as above.
+FP8 = {"e4m3": ml_dtypes.float8_e4m3fn, "e5m2": ml_dtypes.float8_e5m2}
+
+
+def _fp8_weights(w_packed, scales, fmt, K, dtype):
+    codes = _codes(w_packed, 8, K).astype(np.uint8).view(FP8[fmt]).astype(np.float64)
+    rows = np.arange(K) // (K // scales.shape[0])
+    return (codes * scales.astype(np.float64)[rows]).astype(np.float32).astype(dtype)
+
+
+@pytest.mark.parametrize("fmt", sorted(FP8))
+def test_fp8_every_code_decodes_exactly(fmt):
+    """All finite codes of the format (signs, subnormals, the largest) through the kernel
+    with x = I: each output is one exact product, so y equals W bit for bit."""
+    K, N = 32, 256
+    codes = (np.arange(N)[None, :] + 7 * np.arange(K)[:, None]) % 256
+    finite = np.isfinite(np.arange(256, dtype=np.uint16).astype(np.uint8).view(FP8[fmt]).astype(np.float32))
+    codes = np.where(finite[codes], codes, 0).astype(np.uint32)
+    w_packed = pack_codes(codes, 8)
+    # scales below 1: e5m2's largest value 57344 times s stays finite in f16
+    scales = (2.0 ** RNG.integers(-6, 0, (1, N)) * RNG.uniform(1, 2, (1, N))).astype(np.float16)
+    for dtype in (np.float16, BF16):      # format= as the string, then as the ml_dtypes type
+        y = ops.matmul_wq(np.eye(K, dtype=dtype), w_packed, scales, bits=8,
+                          format=fmt if dtype == np.float16 else FP8[fmt], target="interpret")
+        np.testing.assert_array_equal(y.astype(np.float32),
+                                      _fp8_weights(w_packed, scales, fmt, K, dtype).astype(np.float32))
+
+
+@pytest.mark.parametrize("fmt,group,scale_dtype", [("e4m3", None, np.float16), ("e5m2", 64, np.float32)])
+def test_fp8_quantize_weights(fmt, group, scale_dtype):
+    K, N = 256, 24
+    w = (RNG.standard_normal((K, N)) * np.exp(RNG.uniform(-6, 2, (K, N)))).astype(np.float32)
+    w_packed, scales, zeros = ops.quantize_weights(w, bits=8, group_size=group, format=fmt, scale_dtype=scale_dtype)
+    assert zeros is None and w_packed.shape == (K // 128 * 32, N) and scales.dtype == np.dtype(scale_dtype)
+    assert scales.shape == (1 if group is None else K // group, N)
+    rows = np.arange(K) // (K // scales.shape[0])
+    s = scales.astype(np.float64)[rows]
+    v = _codes(w_packed, 8, K).astype(np.uint8).view(FP8[fmt]).astype(np.float64)
+    assert np.all(np.isfinite(v))
+    # the code is w / s rounded to the format (half an ulp: 2^-(M+1) relative, the
+    # subnormal unit's half absolute), s rounded to scale_dtype (its half ulp, times the
+    # largest |v|, the format's maximum, which the scale's rounding may push w past: clipped)
+    mant, unit = (3, 2.0 ** -9) if fmt == "e4m3" else (2, 2.0 ** -16)
+    top = 448.0 if fmt == "e4m3" else 57344.0
+    s_ulp = 2.0 ** -11 if scale_dtype == np.float16 else 2.0 ** -24
+    err = np.abs(v - w / s)
+    assert np.all(err <= np.abs(w / s) * 2.0 ** -(mant + 1) + unit / 2 + top * 2 * s_ulp)
+
+
+@pytest.mark.parametrize("fmt,m,k,n,group,scale_dtype,dtype", [
+    ("e4m3", 1, 200, 45, None, np.float16, np.float16),
+    ("e5m2", 5, 130, 33, None, np.float32, BF16),
+    ("e4m3", 16, 256, 17, 32, np.float32, np.float16),
+    ("e5m2", 64, 384, 40, 128, np.float16, np.float16),
+    ("e4m3", 33, 128, 64, 64, np.float16, BF16),
+])
+def test_matmul_wq_fp8_interpreter(fmt, m, k, n, group, scale_dtype, dtype):
+    _check_fp8(fmt, m, k, n, group, scale_dtype, dtype, "interpret")
+
+
+def test_matmul_wq_fp8_cpu_pvc():
+    _check_fp8("e4m3", 3, 128, 32, 64, np.float16, np.float16, "cpu-pvc")
+
+
+def _check_fp8(fmt, m, k, n, group, scale_dtype, dtype, target):
+    w = (RNG.standard_normal((k, n)) * np.exp(RNG.uniform(-4, 1, (k, n)))).astype(np.float16)
+    x = RNG.standard_normal((m, k)).astype(dtype)
+    w_packed, scales, zeros = ops.quantize_weights(w, bits=8, group_size=group, format=fmt, scale_dtype=scale_dtype)
+    y = ops.matmul_wq(x, w_packed, scales, zeros, bits=8, group_size=group or 128, format=fmt, target=target)
+    assert y.shape == (m, n) and y.dtype == np.dtype(dtype)
+    weights = _fp8_weights(w_packed, scales, fmt, k, np.dtype(dtype))
+    ref, bound = matmul_ref(x.astype(np.float32), weights.astype(np.float32), out_dtype=np.dtype(dtype))
+    assert_within(y, ref, bound, f"{target} {fmt} M={m} K={k} N={n} group={group} {np.dtype(dtype)}")
+
+
+def test_fp8_refusals():
+    x = np.zeros((2, 128), np.float16)
+    w_packed, scales, _ = ops.quantize_weights(np.ones((128, 32), np.float16), bits=8, format="e4m3")
+    with pytest.raises(UsageError, match="no zeros: fp8 weights are symmetric"):
+        ops.matmul_wq(x, w_packed, scales, scales, bits=8, format="e4m3", target="interpret")
+    with pytest.raises(UsageError, match="bits must be 8"):
+        ops.quantize_weights(np.ones((128, 32), np.float16), bits=4, format="e5m2")
+    with pytest.raises(UsageError, match="weight format 'e3m4'"):
+        ops.matmul_wq(x, w_packed, scales, bits=8, format="e3m4", target="interpret")
+    with pytest.raises(UsageError, match=r"fp8 scales must be float16 or float32 \[1, 32\]"):
+        ops.matmul_wq(x, w_packed, scales.astype(np.float64), bits=8, format="e4m3", target="interpret")

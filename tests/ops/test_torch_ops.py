@@ -15,6 +15,7 @@ import sys
 import types
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -39,6 +40,8 @@ DK = RNG.standard_normal((3, 16, 2, 64)).astype(np.float16)           # 3 blocks
 DTABLE, DLENS = np.array([[2, 0], [1, 2]], np.int32), np.array([20, 9], np.int32)
 XQ = RNG.standard_normal((1, 256)).astype(np.float16)    # the kernel of a test_ops_matmul_wq case (cached)
 WQ = ops.quantize_weights(RNG.standard_normal((256, 45)).astype(np.float16))       # (w_packed, scales, zeros)
+WQ8 = ops.quantize_weights(RNG.standard_normal((256, 45)).astype(np.float16), bits=8, format="e4m3")  # zeros None
+DK8 = DK.astype(ml_dtypes.float8_e5m2)                               # an fp8 KV cache
 #: the ops registered as torch ops: all but quantize_weights, a numpy host helper whose
 #: outputs matmul_wq takes
 TORCH_OPS = [name for name in ops.__all__ if name != "quantize_weights"]
@@ -67,6 +70,8 @@ CASES = {
     "matmul_backward bf16 trans_a": ("matmul_backward", (A16.T.astype(BF16), B16.astype(BF16), A16[:, :48].copy()),
                                      {"trans_a": True}),
     "matmul_wq int4 f16": ("matmul_wq", (XQ, *WQ), {}),
+    "matmul_wq fp8 e4m3 f16": ("matmul_wq", (XQ, *WQ8), {"bits": 8, "format": "e4m3"}),
+    "decode_attention fp8 e5m2 cache": ("decode_attention", (DQ, DK8, DK8, DTABLE, DLENS), {}),
     "log_softmax f16": ("log_softmax", (X.astype(np.float16),), {}),
     "softmax_backward f32": ("softmax_backward", (X, X[::-1].copy()), {}),
     "log_softmax_backward bf16": ("log_softmax_backward", (X.astype(BF16), X.astype(BF16)), {}),
@@ -103,7 +108,7 @@ REFUSALS = {
     "softmax not along the last dim": ("softmax", (X, 0), {}),
     "softmax of int8": ("softmax", (I8A,), {}),
     "layer_norm weight shape": ("layer_norm", (X, W[:8], WB, 1e-5), {}),
-    "attention head dim 32": ("attention", (Q[..., :32].copy(),) * 3, {}),
+    "attention head dim 48": ("attention", (Q[..., :48].copy(),) * 3, {}),
     "attention shapes differ": ("attention", (Q, Q[:, :1].copy(), Q), {}),
     "decode_attention heads not divisible": ("decode_attention", (DQ[:, :3].copy(), DK, DK, DTABLE, DLENS), {}),
     "matmul_wq K not a group multiple": ("matmul_wq", (XQ[:, :200].copy(), *WQ), {}),
@@ -155,8 +160,8 @@ def _fake_xpu(torch, mode):
 
 def _cpu(torch):
     def tensor(array):
-        return torch.from_numpy(array.view(np.int16) if array.dtype == BF16 else array).view(
-            _torch_dtype(torch, array.dtype))
+        bits = np.int16 if array.dtype == BF16 else np.uint8 if array.dtype.name.startswith("float8") else None
+        return torch.from_numpy(array.view(bits) if bits else array).view(_torch_dtype(torch, array.dtype))
     return tensor
 
 
@@ -210,7 +215,8 @@ def _results(result):
 
 @pytest.mark.parametrize("case", ["matmul transposed, bias, gelu", "matmul f16 -> bf16", "softmax f32 [2, 3, N]",
                                   "layer_norm f16", "rms_norm bf16", "attention f16 causal",
-                                  "matmul_backward f16 bias gelu", "matmul_backward bf16 trans_a"])
+                                  "matmul_backward f16 bias gelu", "matmul_backward bf16 trans_a",
+                                  "matmul_wq fp8 e4m3 f16", "decode_attention fp8 e5m2 cache"])
 def test_registered_op_on_cpu_tensors_is_the_numpy_op(torch, xetile, case):
     """CPU tensors run as numpy arrays do (target= passes through: the interpreter here):
     the same bits as the numpy entry point's result, as CPU tensors of the same dtypes

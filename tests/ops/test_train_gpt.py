@@ -1,6 +1,6 @@
 """examples/train_gpt.py: one training step through ``torch.ops.xetile`` on the CPU device
 (the default target here) against torch eager, and the loss going down over 20 steps;
-a tiny model (d_model 64, one layer of 4 heads of 64, context 32, batch 2) so the
+a tiny model (d_model 128, one layer of 4 heads of 32, context 32, batch 2) so the
 kernels build once and each step is a fraction of a second.
 
 The gradient bound: the model rounds to f16 at the same places in both runs (operands of
@@ -24,7 +24,7 @@ import pytest
 from conftest_tools import require_torch
 
 EXAMPLE = pathlib.Path(__file__).resolve().parents[2] / "examples" / "train_gpt.py"
-TINY = {"d_model": 64, "layers": 1, "context": 32}
+TINY = {"d_model": 128, "layers": 1, "context": 32}
 LR = 3e-3
 HALF_ULP_F16 = 2.0 ** -11
 

@@ -18,6 +18,7 @@ Numpy arrays are written in place.
 """
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -29,15 +30,16 @@ from ..dialects import make_context
 from ..dialects import xetile
 from ..dialects.attributes import KERNEL_ATTR, NUM_SUBGROUPS_ATTR
 from ..dialects.xetile import TileType, WgMapAttr
-from ..errors import LoweringError
+from ..errors import CompilationWarning, LoweringError
 from ..frontend.build import build_module as frontend_module
 from ..frontend.source import KernelSource, at_user_line
-from ..launch_options import check_for_target, check_num_subgroups, launch_grid, split_options
+from ..launch_options import (barrier_refusal, check_for_target, check_num_subgroups, launch_grid, one_working_subgroup_message,
+                              split_options)
 from ..lowering.analysis import mma_shapes
 from ..lowering.passes.wg_to_sg import XeTileWgToSg
 from ..lowering.rewrites import scattered
 from ..runtime.abi import ArrayParam, KernelABI, ScalarParam
-from ..runtime.array_tables import ArrayTable, TableMeta, table_meta
+from ..runtime.array_tables import ArrayTable, TableMeta, host_entries, table_meta, write_back
 from ..runtime.arrays import from_host, is_device_array_type, to_host
 from ..runtime.arguments import argument_handlers
 from ..runtime.grids import normalize_grid
@@ -193,7 +195,7 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     check_for_target(jit.__name__, options, "interpret", flavour.subgroup_size, flavour.max_workgroup_size)
     module, abi = _module_for(jit, specs, constants)
     # num_stages moves prefetches only, which the interpreter runs as no-ops
-    check_num_subgroups(jit.__name__, options.num_warps, workgroup_subgroups(kernel_function(module)), options.spelled)
+    _check_subgroup_count(jit, options, kernel_function(module))
     grid = launch_grid(jit.__name__, grid, dict(zip(specs, runtime)), constants)
     normalize_grid(grid)
     for handler, value in zip(argument_handlers(abi), runtime):
@@ -205,8 +207,25 @@ def launch_jit(jit, grid, args: tuple, kwargs: dict, subgroups: bool | None = No
     except LoweringError as exc:
         raise at_user_line(KernelSource.of(jit.fn), exc) from None
     for param, value, host in zip(abi.params, runtime, hosts):
-        if host is not value and getattr(param, "written", False):
+        if value.__class__ is ArrayTable:
+            write_back(value, host.entries)   # device entries: their host copies (numpy ones are written in place)
+        elif host is not value and getattr(param, "written", False):
             from_host(value, host)
+
+
+def _check_subgroup_count(jit, options, fn: func.FuncOp) -> None:
+    """The compiled flavours' rule for ``num_warps``: a kernel with wg_maps must match it; one
+    without runs in subgroup 0 of that many (pass xetile-one-working-subgroup), which the
+    interpreter's one program per workgroup already is: the same warning, the same result."""
+    count = options.num_warps
+    if count is not None and count > 1 and not _has_wg_map(fn):
+        if any(isinstance(op, gpu.BarrierOp) for op in fn.walk()):
+            raise barrier_refusal(jit.__name__, count, options.spelled)
+        src = KernelSource.of(jit.fn)
+        located = src.error(src.tree, one_working_subgroup_message(jit.__name__, count, options.spelled))
+        warnings.warn(CompilationWarning.at(located), stacklevel=4)
+        return
+    check_num_subgroups(jit.__name__, count, workgroup_subgroups(fn), options.spelled)
 
 
 def _host_view(value):
@@ -214,7 +233,7 @@ def _host_view(value):
     taken after the work already queued on it (its queue is in order), so that the
     interpreter runs on the same data a compiled launch would see."""
     if value.__class__ is ArrayTable:   # its device table; interpret() lists the addresses
-        return table_meta(value, list(value.arrays), [0] * len(value))
+        return table_meta(value, host_entries(value), [0] * len(value))
     if value.__class__ is np.ndarray or not is_device_array_type(value.__class__):
         return value
     return to_host(value)

@@ -6,35 +6,43 @@ from .core import builtin
 
 
 @builtin
-def dot_scaled(a, a_scale, b, b_scale, acc=None, format="e4m3"):
+def dot_scaled(a, a_scale, b, b_scale, acc=None, format="e4m3", a_format=None, b_format=None):
     """``acc + (a * 2^(a_scale - 127)) @ (b * 2^(b_scale - 127))`` in f32, one e8m0 scale per
-    32 elements along K (OCP MX block scaling, Triton's ``tl.dot_scaled`` layout).
+    32 elements along K (OCP MX block scaling), for any K that is a multiple of 32.
 
-    One call is one scale block: K = 32 (loop over K in steps of 32, as the GEMM of
-    ``examples/tutorial_10_block_scaled_matmul.py`` does).
+    The layouts are Triton's ``tl.dot_scaled`` (checked against its ``dot_scaled``
+    docstring in ``python/triton/language/core.py``: formats e2m1, e4m3, e5m2, bf16, fp16;
+    fp4 packed into uint8 with the first element in the lower bits; e8m0 scales as uint8;
+    its tests' ``lhs_scale [M, K/32]``, ``rhs_scale [N, K/32]``, e2m1 lhs ``[M, K/2]``):
 
-    * ``format="e4m3"`` / ``"e5m2"``: ``a`` is an ``[M, 32]`` and ``b`` a ``[32, N]`` tile
-      of ``xt.float8_e4m3fn`` / ``xt.float8_e5m2`` (mixed formats are accepted).
-    * ``format="e2m1"`` (fp4): two codes per uint8 byte, packed along K, **low nibble
-      first** (element ``2i`` of K in bits 0-3 of byte ``i``, ``2i + 1`` in bits 4-7):
-      ``a`` is ``[M, 16]`` uint8 and ``b`` ``[16, N]`` uint8 (row ``i`` of ``b`` holds K
-      rows ``2i`` and ``2i + 1``).
-    * ``a_scale`` is ``[M, 1]`` and ``b_scale`` ``[N, 1]`` uint8 e8m0 codes (Triton's
-      ``[M, K/32]`` and ``[N, K/32]`` at K = 32): the value is ``2^(s - 127)``, 255 is NaN.
+    * ``"e4m3"`` / ``"e5m2"``: an ``[M, K]`` (``a``) or ``[K, N]`` (``b``) tile of
+      ``xt.float8_e4m3fn`` / ``xt.float8_e5m2`` (either type under either name).
+    * ``"e2m1"`` (fp4): two codes per uint8 byte, packed along K, **low nibble first**
+      (element ``2i`` of K in bits 0-3 of byte ``i``): ``a`` is ``[M, K/2]`` and ``b``
+      ``[K/2, N]`` bytes (row ``i`` of ``b`` holds K rows ``2i`` and ``2i + 1``); it pairs
+      with an e2m1 operand only.
+    * ``"bf16"`` / ``"fp16"``: an unscaled ``xt.bfloat16`` / ``xt.float16`` operand (its
+      scale must be None); bf16 and fp16 do not mix.
+    * ``format=`` names both operands; ``a_format=`` / ``b_format=`` (Triton's
+      ``lhs_format`` / ``rhs_format``) override it per side.
+    * ``a_scale`` is ``[M, K/32]`` and ``b_scale`` ``[N, K/32]`` (or ``[K/32, N]`` when that
+      differs) uint8 e8m0 codes: ``2^(s - 127)``, 255 is NaN; None leaves that operand
+      unscaled.
     * ``acc`` is an ``[M, N]`` f32 tile or None.
 
-    Lowering: the unscaled product of the block is one ``tile_mma`` (fp8 and fp4 convert
-    exactly to f16 in registers: no target has fp8/fp4 DPAS), f32 accumulation; the scale
-    ``2^(sa + sb - 254)`` is applied to that f32 block with one ``ldexp`` (exact, down to
-    f32 subnormals), so no scaled operand ever exists in f16 or bf16 and nothing rounds
-    but the f32 accumulation (docs/decisions/038-dot-scaled.md).
+    Lowering: per 32-element block, one ``tile_mma`` of the codes (fp8 and fp4 convert
+    exactly to f16, bf16 beside a bf16 operand: no target has fp8/fp4 DPAS) with the other
+    blocks' K range selected off by constant masks, which the XeGPU lowering turns into no
+    DPAS at all; the block's scale ``2^(sa + sb - 254)`` is one ``ldexp`` on its f32 result
+    (exact, down to f32 subnormals), so no scaled operand exists in f16 or bf16 and only the
+    f32 sums round (docs/decisions/038-dot-scaled.md, 041-dot-scaled-any-k.md).
 
-    Example::
+    Example (Triton's block-scaled GEMM step, BK = 128)::
 
-        a = xt.load_tile(xt.init_tile(a_ptr, [m, k], [BM, 32]))          # float8_e4m3fn
-        sa = xt.load_tile(xt.init_tile(a_scale_ptr, [m, k // 32], [BM, 1]))  # uint8 e8m0
-        b = xt.load_tile(xt.init_tile(b_ptr, [k, n], [32, BN]))
-        sb = xt.load_tile(xt.init_tile(b_scale_ptr, [n, k // 32], [BN, 1]))
+        a = xt.load_tile(xt.init_tile(a_ptr, [m, k], [BM, 128]))              # float8_e4m3fn
+        sa = xt.load_tile(xt.init_tile(a_scale_ptr, [m, k // 32], [BM, 4]))   # uint8 e8m0
+        b = xt.load_tile(xt.init_tile(b_ptr, [k, n], [128, BN]))
+        sb = xt.load_tile(xt.init_tile(b_scale_ptr, [n, k // 32], [BN, 4]))
         acc = xt.dot_scaled(a, sa, b, sb, acc, format="e4m3")
     """
 

@@ -14,6 +14,7 @@ from ..errors import InternalCompilerError, XeTileError
 from ..knobs import VERIFY_IR, debug_tracebacks
 from ..stage_texts import StageTexts
 from .passes.blocking import XeTileBlocking
+from .passes.one_working_subgroup import XeTileOneWorkingSubgroup
 from .passes.prefetch_stages import XeTilePrefetchStages
 from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
@@ -24,7 +25,7 @@ from .passes.xegpu_to_simt import XeGPUToSIMT
 from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 
 
-def stages(target: str, num_stages: int | None = None) -> list[tuple[str, list]]:
+def stages(target: str, num_stages: int | None = None, num_warps: int | None = None) -> list[tuple[str, list]]:
     """(stage name, passes) in order; the stage name is the key in ``compiled.asm``.
 
     blocking must run before the XeGPU conversion (it decides block sizes from the
@@ -36,9 +37,13 @@ def stages(target: str, num_stages: int | None = None) -> list[tuple[str, list]]
     rotated one iteration ahead last, on per-lane values (no layout to carry), after
     sinking (which would move a next-step load down to the yield).  K-loop prefetches get
     their ``num_stages`` distance first, on the user's tiles (one offset per tile, before
-    the distribution and blocking multiply them); without ``num_stages`` it changes nothing."""
+    the distribution and blocking multiply them); without ``num_stages`` it changes nothing.
+    A kernel without wg_map launched with ``num_warps`` > 1 is guarded to run in subgroup 0
+    of its workgroup before the distribution (which leaves it as it is); without
+    ``num_warps`` that pass changes nothing."""
     return [
-        ("xegpu", [XeTilePrefetchStages(num_stages=num_stages or 0), XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(target=target),
+        ("xegpu", [XeTilePrefetchStages(num_stages=num_stages or 0), XeTileOneWorkingSubgroup(num_warps=num_warps or 0),
+                   XeTileWgToSg(target=target), XeTileSgTranspose(target=target), XeTileBlocking(target=target), ConvertXeTileToXeGPU(target=target),
                    SplitAccumulators(target=target), SinkToUses()]),
         ("simt", [XeGPUToSIMT(target=target), RotateLoads(target=target)]),
     ]
@@ -51,7 +56,7 @@ def pass_names(target: str) -> list[str]:
 
 def lower(module: ModuleOp, target: str, timings: dict | None = None,
           after_pass: Callable[[str, ModuleOp], None] | None = None, texts: bool = True,
-          num_stages: int | None = None) -> StageTexts:
+          num_stages: int | None = None, num_warps: int | None = None) -> StageTexts:
     """Run every stage on ``module`` in place; return each stage's MLIR text, printed
     when first read: from a clone of the module taken after the stage (later stages
     change the module in place), or, for the last stage, from ``module`` itself, which
@@ -63,13 +68,14 @@ def lower(module: ModuleOp, target: str, timings: dict | None = None,
     stage, timed with the stage's last pass.  ``timings`` (when given) receives each
     pass's seconds under the pass's name; ``after_pass(name, module)`` is called after
     each pass (IR dumps), outside the timed span.  ``num_stages``: the K-loop prefetch
-    depth (launch option; None keeps the kernel's own distances)."""
+    depth (launch option; None keeps the kernel's own distances); ``num_warps``: the
+    launch's subgroup count (a kernel without wg_map runs in subgroup 0 of that many)."""
     ctx = make_context()
     verify = VERIFY_IR.get()
     kept = StageTexts()
     if texts:
         _defer_print(kept, "xetile", module.clone())
-    all_stages = stages(target, num_stages)
+    all_stages = stages(target, num_stages, num_warps)
     for stage, passes in all_stages:
         for p in passes:
             start = time.perf_counter()

@@ -17,13 +17,14 @@ from .passes.rotate_loads import RotateLoads
 from .passes.sg_transpose import XeTileSgTranspose
 from .passes.sink_to_uses import SinkToUses
 from .passes.split_accumulators import SplitAccumulators
+from .passes.one_working_subgroup import XeTileOneWorkingSubgroup
 from .passes.wg_to_sg import XeTileWgToSg
 from .passes.xegpu_to_simt import XeGPUToSIMT
 from .passes.xetile_to_xegpu import ConvertXeTileToXeGPU
 
 #: name -> pass class, in pipeline order (lowering/pipeline.py)
 PASSES: dict[str, type[ModulePass]] = {cls.name: cls for cls in (
-    XeTilePrefetchStages, XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
+    XeTilePrefetchStages, XeTileOneWorkingSubgroup, XeTileWgToSg, XeTileSgTranspose, XeTileBlocking, ConvertXeTileToXeGPU, SplitAccumulators, SinkToUses,
     XeGPUToSIMT, RotateLoads)}
 
 

@@ -23,7 +23,7 @@ from . import configs, operands
 from .matmul import XT_DTYPES
 from .rows import NEG_BIG
 
-HEAD_DIMS = (64, 128)
+HEAD_DIMS = (32, 64, 128)
 INPUTS = ("float16", "bfloat16")
 
 
@@ -197,6 +197,87 @@ def _attention_body(q, k, v, o, lse, lse_row, base, N, qk_scale, with_lse, CAUSA
 
 
 @xd.jit
+def _step_vnni(s, m, s_sum, acc, tv, qk_scale, OUT: xt.constexpr, SCALED: xt.constexpr):
+    """:func:`_softmax_step` with acc = O [queries, D] and O += P V, V operand B: P =
+    transpose(P^T) is operand A (the compiler stages it through SLM), the rescale's alpha
+    reaches O's rows transposed."""
+    m_blk = _block_max(s, qk_scale, SCALED)
+    x = _exponents(s, m, qk_scale, SCALED)
+    if xt.tile_reduce("maxnumf", m_blk - m, 1) > RESCALE_SLACK:
+        shift = m - xt.maximum(m, m_blk)
+        x = x + shift
+        alpha = xt.exp2(shift)
+        s_sum = s_sum * alpha
+        acc = acc * xt.transpose(alpha)
+        m = m - shift
+    p = xt.exp2(x)
+    s_sum = s_sum + xt.sum(p, axis=0)
+    acc = xt.tile_mma(xt.transpose(xt.astype(p, OUT)), xt.load_tile(tv), acc)
+    return m, s_sum, acc
+
+
+@xd.jit
+def attention_vnni_kernel(q, k, v, o, lse, N, NP, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                          D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
+    """:func:`attention_kernel` with the second product untransposed, O = P V, V a VNNI
+    operand B read by plain block messages (no de-interleave of a transposed V^T): the
+    form of ``configs.attention_vnni_tiles`` (bmg at D = 128)."""
+    base = xt.program_id(1) * NP
+    _attention_vnni_body(q, k, v, o, lse, xt.program_id(1), base, N, qk_scale, with_lse, CAUSAL, OUT, D, BM, BN,
+                         SCALED)
+
+
+@xd.jit
+def attention_vnni_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr,
+                             OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
+                             SCALED: xt.constexpr):
+    """:func:`attention_vnni_kernel` on [Z, H, N, D] arrays, as :func:`attention_nd_kernel`."""
+    head = xt.program_id(1)
+    z = head // H
+    h = head - z * H
+    _attention_vnni_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, 0, N, qk_scale, with_lse, CAUSAL,
+                         OUT, D, BM, BN, SCALED)
+
+
+@xd.jit
+def _attention_vnni_body(q, k, v, o, lse, lse_row, base, N, qk_scale, with_lse, CAUSAL: xt.constexpr,
+                         OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
+                         SCALED: xt.constexpr):
+    """:func:`_attention_body` with O = P V: S^T = K Q^T and the softmax down the lanes as
+    there, the first block a step from its own maximum (its rescale branch not taken; a
+    peeled first step as _first_step spilled 640 B at D = 128, 16 x 64 on bmg)."""
+    qblk = xt.program_id(0) * BM
+    tq = xt.init_tile(q, [0, base + qblk], [D, BM], order=(0, 1))   # Q^T: [D, queries]
+    tk = xt.init_tile(k, [base, 0], [BN, D])                         # K: [keys, D]
+    tv = xt.init_tile(v, [base, 0], [BN, D])                         # V: [keys, D], operand B
+    end = N
+    unmasked = N // BN * BN
+    if CAUSAL:
+        end = qblk + BM
+        unmasked = (qblk + 1) // BN * BN
+    m = xt.full([1, BM], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([1, BM], xt.float32)
+    acc = xt.zeros([BM, D], xt.float32)                              # O
+    if N > 0:
+        s = _masked(_scores(tk, tq, qk_scale, BN, BM, SCALED), 0, N, qblk, BN, BM, CAUSAL)
+        m = _block_max(s, qk_scale, SCALED)   # (NEG_BIG in the fma would drop s's bits)
+        m, s_sum, acc = _step_vnni(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
+    tk = xt.update_tile_offset(tk, BN, 0)
+    tv = xt.update_tile_offset(tv, BN, 0)
+    for start in range(BN, unmasked, BN):
+        s = _scores(tk, tq, qk_scale, BN, BM, SCALED)
+        m, s_sum, acc = _step_vnni(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
+        tk = xt.update_tile_offset(tk, BN, 0)
+        tv = xt.update_tile_offset(tv, BN, 0)
+    if BN <= unmasked and unmasked < end:
+        s = _masked(_scores(tk, tq, qk_scale, BN, BM, SCALED), unmasked, N, qblk, BN, BM, CAUSAL)
+        m, s_sum, acc = _step_vnni(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
+    xt.store_tile(xt.astype(acc / xt.transpose(s_sum), OUT), xt.init_tile(o, [base + qblk, 0], [BM, D]))
+    if with_lse != 0:
+        xt.store_tile((m + xt.log2(s_sum)) * LN2, xt.init_tile(lse, [lse_row, qblk], [1, BM]))
+
+
+@xd.jit
 def _scores(tk, tq, qk_scale, BN: xt.constexpr, BM: xt.constexpr, SCALED: xt.constexpr):
     """S^T = K Q^T of the keys under ``tk`` (times ``qk_scale`` when SCALED)."""
     s = xt.tile_mma(xt.load_tile(tk), xt.load_tile(tq), xt.zeros([BN, BM], xt.float32))
@@ -266,7 +347,7 @@ def _attention_rows_body(q, k, v, o, lse, lse_row, base, N, qk_scale, CAUSAL: xt
 def attention(q, k, v, *, causal: bool = False, scale: float | None = None, cu_seqlens=None,
               max_seqlen: int | None = None, return_lse: bool = False, out=None, target: str | None = None):
     """softmax(q @ k^T * scale [+ causal mask]) @ v for [Z, H, N, D] q, k, v of f16 or
-    bf16 (or [H, N, D], one batch), D = 64 or 128 (scale defaults to 1 / sqrt(D)); f32
+    bf16 (or [H, N, D], one batch), D = 32, 64 or 128 (scale defaults to 1 / sqrt(D)); f32
     statistics and accumulation.  k and v may have fewer heads H_kv dividing H
     (grouped-query attention: query head h attends with key/value head h // (H / H_kv)).
     The arrays may have any strides with unit stride in D
@@ -332,6 +413,9 @@ def _launch(q, k, v, causal, scale, return_lse, out, target):
     lse = operands.empty_like_input(q, (Z, H, N) if return_lse else (1, 1, 1), np.float32)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     kernel, options = _kernel_and_options(target, qk_scale, return_lse)
+    vnni = configs.attention_vnni_tiles(target, D)
+    if vnni is not None:
+        kernel, (BM, BN) = attention_vnni_nd_kernel, vnni
     event = kernel.on(target)[(-(-N // BM), Z * H)](
         q, k, v, result[None] if batched else result, lse, N, H, H // int(k.shape[1]), qk_scale, int(return_lse),
         CAUSAL=bool(causal), OUT=XT_DTYPES[_name(dtype)], D=D, BM=BM, BN=BN, **options)

@@ -176,7 +176,7 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, scale: floa
                        target: str | None = None):
     """(dq, dk, dv) of ``o = ops.attention(q, k, v, causal=causal, scale=scale)`` for the
     output gradient ``do``: q, o, do [Z, H, N, D] and k, v [Z, H_kv, N, D] (H_kv dividing
-    H; dk, dv sum over the query heads sharing a key/value head) of f16 or bf16, D = 64
+    H; dk, dv sum over the query heads sharing a key/value head) of f16 or bf16, D = 32, 64
     or 128, lse the f32 [Z, H, N] natural-log log-sum-exp from ``return_lse=True`` (or
     all [H, N, D] and lse [H, N], one batch); f32 accumulation, results in the inputs'
     dtype.  Deterministic: every element of dq, dk, dv is computed by one program.
@@ -225,3 +225,23 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, scale: floa
         q, k, v, do, lse, delta, dk, dv, N, HKV, qk_scale, sm_scale, CAUSAL=bool(causal), OUT=out, D=D,
         BM=BM, BN=BN, G=H // HKV)
     return (dq[0], dk[0], dv[0]) if batched else (dq, dk, dv)
+
+
+def kernel_signatures(elem: str = "f16") -> dict:
+    """The ``xd.compile`` signatures of the attention kernels as the ops launch them, on
+    4-D ``elem`` arrays with f32 row statistics: ``"forward"`` (ops.attention's
+    ``attention_nd_kernel``), ``"dq"`` and ``"dkdv"`` (this module's backward kernels);
+    what static (ISA) builds of them take (benchmarks/attention_backward_isa.py, the ISA tests).
+
+    Example::
+
+        sig = kernel_signatures()["dq"]
+        assert sig["dq"] == "f16[:,:,:,:]" and sig["lse"] == "f32[:,:,:]" and sig["N"] == "i32"
+    """
+    a4, l3 = f"{elem}[:,:,:,:]", "f32[:,:,:]"
+    return {"forward": {"q": a4, "k": a4, "v": a4, "o": a4, "lse": l3, "N": "i32", "H": "i32", "G": "i32",
+                        "qk_scale": "f32", "with_lse": "i32"},
+            "dq": {"q": a4, "k": a4, "v": a4, "o": a4, "do": a4, "lse": l3, "delta": l3, "dq": a4, "N": "i32",
+                   "H": "i32", "G": "i32", "qk_scale": "f32", "sm_scale": "f32"},
+            "dkdv": {"q": a4, "k": a4, "v": a4, "do": a4, "lse": l3, "delta": l3, "dk_out": a4, "dv_out": a4,
+                     "N": "i32", "HKV": "i32", "qk_scale": "f32", "sm_scale": "f32"}}

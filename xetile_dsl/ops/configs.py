@@ -23,7 +23,10 @@ from ..targets.nvidia import DEFAULT_NV_TARGET, NV_TARGETS, for_compute_capabili
 #: about 30 s where 16 x 32 took 75 s and 16 x 64 about twice that (which kept the test
 #: suite past its 20 minutes); the interpreter still runs the pvc tiles, and the ISA tests
 #: compile them
-CPU_ATTENTION_TILES = {64: (16, 16), 128: (16, 16)}
+CPU_ATTENTION_TILES = {32: (16, 16), 64: (16, 16), 128: (16, 16)}
+#: attention backward tiles on the CPU device where pvc's are larger than the DPAS's
+#: smallest blocks (16 queries, 8 keys, 16-key dq steps), for the same reason
+CPU_ATTENTION_BACKWARD_TILES = {32: (16, 8, 16)}
 
 #: the targets' element type names of the ops' numpy dtype names
 def resolve_target(target: str | None, like=None) -> str:
@@ -129,8 +132,23 @@ def attention_tiles(target: str, head_dim: int) -> tuple[int, int]:
 def attention_backward_tiles(target: str, head_dim: int) -> tuple[int, int, int]:
     """(BM, BN, BK) of ops.attention_backward: queries per dk/dv step and per dq program,
     keys per dk/dv program, keys per dq step (``OpTiles.attention_backward``; cpu-pvc
-    runs the pvc ones, whose blocks are already as small as the DPAS allows)."""
+    runs the pvc ones, or the DPAS's smallest blocks where those are larger:
+    :data:`CPU_ATTENTION_BACKWARD_TILES`)."""
+    if target == "cpu-pvc" and head_dim in CPU_ATTENTION_BACKWARD_TILES:
+        return CPU_ATTENTION_BACKWARD_TILES[head_dim]
     return dict(gpu_of(target).ops_tiles().attention_backward)[head_dim]
+
+
+def attention_vnni_tiles(target: str, head_dim: int) -> tuple[int, int] | None:
+    """(BM, BN) of ops.attention's V-as-operand-B form (attention.attention_vnni_kernel) at
+    ``head_dim`` on ``target``, None where the target's form runs (OpTiles.attention_vnni).
+
+    >>> attention_vnni_tiles("bmg", 128), attention_vnni_tiles("pvc", 128)
+    ((16, 64), None)
+    """
+    if target == "cpu-pvc":
+        return None
+    return dict(gpu_of(target).ops_tiles().attention_vnni).get(head_dim)
 
 
 def attention_form(target: str) -> str:

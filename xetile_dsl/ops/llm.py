@@ -44,6 +44,20 @@ ROPE_HEADS = 8
 
 
 @xd.jit
+def _rotate_halves(x, t, H, c, s, OUT: xt.constexpr, BH: xt.constexpr, HALF: xt.constexpr):
+    """Rotate the halves of the first 2 HALF elements of every head of ``x[t]`` [H, D],
+    BH heads a block tile: (x[i], x[i + HALF]) <- (x[i] c_i - x[i + HALF] s_i,
+    x[i + HALF] c_i + x[i] s_i)."""
+    for h in range(0, H, BH):
+        t1 = xt.init_tile(x[t], [h, 0], [BH, HALF])
+        t2 = xt.init_tile(x[t], [h, HALF], [BH, HALF])
+        x1 = xt.astype(xt.load_tile(t1), xt.float32)
+        x2 = xt.astype(xt.load_tile(t2), xt.float32)
+        xt.store_tile(xt.astype(x1 * c - x2 * s, OUT), t1)
+        xt.store_tile(xt.astype(x2 * c + x1 * s, OUT), t2)
+
+
+@xd.jit
 def rope_neox_kernel(q, k, pos, inv_freq, HQ, HK, OUT: xt.constexpr, BH: xt.constexpr, HALF: xt.constexpr):
     """Rotate the halves of the first 2 HALF elements of every head of token t =
     program_id(0) of q [T, HQ, D] and k [T, HK, D]: for i < HALF, (x[i], x[i + HALF]) <-
@@ -53,20 +67,25 @@ def rope_neox_kernel(q, k, pos, inv_freq, HQ, HK, OUT: xt.constexpr, BH: xt.cons
     angle = xt.astype(pos[t], xt.float32) * xt.load_tile(xt.init_tile(inv_freq, [0], [HALF]))
     c = xt.cos(angle)
     s = xt.sin(angle)
-    for h in range(0, HQ, BH):
-        t1 = xt.init_tile(q[t], [h, 0], [BH, HALF])
-        t2 = xt.init_tile(q[t], [h, HALF], [BH, HALF])
-        x1 = xt.astype(xt.load_tile(t1), xt.float32)
-        x2 = xt.astype(xt.load_tile(t2), xt.float32)
-        xt.store_tile(xt.astype(x1 * c - x2 * s, OUT), t1)
-        xt.store_tile(xt.astype(x2 * c + x1 * s, OUT), t2)
-    for h in range(0, HK, BH):
-        t1 = xt.init_tile(k[t], [h, 0], [BH, HALF])
-        t2 = xt.init_tile(k[t], [h, HALF], [BH, HALF])
-        x1 = xt.astype(xt.load_tile(t1), xt.float32)
-        x2 = xt.astype(xt.load_tile(t2), xt.float32)
-        xt.store_tile(xt.astype(x1 * c - x2 * s, OUT), t1)
-        xt.store_tile(xt.astype(x2 * c + x1 * s, OUT), t2)
+    _rotate_halves(q, t, HQ, c, s, OUT, BH, HALF)
+    _rotate_halves(k, t, HK, c, s, OUT, BH, HALF)
+
+
+@xd.jit
+def _rotate_pairs(x, t, H, D, c, s, pair, head, OUT: xt.constexpr, BH: xt.constexpr):
+    """Rotate the interleaved pairs of the heads of token t in ``x`` [T * H, D]: the even
+    and odd elements of BH heads (``pair``: the [1, HALF] even columns, ``head``: the
+    [BH, 1] heads of a block) are gathered, (x[2i], x[2i + 1]) <- (x[2i] c_i -
+    x[2i + 1] s_i, x[2i + 1] c_i + x[2i] s_i), and scattered back."""
+    for h in range(0, H, BH):
+        even = (head + (t * H + h)) * D + pair
+        keep = even < (t + 1) * H * D
+        te = xt.init_tile(x, even)
+        to = xt.init_tile(x, even + 1)
+        x1 = xt.astype(xt.load_gather(te, keep), xt.float32)
+        x2 = xt.astype(xt.load_gather(to, keep), xt.float32)
+        xt.store_scatter(xt.astype(x1 * c - x2 * s, OUT), te, keep)
+        xt.store_scatter(xt.astype(x2 * c + x1 * s, OUT), to, keep)
 
 
 @xd.jit
@@ -80,24 +99,8 @@ def rope_gptj_kernel(q, k, pos, inv_freq, HQ, HK, D, OUT: xt.constexpr, BH: xt.c
     s = xt.sin(angle)
     pair = xt.arange(0, HALF)[None, :] * 2
     head = xt.arange(0, BH)[:, None]
-    for h in range(0, HQ, BH):
-        even = (head + (t * HQ + h)) * D + pair
-        keep = even < (t + 1) * HQ * D
-        te = xt.init_tile(q, even)
-        to = xt.init_tile(q, even + 1)
-        x1 = xt.astype(xt.load_gather(te, keep), xt.float32)
-        x2 = xt.astype(xt.load_gather(to, keep), xt.float32)
-        xt.store_scatter(xt.astype(x1 * c - x2 * s, OUT), te, keep)
-        xt.store_scatter(xt.astype(x2 * c + x1 * s, OUT), to, keep)
-    for h in range(0, HK, BH):
-        even = (head + (t * HK + h)) * D + pair
-        keep = even < (t + 1) * HK * D
-        te = xt.init_tile(k, even)
-        to = xt.init_tile(k, even + 1)
-        x1 = xt.astype(xt.load_gather(te, keep), xt.float32)
-        x2 = xt.astype(xt.load_gather(to, keep), xt.float32)
-        xt.store_scatter(xt.astype(x1 * c - x2 * s, OUT), te, keep)
-        xt.store_scatter(xt.astype(x2 * c + x1 * s, OUT), to, keep)
+    _rotate_pairs(q, t, HQ, D, c, s, pair, head, OUT, BH)
+    _rotate_pairs(k, t, HK, D, c, s, pair, head, OUT, BH)
 
 
 @xd.jit

@@ -22,8 +22,10 @@ from ..targets.target import Block2DLimits
 MIN_ROW_BYTES = Block2DLimits().min_width_bytes
 
 BF16 = np.dtype(ml_dtypes.bfloat16)
+#: torch's OCP fp8 dtypes (by name) -> ml_dtypes' types, the same bytes
+TORCH_FP8 = {"float8_e4m3fn": np.dtype(ml_dtypes.float8_e4m3fn), "float8_e5m2": np.dtype(ml_dtypes.float8_e5m2)}
 _TORCH_NAMES = {"float16": np.float16, "bfloat16": BF16, "float32": np.float32, "int8": np.int8,
-                "uint8": np.uint8, "int32": np.int32, "int64": np.int64, "float64": np.float64}
+                "uint8": np.uint8, "int32": np.int32, "int64": np.int64, "float64": np.float64, **TORCH_FP8}
 
 
 def is_torch(x) -> bool:

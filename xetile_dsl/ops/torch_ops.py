@@ -52,7 +52,7 @@ SCHEMAS = {
     "decode_attention": "(Tensor q, Tensor k_cache, Tensor v_cache, Tensor block_table, Tensor seq_lens, "
                         "float? scale=None, int? num_splits=None, str? target=None) -> Tensor",
     "matmul_wq": "(Tensor x, Tensor w_packed, Tensor scales, Tensor? zeros=None, int bits=4, int group_size=128, "
-                 "str? target=None) -> Tensor",
+                 "str? target=None, str format='int') -> Tensor",
     "rope": "(Tensor(a!) q, Tensor(b!) k, Tensor positions, float theta=10000.0, str style='neox', "
             "int? rotary_dim=None, str? target=None) -> ()",
     "silu_mul": "(Tensor x, str? target=None) -> Tensor",
@@ -146,6 +146,9 @@ def _numpy_view(tensor):
     tensor = tensor.detach()
     if tensor.dtype == torch.bfloat16:
         return tensor.view(torch.int16).numpy().view(operands.BF16)
+    fp8 = str(tensor.dtype).removeprefix("torch.")
+    if fp8 in operands.TORCH_FP8:             # fp8 (KV caches): the bytes as ml_dtypes' type
+        return tensor.view(torch.uint8).numpy().view(operands.TORCH_FP8[fp8])
     return tensor.numpy()
 
 
@@ -239,14 +242,14 @@ def _decode_attention_fake(q, k_cache, v_cache, block_table, seq_lens, scale=Non
     return operands.empty_like_input(q, *decode_attention_result(q, k_cache, v_cache, block_table, seq_lens))
 
 
-def _matmul_wq_kernel(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
+def _matmul_wq_kernel(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None, format="int"):
     t = _host_arrays("matmul_wq", x=x, w_packed=w_packed, scales=scales, zeros=zeros)
     return _as_tensor(matmul_wq(t["x"], t["w_packed"], t["scales"], t["zeros"], bits=bits, group_size=group_size,
-                                target=target))
+                                target=target, format=format))
 
 
-def _matmul_wq_fake(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None):
-    return operands.empty_like_input(x, *matmul_wq_result(x, w_packed, scales, zeros, bits, group_size))
+def _matmul_wq_fake(x, w_packed, scales, zeros=None, bits=4, group_size=128, target=None, format="int"):
+    return operands.empty_like_input(x, *matmul_wq_result(x, w_packed, scales, zeros, bits, group_size, format))
 
 
 def _rope_kernel(q, k, positions, theta=10000.0, style="neox", rotary_dim=None, target=None):

@@ -107,12 +107,16 @@ class OpTiles:
     #: row-wise ops (softmax, norms): (rows per program BM, columns per chunk BC)
     rows: tuple[int, int] = (2, 256)
     #: flash attention (queries per program BM, keys per step BN) by head dim
-    attention: tuple[tuple[int, tuple[int, int]], ...] = ((64, (8, 16)), (128, (8, 16)))
+    attention: tuple[tuple[int, tuple[int, int]], ...] = ((32, (8, 16)), (64, (8, 16)), (128, (8, 16)))
     #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"
     attention_form: str = "rows"
+    #: head dims whose ops.attention (not varlen) runs O = P V with V a VNNI operand B
+    #: (attention.attention_vnni_kernel) instead of attention_form, with its (BM, BN)
+    attention_vnni: tuple[tuple[int, tuple[int, int]], ...] = ()
     #: flash attention backward by head dim: (queries per dk/dv step and per dq program BM,
     #: keys per dk/dv program BN, keys per dq step BK); BK is the K of the dq product
-    attention_backward: tuple[tuple[int, tuple[int, int, int]], ...] = ((64, (16, 8, 16)), (128, (16, 8, 16)))
+    attention_backward: tuple[tuple[int, tuple[int, int, int]], ...] = (
+        (32, (16, 8, 16)), (64, (16, 8, 16)), (128, (16, 8, 16)))
     #: ops.decode_attention: the smallest query-head group per kv head that multiplies on
     #: DPAS (smaller ones compute element-wise), the most query heads per program (a
     #: larger group takes several programs), keys per step by head dim (a cache block of
@@ -498,9 +502,15 @@ PVC = Target(
         # step (the per-step O^T rescale and loop overhead spread over twice the DPAS:
         # 12.95 hot-loop instructions per DPAS against 14.41 at 16 x 32; 32 x 32 spills
         # 2.7 KB); D = 128 keeps 32 (16 x 48 and 16 x 64 measure 13.9 and 15.0 per DPAS,
-        # 16 x 64 spilling 1.6 KB)
-        attention=((64, (16, 64)), (128, (16, 32))),
-        attention_form="transposed"),
+        # 16 x 64 spilling 1.6 KB); D = 32 runs 32 x 32 (20.4 per DPAS against 21.5 at
+        # 16 x 64 and 24.2 at 16 x 32; 32 x 64 spills 10 KB, 64 x 16 1.7 KB)
+        attention=((32, (32, 32)), (64, (16, 64)), (128, (16, 32))),
+        attention_form="transposed",
+        # backward (BM, BN, BK), ocloc causal f16: D = 32 doubles the blocks to 32 queries x
+        # 16 keys, 32-key dq steps (dq 10.7, dk/dv 14.8 and 10.4 per DPAS against 13.4,
+        # 18.6 and 13.6 at 16 x 8 x 16; 32 x 32 x 32 spills 11 KB in dk/dv, 64 x 16 x 32
+        # 15 KB in dq); D = 64 and 128 keep 16 x 8 x 16
+        attention_backward=((32, (32, 16, 32)), (64, (16, 8, 16)), (128, (16, 8, 16)))),
     cpu_flavour=True,
 )
 
@@ -541,8 +551,10 @@ ARC = Target(
         gemm=(("float16", (16, 16, 32)), ("bfloat16", (16, 16, 32)), ("int8", (16, 16, 32)), ("uint8", (16, 16, 32))),
         rows=(2, 256),
         # dg2-g10, 256 GRF: D = 64 spills 13.1 KB at (16, 32), 4.1 KB at (8, 32), none at
-        # (8, 16); D = 128 spills at every legal size (15.5 KB at (8, 16), the least)
-        attention=((64, (8, 16)), (128, (8, 16))),
+        # (8, 16); D = 128 spills at every legal size (15.5 KB at (8, 16), the least);
+        # D = 32 spills none at (8, 32) (240 instructions per DPAS against 251 at (8, 16))
+        # and 2.8 KB at (16, 16)
+        attention=((32, (8, 32)), (64, (8, 16)), (128, (8, 16))),
         # "rows": transposed tiles would be per-element gathers here (measured with ocloc,
         # dg2-g10, D = 64: the transposed form spilled 320 B and gathered)
         attention_form="rows",
@@ -585,6 +597,11 @@ def _xe2(name: str, ocloc_device: str, slm_bytes: int, gemm_tiles: tuple[GemmTil
 
 #: Arc B-series (Battlemage, Xe2-HPG)
 BMG = _xe2("bmg", "bmg", 128 * 1024, _BMG_TILES, xe_cores=20)              # Arc B580
+# D = 128 as O = P V (V a VNNI operand B, 16 queries x 64 keys): its short path 8.05
+# instructions per DPAS against the transposed form's 9.47 at 16 x 32, whose V^T word
+# de-interleave is 4.25 of them (ocloc bmg, benchmarks/attention_forms_isa.py); on pvc the
+# same kernel ran 13.4 (decision 043)
+BMG = replace(BMG, op_tiles=replace(BMG.op_tiles, attention_vnni=((128, (16, 64)),)))
 #: Core Ultra 200V (Lunar Lake, Xe2-LPG)
 LNL = _xe2("lnl", "lnl-m", 128 * 1024, _LNL_TILES, xe_cores=8)             # Arc 140V
 #: Core Ultra 300 (Panther Lake, Xe3-LPG)

@@ -29,7 +29,7 @@ from xdsl.ir import Operation, SSAValue
 from ...dialects import _asm, retype, xetile
 from ...dialects.walk import ops_in
 from ...errors import LoweringError
-from ..rewrites.constants import is_uniform
+from ..rewrites.constants import is_uniform, splat_value
 from .families import Families
 
 #: reduce kind -> (float combine op, int combine op); None where the kind has no such type
@@ -150,6 +150,12 @@ def _per_block(tr, op: Operation) -> None:
     outs = [[] for _ in op.results]
     for k in range(gr * gc):
         mapper = {v: tr.vmap[v][k] if _blocked(v) else tr.one(v) for v in op.operands}
+        chosen = _constant_choice(op, mapper)
+        if chosen is not None:  # a select whose block of conditions is one constant: no op
+            if splat_value(chosen) == 0:  # masked off: tile_mma drops the block's DPAS
+                tr.masked_off.add(chosen)
+            outs[0].append(chosen)
+            continue
         clone = tr.emit(op.clone(value_mapper=mapper), op)
         for res, new, out in zip(op.results, clone.results, outs):
             if _blocked(res):
@@ -157,6 +163,20 @@ def _per_block(tr, op: Operation) -> None:
             out.append(new)
     for res, out in zip(op.results, outs):
         tr.vmap[res] = out
+
+
+def _constant_choice(op: Operation, mapper: dict):
+    """For an ``arith.select`` whose condition block is a splat constant: the chosen
+    operand's block (when that is a block of the same type), else None."""
+    if op.name != "arith.select":
+        return None
+    cond, yes, no = op.operands
+    if not (_blocked(yes) and _blocked(no)):
+        return None
+    value = splat_value(mapper[cond]) if _blocked(cond) else None
+    if value is None:
+        return None
+    return mapper[yes] if value else mapper[no]
 
 
 def _broadcast(tr, op: xetile.TileBroadcastOp) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, scf
-from xdsl.dialects.builtin import ModuleOp, VectorType
+from xdsl.dialects.builtin import AnyFloat, DenseIntOrFPElementsAttr, ModuleOp, VectorType
 from xdsl.ir import BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 
@@ -54,6 +54,8 @@ class _Translator(Rebuilder):
         self.packed_tiles = _tiles_loaded_as_b(fn, self.families)
         self.row_offsets = scattered.RowOffsets(fn, self.families)
         self.messages = block_messages.plan_tiles(fn, target, self.packed_tiles) if target is not None else {}
+        #: zero blocks a select with a constant condition chose (op_kinds): masked-off K ranges
+        self.masked_off: set[SSAValue] = set()
 
     def message_plan(self, tile: SSAValue) -> block_messages.Messages | None:
         """How ``tile``'s blocks are read, when several share one 2D block message."""
@@ -220,12 +222,21 @@ class _Translator(Rebuilder):
         # K outermost: each K block's A column and B row are consumed by all (i, j) before
         # the next K block's operands are needed (shorter operand live ranges); every
         # accumulator still sums its K blocks in ascending order
+        # a K block whose A or B block a constant select masked off to 0 (xt.dot_scaled's scale
+        # blocks, which mask both sides, so the block adds exactly 0): no DPAS
         results = [c[i] if c is not None else None for i in range(mb * nb)]
         for k in range(kb):
             for i in range(mb):
                 for j in range(nb):
+                    if a[i * kb + k] in self.masked_off or b[k * nb + j] in self.masked_off:
+                        continue
                     results[i * nb + j] = self.emit(
                         xegpu.DpasOp(a[i * kb + k], b[k * nb + j], results[i * nb + j], rtype), op).result
+        for i, r in enumerate(results):
+            if r is None:  # every K block masked off
+                results[i] = self.emit(arith.ConstantOp(DenseIntOrFPElementsAttr.from_list(
+                    rtype, [0.0 if isinstance(rtype.element_type, AnyFloat) else 0] * rtype.element_count())),
+                    op).result
         self.vmap[op.output] = results
 
 

@@ -45,6 +45,15 @@ def is_splat(const: arith.ConstantOp) -> bool:
     return is_uniform(const.value)
 
 
+def splat_value(v):
+    """The one value of a splat vector constant ``v`` (an SSA value), else None."""
+    owner = getattr(v, "owner", None)
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.result.type, VectorType) \
+            and isinstance(owner.value, DenseIntOrFPElementsAttr) and is_uniform(owner.value):
+        return first_value(owner.value)
+    return None
+
+
 def is_uniform(attr: DenseIntOrFPElementsAttr) -> bool:
     """Whether every value of ``attr`` equals its first (``==``: 0.0 and -0.0 are equal,
     a NaN equals nothing).  When every element has the first one's bytes (a zero tile of
