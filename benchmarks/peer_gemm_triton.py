@@ -14,6 +14,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+import sass_loop  # noqa: E402
 from vs_cuda import bench, rel_err  # noqa: E402
 
 try:
@@ -65,7 +66,7 @@ def sass_line(compiled, dump: str) -> str:
     count = lambda pat: len(re.findall(pat, sass))  # noqa: E731
     return (f"registers {compiled.n_regs}, spills {compiled.n_spills}, smem {compiled.metadata.shared} B; SASS HGMMA "
             f"{count('HGMMA')}, BAR {count('BAR.SYNC')}, SYNCS {count('SYNCS')}, LDGSTS {count('LDGSTS')}, UTMALDG "
-            f"{count('UTMALDG')}, LDL/STL {count('LDL|STL')}, WARPGROUP {count('WARPGROUP')}")
+            f"{count('UTMALDG')}, LDL/STL {count('LDL|STL')}, WARPGROUP {count('WARPGROUP')}; {sass_loop.line(sass)}")
 
 
 def main() -> None:

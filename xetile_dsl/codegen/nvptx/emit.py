@@ -13,7 +13,7 @@ import numpy as np
 
 from ...dialects import _mixed
 from ...errors import LoweringError
-from . import smem_pipeline, warp_ops, wgmma_gemm
+from . import warp_ops, wgmma_gemm
 from .for_loops import emit_for
 from .layouts import Layout, assign
 from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op

@@ -61,6 +61,7 @@ class WgPlan:
     read_stage: ir.Value | None = None
     trip: ir.Value | None = None
     tiles: list | None = None
+    threads_at: list | None = None
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -164,6 +165,9 @@ def prologue(em, plan: WgPlan, inits: list) -> None:
         bits = b.or_(b.and_(b.ptrtoint(mem.ptr, I64), ir.Constant(I64, 15)),
                      b.and_(b.or_(mem.stride, tile.col), ir.Constant(I64, 7)))
         plan.aligned.append(b.icmp_unsigned("==", bits, ir.Constant(I64, 0)))
+    bm, bn, bk = plan.tile
+    plan.threads_at = [thread_copies(em, inits[plan.loads[0][1]].mem, bm, bk),
+                       thread_copies(em, inits[plan.loads[1][1]].mem, bk, bn)]
     for trip in range(plan.stages - 2):
         _fill_all(em, plan, [inits[i] for _, i in plan.loads], trip, ir.Constant(I64, trip))
         sp.commit(b)
@@ -183,7 +187,9 @@ def _fill(em, plan: WgPlan, load, tile: Tile, stage: ir.Value, aligned, is_b: bo
     """The program's threads copy ``tile`` into its region of stage ``stage`` in the
     128-byte swizzle: chunk c (16 bytes) is row ``c // (cols / 8)``, chunk ``cc`` of it;
     it lands in column block ``cc // 8`` (64 elements), row ``row``, 16-byte slot
-    ``(cc % 8) ^ (row % 8)``."""
+    ``(cc % 8) ^ (row % 8)``.  One bounds check a tile: a tile inside the array (and
+    16-byte aligned) takes :func:`_fill_interior`, unchecked; an edge tile the clamped
+    copies of :func:`_fill_rows`; an unaligned array the guarded loop of :func:`_fill_loop`."""
     b = em.b
     bm, bn, bk = plan.tile
     rows, cols = (bk, bn) if is_b else (bm, bk)
@@ -192,16 +198,78 @@ def _fill(em, plan: WgPlan, load, tile: Tile, stage: ir.Value, aligned, is_b: bo
     base = b.add(_base(em), sp._i32(b, b.add(b.mul(stage, ir.Constant(I64, plan.stage_bytes)),
                                              ir.Constant(I64, region))))
     t = llvm_type(load.value.type.element_type)
-    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
     step_rows = threads // per_row if threads % per_row == 0 else 0
+    by_rows = step_rows and step_rows % 8 == 0 and chunks % threads == 0
+    if by_rows:
+        inside = b.and_(aligned, _inside(b, tile, rows, cols))
+        with b.if_else(inside) as (interior, edge):
+            with interior:
+                _fill_interior(em, plan.threads_at[is_b], tile, base, chunks // threads, step_rows)
+            with edge:
+                with b.if_else(aligned) as (fast, slow):
+                    with fast:
+                        _fill_loop(em, tile, base, rows, per_row, chunks, t, True)
+                    with slow:
+                        _fill_loop(em, tile, base, rows, per_row, chunks, t, False)
+        return
     with b.if_else(aligned) as (fast, slow):
         with fast:
-            if step_rows and step_rows % 8 == 0 and chunks % threads == 0:
-                _fill_rows(em, tile, base, rows, per_row, chunks, step_rows, t)
-            else:
-                _fill_chunks(em, tile, base, rows, per_row, chunks, t, True)
+            _fill_chunks(em, tile, base, rows, per_row, chunks, t, True)
         with slow:
-            _fill_loop(em, tile, base, rows, per_row, chunks, t)
+            _fill_loop(em, tile, base, rows, per_row, chunks, t, False)
+
+
+def _inside(b, tile: Tile, rows: int, cols: int) -> ir.Value:
+    """Whether the whole ``rows x cols`` tile at (tile.row, tile.col) lies in its array
+    (one check a tile: the interior copies need none a chunk)."""
+    mem, c64 = tile.mem, lambda v: ir.Constant(I64, v)  # noqa: E731
+    lo = b.icmp_signed(">=", b.or_(tile.row, tile.col), c64(0))
+    rows_in = b.icmp_signed("<=", b.add(tile.row, c64(rows)), mem.rows)
+    cols_in = b.icmp_signed("<=", b.add(tile.col, c64(cols)), mem.cols)
+    return b.and_(lo, b.and_(rows_in, cols_in))
+
+
+@dataclass
+class ThreadCopies:
+    """What one thread's interior copies of an operand share over the loop (computed once
+    before it): the byte offset of its first chunk from the tile's first element, the
+    bytes between its chunks in global memory, and its first chunk's offset in the
+    operand's region of a stage (the swizzle's slot; the next chunks are ``step_rows``
+    rows, whole atoms, further)."""
+
+    src: ir.Value
+    src_step: ir.Value
+    dst: ir.Value
+
+
+def thread_copies(em, mem, rows: int, cols: int) -> ThreadCopies:
+    """The :class:`ThreadCopies` of this thread for an operand tile of ``rows x cols`` of
+    the array ``mem``."""
+    b = em.b
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    per_row = cols // 8
+    step_rows = max(em.threads // per_row, 1)
+    row0, cc = b.udiv(em.tid, c64(per_row)), b.urem(em.tid, c64(per_row))
+    slot = b.xor(b.and_(cc, c64(7)), b.and_(row0, c64(7)))
+    dst = b.add(b.mul(b.lshr(cc, c64(3)), c64(rows * ROW)), b.add(b.mul(row0, c64(ROW)), b.mul(slot, c64(16))))
+    src = b.mul(b.add(b.mul(row0, mem.stride), b.mul(cc, c64(8))), c64(2))
+    return ThreadCopies(src, b.mul(mem.stride, c64(2 * step_rows)), sp._i32(b, dst))
+
+
+def _fill_interior(em, copies: ThreadCopies, tile: Tile, base, count: int, step_rows: int) -> None:
+    """The copies of a tile inside its array: one 64-bit source address a tile, then
+    ``count`` cp.async of 16 bytes, no source size (nothing to zero-fill), their global
+    addresses ``src_step`` apart and their shared ones constants apart."""
+    b, mem = em.b, tile.mem
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    first = b.mul(b.add(b.mul(tile.row, mem.stride), tile.col), c64(2))
+    src0 = b.add(b.add(b.ptrtoint(mem.ptr, I64), first), copies.src)
+    dst0 = b.add(base, copies.dst)
+    src = src0
+    for j in range(count):
+        src = b.add(src, copies.src_step) if j else src0
+        dst = b.add(dst0, ir.Constant(I32, j * step_rows * ROW)) if j else dst0
+        sp._asm(b, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l", [dst, b.inttoptr(src, GLOBAL)])
 
 
 def _fill_chunks(em, tile, base, rows, per_row, chunks, t, async_copy) -> None:
@@ -220,69 +288,50 @@ def _fill_chunks(em, tile, base, rows, per_row, chunks, t, async_copy) -> None:
             sp.copy_chunk(em, tile, dst, row, cc, tile.mem, t, async_copy)
 
 
-def _fill_loop(em, tile, base, rows, per_row, chunks, t) -> None:
-    """The guarded 16-bit copies of unaligned arrays as a loop over this thread's chunks
-    (its count depends on the thread, so neither LLVM nor ptxas unrolls it): one chunk's
-    loads live at a time, not every chunk's beside the accumulators."""
+def _fill_loop(em, tile, base, rows, per_row, chunks, t, async_copy: bool) -> None:
+    """The copies of an edge tile as a loop over this thread's chunks (neither LLVM nor
+    ptxas unrolls it): one chunk's addresses and loads
+    live at a time, not every chunk's beside the accumulators.  ``async_copy``: clamped
+    cp.async zero-filled past the array's edges (aligned arrays), else guarded 16-bit
+    loads and shared stores."""
     b, threads = em.b, em.threads
     c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
     count = b.udiv(b.sub(c64(chunks + threads - 1), em.tid), c64(threads))
+    # the count through an opaque move: where threads divide the chunks LLVM would know it
+    # and unroll the loop, every chunk's addresses live at once again
+    count = b.asm(ir.FunctionType(I64, [I64]), "mov.b64 $0, $1;", "=l,l", [count], False)
     pre = b.block
     header, body, done = (b.append_basic_block(n) for n in ("fill.header", "fill.body", "fill.exit"))
     b.branch(header)
     b.position_at_end(header)
     j = b.phi(I64)
     j.add_incoming(c64(0), pre)
+    b.asm(ir.FunctionType(ir.VoidType(), []), '.pragma \\22nounroll\\22;', "", [], True)   # nor ptxas (\\22: a quote)
     b.cbranch(b.icmp_unsigned("<", j, count), body, done)
     b.position_at_end(body)
     c = b.add(em.tid, b.mul(j, c64(threads)))
     row, cc = b.udiv(c, c64(per_row)), b.urem(c, c64(per_row))
     slot = b.xor(b.and_(cc, c64(7)), b.and_(row, c64(7)))
     off = b.add(b.mul(b.lshr(cc, c64(3)), c64(rows * ROW)), b.add(b.mul(row, c64(ROW)), b.mul(slot, c64(16))))
-    sp.copy_chunk(em, tile, b.add(base, sp._i32(b, off)), row, cc, tile.mem, t, False)
+    sp.copy_chunk(em, tile, b.add(base, sp._i32(b, off)), row, cc, tile.mem, t, async_copy)
     j.add_incoming(b.add(j, c64(1)), b.block)
     b.branch(header)
     b.position_at_end(done)
 
 
-def _fill_rows(em, tile, base, rows, per_row, chunks, step_rows, t) -> None:
-    """The aligned copies when each thread's chunks are one column of the tile, ``step_rows``
-    (a multiple of 8) rows apart: one source address, column clamp and shared slot a
-    tile, a row check and constant offsets a chunk."""
-    b, mem = em.b, tile.mem
-    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
-    row0, cc = b.udiv(em.tid, c64(per_row)), b.urem(em.tid, c64(per_row))
-    slot = b.xor(b.and_(cc, c64(7)), b.and_(row0, c64(7)))
-    off = b.add(b.mul(b.lshr(cc, c64(3)), c64(rows * ROW)), b.add(b.mul(row0, c64(ROW)), b.mul(slot, c64(16))))
-    dst0 = b.add(base, sp._i32(b, off))
-    grow0 = b.add(tile.row, row0)
-    gcol = b.add(tile.col, b.mul(cc, c64(8)))
-    left = b.mul(b.sub(mem.cols, gcol), c64(2))
-    left = b.select(b.icmp_signed("<", left, c64(0)), c64(0), left)
-    left = b.select(b.icmp_signed(">", left, c64(16)), c64(16), left)
-    left = b.select(b.icmp_signed(">=", gcol, c64(0)), left, c64(0))
-    src0 = b.add(b.ptrtoint(mem.ptr, I64), b.mul(b.add(b.mul(grow0, mem.stride), gcol), c64(2)))
-    row_bytes = b.mul(mem.stride, c64(2 * step_rows))
-    zero_src = b.ptrtoint(mem.ptr, I64)
-    for j in range(chunks // em.threads):
-        grow = b.add(grow0, c64(j * step_rows)) if j else grow0
-        size = b.select(b.icmp_unsigned("<", grow, mem.rows), left, c64(0))
-        src = b.add(src0, b.mul(row_bytes, c64(j))) if j else src0
-        src = b.select(b.icmp_signed(">", size, c64(0)), src, zero_src)
-        dst = b.add(dst0, ir.Constant(I32, j * step_rows * ROW)) if j else dst0
-        sp._asm(b, "cp.async.cg.shared.global [$0], [$1], 16, $2;", "r,l,r",
-                [dst, b.inttoptr(src, GLOBAL), sp._i32(b, size)])
-
-
 def begin_trip(em, plan: WgPlan, iv, lower, step, tiles: list) -> None:
-    """At the top of a trip: wait for this trip's copies, fence them for the async proxy,
-    sync (every warpgroup has then finished the wgmma of trip i - 2)."""
+    """At the top of a trip: wait for this trip's copies, sync (every warpgroup has then
+    finished the wgmma of trip i - 2).  Only the guarded 16-bit stores of an unaligned
+    array (the generic proxy) take ``fence.proxy.async`` before the wgmma read them; the
+    cp.async copies take none (as Triton's cp.async ring): in the loop the fence is a
+    ``MEMBAR.ALL.CTA`` that waits for the copies still in flight for later trips."""
     b = em.b
     plan.trip = b.sdiv(b.sub(iv, lower), step)
     plan.read_stage = b.urem(plan.trip, ir.Constant(I64, plan.stages))
     plan.tiles = [tiles[i] for _, i in plan.loads]
     sp.wait_group(b, plan.stages - 3)
-    wgmma.proxy_fence(b)
+    with b.if_then(b.not_(b.and_(*plan.aligned))):
+        wgmma.proxy_fence(b)
     sp.barrier(b)
 
 
@@ -323,5 +372,13 @@ def finish(em, plan: WgPlan = None) -> None:
 
 
 def drain(em, value: Vec) -> Vec:
-    """After the loop: the last wgmma group done before C is read."""
-    return Vec(value.layout, value.elem, wgmma.wait_group(em.b, 0, list(value.slots)))
+    """After the loop: the last wgmma group done before C is read, then each accumulator
+    through ``add.rn.f32 x, -0.0`` (exact: x + -0 is x for every x).  Without it, where
+    the first reader of an accumulator is a conversion (a 16-bit C, no epilogue), ptxas
+    serializes every wgmma of the loop (its warning C7514: "non wgmma instructions
+    reading accumulator registers")."""
+    b = em.b
+    done = wgmma.wait_group(b, 0, list(value.slots))
+    f32 = done[0].type
+    done = [b.asm(ir.FunctionType(f32, [f32]), "add.rn.f32 $0, $1, 0f80000000;", "=f,f", [v], False) for v in done]
+    return Vec(value.layout, value.elem, done)
