@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from llvmlite import ir
 from xdsl.dialects.builtin import IntegerAttr, StringAttr
 
+from ...dialects import _mixed
 from . import smem_pipeline as sp
 from . import wgmma
 from .lane_values import GLOBAL, I32, I64, Tile, Vec, llvm_type
@@ -83,7 +84,6 @@ def _staged_operand(body, args, yielded, value, delta_ok):
     if getattr(step, "name", None) != "xetile.update_tile_offset" or step.tile is not load.tile \
             or step.indices is not None:
         return None
-    from ...dialects import _mixed
     delta = [sp._const_of(v) for v in _mixed.mixed(step, step.offset_values())]
     return load if None not in delta and delta_ok(delta) else None
 
