@@ -320,18 +320,16 @@ def _fill_loop(em, tile, base, rows, per_row, chunks, t, async_copy: bool) -> No
 
 
 def begin_trip(em, plan: WgPlan, iv, lower, step, tiles: list) -> None:
-    """At the top of a trip: wait for this trip's copies, sync (every warpgroup has then
-    finished the wgmma of trip i - 2).  Only the guarded 16-bit stores of an unaligned
-    array (the generic proxy) take ``fence.proxy.async`` before the wgmma read them; the
-    cp.async copies take none (as Triton's cp.async ring): in the loop the fence is a
-    ``MEMBAR.ALL.CTA`` that waits for the copies still in flight for later trips."""
+    """At the top of a trip: wait for this trip's copies, fence them for the async proxy,
+    sync (every warpgroup has then finished the wgmma of trip i - 2).  The fence is a
+    ``MEMBAR.ALL.CTA`` in the SASS; Triton's cp.async ring has none (its omission for
+    cp.async stages is untested on a GPU, decision 044)."""
     b = em.b
     plan.trip = b.sdiv(b.sub(iv, lower), step)
     plan.read_stage = b.urem(plan.trip, ir.Constant(I64, plan.stages))
     plan.tiles = [tiles[i] for _, i in plan.loads]
     sp.wait_group(b, plan.stages - 3)
-    with b.if_then(b.not_(b.and_(*plan.aligned))):
-        wgmma.proxy_fence(b)
+    wgmma.proxy_fence(b)
     sp.barrier(b)
 
 
