@@ -14,6 +14,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(__file__))
+import sass_loop  # noqa: E402
 from vs_cuda import bench, rel_err  # noqa: E402
 
 try:
@@ -41,8 +42,31 @@ if triton is not None:
 def run(a, b, c, BM=128, BN=256, BK=64, warps=8, stages=3):
     M, K = a.shape
     N = b.shape[1]
-    gemm[(triton.cdiv(M, BM), triton.cdiv(N, BN))](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0),
-                                                   BM=BM, BN=BN, BK=BK, num_warps=warps, num_stages=stages)
+    return gemm[(triton.cdiv(M, BM), triton.cdiv(N, BN))](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0),
+                                                          BM=BM, BN=BN, BK=BK, num_warps=warps, num_stages=stages)
+
+
+def sass_line(compiled, dump: str) -> str:
+    """The SASS counts of Triton's kernel (cuobjdump on its cubin; the whole SASS to
+    ``$OUT/dump``): HGMMA, barriers, copies, local memory, registers."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+    cuobjdump = shutil.which("cuobjdump")
+    if cuobjdump is None:
+        return "sass: no cuobjdump on PATH"
+    with tempfile.NamedTemporaryFile(suffix=".cubin") as f:
+        f.write(compiled.asm["cubin"])
+        f.flush()
+        sass = subprocess.run([cuobjdump, "-sass", f.name], capture_output=True, text=True, check=False).stdout
+    if os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], dump), "w") as out:
+            out.write(sass)
+    count = lambda pat: len(re.findall(pat, sass))  # noqa: E731
+    return (f"registers {compiled.n_regs}, spills {compiled.n_spills}, smem {compiled.metadata.shared} B; SASS HGMMA "
+            f"{count('HGMMA')}, BAR {count('BAR.SYNC')}, SYNCS {count('SYNCS')}, LDGSTS {count('LDGSTS')}, UTMALDG "
+            f"{count('UTMALDG')}, LDL/STL {count('LDL|STL')}, WARPGROUP {count('WARPGROUP')}; {sass_loop.line(sass)}")
 
 
 def main() -> None:
@@ -60,6 +84,8 @@ def main() -> None:
         for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
             a, b = torch.randn(s, s, device="cuda", dtype=dtype), torch.randn(s, s, device="cuda", dtype=dtype)
             c = torch.empty(s, s, device="cuda")
+            if s == 4096:
+                print(f"sass triton gemm {name}: {sass_line(run(a, b, c), f'triton_sass_{name}.txt')}")
             ours = bench(lambda: run(a, b, c), reps=20)
             ref = bench(lambda: torch.matmul(a, b), reps=20)
             print(f"{'triton gemm ' + name + f' {s}^3':40s} {ours:10.4f} {ref:10.4f} {ref / ours:12.3f}  "

@@ -20,6 +20,7 @@ import tempfile
 
 import torch
 
+import sass_loop
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.matmul import matmul_kernel
@@ -121,6 +122,11 @@ def check_ops() -> list[tuple[str, float, None]]:
     from xetile_dsl.ops import torch_ops
     torch_ops.register()
     out = []
+    for (m, n, k), dtype in (((257, 129, 300), torch.float16), ((1000, 1000, 1000), torch.bfloat16),
+                             ((4096, 4096, 4096), torch.float16)):
+        a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+        out.append((f"ops.matmul {dtype} {m}x{n}x{k} (f32 out)",
+                    rel_err(ops.matmul(a, b, out_dtype=torch.float32), a.double() @ b.double()), None))
     for dtype, name in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
         a, b = torch.randn(1000, 700, device="cuda", dtype=dtype), torch.randn(700, 900, device="cuda", dtype=dtype)
         ref = a.double() @ b.double()
@@ -154,7 +160,9 @@ def check_epilogues() -> list[tuple[str, float, None]]:
             "silu": F.silu}
     out = []
     for (m, n, k), dtype, name, bias_dtype in (((1000, 900, 700), torch.float16, "f16", torch.float16),
-                                              ((512, 512, 512), torch.bfloat16, "bf16", torch.float32)):
+                                              ((512, 512, 512), torch.bfloat16, "bf16", torch.float32),
+                                              ((257, 129, 300), torch.float16, "f16", torch.float32),
+                                              ((1000, 1000, 1000), torch.bfloat16, "bf16", torch.bfloat16)):
         a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
         bias = torch.randn(n, device="cuda", dtype=bias_dtype)
         ref = a.double() @ b.double()
@@ -170,8 +178,9 @@ def check_epilogues() -> list[tuple[str, float, None]]:
     return out
 
 
-def sass_line(kernel) -> str:
-    """ptxas's resource line and the HMMA count of ``kernel``'s SASS (needs ptxas, cuobjdump)."""
+def sass_line(kernel, dump: str = "") -> str:
+    """ptxas's resource line and the HGMMA / HMMA counts of ``kernel``'s SASS (needs ptxas,
+    cuobjdump); ``dump`` names a file under ``$OUT`` for the whole SASS."""
     ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
     if not ptxas or not cuobjdump:
         return "sass: no ptxas/cuobjdump on PATH"
@@ -179,21 +188,32 @@ def sass_line(kernel) -> str:
         src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
         with open(src, "w") as f:
             f.write(kernel.ptx)
-        run = subprocess.run([ptxas, f"-arch={kernel.target.ptx_arch}", "-v", src, "-o", cubin],
+        run = subprocess.run([ptxas, f"-arch={kernel.ptx_arch or kernel.target.ptx_arch}", "-v", src, "-o", cubin],
                              capture_output=True, text=True, check=False)
         info = " ".join(" ".join(line.split()[2:]) for line in run.stderr.splitlines()
-                        if "registers" in line or "spill" in line)
+                        if "registers" in line or "spill" in line or "warning" in line)
         sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=False).stdout
-    return f"{info}; SASS HMMA {len(re.findall(r'HMMA', sass))}, LDSM {len(re.findall(r'LDSM', sass))}, " \
-           f"LDGSTS {len(re.findall(r'LDGSTS', sass))}, threads {kernel.threads}, smem {kernel.smem_bytes} B"
+    if dump and os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], dump), "w") as f:
+            f.write(sass)
+    return f"{info}; SASS HGMMA {len(re.findall(r'HGMMA', sass))}, HMMA {len(re.findall(r'HMMA', sass))}, " \
+           f"LDSM {len(re.findall(r'LDSM', sass))}, LDGSTS {len(re.findall(r'LDGSTS', sass))}, " \
+           f"BAR {len(re.findall(r'BAR.SYNC', sass))}, WARPSYNC/WGWAIT {len(re.findall(r'WARPGROUP', sass))}, " \
+           f"LDL/STL {len(re.findall(r'LDL|STL', sass))}, threads {kernel.threads}, smem {kernel.smem_bytes} B; " \
+           f"{sass_loop.line(sass)}"
 
 
-#: the GEMM tiles timed (BM, BN, BK, num_warps; None: the compiler's count): one warp (the
-#: first slice's fastest tile) and the staged programs of 4 and 8 warps
-GEMM_TILES = ((64, 32, 32, None), (128, 128, 32, None), (128, 128, 32, 8), (128, 128, 64, 8), (128, 256, 32, None))
+#: the GEMM tiles timed (BM, BN, BK, num_warps; None: the compiler's count): the mma.sync
+#: program of 4 warps (BK 32) and the wgmma programs (BK 64: 2 warpgroups of 128 or 256
+#: columns, 1 of 256)
+GEMM_TILES = ((128, 128, 32, None), (128, 128, 64, None), (128, 256, 64, None))
+
+#: LLM-sized GEMMs (M tokens, N, K): a 8B model's MLP up and down projections, f16
+LLM_SHAPES = ((8192, 14336, 4096), (8192, 4096, 14336))
 
 
 def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
+    from xetile_dsl import ops
     rows = []
     n = 1 << (24 if quick else 27)
     x, y = (torch.randn(1, n, device="cuda") for _ in range(2))
@@ -222,10 +242,21 @@ def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
                 label = f"tile {BM}x{BN}x{BK}" + (f" w{warps}" if warps else "")
                 rows.append((f"gemm {name} {s}^3 {label}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
                 if s == 4096:
-                    sass.append(f"sass gemm {name} {label}: {sass_line(kernel)}")
-            from xetile_dsl import ops
+                    dump = f"xetile_sass_{name}_{BM}x{BN}x{BK}.txt" if (name, BM, BN) == ("f16", 128, 256) else ""
+                    sass.append(f"sass gemm {name} {label}: {sass_line(kernel, dump)}")
             ours = bench(lambda: ops.matmul(a, b), reps=20)
             rows.append((f"ops.matmul {name} {s}^3 ({name} out)", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+            bias = torch.randn(s, device="cuda", dtype=dtype)
+            ours = bench(lambda: ops.matmul(a, b, bias=bias, activation="gelu"), reps=20)
+            ref_e = bench(lambda: torch.nn.functional.gelu(torch.addmm(bias, a, b)), reps=20)
+            rows.append((f"ops.matmul {name} {s}^3 bias gelu", ours, ref_e, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+    if not quick:
+        for m, n, k in LLM_SHAPES:
+            a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+            b = torch.randn(k, n, device="cuda", dtype=torch.float16)
+            ref = bench(lambda: torch.matmul(a, b), reps=10)
+            ours = bench(lambda: ops.matmul(a, b), reps=10)
+            rows.append((f"ops.matmul f16 {m}x{n}x{k}", ours, ref, f"{2 * m * n * k / ours / 1e9:.1f} TFLOP/s"))
     return rows
 
 
@@ -244,7 +275,19 @@ def main() -> None:
               ("gemm bf16 257x129x300 tile 128x128", *check_gemm(257, 129, 300, (128, 128, 32), torch.bfloat16)),
               ("gemm f16 1024x1024x1000 tile 128x256", *check_gemm(1024, 1024, 1000, (128, 256, 32))),
               ("gemm bf16 333x520x264 tile 128x256", *check_gemm(333, 520, 264, (128, 256, 32), torch.bfloat16)),
-              ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32)))]
+              ("gemm f16 sm80 code 1000x1000x1000 128x128", *check_gemm_on("sm80", 1000, 1000, 1000, (128, 128, 32))),
+              ("gemm f16 1000x1000x1000 wgmma 128x256x64", *check_gemm(1000, 1000, 1000, (128, 256, 64))),
+              ("gemm bf16 257x129x300 wgmma 128x256x64", *check_gemm(257, 129, 300, (128, 256, 64), torch.bfloat16)),
+              ("gemm f16 333x520x264 wgmma 128x128x64", *check_gemm(333, 520, 264, (128, 128, 64))),
+              ("gemm bf16 1024x1024x1024 wgmma 128x128x64", *check_gemm(1024, 1024, 1024, (128, 128, 64),
+                                                                         torch.bfloat16)),
+              ("gemm f16 200x300x1000 wgmma 64x256x64", *check_gemm(200, 300, 1000, (64, 256, 64))),
+              ("gemm f16 257x129x300 wgmma 128x256x64", *check_gemm(257, 129, 300, (128, 256, 64))),
+              ("gemm f16 1000x1000x1000 wgmma 128x128x64", *check_gemm(1000, 1000, 1000, (128, 128, 64))),
+              ("gemm f16 4096x4096x4096 wgmma 128x256x64", *check_gemm(4096, 4096, 4096, (128, 256, 64))),
+              ("gemm f16 1024x2048x512 wgmma 128x256x64", *check_gemm(1024, 2048, 512, (128, 256, 64))),
+              ("gemm bf16 4096x4096x4096 wgmma 128x256x64", *check_gemm(4096, 4096, 4096, (128, 256, 64),
+                                                                         torch.bfloat16))]
     for group in (check_epilogues, check_ops):   # one failing group leaves the others' lines
         try:
             checks += group()
@@ -252,7 +295,7 @@ def main() -> None:
             lines.append(f"check {group.__name__} FAILED: {type(exc).__name__}: {exc}")
     out_dir = os.environ.get("OUT")
     for name, err, kernel in checks:
-        lines.append(f"check {name:42s} error {err:.3e}")
+        lines.append(f"check {name:48s} error {err:.3e}")
     if "--checks-only" not in sys.argv:
         lines.append(f"{'case':40s} {'xetile ms':>10s} {'torch ms':>10s} {'torch/xetile':>12s}  rate")
         sass: list = []

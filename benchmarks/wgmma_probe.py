@@ -1,4 +1,4 @@
-"""Hopper's wgmma pieces on a GPU: the one-warpgroup kernel of tests/nvptx/test_nvptx_wgmma.py
+"""Hopper's wgmma pieces on a GPU: the one-warpgroup kernel of xetile_dsl/codegen/nvptx/wgmma_probe.py
 (C[64, 128] = A[64, 64] . Bt[128, 64]^T through 128B-swizzled shared memory, 4 K steps of
 wgmma.mma_async m64n128k16) launched on torch CUDA tensors and checked against float64,
 for f16 and bf16; with ptxas and cuobjdump on the PATH, ptxas's resources and the HGMMA
@@ -19,7 +19,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tests.nvptx.test_nvptx_wgmma import probe_ptx   # noqa: E402
+from xetile_dsl.codegen.nvptx.wgmma_probe import probe_ptx   # noqa: E402
 from xetile_dsl.runtime import backend_cuda           # noqa: E402
 
 

@@ -40,6 +40,9 @@ class NvKernel:
     #: threads a program (block) and the dynamic shared memory it needs, bytes
     threads: int = THREADS
     smem_bytes: int = 0
+    #: the PTX ``.target`` the code needs: the target's, or its ``wgmma_ptx_arch`` (sm_90a)
+    #: where the GEMM runs wgmma
+    ptx_arch: str = ""
 
     @property
     def ptx(self) -> str:
@@ -95,9 +98,9 @@ def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90",
         raise at_user_line(src, exc) from None
     asm["llvm"] = llvm_text
     start = time.perf_counter()
-    asm["ptx"] = cached_ptx(llvm_text, target, asm["nv"])
+    asm["ptx"] = cached_ptx(llvm_text, target, asm["nv"], emitter.ptx_arch)
     timings["ptx"] = time.perf_counter() - start
-    return NvKernel(name, target, params, asm, timings, emitter.threads, emitter.smem_bytes)
+    return NvKernel(name, target, params, asm, timings, emitter.threads, emitter.smem_bytes, emitter.ptx_arch)
 
 
 def _sources_stamp() -> str:
@@ -110,20 +113,21 @@ def _sources_stamp() -> str:
     return digest.hexdigest()
 
 
-def cached_ptx(llvm_text: str, target: NvTarget, lowered: str) -> str:
+def cached_ptx(llvm_text: str, target: NvTarget, lowered: str, arch: str | None = None) -> str:
     """The PTX of ``llvm_text``, from the disk cache when the same lowered module
     (``lowered``, the ``nv`` stage's text, whose LLVM IR this backend's sources determine)
     was built for this architecture before.  The key holds no LLVM text: a PTX built on
     one machine serves another whose llvmlite prints the same module differently."""
-    key = hashlib.sha256(f"{target.ptx_arch}\0{target.ptx_features}\0{_sources_stamp()}\0{lowered}".encode())
+    arch = arch or target.ptx_arch
+    key = hashlib.sha256(f"{arch}\0{target.ptx_features}\0{_sources_stamp()}\0{lowered}".encode())
     root = str(knobs.CACHE_DIR.get() or os.path.join(os.path.expanduser("~"), ".cache", "xetile_dsl"))
-    path = os.path.join(root, "nvptx", f"{key.hexdigest()[:32]}-{target.ptx_arch}.ptx")
+    path = os.path.join(root, "nvptx", f"{key.hexdigest()[:32]}-{arch}.ptx")
     try:
         with open(path) as f:
             return f.read()
     except OSError:
         pass
-    ptx = to_ptx(llvm_text, target.ptx_arch, target.ptx_features)
+    ptx = to_ptx(llvm_text, arch, target.ptx_features)
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)
         tmp = f"{path}.{os.getpid()}.tmp"

@@ -118,14 +118,18 @@ class FakeCudaTensor:
 
 def test_ops_on_cuda_arrays_take_the_nvidia_tiles():
     """An op on CUDA arrays resolves to an NVIDIA target (sm90 without a GPU to ask) and
-    its ops tiles: the staged GEMM tile whatever M, the row ops' (4, 256); what
+    its ops tiles: the GEMM tile whatever M (sm90: wgmma's 128x256x64, 128x128x64 with
+    an epilogue fused; sm80: mma.sync's 128x128x32), the row ops' (4, 256); what
     ops.matmul does not lower there yet (transposed operands) is one UsageError naming it."""
     from xetile_dsl import ops
     from xetile_dsl.ops import configs
     a = FakeCudaTensor((100, 64))
     target = configs.resolve_target(None, a)
     assert target in NV_TARGETS and configs.is_nvidia(target)
-    assert configs.gemm_tiles("sm90", "float16", m=5) == (128, 128, 32)
+    assert configs.gemm_tiles("sm90", "float16", m=5) == (128, 256, 64)
+    assert configs.gemm_tiles("sm90", "bfloat16", epilogue=True) == (128, 128, 64)
+    assert configs.gemm_tiles("sm80", "float16", m=5) == configs.gemm_tiles("sm80", "float16", epilogue=True) \
+        == (128, 128, 32)
     assert configs.row_tiles("sm80") == (4, 256)
     with pytest.raises(UsageError, match=r"matmul on sm90 \(CUDA tensors\): trans_a, trans_b not supported"):
         ops.matmul(a, FakeCudaTensor((64, 100)), trans_a=True, trans_b=True, bias=np.zeros(64, np.float32),

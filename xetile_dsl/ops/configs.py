@@ -59,13 +59,19 @@ def gpu_of(target: str) -> Target:
     return compile_target("interpret" if target in INTERPRETER_TARGETS else target).gpu
 
 
-def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool = False) -> tuple[int, int, int]:
+def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool = False,
+               epilogue: bool = False) -> tuple[int, int, int]:
     """(BM, BN, BK) of a ``dtype_name`` GEMM on ``target``; with ``m`` (A's rows) smaller
     than the table's BM, BM is the smallest DPAS repeat count (rows of A per DPAS, a
     target fact) or multiple of the largest that holds them, so M = 1, 2 or 4 spends no
     DPAS work on padding rows and M = 9 .. 16 runs 16-row tiles
     (a transposed A keeps the table's BM: its transposed reads need whole blocks of the
-    largest repeat count)."""
+    largest repeat count).  ``epilogue``: the program fuses a bias row or an activation
+    (the target's ``OpTiles.gemm_epilogue`` tile where it names one).
+
+    >>> gemm_tiles("sm90", "float16"), gemm_tiles("sm90", "float16", epilogue=True)
+    ((128, 256, 64), (128, 128, 64))
+    """
     gpu = gpu_of(target)
     row = dict(gpu.ops_tiles().gemm)
     if dtype_name not in row:
@@ -73,7 +79,7 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
         raise UsageError(f"matmul: {dtype_name} inputs are not supported on {target}; supported: "
                          f"{', '.join(sorted(row))}" + ("" if "float32" in row else
                                                          f" (float32 = tf32 DPAS exists on {', '.join(tf32)} only)"))
-    bm, bn, bk = row[dtype_name]
+    bm, bn, bk = dict(gpu.ops_tiles().gemm_epilogue).get(dtype_name, row[dtype_name]) if epilogue else row[dtype_name]
     if m is not None and m < bm and not trans_a and target not in NV_TARGETS:
         short = OF_NUMPY_NAME[dtype_name].name
         repeat_counts = gpu.dpas_for(short, short).m_values

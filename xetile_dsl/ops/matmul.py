@@ -91,7 +91,8 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     target = configs.resolve_target(target, a)
     if configs.is_nvidia(target):
         _check_nvidia(target, trans_a, trans_b, bias, activation)
-    BM, BN, BK = configs.gemm_tiles(target, "float16" if in_name in FP8_INPUTS else in_name, M, trans_a)
+    BM, BN, BK = configs.gemm_tiles(target, "float16" if in_name in FP8_INPUTS else in_name, M, trans_a,
+                                    epilogue=bias is not None or activation is not None)
     bias_row = _bias_row(bias, N, a)
     buffer, result = operands.output_buffer(out, a, (M, N), _np_dtype(out_name))
     if M == 0 or N == 0:

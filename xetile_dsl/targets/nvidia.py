@@ -114,12 +114,17 @@ class NvTarget:
 
     def ops_tiles(self) -> OpTiles:
         """The ready-made ops' tiles on this target (tuning choices, benchmarks/vs_cuda.py):
-        the GEMM a staged program of ``128 / mma_warp_tile`` warps over 128x128x32 (f16
-        and bf16, the inputs ``mma.sync`` m16n8k16 takes here); the row ops 4 rows of
-        256-column chunks, one warp.  A GEMM fusing gelu or silu takes 8 warps (32x64 of C
-        each): at 4 the accumulators and the epilogue's temporaries spill (ptxas, sm_90)."""
-        gemm = (("float16", (128, 128, 32)), ("bfloat16", (128, 128, 32)))
-        return OpTiles(gemm=gemm, rows=(4, 256), attention=(), gemm_activation_warps=8)
+        the GEMM 128x256x64 where wgmma exists (2 warpgroups of 64x256, ``codegen/nvptx/
+        wgmma_gemm``), 128x128x64 when it fuses a bias row or an activation (at 128x256 the
+        128 accumulators a thread and the epilogue's values spill, ptxas sm_90a); else a
+        staged program of ``128 / mma_warp_tile`` warps over 128x128x32 (f16 and bf16, the
+        inputs ``mma.sync`` m16n8k16 takes here).  The row ops 4 rows of 256-column chunks,
+        one warp.  A GEMM fusing gelu or silu takes 8 warps (mma.sync: 32x64 of C each; at
+        4 the accumulators and the epilogue's temporaries spill, ptxas sm_90)."""
+        tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
+        gemm = (("float16", tile), ("bfloat16", tile))
+        epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
+        return OpTiles(gemm=gemm, rows=(4, 256), attention=(), gemm_activation_warps=8, gemm_epilogue=epilogue)
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,

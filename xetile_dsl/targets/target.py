@@ -137,6 +137,10 @@ class OpTiles:
     #: warps a program of ops.matmul takes when it fuses a transcendental activation
     #: (gelu, gelu_tanh, silu), where the default count spills; None: the compiler's count
     gemm_activation_warps: int | None = None
+    #: (dtype name, (BM, BN, BK)) of an ops.matmul program that fuses an epilogue (a bias
+    #: row or an activation), where ``gemm``'s tile would spill beside the epilogue's
+    #: values; () or a dtype absent: ``gemm``'s tile
+    gemm_epilogue: tuple = ()
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":

@@ -13,7 +13,7 @@ import numpy as np
 
 from ...dialects import _mixed
 from ...errors import LoweringError
-from . import smem_pipeline, warp_ops
+from . import warp_ops, wgmma_gemm
 from .for_loops import emit_for
 from .layouts import Layout, assign
 from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
@@ -27,11 +27,18 @@ class KernelEmitter:
 
     def __init__(self, func, module: ir.Module, target, num_warps: int | None = None, num_stages: int | None = None):
         self.func, self.module, self.target = func, module, target
-        self.layouts: dict = assign(func, target.mma_warp_tile, target.max_program_warps, num_warps)
+        #: the wgmma GEMM of the kernel (:mod:`.wgmma_gemm`), None for mma.sync
+        self.wgmma = wgmma_gemm.plan_kernel(func, target, num_warps, num_stages)
+        self.layouts: dict = assign(func, target.mma_warp_tile, target.max_program_warps, num_warps,
+                                    self.wgmma.grid if self.wgmma else None)
         #: the depth of the shared-memory ring of a staged K loop (1: no staging)
         self.stages = num_stages or target.smem_stages
         grids = {layout.warps for layout in self.layouts.values()} or {(1, 1)}
         (wr, wc), = grids
+        if self.wgmma is not None and (wr, wc) != self.wgmma.grid:
+            self.wgmma = None
+        #: the PTX architecture the kernel's code needs (sm_90a where it holds wgmma)
+        self.ptx_arch = target.wgmma_ptx_arch if self.wgmma is not None else target.ptx_arch
         #: threads of one program (block): 32 a warp
         self.threads = target.warp_size * wr * wc
         self.values: dict = {}
@@ -175,7 +182,8 @@ class KernelEmitter:
         if op.padding is not None:
             raise LoweringError("nvptx: load_tile padding values are not supported on NVIDIA targets yet", op)
         if op in self.staged:
-            self.values[op.value] = smem_pipeline.read(self, *self.staged[op])
+            stager, entry = self.staged[op]
+            self.values[op.value] = stager.read(self, *entry)
             return
         self.values[op.value] = warp_ops.load(self.b, self.lane, self.values[op.tile], self.layouts[op.value],
                                               elem_of(op.value.type), op, self.warp)
@@ -202,6 +210,9 @@ class KernelEmitter:
 
     def tile_mma(self, op) -> None:
         c = self.values[op.c] if op.c is not None else None
+        if self.wgmma is not None and op is self.wgmma.mma:
+            self.values[op.output] = wgmma_gemm.mma(self, self.wgmma, c)
+            return
         self.values[op.output] = warp_ops.mma(self.b, self.values[op.a], self.values[op.b], c,
                                               self.layouts[op.output], op)
 

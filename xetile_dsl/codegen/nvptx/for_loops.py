@@ -3,7 +3,7 @@ loop carries (each slot of a tile value, a tile's row and column, each scalar)."
 from __future__ import annotations
 
 from ...errors import LoweringError
-from . import smem_pipeline
+from . import smem_pipeline, wgmma_gemm
 from .lane_values import Mem, Tile, Vec
 
 
@@ -37,11 +37,17 @@ def emit_for(em, op) -> None:
     inits = [em.values[v] for v in op.iter_args]
     if any(isinstance(v, Mem) for v in inits):
         raise LoweringError("nvptx: arrays carried by a loop are not supported on NVIDIA targets yet", op)
-    plan = smem_pipeline.plan_loop(em, op)
+    stager = wgmma_gemm
+    plan = wgmma_gemm.plan_loop(em, op)
+    if plan is None:
+        stager, plan = smem_pipeline, smem_pipeline.plan_loop(em, op)
     if plan is not None:
-        smem_pipeline.prologue(em, plan, inits)
-        for s in plan.loads:
-            em.staged[s.op] = (plan, s)
+        stager.prologue(em, plan, inits)
+        if stager is wgmma_gemm:
+            em.staged.update((load, (stager, entry)) for load, entry in wgmma_gemm.staged(plan))
+        else:
+            for s in plan.loads:
+                em.staged[s.op] = (stager, (plan, s))
     flat_init = [v for init in inits for v in flatten(init)]
     pre = b.block
     header = b.append_basic_block("for.header")
@@ -62,7 +68,7 @@ def emit_for(em, op) -> None:
     for arg, init in zip(block.args[1:], inits):
         em.values[arg] = rebuild(init, carried)
     if plan is not None:
-        smem_pipeline.begin_trip(em, plan, iv, lower, step, [em.values[a] for a in block.args[1:]])
+        stager.begin_trip(em, plan, iv, lower, step, [em.values[a] for a in block.args[1:]])
     yielded = em.block(block)
     flat_next = [v for y in yielded for v in flatten(y)]
     latch = b.block
@@ -72,7 +78,10 @@ def emit_for(em, op) -> None:
     b.branch(header)
     b.position_at_end(exit_)
     if plan is not None:
-        smem_pipeline.finish(em)
+        stager.finish(em)
     done = list(phis)
     for res, init in zip(op.results, inits):
         em.values[res] = rebuild(init, done)
+    if stager is wgmma_gemm and plan is not None:
+        index = list(op.body.block.args[1:]).index(plan.mma.c)
+        em.values[op.results[index]] = wgmma_gemm.drain(em, em.values[op.results[index]])

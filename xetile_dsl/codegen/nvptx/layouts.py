@@ -211,10 +211,12 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
 
 
 def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: int = 1,
-           num_warps: int | None = None) -> dict[SSAValue, Layout]:
+           num_warps: int | None = None, grid: tuple[int, int] | None = None) -> dict[SSAValue, Layout]:
     """The layout of every vector value of the subgroup-level kernel ``func``; marks each
     op with its result's layout (``nv.layout``) and, where a program holds several warps
-    (:func:`warp_grid`), the function with their grid (``nv.warps = "2x2"``)."""
+    (:func:`warp_grid`), the function with their grid (``nv.warps = "2x2"``).  ``grid``
+    asks for that warp grid (the wgmma GEMM's ``(BM / 16, 1)``) where every vector value
+    is a fragment of one C tile; elsewhere :func:`warp_grid` chooses."""
     groups = _Groups()
     ops = list(func.walk())
     for op in ops:
@@ -240,7 +242,8 @@ def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: in
                 raise LoweringError(f"nvptx: a tile_mma {kind[-1].upper()} operand of shape {list(shape)}: its rows "
                                     f"must be a multiple of {mr} and its columns of {mc} (mma.sync m16n8k16)", at)
             layouts[v] = Layout(kind, shape)
-    grid = warp_grid(layouts, warp_tile, max_warps, num_warps)
+    if grid is None or warp_grid(layouts, warp_tile, grid[0] * grid[1], grid[0] * grid[1]) is None:
+        grid = warp_grid(layouts, warp_tile, max_warps, num_warps)
     if grid is None:
         raise LoweringError(f"nvptx: num_warps={num_warps} does not split this kernel's program: several warps a "
                             f"program need every vector value to be a tile_mma fragment of one C tile, split into "

@@ -235,9 +235,17 @@ def _chunk(em, s: Staged, tile: Tile, base, c, per_row: int, mem, t, async_copy:
     b = em.b
     row = b.udiv(c, ir.Constant(I64, per_row))
     cc = b.urem(c, ir.Constant(I64, per_row))
+    dst = b.add(base, _i32(b, b.add(b.mul(row, ir.Constant(I64, s.pitch)), b.mul(cc, ir.Constant(I64, 16)))))
+    copy_chunk(em, tile, dst, row, cc, mem, t, async_copy)
+
+
+def copy_chunk(em, tile: Tile, dst, row, cc, mem, t, async_copy: bool) -> None:
+    """16 bytes of ``tile`` (its row ``row``, 8-element chunk ``cc``) to the shared address
+    ``dst``: one ``cp.async`` zero-filled past the array's edges, or (``async_copy`` false)
+    8 guarded 16-bit loads and shared stores."""
+    b = em.b
     grow = b.add(tile.row, row)
     gcol = b.add(tile.col, b.mul(cc, ir.Constant(I64, 8)))
-    dst = b.add(base, _i32(b, b.add(b.mul(row, ir.Constant(I64, s.pitch)), b.mul(cc, ir.Constant(I64, 16)))))
     row_in = b.icmp_unsigned("<", grow, mem.rows)
     if async_copy:
         left = b.mul(b.sub(mem.cols, gcol), ir.Constant(I64, 2))

@@ -3,8 +3,9 @@ shared-memory matrix descriptors, the 128-byte swizzle their tiles are written i
 fence / commit / wait of the async proxy, and one ``m64nNk16`` step whose accumulators are
 ``N / 2`` f32 registers a thread.
 
-Not yet wired into the staged GEMM (``smem_pipeline``); ``tests/nvptx/test_nvptx_wgmma.py``
-builds a one-warpgroup kernel from these pieces and assembles it for sm_90a.
+The GEMM K loop built from them is :mod:`.wgmma_gemm`; :mod:`.wgmma_probe` builds a
+one-warpgroup kernel from them alone (``tests/nvptx/test_nvptx_wgmma.py``,
+``benchmarks/wgmma_probe.py``).
 
 Example::
 
@@ -69,9 +70,18 @@ def commit_group(b) -> None:
     _asm(b, "wgmma.commit_group.sync.aligned;")
 
 
-def wait_group(b, pending: int) -> None:
-    """Wait until at most ``pending`` committed wgmma groups are in flight."""
-    _asm(b, f"wgmma.wait_group.sync.aligned {pending};")
+def wait_group(b, pending: int, values: list | None = None) -> list | None:
+    """Wait until at most ``pending`` committed wgmma groups are in flight.  ``values``
+    (accumulators, f32) pass through the wait as tied operands, so that no use of them is
+    scheduled before it; the values after the wait are returned."""
+    text = f"wgmma.wait_group.sync.aligned {pending};"
+    if not values:
+        _asm(b, text)
+        return None
+    count = len(values)
+    constraints = ",".join(["=f"] * count + [str(i) for i in range(count)])
+    out = _asm(b, text, constraints, list(values), ir.LiteralStructType([F32] * count))
+    return [b.extract_value(out, i) for i in range(count)]
 
 
 def mma_async(b, acc: list, desc_a: ir.Value, desc_b: ir.Value, n: int, a_type: str,

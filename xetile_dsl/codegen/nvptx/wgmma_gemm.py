@@ -1,0 +1,382 @@
+"""The wgmma K loop of a GEMM on sm90 (Hopper's warpgroup MMA, decision 044).
+
+A kernel whose one ``tile_mma`` sits in an ``scf.for`` with both operands staged loads
+(:mod:`.smem_pipeline`'s conditions: 16-bit, loop-carried tiles moved by constants) and
+its accumulator carried by the loop, over a C tile of ``BM`` in (64, 128) rows and ``BN``
+a multiple of 64 up to 256, ``BK`` a multiple of 64, takes this path instead of mma.sync
+ldmatrix fragments:
+
+* the warps are ``BM / 16`` (``BM / 64`` warpgroups, warpgroup g holding rows
+  64g..64g+63 of C): C's layout is ``mma_c`` over a ``(BM / 16, 1)`` warp grid, which is
+  wgmma's accumulator layout (warp w of a warpgroup holds rows 16w.. as m16n8's C), so
+  the epilogue, bias rows and stores are the mma.sync path's;
+* the ring's stages are written by ``cp.async`` in the 128-byte swizzle: A K-major
+  (blocks of 64 K columns, rows of 128 bytes), B MN-major (blocks of 64 N columns, K rows
+  of 128 bytes; ``trans-b = 1``), atoms of 8 rows 1024-byte aligned;
+* trip i waits for its stage, fences the async proxy, syncs, issues ``BK / 16``
+  ``wgmma.mma_async m64nBNk16`` and commits them, refills the stage trip ``i - 2`` read
+  (its wgmma finished: each warpgroup waited for it before this trip's barrier), then
+  waits until only this trip's group is in flight (``wgmma.wait_group 1``).
+
+    >>> stage_bytes(128, 256, 64)
+    49152
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from llvmlite import ir
+from xdsl.dialects.builtin import IntegerAttr, StringAttr
+
+from ...dialects import _mixed
+from . import smem_pipeline as sp
+from . import wgmma
+from .lane_values import GLOBAL, I32, I64, Tile, Vec, llvm_type
+
+WGMMA_ATTR = "nv.wgmma"
+#: the swizzle row (bytes) and its atom (8 rows)
+ROW, ATOM = 128, 1024
+#: the dynamic shared memory is rounded up to the swizzle's atom inside the allocation
+ALIGN_PAD = ATOM
+
+
+def stage_bytes(bm: int, bn: int, bk: int) -> int:
+    """One stage: A (bm x bk) and B (bk x bn), 16-bit elements, no padding."""
+    return (bm + bn) * bk * 2
+
+
+@dataclass
+class WgPlan:
+    """The wgmma GEMM of a kernel: its loop, its tile_mma, the staged loads (A, B) and the
+    tile (BM, BN, BK); filled in at the loop (stages, stage base, trip)."""
+
+    loop: object
+    mma: object
+    a: object
+    b: object
+    tile: tuple[int, int, int]
+    a_type: str
+    stages: int = 0
+    loads: list | None = None
+    aligned: list | None = None
+    read_stage: ir.Value | None = None
+    trip: ir.Value | None = None
+    tiles: list | None = None
+    threads_at: list | None = None
+
+    @property
+    def grid(self) -> tuple[int, int]:
+        return self.tile[0] // 16, 1
+
+    @property
+    def stage_bytes(self) -> int:
+        return stage_bytes(*self.tile)
+
+
+def _staged_operand(body, args, yielded, value, delta_ok):
+    """The load_tile producing ``value`` when it is a staged load of the loop (else None)."""
+    load = value.owner
+    if getattr(load, "name", None) != "xetile.load_tile" or load.padding is not None or load.parent_block() is not body:
+        return None
+    if load.tile not in args or not sp._is16(load.value.type.element_type):
+        return None
+    step = yielded[args.index(load.tile)].owner
+    if getattr(step, "name", None) != "xetile.update_tile_offset" or step.tile is not load.tile \
+            or step.indices is not None:
+        return None
+    delta = [sp._const_of(v) for v in _mixed.mixed(step, step.offset_values())]
+    return load if None not in delta and delta_ok(delta) else None
+
+
+def plan_kernel(func, target, num_warps: int | None, num_stages: int | None) -> WgPlan | None:
+    """The wgmma plan of ``func`` on ``target``, or None where the kernel does not take it
+    (then the mma.sync path runs)."""
+    if not target.wgmma or (num_stages or target.smem_stages) < 3:
+        return None
+    mmas = [op for op in func.walk() if op.name == "xetile.tile_mma"]
+    if len(mmas) != 1:
+        return None
+    mma = mmas[0]
+    loop = mma.parent_op()
+    if getattr(loop, "name", None) != "scf.for" or mma.c is None:
+        return None
+    body = loop.body.block
+    args, yielded = list(body.args[1:]), list(body.last_op.operands)
+    if mma.c not in args or yielded[args.index(mma.c)] is not mma.output:
+        return None
+    if len(list(mma.c.uses)) != 1 or len(list(mma.output.uses)) != 1:
+        return None
+    (bm, bk), (bk2, bn) = mma.a.type.get_shape(), mma.b.type.get_shape()
+    a = _staged_operand(body, args, yielded, mma.a, lambda d: d[0] == 0 and d[1] == bk)
+    b = _staged_operand(body, args, yielded, mma.b, lambda d: d[0] == bk and d[1] == 0)
+    if a is None or b is None or len(list(a.value.uses)) != 1 or len(list(b.value.uses)) != 1:
+        return None
+    elem_a, elem_b = a.value.type.element_type, b.value.type.element_type
+    if elem_a != elem_b or bk != bk2 or bm not in (64, 128) or bk % 64 or bn % 64 or bn > 256:
+        return None
+    if num_warps not in (None, bm // 16):
+        return None
+    a_type = "bf16" if elem_a.__class__.__name__ == "BFloat16Type" else "f16"
+    if not any(s.a_type == a_type for s in target.wgmma):
+        return None
+    return WgPlan(loop, mma, a, b, (bm, bn, bk), a_type)
+
+
+# --- the loop -------------------------------------------------------------------------------
+def plan_loop(em, op) -> WgPlan | None:
+    plan = em.wgmma
+    if plan is None or plan.loop is not op:
+        return None
+    stages = em.stages
+    while stages > 3 and stages * plan.stage_bytes + ALIGN_PAD > em.target.smem_per_block:
+        stages -= 1
+    plan.stages = stages
+    args = list(op.body.block.args[1:])
+    plan.loads = [(plan.a, args.index(plan.a.tile)), (plan.b, args.index(plan.b.tile))]
+    op.attributes[sp.STAGES_ATTR] = IntegerAttr(stages, 64)
+    plan.a.attributes[sp.SMEM_ATTR] = StringAttr("swizzle128.k")
+    plan.b.attributes[sp.SMEM_ATTR] = StringAttr("swizzle128.mn")
+    plan.mma.attributes[WGMMA_ATTR] = StringAttr(f"m64n{plan.tile[1]}k16")
+    return plan
+
+
+def staged(plan: WgPlan):
+    """(op, entry) pairs for the emitter's staged map."""
+    return [(load, (plan, load)) for load, _ in plan.loads]
+
+
+def _base(em) -> ir.Value:
+    """The ring's base: the dynamic shared memory rounded up to a swizzle atom."""
+    b = em.b
+    raw = sp.smem_base(em)
+    return b.and_(b.add(raw, ir.Constant(I32, ATOM - 1)), ir.Constant(I32, -ATOM))
+
+
+def prologue(em, plan: WgPlan, inits: list) -> None:
+    b = em.b
+    if em.smem_loops:
+        sp.barrier(b)
+    em.smem_loops += 1
+    em.smem_bytes = max(em.smem_bytes, plan.stages * plan.stage_bytes + ALIGN_PAD)
+    plan.aligned = []
+    for load, index in plan.loads:
+        tile = inits[index]
+        mem = tile.mem
+        bits = b.or_(b.and_(b.ptrtoint(mem.ptr, I64), ir.Constant(I64, 15)),
+                     b.and_(b.or_(mem.stride, tile.col), ir.Constant(I64, 7)))
+        plan.aligned.append(b.icmp_unsigned("==", bits, ir.Constant(I64, 0)))
+    bm, bn, bk = plan.tile
+    plan.threads_at = [thread_copies(em, inits[plan.loads[0][1]].mem, bm, bk),
+                       thread_copies(em, inits[plan.loads[1][1]].mem, bk, bn)]
+    for trip in range(plan.stages - 2):
+        _fill_all(em, plan, [inits[i] for _, i in plan.loads], trip, ir.Constant(I64, trip))
+        sp.commit(b)
+
+
+def _fill_all(em, plan: WgPlan, tiles: list, ahead: int, stage: ir.Value) -> None:
+    b = em.b
+    bm, bn, bk = plan.tile
+    deltas = ((0, bk), (bk, 0))
+    for (load, _), tile, ok, delta, is_b in zip(plan.loads, tiles, plan.aligned, deltas, (False, True)):
+        moved = Tile(tile.mem, b.add(tile.row, ir.Constant(I64, delta[0] * ahead)),
+                     b.add(tile.col, ir.Constant(I64, delta[1] * ahead)), tile.shape) if ahead else tile
+        _fill(em, plan, load, moved, stage, ok, is_b)
+
+
+def _fill(em, plan: WgPlan, load, tile: Tile, stage: ir.Value, aligned, is_b: bool) -> None:
+    """The program's threads copy ``tile`` into its region of stage ``stage`` in the
+    128-byte swizzle: chunk c (16 bytes) is row ``c // (cols / 8)``, chunk ``cc`` of it;
+    it lands in column block ``cc // 8`` (64 elements), row ``row``, 16-byte slot
+    ``(cc % 8) ^ (row % 8)``.  One bounds check a tile: a tile inside the array (and
+    16-byte aligned) takes :func:`_fill_interior`, unchecked; an edge tile the clamped
+    copies of :func:`_fill_rows`; an unaligned array the guarded loop of :func:`_fill_loop`."""
+    b = em.b
+    bm, bn, bk = plan.tile
+    rows, cols = (bk, bn) if is_b else (bm, bk)
+    per_row, chunks, threads = cols // 8, rows * cols // 8, em.threads
+    region = stage_bytes(bm, 0, bk) if is_b else 0
+    base = b.add(_base(em), sp._i32(b, b.add(b.mul(stage, ir.Constant(I64, plan.stage_bytes)),
+                                             ir.Constant(I64, region))))
+    t = llvm_type(load.value.type.element_type)
+    step_rows = threads // per_row if threads % per_row == 0 else 0
+    by_rows = step_rows and step_rows % 8 == 0 and chunks % threads == 0
+    if by_rows:
+        inside = b.and_(aligned, _inside(b, tile, rows, cols))
+        with b.if_else(inside) as (interior, edge):
+            with interior:
+                _fill_interior(em, plan.threads_at[is_b], tile, base, chunks // threads, step_rows)
+            with edge:
+                with b.if_else(aligned) as (fast, slow):
+                    with fast:
+                        _fill_loop(em, tile, base, rows, per_row, chunks, t, True)
+                    with slow:
+                        _fill_loop(em, tile, base, rows, per_row, chunks, t, False)
+        return
+    with b.if_else(aligned) as (fast, slow):
+        with fast:
+            _fill_chunks(em, tile, base, rows, per_row, chunks, t, True)
+        with slow:
+            _fill_loop(em, tile, base, rows, per_row, chunks, t, False)
+
+
+def _inside(b, tile: Tile, rows: int, cols: int) -> ir.Value:
+    """Whether the whole ``rows x cols`` tile at (tile.row, tile.col) lies in its array
+    (one check a tile: the interior copies need none a chunk)."""
+    mem, c64 = tile.mem, lambda v: ir.Constant(I64, v)  # noqa: E731
+    lo = b.icmp_signed(">=", b.or_(tile.row, tile.col), c64(0))
+    rows_in = b.icmp_signed("<=", b.add(tile.row, c64(rows)), mem.rows)
+    cols_in = b.icmp_signed("<=", b.add(tile.col, c64(cols)), mem.cols)
+    return b.and_(lo, b.and_(rows_in, cols_in))
+
+
+@dataclass
+class ThreadCopies:
+    """What one thread's interior copies of an operand share over the loop (computed once
+    before it): the byte offset of its first chunk from the tile's first element, the
+    bytes between its chunks in global memory, and its first chunk's offset in the
+    operand's region of a stage (the swizzle's slot; the next chunks are ``step_rows``
+    rows, whole atoms, further)."""
+
+    src: ir.Value
+    src_step: ir.Value
+    dst: ir.Value
+
+
+def thread_copies(em, mem, rows: int, cols: int) -> ThreadCopies:
+    """The :class:`ThreadCopies` of this thread for an operand tile of ``rows x cols`` of
+    the array ``mem``."""
+    b = em.b
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    per_row = cols // 8
+    step_rows = max(em.threads // per_row, 1)
+    row0, cc = b.udiv(em.tid, c64(per_row)), b.urem(em.tid, c64(per_row))
+    slot = b.xor(b.and_(cc, c64(7)), b.and_(row0, c64(7)))
+    dst = b.add(b.mul(b.lshr(cc, c64(3)), c64(rows * ROW)), b.add(b.mul(row0, c64(ROW)), b.mul(slot, c64(16))))
+    src = b.mul(b.add(b.mul(row0, mem.stride), b.mul(cc, c64(8))), c64(2))
+    return ThreadCopies(src, b.mul(mem.stride, c64(2 * step_rows)), sp._i32(b, dst))
+
+
+def _fill_interior(em, copies: ThreadCopies, tile: Tile, base, count: int, step_rows: int) -> None:
+    """The copies of a tile inside its array: one 64-bit source address a tile, then
+    ``count`` cp.async of 16 bytes, no source size (nothing to zero-fill), their global
+    addresses ``src_step`` apart and their shared ones constants apart."""
+    b, mem = em.b, tile.mem
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    first = b.mul(b.add(b.mul(tile.row, mem.stride), tile.col), c64(2))
+    src0 = b.add(b.add(b.ptrtoint(mem.ptr, I64), first), copies.src)
+    dst0 = b.add(base, copies.dst)
+    src = src0
+    for j in range(count):
+        src = b.add(src, copies.src_step) if j else src0
+        dst = b.add(dst0, ir.Constant(I32, j * step_rows * ROW)) if j else dst0
+        sp._asm(b, "cp.async.cg.shared.global [$0], [$1], 16;", "r,l", [dst, b.inttoptr(src, GLOBAL)])
+
+
+def _fill_chunks(em, tile, base, rows, per_row, chunks, t, async_copy) -> None:
+    b, threads = em.b, em.threads
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    for j in range(-(-chunks // threads)):
+        c = b.add(em.tid, c64(j * threads))
+        row, cc = b.udiv(c, c64(per_row)), b.urem(c, c64(per_row))
+        slot = b.xor(b.and_(cc, c64(7)), b.and_(row, c64(7)))
+        off = b.add(b.mul(b.lshr(cc, c64(3)), c64(rows * ROW)), b.add(b.mul(row, c64(ROW)), b.mul(slot, c64(16))))
+        dst = b.add(base, sp._i32(b, off))
+        if (j + 1) * threads > chunks:
+            with b.if_then(b.icmp_unsigned("<", c, c64(chunks))):
+                sp.copy_chunk(em, tile, dst, row, cc, tile.mem, t, async_copy)
+        else:
+            sp.copy_chunk(em, tile, dst, row, cc, tile.mem, t, async_copy)
+
+
+def _fill_loop(em, tile, base, rows, per_row, chunks, t, async_copy: bool) -> None:
+    """The copies of an edge tile as a loop over this thread's chunks (neither LLVM nor
+    ptxas unrolls it): one chunk's addresses and loads
+    live at a time, not every chunk's beside the accumulators.  ``async_copy``: clamped
+    cp.async zero-filled past the array's edges (aligned arrays), else guarded 16-bit
+    loads and shared stores."""
+    b, threads = em.b, em.threads
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    count = b.udiv(b.sub(c64(chunks + threads - 1), em.tid), c64(threads))
+    # the count through an opaque move: where threads divide the chunks LLVM would know it
+    # and unroll the loop, every chunk's addresses live at once again
+    count = b.asm(ir.FunctionType(I64, [I64]), "mov.b64 $0, $1;", "=l,l", [count], False)
+    pre = b.block
+    header, body, done = (b.append_basic_block(n) for n in ("fill.header", "fill.body", "fill.exit"))
+    b.branch(header)
+    b.position_at_end(header)
+    j = b.phi(I64)
+    j.add_incoming(c64(0), pre)
+    b.asm(ir.FunctionType(ir.VoidType(), []), '.pragma \\22nounroll\\22;', "", [], True)   # nor ptxas (\\22: a quote)
+    b.cbranch(b.icmp_unsigned("<", j, count), body, done)
+    b.position_at_end(body)
+    c = b.add(em.tid, b.mul(j, c64(threads)))
+    row, cc = b.udiv(c, c64(per_row)), b.urem(c, c64(per_row))
+    slot = b.xor(b.and_(cc, c64(7)), b.and_(row, c64(7)))
+    off = b.add(b.mul(b.lshr(cc, c64(3)), c64(rows * ROW)), b.add(b.mul(row, c64(ROW)), b.mul(slot, c64(16))))
+    sp.copy_chunk(em, tile, b.add(base, sp._i32(b, off)), row, cc, tile.mem, t, async_copy)
+    j.add_incoming(b.add(j, c64(1)), b.block)
+    b.branch(header)
+    b.position_at_end(done)
+
+
+def begin_trip(em, plan: WgPlan, iv, lower, step, tiles: list) -> None:
+    """At the top of a trip: wait for this trip's copies, fence them for the async proxy,
+    sync (every warpgroup has then finished the wgmma of trip i - 2).  The fence is a
+    ``MEMBAR.ALL.CTA`` in the SASS; Triton's cp.async ring has none (its omission for
+    cp.async stages is untested on a GPU, decision 044)."""
+    b = em.b
+    plan.trip = b.sdiv(b.sub(iv, lower), step)
+    plan.read_stage = b.urem(plan.trip, ir.Constant(I64, plan.stages))
+    plan.tiles = [tiles[i] for _, i in plan.loads]
+    sp.wait_group(b, plan.stages - 3)
+    wgmma.proxy_fence(b)
+    sp.barrier(b)
+
+
+def read(em, plan: WgPlan, load):
+    """A staged operand: no registers; the tile_mma reads it through descriptors."""
+    return load
+
+
+def mma(em, plan: WgPlan, c: Vec) -> Vec:
+    """This trip's K steps as wgmma on the current stage, committed; the refill of the
+    stage trip i - 2 read; then wait until only this trip's group is in flight."""
+    b = em.b
+    bm, bn, bk = plan.tile
+    stage = b.add(_base(em), sp._i32(b, b.mul(plan.read_stage, ir.Constant(I64, plan.stage_bytes))))
+    group = sp._i32(b, b.lshr(em.warp, ir.Constant(I64, 2))) if em.warp is not None else ir.Constant(I32, 0)
+    a_addr = b.add(stage, b.mul(group, ir.Constant(I32, 64 * ROW)))
+    b_addr = b.add(stage, ir.Constant(I32, stage_bytes(bm, 0, bk)))
+    desc_a = wgmma.descriptor(b, a_addr, stride_bytes=ATOM)
+    desc_b = wgmma.descriptor(b, b_addr, stride_bytes=ATOM, lead_bytes=bk * ROW)
+    acc = list(c.slots)
+    wgmma.fence(b)
+    for k in range(bk // 16):
+        a_off = (k // 4) * bm * ROW + 32 * (k % 4)       # K-major: 32 bytes a step in the row
+        b_off = k * 16 * ROW                             # MN-major: 16 K rows a step
+        da = b.add(desc_a, ir.Constant(I64, a_off >> 4)) if a_off else desc_a
+        db = b.add(desc_b, ir.Constant(I64, b_off >> 4)) if b_off else desc_b
+        acc = wgmma.mma_async(b, acc, da, db, bn, plan.a_type, scale_d=1, trans_b=1)
+    wgmma.commit_group(b)
+    write = b.urem(b.add(plan.trip, ir.Constant(I64, plan.stages - 2)), ir.Constant(I64, plan.stages))
+    _fill_all(em, plan, plan.tiles, plan.stages - 2, write)
+    sp.commit(b)
+    acc = wgmma.wait_group(b, 1, acc)
+    return Vec(c.layout, c.elem, acc)
+
+
+def finish(em, plan: WgPlan = None) -> None:
+    sp.wait_group(em.b, 0)
+
+
+def drain(em, value: Vec) -> Vec:
+    """After the loop: the last wgmma group done before C is read, then each accumulator
+    through ``add.rn.f32 x, -0.0`` (exact: x + -0 is x for every x).  Without it, where
+    the first reader of an accumulator is a conversion (a 16-bit C, no epilogue), ptxas
+    serializes every wgmma of the loop (its warning C7514: "non wgmma instructions
+    reading accumulator registers")."""
+    b = em.b
+    done = wgmma.wait_group(b, 0, list(value.slots))
+    f32 = done[0].type
+    done = [b.asm(ir.FunctionType(f32, [f32]), "add.rn.f32 $0, $1, 0f80000000;", "=f,f", [v], False) for v in done]
+    return Vec(value.layout, value.elem, done)
