@@ -117,6 +117,35 @@ def time_attention(quick: bool) -> list[str]:
     return lines
 
 
+#: (D, BM, BN, num_stages) of the tile sweep (BM / 16 warps); the table's are in targets/nvidia.py
+ATTENTION_TILES = [(128, 64, 32, 4), (128, 64, 32, 2), (128, 128, 32, 2), (128, 128, 32, 3), (128, 64, 64, 2),
+                   (64, 64, 64, 4), (64, 64, 64, 2), (64, 128, 64, 2), (64, 128, 64, 3), (64, 64, 32, 3)]
+
+
+def sweep_attention(quick: bool) -> list[str]:
+    """ops.attention's kernel at other tiles, Z 4, H 32, N 4096, causal, f16."""
+    from xetile_dsl.ops.attention import attention_rows_nd_kernel
+    lines = []
+    Z, H, N = 4, 32, 4096
+    for D, BM, BN, stages in ATTENTION_TILES[:2] if quick else ATTENTION_TILES:
+        q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
+        o, lse = torch.empty_like(q), torch.empty(1, 1, 1, device="cuda")
+        scale = 1.4426950408889634 / math.sqrt(D)
+
+        def run():
+            attention_rows_nd_kernel[(N // BM, Z * H)](q, k, v, o, lse, N, H, 1, scale, 0, CAUSAL=True,
+                                                        OUT=xt.float16, D=D, BM=BM, BN=BN, LSE=False,
+                                                        num_warps=BM // 16, num_stages=stages)
+        try:
+            ms = bench(run)
+            err = rel_err(o[:1, :1], reference_attention(q[:1, :1], k[:1, :1], v[:1, :1], True))
+            lines.append(f"{f'tiles D{D} BM {BM} BN {BN} stages {stages} causal N{N}':52} "
+                         f"{attention_flops(Z, H, N, D, True) / ms / 1e9:7.1f} TFLOP/s  error {err:.2e}")
+        except Exception as exc:  # noqa: BLE001
+            lines.append(f"tiles D{D} BM {BM} BN {BN} stages {stages}: {type(exc).__name__}: {exc}")
+    return lines
+
+
 def check_peer() -> tuple[str, float, bool]:
     import peer_attention_cuda_triton as peer
     q, k, v = (torch.randn(1, 2, 1000, 128, device="cuda", dtype=torch.float16) for _ in range(3))
@@ -168,7 +197,7 @@ def main() -> None:
         lines.append(f"check {name:52} error {err:.3e} {'ok' if ok else 'FAIL'}")
     print("\n".join(lines), flush=True)
     if not checks_only:
-        for section in (time_rows, time_attention):
+        for section in (time_rows, sweep_attention, time_attention):
             try:
                 part = section(quick)
             except Exception as exc:  # noqa: BLE001 - print what failed, keep the other section

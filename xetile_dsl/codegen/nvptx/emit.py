@@ -127,7 +127,28 @@ class KernelEmitter:
             self.values[result] = Vec(layout, elem_of(result.type), [ir.Constant(t, _number(values[0], t))]
                                       * len(layout.slots()))
             return
-        self.values[result] = self._table_constant(op, values, layout, t)
+        index = self._index_constant(op, values, layout, t)
+        self.values[result] = index if index is not None else self._table_constant(op, values, layout, t)
+
+    def _index_constant(self, op, values: list, layout: Layout, t: ir.Type) -> Vec | None:
+        """An integer constant holding each element's column (``xt.arange`` as a row) or row
+        index (its transpose): each slot is the lane's base plus the slot's offset, with no
+        table (None for other constants)."""
+        rows, cols = layout.shape
+        if not isinstance(t, ir.IntType) or len(values) != rows * cols:
+            return None
+        flat = [int(v) for v in values]
+        if flat == [i % cols for i in range(rows * cols)]:
+            axis = 1
+        elif flat == [i // cols for i in range(rows * cols)]:
+            axis = 0
+        else:
+            return None
+        b = self.b
+        base = warp_ops.lane_bases(b, self.lane, layout, self.warp)[axis]
+        base = b.trunc(base, t) if t.width < 64 else base
+        slots = [b.add(base, ir.Constant(t, pos[axis])) if pos[axis] else base for pos in layout.slots()]
+        return Vec(layout, elem_of(op.result.type), slots)
 
     def _table_constant(self, op, values: list, layout: Layout, t: ir.Type) -> Vec:
         """A constant that differs per element: a table in constant memory, each slot read

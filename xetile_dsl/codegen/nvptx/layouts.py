@@ -3,8 +3,10 @@
 A layout maps (lane, slot) to a tile position ``(r0(lane) + dr, c0(lane) + dc)``: the
 lane part is a few bit fields of the lane id, the slot part static.  Kinds:
 
-* ``cols``  lane l holds columns l, l + 32, ... of every row (the columns a multiple of
-  the warp): 32 lanes read 32 consecutive elements, one coalesced access per row;
+* ``cols``  lane l holds columns v l .. v l + v - 1, then the same + 32 v, ... of every
+  row (the columns a multiple of the warp; v = :func:`cols_run`, 8 where the columns are
+  a multiple of 256): each lane's run of v elements is one 16-byte access (f16) where
+  the array is aligned, and a warp reads 32 v consecutive elements;
 * ``rep``   every lane holds every element (narrow tiles, reduction results);
 * ``mma_a``, ``mma_b``, ``mma_c``: the fragments of ``mma.sync.aligned.m16n8k16``
   (PTX ISA, "Matrix Fragments for mma.m16n8k16"): groupID = lane >> 2, threadID_in_group
@@ -73,7 +75,7 @@ class Layout:
     def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
         zero = (0, 0, 0)
-        return {"cols": (zero, (0, 31, 1)), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
+        return {"cols": (zero, (0, 31, cols_run(self.shape[1]))), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
                 "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2)),
                 "mma_c_row": (zero, (0, 3, 2)), "mma_c_col": ((2, 7, 1), zero)}[self.kind]
 
@@ -81,7 +83,8 @@ class Layout:
         """(dr, dc) of each slot a lane holds, in order (within its warp's part)."""
         rows, cols = self.sub
         if self.kind == "cols":
-            return [(r, WARP * j) for r in range(rows) for j in range(cols // WARP)]
+            v = cols_run(self.shape[1])
+            return [(r, WARP * v * j + e) for r in range(rows) for j in range(cols // (WARP * v)) for e in range(v)]
         if self.kind == "rep":
             return [(r, c) for r in range(rows) for c in range(cols)]
         if self.kind == "mma_a":
@@ -103,6 +106,16 @@ class Layout:
     def owned_once(self) -> bool:
         """Whether each element lives in exactly one lane (else: every lane has it)."""
         return self.kind not in ("rep", "mma_c_row", "mma_c_col")
+
+
+def cols_run(cols: int) -> int:
+    """Consecutive columns a lane holds in a ``cols`` layout of ``cols`` columns: 8 (16
+    bytes of f16, 32 of f32) where 32 lanes x 8 divide them, else 4, 2, 1.
+
+    >>> cols_run(256), cols_run(1024), cols_run(96)
+    (8, 8, 1)
+    """
+    return next((v for v in (8, 4, 2) if cols % (WARP * v) == 0), 1)
 
 
 def default_layout(shape: tuple[int, int]) -> Layout:

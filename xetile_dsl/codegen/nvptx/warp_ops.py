@@ -7,7 +7,7 @@ from llvmlite import ir
 
 from ...errors import LoweringError
 from .layouts import WARP, Layout
-from .lane_values import F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
+from .lane_values import F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
 
 ZERO64 = ir.Constant(I64, 0)
 
@@ -57,10 +57,14 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     t = llvm_type(elem, op)
     if tile.transposed:
         return _transposed_load(b, lane, tile, layout, elem, t, warp)
-    inside = _wholly_inside(b, tile, layout, t)
+    run = _run_bytes(layout, t)
+    # a cols tile's fast path needs its runs aligned too (a second, pair-aligned fast
+    # path would be merged with it by LLVM, which keeps the lesser alignment)
+    inside = b.and_(_bounds(b, tile, layout), _aligned(b, tile, _bytes(t), run)) if run else \
+        _wholly_inside(b, tile, layout, t)
     with b.if_else(inside) as (fast, slow):
         with fast:
-            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp), b.block
+            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp, run), b.block
         with slow:
             slow_slots = []
             for inb, index in _positions(b, lane, tile, layout, warp):
@@ -116,6 +120,35 @@ def _transposed_load(b, lane, tile: Tile, layout: Layout, elem, t: ir.Type, warp
     return Vec(layout, elem, slots)
 
 
+def _run_bytes(layout: Layout, t: ir.Type) -> int:
+    """Bytes of the aligned accesses a ``cols`` layout's runs take (its run of elements,
+    at most 16), 0 where the run is one element or the layout is another kind."""
+    if layout.kind != "cols" or layout.lane_base()[1][2] < 2 or t == I1:
+        return 0
+    return min(16, layout.lane_base()[1][2] * _bytes(t))
+
+
+def _aligned(b, tile: Tile, t_bytes: int, run: int):
+    """Whether the array's base, its row pitch and the tile's column put every run of
+    ``run`` bytes at a multiple of ``run``."""
+    mask = run // t_bytes - 1
+    odd = b.or_(b.and_(b.ptrtoint(tile.mem.ptr, I64), ir.Constant(I64, run - 1)),
+                b.and_(b.or_(tile.mem.stride, tile.col), ir.Constant(I64, mask)))
+    return b.icmp_unsigned("==", odd, ZERO64)
+
+
+def _bytes(t: ir.Type) -> int:
+    return max(1, (t.width if isinstance(t, ir.IntType) else {F16: 16, F32: 32}.get(t, 64)) // 8)
+
+
+def _bounds(b, tile: Tile, layout: Layout):
+    """Whether the (row-major) tile lies inside its array."""
+    mem, (rows, cols) = tile.mem, layout.shape
+    cond = b.and_(b.icmp_signed(">=", tile.row, ZERO64), b.icmp_signed(">=", tile.col, ZERO64))
+    cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.row, ir.Constant(I64, rows)), mem.rows))
+    return b.and_(cond, b.icmp_signed("<=", b.add(tile.col, ir.Constant(I64, cols)), mem.cols))
+
+
 def _wholly_inside(b, tile: Tile, layout: Layout, t: ir.Type):
     """Whether the tile lies inside the array, and (16-bit elements, or f32 fragments of
     C) the array's base is 4-byte (8-byte) aligned and the row pitch and the tile's column
@@ -137,11 +170,12 @@ def _is16(t: ir.Type) -> bool:
     return isinstance(t, ir.HalfType) or t == I16
 
 
-def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None) -> list:
+def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None, run: int = 0) -> list:
     r0, c0 = lane_bases(b, lane, layout, warp)
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     paired = _is16(t)
     even_lane_cols = layout.lane_base()[1][2] % 2 == 0
+    t_bytes = _bytes(t)
     row_ptrs, slots = {}, []
     for dr, dc in layout.slots():
         if dr not in row_ptrs:
@@ -149,6 +183,8 @@ def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None)
             row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t, inbounds=True)
         ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
         align = 4 if paired and even_lane_cols and dc % 2 == 0 else None
+        if run and (dc * t_bytes) % run == 0:
+            align = run
         slots.append(b.load(ptr, typ=t, align=align))
     return slots
 
@@ -159,6 +195,16 @@ def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
     is written by unguarded stores at constant offsets from one address per row, pairs
     marked aligned (the vectorizer writes each pair at once)."""
     t = llvm_type(value.elem)
+    run = _run_bytes(value.layout, t)
+    if run and not tile.transposed:
+        # a cols tile inside the array, its runs aligned: run-aligned unguarded stores
+        inside = b.and_(_bounds(b, tile, value.layout), _aligned(b, tile, _bytes(t), run))
+        with b.if_else(inside) as (fast, slow):
+            with fast:
+                _unguarded_stores(b, lane, value, tile, t, warp, run)
+            with slow:
+                _guarded_stores(b, lane, value, tile, t, warp)
+        return
     if value.layout.kind == "mma_c" and (t == F32 or _is16(t)) and not tile.transposed:
         inside = _wholly_inside(b, tile, value.layout, t)
         with b.if_else(inside) as (fast, slow):
@@ -170,7 +216,7 @@ def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
     _guarded_stores(b, lane, value, tile, t, warp)
 
 
-def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
+def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp, run: int = 0) -> None:
     r0, c0 = lane_bases(b, lane, value.layout, warp)
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     pair_align = 8 if t == F32 else 4
@@ -181,7 +227,10 @@ def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None
             row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
                                  inbounds=True)
         ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
-        b.store(v, ptr, align=pair_align if dc % 2 == 0 else None)
+        if run:
+            b.store(v, ptr, align=run if (dc * _bytes(t)) % run == 0 else None)
+        else:
+            b.store(v, ptr, align=pair_align if dc % 2 == 0 else None)
 
 
 #: the lane bits along which a replicated kind holds copies (its stores keep those bits 0)
