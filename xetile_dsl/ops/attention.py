@@ -406,7 +406,7 @@ def _launch(q, k, v, causal, scale, return_lse, out, target):
         q, k, v = (x[None] for x in (q, k, v))                 # views with a leading 1
     Z, H, N, D = _check(q, k, v)
     dtype = operands.dtype_of(q)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, q)
     BM, BN = configs.attention_tiles(target, D)
     shape = (H, N, D) if batched else (Z, H, N, D)
     result = operands.check_out(out, shape, dtype) if out is not None else operands.empty_like_input(q, shape, dtype)

@@ -88,18 +88,26 @@ _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64
 
 
 def array_params(value, name: str) -> list[tuple[int, type]]:
-    """(value, ctype) of a 2-D CUDA array: data pointer, rows, columns, row stride."""
+    """(value, ctype) of an N-D CUDA array (N >= 2, unit stride in the last dimension):
+    data pointer, its N extents, the strides (elements) of its first N - 1 dimensions; a
+    2-D array is pointer, rows, columns, row stride."""
     iface = value.__cuda_array_interface__
     shape = tuple(iface["shape"])
-    if len(shape) != 2:
-        raise LaunchError(f"argument {name!r}: NVIDIA targets take 2-D arrays, got shape {list(shape)}")
+    if len(shape) < 2:
+        raise LaunchError(f"argument {name!r}: NVIDIA targets take arrays of 2 or more dimensions, got shape "
+                          f"{list(shape)}")
     itemsize = _itemsize(iface["typestr"], value)
-    strides = iface.get("strides") or (shape[1] * itemsize, itemsize)
-    if strides[1] != itemsize or strides[0] % itemsize:
+    strides = iface.get("strides")
+    if strides is None:
+        strides, step = [], itemsize
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= extent
+    if strides[-1] != itemsize and shape[-1] > 1 or any(s % itemsize for s in strides):
         raise LaunchError(f"argument {name!r}: its rows must be contiguous (strides {list(strides)} bytes)")
     ptr = iface["data"][0]
-    return [(ptr, ctypes.c_void_p), (shape[0], ctypes.c_int64), (shape[1], ctypes.c_int64),
-            (strides[0] // itemsize, ctypes.c_int64)]
+    return ([(ptr, ctypes.c_void_p)] + [(int(n), ctypes.c_int64) for n in shape] +
+            [(int(s) // itemsize, ctypes.c_int64) for s in strides[:-1]])
 
 
 def _itemsize(typestr: str, value) -> int:

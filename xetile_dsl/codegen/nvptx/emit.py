@@ -7,6 +7,7 @@ rows, columns and row stride (i64, elements); each scalar as its own type (index
 from __future__ import annotations
 
 from llvmlite import ir
+from xdsl.dialects import memref
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, MemRefType, VectorType
 
 import numpy as np
@@ -57,10 +58,11 @@ class KernelEmitter:
         types = []
         for arg in self.func.body.block.args:
             if isinstance(arg.type, MemRefType):
-                if len(arg.type.get_shape()) != 2:
-                    raise LoweringError("nvptx: only 2-D array parameters are supported on NVIDIA targets yet",
+                rank = len(arg.type.get_shape())
+                if rank < 2:
+                    raise LoweringError("nvptx: 1-D array parameters are not supported on NVIDIA targets yet",
                                         self.func)
-                types += [GLOBAL, I64, I64, I64]
+                types += [GLOBAL] + [I64] * (2 * rank - 1)
             else:
                 types.append(llvm_type(arg.type, self.func))
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), types), self.func.sym_name.data)
@@ -78,8 +80,11 @@ class KernelEmitter:
         for arg in self.func.body.block.args:
             name = arg.name_hint or f"arg{arg.index}"
             if isinstance(arg.type, MemRefType):
-                ptr, rows, cols, stride = (next(args) for _ in range(4))
-                self.values[arg] = Mem(ptr, rows, cols, stride, arg.type.element_type)
+                rank = len(arg.type.get_shape())
+                ptr = next(args)
+                sizes = tuple(next(args) for _ in range(rank))
+                strides = tuple(next(args) for _ in range(rank - 1)) + (ir.Constant(I64, 1),)
+                self.values[arg] = Mem(ptr, sizes[-2], sizes[-1], strides[-2], arg.type.element_type, sizes, strides)
                 self.params.append((name, "array"))
             else:
                 self.values[arg] = next(args)
@@ -129,7 +134,28 @@ class KernelEmitter:
             self.values[result] = Vec(layout, elem_of(result.type), [ir.Constant(t, _number(values[0], t))]
                                       * len(layout.slots()))
             return
-        self.values[result] = self._table_constant(op, values, layout, t)
+        index = self._index_constant(op, values, layout, t)
+        self.values[result] = index if index is not None else self._table_constant(op, values, layout, t)
+
+    def _index_constant(self, op, values: list, layout: Layout, t: ir.Type) -> Vec | None:
+        """An integer constant holding each element's column (``xt.arange`` as a row) or row
+        index (its transpose): each slot is the lane's base plus the slot's offset, with no
+        table (None for other constants)."""
+        rows, cols = layout.shape
+        if not isinstance(t, ir.IntType) or len(values) != rows * cols:
+            return None
+        flat = [int(v) for v in values]
+        if flat == [i % cols for i in range(rows * cols)]:
+            axis = 1
+        elif flat == [i // cols for i in range(rows * cols)]:
+            axis = 0
+        else:
+            return None
+        b = self.b
+        base = warp_ops.lane_bases(b, self.lane, layout, self.warp)[axis]
+        base = b.trunc(base, t) if t.width < 64 else base
+        slots = [b.add(base, ir.Constant(t, pos[axis])) if pos[axis] else base for pos in layout.slots()]
+        return Vec(layout, elem_of(op.result.type), slots)
 
     def _table_constant(self, op, values: list, layout: Layout, t: ir.Type) -> Vec:
         """A constant that differs per element: a table in constant memory, each slot read
@@ -157,18 +183,39 @@ class KernelEmitter:
         outs = list(op.results)
         self.values[outs[0]] = mem
         self.values[outs[1]] = ir.Constant(I64, 0)
-        self.values[outs[2]], self.values[outs[3]] = mem.rows, mem.cols
-        self.values[outs[4]], self.values[outs[5]] = mem.stride, ir.Constant(I64, 1)
+        sizes = mem.sizes or (mem.rows, mem.cols)
+        strides = mem.strides or (mem.stride, ir.Constant(I64, 1))
+        for out, v in zip(outs[2:], (*sizes, *strides)):
+            self.values[out] = v
+
+    def reinterpret_cast(self, op) -> None:
+        """A 2-D view (unit inner stride) of an array at an element offset: ``q[z, h]``."""
+        mem = self.values[op.source]
+
+        def entries(static, values):
+            it = iter(values)
+            return [self.values[next(it)] if v == memref.DYNAMIC_INDEX else ir.Constant(I64, v) for v in static.get_values()]
+
+        (offset,) = entries(op.static_offsets, op.offsets)
+        sizes = entries(op.static_sizes, op.sizes)
+        strides = entries(op.static_strides, op.strides)
+        if len(sizes) != 2 or op.static_strides.get_values()[-1] != 1:
+            raise LoweringError("nvptx: only 2-D views with unit inner stride are supported on NVIDIA targets yet",
+                                op)
+        ptr = self.b.gep(mem.ptr, [offset], source_etype=llvm_type(mem.elem))
+        self.values[op.result] = Mem(ptr, sizes[0], sizes[1], strides[0], mem.elem)
 
     def init_tile(self, op) -> None:
         tile_type = op.tile.type
-        if tile_type.attr.order_list != (1, 0) or tile_type.attr.is_scattered or tile_type.attr.in_slm:
-            raise LoweringError("nvptx: only row-major global tiles (order [1, 0]) are supported on NVIDIA targets "
-                                "yet", op)
+        if tile_type.attr.order_list not in ((1, 0), (0, 1)) or tile_type.attr.is_scattered or \
+                tile_type.attr.in_slm:
+            raise LoweringError("nvptx: only global block tiles (order [1, 0] or [0, 1]) are supported on NVIDIA "
+                                "targets yet", op)
         if not isinstance(op.source.type, MemRefType):
             raise LoweringError("nvptx: tiles over raw addresses are not supported on NVIDIA targets yet", op)
         row, col = (ir.Constant(I64, o) if isinstance(o, int) else self.values[o] for o in _mixed.mixed(op, op.offsets))
-        self.values[op.tile] = Tile(self.values[op.source], row, col, tuple(tile_type.get_shape()))
+        self.values[op.tile] = Tile(self.values[op.source], row, col, tuple(tile_type.get_shape()),
+                                    tile_type.attr.order_list == (0, 1))
 
     def update_offset(self, op) -> None:
         tile = self.values[op.tile]
@@ -176,7 +223,8 @@ class KernelEmitter:
             raise LoweringError("nvptx: scattered tiles are not supported on NVIDIA targets yet", op)
         dx, dy = (ir.Constant(I64, o) if isinstance(o, int) else self.values[o]
                   for o in _mixed.mixed(op, op.offset_values()))
-        self.values[op.result] = Tile(tile.mem, self.b.add(tile.row, dx), self.b.add(tile.col, dy), tile.shape)
+        self.values[op.result] = Tile(tile.mem, self.b.add(tile.row, dx), self.b.add(tile.col, dy), tile.shape,
+                                      tile.transposed)
 
     def load_tile(self, op) -> None:
         if op.padding is not None:
@@ -239,7 +287,8 @@ def _number(value, t: ir.Type):
 
 _HANDLERS = {
     "arith.constant": KernelEmitter.constant, "gpu.block_id": KernelEmitter.sreg, "gpu.grid_dim": KernelEmitter.sreg,
-    "memref.extract_strided_metadata": KernelEmitter.strided_metadata, "xetile.init_tile": KernelEmitter.init_tile,
+    "memref.extract_strided_metadata": KernelEmitter.strided_metadata,
+    "memref.reinterpret_cast": KernelEmitter.reinterpret_cast, "xetile.init_tile": KernelEmitter.init_tile,
     "xetile.update_tile_offset": KernelEmitter.update_offset, "xetile.load_tile": KernelEmitter.load_tile,
     "xetile.store_tile": KernelEmitter.store_tile, "xetile.tile_reduce": KernelEmitter.reduce,
     "xetile.tile_broadcast": KernelEmitter.tile_broadcast, "vector.broadcast": KernelEmitter.vector_broadcast,

@@ -22,7 +22,7 @@ def rebuild(like, flat: list):
         out, flat[:] = Vec(like.layout, like.elem, flat[:n]), flat[n:]
         return out
     if isinstance(like, Tile):
-        out, flat[:] = Tile(like.mem, flat[0], flat[1], like.shape), flat[2:]
+        out, flat[:] = Tile(like.mem, flat[0], flat[1], like.shape, like.transposed), flat[2:]
         return out
     out, flat[:] = flat[0], flat[1:]
     return out

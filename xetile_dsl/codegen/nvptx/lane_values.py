@@ -30,23 +30,30 @@ class Vec:
 
 @dataclass
 class Mem:
-    """A 2-D array parameter: pointer, extents, row stride (elements)."""
+    """An array: pointer, extents, row stride (elements); an N-D parameter (N > 2) also
+    keeps all its ``sizes`` and the ``strides`` of its leading dimensions (the last is 1),
+    which ``memref.reinterpret_cast`` views (``q[z, h]``) read."""
 
     ptr: ir.Value
     rows: ir.Value
     cols: ir.Value
     stride: ir.Value
     elem: object
+    sizes: tuple = ()
+    strides: tuple = ()
 
 
 @dataclass
 class Tile:
-    """A tile descriptor: the array and the (row, column) of its first element."""
+    """A tile descriptor: the array and the (row, column) of its first element;
+    ``transposed`` (an ``order = [0, 1]`` tile over a row-major array): tile element
+    (r, c) is array element (col + c, row + r), so ``row`` counts the array's columns."""
 
     mem: Mem
     row: ir.Value
     col: ir.Value
     shape: tuple[int, int]
+    transposed: bool = False
 
 
 def is_bf16(t) -> bool:
@@ -121,6 +128,19 @@ def _exp(b, x):
     return intrinsic(b, "llvm.nvvm.ex2.approx.ftz.f", F32, [b.fmul(x, ir.Constant(F32, _LOG2E))])
 
 
+def _exp2(b, x):
+    # ex2.approx.ftz.f32: relative error under 2^-22 (PTX ISA, ex2)
+    if x.type != F32:
+        return b.fptrunc(_exp2(b, b.fpext(x, F32)), x.type) if x.type == F16 else None
+    return intrinsic(b, "llvm.nvvm.ex2.approx.ftz.f", F32, [x])
+
+
+def _log2(b, x):
+    if x.type != F32:
+        return b.fptrunc(_log2(b, b.fpext(x, F32)), x.type)
+    return intrinsic(b, "llvm.nvvm.lg2.approx.ftz.f", F32, [x])
+
+
 def _log(b, x):
     if x.type != F32:
         return b.fptrunc(_log(b, b.fpext(x, F32)), x.type)
@@ -193,7 +213,7 @@ def _rsqrt(b, x):
 
 
 FLOAT_UNARY = {
-    "math.exp": _exp, "math.log": _log, "math.sqrt": _unary_intrinsic("sqrt"), "math.rsqrt": _rsqrt,
+    "math.exp": _exp, "math.log": _log, "math.exp2": _exp2, "math.log2": _log2, "math.sqrt": _unary_intrinsic("sqrt"), "math.rsqrt": _rsqrt,
     "math.absf": _unary_intrinsic("fabs"), "math.floor": _unary_intrinsic("floor"),
     "math.ceil": _unary_intrinsic("ceil"), "arith.negf": lambda b, x: b.fneg(x),
     "math.tanh": _tanh, "math.erf": _erf,
@@ -236,6 +256,13 @@ def scalar_op(b: ir.IRBuilder, op, args: list, result_type) -> ir.Value:
         return float_result(b, FLOAT_BINARY[name](b, x, y), result_type)
     if name in INT_BINARY:
         return getattr(b, INT_BINARY[name])(*args)
+    if name == "arith.floordivsi":   # toward -inf: the quotient less one where the signs differ and it is inexact
+        x, y = args
+        q = b.sdiv(x, y)
+        zero = ir.Constant(x.type, 0)
+        inexact = b.icmp_signed("!=", b.mul(q, y), x)
+        signs = b.icmp_signed("<", b.xor(x, y), zero)
+        return b.select(b.and_(inexact, signs), b.sub(q, ir.Constant(x.type, 1)), q)
     if name in _INT_MINMAX:
         signed = name.endswith("si")
         cmp = (b.icmp_signed if signed else b.icmp_unsigned)(_INT_MINMAX[name], *args)

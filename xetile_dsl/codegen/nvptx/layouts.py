@@ -3,8 +3,10 @@
 A layout maps (lane, slot) to a tile position ``(r0(lane) + dr, c0(lane) + dc)``: the
 lane part is a few bit fields of the lane id, the slot part static.  Kinds:
 
-* ``cols``  lane l holds columns l, l + 32, ... of every row (the columns a multiple of
-  the warp): 32 lanes read 32 consecutive elements, one coalesced access per row;
+* ``cols``  lane l holds columns v l .. v l + v - 1, then the same + 32 v, ... of every
+  row (the columns a multiple of the warp; v = :func:`cols_run`, 8 where the columns are
+  a multiple of 256): each lane's run of v elements is one 16-byte access (f16) where
+  the array is aligned, and a warp reads 32 v consecutive elements;
 * ``rep``   every lane holds every element (narrow tiles, reduction results);
 * ``mma_a``, ``mma_b``, ``mma_c``: the fragments of ``mma.sync.aligned.m16n8k16``
   (PTX ISA, "Matrix Fragments for mma.m16n8k16"): groupID = lane >> 2, threadID_in_group
@@ -13,7 +15,14 @@ lane part is a few bit fields of the lane id, the slot part static.  Kinds:
   (g + 8, 2t + {0,1});
 * ``mma_c_row`` a one-row value broadcast over the rows of an ``mma_c`` one (an epilogue
   bias row): lane l holds the columns its C slots have, 2t + {0,1} + 8j, so the
-  broadcast reads its own registers (the 8 lanes of one t hold the same values).
+  broadcast reads its own registers (the 8 lanes of one t hold the same values);
+* ``mma_c_col`` a one-column value of an ``mma_c`` one's rows (a row reduction's result,
+  a flash attention's running max and sum, a column broadcast into C): lane l holds the
+  rows its C slots have, g + 8h (+ 16i), so the 4 lanes of one g hold the same values.
+
+An ``mma_c`` value that is a tile_mma's A operand (a flash attention's P) keeps its
+layout: the C fragments of two 16 x 8 blocks side by side are the A fragment of their
+16 x 16 block, lane for lane (``c_as_a``), so the emitter only renames registers.
 
 :func:`assign` chooses one per vector value: the tile_mma operands and accumulators
 take the fragment layouts, which flow through loop-carried values and element-wise
@@ -52,7 +61,7 @@ class Layout:
     def sub(self) -> tuple[int, int]:
         """The part of the tile one warp holds."""
         (rows, cols), (wr, wc) = self.shape, self.warps
-        split_rows = self.kind in ("mma_a", "mma_c")
+        split_rows = self.kind in ("mma_a", "mma_c", "mma_c_col")
         split_cols = self.kind in ("mma_b", "mma_c", "mma_c_row")
         return rows // wr if split_rows else rows, cols // wc if split_cols else cols
 
@@ -60,21 +69,22 @@ class Layout:
         """Warp w's part starts at row ``(w // warps[1]) * r`` and column ``(w % warps[1]) * c``
         for (r, c) these steps (0 where the kind keeps the whole extent)."""
         sub_r, sub_c = self.sub
-        return (sub_r if self.kind in ("mma_a", "mma_c") and self.warps[0] > 1 else 0,
+        return (sub_r if self.kind in ("mma_a", "mma_c", "mma_c_col") and self.warps[0] > 1 else 0,
                 sub_c if self.kind in ("mma_b", "mma_c", "mma_c_row") and self.warps[1] > 1 else 0)
 
     def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
         zero = (0, 0, 0)
-        return {"cols": (zero, (0, 31, 1)), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
+        return {"cols": (zero, (0, 31, cols_run(self.shape[1]))), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
                 "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2)),
-                "mma_c_row": (zero, (0, 3, 2))}[self.kind]
+                "mma_c_row": (zero, (0, 3, 2)), "mma_c_col": ((2, 7, 1), zero)}[self.kind]
 
     def slots(self) -> list[tuple[int, int]]:
         """(dr, dc) of each slot a lane holds, in order (within its warp's part)."""
         rows, cols = self.sub
         if self.kind == "cols":
-            return [(r, WARP * j) for r in range(rows) for j in range(cols // WARP)]
+            v = cols_run(self.shape[1])
+            return [(r, WARP * v * j + e) for r in range(rows) for j in range(cols // (WARP * v)) for e in range(v)]
         if self.kind == "rep":
             return [(r, c) for r in range(rows) for c in range(cols)]
         if self.kind == "mma_a":
@@ -87,20 +97,33 @@ class Layout:
                     for dr, dc in frag]
         if self.kind == "mma_c_row":
             return [(r, 8 * ni + dc) for r in range(rows) for ni in range(cols // 8) for dc in (0, 1)]
+        if self.kind == "mma_c_col":
+            return [(16 * mi + dr, c) for mi in range(rows // 16) for dr in (0, 8) for c in range(cols)]
         frag = [(0, 0), (0, 1), (8, 0), (8, 1)]
         return [(16 * mi + dr, 8 * ni + dc) for mi in range(rows // 16) for ni in range(cols // 8)
                 for dr, dc in frag]
 
     def owned_once(self) -> bool:
         """Whether each element lives in exactly one lane (else: every lane has it)."""
-        return self.kind not in ("rep", "mma_c_row")
+        return self.kind not in ("rep", "mma_c_row", "mma_c_col")
+
+
+def cols_run(cols: int) -> int:
+    """Consecutive columns a lane holds in a ``cols`` layout of ``cols`` columns: 8 (16
+    bytes of f16, 32 of f32) where 32 lanes x 8 divide them, else 4, 2, 1.
+
+    >>> cols_run(256), cols_run(1024), cols_run(96)
+    (8, 8, 1)
+    """
+    return next((v for v in (8, 4, 2) if cols % (WARP * v) == 0), 1)
 
 
 def default_layout(shape: tuple[int, int]) -> Layout:
     return Layout("cols" if shape[1] % WARP == 0 else "rep", shape)
 
 
-_FRAGMENT_MULTIPLE = {"mma_a": (16, 16), "mma_b": (16, 8), "mma_c": (16, 8), "mma_c_row": (1, 8)}
+_FRAGMENT_MULTIPLE = {"mma_a": (16, 16), "mma_b": (16, 8), "mma_c": (16, 8), "mma_c_row": (1, 8),
+                      "mma_c_col": (16, 1)}
 
 
 class _Groups:
@@ -144,7 +167,6 @@ def _is_vec(v: SSAValue) -> bool:
 def _unite(groups: _Groups, op: Operation) -> None:
     name = op.name
     if name == "xetile.tile_mma":
-        groups.demand(op.a, "mma_a", op)
         groups.demand(op.b, "mma_b", op)
         groups.demand(op.output, "mma_c", op)
         if op.c is not None:
@@ -163,13 +185,36 @@ def _unite(groups: _Groups, op: Operation) -> None:
                     groups.union(res, v)
 
 
-def _row_broadcast(groups: _Groups, op: Operation) -> None:
-    """A one-row value broadcast along the rows into an ``mma_c`` value takes ``mma_c_row``."""
-    if op.name != "xetile.tile_broadcast" or tuple(op.broadcast_dims.get_values()) != (0,):
+def _operand_a(groups: _Groups, op: Operation, c_as_a: set) -> None:
+    """A tile_mma's A takes ``mma_a``, unless it is an ``mma_c`` value (then ``c_as_a``)."""
+    if op.name != "xetile.tile_mma":
         return
+    want = groups.want.get(groups.find(op.a))
+    if want is not None and want[0] == "mma_c":
+        c_as_a.add(op)
+    else:
+        groups.demand(op.a, "mma_a", op)
+
+
+def _row_broadcast(groups: _Groups, op: Operation) -> None:
+    """A one-row value broadcast along the rows into an ``mma_c`` value takes ``mma_c_row``;
+    a one-column value broadcast along the columns into one, or the row reduction of one,
+    ``mma_c_col``."""
+    if op.name == "xetile.tile_reduce" and tuple(op.reduction_dims.get_values()) == (1,):
+        want = groups.want.get(groups.find(op.source))
+        if want is not None and want[0] == "mma_c" and op.result.type.get_shape()[1] == 1:
+            groups.demand(op.result, "mma_c_col", op)
+        return
+    if op.name != "xetile.tile_broadcast":
+        return
+    dims = tuple(op.broadcast_dims.get_values())
     want = groups.want.get(groups.find(op.result))
-    if want is not None and want[0] == "mma_c" and op.source.type.get_shape()[0] == 1:
+    if want is None or want[0] != "mma_c":
+        return
+    if dims == (0,) and op.source.type.get_shape()[0] == 1:
         groups.demand(op.source, "mma_c_row", op)
+    elif dims == (1,) and op.source.type.get_shape()[1] == 1:
+        groups.demand(op.source, "mma_c_col", op)
 
 
 WARPS_ATTR = "nv.warps"
@@ -189,8 +234,10 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     """
     kinds = {layout.kind for layout in layouts.values()}
     c_shapes = {layout.shape for layout in layouts.values() if layout.kind == "mma_c"}
-    if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c", "mma_c_row"} or len(c_shapes) != 1:
+    if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c", "mma_c_row", "mma_c_col"} or not c_shapes:
         return (1, 1) if exact in (None, 1) else None
+    if len(c_shapes) > 1 or "mma_c_col" in kinds:
+        return _row_grid(layouts, c_shapes, max_warps, exact)
     bm, bn = next(iter(c_shapes))
     if any(l.kind == "mma_a" and l.shape[0] != bm or l.kind in ("mma_b", "mma_c_row") and l.shape[1] != bn
            for l in layouts.values()):
@@ -210,6 +257,41 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     return wr, wc
 
 
+def _row_grid(layouts: dict, c_shapes: set, max_warps: int, exact: int | None) -> tuple[int, int] | None:
+    """The warps of a program whose C tiles have several shapes or per-row statistics (a
+    flash attention: S [BM, BN], O [BM, D], the running max [BM, 1]): the rows split, one
+    m16 row block a warp (``exact``: that many parts), every warp holding all columns
+    (B operands are whole in each warp); 1 x 1 where the row counts differ."""
+    rows = {shape[0] for shape in c_shapes}
+    rows |= {l.shape[0] for l in layouts.values() if l.kind in ("mma_a", "mma_c_col")}
+    if len(rows) != 1:
+        return (1, 1) if exact in (None, 1) else None
+    bm = rows.pop()
+    wr = min(bm // 16, max_warps) if exact is None else exact
+    if wr < 1 or bm % (16 * wr):
+        return None
+    return wr, 1
+
+
+_PURE_PREFIXES = ("arith.", "math.", "vector.", "xetile.tile_broadcast", "xetile.tile_reduce",
+                  "xetile.tile_transpose")
+
+
+def erase_dead(func: Operation) -> None:
+    """Erase the pure ops whose results nothing uses (a mask the kernel built but a
+    constexpr branch dropped), so that they neither take a layout nor keep a program
+    to one warp."""
+    changed = True
+    while changed:
+        changed = False
+        for op in reversed(list(func.walk())):
+            if op.results and op.name.startswith(_PURE_PREFIXES) and not op.regions and \
+                    all(not r.uses for r in op.results):
+                op.detach()
+                op.erase()
+                changed = True
+
+
 def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: int = 1,
            num_warps: int | None = None, grid: tuple[int, int] | None = None) -> dict[SSAValue, Layout]:
     """The layout of every vector value of the subgroup-level kernel ``func``; marks each
@@ -217,10 +299,14 @@ def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: in
     (:func:`warp_grid`), the function with their grid (``nv.warps = "2x2"``).  ``grid``
     asks for that warp grid (the wgmma GEMM's ``(BM / 16, 1)``) where every vector value
     is a fragment of one C tile; elsewhere :func:`warp_grid` chooses."""
+    erase_dead(func)
     groups = _Groups()
     ops = list(func.walk())
     for op in ops:
         _unite(groups, op)
+    c_as_a: set = set()
+    for op in ops:
+        _operand_a(groups, op, c_as_a)
     for op in ops:
         _row_broadcast(groups, op)
     layouts: dict[SSAValue, Layout] = {}

@@ -16,6 +16,10 @@ When the array's base, row pitch and the tile's column are not 16-byte aligned (
 once before the loop), the same ring is filled by guarded 16-bit loads and shared stores
 instead.
 
+A B operand read through an ``order = [0, 1]`` tile (a flash attention's K^T over the
+row-major K) is staged as the array holds it, N rows of K elements, and read with plain
+``ldmatrix`` (its 8 x 8 matrices' rows are B's columns: b0b1 of lane l at n = g, k = 2t).
+
     >>> pitch_bytes(32, 2)
     80
 """
@@ -54,6 +58,8 @@ class Staged:
     elem: object
     pitch: int = 0
     offset: int = 0
+    #: an ``order = [0, 1]`` tile: ``shape`` and ``delta`` are the array's (rows, columns)
+    transposed: bool = False
 
     @property
     def bytes(self) -> int:
@@ -105,10 +111,15 @@ def plan_loop(em, op) -> Plan | None:
             continue
         delta = [_const_of(v) for v in _mixed.mixed(step, step.offset_values())]
         rows, cols = inner.value.type.get_shape()
-        if None in delta or cols % 8 or rows % 16:
+        transposed = inner.tile.type.attr.order_list == (0, 1)
+        if transposed and layout.kind != "mma_b":
+            continue
+        if transposed:      # the array's rows are the tile's columns
+            rows, cols, delta = cols, rows, delta[::-1]
+        if None in delta or cols % 8 or rows % (8 if transposed else 16):
             continue
         loads.append(Staged(inner, index, layout, tuple(delta), (rows, cols), inner.value.type.element_type,
-                            pitch_bytes(cols, 2)))
+                            pitch_bytes(cols, 2), transposed=transposed))
     if not loads or em.stages < 2:
         return None
     offset = 0
@@ -122,7 +133,8 @@ def plan_loop(em, op) -> Plan | None:
         return None
     op.attributes[STAGES_ATTR] = IntegerAttr(stages, 64)
     for s in loads:
-        s.op.attributes[SMEM_ATTR] = StringAttr("ldmatrix.trans" if s.layout.kind == "mma_b" else "ldmatrix")
+        trans = s.layout.kind == "mma_b" and not s.transposed
+        s.op.attributes[SMEM_ATTR] = StringAttr("ldmatrix.trans" if trans else "ldmatrix")
     return Plan(loads, stages, offset)
 
 
@@ -169,7 +181,7 @@ def prologue(em, plan: Plan, inits: list) -> None:
     em.smem_bytes = max(em.smem_bytes, plan.stages * plan.stage_bytes)
     plan.aligned = []
     for s in plan.loads:
-        tile = inits[s.arg_index]
+        tile = _array_view(inits[s.arg_index], s)
         mem = tile.mem
         if s.delta[1] % 8:
             plan.aligned.append(ir.Constant(ir.IntType(1), 0))
@@ -179,7 +191,8 @@ def prologue(em, plan: Plan, inits: list) -> None:
         plan.aligned.append(b.icmp_unsigned("==", bits, ir.Constant(I64, 0)))
     for trip in range(plan.stages - 1):
         for s, ok in zip(plan.loads, plan.aligned):
-            fill(em, plan, s, _moved(b, inits[s.arg_index], s.delta, trip), ir.Constant(I64, trip), ok)
+            fill(em, plan, s, _moved(b, _array_view(inits[s.arg_index], s), s.delta, trip), ir.Constant(I64, trip),
+                 ok)
         commit(b)
 
 
@@ -193,12 +206,19 @@ def begin_trip(em, plan: Plan, iv, lower, step, tiles: list) -> None:
     wait_group(b, s_count - 2)
     barrier(b)
     for s, ok in zip(plan.loads, plan.aligned):
-        fill(em, plan, s, _moved(b, tiles[s.arg_index], s.delta, s_count - 1), write, ok)
+        fill(em, plan, s, _moved(b, _array_view(tiles[s.arg_index], s), s.delta, s_count - 1), write, ok)
     commit(b)
 
 
 def finish(em) -> None:
     wait_group(em.b, 0)
+
+
+def _array_view(tile: Tile, s: Staged) -> Tile:
+    """The tile as the array holds it: an ``order = [0, 1]`` tile's rows and columns swapped."""
+    if not tile.transposed:
+        return tile
+    return Tile(tile.mem, tile.col, tile.row, s.shape)
 
 
 def _moved(b, tile: Tile, delta: tuple[int, int], trips: int) -> Tile:
@@ -306,6 +326,24 @@ def read(em, plan: Plan, s: Staged) -> Vec:
         for mi in range(sub_r // 16):
             for ki in range(sub_c // 16):
                 pairs += _ldmatrix(b, at(b.add(lane_row, c64(16 * mi)), b.add(lane_col, c64(16 * ki))), 4, False)
+    elif s.transposed:
+        # the stage holds B's columns as rows (n, then k): lanes 0-7 give rows n..n+7 at
+        # column k, 8-15 the same rows at k + 8, 16-31 rows n+8..n+15 likewise: matrices
+        # b0b1, b2b3 of block n and of block n + 8
+        nb = sub_c // 8
+        by_block = {}
+        lane_row = b.add(c0, b.add(b.and_(lane, c64(7)), b.mul(b.and_(b.lshr(lane, c64(4)), c64(1)), c64(8))))
+        lane_col = b.mul(b.and_(b.lshr(lane, c64(3)), c64(1)), c64(8))
+        for ki in range(sub_r // 16):
+            for ni in range(0, nb, 2):
+                count = 4 if ni + 1 < nb else 2
+                regs = _ldmatrix(b, at(b.add(lane_row, c64(8 * ni)), b.add(lane_col, c64(16 * ki))), count, False)
+                by_block[(ki, ni)] = regs[:2]
+                if count == 4:
+                    by_block[(ki, ni + 1)] = regs[2:]
+        for ki in range(sub_r // 16):
+            for ni in range(nb):
+                pairs += by_block[(ki, ni)]
     else:
         # B's rows are K: lanes 0-7 give rows k..k+7, 8-15 rows k+8..k+15 at column n,
         # lanes 16-31 the same at n + 8; transposed, they are b0b1, b2b3 of n and of n + 8

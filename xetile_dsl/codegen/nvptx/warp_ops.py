@@ -7,7 +7,7 @@ from llvmlite import ir
 
 from ...errors import LoweringError
 from .layouts import WARP, Layout
-from .lane_values import F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
+from .lane_values import F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
 
 ZERO64 = ir.Constant(I64, 0)
 
@@ -34,13 +34,16 @@ def lane_bases(b: ir.IRBuilder, lane: ir.Value, layout: Layout, warp: ir.Value |
 
 
 def _positions(b, lane, tile: Tile, layout: Layout, warp=None):
-    """(in bounds, element index) of each slot of ``layout`` over ``tile``."""
+    """(in bounds, element index) of each slot of ``layout`` over ``tile`` (a transposed
+    tile's (r, c) is the array's (col + c, row + r))."""
     r0, c0 = lane_bases(b, lane, layout, warp)
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     mem = tile.mem
     for dr, dc in layout.slots():
         row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
         col = b.add(col0, ir.Constant(I64, dc)) if dc else col0
+        if tile.transposed:
+            row, col = col, row
         inb = b.and_(b.icmp_unsigned("<", row, mem.rows), b.icmp_unsigned("<", col, mem.cols))
         yield inb, b.add(b.mul(row, mem.stride), col)
 
@@ -52,10 +55,16 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     reads two 16-bit elements at once); other tiles clamp each address to the first
     element, so that no lane reads out of bounds."""
     t = llvm_type(elem, op)
-    inside = _wholly_inside(b, tile, layout, t)
+    if tile.transposed:
+        return _transposed_load(b, lane, tile, layout, elem, t, warp)
+    run = _run_bytes(layout, t)
+    # a cols tile's fast path needs its runs aligned too (a second, pair-aligned fast
+    # path would be merged with it by LLVM, which keeps the lesser alignment)
+    inside = b.and_(_bounds(b, tile, layout), _aligned(b, tile, _bytes(t), run)) if run else \
+        _wholly_inside(b, tile, layout, t)
     with b.if_else(inside) as (fast, slow):
         with fast:
-            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp), b.block
+            fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp, run), b.block
         with slow:
             slow_slots = []
             for inb, index in _positions(b, lane, tile, layout, warp):
@@ -69,6 +78,75 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
         phi.add_incoming(s, slow_block)
         slots.append(phi)
     return Vec(layout, elem, slots)
+
+
+def _transposed_load(b, lane, tile: Tile, layout: Layout, elem, t: ir.Type, warp) -> Vec:
+    """An ``order = [0, 1]`` tile: slot (r, c) reads array element (col + c, row + r); an
+    ``mma_b`` fragment's pairs (rows 2t, 2t + 1 of one column) are adjacent in the array,
+    so a tile wholly inside it, its base, pitch and first column even, reads each pair as
+    one aligned 32-bit load; other tiles read guarded, 0 outside."""
+    mem, (rows, cols) = tile.mem, layout.shape
+    zero = ZERO64
+    inside = b.and_(b.icmp_signed(">=", tile.row, zero), b.icmp_signed(">=", tile.col, zero))
+    inside = b.and_(inside, b.icmp_signed("<=", b.add(tile.col, ir.Constant(I64, cols)), mem.rows))
+    inside = b.and_(inside, b.icmp_signed("<=", b.add(tile.row, ir.Constant(I64, rows)), mem.cols))
+    paired = _is16(t) and layout.kind == "mma_b"
+    if paired:
+        odd = b.or_(b.and_(b.ptrtoint(mem.ptr, I64), ir.Constant(I64, 3)),
+                    b.and_(b.or_(mem.stride, tile.row), ir.Constant(I64, 1)))
+        inside = b.and_(inside, b.icmp_unsigned("==", odd, zero))
+    with b.if_else(inside) as (fast, slow):
+        with fast:
+            r0, c0 = lane_bases(b, lane, layout, warp)
+            col0, row0 = b.add(tile.row, r0), b.add(tile.col, c0)     # the array's column, row
+            fast_slots = []
+            for dr, dc in layout.slots():
+                index = b.add(b.mul(b.add(row0, ir.Constant(I64, dc)), mem.stride), b.add(col0, ir.Constant(I64, dr)))
+                ptr = b.gep(mem.ptr, [index], source_etype=t, inbounds=True)
+                fast_slots.append(b.load(ptr, typ=t, align=4 if paired and dr % 2 == 0 else None))
+            fast_block = b.block
+        with slow:
+            slow_slots = []
+            for inb, index in _positions(b, lane, tile, layout, warp):
+                ptr = b.gep(mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
+                slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
+            slow_block = b.block
+    slots = []
+    for f, s_ in zip(fast_slots, slow_slots):
+        phi = b.phi(t)
+        phi.add_incoming(f, fast_block)
+        phi.add_incoming(s_, slow_block)
+        slots.append(phi)
+    return Vec(layout, elem, slots)
+
+
+def _run_bytes(layout: Layout, t: ir.Type) -> int:
+    """Bytes of the aligned accesses a ``cols`` layout's runs take (its run of elements,
+    at most 16), 0 where the run is one element or the layout is another kind."""
+    if layout.kind != "cols" or layout.lane_base()[1][2] < 2 or t == I1:
+        return 0
+    return min(16, layout.lane_base()[1][2] * _bytes(t))
+
+
+def _aligned(b, tile: Tile, t_bytes: int, run: int):
+    """Whether the array's base, its row pitch and the tile's column put every run of
+    ``run`` bytes at a multiple of ``run``."""
+    mask = run // t_bytes - 1
+    odd = b.or_(b.and_(b.ptrtoint(tile.mem.ptr, I64), ir.Constant(I64, run - 1)),
+                b.and_(b.or_(tile.mem.stride, tile.col), ir.Constant(I64, mask)))
+    return b.icmp_unsigned("==", odd, ZERO64)
+
+
+def _bytes(t: ir.Type) -> int:
+    return max(1, (t.width if isinstance(t, ir.IntType) else {F16: 16, F32: 32}.get(t, 64)) // 8)
+
+
+def _bounds(b, tile: Tile, layout: Layout):
+    """Whether the (row-major) tile lies inside its array."""
+    mem, (rows, cols) = tile.mem, layout.shape
+    cond = b.and_(b.icmp_signed(">=", tile.row, ZERO64), b.icmp_signed(">=", tile.col, ZERO64))
+    cond = b.and_(cond, b.icmp_signed("<=", b.add(tile.row, ir.Constant(I64, rows)), mem.rows))
+    return b.and_(cond, b.icmp_signed("<=", b.add(tile.col, ir.Constant(I64, cols)), mem.cols))
 
 
 def _wholly_inside(b, tile: Tile, layout: Layout, t: ir.Type):
@@ -92,11 +170,12 @@ def _is16(t: ir.Type) -> bool:
     return isinstance(t, ir.HalfType) or t == I16
 
 
-def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None) -> list:
+def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None, run: int = 0) -> list:
     r0, c0 = lane_bases(b, lane, layout, warp)
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     paired = _is16(t)
     even_lane_cols = layout.lane_base()[1][2] % 2 == 0
+    t_bytes = _bytes(t)
     row_ptrs, slots = {}, []
     for dr, dc in layout.slots():
         if dr not in row_ptrs:
@@ -104,6 +183,8 @@ def _unguarded_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp=None)
             row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t, inbounds=True)
         ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
         align = 4 if paired and even_lane_cols and dc % 2 == 0 else None
+        if run and (dc * t_bytes) % run == 0:
+            align = run
         slots.append(b.load(ptr, typ=t, align=align))
     return slots
 
@@ -114,7 +195,17 @@ def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
     is written by unguarded stores at constant offsets from one address per row, pairs
     marked aligned (the vectorizer writes each pair at once)."""
     t = llvm_type(value.elem)
-    if value.layout.kind == "mma_c" and (t == F32 or _is16(t)):
+    run = _run_bytes(value.layout, t)
+    if run and not tile.transposed:
+        # a cols tile inside the array, its runs aligned: run-aligned unguarded stores
+        inside = b.and_(_bounds(b, tile, value.layout), _aligned(b, tile, _bytes(t), run))
+        with b.if_else(inside) as (fast, slow):
+            with fast:
+                _unguarded_stores(b, lane, value, tile, t, warp, run)
+            with slow:
+                _guarded_stores(b, lane, value, tile, t, warp)
+        return
+    if value.layout.kind == "mma_c" and (t == F32 or _is16(t)) and not tile.transposed:
         inside = _wholly_inside(b, tile, value.layout, t)
         with b.if_else(inside) as (fast, slow):
             with fast:
@@ -125,7 +216,7 @@ def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
     _guarded_stores(b, lane, value, tile, t, warp)
 
 
-def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
+def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp, run: int = 0) -> None:
     r0, c0 = lane_bases(b, lane, value.layout, warp)
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     pair_align = 8 if t == F32 else 4
@@ -136,12 +227,23 @@ def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None
             row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
                                  inbounds=True)
         ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
-        b.store(v, ptr, align=pair_align if dc % 2 == 0 else None)
+        if run:
+            b.store(v, ptr, align=run if (dc * _bytes(t)) % run == 0 else None)
+        else:
+            b.store(v, ptr, align=pair_align if dc % 2 == 0 else None)
+
+
+#: the lane bits along which a replicated kind holds copies (its stores keep those bits 0)
+_COPY_BITS = {"rep": 31, "mma_c_row": 28, "mma_c_col": 3}
 
 
 def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
-    only_lane0 = not value.layout.owned_once()
-    first = b.icmp_unsigned("==", lane, ZERO64) if only_lane0 else None
+    if tile.transposed:
+        raise LoweringError("nvptx: stores through order = [0, 1] tiles are not supported on NVIDIA targets yet",
+                            None)
+    copies = _COPY_BITS.get(value.layout.kind)
+    first = (b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
+             if copies is not None else None)
     for (inb, index), v in zip(_positions(b, lane, tile, value.layout, warp), value.slots):
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
@@ -176,8 +278,10 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     """``tile_reduce`` over ``dims``: the slots of one result element folded in the lane,
     then across the lanes whose base differs along a reduced dimension (butterfly)."""
     is_float = src.elem.__class__.__name__.startswith(("Float", "BFloat"))
-    if src.layout.kind not in ("cols", "rep") or result_layout.kind not in ("cols", "rep"):
-        raise LoweringError(f"nvptx: tile_reduce of a {src.layout.kind} value is not supported yet", op)
+    row_stats = src.layout.kind == "mma_c" and dims == (1,) and result_layout.kind == "mma_c_col"
+    if not row_stats and (src.layout.kind not in ("cols", "rep") or result_layout.kind not in ("cols", "rep")):
+        raise LoweringError(f"nvptx: tile_reduce of a {src.layout.kind} value over {list(dims)} is not supported "
+                            f"yet (row reductions of mma_c values and any reduction of cols/rep values are)", op)
     wide = [bf16_to_f32(b, v) if is_bf16(src.elem) else v for v in src.slots]
     if is_float and wide and wide[0].type != F32:
         wide = [b.fpext(v, F32) for v in wide]
@@ -186,12 +290,13 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     for (dr, dc), v in zip(src.layout.slots(), wide):
         key = (0 if 0 in dims else dr, 0 if 1 in dims else dc)
         acc[key] = v if key not in acc else _combine(b, kind, acc[key], v, is_float, op)
-    cross = 1 in dims and src.layout.kind == "cols"
-    if cross:
-        for key, v in acc.items():
-            for mask in (16, 8, 4, 2, 1):
-                v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
-            acc[key] = v
+    # across the lanes whose column base differs: cols 5 butterfly steps, mma_c the 4
+    # lanes of a group (threadID_in_group: xor 1, 2)
+    masks = (16, 8, 4, 2, 1) if 1 in dims and src.layout.kind == "cols" else (1, 2) if row_stats else ()
+    for key, v in acc.items():
+        for mask in masks:
+            v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
+        acc[key] = v
     slots = [acc[pos] for pos in result_layout.slots()]
     return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
 
@@ -233,6 +338,8 @@ def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> 
     if kind is None or a.elem != bv.elem:
         raise LoweringError(f"nvptx: tile_mma of {a.elem} x {bv.elem}: only f16 x f16 and bf16 x bf16 inputs "
                             f"(mma.sync m16n8k16) are supported on NVIDIA targets yet", op)
+    if a.layout.kind == "mma_c":
+        a = c_as_a(a)
     (m, k), (_, n) = a.layout.sub, bv.layout.sub
     acc = list(c.slots) if c is not None else [ir.Constant(F32, 0.0)] * (m * n // WARP)
     if acc and acc[0].type != F32:
@@ -252,6 +359,18 @@ def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> 
                 out = b.asm(ty, text, constraints, regs_a + regs_b + acc[base_c:base_c + 4], False)
                 acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
     return Vec(layout, c.elem if c is not None else None, acc)
+
+
+def c_as_a(c: Vec) -> Vec:
+    """An ``mma_c`` value as an A operand: C's fragments of the 16 x 8 blocks (mi, 2j) and
+    (mi, 2j + 1) are, register for register, A's fragment of the 16 x 16 block (mi, j)
+    (both put lane l at row g, columns 2t, 2t + 1: PTX ISA, m16n8k16 fragments)."""
+    layout = Layout("mma_a", c.layout.shape, c.layout.warps)
+    if layout.sub[1] % 16:
+        raise LoweringError(f"nvptx: a tile_mma A operand computed as an mma result needs a multiple of 16 "
+                            f"columns, got {c.layout.shape[1]}", None)
+    index = {pos: i for i, pos in enumerate(c.layout.slots())}
+    return Vec(layout, c.elem, [c.slots[index[pos]] for pos in layout.slots()])
 
 
 def thread_id(b: ir.IRBuilder) -> ir.Value:
