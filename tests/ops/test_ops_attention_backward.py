@@ -179,7 +179,7 @@ def test_attention_backward_cpu_pvc_d32():
     (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q, do, lse[:, :1]), "lse must be float32"),
     (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q[:, :, :5], do, lse), "o must have q's shape"),
     (lambda q, k, v, do, lse: ops.attention_backward(q, k[:, :1], v, q, do, lse), "H_kv dividing H"),
-    (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q, do, lse, target="sm90"), "no attention kernels"),
+    (lambda q, k, v, do, lse: ops.attention_backward(q, k, v, q, do, lse, target="sm90"), "no attention backward kernels"),
     (lambda q, k, v, do, lse: ops.attention(q, k[:, :, :3], v[:, :, :3]), "H_kv dividing H"),
 ])
 def test_attention_backward_refuses_clearly(call, message):

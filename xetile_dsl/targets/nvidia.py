@@ -128,7 +128,8 @@ class NvTarget:
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
         return OpTiles(gemm=gemm, rows=(4, 256), attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
-                       attention_form="rows", gemm_activation_warps=8, gemm_epilogue=epilogue)
+                       attention_form="rows", attention_backward=(), gemm_activation_warps=8,
+                       gemm_epilogue=epilogue)
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,
