@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import knobs
 from .errors import LaunchError
 from .frontend.argspec import ArgSpec
 from .launch_options import split_options
-from .runtime import backend_cuda
+from .runtime import backend_cuda, tensor_maps
 from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
 from .nv_compiler import compile_nv
 
@@ -61,14 +62,43 @@ def kernel_for(jit, target: str, args: tuple, kwargs: dict):
         else:
             specs[name] = _spec(name, value)
             runtime.append((name, value))
+    tma = tma_arrays(nv_target(target), runtime, specs)
     key = (jit.source_hash(), target, tuple(sorted(specs.items())), repr(sorted(constants.items(), key=str)),
-           options.key())
+           options.key(), tma)
     found = _KERNELS.get(key)
     if found is None:
-        kernel = compile_nv(jit.fn, specs, constants, nv_target(target), options.num_warps, options.num_stages)
+        kernel = compile_nv(jit.fn, specs, constants, nv_target(target), options.num_warps, options.num_stages,
+                            tma)
         found = _KERNELS[key] = (kernel, backend_cuda.load_function(kernel.ptx, kernel.name,
                                                                     smem_bytes=kernel.smem_bytes))
     return found[0], found[1], runtime, specs
+
+
+def tma_arrays(target, runtime: list, specs: dict) -> tuple[str, ...]:
+    """The 16-bit 2-D arrays of a launch that a TMA tensor map can describe
+    (:func:`.runtime.tensor_maps.describable`); none where ``XETILE_NV_TMA=0``."""
+    if not target.tma or not knobs.NV_TMA.get():
+        return ()
+    out = []
+    for name, value in runtime:
+        spec = specs[name]
+        if spec.kind == "array" and spec.dtype in tensor_maps.DATA_TYPES and spec.ndim == 2:
+            address, shape, strides, itemsize = backend_cuda.array_layout(value)
+            if tensor_maps.describable(address, shape, strides, itemsize, target):
+                out.append(name)
+    return tuple(out)
+
+
+def _map_params(kernel, runtime: list, specs: dict) -> list[tuple]:
+    """The tensor-map parameters of ``kernel`` (after the others): one 128-byte map a
+    (array, box) it names."""
+    values = dict(runtime)
+    out = []
+    for name, box_rows, box_cols in kernel.tensor_maps:
+        address, shape, strides, itemsize = backend_cuda.array_layout(values[name])
+        fields = tensor_maps.map_fields(address, shape, strides[0], itemsize, (box_rows, box_cols), kernel.target)
+        out.append((tensor_maps.encode(fields, specs[name].dtype), None))
+    return out
 
 
 def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
@@ -82,6 +112,7 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
             params += backend_cuda.array_params(value, name)
         else:
             params.append(backend_cuda.scalar_param(value, spec.dtype, name))
+    params += _map_params(kernel, runtime, specs)
     grid3 = _grid3(grid(dict(constants_of(jit, args, split_options(kwargs, jit.signature.parameters)[0])))
                    if callable(grid) else grid)
     if all(grid3):

@@ -110,6 +110,20 @@ def array_params(value, name: str) -> list[tuple[int, type]]:
             [(int(s) // itemsize, ctypes.c_int64) for s in strides[:-1]])
 
 
+def array_layout(value) -> tuple[int, tuple, tuple, int]:
+    """(data pointer, shape, strides in bytes, element bytes) of a CUDA array."""
+    iface = value.__cuda_array_interface__
+    shape = tuple(int(n) for n in iface["shape"])
+    itemsize = _itemsize(iface["typestr"], value)
+    strides = iface.get("strides")
+    if strides is None:
+        strides, step = [], itemsize
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= extent
+    return int(iface["data"][0]), shape, tuple(int(s) for s in strides), itemsize
+
+
 def _itemsize(typestr: str, value) -> int:
     return int(typestr[2:]) if typestr[2:].isdigit() else value.element_size()
 
@@ -132,10 +146,18 @@ def current_stream() -> int:
 def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None,
            shared_bytes: int = 0):
     """One launch of ``function`` over ``grid`` blocks of ``threads`` threads, each with
-    ``shared_bytes`` of dynamic shared memory."""
+    ``shared_bytes`` of dynamic shared memory.  A parameter whose type is None is a ctypes
+    object passed by its bytes (a 128-byte TMA tensor map, :mod:`.tensor_maps`); then the
+    parameter array is built here."""
     driver = _driver()
+    stream = current_stream() if stream is None else stream
+    if any(t is None for _, t in params):
+        objects = [v if t is None else t(v) for v, t in params]
+        pointers = (ctypes.c_void_p * len(objects))(*[ctypes.addressof(o) for o in objects])
+        check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
+                                    ctypes.addressof(pointers), 0))
+        return
     values = tuple(v for v, _ in params)
     types = tuple(t for _, t in params)
-    stream = current_stream() if stream is None else stream
     check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
                                 (values, types), 0))

@@ -70,6 +70,17 @@ class NvTarget:
     tma: bool = False
     #: multiprocessors of the reference product
     sm_count: int = 0
+    #: TMA's limits (CUDA driver API, cuTensorMapEncodeTiled; PTX ISA, tensor copies): a
+    #: box of at most 256 elements a dimension, a global address and row strides that are
+    #: multiples of 16 bytes, at most 2^40 bytes a stride; in the 128-byte swizzle the
+    #: box's inner extent is at most 128 bytes; the opaque tensor map is 128 bytes, 64-byte
+    #: aligned (a kernel parameter of that alignment)
+    tma_box_max: int = 256
+    tma_align_bytes: int = 16
+    tma_stride_limit: int = 1 << 40
+    tma_swizzle_bytes: int = 128
+    tma_map_bytes: int = 128
+    tma_map_align: int = 64
     #: the shared-memory staged GEMM (``codegen/nvptx/smem_pipeline``): ``cp.async`` copies of
     #: 16 bytes (PTX ISA, cp.async: cp-size 4, 8 or 16; .cg takes 16 only), the shared memory
     #: banks (32 of 4 bytes: an ``ldmatrix`` phase reads 8 rows of 16 bytes, conflict-free
