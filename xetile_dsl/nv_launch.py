@@ -101,8 +101,47 @@ def _map_params(kernel, runtime: list, specs: dict) -> list[tuple]:
     return out
 
 
+#: the last launch of each kernel: jit -> (its dependencies, the call's token, the
+#: kernel, function, grid, packed parameters)
+_LAST: dict[int, tuple] = {}
+
+
+def _token(grid, target, args: tuple, kwargs: dict):
+    """What a launch's marshalled parameters depend on, cheap to compute: the grid, the
+    target, the TMA knob, each torch CUDA tensor's address, shape, strides and dtype, each
+    scalar's type and value, the keywords' values; None where an argument is of another
+    kind (then the launch takes the full path)."""
+    if callable(grid):
+        return None
+    parts = [grid, target, knobs.NV_TMA.get()]
+    for value in args:
+        if isinstance(value, (bool, int, float)):
+            parts.append((type(value), value))
+        elif getattr(value, "is_cuda", False) and hasattr(value, "data_ptr"):
+            parts.append((value.data_ptr(), tuple(value.shape), tuple(value.stride()), value.dtype))
+        else:
+            return None
+    try:
+        kw = tuple(sorted((k, type(v), v) for k, v in kwargs.items()))
+        hash(kw)
+    except TypeError:
+        return None
+    parts.append(kw)
+    return tuple(parts)
+
+
 def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
-    """Compile (once) and launch ``jit`` over ``grid`` on CUDA arrays."""
+    """Compile (once) and launch ``jit`` over ``grid`` on CUDA arrays.  A launch whose
+    token (:func:`_token`) is the previous launch's of this kernel, its sources unchanged,
+    re-sends that launch's packed parameters (no binding, no argument checks, no tensor
+    maps made: they passed or were made for the very same arguments)."""
+    token = _token(grid, target, args, kwargs)
+    deps = jit.dependencies()
+    last = _LAST.get(id(jit))
+    if token is not None and last is not None and last[0] is jit and last[1] is deps and last[2] == token:
+        kernel, function, grid3, packed = last[3:]
+        backend_cuda.launch_packed(function, grid3, kernel.threads, packed, shared_bytes=kernel.smem_bytes)
+        return kernel
     target = target or default_target(args)
     kernel, function, runtime, specs = kernel_for(jit, target, args, kwargs)
     params = []
@@ -116,7 +155,10 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
     grid3 = _grid3(grid(dict(constants_of(jit, args, split_options(kwargs, jit.signature.parameters)[0])))
                    if callable(grid) else grid)
     if all(grid3):
-        backend_cuda.launch(function, grid3, kernel.threads, params, shared_bytes=kernel.smem_bytes)
+        packed = backend_cuda.pack_params(params)
+        backend_cuda.launch_packed(function, grid3, kernel.threads, packed, shared_bytes=kernel.smem_bytes)
+        if token is not None:
+            _LAST[id(jit)] = (jit, deps, token, kernel, function, grid3, packed)
     return kernel
 
 

@@ -157,3 +157,23 @@ def test_launch_picks_tma_arrays(monkeypatch):
     assert nv_launch.tma_arrays(SM80, runtime, specs) == ()
     monkeypatch.setenv("XETILE_NV_TMA", "0")
     assert nv_launch.tma_arrays(SM90, runtime, specs) == ()
+
+
+def test_grouped_program_order_covers_c_once():
+    """ops.matmul's grouped order (sm90: OpTiles.gemm_group_m = 8) in the interpreter, at
+    GM = 2 over a 5 x 5 grid (the last group one row block): every tile of C written once
+    (C poisoned with NaN) and right.  Bound: f16 products are exact in f32, each of the K
+    additions rounds by at most 2^-24 of the running |sum| <= (|A| |B|)_ij."""
+    import numpy as np
+    from xetile_dsl.ops import configs
+    from xetile_dsl.ops.matmul import matmul_grouped_kernel
+    assert configs.gemm_group("sm90") == {"GM": 8} and configs.gemm_group("pvc") == {}
+    rng = np.random.default_rng(7)
+    M, N, K = 40, 80, 32
+    a, b = (rng.standard_normal(s).astype(np.float16) for s in ((M, K), (K, N)))
+    c = np.full((M, N), np.nan, np.float32)
+    matmul_grouped_kernel.on("interpret")[(5, 5)](a, b, np.zeros((1, N), np.float32), c, K, TA=False, TB=False,
+                                                  HAS_BIAS=False, ACT=0, ACC=xt.float32, OUT=xt.float32, BM=8,
+                                                  BN=16, BK=16, GM=2)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    assert np.all(np.abs(c - a64 @ b64) <= K * 2.0 ** -24 * (np.abs(a64) @ np.abs(b64)))

@@ -143,6 +143,31 @@ def current_stream() -> int:
         return 0
 
 
+class Packed:
+    """A launch's parameters as the driver takes them: one ctypes object a parameter (a
+    ctypes value, or the object itself where its type is None: a tensor map's bytes) and
+    the array of their addresses (``kernelParams``), kept alive together."""
+
+    def __init__(self, params: list[tuple]):
+        self.objects = [v if t is None else t(v) for v, t in params]
+        self.pointers = (ctypes.c_void_p * max(len(self.objects), 1))(*[ctypes.addressof(o) for o in self.objects])
+        self.address = ctypes.addressof(self.pointers)
+
+
+def pack_params(params: list[tuple]) -> Packed:
+    return Packed(params)
+
+
+def launch_packed(function, grid: tuple[int, int, int], threads: int, packed: Packed, stream: int | None = None,
+                  shared_bytes: int = 0):
+    """:func:`launch` of parameters packed once (:func:`pack_params`): a launch repeated
+    with the same arguments re-sends them as they are."""
+    driver = _driver()
+    stream = current_stream() if stream is None else stream
+    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
+                                packed.address, 0))
+
+
 def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None,
            shared_bytes: int = 0):
     """One launch of ``function`` over ``grid`` blocks of ``threads`` threads, each with
@@ -152,10 +177,7 @@ def launch(function, grid: tuple[int, int, int], threads: int, params: list[tupl
     driver = _driver()
     stream = current_stream() if stream is None else stream
     if any(t is None for _, t in params):
-        objects = [v if t is None else t(v) for v, t in params]
-        pointers = (ctypes.c_void_p * len(objects))(*[ctypes.addressof(o) for o in objects])
-        check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
-                                    ctypes.addressof(pointers), 0))
+        launch_packed(function, grid, threads, Packed(params), stream, shared_bytes)
         return
     values = tuple(v for v, _ in params)
     types = tuple(t for _, t in params)

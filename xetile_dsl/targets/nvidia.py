@@ -134,12 +134,14 @@ class NvTarget:
         4 the accumulators and the epilogue's temporaries spill, ptxas sm_90).  Flash
         attention runs the untransposed ("rows") form, 64 queries a program (4 warps of 16
         rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers and a
-        96-byte stack; ptxas, sm_90)."""
+        96-byte stack; ptxas, sm_90).  On wgmma targets the GEMM's programs run in groups
+        of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows)."""
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
         return OpTiles(gemm=gemm, rows=(4, 256), attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
-                       attention_form="rows", gemm_activation_warps=8, gemm_epilogue=epilogue)
+                       attention_form="rows", gemm_activation_warps=8, gemm_epilogue=epilogue,
+                       gemm_group_m=8 if self.wgmma else 1)
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,
