@@ -346,7 +346,7 @@ def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
                     rows.append((f"gemm {name} {s}^3 tile 128x256x64 cp.async", ours, ref,
                                  f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
                     if s == 4096:
-                        sass.append(f"sass gemm {name} {label} cp.async: {sass_line(ring)}")
+                        sass.append(f"sass gemm {name} tile 128x256x64 cp.async: {sass_line(ring)}")
                     grid = ((s // BM) * (s // BN),)
                     grouped = lambda: grouped_matmul_kernel[grid](a, b, cc, s, GM=8, NN=s // BN, BM=BM, BN=BN, BK=BK)  # noqa: E731,E501
                     try:

@@ -228,11 +228,23 @@ def _dtype_name(dtype) -> str:
     return "bfloat16" if d == operands.BF16 else d.name
 
 
+#: the placeholder bias row of ops.matmul without a bias, one a CUDA device (never read:
+#: HAS_BIAS is off), so that a call allocates and copies nothing for it
+_NO_BIAS: dict = {}
+
+
 def _bias_row(bias, N: int, like):
     """The bias as a [1, N] row (2D-block wide); a one-row placeholder when there is none."""
     if bias is None:
-        return np.zeros((1, operands.MIN_ROW_BYTES // 4), np.float32) if isinstance(like, np.ndarray) \
-            else operands.fit_rows(operands.empty_like_input(like, (1, 16), np.float32), "bias")
+        if isinstance(like, np.ndarray):
+            return np.zeros((1, operands.MIN_ROW_BYTES // 4), np.float32)
+        key = str(like.device) if getattr(like, "is_cuda", False) else None
+        row = _NO_BIAS.get(key) if key else None
+        if row is None:
+            row = operands.fit_rows(operands.empty_like_input(like, (1, 16), np.float32), "bias")
+            if key:
+                _NO_BIAS[key] = row
+        return row
     bias = _check_bias(operands.as_array(bias, "bias"), N)
     return operands.fit_rows(bias.reshape(1, N), "bias")
 

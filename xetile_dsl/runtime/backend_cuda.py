@@ -47,12 +47,21 @@ def is_cuda_array(value) -> bool:
     return hasattr(value, "__cuda_array_interface__")
 
 
+_CAPABILITY: dict[int, tuple[int, int]] = {}
+
+
 def compute_capability(device: int = 0) -> tuple[int, int]:
+    """(major, minor) of CUDA device ``device``, asked of the driver once (every launch
+    on CUDA arrays without a target asks it)."""
+    found = _CAPABILITY.get(device)
+    if found is not None:
+        return found
     driver = _init()
     dev = check(driver.cuDeviceGet(device))
     attr = driver.CUdevice_attribute
     major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
     minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+    _CAPABILITY[device] = (major, minor)
     return major, minor
 
 

@@ -17,6 +17,7 @@ import threading
 from dataclasses import dataclass
 
 from ..errors import LaunchError
+from .backend_cuda import _driver, check
 
 #: the element types a map is made for here (16-bit GEMM operands): torch dtype -> the
 #: driver's CUtensorMapDataType member
@@ -79,8 +80,7 @@ def encode(fields: MapFields, dtype: str) -> ctypes.Array:
         found = _MAPS.get(key)
     if found is not None:
         return found
-    from cuda.bindings import driver
-    from .backend_cuda import check
+    driver = _driver()
     swizzles = {128: "CU_TENSOR_MAP_SWIZZLE_128B", 64: "CU_TENSOR_MAP_SWIZZLE_64B", 32: "CU_TENSOR_MAP_SWIZZLE_32B"}
     u64, u32 = driver.cuuint64_t, driver.cuuint32_t
     tmap = check(driver.cuTensorMapEncodeTiled(
