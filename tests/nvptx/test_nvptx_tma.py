@@ -79,7 +79,7 @@ def test_tma_gemm_ptx_and_sass(tmp_path):
     assert ptx.count("mbarrier.init.shared::cta.b64") == stages
     fills = stages - 1
     assert len(BULK.findall(ptx)) == (bk // 64 + bn // 64) * fills
-    assert ptx.count(f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r") == fills
+    assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r") == fills
     assert f"], {stage_bytes(bm, bn, bk)};" in ptx
     assert "fence.proxy.async" not in ptx and "cp.async.cg" not in ptx and "cp.async.wait_group" not in ptx
     assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16", ptx)) == bk // 16
@@ -177,3 +177,38 @@ def test_grouped_program_order_covers_c_once():
                                                   BN=16, BK=16, GM=2)
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     assert np.all(np.abs(c - a64 @ b64) <= K * 2.0 ** -24 * (np.abs(a64) @ np.abs(b64)))
+
+
+class _FakeTensor:
+    """What the launch's token reads of a torch CUDA tensor."""
+
+    is_cuda = True
+
+    def __init__(self, address, shape, dtype="float16"):
+        self.address, self.shape, self.dtype = address, shape, dtype
+
+    def data_ptr(self):
+        return self.address
+
+    def stride(self):
+        return (self.shape[1], 1)
+
+
+def test_launch_token(monkeypatch):
+    """The previous launch is re-sent only for the same grid, target, TMA knob, tensors
+    (address, shape, strides, dtype), scalars and keywords; a callable grid or another
+    kind of argument always takes the full path."""
+    a, b = _FakeTensor(0x1000, (64, 64)), _FakeTensor(0x2000, (64, 64))
+    token = nv_launch._token((2, 1), None, (a, b, 64), {"BM": 64})
+    assert token == nv_launch._token((2, 1), None, (_FakeTensor(0x1000, (64, 64)), b, 64), {"BM": 64})
+    for other in (nv_launch._token((2, 1), None, (_FakeTensor(0x3000, (64, 64)), b, 64), {"BM": 64}),
+                  nv_launch._token((2, 1), None, (_FakeTensor(0x1000, (64, 32)), b, 64), {"BM": 64}),
+                  nv_launch._token((2, 1), None, (a, b, 65), {"BM": 64}),
+                  nv_launch._token((2, 1), None, (a, b, 64.0), {"BM": 64}),
+                  nv_launch._token((2, 1), None, (a, b, 64), {"BM": 32}),
+                  nv_launch._token((1, 1), "sm80", (a, b, 64), {"BM": 64})):
+        assert other is not None and other != token
+    assert nv_launch._token(lambda meta: (1,), None, (a, b, 64), {}) is None
+    assert nv_launch._token((1,), None, (a, [1, 2]), {}) is None
+    monkeypatch.setenv("XETILE_NV_TMA", "0")
+    assert nv_launch._token((2, 1), None, (a, b, 64), {"BM": 64}) != token
