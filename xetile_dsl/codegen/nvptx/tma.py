@@ -82,10 +82,8 @@ def try_wait_parity(b, bar, phase) -> ir.Value:
 
 def wait_parity(b, bar, phase) -> None:
     """Spin on :func:`try_wait_parity` until the phase has completed."""
-    pre = b.block
     loop, done = b.append_basic_block("mbar.wait"), b.append_basic_block("mbar.done")
     b.branch(loop)
     b.position_at_end(loop)
     b.cbranch(try_wait_parity(b, bar, phase), done, loop)
     b.position_at_end(done)
-    del pre
