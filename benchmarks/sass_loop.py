@@ -109,11 +109,11 @@ def counts(sass: str) -> dict:
 
 def line(sass: str) -> str:
     """The counts as one line: kernel, loop, interior trip, and the loop's HGMMA, LDGSTS,
-    SEL, ISETP, IMAD, IADD3 and BAR."""
+    UTMALDG (TMA), SEL, ISETP, IMAD, IADD3, BAR and MEMBAR."""
     c = counts(sass)
     return (f"SASS {c['total']} instructions, K loop {c['loop']}, interior trip {c['trip']} ({c['trip_LDGSTS']} LDGSTS; loop: HGMMA "
-            f"{c['HGMMA']}, LDGSTS {c['LDGSTS']}, SEL {c['SEL']}, ISETP {c['ISETP']}, IMAD {c['IMAD']}, "
-            f"IADD3 {c['IADD3']}, BAR {c['BAR']})")
+            f"{c['HGMMA']}, LDGSTS {c['LDGSTS']}, UTMALDG {c['UTMALDG']}, SEL {c['SEL']}, ISETP {c['ISETP']}, "
+            f"IMAD {c['IMAD']}, IADD3 {c['IADD3']}, BAR {c['BAR']}, MEMBAR {c['MEMBAR']})")
 
 
 if __name__ == "__main__":

@@ -3,7 +3,13 @@ path (a 2-D form of tutorial 1's vector add, ``ops.rows.softmax_kernel``, ``kern
 launched on torch CUDA tensors, checked against torch, then timed against torch (cuBLAS
 for the GEMM) with CUDA events (median of repeats after warm-up), as ratios.
 
-    python benchmarks/vs_cuda.py [--quick] [--checks-only]
+    python benchmarks/vs_cuda.py [--quick] [--checks-only] [--tma-probe]
+
+A wgmma GEMM whose arrays a tensor map describes fills its ring by TMA (decision 051):
+its check lines say ``[tma]``, and the 128x256x64 rows are timed on the cp.async ring too
+(``XETILE_NV_TMA=0``) and with grouped program ids (``GROUP_M`` row blocks a group, as
+Triton's tutorial orders them).  ``--tma-probe`` runs only the TMA checks, first, in a
+process of its own: a hang there leaves the rest of a device call to the cp.async ring.
 
 Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda.txt`` too.  Where
 ``ptxas`` and ``cuobjdump`` are on the PATH it prints, for each timed GEMM, ptxas's
@@ -13,6 +19,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import contextlib
 import statistics
 import subprocess
 import sys
@@ -34,6 +41,83 @@ def add_kernel(x, y, out, BLOCK: xt.constexpr):
     tx = xt.init_tile(x, [0, col], [1, BLOCK])
     ty = xt.init_tile(y, [0, col], [1, BLOCK])
     xt.store_tile(xt.load_tile(tx) + xt.load_tile(ty), xt.init_tile(out, [0, col], [1, BLOCK]))
+
+
+@xd.jit
+def grouped_matmul_kernel(a, b, c, K, GM: xt.constexpr, NN: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
+                          BK: xt.constexpr):
+    """matmul_kernel over a 1-D grid whose program ids run down ``GM`` row blocks of C
+    before moving to the next column block (row blocks a multiple of GM: the timed
+    squares), so the programs of one wave share A's and B's panels in L2."""
+    pid = xt.program_id(0)
+    width = GM * NN
+    pid_m = (pid // width) * GM + (pid % width) % GM
+    pid_n = (pid % width) // GM
+    ta = xt.init_tile(a, [pid_m * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, pid_n * BN], [BK, BN])
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [pid_m * BM, pid_n * BN], [BM, BN]))
+
+
+@contextlib.contextmanager
+def cp_async_ring():
+    """Launches inside take the cp.async ring, not TMA (``XETILE_NV_TMA=0``)."""
+    old = os.environ.get("XETILE_NV_TMA")
+    os.environ["XETILE_NV_TMA"] = "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["XETILE_NV_TMA"]
+        else:
+            os.environ["XETILE_NV_TMA"] = old
+
+
+def path_of(kernel) -> str:
+    return " [tma]" if getattr(kernel, "tensor_maps", None) else ""
+
+
+def tma_checks() -> list[tuple[str, float, object]]:
+    """The TMA fill against float64 (ragged M, N and K, and the squares), and the same
+    shapes on the cp.async ring; 257x129x300 (600-byte rows) cannot take TMA."""
+    out = []
+    for (m, n, k), dtype, tile in (((1000, 1000, 1000), torch.float16, (128, 256, 64)),
+                                   ((333, 520, 264), torch.bfloat16, (128, 256, 64)),
+                                   ((1000, 1000, 1000), torch.bfloat16, (128, 128, 64)),
+                                   ((200, 304, 1000), torch.float16, (64, 256, 64)),
+                                   ((257, 129, 300), torch.float16, (128, 256, 64)),
+                                   ((4096, 4096, 4096), torch.float16, (128, 256, 64)),
+                                   ((4096, 4096, 4096), torch.bfloat16, (128, 256, 64)),
+                                   ((8192, 8192, 8192), torch.float16, (128, 256, 64))):
+        name = "f16" if dtype == torch.float16 else "bf16"
+        label = f"gemm {name} {m}x{n}x{k} {'x'.join(map(str, tile))}"
+        err, kernel = check_gemm(m, n, k, tile, dtype)
+        out.append((label + path_of(kernel), err, kernel))
+        if m * n * k <= 1 << 30:
+            with cp_async_ring():
+                err, kernel = check_gemm(m, n, k, tile, dtype)
+            out.append((label + " cp.async" + path_of(kernel), err, kernel))
+    from xetile_dsl import ops
+    for (m, n, k), dtype, kw in (((1000, 1000, 1000), torch.float16, {}),
+                                 ((1000, 904, 704), torch.bfloat16, {"activation": "gelu"}),
+                                 ((4096, 4096, 4096), torch.float16, {})):
+        a, b = torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(k, n, device="cuda", dtype=dtype)
+        ref = a.double() @ b.double()
+        ref = torch.nn.functional.gelu(ref) if kw else ref
+        out.append((f"ops.matmul {dtype} {m}x{n}x{k} {kw.get('activation', '')} (f32 out)",
+                    rel_err(ops.matmul(a, b, out_dtype=torch.float32, **kw), ref), None))
+    s = 4096
+    a, b = torch.randn(s, s, device="cuda", dtype=torch.float16), torch.randn(s, s, device="cuda", dtype=torch.float16)
+    c = torch.full((s, s), float("nan"), device="cuda")
+    kernel = grouped_matmul_kernel[((s // 128) * (s // 256),)](a, b, c, s, GM=8, NN=s // 256, BM=128, BN=256, BK=64)
+    torch.cuda.synchronize()
+    out.append((f"gemm f16 {s}^3 128x256x64 grouped 8" + path_of(kernel), rel_err(c, a.double() @ b.double()), kernel))
+    torch.cuda.synchronize()
+    return out
 
 
 def bench(fn, reps: int = 50) -> float:
@@ -212,9 +296,19 @@ GEMM_TILES = ((128, 128, 32, None), (128, 128, 64, None), (128, 256, 64, None))
 LLM_SHAPES = ((8192, 14336, 4096), (8192, 4096, 14336))
 
 
+class _Rows(list):
+    """The timed rows, each also printed to stderr as it comes (a device call cut short
+    keeps the rows it reached)."""
+
+    def append(self, row) -> None:
+        super().append(row)
+        name, ours, ref, rate = row
+        print(f"{name:40s} {ours:10.4f} {ref:10.4f} {ref / ours:12.3f}  {rate}", file=sys.stderr, flush=True)
+
+
 def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
     from xetile_dsl import ops
-    rows = []
+    rows = _Rows()
     n = 1 << (24 if quick else 27)
     x, y = (torch.randn(1, n, device="cuda") for _ in range(2))
     out = torch.empty_like(x)
@@ -239,13 +333,37 @@ def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
                 launch = lambda: matmul_kernel[(s // BM, s // BN)](a, b, cc, s, BM=BM, BN=BN, BK=BK, **opts)  # noqa: E731
                 kernel = launch()
                 ours = bench(launch, reps=20)
-                label = f"tile {BM}x{BN}x{BK}" + (f" w{warps}" if warps else "")
+                label = f"tile {BM}x{BN}x{BK}" + (f" w{warps}" if warps else "") + path_of(kernel)
                 rows.append((f"gemm {name} {s}^3 {label}", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+                if (BM, BN) == (128, 256):
+                    ours = bench(lambda: [launch() for _ in range(10)], reps=10) / 10
+                    ref10 = bench(lambda: [torch.matmul(a, b) for _ in range(10)], reps=10) / 10
+                    rows.append((f"gemm {name} {s}^3 {label} x10", ours, ref10,
+                                 f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s (10 launches a timing)"))
+                    with cp_async_ring():
+                        ring = launch()
+                        ours = bench(launch, reps=20)
+                    rows.append((f"gemm {name} {s}^3 tile 128x256x64 cp.async", ours, ref,
+                                 f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+                    if s == 4096:
+                        sass.append(f"sass gemm {name} tile 128x256x64 cp.async: {sass_line(ring)}")
+                    grid = ((s // BM) * (s // BN),)
+                    grouped = lambda: grouped_matmul_kernel[grid](a, b, cc, s, GM=8, NN=s // BN, BM=BM, BN=BN, BK=BK)  # noqa: E731,E501
+                    try:
+                        gk = grouped()
+                        ours = bench(grouped, reps=20)
+                        rows.append((f"gemm {name} {s}^3 tile 128x256x64 grouped 8{path_of(gk)}", ours, ref,
+                                     f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+                    except Exception as exc:  # noqa: BLE001 -- an experiment's failure is a line
+                        sass.append(f"grouped gemm FAILED: {type(exc).__name__}: {exc}")
                 if s == 4096:
                     dump = f"xetile_sass_{name}_{BM}x{BN}x{BK}.txt" if (name, BM, BN) == ("f16", 128, 256) else ""
                     sass.append(f"sass gemm {name} {label}: {sass_line(kernel, dump)}")
             ours = bench(lambda: ops.matmul(a, b), reps=20)
             rows.append((f"ops.matmul {name} {s}^3 ({name} out)", ours, ref, f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s"))
+            ours = bench(lambda: [ops.matmul(a, b) for _ in range(10)], reps=10) / 10
+            rows.append((f"ops.matmul {name} {s}^3 ({name} out) x10", ours, ref,
+                         f"{2 * s ** 3 / ours / 1e9:.1f} TFLOP/s (10 calls a timing)"))
             bias = torch.randn(s, device="cuda", dtype=dtype)
             ours = bench(lambda: ops.matmul(a, b, bias=bias, activation="gelu"), reps=20)
             ref_e = bench(lambda: torch.nn.functional.gelu(torch.addmm(bias, a, b)), reps=20)
@@ -263,6 +381,11 @@ def timings(quick: bool, sass: list) -> list[tuple[str, float, float, str]]:
 def main() -> None:
     quick = "--quick" in sys.argv
     lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"]
+    if "--tma-probe" in sys.argv:
+        for name, err, kernel in tma_checks():
+            print(f"check {name:56s} error {err:.3e}", flush=True)
+        print("tma probe done")
+        return
     checks = [("add f32 n=1000003", *check_add(1000003)), ("softmax f32 1027x1000", *check_softmax(1027, 1000)),
               ("gemm f16 1000x1000x1000", *check_gemm(1000, 1000, 1000)),
               ("gemm bf16 257x129x300", *check_gemm(257, 129, 300, dtype=torch.bfloat16)),

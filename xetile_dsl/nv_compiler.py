@@ -43,6 +43,9 @@ class NvKernel:
     #: the PTX ``.target`` the code needs: the target's, or its ``wgmma_ptx_arch`` (sm_90a)
     #: where the GEMM runs wgmma
     ptx_arch: str = ""
+    #: (array, box rows, box columns) of each tensor map the kernel takes after its other
+    #: parameters (the wgmma GEMM's TMA fill, decision 051); the launcher makes them
+    tensor_maps: list = field(default_factory=list)
 
     @property
     def ptx(self) -> str:
@@ -59,10 +62,11 @@ def _reject_workgroup_tiles(module) -> None:
 
 
 def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict, num_warps: int | None = None,
-                  num_stages: int | None = None) -> tuple[str, list, str, KernelEmitter]:
+                  num_stages: int | None = None, tma_arrays: tuple = ()) -> tuple[str, list, str, KernelEmitter]:
     """(LLVM IR text, parameters, kernel name, emitter) of the frontend's ``module``;
     ``num_warps``/``num_stages`` the launch options (the warps of a program, the depth of
-    the shared-memory ring), None for the emitter's own choice."""
+    the shared-memory ring), None for the emitter's own choice; ``tma_arrays`` the array
+    parameters a tensor map can describe (the launch's check)."""
     start = time.perf_counter()
     _reject_workgroup_tiles(module)
     # the shared distribution pass: a no-op on subgroup-level kernels, it checks their
@@ -70,21 +74,25 @@ def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict, num_warps:
     XeTileWgToSg(target=PVC).apply(make_context(), module)
     func = next(op for op in module.ops if op.name == "func.func")
     llvm_module = new_module(func.sym_name.data)
-    emitter = KernelEmitter(func, llvm_module, target, num_warps, num_stages)
+    emitter = KernelEmitter(func, llvm_module, target, num_warps, num_stages, tma_arrays)
     fn = emitter.emit()
     asm["nv"] = print_module(module)
-    mark_kernel(llvm_module, fn, emitter.threads)
+    if emitter.tensor_maps:   # the nv text alone keys the PTX cache: it names the maps
+        asm["nv"] += f"// tensor maps {emitter.tensor_maps}\n"
+    mark_kernel(llvm_module, fn, emitter.threads, emitter.grid_constants)
     timings["nv-lowering"] = time.perf_counter() - start
     return str(llvm_module), emitter.params, func.sym_name.data, emitter
 
 
 def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90", num_warps: int | None = None,
-               num_stages: int | None = None) -> NvKernel:
+               num_stages: int | None = None, tma_arrays: tuple = ()) -> NvKernel:
     """Compile ``fn`` (a ``@jit`` kernel's function) for an NVIDIA target; ``args`` are
     the frontend's ArgSpecs by parameter name.  ``num_warps`` (the warps of a program: a
     GEMM whose values are all tile_mma fragments splits its C tile over them) and
     ``num_stages`` (the shared-memory ring of its K loop; 1: no staging) are the launch
-    options of those names."""
+    options of those names.  ``tma_arrays`` names the array parameters the launch found a
+    tensor map can describe (16-byte aligned base and row pitch, 16-bit elements): the
+    wgmma GEMM fills its ring by TMA when it holds both of its operands' (decision 051)."""
     target = target if isinstance(target, NvTarget) else nv_target(target)
     src = KernelSource.of(fn)
     asm, timings = {}, {}
@@ -93,14 +101,16 @@ def compile_nv(fn, args: dict, constants: dict, target: str | NvTarget = "sm90",
     timings["frontend"] = time.perf_counter() - start
     asm["xetile"] = print_module(module)
     try:
-        llvm_text, params, name, emitter = lower_to_llvm(module, target, asm, timings, num_warps, num_stages)
+        llvm_text, params, name, emitter = lower_to_llvm(module, target, asm, timings, num_warps, num_stages,
+                                                         tuple(tma_arrays))
     except LoweringError as exc:
         raise at_user_line(src, exc) from None
     asm["llvm"] = llvm_text
     start = time.perf_counter()
     asm["ptx"] = cached_ptx(llvm_text, target, asm["nv"], emitter.ptx_arch)
     timings["ptx"] = time.perf_counter() - start
-    return NvKernel(name, target, params, asm, timings, emitter.threads, emitter.smem_bytes, emitter.ptx_arch)
+    return NvKernel(name, target, params, asm, timings, emitter.threads, emitter.smem_bytes, emitter.ptx_arch,
+                    list(emitter.tensor_maps))
 
 
 def _sources_stamp() -> str:

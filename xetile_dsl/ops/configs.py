@@ -98,6 +98,17 @@ def gemm_launch_options(target: str, activation: str | None) -> dict:
     warps = gpu_of(target).ops_tiles().gemm_activation_warps
     return {"num_warps": warps} if warps and activation in ("gelu", "gelu_tanh", "silu") else {}
 
+def gemm_group(target: str) -> dict:
+    """``ops.matmul``'s grouped program order on ``target`` (``OpTiles.gemm_group_m`` row
+    blocks a group) as the kernel's ``GM`` constant; {} where it is 1 (the plain grid).
+
+    >>> gemm_group("sm90"), gemm_group("pvc")
+    ({'GM': 8}, {})
+    """
+    group = gpu_of(target).ops_tiles().gemm_group_m
+    return {"GM": group} if group > 1 else {}
+
+
 def wq_tiles(target: str, m: int) -> tuple[int, int]:
     """(BM, BN) of ``ops.matmul_wq`` on ``target`` for ``m`` rows of x: the target's
     ``OpTiles.weight_quant``, BM cut to the smallest DPAS repeat count (or multiple of the

@@ -45,8 +45,31 @@ def matmul_kernel(a, b, bias, c, K, TA: xt.constexpr, TB: xt.constexpr, HAS_BIAS
     """c[M, N] = act(op(a) @ op(b) + bias) with op = transpose when TA / TB (the array is
     then stored [K, M] / [N, K]); ACT 0 none, 1 relu, 2 gelu (erf form), 3 silu, 4 gelu
     (tanh form)."""
-    pid_m = xt.program_id(0)
-    pid_n = xt.program_id(1)
+    matmul_tile(a, b, bias, c, K, xt.program_id(0), xt.program_id(1), TA, TB, HAS_BIAS, ACT, ACC, OUT, BM, BN, BK)
+
+
+@xd.jit
+def matmul_grouped_kernel(a, b, bias, c, K, TA: xt.constexpr, TB: xt.constexpr, HAS_BIAS: xt.constexpr,
+                          ACT: xt.constexpr, ACC: xt.constexpr, OUT: xt.constexpr,
+                          BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr, GM: xt.constexpr):
+    """:func:`matmul_kernel` with its programs in groups of ``GM`` row blocks: over the
+    same (row blocks, column blocks) grid, the launch order (x fastest) runs down GM row
+    blocks of a column block before the next column block, so the programs of one wave
+    share A's and B's panels in L2 (``OpTiles.gemm_group_m``; the last group may be
+    shorter)."""
+    nm = xt.num_programs(0)
+    pid = xt.program_id(0) + xt.program_id(1) * nm
+    width = GM * xt.num_programs(1)
+    first = (pid // width) * GM
+    rows = xt.minimum(nm - first, GM)
+    pid_m = first + (pid % width) % rows
+    pid_n = (pid % width) // rows
+    matmul_tile(a, b, bias, c, K, pid_m, pid_n, TA, TB, HAS_BIAS, ACT, ACC, OUT, BM, BN, BK)
+
+
+@xd.jit
+def matmul_tile(a, b, bias, c, K, pid_m, pid_n, TA, TB, HAS_BIAS, ACT, ACC, OUT, BM, BN, BK):
+    """The body of both kernels: the (pid_m, pid_n) tile of c (traced inline)."""
     acc = subgroup_gemm(a, b, pid_m * BM, pid_n * BN, K, BM, BN, BK, ACC, (0, 1) if TA else (1, 0), (0, 1) if TB else (1, 0))
     if HAS_BIAS:
         acc = acc + xt.astype(xt.load_tile(xt.init_tile(bias, [0, pid_n * BN], [1, BN])), ACC)
@@ -98,10 +121,11 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     if M == 0 or N == 0:
         return result, None
     grid = (-(-M // BM), -(-N // BN))
-    event = matmul_kernel.on(target)[grid](
+    group = configs.gemm_group(target)
+    event = (matmul_grouped_kernel if group else matmul_kernel).on(target)[grid](
         operands.fit_rows(a, "a"), operands.fit_rows(b, "b"), bias_row, buffer, K,
         TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
-        ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK,
+        ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK, **group,
         **configs.gemm_launch_options(target, activation))
     return operands.copy_back(buffer, result), event
 
@@ -204,11 +228,23 @@ def _dtype_name(dtype) -> str:
     return "bfloat16" if d == operands.BF16 else d.name
 
 
+#: the placeholder bias row of ops.matmul without a bias, one a CUDA device (never read:
+#: HAS_BIAS is off), so that a call allocates and copies nothing for it
+_NO_BIAS: dict = {}
+
+
 def _bias_row(bias, N: int, like):
     """The bias as a [1, N] row (2D-block wide); a one-row placeholder when there is none."""
     if bias is None:
-        return np.zeros((1, operands.MIN_ROW_BYTES // 4), np.float32) if isinstance(like, np.ndarray) \
-            else operands.fit_rows(operands.empty_like_input(like, (1, 16), np.float32), "bias")
+        if isinstance(like, np.ndarray):
+            return np.zeros((1, operands.MIN_ROW_BYTES // 4), np.float32)
+        key = str(like.device) if getattr(like, "is_cuda", False) else None
+        row = _NO_BIAS.get(key) if key else None
+        if row is None:
+            row = operands.fit_rows(operands.empty_like_input(like, (1, 16), np.float32), "bias")
+            if key:
+                _NO_BIAS[key] = row
+        return row
     bias = _check_bias(operands.as_array(bias, "bias"), N)
     return operands.fit_rows(bias.reshape(1, N), "bias")
 

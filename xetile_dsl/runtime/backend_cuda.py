@@ -47,12 +47,21 @@ def is_cuda_array(value) -> bool:
     return hasattr(value, "__cuda_array_interface__")
 
 
+_CAPABILITY: dict[int, tuple[int, int]] = {}
+
+
 def compute_capability(device: int = 0) -> tuple[int, int]:
+    """(major, minor) of CUDA device ``device``, asked of the driver once (every launch
+    on CUDA arrays without a target asks it)."""
+    found = _CAPABILITY.get(device)
+    if found is not None:
+        return found
     driver = _init()
     dev = check(driver.cuDeviceGet(device))
     attr = driver.CUdevice_attribute
     major = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev))
     minor = check(driver.cuDeviceGetAttribute(attr.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev))
+    _CAPABILITY[device] = (major, minor)
     return major, minor
 
 
@@ -110,6 +119,20 @@ def array_params(value, name: str) -> list[tuple[int, type]]:
             [(int(s) // itemsize, ctypes.c_int64) for s in strides[:-1]])
 
 
+def array_layout(value) -> tuple[int, tuple, tuple, int]:
+    """(data pointer, shape, strides in bytes, element bytes) of a CUDA array."""
+    iface = value.__cuda_array_interface__
+    shape = tuple(int(n) for n in iface["shape"])
+    itemsize = _itemsize(iface["typestr"], value)
+    strides = iface.get("strides")
+    if strides is None:
+        strides, step = [], itemsize
+        for extent in reversed(shape):
+            strides.insert(0, step)
+            step *= extent
+    return int(iface["data"][0]), shape, tuple(int(s) for s in strides), itemsize
+
+
 def _itemsize(typestr: str, value) -> int:
     return int(typestr[2:]) if typestr[2:].isdigit() else value.element_size()
 
@@ -129,13 +152,43 @@ def current_stream() -> int:
         return 0
 
 
+class Packed:
+    """A launch's parameters as the driver takes them: one ctypes object a parameter (a
+    ctypes value, or the object itself where its type is None: a tensor map's bytes) and
+    the array of their addresses (``kernelParams``), kept alive together."""
+
+    def __init__(self, params: list[tuple]):
+        self.objects = [v if t is None else t(v) for v, t in params]
+        self.pointers = (ctypes.c_void_p * max(len(self.objects), 1))(*[ctypes.addressof(o) for o in self.objects])
+        self.address = ctypes.addressof(self.pointers)
+
+
+def pack_params(params: list[tuple]) -> Packed:
+    return Packed(params)
+
+
+def launch_packed(function, grid: tuple[int, int, int], threads: int, packed: Packed, stream: int | None = None,
+                  shared_bytes: int = 0):
+    """:func:`launch` of parameters packed once (:func:`pack_params`): a launch repeated
+    with the same arguments re-sends them as they are."""
+    driver = _driver()
+    stream = current_stream() if stream is None else stream
+    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
+                                packed.address, 0))
+
+
 def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None,
            shared_bytes: int = 0):
     """One launch of ``function`` over ``grid`` blocks of ``threads`` threads, each with
-    ``shared_bytes`` of dynamic shared memory."""
+    ``shared_bytes`` of dynamic shared memory.  A parameter whose type is None is a ctypes
+    object passed by its bytes (a 128-byte TMA tensor map, :mod:`.tensor_maps`); then the
+    parameter array is built here."""
     driver = _driver()
+    stream = current_stream() if stream is None else stream
+    if any(t is None for _, t in params):
+        launch_packed(function, grid, threads, Packed(params), stream, shared_bytes)
+        return
     values = tuple(v for v, _ in params)
     types = tuple(t for _, t in params)
-    stream = current_stream() if stream is None else stream
     check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
                                 (values, types), 0))

@@ -70,6 +70,17 @@ class NvTarget:
     tma: bool = False
     #: multiprocessors of the reference product
     sm_count: int = 0
+    #: TMA's limits (CUDA driver API, cuTensorMapEncodeTiled; PTX ISA, tensor copies): a
+    #: box of at most 256 elements a dimension, a global address and row strides that are
+    #: multiples of 16 bytes, at most 2^40 bytes a stride; in the 128-byte swizzle the
+    #: box's inner extent is at most 128 bytes; the opaque tensor map is 128 bytes, 64-byte
+    #: aligned (a kernel parameter of that alignment)
+    tma_box_max: int = 256
+    tma_align_bytes: int = 16
+    tma_stride_limit: int = 1 << 40
+    tma_swizzle_bytes: int = 128
+    tma_map_bytes: int = 128
+    tma_map_align: int = 64
     #: the shared-memory staged GEMM (``codegen/nvptx/smem_pipeline``): ``cp.async`` copies of
     #: 16 bytes (PTX ISA, cp.async: cp-size 4, 8 or 16; .cg takes 16 only), the shared memory
     #: banks (32 of 4 bytes: an ``ldmatrix`` phase reads 8 rows of 16 bytes, conflict-free
@@ -123,13 +134,14 @@ class NvTarget:
         4 the accumulators and the epilogue's temporaries spill, ptxas sm_90).  Flash
         attention runs the untransposed ("rows") form, 64 queries a program (4 warps of 16
         rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers and a
-        96-byte stack; ptxas, sm_90)."""
+        96-byte stack; ptxas, sm_90).  On wgmma targets the GEMM's programs run in groups
+        of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows)."""
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
         return OpTiles(gemm=gemm, rows=(4, 256), attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
                        attention_form="rows", attention_backward=(), gemm_activation_warps=8,
-                       gemm_epilogue=epilogue)
+                       gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1)
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,

@@ -141,6 +141,9 @@ class OpTiles:
     #: row or an activation), where ``gemm``'s tile would spill beside the epilogue's
     #: values; () or a dtype absent: ``gemm``'s tile
     gemm_epilogue: tuple = ()
+    #: row blocks of C per group of ops.matmul's program order (1: the plain grid; more:
+    #: the programs of a wave share panels of A and B in L2)
+    gemm_group_m: int = 1
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":

@@ -3,7 +3,9 @@
 :mod:`.layouts` chose, GPU ids through ``llvm.nvvm.read.ptx.sreg.*``.
 
 The kernel's parameters: for each 2-D array a pointer (global address space) and its
-rows, columns and row stride (i64, elements); each scalar as its own type (index as i64)."""
+rows, columns and row stride (i64, elements); each scalar as its own type (index as i64);
+last, where the wgmma GEMM fills its ring by TMA, one tensor map (128 bytes, byval) for
+each of its operands' arrays (:attr:`KernelEmitter.tensor_maps`)."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -14,7 +16,7 @@ import numpy as np
 
 from ...dialects import _mixed
 from ...errors import LoweringError
-from . import warp_ops, wgmma_gemm
+from . import tma, warp_ops, wgmma_gemm
 from .for_loops import emit_for
 from .layouts import Layout, assign
 from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
@@ -26,10 +28,12 @@ _DIMS = {"x": 0, "y": 1, "z": 2}
 class KernelEmitter:
     """Emits one ``func.func`` into an LLVM module."""
 
-    def __init__(self, func, module: ir.Module, target, num_warps: int | None = None, num_stages: int | None = None):
+    def __init__(self, func, module: ir.Module, target, num_warps: int | None = None, num_stages: int | None = None,
+                 tma_arrays: tuple = ()):
         self.func, self.module, self.target = func, module, target
-        #: the wgmma GEMM of the kernel (:mod:`.wgmma_gemm`), None for mma.sync
-        self.wgmma = wgmma_gemm.plan_kernel(func, target, num_warps, num_stages)
+        #: the wgmma GEMM of the kernel (:mod:`.wgmma_gemm`), None for mma.sync; its ring
+        #: is filled by TMA where ``tma_arrays`` names both operands' arrays
+        self.wgmma = wgmma_gemm.plan_kernel(func, target, num_warps, num_stages, tma_arrays)
         self.layouts: dict = assign(func, target.mma_warp_tile, target.max_program_warps, num_warps,
                                     self.wgmma.grid if self.wgmma else None)
         #: the depth of the shared-memory ring of a staged K loop (1: no staging)
@@ -38,6 +42,8 @@ class KernelEmitter:
         (wr, wc), = grids
         if self.wgmma is not None and (wr, wc) != self.wgmma.grid:
             self.wgmma = None
+        #: (array, box rows, box columns) of each tensor-map parameter, after the others
+        self.tensor_maps = self.wgmma.tensor_maps() if self.wgmma is not None else []
         #: the PTX architecture the kernel's code needs (sm_90a where it holds wgmma)
         self.ptx_arch = target.wgmma_ptx_arch if self.wgmma is not None else target.ptx_arch
         #: threads of one program (block): 32 a warp
@@ -52,6 +58,7 @@ class KernelEmitter:
         self.smem = None
         self.smem_bytes = 0
         self.smem_loops = 0
+        self.grid_constants: list[int] = []
 
     # --- the function --------------------------------------------------------------------
     def emit(self) -> ir.Function:
@@ -65,9 +72,17 @@ class KernelEmitter:
                 types += [GLOBAL] + [I64] * (2 * rank - 1)
             else:
                 types.append(llvm_type(arg.type, self.func))
+        first_map = len(types)
+        types += [ir.PointerType(tma.MAP_TYPE)] * len(self.tensor_maps)
         fn = ir.Function(self.module, ir.FunctionType(ir.VoidType(), types), self.func.sym_name.data)
         self.b = ir.IRBuilder(fn.append_basic_block("entry"))
         self._bind_params(fn)
+        if self.tensor_maps:
+            for i in range(first_map, len(types)):
+                tma.map_param(fn, i)
+            self.wgmma.maps = [tma.map_address(self.b, fn.args[i]) for i in range(first_map, len(types))]
+            #: the tensor maps' parameter positions, marked grid_constant (:func:`.ptx.mark_kernel`)
+            self.grid_constants = list(range(first_map, len(types)))
         self.tid = warp_ops.thread_id(self.b)
         self.lane = warp_ops.lane_id(self.b, self.tid)
         self.warp = warp_ops.warp_id(self.b, self.tid) if self.threads > self.target.warp_size else None

@@ -42,6 +42,8 @@ def emit_for(em, op) -> None:
     if plan is None:
         stager, plan = smem_pipeline, smem_pipeline.plan_loop(em, op)
     if plan is not None:
+        if stager is wgmma_gemm:
+            plan.bounds = (lower, upper, step)
         stager.prologue(em, plan, inits)
         if stager is wgmma_gemm:
             em.staged.update((load, (stager, entry)) for load, entry in wgmma_gemm.staged(plan))

@@ -16,14 +16,19 @@ def new_module(name: str) -> ir.Module:
     return module
 
 
-def mark_kernel(module: ir.Module, fn: ir.Function, threads: int) -> None:
-    """``nvvm.annotations``: ``fn`` is a kernel entry of at most ``threads`` threads a block."""
+def mark_kernel(module: ir.Module, fn: ir.Function, threads: int, grid_constants: list[int] = ()) -> None:
+    """``nvvm.annotations``: ``fn`` is a kernel entry of at most ``threads`` threads a block;
+    its byval parameters at ``grid_constants`` (0-based) are read where they are (their
+    address is the parameter's, ``cvta.param``: TMA's tensor maps) rather than copied."""
     i32 = ir.IntType(32)
     kernel = module.add_metadata([fn, ir.MetaDataString(module, "kernel"), ir.Constant(i32, 1)])
     ntid = module.add_metadata([fn, ir.MetaDataString(module, "maxntidx"), ir.Constant(i32, threads)])
     annotations = module.add_named_metadata("nvvm.annotations")
     annotations.add(kernel)
     annotations.add(ntid)
+    if grid_constants:
+        indices = module.add_metadata([ir.Constant(i32, i + 1) for i in grid_constants])
+        annotations.add(module.add_metadata([fn, ir.MetaDataString(module, "grid_constant"), indices]))
 
 
 @functools.lru_cache(maxsize=None)

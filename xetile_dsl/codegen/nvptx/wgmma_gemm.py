@@ -18,6 +18,15 @@ ldmatrix fragments:
   (its wgmma finished: each warpgroup waited for it before this trip's barrier), then
   waits until only this trip's group is in flight (``wgmma.wait_group 1``).
 
+Where the launch found both arrays describable by a tensor map (``tma_arrays``: 16-byte
+aligned base and row pitch, decision 051), the stages are filled by TMA instead
+(:mod:`.tma`): thread 0 arms the stage's mbarrier with the stage's bytes and issues one
+``cp.async.bulk.tensor.2d`` a 64-element column block of A and of B (boxes 64 x BM and
+64 x BK, written in the same 128-byte swizzle; the box parts past the array's edges read
+as zeros); every thread waits on the stage's mbarrier at the phase of its trip.  No
+``fence.proxy.async``, no copy addresses, no bounds check in the loop: the fill for trip
+``i + S - 2`` is issued only where that trip runs, so no copy is in flight at the exit.
+
     >>> stage_bytes(128, 256, 64)
     49152
 """
@@ -30,7 +39,7 @@ from xdsl.dialects.builtin import IntegerAttr, StringAttr
 
 from ...dialects import _mixed
 from . import smem_pipeline as sp
-from . import wgmma
+from . import tma, wgmma
 from .lane_values import GLOBAL, I32, I64, Tile, Vec, llvm_type
 
 WGMMA_ATTR = "nv.wgmma"
@@ -63,6 +72,14 @@ class WgPlan:
     trip: ir.Value | None = None
     tiles: list | None = None
     threads_at: list | None = None
+    #: the TMA fill (decision 051): the names of A's and B's arrays, whose tensor maps the
+    #: kernel takes as its last two parameters (their addresses once bound), the loop's
+    #: bounds, its induction variable and the stages' mbarriers; None: the cp.async fill
+    tma_arrays: tuple[str, str] | None = None
+    maps: list | None = None
+    bounds: tuple | None = None
+    bars: ir.Value | None = None
+    iv: ir.Value | None = None
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -71,6 +88,13 @@ class WgPlan:
     @property
     def stage_bytes(self) -> int:
         return stage_bytes(*self.tile)
+
+    def tensor_maps(self) -> list[tuple[str, int, int]]:
+        """(array, box rows, box columns) of each tensor map the kernel takes, in order."""
+        if self.tma_arrays is None:
+            return []
+        bm, _, bk = self.tile
+        return [(self.tma_arrays[0], bm, 64), (self.tma_arrays[1], bk, 64)]
 
 
 def _staged_operand(body, args, yielded, value, delta_ok):
@@ -88,9 +112,26 @@ def _staged_operand(body, args, yielded, value, delta_ok):
     return load if None not in delta and delta_ok(delta) else None
 
 
-def plan_kernel(func, target, num_warps: int | None, num_stages: int | None) -> WgPlan | None:
+def _array_of(func, loop, args, load, target, rows: int):
+    """The name of the kernel's array parameter ``load`` tiles when a tensor map can
+    describe its box (a 2-D row-major parameter, the box's ``rows`` within TMA's limit),
+    else None."""
+    init = loop.iter_args[args.index(load.tile)].owner
+    if getattr(init, "name", None) != "xetile.init_tile" or rows > target.tma_box_max:
+        return None
+    source = init.source
+    if source not in func.body.block.args or len(source.type.get_shape()) != 2:
+        return None
+    if load.tile.type.attr.order_list != (1, 0) or 64 * 2 > target.tma_swizzle_bytes:
+        return None
+    return source.name_hint or f"arg{source.index}"
+
+
+def plan_kernel(func, target, num_warps: int | None, num_stages: int | None,
+                tma_arrays: tuple = ()) -> WgPlan | None:
     """The wgmma plan of ``func`` on ``target``, or None where the kernel does not take it
-    (then the mma.sync path runs)."""
+    (then the mma.sync path runs); ``tma_arrays`` names the arrays the launch found
+    describable by tensor maps (the fill is TMA's where it holds both operands')."""
     if not target.wgmma or (num_stages or target.smem_stages) < 3:
         return None
     mmas = [op for op in func.walk() if op.name == "xetile.tile_mma"]
@@ -119,7 +160,12 @@ def plan_kernel(func, target, num_warps: int | None, num_stages: int | None) -> 
     a_type = "bf16" if elem_a.__class__.__name__ == "BFloat16Type" else "f16"
     if not any(s.a_type == a_type for s in target.wgmma):
         return None
-    return WgPlan(loop, mma, a, b, (bm, bn, bk), a_type)
+    plan = WgPlan(loop, mma, a, b, (bm, bn, bk), a_type)
+    if target.tma and tma_arrays:
+        names = (_array_of(func, loop, args, a, target, bm), _array_of(func, loop, args, b, target, bk))
+        if None not in names and set(names) <= set(tma_arrays) and names[0] != names[1]:
+            plan.tma_arrays = names
+    return plan
 
 
 # --- the loop -------------------------------------------------------------------------------
@@ -128,7 +174,7 @@ def plan_loop(em, op) -> WgPlan | None:
     if plan is None or plan.loop is not op:
         return None
     stages = em.stages
-    while stages > 3 and stages * plan.stage_bytes + ALIGN_PAD > em.target.smem_per_block:
+    while stages > 3 and stages * (plan.stage_bytes + 8) + ALIGN_PAD > em.target.smem_per_block:
         stages -= 1
     plan.stages = stages
     args = list(op.body.block.args[1:])
@@ -157,6 +203,9 @@ def prologue(em, plan: WgPlan, inits: list) -> None:
     if em.smem_loops:
         sp.barrier(b)
     em.smem_loops += 1
+    if plan.tma_arrays is not None:
+        _tma_prologue(em, plan, inits)
+        return
     em.smem_bytes = max(em.smem_bytes, plan.stages * plan.stage_bytes + ALIGN_PAD)
     plan.aligned = []
     for load, index in plan.loads:
@@ -319,6 +368,57 @@ def _fill_loop(em, tile, base, rows, per_row, chunks, t, async_copy: bool) -> No
     b.position_at_end(done)
 
 
+# --- the TMA fill (decision 051) ---------------------------------------------------------------
+def _tma_prologue(em, plan: WgPlan, inits: list) -> None:
+    """Thread 0 initialises one mbarrier a stage (after the stages, 8 bytes each), makes
+    that visible to the async proxy and prefetches the tensor maps; a barrier; then it
+    fills the first ``S - 2`` stages, each only where its trip runs."""
+    b = em.b
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    em.smem_bytes = max(em.smem_bytes, plan.stages * (plan.stage_bytes + 8) + ALIGN_PAD)
+    plan.bars = b.add(_base(em), ir.Constant(I32, plan.stages * plan.stage_bytes))
+    lower, upper, step = plan.bounds
+    leader = b.icmp_unsigned("==", em.tid, c64(0))
+    with b.if_then(leader):
+        for s in range(plan.stages):
+            tma.init(b, _bar(b, plan, ir.Constant(I32, s)), 1)
+        tma.fence_init(b)
+        for addr in plan.maps:
+            tma.prefetch_map(b, addr)
+    sp.barrier(b)
+    tiles = [inits[i] for _, i in plan.loads]
+    for trip in range(plan.stages - 2):
+        runs = b.icmp_signed("<", b.add(lower, b.mul(step, c64(trip))), upper)
+        with b.if_then(b.and_(leader, runs)):
+            _tma_fill(em, plan, tiles, trip, ir.Constant(I32, trip))
+
+
+def _bar(b, plan: WgPlan, stage: ir.Value) -> ir.Value:
+    return b.add(plan.bars, b.mul(stage, ir.Constant(I32, 8)))
+
+
+def _tma_fill(em, plan: WgPlan, tiles: list, ahead: int, stage: ir.Value) -> None:
+    """Stage ``stage`` armed with its bytes and filled by TMA with the tiles ``ahead``
+    trips past ``tiles``: A's 64-column blocks (box 64 x BM) ``bm * 128`` bytes apart,
+    B's (box 64 x BK) ``bk * 128`` apart, the layout the descriptors of :func:`mma` read."""
+    b = em.b
+    bm, bn, bk = plan.tile
+    i32 = lambda v: sp._i32(b, v)  # noqa: E731
+    bar = _bar(b, plan, stage)
+    tma.arrive_expect_tx(b, bar, plan.stage_bytes)
+    base = b.add(_base(em), b.mul(stage, ir.Constant(I32, plan.stage_bytes)))
+    ta, tb = tiles
+    a_row, a_col = i32(ta.row), i32(b.add(ta.col, ir.Constant(I64, bk * ahead)))
+    for kb in range(bk // 64):
+        dst = b.add(base, ir.Constant(I32, kb * bm * ROW))
+        tma.load_2d(b, dst, plan.maps[0], b.add(a_col, ir.Constant(I32, 64 * kb)), a_row, bar)
+    b_row, b_col = i32(b.add(tb.row, ir.Constant(I64, bk * ahead))), i32(tb.col)
+    b_base = b.add(base, ir.Constant(I32, stage_bytes(bm, 0, bk)))
+    for nb in range(bn // 64):
+        dst = b.add(b_base, ir.Constant(I32, nb * bk * ROW))
+        tma.load_2d(b, dst, plan.maps[1], b.add(b_col, ir.Constant(I32, 64 * nb)), b_row, bar)
+
+
 def begin_trip(em, plan: WgPlan, iv, lower, step, tiles: list) -> None:
     """At the top of a trip: wait for this trip's copies, fence them for the async proxy,
     sync (every warpgroup has then finished the wgmma of trip i - 2).  The fence is a
@@ -328,6 +428,14 @@ def begin_trip(em, plan: WgPlan, iv, lower, step, tiles: list) -> None:
     plan.trip = b.sdiv(b.sub(iv, lower), step)
     plan.read_stage = b.urem(plan.trip, ir.Constant(I64, plan.stages))
     plan.tiles = [tiles[i] for _, i in plan.loads]
+    if plan.tma_arrays is not None:
+        # this trip's stage filled (its mbarrier's phase (trip / S) & 1 complete), then
+        # every warpgroup past the wgmma of trip i - 2, whose stage this trip refills
+        phase = sp._i32(b, b.and_(b.udiv(plan.trip, ir.Constant(I64, plan.stages)), ir.Constant(I64, 1)))
+        tma.wait_parity(b, _bar(b, plan, sp._i32(b, plan.read_stage)), phase)
+        plan.iv = iv
+        sp.barrier(b)
+        return
     sp.wait_group(b, plan.stages - 3)
     wgmma.proxy_fence(b)
     sp.barrier(b)
@@ -359,14 +467,22 @@ def mma(em, plan: WgPlan, c: Vec) -> Vec:
         acc = wgmma.mma_async(b, acc, da, db, bn, plan.a_type, scale_d=1, trans_b=1)
     wgmma.commit_group(b)
     write = b.urem(b.add(plan.trip, ir.Constant(I64, plan.stages - 2)), ir.Constant(I64, plan.stages))
-    _fill_all(em, plan, plan.tiles, plan.stages - 2, write)
-    sp.commit(b)
+    if plan.tma_arrays is not None:
+        _, upper, step = plan.bounds
+        ahead = plan.stages - 2
+        runs = b.icmp_signed("<", b.add(plan.iv, b.mul(step, ir.Constant(I64, ahead))), upper)
+        with b.if_then(b.and_(b.icmp_unsigned("==", em.tid, ir.Constant(I64, 0)), runs)):
+            _tma_fill(em, plan, plan.tiles, ahead, sp._i32(b, write))
+    else:
+        _fill_all(em, plan, plan.tiles, plan.stages - 2, write)
+        sp.commit(b)
     acc = wgmma.wait_group(b, 1, acc)
     return Vec(c.layout, c.elem, acc)
 
 
 def finish(em, plan: WgPlan = None) -> None:
-    sp.wait_group(em.b, 0)
+    if em.wgmma is None or em.wgmma.tma_arrays is None:   # TMA: no fill past the last trip
+        sp.wait_group(em.b, 0)
 
 
 def drain(em, value: Vec) -> Vec:

@@ -1,0 +1,89 @@
+"""Hopper's tensor memory accelerator (TMA) as inline PTX pieces (sm_90): the tensor-map
+kernel parameter, ``cp.async.bulk.tensor.2d`` loads into shared memory that complete on an
+``mbarrier`` by transaction bytes, and the mbarrier's init, ``arrive.expect_tx`` and
+parity wait.
+
+The tensor map is a 128-byte opaque parameter (``.param .align 64 .b8 [128]``) marked
+``grid_constant`` so that its address is the parameter's own (``cvta.param``), not a
+local copy; the host makes it (:mod:`xetile_dsl.runtime.tensor_maps`).  The GEMM that
+uses these is :mod:`.wgmma_gemm`.
+
+Example::
+
+    init(b, bar, 1); fence_init(b)                   # one thread, then bar.sync
+    arrive_expect_tx(b, bar, 16384)                  # the producer thread
+    load_2d(b, dst, map_addr, col, row, bar)         # box at (row, col), 128B swizzle
+    wait_parity(b, bar, phase)                       # every consumer
+"""
+from __future__ import annotations
+
+from llvmlite import ir
+
+I1, I32, I64 = ir.IntType(1), ir.IntType(32), ir.IntType(64)
+#: the LLVM type of one tensor-map parameter (passed byval, 64-byte aligned)
+MAP_TYPE = ir.ArrayType(I64, 16)
+
+
+def _asm(b, text: str, constraints: str = "", args=(), ret: ir.Type = ir.VoidType()):
+    ftype = ir.FunctionType(ret, [a.type for a in args])
+    constraints = f"{constraints},~{{memory}}" if constraints else "~{memory}"
+    return b.asm(ftype, text, constraints, list(args), True)
+
+
+def map_param(fn: ir.Function, index: int) -> None:
+    """Mark argument ``index`` of the kernel ``fn`` a tensor map: byval, 64-byte aligned
+    (the ``grid_constant`` annotation is :func:`.ptx.mark_kernel`'s)."""
+    arg = fn.args[index]
+    arg.add_attribute("byval")
+    arg.attributes.align = 64
+
+
+def map_address(b, arg) -> ir.Value:
+    """The generic address of the tensor-map parameter ``arg`` (i64)."""
+    return b.ptrtoint(arg, I64)
+
+
+def prefetch_map(b, addr) -> None:
+    _asm(b, "prefetch.tensormap [$0];", "l", [addr])
+
+
+def init(b, bar, count: int) -> None:
+    """``mbarrier.init``: the barrier at the 32-bit shared address ``bar`` expects ``count``
+    arrivals a phase."""
+    _asm(b, f"mbarrier.init.shared::cta.b64 [$0], {count};", "r", [bar])
+
+
+def fence_init(b) -> None:
+    """The barriers' initialisation seen by the async proxy (TMA's complete_tx)."""
+    _asm(b, "fence.mbarrier_init.release.cluster;")
+
+
+def arrive_expect_tx(b, bar, nbytes: int) -> None:
+    """This thread's arrival on ``bar``, first raising the phase's expected transaction
+    count by ``nbytes`` (the phase completes when the copies have delivered them)."""
+    _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {nbytes};", "r", [bar])
+
+
+def load_2d(b, dst, map_addr, col, row, bar) -> None:
+    """The tensor map's box at element coordinates (``row``, ``col``) (i32; the innermost
+    dimension first in PTX) into shared memory at ``dst``, completing on ``bar``; parts of
+    the box outside the tensor read as zeros and still count their bytes."""
+    _asm(b, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            "[$0], [$1, {$2, $3}], [$4];", "r,l,r,r,r", [dst, map_addr, col, row, bar])
+
+
+def try_wait_parity(b, bar, phase) -> ir.Value:
+    """Whether the phase of parity ``phase`` (i32, 0 or 1) of ``bar`` has completed (i1;
+    the instruction may suspend the thread a while before it answers)."""
+    ok = _asm(b, "{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [$1], $2; selp.u32 $0, 1, 0, p; }",
+              "=r,r,r", [bar, phase], I32)
+    return b.icmp_unsigned("!=", ok, ir.Constant(I32, 0))
+
+
+def wait_parity(b, bar, phase) -> None:
+    """Spin on :func:`try_wait_parity` until the phase has completed."""
+    loop, done = b.append_basic_block("mbar.wait"), b.append_basic_block("mbar.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    b.cbranch(try_wait_parity(b, bar, phase), done, loop)
+    b.position_at_end(done)
