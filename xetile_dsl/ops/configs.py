@@ -115,6 +115,34 @@ def row_tiles(target: str) -> tuple[int, int]:
     return gpu_of(target).ops_tiles().rows
 
 
+class WholeRows(NamedTuple):
+    """The whole-row form of softmax and the norms: BM rows of BN columns a program (BN
+    the power of two >= N, at least 32), over ``num_warps`` warps."""
+    bm: int
+    bn: int
+    num_warps: int
+
+
+def whole_row_tiles(target: str, n: int) -> WholeRows | None:
+    """The whole-row form's tiles for rows of ``n`` columns on ``target``, or None where
+    it takes the chunked form (``n`` past the target's ``rows_whole_max``, or a target
+    without the form): ``BN / (32 x per_thread)`` warps (1 .. the target's most), and
+    where one warp is too many, rows enough for ``per_thread`` elements a lane.
+
+    >>> whole_row_tiles("sm90", 8192), whole_row_tiles("sm90", 1000), whole_row_tiles("sm90", 100)
+    (WholeRows(bm=1, bn=8192, num_warps=16), WholeRows(bm=1, bn=1024, num_warps=2), WholeRows(bm=4, bn=128, num_warps=1))
+    >>> whole_row_tiles("pvc", 8192) is None
+    True
+    """
+    tiles = gpu_of(target).ops_tiles()
+    if n > tiles.rows_whole_max:
+        return None
+    bn = max(32, 1 << (n - 1).bit_length())
+    per_warp = 32 * tiles.rows_whole_per_thread
+    warps = max(1, min(tiles.rows_whole_max_warps, bn // per_warp))
+    return WholeRows(max(1, per_warp // bn), bn, warps)
+
+
 #: the norms' backward chunk (BC) where the rows tiles' spill (ocloc, f16, f32 weights):
 #: its second pass keeps x, dy, w, xhat, their products and both partial tiles live,
 #: several times the forward's footprint; on ARC (BM = 2, 8 KiB of registers per

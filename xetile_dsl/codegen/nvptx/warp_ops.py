@@ -244,6 +244,8 @@ def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     copies = _COPY_BITS.get(value.layout.kind)
     first = (b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
              if copies is not None else None)
+    if value.layout.kind == "rep" and warp is not None and value.layout.warps != (1, 1):
+        first = b.and_(first, b.icmp_unsigned("==", warp, ZERO64))   # every warp holds it: warp 0 writes
     for (inb, index), v in zip(_positions(b, lane, tile, value.layout, warp), value.slots):
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
@@ -274,9 +276,13 @@ def _shuffle_xor(b, v, mask: int):
     return intrinsic(b, name, v.type, [ir.Constant(I32, -1), v, ir.Constant(I32, mask), ir.Constant(I32, 31)])
 
 
-def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_layout: Layout, op) -> Vec:
+def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_layout: Layout, op,
+           lane=None, warp=None, in_loop: bool = True) -> Vec:
     """``tile_reduce`` over ``dims``: the slots of one result element folded in the lane,
-    then across the lanes whose base differs along a reduced dimension (butterfly)."""
+    then across the lanes whose base differs along a reduced dimension (butterfly), then,
+    for a ``cols`` value split over several warps along its columns, across the warps
+    (:func:`across_warps`; ``lane``, ``warp`` this thread's, ``in_loop`` whether the op
+    may run again before every warp has read the last result)."""
     is_float = src.elem.__class__.__name__.startswith(("Float", "BFloat"))
     row_stats = src.layout.kind == "mma_c" and dims == (1,) and result_layout.kind == "mma_c_col"
     if not row_stats and (src.layout.kind not in ("cols", "rep") or result_layout.kind not in ("cols", "rep")):
@@ -297,8 +303,54 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
         for mask in masks:
             v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
         acc[key] = v
+    if 1 in dims and src.layout.kind == "cols" and src.layout.warps[1] > 1:
+        keys = list(acc)
+        folded = across_warps(b, [acc[k] for k in keys], src.layout.warps[1], kind, is_float, op, lane, warp, in_loop)
+        acc = dict(zip(keys, folded))
     slots = [acc[pos] for pos in result_layout.slots()]
     return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
+
+
+def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float: bool, op, lane, warp,
+                 in_loop: bool = True) -> list:
+    """Each of ``values`` (one per result element, already folded across the lanes of
+    each warp) folded across the ``warps`` warps of the program: lane 0 of warp w writes
+    its partials to a shared array of the op's own (element k's at ``k * warps + w``, so
+    one element's partials are adjacent: vector shared loads), ``bar.sync``, then every
+    thread reads the ``warps`` partials of each element and folds them in warp order (every
+    thread gets the same bits).  A first ``bar.sync`` (``in_loop``) keeps a warp that runs
+    ahead into the op's next trip from overwriting partials another warp has not read.
+
+    >>> # softmax of one 8192-column row over 16 warps: 16 partial maxima a row
+    """
+    module = b.module
+    t = values[0].type
+    array = ir.ArrayType(t, warps * len(values))
+    shared = ir.GlobalVariable(module, array, module.get_unique_name("nv_partials"), addrspace=3)
+    shared.linkage, shared.align = "internal", 16
+    shared.initializer = ir.Constant(array, ir.Undefined)
+    if in_loop:
+        _bar_sync(b)
+    with b.if_then(is_first_lane(b, lane)):
+        for k, v in enumerate(values):
+            index = b.add(warp, ir.Constant(I64, k * warps))
+            b.store(v, b.gep(shared, [ZERO64, index], inbounds=True))
+    _bar_sync(b)
+    out = []
+    for k in range(len(values)):
+        parts = [b.load(b.gep(shared, [ZERO64, ir.Constant(I64, k * warps + w)], inbounds=True),
+                        typ=t, align=16 if (k * warps + w) % 4 == 0 and warps % 4 == 0 else 4)
+                 for w in range(warps)]
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = _combine(b, kind, acc, p, is_float, op)
+        out.append(acc)
+    return out
+
+
+def _bar_sync(b) -> None:
+    """``bar.sync 0``: every thread of the program (a memory barrier for shared memory)."""
+    b.asm(ir.FunctionType(ir.VoidType(), []), "bar.sync 0;", "~{memory}", [], True)
 
 
 def _narrow(b, v, elem):
