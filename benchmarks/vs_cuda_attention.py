@@ -1,7 +1,7 @@
 """ops.attention and the memory-bound row ops on an NVIDIA GPU: checks against float64
 references, then timings (CUDA events, median after warm-up).
 
-    python benchmarks/vs_cuda_attention.py [--quick] [--checks-only]
+    python benchmarks/vs_cuda_attention.py [--quick] [--checks-only] [--rows-only]
 
 * attention forward: ``ops.attention`` (the same ``@jit`` source as the Intel targets,
   the "rows" form with sm90's tiles) against the Triton flash attention of
@@ -10,8 +10,13 @@ references, then timings (CUDA events, median after warm-up).
   flops, half of that causal);
 * softmax, layer_norm, rms_norm over 8192 x 8192 f16: GB/s counting the input read once
   and the output written once, against a device-to-device copy (``y.copy_(x)``) of the
-  same bytes measured in the same run, as "% of copy"; also the rows kernels at other
-  (BM, BC) tiles than the target table's.
+  same bytes measured in the same run, as "% of copy", beside torch and the Triton
+  row kernels of ``benchmarks/peer_rows_cuda_triton.py``; the whole-row kernels
+  (``ops/rows.py``: each row read once) at other warp counts, the chunked ones at other
+  (BM, BC) tiles than the target table's, and the whole-row programs' SASS counts (global
+  loads and stores per thread, barriers, shared stores and loads, local memory); the row
+  ops' checks against float64 (f16, bf16, f32; odd shapes, both forms) come first.
+  ``--rows-only`` runs only the row ops' checks and timings.
 
 Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda_attention.txt`` too."""
 from __future__ import annotations
@@ -25,7 +30,8 @@ import torch
 
 import xetile_dsl.language as xt
 from xetile_dsl import ops
-from xetile_dsl.ops.rows import layer_norm_kernel, softmax_kernel
+import xetile_dsl as xd
+from xetile_dsl.ops.rows import layer_norm_kernel, layer_norm_row_kernel, softmax_kernel, softmax_row_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -155,6 +161,68 @@ def check_peer() -> tuple[str, float, bool]:
 
 ROWS, COLS = 8192, 8192
 
+#: unit roundoff of each output dtype
+UNIT = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8, torch.float32: 2.0 ** -24}
+
+
+def check_rows() -> list[tuple[str, float, bool]]:
+    """ops.softmax, log_softmax, layer_norm, rms_norm on CUDA tensors against float64 torch:
+    the largest error over the largest reference magnitude, within 8 units of the output
+    dtype's rounding plus 2^-18 (f32 statistics over up to 2^14 columns, ex2.approx)."""
+    torch.manual_seed(0)
+    out = []
+    shapes = [(301, 1000), (37, 3, 1000), (333, 777), (64, 100), (17, 33), (8192, 8192), (19, 8193), (7, 16384)]
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        for shape in shapes:
+            if shape == (8192, 8192) and dtype != torch.float16:
+                shape = (2048, 8192)
+            x = (3 * torch.randn(*shape, device="cuda")).to(dtype)
+            n = shape[-1]
+            w, b = torch.randn(n, device="cuda").to(dtype), torch.randn(n, device="cuda").to(dtype)
+            xd64, wd, bd = x.double(), w.double(), b.double()
+            cases = [("softmax", lambda: ops.softmax(x), lambda: torch.softmax(xd64, -1)),
+                     ("log_softmax", lambda: ops.log_softmax(x), lambda: torch.log_softmax(xd64, -1)),
+                     ("layer_norm", lambda: ops.layer_norm(x, w, b),
+                      lambda: torch.nn.functional.layer_norm(xd64, (n,), wd, bd)),
+                     ("rms_norm", lambda: ops.rms_norm(x, w, 1e-6),
+                      lambda: torch.nn.functional.rms_norm(xd64, (n,), wd, 1e-6))]
+            for name, ours, theirs in cases:
+                label = f"ops.{name} {str(dtype).split('.')[-1]} {'x'.join(map(str, shape))}"
+                try:
+                    ref = theirs()
+                    err = float((ours().double() - ref).abs().max() / ref.abs().max())
+                except Exception as exc:  # noqa: BLE001 - print what failed, keep checking the others
+                    label, err = f"{label} {type(exc).__name__}: {exc}"[:200], float("nan")
+                out.append((label, err, err <= 8 * UNIT[dtype] + 2.0 ** -18))
+    return out
+
+
+def sass_counts(kernel) -> str:
+    """ptxas's resource line and, per thread of the program, the SASS's global loads and
+    stores, barriers, shared stores and loads, local-memory accesses (needs ptxas, cuobjdump
+    on the PATH)."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+    ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
+    if not ptxas or not cuobjdump:
+        return "sass: no ptxas/cuobjdump on PATH"
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+        with open(src, "w") as f:
+            f.write(kernel.ptx)
+        run = subprocess.run([ptxas, f"-arch={kernel.target.ptx_arch}", "-v", src, "-o", cubin],
+                             capture_output=True, text=True, check=False)
+        info = " ".join(" ".join(line.split()[2:]) for line in run.stderr.splitlines()
+                        if "registers" in line or "spill" in line)
+        sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=False).stdout
+    ops_ = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass)
+    count = lambda *names: sum(1 for o in ops_ if o.split(".")[0] in names)   # noqa: E731
+    wide = sum(1 for o in ops_ if o.startswith("LDG") and ".128" in o)
+    return (f"{info}; SASS LDG {count('LDG')} ({wide} of 128 bits), STG {count('STG')}, BAR {count('BAR')}, "
+            f"STS {count('STS')}, LDS {count('LDS')}, LDL/STL {count('LDL', 'STL')}, threads {kernel.threads}")
+
 
 def time_rows(quick: bool) -> list[str]:
     """The row ops on ROWS x COLS f16 against a copy of the same bytes, same run."""
@@ -169,13 +237,41 @@ def time_rows(quick: bool) -> list[str]:
              ("layer_norm", lambda: ops.layer_norm(x, w, b, out=y),
               lambda: torch.nn.functional.layer_norm(x, (COLS,), w, b)),
              ("rms_norm", lambda: ops.rms_norm(x, w, out=y), lambda: torch.nn.functional.rms_norm(x, (COLS,), w))]
+    try:
+        import peer_rows_cuda_triton as peer
+        peers = {"softmax": lambda: peer.softmax(x, y), "layer_norm": lambda: peer.layer_norm(x, w, b, out=y)}
+    except ImportError as exc:
+        peer, peers = None, {}
+        lines.append(f"triton rows peer: {exc}")
     for name, ours, theirs in cases:
         ms, tms = bench(ours), bench(theirs)
-        lines.append(f"{name + f' f16 {ROWS}x{COLS} ops':42} {ms:8.4f} ms  {gbs(ms):7.0f} GB/s  "
-                     f"{100 * copy / ms:5.1f}% of copy   torch {tms:8.4f} ms {100 * copy / tms:5.1f}%")
-    tiles = [(4, 256), (1, 1024)] if quick else [(1, 256), (2, 256), (4, 256), (8, 256), (1, 512), (2, 512),
-                                                  (4, 512), (1, 1024), (2, 1024), (1, 2048)]
+        line = (f"{name + f' f16 {ROWS}x{COLS} ops':42} {ms:8.4f} ms  {gbs(ms):7.0f} GB/s  "
+                f"{100 * copy / ms:5.1f}% of copy   torch {tms:8.4f} ms {100 * copy / tms:5.1f}%")
+        if name in peers:
+            pms = bench(peers[name])
+            kernel = peer._softmax_rows if name == "softmax" else peer._layer_norm_rows
+            line += f"   triton {pms:8.4f} ms {100 * copy / pms:5.1f}% (num_warps {peer.best_warps(kernel)})"
+        lines.append(line)
     w2, b2 = w[None], b[None]
+    for warps in (4, 8, 16, 32):
+        opts = {"num_warps": warps}
+        ms = bench(lambda: softmax_row_kernel[(ROWS,)](x, y, COLS, OUT=xt.float16, BM=1, BN=COLS, LOG=False, **opts))
+        ln = bench(lambda: layer_norm_row_kernel[(ROWS,)](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16, BM=1,
+                                                          BN=COLS, **opts))
+        rms = bench(lambda: layer_norm_row_kernel[(ROWS,)](x, w2, b2, y, COLS, 1e-6, RMS=True, OUT=xt.float16, BM=1,
+                                                           BN=COLS, **opts))
+        lines.append(f"{f'whole rows BN {COLS} num_warps {warps}':42} softmax {100 * copy / ms:5.1f}%  layer_norm "
+                     f"{100 * copy / ln:5.1f}%  rms_norm {100 * copy / rms:5.1f}% of copy")
+    sig = {"x": "f16[:,:]", "y": "f16[:,:]", "N": "i32"}
+    norm_sig = {"x": "f16[:,:]", "w": "f16[:,:]", "b": "f16[:,:]", "y": "f16[:,:]", "N": "i32", "eps": "f32"}
+    for warps in (8, 16):
+        k = xd.compile(softmax_row_kernel, sig, {"OUT": xt.float16, "BM": 1, "BN": COLS, "LOG": False}, target="sm90",
+                       num_warps=warps)
+        lines.append(f"sass softmax whole row {COLS} w{warps}: {sass_counts(k)}")
+        k = xd.compile(layer_norm_row_kernel, norm_sig, {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": COLS},
+                       target="sm90", num_warps=warps)
+        lines.append(f"sass layer_norm whole row {COLS} w{warps}: {sass_counts(k)}")
+    tiles = [(4, 256), (1, 1024)] if quick else [(1, 256), (4, 256), (1, 1024), (1, 2048)]
     for BM, BC in tiles:
         grid = (ROWS // BM,)
         ms = bench(lambda: softmax_kernel[grid](x, y, COLS, OUT=xt.float16, BM=BM, BC=BC))
@@ -188,16 +284,19 @@ def time_rows(quick: bool) -> list[str]:
 def main() -> None:
     quick, checks_only = "--quick" in sys.argv, "--checks-only" in sys.argv
     lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"]
-    checks = check_attention()
-    try:
-        checks.append(check_peer())
-    except ImportError as exc:
-        lines.append(f"triton peer: {exc}")
+    rows_only = "--rows-only" in sys.argv
+    checks = check_rows()
+    if not rows_only:
+        checks += check_attention()
+        try:
+            checks.append(check_peer())
+        except ImportError as exc:
+            lines.append(f"triton peer: {exc}")
     for name, err, ok in checks:
         lines.append(f"check {name:52} error {err:.3e} {'ok' if ok else 'FAIL'}")
     print("\n".join(lines), flush=True)
     if not checks_only:
-        for section in (time_rows, sweep_attention, time_attention):
+        for section in (time_rows,) if rows_only else (time_rows, sweep_attention, time_attention):
             try:
                 part = section(quick)
             except Exception as exc:  # noqa: BLE001 - print what failed, keep the other section
