@@ -194,6 +194,15 @@ def check_rows() -> list[tuple[str, float, bool]]:
                 except Exception as exc:  # noqa: BLE001 - print what failed, keep checking the others
                     label, err = f"{label} {type(exc).__name__}: {exc}"[:200], float("nan")
                 out.append((label, err, err <= 8 * UNIT[dtype] + 2.0 ** -18))
+    x = torch.randn(301, 1000, device="cuda")
+    y = torch.empty_like(x)
+    try:   # the chunked form split over 2 warps a program (cross-warp reductions inside its loop)
+        softmax_kernel[(-(-301 // 4),)](x, y, 1000, OUT=xt.float32, BM=4, BC=256, num_warps=2)
+        err = float((y.double() - torch.softmax(x.double(), -1)).abs().max())
+    except Exception as exc:  # noqa: BLE001
+        err = float("nan")
+        out.append((f"chunked softmax 2 warps {type(exc).__name__}: {exc}"[:200], err, False))
+    out.append(("softmax_kernel f32 301x1000 BC 256 num_warps 2", err, err <= 8 * UNIT[torch.float32] + 2.0 ** -18))
     return out
 
 
@@ -224,60 +233,153 @@ def sass_counts(kernel) -> str:
             f"STS {count('STS')}, LDS {count('LDS')}, LDL/STL {count('LDL', 'STL')}, threads {kernel.threads}")
 
 
+def bench_stream(fn, inner: int = 10, reps: int = 10) -> float:
+    """Median milliseconds a call of ``fn()`` over ``reps`` CUDA-event-timed runs of
+    ``inner`` calls back to back (the GPU's time per call once the host launches ahead of
+    it: a launch's host cost shows only where it exceeds the kernel's)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / inner)
+    return statistics.median(times)
+
+
+def kernel_ms(fn, reps: int = 10) -> float:
+    """Milliseconds of GPU work a call of ``fn()`` runs (the kernels' own durations, torch
+    profiler / CUPTI), nan where the profiler records none."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    cuda = torch.autograd.DeviceType.CUDA
+    total = sum(e.time_range.elapsed_us() for e in prof.events() if e.device_type == cuda)
+    return total / reps / 1e3 if total else float("nan")
+
+
+def host_us(fn, calls: int = 100) -> float:
+    """Host microseconds a call of ``fn()`` takes to return (launches queue on the GPU)."""
+    import time
+    fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - t) / calls * 1e6
+    torch.cuda.synchronize()
+    return host
+
+
+def _patched_launch(kernel, min_blocks: int, grid: int, args: list):
+    """A launcher of ``kernel``'s PTX with ``.minnctapersm min_blocks`` added (ptxas then
+    fits that many programs a multiprocessor in registers): a sweep point, not a product
+    path."""
+    import re
+    from xetile_dsl.runtime import backend_cuda
+    ptx = re.sub(r"(\.maxntid \d+)", rf"\1\n.minnctapersm {min_blocks}", kernel.ptx)
+    function = backend_cuda.load_function(ptx, kernel.name)
+    params = []
+    for (name, kind), value in zip(kernel.params, args):
+        params += backend_cuda.array_params(value, name) if kind == "array" else \
+            [backend_cuda.scalar_param(value, kind, name)]
+    return lambda: backend_cuda.launch(function, (grid, 1, 1), kernel.threads, params)
+
+
 def time_rows(quick: bool) -> list[str]:
-    """The row ops on ROWS x COLS f16 against a copy of the same bytes, same run."""
+    """The row ops on ROWS x COLS f16 against a copy of the same bytes, same run: each as
+    one event-timed call (host cost included), back to back (``stream``), and the kernel's
+    own time (``kernel``), each as a share of the copy's same measure."""
     x = torch.randn(ROWS, COLS, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     w, b = (torch.randn(COLS, device="cuda", dtype=torch.float16) for _ in range(2))
     nbytes = 2 * x.numel() * x.element_size()            # read once + write once
-    copy = bench(lambda: y.copy_(x))
     gbs = lambda ms: nbytes / ms / 1e6   # noqa: E731
-    lines = [f"copy f16 {ROWS}x{COLS} (y.copy_(x))            {copy:8.4f} ms  {gbs(copy):7.0f} GB/s  100.0% of copy"]
-    cases = [("softmax", lambda: ops.softmax(x, out=y), lambda: torch.softmax(x, -1)),
-             ("layer_norm", lambda: ops.layer_norm(x, w, b, out=y),
-              lambda: torch.nn.functional.layer_norm(x, (COLS,), w, b)),
-             ("rms_norm", lambda: ops.rms_norm(x, w, out=y), lambda: torch.nn.functional.rms_norm(x, (COLS,), w))]
+
+    def measure(fn):
+        return bench(fn), bench_stream(fn), kernel_ms(fn)
+
+    copy = measure(lambda: y.copy_(x))
+    share = lambda t: "  ".join(f"{100 * c / m:5.1f}%" for c, m in zip(copy, t))   # noqa: E731
+    lines = [f"copy f16 {ROWS}x{COLS} (y.copy_(x)): 1 call {copy[0]:.4f} ms, stream {copy[1]:.4f} ms, kernel "
+             f"{copy[2]:.4f} ms = {gbs(copy[2]):.0f} GB/s",
+             f"{'case':44} {'ms (kernel)':>11}   GB/s   % of copy: 1 call  stream  kernel   host us/call"]
+    w2, b2 = w[None], b[None]
+    cases = [("softmax ops", lambda: ops.softmax(x, out=y)), ("softmax torch", lambda: torch.softmax(x, -1)),
+             ("layer_norm ops", lambda: ops.layer_norm(x, w, b, out=y)),
+             ("layer_norm torch", lambda: torch.nn.functional.layer_norm(x, (COLS,), w, b)),
+             ("rms_norm ops", lambda: ops.rms_norm(x, w, out=y)),
+             ("rms_norm torch", lambda: torch.nn.functional.rms_norm(x, (COLS,), w)),
+             ("softmax kernel launch (whole rows)", lambda: softmax_row_kernel[(ROWS,)](
+                 x, y, COLS, OUT=xt.float16, BM=1, BN=COLS, LOG=False, num_warps=16))]
     try:
         import peer_rows_cuda_triton as peer
-        peers = {"softmax": lambda: peer.softmax(x, y), "layer_norm": lambda: peer.layer_norm(x, w, b, out=y)}
+        cases += [("softmax triton", lambda: peer.softmax(x, y)),
+                  ("layer_norm triton", lambda: peer.layer_norm(x, w, b, out=y))]
     except ImportError as exc:
-        peer, peers = None, {}
+        peer = None
         lines.append(f"triton rows peer: {exc}")
-    for name, ours, theirs in cases:
-        ms, tms = bench(ours), bench(theirs)
-        line = (f"{name + f' f16 {ROWS}x{COLS} ops':42} {ms:8.4f} ms  {gbs(ms):7.0f} GB/s  "
-                f"{100 * copy / ms:5.1f}% of copy   torch {tms:8.4f} ms {100 * copy / tms:5.1f}%")
-        if name in peers:
-            pms = bench(peers[name])
-            kernel = peer._softmax_rows if name == "softmax" else peer._layer_norm_rows
-            line += f"   triton {pms:8.4f} ms {100 * copy / pms:5.1f}% (num_warps {peer.best_warps(kernel)})"
-        lines.append(line)
-    w2, b2 = w[None], b[None]
-    for warps in (4, 8, 16, 32):
-        opts = {"num_warps": warps}
-        ms = bench(lambda: softmax_row_kernel[(ROWS,)](x, y, COLS, OUT=xt.float16, BM=1, BN=COLS, LOG=False, **opts))
-        ln = bench(lambda: layer_norm_row_kernel[(ROWS,)](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16, BM=1,
-                                                          BN=COLS, **opts))
-        rms = bench(lambda: layer_norm_row_kernel[(ROWS,)](x, w2, b2, y, COLS, 1e-6, RMS=True, OUT=xt.float16, BM=1,
-                                                           BN=COLS, **opts))
-        lines.append(f"{f'whole rows BN {COLS} num_warps {warps}':42} softmax {100 * copy / ms:5.1f}%  layer_norm "
-                     f"{100 * copy / ln:5.1f}%  rms_norm {100 * copy / rms:5.1f}% of copy")
+    for name, fn in cases:
+        t = measure(fn)
+        lines.append(f"{name + f' f16 {ROWS}x{COLS}':44} {t[2]:11.4f} {gbs(t[2]):6.0f}   {share(t)}   "
+                     f"{host_us(fn):8.1f}")
+    if peer is not None:
+        lines.append(f"triton num_warps: softmax {peer.best_warps(peer._softmax_rows)}, layer_norm "
+                     f"{peer.best_warps(peer._layer_norm_rows)}")
     sig = {"x": "f16[:,:]", "y": "f16[:,:]", "N": "i32"}
     norm_sig = {"x": "f16[:,:]", "w": "f16[:,:]", "b": "f16[:,:]", "y": "f16[:,:]", "N": "i32", "eps": "f32"}
-    for warps in (8, 16):
-        k = xd.compile(softmax_row_kernel, sig, {"OUT": xt.float16, "BM": 1, "BN": COLS, "LOG": False}, target="sm90",
-                       num_warps=warps)
-        lines.append(f"sass softmax whole row {COLS} w{warps}: {sass_counts(k)}")
-        k = xd.compile(layer_norm_row_kernel, norm_sig, {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": COLS},
-                       target="sm90", num_warps=warps)
-        lines.append(f"sass layer_norm whole row {COLS} w{warps}: {sass_counts(k)}")
-    tiles = [(4, 256), (1, 1024)] if quick else [(1, 256), (4, 256), (1, 1024), (1, 2048)]
+    # the whole-row programs at other shapes: (rows a program, warps, .minnctapersm or 0)
+    variants = [(1, 8, 0), (1, 16, 0), (1, 32, 0), (1, 16, 3), (1, 16, 4), (1, 32, 2), (2, 16, 0), (2, 32, 0),
+                (2, 32, 1), (4, 32, 0)]
+    for bm, warps, min_blocks in variants:
+        grid = ROWS // bm
+        try:
+            ks = [xd.compile(softmax_row_kernel, sig, {"OUT": xt.float16, "BM": bm, "BN": COLS, "LOG": False},
+                             target="sm90", num_warps=warps)]
+            ks += [xd.compile(layer_norm_row_kernel, norm_sig, {"RMS": rms, "OUT": xt.float16, "BM": bm, "BN": COLS},
+                              target="sm90", num_warps=warps) for rms in (False, True)]
+            argv = [[x, y, COLS], [x, w2, b2, y, COLS, 1e-5], [x, w2, b2, y, COLS, 1e-6]]
+            if min_blocks:
+                fns = [_patched_launch(k, min_blocks, grid, a) for k, a in zip(ks, argv)]
+            else:
+                fns = [lambda: softmax_row_kernel[(grid,)](x, y, COLS, OUT=xt.float16, BM=bm, BN=COLS, LOG=False,
+                                                           num_warps=warps),
+                       lambda: layer_norm_row_kernel[(grid,)](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16,
+                                                              BM=bm, BN=COLS, num_warps=warps),
+                       lambda: layer_norm_row_kernel[(grid,)](x, w2, b2, y, COLS, 1e-6, RMS=True, OUT=xt.float16,
+                                                              BM=bm, BN=COLS, num_warps=warps)]
+            parts = []
+            for name, fn in zip(("softmax", "layer_norm", "rms_norm"), fns):
+                ms = kernel_ms(fn)
+                parts.append(f"{name} {100 * copy[2] / ms:5.1f}% ({100 * copy[1] / bench_stream(fn):5.1f}%)")
+            label = f"whole rows BM {bm} w{warps}" + (f" minnctapersm {min_blocks}" if min_blocks else "")
+            lines.append(f"{label:42} {'  '.join(parts)}  kernel (stream) % of copy")
+            if (bm, warps) in ((1, 16), (1, 32), (2, 32)) and min_blocks in (0, 2, 4):
+                for n, k in zip(("softmax", "layer_norm"), ks):
+                    if min_blocks:
+                        import re
+                        k = type("K", (), {"ptx": re.sub(r"(\.maxntid \d+)", rf"\1\n.minnctapersm {min_blocks}",
+                                                          k.ptx), "target": k.target, "threads": k.threads})()
+                    lines.append(f"  sass {n}: {sass_counts(k)}")
+        except Exception as exc:  # noqa: BLE001 - print what failed, keep the other variants
+            lines.append(f"whole rows BM {bm} w{warps} min {min_blocks}: {type(exc).__name__}: {exc}"[:300])
+    tiles = [(4, 256)] if quick else [(4, 256), (1, 2048)]
     for BM, BC in tiles:
         grid = (ROWS // BM,)
-        ms = bench(lambda: softmax_kernel[grid](x, y, COLS, OUT=xt.float16, BM=BM, BC=BC))
-        ln = bench(lambda: layer_norm_kernel[grid](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16, BM=BM, BC=BC))
-        lines.append(f"{f'tiles BM {BM} BC {BC}':42} softmax {100 * copy / ms:5.1f}%  layer_norm {100 * copy / ln:5.1f}%"
-                     f" of copy")
+        ms = kernel_ms(lambda: softmax_kernel[grid](x, y, COLS, OUT=xt.float16, BM=BM, BC=BC))
+        ln = kernel_ms(lambda: layer_norm_kernel[grid](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16, BM=BM,
+                                                       BC=BC))
+        lines.append(f"{f'chunked tiles BM {BM} BC {BC}':42} softmax {100 * copy[2] / ms:5.1f}%  layer_norm "
+                     f"{100 * copy[2] / ln:5.1f}% of copy (kernel)")
     return lines
 
 

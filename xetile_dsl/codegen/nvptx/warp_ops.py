@@ -66,10 +66,13 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
         with fast:
             fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp, run), b.block
         with slow:
-            slow_slots = []
-            for inb, index in _positions(b, lane, tile, layout, warp):
-                ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
-                slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
+            if layout.kind == "cols":
+                slow_slots = _guarded_row_loads(b, lane, tile, layout, t, warp)
+            else:
+                slow_slots = []
+                for inb, index in _positions(b, lane, tile, layout, warp):
+                    ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
+                    slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
             slow_block = b.block
     slots = []
     for f, s in zip(fast_slots, slow_slots):
@@ -78,6 +81,38 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
         phi.add_incoming(s, slow_block)
         slots.append(phi)
     return Vec(layout, elem, slots)
+
+
+def _guarded_row_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp) -> list:
+    """A ``cols`` tile's slots past its fast path: each read only where it lies in the
+    array (a branch around the load; 0 elsewhere), at a constant offset from one address
+    per row, and each column checked as ``dc < columns - c0`` (one subtraction a tile):
+    a whole-row program's 16 slots then hold one address, not 16 clamped 64-bit ones
+    (ptxas: 32 registers instead of 64 for softmax over 8192 f16 columns at 16 warps, so
+    4 programs fit a multiprocessor, not 2)."""
+    r0, c0 = lane_bases(b, lane, layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    mem = tile.mem
+    room = b.sub(mem.cols, col0)            # columns left from this lane's first (signed)
+    col_ok = b.icmp_signed(">=", col0, ZERO64)
+    rows, slots = {}, []
+    zero = ir.Constant(t, 0)
+    for dr, dc in layout.slots():
+        if dr not in rows:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ok = b.and_(b.icmp_unsigned("<", row, mem.rows), col_ok)
+            rows[dr] = (row_ok, b.gep(mem.ptr, [b.add(b.mul(row, mem.stride), col0)], source_etype=t))
+        row_ok, row_ptr = rows[dr]
+        inb = b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc)))
+        before = b.block
+        with b.if_then(inb):
+            value = b.load(b.gep(row_ptr, [ir.Constant(I64, dc)], source_etype=t) if dc else row_ptr, typ=t)
+            loaded = b.block
+        phi = b.phi(t)
+        phi.add_incoming(zero, before)
+        phi.add_incoming(value, loaded)
+        slots.append(phi)
+    return slots
 
 
 def _transposed_load(b, lane, tile: Tile, layout: Layout, elem, t: ir.Type, warp) -> Vec:
@@ -221,6 +256,24 @@ def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp, run: in
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     pair_align = 8 if t == F32 else 4
     row_ptrs = {}
+    group = run // _bytes(t) if run and value.layout.kind == "cols" else 1
+    if group > 1:
+        # whole aligned runs as one vector store each (else LLVM may sink a run's last
+        # element into a store it shares with the guarded path, splitting the vector)
+        slots, layout_slots = value.slots, value.layout.slots()
+        vt = ir.VectorType(t, group)
+        for i in range(0, len(slots), group):
+            dr, dc = layout_slots[i]
+            if dr not in row_ptrs:
+                row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+                row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
+                                     inbounds=True)
+            vec = ir.Constant(vt, ir.Undefined)
+            for e in range(group):
+                vec = b.insert_element(vec, slots[i + e], ir.Constant(I32, e))
+            ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
+            b.store(vec, ptr, align=run)
+        return
     for (dr, dc), v in zip(value.layout.slots(), value.slots):
         if dr not in row_ptrs:
             row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
@@ -241,6 +294,9 @@ def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     if tile.transposed:
         raise LoweringError("nvptx: stores through order = [0, 1] tiles are not supported on NVIDIA targets yet",
                             None)
+    if value.layout.kind == "cols":
+        _guarded_row_stores(b, lane, value, tile, t, warp)
+        return
     copies = _COPY_BITS.get(value.layout.kind)
     first = (b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
              if copies is not None else None)
@@ -250,6 +306,25 @@ def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
             b.store(v, b.gep(tile.mem.ptr, [index], source_etype=t))
+
+
+def _guarded_row_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
+    """A ``cols`` value's slots written where they lie in the array, at constant offsets
+    from one address per row (the checks of :func:`_guarded_row_loads`)."""
+    r0, c0 = lane_bases(b, lane, value.layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    mem = tile.mem
+    room = b.sub(mem.cols, col0)
+    col_ok = b.icmp_signed(">=", col0, ZERO64)
+    rows = {}
+    for (dr, dc), v in zip(value.layout.slots(), value.slots):
+        if dr not in rows:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ok = b.and_(b.icmp_unsigned("<", row, mem.rows), col_ok)
+            rows[dr] = (row_ok, b.gep(mem.ptr, [b.add(b.mul(row, mem.stride), col0)], source_etype=t))
+        row_ok, row_ptr = rows[dr]
+        with b.if_then(b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc)))):
+            b.store(v, b.gep(row_ptr, [ir.Constant(I64, dc)], source_etype=t) if dc else row_ptr)
 
 
 _REDUCE_FLOAT = {"add": "fadd", "mul": "fmul"}
