@@ -7,6 +7,7 @@ CPU device runs the GPU kernel of its flavour, so ``cpu-pvc``/``cpu-arc`` use th
 ``pvc``/``arc`` tiles, and the interpreter the ``pvc`` ones."""
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from ..dtypes import OF_NUMPY_NAME
@@ -123,6 +124,7 @@ class WholeRows(NamedTuple):
     num_warps: int
 
 
+@functools.lru_cache(maxsize=256)
 def whole_row_tiles(target: str, n: int) -> WholeRows | None:
     """The whole-row form's tiles for rows of ``n`` columns on ``target``, or None where
     it takes the chunked form (``n`` past the target's ``rows_whole_max``, or a target

@@ -21,6 +21,8 @@ arrays may be padded on the right (narrow rows are: see ``operands.fit_rows``).
 Statistics accumulate in f32 whatever the input dtype."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 import xetile_dsl as xd
@@ -297,7 +299,7 @@ def _rows(x, dim: int, op: str):
         raise UsageError(f"{op}: {dtype} input; supported: float16, bfloat16, float32")
     if 0 in shape:
         raise UsageError(f"{op}: empty input (shape {shape})")
-    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = math.prod(shape[:-1])
     return x.reshape(rows, shape[-1]), shape, dtype
 
 

@@ -111,7 +111,7 @@ class OpTiles:
     #: takes (0: never, the chunked ``rows`` form everywhere), the elements of a row one
     #: thread holds (num_warps = BN / (32 x that), at most ``rows_whole_max_warps``)
     rows_whole_max: int = 0
-    rows_whole_per_thread: int = 16
+    rows_whole_per_thread: int = 32
     rows_whole_max_warps: int = 16
     #: flash attention (queries per program BM, keys per step BN) by head dim
     attention: tuple[tuple[int, tuple[int, int]], ...] = ((32, (8, 16)), (64, (8, 16)), (128, (8, 16)))
