@@ -80,12 +80,22 @@ _PLAIN_KW = (int, bool, str, type(None))
 def _seen_key(jit, target: str, args: tuple, kwargs: dict) -> tuple | None:
     """A key of what :func:`kernel_for`'s key depends on, cheap to build: the kernel,
     target, each positional argument's kind (a torch tensor's dtype and rank, a scalar's
-    type by range), the keyword values (floats by their bits); None where an argument is
-    of another kind (the full path then binds it)."""
+    type by range; a constexpr's value), the keyword values (floats by their bits); None
+    where an argument is of another kind (the full path then binds it)."""
+    if len(args) > len(jit.signature.parameters):
+        return None
     kinds = []
-    for v in args:
+    constexprs = jit.constexpr_params
+    for name, v in zip(jit.signature.parameters, args):
         t = v.__class__
-        if t is int:
+        if name in constexprs:
+            if t is float:
+                kinds.append((t, v.hex()))
+            elif t in _PLAIN_KW or not hasattr(v, "data_ptr") and getattr(t, "__hash__", None) is not None:
+                kinds.append((t, v))
+            else:
+                return None
+        elif t is int:
             kinds.append("i32" if -2**31 <= v < 2**31 else "i64")
         elif t is float:
             kinds.append("f32")
@@ -96,7 +106,9 @@ def _seen_key(jit, target: str, args: tuple, kwargs: dict) -> tuple | None:
     words = []
     for name, v in kwargs.items():
         t = v.__class__
-        if t is float:
+        if name not in constexprs and name in jit.signature.parameters and t in (int, float):
+            words.append((name, "f32" if t is float else "i32" if -2**31 <= v < 2**31 else "i64"))
+        elif t is float:
             words.append((name, t, v.hex()))
         elif t in _PLAIN_KW or not hasattr(v, "data_ptr") and getattr(t, "__hash__", None) is not None:
             words.append((name, t, v))
@@ -122,6 +134,10 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
     unchanged) takes that one's kernel without binding or keying again."""
     target = target or default_target(args)
     key = _seen_key(jit, target, args, kwargs)
+    try:
+        hash(key)
+    except TypeError:       # a keyword value whose parts do not hash (a tuple of lists)
+        key = None
     seen = _SEEN.get(key) if key is not None and jit._deps is not None and jit._deps.unchanged() else None
     if seen is not None:
         kernel, function, places, specs = seen

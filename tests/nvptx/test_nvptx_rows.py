@@ -171,3 +171,9 @@ def test_repeated_launch_skips_binding(monkeypatch):
     kernel[(3,)](_TorchLike(0, (3, 64), "float32"), _TorchLike(0, (3, 64), "float32"), 60, OUT=xt.float32, BM=1,
                  BN=64, LOG=False)
     assert len(bound) == 2
+    for bm in (1, 2, 2):       # a constexpr passed by position is part of the key by value
+        kernel[(3,)](_TorchLike(0, (3, 64)), _TorchLike(0, (3, 64)), 60, xt.float16, bm, 64, LOG=False)
+    assert len(bound) == 4
+    for n in (60, 61):         # a runtime scalar by keyword: by its type, this launch's value
+        kernel[(3,)](_TorchLike(0, (3, 64)), _TorchLike(0, (3, 64)), N=n, OUT=xt.float16, BM=1, BN=64, LOG=False)
+    assert len(bound) == 5 and launched[-1][-1][0] == 61
