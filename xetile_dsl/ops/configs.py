@@ -132,7 +132,7 @@ def whole_row_tiles(target: str, n: int) -> WholeRows | None:
     where one warp is too many, rows enough for ``per_thread`` elements a lane.
 
     >>> whole_row_tiles("sm90", 8192), whole_row_tiles("sm90", 1000), whole_row_tiles("sm90", 100)
-    (WholeRows(bm=1, bn=8192, num_warps=16), WholeRows(bm=1, bn=1024, num_warps=2), WholeRows(bm=4, bn=128, num_warps=1))
+    (WholeRows(bm=1, bn=8192, num_warps=8), WholeRows(bm=1, bn=1024, num_warps=1), WholeRows(bm=8, bn=128, num_warps=1))
     >>> whole_row_tiles("pvc", 8192) is None
     True
     """
