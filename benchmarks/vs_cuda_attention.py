@@ -1,7 +1,7 @@
 """ops.attention and the memory-bound row ops on an NVIDIA GPU: checks against float64
 references, then timings (CUDA events, median after warm-up).
 
-    python benchmarks/vs_cuda_attention.py [--quick] [--checks-only]
+    python benchmarks/vs_cuda_attention.py [--quick] [--checks-only] [--rows-only]
 
 * attention forward: ``ops.attention`` (the same ``@jit`` source as the Intel targets,
   the "rows" form with sm90's tiles) against the Triton flash attention of
@@ -10,8 +10,13 @@ references, then timings (CUDA events, median after warm-up).
   flops, half of that causal);
 * softmax, layer_norm, rms_norm over 8192 x 8192 f16: GB/s counting the input read once
   and the output written once, against a device-to-device copy (``y.copy_(x)``) of the
-  same bytes measured in the same run, as "% of copy"; also the rows kernels at other
-  (BM, BC) tiles than the target table's.
+  same bytes measured in the same run, as "% of copy", beside torch and the Triton
+  row kernels of ``benchmarks/peer_rows_cuda_triton.py``; the whole-row kernels
+  (``ops/rows.py``: each row read once) at other warp counts, the chunked ones at other
+  (BM, BC) tiles than the target table's, and the whole-row programs' SASS counts (global
+  loads and stores per thread, barriers, shared stores and loads, local memory); the row
+  ops' checks against float64 (f16, bf16, f32; odd shapes, both forms) come first.
+  ``--rows-only`` runs only the row ops' checks and timings.
 
 Prints one table; with ``$OUT`` set, writes it to ``$OUT/vs_cuda_attention.txt`` too."""
 from __future__ import annotations
@@ -25,7 +30,8 @@ import torch
 
 import xetile_dsl.language as xt
 from xetile_dsl import ops
-from xetile_dsl.ops.rows import layer_norm_kernel, softmax_kernel
+import xetile_dsl as xd
+from xetile_dsl.ops.rows import layer_norm_kernel, layer_norm_row_kernel, softmax_kernel, softmax_row_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
@@ -155,49 +161,244 @@ def check_peer() -> tuple[str, float, bool]:
 
 ROWS, COLS = 8192, 8192
 
+#: unit roundoff of each output dtype
+UNIT = {torch.float16: 2.0 ** -11, torch.bfloat16: 2.0 ** -8, torch.float32: 2.0 ** -24}
+
+
+def check_rows() -> list[tuple[str, float, bool]]:
+    """ops.softmax, log_softmax, layer_norm, rms_norm on CUDA tensors against float64 torch:
+    the largest error over the largest reference magnitude, within 8 units of the output
+    dtype's rounding plus 2^-18 (f32 statistics over up to 2^14 columns, ex2.approx)."""
+    torch.manual_seed(0)
+    out = []
+    shapes = [(301, 1000), (37, 3, 1000), (333, 777), (64, 100), (17, 33), (8192, 8192), (19, 8193), (7, 16384)]
+    for dtype in (torch.float16, torch.bfloat16, torch.float32):
+        for shape in shapes:
+            if shape == (8192, 8192) and dtype != torch.float16:
+                shape = (2048, 8192)
+            x = (3 * torch.randn(*shape, device="cuda")).to(dtype)
+            n = shape[-1]
+            w, b = torch.randn(n, device="cuda").to(dtype), torch.randn(n, device="cuda").to(dtype)
+            xd64, wd, bd = x.double(), w.double(), b.double()
+            cases = [("softmax", lambda: ops.softmax(x), lambda: torch.softmax(xd64, -1)),
+                     ("log_softmax", lambda: ops.log_softmax(x), lambda: torch.log_softmax(xd64, -1)),
+                     ("layer_norm", lambda: ops.layer_norm(x, w, b),
+                      lambda: torch.nn.functional.layer_norm(xd64, (n,), wd, bd)),
+                     ("rms_norm", lambda: ops.rms_norm(x, w, 1e-6),
+                      lambda: torch.nn.functional.rms_norm(xd64, (n,), wd, 1e-6))]
+            for name, ours, theirs in cases:
+                label = f"ops.{name} {str(dtype).split('.')[-1]} {'x'.join(map(str, shape))}"
+                try:
+                    ref = theirs()
+                    err = float((ours().double() - ref).abs().max() / ref.abs().max())
+                except Exception as exc:  # noqa: BLE001 - print what failed, keep checking the others
+                    label, err = f"{label} {type(exc).__name__}: {exc}"[:200], float("nan")
+                out.append((label, err, err <= 8 * UNIT[dtype] + 2.0 ** -18))
+    x = torch.randn(301, 1000, device="cuda")
+    y = torch.empty_like(x)
+    try:   # the chunked form split over 2 warps a program (cross-warp reductions inside its loop)
+        softmax_kernel[(-(-301 // 4),)](x, y, 1000, OUT=xt.float32, BM=4, BC=256, num_warps=2)
+        err = float((y.double() - torch.softmax(x.double(), -1)).abs().max())
+    except Exception as exc:  # noqa: BLE001
+        err = float("nan")
+        out.append((f"chunked softmax 2 warps {type(exc).__name__}: {exc}"[:200], err, False))
+    out.append(("softmax_kernel f32 301x1000 BC 256 num_warps 2", err, err <= 8 * UNIT[torch.float32] + 2.0 ** -18))
+    return out
+
+
+def sass_counts(kernel) -> str:
+    """ptxas's resource line and, per thread of the program, the SASS's global loads and
+    stores, barriers, shared stores and loads, local-memory accesses (needs ptxas, cuobjdump
+    on the PATH)."""
+    import re
+    import shutil
+    import subprocess
+    import tempfile
+    ptxas, cuobjdump = shutil.which("ptxas"), shutil.which("cuobjdump")
+    if not ptxas or not cuobjdump:
+        return "sass: no ptxas/cuobjdump on PATH"
+    with tempfile.TemporaryDirectory() as tmp:
+        src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
+        with open(src, "w") as f:
+            f.write(kernel.ptx)
+        run = subprocess.run([ptxas, f"-arch={kernel.target.ptx_arch}", "-v", src, "-o", cubin],
+                             capture_output=True, text=True, check=False)
+        info = " ".join(" ".join(line.split()[2:]) for line in run.stderr.splitlines()
+                        if "registers" in line or "spill" in line)
+        sass = subprocess.run([cuobjdump, "-sass", cubin], capture_output=True, text=True, check=False).stdout
+    ops_ = re.findall(r"/\*[0-9a-f]{4,}\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_.]*)", sass)
+    count = lambda *names: sum(1 for o in ops_ if o.split(".")[0] in names)   # noqa: E731
+    wide = sum(1 for o in ops_ if o.startswith("LDG") and ".128" in o)
+    return (f"{info}; SASS LDG {count('LDG')} ({wide} of 128 bits), STG {count('STG')}, BAR {count('BAR')}, "
+            f"STS {count('STS')}, LDS {count('LDS')}, LDL/STL {count('LDL', 'STL')}, threads {kernel.threads}")
+
+
+def bench_stream(fn, inner: int = 10, reps: int = 10) -> float:
+    """Median milliseconds a call of ``fn()`` over ``reps`` CUDA-event-timed runs of
+    ``inner`` calls back to back (the GPU's time per call once the host launches ahead of
+    it: a launch's host cost shows only where it exceeds the kernel's)."""
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(reps):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(inner):
+            fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / inner)
+    return statistics.median(times)
+
+
+def kernel_ms(fn, reps: int = 10) -> float:
+    """Milliseconds of GPU work a call of ``fn()`` runs (the kernels' own durations, torch
+    profiler / CUPTI), nan where the profiler records none."""
+    from torch.profiler import ProfilerActivity, profile
+    fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(reps):
+            fn()
+        torch.cuda.synchronize()
+    cuda = torch.autograd.DeviceType.CUDA
+    total = sum(e.time_range.elapsed_us() for e in prof.events() if e.device_type == cuda)
+    return total / reps / 1e3 if total else float("nan")
+
+
+def host_us(fn, calls: int = 100) -> float:
+    """Host microseconds a call of ``fn()`` takes to return (launches queue on the GPU)."""
+    import time
+    fn()
+    torch.cuda.synchronize()
+    t = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    host = (time.perf_counter() - t) / calls * 1e6
+    torch.cuda.synchronize()
+    return host
+
+
+def _patched_launch(kernel, min_blocks: int, grid: int, args: list):
+    """A launcher of ``kernel``'s PTX with ``.minnctapersm min_blocks`` added (ptxas then
+    fits that many programs a multiprocessor in registers): a sweep point, not a product
+    path."""
+    import re
+    from xetile_dsl.runtime import backend_cuda
+    ptx = re.sub(r"(\.maxntid \d+)", rf"\1\n.minnctapersm {min_blocks}", kernel.ptx)
+    function = backend_cuda.load_function(ptx, kernel.name)
+    params = []
+    for (name, kind), value in zip(kernel.params, args):
+        params += backend_cuda.array_params(value, name) if kind == "array" else \
+            [backend_cuda.scalar_param(value, kind, name)]
+    return lambda: backend_cuda.launch(function, (grid, 1, 1), kernel.threads, params)
+
 
 def time_rows(quick: bool) -> list[str]:
-    """The row ops on ROWS x COLS f16 against a copy of the same bytes, same run."""
+    """The row ops on ROWS x COLS f16 against a copy of the same bytes, same run: each as
+    one event-timed call (host cost included), back to back (``stream``), and the kernel's
+    own time (``kernel``), each as a share of the copy's same measure."""
     x = torch.randn(ROWS, COLS, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     w, b = (torch.randn(COLS, device="cuda", dtype=torch.float16) for _ in range(2))
     nbytes = 2 * x.numel() * x.element_size()            # read once + write once
-    copy = bench(lambda: y.copy_(x))
     gbs = lambda ms: nbytes / ms / 1e6   # noqa: E731
-    lines = [f"copy f16 {ROWS}x{COLS} (y.copy_(x))            {copy:8.4f} ms  {gbs(copy):7.0f} GB/s  100.0% of copy"]
-    cases = [("softmax", lambda: ops.softmax(x, out=y), lambda: torch.softmax(x, -1)),
-             ("layer_norm", lambda: ops.layer_norm(x, w, b, out=y),
-              lambda: torch.nn.functional.layer_norm(x, (COLS,), w, b)),
-             ("rms_norm", lambda: ops.rms_norm(x, w, out=y), lambda: torch.nn.functional.rms_norm(x, (COLS,), w))]
-    for name, ours, theirs in cases:
-        ms, tms = bench(ours), bench(theirs)
-        lines.append(f"{name + f' f16 {ROWS}x{COLS} ops':42} {ms:8.4f} ms  {gbs(ms):7.0f} GB/s  "
-                     f"{100 * copy / ms:5.1f}% of copy   torch {tms:8.4f} ms {100 * copy / tms:5.1f}%")
-    tiles = [(4, 256), (1, 1024)] if quick else [(1, 256), (2, 256), (4, 256), (8, 256), (1, 512), (2, 512),
-                                                  (4, 512), (1, 1024), (2, 1024), (1, 2048)]
+
+    def measure(fn):
+        return bench(fn), bench_stream(fn), kernel_ms(fn)
+
+    copy = measure(lambda: y.copy_(x))
+    share = lambda t: "  ".join(f"{100 * c / m:5.1f}%" for c, m in zip(copy, t))   # noqa: E731
+    lines = [f"copy f16 {ROWS}x{COLS} (y.copy_(x)): 1 call {copy[0]:.4f} ms, stream {copy[1]:.4f} ms, kernel "
+             f"{copy[2]:.4f} ms = {gbs(copy[2]):.0f} GB/s",
+             f"{'case':44} {'ms (kernel)':>11}   GB/s   % of copy: 1 call  stream  kernel   host us/call"]
     w2, b2 = w[None], b[None]
+    cases = [("softmax ops", lambda: ops.softmax(x, out=y)), ("softmax torch", lambda: torch.softmax(x, -1)),
+             ("layer_norm ops", lambda: ops.layer_norm(x, w, b, out=y)),
+             ("layer_norm torch", lambda: torch.nn.functional.layer_norm(x, (COLS,), w, b)),
+             ("rms_norm ops", lambda: ops.rms_norm(x, w, out=y)),
+             ("rms_norm torch", lambda: torch.nn.functional.rms_norm(x, (COLS,), w)),
+             ("softmax kernel launch (whole rows)", lambda: softmax_row_kernel[(ROWS,)](
+                 x, y, COLS, OUT=xt.float16, BM=1, BN=COLS, LOG=False, num_warps=16))]
+    try:
+        import peer_rows_cuda_triton as peer
+        cases += [("softmax triton", lambda: peer.softmax(x, y)),
+                  ("layer_norm triton", lambda: peer.layer_norm(x, w, b, out=y))]
+    except ImportError as exc:
+        peer = None
+        lines.append(f"triton rows peer: {exc}")
+    for name, fn in cases:
+        t = measure(fn)
+        lines.append(f"{name + f' f16 {ROWS}x{COLS}':44} {t[2]:11.4f} {gbs(t[2]):6.0f}   {share(t)}   "
+                     f"{host_us(fn):8.1f}")
+    if peer is not None:
+        lines.append(f"triton num_warps: softmax {peer.best_warps(peer._softmax_rows)}, layer_norm "
+                     f"{peer.best_warps(peer._layer_norm_rows)}")
+    sig = {"x": "f16[:,:]", "y": "f16[:,:]", "N": "i32"}
+    norm_sig = {"x": "f16[:,:]", "w": "f16[:,:]", "b": "f16[:,:]", "y": "f16[:,:]", "N": "i32", "eps": "f32"}
+    # the whole-row programs at other shapes: (rows a program, warps, .minnctapersm or 0)
+    variants = [(1, 8, 0), (1, 16, 0), (1, 32, 0), (1, 16, 3), (1, 16, 4), (1, 32, 2), (2, 16, 0), (2, 32, 0),
+                (2, 32, 1), (4, 32, 0)]
+    for bm, warps, min_blocks in variants:
+        grid = ROWS // bm
+        try:
+            ks = [xd.compile(softmax_row_kernel, sig, {"OUT": xt.float16, "BM": bm, "BN": COLS, "LOG": False},
+                             target="sm90", num_warps=warps)]
+            ks += [xd.compile(layer_norm_row_kernel, norm_sig, {"RMS": rms, "OUT": xt.float16, "BM": bm, "BN": COLS},
+                              target="sm90", num_warps=warps) for rms in (False, True)]
+            argv = [[x, y, COLS], [x, w2, b2, y, COLS, 1e-5], [x, w2, b2, y, COLS, 1e-6]]
+            if min_blocks:
+                fns = [_patched_launch(k, min_blocks, grid, a) for k, a in zip(ks, argv)]
+            else:
+                fns = [lambda: softmax_row_kernel[(grid,)](x, y, COLS, OUT=xt.float16, BM=bm, BN=COLS, LOG=False,
+                                                           num_warps=warps),
+                       lambda: layer_norm_row_kernel[(grid,)](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16,
+                                                              BM=bm, BN=COLS, num_warps=warps),
+                       lambda: layer_norm_row_kernel[(grid,)](x, w2, b2, y, COLS, 1e-6, RMS=True, OUT=xt.float16,
+                                                              BM=bm, BN=COLS, num_warps=warps)]
+            parts = []
+            for name, fn in zip(("softmax", "layer_norm", "rms_norm"), fns):
+                ms = kernel_ms(fn)
+                parts.append(f"{name} {100 * copy[2] / ms:5.1f}% ({100 * copy[1] / bench_stream(fn):5.1f}%)")
+            label = f"whole rows BM {bm} w{warps}" + (f" minnctapersm {min_blocks}" if min_blocks else "")
+            lines.append(f"{label:42} {'  '.join(parts)}  kernel (stream) % of copy")
+            if (bm, warps) in ((1, 16), (1, 32), (2, 32)) and min_blocks in (0, 2, 4):
+                for n, k in zip(("softmax", "layer_norm"), ks):
+                    if min_blocks:
+                        import re
+                        k = type("K", (), {"ptx": re.sub(r"(\.maxntid \d+)", rf"\1\n.minnctapersm {min_blocks}",
+                                                          k.ptx), "target": k.target, "threads": k.threads})()
+                    lines.append(f"  sass {n}: {sass_counts(k)}")
+        except Exception as exc:  # noqa: BLE001 - print what failed, keep the other variants
+            lines.append(f"whole rows BM {bm} w{warps} min {min_blocks}: {type(exc).__name__}: {exc}"[:300])
+    tiles = [(4, 256)] if quick else [(4, 256), (1, 2048)]
     for BM, BC in tiles:
         grid = (ROWS // BM,)
-        ms = bench(lambda: softmax_kernel[grid](x, y, COLS, OUT=xt.float16, BM=BM, BC=BC))
-        ln = bench(lambda: layer_norm_kernel[grid](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16, BM=BM, BC=BC))
-        lines.append(f"{f'tiles BM {BM} BC {BC}':42} softmax {100 * copy / ms:5.1f}%  layer_norm {100 * copy / ln:5.1f}%"
-                     f" of copy")
+        ms = kernel_ms(lambda: softmax_kernel[grid](x, y, COLS, OUT=xt.float16, BM=BM, BC=BC))
+        ln = kernel_ms(lambda: layer_norm_kernel[grid](x, w2, b2, y, COLS, 1e-5, RMS=False, OUT=xt.float16, BM=BM,
+                                                       BC=BC))
+        lines.append(f"{f'chunked tiles BM {BM} BC {BC}':42} softmax {100 * copy[2] / ms:5.1f}%  layer_norm "
+                     f"{100 * copy[2] / ln:5.1f}% of copy (kernel)")
     return lines
 
 
 def main() -> None:
     quick, checks_only = "--quick" in sys.argv, "--checks-only" in sys.argv
     lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"]
-    checks = check_attention()
-    try:
-        checks.append(check_peer())
-    except ImportError as exc:
-        lines.append(f"triton peer: {exc}")
+    rows_only = "--rows-only" in sys.argv
+    checks = check_rows()
+    if not rows_only:
+        checks += check_attention()
+        try:
+            checks.append(check_peer())
+        except ImportError as exc:
+            lines.append(f"triton peer: {exc}")
     for name, err, ok in checks:
         lines.append(f"check {name:52} error {err:.3e} {'ok' if ok else 'FAIL'}")
     print("\n".join(lines), flush=True)
     if not checks_only:
-        for section in (time_rows, sweep_attention, time_attention):
+        for section in (time_rows,) if rows_only else (time_rows, sweep_attention, time_attention):
             try:
                 part = section(quick)
             except Exception as exc:  # noqa: BLE001 - print what failed, keep the other section

@@ -7,6 +7,7 @@ CPU device runs the GPU kernel of its flavour, so ``cpu-pvc``/``cpu-arc`` use th
 ``pvc``/``arc`` tiles, and the interpreter the ``pvc`` ones."""
 from __future__ import annotations
 
+import functools
 from typing import NamedTuple
 
 from ..dtypes import OF_NUMPY_NAME
@@ -124,6 +125,35 @@ def wq_tiles(target: str, m: int) -> tuple[int, int]:
 
 def row_tiles(target: str) -> tuple[int, int]:
     return gpu_of(target).ops_tiles().rows
+
+
+class WholeRows(NamedTuple):
+    """The whole-row form of softmax and the norms: BM rows of BN columns a program (BN
+    the power of two >= N, at least 32), over ``num_warps`` warps."""
+    bm: int
+    bn: int
+    num_warps: int
+
+
+@functools.lru_cache(maxsize=256)
+def whole_row_tiles(target: str, n: int) -> WholeRows | None:
+    """The whole-row form's tiles for rows of ``n`` columns on ``target``, or None where
+    it takes the chunked form (``n`` past the target's ``rows_whole_max``, or a target
+    without the form): ``BN / (32 x per_thread)`` warps (1 .. the target's most), and
+    where one warp is too many, rows enough for ``per_thread`` elements a lane.
+
+    >>> whole_row_tiles("sm90", 8192), whole_row_tiles("sm90", 1000), whole_row_tiles("sm90", 100)
+    (WholeRows(bm=1, bn=8192, num_warps=8), WholeRows(bm=1, bn=1024, num_warps=1), WholeRows(bm=8, bn=128, num_warps=1))
+    >>> whole_row_tiles("pvc", 8192) is None
+    True
+    """
+    tiles = gpu_of(target).ops_tiles()
+    if n > tiles.rows_whole_max:
+        return None
+    bn = max(32, 1 << (n - 1).bit_length())
+    per_warp = 32 * tiles.rows_whole_per_thread
+    warps = max(1, min(tiles.rows_whole_max_warps, bn // per_warp))
+    return WholeRows(max(1, per_warp // bn), bn, warps)
 
 
 #: the norms' backward chunk (BC) where the rows tiles' spill (ocloc, f16, f32 weights):

@@ -11,10 +11,17 @@ serves every width (up to 16K columns and beyond) with a bounded register footpr
   in a second (the two-pass form: no cancellation when the mean is large), then
   normalises; RMS norm needs only the mean square.
 
+Where the target's tiles name a whole-row form (``configs.whole_row_tiles``: sm90, sm80 up
+to 16384 columns) softmax and the norms run ``softmax_row_kernel`` and
+``layer_norm_row_kernel`` instead: a program holds BM whole rows of BN columns (the power
+of two >= N) in registers over several warps, so x is read once and y written once.
+
 Columns past the row's end are masked with a column index (``xt.arange``), so the
 arrays may be padded on the right (narrow rows are: see ``operands.fit_rows``).
 Statistics accumulate in f32 whatever the input dtype."""
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -122,6 +129,45 @@ def layer_norm_kernel(x, w, b, y, N, eps, RMS: xt.constexpr, OUT: xt.constexpr,
         tb = xt.update_tile_offset(tb, 0, BC)
 
 
+@xd.jit
+def softmax_row_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LOG: xt.constexpr = False):
+    """y = softmax (with LOG, log_softmax) of each row of x[:, :N], N <= BN: the program's
+    BM x BN tile read once and held while its maximum and sum are taken, then written.
+
+    Example: ``softmax_row_kernel[(rows,)](x, y, 1000, OUT=xt.float32, BM=1, BN=1024)``"""
+    row = xt.program_id(0) * BM
+    cols = xt.arange(0, BN)
+    v = xt.where(cols < N, xt.astype(xt.load_tile(xt.init_tile(x, [row, 0], [BM, BN])), xt.float32), float("-inf"))
+    m = xt.max(v, axis=1)
+    e = xt.exp(v - m)
+    s = xt.sum(e, axis=1)
+    if LOG:
+        out = v - (m + xt.log(s))
+    else:
+        out = e * (1.0 / s)
+    xt.store_tile(xt.astype(out, OUT), xt.init_tile(y, [row, 0], [BM, BN]))
+
+
+@xd.jit
+def layer_norm_row_kernel(x, w, b, y, N, eps, RMS: xt.constexpr, OUT: xt.constexpr, BM: xt.constexpr,
+                          BN: xt.constexpr):
+    """layer_norm_kernel's y (RMS: its RMS norm) from each row of x[:, :N], N <= BN, read
+    once: the mean, then the mean of (x - mean)^2 (two passes over the registers), then y.
+
+    Example: ``layer_norm_row_kernel[(rows,)](x, w, b, y, N, 1e-5, RMS=False, OUT=xt.float16, BM=1, BN=8192)``"""
+    row = xt.program_id(0) * BM
+    cols = xt.arange(0, BN)
+    v = xt.where(cols < N, xt.astype(xt.load_tile(xt.init_tile(x, [row, 0], [BM, BN])), xt.float32), 0.0)
+    d = v
+    if not RMS:
+        d = xt.where(cols < N, v - xt.sum(v, axis=1) / N, 0.0)
+    rstd = xt.rsqrt(xt.sum(d * d, axis=1) / N + eps)
+    z = d * rstd * xt.astype(xt.load_tile(xt.init_tile(w, [0, 0], [1, BN])), xt.float32)
+    if not RMS:
+        z = z + xt.astype(xt.load_tile(xt.init_tile(b, [0, 0], [1, BN])), xt.float32)
+    xt.store_tile(xt.astype(z, OUT), xt.init_tile(y, [row, 0], [BM, BN]))
+
+
 def softmax(x, dim: int = -1, *, out=None, target: str | None = None):
     """Softmax along the last dimension of ``x`` (f16, bf16 or f32; any leading shape);
     the result has ``x``'s dtype and library (or is written to ``out``)."""
@@ -139,12 +185,23 @@ def log_softmax(x, dim: int = -1, *, out=None, target: str | None = None):
 def _softmax(x, dim, out, target, log: bool):
     x2, shape, dtype = _rows(x, dim, "log_softmax" if log else "softmax")
     target = configs.resolve_target(target, x2)
-    BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
+    whole = configs.whole_row_tiles(target, x2.shape[1])
+    if whole is not None:
+        softmax_row_kernel.on(target)[(-(-x2.shape[0] // whole.bm),)](
+            operands.fit_rows(x2, "x"), buffer, x2.shape[1], OUT=_xt(dtype), BM=whole.bm, BN=whole.bn, LOG=log,
+            **_warps(whole))
+        return _unflat(operands.copy_back(buffer, result), shape, out)
+    BM, BC = configs.row_tiles(target)
     kernel = log_softmax_kernel if log else softmax_kernel
     kernel.on(target)[(-(-x2.shape[0] // BM),)](
         operands.fit_rows(x2, "x"), buffer, x2.shape[1], OUT=_xt(dtype), BM=BM, BC=BC)
     return _unflat(operands.copy_back(buffer, result), shape, out)
+
+
+def _warps(whole) -> dict:
+    """The launch's num_warps where the whole-row form takes several."""
+    return {"num_warps": whole.num_warps} if whole.num_warps > 1 else {}
 
 
 def layer_norm(x, weight, bias, eps: float = 1e-5, *, return_stats: bool = False, out=None,
@@ -207,8 +264,15 @@ def _norm(x, weight, bias, eps, out, target, rms: bool, stats: bool = False):
         rstd = operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
         mean = rstd if rms else operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
         extra = dict(mean_out=mean[0], rstd_out=rstd[0], STATS=True)
-    layer_norm_kernel.on(target)[(-(-rows // BM),)](
-        operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC, **extra)
+    whole = None if stats else configs.whole_row_tiles(target, N)
+    if whole is not None:
+        layer_norm_row_kernel.on(target)[(-(-rows // whole.bm),)](
+            operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=whole.bm,
+            BN=whole.bn, **_warps(whole))
+    else:
+        layer_norm_kernel.on(target)[(-(-rows // BM),)](
+            operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC,
+            **extra)
     y = _unflat(operands.copy_back(buffer, result), shape, out)
     if device_stats:
         xf = x2[:, :N].float()
@@ -235,7 +299,7 @@ def _rows(x, dim: int, op: str):
         raise UsageError(f"{op}: {dtype} input; supported: float16, bfloat16, float32")
     if 0 in shape:
         raise UsageError(f"{op}: empty input (shape {shape})")
-    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = math.prod(shape[:-1])
     return x.reshape(rows, shape[-1]), shape, dtype
 
 

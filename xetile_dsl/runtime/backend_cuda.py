@@ -99,7 +99,13 @@ _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64
 def array_params(value, name: str) -> list[tuple[int, type]]:
     """(value, ctype) of an N-D CUDA array (N >= 2, unit stride in the last dimension):
     data pointer, its N extents, the strides (elements) of its first N - 1 dimensions; a
-    2-D array is pointer, rows, columns, row stride."""
+    2-D array is pointer, rows, columns, row stride.  A torch tensor gives them by its own
+    accessors (what its ``__cuda_array_interface__`` would say, without building it)."""
+    if hasattr(value, "data_ptr") and hasattr(value, "stride") and not value.requires_grad:
+        shape, strides = tuple(value.shape), value.stride()
+        if len(shape) >= 2 and (strides[-1] == 1 or shape[-1] <= 1):
+            return ([(value.data_ptr(), ctypes.c_void_p)] + [(int(n), ctypes.c_int64) for n in shape] +
+                    [(int(st), ctypes.c_int64) for st in strides[:-1]])
     iface = value.__cuda_array_interface__
     shape = tuple(iface["shape"])
     if len(shape) < 2:

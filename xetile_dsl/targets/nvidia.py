@@ -129,8 +129,11 @@ class NvTarget:
         wgmma_gemm``), 128x128x64 when it fuses a bias row or an activation (at 128x256 the
         128 accumulators a thread and the epilogue's values spill, ptxas sm_90a); else a
         staged program of ``128 / mma_warp_tile`` warps over 128x128x32 (f16 and bf16, the
-        inputs ``mma.sync`` m16n8k16 takes here).  The row ops 4 rows of 256-column chunks,
-        one warp.  A GEMM fusing gelu or silu takes 8 warps (mma.sync: 32x64 of C each; at
+        inputs ``mma.sync`` m16n8k16 takes here).  Softmax and the norms take the whole-row
+        form up to 8192 columns (one read of x: 16 elements a thread, so 8192 columns run
+        16 warps; at 16384, 32 a thread, layer_norm's f32 and bf16 programs spill 4 to 16
+        bytes at 16 warps' 128 registers and at 32 warps' 64, ptxas sm_90), the other row
+        ops, and longer rows, 4 rows of 256-column chunks, one warp.  A GEMM fusing gelu or silu takes 8 warps (mma.sync: 32x64 of C each; at
         4 the accumulators and the epilogue's temporaries spill, ptxas sm_90).  Flash
         attention runs the untransposed ("rows") form, 64 queries a program (4 warps of 16
         rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers and a
@@ -139,7 +142,8 @@ class NvTarget:
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
-        return OpTiles(gemm=gemm, rows=(4, 256), attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
+        return OpTiles(gemm=gemm, rows=(4, 256), rows_whole_max=8192,
+                       attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
                        attention_form="rows", attention_backward=(), gemm_activation_warps=8,
                        gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1)
 

@@ -106,6 +106,13 @@ class OpTiles:
     gemm: tuple[tuple[str, tuple[int, int, int]], ...]
     #: row-wise ops (softmax, norms): (rows per program BM, columns per chunk BC)
     rows: tuple[int, int] = (2, 256)
+    #: softmax and the norms' whole-row form (ops/rows.py: each row read once and held in
+    #: registers, BN = the power of two >= N columns over several warps): the widest BN it
+    #: takes (0: never, the chunked ``rows`` form everywhere), the elements of a row one
+    #: thread holds (num_warps = BN / (32 x that), at most ``rows_whole_max_warps``)
+    rows_whole_max: int = 0
+    rows_whole_per_thread: int = 32
+    rows_whole_max_warps: int = 16
     #: flash attention (queries per program BM, keys per step BN) by head dim
     attention: tuple[tuple[int, tuple[int, int]], ...] = ((32, (8, 16)), (64, (8, 16)), (128, (8, 16)))
     #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"

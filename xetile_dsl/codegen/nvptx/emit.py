@@ -257,7 +257,7 @@ class KernelEmitter:
     def reduce(self, op) -> None:
         dims = tuple(op.reduction_dims.get_values())
         self.values[op.result] = warp_ops.reduce(self.b, self.values[op.source], dims, op.kind.data,
-                                                 self.layouts[op.result], op)
+                                                 self.layouts[op.result], op, self.lane, self.warp, _in_loop(op))
 
     def tile_broadcast(self, op) -> None:
         dims = tuple(op.broadcast_dims.get_values())
@@ -281,6 +281,16 @@ class KernelEmitter:
 
     def scf_for(self, op) -> None:
         emit_for(self, op)
+
+
+def _in_loop(op) -> bool:
+    """Whether ``op`` lies inside an ``scf.for`` (it may run again)."""
+    parent = op.parent_op()
+    while parent is not None:
+        if parent.name == "scf.for":
+            return True
+        parent = parent.parent_op()
+    return False
 
 
 def _dim_of(op) -> int:

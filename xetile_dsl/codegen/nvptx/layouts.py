@@ -49,8 +49,14 @@ class Layout:
     blocks of ``shape / warps``, ``mma_a`` the rows of warp row ``w // warps[1]``,
     ``mma_b`` the columns of warp column ``w % warps[1]``.
 
+    A ``cols`` value of a program of ``1 x W`` warps (a whole-row kernel) is split along
+    its columns: warp w holds columns ``w * cols / W`` onwards, in the ``cols`` layout of
+    that part.
+
     >>> Layout("mma_c", (128, 128), (2, 2)).sub
     (64, 64)
+    >>> Layout("cols", (1, 8192), (1, 16)).sub, Layout("cols", (1, 8192), (1, 16)).warp_steps()
+    ((1, 512), (0, 512))
     """
 
     kind: str
@@ -62,7 +68,7 @@ class Layout:
         """The part of the tile one warp holds."""
         (rows, cols), (wr, wc) = self.shape, self.warps
         split_rows = self.kind in ("mma_a", "mma_c", "mma_c_col")
-        split_cols = self.kind in ("mma_b", "mma_c", "mma_c_row")
+        split_cols = self.kind in ("mma_b", "mma_c", "mma_c_row", "cols")
         return rows // wr if split_rows else rows, cols // wc if split_cols else cols
 
     def warp_steps(self) -> tuple[int, int]:
@@ -70,12 +76,12 @@ class Layout:
         for (r, c) these steps (0 where the kind keeps the whole extent)."""
         sub_r, sub_c = self.sub
         return (sub_r if self.kind in ("mma_a", "mma_c", "mma_c_col") and self.warps[0] > 1 else 0,
-                sub_c if self.kind in ("mma_b", "mma_c", "mma_c_row") and self.warps[1] > 1 else 0)
+                sub_c if self.kind in ("mma_b", "mma_c", "mma_c_row", "cols") and self.warps[1] > 1 else 0)
 
     def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
         zero = (0, 0, 0)
-        return {"cols": (zero, (0, 31, cols_run(self.shape[1]))), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
+        return {"cols": (zero, (0, 31, cols_run(self.sub[1]))), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
                 "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2)),
                 "mma_c_row": (zero, (0, 3, 2)), "mma_c_col": ((2, 7, 1), zero)}[self.kind]
 
@@ -83,7 +89,7 @@ class Layout:
         """(dr, dc) of each slot a lane holds, in order (within its warp's part)."""
         rows, cols = self.sub
         if self.kind == "cols":
-            v = cols_run(self.shape[1])
+            v = cols_run(cols)
             return [(r, WARP * v * j + e) for r in range(rows) for j in range(cols // (WARP * v)) for e in range(v)]
         if self.kind == "rep":
             return [(r, c) for r in range(rows) for c in range(cols)]
@@ -233,6 +239,8 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     (1, 1)
     """
     kinds = {layout.kind for layout in layouts.values()}
+    if layouts and kinds <= {"cols", "rep"} and exact not in (None, 1):
+        return _column_grid(layouts, exact)
     c_shapes = {layout.shape for layout in layouts.values() if layout.kind == "mma_c"}
     if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c", "mma_c_row", "mma_c_col"} or not c_shapes:
         return (1, 1) if exact in (None, 1) else None
@@ -255,6 +263,23 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     if exact is not None and wr * wc != exact:
         return None
     return wr, wc
+
+
+def _column_grid(layouts: dict, warps: int) -> tuple[int, int] | None:
+    """The warps of a program whose vector values are row tiles (``cols``) and replicated
+    values (a whole-row softmax or norm: x [BM, BN], its [BM, 1] statistics): ``1 x
+    warps``, each warp a contiguous ``BN / warps`` of every ``cols`` value's columns (row
+    reductions then fold across the warps through shared memory,
+    :func:`.warp_ops.across_warps`); None where some ``cols`` value's columns do not split
+    into parts of a multiple of 32, or the program would pass 32 warps (1024 threads).
+
+    >>> _column_grid({0: Layout("cols", (1, 8192)), 1: Layout("rep", (1, 1))}, 16)
+    (1, 16)
+    """
+    widths = {layout.shape[1] for layout in layouts.values() if layout.kind == "cols"}
+    if not widths or warps > 32 or any(w % (warps * WARP) for w in widths):
+        return None
+    return 1, warps
 
 
 def _row_grid(layouts: dict, c_shapes: set, max_warps: int, exact: int | None) -> tuple[int, int] | None:
@@ -333,8 +358,9 @@ def assign(func: Operation, warp_tile: tuple[int, int] = (64, 64), max_warps: in
     if grid is None:
         raise LoweringError(f"nvptx: num_warps={num_warps} does not split this kernel's program: several warps a "
                             f"program need every vector value to be a tile_mma fragment of one C tile, split into "
-                            f"parts of whole 16x8 blocks (else the program is 1 warp); pass such a count or leave "
-                            f"num_warps out", func)
+                            f"parts of whole 16x8 blocks, or every vector value a row tile whose columns split into "
+                            f"num_warps parts of a multiple of 32 (and narrow or reduced values) (else the program "
+                            f"is 1 warp); pass such a count or leave num_warps out", func)
     if grid != (1, 1):
         layouts = {v: Layout(l.kind, l.shape, grid) for v, l in layouts.items()}
         func.attributes[WARPS_ATTR] = StringAttr(f"{grid[0]}x{grid[1]}")

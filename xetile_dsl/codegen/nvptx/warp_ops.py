@@ -66,10 +66,13 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
         with fast:
             fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp, run), b.block
         with slow:
-            slow_slots = []
-            for inb, index in _positions(b, lane, tile, layout, warp):
-                ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
-                slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
+            if layout.kind == "cols":
+                slow_slots = _guarded_row_loads(b, lane, tile, layout, t, warp)
+            else:
+                slow_slots = []
+                for inb, index in _positions(b, lane, tile, layout, warp):
+                    ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
+                    slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
             slow_block = b.block
     slots = []
     for f, s in zip(fast_slots, slow_slots):
@@ -78,6 +81,38 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
         phi.add_incoming(s, slow_block)
         slots.append(phi)
     return Vec(layout, elem, slots)
+
+
+def _guarded_row_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp) -> list:
+    """A ``cols`` tile's slots past its fast path: each read only where it lies in the
+    array (a branch around the load; 0 elsewhere), at a constant offset from one address
+    per row, and each column checked as ``dc < columns - c0`` (one subtraction a tile):
+    a whole-row program's 16 slots then hold one address, not 16 clamped 64-bit ones
+    (ptxas: 32 registers instead of 64 for softmax over 8192 f16 columns at 16 warps, so
+    4 programs fit a multiprocessor, not 2)."""
+    r0, c0 = lane_bases(b, lane, layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    mem = tile.mem
+    room = b.sub(mem.cols, col0)            # columns left from this lane's first (signed)
+    col_ok = b.icmp_signed(">=", col0, ZERO64)
+    rows, slots = {}, []
+    zero = ir.Constant(t, 0)
+    for dr, dc in layout.slots():
+        if dr not in rows:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ok = b.and_(b.icmp_unsigned("<", row, mem.rows), col_ok)
+            rows[dr] = (row_ok, b.gep(mem.ptr, [b.add(b.mul(row, mem.stride), col0)], source_etype=t))
+        row_ok, row_ptr = rows[dr]
+        inb = b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc)))
+        before = b.block
+        with b.if_then(inb):
+            value = b.load(b.gep(row_ptr, [ir.Constant(I64, dc)], source_etype=t) if dc else row_ptr, typ=t)
+            loaded = b.block
+        phi = b.phi(t)
+        phi.add_incoming(zero, before)
+        phi.add_incoming(value, loaded)
+        slots.append(phi)
+    return slots
 
 
 def _transposed_load(b, lane, tile: Tile, layout: Layout, elem, t: ir.Type, warp) -> Vec:
@@ -221,6 +256,24 @@ def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp, run: in
     row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
     pair_align = 8 if t == F32 else 4
     row_ptrs = {}
+    group = run // _bytes(t) if run and value.layout.kind == "cols" else 1
+    if group > 1:
+        # whole aligned runs as one vector store each (else LLVM may sink a run's last
+        # element into a store it shares with the guarded path, splitting the vector)
+        slots, layout_slots = value.slots, value.layout.slots()
+        vt = ir.VectorType(t, group)
+        for i in range(0, len(slots), group):
+            dr, dc = layout_slots[i]
+            if dr not in row_ptrs:
+                row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+                row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
+                                     inbounds=True)
+            vec = ir.Constant(vt, ir.Undefined)
+            for e in range(group):
+                vec = b.insert_element(vec, slots[i + e], ir.Constant(I32, e))
+            ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else row_ptrs[dr]
+            b.store(vec, ptr, align=run)
+        return
     for (dr, dc), v in zip(value.layout.slots(), value.slots):
         if dr not in row_ptrs:
             row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
@@ -241,13 +294,37 @@ def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     if tile.transposed:
         raise LoweringError("nvptx: stores through order = [0, 1] tiles are not supported on NVIDIA targets yet",
                             None)
+    if value.layout.kind == "cols":
+        _guarded_row_stores(b, lane, value, tile, t, warp)
+        return
     copies = _COPY_BITS.get(value.layout.kind)
     first = (b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
              if copies is not None else None)
+    if value.layout.kind == "rep" and warp is not None and value.layout.warps != (1, 1):
+        first = b.and_(first, b.icmp_unsigned("==", warp, ZERO64))   # every warp holds it: warp 0 writes
     for (inb, index), v in zip(_positions(b, lane, tile, value.layout, warp), value.slots):
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
             b.store(v, b.gep(tile.mem.ptr, [index], source_etype=t))
+
+
+def _guarded_row_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
+    """A ``cols`` value's slots written where they lie in the array, at constant offsets
+    from one address per row (the checks of :func:`_guarded_row_loads`)."""
+    r0, c0 = lane_bases(b, lane, value.layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    mem = tile.mem
+    room = b.sub(mem.cols, col0)
+    col_ok = b.icmp_signed(">=", col0, ZERO64)
+    rows = {}
+    for (dr, dc), v in zip(value.layout.slots(), value.slots):
+        if dr not in rows:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ok = b.and_(b.icmp_unsigned("<", row, mem.rows), col_ok)
+            rows[dr] = (row_ok, b.gep(mem.ptr, [b.add(b.mul(row, mem.stride), col0)], source_etype=t))
+        row_ok, row_ptr = rows[dr]
+        with b.if_then(b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc)))):
+            b.store(v, b.gep(row_ptr, [ir.Constant(I64, dc)], source_etype=t) if dc else row_ptr)
 
 
 _REDUCE_FLOAT = {"add": "fadd", "mul": "fmul"}
@@ -274,9 +351,13 @@ def _shuffle_xor(b, v, mask: int):
     return intrinsic(b, name, v.type, [ir.Constant(I32, -1), v, ir.Constant(I32, mask), ir.Constant(I32, 31)])
 
 
-def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_layout: Layout, op) -> Vec:
+def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_layout: Layout, op,
+           lane=None, warp=None, in_loop: bool = True) -> Vec:
     """``tile_reduce`` over ``dims``: the slots of one result element folded in the lane,
-    then across the lanes whose base differs along a reduced dimension (butterfly)."""
+    then across the lanes whose base differs along a reduced dimension (butterfly), then,
+    for a ``cols`` value split over several warps along its columns, across the warps
+    (:func:`across_warps`; ``lane``, ``warp`` this thread's, ``in_loop`` whether the op
+    may run again before every warp has read the last result)."""
     is_float = src.elem.__class__.__name__.startswith(("Float", "BFloat"))
     row_stats = src.layout.kind == "mma_c" and dims == (1,) and result_layout.kind == "mma_c_col"
     if not row_stats and (src.layout.kind not in ("cols", "rep") or result_layout.kind not in ("cols", "rep")):
@@ -297,8 +378,54 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
         for mask in masks:
             v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
         acc[key] = v
+    if 1 in dims and src.layout.kind == "cols" and src.layout.warps[1] > 1:
+        keys = list(acc)
+        folded = across_warps(b, [acc[k] for k in keys], src.layout.warps[1], kind, is_float, op, lane, warp, in_loop)
+        acc = dict(zip(keys, folded))
     slots = [acc[pos] for pos in result_layout.slots()]
     return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
+
+
+def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float: bool, op, lane, warp,
+                 in_loop: bool = True) -> list:
+    """Each of ``values`` (one per result element, already folded across the lanes of
+    each warp) folded across the ``warps`` warps of the program: lane 0 of warp w writes
+    its partials to a shared array of the op's own (element k's at ``k * warps + w``, so
+    one element's partials are adjacent: vector shared loads), ``bar.sync``, then every
+    thread reads the ``warps`` partials of each element and folds them in warp order (every
+    thread gets the same bits).  A first ``bar.sync`` (``in_loop``) keeps a warp that runs
+    ahead into the op's next trip from overwriting partials another warp has not read.
+
+    Example: softmax over one 8192-column row in 8 warps folds 8 partial maxima, then 8
+    partial sums, each read back as two 16-byte shared loads."""
+    module = b.module
+    t = values[0].type
+    array = ir.ArrayType(t, warps * len(values))
+    shared = ir.GlobalVariable(module, array, module.get_unique_name("nv_partials"), addrspace=3)
+    shared.linkage, shared.align = "internal", 16
+    shared.initializer = ir.Constant(array, ir.Undefined)
+    if in_loop:
+        _bar_sync(b)
+    with b.if_then(is_first_lane(b, lane)):
+        for k, v in enumerate(values):
+            index = b.add(warp, ir.Constant(I64, k * warps))
+            b.store(v, b.gep(shared, [ZERO64, index], inbounds=True))
+    _bar_sync(b)
+    out = []
+    for k in range(len(values)):
+        parts = [b.load(b.gep(shared, [ZERO64, ir.Constant(I64, k * warps + w)], inbounds=True),
+                        typ=t, align=16 if (k * warps + w) % 4 == 0 and warps % 4 == 0 else 4)
+                 for w in range(warps)]
+        acc = parts[0]
+        for p in parts[1:]:
+            acc = _combine(b, kind, acc, p, is_float, op)
+        out.append(acc)
+    return out
+
+
+def _bar_sync(b) -> None:
+    """``bar.sync 0``: every thread of the program (a memory barrier for shared memory)."""
+    b.asm(ir.FunctionType(ir.VoidType(), []), "bar.sync 0;", "~{memory}", [], True)
 
 
 def _narrow(b, v, elem):

@@ -1,0 +1,181 @@
+"""The whole-row form of softmax and the norms on NVIDIA targets (ops/rows.py,
+codegen/nvptx/layouts ``_column_grid``, warp_ops ``across_warps``): a row of 8192 columns
+over 16 warps, read once, its row reductions folded across the warps through shared
+memory; the same kernels in the interpreter against float64.
+
+Offline: PTX and ptxas's report (no GPU).  benchmarks/vs_cuda_attention.py checks them on
+a GPU against torch and prints their bandwidth as a share of a copy's."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+from xetile_dsl.codegen.nvptx.layouts import WARP, Layout
+from xetile_dsl.errors import CompilationError
+from xetile_dsl.ops import configs
+from xetile_dsl.ops.rows import layer_norm_row_kernel, softmax_kernel, softmax_row_kernel
+
+from .test_nvptx_compile import ptxas_report
+
+SOFTMAX_SIG = {"x": "f16[:,:]", "y": "f16[:,:]", "N": "i32"}
+NORM_SIG = {"x": "f16[:,:]", "w": "f16[:,:]", "b": "f16[:,:]", "y": "f16[:,:]", "N": "i32", "eps": "f32"}
+
+
+def test_split_cols_layout_covers_each_element_once():
+    """Over 4 warps x 32 lanes, a ``cols`` layout split 1 x 4 along the columns holds
+    every element of the tile exactly once, each warp a contiguous quarter of the columns."""
+    layout = Layout("cols", (2, 1024), (1, 4))
+    step_c = layout.warp_steps()[1]
+    (rs, rm, rk), (cs, cm, ck) = layout.lane_base()
+    seen = {}
+    for warp in range(4):
+        for lane in range(WARP):
+            r0, c0 = ((lane >> rs) & rm) * rk, ((lane >> cs) & cm) * ck + warp * step_c
+            for dr, dc in layout.slots():
+                assert warp * 256 <= c0 + dc < (warp + 1) * 256
+                seen[(r0 + dr, c0 + dc)] = seen.get((r0 + dr, c0 + dc), 0) + 1
+    assert set(seen) == {(r, c) for r in range(2) for c in range(1024)} and set(seen.values()) == {1}
+    assert layout.lane_base()[1][2] == 8      # runs of 8 columns a lane: 16-byte f16 accesses
+
+
+def test_whole_row_tiles_per_target():
+    """sm90 takes the whole-row form up to 8192 columns, 32 elements a thread (so 8192
+    columns run 8 warps, 1024 one warp, and narrower rows several rows a warp); the Intel
+    targets and longer rows keep the chunked form."""
+    assert configs.whole_row_tiles("sm90", 8192) == (1, 8192, 8)
+    assert configs.whole_row_tiles("sm90", 1000) == (1, 1024, 1)
+    assert configs.whole_row_tiles("sm80", 100) == (8, 128, 1)
+    assert configs.whole_row_tiles("sm90", 8193) is None
+    assert configs.whole_row_tiles("pvc", 1000) is None and configs.whole_row_tiles("interpret", 64) is None
+
+
+@pytest.mark.parametrize("kernel,sig,consts,loads", [
+    (softmax_row_kernel, SOFTMAX_SIG, {"OUT": xt.float16, "BM": 1, "BN": 8192, "LOG": False}, 1),
+    (layer_norm_row_kernel, NORM_SIG, {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": 8192}, 3)])
+def test_whole_row_reads_each_element_once(kernel, sig, consts, loads, tmp_path):
+    """softmax and layer_norm over 8192 f16 columns at sm90's warps (8: 256 threads, 32
+    columns a thread): the in-bounds path reads x (and w, b) with four 16-byte loads a
+    thread each, the edge path one 16-bit load an element; no other global load (one pass
+    over the row, not the chunked form's 2 or 3); y is written by four 16-byte stores;
+    each of the two row reductions crosses the warps with one shared store, one bar.sync
+    and the 8 partials read back as 16-byte shared loads; ptxas assembles it with no
+    spill."""
+    warps = configs.whole_row_tiles("sm90", 8192).num_warps
+    k = xd.compile(kernel, sig, consts, target="sm90", num_warps=warps)
+    assert f'nv.warps = "1x{warps}"' in k.asm["nv"] and k.threads == 32 * warps
+    ptx = k.ptx
+    per_thread = 8192 // k.threads
+    vectors = per_thread * 2 // 16
+    assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == loads * vectors
+    assert len(re.findall(r"ld\.global\.(?:nc\.)?b16", ptx)) == loads * per_thread
+    assert len(re.findall(r"ld\.global", ptx)) == loads * (per_thread + vectors)
+    assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == vectors
+    assert len(re.findall(r"bar\.sync", ptx)) == 2
+    assert len(re.findall(r"st\.shared\.(?:f32|b32)", ptx)) == 2
+    assert len(re.findall(r"ld\.shared\.v4\.(?:f32|b32)", ptx)) == 2 * warps // 4
+    report = ptxas_report(ptx, "sm_90", tmp_path)
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
+    assert "used 1 barriers" in report, report
+
+
+def test_chunked_rows_over_warps_sync_in_the_loop():
+    """The chunked softmax split over 2 warps (256-column chunks: 128 a warp): its two
+    reductions sit in the column loop, so each takes a barrier before its shared stores
+    too (a warp a trip ahead must not overwrite partials another still reads): 4 bar.sync."""
+    k = xd.compile(softmax_kernel, {"x": "f32[:,:]", "y": "f32[:,:]", "N": "i32"},
+                   {"OUT": xt.float32, "BM": 4, "BC": 256}, target="sm90", num_warps=2)
+    assert k.threads == 64 and len(re.findall(r"bar\.sync", k.ptx)) == 4
+
+
+def test_column_split_needs_whole_parts():
+    """num_warps that cannot split a row tile's columns into parts of a multiple of 32 is
+    a located error saying what would be legal."""
+    with pytest.raises(CompilationError, match=r"rows\.py:\d+.*num_warps=8 does not split.*columns split into"):
+        xd.compile(softmax_row_kernel, SOFTMAX_SIG, {"OUT": xt.float16, "BM": 1, "BN": 128, "LOG": False},
+                   target="sm90", num_warps=8)
+
+
+def _softmax64(x):
+    e = np.exp(x - x.max(1, keepdims=True))
+    return e / e.sum(1, keepdims=True)
+
+
+@pytest.mark.parametrize("rows,n,BM,BN", [(5, 37, 2, 64), (3, 64, 1, 64), (9, 200, 4, 256)])
+def test_whole_row_kernels_in_the_interpreter(rows, n, BM, BN):
+    """The whole-row kernels against float64 on f32 inputs, N below BN (masked columns)
+    and rows past the array (BM not dividing them).  Errors: the f32 sums of N terms
+    (relative error at most N x 2^-24 each) carried into the outputs, plus a few
+    roundings of the result: bounded by 4 (N + 8) 2^-24 x the largest magnitude."""
+    rng = np.random.default_rng(rows * n)
+    x = (3 * rng.standard_normal((rows, n))).astype(np.float32)
+    w, b = (rng.standard_normal((1, n)).astype(np.float32) for _ in range(2))
+    y = np.zeros_like(x)
+    grid = (-(-rows // BM),)
+    x64, w64, b64 = x.astype(np.float64), w.astype(np.float64), b.astype(np.float64)
+    p = _softmax64(x64)
+    xc = x64 - x64.mean(1, keepdims=True)
+    refs = {"softmax": p, "log_softmax": np.log(p),
+            "layer_norm": xc / np.sqrt((xc * xc).mean(1, keepdims=True) + 1e-5) * w64 + b64,
+            "rms_norm": x64 / np.sqrt((x64 * x64).mean(1, keepdims=True) + 1e-5) * w64}
+    for name, ref in refs.items():
+        if "softmax" in name:
+            softmax_row_kernel.on("interpret")[grid](x, y, n, OUT=xt.float32, BM=BM, BN=BN, LOG=name == "log_softmax")
+        else:
+            layer_norm_row_kernel.on("interpret")[grid](x, w, b, y, n, 1e-5, RMS=name == "rms_norm", OUT=xt.float32,
+                                                        BM=BM, BN=BN)
+        assert np.abs(y - ref).max() <= 4 * (n + 8) * 2.0 ** -24 * np.abs(ref).max(), name
+
+
+class _TorchLike:
+    """What the NVIDIA launch path reads of a torch CUDA tensor (no GPU needed)."""
+
+    requires_grad = False
+
+    def __init__(self, ptr: int, shape: tuple, dtype: str = "float16"):
+        self.ptr, self.shape, self.dtype = ptr, shape, dtype
+        self.__cuda_array_interface__ = {"shape": shape, "typestr": {"float16": "<f2", "float32": "<f4"}[dtype],
+                                         "data": (ptr, False), "version": 3}
+
+    def data_ptr(self):
+        return self.ptr
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self):
+        return (self.shape[1], 1)
+
+
+def test_repeated_launch_skips_binding(monkeypatch):
+    """A launch whose arguments are of an earlier launch's kinds (dtype, rank, scalar
+    type, the same constexprs) reuses its kernel without binding or keying again, with
+    this launch's pointers and scalars; another dtype compiles its own."""
+    from xetile_dsl import nv_launch
+    from xetile_dsl.runtime import backend_cuda
+    launched, bound = [], []
+    monkeypatch.setattr(nv_launch, "_SEEN", {})
+    monkeypatch.setattr(backend_cuda, "load_function", lambda *a, **k: "fn")
+    monkeypatch.setattr(nv_launch, "_LAST", {})
+    monkeypatch.setattr(backend_cuda, "pack_params", lambda params: params)
+    monkeypatch.setattr(backend_cuda, "launch_packed", lambda fn, grid, threads, packed, **k: launched.append(packed))
+    real = nv_launch.kernel_for
+    monkeypatch.setattr(nv_launch, "kernel_for", lambda *a: bound.append(1) or real(*a))
+    kernel = softmax_row_kernel.on("sm90")
+    for ptr, n in ((4096, 60), (8192, 61)):
+        kernel[(3,)](_TorchLike(ptr, (3, 64)), _TorchLike(ptr + 1024, (3, 64)), n, OUT=xt.float16, BM=1, BN=64,
+                     LOG=False)
+    assert len(bound) == 1 and [p[0][0] for p in launched] == [4096, 8192]
+    assert launched[1][-1][0] == 61 and launched[1][4][0] == 8192 + 1024     # N; y: pointer, rows, cols, pitch
+    kernel[(3,)](_TorchLike(0, (3, 64), "float32"), _TorchLike(0, (3, 64), "float32"), 60, OUT=xt.float32, BM=1,
+                 BN=64, LOG=False)
+    assert len(bound) == 2
+    for bm in (1, 2, 2):       # a constexpr passed by position is part of the key by value
+        kernel[(3,)](_TorchLike(0, (3, 64)), _TorchLike(0, (3, 64)), 60, xt.float16, bm, 64, LOG=False)
+    assert len(bound) == 4
+    for n in (60, 61):         # a runtime scalar by keyword: by its type, this launch's value
+        kernel[(3,)](_TorchLike(0, (3, 64)), _TorchLike(0, (3, 64)), N=n, OUT=xt.float16, BM=1, BN=64, LOG=False)
+    assert len(bound) == 5 and launched[-1][-1][0] == 61
