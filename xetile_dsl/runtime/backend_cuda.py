@@ -88,14 +88,14 @@ _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64
 
 
 def array_params(value, name: str) -> list[tuple[int, type]]:
-    """(value, ctype) of an N-D CUDA array (N >= 2, unit stride in the last dimension):
+    """(value, ctype) of an N-D CUDA array (N >= 1, unit stride in the last dimension):
     data pointer, its N extents, the strides (elements) of its first N - 1 dimensions; a
-    2-D array is pointer, rows, columns, row stride."""
+    2-D array is pointer, rows, columns, row stride; a 1-D array pointer and extent."""
     iface = value.__cuda_array_interface__
     shape = tuple(iface["shape"])
-    if len(shape) < 2:
-        raise LaunchError(f"argument {name!r}: NVIDIA targets take arrays of 2 or more dimensions, got shape "
-                          f"{list(shape)}")
+    if len(shape) < 1:
+        raise LaunchError(f"argument {name!r}: NVIDIA targets take arrays of 1 or more dimensions, got a 0-D "
+                          f"array; pass x.reshape(1)")
     itemsize = _itemsize(iface["typestr"], value)
     strides = iface.get("strides")
     if strides is None:

@@ -3,7 +3,9 @@
 :mod:`.layouts` chose, GPU ids through ``llvm.nvvm.read.ptx.sreg.*``.
 
 The kernel's parameters: for each 2-D array a pointer (global address space) and its
-rows, columns and row stride (i64, elements); each scalar as its own type (index as i64)."""
+rows, columns and row stride (i64, elements); a 1-D array a pointer and its extent (a
+one-row array: the frontend's 1-D tiles are [1, n] tiles over it); each scalar as its
+own type (index as i64)."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -59,9 +61,9 @@ class KernelEmitter:
         for arg in self.func.body.block.args:
             if isinstance(arg.type, MemRefType):
                 rank = len(arg.type.get_shape())
-                if rank < 2:
-                    raise LoweringError("nvptx: 1-D array parameters are not supported on NVIDIA targets yet",
-                                        self.func)
+                if rank < 1:
+                    raise LoweringError("nvptx: 0-D array parameters are not supported on NVIDIA targets; pass a "
+                                        "1-D array of one element", self.func)
                 types += [GLOBAL] + [I64] * (2 * rank - 1)
             else:
                 types.append(llvm_type(arg.type, self.func))
@@ -84,7 +86,12 @@ class KernelEmitter:
                 ptr = next(args)
                 sizes = tuple(next(args) for _ in range(rank))
                 strides = tuple(next(args) for _ in range(rank - 1)) + (ir.Constant(I64, 1),)
-                self.values[arg] = Mem(ptr, sizes[-2], sizes[-1], strides[-2], arg.type.element_type, sizes, strides)
+                if rank == 1:   # one row of sizes[0] elements
+                    self.values[arg] = Mem(ptr, ir.Constant(I64, 1), sizes[0], sizes[0], arg.type.element_type, sizes,
+                                           strides)
+                else:
+                    self.values[arg] = Mem(ptr, sizes[-2], sizes[-1], strides[-2], arg.type.element_type, sizes,
+                                           strides)
                 self.params.append((name, "array"))
             else:
                 self.values[arg] = next(args)
@@ -256,6 +263,10 @@ class KernelEmitter:
         layout = self.layouts[op.results[0]]
         self.values[op.results[0]] = Vec(layout, elem_of(op.results[0].type), [src] * len(layout.slots()))
 
+    def tile_transpose(self, op) -> None:
+        self.values[op.result] = warp_ops.transpose(self.b, self.lane, self.values[op.source],
+                                                    self.layouts[op.result], op)
+
     def tile_mma(self, op) -> None:
         c = self.values[op.c] if op.c is not None else None
         if self.wgmma is not None and op is self.wgmma.mma:
@@ -293,6 +304,7 @@ _HANDLERS = {
     "xetile.store_tile": KernelEmitter.store_tile, "xetile.tile_reduce": KernelEmitter.reduce,
     "xetile.tile_broadcast": KernelEmitter.tile_broadcast, "vector.broadcast": KernelEmitter.vector_broadcast,
     "xetile.tile_mma": KernelEmitter.tile_mma, "scf.for": KernelEmitter.scf_for,
+    "xetile.tile_transpose": KernelEmitter.tile_transpose,
     # a cache hint: the first slice's per-lane loads go through L1/L2 without it
     "xetile.prefetch_tile": lambda self, op: None,
 }

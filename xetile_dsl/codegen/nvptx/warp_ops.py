@@ -321,6 +321,61 @@ def broadcast(b: ir.IRBuilder, lane, src: Vec, dims: tuple[int, ...], layout: La
     return Vec(layout, src.elem, slots)
 
 
+def _shuffle_idx(b, v, src_lane: int):
+    """``shfl.sync.idx.b32`` across the whole warp: the value of lane ``src_lane`` (64-bit
+    values as two halves, narrower ones widened to 32 bits)."""
+    t = v.type
+    if t == I64:
+        lo = _shuffle_idx(b, b.trunc(v, I32), src_lane)
+        hi = _shuffle_idx(b, b.trunc(b.lshr(v, ir.Constant(I64, 32)), I32), src_lane)
+        return b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
+    if t in (F32, I32):
+        x = v
+    elif t == F16:
+        x = b.zext(b.bitcast(v, I16), I32)
+    elif isinstance(t, ir.IntType) and t.width < 32:
+        x = b.zext(v, I32)
+    else:
+        raise LoweringError(f"nvptx: shuffling {t} values across lanes is not supported yet", None)
+    name = "llvm.nvvm.shfl.sync.idx.f32" if t == F32 else "llvm.nvvm.shfl.sync.idx.i32"
+    out = intrinsic(b, name, x.type, [ir.Constant(I32, -1), x, ir.Constant(I32, src_lane), ir.Constant(I32, 31)])
+    if t in (F32, I32):
+        return out
+    if t == F16:
+        return b.bitcast(b.trunc(out, I16), F16)
+    return b.trunc(out, t)
+
+
+def replicated(b: ir.IRBuilder, src: Vec, op) -> dict:
+    """Every element of ``src`` in every lane, {(row, column): value}: a ``rep`` value's own
+    slots; a one-warp ``cols`` or fragment value's through one ``shfl.sync.idx`` from the
+    lane that holds each element (the slot index of an element is the same in every lane)."""
+    if src.layout.kind == "rep":
+        return dict(zip(src.layout.slots(), src.slots))
+    if src.layout.warps != (1, 1) or not src.layout.owned_once():
+        raise LoweringError(f"nvptx: a {src.layout.kind} value of several warps cannot be gathered into every "
+                            f"lane yet (one-warp cols, rep and fragment values can)", op)
+    (rs, rm, rk), (cs, cm, ck) = src.layout.lane_base()
+    out = {}
+    for lane in range(WARP):
+        r0, c0 = ((lane >> rs) & rm) * rk, ((lane >> cs) & cm) * ck
+        for (dr, dc), v in zip(src.layout.slots(), src.slots):
+            if (r0 + dr, c0 + dc) not in out:
+                out[(r0 + dr, c0 + dc)] = (lane, v)
+    return {pos: _shuffle_idx(b, v, lane) for pos, (lane, v) in out.items()}
+
+
+def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op) -> Vec:
+    """``tile_transpose`` into a ``rep`` value (the frontend's [n, 1] <-> [1, n] turns of
+    1-D row statistics): each slot the source element at the swapped position, gathered
+    into every lane first where the source is not ``rep`` (:func:`replicated`)."""
+    if layout.kind != "rep":
+        raise LoweringError(f"nvptx: tile_transpose into a {layout.kind} value of shape {list(layout.shape)} is not "
+                            f"supported yet (results held by every lane, narrow or one-column tiles, are)", op)
+    held = replicated(b, src, op)
+    return Vec(layout, src.elem, [held[(dc, dr)] for dr, dc in layout.slots()])
+
+
 def _pack(b, lo, hi, elem):
     """Two 16-bit elements in one 32-bit register, ``lo`` in the low half (PTX fragments)."""
     to16 = (lambda v: v) if is_bf16(elem) else (lambda v: b.bitcast(v, I16))
