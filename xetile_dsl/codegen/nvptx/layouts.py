@@ -176,6 +176,12 @@ def _unite(groups: _Groups, op: Operation) -> None:
         for v in vecs[1:]:
             if v.type.get_shape() == vecs[0].type.get_shape():
                 groups.union(vecs[0], v)
+    elif name == "scf.if":     # each result shares its layout with what both regions yield
+        for region in op.regions:
+            if region.blocks and region.block.last_op is not None:
+                for res, out in zip(op.results, region.block.last_op.operands):
+                    if _is_vec(res):
+                        groups.union(res, out)
     elif name == "scf.for":
         body = op.body.block
         yielded = body.last_op.operands

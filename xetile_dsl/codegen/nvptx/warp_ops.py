@@ -237,6 +237,13 @@ def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp, run: in
 _COPY_BITS = {"rep": 31, "mma_c_row": 28, "mma_c_col": 3}
 
 
+def first_copy(b, lane, layout: Layout):
+    """Whether this lane holds the first copy of a replicated ``layout``'s elements (None:
+    each element lives in one lane)."""
+    copies = _COPY_BITS.get(layout.kind)
+    return None if copies is None else b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
+
+
 def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     if tile.transposed:
         raise LoweringError("nvptx: stores through order = [0, 1] tiles are not supported on NVIDIA targets yet",
