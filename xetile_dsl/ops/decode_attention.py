@@ -181,7 +181,8 @@ def decode_attention_launch(q, k_cache, v_cache, block_table, seq_lens, scale: f
                                                                           (seq_lens, "seq_lens")))
     B, H, KVH, D, BS, max_blocks = _check(q, k_cache, v_cache, block_table, seq_lens)
     dtype = operands.dtype_of(q)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, q)
+    configs.refuse_on_nvidia(target, "decode_attention")
     G = H // KVH
     tiles = configs.decode_tiles(target, D)
     mma = G >= tiles.mma_group and dtype != np.float32   # f32: element-wise (no tf32 DPAS on every target)
