@@ -453,7 +453,14 @@ def _nv_target(target: str | None) -> bool:
 def _on_cuda(args: tuple, kwargs: dict) -> bool:
     """Whether a launch passes CUDA arrays (``__cuda_array_interface__``: torch CUDA
     tensors): it then runs on the NVIDIA backend."""
-    return any(hasattr(a, "__cuda_array_interface__") for a in (*args, *kwargs.values()))
+    return any(_has_cuda_interface(a) for a in (*args, *kwargs.values()))
+
+
+def _has_cuda_interface(a) -> bool:
+    try:
+        return hasattr(a, "__cuda_array_interface__")
+    except RuntimeError:    # a torch CUDA tensor that requires grad
+        return True
 
 
 def default_target(device) -> str:

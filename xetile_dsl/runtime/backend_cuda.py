@@ -44,7 +44,19 @@ def _init():
 
 
 def is_cuda_array(value) -> bool:
-    return hasattr(value, "__cuda_array_interface__")
+    try:
+        return hasattr(value, "__cuda_array_interface__")
+    except RuntimeError:    # a torch CUDA tensor that requires grad (torch refuses its interface)
+        return True
+
+
+def cuda_interface(value) -> dict:
+    """``value.__cuda_array_interface__``; of ``value.detach()`` for a torch tensor that
+    requires grad (a custom op's autograd inputs: the kernel reads the same memory)."""
+    try:
+        return value.__cuda_array_interface__
+    except RuntimeError:
+        return value.detach().__cuda_array_interface__
 
 
 def compute_capability(device: int = 0) -> tuple[int, int]:
@@ -91,7 +103,7 @@ def array_params(value, name: str) -> list[tuple[int, type]]:
     """(value, ctype) of an N-D CUDA array (N >= 1, unit stride in the last dimension):
     data pointer, its N extents, the strides (elements) of its first N - 1 dimensions; a
     2-D array is pointer, rows, columns, row stride; a 1-D array pointer and extent."""
-    iface = value.__cuda_array_interface__
+    iface = cuda_interface(value)
     shape = tuple(iface["shape"])
     if len(shape) < 1:
         raise LaunchError(f"argument {name!r}: NVIDIA targets take arrays of 1 or more dimensions, got a 0-D "
