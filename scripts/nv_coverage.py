@@ -28,7 +28,7 @@ sys.path.insert(0, ROOT)
 
 import ml_dtypes  # noqa: E402
 
-import xetile_dsl  # noqa: E402,F401
+import xetile_dsl  # noqa: E402,F401 - loads xetile_dsl.jit
 from xetile_dsl import nv_launch, ops  # noqa: E402
 from xetile_dsl.errors import UsageError  # noqa: E402
 from xetile_dsl.frontend.argspec import ArgSpec  # noqa: E402
@@ -84,6 +84,17 @@ def _compile_only(jit, grid, target, args, kwargs):
 
 _CACHE: dict = {}
 _original_spec = nv_launch._spec
+
+
+def snapshot() -> tuple:
+    """What :func:`install` replaces (for :func:`restore`)."""
+    jit_module = sys.modules["xetile_dsl.jit"]
+    return nv_launch._spec, nv_launch.run, jit_module._on_cuda, configs.resolve_target
+
+
+def restore(saved: tuple) -> None:
+    jit_module = sys.modules["xetile_dsl.jit"]
+    nv_launch._spec, nv_launch.run, jit_module._on_cuda, configs.resolve_target = saved
 
 
 def install(target: str = "sm90") -> None:
