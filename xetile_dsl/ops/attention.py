@@ -407,8 +407,6 @@ def _launch(q, k, v, causal, scale, return_lse, out, target):
     Z, H, N, D = _check(q, k, v)
     dtype = operands.dtype_of(q)
     target = configs.resolve_target(target, q)
-    if return_lse:
-        configs.refuse_on_nvidia(target, "attention return_lse")
     BM, BN = configs.attention_tiles(target, D)
     shape = (H, N, D) if batched else (Z, H, N, D)
     result = operands.check_out(out, shape, dtype) if out is not None else operands.empty_like_input(q, shape, dtype)

@@ -326,7 +326,6 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, scale: floa
         raise UsageError(f"attention_backward: lse must be float32 {(Z, H, N)} (ops.attention(..., return_lse=True)), "
                          f"got {tuple(lse.shape)} {_name(operands.dtype_of(lse))}")
     target = configs.resolve_target(target, q)
-    configs.refuse_on_nvidia(target, "attention_backward")
     if not configs.gpu_of(target).ops_tiles().attention:
         raise UsageError(f"attention_backward: target {target!r} has no attention kernels; it runs on pvc, bmg, "
                          f"arc, cpu-pvc, cpu-arc and the interpreter")

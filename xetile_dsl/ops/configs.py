@@ -58,8 +58,6 @@ NV_REFUSED = {
                  "and call ops.matmul",
     "decode_attention": "its paged split-K kernels are not brought up on the NVIDIA backend; gather the "
                         "cache and run ops.attention",
-    "attention return_lse": "the [BM, 1] statistics leave their mma_c_col registers through a transpose across "
-                            "the program's warps, not lowered; ops.attention without return_lse runs",
     "attention_backward": "its kernels transpose tile_mma results (tile_transpose of fragment values), not "
                           "lowered on NVIDIA targets; ops.attention forward runs",
     "attention cu_seqlens": "the varlen kernel reads per-sequence bounds into the transposed form's tiles; pad "

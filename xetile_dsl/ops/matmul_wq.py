@@ -270,7 +270,6 @@ def matmul_wq(x, w_packed, scales, zeros=None, bits: int = 4, group_size: int = 
     fmt = weight_format(format)
     M, K, N, in_name = _check(x, w_packed, scales, zeros, bits, group_size, fmt)
     target = configs.resolve_target(target, x)
-    configs.refuse_on_nvidia(target, "matmul_wq")
     BM, BN = configs.wq_tiles(target, M)
     buffer, result = operands.output_buffer(out, x, (M, N), operands.dtype_of(x))
     if M == 0 or N == 0:

@@ -128,7 +128,10 @@ class NvTarget:
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
         return OpTiles(gemm=gemm, rows=(4, 256), attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
-                       attention_form="rows", gemm_activation_warps=8, gemm_epilogue=epilogue)
+                       attention_form="rows", gemm_activation_warps=8, gemm_epilogue=epilogue,
+                       decode_max_rows=16,
+                       attention_backward=((32, (16, 32, 16)), (64, (16, 32, 16)), (128, (16, 32, 16))),
+                       attention_backward_dq_queries=((32, 32), (64, 32), (128, 32)))
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,

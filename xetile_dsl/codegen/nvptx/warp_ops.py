@@ -55,6 +55,10 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     reads two 16-bit elements at once); other tiles clamp each address to the first
     element, so that no lane reads out of bounds."""
     t = llvm_type(elem, op)
+    if layout.kind == "mma_c_col_t":   # read as the [n, 1] value it is the transpose of
+        column = load(b, lane, Tile(tile.mem, tile.col, tile.row, tile.shape[::-1], not tile.transposed),
+                      layout.transposed(), elem, op, warp)
+        return Vec(layout, column.elem, column.slots)
     if tile.transposed:
         return _transposed_load(b, lane, tile, layout, elem, t, warp)
     run = _run_bytes(layout, t)
@@ -195,6 +199,9 @@ def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
     is written by unguarded stores at constant offsets from one address per row, pairs
     marked aligned (the vectorizer writes each pair at once)."""
     t = llvm_type(value.elem)
+    if value.layout.kind == "mma_c_col_t":   # the [n, 1] value's registers, through the transposed tile
+        value = Vec(value.layout.transposed(), value.elem, value.slots)
+        tile = Tile(tile.mem, tile.col, tile.row, value.layout.shape, not tile.transposed)
     run = _run_bytes(value.layout, t)
     if run and not tile.transposed:
         # a cols tile inside the array, its runs aligned: run-aligned unguarded stores
@@ -234,7 +241,7 @@ def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp, run: in
 
 
 #: the lane bits along which a replicated kind holds copies (its stores keep those bits 0)
-_COPY_BITS = {"rep": 31, "mma_c_row": 28, "mma_c_col": 3}
+_COPY_BITS = {"rep": 31, "mma_c_row": 28, "mma_c_col": 3, "mma_c_col_t": 3, "mma_b_row": 3, "mma_b_col": 28}
 
 
 def first_copy(b, lane, layout: Layout):
@@ -245,9 +252,8 @@ def first_copy(b, lane, layout: Layout):
 
 
 def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
-    if tile.transposed:
-        raise LoweringError("nvptx: stores through order = [0, 1] tiles are not supported on NVIDIA targets yet",
-                            None)
+    """Each slot stored where it is in the array (a transposed tile's (r, c) at the
+    array's (col + c, row + r): one element a store)."""
     copies = _COPY_BITS.get(value.layout.kind)
     first = (b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
              if copies is not None else None)
@@ -345,7 +351,8 @@ def _shuffle_idx(b, v, src_lane: int):
     else:
         raise LoweringError(f"nvptx: shuffling {t} values across lanes is not supported yet", None)
     name = "llvm.nvvm.shfl.sync.idx.f32" if t == F32 else "llvm.nvvm.shfl.sync.idx.i32"
-    out = intrinsic(b, name, x.type, [ir.Constant(I32, -1), x, ir.Constant(I32, src_lane), ir.Constant(I32, 31)])
+    src = ir.Constant(I32, src_lane) if isinstance(src_lane, int) else src_lane
+    out = intrinsic(b, name, x.type, [ir.Constant(I32, -1), x, src, ir.Constant(I32, 31)])
     if t in (F32, I32):
         return out
     if t == F16:
@@ -372,13 +379,68 @@ def replicated(b: ir.IRBuilder, src: Vec, op) -> dict:
     return {pos: _shuffle_idx(b, v, lane) for pos, (lane, v) in out.items()}
 
 
+def _lane_table(b, lane, values: list) -> ir.Value:
+    """``values[lane]`` (32 ints) as an i32: a constant, or a load from a constant table."""
+    if len(set(values)) == 1:
+        return ir.Constant(I32, values[0])
+    module = b.module
+    tables = module.__dict__.setdefault("_nv_lane_tables", {})
+    key = tuple(values)
+    if key not in tables:
+        table_type = ir.ArrayType(I32, WARP)
+        table = ir.GlobalVariable(module, table_type, f"nv_lanes{len(module.globals)}", addrspace=4)
+        table.global_constant, table.linkage = True, "internal"
+        table.initializer = ir.Constant(table_type, list(values))
+        tables[key] = table
+    table = tables[key]
+    return b.load(b.gep(table, [ir.Constant(I64, 0), lane], source_etype=table.value_type), typ=I32)
+
+
+def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False) -> Vec:
+    """``src``'s elements in ``layout`` (``swap``: its transpose's), both held by one warp:
+    each slot taken with ``shfl.sync.idx`` from a lane holding its element (its own
+    registers where a replicated source has it), the source register chosen per lane by
+    a select where lanes take different slots (lane tables in constant memory)."""
+    if src.layout.warps != (1, 1) or layout.warps != (1, 1):
+        raise LoweringError(f"nvptx: moving a {src.layout.kind} value into a {layout.kind} value across the "
+                            f"program's warps is not supported yet (within one warp it is)", op)
+    def bases(lay):
+        (rs, rm, rk), (cs, cm, ck) = lay.lane_base()
+        return [(((l >> rs) & rm) * rk, ((l >> cs) & cm) * ck) for l in range(WARP)]
+    src_bases, dst_bases = bases(src.layout), bases(layout)
+    held = {}
+    for l, (r0, c0) in enumerate(src_bases):
+        for k, (dr, dc) in enumerate(src.layout.slots()):
+            held.setdefault((r0 + dr, c0 + dc), {})[l] = k
+    slots = []
+    for dr, dc in layout.slots():
+        owners = []
+        for l, (r0, c0) in enumerate(dst_bases):
+            pos = (r0 + dr, c0 + dc)
+            holders = held[pos[::-1] if swap else pos]
+            owners.append((l, holders[l]) if l in holders else min(holders.items()))
+        ks = [k for _, k in owners]
+        src_lane = None if all(o == l for l, (o, _) in enumerate(owners)) else _lane_table(b, lane, [o for o, _ in owners])
+        values = {k: src.slots[k] if src_lane is None else _shuffle_idx(b, src.slots[k], src_lane)
+                  for k in sorted(set(ks))}
+        order = sorted(values)
+        v = values[order[0]]
+        if len(order) > 1:
+            which = _lane_table(b, lane, ks)
+            for k in order[1:]:
+                v = b.select(b.icmp_unsigned("==", which, ir.Constant(I32, k)), values[k], v)
+        slots.append(v)
+    return Vec(layout, src.elem, slots)
+
+
 def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op) -> Vec:
     """``tile_transpose`` into a ``rep`` value (the frontend's [n, 1] <-> [1, n] turns of
     1-D row statistics): each slot the source element at the swapped position, gathered
     into every lane first where the source is not ``rep`` (:func:`replicated`)."""
+    if layout.kind == "mma_c_col_t" and src.layout.kind == "mma_c_col":
+        return Vec(layout, src.elem, src.slots)
     if layout.kind != "rep":
-        raise LoweringError(f"nvptx: tile_transpose into a {layout.kind} value of shape {list(layout.shape)} is not "
-                            f"supported yet (results held by every lane, narrow or one-column tiles, are)", op)
+        return relayout(b, lane, src, layout, op, swap=True)
     held = replicated(b, src, op)
     return Vec(layout, src.elem, [held[(dc, dr)] for dr, dc in layout.slots()])
 
