@@ -12,7 +12,10 @@ one rounding of their f16/bf16 inputs' products, hence the factor 4).  ``refused
 documented UsageError (ops/configs.py NV_REFUSED).  The tutorials and examples that take
 CUDA tensors run after the ops (their own checks).
 
-    python benchmarks/nv_ops_check.py
+    python benchmarks/nv_ops_check.py [SUBSTRING]
+
+(only the cases whose name holds SUBSTRING; ``NV_CHECK_DEVICE=cpu XETILE_INTERPRET=1``
+runs the same script on CPU tensors in the interpreter, a check of the script itself)
 """
 from __future__ import annotations
 
@@ -30,7 +33,8 @@ from xetile_dsl import ops  # noqa: E402
 from xetile_dsl.errors import UsageError  # noqa: E402
 from xetile_dsl.ops import torch_ops  # noqa: E402
 
-DEV = "cuda"
+DEV = os.environ.get("NV_CHECK_DEVICE", "cuda")
+ONLY = sys.argv[1] if len(sys.argv) > 1 else ""
 BITS = {torch.float16: 11, torch.bfloat16: 8, torch.float32: 22}
 RESULTS = {"ok": 0, "FAIL": 0, "refused": 0}
 
@@ -52,6 +56,8 @@ def report(name: str, err: float, bound: float) -> None:
 
 def case(name: str):
     def wrap(fn):
+        if ONLY not in name:
+            return fn
         try:
             fn(name)
         except UsageError as exc:
@@ -74,7 +80,7 @@ def main() -> int:
     torch.manual_seed(0)
     torch_ops.register()
     x_ops = torch.ops.xetile
-    print(f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}", flush=True)
+    print(f"device: {torch.cuda.get_device_name() if DEV == 'cuda' else DEV}  torch {torch.__version__}", flush=True)
     for dt in (torch.float16, torch.bfloat16):
         tag = str(dt).replace("torch.", "")
 
@@ -192,22 +198,63 @@ def main() -> int:
                 report(f"rope {style} {tag} q", rel(q, refs[0]), tol(dt))
                 report(f"rope {style} {tag} k", rel(k, refs[1]), tol(dt))
 
-        @case(f"attention {tag} lse / backward / varlen")
+        @case(f"attention {tag} causal, lse, backward (GQA 4/2, N=200, D=64)")
         def _(name, dt=dt):
-            q = rnd(1, 2, 128, 64, dtype=dt)
-            o = ops.attention(q, q, q, causal=True)
-            ref = F.scaled_dot_product_attention(q.double(), q.double(), q.double(), is_causal=True)
-            report(f"attention {tag} causal", rel(o, ref), tol(dt))
-            packed = q[0].transpose(0, 1).contiguous()          # [128, 2, 64]: sequences of 50 and 78
-            cu = torch.tensor([0, 50, 128], device=DEV, dtype=torch.int32)
-            for what, fn in (("return_lse", lambda: ops.attention(q, q, q, return_lse=True)),
-                             ("cu_seqlens", lambda: ops.attention(packed, packed, packed, cu_seqlens=cu))):
-                try:
-                    fn()
-                    print(f"check attention {tag} {what:<33} ran (not checked)")
-                except UsageError as exc:
-                    RESULTS["refused"] += 1
-                    print(f"check attention {tag} {what:<33} refused: {str(exc)[:120]}")
+            q = rnd(1, 4, 200, 64, dtype=dt).requires_grad_()
+            k = rnd(1, 2, 200, 64, dtype=dt).requires_grad_()
+            v = rnd(1, 2, 200, 64, dtype=dt).requires_grad_()
+            o = x_ops.attention(q, k, v, causal=True)
+            do = rnd(1, 4, 200, 64, dtype=dt)
+            o.backward(do)
+            q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+            kk, vv = k64.repeat_interleave(2, 1), v64.repeat_interleave(2, 1)
+            ref = F.scaled_dot_product_attention(q64, kk, vv, is_causal=True)
+            ref.backward(do.double())
+            report(f"attention {tag} causal o", rel(o, ref), tol(dt))
+            for what, got, want in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad), ("dv", v.grad, v64.grad)):
+                report(f"attention_backward {tag} {what}", rel(got, want), tol(dt, 16))
+            _, lse = x_ops.attention_lse(q.detach(), k.detach(), v.detach(), causal=True)
+            s = (q64 @ kk.transpose(-1, -2)) / 8.0
+            s = s.masked_fill(torch.ones(200, 200, device=DEV, dtype=torch.bool).triu(1), float("-inf"))
+            report(f"attention {tag} lse", rel(lse, torch.logsumexp(s, -1)), tol(torch.float32, 64))
+
+        @case(f"attention {tag} cu_seqlens")
+        def _(name, dt=dt):
+            packed = rnd(128, 2, 64, dtype=dt)
+            ops.attention(packed, packed, packed, cu_seqlens=torch.tensor([0, 50, 128], device=DEV,
+                                                                          dtype=torch.int32))
+            print(f"check {name:<46} ran (not checked)")
+
+        @case(f"matmul_wq {tag} int4/int8/e4m3 5x256x128")
+        def _(name, dt=dt):
+            import ml_dtypes
+            import numpy as np
+            from xetile_dsl.ops.matmul_wq import dequantize
+            w = np.random.default_rng(1).standard_normal((256, 128)).astype(np.float32)
+            x = rnd(5, 256, dtype=dt)
+            for bits, fmt in ((4, "int"), (8, "int"), (8, "e4m3")):
+                packed = ops.quantize_weights(w, bits=bits, format=fmt)
+                # the weights the kernel multiplies by (rounded as it rounds them, in x's dtype)
+                wd = dequantize(*packed, bits, 256, dtype=np.float16 if dt == torch.float16 else ml_dtypes.bfloat16,
+                                format=fmt).astype(np.float32)
+                dev = [torch.from_numpy(np.ascontiguousarray(a)).to(DEV) if a is not None else None for a in packed]
+                got = x_ops.matmul_wq(x, *dev, bits=bits, format=fmt)
+                report(f"matmul_wq {tag} {fmt}{bits if fmt == 'int' else ''}", rel(got, x.double() @ torch.from_numpy(wd).to(DEV).double()),
+                       tol(dt, 8))
+
+        @case(f"decode_attention {tag} 2 seqs, 4/2 heads, blocks of 16")
+        def _(name, dt=dt):
+            kc, vc = rnd(48, 16, 2, 64, dtype=dt), rnd(48, 16, 2, 64, dtype=dt)
+            q = rnd(2, 4, 64, dtype=dt)
+            table = torch.randperm(48, device=DEV, dtype=torch.int64).to(torch.int32).reshape(2, 24)
+            lens = torch.tensor([300, 37], device=DEV, dtype=torch.int32)
+            got = x_ops.decode_attention(q, kc, vc, table, lens)
+            for b in range(2):
+                n = int(lens[b])
+                keys = kc[table[b].long()].reshape(-1, 2, 64)[:n].double().repeat_interleave(2, 1)
+                vals = vc[table[b].long()].reshape(-1, 2, 64)[:n].double().repeat_interleave(2, 1)
+                p = torch.softmax(torch.einsum("hd,nhd->hn", q[b].double(), keys) / 8.0, -1)
+                report(f"decode_attention {tag} seq {b}", rel(got[b], torch.einsum("hn,nhd->hd", p, vals)), tol(dt))
 
     run_examples()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)

@@ -396,33 +396,57 @@ def _lane_table(b, lane, values: list) -> ir.Value:
     return b.load(b.gep(table, [ir.Constant(I64, 0), lane], source_etype=table.value_type), typ=I32)
 
 
+def lane_positions(layout: Layout) -> list[list[tuple[int, int]]]:
+    """The (row, column) of each slot of ``layout`` in each lane of one warp."""
+    (rs, rm, rk), (cs, cm, ck) = layout.lane_base()
+    slots = layout.slots()
+    out = []
+    for lane in range(WARP):
+        r0, c0 = ((lane >> rs) & rm) * rk, ((lane >> cs) & cm) * ck
+        out.append([(r0 + dr, c0 + dc) for dr, dc in slots])
+    return out
+
+
+def relayout_plan(src: Layout, dst: Layout, swap: bool = False) -> list[tuple[list[int], list[int]]]:
+    """For each slot of ``dst``: the lane and the slot of ``src`` each lane takes it from
+    (``swap``: the element at the transposed position), a lane's own register where it
+    holds the element.
+
+    >>> lanes, slots = relayout_plan(Layout("rep", (1, 4)), Layout("rep", (4, 1)), swap=True)[2]
+    >>> lanes[:3], slots[:3]
+    ([0, 1, 2], [2, 2, 2])
+    """
+    held: dict = {}
+    for lane, positions in enumerate(lane_positions(src)):
+        for k, pos in enumerate(positions):
+            held.setdefault(pos, {})[lane] = k
+    dst_positions = lane_positions(dst)
+    plan = []
+    for j in range(len(dst.slots())):
+        lanes, slots = [], []
+        for lane in range(WARP):
+            pos = dst_positions[lane][j]
+            holders = held[pos[::-1] if swap else pos]
+            owner, k = (lane, holders[lane]) if lane in holders else min(holders.items())
+            lanes.append(owner)
+            slots.append(k)
+        plan.append((lanes, slots))
+    return plan
+
+
 def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False) -> Vec:
-    """``src``'s elements in ``layout`` (``swap``: its transpose's), both held by one warp:
-    each slot taken with ``shfl.sync.idx`` from a lane holding its element (its own
-    registers where a replicated source has it), the source register chosen per lane by
-    a select where lanes take different slots (lane tables in constant memory)."""
+    """``src``'s elements in ``layout`` (``swap``: its transpose's), both held by one warp
+    (:func:`relayout_plan`): each slot taken with ``shfl.sync.idx`` from its owner lane
+    (no shuffle where every lane owns it), the source register chosen per lane by a
+    select where lanes take different slots (lane tables in constant memory)."""
     if src.layout.warps != (1, 1) or layout.warps != (1, 1):
         raise LoweringError(f"nvptx: moving a {src.layout.kind} value into a {layout.kind} value across the "
                             f"program's warps is not supported yet (within one warp it is)", op)
-    def bases(lay):
-        (rs, rm, rk), (cs, cm, ck) = lay.lane_base()
-        return [(((l >> rs) & rm) * rk, ((l >> cs) & cm) * ck) for l in range(WARP)]
-    src_bases, dst_bases = bases(src.layout), bases(layout)
-    held = {}
-    for l, (r0, c0) in enumerate(src_bases):
-        for k, (dr, dc) in enumerate(src.layout.slots()):
-            held.setdefault((r0 + dr, c0 + dc), {})[l] = k
     slots = []
-    for dr, dc in layout.slots():
-        owners = []
-        for l, (r0, c0) in enumerate(dst_bases):
-            pos = (r0 + dr, c0 + dc)
-            holders = held[pos[::-1] if swap else pos]
-            owners.append((l, holders[l]) if l in holders else min(holders.items()))
-        ks = [k for _, k in owners]
-        src_lane = None if all(o == l for l, (o, _) in enumerate(owners)) else _lane_table(b, lane, [o for o, _ in owners])
-        values = {k: src.slots[k] if src_lane is None else _shuffle_idx(b, src.slots[k], src_lane)
-                  for k in sorted(set(ks))}
+    for lanes, ks in relayout_plan(src.layout, layout, swap):
+        own = lanes == list(range(WARP))
+        src_lane = None if own else _lane_table(b, lane, lanes)
+        values = {k: src.slots[k] if own else _shuffle_idx(b, src.slots[k], src_lane) for k in sorted(set(ks))}
         order = sorted(values)
         v = values[order[0]]
         if len(order) > 1:
