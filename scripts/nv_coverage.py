@@ -28,9 +28,9 @@ sys.path.insert(0, ROOT)
 
 import ml_dtypes  # noqa: E402
 
-import xetile_dsl  # noqa: E402,F401 - loads xetile_dsl.jit
+import xetile_dsl  # noqa: E402 - loads xetile_dsl.jit
 from xetile_dsl import nv_launch, ops  # noqa: E402
-from xetile_dsl.errors import UsageError  # noqa: E402
+from xetile_dsl.errors import CompilationError, LoweringError, UsageError  # noqa: E402
 from xetile_dsl.frontend.argspec import ArgSpec  # noqa: E402
 from xetile_dsl.nv_compiler import compile_nv  # noqa: E402
 from xetile_dsl.ops import configs  # noqa: E402
@@ -88,12 +88,12 @@ _original_spec = nv_launch._spec
 
 def snapshot() -> tuple:
     """What :func:`install` replaces (for :func:`restore`)."""
-    jit_module = sys.modules["xetile_dsl.jit"]
+    jit_module = sys.modules[xetile_dsl.__name__ + ".jit"]
     return nv_launch._spec, nv_launch.run, jit_module._on_cuda, configs.resolve_target
 
 
 def restore(saved: tuple) -> None:
-    jit_module = sys.modules["xetile_dsl.jit"]
+    jit_module = sys.modules[xetile_dsl.__name__ + ".jit"]
     nv_launch._spec, nv_launch.run, jit_module._on_cuda, configs.resolve_target = saved
 
 
@@ -103,7 +103,7 @@ def install(target: str = "sm90") -> None:
     TARGET = target
     nv_launch._spec = _spec
     nv_launch.run = _compile_only
-    sys.modules["xetile_dsl.jit"]._on_cuda = lambda args, kwargs: True   # (xetile_dsl.jit is also the decorator)
+    sys.modules[xetile_dsl.__name__ + ".jit"]._on_cuda = lambda args, kwargs: True   # (xetile_dsl.jit is also the decorator)
     configs.resolve_target = lambda t=None, like=None: t or target
 
 
@@ -251,6 +251,11 @@ def run_case(name: str, thunk, ptxas: bool = False) -> tuple[str, str]:
         status, detail = "refused", str(exc).splitlines()[0]
     except Exception as exc:    # noqa: BLE001 - the worklist shows every failure
         status, detail = "FAIL", f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        compiled = CURRENT.kernels and not isinstance(exc, (CompilationError, LoweringError))
+        if compiled and (isinstance(exc, AssertionError) or "'numpy.ndarray' object has no attribute" in str(exc)):
+            # the kernels built; what failed is host code reading results nothing computed
+            # (an example's own check) or a torch-only host path given numpy arrays
+            status, detail = "ok", f"(host after the compile, not run offline: {detail[:60]})"
     names = []
     for kname, kernel in CURRENT.kernels:
         entry = kname + (f" [{ptxas_report(kernel)}]" if ptxas else "")
@@ -258,8 +263,10 @@ def run_case(name: str, thunk, ptxas: bool = False) -> tuple[str, str]:
             names.append(entry)
     if status == "ok" and not names:
         detail = "(no kernel launched)"
-    elif status == "FAIL" and names and not any("compile" in d for d in names):
+    elif status == "FAIL" and names:
         detail += f" (after compiling {', '.join(names)})"
+    elif status == "ok" and detail:
+        detail = ", ".join(names) + " " + detail
     else:
         detail = (", ".join(names) + ("; " + detail if detail else "")) if names else detail
     return status, detail
