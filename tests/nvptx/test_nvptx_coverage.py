@@ -127,3 +127,23 @@ def test_transposed_operands_copy_row_major():
     x = np.arange(6, dtype=np.float16).reshape(3, 2)
     a, b, ta, tb = row_major_operands("sm90", x, x, False, True)
     assert (ta, tb) == (False, False) and a is x and (b == x.T).all() and b.flags.c_contiguous
+
+
+@xd.jit
+def _element_kernel(x, y, n):
+    i = xt.program_id(0)
+    v = x[i]            # scf.if (i < extent) around one memref.load
+    if v > 0.0:
+        y[i] = v * 2.0  # one memref.store, by lane 0
+    else:
+        y[i] = x[n - 1 - i]
+
+
+def test_array_elements_and_scf_if_build(tmp_path):
+    """Element reads and writes of 1-D arrays and an scf.if on their value: the loads and
+    the stores of both branches (LLVM merges them into one, after a select), no spill."""
+    k = _build(_element_kernel, {"x": "f32[:]", "y": "f32[:]", "n": "i32"}, {})
+    assert 'scf.if' in k.asm["nv"] and "memref.store" in k.asm["nv"]
+    assert re.search(r"st\.global\.(b32|f32)", k.ptx) and "ld.global" in k.ptx
+    report = ptxas_report(k.ptx, SM90.ptx_arch, tmp_path)
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
