@@ -123,7 +123,11 @@ class NvTarget:
         4 the accumulators and the epilogue's temporaries spill, ptxas sm_90).  Flash
         attention runs the untransposed ("rows") form, 64 queries a program (4 warps of 16
         rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers and a
-        96-byte stack; ptxas, sm_90)."""
+        96-byte stack; ptxas, sm_90).  The attention backward's rows form: 16 queries a dk/dv
+        step and 32 keys a dk/dv program (2 warps), dq programs of 32 queries (its [D, BM]
+        column tiles take the ``cols`` layout only at BM a multiple of 32; at 16 they are
+        replicated in every lane) and 16 keys a step; decode attention's query-head rows up
+        to 16 (mma.sync's m16)."""
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
