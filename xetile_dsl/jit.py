@@ -31,7 +31,7 @@ import numpy as np
 from . import environ, interpreter, knobs
 from .dtypes import OF_NUMPY_NAME
 from ._lazy import LazyModule
-from .errors import LaunchError, PerLaneLayoutWarning
+from .errors import LaunchError, PerLaneLayoutWarning, UsageError
 from .frontend.argspec import NARROW, ArgSpec
 from .frontend.source import check_kernel_function
 from .language.core import constexpr
@@ -427,6 +427,9 @@ class _Launch:
             return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
         jit = self.jit
         if any(a.__class__ is ArrayTable for a in (*args, *kwargs.values())):
+            if _nv_target(target) or (target is None and _on_cuda(args, kwargs)):
+                raise UsageError(f"{jit.__name__}: array tables (xd.array_table) are not supported on NVIDIA "
+                                 f"targets yet (Intel targets and the interpreter take them); launch once per array")
             return launch_with_tables(lambda a, k: jit.run(self.grid, target, a, k),
                                       devices.get_device, args, kwargs)
         last = jit._last_call          # one read: another thread may replace it meanwhile
@@ -453,7 +456,14 @@ def _nv_target(target: str | None) -> bool:
 def _on_cuda(args: tuple, kwargs: dict) -> bool:
     """Whether a launch passes CUDA arrays (``__cuda_array_interface__``: torch CUDA
     tensors): it then runs on the NVIDIA backend."""
-    return any(hasattr(a, "__cuda_array_interface__") for a in (*args, *kwargs.values()))
+    return any(_has_cuda_interface(a) for a in (*args, *kwargs.values()))
+
+
+def _has_cuda_interface(a) -> bool:
+    try:
+        return hasattr(a, "__cuda_array_interface__")
+    except RuntimeError:    # a torch CUDA tensor that requires grad
+        return True
 
 
 def default_target(device) -> str:

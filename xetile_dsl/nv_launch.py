@@ -21,10 +21,10 @@ def _spec(name: str, value) -> ArgSpec:
     if backend_cuda.is_cuda_array(value):
         dtype = str(getattr(value, "dtype", "")).replace("torch.", "")
         if dtype not in _TORCH_NAMES:
-            dtype = np.dtype(value.__cuda_array_interface__["typestr"]).name
+            dtype = np.dtype(backend_cuda.cuda_interface(value)["typestr"]).name
         if dtype not in _TORCH_NAMES:
             raise LaunchError(f"argument {name!r}: CUDA arrays of dtype {dtype} are not supported")
-        return ArgSpec("array", _TORCH_NAMES[dtype], len(value.__cuda_array_interface__["shape"]))
+        return ArgSpec("array", _TORCH_NAMES[dtype], len(backend_cuda.cuda_interface(value)["shape"]))
     if isinstance(value, bool):
         raise LaunchError(f"argument {name!r}: bool scalars are not supported; pass an int")
     if isinstance(value, (int, np.integer)):

@@ -120,8 +120,8 @@ class FakeCudaTensor:
 def test_ops_on_cuda_arrays_take_the_nvidia_tiles():
     """An op on CUDA arrays resolves to an NVIDIA target (sm90 without a GPU to ask) and
     its ops tiles: the GEMM tile whatever M (sm90: wgmma's 128x256x64, 128x128x64 with
-    an epilogue fused; sm80: mma.sync's 128x128x32), the row ops' (4, 256); what
-    ops.matmul does not lower there yet (transposed operands) is one UsageError naming it."""
+    an epilogue fused; sm80: mma.sync's 128x128x32), the row ops' (4, 256); transposed
+    operands are copied row-major there (column-major tiles are not lowered)."""
     from xetile_dsl import ops
     from xetile_dsl.ops import configs
     a = FakeCudaTensor((100, 64))
@@ -132,6 +132,8 @@ def test_ops_on_cuda_arrays_take_the_nvidia_tiles():
     assert configs.gemm_tiles("sm80", "float16", m=5) == configs.gemm_tiles("sm80", "float16", epilogue=True) \
         == (128, 128, 32)
     assert configs.row_tiles("sm80") == (4, 256)
-    with pytest.raises(UsageError, match=r"matmul on sm90 \(CUDA tensors\): trans_a, trans_b not supported"):
-        ops.matmul(a, FakeCudaTensor((64, 100)), trans_a=True, trans_b=True, bias=np.zeros(64, np.float32),
-                   activation="gelu", target="sm90")
+    from xetile_dsl.ops.matmul import row_major_operands
+    x = np.arange(6, dtype=np.float16).reshape(3, 2)
+    a2, b2, ta, tb = row_major_operands("sm90", x, x, True, False)
+    assert (ta, tb) == (False, False) and a2.flags.c_contiguous and (a2 == x.T).all() and b2 is x
+    assert row_major_operands("pvc", x, x, True, False)[2] is True

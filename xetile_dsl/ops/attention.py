@@ -435,7 +435,8 @@ def _launch_varlen(q, k, v, causal, scale, cu_seqlens, max_seqlen, return_lse, o
         raise UsageError(f"attention: max_seqlen = {max_seqlen} is less than the longest sequence, "
                          f"{int(lengths.max())} tokens")
     dtype = operands.dtype_of(q)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, q)
+    configs.refuse_on_nvidia(target, "attention cu_seqlens")
     if configs.attention_form(target) != "transposed":
         raise UsageError(f"attention: cu_seqlens runs on the transposed form's targets (2D block messages), "
                          f"not {target}; pad the sequences to [Z, H, N, D] there")

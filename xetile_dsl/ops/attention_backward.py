@@ -325,7 +325,7 @@ def attention_backward(q, k, v, o, do, lse, *, causal: bool = False, scale: floa
     if tuple(lse.shape) != (Z, H, N) or operands.dtype_of(lse) != np.float32:
         raise UsageError(f"attention_backward: lse must be float32 {(Z, H, N)} (ops.attention(..., return_lse=True)), "
                          f"got {tuple(lse.shape)} {_name(operands.dtype_of(lse))}")
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, q)
     if not configs.gpu_of(target).ops_tiles().attention_backward:
         raise UsageError(f"attention_backward: target {target!r} has no attention backward kernels; it runs on pvc, bmg, "
                          f"arc, cpu-pvc, cpu-arc and the interpreter")

@@ -52,6 +52,32 @@ def is_nvidia(target: str) -> bool:
     return target in NV_TARGETS
 
 
+#: what the ops do not run on NVIDIA targets yet, and why (docs/nvidia.md lists them)
+NV_REFUSED = {
+    "matmul_wq": "its dequantized weight tiles reach mma.sync's B fragments through a broadcast of the scale "
+                 "rows that the NVIDIA layouts do not lower; dequantize on the host (ops.matmul_wq's dequantize) "
+                 "and call ops.matmul",
+    "decode_attention": "its paged split-K kernels are not brought up on the NVIDIA backend; gather the "
+                        "cache and run ops.attention",
+    "attention_backward": "its kernels transpose tile_mma results (tile_transpose of fragment values), not "
+                          "lowered on NVIDIA targets; ops.attention forward runs",
+    "attention cu_seqlens": "the varlen kernel reads per-sequence bounds into the transposed form's tiles; pad "
+                            "the sequences to [Z, H, N, D] and call ops.attention",
+    "matmul fp8": "mma.sync takes f16/bf16 here (fp8 mma is sm_89+/wgmma e4m3, not lowered); cast the "
+                  "operands to float16",
+}
+
+
+def refuse_on_nvidia(target: str, what: str) -> None:
+    """A UsageError naming ``what`` (a key of :data:`NV_REFUSED`) where ``target`` is an
+    NVIDIA target.
+
+    >>> refuse_on_nvidia("pvc", "matmul_wq")    # Intel: runs
+    """
+    if target in NV_TARGETS:
+        raise UsageError(f"{what} does not run on {target} (NVIDIA targets) yet: {NV_REFUSED[what]}")
+
+
 def gpu_of(target: str) -> Target:
     """The GPU target whose tiles ``target`` uses (``cpu-`` flavours: their GPU's;
     the interpreter: its flavour's; an NVIDIA target: itself)."""
@@ -116,6 +142,8 @@ def wq_tiles(target: str, m: int) -> tuple[int, int]:
     largest) holding ``m`` rows, as :func:`gemm_tiles` does (M = 1 runs 1-row DPAS)."""
     gpu = gpu_of(target)
     bm, bn = gpu.ops_tiles().weight_quant
+    if target in NV_TARGETS:    # mma.sync's 16 rows: the fewest 16-row blocks holding m
+        return min(bm, -(-m // 16) * 16), bn
     if m < bm:
         repeat_counts = gpu.dpas_for("f16", "f16").m_values
         whole_blocks = range(max(repeat_counts), bm, max(repeat_counts))
@@ -233,5 +261,6 @@ def decode_group_rows(target: str, dtype_name: str, group: int) -> int:
     product as operand A, whose blocks are re-laid out only from whole result blocks
     (lowering/rewrites/mma_relayout.py); the padding heads are computed, not stored."""
     short = OF_NUMPY_NAME[dtype_name].name
-    top = max(gpu_of(target).dpas_for(short, short).m_values)
+    gpu = gpu_of(target)
+    top = 16 if target in NV_TARGETS else max(gpu.dpas_for(short, short).m_values)   # mma.sync: m16
     return -(-group // top) * top

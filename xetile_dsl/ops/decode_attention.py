@@ -181,7 +181,7 @@ def decode_attention_launch(q, k_cache, v_cache, block_table, seq_lens, scale: f
                                                                           (seq_lens, "seq_lens")))
     B, H, KVH, D, BS, max_blocks = _check(q, k_cache, v_cache, block_table, seq_lens)
     dtype = operands.dtype_of(q)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, q)
     G = H // KVH
     tiles = configs.decode_tiles(target, D)
     mma = G >= tiles.mma_group and dtype != np.float32   # f32: element-wise (no tf32 DPAS on every target)
@@ -224,7 +224,8 @@ def default_splits(target: str, programs: int, max_blocks: int, block_size: int)
     keys; one (no combine) when the context is that short or the programs already fill
     the device; at most MAX_SPLITS."""
     min_keys = configs.decode_tiles(target, HEAD_DIMS[0]).min_split_keys
-    eus = xd.device_properties(target=target).eu_count
+    # an NVIDIA target: one program a multiprocessor at least (its table's sm_count)
+    eus = configs.gpu_of(target).sm_count if configs.is_nvidia(target) else xd.device_properties(target=target).eu_count
     by_device = -(-eus // max(programs, 1))
     by_context = max(1, max_blocks * block_size // min_keys)
     return max(1, min(by_device, by_context, MAX_SPLITS))

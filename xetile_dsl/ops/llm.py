@@ -169,7 +169,7 @@ def rope(q, k, positions, theta: float = 10000.0, style: str = "neox", rotary_di
 
     Example: ``q, k = ops.rope(q, k, np.arange(q.shape[0], dtype=np.int32))``"""
     q4, k4, pos, dtype, D, R, writeback = _rope_operands(q, k, positions, style, rotary_dim)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, q4)
     inv_freq = operands.host_like_input(_inv_freq(R, float(theta)), pos)
     tokens, hq, hk = q4.shape[0], q4.shape[1], k4.shape[1]
     consts = {"OUT": _xt(dtype), "BH": ROPE_HEADS, "HALF": R // 2}
@@ -197,7 +197,7 @@ def silu_mul(x, *, out=None, target: str | None = None):
     Example: ``h = ops.silu_mul(np.ones((3, 8), np.float16))   # [3, 4]``"""
     x2, shape, dtype = _silu_operands(x)
     n = x2.shape[1] // 2
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     if out is not None:
         operands.check_out(out, shape[:-1] + (n,), dtype)
@@ -229,7 +229,7 @@ def add_rms_norm(x, residual, weight, eps: float = 1e-6, *, out=None, target: st
     Example: ``y, residual = ops.add_rms_norm(h, residual, w, 1e-6)``"""
     x2, r2, shape, dtype, w, writeback = _add_norm_operands(x, residual, weight)
     N = x2.shape[1]
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     if out is not None:
         operands.check_out(out, shape, dtype)

@@ -104,7 +104,7 @@ def cross_entropy_forward(logits, targets, ignore_index: int = -100, *, target: 
 def _forward(logits, targets, ignore_index, target, op: str):
     x2, t1 = _operands(logits, targets, op)
     rows, N = x2.shape
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     loss, loss_result = operands.output_buffer(None, x2, (rows,), F32)
     lse, lse_result = operands.output_buffer(None, x2, (rows,), F32)
@@ -126,7 +126,7 @@ def cross_entropy_backward(logits, targets, lse, dloss_rows, ignore_index: int =
     rows, N = x2.shape
     lse1, dloss1 = (_row_f32(a, rows, what, op) for a, what in ((lse, "lse"), (dloss_rows, "dloss_rows")))
     dtype = operands.dtype_of(x2)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(None, x2, x2.shape, dtype)
     cross_entropy_backward_kernel.on(target)[(-(-rows // BM),)](

@@ -112,8 +112,9 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     acc_name, out_name = _output_dtype(in_name, out_dtype, bias, activation)
     _check_fp8_transpose(in_name, trans_a)
     target = configs.resolve_target(target, a)
-    if configs.is_nvidia(target):
-        _check_nvidia(target, trans_a, trans_b, bias, activation)
+    if in_name in FP8_INPUTS:
+        configs.refuse_on_nvidia(target, "matmul fp8")
+    a, b, trans_a, trans_b = row_major_operands(target, a, b, trans_a, trans_b)
     BM, BN, BK = configs.gemm_tiles(target, "float16" if in_name in FP8_INPUTS else in_name, M, trans_a,
                                     epilogue=bias is not None or activation is not None)
     bias_row = _bias_row(bias, N, a)
@@ -130,14 +131,26 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     return operands.copy_back(buffer, result), event
 
 
-def _check_nvidia(target: str, trans_a: bool, trans_b: bool, bias, activation) -> None:
-    """What ops.matmul does not do on NVIDIA targets yet, as one UsageError (the bias row
-    and every activation are fused there; transposed operands are not)."""
-    missing = [what for what, asked in (("trans_a", trans_a), ("trans_b", trans_b)) if asked]
-    if missing:
-        raise UsageError(f"matmul on {target} (CUDA tensors): {', '.join(missing)} not supported on NVIDIA targets "
-                         f"yet (column-major tiles are not lowered); pass row-major [M, K] and [K, N] tensors "
-                         f"(e.g. b.t().contiguous())")
+def row_major_operands(target: str, a, b, trans_a: bool, trans_b: bool):
+    """``(a, b, False, False)`` with a transposed operand copied into its row-major form
+    where ``target`` is an NVIDIA target (its column-major tiles are not lowered: the
+    copy is one pass over the operand on its own device, by its own library); the
+    operands as they are elsewhere.
+
+    >>> x = np.ones((3, 2), np.float16)
+    >>> row_major_operands("sm90", x, x, True, False)[0].shape
+    (2, 3)
+    """
+    if not configs.is_nvidia(target):
+        return a, b, trans_a, trans_b
+    return (transposed_copy(a) if trans_a else a), (transposed_copy(b) if trans_b else b), False, False
+
+
+def transposed_copy(x):
+    """The row-major copy of a 2-D array's transpose (numpy, torch)."""
+    if isinstance(x, np.ndarray):
+        return np.ascontiguousarray(x.T)
+    return x.t().contiguous() if hasattr(x, "t") else x.T.copy()
 
 
 def matmul_result(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,

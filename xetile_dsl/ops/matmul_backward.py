@@ -25,7 +25,7 @@ from ..kernels.gemm_loop import subgroup_gemm
 from ..dtypes import numpy_is_float
 from . import configs, operands
 from .matmul import (ACTIVATIONS, XT_DTYPES, _bias_row, _input_dtype, _np_dtype, _row_major, _shapes, matmul,
-                     matmul_result)
+                     matmul_result, row_major_operands)
 
 #: input dtypes with gradients (fp8 and int8 are inference formats)
 GRAD_INPUTS = ("float16", "bfloat16", "float32")
@@ -117,7 +117,8 @@ def _dz(a, b, dc, trans_a, trans_b, bias, activation, in_dtype, target):
     a, ta = _row_major(a, trans_a)
     b, tb = _row_major(b, trans_b)
     M, K, N = _shapes(a, b, ta, tb)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, a)
+    a, b, ta, tb = row_major_operands(target, a, b, ta, tb)
     name = "bfloat16" if in_dtype == operands.BF16 else in_dtype.name
     BM, BN, BK = configs.gemm_tiles(target, name, M, ta)
     dz, result = operands.output_buffer(None, a, (M, N), in_dtype)

@@ -269,7 +269,7 @@ def matmul_wq(x, w_packed, scales, zeros=None, bits: int = 4, group_size: int = 
     x, w_packed, scales = (operands.as_array(v, n) for v, n in ((x, "x"), (w_packed, "w_packed"), (scales, "scales")))
     fmt = weight_format(format)
     M, K, N, in_name = _check(x, w_packed, scales, zeros, bits, group_size, fmt)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x)
     BM, BN = configs.wq_tiles(target, M)
     buffer, result = operands.output_buffer(out, x, (M, N), operands.dtype_of(x))
     if M == 0 or N == 0:

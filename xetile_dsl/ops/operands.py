@@ -84,7 +84,8 @@ def host_like_input(host: np.ndarray, x):
     module = type(result).__module__ or ""
     if module.startswith("torch"):
         import torch  # optional dependency
-        result.copy_(torch.from_numpy(host))
+        # torch.from_numpy takes no ml_dtypes bfloat16: its f32 widening is exact
+        result.copy_(torch.from_numpy(host.astype(np.float32)) if host.dtype == BF16 else torch.from_numpy(host))
     elif module.startswith("pyopencl"):
         result.set(host)
     else:

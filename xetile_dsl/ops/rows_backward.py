@@ -153,7 +153,7 @@ def _softmax_backward(y, dy, dim, out, target, log: bool):
     op = "log_softmax_backward" if log else "softmax_backward"
     y2, shape, dtype = _rows(y, dim, op)
     dy2 = _like(dy, y2, shape, "dy", op)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, y2)
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(None if out is None else out.reshape(y2.shape), y2, y2.shape, dtype)
     softmax_backward_kernel.on(target)[(-(-y2.shape[0] // BM),)](
@@ -209,7 +209,7 @@ def _norm_backward(dy, x, weight, mean, rstd, target, rms: bool):
     dy2 = _like(dy, x2, shape, "dy", op)
     rstd1 = _stat(rstd, rows, "rstd", op)
     mean1 = rstd1 if rms else _stat(mean, rows, "mean", op)
-    target = configs.resolve_target(target)
+    target = configs.resolve_target(target, x2)
     BM, BC = configs.norm_backward_tiles(target)
     P = min(-(-rows // BM), max(1, MAX_PARTIAL_ROWS // BM))
     width = max(N, operands.MIN_ROW_BYTES // F32.itemsize)

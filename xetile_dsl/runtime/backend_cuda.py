@@ -44,7 +44,19 @@ def _init():
 
 
 def is_cuda_array(value) -> bool:
-    return hasattr(value, "__cuda_array_interface__")
+    try:
+        return hasattr(value, "__cuda_array_interface__")
+    except RuntimeError:    # a torch CUDA tensor that requires grad (torch refuses its interface)
+        return True
+
+
+def cuda_interface(value) -> dict:
+    """``value.__cuda_array_interface__``; of ``value.detach()`` for a torch tensor that
+    requires grad (a custom op's autograd inputs: the kernel reads the same memory)."""
+    try:
+        return value.__cuda_array_interface__
+    except RuntimeError:
+        return value.detach().__cuda_array_interface__
 
 
 _CAPABILITY: dict[int, tuple[int, int]] = {}
@@ -97,20 +109,20 @@ _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64
 
 
 def array_params(value, name: str) -> list[tuple[int, type]]:
-    """(value, ctype) of an N-D CUDA array (N >= 2, unit stride in the last dimension):
+    """(value, ctype) of an N-D CUDA array (N >= 1, unit stride in the last dimension):
     data pointer, its N extents, the strides (elements) of its first N - 1 dimensions; a
-    2-D array is pointer, rows, columns, row stride.  A torch tensor gives them by its own
+    2-D array is pointer, rows, columns, row stride; a 1-D array pointer and extent.  A torch tensor gives them by its own
     accessors (what its ``__cuda_array_interface__`` would say, without building it)."""
     if hasattr(value, "data_ptr") and hasattr(value, "stride") and not value.requires_grad:
         shape, strides = tuple(value.shape), value.stride()
-        if len(shape) >= 2 and (strides[-1] == 1 or shape[-1] <= 1):
+        if len(shape) >= 1 and (strides[-1] == 1 or shape[-1] <= 1):
             return ([(value.data_ptr(), ctypes.c_void_p)] + [(int(n), ctypes.c_int64) for n in shape] +
                     [(int(st), ctypes.c_int64) for st in strides[:-1]])
-    iface = value.__cuda_array_interface__
+    iface = cuda_interface(value)
     shape = tuple(iface["shape"])
-    if len(shape) < 2:
-        raise LaunchError(f"argument {name!r}: NVIDIA targets take arrays of 2 or more dimensions, got shape "
-                          f"{list(shape)}")
+    if len(shape) < 1:
+        raise LaunchError(f"argument {name!r}: NVIDIA targets take arrays of 1 or more dimensions, got a 0-D "
+                          f"array; pass x.reshape(1)")
     itemsize = _itemsize(iface["typestr"], value)
     strides = iface.get("strides")
     if strides is None:

@@ -138,14 +138,21 @@ class NvTarget:
         attention runs the untransposed ("rows") form, 64 queries a program (4 warps of 16
         rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers and a
         96-byte stack; ptxas, sm_90).  On wgmma targets the GEMM's programs run in groups
-        of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows)."""
+        of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows).  The attention
+        backward's rows form: 16 queries a dk/dv step and 32 keys a dk/dv program (2 warps),
+        dq programs of 32 queries (its [D, BM] column tiles take the ``cols`` layout only at
+        BM a multiple of 32; at 16 they are replicated in every lane) and 16 keys a step;
+        decode attention's query-head rows up to 16 (mma.sync's m16)."""
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
         return OpTiles(gemm=gemm, rows=(4, 256), rows_whole_max=8192,
                        attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
-                       attention_form="rows", attention_backward=(), gemm_activation_warps=8,
-                       gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1)
+                       attention_form="rows", gemm_activation_warps=8,
+                       gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1,
+                       decode_max_rows=16,
+                       attention_backward=((32, (16, 32, 16)), (64, (16, 32, 16)), (128, (16, 32, 16))),
+                       attention_backward_dq_queries=((32, 32), (64, 32), (128, 32)))
 
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,

@@ -3,9 +3,10 @@
 :mod:`.layouts` chose, GPU ids through ``llvm.nvvm.read.ptx.sreg.*``.
 
 The kernel's parameters: for each 2-D array a pointer (global address space) and its
-rows, columns and row stride (i64, elements); each scalar as its own type (index as i64);
-last, where the wgmma GEMM fills its ring by TMA, one tensor map (128 bytes, byval) for
-each of its operands' arrays (:attr:`KernelEmitter.tensor_maps`)."""
+rows, columns and row stride (i64, elements); a 1-D array a pointer and its extent (a
+one-row array: the frontend's 1-D tiles are [1, n] tiles over it); each scalar as its
+own type (index as i64); last, where the wgmma GEMM fills its ring by TMA, one tensor
+map (128 bytes, byval) for each of its operands' arrays (:attr:`KernelEmitter.tensor_maps`)."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -13,11 +14,12 @@ from xdsl.dialects import memref
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, MemRefType, VectorType
 
 import numpy as np
+from dataclasses import dataclass
 
 from ...dialects import _mixed
 from ...errors import LoweringError
 from . import tma, warp_ops, wgmma_gemm
-from .for_loops import emit_for
+from .for_loops import emit_for, flatten, rebuild
 from .layouts import Layout, assign
 from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
 
@@ -66,9 +68,9 @@ class KernelEmitter:
         for arg in self.func.body.block.args:
             if isinstance(arg.type, MemRefType):
                 rank = len(arg.type.get_shape())
-                if rank < 2:
-                    raise LoweringError("nvptx: 1-D array parameters are not supported on NVIDIA targets yet",
-                                        self.func)
+                if rank < 1:
+                    raise LoweringError("nvptx: 0-D array parameters are not supported on NVIDIA targets; pass a "
+                                        "1-D array of one element", self.func)
                 types += [GLOBAL] + [I64] * (2 * rank - 1)
             else:
                 types.append(llvm_type(arg.type, self.func))
@@ -99,7 +101,12 @@ class KernelEmitter:
                 ptr = next(args)
                 sizes = tuple(next(args) for _ in range(rank))
                 strides = tuple(next(args) for _ in range(rank - 1)) + (ir.Constant(I64, 1),)
-                self.values[arg] = Mem(ptr, sizes[-2], sizes[-1], strides[-2], arg.type.element_type, sizes, strides)
+                if rank == 1:   # one row of sizes[0] elements
+                    self.values[arg] = Mem(ptr, ir.Constant(I64, 1), sizes[0], sizes[0], arg.type.element_type, sizes,
+                                           strides)
+                else:
+                    self.values[arg] = Mem(ptr, sizes[-2], sizes[-1], strides[-2], arg.type.element_type, sizes,
+                                           strides)
                 self.params.append((name, "array"))
             else:
                 self.values[arg] = next(args)
@@ -222,6 +229,10 @@ class KernelEmitter:
 
     def init_tile(self, op) -> None:
         tile_type = op.tile.type
+        if tile_type.attr.is_scattered and not tile_type.attr.in_slm and isinstance(op.source.type, MemRefType):
+            indices = self.values[op.offsets[0]]
+            self.values[op.tile] = Scattered(self.values[op.source], indices)
+            return
         if tile_type.attr.order_list not in ((1, 0), (0, 1)) or tile_type.attr.is_scattered or \
                 tile_type.attr.in_slm:
             raise LoweringError("nvptx: only global block tiles (order [1, 0] or [0, 1]) are supported on NVIDIA "
@@ -251,6 +262,40 @@ class KernelEmitter:
         self.values[op.value] = warp_ops.load(self.b, self.lane, self.values[op.tile], self.layouts[op.value],
                                               elem_of(op.value.type), op, self.warp)
 
+    def _gathered(self, op, value_layout: Layout) -> tuple:
+        tile, mask = self.values[op.tile], self.values[op.mask]
+        for what, v in (("indices", tile.indices), ("mask", mask)):
+            if not isinstance(v, Vec) or v.layout != value_layout:
+                raise LoweringError(f"nvptx: a scattered tile whose {what} take another layout than its value "
+                                    f"({getattr(getattr(v, 'layout', None), 'kind', 'scalar')} against "
+                                    f"{value_layout.kind}) is not supported yet", op)
+        t = llvm_type(tile.mem.elem)
+        zero = ir.Constant(tile.indices.slots[0].type, 0)
+        ptrs = [self.b.gep(tile.mem.ptr, [self.b.select(m, i, zero)], source_etype=t)
+                for i, m in zip(tile.indices.slots, mask.slots)]
+        return ptrs, mask.slots, t
+
+    def load_gather(self, op) -> None:
+        """Each slot read at the array's base plus its index where its mask is set, else 0
+        (masked slots read the first element: no lane reads out of bounds)."""
+        if op.padding is not None:
+            raise LoweringError("nvptx: load_gather padding values are not supported on NVIDIA targets yet", op)
+        layout = self.layouts[op.value]
+        ptrs, masks, t = self._gathered(op, layout)
+        zero = ir.Constant(t, 0)
+        slots = [self.b.select(m, self.b.load(p, typ=t), zero) for p, m in zip(ptrs, masks)]
+        self.values[op.value] = Vec(layout, elem_of(op.value.type), slots)
+
+    def store_scatter(self, op) -> None:
+        """Each slot written at its index where its mask is set (a replicated value by the
+        lanes that hold it first)."""
+        value = self.values[op.value]
+        ptrs, masks, _ = self._gathered(op, value.layout)
+        first = warp_ops.first_copy(self.b, self.lane, value.layout)
+        for v, p, m in zip(value.slots, ptrs, masks):
+            with self.b.if_then(self.b.and_(m, first) if first is not None else m):
+                self.b.store(v, p)
+
     def store_tile(self, op) -> None:
         warp_ops.store(self.b, self.lane, self.values[op.value], self.values[op.tile], self.warp)
 
@@ -271,6 +316,10 @@ class KernelEmitter:
         layout = self.layouts[op.results[0]]
         self.values[op.results[0]] = Vec(layout, elem_of(op.results[0].type), [src] * len(layout.slots()))
 
+    def tile_transpose(self, op) -> None:
+        self.values[op.result] = warp_ops.transpose(self.b, self.lane, self.values[op.source],
+                                                    self.layouts[op.result], op)
+
     def tile_mma(self, op) -> None:
         c = self.values[op.c] if op.c is not None else None
         if self.wgmma is not None and op is self.wgmma.mma:
@@ -281,6 +330,62 @@ class KernelEmitter:
 
     def scf_for(self, op) -> None:
         emit_for(self, op)
+
+    def scf_if(self, op) -> None:
+        """``scf.if`` on a scalar condition: a block per region, one phi per LLVM value of
+        each result (every slot of a tile value) where they meet."""
+        b = self.b
+        cond = self.values[op.cond]
+        if isinstance(cond, Vec):
+            raise LoweringError("nvptx: scf.if on a vector condition is not supported (use xt.where)", op)
+        then_bb, else_bb, merge = (b.append_basic_block(n) for n in ("if.then", "if.else", "if.end"))
+        b.cbranch(cond, then_bb, else_bb)
+        arms = []
+        for bb, region in ((then_bb, op.true_region), (else_bb, op.false_region)):
+            b.position_at_end(bb)
+            yielded = (self.block(region.block) or []) if region.blocks else []
+            arms.append((yielded, b.block))
+            b.branch(merge)
+        b.position_at_end(merge)
+        flat = [([v for y in yielded for v in flatten(y)], block) for yielded, block in arms]
+        phis = []
+        for i, v in enumerate(flat[0][0]):
+            phi = b.phi(v.type)
+            for values, block in flat:
+                phi.add_incoming(values[i], block)
+            phis.append(phi)
+        for res, like in zip(op.results, arms[0][0]):
+            self.values[res] = rebuild(like, phis)
+
+    def _element_address(self, op):
+        mem = self.values[op.memref]
+        if not isinstance(mem, Mem):
+            raise LoweringError("nvptx: element access to a non-array value", op)
+        strides = mem.strides or (mem.stride, ir.Constant(I64, 1))
+        index = None
+        for i, s in zip(op.indices, strides[-len(op.indices):]):
+            term = self.b.mul(self.values[i], s)
+            index = term if index is None else self.b.add(index, term)
+        return self.b.gep(mem.ptr, [index], source_etype=llvm_type(mem.elem)), llvm_type(mem.elem)
+
+    def memref_load(self, op) -> None:
+        """``x[i, j]``: one element (the same address in every lane)."""
+        ptr, t = self._element_address(op)
+        self.values[op.res] = self.b.load(ptr, typ=t)
+
+    def memref_store(self, op) -> None:
+        """``x[i, j] = v``: one element, written by lane 0."""
+        ptr, _ = self._element_address(op)
+        with self.b.if_then(warp_ops.is_first_lane(self.b, self.lane)):
+            self.b.store(self.values[op.value], ptr)
+
+
+@dataclass
+class Scattered:
+    """A scattered tile: its array and the element index of each slot (a vector value)."""
+
+    mem: Mem
+    indices: Vec
 
 
 def _in_loop(op) -> bool:
@@ -318,6 +423,9 @@ _HANDLERS = {
     "xetile.store_tile": KernelEmitter.store_tile, "xetile.tile_reduce": KernelEmitter.reduce,
     "xetile.tile_broadcast": KernelEmitter.tile_broadcast, "vector.broadcast": KernelEmitter.vector_broadcast,
     "xetile.tile_mma": KernelEmitter.tile_mma, "scf.for": KernelEmitter.scf_for,
+    "xetile.tile_transpose": KernelEmitter.tile_transpose, "scf.if": KernelEmitter.scf_if,
+    "xetile.load_gather": KernelEmitter.load_gather, "xetile.store_scatter": KernelEmitter.store_scatter,
+    "memref.load": KernelEmitter.memref_load, "memref.store": KernelEmitter.memref_store,
     # a cache hint: the first slice's per-lane loads go through L1/L2 without it
     "xetile.prefetch_tile": lambda self, op: None,
 }

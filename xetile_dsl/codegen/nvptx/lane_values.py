@@ -212,11 +212,33 @@ def _rsqrt(b, x):
     return intrinsic(b, "llvm.nvvm.rsqrt.approx.ftz.f", F32, [x])
 
 
+#: 2 pi as three f32 parts (Cody-Waite): C1 has 9 significant bits, so k C1 is exact for
+#: |k| < 2^15 (angles to about 2 10^5 radians); the sum of the parts is 2 pi to 2^-60
+_TWO_PI = (6.28125, 1.9353071795864769e-03, 1.2556659146237498e-11)
+
+
+def _sincos(approx: str):
+    """sin / cos: the argument reduced to [-pi, pi] (k = rint(x / 2 pi), x - k 2 pi in three
+    fma steps), then ``sin.approx.f32`` / ``cos.approx.f32`` (absolute error about 2^-21
+    there, PTX ISA)."""
+    def emit(b, x):
+        if x.type != F32:
+            raise LoweringError(f"nvptx: math.{approx} of {x.type} is not supported (f32 only)", None)
+        k = intrinsic(b, "llvm.rint.f32", F32, [b.fmul(x, ir.Constant(F32, 0.15915494309189535))])
+        minus_k = b.fneg(k)
+        r = x
+        for part in _TWO_PI:
+            r = intrinsic(b, "llvm.fma.f32", F32, [minus_k, ir.Constant(F32, part), r])
+        fn = ir.FunctionType(F32, [F32])
+        return b.call(ir.InlineAsm(fn, f"{approx}.approx.ftz.f32 $0, $1;", "=f,f"), [r])
+    return emit
+
+
 FLOAT_UNARY = {
     "math.exp": _exp, "math.log": _log, "math.exp2": _exp2, "math.log2": _log2, "math.sqrt": _unary_intrinsic("sqrt"), "math.rsqrt": _rsqrt,
     "math.absf": _unary_intrinsic("fabs"), "math.floor": _unary_intrinsic("floor"),
     "math.ceil": _unary_intrinsic("ceil"), "arith.negf": lambda b, x: b.fneg(x),
-    "math.tanh": _tanh, "math.erf": _erf,
+    "math.tanh": _tanh, "math.erf": _erf, "math.sin": _sincos("sin"), "math.cos": _sincos("cos"),
 }
 
 FLOAT_BINARY = {
@@ -254,6 +276,9 @@ def scalar_op(b: ir.IRBuilder, op, args: list, result_type) -> ir.Value:
     if name in FLOAT_BINARY:
         x, y = (float_value(b, a, in_type) for a in args)
         return float_result(b, FLOAT_BINARY[name](b, x, y), result_type)
+    if name == "math.fma":   # one rounding (f16 and f32 in their own type; bf16 through f32)
+        x, y, z = (float_value(b, a, in_type) for a in args)
+        return float_result(b, intrinsic(b, f"llvm.fma.{_fsuffix(x.type)}", x.type, [x, y, z]), result_type)
     if name in INT_BINARY:
         return getattr(b, INT_BINARY[name])(*args)
     if name == "arith.floordivsi":   # toward -inf: the quotient less one where the signs differ and it is inexact

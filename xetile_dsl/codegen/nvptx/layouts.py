@@ -18,7 +18,15 @@ lane part is a few bit fields of the lane id, the slot part static.  Kinds:
   broadcast reads its own registers (the 8 lanes of one t hold the same values);
 * ``mma_c_col`` a one-column value of an ``mma_c`` one's rows (a row reduction's result,
   a flash attention's running max and sum, a column broadcast into C): lane l holds the
-  rows its C slots have, g + 8h (+ 16i), so the 4 lanes of one g hold the same values.
+  rows its C slots have, g + 8h (+ 16i), so the 4 lanes of one g hold the same values;
+* ``mma_b_row`` a one-row value broadcast over the rows of an ``mma_b`` one (a weight
+  tile's per-column scales): lane l holds the columns its B slots have, g + 8j, so the
+  broadcast reads its own registers (the 4 lanes of one g hold the same values);
+* ``mma_b_col`` a one-column value broadcast over the columns of an ``mma_b`` one (a
+  mask of its rows): lane l holds the rows its B slots have, 2t + {0, 1, 8, 9} (+ 16i);
+* ``mma_c_col_t`` the [1, n] transpose of an ``mma_c_col`` value (a flash attention's
+  lse row): held in that value's registers, so the transpose moves nothing; a store
+  writes them through the transposed tile (:func:`.warp_ops.store`).
 
 An ``mma_c`` value that is a tile_mma's A operand (a flash attention's P) keeps its
 layout: the C fragments of two 16 x 8 blocks side by side are the A fragment of their
@@ -68,7 +76,7 @@ class Layout:
         """The part of the tile one warp holds."""
         (rows, cols), (wr, wc) = self.shape, self.warps
         split_rows = self.kind in ("mma_a", "mma_c", "mma_c_col")
-        split_cols = self.kind in ("mma_b", "mma_c", "mma_c_row", "cols")
+        split_cols = self.kind in ("mma_b", "mma_c", "mma_c_row", "cols", "mma_b_row")
         return rows // wr if split_rows else rows, cols // wc if split_cols else cols
 
     def warp_steps(self) -> tuple[int, int]:
@@ -76,14 +84,16 @@ class Layout:
         for (r, c) these steps (0 where the kind keeps the whole extent)."""
         sub_r, sub_c = self.sub
         return (sub_r if self.kind in ("mma_a", "mma_c", "mma_c_col") and self.warps[0] > 1 else 0,
-                sub_c if self.kind in ("mma_b", "mma_c", "mma_c_row", "cols") and self.warps[1] > 1 else 0)
+                sub_c if self.kind in ("mma_b", "mma_c", "mma_c_row", "cols", "mma_b_row") and self.warps[1] > 1 else 0)
 
     def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
         zero = (0, 0, 0)
         return {"cols": (zero, (0, 31, cols_run(self.sub[1]))), "rep": (zero, zero), "mma_a": ((2, 7, 1), (0, 3, 2)),
                 "mma_b": ((0, 3, 2), (2, 7, 1)), "mma_c": ((2, 7, 1), (0, 3, 2)),
-                "mma_c_row": (zero, (0, 3, 2)), "mma_c_col": ((2, 7, 1), zero)}[self.kind]
+                "mma_c_row": (zero, (0, 3, 2)), "mma_c_col": ((2, 7, 1), zero),
+                "mma_c_col_t": (zero, (2, 7, 1)), "mma_b_row": (zero, (2, 7, 1)),
+                "mma_b_col": ((0, 3, 2), zero)}[self.kind]
 
     def slots(self) -> list[tuple[int, int]]:
         """(dr, dc) of each slot a lane holds, in order (within its warp's part)."""
@@ -105,13 +115,23 @@ class Layout:
             return [(r, 8 * ni + dc) for r in range(rows) for ni in range(cols // 8) for dc in (0, 1)]
         if self.kind == "mma_c_col":
             return [(16 * mi + dr, c) for mi in range(rows // 16) for dr in (0, 8) for c in range(cols)]
+        if self.kind == "mma_b_col":
+            return [(16 * ki + dr, c) for ki in range(rows // 16) for dr in (0, 1, 8, 9) for c in range(cols)]
+        if self.kind == "mma_b_row":
+            return [(r, 8 * ni) for r in range(rows) for ni in range(cols // 8)]
+        if self.kind == "mma_c_col_t":
+            return [(dc, dr) for dr, dc in self.transposed().slots()]
         frag = [(0, 0), (0, 1), (8, 0), (8, 1)]
         return [(16 * mi + dr, 8 * ni + dc) for mi in range(rows // 16) for ni in range(cols // 8)
                 for dr, dc in frag]
 
     def owned_once(self) -> bool:
         """Whether each element lives in exactly one lane (else: every lane has it)."""
-        return self.kind not in ("rep", "mma_c_row", "mma_c_col")
+        return self.kind not in ("rep", "mma_c_row", "mma_c_col", "mma_c_col_t", "mma_b_row", "mma_b_col")
+
+    def transposed(self) -> "Layout":
+        """The ``mma_c_col`` layout an ``mma_c_col_t`` value is the transpose of."""
+        return Layout("mma_c_col", self.shape[::-1], self.warps)
 
 
 def cols_run(cols: int) -> int:
@@ -129,7 +149,8 @@ def default_layout(shape: tuple[int, int]) -> Layout:
 
 
 _FRAGMENT_MULTIPLE = {"mma_a": (16, 16), "mma_b": (16, 8), "mma_c": (16, 8), "mma_c_row": (1, 8),
-                      "mma_c_col": (16, 1)}
+                      "mma_c_col": (16, 1), "mma_c_col_t": (1, 16), "mma_b_row": (1, 8),
+                      "mma_b_col": (16, 1)}
 
 
 class _Groups:
@@ -182,6 +203,12 @@ def _unite(groups: _Groups, op: Operation) -> None:
         for v in vecs[1:]:
             if v.type.get_shape() == vecs[0].type.get_shape():
                 groups.union(vecs[0], v)
+    elif name == "scf.if":     # each result shares its layout with what both regions yield
+        for region in op.regions:
+            if region.blocks and region.block.last_op is not None:
+                for res, out in zip(op.results, region.block.last_op.operands):
+                    if _is_vec(res):
+                        groups.union(res, out)
     elif name == "scf.for":
         body = op.body.block
         yielded = body.last_op.operands
@@ -206,6 +233,11 @@ def _row_broadcast(groups: _Groups, op: Operation) -> None:
     """A one-row value broadcast along the rows into an ``mma_c`` value takes ``mma_c_row``;
     a one-column value broadcast along the columns into one, or the row reduction of one,
     ``mma_c_col``."""
+    if op.name == "xetile.tile_transpose":
+        want = groups.want.get(groups.find(op.source))
+        if want is not None and want[0] == "mma_c_col":
+            groups.demand(op.result, "mma_c_col_t", op)
+        return
     if op.name == "xetile.tile_reduce" and tuple(op.reduction_dims.get_values()) == (1,):
         want = groups.want.get(groups.find(op.source))
         if want is not None and want[0] == "mma_c" and op.result.type.get_shape()[1] == 1:
@@ -215,6 +247,12 @@ def _row_broadcast(groups: _Groups, op: Operation) -> None:
         return
     dims = tuple(op.broadcast_dims.get_values())
     want = groups.want.get(groups.find(op.result))
+    if want is not None and want[0] == "mma_b" and dims == (0,) and op.source.type.get_shape()[0] == 1:
+        groups.demand(op.source, "mma_b_row", op)
+        return
+    if want is not None and want[0] == "mma_b" and dims == (1,) and op.source.type.get_shape()[1] == 1:
+        groups.demand(op.source, "mma_b_col", op)
+        return
     if want is None or want[0] != "mma_c":
         return
     if dims == (0,) and op.source.type.get_shape()[0] == 1:
@@ -242,12 +280,14 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     if layouts and kinds <= {"cols", "rep"} and exact not in (None, 1):
         return _column_grid(layouts, exact)
     c_shapes = {layout.shape for layout in layouts.values() if layout.kind == "mma_c"}
-    if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c", "mma_c_row", "mma_c_col"} or not c_shapes:
+    if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c", "mma_c_row", "mma_c_col", "mma_c_col_t", "mma_b_row",
+                                        "mma_b_col"} or \
+            not c_shapes:
         return (1, 1) if exact in (None, 1) else None
     if len(c_shapes) > 1 or "mma_c_col" in kinds:
         return _row_grid(layouts, c_shapes, max_warps, exact)
     bm, bn = next(iter(c_shapes))
-    if any(l.kind == "mma_a" and l.shape[0] != bm or l.kind in ("mma_b", "mma_c_row") and l.shape[1] != bn
+    if any(l.kind == "mma_a" and l.shape[0] != bm or l.kind in ("mma_b", "mma_c_row", "mma_b_row") and l.shape[1] != bn
            for l in layouts.values()):
         return (1, 1) if exact in (None, 1) else None
     wr = wc = 1

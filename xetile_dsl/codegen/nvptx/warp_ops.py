@@ -55,6 +55,10 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     reads two 16-bit elements at once); other tiles clamp each address to the first
     element, so that no lane reads out of bounds."""
     t = llvm_type(elem, op)
+    if layout.kind == "mma_c_col_t":   # read as the [n, 1] value it is the transpose of
+        column = load(b, lane, Tile(tile.mem, tile.col, tile.row, tile.shape[::-1], not tile.transposed),
+                      layout.transposed(), elem, op, warp)
+        return Vec(layout, column.elem, column.slots)
     if tile.transposed:
         return _transposed_load(b, lane, tile, layout, elem, t, warp)
     run = _run_bytes(layout, t)
@@ -230,6 +234,9 @@ def store(b: ir.IRBuilder, lane, value: Vec, tile: Tile, warp=None) -> None:
     is written by unguarded stores at constant offsets from one address per row, pairs
     marked aligned (the vectorizer writes each pair at once)."""
     t = llvm_type(value.elem)
+    if value.layout.kind == "mma_c_col_t":   # the [n, 1] value's registers, through the transposed tile
+        value = Vec(value.layout.transposed(), value.elem, value.slots)
+        tile = Tile(tile.mem, tile.col, tile.row, value.layout.shape, not tile.transposed)
     run = _run_bytes(value.layout, t)
     if run and not tile.transposed:
         # a cols tile inside the array, its runs aligned: run-aligned unguarded stores
@@ -287,14 +294,21 @@ def _unguarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp, run: in
 
 
 #: the lane bits along which a replicated kind holds copies (its stores keep those bits 0)
-_COPY_BITS = {"rep": 31, "mma_c_row": 28, "mma_c_col": 3}
+_COPY_BITS = {"rep": 31, "mma_c_row": 28, "mma_c_col": 3, "mma_c_col_t": 3, "mma_b_row": 3, "mma_b_col": 28}
+
+
+def first_copy(b, lane, layout: Layout):
+    """Whether this lane holds the first copy of a replicated ``layout``'s elements (None:
+    each element lives in one lane)."""
+    copies = _COPY_BITS.get(layout.kind)
+    return None if copies is None else b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
 
 
 def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
-    if tile.transposed:
-        raise LoweringError("nvptx: stores through order = [0, 1] tiles are not supported on NVIDIA targets yet",
-                            None)
-    if value.layout.kind == "cols":
+    """Each slot stored where it is in the array (a transposed tile's (r, c) at the
+    array's (col + c, row + r): one element a store); a ``cols`` value through an
+    untransposed tile by rows (:func:`_guarded_row_stores`)."""
+    if value.layout.kind == "cols" and not tile.transposed:
         _guarded_row_stores(b, lane, value, tile, t, warp)
         return
     copies = _COPY_BITS.get(value.layout.kind)
@@ -446,6 +460,141 @@ def broadcast(b: ir.IRBuilder, lane, src: Vec, dims: tuple[int, ...], layout: La
     index = {pos: i for i, pos in enumerate(src.layout.slots())}
     slots = [src.slots[index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)]] for dr, dc in layout.slots()]
     return Vec(layout, src.elem, slots)
+
+
+def _shuffle_idx(b, v, src_lane: int):
+    """``shfl.sync.idx.b32`` across the whole warp: the value of lane ``src_lane`` (64-bit
+    values as two halves, narrower ones widened to 32 bits)."""
+    t = v.type
+    if t == I64:
+        lo = _shuffle_idx(b, b.trunc(v, I32), src_lane)
+        hi = _shuffle_idx(b, b.trunc(b.lshr(v, ir.Constant(I64, 32)), I32), src_lane)
+        return b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
+    if t in (F32, I32):
+        x = v
+    elif t == F16:
+        x = b.zext(b.bitcast(v, I16), I32)
+    elif isinstance(t, ir.IntType) and t.width < 32:
+        x = b.zext(v, I32)
+    else:
+        raise LoweringError(f"nvptx: shuffling {t} values across lanes is not supported yet", None)
+    name = "llvm.nvvm.shfl.sync.idx.f32" if t == F32 else "llvm.nvvm.shfl.sync.idx.i32"
+    src = ir.Constant(I32, src_lane) if isinstance(src_lane, int) else src_lane
+    out = intrinsic(b, name, x.type, [ir.Constant(I32, -1), x, src, ir.Constant(I32, 31)])
+    if t in (F32, I32):
+        return out
+    if t == F16:
+        return b.bitcast(b.trunc(out, I16), F16)
+    return b.trunc(out, t)
+
+
+def replicated(b: ir.IRBuilder, src: Vec, op) -> dict:
+    """Every element of ``src`` in every lane, {(row, column): value}: a ``rep`` value's own
+    slots; a one-warp ``cols`` or fragment value's through one ``shfl.sync.idx`` from the
+    lane that holds each element (the slot index of an element is the same in every lane)."""
+    if src.layout.kind == "rep":
+        return dict(zip(src.layout.slots(), src.slots))
+    if src.layout.warps != (1, 1) or not src.layout.owned_once():
+        raise LoweringError(f"nvptx: a {src.layout.kind} value of several warps cannot be gathered into every "
+                            f"lane yet (one-warp cols, rep and fragment values can)", op)
+    (rs, rm, rk), (cs, cm, ck) = src.layout.lane_base()
+    out = {}
+    for lane in range(WARP):
+        r0, c0 = ((lane >> rs) & rm) * rk, ((lane >> cs) & cm) * ck
+        for (dr, dc), v in zip(src.layout.slots(), src.slots):
+            if (r0 + dr, c0 + dc) not in out:
+                out[(r0 + dr, c0 + dc)] = (lane, v)
+    return {pos: _shuffle_idx(b, v, lane) for pos, (lane, v) in out.items()}
+
+
+def _lane_table(b, lane, values: list) -> ir.Value:
+    """``values[lane]`` (32 ints) as an i32: a constant, or a load from a constant table."""
+    if len(set(values)) == 1:
+        return ir.Constant(I32, values[0])
+    module = b.module
+    tables = module.__dict__.setdefault("_nv_lane_tables", {})
+    key = tuple(values)
+    if key not in tables:
+        table_type = ir.ArrayType(I32, WARP)
+        table = ir.GlobalVariable(module, table_type, f"nv_lanes{len(module.globals)}", addrspace=4)
+        table.global_constant, table.linkage = True, "internal"
+        table.initializer = ir.Constant(table_type, list(values))
+        tables[key] = table
+    table = tables[key]
+    return b.load(b.gep(table, [ir.Constant(I64, 0), lane], source_etype=table.value_type), typ=I32)
+
+
+def lane_positions(layout: Layout) -> list[list[tuple[int, int]]]:
+    """The (row, column) of each slot of ``layout`` in each lane of one warp."""
+    (rs, rm, rk), (cs, cm, ck) = layout.lane_base()
+    slots = layout.slots()
+    out = []
+    for lane in range(WARP):
+        r0, c0 = ((lane >> rs) & rm) * rk, ((lane >> cs) & cm) * ck
+        out.append([(r0 + dr, c0 + dc) for dr, dc in slots])
+    return out
+
+
+def relayout_plan(src: Layout, dst: Layout, swap: bool = False) -> list[tuple[list[int], list[int]]]:
+    """For each slot of ``dst``: the lane and the slot of ``src`` each lane takes it from
+    (``swap``: the element at the transposed position), a lane's own register where it
+    holds the element.
+
+    >>> lanes, slots = relayout_plan(Layout("rep", (1, 4)), Layout("rep", (4, 1)), swap=True)[2]
+    >>> lanes[:3], slots[:3]
+    ([0, 1, 2], [2, 2, 2])
+    """
+    held: dict = {}
+    for lane, positions in enumerate(lane_positions(src)):
+        for k, pos in enumerate(positions):
+            held.setdefault(pos, {})[lane] = k
+    dst_positions = lane_positions(dst)
+    plan = []
+    for j in range(len(dst.slots())):
+        lanes, slots = [], []
+        for lane in range(WARP):
+            pos = dst_positions[lane][j]
+            holders = held[pos[::-1] if swap else pos]
+            owner, k = (lane, holders[lane]) if lane in holders else min(holders.items())
+            lanes.append(owner)
+            slots.append(k)
+        plan.append((lanes, slots))
+    return plan
+
+
+def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False) -> Vec:
+    """``src``'s elements in ``layout`` (``swap``: its transpose's), both held by one warp
+    (:func:`relayout_plan`): each slot taken with ``shfl.sync.idx`` from its owner lane
+    (no shuffle where every lane owns it), the source register chosen per lane by a
+    select where lanes take different slots (lane tables in constant memory)."""
+    if src.layout.warps != (1, 1) or layout.warps != (1, 1):
+        raise LoweringError(f"nvptx: moving a {src.layout.kind} value into a {layout.kind} value across the "
+                            f"program's warps is not supported yet (within one warp it is)", op)
+    slots = []
+    for lanes, ks in relayout_plan(src.layout, layout, swap):
+        own = lanes == list(range(WARP))
+        src_lane = None if own else _lane_table(b, lane, lanes)
+        values = {k: src.slots[k] if own else _shuffle_idx(b, src.slots[k], src_lane) for k in sorted(set(ks))}
+        order = sorted(values)
+        v = values[order[0]]
+        if len(order) > 1:
+            which = _lane_table(b, lane, ks)
+            for k in order[1:]:
+                v = b.select(b.icmp_unsigned("==", which, ir.Constant(I32, k)), values[k], v)
+        slots.append(v)
+    return Vec(layout, src.elem, slots)
+
+
+def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op) -> Vec:
+    """``tile_transpose`` into a ``rep`` value (the frontend's [n, 1] <-> [1, n] turns of
+    1-D row statistics): each slot the source element at the swapped position, gathered
+    into every lane first where the source is not ``rep`` (:func:`replicated`)."""
+    if layout.kind == "mma_c_col_t" and src.layout.kind == "mma_c_col":
+        return Vec(layout, src.elem, src.slots)
+    if layout.kind != "rep":
+        return relayout(b, lane, src, layout, op, swap=True)
+    held = replicated(b, src, op)
+    return Vec(layout, src.elem, [held[(dc, dr)] for dr, dc in layout.slots()])
 
 
 def _pack(b, lo, hi, elem):

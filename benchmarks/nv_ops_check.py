@@ -1,0 +1,321 @@
+"""Every ``xetile_dsl.ops`` op on CUDA tensors against torch eager, on an NVIDIA GPU:
+forward results, and gradients through ``torch.ops.xetile`` autograd where it is
+registered, one line a case:
+
+    check <case>  error <relative error>  tol <tolerance>  ok|FAIL|refused
+
+The error is ||out - ref|| / ||ref|| over the whole tensor (float64 reference: torch
+eager on the same inputs in float64).  Tolerances come from the output dtype's rounding:
+``4 * 2^-p`` for p = 11 (f16), 8 (bf16), 22 (f32 results of f32 math with approximate
+``ex2`` / ``lg2`` / ``sin`` / ``cos``, relative errors near 2^-22; gradients and GEMMs add
+one rounding of their f16/bf16 inputs' products, hence the factor 4).  ``refused`` is a
+documented UsageError (ops/configs.py NV_REFUSED).  The tutorials and examples that take
+CUDA tensors run after the ops (their own checks).
+
+    python benchmarks/nv_ops_check.py [SUBSTRING]
+
+(only the cases whose name holds SUBSTRING; ``NV_CHECK_DEVICE=cpu XETILE_INTERPRET=1``
+runs the same script on CPU tensors in the interpreter, a check of the script itself)
+"""
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from xetile_dsl import ops  # noqa: E402
+from xetile_dsl.errors import UsageError  # noqa: E402
+from xetile_dsl.ops import torch_ops  # noqa: E402
+
+DEV = os.environ.get("NV_CHECK_DEVICE", "cuda")
+ONLY = sys.argv[1] if len(sys.argv) > 1 else ""
+BITS = {torch.float16: 11, torch.bfloat16: 8, torch.float32: 22}
+RESULTS = {"ok": 0, "FAIL": 0, "refused": 0}
+
+
+def tol(dtype, factor: float = 4.0) -> float:
+    return factor * 2.0 ** -BITS[dtype]
+
+
+def rel(out, ref) -> float:
+    out, ref = out.detach().double(), ref.detach().double()
+    return float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+
+
+def report(name: str, err: float, bound: float) -> None:
+    status = "ok" if err <= bound else "FAIL"
+    RESULTS[status] += 1
+    print(f"check {name:<46} error {err:.3e}  tol {bound:.1e}  {status}", flush=True)
+
+
+def case(name: str):
+    def wrap(fn):
+        if ONLY not in name:
+            return fn
+        try:
+            fn(name)
+        except UsageError as exc:
+            RESULTS["refused"] += 1
+            print(f"check {name:<46} refused: {str(exc).splitlines()[0][:150]}", flush=True)
+        except Exception as exc:   # noqa: BLE001 - every case prints its line
+            RESULTS["FAIL"] += 1
+            print(f"check {name:<46} FAIL {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}",
+                  flush=True)
+            traceback.print_exc(limit=3)
+        return fn
+    return wrap
+
+
+def rnd(*shape, dtype=torch.float16, scale=1.0):
+    return (torch.randn(*shape, device=DEV, dtype=torch.float32) * scale).to(dtype)
+
+
+def main() -> int:
+    torch.manual_seed(0)
+    torch_ops.register()
+    x_ops = torch.ops.xetile
+    print(f"device: {torch.cuda.get_device_name() if DEV == 'cuda' else DEV}  torch {torch.__version__}", flush=True)
+    for dt in (torch.float16, torch.bfloat16):
+        tag = str(dt).replace("torch.", "")
+
+        @case(f"matmul {tag} trans_b 300x200x160")
+        def _(name, dt=dt):
+            a, b = rnd(300, 160, dtype=dt), rnd(200, 160, dtype=dt)
+            report(name, rel(ops.matmul(a, b, trans_b=True), a.double() @ b.double().T), tol(dt))
+
+        @case(f"matmul_backward {tag} bias relu 257x136x96")
+        def _(name, dt=dt):
+            a = rnd(257, 96, dtype=dt).requires_grad_()
+            b = rnd(96, 136, dtype=dt).requires_grad_()
+            bias = rnd(136, dtype=torch.float32).requires_grad_()
+            c = x_ops.matmul(a, b, bias=bias, activation="relu", out_dtype=torch.float32)
+            dc = rnd(257, 136, dtype=torch.float32)
+            c.backward(dc)
+            a64, b64, bias64 = (t.detach().double().requires_grad_() for t in (a, b, bias))
+            torch.relu(a64 @ b64 + bias64).backward(dc.double())
+            report(name + " c", rel(c, torch.relu(a64 @ b64 + bias64)), tol(dt))
+            report(name + " da", rel(a.grad, a64.grad), tol(dt))
+            report(name + " db", rel(b.grad, b64.grad), tol(dt))
+            # dbias sums dZ rounded to the input dtype (ops.matmul_backward's dz): its rounding
+            report(name + " dbias", rel(bias.grad, bias64.grad), tol(dt))
+
+    for dt in (torch.float32, torch.float16, torch.bfloat16):
+        tag = str(dt).replace("torch.", "")
+
+        @case(f"cross_entropy {tag} 37x1000 fwd+bwd")
+        def _(name, dt=dt):
+            logits = rnd(37, 1000, dtype=dt, scale=3.0).requires_grad_()
+            t = torch.randint(0, 1000, (37,), device=DEV)
+            t[3] = -100
+            loss = x_ops.cross_entropy(logits, t)
+            loss.backward()
+            l64 = logits.detach().double().requires_grad_()
+            ref = F.cross_entropy(l64, t)
+            ref.backward()
+            report(name + " loss", rel(loss, ref), tol(torch.float32, 64))
+            report(name + " dlogits", rel(logits.grad, l64.grad), tol(dt))
+
+        @case(f"layer_norm {tag} 301x1000 fwd+bwd")
+        def _(name, dt=dt):
+            x = rnd(301, 1000, dtype=dt).requires_grad_()
+            w = rnd(1000, dtype=torch.float32).requires_grad_()
+            bb = rnd(1000, dtype=torch.float32).requires_grad_()
+            y = x_ops.layer_norm(x, w, bb, 1e-5)
+            dy = rnd(301, 1000, dtype=dt)
+            y.backward(dy)
+            x64, w64, b64 = (t.detach().double().requires_grad_() for t in (x, w, bb))
+            ref = F.layer_norm(x64, (1000,), w64, b64, 1e-5)
+            ref.backward(dy.double())
+            report(name + " y", rel(y, ref), tol(dt))
+            report(name + " dx", rel(x.grad, x64.grad), tol(dt, 8))
+            report(name + " dw", rel(w.grad, w64.grad), tol(dt, 8))
+            report(name + " db", rel(bb.grad, b64.grad), tol(dt, 8))
+
+        @case(f"rms_norm {tag} 301x1000 fwd+bwd")
+        def _(name, dt=dt):
+            x = rnd(301, 1000, dtype=dt).requires_grad_()
+            w = rnd(1000, dtype=torch.float32).requires_grad_()
+            y = x_ops.rms_norm(x, w, 1e-6)
+            dy = rnd(301, 1000, dtype=dt)
+            y.backward(dy)
+            x64, w64 = (t.detach().double().requires_grad_() for t in (x, w))
+            ref = x64 * torch.rsqrt(x64.pow(2).mean(-1, keepdim=True) + 1e-6) * w64
+            ref.backward(dy.double())
+            report(name + " y", rel(y, ref), tol(dt))
+            report(name + " dx", rel(x.grad, x64.grad), tol(dt, 8))
+            report(name + " dw", rel(w.grad, w64.grad), tol(dt, 8))
+
+        @case(f"softmax/log_softmax {tag} 37x3x1000 fwd+bwd")
+        def _(name, dt=dt):
+            for fn, ref_fn, what in ((x_ops.softmax, torch.softmax, "softmax"),
+                                     (x_ops.log_softmax, torch.log_softmax, "log_softmax")):
+                x = rnd(37, 3, 1000, dtype=dt, scale=2.0).requires_grad_()
+                y = fn(x, -1)
+                dy = rnd(37, 3, 1000, dtype=dt)
+                y.backward(dy)
+                x64 = x.detach().double().requires_grad_()
+                ref = ref_fn(x64, -1)
+                ref.backward(dy.double())
+                report(f"{what} {tag} y", rel(y, ref), tol(dt))
+                report(f"{what} {tag} dx", rel(x.grad, x64.grad), tol(dt, 8))
+
+        @case(f"silu_mul / add_rms_norm {tag} 37x512")
+        def _(name, dt=dt):
+            x = rnd(37, 1024, dtype=dt)
+            x64 = x.double()
+            report(f"silu_mul {tag}", rel(ops.silu_mul(x), F.silu(x64[:, :512]) * x64[:, 512:]), tol(dt))
+            h, res, w = rnd(37, 512, dtype=dt), rnd(37, 512, dtype=dt), rnd(512, dtype=dt)
+            s64 = (h.double() + res.double()).to(dt).double()
+            ref = s64 * torch.rsqrt(s64.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()
+            y, r2 = ops.add_rms_norm(h, res.clone(), w, 1e-6)
+            report(f"add_rms_norm {tag} y", rel(y, ref), tol(dt, 8))
+            report(f"add_rms_norm {tag} residual", rel(r2, s64), tol(dt))
+
+        @case(f"rope {tag} neox+gptj 17x4x64")
+        def _(name, dt=dt):
+            pos = torch.arange(100, 117, device=DEV, dtype=torch.int32)
+            inv = 10000.0 ** (-torch.arange(0, 32, device=DEV, dtype=torch.float64) / 32)
+            ang = pos.double()[:, None] * inv[None, :]
+            c, s = ang.cos()[:, None, :], ang.sin()[:, None, :]
+            for style in ("neox", "gptj"):
+                q, k = rnd(17, 4, 64, dtype=dt), rnd(17, 2, 64, dtype=dt)
+                refs = []
+                for t in (q, k):
+                    t64 = t.double()
+                    if style == "neox":
+                        x1, x2 = t64[..., :32], t64[..., 32:]
+                        refs.append(torch.cat([x1 * c - x2 * s, x2 * c + x1 * s], -1))
+                    else:
+                        x1, x2 = t64[..., 0::2], t64[..., 1::2]
+                        refs.append(torch.stack([x1 * c - x2 * s, x2 * c + x1 * s], -1).flatten(-2))
+                ops.rope(q, k, pos, style=style)
+                report(f"rope {style} {tag} q", rel(q, refs[0]), tol(dt))
+                report(f"rope {style} {tag} k", rel(k, refs[1]), tol(dt))
+
+        @case(f"attention {tag} causal, lse, backward (GQA 4/2, N=200, D=64)")
+        def _(name, dt=dt):
+            q = rnd(1, 4, 200, 64, dtype=dt).requires_grad_()
+            k = rnd(1, 2, 200, 64, dtype=dt).requires_grad_()
+            v = rnd(1, 2, 200, 64, dtype=dt).requires_grad_()
+            o = x_ops.attention(q, k, v, causal=True)
+            do = rnd(1, 4, 200, 64, dtype=dt)
+            o.backward(do)
+            q64, k64, v64 = (t.detach().double().requires_grad_() for t in (q, k, v))
+            kk, vv = k64.repeat_interleave(2, 1), v64.repeat_interleave(2, 1)
+            ref = F.scaled_dot_product_attention(q64, kk, vv, is_causal=True)
+            ref.backward(do.double())
+            report(f"attention {tag} causal o", rel(o, ref), tol(dt))
+            for what, got, want in (("dq", q.grad, q64.grad), ("dk", k.grad, k64.grad), ("dv", v.grad, v64.grad)):
+                report(f"attention_backward {tag} {what}", rel(got, want), tol(dt, 16))
+            _, lse = x_ops.attention_lse(q.detach(), k.detach(), v.detach(), causal=True)
+            s = (q64 @ kk.transpose(-1, -2)) / 8.0
+            s = s.masked_fill(torch.ones(200, 200, device=DEV, dtype=torch.bool).triu(1), float("-inf"))
+            report(f"attention {tag} lse", rel(lse, torch.logsumexp(s, -1)), tol(torch.float32, 64))
+
+        @case(f"attention {tag} cu_seqlens")
+        def _(name, dt=dt):
+            packed = rnd(128, 2, 64, dtype=dt)
+            ops.attention(packed, packed, packed, cu_seqlens=torch.tensor([0, 50, 128], device=DEV,
+                                                                          dtype=torch.int32))
+            print(f"check {name:<46} ran (not checked)")
+
+        @case(f"matmul_wq {tag} int4/int8/e4m3 5x256x128")
+        def _(name, dt=dt):
+            import ml_dtypes
+            import numpy as np
+            from xetile_dsl.ops.matmul_wq import dequantize
+            w = np.random.default_rng(1).standard_normal((256, 128)).astype(np.float32)
+            x = rnd(5, 256, dtype=dt)
+            for bits, fmt in ((4, "int"), (8, "int"), (8, "e4m3")):
+                packed = ops.quantize_weights(w, bits=bits, format=fmt)
+                # the weights the kernel multiplies by (rounded as it rounds them, in x's dtype)
+                wd = dequantize(*packed, bits, 256, dtype=np.float16 if dt == torch.float16 else ml_dtypes.bfloat16,
+                                format=fmt).astype(np.float32)
+                dev = [torch.from_numpy(np.ascontiguousarray(a)).to(DEV) if a is not None else None for a in packed]
+                got = x_ops.matmul_wq(x, *dev, bits=bits, format=fmt)
+                report(f"matmul_wq {tag} {fmt}{bits if fmt == 'int' else ''}", rel(got, x.double() @ torch.from_numpy(wd).to(DEV).double()),
+                       tol(dt, 8))
+
+        @case(f"decode_attention {tag} 2 seqs, 4/2 heads, blocks of 16")
+        def _(name, dt=dt):
+            kc, vc = rnd(48, 16, 2, 64, dtype=dt), rnd(48, 16, 2, 64, dtype=dt)
+            q = rnd(2, 4, 64, dtype=dt)
+            table = torch.randperm(48, device=DEV, dtype=torch.int64).to(torch.int32).reshape(2, 24)
+            lens = torch.tensor([300, 37], device=DEV, dtype=torch.int32)
+            got = x_ops.decode_attention(q, kc, vc, table, lens)
+            for b in range(2):
+                n = int(lens[b])
+                keys = kc[table[b].long()].reshape(-1, 2, 64)[:n].double().repeat_interleave(2, 1)
+                vals = vc[table[b].long()].reshape(-1, 2, 64)[:n].double().repeat_interleave(2, 1)
+                p = torch.softmax(torch.einsum("hd,nhd->hn", q[b].double(), keys) / 8.0, -1)
+                report(f"decode_attention {tag} seq {b}", rel(got[b], torch.einsum("hn,nhd->hd", p, vals)), tol(dt))
+
+    run_examples()
+    print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
+    return 1 if RESULTS["FAIL"] else 0
+
+
+def run_examples() -> None:
+    """The tutorial kernels on CUDA tensors where their host code takes them: each kernel
+    launched with CUDA tensors and compared with torch."""
+    import importlib.util
+
+    def load(name):
+        spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "examples", f"{name}.py"))
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    @case("tutorial_01 vector add f32 n=100003")
+    def _(name):
+        mod = load("tutorial_01_vector_add")
+        x, y = rnd(100003, dtype=torch.float32), rnd(100003, dtype=torch.float32)
+        out = torch.empty_like(x)
+        mod.add_kernel[(-(-100003 // 256),)](x, y, out, BLOCK=256)
+        report(name, rel(out, x.double() + y.double()), tol(torch.float32))
+
+    @case("tutorial_02 fused softmax f32 50x200")
+    def _(name):
+        mod = load("tutorial_02_fused_softmax")
+        x = rnd(50, 200, dtype=torch.float32)
+        y = torch.empty_like(x)
+        mod.softmax_kernel[(-(-50 // 4),)](x, y, 200, BM=4, BN=256)
+        report(name, rel(y, torch.softmax(x.double(), -1)), tol(torch.float32))
+
+    @case("tutorial_03 linear+relu f16 100x80x96")
+    def _(name):
+        mod = load("tutorial_03_gemm_epilogue")
+        a, b, bias = rnd(100, 96), rnd(96, 80), rnd(1, 80, dtype=torch.float32)
+        c = torch.zeros(100, 80, device=DEV, dtype=torch.float16)
+        mod.linear_relu[(4, 3)](a, b, bias, c, 96, BM=32, BN=32, BK=32)
+        report(name, rel(c, torch.relu(a.double() @ b.double() + bias.double())), tol(torch.float16))
+
+    @case("tutorial_04 layer norm f32 30x1000")
+    def _(name):
+        mod = load("tutorial_04_layer_norm")
+        x = rnd(30, 1000, dtype=torch.float32) * 2 + 5
+        w, b = rnd(1, 1000, dtype=torch.float32), rnd(1, 1000, dtype=torch.float32)
+        y = torch.zeros_like(x)
+        mod.layer_norm[(-(-30 // 4),)](x, w, b, y, 1000, 1e-5, BM=4, BC=256)
+        ref = F.layer_norm(x.double(), (1000,), w[0].double(), b[0].double(), 1e-5)
+        report(name, rel(y, ref), 64 * tol(torch.float32))
+
+    @case("tutorial_06 dropout f32 64x96")
+    def _(name):
+        mod = load("tutorial_06_dropout")
+        x = rnd(64, 96, dtype=torch.float32)
+        out = torch.empty_like(x)
+        ref = torch.from_numpy(mod.reference(x.cpu().numpy(), 0.3, 7)).to(DEV)
+        BM, BN = 4, 32
+        mod.dropout_kernel[(-(-64 // BM), -(-96 // BN))](x, out, 96, 0.3, 7, BM=BM, BN=BN)
+        report(name, rel(out, ref), tol(torch.float32))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
