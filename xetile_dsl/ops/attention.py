@@ -299,14 +299,71 @@ def attention_rows_kernel(q, k, v, o, lse, N, NP, qk_scale, with_lse, CAUSAL: xt
 
 @xd.jit
 def attention_rows_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
-                             D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
+                             D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr,
+                             SPLIT: xt.constexpr = False):
     """:func:`attention_rows_kernel` on [Z, H, N, D] arrays of any strides (unit stride in
-    D), one head's slices ``q[z, h]``, ``k[z, h // G]`` ... per program_id(1) = z * H + h."""
+    D), one head's slices ``q[z, h]``, ``k[z, h // G]`` ... per program_id(1) = z * H + h.
+    SPLIT: the key blocks that need no mask run in a loop of their own
+    (:func:`_attention_rows_split_body`)."""
     head = xt.program_id(1)
     z = head // H
     h = head - z * H
-    _attention_rows_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, 0, N, qk_scale, CAUSAL, OUT, D,
-                         BM, BN, LSE)
+    if SPLIT:
+        _attention_rows_split_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, N, qk_scale, CAUSAL,
+                                   OUT, D, BM, BN, LSE)
+    else:
+        _attention_rows_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, 0, N, qk_scale, CAUSAL, OUT,
+                             D, BM, BN, LSE)
+
+
+@xd.jit
+def _rows_update(s, m, s_sum, acc, tv, OUT: xt.constexpr):
+    """One key block of the untransposed online softmax: ``s`` the scaled (and masked)
+    scores [BM, BN], m / s_sum the running [BM, 1] maximum and sum, acc = O [BM, D]."""
+    m_new = xt.maximum(m, xt.max(s, axis=1))
+    p = xt.exp2(s - m_new)
+    alpha = xt.exp2(m - m_new)
+    s_sum = s_sum * alpha + xt.sum(p, axis=1)
+    acc = xt.tile_mma(xt.astype(p, OUT), xt.load_tile(tv), acc * alpha)
+    return m_new, s_sum, acc
+
+
+@xd.jit
+def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                               D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
+    """:func:`_attention_rows_body` with the key blocks in two loops: first those whose
+    keys are all below N and (causal) at most the block's first query, with no mask;
+    then the rest up to ``end`` (the causal diagonal, keys past N), masked."""
+    qblk = xt.program_id(0) * BM
+    qv = xt.load_tile(xt.init_tile(q, [qblk, 0], [BM, D]))
+    m = xt.full([BM, 1], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([BM, 1], xt.float32)
+    acc = xt.zeros([BM, D], xt.float32)
+    tk = xt.init_tile(k, [0, 0], [D, BN], order=(0, 1))      # K^T: [D, keys]
+    tv = xt.init_tile(v, [0, 0], [BN, D])
+    end = N
+    unmasked = N // BN * BN
+    if CAUSAL:
+        end = qblk + BM
+        unmasked = (qblk + 1) // BN * BN   # blocks whose last key is at most the first query (< N)
+    for start in range(0, unmasked, BN):
+        s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32)) * qk_scale
+        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, OUT)
+        tk = xt.update_tile_offset(tk, 0, BN)
+        tv = xt.update_tile_offset(tv, BN, 0)
+    offsets = xt.arange(0, BN) - xt.transpose(xt.arange(0, BM))
+    for start in range(unmasked, end, BN):
+        s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32)) * qk_scale
+        keys = xt.arange(0, BN) + start
+        s = xt.where(keys < N, s, float("-inf"))
+        if CAUSAL:
+            s = xt.where(offsets <= qblk - start, s, float("-inf"))
+        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, OUT)
+        tk = xt.update_tile_offset(tk, 0, BN)
+        tv = xt.update_tile_offset(tv, BN, 0)
+    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [qblk, 0], [BM, D]))
+    if LSE:
+        xt.store_tile(xt.transpose((m + xt.log2(s_sum)) * LN2), xt.init_tile(lse, [lse_row, qblk], [1, BM]))
 
 
 @xd.jit
