@@ -71,6 +71,9 @@ ATTENTION_CHECKS = [
     (torch.bfloat16, 128, False, 1, 2, 2, 333, False),
     (torch.float16, 64, True, 1, 4, 2, 512, True),
     (torch.float16, 128, True, 1, 2, 1, 4096, False),
+    (torch.float16, 32, True, 1, 2, 2, 333, False),
+    (torch.bfloat16, 128, True, 1, 4, 1, 1000, True),
+    (torch.float16, 64, False, 1, 2, 2, 4096, False),
 ]
 
 
@@ -109,7 +112,7 @@ def time_attention(quick: bool) -> list[str]:
             q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
             flops = attention_flops(Z, H, N, D, causal)
             ours = bench(lambda: ops.attention(q, k, v, causal=causal))
-            config, tri = peer.best_config(q, k, v, causal, bench, peer.CONFIGS[1:3] if quick else peer.CONFIGS)
+            config, tri = peer.best_config(q, k, v, causal, bench, peer.CONFIGS)
             sdpa = bench(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
             rate = [flops / ms / 1e9 for ms in (ours, tri, sdpa)]
             lines.append(f"{f'Z{Z} H{H} N{N} D{D} ' + ('causal' if causal else 'full'):42} "
@@ -119,15 +122,17 @@ def time_attention(quick: bool) -> list[str]:
 
 
 #: (D, BM, BN, num_warps, num_stages, SPLIT) of the tile sweep; the table's are in targets/nvidia.py
-ATTENTION_TILES = [(128, 64, 32, 4, 4, False), (128, 64, 32, 4, 4, True), (128, 64, 64, 4, 3, False),
-                   (128, 128, 32, 8, 3, False), (128, 128, 64, 8, 3, True), (64, 64, 64, 4, 4, False),
-                   (64, 64, 64, 4, 4, True), (64, 128, 64, 8, 3, True), (64, 128, 64, 4, 3, True),
-                   (64, 128, 128, 8, 3, True)]
+#: (on sm90, D >= 64: wgmma key loops, codegen/nvptx/wgmma_attention.py)
+ATTENTION_TILES = [(128, 128, 128, 8, 3, True), (128, 128, 128, 8, 3, False), (128, 128, 64, 8, 4, True),
+                   (128, 64, 128, 4, 3, True), (128, 64, 64, 4, 4, True), (64, 128, 64, 8, 4, True),
+                   (64, 128, 128, 8, 3, True), (64, 64, 64, 4, 4, True), (64, 128, 64, 8, 4, False)]
+#: the tiles whose SASS ``sass_attention`` prints beside Triton's
+SASS_TILES = [(128, 128, 128, 8, 3, True), (64, 128, 64, 8, 4, True)]
 
 
 def sweep_attention(quick: bool) -> list[str]:
     """ops.attention's kernel at other tiles, Z 4, H 32, N 4096, causal, f16."""
-    from xetile_dsl.ops.attention import attention_rows_nd_kernel
+    from xetile_dsl.ops.attention import attention_rows_nd_kernel, attention_rows_split_nd_kernel
     lines = []
     Z, H, N = 4, 32, 4096
     for D, BM, BN, warps, stages, split in ATTENTION_TILES[:2] if quick else ATTENTION_TILES:
@@ -136,10 +141,12 @@ def sweep_attention(quick: bool) -> list[str]:
         scale = 1.4426950408889634 / math.sqrt(D)
         label = f"tiles D{D} BM {BM} BN {BN} warps {warps} stages {stages}{' split' if split else ''}"
 
+        kernel, options = (attention_rows_split_nd_kernel, {"SCALED": False}) if split else \
+            (attention_rows_nd_kernel, {})
+
         def run():
-            attention_rows_nd_kernel[(N // BM, Z * H)](q, k, v, o, lse, N, H, 1, scale, 0, CAUSAL=True,
-                                                        OUT=xt.float16, D=D, BM=BM, BN=BN, LSE=False, SPLIT=split,
-                                                        num_warps=warps, num_stages=stages)
+            kernel[(N // BM, Z * H)](q, k, v, o, lse, N, H, 1, scale, 0, CAUSAL=True, OUT=xt.float16, D=D, BM=BM,
+                                     BN=BN, LSE=False, num_warps=warps, num_stages=stages, **options)
         try:
             ms = bench(run)
             err = rel_err(o[:1, :1], reference_attention(q[:1, :1], k[:1, :1], v[:1, :1], True))
@@ -176,8 +183,7 @@ def sass_attention(quick: bool = False) -> list[str]:
     import subprocess
     import tempfile
     import peer_attention_cuda_triton as peer
-    from xetile_dsl.ops.attention import attention_rows_nd_kernel
-    from xetile_dsl.ops import configs
+    from xetile_dsl.ops.attention import attention_rows_nd_kernel, attention_rows_split_nd_kernel
     cuobjdump = shutil.which("cuobjdump")
     lines = []
 
@@ -200,13 +206,13 @@ def sass_attention(quick: bool = False) -> list[str]:
                  f"smem {compiled.metadata.shared} B")
     lines.append(loop_opcodes(sass, "HGMMA"))
     ptxas = shutil.which("ptxas")
-    BM, BN = configs.attention_tiles("sm90", 128)
-    for D, BM, BN, warps, stages, split in [(128, BM, BN, BM // 16, 4, False), *ATTENTION_TILES[3:5]]:
-        kernel = xd.compile(attention_rows_nd_kernel,
+    for D, BM, BN, warps, stages, split in SASS_TILES:
+        kernel = xd.compile(attention_rows_split_nd_kernel if split else attention_rows_nd_kernel,
                             {"q": "f16[:,:,:,:]", "k": "f16[:,:,:,:]", "v": "f16[:,:,:,:]", "o": "f16[:,:,:,:]",
                              "lse": "f32[:,:,:]", "N": "i32", "H": "i32", "G": "i32", "qk_scale": "f32",
                              "with_lse": "i32"},
-                            dict(CAUSAL=True, OUT=xt.float16, D=D, BM=BM, BN=BN, LSE=False, SPLIT=split),
+                            dict(CAUSAL=True, OUT=xt.float16, D=D, BM=BM, BN=BN, LSE=False,
+                                 **({"SCALED": False} if split else {})),
                             target="sm90", num_warps=warps, num_stages=stages)
         with tempfile.TemporaryDirectory() as tmp:
             src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")

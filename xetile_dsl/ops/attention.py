@@ -299,29 +299,41 @@ def attention_rows_kernel(q, k, v, o, lse, N, NP, qk_scale, with_lse, CAUSAL: xt
 
 @xd.jit
 def attention_rows_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr, OUT: xt.constexpr,
-                             D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr,
-                             SPLIT: xt.constexpr = False):
+                             D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
     """:func:`attention_rows_kernel` on [Z, H, N, D] arrays of any strides (unit stride in
-    D), one head's slices ``q[z, h]``, ``k[z, h // G]`` ... per program_id(1) = z * H + h.
-    SPLIT: the key blocks that need no mask run in a loop of their own
-    (:func:`_attention_rows_split_body`)."""
+    D), one head's slices ``q[z, h]``, ``k[z, h // G]`` ... per program_id(1) = z * H + h."""
     head = xt.program_id(1)
     z = head // H
     h = head - z * H
-    if SPLIT:
-        _attention_rows_split_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, N, qk_scale, CAUSAL,
-                                   OUT, D, BM, BN, LSE)
-    else:
-        _attention_rows_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, 0, N, qk_scale, CAUSAL, OUT,
-                             D, BM, BN, LSE)
+    _attention_rows_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, 0, N, qk_scale, CAUSAL, OUT, D,
+                         BM, BN, LSE)
 
 
 @xd.jit
-def _rows_update(s, m, s_sum, acc, tv, OUT: xt.constexpr):
-    """One key block of the untransposed online softmax: ``s`` the scaled (and masked)
-    scores [BM, BN], m / s_sum the running [BM, 1] maximum and sum, acc = O [BM, D]."""
-    m_new = xt.maximum(m, xt.max(s, axis=1))
-    p = xt.exp2(s - m_new)
+def attention_rows_split_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr,
+                                   OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
+                                   LSE: xt.constexpr, SCALED: xt.constexpr):
+    """:func:`attention_rows_nd_kernel` with the key blocks that need no mask in a loop of
+    their own (:func:`_attention_rows_split_body`): the form of ``configs.attention_split``
+    (sm90, whose two key loops are wgmma: codegen/nvptx/wgmma_attention.py)."""
+    head = xt.program_id(1)
+    z = head // H
+    h = head - z * H
+    _attention_rows_split_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, N, qk_scale, CAUSAL, OUT, D,
+                               BM, BN, LSE, SCALED)
+
+
+@xd.jit
+def _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT: xt.constexpr, SCALED: xt.constexpr):
+    """One key block of the untransposed online softmax: ``s`` the (masked) scores [BM, BN],
+    scaled when SCALED (else unscaled, qk_scale > 0: the scale folds into the exp2's fma),
+    m / s_sum the running [BM, 1] maximum and sum of the scaled scores, acc = O [BM, D]."""
+    if SCALED:
+        m_new = xt.maximum(m, xt.max(s, axis=1))
+        p = xt.exp2(s - m_new)
+    else:
+        m_new = xt.maximum(m, xt.max(s, axis=1) * qk_scale)
+        p = xt.exp2(xt.fma(s, qk_scale, -m_new))
     alpha = xt.exp2(m - m_new)
     s_sum = s_sum * alpha + xt.sum(p, axis=1)
     acc = xt.tile_mma(xt.astype(p, OUT), xt.load_tile(tv), acc * alpha)
@@ -329,11 +341,22 @@ def _rows_update(s, m, s_sum, acc, tv, OUT: xt.constexpr):
 
 
 @xd.jit
+def _rows_scores(qv, tk, qk_scale, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
+    """S = Q K^T of the keys under ``tk`` (times ``qk_scale`` when SCALED)."""
+    s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32))
+    if SCALED:
+        s = s * qk_scale
+    return s
+
+
+@xd.jit
 def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
-                               D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
+                               D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr,
+                               SCALED: xt.constexpr):
     """:func:`_attention_rows_body` with the key blocks in two loops: first those whose
     keys are all below N and (causal) at most the block's first query, with no mask;
-    then the rest up to ``end`` (the causal diagonal, keys past N), masked."""
+    then the rest up to ``end`` (the causal diagonal, keys past N), masked.  SCALED =
+    False (qk_scale > 0 only) leaves the scores unscaled until the exp2's fma."""
     qblk = xt.program_id(0) * BM
     qv = xt.load_tile(xt.init_tile(q, [qblk, 0], [BM, D]))
     m = xt.full([BM, 1], NEG_BIG, xt.float32)
@@ -347,18 +370,16 @@ def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt
         end = qblk + BM
         unmasked = (qblk + 1) // BN * BN   # blocks whose last key is at most the first query (< N)
     for start in range(0, unmasked, BN):
-        s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32)) * qk_scale
-        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, OUT)
+        s = _rows_scores(qv, tk, qk_scale, BM, BN, SCALED)
+        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
         tk = xt.update_tile_offset(tk, 0, BN)
         tv = xt.update_tile_offset(tv, BN, 0)
-    offsets = xt.arange(0, BN) - xt.transpose(xt.arange(0, BM))
     for start in range(unmasked, end, BN):
-        s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32)) * qk_scale
-        keys = xt.arange(0, BN) + start
-        s = xt.where(keys < N, s, float("-inf"))
-        if CAUSAL:
-            s = xt.where(offsets <= qblk - start, s, float("-inf"))
-        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, OUT)
+        s = _rows_scores(qv, tk, qk_scale, BM, BN, SCALED)
+        s = xt.where(xt.arange(0, BN) < N - start, s, float("-inf"))
+        if CAUSAL:   # key start + j is after query qblk + i when j - i > qblk - start
+            s = xt.where(xt.arange(0, BN) - xt.transpose(xt.arange(0, BM)) <= qblk - start, s, float("-inf"))
+        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
         tk = xt.update_tile_offset(tk, 0, BN)
         tv = xt.update_tile_offset(tv, BN, 0)
     xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [qblk, 0], [BM, D]))
@@ -550,9 +571,12 @@ def _kernel_and_options(target: str, qk_scale: float, return_lse: bool = False):
     """The kernel form ``configs.attention_form`` names for ``target`` and its options: a
     positive scale is applied in the exp2's fma (SCALED = False; a zero or negative one
     would turn the masks' -inf into NaN or +inf there); the untransposed form takes
-    ``return_lse`` as the constexpr LSE (the transposed one as its runtime with_lse)."""
+    ``return_lse`` as the constexpr LSE (the transposed one as its runtime with_lse);
+    where ``configs.attention_split`` says so its split kernel, with the same SCALED."""
     if configs.attention_form(target) == "transposed":
         return attention_nd_kernel, {"SCALED": not qk_scale > 0}
+    if configs.attention_split(target):
+        return attention_rows_split_nd_kernel, {"LSE": bool(return_lse), "SCALED": not qk_scale > 0}
     return attention_rows_nd_kernel, {"LSE": bool(return_lse)}
 
 

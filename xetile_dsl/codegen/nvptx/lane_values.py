@@ -254,6 +254,9 @@ def scalar_op(b: ir.IRBuilder, op, args: list, result_type) -> ir.Value:
     if name in FLOAT_BINARY:
         x, y = (float_value(b, a, in_type) for a in args)
         return float_result(b, FLOAT_BINARY[name](b, x, y), result_type)
+    if name == "math.fma":
+        x, y, z = (float_value(b, a, in_type) for a in args)
+        return float_result(b, intrinsic(b, f"llvm.fma.{_fsuffix(x.type)}", x.type, [x, y, z]), result_type)
     if name in INT_BINARY:
         return getattr(b, INT_BINARY[name])(*args)
     if name == "arith.floordivsi":   # toward -inf: the quotient less one where the signs differ and it is inexact
