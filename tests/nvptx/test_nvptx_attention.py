@@ -80,7 +80,7 @@ def test_attention_wgmma_ptx(D, causal, dtype, tmp_path):
     out = xt.float16 if dtype == "f16" else xt.bfloat16
     k = xd.compile(kernel, sig, dict(CAUSAL=causal, OUT=out, D=D, BM=BM, BN=BN, **options), target="sm90")
     nv, ptx = k.asm["nv"], k.ptx
-    assert k.threads == 256 and f'nv.warps = "8x1"' in nv and ".target sm_90a" in ptx
+    assert k.threads == 256 and 'nv.warps = "8x1"' in nv and ".target sm_90a" in ptx
     shapes = {f"m64n{BN}k16", f"m64n{D}k16"}
     assert {shape: nv.count(f'nv.wgmma = "{shape}"') for shape in shapes} == \
         {shape: 2 * (f"m64n{BN}k16" == shape) + 2 * (f"m64n{D}k16" == shape) for shape in shapes}
