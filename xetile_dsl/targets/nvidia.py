@@ -121,17 +121,19 @@ class NvTarget:
         inputs ``mma.sync`` m16n8k16 takes here).  The row ops 4 rows of 256-column chunks,
         one warp.  A GEMM fusing gelu or silu takes 8 warps (mma.sync: 32x64 of C each; at
         4 the accumulators and the epilogue's temporaries spill, ptxas sm_90).  Flash
-        attention runs the untransposed ("rows") form.  Where wgmma exists: 128 queries a
-        program (2 warpgroups), 128 keys a step at D = 128 and 64 at D = 64, the unmasked
-        key blocks in a loop of their own (``codegen/nvptx/wgmma_attention``: Q in shared
-        memory, 250 registers and no spill at D = 128, ptxas sm_90a); D = 32 (below the
-        swizzle's 64 columns) mma.sync as on sm80.  Else (mma.sync) 64 queries (4 warps of
+        attention runs the untransposed ("rows") form.  Where wgmma exists, the unmasked
+        key blocks in a loop of their own and both loops on wgmma
+        (``codegen/nvptx/wgmma_attention``): at D = 128, 128 queries a program (2
+        warpgroups: Q in shared memory, 253 registers, no spill; ptxas sm_90a) and 128 keys
+        a step; at D = 64, 64 queries (1 warpgroup) and 64 keys (the sweep of
+        benchmarks/vs_cuda_attention.py: the smaller program beat 128 x 64 there); D = 32
+        (below the swizzle's 64 columns) mma.sync.  Else (mma.sync) 64 queries (4 warps of
         16 rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers
         and a 96-byte stack; ptxas, sm_90)."""
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
-        attention = ((32, (64, 64)), (64, (128, 64)), (128, (128, 128))) if self.wgmma else \
+        attention = ((32, (64, 64)), (64, (64, 64)), (128, (128, 128))) if self.wgmma else \
             ((32, (64, 64)), (64, (64, 64)), (128, (64, 32)))
         return OpTiles(gemm=gemm, rows=(4, 256), attention=attention, attention_form="rows",
                        attention_split=bool(self.wgmma), gemm_activation_warps=8, gemm_epilogue=epilogue)
