@@ -11,6 +11,7 @@ masked) and masks the diagonal block.  [Z, H, N, D] arrays are viewed as [Z * H 
 keys past N are masked, so a head's padding never mixes with the next head."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -605,5 +606,6 @@ def _operand(x, name: str):
     return operands.as_array(x, name)
 
 
+@functools.lru_cache(maxsize=None)
 def _name(dtype) -> str:
     return "bfloat16" if dtype == operands.BF16 else np.dtype(dtype).name

@@ -48,6 +48,19 @@ def is_cuda_array(value) -> bool:
 
 
 def compute_capability(device: int = 0) -> tuple[int, int]:
+    """(major, minor) of ``device``, asked of the driver once (every op launch on a CUDA
+    array asks)."""
+    known = _CAPABILITY.get(device)
+    if known is not None:
+        return known
+    _CAPABILITY[device] = _ask_capability(device)
+    return _CAPABILITY[device]
+
+
+_CAPABILITY: dict[int, tuple[int, int]] = {}
+
+
+def _ask_capability(device: int) -> tuple[int, int]:
     driver = _init()
     dev = check(driver.cuDeviceGet(device))
     attr = driver.CUdevice_attribute

@@ -113,6 +113,13 @@ class NvTarget:
         return self
 
     def ops_tiles(self) -> OpTiles:
+        """:meth:`_ops_tiles`, built once a target (every op launch asks)."""
+        known = _OPS_TILES.get(id(self))
+        if known is None or known[0] is not self:
+            known = _OPS_TILES[id(self)] = (self, self._ops_tiles())
+        return known[1]
+
+    def _ops_tiles(self) -> OpTiles:
         """The ready-made ops' tiles on this target (tuning choices, benchmarks/vs_cuda.py):
         the GEMM 128x256x64 where wgmma exists (2 warpgroups of 64x256, ``codegen/nvptx/
         wgmma_gemm``), 128x128x64 when it fuses a bias row or an activation (at 128x256 the
@@ -138,6 +145,9 @@ class NvTarget:
         return OpTiles(gemm=gemm, rows=(4, 256), attention=attention, attention_form="rows",
                        attention_split=bool(self.wgmma), gemm_activation_warps=8, gemm_epilogue=epilogue)
 
+
+#: id(NvTarget) -> (the target, its OpTiles) (:meth:`NvTarget.ops_tiles`)
+_OPS_TILES: dict = {}
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,
 #: m16n8k32 for 8-bit integers, m16n8k8 for tf32), each accumulating in f32 or s32
