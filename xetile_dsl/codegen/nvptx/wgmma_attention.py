@@ -6,10 +6,13 @@ A ``scf.for`` whose body holds two ``tile_mma`` -- S = Q K^T with Q a loop-invar
 ``BM / 16`` warps (whole warpgroups: BM a multiple of 64) takes this path instead of
 ``mma.sync`` with ldmatrix fragments (:mod:`.smem_pipeline`):
 
-* both products are ``wgmma.mma_async`` with A from registers: a warp's 16 rows of an
-  m64 A block hold mma.m16n8k16's A fragment, which is what Q's ``mma_a`` registers and
-  P's C registers (``warp_ops.c_as_a``) already are; the accumulators are ``mma_c`` over
-  the ``(BM / 16, 1)`` warp grid, wgmma's D layout (``wgmma.acc_position``), so the
+* both products are ``wgmma.mma_async``.  O += P V takes A from registers: a warp's 16
+  rows of an m64 A block hold mma.m16n8k16's A fragment, which P's C registers
+  (``warp_ops.c_as_a``) already are.  S = Q K^T takes Q from shared memory, copied there
+  once before the loops (K-major, the swizzle) where Q is a load_tile only these loops
+  read (:func:`plan_kernel`; 64 x D registers a warpgroup would leave too few at
+  D = 128), else from Q's ``mma_a`` registers likewise.  The accumulators are ``mma_c``
+  over the ``(BM / 16, 1)`` warp grid, wgmma's D layout (``wgmma.acc_position``), so the
   softmax between the products is the mma.sync path's code;
 * K and V stream through a ring of ``S`` stages written by ``cp.async`` in the 128-byte
   swizzle (:mod:`.wgmma_gemm`'s copies): K as its rows (K-major B of S = Q K^T, N = BN
