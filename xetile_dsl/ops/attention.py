@@ -11,6 +11,7 @@ masked) and masks the diagonal block.  [Z, H, N, D] arrays are viewed as [Z * H 
 keys past N are masked, so a head's padding never mixes with the next head."""
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -310,6 +311,84 @@ def attention_rows_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSA
 
 
 @xd.jit
+def attention_rows_split_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr,
+                                   OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
+                                   LSE: xt.constexpr, SCALED: xt.constexpr):
+    """:func:`attention_rows_nd_kernel` with the key blocks that need no mask in a loop of
+    their own (:func:`_attention_rows_split_body`): the form of ``configs.attention_split``
+    (sm90, whose two key loops are wgmma: codegen/nvptx/wgmma_attention.py)."""
+    head = xt.program_id(1)
+    z = head // H
+    h = head - z * H
+    _attention_rows_split_body(q[z, h], k[z, h // G], v[z, h // G], o[z, h], lse[z], h, N, qk_scale, CAUSAL, OUT, D,
+                               BM, BN, LSE, SCALED)
+
+
+@xd.jit
+def _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT: xt.constexpr, SCALED: xt.constexpr):
+    """One key block of the untransposed online softmax: ``s`` the (masked) scores [BM, BN],
+    scaled when SCALED (else unscaled, qk_scale > 0: the scale folds into the exp2's fma),
+    m / s_sum the running [BM, 1] maximum and sum of the scaled scores, acc = O [BM, D]."""
+    if SCALED:
+        m_new = xt.maximum(m, xt.max(s, axis=1))
+        p = xt.exp2(s - m_new)
+    else:
+        m_new = xt.maximum(m, xt.max(s, axis=1) * qk_scale)
+        p = xt.exp2(xt.fma(s, qk_scale, -m_new))
+    alpha = xt.exp2(m - m_new)
+    s_sum = s_sum * alpha + xt.sum(p, axis=1)
+    acc = xt.tile_mma(xt.astype(p, OUT), xt.load_tile(tv), acc * alpha)
+    return m_new, s_sum, acc
+
+
+@xd.jit
+def _rows_scores(qv, tk, qk_scale, BM: xt.constexpr, BN: xt.constexpr, SCALED: xt.constexpr):
+    """S = Q K^T of the keys under ``tk`` (times ``qk_scale`` when SCALED)."""
+    s = xt.tile_mma(qv, xt.load_tile(tk), xt.zeros([BM, BN], xt.float32))
+    if SCALED:
+        s = s * qk_scale
+    return s
+
+
+@xd.jit
+def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
+                               D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr,
+                               SCALED: xt.constexpr):
+    """:func:`_attention_rows_body` with the key blocks in two loops: first those whose
+    keys are all below N and (causal) at most the block's first query, with no mask;
+    then the rest up to ``end`` (the causal diagonal, keys past N), masked.  SCALED =
+    False (qk_scale > 0 only) leaves the scores unscaled until the exp2's fma."""
+    qblk = xt.program_id(0) * BM
+    qv = xt.load_tile(xt.init_tile(q, [qblk, 0], [BM, D]))
+    m = xt.full([BM, 1], NEG_BIG, xt.float32)
+    s_sum = xt.zeros([BM, 1], xt.float32)
+    acc = xt.zeros([BM, D], xt.float32)
+    tk = xt.init_tile(k, [0, 0], [D, BN], order=(0, 1))      # K^T: [D, keys]
+    tv = xt.init_tile(v, [0, 0], [BN, D])
+    end = N
+    unmasked = N // BN * BN
+    if CAUSAL:
+        end = qblk + BM
+        unmasked = (qblk + 1) // BN * BN   # blocks whose last key is at most the first query (< N)
+    for start in range(0, unmasked, BN):
+        s = _rows_scores(qv, tk, qk_scale, BM, BN, SCALED)
+        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
+        tk = xt.update_tile_offset(tk, 0, BN)
+        tv = xt.update_tile_offset(tv, BN, 0)
+    for start in range(unmasked, end, BN):
+        s = _rows_scores(qv, tk, qk_scale, BM, BN, SCALED)
+        s = xt.where(xt.arange(0, BN) < N - start, s, float("-inf"))
+        if CAUSAL:   # key start + j is after query qblk + i when j - i > qblk - start
+            s = xt.where(xt.arange(0, BN) - xt.transpose(xt.arange(0, BM)) <= qblk - start, s, float("-inf"))
+        m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
+        tk = xt.update_tile_offset(tk, 0, BN)
+        tv = xt.update_tile_offset(tv, BN, 0)
+    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [qblk, 0], [BM, D]))
+    if LSE:
+        xt.store_tile(xt.transpose((m + xt.log2(s_sum)) * LN2), xt.init_tile(lse, [lse_row, qblk], [1, BM]))
+
+
+@xd.jit
 def _attention_rows_body(q, k, v, o, lse, lse_row, base, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
                          D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr):
     """The untransposed flash attention of one head: rows [base, base + N) of q, k, v, o."""
@@ -494,9 +573,12 @@ def _kernel_and_options(target: str, qk_scale: float, return_lse: bool = False):
     """The kernel form ``configs.attention_form`` names for ``target`` and its options: a
     positive scale is applied in the exp2's fma (SCALED = False; a zero or negative one
     would turn the masks' -inf into NaN or +inf there); the untransposed form takes
-    ``return_lse`` as the constexpr LSE (the transposed one as its runtime with_lse)."""
+    ``return_lse`` as the constexpr LSE (the transposed one as its runtime with_lse);
+    where ``configs.attention_split`` says so its split kernel, with the same SCALED."""
     if configs.attention_form(target) == "transposed":
         return attention_nd_kernel, {"SCALED": not qk_scale > 0}
+    if configs.attention_split(target):
+        return attention_rows_split_nd_kernel, {"LSE": bool(return_lse), "SCALED": not qk_scale > 0}
     return attention_rows_nd_kernel, {"LSE": bool(return_lse)}
 
 
@@ -525,5 +607,6 @@ def _operand(x, name: str):
     return operands.as_array(x, name)
 
 
+@functools.lru_cache(maxsize=None)
 def _name(dtype) -> str:
     return "bfloat16" if dtype == operands.BF16 else np.dtype(dtype).name

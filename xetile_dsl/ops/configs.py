@@ -241,6 +241,16 @@ def attention_form(target: str) -> str:
     return gpu_of(target).ops_tiles().attention_form
 
 
+def attention_split(target: str) -> bool:
+    """Whether ops.attention's rows form runs its unmasked key blocks in a loop of their
+    own on ``target`` (``OpTiles.attention_split``).
+
+    >>> attention_split("sm90"), attention_split("sm80"), attention_split("arc")
+    (True, False, False)
+    """
+    return gpu_of(target).ops_tiles().attention_split
+
+
 class DecodeTiles(NamedTuple):
     """ops.decode_attention's choices on one target (OpTiles.decode_*)."""
     mma_group: int        # the smallest query-head group on DPAS

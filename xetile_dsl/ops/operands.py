@@ -101,9 +101,19 @@ def _usm_dtype(dtype: np.dtype) -> np.dtype:
     return dtype
 
 
+def _torch_name_of() -> dict:
+    """numpy dtype -> torch dtype name (built once)."""
+    if not _TORCH_NAME_OF:
+        _TORCH_NAME_OF.update({np.dtype(v): k for k, v in _TORCH_NAMES.items()})
+    return _TORCH_NAME_OF
+
+
+_TORCH_NAME_OF: dict = {}
+
+
 def _torch_empty(x, shape: tuple, dtype: np.dtype):
     import torch  # optional dependency: only reached with a torch tensor in hand
-    by_name = {np.dtype(v): k for k, v in _TORCH_NAMES.items()}
+    by_name = _torch_name_of()
     return torch.empty(shape, dtype=getattr(torch, by_name[dtype]), device=x.device)
 
 
@@ -181,7 +191,7 @@ def cast(x, dtype: np.dtype):
         return x.astype(dtype)
     if is_torch(x):
         import torch  # optional dependency: only reached with a torch tensor in hand
-        by_name = {np.dtype(v): k for k, v in _TORCH_NAMES.items()}
+        by_name = _torch_name_of()
         return x.to(getattr(torch, by_name[dtype]))
     if _is_pyopencl(x):
         return x.astype(dtype)

@@ -124,6 +124,13 @@ class NvTarget:
         return self
 
     def ops_tiles(self) -> OpTiles:
+        """:meth:`_ops_tiles`, built once a target (every op launch asks)."""
+        known = _OPS_TILES.get(id(self))
+        if known is None or known[0] is not self:
+            known = _OPS_TILES[id(self)] = (self, self._ops_tiles())
+        return known[1]
+
+    def _ops_tiles(self) -> OpTiles:
         """The ready-made ops' tiles on this target (tuning choices, benchmarks/vs_cuda.py):
         the GEMM 128x256x64 where wgmma exists (2 warpgroups of 64x256, ``codegen/nvptx/
         wgmma_gemm``), 128x128x64 when it fuses a bias row or an activation (at 128x256 the
@@ -135,10 +142,16 @@ class NvTarget:
         bytes at 16 warps' 128 registers and at 32 warps' 64, ptxas sm_90), the other row
         ops, and longer rows, 4 rows of 256-column chunks, one warp.  A GEMM fusing gelu or silu takes 8 warps (mma.sync: 32x64 of C each; at
         4 the accumulators and the epilogue's temporaries spill, ptxas sm_90).  Flash
-        attention runs the untransposed ("rows") form, 64 queries a program (4 warps of 16
-        rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers and a
-        96-byte stack; ptxas, sm_90).  On wgmma targets the GEMM's programs run in groups
-        of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows).  The attention
+        attention runs the untransposed ("rows") form.  Where wgmma exists, the unmasked
+        key blocks in a loop of their own and both loops on wgmma
+        (``codegen/nvptx/wgmma_attention``): at D = 128, 128 queries a program (2
+        warpgroups: Q in shared memory, 253 registers, no spill; ptxas sm_90a) and 128 keys
+        a step; at D = 64, 64 queries (1 warpgroup) and 64 keys (the sweep of
+        benchmarks/vs_cuda_attention.py: the smaller program beat 128 x 64 there); D = 32
+        (below the swizzle's 64 columns) mma.sync.  Else (mma.sync) 64 queries (4 warps of
+        16 rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers
+        and a 96-byte stack; ptxas, sm_90).  On wgmma targets the GEMM's programs run in
+        groups of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows).  The attention
         backward's rows form: 16 queries a dk/dv step and 32 keys a dk/dv program (2 warps),
         dq programs of 32 queries (its [D, BM] column tiles take the ``cols`` layout only at
         BM a multiple of 32; at 16 they are replicated in every lane) and 16 keys a step;
@@ -146,14 +159,18 @@ class NvTarget:
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
-        return OpTiles(gemm=gemm, rows=(4, 256), rows_whole_max=8192,
-                       attention=((32, (64, 64)), (64, (64, 64)), (128, (64, 32))),
-                       attention_form="rows", gemm_activation_warps=8,
+        attention = ((32, (64, 64)), (64, (64, 64)), (128, (128, 128))) if self.wgmma else \
+            ((32, (64, 64)), (64, (64, 64)), (128, (64, 32)))
+        return OpTiles(gemm=gemm, rows=(4, 256), rows_whole_max=8192, attention=attention,
+                       attention_form="rows", attention_split=bool(self.wgmma), gemm_activation_warps=8,
                        gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1,
                        decode_max_rows=16,
                        attention_backward=((32, (16, 32, 16)), (64, (16, 32, 16)), (128, (16, 32, 16))),
                        attention_backward_dq_queries=((32, 32), (64, 32), (128, 32)))
 
+
+#: id(NvTarget) -> (the target, its OpTiles) (:meth:`NvTarget.ops_tiles`)
+_OPS_TILES: dict = {}
 
 #: mma.sync shapes of sm_80 and later (PTX ISA, "Matrix shape": m16n8k16 for 16-bit inputs,
 #: m16n8k32 for 8-bit integers, m16n8k8 for tf32), each accumulating in f32 or s32

@@ -117,6 +117,9 @@ class OpTiles:
     attention: tuple[tuple[int, tuple[int, int]], ...] = ((32, (8, 16)), (64, (8, 16)), (128, (8, 16)))
     #: ops.attention's kernel form: "transposed" (needs transposed 2D block reads) or "rows"
     attention_form: str = "rows"
+    #: whether the rows form runs the key blocks that need no mask in a loop of their own
+    #: (attention.attention_rows_split_nd_kernel: NVIDIA's wgmma key loops)
+    attention_split: bool = False
     #: head dims whose ops.attention (not varlen) runs O = P V with V a VNNI operand B
     #: (attention.attention_vnni_kernel) instead of attention_form, with its (BM, BN)
     attention_vnni: tuple[tuple[int, tuple[int, int]], ...] = ()

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ...dialects import _mixed
 from ...errors import LoweringError
-from . import tma, warp_ops, wgmma_gemm
+from . import tma, warp_ops, wgmma_attention, wgmma_gemm
 from .for_loops import emit_for, flatten, rebuild
 from .layouts import Layout, assign
 from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
@@ -61,6 +61,12 @@ class KernelEmitter:
         self.smem_bytes = 0
         self.smem_loops = 0
         self.grid_constants: list[int] = []
+        #: the flash-attention key loops whose products are wgmma (:mod:`.wgmma_attention`):
+        #: loop op -> plan, and each of their tile_mma ops -> plan
+        self.attention_loops = wgmma_attention.plan_kernel(self) if self.wgmma is None else {}
+        self.attention_mmas = {m: p for p in self.attention_loops.values() for m in (p.mma_s, p.mma_o)}
+        if self.attention_loops:
+            self.ptx_arch = target.wgmma_ptx_arch
 
     # --- the function --------------------------------------------------------------------
     def emit(self) -> ir.Function:
@@ -324,6 +330,10 @@ class KernelEmitter:
         c = self.values[op.c] if op.c is not None else None
         if self.wgmma is not None and op is self.wgmma.mma:
             self.values[op.output] = wgmma_gemm.mma(self, self.wgmma, c)
+            return
+        if op in self.attention_mmas:
+            self.values[op.output] = wgmma_attention.mma(self, self.attention_mmas[op], op, self.values[op.a], c,
+                                                         self.layouts[op.output])
             return
         self.values[op.output] = warp_ops.mma(self.b, self.values[op.a], self.values[op.b], c,
                                               self.layouts[op.output], op)

@@ -3,7 +3,7 @@ loop carries (each slot of a tile value, a tile's row and column, each scalar)."
 from __future__ import annotations
 
 from ...errors import LoweringError
-from . import smem_pipeline, wgmma_gemm
+from . import smem_pipeline, wgmma_attention, wgmma_gemm
 from .lane_values import Mem, Tile, Vec
 
 
@@ -39,14 +39,17 @@ def emit_for(em, op) -> None:
         raise LoweringError("nvptx: arrays carried by a loop are not supported on NVIDIA targets yet", op)
     stager = wgmma_gemm
     plan = wgmma_gemm.plan_loop(em, op)
+    if plan is None and op in getattr(em, "attention_loops", {}):
+        stager, plan = wgmma_attention, em.attention_loops[op]
+        wgmma_attention.mark(plan)
     if plan is None:
         stager, plan = smem_pipeline, smem_pipeline.plan_loop(em, op)
     if plan is not None:
         if stager is wgmma_gemm:
             plan.bounds = (lower, upper, step)
         stager.prologue(em, plan, inits)
-        if stager is wgmma_gemm:
-            em.staged.update((load, (stager, entry)) for load, entry in wgmma_gemm.staged(plan))
+        if stager in (wgmma_gemm, wgmma_attention):
+            em.staged.update((load, (stager, entry)) for load, entry in stager.staged(plan))
         else:
             for s in plan.loads:
                 em.staged[s.op] = (stager, (plan, s))
@@ -84,6 +87,8 @@ def emit_for(em, op) -> None:
     done = list(phis)
     for res, init in zip(op.results, inits):
         em.values[res] = rebuild(init, done)
+    if stager is wgmma_attention:
+        em.values[op.results[plan.acc_index]] = wgmma_attention.drain(em, plan, em.values[op.results[plan.acc_index]])
     if stager is wgmma_gemm and plan is not None:
         index = list(op.body.block.args[1:]).index(plan.mma.c)
         em.values[op.results[index]] = wgmma_gemm.drain(em, em.values[op.results[index]])
