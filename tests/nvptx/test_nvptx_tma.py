@@ -159,6 +159,29 @@ def test_launch_picks_tma_arrays(monkeypatch):
     assert nv_launch.tma_arrays(SM90, runtime, specs) == ()
 
 
+class _FakeGradTensor:
+    """Like a torch CUDA tensor that requires grad: its interface is refused (RuntimeError,
+    as torch raises), its ``detach()`` gives it."""
+
+    def __init__(self, address, shape):
+        self._inner = _FakeCuda(address, shape)
+
+    @property
+    def __cuda_array_interface__(self):
+        raise RuntimeError("Can't get __cuda_array_interface__ on Variable that requires grad")
+
+    def detach(self):
+        return self._inner
+
+
+def test_launch_reads_arrays_that_require_grad():
+    """An autograd input (requires grad) is described through its detach(): the TMA choice
+    and the map's layout read the same memory, rather than failing on torch's refusal."""
+    runtime = [("a", _FakeGradTensor(0x1000, (1000, 1000)))]
+    specs = {"a": ArgSpec("array", "f16", 2)}
+    assert nv_launch.tma_arrays(SM90, runtime, specs) == ("a",)
+
+
 def test_grouped_program_order_covers_c_once():
     """ops.matmul's grouped order (sm90: OpTiles.gemm_group_m = 8) in the interpreter, at
     GM = 2 over a 5 x 5 grid (the last group one row block): every tile of C written once

@@ -138,8 +138,9 @@ def array_params(value, name: str) -> list[tuple[int, type]]:
 
 
 def array_layout(value) -> tuple[int, tuple, tuple, int]:
-    """(data pointer, shape, strides in bytes, element bytes) of a CUDA array."""
-    iface = value.__cuda_array_interface__
+    """(data pointer, shape, strides in bytes, element bytes) of a CUDA array (one that
+    requires grad: of its ``detach()``, the same memory)."""
+    iface = cuda_interface(value)
     shape = tuple(int(n) for n in iface["shape"])
     itemsize = _itemsize(iface["typestr"], value)
     strides = iface.get("strides")
