@@ -25,7 +25,17 @@ its OpenCL ulp bound) and ``xt.rand`` terms stored through the mask, and some of
 ``randint`` word, an fp8 round trip (``saturate`` either way, exact against ml_dtypes), an
 integer ``atomic_rmw`` of every program into one tile (masked: a scattered one), an
 ``atomic_xchg`` of a program's own slice and an element ``atomic_cas`` of its own flag,
-all exact.
+all exact; and (``_spec_lib_more``) ``xt.randint4x`` and ``xt.philox`` words with a drawn
+``n_rounds`` (counters a program id, a tile, ``xt.astype(seed, xt.int32)``), ``randn``'s
+``n_rounds``, ``xt.umulhi`` (uint32 draws, int32 tiles and scalars), the predicates
+``isnan``/``isinf``/``isfinite``/``signbit`` (``LIB_PRED``: signed zeros, NaNs of sqrt, infs of
+log and of an f32 overflow), an ``xt.extern`` builtin (``LIB_EXT``: float ones within OpenCL's
+ulp bound, integer ones exact), a float ``atomic_rmw`` add/max/min in f32, f16 or bf16 (each
+program on its own elements, old values stored, or all into one tile: a sum bounded in any
+order), an int64 ``atomic_rmw`` (values past 32 bits; add, max, min, and, or, xor, xchg on
+its own elements), an ``xt.fence(sem, scope)``, and each atomic's ``sem=``/``scope=``
+(relaxed/acquire/release/acq_rel x workgroup/device), exact against the numpy Philox engine
+of the interpreter (``xetile_dsl/interpreter/philox.py``) and numpy.
 The microscaling family (``--family mx``, also every ``ROTATE``-th seed) writes a GEMM tile
 loop over K of ``xt.dot_scaled`` (formats e4m3/e5m2/e2m1/bf16/fp16 per side, mixed e2m1 x
 fp8 too, e2m1 packed along K; K a multiple of 32, maybe not of the K step; either scale
@@ -525,6 +535,91 @@ def _spec_lib_more(rng, s):
     s["ords"] = [rng.choice([None, [rng.choice(LIB_SEMS), rng.choice(LIB_SCOPES)]]) for _ in range(5)]
 
 
+#: the host functions the interpreter runs for ``LIB_EXT``'s builtins (their ``numpy_impl``),
+#: written into every lib case
+LIB_HELPERS = '''def _fdim(a, b):
+    return np.maximum(np.asarray(a, np.float64) - b, 0.0)
+
+
+def _cospi(a):
+    return np.cos(np.pi * np.asarray(a, np.float64))
+
+
+def _exp10(a):
+    return 10.0 ** np.asarray(a, np.float64)
+
+
+def _mul_hi(a, b):
+    return (np.asarray(a, np.int64) * np.int64(b)) >> 32
+
+
+def _popcount(a):
+    u = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
+    return sum((u >> i) & 1 for i in range(32))
+
+
+def _rotate(a, n):
+    u = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
+    n = np.asarray(n, np.int64) & 31
+    w = ((u << n) | (u >> ((32 - n) & 31))) & 0xFFFFFFFF
+    return np.where(w >= 2**31, w - 2**32, w)
+'''
+
+
+def _script_lib_more_kernel(s, dt, mexpr, mk, order):
+    """The kernel lines of ``_spec_lib_more``'s draws and the outputs they write."""
+    lines, outs = [], []
+    ext, fat, i64 = s.get("ext"), s.get("fatom"), s.get("i64")
+    if s.get("r4x") is not None:
+        lines += [f"    r0, r1, r2, r3 = xt.randint4x(seed, roffs, n_rounds={s['r4x']})",
+                  "    xt.store_tile((r0 + r1 * 3) ^ (r2 & r3), xt.init_tile(r4, [off], [B]))"]
+        outs.append("r4")
+    if s.get("ph"):
+        n_r, c1, c3 = s["ph"]
+        c1 = {"pid": "pid", "tile": "xt.astype(offs, xt.uint32) * 5", "const": "12345"}[c1]
+        c3 = {"seed32": "xt.astype(seed, xt.int32)", "zero": "0"}[c3]
+        lines += [f"    p0, p1, p2, p3 = xt.philox(seed, roffs, {c1}, 0x13198A2E, {c3}, n_rounds={n_r})",
+                  "    xt.store_tile((p0 ^ p3) + (p1 ^ p2) * 7, xt.init_tile(ph, [off], [B]))"]
+        outs.append("ph")
+    if s.get("mulhi"):
+        h = ("xt.umulhi(xt.randint(seed, roffs), xt.astype(offs * 40503 + 7, xt.uint32))" if s["mulhi"] == "u32"
+             else "xt.umulhi(k, pid * 977 + 3)")
+        lines.append(f"    xt.store_tile({h}, xt.init_tile(hout, [off], [B]))")
+        outs.append("hout")
+    if s.get("preds"):
+        pv = " + ".join(f"xt.where({LIB_PRED[q][0]}, {1 << i}, 0)" for i, q in enumerate(s["preds"]))
+        lines.append(f"    xt.store_tile({pv}, xt.init_tile(pout, [off], [B]))")
+        outs.append("pout")
+    if ext and LIB_EXT[ext][2] is None:
+        lines.append(f"    xt.store_tile({LIB_EXT[ext][0]}, xt.init_tile(eout, [off], [B]))")
+        outs.append("eout")
+    if fat:
+        kind, fdt, where = fat
+        fv = "x" if fdt == dt else f"xt.astype(x, xt.{fdt})"
+        if where == "own":
+            tile = "xt.init_tile(fa, offs)" if mexpr else "xt.init_tile(fa, [off], [B])"
+            lines += [f"    fo_ = xt.atomic_rmw({kind!r}, {fv}, {tile}{mk}{order(3)})",
+                      f"    xt.store_tile(fo_, xt.init_tile(fo, [off], [B]){mk})"]
+            outs += ["fa", "fo"]
+        else:
+            tile = "xt.init_tile(fa, xt.arange(0, B))" if mexpr else "xt.init_tile(fa, [0], [B])"
+            lines.append(f"    xt.atomic_rmw({kind!r}, {fv}, {tile}{mk}{order(3)})")
+            outs.append("fa")
+    if i64:
+        kind, where = i64
+        kv = "xt.astype(k, xt.int64) * 4294967311"
+        if where == "own":
+            tile = "xt.init_tile(l64, offs)" if mexpr else "xt.init_tile(l64, [off], [B])"
+            lines += [f"    lo_ = xt.atomic_rmw({kind!r}, {kv}, {tile}{mk}{order(4)})",
+                      f"    xt.store_tile(lo_, xt.init_tile(lo, [off], [B]){mk})"]
+            outs += ["l64", "lo"]
+        else:
+            tile = "xt.init_tile(l64, xt.arange(0, B))" if mexpr else "xt.init_tile(l64, [0], [B])"
+            lines.append(f"    xt.atomic_rmw({kind!r}, {kv}, {tile}{mk}{order(4)})")
+            outs.append("l64")
+    return lines, outs
+
+
 def _script_lib(s):
     B, N, G, dt = s["B"], s["N"], -(-s["N"] // s["B"]), s.get("dt", "float32")
     k, c = s.get("roff", [1, 0])
@@ -580,84 +675,14 @@ def _script_lib(s):
     if s["cas"]:
         lines.append(f"    fold[pid] = xt.atomic_cas(flag, [pid], pid % 2, pid + 10{order(2)})")
         outs += ["flag", "fold"]
-    if s.get("r4x") is not None:
-        lines += [f"    r0, r1, r2, r3 = xt.randint4x(seed, roffs, n_rounds={s['r4x']})",
-                  "    xt.store_tile((r0 + r1 * 3) ^ (r2 & r3), xt.init_tile(r4, [off], [B]))"]
-        outs.append("r4")
-    if s.get("ph"):
-        n_r, c1, c3 = s["ph"]
-        c1 = {"pid": "pid", "tile": "xt.astype(offs, xt.uint32) * 5", "const": "12345"}[c1]
-        c3 = {"seed32": "xt.astype(seed, xt.int32)", "zero": "0"}[c3]
-        lines += [f"    p0, p1, p2, p3 = xt.philox(seed, roffs, {c1}, 0x13198A2E, {c3}, n_rounds={n_r})",
-                  "    xt.store_tile((p0 ^ p3) + (p1 ^ p2) * 7, xt.init_tile(ph, [off], [B]))"]
-        outs.append("ph")
-    if s.get("mulhi"):
-        h = ("xt.umulhi(xt.randint(seed, roffs), xt.astype(offs * 40503 + 7, xt.uint32))" if s["mulhi"] == "u32"
-             else "xt.umulhi(k, pid * 977 + 3)")
-        lines.append(f"    xt.store_tile({h}, xt.init_tile(hout, [off], [B]))")
-        outs.append("hout")
-    if s.get("preds"):
-        pv = " + ".join(f"xt.where({LIB_PRED[q][0]}, {1 << i}, 0)" for i, q in enumerate(s["preds"]))
-        lines.append(f"    xt.store_tile({pv}, xt.init_tile(pout, [off], [B]))")
-        outs.append("pout")
-    if ext and LIB_EXT[ext][2] is None:
-        lines.append(f"    xt.store_tile({LIB_EXT[ext][0]}, xt.init_tile(eout, [off], [B]))")
-        outs.append("eout")
-    if fat:
-        kind, fdt, where = fat
-        fv = "x" if fdt == dt else f"xt.astype(x, xt.{fdt})"
-        if where == "own":
-            tile = "xt.init_tile(fa, offs)" if mexpr else "xt.init_tile(fa, [off], [B])"
-            lines += [f"    fo_ = xt.atomic_rmw({kind!r}, {fv}, {tile}{mk}{order(3)})",
-                      f"    xt.store_tile(fo_, xt.init_tile(fo, [off], [B]){mk})"]
-            outs += ["fa", "fo"]
-        else:
-            tile = "xt.init_tile(fa, xt.arange(0, B))" if mexpr else "xt.init_tile(fa, [0], [B])"
-            lines.append(f"    xt.atomic_rmw({kind!r}, {fv}, {tile}{mk}{order(3)})")
-            outs.append("fa")
-    if i64:
-        kind, where = i64
-        kv = "xt.astype(k, xt.int64) * 4294967311"
-        if where == "own":
-            tile = "xt.init_tile(l64, offs)" if mexpr else "xt.init_tile(l64, [off], [B])"
-            lines += [f"    lo_ = xt.atomic_rmw({kind!r}, {kv}, {tile}{mk}{order(4)})",
-                      f"    xt.store_tile(lo_, xt.init_tile(lo, [off], [B]){mk})"]
-            outs += ["l64", "lo"]
-        else:
-            tile = "xt.init_tile(l64, xt.arange(0, B))" if mexpr else "xt.init_tile(l64, [0], [B])"
-            lines.append(f"    xt.atomic_rmw({kind!r}, {kv}, {tile}{mk}{order(4)})")
-            outs.append("l64")
+    more, more_outs = _script_lib_more_kernel(s, dt, mexpr, mk, order)
+    lines += more
+    outs += more_outs
     kern = textwrap.dedent(f"""
     DT = xt.{dt}
 
 
-    def _fdim(a, b):
-        return np.maximum(np.asarray(a, np.float64) - b, 0.0)
-
-
-    def _cospi(a):
-        return np.cos(np.pi * np.asarray(a, np.float64))
-
-
-    def _exp10(a):
-        return 10.0 ** np.asarray(a, np.float64)
-
-
-    def _mul_hi(a, b):
-        return (np.asarray(a, np.int64) * np.int64(b)) >> 32
-
-
-    def _popcount(a):
-        u = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
-        return sum((u >> i) & 1 for i in range(32))
-
-
-    def _rotate(a, n):
-        u = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
-        n = np.asarray(n, np.int64) & 31
-        w = ((u << n) | (u >> ((32 - n) & 31))) & 0xFFFFFFFF
-        return np.where(w >= 2**31, w - 2**32, w)
-
+    """) + LIB_HELPERS + textwrap.dedent("""
 
     @xd.jit
     def kernel(xa, ya, ia, out, iout, q, tot, xc, old, flag, fold, r4, ph, hout, pout, eout, fa, fo, l64, lo, n,
@@ -789,8 +814,7 @@ def _script_lib(s):
 
 def _script_lib_more_ref(s, mexpr):
     """The reference of ``_spec_lib_more``'s draws (the lines of ``reference`` after the older ones)."""
-    ref = ""
-    ext, fat, i64 = s.get("ext"), s.get("fatom"), s.get("i64")
+    ref, ext = "", s.get("ext")
     M32 = "0xFFFFFFFF"
     if s.get("r4x") is not None:
         ref += _tail(f"""
@@ -827,6 +851,12 @@ def _script_lib_more_ref(s, mexpr):
             ev = {LIB_EXT[ext][1]}
             r["eout"] = (ev[:N].astype(np.float64), np.zeros(N))
         """)
+    return ref + _script_lib_atomics_ref(s)
+
+
+def _script_lib_atomics_ref(s):
+    """The reference of ``_spec_lib_more``'s float and int64 atomics."""
+    ref, fat, i64 = "", s.get("fatom"), s.get("i64")
     if fat:
         kind, fdt, where = fat
         U, TINY = _U_OF[fdt], _TINY_OF[fdt]
