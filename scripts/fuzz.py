@@ -25,7 +25,17 @@ its OpenCL ulp bound) and ``xt.rand`` terms stored through the mask, and some of
 ``randint`` word, an fp8 round trip (``saturate`` either way, exact against ml_dtypes), an
 integer ``atomic_rmw`` of every program into one tile (masked: a scattered one), an
 ``atomic_xchg`` of a program's own slice and an element ``atomic_cas`` of its own flag,
-all exact.
+all exact; and (``_spec_lib_more``) ``xt.randint4x`` and ``xt.philox`` words with a drawn
+``n_rounds`` (counters a program id, a tile, ``xt.astype(seed, xt.int32)``), ``randn``'s
+``n_rounds``, ``xt.umulhi`` (uint32 draws, int32 tiles and scalars), the predicates
+``isnan``/``isinf``/``isfinite``/``signbit`` (``LIB_PRED``: signed zeros, NaNs of sqrt, infs of
+log and of an f32 overflow), an ``xt.extern`` builtin (``LIB_EXT``: float ones within OpenCL's
+ulp bound, integer ones exact), a float ``atomic_rmw`` add/max/min in f32, f16 or bf16 (each
+program on its own elements, old values stored, or all into one tile: a sum bounded in any
+order), an int64 ``atomic_rmw`` (values past 32 bits; add, max, min, and, or, xor, xchg on
+its own elements), an ``xt.fence(sem, scope)``, and each atomic's ``sem=``/``scope=``
+(relaxed/acquire/release/acq_rel x workgroup/device), exact against the numpy Philox engine
+of the interpreter (``xetile_dsl/interpreter/philox.py``) and numpy.
 The microscaling family (``--family mx``, also every ``ROTATE``-th seed) writes a GEMM tile
 loop over K of ``xt.dot_scaled`` (formats e4m3/e5m2/e2m1/bf16/fp16 per side, mixed e2m1 x
 fp8 too, e2m1 packed along K; K a multiple of 32, maybe not of the K step; either scale
@@ -464,6 +474,150 @@ def _spec_lib(rng, s):
     # later still: the offsets of the draws (maybe negative, strided) and a randn term (f32)
     s["roff"] = rng.choice([[1, 0], [1, 0], [3, -77], [-1, 5], [7, 2**31 - 200]])
     s["randn"] = s["dt"] == "float32" and rng.random() < 0.4
+    # later still: the rest of the library (each None or [] when not drawn)
+    _spec_lib_more(rng, s)
+
+
+#: predicates of the loaded tile ``x`` (kernel text, numpy of the f64 ``x`` and scalar ``s``),
+#: each decided by the sign or zeroness of an exact value (masked-off lanes read ``other``,
+#: maybe 0.0): ``isnan(sqrt(x))`` iff x < 0, ``isinf(log|x|)`` iff x == 0, ``-abs(x) * s``
+#: a signed zero where s or x is 0; ``ovf`` (f32 only) an IEEE product that overflows
+LIB_PRED = {
+    "nan_sqrt": ("xt.isnan(xt.sqrt(x))", "x < 0"),
+    "inf_log": ("xt.isinf(xt.log(xt.abs(x)))", "x == 0"),
+    "fin_log": ("xt.isfinite(xt.log(x))", "x > 0"),
+    "sign": ("xt.signbit(x)", "np.signbit(x)"),
+    "sign_zero": ("xt.signbit(-xt.abs(x) * s)", "np.signbit(-np.abs(x) * s)"),
+    "nan_inf": ("xt.isnan(x) | xt.isinf(x * 0.5)", "np.zeros(x.shape, bool)"),
+    "ovf": ("xt.isinf(x * 3.0e38)", "np.isinf(x.astype(np.float32) * np.float32(3.0e38))"),
+}
+#: ``xt.extern`` calls of OpenCL builtins: (kernel text, numpy_impl text run by the interpreter,
+#: f64 reference, ulp bound of OpenCL's table; None: an integer result, exact)
+LIB_EXT = {
+    "hypot": ("xt.extern('hypot', x, u, result=DT, numpy_impl=np.hypot)", "np.hypot(x, u)", 4),
+    "fdim": ("xt.extern('fdim', x, u, result=DT, numpy_impl=_fdim)", "np.maximum(x - u, 0.0)", 0),
+    "cospi": ("xt.extern('cospi', x, result=DT, numpy_impl=_cospi)", "np.cos(np.pi * x)", 4),
+    "exp10": ("xt.extern('exp10', xt.minimum(x, 3.0), result=DT, numpy_impl=_exp10)",
+              "10.0 ** np.minimum(x, 3.0)", 3),
+    "ldexp": ("xt.extern('ldexp', x, 3, result=DT, numpy_impl=np.ldexp)", "x * 8.0", 0),
+    "mul_hi": ("xt.extern('mul_hi', k, 1234567, result=xt.int32, numpy_impl=_mul_hi)",
+               "(kp * 1234567) >> 32", None),
+    "popcount": ("xt.extern('popcount', k, result=xt.int32, numpy_impl=_popcount)",
+                 "_popcount(kp.astype(np.int32))", None),
+    "rotate": ("xt.extern('rotate', k, 7, result=xt.int32, numpy_impl=_rotate)",
+               "_rotate(kp.astype(np.int32), 7)", None),
+}
+LIB_SEMS = ["relaxed", "acquire", "release", "acq_rel"]
+LIB_SCOPES = ["workgroup", "device"]
+
+
+def _spec_lib_more(rng, s):
+    """The draws of the random-number, integer, predicate, extern and atomic-ordering library
+    (after those of the older lib cases, so that a seed keeps its older fields)."""
+    s["r4x"] = rng.choice([None, None, 10, 7, 0])          # randint4x, its n_rounds
+    s["ph"] = rng.choice([None, None, [rng.randint(0, 10), rng.choice(["pid", "tile", "const"]),
+                                       rng.choice(["seed32", "zero"])]])
+    s["mulhi"] = rng.choice([None, None, "u32", "i32"])
+    s["nr"] = rng.choice([10, 10, 3])                       # randn's n_rounds
+    s["preds"] = rng.sample(sorted(LIB_PRED), rng.randint(0, 3))
+    if s["dt"] != "float32":
+        s["preds"] = [q for q in s["preds"] if q != "ovf"]
+    s["ext"] = rng.choice([None, None] + sorted(LIB_EXT))
+    fdt = rng.choice(["float32", "float32", "float16", "bfloat16"])
+    s["fatom"] = rng.choice([None, None, [rng.choice(["add", "add", "max", "min"]), fdt,
+                                          rng.choice(["own", "shared"])]])
+    s["i64"] = rng.choice([None, None, [rng.choice(["add", "max", "min", "or", "xor", "and", "xchg"]),
+                                        rng.choice(["own", "shared"])]])
+    if s["i64"] and s["i64"][0] == "xchg":
+        s["i64"][1] = "own"  # an exchange of one element by many programs has no order-free result
+    s["fence"] = rng.choice([None, None, [rng.choice(LIB_SEMS[1:]), rng.choice(LIB_SCOPES)]])
+    # the memory order of each atomic: atom, xchg, cas, fatom, i64 (None: the default acq_rel, device)
+    s["ords"] = [rng.choice([None, [rng.choice(LIB_SEMS), rng.choice(LIB_SCOPES)]]) for _ in range(5)]
+
+
+#: the host functions the interpreter runs for ``LIB_EXT``'s builtins (their ``numpy_impl``),
+#: written into every lib case
+LIB_HELPERS = '''def _fdim(a, b):
+    return np.maximum(np.asarray(a, np.float64) - b, 0.0)
+
+
+def _cospi(a):
+    return np.cos(np.pi * np.asarray(a, np.float64))
+
+
+def _exp10(a):
+    return 10.0 ** np.asarray(a, np.float64)
+
+
+def _mul_hi(a, b):
+    return (np.asarray(a, np.int64) * np.int64(b)) >> 32
+
+
+def _popcount(a):
+    u = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
+    return sum((u >> i) & 1 for i in range(32))
+
+
+def _rotate(a, n):
+    u = np.asarray(a).astype(np.int64) & 0xFFFFFFFF
+    n = np.asarray(n, np.int64) & 31
+    w = ((u << n) | (u >> ((32 - n) & 31))) & 0xFFFFFFFF
+    return np.where(w >= 2**31, w - 2**32, w)
+'''
+
+
+def _script_lib_more_kernel(s, dt, mexpr, mk, order):
+    """The kernel lines of ``_spec_lib_more``'s draws and the outputs they write."""
+    lines, outs = [], []
+    ext, fat, i64 = s.get("ext"), s.get("fatom"), s.get("i64")
+    if s.get("r4x") is not None:
+        lines += [f"    r0, r1, r2, r3 = xt.randint4x(seed, roffs, n_rounds={s['r4x']})",
+                  "    xt.store_tile((r0 + r1 * 3) ^ (r2 & r3), xt.init_tile(r4, [off], [B]))"]
+        outs.append("r4")
+    if s.get("ph"):
+        n_r, c1, c3 = s["ph"]
+        c1 = {"pid": "pid", "tile": "xt.astype(offs, xt.uint32) * 5", "const": "12345"}[c1]
+        c3 = {"seed32": "xt.astype(seed, xt.int32)", "zero": "0"}[c3]
+        lines += [f"    p0, p1, p2, p3 = xt.philox(seed, roffs, {c1}, 0x13198A2E, {c3}, n_rounds={n_r})",
+                  "    xt.store_tile((p0 ^ p3) + (p1 ^ p2) * 7, xt.init_tile(ph, [off], [B]))"]
+        outs.append("ph")
+    if s.get("mulhi"):
+        h = ("xt.umulhi(xt.randint(seed, roffs), xt.astype(offs * 40503 + 7, xt.uint32))" if s["mulhi"] == "u32"
+             else "xt.umulhi(k, pid * 977 + 3)")
+        lines.append(f"    xt.store_tile({h}, xt.init_tile(hout, [off], [B]))")
+        outs.append("hout")
+    if s.get("preds"):
+        pv = " + ".join(f"xt.where({LIB_PRED[q][0]}, {1 << i}, 0)" for i, q in enumerate(s["preds"]))
+        lines.append(f"    xt.store_tile({pv}, xt.init_tile(pout, [off], [B]))")
+        outs.append("pout")
+    if ext and LIB_EXT[ext][2] is None:
+        lines.append(f"    xt.store_tile({LIB_EXT[ext][0]}, xt.init_tile(eout, [off], [B]))")
+        outs.append("eout")
+    if fat:
+        kind, fdt, where = fat
+        fv = "x" if fdt == dt else f"xt.astype(x, xt.{fdt})"
+        if where == "own":
+            tile = "xt.init_tile(fa, offs)" if mexpr else "xt.init_tile(fa, [off], [B])"
+            lines += [f"    fo_ = xt.atomic_rmw({kind!r}, {fv}, {tile}{mk}{order(3)})",
+                      f"    xt.store_tile(fo_, xt.init_tile(fo, [off], [B]){mk})"]
+            outs += ["fa", "fo"]
+        else:
+            tile = "xt.init_tile(fa, xt.arange(0, B))" if mexpr else "xt.init_tile(fa, [0], [B])"
+            lines.append(f"    xt.atomic_rmw({kind!r}, {fv}, {tile}{mk}{order(3)})")
+            outs.append("fa")
+    if i64:
+        kind, where = i64
+        kv = "xt.astype(k, xt.int64) * 4294967311"
+        if where == "own":
+            tile = "xt.init_tile(l64, offs)" if mexpr else "xt.init_tile(l64, [off], [B])"
+            lines += [f"    lo_ = xt.atomic_rmw({kind!r}, {kv}, {tile}{mk}{order(4)})",
+                      f"    xt.store_tile(lo_, xt.init_tile(lo, [off], [B]){mk})"]
+            outs += ["l64", "lo"]
+        else:
+            tile = "xt.init_tile(l64, xt.arange(0, B))" if mexpr else "xt.init_tile(l64, [0], [B])"
+            lines.append(f"    xt.atomic_rmw({kind!r}, {kv}, {tile}{mk}{order(4)})")
+            outs.append("l64")
+    return lines, outs
 
 
 def _script_lib(s):
@@ -477,6 +631,15 @@ def _script_lib(s):
     mk = f", mask={mexpr}" if mexpr else ""
     other = f", other={s['other']!r}" if mexpr else ""
     terms = " + ".join(LIB_MATH[t][0] for t in s["terms"])
+    ords = s.get("ords") or [None] * 5
+
+    def order(i):  # the sem=/scope= of atomic i (atom, xchg, cas, fatom, i64), or the defaults
+        return f", sem={ords[i][0]!r}, scope={ords[i][1]!r}" if ords[i] else ""
+    ext = s.get("ext")
+    ext_term = f" + {LIB_EXT[ext][0]}" if ext and LIB_EXT[ext][2] is not None else ""
+    nr = f", n_rounds={s['nr']}" if s.get("nr", 10) != 10 else ""
+    fat, i64 = s.get("fatom"), s.get("i64")
+    need_k = s["atom"] or s["xchg"] or i64 or s.get("mulhi") == "i32" or (ext and LIB_EXT[ext][2] is None)
     lines = [
         "    pid = xt.program_id(0)",
         "    off = pid * B",
@@ -485,10 +648,12 @@ def _script_lib(s):
         f"    x = xt.load_tile(xt.init_tile(xa, [off], [B]){mk}{other})",
         f"    s = ya[pid + {s['soff']}]",
         "    u = xt.rand(seed, roffs)" if dt == "float32" else f"    u = xt.astype(xt.rand(seed, roffs), xt.{dt})",
-        f"    v = {terms} + s" + (" + xt.randn(seed, roffs)" if s.get("randn") else ""),
+        f"    v = {terms} + s" + (f" + xt.randn(seed, roffs{nr})" if s.get("randn") else "") + ext_term,
         f"    xt.store_tile(v, xt.init_tile(out, [off], [B]){mk})",
     ]
     outs = ["out"]
+    if s.get("fence"):
+        lines.append(f"    xt.fence({s['fence'][0]!r}, {s['fence'][1]!r})")
     if s["int"]:
         lines.append("    xt.store_tile(xt.randint(seed, roffs) ^ xt.astype(offs, xt.uint32), xt.init_tile(iout, [off], [B]))")
         outs.append("iout")
@@ -496,23 +661,32 @@ def _script_lib(s):
         f8, sat = s["fp8"]
         lines.append(f"    xt.store_tile(xt.astype(x * {s['qs']!r}, xt.{f8}, saturate={sat}), xt.init_tile(q, [off], [B]){mk})")
         outs.append("q")
-    if s["atom"] or s["xchg"]:
+    if need_k:
         lines.append("    k = xt.load_tile(xt.init_tile(ia, [off], [B]))")
     if s["atom"]:
         # a mask needs a scattered tile: element offsets 0..B-1 (those past tot's end skipped)
         tile = "xt.init_tile(tot, xt.arange(0, B))" if mexpr else "xt.init_tile(tot, [0], [B])"
-        lines.append(f"    xt.atomic_rmw({s['atom']!r}, k, {tile}{mk})")
+        lines.append(f"    xt.atomic_rmw({s['atom']!r}, k, {tile}{mk}{order(0)})")
         outs.append("tot")
     if s["xchg"]:
-        lines += ["    o = xt.atomic_xchg(xt.init_tile(xc, [off], [B]), k)",
+        lines += [f"    o = xt.atomic_xchg(xt.init_tile(xc, [off], [B]), k{order(1)})",
                   "    xt.store_tile(o, xt.init_tile(old, [off], [B]))"]
         outs += ["xc", "old"]
     if s["cas"]:
-        lines.append("    fold[pid] = xt.atomic_cas(flag, [pid], pid % 2, pid + 10)")
+        lines.append(f"    fold[pid] = xt.atomic_cas(flag, [pid], pid % 2, pid + 10{order(2)})")
         outs += ["flag", "fold"]
-    kern = textwrap.dedent("""
+    more, more_outs = _script_lib_more_kernel(s, dt, mexpr, mk, order)
+    lines += more
+    outs += more_outs
+    kern = textwrap.dedent(f"""
+    DT = xt.{dt}
+
+
+    """) + LIB_HELPERS + textwrap.dedent("""
+
     @xd.jit
-    def kernel(xa, ya, ia, out, iout, q, tot, xc, old, flag, fold, n, seed, B: xt.constexpr):
+    def kernel(xa, ya, ia, out, iout, q, tot, xc, old, flag, fold, r4, ph, hout, pout, eout, fa, fo, l64, lo, n,
+               seed, B: xt.constexpr):
     """) + "\n".join(lines) + "\n"
     f8 = s["fp8"][0] if s["fp8"] else "float8_e4m3fn"
     ins = textwrap.dedent(f"""
@@ -531,6 +705,15 @@ def _script_lib(s):
         d["old"] = np.full(N, -77, np.int32)
         d["flag"] = rng.integers(0, 2, G).astype(np.int32)
         d["fold"] = np.full(G, -77, np.int32)
+        d["r4"] = np.full(N, 77, np.uint32)
+        d["ph"] = np.full(N, 77, np.uint32)
+        d["hout"] = np.full(N, 77, np.{'uint32' if s.get('mulhi') == 'u32' else 'int32'})
+        d["pout"] = np.full(N, -77, np.int32)
+        d["eout"] = np.full(N, -77, np.int32)
+        d["fa"] = rng.standard_normal({N if fat and fat[2] == 'own' else s['T']}).astype({_np_dt(fat[1] if fat else 'float32')})
+        d["fo"] = np.full(N, np.nan, {_np_dt(fat[1] if fat else 'float32')})
+        d["l64"] = rng.integers(-2**40, 2**40, {N if i64 and i64[1] == 'own' else s['T']}).astype(np.int64)
+        d["lo"] = np.full(N, -77, np.int64)
         return d
     """)
     consts = f"N, G, B, SEED = {N}, {G}, {B}, {s['seedv']}\n"
@@ -560,8 +743,11 @@ def _script_lib(s):
         terms = [{', '.join(LIB_MATH[t][1] for t in s['terms'])}]
         ulps = {[LIB_MATH[t][2] for t in s['terms']]!r}
         if {bool(s.get("randn"))}:  # randn: within 4 ulp of the numpy definition
-            terms.append(philox.randn(SEED, roffs).astype(np.float64))
+            terms.append(philox.randn(SEED, roffs, {s.get('nr', 10)}).astype(np.float64))
             ulps.append(4)
+        if {bool(ext_term)}:  # an xt.extern builtin: within its OpenCL ulp bound
+            terms.append({LIB_EXT[ext][1] if ext_term else 0})
+            ulps.append({LIB_EXT[ext][2] if ext_term else 0})
         v = sum(terms) + s
         # each term: its builtin's ulp bound (1 ulp <= 2^-23 |r|) plus the roundings of its
         # f32 argument (abs(x) + c, x * 4, u * 0.5, u + 0.5: one each, carried with the slope
@@ -591,7 +777,7 @@ def _script_lib(s):
             qq = qv.astype(ml_dtypes.{f8}).astype(np.float64)[:N]
             r["q"] = (np.where(m[:N], qq, np.nan), np.zeros(N))
         """)
-    if s["atom"] or s["xchg"]:
+    if need_k or (ext and LIB_EXT[ext][2] is None):
         ref += _tail("""
             kp = np.zeros(P, np.int64); kp[:N] = d["i"]
         """)
@@ -618,10 +804,112 @@ def _script_lib(s):
             r["flag"] = (np.where(f0 == pids % 2, pids + 10, f0).astype(np.float64), np.zeros(G))
             r["fold"] = (f0.astype(np.float64), np.zeros(G))
         """)
+    ref += _script_lib_more_ref(s, mexpr)
     ref += "    return r\n"
     launch = _launch_code((G,), f"d['x'], d['y'], d['i'], d['out'], d['iout'], d['q'], d['tot'], d['xc'], d['old'], "
-                                f"d['flag'], d['fold'], {N}, {s['seedv']}, B={B}", outs)
+                                f"d['flag'], d['fold'], d['r4'], d['ph'], d['hout'], d['pout'], d['eout'], d['fa'], "
+                                f"d['fo'], d['l64'], d['lo'], {N}, {s['seedv']}, B={B}", outs)
     return consts + kern + ins + ref + launch
+
+
+def _script_lib_more_ref(s, mexpr):
+    """The reference of ``_spec_lib_more``'s draws (the lines of ``reference`` after the older ones)."""
+    ref, ext = "", s.get("ext")
+    M32 = "0xFFFFFFFF"
+    if s.get("r4x") is not None:
+        ref += _tail(f"""
+            w = [a.astype(np.int64) for a in philox.randint4x(SEED, roffs, {s['r4x']})]
+            r["r4"] = ((((w[0] + w[1] * 3) & {M32}) ^ (w[2] & w[3]))[:N].astype(np.float64), np.zeros(N))
+        """)
+    if s.get("ph"):
+        n_r, c1, c3 = s["ph"]
+        c1 = {"pid": "np.repeat(np.arange(G), B)", "tile": "offs * 5", "const": "12345"}[c1]
+        c3 = "SEED & 0xFFFFFFFF" if c3 == "seed32" else "0"
+        ref += _tail(f"""
+            w = [a.astype(np.int64) for a in philox.philox(SEED, roffs, {c1}, 0x13198A2E, {c3}, {n_r})]
+            r["ph"] = ((((w[0] ^ w[3]) + (w[1] ^ w[2]) * 7) & {M32})[:N].astype(np.float64), np.zeros(N))
+        """)
+    if s.get("mulhi") == "u32":
+        ref += _tail("""
+            h = philox.umulhi(philox.randint(SEED, roffs), (offs * 40503 + 7) & 0xFFFFFFFF)
+            r["hout"] = (h[:N].astype(np.float64), np.zeros(N))
+        """)
+    elif s.get("mulhi") == "i32":
+        ref += _tail("""
+            h = philox.umulhi(kp & 0xFFFFFFFF, np.repeat(np.arange(G), B) * 977 + 3).view(np.int32)
+            r["hout"] = (h[:N].astype(np.float64), np.zeros(N))
+        """)
+    if s.get("preds"):
+        pv = " + ".join(f"np.where({LIB_PRED[q][1]}, {1 << i}, 0)" for i, q in enumerate(s["preds"]))
+        ref += _tail(f"""
+            with np.errstate(all="ignore"):
+                pv = {pv}
+            r["pout"] = (pv[:N].astype(np.float64), np.zeros(N))
+        """)
+    if ext and LIB_EXT[ext][2] is None:
+        ref += _tail(f"""
+            ev = {LIB_EXT[ext][1]}
+            r["eout"] = (ev[:N].astype(np.float64), np.zeros(N))
+        """)
+    return ref + _script_lib_atomics_ref(s)
+
+
+def _script_lib_atomics_ref(s):
+    """The reference of ``_spec_lib_more``'s float and int64 atomics."""
+    ref, fat, i64 = "", s.get("fatom"), s.get("i64")
+    if fat:
+        kind, fdt, where = fat
+        U, TINY = _U_OF[fdt], _TINY_OF[fdt]
+        f = {"add": "np.add", "max": "np.maximum", "min": "np.minimum"}[kind]
+        ident = {"add": "0.0", "max": "-np.inf", "min": "np.inf"}[kind]
+        ref += _tail(f"""
+            fx = x.astype({_np_dt(fdt)}).astype(np.float64)  # the value rounded to the atomic's type
+            f0 = d["fa"].astype(np.float64)
+            U8, TINY8 = {U!r}, {TINY!r}  # unit roundoff, smallest normal of the atomic's type
+        """)
+        if where == "own":
+            # one atomic per element: one rounding of the sum (twice U: an f16/bf16 add may be
+            # an f32 add rounded to the type); max/min exact; the old value is the initial one
+            ref += _tail(f"""
+                on = m[:N]
+                fv = np.where(on, {f}(f0, fx[:N]), f0)
+                fe = np.where(on, {'2 * U8 * np.abs(fv) + TINY8' if kind == 'add' else '0 * fv'}, 0.0)
+                r["fa"] = (fv, fe)
+                r["fo"] = (np.where(on, f0, np.nan), np.zeros(N))
+            """)
+        else:
+            T = s["T"]
+            # G + 1 values summed in any order: G roundings, each within 2 U of a partial sum
+            ref += _tail(f"""
+                parts = np.where(m, fx, {ident}).reshape(G, B)[:, :{T}]
+                allv = np.concatenate([f0[None, :], parts])
+                fv = {f}.reduce(allv, axis=0)
+                fe = {'2 * G * U8 * np.abs(np.where(np.isinf(allv), 0, allv)).sum(axis=0) + G * TINY8' if kind == 'add' else '0 * fv'}
+                r["fa"] = (fv, fe)
+            """)
+    if i64:
+        kind, where = i64
+        f = {"add": "np.add", "max": "np.maximum", "min": "np.minimum", "or": "np.bitwise_or",
+             "xor": "np.bitwise_xor", "and": "np.bitwise_and", "xchg": "(lambda a, b: b)"}[kind]
+        ident = {"add": "0", "max": "np.iinfo(np.int64).min", "min": "np.iinfo(np.int64).max", "or": "0",
+                 "xor": "0", "and": "-1", "xchg": "0"}[kind]
+        ref += _tail("""
+            kv = kp * 4294967311
+            l0 = d["l64"].astype(np.int64)
+        """)
+        if where == "own":
+            ref += _tail(f"""
+                on = m[:N]
+                r["l64"] = (np.where(on, {f}(l0, kv[:N]), l0).astype(np.float64), np.zeros(N))
+                r["lo"] = (np.where(on, l0, -77).astype(np.float64), np.zeros(N))
+            """)
+        else:
+            ref += _tail(f"""
+                parts = np.where(m, kv, {ident}).reshape(G, B)[:, :{s['T']}]
+                lv = {f}.reduce(np.concatenate([l0[None, :], parts]), axis=0)
+                r["l64"] = (lv.astype(np.float64), np.zeros({s['T']}))
+            """)
+    return ref
 
 
 # --- the microscaling family: xt.dot_scaled, tile_mma on fp8, xt.unpack_int4 ----------------
@@ -1272,6 +1560,13 @@ def shrinks(spec):
                 var(**{k: None if k in ("fp8", "atom", "mask") else False})
         if spec["soff"]:
             var(soff=0)
+        for k in ("r4x", "ph", "mulhi", "ext", "fatom", "i64", "fence"):
+            if spec.get(k) is not None:
+                var(**{k: None})
+        if spec.get("preds"):
+            var(preds=[])
+        if any(spec.get("ords") or []):
+            var(ords=[None] * 5)
     if spec["family"] == "mx" and spec["op"] != "int4":
         for k in ("nan", "sa", "sb", "row"):
             if spec[k]:

@@ -36,8 +36,14 @@ SCATTER_SEEDS = [133, 113, 122, 112]
 #: read past its array's end, math builtins (sigmoid, trunc, cbrt in f16; log, atanh, fma in f32),
 #: xt.rand and a randint word, an fp8 e4m3 round trip (saturating, not), an integer atomic min/or
 #: of every program into one scattered tile, atomic_xchg and atomic_cas on each program's own
-#: elements
-LIB_SEEDS = [449, 575]
+#: elements (449 also a randint4x, an int32 umulhi, an f16 atomic add of its own elements, isnan
+#: predicates and relaxed/release atomics; 575 relaxed/acq_rel atomics of workgroup scope); and the
+#: rest of the library: a philox with a program id as a counter word (refused before as "got int")
+#: and a where of ints stored as int32 (refused as an index tile), an int32 umulhi by a program-id
+#: scalar, a bf16 atomic add of every program into one tile, an int64 xor of its own elements,
+#: fences, isfinite (2006, f16); an extern hypot, an f32 atomic add of its own elements, an int64
+#: min into one tile with its memory orders (2043)
+LIB_SEEDS = [449, 575, 2006, 2043]
 #: seeds of the microscaling family (asked for by name): xt.dot_scaled with e2m1 a beside e5m2 b, both
 #: scales, a loaded accumulator and subnormal fp8 codes (36: on ARC its spread A operand's masked-off
 #: blocks were shuffled as a_from_c of zeros, an internal error), and e4m3 a beside e2m1 b over

@@ -39,6 +39,10 @@ def _word(builder, arg: ast.AST, what: str):
         raise builder.error(arg, f"{what} must be a 32-bit integer (int32 or uint32), got {describe(value)}")
     if isinstance(value, int):
         return value & MASK
+    if sem.is_scalar(value) and sem.elem_of(value) == sem.INDEX:
+        # a program id, or arithmetic on it: an int scalar, taken as int32 as a number is
+        # (Triton's program ids are int32), e.g. xt.philox(seed, offs, xt.program_id(0), 0, 0)
+        return sem.convert(builder, value, i32, arg)
     if not (sem.is_tile(value) or sem.is_scalar(value)) or not _is_int32(sem.elem_of(value)):
         got = sem.describe_type(sem.elem_of(value)) if sem.elem_of(value) is not None else describe(value)
         raise builder.error(arg, f"{what} must be a 32-bit integer (int32 or uint32) tile, scalar or number, got {got}")

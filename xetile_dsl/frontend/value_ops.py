@@ -152,6 +152,8 @@ def select(builder, cond, x, y, node: ast.AST):
                             f"{sem.describe_type(sem.elem_of(cond))}")
     elem = sem.operand_type((x, y))
     shape = sem.broadcast_shapes(builder, [sem.shape_of(v) for v in (cond, x, y)], node)
+    if shape is not None and elem == sem.INDEX:
+        elem = i32  # ints (numbers, program ids) chosen into a tile: an int32 tile, as in arithmetic
     c = sem.coerce(builder, cond, i1, shape, node)
     a, b = (sem.coerce(builder, v, elem, shape, node) for v in (x, y))
     return builder.emit(av.SelectOp(c, a, b)).result

@@ -7,7 +7,7 @@ numbers in every program, every flavour and every launch, and nothing is stored 
 calls.  ``seed`` is an integer (a constexpr or a runtime scalar, 32 or 64 bits: its two
 32-bit halves are the Philox key, a negative seed counting as its two's complement);
 ``offsets`` is an int32 or uint32 tile, scalar or number (the Philox counter's first
-word).  Use distinct offsets for distinct numbers, e.g. the elements' global indices.
+word; an int scalar such as ``xt.program_id(0)`` is taken as int32, as Triton's is).  Use distinct offsets for distinct numbers, e.g. the elements' global indices.
 
 The exact arithmetic is spelled out in ``xetile_dsl/interpreter/philox.py``, the numpy
 definition the tests compare against."""
