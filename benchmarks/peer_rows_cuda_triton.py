@@ -13,11 +13,10 @@ them beside ``ops.softmax``/``ops.layer_norm`` and torch as a share of a copy's
 bandwidth.  Needs triton and a CUDA GPU."""
 from __future__ import annotations
 
-import statistics
-
 import torch
 import triton
 import triton.language as tl
+from cuda_events import median_ms
 
 WARPS = [triton.Config({}, num_warps=w) for w in (4, 8, 16, 32)]
 
@@ -84,15 +83,7 @@ def main() -> None:
               f"{float((layer_norm(x, w, b).double() - ref).abs().max()):.3e}")
     y = torch.empty_like(x)
     for name, fn in (("softmax", lambda: softmax(x, y)), ("layer_norm", lambda: layer_norm(x, w, b, out=y))):
-        times = []
-        for _ in range(20):
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-            start.record()
-            fn()
-            end.record()
-            end.synchronize()
-            times.append(start.elapsed_time(end))
-        ms = statistics.median(times)
+        ms = median_ms(fn, 20, warmup=0)
         print(f"triton {name} f16 8192x8192 {ms:.4f} ms {2 * x.numel() * 2 / ms / 1e6:.0f} GB/s")
 
 

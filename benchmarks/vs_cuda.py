@@ -20,7 +20,6 @@ import os
 import re
 import shutil
 import contextlib
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,6 +27,7 @@ import tempfile
 import torch
 
 import sass_loop
+from cuda_events import median_ms
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.kernels.matmul import matmul_kernel
@@ -122,18 +122,7 @@ def tma_checks() -> list[tuple[str, float, object]]:
 
 def bench(fn, reps: int = 50) -> float:
     """Median milliseconds of ``fn()`` over ``reps`` CUDA-event-timed runs after 5 warm-ups."""
-    for _ in range(5):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return median_ms(fn, reps, warmup=5)
 
 
 def rel_err(out, ref) -> float:

@@ -34,22 +34,12 @@ from xetile_dsl import ops
 from xetile_dsl.ops.rows import layer_norm_kernel, layer_norm_row_kernel, softmax_kernel, softmax_row_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_events import median_ms  # noqa: E402
 
 
 def bench(fn, reps: int = 20) -> float:
     """Median milliseconds of ``fn()`` over ``reps`` CUDA-event-timed runs after 3 warm-ups."""
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+    return median_ms(fn, reps, warmup=3)
 
 
 def reference_attention(q, k, v, causal: bool):

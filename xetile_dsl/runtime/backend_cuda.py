@@ -118,23 +118,14 @@ def array_params(value, name: str) -> list[tuple[int, type]]:
         if len(shape) >= 1 and (strides[-1] == 1 or shape[-1] <= 1):
             return ([(value.data_ptr(), ctypes.c_void_p)] + [(int(n), ctypes.c_int64) for n in shape] +
                     [(int(st), ctypes.c_int64) for st in strides[:-1]])
-    iface = cuda_interface(value)
-    shape = tuple(iface["shape"])
+    ptr, shape, strides, itemsize = array_layout(value)
     if len(shape) < 1:
         raise LaunchError(f"argument {name!r}: NVIDIA targets take arrays of 1 or more dimensions, got a 0-D "
                           f"array; pass x.reshape(1)")
-    itemsize = _itemsize(iface["typestr"], value)
-    strides = iface.get("strides")
-    if strides is None:
-        strides, step = [], itemsize
-        for extent in reversed(shape):
-            strides.insert(0, step)
-            step *= extent
     if strides[-1] != itemsize and shape[-1] > 1 or any(s % itemsize for s in strides):
         raise LaunchError(f"argument {name!r}: its rows must be contiguous (strides {list(strides)} bytes)")
-    ptr = iface["data"][0]
-    return ([(ptr, ctypes.c_void_p)] + [(int(n), ctypes.c_int64) for n in shape] +
-            [(int(s) // itemsize, ctypes.c_int64) for s in strides[:-1]])
+    return ([(ptr, ctypes.c_void_p)] + [(n, ctypes.c_int64) for n in shape] +
+            [(s // itemsize, ctypes.c_int64) for s in strides[:-1]])
 
 
 def array_layout(value) -> tuple[int, tuple, tuple, int]:
