@@ -297,6 +297,23 @@ def _ldmatrix(b, addr, count: int, trans: bool) -> list:
     return [b.extract_value(out, i) for i in range(count)]
 
 
+def _b_fragments(b, sub_r: int, sub_c: int, trans: bool, address_of) -> list:
+    """The B fragments (b0b1, b2b3 of each 8-column block n, K step by K step) of a
+    ``sub_r`` x ``sub_c`` warp part: one ``ldmatrix.x4`` a pair of blocks n, n + 8 (x2 for
+    an odd last block) at ``address_of(ki, ni)``, this lane's row address of the pair at
+    K step ``ki``; ``trans`` where the stage holds B's rows as K."""
+    nb = sub_c // 8
+    by_block = {}
+    for ki in range(sub_r // 16):
+        for ni in range(0, nb, 2):
+            count = 4 if ni + 1 < nb else 2
+            regs = _ldmatrix(b, address_of(ki, ni), count, trans)
+            by_block[(ki, ni)] = regs[:2]
+            if count == 4:
+                by_block[(ki, ni + 1)] = regs[2:]
+    return [reg for ki in range(sub_r // 16) for ni in range(nb) for reg in by_block[(ki, ni)]]
+
+
 def read(em, plan: Plan, s: Staged) -> Vec:
     """This warp's fragments of the staged tile out of the current stage (``ldmatrix``)."""
     b, lane, layout = em.b, em.lane, s.layout
@@ -330,37 +347,17 @@ def read(em, plan: Plan, s: Staged) -> Vec:
         # the stage holds B's columns as rows (n, then k): lanes 0-7 give rows n..n+7 at
         # column k, 8-15 the same rows at k + 8, 16-31 rows n+8..n+15 likewise: matrices
         # b0b1, b2b3 of block n and of block n + 8
-        nb = sub_c // 8
-        by_block = {}
         lane_row = b.add(c0, b.add(b.and_(lane, c64(7)), b.mul(b.and_(b.lshr(lane, c64(4)), c64(1)), c64(8))))
         lane_col = b.mul(b.and_(b.lshr(lane, c64(3)), c64(1)), c64(8))
-        for ki in range(sub_r // 16):
-            for ni in range(0, nb, 2):
-                count = 4 if ni + 1 < nb else 2
-                regs = _ldmatrix(b, at(b.add(lane_row, c64(8 * ni)), b.add(lane_col, c64(16 * ki))), count, False)
-                by_block[(ki, ni)] = regs[:2]
-                if count == 4:
-                    by_block[(ki, ni + 1)] = regs[2:]
-        for ki in range(sub_r // 16):
-            for ni in range(nb):
-                pairs += by_block[(ki, ni)]
+        pairs = _b_fragments(b, sub_r, sub_c, False, lambda ki, ni: at(b.add(lane_row, c64(8 * ni)),
+                                                                         b.add(lane_col, c64(16 * ki))))
     else:
         # B's rows are K: lanes 0-7 give rows k..k+7, 8-15 rows k+8..k+15 at column n,
         # lanes 16-31 the same at n + 8; transposed, they are b0b1, b2b3 of n and of n + 8
-        nb = sub_c // 8
-        by_block = {}
         lane_row = b.add(b.and_(lane, c64(7)), b.mul(b.and_(b.lshr(lane, c64(3)), c64(1)), c64(8)))
         lane_col = b.add(c0, b.mul(b.lshr(lane, c64(4)), c64(8)))
-        for ki in range(sub_r // 16):
-            for ni in range(0, nb, 2):
-                count = 4 if ni + 1 < nb else 2
-                regs = _ldmatrix(b, at(b.add(lane_row, c64(16 * ki)), b.add(lane_col, c64(8 * ni))), count, True)
-                by_block[(ki, ni)] = regs[:2]
-                if count == 4:
-                    by_block[(ki, ni + 1)] = regs[2:]
-        for ki in range(sub_r // 16):
-            for ni in range(nb):
-                pairs += by_block[(ki, ni)]
+        pairs = _b_fragments(b, sub_r, sub_c, True, lambda ki, ni: at(b.add(lane_row, c64(16 * ki)),
+                                                                        b.add(lane_col, c64(8 * ni))))
     t = llvm_type(s.elem)
     slots = []
     for p in pairs:
