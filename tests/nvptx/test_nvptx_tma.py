@@ -62,24 +62,28 @@ def _nvdisasm() -> str:
 
 def test_tma_gemm_ptx_and_sass(tmp_path):
     """128x256x64, f16, 2 warpgroups, both arrays TMA's: two 128-byte grid_constant map
-    parameters after the others; one mbarrier a stage (8 bytes after the ring); each fill
-    (S - 2 before the loop, one a trip) is 1 + 4 bulk tensor copies (A: one 64 x 128 box,
-    B: four 64 x 64) armed with the stage's 49152 bytes; no proxy fence, no cp.async.
-    ptxas: no spill, under the cp.async ring's registers.  SASS: the K loop holds the
-    floor of 4 HGMMA, 5 UTMALDG, the mbarrier wait, one BAR and no MEMBAR/FENCE."""
+    parameters after the others; two mbarriers a stage (full, empty: 16 bytes after the
+    ring); each fill (S - 1 before the loop, one a trip) is 1 + 4 bulk tensor copies (A:
+    one 64 x 128 box, B: four 64 x 64) armed with the stage's 49152 bytes; the loop's one
+    plain arrival a thread on the empty barrier of trip i - 1's stage; no proxy fence, no
+    cp.async.  ptxas: no spill, under the cp.async ring's registers.  SASS: the K loop
+    holds the floor of 4 HGMMA, 5 UTMALDG, the mbarrier waits and arrivals and no
+    BAR (the empty barriers order the refills), MEMBAR or FENCE."""
     bm, bn, bk = 128, 256, 64
     k = compile_nv(matmul_kernel.fn, parse_signature(GEMM_SIG), {"BM": bm, "BN": bn, "BK": bk}, "sm90",
                    tma_arrays=("a", "b", "c"))
-    assert k.tensor_maps == [("a", bm, 64), ("b", bk, 64)] and k.threads == 256
-    stages = (k.smem_bytes - 1024) // (stage_bytes(bm, bn, bk) + 8)
-    assert k.smem_bytes == stages * (stage_bytes(bm, bn, bk) + 8) + 1024 and stages == 4
+    assert k.tensor_maps == [("a", bm, 64), ("b", bk, 64)] and k.threads == 256   # f32 C: no TMA store
+    stages = (k.smem_bytes - 1024) // (stage_bytes(bm, bn, bk) + 16)
+    assert k.smem_bytes == stages * (stage_bytes(bm, bn, bk) + 16) + 1024 and stages == 4
     ptx = k.ptx
     assert len(re.findall(r"\.param \.align 64 \.b8 matmul_kernel_param_\d+\[128\]", ptx)) == 2
     assert ptx.count("cvta.param.u64") == 2 and ptx.count("prefetch.tensormap") == 2
-    assert ptx.count("mbarrier.init.shared::cta.b64") == stages
-    fills = stages - 1
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 2 * stages
+    assert ptx.count(f"], {k.threads};") == stages          # the empty barriers: one arrival a thread
+    fills = stages
     assert len(BULK.findall(ptx)) == (bk // 64 + bn // 64) * fills
     assert ptx.count("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%r") == fills
+    assert ptx.count("mbarrier.arrive.shared::cta.b64 _, [%r") == 1
     assert f"], {stage_bytes(bm, bn, bk)};" in ptx
     assert "fence.proxy.async" not in ptx and "cp.async.cg" not in ptx and "cp.async.wait_group" not in ptx
     assert len(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n256k16\.f32\.f16\.f16", ptx)) == bk // 16
@@ -92,20 +96,44 @@ def test_tma_gemm_ptx_and_sass(tmp_path):
     loop, _, _ = sass_loop.hot_loop(sass)
     ops = [sass_loop._opcode(t) for t in loop]
     assert ops.count("HGMMA") == bk // 16 and ops.count("UTMALDG") == bk // 64 + bn // 64
-    assert ops.count("BAR") == 1 and "SYNCS" in ops
+    assert "BAR" not in ops and "SYNCS" in ops
     assert "MEMBAR" not in ops and "FENCE" not in ops and "LDGSTS" not in ops
+
+
+def test_tma_store_of_16_bit_c(tmp_path):
+    """ops.matmul's kernel with a 16-bit C whose array a tensor map describes: a third map
+    (C, boxes 64 x BM), C's pairs stored to the ring's memory (64 ``st.shared.b32`` a thread
+    at 128x256, in A's swizzle), the async proxy fenced, BN / 64 bulk tensor stores by one
+    thread and a wait for their reads; the SASS holds no global store.  Where C's array is
+    not describable, the registers' own stores remain."""
+    sig = parse_signature({"a": "f16[:,:]", "b": "f16[:,:]", "bias": "f32[:,:]", "c": "f16[:,:]", "K": "i32"})
+    consts = {"TA": False, "TB": False, "HAS_BIAS": False, "ACT": 0, "ACC": xt.float32, "OUT": xt.float16,
+              "BM": 128, "BN": 256, "BK": 64}
+    k = compile_nv(ops_kernel.fn, sig, consts, "sm90", tma_arrays=("a", "b", "c"))
+    assert k.tensor_maps == [("a", 128, 64), ("b", 64, 64), ("c", 128, 64)]
+    ptx = k.ptx
+    assert ptx.count("st.shared.b32") == 128 * 256 // 2 // k.threads
+    assert ptx.count("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group") == 256 // 64
+    assert ptx.count("fence.proxy.async.shared::cta") == 1 and "cp.async.bulk.wait_group.read 0" in ptx
+    report = ptxas_report(ptx, SM90.wgmma_ptx_arch, tmp_path)
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
+    sass = subprocess.run([_nvdisasm(), str(tmp_path / "k.cubin")], capture_output=True, text=True,
+                          check=True).stdout
+    assert "UTMASTG" in sass and not re.search(r"\bSTG\.", sass)
+    plain = compile_nv(ops_kernel.fn, sig, consts, "sm90", tma_arrays=("a", "b"))
+    assert len(plain.tensor_maps) == 2 and "bulk_group" not in plain.ptx and "st.global" in plain.ptx
 
 
 def test_tma_epilogue_tile_and_fallback(tmp_path):
     """ops.matmul's epilogue tile (128x128x64, bias row and tanh gelu, 8 warps) takes TMA
-    with no spill; the same kernel where the launch found only A describable keeps the
+    (its C stored by TMA too) with no spill; the same kernel where the launch found only A describable keeps the
     cp.async ring (its proxy fence, no tensor map)."""
     sig = parse_signature({"a": "f16[:,:]", "b": "f16[:,:]", "bias": "f32[:,:]", "c": "f16[:,:]", "K": "i32"})
     consts = {"TA": False, "TB": False, "HAS_BIAS": True, "ACT": ACTIVATIONS["gelu_tanh"], "ACC": xt.float32,
               "OUT": xt.float16, "BM": 128, "BN": 128, "BK": 64}
     k = compile_nv(ops_kernel.fn, sig, consts, "sm90", num_warps=8, tma_arrays=("a", "b", "bias", "c"))
-    assert k.tensor_maps == [("a", 128, 64), ("b", 64, 64)]
-    assert len(BULK.findall(k.ptx)) == 3 * 3 and "fence.proxy.async" not in k.ptx
+    assert k.tensor_maps == [("a", 128, 64), ("b", 64, 64), ("c", 128, 64)]
+    assert len(BULK.findall(k.ptx)) == 3 * 4 and k.ptx.count("fence.proxy.async") == 1   # C's
     report = ptxas_report(k.ptx, SM90.wgmma_ptx_arch, tmp_path)
     assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
     fallback = compile_nv(ops_kernel.fn, sig, consts, "sm90", num_warps=8, tma_arrays=("a",))

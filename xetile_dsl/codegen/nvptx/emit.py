@@ -303,6 +303,10 @@ class KernelEmitter:
                 self.b.store(v, p)
 
     def store_tile(self, op) -> None:
+        plan = self.wgmma
+        if plan is not None and plan.c_store is op and len(plan.maps or ()) == 3 and \
+                wgmma_gemm.store_c(self, plan, self.values[op.value], self.values[op.tile]):
+            return
         warp_ops.store(self.b, self.lane, self.values[op.value], self.values[op.tile], self.warp)
 
     def reduce(self, op) -> None:

@@ -64,12 +64,46 @@ def arrive_expect_tx(b, bar, nbytes: int) -> None:
     _asm(b, f"mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], {nbytes};", "r", [bar])
 
 
+def arrive(b, bar) -> None:
+    """This thread's plain arrival on ``bar`` (no transaction bytes)."""
+    _asm(b, "mbarrier.arrive.shared::cta.b64 _, [$0];", "r", [bar])
+
+
 def load_2d(b, dst, map_addr, col, row, bar) -> None:
     """The tensor map's box at element coordinates (``row``, ``col``) (i32; the innermost
     dimension first in PTX) into shared memory at ``dst``, completing on ``bar``; parts of
     the box outside the tensor read as zeros and still count their bytes."""
     _asm(b, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
             "[$0], [$1, {$2, $3}], [$4];", "r,l,r,r,r", [dst, map_addr, col, row, bar])
+
+
+def st_shared_b32(b, addr, value) -> None:
+    """A 32-bit store to the shared address ``addr`` (i32)."""
+    _asm(b, "st.shared.b32 [$0], $1;", "r,r", [addr, value])
+
+
+def st_shared_b16(b, addr, value) -> None:
+    """A 16-bit store to the shared address ``addr`` (i32)."""
+    _asm(b, "st.shared.b16 [$0], $1;", "r,h", [addr, value])
+
+
+def fence_proxy_async_shared(b) -> None:
+    """This thread's shared-memory writes made visible to the async proxy (a TMA store)."""
+    _asm(b, "fence.proxy.async.shared::cta;")
+
+
+def store_2d(b, map_addr, col, row, src) -> None:
+    """Shared memory at ``src`` into the tensor map's box at element coordinates (``row``,
+    ``col``) (i32), in the current bulk group; box parts past the tensor are not written."""
+    _asm(b, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];", "l,r,r,r",
+         [map_addr, col, row, src])
+
+
+def store_commit_and_wait(b) -> None:
+    """Close this thread's bulk group and wait until its copies have read shared memory
+    (the program may then exit or reuse it; the global writes complete on their own)."""
+    _asm(b, "cp.async.bulk.commit_group;")
+    _asm(b, "cp.async.bulk.wait_group.read 0;")
 
 
 def try_wait_parity(b, bar, phase) -> ir.Value:

@@ -41,6 +41,7 @@ from ...dialects import _mixed
 from . import smem_pipeline as sp
 from . import tma, wgmma
 from .lane_values import GLOBAL, I32, I64, Tile, Vec, llvm_type
+from .warp_ops import lane_bases
 
 WGMMA_ATTR = "nv.wgmma"
 #: the swizzle row (bytes) and its atom (8 rows)
@@ -80,6 +81,10 @@ class WgPlan:
     bounds: tuple | None = None
     bars: ir.Value | None = None
     iv: ir.Value | None = None
+    #: the TMA store of C (16-bit, the loop's tile, after it): the store_tile op and C's
+    #: array, whose tensor map follows A's and B's; None: the registers' own stores
+    c_store: object = None
+    c_array: str | None = None
 
     @property
     def grid(self) -> tuple[int, int]:
@@ -94,7 +99,8 @@ class WgPlan:
         if self.tma_arrays is None:
             return []
         bm, _, bk = self.tile
-        return [(self.tma_arrays[0], bm, 64), (self.tma_arrays[1], bk, 64)]
+        maps = [(self.tma_arrays[0], bm, 64), (self.tma_arrays[1], bk, 64)]
+        return maps + [(self.c_array, bm, 64)] if self.c_array else maps
 
 
 def _staged_operand(body, args, yielded, value, delta_ok):
@@ -165,7 +171,33 @@ def plan_kernel(func, target, num_warps: int | None, num_stages: int | None,
         names = (_array_of(func, loop, args, a, target, bm), _array_of(func, loop, args, b, target, bk))
         if None not in names and set(names) <= set(tma_arrays) and names[0] != names[1]:
             plan.tma_arrays = names
+            plan.c_store, plan.c_array = _tma_store_of(func, loop, plan, target, tma_arrays)
     return plan
+
+
+def _tma_store_of(func, loop, plan: WgPlan, target, tma_arrays: tuple):
+    """(store_tile op, array name) of the kernel's one store where TMA can write it from
+    the ring's memory: after the loop, a 16-bit [BM, BN] value to a ``[BM, BN]`` tile of a
+    2-D row-major parameter the launch found describable (not A's or B's); else (None, None)."""
+    stores = [op for op in func.walk() if op.name in ("xetile.store_tile", "xetile.store_scatter",
+                                                      "xetile.atomic_rmw", "memref.store")]
+    if len(stores) != 1 or stores[0].name != "xetile.store_tile":
+        return None, None
+    st = stores[0]
+    parent = st.parent_op()
+    while parent is not None and parent is not loop:
+        parent = parent.parent_op()
+    bm, bn, _ = plan.tile
+    if parent is loop or list(st.value.type.get_shape()) != [bm, bn] or not sp._is16(st.value.type.element_type):
+        return None, None
+    init = st.tile.owner
+    if getattr(init, "name", None) != "xetile.init_tile" or init.source not in func.body.block.args:
+        return None, None
+    source = init.source
+    if len(source.type.get_shape()) != 2 or st.tile.type.attr.order_list != (1, 0) or bm > target.tma_box_max:
+        return None, None
+    name = source.name_hint or f"arg{source.index}"
+    return (st, name) if name in tma_arrays and name not in plan.tma_arrays else (None, None)
 
 
 # --- the loop -------------------------------------------------------------------------------
@@ -370,31 +402,40 @@ def _fill_loop(em, tile, base, rows, per_row, chunks, t, async_copy: bool) -> No
 
 # --- the TMA fill (decision 051) ---------------------------------------------------------------
 def _tma_prologue(em, plan: WgPlan, inits: list) -> None:
-    """Thread 0 initialises one mbarrier a stage (after the stages, 8 bytes each), makes
-    that visible to the async proxy and prefetches the tensor maps; a barrier; then it
-    fills the first ``S - 2`` stages, each only where its trip runs."""
+    """Thread 0 initialises two mbarriers a stage (after the stages, 8 bytes each): the
+    stage's ``full`` barrier (one arrival, the copies' bytes) and its ``empty`` barrier
+    (one arrival a thread: every thread past the wgmma that read the stage), makes that
+    visible to the async proxy and prefetches the tensor maps; a barrier; then it fills
+    the first ``S - 1`` stages, each only where its trip runs."""
     b = em.b
     c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
-    em.smem_bytes = max(em.smem_bytes, plan.stages * (plan.stage_bytes + 8) + ALIGN_PAD)
+    em.smem_bytes = max(em.smem_bytes, plan.stages * (plan.stage_bytes + 16) + ALIGN_PAD)
     plan.bars = b.add(_base(em), ir.Constant(I32, plan.stages * plan.stage_bytes))
     lower, upper, step = plan.bounds
     leader = b.icmp_unsigned("==", em.tid, c64(0))
     with b.if_then(leader):
         for s in range(plan.stages):
             tma.init(b, _bar(b, plan, ir.Constant(I32, s)), 1)
+            tma.init(b, _empty_bar(b, plan, ir.Constant(I32, s)), em.threads)
         tma.fence_init(b)
         for addr in plan.maps:
             tma.prefetch_map(b, addr)
     sp.barrier(b)
     tiles = [inits[i] for _, i in plan.loads]
-    for trip in range(plan.stages - 2):
+    for trip in range(plan.stages - 1):
         runs = b.icmp_signed("<", b.add(lower, b.mul(step, c64(trip))), upper)
         with b.if_then(b.and_(leader, runs)):
             _tma_fill(em, plan, tiles, trip, ir.Constant(I32, trip))
 
 
 def _bar(b, plan: WgPlan, stage: ir.Value) -> ir.Value:
+    """Stage ``stage``'s ``full`` mbarrier (its copies landed)."""
     return b.add(plan.bars, b.mul(stage, ir.Constant(I32, 8)))
+
+
+def _empty_bar(b, plan: WgPlan, stage: ir.Value) -> ir.Value:
+    """Stage ``stage``'s ``empty`` mbarrier (every thread's wgmma reading it done)."""
+    return b.add(plan.bars, b.add(b.mul(stage, ir.Constant(I32, 8)), ir.Constant(I32, 8 * plan.stages)))
 
 
 def _tma_fill(em, plan: WgPlan, tiles: list, ahead: int, stage: ir.Value) -> None:
@@ -429,12 +470,11 @@ def begin_trip(em, plan: WgPlan, iv, lower, step, tiles: list) -> None:
     plan.read_stage = b.urem(plan.trip, ir.Constant(I64, plan.stages))
     plan.tiles = [tiles[i] for _, i in plan.loads]
     if plan.tma_arrays is not None:
-        # this trip's stage filled (its mbarrier's phase (trip / S) & 1 complete), then
-        # every warpgroup past the wgmma of trip i - 2, whose stage this trip refills
+        # this trip's stage filled (its full mbarrier's phase (trip / S) & 1 complete); no
+        # barrier: the empty mbarriers order the refills (:func:`mma`)
         phase = sp._i32(b, b.and_(b.udiv(plan.trip, ir.Constant(I64, plan.stages)), ir.Constant(I64, 1)))
         tma.wait_parity(b, _bar(b, plan, sp._i32(b, plan.read_stage)), phase)
         plan.iv = iv
-        sp.barrier(b)
         return
     sp.wait_group(b, plan.stages - 3)
     wgmma.proxy_fence(b)
@@ -466,23 +506,94 @@ def mma(em, plan: WgPlan, c: Vec) -> Vec:
         db = b.add(desc_b, ir.Constant(I64, b_off >> 4)) if b_off else desc_b
         acc = wgmma.mma_async(b, acc, da, db, bn, plan.a_type, scale_d=1, trans_b=1)
     wgmma.commit_group(b)
-    write = b.urem(b.add(plan.trip, ir.Constant(I64, plan.stages - 2)), ir.Constant(I64, plan.stages))
     if plan.tma_arrays is not None:
-        _, upper, step = plan.bounds
-        ahead = plan.stages - 2
-        runs = b.icmp_signed("<", b.add(plan.iv, b.mul(step, ir.Constant(I64, ahead))), upper)
-        with b.if_then(b.and_(b.icmp_unsigned("==", em.tid, ir.Constant(I64, 0)), runs)):
-            _tma_fill(em, plan, plan.tiles, ahead, sp._i32(b, write))
-    else:
-        _fill_all(em, plan, plan.tiles, plan.stages - 2, write)
-        sp.commit(b)
+        acc = wgmma.wait_group(b, 1, acc)
+        _tma_refill(em, plan)
+        return Vec(c.layout, c.elem, acc)
+    write = b.urem(b.add(plan.trip, ir.Constant(I64, plan.stages - 2)), ir.Constant(I64, plan.stages))
+    _fill_all(em, plan, plan.tiles, plan.stages - 2, write)
+    sp.commit(b)
     acc = wgmma.wait_group(b, 1, acc)
     return Vec(c.layout, c.elem, acc)
+
+
+def _tma_refill(em, plan: WgPlan) -> None:
+    """After this trip's ``wait_group 1`` (trip i - 1's wgmma done in this warpgroup):
+    every thread arrives on the empty mbarrier of trip i - 1's stage; thread 0 waits for
+    that phase (every warpgroup past it), then refills the stage with trip i + S - 1's
+    tiles where that trip runs.  Trip 0 refills stage S - 1, which no trip has read yet."""
+    b = em.b
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    S = plan.stages
+    _, upper, step = plan.bounds
+    prev = b.urem(b.add(plan.trip, c64(S - 1)), c64(S))           # (i - 1) mod S
+    stage = sp._i32(b, prev)
+    empty = _empty_bar(b, plan, stage)
+    later = b.icmp_signed(">", plan.trip, c64(0))
+    with b.if_then(later):
+        tma.arrive(b, empty)
+    runs = b.icmp_signed("<", b.add(plan.iv, b.mul(step, c64(S - 1))), upper)
+    with b.if_then(b.and_(b.icmp_unsigned("==", em.tid, c64(0)), runs)):
+        with b.if_then(later):
+            phase = sp._i32(b, b.and_(b.udiv(b.sub(plan.trip, c64(1)), c64(S)), c64(1)))
+            tma.wait_parity(b, empty, phase)
+        _tma_fill(em, plan, plan.tiles, S - 1, stage)
 
 
 def finish(em, plan: WgPlan = None) -> None:
     if em.wgmma is None or em.wgmma.tma_arrays is None:   # TMA: no fill past the last trip
         sp.wait_group(em.b, 0)
+
+
+def store_c(em, plan: WgPlan, value: Vec, tile: Tile) -> bool:
+    """C's 16-bit tile through shared memory and TMA (``plan.c_store``): a barrier (every
+    warpgroup's last wgmma has read the ring), each thread's pairs into the ring's first
+    ``BM x BN`` elements as ``BN / 64`` column blocks of ``BM`` rows of 128 bytes in the
+    128-byte swizzle (A's layout; conflict-free: a warp's 8 rows land in 8 different 16-byte
+    slots), the async proxy fenced, a barrier, then thread 0 stores each block with one
+    ``cp.async.bulk.tensor`` (the map clips what lies past the array: no bounds checks)
+    and waits until the copies have read shared memory.  False (nothing emitted) where
+    the value is not in the accumulator's layout."""
+    bm, bn, _ = plan.tile
+    layout = value.layout
+    if layout.kind != "mma_c" or tuple(layout.shape) != (bm, bn) or tuple(layout.warps) != plan.grid:
+        return False
+    b = em.b
+    i32 = lambda v: ir.Constant(I32, v)  # noqa: E731
+    sp.barrier(b)
+    base = _base(em)
+    r0, c0 = lane_bases(b, em.lane, layout, em.warp)
+    r0, c0 = sp._i32(b, r0), sp._i32(b, c0)
+    # row r0 + dr with dr a multiple of 8: its swizzle phase is r0 % 8; c0 + dc stays in
+    # the 16-byte chunk (dc % 64) // 8 of its block
+    phase = b.shl(b.and_(r0, i32(7)), i32(4))
+    thread = b.add(base, b.add(b.mul(r0, i32(ROW)), b.shl(c0, i32(1))))
+    slots = layout.slots()
+    i = 0
+    vals = value.slots
+    half2 = ir.VectorType(vals[0].type, 2)
+    while i < len(slots):
+        (dr, dc) = slots[i]
+        pair = i + 1 < len(slots) and slots[i + 1] == (dr, dc + 1) and dc % 2 == 0
+        blk, chunk, within = dc // 64, (dc % 64) // 8, (dc % 8) * 2
+        addr = b.add(thread, i32(blk * bm * ROW + dr * ROW + within))
+        addr = b.add(addr, b.xor(phase, i32(chunk * 16)))
+        if pair:
+            vec = b.insert_element(b.insert_element(ir.Constant(half2, ir.Undefined), vals[i], i32(0)),
+                                   vals[i + 1], i32(1))
+            tma.st_shared_b32(b, addr, b.bitcast(vec, I32))
+            i += 2
+        else:
+            tma.st_shared_b16(b, addr, b.bitcast(vals[i], ir.IntType(16)))
+            i += 1
+    tma.fence_proxy_async_shared(b)
+    sp.barrier(b)
+    row, col = sp._i32(b, tile.row), sp._i32(b, tile.col)
+    with b.if_then(b.icmp_unsigned("==", em.tid, ir.Constant(I64, 0))):
+        for blk in range(bn // 64):
+            tma.store_2d(b, plan.maps[2], b.add(col, i32(64 * blk)), row, b.add(base, i32(blk * bm * ROW)))
+        tma.store_commit_and_wait(b)
+    return True
 
 
 def drain(em, value: Vec) -> Vec:

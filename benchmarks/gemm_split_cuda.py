@@ -1,0 +1,148 @@
+"""Where a GEMM's time goes on an NVIDIA GPU: each contender timed four ways in one run,
+so host cost and kernel time are told apart, and ``ops.matmul``'s sm90 kernel at other
+tiles, stage counts and group sizes.
+
+    python benchmarks/gemm_split_cuda.py [--sizes 4096,8192] [--no-sweep]
+
+For f16 (and bf16) squares: torch.matmul (cuBLAS), ``ops.matmul``, its grouped kernel
+launched directly, and a Triton GEMM of the same algorithm (128x256x64 blocks, grouped
+order, f16 out), each as
+
+* ``1 call``: CUDA events around one call (host cost shows where the GPU waits for it);
+* ``stream``: events around 10 calls back to back, per call (the host launches ahead);
+* ``kernel``: the kernels' own durations (torch profiler / CUPTI);
+* ``host``: microseconds a call takes to return.
+
+All in TFLOP/s (2 M N K flops) except ``host``.  Prints one table; with ``$OUT`` set,
+writes it to ``$OUT/gemm_split_cuda.txt`` too."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_events import median_ms  # noqa: E402
+from vs_cuda_attention import bench_stream, host_us, kernel_ms  # noqa: E402
+
+import xetile_dsl.language as xt  # noqa: E402
+from xetile_dsl import ops  # noqa: E402
+from xetile_dsl.ops.matmul import _bias_row, matmul_grouped_kernel  # noqa: E402
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:   # the peer is optional
+    triton = None
+
+if triton is not None:
+    @triton.jit
+    def _tgemm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr):
+        pid = tl.program_id(0)
+        nm, nn = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        width = GM * nn
+        first = (pid // width) * GM
+        rows = tl.minimum(nm - first, GM)
+        pm = first + (pid % width) % rows
+        pn = (pid % width) // rows
+        rm = pm * BM + tl.arange(0, BM)
+        rn = pn * BN + tl.arange(0, BN)
+        rk = tl.arange(0, BK)
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k0 in range(0, K, BK):
+            x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :])
+            y = tl.load(b + (k0 + rk)[:, None] * N + rn[None, :])
+            acc = tl.dot(x, y, acc)
+        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(c.dtype.element_ty))
+
+
+def triton_gemm(a, b, c, BM=128, BN=256, BK=64, warps=8, stages=3, GM=8):
+    M, K = a.shape
+    N = b.shape[1]
+    grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
+    return _tgemm[grid](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK, GM=GM, num_warps=warps, num_stages=stages)
+
+
+def direct(a, b, c, BM, BN, BK, GM=8, **options):
+    """ops.matmul's grouped kernel launched directly (f16/bf16 out like the input)."""
+    M, K = a.shape
+    N = b.shape[1]
+    bias = _bias_row(None, N, a)
+    out = xt.float16 if a.dtype == torch.float16 else xt.bfloat16
+    grid = (-(-M // BM), -(-N // BN))
+    return lambda: matmul_grouped_kernel[grid](a, b, bias, c, K, TA=False, TB=False, HAS_BIAS=False, ACT=0,
+                                               ACC=xt.float32, OUT=out, BM=BM, BN=BN, BK=BK, GM=GM, **options)
+
+
+def measure(fn, flops: float) -> str:
+    fn()
+    torch.cuda.synchronize()
+    one = median_ms(fn, 20, warmup=3)
+    stream = bench_stream(fn, inner=10, reps=8)
+    kern = kernel_ms(fn, reps=10)
+    host = host_us(fn, calls=20)
+    rate = lambda ms: flops / ms / 1e9   # noqa: E731
+    return f"{rate(one):8.1f} {rate(stream):8.1f} {rate(kern):8.1f} {host:8.1f}"
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--sizes", default="4096,8192")
+    p.add_argument("--dtypes", default="f16")
+    p.add_argument("--no-sweep", action="store_true")
+    args = p.parse_args()
+    lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"
+             + (f"  triton {triton.__version__}" if triton else ""),
+             f"{'case':52} {'1 call':>8} {'stream':>8} {'kernel':>8} {'host us':>8}   (TFLOP/s)"]
+
+    def row(name, fn, flops):
+        try:
+            text = measure(fn, flops)
+        except Exception as exc:  # noqa: BLE001 -- a failed variant is a line
+            text = f"FAILED {type(exc).__name__}: {str(exc)[:150]}"
+        lines.append(f"{name:52} {text}")
+        print(lines[-1], flush=True)
+
+    for dname in args.dtypes.split(","):
+        dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dname]
+        for s in map(int, args.sizes.split(",")):
+            a, b = (torch.randn(s, s, device="cuda", dtype=dtype) for _ in range(2))
+            c = torch.empty(s, s, device="cuda", dtype=dtype)
+            flops = 2.0 * s ** 3
+            ref = (a.float() @ b.float())
+            row(f"torch.matmul {dname} {s}^3", lambda: torch.matmul(a, b), flops)
+            row(f"ops.matmul {dname} {s}^3", lambda: ops.matmul(a, b, out=c), flops)
+            err = float((c.float() - ref).norm() / ref.norm())
+            lines.append(f"check ops.matmul {dname} {s}^3 rel error {err:.2e}")
+            if triton is not None:
+                row(f"triton 128x256x64 w8 s3 g8 {dname} {s}^3", lambda: triton_gemm(a, b, c), flops)
+                row(f"triton 128x256x64 w8 s4 g8 {dname} {s}^3", lambda: triton_gemm(a, b, c, stages=4), flops)
+            variants = [((128, 256, 64), {}), ((128, 256, 64), {"num_stages": 3}), ((128, 256, 64), {"GM": 16}),
+                        ((128, 128, 64), {"num_warps": 8})]
+            if args.no_sweep or s > 4096 or dname != "f16":
+                variants = variants[:1]
+            for (BM, BN, BK), opt in variants:
+                opt = dict(opt)
+                GM = opt.pop("GM", 8)
+                fn = direct(a, b, c, BM, BN, BK, GM, **opt)
+                label = f"direct {BM}x{BN}x{BK} g{GM}" + "".join(f" {k}={v}" for k, v in opt.items())
+                row(f"{label} {dname} {s}^3", fn, flops)
+                try:
+                    c.zero_()
+                    fn()
+                    torch.cuda.synchronize()
+                    err = float((c.float() - ref).norm() / ref.norm())
+                    lines.append(f"check {label} rel error {err:.2e}")
+                except Exception as exc:  # noqa: BLE001
+                    lines.append(f"check {label} FAILED {type(exc).__name__}")
+    text = "\n".join(lines)
+    print(text)
+    if os.environ.get("OUT"):
+        with open(os.path.join(os.environ["OUT"], "gemm_split_cuda.txt"), "w") as f:
+            f.write(text + "\n")
+
+
+if __name__ == "__main__":
+    main()
