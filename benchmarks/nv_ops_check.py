@@ -12,7 +12,7 @@ one rounding of their f16/bf16 inputs' products, hence the factor 4).  ``refused
 documented UsageError (ops/configs.py NV_REFUSED).  The tutorials and examples that take
 CUDA tensors run after the ops (their own checks).
 
-    python benchmarks/nv_ops_check.py [SUBSTRING]
+    python benchmarks/nv_ops_check.py [[-k] SUBSTRING]
 
 (only the cases whose name holds SUBSTRING; ``NV_CHECK_DEVICE=cpu XETILE_INTERPRET=1``
 runs the same script on CPU tensors in the interpreter, a check of the script itself)
@@ -34,7 +34,8 @@ from xetile_dsl.errors import UsageError  # noqa: E402
 from xetile_dsl.ops import torch_ops  # noqa: E402
 
 DEV = os.environ.get("NV_CHECK_DEVICE", "cuda")
-ONLY = sys.argv[1] if len(sys.argv) > 1 else ""
+_ARGS = [a for a in sys.argv[1:] if a != "-k"]      # `-k SUBSTRING` and `SUBSTRING` alike
+ONLY = _ARGS[0] if _ARGS else ""
 BITS = {torch.float16: 11, torch.bfloat16: 8, torch.float32: 22}
 RESULTS = {"ok": 0, "FAIL": 0, "refused": 0}
 
@@ -315,6 +316,41 @@ def run_examples() -> None:
         BM, BN = 4, 32
         mod.dropout_kernel[(-(-64 // BM), -(-96 // BN))](x, out, 96, 0.3, 7, BM=BM, BN=BN)
         report(name, rel(out, ref), tol(torch.float32))
+
+    @case("tutorial_08 grouped gemm (array tables) f16 4 groups")
+    def _(name):
+        # a table of CUDA tensors: the kernel reads each entry's address and shape from the
+        # device table; f16 products exact in f32, K f32 additions: the f32 tolerance x K
+        mod = load("tutorial_08_grouped_gemm")
+        shapes = [(72, 40, 48), (33, 64, 35), (50, 32, 64), (17, 48, 40), (300, 200, 100)]
+        a = [rnd(m, k) for m, n, k in shapes]
+        b = [rnd(k, n) for m, n, k in shapes]
+        for tiles in ((16, 16, 16), (32, 32, 32)):
+            c = mod.grouped_matmul_host(a, b, programs=7, BM=tiles[0], BN=tiles[1], BK=tiles[2])
+            for g, (x, y, z) in enumerate(zip(a, b, c)):
+                report(f"{name} tiles {tiles[0]} group {g} {tuple(z.shape)}", rel(z, x.double() @ y.double()),
+                       tol(torch.float32, 4 * x.shape[1]))
+
+    @case("example train_gpt d_model 128, 2 layers, 10 steps")
+    def _(name):
+        # the example's model on DEV tensors: xetile's ops (torch.ops.xetile, forward and
+        # backward) against torch's (TorchOps: the same f16 roundings), the same weights and
+        # batches.  Step 1's loss is one forward pass of the same arithmetic (f16 operands,
+        # f32 accumulation; the two differ by the order of f32 sums and a few f16
+        # roundings): 16 f16 units.  Later steps follow AdamW, whose first updates are
+        # +-lr whatever a gradient's size, so rounding differences compound: the curves must
+        # both fall and stay within 2% of each other (a wrong gradient leaves them far apart;
+        # in the interpreter they agree to 1e-4 over 10 steps, and past step 17 this model
+        # at lr 3e-3 spikes at different steps in the two runs, hence 10).
+        mod = load("train_gpt")
+        params = mod.init_params(torch, 128, 2, 32, device=DEV)
+        start = mod.copy_params(params)
+        data = mod.batches(torch, 10, 4, 32, device=DEV)
+        ours = mod.train(torch, mod.XetileOps(torch), params, data, 2, quiet=True)
+        ref = mod.train(torch, mod.TorchOps(torch), start, data, 2, quiet=True)
+        report(name + " step 1 loss", abs(ours[0] - ref[0]) / ref[0], tol(torch.float16, 16))
+        report(name + f" step 10 loss {ours[-1]:.3f} vs {ref[-1]:.3f}", abs(ours[-1] - ref[-1]) / ref[-1], 0.02)
+        report(name + " loss falls", max(0.0, ours[-1] - 0.9 * ours[0]), 0.0)
 
 
 if __name__ == "__main__":

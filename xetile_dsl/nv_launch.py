@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import knobs
+from . import dtypes, knobs
 from .errors import LaunchError
 from .frontend.argspec import ArgSpec
 from .launch_options import split_options
 from .runtime import backend_cuda, tensor_maps
+from .runtime.array_tables import ArrayTable, cuda_table_meta, cuda_table_rows
 from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
 from .nv_compiler import compile_nv
 
@@ -18,6 +19,12 @@ _KERNELS: dict[tuple, tuple] = {}
 
 
 def _spec(name: str, value) -> ArgSpec:
+    if value.__class__ is ArrayTable:     # its device table, an i64 [G, 4] CUDA tensor at the launch
+        cuda_table_rows(value)            # (refuses numpy entries before anything compiles)
+        dtype = "bfloat16" if value.dtype == dtypes.numpy_dtype("bf16") else value.dtype.name
+        if dtype not in _TORCH_NAMES:
+            raise LaunchError(f"argument {name!r}: array tables of dtype {dtype} are not supported")
+        return ArgSpec("table", _TORCH_NAMES[dtype], 2)
     if backend_cuda.is_cuda_array(value):
         dtype = str(getattr(value, "dtype", "")).replace("torch.", "")
         if dtype not in _TORCH_NAMES:
@@ -225,6 +232,8 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
         spec = specs[name]
         if spec.kind == "array":
             params += backend_cuda.array_params(value, name)
+        elif spec.kind == "table":      # the entries' addresses and shapes, in a CUDA buffer
+            params += backend_cuda.array_params(cuda_table_meta(value), name)
         else:
             params.append(backend_cuda.scalar_param(value, spec.dtype, name))
     params += _map_params(kernel, runtime, specs)
