@@ -55,7 +55,8 @@ def test_whole_row_tiles_per_target():
 
 @pytest.mark.parametrize("kernel,sig,consts,loads", [
     (softmax_row_kernel, SOFTMAX_SIG, {"OUT": xt.float16, "BM": 1, "BN": 8192, "LOG": False}, 1),
-    (layer_norm_row_kernel, NORM_SIG, {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": 8192}, 3)])
+    (layer_norm_row_kernel, {**NORM_SIG, "mean_out": "i32", "rstd_out": "i32"},
+     {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": 8192, "STATS": False}, 3)])
 def test_whole_row_reads_each_element_once(kernel, sig, consts, loads, tmp_path):
     """softmax and layer_norm over 8192 f16 columns at sm90's warps (8: 256 threads, 32
     columns a thread): the in-bounds path reads x (and w, b) with four 16-byte loads a

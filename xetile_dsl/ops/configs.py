@@ -61,8 +61,6 @@ NV_REFUSED = {
                         "cache and run ops.attention",
     "attention_backward": "its kernels transpose tile_mma results (tile_transpose of fragment values), not "
                           "lowered on NVIDIA targets; ops.attention forward runs",
-    "attention cu_seqlens": "the varlen kernel reads per-sequence bounds into the transposed form's tiles; pad "
-                            "the sequences to [Z, H, N, D] and call ops.attention",
     "matmul fp8": "mma.sync takes f16/bf16 here (fp8 mma is sm_89+/wgmma e4m3, not lowered); cast the "
                   "operands to float16",
 }

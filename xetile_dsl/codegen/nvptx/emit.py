@@ -244,6 +244,11 @@ class KernelEmitter:
             raise LoweringError("nvptx: only global block tiles (order [1, 0] or [0, 1]) are supported on NVIDIA "
                                 "targets yet", op)
         mem = self.values[op.source] if isinstance(op.source.type, MemRefType) else self._address_array(op)
+        if isinstance(op.source.type, MemRefType) and len(op.sizes) == 2:
+            # extents of the tile's own (a masked store's row edge shrinks them: frontend/edge_masks.py)
+            rows, cols = (self.values[v] for v in op.sizes)
+            if rows is not mem.rows or cols is not mem.cols:
+                mem = Mem(mem.ptr, rows, cols, mem.stride, mem.elem)
         row, col = (ir.Constant(I64, o) if isinstance(o, int) else self.values[o] for o in _mixed.mixed(op, op.offsets))
         self.values[op.tile] = Tile(mem, row, col, tuple(tile_type.get_shape()),
                                     tile_type.attr.order_list == (0, 1))
