@@ -277,6 +277,17 @@ def main() -> int:
                 p = torch.softmax(torch.einsum("hd,nhd->hn", q[b].double(), keys) / 8.0, -1)
                 report(f"decode_attention {tag} seq {b}", rel(got[b], torch.einsum("hn,nhd->hd", p, vals)), tol(dt))
 
+    for fmt in ("float8_e4m3fn", "float8_e5m2"):
+        @case(f"matmul fp8 {fmt} 200x136x96")
+        def _(name, fmt=fmt):
+            # fp8 operands widened to f16 (exact), f32 accumulation: the products are exact,
+            # K = 96 f32 additions; the result rounded to its dtype
+            dt = getattr(torch, fmt)
+            a, b = rnd(200, 96, dtype=torch.float32).to(dt), rnd(96, 136, dtype=torch.float32).to(dt)
+            c = x_ops.matmul(a, b)
+            bound = tol(c.dtype) if c.dtype in (torch.float16, torch.bfloat16) else tol(torch.float32, 4 * 96)
+            report(f"{name} ({str(c.dtype).replace('torch.', '')} out)", rel(c, a.double() @ b.double()), bound)
+
     run_examples()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
@@ -353,6 +364,27 @@ def run_examples() -> None:
             for g, (x, y, z) in enumerate(zip(a, b, c)):
                 report(f"{name} tiles {tiles[0]} group {g} {tuple(z.shape)}", rel(z, x.double() @ y.double()),
                        tol(torch.float32, 4 * x.shape[1]))
+
+    @case("tutorial_10 block-scaled fp8 (fp8 e4m3/e5m2, e2m1) 32x32x128")
+    def _(name):
+        import numpy as np
+        mod = load("tutorial_10_block_scaled_matmul")
+        for fmt in ("e4m3", "e5m2", "e2m1"):
+            a, a_scale, b, b_scale = mod.random_problem(32, 32, 128, fmt)
+            torch_fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}.get(fmt)
+
+            def dev(x, fp8=None):
+                if DEV != "cuda":   # (the interpreter's check of this script: numpy arrays)
+                    return x
+                t = torch.from_numpy(np.ascontiguousarray(x).view(np.uint8)).to(DEV)
+                return t.view(fp8) if fp8 is not None else t
+            c = torch.zeros(32, 32, device=DEV, dtype=torch.float32)
+            out = c if DEV == "cuda" else c.numpy()
+            mod.mx_matmul[(2, 2)](dev(a, torch_fp8), dev(a_scale), dev(b, torch_fp8), dev(b_scale), out, 128,
+                                  BM=16, BN=16, BK=64, FORMAT=fmt)
+            ref = torch.from_numpy(mod.reference(a, a_scale, b, b_scale, format=fmt)).to(DEV)
+            # exact products and power-of-two scales, K = 128 f32 additions
+            report(f"{name} {fmt}", rel(c, ref), tol(torch.float32, 4 * 128))
 
     @case("example train_gpt d_model 128, 2 layers, 10 steps")
     def _(name):

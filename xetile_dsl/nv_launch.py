@@ -14,7 +14,8 @@ from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
 from .nv_compiler import compile_nv
 
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int8": "i8",
-                "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1"}
+                "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1",
+                "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2"}
 _KERNELS: dict[tuple, tuple] = {}
 
 

@@ -21,7 +21,7 @@ from ...errors import LoweringError
 from . import tma, warp_ops, wgmma_attention, wgmma_gemm
 from .for_loops import emit_for, emit_while, flatten, rebuild
 from .layouts import Layout, assign
-from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
+from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, is_fp8, llvm_type, scalar_op
 
 _SREG = {"gpu.block_id": "ctaid", "gpu.grid_dim": "nctaid"}
 _DIMS = {"x": 0, "y": 1, "z": 2}
@@ -130,7 +130,7 @@ class KernelEmitter:
         handler = _HANDLERS.get(op.name)
         if handler is not None:
             handler(self, op)
-        elif op.name.startswith(("arith.", "math.")):
+        elif op.name.startswith(("arith.", "math.")) or op.name == "xetile.extern_elementwise":
             self.elementwise(op)
         else:
             raise LoweringError(f"nvptx: {op.name} is not supported on NVIDIA targets yet (the first slice of the "
@@ -139,6 +139,9 @@ class KernelEmitter:
 
     # --- element-wise ---------------------------------------------------------------------
     def elementwise(self, op) -> None:
+        if op.name == "arith.extf" and is_fp8(elem_of(op.operands[0].type)) and not self.target.fp8_cvt:
+            raise LoweringError(f"nvptx: fp8 values are not supported on NVIDIA targets before sm_89 ({self.target.name} "
+                                f"has no cvt.rn.f16x2.e4m3x2); sm90 takes them", op)
         args = [self.values[v] for v in op.operands]
         result = op.results[0]
         if not isinstance(result.type, VectorType):

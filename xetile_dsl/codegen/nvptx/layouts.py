@@ -184,7 +184,7 @@ class _Groups:
         self.want[root] = (kind, op)
 
 
-_ELEMENTWISE_PREFIXES = ("arith.", "math.")
+_ELEMENTWISE_PREFIXES = ("arith.", "math.", "xetile.extern_elementwise")
 
 
 def _is_vec(v: SSAValue) -> bool:
