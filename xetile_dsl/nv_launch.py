@@ -129,6 +129,8 @@ def _token(grid, target, args: tuple, kwargs: dict):
             parts.append((value.data_ptr(), tuple(value.shape), tuple(value.stride()), value.dtype))
         else:
             return None
+    if any(v.__class__ is ArrayTable for v in kwargs.values()):
+        return None     # (its device table is made anew each launch)
     try:
         kw = tuple(sorted((k, type(v), v) for k, v in kwargs.items()))
         hash(kw)
@@ -228,13 +230,14 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
         if key is not None:
             _SEEN[key] = (kernel, function, _places(jit, runtime, args, kwargs), specs,
                           tma_arrays(nv_target(target), runtime, specs))
-    params = []
+    params, tables = [], []
     for name, value in runtime:
         spec = specs[name]
         if spec.kind == "array":
             params += backend_cuda.array_params(value, name)
         elif spec.kind == "table":      # the entries' addresses and shapes, in a CUDA buffer
-            params += backend_cuda.array_params(cuda_table_meta(value), name)
+            tables.append(cuda_table_meta(value))   # (held past the launch; then freed in stream order)
+            params += backend_cuda.array_params(tables[-1], name)
         else:
             params.append(backend_cuda.scalar_param(value, spec.dtype, name))
     params += _map_params(kernel, runtime, specs)

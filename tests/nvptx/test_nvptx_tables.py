@@ -100,6 +100,10 @@ def test_cuda_entries_list_their_pointers_in_place():
     assert nv_launch._spec("a", tab) == ArgSpec("table", "f16", 2)
     from xetile_dsl.jit import _on_cuda
     assert _on_cuda((tab, 2), {}) and not _on_cuda((xd.array_table([np.zeros((4, 32), np.float16)]),), {})
+    # a launch with a table never re-sends an earlier launch's parameters: its device table
+    # is a new buffer each launch
+    assert nv_launch._token((1,), "sm90", (tab, 2), {}) is None
+    assert nv_launch._token((1,), "sm90", (2,), {"a": tab}) is None
 
 
 def test_cuda_table_refusals():
