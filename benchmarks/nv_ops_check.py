@@ -12,13 +12,14 @@ one rounding of their f16/bf16 inputs' products, hence the factor 4).  ``refused
 documented UsageError (ops/configs.py NV_REFUSED).  The tutorials and examples that take
 CUDA tensors run after the ops (their own checks).
 
-    python benchmarks/nv_ops_check.py [SUBSTRING]
+    python benchmarks/nv_ops_check.py [[-k] SUBSTRING]
 
 (only the cases whose name holds SUBSTRING; ``NV_CHECK_DEVICE=cpu XETILE_INTERPRET=1``
 runs the same script on CPU tensors in the interpreter, a check of the script itself)
 """
 from __future__ import annotations
 
+import math
 import os
 import sys
 import traceback
@@ -34,7 +35,8 @@ from xetile_dsl.errors import UsageError  # noqa: E402
 from xetile_dsl.ops import torch_ops  # noqa: E402
 
 DEV = os.environ.get("NV_CHECK_DEVICE", "cuda")
-ONLY = sys.argv[1] if len(sys.argv) > 1 else ""
+_ARGS = [a for a in sys.argv[1:] if a != "-k"]      # `-k SUBSTRING` and `SUBSTRING` alike
+ONLY = _ARGS[0] if _ARGS else ""
 BITS = {torch.float16: 11, torch.bfloat16: 8, torch.float32: 22}
 RESULTS = {"ok": 0, "FAIL": 0, "refused": 0}
 
@@ -218,12 +220,31 @@ def main() -> int:
             s = s.masked_fill(torch.ones(200, 200, device=DEV, dtype=torch.bool).triu(1), float("-inf"))
             report(f"attention {tag} lse", rel(lse, torch.logsumexp(s, -1)), tol(torch.float32, 64))
 
-        @case(f"attention {tag} cu_seqlens")
-        def _(name, dt=dt):
-            packed = rnd(128, 2, 64, dtype=dt)
-            ops.attention(packed, packed, packed, cu_seqlens=torch.tensor([0, 50, 128], device=DEV,
-                                                                          dtype=torch.int32))
-            print(f"check {name:<46} ran (not checked)")
+        for D, causal in ((64, True), (128, False), (32, True)) if dt != torch.float32 else ():
+            @case(f"attention {tag} varlen cu_seqlens D{D} {'causal' if causal else 'full'}")
+            def _(name, dt=dt, D=D, causal=causal):
+                # packed ragged sequences (one shorter than a block, one over several), GQA
+                # 4 / 2; the rows after the last sequence must stay as they were (NaN here)
+                cu = torch.tensor([0, 5, 300, 333, 1000], device=DEV, dtype=torch.int32)
+                q, k, v = rnd(1001, 4, D, dtype=dt), rnd(1001, 2, D, dtype=dt), rnd(1001, 2, D, dtype=dt)
+                o, lse = x_ops.attention_lse(q[:1000], k[:1000], v[:1000], causal=causal, cu_seqlens=cu)
+                ref_o, ref_lse = torch.empty_like(o, dtype=torch.float64), torch.empty_like(lse, dtype=torch.float64)
+                for s0, s1 in zip(cu[:-1].tolist(), cu[1:].tolist()):
+                    qs, ks, vs = (x[s0:s1].double().transpose(0, 1) for x in (q, k, v))
+                    ks, vs = ks.repeat_interleave(2, 0), vs.repeat_interleave(2, 0)
+                    sc = qs @ ks.transpose(-1, -2) / math.sqrt(D)
+                    if causal:
+                        sc = sc.masked_fill(torch.ones(s1 - s0, s1 - s0, device=DEV, dtype=torch.bool).triu(1),
+                                            float("-inf"))
+                    ref_o[s0:s1] = (torch.softmax(sc, -1) @ vs).transpose(0, 1)
+                    ref_lse[:, s0:s1] = torch.logsumexp(sc, -1)
+                report(name + " o", rel(o, ref_o), tol(dt))
+                report(name + " lse", rel(lse, ref_lse), tol(torch.float32, 64))
+                if DEV != "cuda":   # (ops.attention takes CPU tensors through torch.ops.xetile only)
+                    return
+                out = torch.full((1001, 4, D), float("nan"), device=DEV, dtype=dt)
+                ops.attention(q[:1000], k[:1000], v[:1000], causal=causal, cu_seqlens=cu, out=out[:1000])
+                report(name + " out= rows kept", rel(out[:1000], ref_o) + float(not out[1000].isnan().all()), tol(dt))
 
         @case(f"matmul_wq {tag} int4/int8/e4m3 5x256x128")
         def _(name, dt=dt):
@@ -255,6 +276,17 @@ def main() -> int:
                 vals = vc[table[b].long()].reshape(-1, 2, 64)[:n].double().repeat_interleave(2, 1)
                 p = torch.softmax(torch.einsum("hd,nhd->hn", q[b].double(), keys) / 8.0, -1)
                 report(f"decode_attention {tag} seq {b}", rel(got[b], torch.einsum("hn,nhd->hd", p, vals)), tol(dt))
+
+    for fmt in ("float8_e4m3fn", "float8_e5m2"):
+        @case(f"matmul fp8 {fmt} 200x136x96")
+        def _(name, fmt=fmt):
+            # fp8 operands widened to f16 (exact), f32 accumulation: the products are exact,
+            # K = 96 f32 additions; the result rounded to its dtype
+            dt = getattr(torch, fmt)
+            a, b = rnd(200, 96, dtype=torch.float32).to(dt), rnd(96, 136, dtype=torch.float32).to(dt)
+            c = x_ops.matmul(a, b)
+            bound = tol(c.dtype) if c.dtype in (torch.float16, torch.bfloat16) else tol(torch.float32, 4 * 96)
+            report(f"{name} ({str(c.dtype).replace('torch.', '')} out)", rel(c, a.double() @ b.double()), bound)
 
     run_examples()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
@@ -315,6 +347,65 @@ def run_examples() -> None:
         BM, BN = 4, 32
         mod.dropout_kernel[(-(-64 // BM), -(-96 // BN))](x, out, 96, 0.3, 7, BM=BM, BN=BN)
         report(name, rel(out, ref), tol(torch.float32))
+
+    @case("tutorial_08 grouped gemm (array tables) f16 4 groups")
+    def _(name):
+        # a table of CUDA tensors: the kernel reads each entry's address and shape from the
+        # device table; f16 products exact in f32, K f32 additions: the f32 tolerance x K
+        mod = load("tutorial_08_grouped_gemm")
+        shapes = [(72, 40, 48), (33, 64, 35), (50, 32, 64), (17, 48, 40), (300, 200, 100)]
+        a = [rnd(m, k) for m, n, k in shapes]
+        b = [rnd(k, n) for m, n, k in shapes]
+        host = DEV != "cuda"    # (the interpreter's check of this script: numpy entries)
+        for tiles in ((16, 16, 16), (32, 32, 32)):
+            c = mod.grouped_matmul_host([x.numpy() for x in a] if host else a, [y.numpy() for y in b] if host else b,
+                                        programs=7, BM=tiles[0], BN=tiles[1], BK=tiles[2])
+            c = [torch.from_numpy(z) for z in c] if host else c
+            for g, (x, y, z) in enumerate(zip(a, b, c)):
+                report(f"{name} tiles {tiles[0]} group {g} {tuple(z.shape)}", rel(z, x.double() @ y.double()),
+                       tol(torch.float32, 4 * x.shape[1]))
+
+    @case("tutorial_10 block-scaled fp8 (fp8 e4m3/e5m2, e2m1) 32x32x128")
+    def _(name):
+        import numpy as np
+        mod = load("tutorial_10_block_scaled_matmul")
+        for fmt in ("e4m3", "e5m2", "e2m1"):
+            a, a_scale, b, b_scale = mod.random_problem(32, 32, 128, fmt)
+            torch_fp8 = {"e4m3": torch.float8_e4m3fn, "e5m2": torch.float8_e5m2}.get(fmt)
+
+            def dev(x, fp8=None):
+                if DEV != "cuda":   # (the interpreter's check of this script: numpy arrays)
+                    return x
+                t = torch.from_numpy(np.ascontiguousarray(x).view(np.uint8)).to(DEV)
+                return t.view(fp8) if fp8 is not None else t
+            c = torch.zeros(32, 32, device=DEV, dtype=torch.float32)
+            out = c if DEV == "cuda" else c.numpy()
+            mod.mx_matmul[(2, 2)](dev(a, torch_fp8), dev(a_scale), dev(b, torch_fp8), dev(b_scale), out, 128,
+                                  BM=16, BN=16, BK=64, FORMAT=fmt)
+            ref = torch.from_numpy(mod.reference(a, a_scale, b, b_scale, format=fmt)).to(DEV)
+            # exact products and power-of-two scales, K = 128 f32 additions
+            report(f"{name} {fmt}", rel(c, ref), tol(torch.float32, 4 * 128))
+
+    @case("example train_gpt d_model 128, 2 layers, 10 steps")
+    def _(name):
+        # the example's model on DEV tensors: xetile's ops (torch.ops.xetile, forward and
+        # backward) against torch's (TorchOps: the same f16 roundings), the same weights and
+        # batches.  Step 1's loss is one forward pass of the same arithmetic (f16 operands,
+        # f32 accumulation; the two differ by the order of f32 sums and a few f16
+        # roundings): 16 f16 units.  Later steps follow AdamW, whose first updates are
+        # +-lr whatever a gradient's size, so rounding differences compound: the curves must
+        # both fall and stay within 2% of each other (a wrong gradient leaves them far apart;
+        # in the interpreter they agree to 1e-4 over 10 steps, and past step 17 this model
+        # at lr 3e-3 spikes at different steps in the two runs, hence 10).
+        mod = load("train_gpt")
+        params = mod.init_params(torch, 128, 2, 32, device=DEV)
+        start = mod.copy_params(params)
+        data = mod.batches(torch, 10, 4, 32, device=DEV)
+        ours = mod.train(torch, mod.XetileOps(torch), params, data, 2, quiet=True)
+        ref = mod.train(torch, mod.TorchOps(torch), start, data, 2, quiet=True)
+        report(name + " step 1 loss", abs(ours[0] - ref[0]) / ref[0], tol(torch.float16, 16))
+        report(name + f" step 10 loss {ours[-1]:.3f} vs {ref[-1]:.3f}", abs(ours[-1] - ref[-1]) / ref[-1], 0.02)
+        report(name + " loss falls", max(0.0, ours[-1] - 0.9 * ours[0]), 0.0)
 
 
 if __name__ == "__main__":

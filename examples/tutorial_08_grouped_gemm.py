@@ -9,9 +9,11 @@ tiles of every group: program p takes tiles p, p + P, p + 2P, ... counted across
 groups (docs/decisions/027-array-tables.md has the table's memory layout).
 
 Numpy entries are copied in and written back after the launch, like numpy arguments;
-dpnp arrays and torch XPU tensors are used in place, on their queue.
+dpnp arrays and torch XPU tensors are used in place, on their queue; torch CUDA tensors
+are used in place on an NVIDIA GPU (the kernel reads the table from a CUDA buffer the
+launch fills with the entries' addresses and shapes).
 
-    python examples/tutorial_08_grouped_gemm.py [--interpret]
+    python examples/tutorial_08_grouped_gemm.py [--interpret | --cuda]
 """
 import sys
 
@@ -47,7 +49,11 @@ def grouped_matmul(a, b, c, G, BM: xt.constexpr, BN: xt.constexpr, BK: xt.conste
 
 def grouped_matmul_host(a_list, b_list, target=None, programs=4, BM=16, BN=16, BK=16):
     """``[a @ b for a, b in zip(a_list, b_list)]`` in f32, in one launch of ``programs`` programs."""
-    c_list = [np.zeros((a.shape[0], b.shape[1]), np.float32) for a, b in zip(a_list, b_list)]
+    if isinstance(a_list[0], np.ndarray):
+        c_list = [np.zeros((a.shape[0], b.shape[1]), np.float32) for a, b in zip(a_list, b_list)]
+    else:       # torch tensors (XPU or CUDA): outputs on their device
+        import torch
+        c_list = [a.new_zeros((a.shape[0], b.shape[1]), dtype=torch.float32) for a, b in zip(a_list, b_list)]
     launch = grouped_matmul.on(target) if target else grouped_matmul
     launch[(programs,)](xd.array_table(a_list), xd.array_table(b_list), xd.array_table(c_list), len(a_list),
                         BM=BM, BN=BN, BK=BK)
@@ -60,7 +66,12 @@ def main() -> None:
     rng = np.random.default_rng(0)
     a = [rng.standard_normal((m, k)).astype(np.float16) for m, n, k in shapes]
     b = [rng.standard_normal((k, n)).astype(np.float16) for m, n, k in shapes]
-    c = grouped_matmul_host(a, b, target)
+    if "--cuda" in sys.argv:    # torch CUDA tensors: the NVIDIA backend, for the GPU's architecture
+        import torch
+        c = [z.cpu().numpy() for z in grouped_matmul_host([torch.from_numpy(x).cuda() for x in a],
+                                                          [torch.from_numpy(y).cuda() for y in b])]
+    else:
+        c = grouped_matmul_host(a, b, target)
     for x, y, z in zip(a, b, c):
         ref = x.astype(np.float64) @ y.astype(np.float64)
         k = x.shape[1]

@@ -56,6 +56,8 @@ TARGET = "sm90"
 
 
 def _spec(name, value):
+    if isinstance(value, xetile_dsl.ArrayTable):     # numpy entries stand for CUDA tensors here, as arrays do
+        return ArgSpec("table", _NAMES[str(value.dtype)], 2)
     if hasattr(value, "shape") and hasattr(value, "dtype"):
         dtype = str(value.dtype).replace("torch.", "")
         return ArgSpec("array", _NAMES[dtype], len(value.shape))

@@ -428,8 +428,7 @@ class _Launch:
         jit = self.jit
         if any(a.__class__ is ArrayTable for a in (*args, *kwargs.values())):
             if _nv_target(target) or (target is None and _on_cuda(args, kwargs)):
-                raise UsageError(f"{jit.__name__}: array tables (xd.array_table) are not supported on NVIDIA "
-                                 f"targets yet (Intel targets and the interpreter take them); launch once per array")
+                return jit.run(self.grid, target, args, kwargs)   # nv_launch: the table's CUDA device table
             return launch_with_tables(lambda a, k: jit.run(self.grid, target, a, k),
                                       devices.get_device, args, kwargs)
         last = jit._last_call          # one read: another thread may replace it meanwhile
@@ -460,6 +459,8 @@ def _on_cuda(args: tuple, kwargs: dict) -> bool:
 
 
 def _has_cuda_interface(a) -> bool:
+    if a.__class__ is ArrayTable:       # a table of torch CUDA tensors (runtime/array_tables.py)
+        return a.on_cuda
     try:
         return hasattr(a, "__cuda_array_interface__")
     except RuntimeError:    # a torch CUDA tensor that requires grad

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import knobs
+from . import dtypes, knobs
 from .errors import LaunchError
 from .frontend.argspec import ArgSpec
 from .launch_options import split_options
 from .runtime import backend_cuda, tensor_maps
+from .runtime.array_tables import ArrayTable, cuda_table_meta, cuda_table_rows
 from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
 from .nv_compiler import compile_nv
 
 _TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int8": "i8",
-                "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1"}
+                "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1",
+                "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2"}
 _KERNELS: dict[tuple, tuple] = {}
 
 
 def _spec(name: str, value) -> ArgSpec:
+    if value.__class__ is ArrayTable:     # its device table, an i64 [G, 4] CUDA tensor at the launch
+        cuda_table_rows(value)            # (refuses numpy entries before anything compiles)
+        dtype = "bfloat16" if value.dtype == dtypes.numpy_dtype("bf16") else value.dtype.name
+        if dtype not in _TORCH_NAMES:
+            raise LaunchError(f"argument {name!r}: array tables of dtype {dtype} are not supported")
+        return ArgSpec("table", _TORCH_NAMES[dtype], 2)
     if backend_cuda.is_cuda_array(value):
         dtype = str(getattr(value, "dtype", "")).replace("torch.", "")
         if dtype not in _TORCH_NAMES:
@@ -121,6 +129,8 @@ def _token(grid, target, args: tuple, kwargs: dict):
             parts.append((value.data_ptr(), tuple(value.shape), tuple(value.stride()), value.dtype))
         else:
             return None
+    if any(v.__class__ is ArrayTable for v in kwargs.values()):
+        return None     # (its device table is made anew each launch)
     try:
         kw = tuple(sorted((k, type(v), v) for k, v in kwargs.items()))
         hash(kw)
@@ -220,11 +230,14 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
         if key is not None:
             _SEEN[key] = (kernel, function, _places(jit, runtime, args, kwargs), specs,
                           tma_arrays(nv_target(target), runtime, specs))
-    params = []
+    params, tables = [], []
     for name, value in runtime:
         spec = specs[name]
         if spec.kind == "array":
             params += backend_cuda.array_params(value, name)
+        elif spec.kind == "table":      # the entries' addresses and shapes, in a CUDA buffer
+            tables.append(cuda_table_meta(value))   # (held past the launch; then freed in stream order)
+            params += backend_cuda.array_params(tables[-1], name)
         else:
             params.append(backend_cuda.scalar_param(value, spec.dtype, name))
     params += _map_params(kernel, runtime, specs)

@@ -55,7 +55,8 @@ def test_whole_row_tiles_per_target():
 
 @pytest.mark.parametrize("kernel,sig,consts,loads", [
     (softmax_row_kernel, SOFTMAX_SIG, {"OUT": xt.float16, "BM": 1, "BN": 8192, "LOG": False}, 1),
-    (layer_norm_row_kernel, NORM_SIG, {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": 8192}, 3)])
+    (layer_norm_row_kernel, {**NORM_SIG, "mean_out": "i32", "rstd_out": "i32"},
+     {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": 8192, "STATS": False}, 3)])
 def test_whole_row_reads_each_element_once(kernel, sig, consts, loads, tmp_path):
     """softmax and layer_norm over 8192 f16 columns at sm90's warps (8: 256 threads, 32
     columns a thread): the in-bounds path reads x (and w, b) with four 16-byte loads a
@@ -128,6 +129,34 @@ def test_whole_row_kernels_in_the_interpreter(rows, n, BM, BN):
             layer_norm_row_kernel.on("interpret")[grid](x, w, b, y, n, 1e-5, RMS=name == "rms_norm", OUT=xt.float32,
                                                         BM=BM, BN=BN)
         assert np.abs(y - ref).max() <= 4 * (n + 8) * 2.0 ** -24 * np.abs(ref).max(), name
+
+
+@pytest.mark.parametrize("rms", [False, True])
+def test_whole_row_norm_statistics(rms, tmp_path):
+    """The whole-row norms with STATS (what ops.layer_norm(return_stats=True) and the norms'
+    autograd read on NVIDIA targets): each row's f32 mean and rstd in 1-D arrays.  In the
+    interpreter against float64 (rows past the array: BM = 4 over 9 rows; the sums' error
+    bound of the test above), and for sm90 at 8192 columns (8 warps) ptxas without spill."""
+    rows, n, BM, BN = 9, 200, 4, 256
+    rng = np.random.default_rng(5)
+    x = (2 + 3 * rng.standard_normal((rows, n))).astype(np.float32)
+    w, b = (rng.standard_normal((1, n)).astype(np.float32) for _ in range(2))
+    y, mean, rstd = np.zeros_like(x), np.full(rows, np.nan, np.float32), np.full(rows, np.nan, np.float32)
+    layer_norm_row_kernel.on("interpret")[(-(-rows // BM),)](x, w, b, y, n, 1e-5, RMS=rms, OUT=xt.float32, BM=BM,
+                                                             BN=BN, mean_out=mean, rstd_out=rstd, STATS=True)
+    x64 = x.astype(np.float64)
+    m64 = np.zeros(rows) if rms else x64.mean(1)
+    r64 = 1 / np.sqrt(((x64 - m64[:, None]) ** 2).mean(1) + 1e-5)
+    bound = 4 * (n + 8) * 2.0 ** -24
+    assert np.abs(rstd - r64).max() <= bound * np.abs(r64).max()
+    if not rms:
+        assert np.abs(mean - m64).max() <= bound * np.abs(x64).max()
+    sig = {**NORM_SIG, "mean_out": "f32[:]", "rstd_out": "f32[:]"}
+    k = xd.compile(layer_norm_row_kernel, sig, {"RMS": rms, "OUT": xt.float16, "BM": 1, "BN": 8192, "STATS": True},
+                   target="sm90", num_warps=8)
+    assert len(re.findall(r"st\.global\.(?:f32|b32)", k.ptx)) == (1 if rms else 2)
+    report = ptxas_report(k.ptx, "sm_90", tmp_path)
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
 
 
 class _TorchLike:

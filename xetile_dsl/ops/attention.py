@@ -325,6 +325,28 @@ def attention_rows_split_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse,
 
 
 @xd.jit
+def attention_rows_split_varlen_kernel(q, k, v, o, lse, cu_seqlens, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr,
+                                       OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
+                                       LSE: xt.constexpr, SCALED: xt.constexpr):
+    """:func:`attention_rows_split_nd_kernel` over packed variable-length sequences (the
+    varlen form of the split targets, sm90): q, k, v, o are [H(_kv), total, D] views of the
+    packed [total, H(_kv), D] arrays, sequence b the rows [cu_seqlens[b], cu_seqlens[b +
+    1]); program_id(1) = b * H + h, program_id(0) the query block (programs past their
+    sequence's end do nothing).  Keys past the sequence's end are masked like keys past N;
+    the stores keep only the sequence's rows (a row edge mask: the block store with fewer
+    rows), so a partial block never writes into the next sequence; ``lse`` is [total, H]
+    (LSE: each query's column of its head, a row edge store as o's)."""
+    head = xt.program_id(1)
+    b = head // H
+    h = head - b * H
+    start = cu_seqlens[b]
+    N = cu_seqlens[b + 1] - start
+    if xt.program_id(0) * BM < N:
+        _attention_rows_split_body(q[h], k[h // G], v[h // G], o[h], lse, h, N, qk_scale, CAUSAL, OUT, D, BM, BN,
+                                   LSE, SCALED, start, True)
+
+
+@xd.jit
 def _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT: xt.constexpr, SCALED: xt.constexpr):
     """One key block of the untransposed online softmax: ``s`` the (masked) scores [BM, BN],
     scaled when SCALED (else unscaled, qk_scale > 0: the scale folds into the exp2's fma),
@@ -353,18 +375,25 @@ def _rows_scores(qv, tk, qk_scale, BM: xt.constexpr, BN: xt.constexpr, SCALED: x
 @xd.jit
 def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt.constexpr, OUT: xt.constexpr,
                                D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr, LSE: xt.constexpr,
-                               SCALED: xt.constexpr):
+                               SCALED: xt.constexpr, base=0, BOUNDED: xt.constexpr = False):
     """:func:`_attention_rows_body` with the key blocks in two loops: first those whose
     keys are all below N and (causal) at most the block's first query, with no mask;
     then the rest up to ``end`` (the causal diagonal, keys past N), masked.  SCALED =
-    False (qk_scale > 0 only) leaves the scores unscaled until the exp2's fma."""
+    False (qk_scale > 0 only) leaves the scores unscaled until the exp2's fma.  BOUNDED
+    (varlen): the head's rows [base, base + N) of q, k, v, o; the stores keep the rows
+    below N only (what follows is the next sequence's)."""
     qblk = xt.program_id(0) * BM
-    qv = xt.load_tile(xt.init_tile(q, [qblk, 0], [BM, D]))
+    if BOUNDED:
+        qv = xt.load_tile(xt.init_tile(q, [base + qblk, 0], [BM, D]))
+        tk = xt.init_tile(k, [0, base], [D, BN], order=(0, 1))      # K^T: [D, keys]
+        tv = xt.init_tile(v, [base, 0], [BN, D])
+    else:
+        qv = xt.load_tile(xt.init_tile(q, [qblk, 0], [BM, D]))
+        tk = xt.init_tile(k, [0, 0], [D, BN], order=(0, 1))      # K^T: [D, keys]
+        tv = xt.init_tile(v, [0, 0], [BN, D])
     m = xt.full([BM, 1], NEG_BIG, xt.float32)
     s_sum = xt.zeros([BM, 1], xt.float32)
     acc = xt.zeros([BM, D], xt.float32)
-    tk = xt.init_tile(k, [0, 0], [D, BN], order=(0, 1))      # K^T: [D, keys]
-    tv = xt.init_tile(v, [0, 0], [BN, D])
     end = N
     unmasked = N // BN * BN
     if CAUSAL:
@@ -383,9 +412,15 @@ def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt
         m, s_sum, acc = _rows_update(s, m, s_sum, acc, tv, qk_scale, OUT, SCALED)
         tk = xt.update_tile_offset(tk, 0, BN)
         tv = xt.update_tile_offset(tv, BN, 0)
-    xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [qblk, 0], [BM, D]))
-    if LSE:
-        xt.store_tile(xt.transpose((m + xt.log2(s_sum)) * LN2), xt.init_tile(lse, [lse_row, qblk], [1, BM]))
+    if BOUNDED:
+        kept = xt.transpose(xt.arange(0, BM)) + qblk < N
+        xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [base + qblk, 0], [BM, D]), mask=kept)
+        if LSE:     # lse is [total, H] here: the [BM, 1] column of the rows kept, a row edge too
+            xt.store_tile((m + xt.log2(s_sum)) * LN2, xt.init_tile(lse, [base + qblk, lse_row], [BM, 1]), mask=kept)
+    else:
+        xt.store_tile(xt.astype(acc / s_sum, OUT), xt.init_tile(o, [qblk, 0], [BM, D]))
+        if LSE:
+            xt.store_tile(xt.transpose((m + xt.log2(s_sum)) * LN2), xt.init_tile(lse, [lse_row, qblk], [1, BM]))
 
 
 @xd.jit
@@ -515,20 +550,26 @@ def _launch_varlen(q, k, v, causal, scale, cu_seqlens, max_seqlen, return_lse, o
                          f"{int(lengths.max())} tokens")
     dtype = operands.dtype_of(q)
     target = configs.resolve_target(target, q)
-    configs.refuse_on_nvidia(target, "attention cu_seqlens")
-    if configs.attention_form(target) != "transposed":
-        raise UsageError(f"attention: cu_seqlens runs on the transposed form's targets (2D block messages), "
-                         f"not {target}; pad the sequences to [Z, H, N, D] there")
+    split = configs.attention_form(target) != "transposed" and configs.attention_split(target)
+    if configs.attention_form(target) != "transposed" and not split:
+        raise UsageError(f"attention: cu_seqlens runs on the transposed form's targets (2D block messages) and "
+                         f"the split rows form's (sm90), not {target}; pad the sequences to [Z, H, N, D] there")
     BM, BN = configs.attention_tiles(target, D)
     result = operands.check_out(out, (T, H, D), dtype) if out is not None else \
         operands.empty_like_input(q, (T, H, D), dtype)
-    lse = operands.empty_like_input(q, (H, T) if return_lse else (1, 1), np.float32)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     batch = len(cu) - 1
-    event = attention_varlen_kernel.on(target)[(max(1, -(-longest // BM)), batch * H)](
+    kernel, options = attention_varlen_kernel, {}
+    lse = operands.empty_like_input(q, (H, T) if return_lse else (1, 1), np.float32)
+    if split:       # the rows split kernel, per-program bounds read from cu_seqlens; lse [T, H] there
+        kernel, options = attention_rows_split_varlen_kernel, {"LSE": bool(return_lse)}
+        lse = operands.empty_like_input(q, (T, H) if return_lse else (1, 1), np.float32)
+    event = kernel.on(target)[(max(1, -(-longest // BM)), batch * H)](
         *(_heads_first(x) for x in (q, k, v, result)), lse, operands.host_like_input(cu, q), H,
         H // int(k.shape[1]), qk_scale, int(return_lse), CAUSAL=bool(causal), OUT=XT_DTYPES[_name(dtype)], D=D,
-        BM=BM, BN=BN, SCALED=not qk_scale > 0)
+        BM=BM, BN=BN, SCALED=not qk_scale > 0, **options)
+    if split and return_lse:
+        lse = lse.T.contiguous() if operands.is_torch(lse) else np.ascontiguousarray(lse.T)   # [H, total]
     return result, (lse if return_lse else None), event
 
 

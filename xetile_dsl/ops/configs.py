@@ -61,10 +61,6 @@ NV_REFUSED = {
                         "cache and run ops.attention",
     "attention_backward": "its kernels transpose tile_mma results (tile_transpose of fragment values), not "
                           "lowered on NVIDIA targets; ops.attention forward runs",
-    "attention cu_seqlens": "the varlen kernel reads per-sequence bounds into the transposed form's tiles; pad "
-                            "the sequences to [Z, H, N, D] and call ops.attention",
-    "matmul fp8": "mma.sync takes f16/bf16 here (fp8 mma is sm_89+/wgmma e4m3, not lowered); cast the "
-                  "operands to float16",
 }
 
 
@@ -115,13 +111,16 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
     return bm, bn, bk
 
 
-def gemm_launch_options(target: str, activation: str | None) -> dict:
+def gemm_launch_options(target: str, activation: str | None, fp8: bool = False) -> dict:
     """The launch options of an ``ops.matmul`` program on ``target``: ``num_warps`` where
-    the target's ops tiles ask for a count with a transcendental activation fused.
+    the target's ops tiles ask for a count with a transcendental activation fused, or for
+    an ``fp8`` tile (``fp8``).
 
-    >>> gemm_launch_options("sm90", "gelu"), gemm_launch_options("sm90", None)
-    ({'num_warps': 8}, {})
+    >>> gemm_launch_options("sm90", "gelu"), gemm_launch_options("sm90", None), gemm_launch_options("sm90", None, True)
+    ({'num_warps': 8}, {}, {'num_warps': 8})
     """
+    if fp8 and gpu_of(target).ops_tiles().gemm_fp8_warps:
+        return {"num_warps": gpu_of(target).ops_tiles().gemm_fp8_warps}
     warps = gpu_of(target).ops_tiles().gemm_activation_warps
     return {"num_warps": warps} if warps and activation in ("gelu", "gelu_tanh", "silu") else {}
 

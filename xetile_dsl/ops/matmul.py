@@ -112,10 +112,11 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     acc_name, out_name = _output_dtype(in_name, out_dtype, bias, activation)
     _check_fp8_transpose(in_name, trans_a)
     target = configs.resolve_target(target, a)
-    if in_name in FP8_INPUTS:
-        configs.refuse_on_nvidia(target, "matmul fp8")
     a, b, trans_a, trans_b = row_major_operands(target, a, b, trans_a, trans_b)
-    BM, BN, BK = configs.gemm_tiles(target, "float16" if in_name in FP8_INPUTS else in_name, M, trans_a,
+    tile_name = "float16" if in_name in FP8_INPUTS else in_name
+    if in_name in FP8_INPUTS and "fp8" in dict(configs.gpu_of(target).ops_tiles().gemm):
+        tile_name = "fp8"   # (NVIDIA: the fp8 GEMM's mma.sync tiles, not the f16 wgmma ones)
+    BM, BN, BK = configs.gemm_tiles(target, tile_name, M, trans_a,
                                     epilogue=bias is not None or activation is not None)
     bias_row = _bias_row(bias, N, a)
     buffer, result = operands.output_buffer(out, a, (M, N), _np_dtype(out_name))
@@ -127,7 +128,7 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
         operands.fit_rows(a, "a"), operands.fit_rows(b, "b"), bias_row, buffer, K,
         TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
         ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK, **group,
-        **configs.gemm_launch_options(target, activation))
+        **configs.gemm_launch_options(target, activation, fp8=tile_name == "fp8"))
     return operands.copy_back(buffer, result), event
 
 

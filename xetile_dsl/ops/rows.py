@@ -30,7 +30,6 @@ import xetile_dsl.language as xt
 
 from ..errors import UsageError
 from ..dtypes import numpy_is_float
-from ..targets.nvidia import NV_TARGETS
 from . import configs, operands
 from .matmul import XT_DTYPES
 
@@ -150,18 +149,26 @@ def softmax_row_kernel(x, y, N, OUT: xt.constexpr, BM: xt.constexpr, BN: xt.cons
 
 @xd.jit
 def layer_norm_row_kernel(x, w, b, y, N, eps, RMS: xt.constexpr, OUT: xt.constexpr, BM: xt.constexpr,
-                          BN: xt.constexpr):
+                          BN: xt.constexpr, mean_out=0, rstd_out=0, STATS: xt.constexpr = False):
     """layer_norm_kernel's y (RMS: its RMS norm) from each row of x[:, :N], N <= BN, read
     once: the mean, then the mean of (x - mean)^2 (two passes over the registers), then y.
+    With STATS, each row's f32 mean (not for RMS) and rstd to the 1-D arrays mean_out and
+    rstd_out, as layer_norm_kernel writes them.
 
     Example: ``layer_norm_row_kernel[(rows,)](x, w, b, y, N, 1e-5, RMS=False, OUT=xt.float16, BM=1, BN=8192)``"""
     row = xt.program_id(0) * BM
     cols = xt.arange(0, BN)
     v = xt.where(cols < N, xt.astype(xt.load_tile(xt.init_tile(x, [row, 0], [BM, BN])), xt.float32), 0.0)
     d = v
+    mean = xt.zeros([BM, 1], xt.float32)
     if not RMS:
-        d = xt.where(cols < N, v - xt.sum(v, axis=1) / N, 0.0)
+        mean = xt.sum(v, axis=1) / N
+        d = xt.where(cols < N, v - mean, 0.0)
     rstd = xt.rsqrt(xt.sum(d * d, axis=1) / N + eps)
+    if STATS:
+        if not RMS:
+            xt.store_tile(xt.reshape(mean, [BM]), xt.init_tile(mean_out, [row], [BM]))
+        xt.store_tile(xt.reshape(rstd, [BM]), xt.init_tile(rstd_out, [row], [BM]))
     z = d * rstd * xt.astype(xt.load_tile(xt.init_tile(w, [0, 0], [1, BN])), xt.float32)
     if not RMS:
         z = z + xt.astype(xt.load_tile(xt.init_tile(b, [0, 0], [1, BN])), xt.float32)
@@ -255,31 +262,20 @@ def _norm(x, weight, bias, eps, out, target, rms: bool, stats: bool = False):
     BM, BC = configs.row_tiles(target)
     buffer, result = operands.output_buffer(_flat_out(out, x2.shape), x2, x2.shape, dtype)
     extra = {}
-    device_stats = stats and target in NV_TARGETS
-    if device_stats:
-        # the NVIDIA backend has no 1-D array parameters yet: the kernel writes y, and torch
-        # computes the same f32 statistics (two-pass variance) on the tensors' device
-        stats = False
     if stats:
         rstd = operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
         mean = rstd if rms else operands.output_buffer(None, x2, (rows,), np.dtype(np.float32))
         extra = dict(mean_out=mean[0], rstd_out=rstd[0], STATS=True)
-    whole = None if stats else configs.whole_row_tiles(target, N)
+    whole = configs.whole_row_tiles(target, N)
     if whole is not None:
         layer_norm_row_kernel.on(target)[(-(-rows // whole.bm),)](
             operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=whole.bm,
-            BN=whole.bn, **_warps(whole))
+            BN=whole.bn, **extra, **_warps(whole))
     else:
         layer_norm_kernel.on(target)[(-(-rows // BM),)](
             operands.fit_rows(x2, "x"), w, b, buffer, N, float(eps), RMS=rms, OUT=_xt(dtype), BM=BM, BC=BC,
             **extra)
     y = _unflat(operands.copy_back(buffer, result), shape, out)
-    if device_stats:
-        xf = x2[:, :N].float()
-        mean = None if rms else xf.mean(1)
-        square = xf * xf if rms else (xf - mean[:, None]) ** 2
-        rstd = (square.mean(1) + float(eps)).rsqrt()
-        return (y, rstd) if rms else (y, mean, rstd)
     if not stats:
         return y
     rstd = operands.copy_back(*rstd)

@@ -10,6 +10,10 @@ kernel reads entries with 2D block messages), at least one, and of one kind:
   used in place: all on one SYCL queue, each with a layout 2D block messages can tile
   (unit column stride, a row pitch that is a multiple of PITCH_ALIGN_BYTES, the first
   element BASE_ALIGN_BYTES-aligned; :func:`check_entry_layout`).
+* **torch CUDA tensors**, used in place by the NVIDIA backend (unit column stride, rows
+  that do not overlap; no 2D block rule: NVIDIA kernels read entries per lane).  At a
+  launch their device table is an ``int64`` CUDA tensor (:func:`cuda_table_meta`) made on
+  torch's current stream, the one the kernel runs on.
 
 At a launch a table travels as its device table (:class:`TableMeta`), an ``i64`` array of
 ``[len(table), 4]`` rows ``(address of the first element, rows, columns, row stride in
@@ -61,6 +65,9 @@ class ArrayTable:
 
     __slots__ = ("arrays", "dtype", "shapes", "devices", "queue")
 
+    #: the queue of a table of torch CUDA tensors (they run on torch's current stream)
+    CUDA = "cuda"
+
     def __init__(self, arrays: tuple, dtype: np.dtype, shapes: tuple, devices: tuple | None = None, queue=None):
         self.arrays, self.dtype, self.shapes = arrays, dtype, shapes
         self.devices, self.queue = devices, queue
@@ -72,6 +79,11 @@ class ArrayTable:
 
     def __len__(self) -> int:
         return len(self.arrays)
+
+    @property
+    def on_cuda(self) -> bool:
+        """Whether the entries are CUDA arrays (the table runs on the NVIDIA backend)."""
+        return self.queue == ArrayTable.CUDA
 
     def __repr__(self) -> str:
         return f"ArrayTable({len(self)} x {self.dtype} rank {TABLE_RANK}, shapes {list(self.shapes)})"
@@ -85,6 +97,8 @@ def _entry(value, index: int) -> DeviceArray | np.ndarray:
         return value
     cls = type(value)
     if (cls.__module__ or "").startswith("torch") and hasattr(value, "data_ptr"):
+        if getattr(value.device, "type", None) == "cuda":
+            return cuda_entry(value, where)
         return torch_xpu_entry(value, where)
     if is_pyopencl_array_type(cls):
         raise ArrayTableError(f"{where}: a pyopencl array is a buffer handle, not an address a table can list; "
@@ -118,6 +132,65 @@ def torch_xpu_entry(t, where: str) -> DeviceArray:
     dtype = np.dtype(name) if name != "bfloat16" else dtypes.numpy_dtype("bf16")
     return DeviceArray("usm", dtype, tuple(t.shape), tuple(t.stride()), int(t.data_ptr()), torch_queue(device, where),
                        None, 0, t, True)
+
+
+def cuda_entry(t, where: str) -> DeviceArray:
+    """A torch CUDA tensor as a table entry of the NVIDIA backend: its ``data_ptr()`` and
+    ``stride()`` (elements); ArrayTableError for a dtype the backend does not take.
+
+    Example (on a machine with a CUDA GPU)::
+
+        entry = cuda_entry(torch.zeros((16, 48), dtype=torch.float16, device="cuda"), "entry 0")
+        assert entry.strides == (48, 1) and entry.queue == "cuda"
+    """
+    name = str(t.dtype).rsplit(".", 1)[-1]
+    legal = sorted({n for n, _ in ELEMENT_TYPES.values()})
+    if name not in legal:
+        raise ArrayTableError(f"{where}: torch dtype {t.dtype} is not supported; use one of {', '.join(legal)}")
+    dtype = np.dtype(name) if name != "bfloat16" else dtypes.numpy_dtype("bf16")
+    return DeviceArray("cuda", dtype, tuple(t.shape), tuple(t.stride()), int(t.data_ptr()), ArrayTable.CUDA,
+                       None, 0, t, True)
+
+
+def check_cuda_entry(desc: DeviceArray, index: int) -> int:
+    """The row stride (elements) of CUDA entry ``index``; ArrayTableError unless its rows
+    are contiguous (unit column stride) and do not overlap (NVIDIA kernels read and write
+    an entry's elements per lane at ``address + row * stride + column``)."""
+    where = f"array_table entry {index}"
+    (rows, cols), (row_stride, col_stride) = desc.shape, desc.strides
+    if col_stride != 1 and cols > 1:
+        raise ArrayTableError(f"{where}: strides {desc.strides} (elements); a table's entries are tiled by rows, "
+                              "which needs unit stride along a row: pass x.contiguous()")
+    if rows > 1 and row_stride < cols:
+        raise ArrayTableError(f"{where}: row stride {row_stride} for rows of {cols} elements; rows must not overlap "
+                              "or run backwards: pass x.contiguous()")
+    return row_stride if rows > 1 else cols
+
+
+def cuda_table_meta(table: ArrayTable):
+    """The device table of a table of torch CUDA tensors: an ``int64`` [G, 4] CUDA tensor
+    (ENTRY_FIELDS: each entry's address, rows, columns, row stride) on the first entry's
+    device, copied there on torch's current stream (the kernel's: the copy is ordered
+    before it, and the caching allocator does not reuse the memory before the stream has
+    passed the kernel).  A UsageError for a table of numpy arrays: the NVIDIA backend
+    takes CUDA arrays."""
+    import torch  # the entries are torch tensors
+
+    return torch.tensor(cuda_table_rows(table), dtype=torch.int64).to(table.devices[0].owner.device)
+
+
+def cuda_table_rows(table: ArrayTable) -> list[tuple[int, int, int, int]]:
+    """The rows of a CUDA table's device table (ENTRY_FIELDS); ArrayTableError for a table
+    of numpy arrays or of tensors on two GPUs."""
+    if not table.on_cuda:
+        raise ArrayTableError("array tables on NVIDIA targets list torch CUDA tensors (used in place); this table "
+                              "holds numpy arrays: pass torch.from_numpy(a).cuda() entries")
+    device = table.devices[0].owner.device
+    for i, d in enumerate(table.devices):
+        if d.owner.device != device:
+            raise ArrayTableError(f"array_table entry {i}: on {d.owner.device}, but entry 0 is on {device}; a launch "
+                                  "runs on one GPU: move it with .to(...)")
+    return [(d.pointer, d.shape[0], d.shape[1], check_cuda_entry(d, i)) for i, d in enumerate(table.devices)]
 
 
 def torch_queue(device, where: str):
@@ -234,6 +307,12 @@ def array_table(arrays) -> ArrayTable:
                                   f"table is a {TABLE_RANK}-D array (pass x.reshape(rows, cols) or a 2-D slice)")
         if 0 in shape:
             raise ArrayTableError(f"array_table entry {i}: the array is empty (shape {shape}); leave it out")
+        if on_device and read[0].api == "cuda":
+            if entry.api != "cuda":
+                raise ArrayTableError(f"array_table entry {i}: a {entry.api} array, but entry 0 is a torch CUDA "
+                                      "tensor; a table's device arrays are all on one device")
+            check_cuda_entry(entry, i)
+            continue
         if shape[1] * dtype.itemsize < launch_facts.NARROW_ROW_BYTES:
             raise ArrayTableError(f"array_table entry {i}: rows of {shape[1] * dtype.itemsize} bytes (shape "
                                   f"{shape}); kernels read table entries with 2D block messages, which need rows "

@@ -94,6 +94,9 @@ class NvTarget:
     max_program_warps: int = 8
     mma_warp_tile: tuple[int, int] = (64, 64)
     smem_stages: int = 3
+    #: whether ``cvt.rn.f16x2.e4m3x2`` / ``e5m2x2`` (fp8 to f16) exist: sm_89 and later,
+    #: PTX ISA 7.8
+    fp8_cvt: bool = False
 
     @property
     def subgroup_size(self) -> int:
@@ -109,6 +112,14 @@ class NvTarget:
 
     #: the frontend asks every target this name for the matrix-engine flavour of tile_mma
     dpas_for = mma_for
+
+    def fp8_mma_input(self, a_type: str, b_type: str) -> str | None:
+        """The ``mma.sync`` input type fp8 operands of ``tile_mma`` are converted to in
+        registers (the frontend's exact widening; ``fp8_cvt`` converts): f16, or bf16 next to
+        a bf16 operand.  (Hopper's fp8 products are wgmma ``m64nNk32`` e4m3/e5m2 with both
+        operands K-major in shared memory, and sm_89's ``mma.sync m16n8k32`` e4m3: neither
+        is lowered, so fp8 GEMMs run at the f16 rate.)"""
+        return "bf16" if "bf16" in (a_type, b_type) else "f16"
 
     def legal_mma_inputs(self) -> list[str]:
         return sorted({f"{s.a_type}x{s.b_type}" for s in self.mma})
@@ -158,11 +169,14 @@ class NvTarget:
         decode attention's query-head rows up to 16 (mma.sync's m16)."""
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
+        if self.fp8_cvt:    # fp8 operands widened to f16 in registers, then mma.sync (fp8_mma_input):
+            gemm += (("fp8", (128, 128, 32)),)   # 8 warps of 64 x 32 (at 4 the per-lane fp8 loads spill)
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
         attention = ((32, (64, 64)), (64, (64, 64)), (128, (128, 128))) if self.wgmma else \
             ((32, (64, 64)), (64, (64, 64)), (128, (64, 32)))
         return OpTiles(gemm=gemm, rows=(4, 256), rows_whole_max=8192, attention=attention,
                        attention_form="rows", attention_split=bool(self.wgmma), gemm_activation_warps=8,
+                       gemm_fp8_warps=8 if self.fp8_cvt else None,
                        gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1,
                        decode_max_rows=16,
                        attention_backward=((32, (16, 32, 16)), (64, (16, 32, 16)), (128, (16, 32, 16))),
@@ -198,7 +212,7 @@ SM80 = NvTarget(name="sm80", ptx_arch="sm_80", ptx_features="+ptx70", warp_size=
 #: a block), warpgroups of 4 warps for wgmma, the TMA copy engine
 SM90 = NvTarget(name="sm90", ptx_arch="sm_90", ptx_features="+ptx80", warp_size=32, mma=_MMA_SYNC,
                 smem_per_block=227 * 1024, warpgroup_warps=4, wgmma=_WGMMA, wgmma_ptx_arch="sm_90a",
-                tma=True, sm_count=132, smem_stages=4)
+                tma=True, sm_count=132, smem_stages=4, fp8_cvt=True)
 
 #: the NVIDIA compile targets by name
 NV_TARGETS = {t.name: t for t in (SM90, SM80)}

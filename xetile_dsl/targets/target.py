@@ -147,6 +147,9 @@ class OpTiles:
     #: warps a program of ops.matmul takes when it fuses a transcendental activation
     #: (gelu, gelu_tanh, silu), where the default count spills; None: the compiler's count
     gemm_activation_warps: int | None = None
+    #: warps of an fp8 ``ops.matmul`` program where the target names an ``fp8`` GEMM tile
+    #: (NVIDIA: fp8 widened to f16 in registers, mma.sync)
+    gemm_fp8_warps: int | None = None
     #: (dtype name, (BM, BN, BK)) of an ops.matmul program that fuses an epilogue (a bias
     #: row or an activation), where ``gemm``'s tile would spill beside the epilogue's
     #: values; () or a dtype absent: ``gemm``'s tile

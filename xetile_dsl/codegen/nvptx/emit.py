@@ -10,7 +10,7 @@ map (128 bytes, byval) for each of its operands' arrays (:attr:`KernelEmitter.te
 from __future__ import annotations
 
 from llvmlite import ir
-from xdsl.dialects import memref
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, FloatAttr, IntegerAttr, MemRefType, VectorType
 
 import numpy as np
@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from ...dialects import _mixed
 from ...errors import LoweringError
 from . import tma, warp_ops, wgmma_attention, wgmma_gemm
-from .for_loops import emit_for, flatten, rebuild
+from .for_loops import emit_for, emit_while, flatten, rebuild
 from .layouts import Layout, assign
-from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, llvm_type, scalar_op
+from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, is_fp8, llvm_type, scalar_op
 
 _SREG = {"gpu.block_id": "ctaid", "gpu.grid_dim": "nctaid"}
 _DIMS = {"x": 0, "y": 1, "z": 2}
@@ -130,15 +130,18 @@ class KernelEmitter:
         handler = _HANDLERS.get(op.name)
         if handler is not None:
             handler(self, op)
-        elif op.name.startswith(("arith.", "math.")):
+        elif op.name.startswith(("arith.", "math.")) or op.name == "xetile.extern_elementwise":
             self.elementwise(op)
         else:
             raise LoweringError(f"nvptx: {op.name} is not supported on NVIDIA targets yet (the first slice of the "
                                 f"NVIDIA backend: tiles, element-wise math, reductions, broadcasts, tile_mma, "
-                                f"scf.for)", op)
+                                f"scf.for, scf.while, scf.if)", op)
 
     # --- element-wise ---------------------------------------------------------------------
     def elementwise(self, op) -> None:
+        if op.name == "arith.extf" and is_fp8(elem_of(op.operands[0].type)) and not self.target.fp8_cvt:
+            raise LoweringError(f"nvptx: fp8 values are not supported on NVIDIA targets before sm_89 ({self.target.name} "
+                                f"has no cvt.rn.f16x2.e4m3x2); sm90 takes them", op)
         args = [self.values[v] for v in op.operands]
         result = op.results[0]
         if not isinstance(result.type, VectorType):
@@ -243,11 +246,30 @@ class KernelEmitter:
                 tile_type.attr.in_slm:
             raise LoweringError("nvptx: only global block tiles (order [1, 0] or [0, 1]) are supported on NVIDIA "
                                 "targets yet", op)
-        if not isinstance(op.source.type, MemRefType):
-            raise LoweringError("nvptx: tiles over raw addresses are not supported on NVIDIA targets yet", op)
+        mem = self.values[op.source] if isinstance(op.source.type, MemRefType) else self._address_array(op)
+        if isinstance(op.source.type, MemRefType) and len(op.sizes) == 2:
+            # extents of the tile's own (a masked store's row edge shrinks them: frontend/edge_masks.py)
+            rows, cols = (self.values[v] for v in op.sizes)
+            if rows is not mem.rows or cols is not mem.cols:
+                mem = Mem(mem.ptr, rows, cols, mem.stride, mem.elem)
         row, col = (ir.Constant(I64, o) if isinstance(o, int) else self.values[o] for o in _mixed.mixed(op, op.offsets))
-        self.values[op.tile] = Tile(self.values[op.source], row, col, tuple(tile_type.get_shape()),
+        self.values[op.tile] = Tile(mem, row, col, tuple(tile_type.get_shape()),
                                     tile_type.attr.order_list == (0, 1))
+
+    def _address_array(self, op) -> Mem:
+        """The array an ``init_tile`` on an i64 address (an array table's entry, ``tab[g]``)
+        tiles: the address as a global pointer, its two dynamic extents and row stride."""
+        if len(op.sizes) != 2 or len(op.strides) != 2:
+            raise LoweringError("nvptx: a tile over an i64 address needs its 2 extents and 2 strides", op)
+        col_stride = op.strides[1].owner
+        if not (isinstance(col_stride, arith.ConstantOp) and col_stride.value.value.data == 1):
+            raise LoweringError("nvptx: a tile over an i64 address must have unit column stride (row-major)", op)
+        address = self.values[op.source]
+        if not isinstance(address, ir.Value) or not isinstance(address.type, ir.IntType):
+            raise LoweringError("nvptx: the base of a tile over an address must be an i64 scalar", op)
+        rows, cols = (self.values[v] for v in op.sizes)
+        return Mem(self.b.inttoptr(address, GLOBAL), rows, cols, self.values[op.strides[0]],
+                   op.tile.type.element_type)
 
     def update_offset(self, op) -> None:
         tile = self.values[op.tile]
@@ -345,6 +367,9 @@ class KernelEmitter:
     def scf_for(self, op) -> None:
         emit_for(self, op)
 
+    def scf_while(self, op) -> None:
+        emit_while(self, op)
+
     def scf_if(self, op) -> None:
         """``scf.if`` on a scalar condition: a block per region, one phi per LLVM value of
         each result (every slot of a tile value) where they meet."""
@@ -385,13 +410,15 @@ class KernelEmitter:
     def memref_load(self, op) -> None:
         """``x[i, j]``: one element (the same address in every lane)."""
         ptr, t = self._element_address(op)
-        self.values[op.res] = self.b.load(ptr, typ=t)
+        # an element of an array is aligned to its size (without this LLVM's NVPTX data
+        # layout takes 4 for i64 and splits a table's 64-bit fields into two 32-bit loads)
+        self.values[op.res] = self.b.load(ptr, typ=t, align=_element_bytes(t))
 
     def memref_store(self, op) -> None:
         """``x[i, j] = v``: one element, written by lane 0."""
-        ptr, _ = self._element_address(op)
+        ptr, t = self._element_address(op)
         with self.b.if_then(warp_ops.is_first_lane(self.b, self.lane)):
-            self.b.store(self.values[op.value], ptr)
+            self.b.store(self.values[op.value], ptr, align=_element_bytes(t))
 
 
 @dataclass
@@ -403,13 +430,18 @@ class Scattered:
 
 
 def _in_loop(op) -> bool:
-    """Whether ``op`` lies inside an ``scf.for`` (it may run again)."""
+    """Whether ``op`` lies inside an ``scf.for`` or ``scf.while`` (it may run again)."""
     parent = op.parent_op()
     while parent is not None:
-        if parent.name == "scf.for":
+        if parent.name in ("scf.for", "scf.while"):
             return True
         parent = parent.parent_op()
     return False
+
+
+def _element_bytes(t: ir.Type) -> int:
+    width = t.width if isinstance(t, ir.IntType) else {"float": 32, "double": 64, "half": 16, "bfloat": 16}.get(str(t), 8)
+    return max(1, width // 8)
 
 
 def _dim_of(op) -> int:
@@ -436,7 +468,7 @@ _HANDLERS = {
     "xetile.update_tile_offset": KernelEmitter.update_offset, "xetile.load_tile": KernelEmitter.load_tile,
     "xetile.store_tile": KernelEmitter.store_tile, "xetile.tile_reduce": KernelEmitter.reduce,
     "xetile.tile_broadcast": KernelEmitter.tile_broadcast, "vector.broadcast": KernelEmitter.vector_broadcast,
-    "xetile.tile_mma": KernelEmitter.tile_mma, "scf.for": KernelEmitter.scf_for,
+    "xetile.tile_mma": KernelEmitter.tile_mma, "scf.for": KernelEmitter.scf_for, "scf.while": KernelEmitter.scf_while,
     "xetile.tile_transpose": KernelEmitter.tile_transpose, "scf.if": KernelEmitter.scf_if,
     "xetile.load_gather": KernelEmitter.load_gather, "xetile.store_scatter": KernelEmitter.store_scatter,
     "memref.load": KernelEmitter.memref_load, "memref.store": KernelEmitter.memref_store,

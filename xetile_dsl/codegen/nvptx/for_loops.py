@@ -1,5 +1,6 @@
-"""``scf.for`` in the NVPTX emitter: a header block with one phi per LLVM value the
-loop carries (each slot of a tile value, a tile's row and column, each scalar)."""
+"""``scf.for`` and ``scf.while`` in the NVPTX emitter: a header block with one phi per
+LLVM value the loop carries (each slot of a tile value, a tile's row and column, each
+scalar)."""
 from __future__ import annotations
 
 from ...errors import LoweringError
@@ -92,3 +93,51 @@ def emit_for(em, op) -> None:
     if stager is wgmma_gemm and plan is not None:
         index = list(op.body.block.args[1:]).index(plan.mma.c)
         em.values[op.results[index]] = wgmma_gemm.drain(em, em.values[op.results[index]])
+
+
+def emit_while(em, op) -> None:
+    """``scf.while``: the header holds one phi per carried LLVM value and the before
+    region (its ``scf.condition`` decides: to the body or out); the body is the after
+    region, whose ``scf.yield`` feeds the phis.  The loop's results are the values the
+    condition forwards (computed in the header, which dominates the exit)."""
+    b = em.b
+    inits = [em.values[v] for v in op.arguments]
+    if any(isinstance(v, Mem) for v in inits):
+        raise LoweringError("nvptx: arrays carried by a loop are not supported on NVIDIA targets yet", op)
+    flat_init = [v for init in inits for v in flatten(init)]
+    pre = b.block
+    header = b.append_basic_block("while.header")
+    body = b.append_basic_block("while.body")
+    exit_ = b.append_basic_block("while.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    phis = [b.phi(v.type) for v in flat_init]
+    for phi, v in zip(phis, flat_init):
+        phi.add_incoming(v, pre)
+    before = op.before_region.block
+    carried = list(phis)
+    for arg, init in zip(before.args, inits):
+        em.values[arg] = rebuild(init, carried)
+    for inner in before.ops:
+        if inner.name == "scf.condition":
+            cond = em.values[inner.condition]
+            forwarded = [em.values[v] for v in inner.args]
+            break
+        em.op(inner)
+    if isinstance(cond, Vec):
+        raise LoweringError("nvptx: a while loop on a vector condition is not supported (reduce it first)", op)
+    b.cbranch(cond, body, exit_)
+    b.position_at_end(body)
+    after = op.after_region.block
+    for arg, value in zip(after.args, forwarded):
+        em.values[arg] = value
+    yielded = em.block(after)
+    flat_next = [v for y in yielded for v in flatten(y)]
+    if len(flat_next) != len(phis):
+        raise LoweringError("nvptx: a while loop whose carried values change shape is not supported", op)
+    for phi, v in zip(phis, flat_next):
+        phi.add_incoming(v, b.block)
+    b.branch(header)
+    b.position_at_end(exit_)
+    for res, value in zip(op.results, forwarded):
+        em.values[res] = value

@@ -76,7 +76,25 @@ def llvm_type(t, op=None) -> ir.Type:
         return I16
     if isinstance(t, Float64Type):
         return F64
+    if is_fp8(t):       # carried as its 8 bits (tile_mma converts them: warp_ops.mma)
+        return ir.IntType(8)
     raise LoweringError(f"nvptx: element type {t} is not supported on NVIDIA targets yet", op)
+
+
+#: one fp8 value (the low byte of a 16-bit register; the high byte 0) to f16x2, whose low
+#: half is its f16 value (exact: every e4m3 and e5m2 value is an f16): PTX ISA 7.8, sm_89+
+_FP8_CVT = {"Float8E4M3FNType": "cvt.rn.f16x2.e4m3x2 $0, $1;", "Float8E5M2Type": "cvt.rn.f16x2.e5m2x2 $0, $1;"}
+
+
+def fp8_to_f16(b: ir.IRBuilder, v: ir.Value, elem) -> ir.Value:
+    """The f16 value of the fp8 ``elem`` bits ``v`` (i8), by the hardware's conversion."""
+    reg = b.asm(ir.FunctionType(I32, [I16]), _FP8_CVT[elem.__class__.__name__], "=r,h", [b.zext(v, I16)], False)
+    return b.bitcast(b.trunc(reg, I16), F16)
+
+
+def is_fp8(t) -> bool:
+    """Whether ``t`` is an fp8 type (e4m3fn or e5m2)."""
+    return t.__class__.__name__ in ("Float8E4M3FNType", "Float8E5M2Type")
 
 
 def elem_of(t):
@@ -303,15 +321,43 @@ def scalar_op(b: ir.IRBuilder, op, args: list, result_type) -> ir.Value:
         return fn(_FCMP_OPS.get(pred[1:], pred), x, y) if pred not in ("false", "true") else ir.Constant(I1, pred == "true")
     if name == "arith.select":
         return b.select(*args)
+    if name == "xetile.extern_elementwise":
+        return extern(b, op, args)
     return convert(b, op, args[0], in_type, result_type, out)
+
+
+def extern(b: ir.IRBuilder, op, args: list) -> ir.Value:
+    """``xt.extern`` calls the NVIDIA backend defines: ``ldexp(x, e)`` (f32 x, i32 e), x 2^e
+    as three multiplications by powers of two built from their bits (e clamped to
+    [-300, 300], past which every f32 result is 0 or infinite; each factor 2^k, |k| <=
+    100, a normal f32), so the product is exact wherever x 2^e is a normal f32 (a
+    subnormal result is rounded at each step that reaches the subnormal range)."""
+    callee = op.callee.data
+    if callee != "ldexp" or len(args) != 2 or args[0].type != F32 or not isinstance(args[1].type, ir.IntType):
+        raise LoweringError(f"nvptx: xt.extern({callee!r}) is not supported on NVIDIA targets yet (ldexp of f32 "
+                            f"by an integer is)", op)
+    x, e = args
+    e = b.sext(e, I32) if e.type.width < 32 else b.trunc(e, I32) if e.type.width > 32 else e
+    lo, hi = ir.Constant(I32, -300), ir.Constant(I32, 300)
+    e = b.select(b.icmp_signed("<", e, lo), lo, b.select(b.icmp_signed(">", e, hi), hi, e))
+    k1 = b.sdiv(e, ir.Constant(I32, 3))
+    rest = b.sub(e, k1)
+    k2 = b.sdiv(rest, ir.Constant(I32, 2))
+    k3 = b.sub(rest, k2)
+    for k in (k1, k2, k3):
+        x = b.fmul(x, b.bitcast(b.shl(b.add(k, ir.Constant(I32, 127)), ir.Constant(I32, 23)), F32))
+    return x
 
 
 def convert(b, op, v, in_type, result_type, out):
     """The casts: float widths, int widths, int <-> float, index casts, bitcasts."""
     name = op.name
     src, dst = elem_of(in_type), elem_of(result_type)
+    if name == "arith.truncf" and is_fp8(dst):
+        raise LoweringError(f"nvptx: conversions to {dst} are not supported on NVIDIA targets yet (fp8 values "
+                            f"are read and widened only)", op)
     if name in ("arith.extf", "arith.truncf"):
-        x = float_value(b, v, src)
+        x = fp8_to_f16(b, v, src) if is_fp8(src) else float_value(b, v, src)
         if is_bf16(dst):
             x = b.fpext(x, F32) if x.type != F32 and x.type == F16 else b.fptrunc(x, F32) if x.type == F64 else x
             return f32_to_bf16(b, x)

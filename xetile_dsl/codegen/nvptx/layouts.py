@@ -184,7 +184,7 @@ class _Groups:
         self.want[root] = (kind, op)
 
 
-_ELEMENTWISE_PREFIXES = ("arith.", "math.")
+_ELEMENTWISE_PREFIXES = ("arith.", "math.", "xetile.extern_elementwise")
 
 
 def _is_vec(v: SSAValue) -> bool:
@@ -216,6 +216,16 @@ def _unite(groups: _Groups, op: Operation) -> None:
             if _is_vec(res):
                 for v in (init, arg, out):
                     groups.union(res, v)
+    elif name == "scf.while":  # a carried value: its init, both blocks' args, the forwarded and yielded ones
+        before, after = op.before_region.block, op.after_region.block
+        forwarded, yielded = before.last_op.args, after.last_op.operands
+        for init, barg, fwd, aarg, out in zip(op.arguments, before.args, forwarded, after.args, yielded):
+            if _is_vec(init):
+                for v in (barg, fwd, aarg, out):
+                    groups.union(init, v)
+        for fwd, res in zip(forwarded, op.results):
+            if _is_vec(res):
+                groups.union(fwd, res)
 
 
 def _operand_a(groups: _Groups, op: Operation, c_as_a: set) -> None:

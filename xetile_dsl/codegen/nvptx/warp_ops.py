@@ -374,6 +374,10 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     may run again before every warp has read the last result)."""
     is_float = src.elem.__class__.__name__.startswith(("Float", "BFloat"))
     row_stats = src.layout.kind == "mma_c" and dims == (1,) and result_layout.kind == "mma_c_col"
+    if src.layout.kind == "rep" and result_layout.kind not in ("cols", "rep") and lane is not None:
+        # every lane holds every element: the replicated result, then each lane's own slots of it
+        held = reduce(b, src, dims, kind, Layout("rep", result_layout.shape), op, lane, warp, in_loop)
+        return relayout(b, lane, held, result_layout, op)
     if not row_stats and (src.layout.kind not in ("cols", "rep") or result_layout.kind not in ("cols", "rep")):
         raise LoweringError(f"nvptx: tile_reduce of a {src.layout.kind} value over {list(dims)} is not supported "
                             f"yet (row reductions of mma_c values and any reduction of cols/rep values are)", op)

@@ -161,6 +161,8 @@ def plan_kernel(func, target, num_warps: int | None, num_stages: int | None,
     elem_a, elem_b = a.value.type.element_type, b.value.type.element_type
     if elem_a != elem_b or bk != bk2 or bm not in (64, 128) or bk % 64 or bn % 64 or bn > 256:
         return None
+    if elem_a.__class__.__name__ not in ("Float16Type", "BFloat16Type"):   # (fp8: mma.sync on f16 conversions)
+        return None
     if num_warps not in (None, bm // 16):
         return None
     a_type = "bf16" if elem_a.__class__.__name__ == "BFloat16Type" else "f16"

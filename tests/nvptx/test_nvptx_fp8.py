@@ -1,0 +1,108 @@
+"""fp8 (e4m3fn, e5m2) on sm90: ``tile_mma`` operands widened to f16 in registers (the
+frontend's exact conversion, ``NvTarget.fp8_mma_input``; each element one
+``cvt.rn.f16x2.e4m3x2`` / ``e5m2x2``), then ``mma.sync`` f16; ``ops.matmul`` on fp8 takes
+the target's ``fp8`` tile at 8 warps; tutorial 10's block-scaled product (``ldexp`` of
+the scales, a replicated scale column reduced into the fragments' layout) builds.
+
+Offline: PTX and ptxas's report; ``ldexp``'s LLVM arithmetic run on the host (llvmlite's
+JIT) against numpy.  Not fp8 wgmma (``m64nNk32``): fp8 GEMMs run at the f16 rate.
+benchmarks/nv_ops_check.py (``fp8``) runs ops.matmul and tutorial 10 on a GPU."""
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import re
+
+import numpy as np
+import pytest
+from llvmlite import binding as llvm, ir
+
+from xetile_dsl.errors import CompilationError
+from xetile_dsl.targets.nvidia import SM80, SM90
+
+from .test_nvptx_compile import ptxas_report
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+@pytest.fixture(scope="module")
+def coverage():
+    spec = importlib.util.spec_from_file_location("nv_coverage", os.path.join(ROOT, "scripts", "nv_coverage.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    saved = mod.snapshot()
+    mod.install("sm90")
+    yield mod
+    mod.restore(saved)
+
+
+@pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_matmul_builds_for_sm90(coverage, fmt, tmp_path):
+    """ops.matmul of two fp8 arrays: 8 warps (256 threads), each operand element through the
+    fp8 -> f16x2 conversion, mma.sync f16 with f32 accumulation, no wgmma (its f16 plan
+    declines fp8); ptxas sm_90 without spill."""
+    import ml_dtypes
+    from xetile_dsl import ops
+    dt = getattr(ml_dtypes, fmt)
+    a = np.random.default_rng(0).standard_normal((200, 96)).astype(np.float32).astype(dt)
+    b = np.random.default_rng(1).standard_normal((96, 136)).astype(np.float32).astype(dt)
+    coverage.CURRENT.kernels.clear()
+    ops.matmul(a, b, target="sm90")
+    (_, kernel), = coverage.CURRENT.kernels
+    ptx = kernel.ptx
+    assert kernel.threads == 256
+    assert f"cvt.rn.f16x2.{'e4m3x2' if 'e4m3' in fmt else 'e5m2x2'}" in ptx
+    assert "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32" in ptx and "wgmma" not in ptx
+    report = ptxas_report(ptx, SM90.ptx_arch, tmp_path)
+    assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
+
+
+def test_fp8_is_refused_before_sm89(coverage):
+    """sm80 has no fp8 conversion instruction: a located error naming the NVIDIA targets
+    (the coverage script's 'refused'), not PTX that ptxas would reject."""
+    import ml_dtypes
+    from xetile_dsl import ops
+    assert SM90.fp8_cvt and not SM80.fp8_cvt
+    e4 = np.ones((32, 64), ml_dtypes.float8_e4m3fn)
+    with pytest.raises(CompilationError, match="fp8 values are not supported on NVIDIA targets before sm_89"):
+        ops.matmul(e4, np.ones((64, 32), ml_dtypes.float8_e4m3fn), target="sm80")
+
+
+def test_tutorial_10_builds_for_sm90(coverage):
+    """The block-scaled tutorial (e4m3, e5m2 and packed e2m1 operands, e8m0 scales): every
+    kernel compiles for sm90 (its result check needs a GPU)."""
+    status, detail = coverage.run_case("tutorial 10", dict(coverage.example_cases())["example "
+                                                                                       "tutorial_10_block_scaled_matmul"])
+    assert status == "ok" and "mx_matmul" in detail, detail
+
+
+def test_ldexp_arithmetic_on_the_host():
+    """``xt.extern("ldexp")``'s LLVM code (three multiplications by 2^k built from bits),
+    JIT-compiled for the host: equal to numpy's ldexp for normal results over exponents
+    -300 .. 300 and x of both signs, 0 and inf past the f32 range."""
+    from xetile_dsl.codegen.nvptx.lane_values import F32, I32, extern
+
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    module = ir.Module("ldexp")
+    fn = ir.Function(module, ir.FunctionType(F32, [F32, I32]), "ldexp32")
+    b = ir.IRBuilder(fn.append_basic_block())
+    op = type("Op", (), {"callee": type("A", (), {"data": "ldexp"})()})()
+    b.ret(extern(b, op, list(fn.args)))
+    target = llvm.Target.from_default_triple().create_target_machine()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)), target)
+    engine.finalize_object()
+    call = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float, ctypes.c_int32)(engine.get_function_address("ldexp32"))
+    rng = np.random.default_rng(4)
+    xs = np.concatenate([rng.standard_normal(64), [1.0, -3.5, 2.0 ** 100, 2.0 ** -100]]).astype(np.float32)
+    for e in (-300, -254, -200, -127, -30, -1, 0, 1, 30, 127, 200, 254, 300):
+        want = np.ldexp(xs.astype(np.float64), e)
+        for x, w in zip(xs, want):
+            got = call(float(x), e)
+            if np.isfinite(np.float32(w)) and abs(w) >= 2.0 ** -126:
+                assert got == np.float32(w), (x, e, got, w)
+            elif abs(w) > 3.4e38:
+                assert np.isinf(got)
+            elif abs(w) < 2.0 ** -150:
+                assert got == 0.0
