@@ -77,6 +77,8 @@ class AttnPlan:
     aligned: list | None = None
     copies: list | None = None
     read_stage: ir.Value | None = None
+    #: this thread's warpgroup, warp-uniform to ptxas (:func:`_warpgroup`), before the loop
+    group: ir.Value | None = None
 
     @property
     def stage_bytes(self) -> int:
@@ -253,8 +255,9 @@ def prologue(em, plan: AttnPlan, inits: list) -> None:
                      b.and_(b.or_(tile.mem.stride, tile.col), ir.Constant(I64, 7)))
         plan.aligned.append(b.icmp_unsigned("==", bits, ir.Constant(I64, 0)))
     plan.copies = [wg.thread_copies(em, tile.mem, plan.bn, plan.d) for tile in tiles]
+    plan.group = _warpgroup(em)
     for trip in range(plan.stages - 2):
-        _fill_all(em, plan, tiles, trip, ir.Constant(I64, trip))
+        _fill_all(em, plan, tiles, trip, ir.Constant(I32, trip))
         sp.commit(b)
 
 
@@ -263,10 +266,10 @@ def _fill_all(em, plan: AttnPlan, tiles: list, ahead: int, stage: ir.Value) -> N
     for which, (tile, ok, copies) in enumerate(zip(tiles, plan.aligned, plan.copies)):
         if ahead:
             tile = Tile(tile.mem, b.add(tile.row, ir.Constant(I64, plan.bn * ahead)), tile.col, tile.shape)
-        region = b.add(b.mul(stage, ir.Constant(I64, plan.stage_bytes)), ir.Constant(I64, plan.q_bytes))
+        region = b.add(b.mul(stage, ir.Constant(I32, plan.stage_bytes)), ir.Constant(I32, plan.q_bytes))
         if which:
-            region = b.add(region, ir.Constant(I64, plan.stage_bytes // 2))
-        base = b.add(wg._base(em), sp._i32(b, region))
+            region = b.add(region, ir.Constant(I32, plan.stage_bytes // 2))
+        base = b.add(wg._base(em), region)
         load = plan.v_load if which else plan.k_load
         _fill(em, plan.bn, plan.d, copies, tile, base, ok, llvm_type(load.value.type.element_type))
 
@@ -303,9 +306,11 @@ def begin_trip(em, plan: AttnPlan, iv, lower, step, tiles: list) -> None:
     sync (every warpgroup has waited for its S product of trip i - 1, and with it for its
     O product of trip i - 2), refill the stage trip i - 2 read with trip i + S - 2's tiles."""
     b = em.b
-    trip = b.sdiv(b.sub(iv, lower), step)
-    plan.read_stage = b.urem(trip, ir.Constant(I64, plan.stages))
-    write = b.urem(b.add(trip, ir.Constant(I64, plan.stages - 2)), ir.Constant(I64, plan.stages))
+    # the trip and the stages in 32 bits (a key loop runs fewer than 2^31 trips): a 64-bit
+    # remainder is a dozen wide multiplies in the SASS, a 32-bit one a multiply-high
+    trip = sp._i32(b, b.sdiv(b.sub(iv, lower), step))
+    plan.read_stage = b.urem(trip, ir.Constant(I32, plan.stages))
+    write = b.urem(b.add(trip, ir.Constant(I32, plan.stages - 2)), ir.Constant(I32, plan.stages))
     sp.wait_group(b, plan.stages - 3)
     wgmma.proxy_fence(b)
     sp.barrier(b)
@@ -353,11 +358,22 @@ def _a_regs(b, a: Vec) -> list:
             for j in range(len(slots) // 8)]
 
 
+def _warpgroup(em) -> ir.Value:
+    """This thread's warpgroup (i32), read through ``shfl.sync.idx`` from lane 0: the same
+    value, but one ptxas knows is uniform over the warp, so the Q descriptors built from
+    it stay in uniform registers (no ``R2UR`` before each HGMMA)."""
+    if em.warp is None:
+        return ir.Constant(I32, 0)
+    b = em.b
+    group = sp._i32(b, b.lshr(em.warp, ir.Constant(I64, 2)))
+    return b.asm(ir.FunctionType(I32, [I32]), "shfl.sync.idx.b32 $0, $1, 0, 31, -1;", "=r,r", [group], False)
+
+
 def mma(em, plan: AttnPlan, op, a, c: Vec | None, layout) -> Vec:
     """``op`` (S = Q K^T or O += P V) as wgmma on the current stage, waited for."""
     b = em.b
-    stage = b.add(wg._base(em), sp._i32(b, b.add(b.mul(plan.read_stage, ir.Constant(I64, plan.stage_bytes)),
-                                                  ir.Constant(I64, plan.q_bytes))))
+    stage = b.add(wg._base(em), b.add(b.mul(plan.read_stage, ir.Constant(I32, plan.stage_bytes)),
+                                      ir.Constant(I32, plan.q_bytes)))
     rows_bytes = plan.bn * wg.ROW                       # one 64-column block of a BN-row tile
     if op is plan.mma_s:
         desc = wgmma.descriptor(b, stage, stride_bytes=wg.ATOM)
@@ -376,8 +392,7 @@ def mma(em, plan: AttnPlan, op, a, c: Vec | None, layout) -> Vec:
             return k * 16 * wg.ROW
     q_desc = None
     if op is plan.mma_s and plan.q_load is not None:
-        group = sp._i32(b, b.lshr(em.warp, ir.Constant(I64, 2))) if em.warp is not None else ir.Constant(I32, 0)
-        q_desc = wgmma.descriptor(b, b.add(wg._base(em), b.mul(group, ir.Constant(I32, 64 * wg.ROW))),
+        q_desc = wgmma.descriptor(b, b.add(wg._base(em), b.mul(plan.group, ir.Constant(I32, 64 * wg.ROW))),
                                   stride_bytes=wg.ATOM)
     else:
         regs = _a_regs(b, c_as_a(a) if a.layout.kind == "mma_c" else a)
