@@ -489,7 +489,7 @@ def _launch(q, k, v, causal, scale, return_lse, out, target):
     BM, BN = configs.attention_tiles(target, D)
     shape = (H, N, D) if batched else (Z, H, N, D)
     result = operands.check_out(out, shape, dtype) if out is not None else operands.empty_like_input(q, shape, dtype)
-    lse = operands.empty_like_input(q, (Z, H, N) if return_lse else (1, 1, 1), np.float32)
+    lse = operands.empty_like_input(q, (Z, H, N), np.float32) if return_lse else _no_lse(q)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     kernel, options = _kernel_and_options(target, qk_scale, return_lse)
     vnni = configs.attention_vnni_tiles(target, D)
@@ -582,8 +582,46 @@ def _kernel_and_options(target: str, qk_scale: float, return_lse: bool = False):
     return attention_rows_nd_kernel, {"LSE": bool(return_lse)}
 
 
+#: the lse argument of launches without return_lse, one a torch device: a [1, 1, 1] f32
+#: array that no kernel reads or writes then (LSE = False, with_lse = 0), made once
+_NO_LSE: dict = {}
+
+
+def _no_lse(q):
+    """The [1, 1, 1] f32 placeholder for lse: for torch tensors one a device, kept (an
+    allocation less a call), else a new array like ``q``'s."""
+    if not operands.is_torch(q):
+        return operands.empty_like_input(q, (1, 1, 1), np.float32)
+    found = _NO_LSE.get(q.device)
+    if found is None:
+        found = _NO_LSE[q.device] = operands.empty_like_input(q, (1, 1, 1), np.float32)
+    return found
+
+
+#: (op, shapes, dtypes) of q, k, v -> what :func:`_check` found for them (a pure function
+#: of those: checked once a combination)
+_CHECKED: dict = {}
+
+
 def _check(q, k, v, op: str = "attention") -> tuple[int, int, int, int]:
-    """(Z, H, N, D) of [Z, H, N, D] q and [Z, H_kv, N, D] k, v (H_kv dividing H), checked."""
+    """(Z, H, N, D) of [Z, H, N, D] q and [Z, H_kv, N, D] k, v (H_kv dividing H), checked
+    (once for each combination of shapes and dtypes)."""
+    try:
+        key = (op, tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype, k.dtype, v.dtype)
+        found = _CHECKED.get(key)
+    except (TypeError, AttributeError):         # an unhashable dtype: check every call
+        key = found = None
+    if found is not None:
+        return found
+    found = _check_shapes(q, k, v, op)
+    if key is not None:
+        if len(_CHECKED) > 1024:
+            _CHECKED.clear()
+        _CHECKED[key] = found
+    return found
+
+
+def _check_shapes(q, k, v, op: str) -> tuple[int, int, int, int]:
     if q.ndim != 4 or k.ndim != 4 or tuple(k.shape) != tuple(v.shape) or \
             (q.shape[0], q.shape[2], q.shape[3]) != (k.shape[0], k.shape[2], k.shape[3]) or \
             k.shape[1] == 0 or q.shape[1] % k.shape[1]:
