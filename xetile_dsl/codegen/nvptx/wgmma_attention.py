@@ -17,9 +17,15 @@ A ``scf.for`` whose body holds two ``tile_mma`` -- S = Q K^T with Q a loop-invar
 * K and V stream through a ring of ``S`` stages written by ``cp.async`` in the 128-byte
   swizzle (:mod:`.wgmma_gemm`'s copies): K as its rows (K-major B of S = Q K^T, N = BN
   keys), V as its rows (MN-major B of O += P V, ``trans-b = 1``, N = D); the whole tile
-  inside the array takes unchecked copies, an edge tile clamped zero-filling ones;
-* trip i waits for its stage, fences the async proxy, syncs, refills the stage trip
-  i - 2 read with the tiles of trip i + S - 2 (S >= 3); S = Q K^T is fenced, issued
+  inside the array takes unchecked copies, an edge tile clamped zero-filling ones.
+  Where the launch found K's and V's arrays describable by tensor maps and each loop's
+  tiles are views ``k[z, h]`` of them (:func:`_view`), TMA fills the stages instead
+  (decision 056): one N-D map an array (the kernel's last two parameters), thread 0
+  arming the stage's mbarrier and issuing one box of BN keys x 64 columns a 64-column
+  block, the views' indices the map's outer coordinates; no copy addresses, no proxy fence;
+* trip i waits for its stage (its copies and the async-proxy fence; or its mbarrier's
+  phase), syncs, refills the stage trip i - 2 read with the tiles of trip i + S - 2
+  (S >= 3; TMA: only where that trip runs); S = Q K^T is fenced, issued
   (D / 16 k16 steps), committed and waited for -- which also waits for O += P V of trip
   i - 1, left in flight across the loop's back edge and the refill as Triton's kernel
   does; O's registers pass through that wait (and one after the loop) as tied operands,
