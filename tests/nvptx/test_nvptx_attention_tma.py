@@ -4,9 +4,9 @@ would compile it, its PTX through ptxas sm_90a (pinned: the counts are determini
 nvdisasm, the unmasked key loop's instructions counted by ``benchmarks/sass_loop.py``:
 
 * K and V by TMA (the launch found the 4-D arrays describable): one 4-D bulk tensor copy a
-  64-column block of K and of V a fill, one mbarrier a stage a key loop, the maps the last
-  two parameters; the loop holds the floor of 16 HGMMA, 4 UTMALDG, one BAR, no MEMBAR and
-  no LDGSTS (no cp.async address registers, no proxy fence);
+  64-column block of a K or V tile, an mbarrier a tile of a stage of a key loop, the maps
+  the last two parameters; the loop holds the floor of 16 HGMMA, 4 UTMALDG, one BAR, no
+  MEMBAR and no LDGSTS (no cp.async address registers, no proxy fence);
 * both fills: P's f32 -> f16 pairs as 32 F2FP (packed converts of two values), no F2F; no
   R2UR before the Q descriptors (built from a warp-uniform warpgroup index); the stage
   index's remainder in 32 bits (one multiply-high by 1/3 each, not a 64-bit sequence).
@@ -60,26 +60,26 @@ def _key_loop(ptx: str, tmp_path) -> tuple[list[str], str]:
 
 
 def test_attention_key_loop_tma(tmp_path):
-    """K and V by TMA: their maps the last two 128-byte parameters, one mbarrier a stage a
-    key loop, fills of 2 x D / 64 boxes armed with the stage's bytes, Q's copies the only
-    cp.async (one group, one proxy fence before the loops).  SASS: the key loop holds 16
-    HGMMA, 4 UTMALDG, the mbarrier wait, one BAR; no MEMBAR, FENCE or LDGSTS; P's 64
-    values a thread as 32 F2FP, no F2F."""
+    """K and V by TMA: their maps the last two 128-byte parameters, an mbarrier for K's and
+    one for V's tile of each stage of each key loop, fills of D / 64 boxes armed with the
+    tile's bytes, Q's copies the only cp.async (one group, one proxy fence before the
+    loops).  SASS: the key loop holds 16 HGMMA, 4 UTMALDG, the two mbarrier waits, one
+    BAR; no MEMBAR, FENCE or LDGSTS; P's 64 values a thread as 32 F2FP, no F2F."""
     k = _compile(("q", "k", "v", "o"))
     assert k.tensor_maps == [("k", BN, 64), ("v", BN, 64)]
     ptx = k.ptx
     assert len(re.findall(r"\.param \.align 64 \.b8 attention_rows_split_nd_kernel_param_\d+\[128\]", ptx)) == 2
     stages = 3
-    assert ptx.count("mbarrier.init.shared::cta.b64") == 2 * stages          # two key loops
+    assert ptx.count("mbarrier.init.shared::cta.b64") == 2 * 2 * stages      # K's, V's; two key loops
     fills = BULK4.findall(ptx)
-    assert fills and len(fills) % (2 * D // 64) == 0                         # K's and V's column blocks
-    assert f"], {2 * BN * D * 2};" in ptx                                    # a stage's bytes armed
+    assert fills and len(fills) % (D // 64) == 0                             # a tile's column blocks
+    assert f"], {BN * D * 2};" in ptx and f"], {2 * BN * D * 2};" not in ptx  # a tile's bytes armed
     assert ptx.count("fence.proxy.async") == 1                               # Q's copies, once
     assert "cp.async.wait_group" in ptx and ptx.count("cp.async.commit_group") == 1   # Q only
     loop, _ = _key_loop(ptx, tmp_path)
     ops = [sass_loop._opcode(t) for t in loop]
     assert ops.count("HGMMA") == D // 16 + BN // 16 and ops.count("UTMALDG") == 2 * D // 64
-    assert ops.count("BAR") == 1 and "SYNCS" in ops
+    assert ops.count("BAR") == 1 and ops.count("SYNCS") >= 2             # K's wait, V's wait
     assert "MEMBAR" not in ops and "LDGSTS" not in ops and "FENCE" not in ops
     assert ops.count("F2FP") == 32 and "F2F" not in ops
 

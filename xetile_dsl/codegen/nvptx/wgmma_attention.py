@@ -20,12 +20,15 @@ A ``scf.for`` whose body holds two ``tile_mma`` -- S = Q K^T with Q a loop-invar
   inside the array takes unchecked copies, an edge tile clamped zero-filling ones.
   Where the launch found K's and V's arrays describable by tensor maps and each loop's
   tiles are views ``k[z, h]`` of them (:func:`_view`), TMA fills the stages instead
-  (decision 056): one N-D map an array (the kernel's last two parameters), thread 0
-  arming the stage's mbarrier and issuing one box of BN keys x 64 columns a 64-column
-  block, the views' indices the map's outer coordinates; no copy addresses, no proxy fence;
-* trip i waits for its stage (its copies and the async-proxy fence; or its mbarrier's
-  phase), syncs, refills the stage trip i - 2 read with the tiles of trip i + S - 2
-  (S >= 3; TMA: only where that trip runs); S = Q K^T is fenced, issued
+  (decision 056): one N-D map an array (the kernel's last two parameters), one mbarrier
+  for the K and one for the V tile of each stage, thread 0 arming it and issuing one box
+  of BN keys x 64 columns a 64-column block, the views' indices the map's outer
+  coordinates; no copy addresses, no proxy fence;
+* trip i waits for its stage (its copies and the async-proxy fence), syncs, refills the
+  stage trip i - 2 read with the tiles of trip i + S - 2 (S >= 3).  TMA: it waits for its
+  K tile, syncs, and thread 0 refills K's slot of trip i - 1 with K of trip i + S - 1 and
+  V's slot of trip i - 2 with V of trip i + S - 2, each only where that trip runs; V's
+  tile is waited for before O += P V.  S = Q K^T is fenced, issued
   (D / 16 k16 steps), committed and waited for -- which also waits for O += P V of trip
   i - 1, left in flight across the loop's back edge and the refill as Triton's kernel
   does; O's registers pass through that wait (and one after the loop) as tied operands,
@@ -92,13 +95,15 @@ class AttnPlan:
     views: tuple | None = None
     #: this loop's place among the kernel's key loops and their number (each loop its own
     #: mbarriers, after the ring), the loop's bounds, its induction variable, the
-    #: mbarriers' base, the views' leading coordinates (i32, innermost first)
+    #: mbarriers' base, the views' leading coordinates (i32, innermost first), this trip's
+    #: phase parity
     loop_no: int = 0
     loops: int = 1
     bounds: tuple | None = None
     iv: ir.Value | None = None
     bars: ir.Value | None = None
     coords: list | None = None
+    phase: ir.Value | None = None
 
     @property
     def stage_bytes(self) -> int:
@@ -106,8 +111,9 @@ class AttnPlan:
 
     @property
     def bar_bytes(self) -> int:
-        """The mbarriers of every key loop of the kernel (TMA): 8 bytes a stage a loop."""
-        return 8 * self.stages * self.loops if self.views is not None else 0
+        """The mbarriers of every key loop of the kernel (TMA): K's and V's of each stage,
+        8 bytes each."""
+        return 16 * self.stages * self.loops if self.views is not None else 0
 
 
 def _loop_load(body, args, yielded, value, delta):
@@ -310,7 +316,7 @@ def _plan_tma(em, plans: list) -> None:
     for p in plans:
         if p.bn > em.target.tma_box_max or 64 * 2 > em.target.tma_swizzle_bytes:
             return
-        if p.q_bytes + p.stages * (p.stage_bytes + 8 * len(plans)) + wg.ALIGN_PAD > em.target.smem_per_block:
+        if p.q_bytes + p.stages * (p.stage_bytes + 16 * len(plans)) + wg.ALIGN_PAD > em.target.smem_per_block:
             return
     for no, (p, found) in enumerate(zip(plans, views)):
         p.views, p.loop_no, p.loops = found, no, len(plans)
@@ -440,7 +446,9 @@ def _fill(em, rows: int, cols: int, copies, tile: Tile, base, aligned, t) -> Non
 def begin_trip(em, plan: AttnPlan, iv, lower, step, tiles: list) -> None:
     """At the top of a trip: wait for this trip's copies, fence them for the async proxy,
     sync (every warpgroup has waited for its S product of trip i - 1, and with it for its
-    O product of trip i - 2), refill the stage trip i - 2 read with trip i + S - 2's tiles."""
+    O product of trip i - 2), refill the stage trip i - 2 read with trip i + S - 2's tiles.
+    TMA: wait for this trip's K tile, sync, refill K's slot of trip i - 1 and V's of
+    trip i - 2 (K runs a trip further ahead than V)."""
     b = em.b
     # the trip and the stages in 32 bits (a key loop runs fewer than 2^31 trips): a 64-bit
     # remainder is a dozen wide multiplies in the SASS, a 32-bit one a multiply-high
@@ -449,16 +457,21 @@ def begin_trip(em, plan: AttnPlan, iv, lower, step, tiles: list) -> None:
     write = b.urem(b.add(trip, ir.Constant(I32, plan.stages - 2)), ir.Constant(I32, plan.stages))
     plan.acc_arg = plan.loop.body.block.args[1 + plan.acc_index]
     if plan.views is not None:
-        # this trip's stage filled (its mbarrier's phase (trip / S) & 1 complete), then
-        # every warpgroup past trip i - 1's S product; thread 0 refills where trip i + S - 2 runs
-        phase = b.and_(b.udiv(trip, ir.Constant(I32, plan.stages)), ir.Constant(I32, 1))
-        tma.wait_parity(b, _bar(b, plan, plan.read_stage), phase)
+        # this trip's K filled (its mbarrier's phase (trip / S) & 1 complete; V's is waited
+        # for before O += P V), then every warpgroup past trip i - 1's S product, which
+        # waited for O of trip i - 2: K's slot of trip i - 1 and V's of trip i - 2 are free.
+        # Thread 0 refills them with K of trip i + S - 1 and V of trip i + S - 2, each
+        # only where that trip runs: K two trips ahead (S = 3), V one and a half
+        plan.phase = b.and_(b.udiv(trip, ir.Constant(I32, plan.stages)), ir.Constant(I32, 1))
+        tma.wait_parity(b, _bar(b, plan, plan.read_stage, 0), plan.phase)
         sp.barrier(b)
         _, upper, _ = plan.bounds
-        ahead = plan.stages - 2
-        runs = b.icmp_signed("<", b.add(iv, b.mul(step, ir.Constant(I64, ahead))), upper)
-        with b.if_then(b.and_(b.icmp_unsigned("==", em.tid, ir.Constant(I64, 0)), runs)):
-            _tma_fill(em, plan, _tiles(plan, tiles), ahead, write)
+        leader = b.icmp_unsigned("==", em.tid, ir.Constant(I64, 0))
+        for which, ahead in ((0, plan.stages - 1), (1, plan.stages - 2)):
+            runs = b.icmp_signed("<", b.add(iv, b.mul(step, ir.Constant(I64, ahead))), upper)
+            slot = b.urem(b.add(trip, ir.Constant(I32, ahead)), ir.Constant(I32, plan.stages))
+            with b.if_then(b.and_(leader, runs)):
+                _tma_fill(em, plan, _tiles(plan, tiles), ahead, slot, which)
         return
     sp.wait_group(b, plan.stages - 3)
     wgmma.proxy_fence(b)
@@ -473,19 +486,21 @@ def finish(em, plan: AttnPlan = None) -> None:
 
 
 # --- the TMA fill (decision 056) ---------------------------------------------------------------
-def _bar(b, plan: AttnPlan, stage: ir.Value) -> ir.Value:
-    return b.add(plan.bars, b.mul(stage, ir.Constant(I32, 8)))
+def _bar(b, plan: AttnPlan, stage: ir.Value, which: int) -> ir.Value:
+    """The mbarrier of K's (``which`` 0) or V's (1) tile in stage ``stage``."""
+    return b.add(plan.bars, b.add(b.mul(stage, ir.Constant(I32, 16)), ir.Constant(I32, 8 * which)))
 
 
 def _tma_prologue(em, plan: AttnPlan, tiles: list) -> None:
     """Before a TMA key loop: Q's copies (cp.async, once) waited for and fenced for the
-    async proxy; thread 0 initialises this loop's mbarriers (one a stage, after the ring and
-    the earlier loops' ones), makes that visible to the async proxy and prefetches the maps;
-    a barrier; then thread 0 fills the first ``S - 2`` stages, each only where its trip runs."""
+    async proxy; thread 0 initialises this loop's mbarriers (K's and V's of each stage,
+    after the ring and the earlier loops' ones), makes that visible to the async proxy and
+    prefetches the maps; a barrier; then thread 0 fills K of the first ``S - 1`` trips and
+    V of the first ``S - 2``, each only where its trip runs."""
     b = em.b
     c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
     ring = plan.q_bytes + plan.stages * plan.stage_bytes
-    plan.bars = b.add(wg._base(em), ir.Constant(I32, ring + 8 * plan.stages * plan.loop_no))
+    plan.bars = b.add(wg._base(em), ir.Constant(I32, ring + 16 * plan.stages * plan.loop_no))
     plan.coords = [[sp._i32(b, em.values[x]) if not isinstance(x, int) else ir.Constant(I32, x)
                     for x in reversed(lead)] for _, lead in plan.views]
     if plan.q_load is not None and plan.loop_no == 0:
@@ -495,35 +510,38 @@ def _tma_prologue(em, plan: AttnPlan, tiles: list) -> None:
     leader = b.icmp_unsigned("==", em.tid, c64(0))
     with b.if_then(leader):
         for s in range(plan.stages):
-            tma.init(b, _bar(b, plan, ir.Constant(I32, s)), 1)
+            for which in (0, 1):
+                tma.init(b, _bar(b, plan, ir.Constant(I32, s), which), 1)
         tma.fence_init(b)
         if plan.loop_no == 0:
             for addr in em.maps:
                 tma.prefetch_map(b, addr)
     sp.barrier(b)
-    for trip in range(plan.stages - 2):
+    for trip in range(plan.stages - 1):
         runs = b.icmp_signed("<", b.add(lower, b.mul(step, c64(trip))), upper)
         with b.if_then(b.and_(leader, runs)):
-            _tma_fill(em, plan, tiles, trip, ir.Constant(I32, trip))
+            _tma_fill(em, plan, tiles, trip, ir.Constant(I32, trip), 0)
+            if trip < plan.stages - 2:
+                _tma_fill(em, plan, tiles, trip, ir.Constant(I32, trip), 1)
 
 
-def _tma_fill(em, plan: AttnPlan, tiles: list, ahead: int, stage: ir.Value) -> None:
-    """Stage ``stage`` armed with its bytes and filled by TMA with K's and V's tiles
-    ``ahead`` trips past ``tiles`` (keys x D as the arrays hold them): one box of BN keys x
-    64 columns a 64-column block, ``BN * 128`` bytes apart, the layout :func:`_fill`
-    writes and the descriptors of :func:`mma` read; parts past the array (keys past N)
-    read as zeros."""
+def _tma_fill(em, plan: AttnPlan, tiles: list, ahead: int, stage: ir.Value, which: int) -> None:
+    """K's (``which`` 0) or V's (1) half of stage ``stage``, its mbarrier armed with its
+    bytes, filled by TMA with the tile ``ahead`` trips past ``tiles[which]`` (keys x D as
+    the array holds it): one box of BN keys x 64 columns a 64-column block, ``BN * 128``
+    bytes apart, the layout :func:`_fill` writes and the descriptors of :func:`mma` read;
+    parts past the array (keys past N) read as zeros."""
     b = em.b
-    bar = _bar(b, plan, stage)
-    tma.arrive_expect_tx(b, bar, plan.stage_bytes)
-    base = b.add(wg._base(em), b.add(b.mul(stage, ir.Constant(I32, plan.stage_bytes)), ir.Constant(I32, plan.q_bytes)))
-    for which, (tile, addr, lead) in enumerate(zip(tiles, em.maps, plan.coords)):
-        region = b.add(base, ir.Constant(I32, which * plan.stage_bytes // 2)) if which else base
-        row = sp._i32(b, b.add(tile.row, ir.Constant(I64, plan.bn * ahead)) if ahead else tile.row)
-        col = sp._i32(b, tile.col)
-        for j in range(plan.d // 64):
-            dst = b.add(region, ir.Constant(I32, j * plan.bn * wg.ROW)) if j else region
-            tma.load_nd(b, dst, addr, [b.add(col, ir.Constant(I32, 64 * j)) if j else col, row, *lead], bar)
+    bar = _bar(b, plan, stage, which)
+    tma.arrive_expect_tx(b, bar, plan.stage_bytes // 2)
+    region = b.add(wg._base(em), b.add(b.mul(stage, ir.Constant(I32, plan.stage_bytes)),
+                                       ir.Constant(I32, plan.q_bytes + which * plan.stage_bytes // 2)))
+    tile, addr, lead = tiles[which], em.maps[which], plan.coords[which]
+    row = sp._i32(b, b.add(tile.row, ir.Constant(I64, plan.bn * ahead)) if ahead else tile.row)
+    col = sp._i32(b, tile.col)
+    for j in range(plan.d // 64):
+        dst = b.add(region, ir.Constant(I32, j * plan.bn * wg.ROW)) if j else region
+        tma.load_nd(b, dst, addr, [b.add(col, ir.Constant(I32, 64 * j)) if j else col, row, *lead], bar)
 
 
 def drain(em, plan: AttnPlan, value: Vec) -> Vec:
@@ -586,6 +604,8 @@ def mma(em, plan: AttnPlan, op, a, c: Vec | None, layout) -> Vec:
         def offset(k):                                  # K-major: 32 bytes a k16 step in the row
             return (k // 4) * rows_bytes + 32 * (k % 4)
     else:
+        if plan.views is not None:      # this trip's V (TMA): its mbarrier's phase
+            tma.wait_parity(b, _bar(b, plan, plan.read_stage, 1), plan.phase)
         v_base = b.add(stage, ir.Constant(I32, plan.stage_bytes // 2))
         desc = wgmma.descriptor(b, v_base, stride_bytes=wg.ATOM, lead_bytes=rows_bytes)
         n, steps, trans = plan.d, plan.bn // 16, 1
