@@ -94,13 +94,11 @@ class AttnPlan:
     #: parameters; None: the cp.async ring
     views: tuple | None = None
     #: this loop's place among the kernel's key loops and their number (each loop its own
-    #: mbarriers, after the ring), the loop's bounds, its induction variable, the
-    #: mbarriers' base, the views' leading coordinates (i32, innermost first), this trip's
-    #: phase parity
+    #: mbarriers, after the ring), the loop's bounds, the mbarriers' base, the views'
+    #: leading coordinates (i32, innermost first), this trip's phase parity
     loop_no: int = 0
     loops: int = 1
     bounds: tuple | None = None
-    iv: ir.Value | None = None
     bars: ir.Value | None = None
     coords: list | None = None
     phase: ir.Value | None = None
@@ -269,10 +267,11 @@ def _view(em, source):
             [_metadata_index(v, param) for v in sizes] != [2 + rank - 2, 2 + rank - 1] or \
             _metadata_index(strides[0], param) != 2 + 2 * rank - 2:
         return None
+    name = param.name_hint or f"arg{param.index}"
     lead = [0] * (rank - 2)
     offsets = list(cast.offsets)
     if not offsets:
-        return (param.name_hint, lead) if list(cast.static_offsets.get_values()) == [0] else None
+        return (name, lead) if list(cast.static_offsets.get_values()) == [0] else None
     seen = set()
 
     def terms(value) -> bool:
@@ -289,7 +288,7 @@ def _view(em, source):
                 lead[j - 2 - rank] = index
                 return True
         return False
-    return (param.name_hint or f"arg{param.index}", lead) if terms(offsets[0]) else None
+    return (name, lead) if terms(offsets[0]) else None
 
 
 def _plan_tma(em, plans: list) -> None:
