@@ -357,8 +357,14 @@ def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt
     """:func:`_attention_rows_body` with the key blocks in two loops: first those whose
     keys are all below N and (causal) at most the block's first query, with no mask;
     then the rest up to ``end`` (the causal diagonal, keys past N), masked.  SCALED =
-    False (qk_scale > 0 only) leaves the scores unscaled until the exp2's fma."""
+    False (qk_scale > 0 only) leaves the scores unscaled until the exp2's fma.  Causal
+    programs take the query blocks last first (program 0 the last block, the most keys),
+    so the GPU starts the longest programs of a head first and the grid's tail holds
+    short ones (the maximum with 0 changes nothing but tells the compiler the block is
+    not negative: the causal masked loop then folds to its one trip)."""
     qblk = xt.program_id(0) * BM
+    if CAUSAL:
+        qblk = xt.maximum(xt.num_programs(0) - 1 - xt.program_id(0), 0) * BM
     qv = xt.load_tile(xt.init_tile(q, [qblk, 0], [BM, D]))
     m = xt.full([BM, 1], NEG_BIG, xt.float32)
     s_sum = xt.zeros([BM, 1], xt.float32)
