@@ -2,6 +2,7 @@
 references, then timings (CUDA events, median after warm-up).
 
     python benchmarks/vs_cuda_attention.py [--quick] [--checks-only | --no-checks] [--rows-only] [--sweep]
+    python benchmarks/vs_cuda_attention.py --d128   # the attention checks, the D 128 row, the host path
 
 * attention forward: ``ops.attention`` (the same ``@jit`` source as the Intel targets,
   the "rows" form with sm90's tiles) against the Triton flash attention of
@@ -157,6 +158,68 @@ def sweep_attention(quick: bool) -> list[str]:
     return lines
 
 
+def focus_attention(quick: bool = False) -> list[str]:
+    """The goal's row alone (``--d128``): Z 4, H 32, N 4096, D 128, f16, causal (and full):
+    ``ops.attention``; its kernel launched directly with K and V by TMA (the launch's
+    default where the arrays allow it, decision 056) and by the cp.async ring
+    (``XETILE_NV_TMA=0``), each with its error against float64 on one head; the Triton
+    peer's best config.  Then the host path alone: microseconds a call at Z 1 H 1 N 128
+    (a kernel of a few microseconds) over 200 back-to-back calls, for ``ops.attention``,
+    the kernel launched directly and the Triton peer."""
+    import time
+    import peer_attention_cuda_triton as peer
+    from xetile_dsl.ops.attention import attention_rows_split_nd_kernel
+    Z, H, N, D, BM, BN = 4, 32, 4096, 128, 128, 128
+    q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
+    o, lse = torch.empty_like(q), torch.empty(1, 1, 1, device="cuda")
+    scale = 1.4426950408889634 / math.sqrt(D)
+
+    def direct(qq, kk, vv, oo, causal):
+        n = qq.shape[2]
+        attention_rows_split_nd_kernel[(-(-n // BM), qq.shape[0] * qq.shape[1])](
+            qq, kk, vv, oo, lse, n, qq.shape[1], 1, scale, 0, CAUSAL=causal, OUT=xt.float16, D=D, BM=BM, BN=BN,
+            LSE=False, SCALED=False)
+    lines = [f"{'attention f16 Z4 H32 N4096 D128':44} {'TFLOP/s':>8}  error vs float64 (one head)"]
+    for causal in (True, False):
+        flops = attention_flops(Z, H, N, D, causal)
+        ref = reference_attention(q[:1, :1], k[:1, :1], v[:1, :1], causal)
+        kind = "causal" if causal else "full"
+        ms = bench(lambda: ops.attention(q, k, v, causal=causal))
+        err = rel_err(ops.attention(q, k, v, causal=causal)[:1, :1], ref)
+        lines.append(f"{f'ops.attention {kind}':44} {flops / ms / 1e9:8.1f}  {err:.2e}")
+        for label, tma in (("kernel direct, K/V by TMA", "1"), ("kernel direct, cp.async ring", "0")):
+            saved = os.environ.get("XETILE_NV_TMA")
+            os.environ["XETILE_NV_TMA"] = tma
+            try:
+                ms = bench(lambda: direct(q, k, v, o, causal))
+                err = rel_err(o[:1, :1], ref)
+                lines.append(f"{f'{label} {kind}':44} {flops / ms / 1e9:8.1f}  {err:.2e}")
+            except Exception as exc:  # noqa: BLE001
+                lines.append(f"{label} {kind}: {type(exc).__name__}: {str(exc)[:300]}")
+            finally:
+                if saved is None:
+                    os.environ.pop("XETILE_NV_TMA", None)
+                else:
+                    os.environ["XETILE_NV_TMA"] = saved
+        config, tri = peer.best_config(q, k, v, causal, bench, peer.CONFIGS)
+        lines.append(f"{f'triton peer {kind} {config}':44} {flops / tri / 1e9:8.1f}")
+    small = [torch.randn(1, 1, 128, D, device="cuda", dtype=torch.float16) for _ in range(3)]
+    o_small = torch.empty_like(small[0])
+    calls = {"ops.attention": lambda: ops.attention(*small, causal=True),
+             "kernel direct": lambda: direct(*small, o_small, True),
+             "triton peer (128, 128, 8, 3)": lambda: peer.attention(*small, True, (128, 128, 8, 3))}
+    for label, fn in calls.items():
+        for _ in range(20):
+            fn()
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for _ in range(200):
+            fn()
+        torch.cuda.synchronize()
+        lines.append(f"{f'host path: {label}, Z1 H1 N128 causal':44} {(time.perf_counter() - start) / 200 * 1e6:8.1f} us a call")
+    return lines
+
+
 def loop_opcodes(sass: str, mma: str) -> str:
     """The opcodes of each SASS loop holding ``mma`` (HMMA or HGMMA), most frequent first:
     a loop is the instructions from a back branch's target to the branch."""
@@ -206,14 +269,17 @@ def sass_attention(quick: bool = False) -> list[str]:
                  f"smem {compiled.metadata.shared} B")
     lines.append(loop_opcodes(sass, "HGMMA"))
     ptxas = shutil.which("ptxas")
+    from xetile_dsl.compiler import parse_signature
+    from xetile_dsl.nv_compiler import compile_nv
     for D, BM, BN, warps, stages, split in SASS_TILES:
-        kernel = xd.compile(attention_rows_split_nd_kernel if split else attention_rows_nd_kernel,
-                            {"q": "f16[:,:,:,:]", "k": "f16[:,:,:,:]", "v": "f16[:,:,:,:]", "o": "f16[:,:,:,:]",
-                             "lse": "f32[:,:,:]", "N": "i32", "H": "i32", "G": "i32", "qk_scale": "f32",
-                             "with_lse": "i32"},
+        # as a launch on contiguous [Z, H, N, D] f16 arrays compiles it: K and V by TMA
+        kernel = compile_nv((attention_rows_split_nd_kernel if split else attention_rows_nd_kernel).fn,
+                            parse_signature({"q": "f16[:,:,:,:]", "k": "f16[:,:,:,:]", "v": "f16[:,:,:,:]",
+                                             "o": "f16[:,:,:,:]", "lse": "f32[:,:,:]", "N": "i32", "H": "i32",
+                                             "G": "i32", "qk_scale": "f32", "with_lse": "i32"}),
                             dict(CAUSAL=True, OUT=xt.float16, D=D, BM=BM, BN=BN, LSE=False,
                                  **({"SCALED": False} if split else {})),
-                            target="sm90", num_warps=warps, num_stages=stages)
+                            "sm90", warps, stages, tma_arrays=("q", "k", "v", "o"))
         with tempfile.TemporaryDirectory() as tmp:
             src, cubin = os.path.join(tmp, "k.ptx"), os.path.join(tmp, "k.cubin")
             with open(src, "w") as f:
@@ -463,13 +529,14 @@ def time_rows(quick: bool) -> list[str]:
 
 def main() -> None:
     """--quick: fewer sizes; --checks-only; --no-checks; --sweep: the tile sweep, the SASS
-    and the attention table (no row ops)."""
+    and the attention table (no row ops); --d128: the attention checks, then only
+    :func:`focus_attention` (the D 128 row, TMA against cp.async, the host path)."""
     quick, checks_only, sweep = "--quick" in sys.argv, "--checks-only" in sys.argv, "--sweep" in sys.argv
     lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"]
-    rows_only = "--rows-only" in sys.argv
+    rows_only, d128 = "--rows-only" in sys.argv, "--d128" in sys.argv
     checks = []
     if "--no-checks" not in sys.argv:
-        checks = check_rows()
+        checks = [] if d128 else check_rows()
         if not rows_only:
             checks += check_attention()
             try:
@@ -481,6 +548,8 @@ def main() -> None:
     print("\n".join(lines), flush=True)
     sections = ((sweep_attention, False), (sass_attention, False), (time_attention, True)) if sweep else \
         ((time_rows, quick), (sweep_attention, quick), (time_attention, quick))
+    if d128:
+        sections = ((focus_attention, True),)
     if not checks_only:
         for section, short in ((time_rows, quick),) if rows_only else sections:
             try:
@@ -490,7 +559,8 @@ def main() -> None:
             print("\n".join(part), flush=True)
             lines += part
     if os.environ.get("OUT"):
-        name = "vs_cuda_attention_sweep.txt" if sweep else "vs_cuda_attention.txt"
+        name = "vs_cuda_attention_d128.txt" if d128 else "vs_cuda_attention_sweep.txt" if sweep else \
+            "vs_cuda_attention.txt"
         with open(os.path.join(os.environ["OUT"], name), "w") as f:
             f.write("\n".join(lines) + "\n")
 

@@ -461,6 +461,8 @@ def _on_cuda(args: tuple, kwargs: dict) -> bool:
 def _has_cuda_interface(a) -> bool:
     if a.__class__ is ArrayTable:       # a table of torch CUDA tensors (runtime/array_tables.py)
         return a.on_cuda
+    if getattr(a, "is_cuda", None) is True:     # a torch CUDA tensor: without building its interface
+        return True
     try:
         return hasattr(a, "__cuda_array_interface__")
     except RuntimeError:    # a torch CUDA tensor that requires grad

@@ -83,14 +83,14 @@ def kernel_for(jit, target: str, args: tuple, kwargs: dict):
 
 
 def tma_arrays(target, runtime: list, specs: dict) -> tuple[str, ...]:
-    """The 16-bit 2-D arrays of a launch that a TMA tensor map can describe
+    """The 16-bit arrays (rank 2 to ``tma_rank_max``) of a launch that a TMA tensor map can describe
     (:func:`.runtime.tensor_maps.describable`); none where ``XETILE_NV_TMA=0``."""
     if not target.tma or not knobs.NV_TMA.get():
         return ()
     out = []
     for name, value in runtime:
         spec = specs[name]
-        if spec.kind == "array" and spec.dtype in tensor_maps.DATA_TYPES and spec.ndim == 2:
+        if spec.kind == "array" and spec.dtype in tensor_maps.DATA_TYPES and 2 <= spec.ndim <= target.tma_rank_max:
             address, shape, strides, itemsize = backend_cuda.array_layout(value)
             if tensor_maps.describable(address, shape, strides, itemsize, target):
                 out.append(name)
@@ -104,7 +104,8 @@ def _map_params(kernel, runtime: list, specs: dict) -> list[tuple]:
     out = []
     for name, box_rows, box_cols in kernel.tensor_maps:
         address, shape, strides, itemsize = backend_cuda.array_layout(values[name])
-        fields = tensor_maps.map_fields(address, shape, strides[0], itemsize, (box_rows, box_cols), kernel.target)
+        outer = strides[0] if len(shape) == 2 else strides[:-1]
+        fields = tensor_maps.map_fields(address, shape, outer, itemsize, (box_rows, box_cols), kernel.target)
         out.append((tensor_maps.encode(fields, specs[name].dtype), None))
     return out
 

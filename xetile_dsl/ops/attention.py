@@ -381,8 +381,14 @@ def _attention_rows_split_body(q, k, v, o, lse, lse_row, N, qk_scale, CAUSAL: xt
     then the rest up to ``end`` (the causal diagonal, keys past N), masked.  SCALED =
     False (qk_scale > 0 only) leaves the scores unscaled until the exp2's fma.  BOUNDED
     (varlen): the head's rows [base, base + N) of q, k, v, o; the stores keep the rows
-    below N only (what follows is the next sequence's)."""
+    below N only (what follows is the next sequence's).  Causal programs of fixed-length
+    sequences take the query blocks last first (program 0 the last block, the most keys),
+    so the GPU starts the longest programs of a head first and the grid's tail holds
+    short ones (the maximum with 0 changes nothing but tells the compiler the block is
+    not negative: the causal masked loop then folds to its one trip)."""
     qblk = xt.program_id(0) * BM
+    if CAUSAL and not BOUNDED:
+        qblk = xt.maximum(xt.num_programs(0) - 1 - xt.program_id(0), 0) * BM
     if BOUNDED:
         qv = xt.load_tile(xt.init_tile(q, [base + qblk, 0], [BM, D]))
         tk = xt.init_tile(k, [0, base], [D, BN], order=(0, 1))      # K^T: [D, keys]
@@ -524,7 +530,7 @@ def _launch(q, k, v, causal, scale, return_lse, out, target):
     BM, BN = configs.attention_tiles(target, D)
     shape = (H, N, D) if batched else (Z, H, N, D)
     result = operands.check_out(out, shape, dtype) if out is not None else operands.empty_like_input(q, shape, dtype)
-    lse = operands.empty_like_input(q, (Z, H, N) if return_lse else (1, 1, 1), np.float32)
+    lse = operands.empty_like_input(q, (Z, H, N), np.float32) if return_lse else _no_lse(q)
     qk_scale = (1.0 / math.sqrt(D) if scale is None else float(scale)) * math.log2(math.e)
     kernel, options = _kernel_and_options(target, qk_scale, return_lse)
     vnni = configs.attention_vnni_tiles(target, D)
@@ -623,8 +629,46 @@ def _kernel_and_options(target: str, qk_scale: float, return_lse: bool = False):
     return attention_rows_nd_kernel, {"LSE": bool(return_lse)}
 
 
+#: the lse argument of launches without return_lse, one a torch device: a [1, 1, 1] f32
+#: array that no kernel reads or writes then (LSE = False, with_lse = 0), made once
+_NO_LSE: dict = {}
+
+
+def _no_lse(q):
+    """The [1, 1, 1] f32 placeholder for lse: for torch tensors one a device, kept (an
+    allocation less a call), else a new array like ``q``'s."""
+    if not operands.is_torch(q):
+        return operands.empty_like_input(q, (1, 1, 1), np.float32)
+    found = _NO_LSE.get(q.device)
+    if found is None:
+        found = _NO_LSE[q.device] = operands.empty_like_input(q, (1, 1, 1), np.float32)
+    return found
+
+
+#: (op, shapes, dtypes) of q, k, v -> what :func:`_check` found for them (a pure function
+#: of those: checked once a combination)
+_CHECKED: dict = {}
+
+
 def _check(q, k, v, op: str = "attention") -> tuple[int, int, int, int]:
-    """(Z, H, N, D) of [Z, H, N, D] q and [Z, H_kv, N, D] k, v (H_kv dividing H), checked."""
+    """(Z, H, N, D) of [Z, H, N, D] q and [Z, H_kv, N, D] k, v (H_kv dividing H), checked
+    (once for each combination of shapes and dtypes)."""
+    try:
+        key = (op, tuple(q.shape), tuple(k.shape), tuple(v.shape), q.dtype, k.dtype, v.dtype)
+        found = _CHECKED.get(key)
+    except (TypeError, AttributeError):         # an unhashable dtype: check every call
+        key = found = None
+    if found is not None:
+        return found
+    found = _check_shapes(q, k, v, op)
+    if key is not None:
+        if len(_CHECKED) > 1024:
+            _CHECKED.clear()
+        _CHECKED[key] = found
+    return found
+
+
+def _check_shapes(q, k, v, op: str) -> tuple[int, int, int, int]:
     if q.ndim != 4 or k.ndim != 4 or tuple(k.shape) != tuple(v.shape) or \
             (q.shape[0], q.shape[2], q.shape[3]) != (k.shape[0], k.shape[2], k.shape[3]) or \
             k.shape[1] == 0 or q.shape[1] % k.shape[1]:

@@ -44,6 +44,8 @@ def _init():
 
 
 def is_cuda_array(value) -> bool:
+    if getattr(value, "is_cuda", None) is True:     # a torch CUDA tensor: without building its interface
+        return True
     try:
         return hasattr(value, "__cuda_array_interface__")
     except RuntimeError:    # a torch CUDA tensor that requires grad (torch refuses its interface)

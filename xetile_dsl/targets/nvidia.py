@@ -76,6 +76,8 @@ class NvTarget:
     #: box's inner extent is at most 128 bytes; the opaque tensor map is 128 bytes, 64-byte
     #: aligned (a kernel parameter of that alignment)
     tma_box_max: int = 256
+    #: the most dimensions a tensor map describes
+    tma_rank_max: int = 5
     tma_align_bytes: int = 16
     tma_stride_limit: int = 1 << 40
     tma_swizzle_bytes: int = 128

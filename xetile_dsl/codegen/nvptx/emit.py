@@ -5,8 +5,9 @@
 The kernel's parameters: for each 2-D array a pointer (global address space) and its
 rows, columns and row stride (i64, elements); a 1-D array a pointer and its extent (a
 one-row array: the frontend's 1-D tiles are [1, n] tiles over it); each scalar as its
-own type (index as i64); last, where the wgmma GEMM fills its ring by TMA, one tensor
-map (128 bytes, byval) for each of its operands' arrays (:attr:`KernelEmitter.tensor_maps`)."""
+own type (index as i64); last, where the wgmma GEMM or the attention key loops fill
+their rings by TMA, one tensor map (128 bytes, byval) for each array they stream
+(:attr:`KernelEmitter.tensor_maps`)."""
 from __future__ import annotations
 
 from llvmlite import ir
@@ -63,10 +64,15 @@ class KernelEmitter:
         self.grid_constants: list[int] = []
         #: the flash-attention key loops whose products are wgmma (:mod:`.wgmma_attention`):
         #: loop op -> plan, and each of their tile_mma ops -> plan
+        #: the arrays the launch found describable by tensor maps (decisions 051, 056)
+        self.tma_arrays = tuple(tma_arrays)
         self.attention_loops = wgmma_attention.plan_kernel(self) if self.wgmma is None else {}
         self.attention_mmas = {m: p for p in self.attention_loops.values() for m in (p.mma_s, p.mma_o)}
         if self.attention_loops:
             self.ptx_arch = target.wgmma_ptx_arch
+            self.tensor_maps = wgmma_attention.tensor_maps(self.attention_loops)
+        #: the tensor maps' generic addresses (the kernel's parameters), once bound
+        self.maps: list = []
 
     # --- the function --------------------------------------------------------------------
     def emit(self) -> ir.Function:
@@ -88,7 +94,9 @@ class KernelEmitter:
         if self.tensor_maps:
             for i in range(first_map, len(types)):
                 tma.map_param(fn, i)
-            self.wgmma.maps = [tma.map_address(self.b, fn.args[i]) for i in range(first_map, len(types))]
+            self.maps = [tma.map_address(self.b, fn.args[i]) for i in range(first_map, len(types))]
+            if self.wgmma is not None:
+                self.wgmma.maps = self.maps
             #: the tensor maps' parameter positions, marked grid_constant (:func:`.ptx.mark_kernel`)
             self.grid_constants = list(range(first_map, len(types)))
         self.tid = warp_ops.thread_id(self.b)

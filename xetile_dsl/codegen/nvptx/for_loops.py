@@ -46,7 +46,7 @@ def emit_for(em, op) -> None:
     if plan is None:
         stager, plan = smem_pipeline, smem_pipeline.plan_loop(em, op)
     if plan is not None:
-        if stager is wgmma_gemm:
+        if stager in (wgmma_gemm, wgmma_attention):
             plan.bounds = (lower, upper, step)
         stager.prologue(em, plan, inits)
         if stager in (wgmma_gemm, wgmma_attention):
@@ -84,7 +84,7 @@ def emit_for(em, op) -> None:
     b.branch(header)
     b.position_at_end(exit_)
     if plan is not None:
-        stager.finish(em)
+        stager.finish(em, plan)
     done = list(phis)
     for res, init in zip(op.results, inits):
         em.values[res] = rebuild(init, done)

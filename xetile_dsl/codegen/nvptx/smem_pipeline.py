@@ -210,7 +210,7 @@ def begin_trip(em, plan: Plan, iv, lower, step, tiles: list) -> None:
     commit(b)
 
 
-def finish(em) -> None:
+def finish(em, plan=None) -> None:
     wait_group(em.b, 0)
 
 

@@ -6,7 +6,7 @@ parity wait.
 The tensor map is a 128-byte opaque parameter (``.param .align 64 .b8 [128]``) marked
 ``grid_constant`` so that its address is the parameter's own (``cvta.param``), not a
 local copy; the host makes it (:mod:`xetile_dsl.runtime.tensor_maps`).  The GEMM that
-uses these is :mod:`.wgmma_gemm`.
+uses these is :mod:`.wgmma_gemm`, the attention key loops :mod:`.wgmma_attention`.
 
 Example::
 
@@ -104,6 +104,19 @@ def store_commit_and_wait(b) -> None:
     (the program may then exit or reuse it; the global writes complete on their own)."""
     _asm(b, "cp.async.bulk.commit_group;")
     _asm(b, "cp.async.bulk.wait_group.read 0;")
+
+
+def load_nd(b, dst, map_addr, coords: list, bar) -> None:
+    """:func:`load_2d` for a map of ``len(coords)`` dimensions (2 to 5): the box at element
+    ``coords`` (i32, the innermost dimension first)."""
+    rank = len(coords)
+    if rank == 2:
+        load_2d(b, dst, map_addr, coords[0], coords[1], bar)
+        return
+    names = ", ".join(f"${2 + i}" for i in range(rank))
+    _asm(b, f"cp.async.bulk.tensor.{rank}d.shared::cluster.global.mbarrier::complete_tx::bytes "
+            f"[$0], [$1, {{{names}}}], [${2 + rank}];", ",".join(["r", "l"] + ["r"] * rank + ["r"]),
+         [dst, map_addr, *coords, bar])
 
 
 def try_wait_parity(b, bar, phase) -> ir.Value:

@@ -601,8 +601,27 @@ def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op) -> Vec:
     return Vec(layout, src.elem, [held[(dc, dr)] for dr, dc in layout.slots()])
 
 
+def _rounded_from_f32(v):
+    """The f32 that the 16-bit ``v`` was rounded from (an f16 ``fptrunc`` of an f32, or
+    :func:`.lane_values.f32_to_bf16`'s ``cvt.rn.bf16.f32``), else None."""
+    if isinstance(v, ir.CastInstr) and v.opname == "fptrunc" and v.operands[0].type == F32:
+        return v.operands[0]
+    if isinstance(v, ir.CallInstr) and isinstance(v.callee, ir.InlineAsm) and \
+            v.callee.asm == "cvt.rn.bf16.f32 $0, $1;":
+        return v.args[0]
+    return None
+
+
 def _pack(b, lo, hi, elem):
-    """Two 16-bit elements in one 32-bit register, ``lo`` in the low half (PTX fragments)."""
+    """Two 16-bit elements in one 32-bit register, ``lo`` in the low half (PTX fragments).
+    Two values both just rounded from f32 (P = softmax(S) as A) take one packed
+    ``cvt.rn.{f16,bf16}x2.f32`` of the f32s (round to nearest even, as each alone) instead
+    of two converts and a byte permute; the unpacked converts are then dead."""
+    wide_lo, wide_hi = _rounded_from_f32(lo), _rounded_from_f32(hi)
+    if wide_lo is not None and wide_hi is not None:
+        kind = "bf16x2" if is_bf16(elem) else "f16x2"   # d = {a: high half, b: low half}
+        return b.asm(ir.FunctionType(I32, [F32, F32]), f"cvt.rn.{kind}.f32 $0, $1, $2;", "=r,f,f",
+                     [wide_hi, wide_lo], False)
     to16 = (lambda v: v) if is_bf16(elem) else (lambda v: b.bitcast(v, I16))
     return b.or_(b.zext(to16(lo), I32), b.shl(b.zext(to16(hi), I32), ir.Constant(I32, 16)))
 

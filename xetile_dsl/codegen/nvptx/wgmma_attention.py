@@ -17,9 +17,18 @@ A ``scf.for`` whose body holds two ``tile_mma`` -- S = Q K^T with Q a loop-invar
 * K and V stream through a ring of ``S`` stages written by ``cp.async`` in the 128-byte
   swizzle (:mod:`.wgmma_gemm`'s copies): K as its rows (K-major B of S = Q K^T, N = BN
   keys), V as its rows (MN-major B of O += P V, ``trans-b = 1``, N = D); the whole tile
-  inside the array takes unchecked copies, an edge tile clamped zero-filling ones;
-* trip i waits for its stage, fences the async proxy, syncs, refills the stage trip
-  i - 2 read with the tiles of trip i + S - 2 (S >= 3); S = Q K^T is fenced, issued
+  inside the array takes unchecked copies, an edge tile clamped zero-filling ones.
+  Where the launch found K's and V's arrays describable by tensor maps and each loop's
+  tiles are views ``k[z, h]`` of them (:func:`_view`), TMA fills the stages instead
+  (decision 056): one N-D map an array (the kernel's last two parameters), one mbarrier
+  for the K and one for the V tile of each stage, thread 0 arming it and issuing one box
+  of BN keys x 64 columns a 64-column block, the views' indices the map's outer
+  coordinates; no copy addresses, no proxy fence;
+* trip i waits for its stage (its copies and the async-proxy fence), syncs, refills the
+  stage trip i - 2 read with the tiles of trip i + S - 2 (S >= 3).  TMA: it waits for its
+  K tile, syncs, and thread 0 refills K's slot of trip i - 1 with K of trip i + S - 1 and
+  V's slot of trip i - 2 with V of trip i + S - 2, each only where that trip runs; V's
+  tile is waited for before O += P V.  S = Q K^T is fenced, issued
   (D / 16 k16 steps), committed and waited for -- which also waits for O += P V of trip
   i - 1, left in flight across the loop's back edge and the refill as Triton's kernel
   does; O's registers pass through that wait (and one after the loop) as tied operands,
@@ -34,10 +43,11 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 from xdsl.dialects.builtin import DenseIntOrFPElementsAttr, IntegerAttr, StringAttr
+from xdsl.ir import Block
 
 from ...dialects import _mixed
 from . import smem_pipeline as sp
-from . import wgmma
+from . import tma, wgmma
 from . import wgmma_gemm as wg
 from .lane_values import F32, I32, I64, Tile, Vec, llvm_type
 from .warp_ops import _pack, c_as_a
@@ -77,10 +87,31 @@ class AttnPlan:
     aligned: list | None = None
     copies: list | None = None
     read_stage: ir.Value | None = None
+    #: this thread's warpgroup, warp-uniform to ptxas (:func:`_warpgroup`), before the loop
+    group: ir.Value | None = None
+    #: the TMA fill (decision 056): K's and V's arrays as (parameter name, the view's
+    #: leading indices: SSA values or 0), whose tensor maps are the kernel's last two
+    #: parameters; None: the cp.async ring
+    views: tuple | None = None
+    #: this loop's place among the kernel's key loops and their number (each loop its own
+    #: mbarriers, after the ring), the loop's bounds, the mbarriers' base, the views'
+    #: leading coordinates (i32, innermost first), this trip's phase parity
+    loop_no: int = 0
+    loops: int = 1
+    bounds: tuple | None = None
+    bars: ir.Value | None = None
+    coords: list | None = None
+    phase: ir.Value | None = None
 
     @property
     def stage_bytes(self) -> int:
         return stage_bytes(self.bn, self.d)
+
+    @property
+    def bar_bytes(self) -> int:
+        """The mbarriers of every key loop of the kernel (TMA): K's and V's of each stage,
+        8 bytes each."""
+        return 16 * self.stages * self.loops if self.views is not None else 0
 
 
 def _loop_load(body, args, yielded, value, delta):
@@ -188,7 +219,115 @@ def plan_kernel(em) -> dict:
             for p in plans.values():
                 p.q_load, p.q_bytes = q, q_bytes
             em.staged[q] = (_QStager, (first, q))
+    _plan_tma(em, list(plans.values()))
     return plans
+
+
+def _tile_init(value):
+    """The init_tile a loop-carried tile starts from (through the results of earlier
+    loops that carry it), else None."""
+    for _ in range(64):
+        owner = getattr(value, "owner", None)
+        loop = owner.parent_op() if isinstance(owner, Block) else None
+        if getattr(loop, "name", None) == "scf.for" and value.index >= 1:    # the loop body's iter arg
+            value = loop.iter_args[value.index - 1]
+        elif getattr(owner, "name", None) == "scf.for":                     # an earlier loop's result
+            value = owner.iter_args[value.index]
+        else:
+            return owner if getattr(owner, "name", None) == "xetile.init_tile" else None
+    return None
+
+
+def _metadata_index(value, param):
+    """``i`` where ``value`` is result ``i`` of an ``extract_strided_metadata`` of ``param``."""
+    owner = getattr(value, "owner", None)
+    if getattr(owner, "name", None) != "memref.extract_strided_metadata" or owner.operands[0] is not param:
+        return None
+    return value.index
+
+
+def _view(em, source):
+    """(parameter name, leading indices) of the 2-D array ``source`` when a tensor map of
+    the kernel parameter it is can address it: the parameter itself (rank 2), or its
+    ``memref.reinterpret_cast`` view ``x[i0, .., ik]`` of the last two dimensions whose
+    offset is the sum of ``i_j * stride_j`` over the leading ones (each index an SSA
+    value, a missing one 0); else None."""
+    args = list(em.func.body.block.args)
+    if source in args:
+        return (source.name_hint or f"arg{source.index}", []) if len(source.type.get_shape()) == 2 else None
+    cast = getattr(source, "owner", None)
+    if getattr(cast, "name", None) != "memref.reinterpret_cast" or cast.source not in args:
+        return None
+    param = cast.source
+    rank = len(param.type.get_shape())
+    if rank < 3 or rank > em.target.tma_rank_max or list(cast.static_strides.get_values())[-1] != 1:
+        return None
+    sizes, strides = list(cast.sizes), list(cast.strides)
+    if len(sizes) != 2 or len(strides) != 1 or \
+            [_metadata_index(v, param) for v in sizes] != [2 + rank - 2, 2 + rank - 1] or \
+            _metadata_index(strides[0], param) != 2 + 2 * rank - 2:
+        return None
+    name = param.name_hint or f"arg{param.index}"
+    lead = [0] * (rank - 2)
+    offsets = list(cast.offsets)
+    if not offsets:
+        return (name, lead) if list(cast.static_offsets.get_values()) == [0] else None
+    seen = set()
+
+    def terms(value) -> bool:
+        op = getattr(value, "owner", None)
+        name = getattr(op, "name", None)
+        if name == "arith.addi":
+            return terms(op.operands[0]) and terms(op.operands[1])
+        if name != "arith.muli":
+            return False
+        for index, stride in (op.operands, op.operands[::-1]):
+            j = _metadata_index(stride, param)
+            if j is not None and 2 + rank <= j < 2 + 2 * rank - 2 and j not in seen:
+                seen.add(j)
+                lead[j - 2 - rank] = index
+                return True
+        return False
+    return (name, lead) if terms(offsets[0]) else None
+
+
+def _plan_tma(em, plans: list) -> None:
+    """K and V by TMA (decision 056) where the launch found both arrays describable
+    (``em.tma_arrays``), a tensor map addresses the views every key loop streams, and the
+    shared memory holds the mbarriers too."""
+    if not plans or not em.target.tma or not em.tma_arrays:
+        return
+    views = []
+    for p in plans:
+        inits = [_tile_init(load.tile) for load in (p.k_load, p.v_load)]
+        if None in inits:
+            return
+        found = tuple(_view(em, init.source) for init in inits)
+        if None in found:
+            return
+        views.append(found)
+    names = {(k[0], v[0]) for k, v in views}
+    if len(names) != 1:
+        return
+    (k_name, v_name), = names
+    if k_name == v_name or not {k_name, v_name} <= set(em.tma_arrays):
+        return
+    for p in plans:
+        if p.bn > em.target.tma_box_max or 64 * 2 > em.target.tma_swizzle_bytes:
+            return
+        if p.q_bytes + p.stages * (p.stage_bytes + 16 * len(plans)) + wg.ALIGN_PAD > em.target.smem_per_block:
+            return
+    for no, (p, found) in enumerate(zip(plans, views)):
+        p.views, p.loop_no, p.loops = found, no, len(plans)
+
+
+def tensor_maps(plans: dict) -> list[tuple[str, int, int]]:
+    """(array, box rows, box columns) of each tensor map the kernel takes, in order: K's
+    and V's, boxes of BN keys x 64 columns."""
+    first = next(iter(plans.values()), None)
+    if first is None or first.views is None:
+        return []
+    return [(first.views[0][0], first.bn, 64), (first.views[1][0], first.bn, 64)]
 
 
 class _QStager:
@@ -245,16 +384,21 @@ def prologue(em, plan: AttnPlan, inits: list) -> None:
     if em.smem_loops:
         sp.barrier(b)       # an earlier staged loop's warps may still read its ring
     em.smem_loops += 1
-    em.smem_bytes = max(em.smem_bytes, plan.q_bytes + plan.stages * plan.stage_bytes + wg.ALIGN_PAD)
+    em.smem_bytes = max(em.smem_bytes, plan.q_bytes + plan.stages * plan.stage_bytes + plan.bar_bytes + wg.ALIGN_PAD)
     tiles = _tiles(plan, inits)
+    if plan.views is not None:
+        plan.group = _warpgroup(em)
+        _tma_prologue(em, plan, tiles)
+        return
     plan.aligned = []
     for tile in tiles:
         bits = b.or_(b.and_(b.ptrtoint(tile.mem.ptr, I64), ir.Constant(I64, 15)),
                      b.and_(b.or_(tile.mem.stride, tile.col), ir.Constant(I64, 7)))
         plan.aligned.append(b.icmp_unsigned("==", bits, ir.Constant(I64, 0)))
     plan.copies = [wg.thread_copies(em, tile.mem, plan.bn, plan.d) for tile in tiles]
+    plan.group = _warpgroup(em)
     for trip in range(plan.stages - 2):
-        _fill_all(em, plan, tiles, trip, ir.Constant(I64, trip))
+        _fill_all(em, plan, tiles, trip, ir.Constant(I32, trip))
         sp.commit(b)
 
 
@@ -263,10 +407,10 @@ def _fill_all(em, plan: AttnPlan, tiles: list, ahead: int, stage: ir.Value) -> N
     for which, (tile, ok, copies) in enumerate(zip(tiles, plan.aligned, plan.copies)):
         if ahead:
             tile = Tile(tile.mem, b.add(tile.row, ir.Constant(I64, plan.bn * ahead)), tile.col, tile.shape)
-        region = b.add(b.mul(stage, ir.Constant(I64, plan.stage_bytes)), ir.Constant(I64, plan.q_bytes))
+        region = b.add(b.mul(stage, ir.Constant(I32, plan.stage_bytes)), ir.Constant(I32, plan.q_bytes))
         if which:
-            region = b.add(region, ir.Constant(I64, plan.stage_bytes // 2))
-        base = b.add(wg._base(em), sp._i32(b, region))
+            region = b.add(region, ir.Constant(I32, plan.stage_bytes // 2))
+        base = b.add(wg._base(em), region)
         load = plan.v_load if which else plan.k_load
         _fill(em, plan.bn, plan.d, copies, tile, base, ok, llvm_type(load.value.type.element_type))
 
@@ -301,21 +445,102 @@ def _fill(em, rows: int, cols: int, copies, tile: Tile, base, aligned, t) -> Non
 def begin_trip(em, plan: AttnPlan, iv, lower, step, tiles: list) -> None:
     """At the top of a trip: wait for this trip's copies, fence them for the async proxy,
     sync (every warpgroup has waited for its S product of trip i - 1, and with it for its
-    O product of trip i - 2), refill the stage trip i - 2 read with trip i + S - 2's tiles."""
+    O product of trip i - 2), refill the stage trip i - 2 read with trip i + S - 2's tiles.
+    TMA: wait for this trip's K tile, sync, refill K's slot of trip i - 1 and V's of
+    trip i - 2 (K runs a trip further ahead than V)."""
     b = em.b
-    trip = b.sdiv(b.sub(iv, lower), step)
-    plan.read_stage = b.urem(trip, ir.Constant(I64, plan.stages))
-    write = b.urem(b.add(trip, ir.Constant(I64, plan.stages - 2)), ir.Constant(I64, plan.stages))
+    # the trip and the stages in 32 bits (a key loop runs fewer than 2^31 trips): a 64-bit
+    # remainder is a dozen wide multiplies in the SASS, a 32-bit one a multiply-high
+    trip = sp._i32(b, b.sdiv(b.sub(iv, lower), step))
+    plan.read_stage = b.urem(trip, ir.Constant(I32, plan.stages))
+    write = b.urem(b.add(trip, ir.Constant(I32, plan.stages - 2)), ir.Constant(I32, plan.stages))
+    plan.acc_arg = plan.loop.body.block.args[1 + plan.acc_index]
+    if plan.views is not None:
+        # this trip's K filled (its mbarrier's phase (trip / S) & 1 complete; V's is waited
+        # for before O += P V), then every warpgroup past trip i - 1's S product, which
+        # waited for O of trip i - 2: K's slot of trip i - 1 and V's of trip i - 2 are free.
+        # Thread 0 refills them with K of trip i + S - 1 and V of trip i + S - 2, each
+        # only where that trip runs: K two trips ahead (S = 3), V one and a half
+        plan.phase = b.and_(b.udiv(trip, ir.Constant(I32, plan.stages)), ir.Constant(I32, 1))
+        tma.wait_parity(b, _bar(b, plan, plan.read_stage, 0), plan.phase)
+        sp.barrier(b)
+        _, upper, _ = plan.bounds
+        leader = b.icmp_unsigned("==", em.tid, ir.Constant(I64, 0))
+        for which, ahead in ((0, plan.stages - 1), (1, plan.stages - 2)):
+            runs = b.icmp_signed("<", b.add(iv, b.mul(step, ir.Constant(I64, ahead))), upper)
+            slot = b.urem(b.add(trip, ir.Constant(I32, ahead)), ir.Constant(I32, plan.stages))
+            with b.if_then(b.and_(leader, runs)):
+                _tma_fill(em, plan, _tiles(plan, tiles), ahead, slot, which)
+        return
     sp.wait_group(b, plan.stages - 3)
     wgmma.proxy_fence(b)
     sp.barrier(b)
     _fill_all(em, plan, _tiles(plan, tiles), plan.stages - 2, write)
     sp.commit(b)
-    plan.acc_arg = plan.loop.body.block.args[1 + plan.acc_index]
 
 
 def finish(em, plan: AttnPlan = None) -> None:
-    sp.wait_group(em.b, 0)
+    if plan is None or plan.views is None:      # TMA: no fill past the last trip
+        sp.wait_group(em.b, 0)
+
+
+# --- the TMA fill (decision 056) ---------------------------------------------------------------
+def _bar(b, plan: AttnPlan, stage: ir.Value, which: int) -> ir.Value:
+    """The mbarrier of K's (``which`` 0) or V's (1) tile in stage ``stage``."""
+    return b.add(plan.bars, b.add(b.mul(stage, ir.Constant(I32, 16)), ir.Constant(I32, 8 * which)))
+
+
+def _tma_prologue(em, plan: AttnPlan, tiles: list) -> None:
+    """Before a TMA key loop: Q's copies (cp.async, once) waited for and fenced for the
+    async proxy; thread 0 initialises this loop's mbarriers (K's and V's of each stage,
+    after the ring and the earlier loops' ones), makes that visible to the async proxy and
+    prefetches the maps; a barrier; then thread 0 fills K of the first ``S - 1`` trips and
+    V of the first ``S - 2``, each only where its trip runs."""
+    b = em.b
+    c64 = lambda v: ir.Constant(I64, v)  # noqa: E731
+    ring = plan.q_bytes + plan.stages * plan.stage_bytes
+    plan.bars = b.add(wg._base(em), ir.Constant(I32, ring + 16 * plan.stages * plan.loop_no))
+    plan.coords = [[sp._i32(b, em.values[x]) if not isinstance(x, int) else ir.Constant(I32, x)
+                    for x in reversed(lead)] for _, lead in plan.views]
+    if plan.q_load is not None and plan.loop_no == 0:
+        sp.wait_group(b, 0)
+        wgmma.proxy_fence(b)
+    lower, upper, step = plan.bounds
+    leader = b.icmp_unsigned("==", em.tid, c64(0))
+    with b.if_then(leader):
+        for s in range(plan.stages):
+            for which in (0, 1):
+                tma.init(b, _bar(b, plan, ir.Constant(I32, s), which), 1)
+        tma.fence_init(b)
+        if plan.loop_no == 0:
+            for addr in em.maps:
+                tma.prefetch_map(b, addr)
+    sp.barrier(b)
+    for trip in range(plan.stages - 1):
+        runs = b.icmp_signed("<", b.add(lower, b.mul(step, c64(trip))), upper)
+        with b.if_then(b.and_(leader, runs)):
+            _tma_fill(em, plan, tiles, trip, ir.Constant(I32, trip), 0)
+            if trip < plan.stages - 2:
+                _tma_fill(em, plan, tiles, trip, ir.Constant(I32, trip), 1)
+
+
+def _tma_fill(em, plan: AttnPlan, tiles: list, ahead: int, stage: ir.Value, which: int) -> None:
+    """K's (``which`` 0) or V's (1) half of stage ``stage``, its mbarrier armed with its
+    bytes, filled by TMA with the tile ``ahead`` trips past ``tiles[which]`` (keys x D as
+    the array holds it): one box of BN keys x 64 columns a 64-column block, ``BN * 128``
+    bytes apart, the layout :func:`_fill` writes and the descriptors of :func:`mma` read;
+    parts past the array (keys past N) read as zeros."""
+    b = em.b
+    bar = _bar(b, plan, stage, which)
+    tma.arrive_expect_tx(b, bar, plan.stage_bytes // 2)
+    region = b.add(wg._base(em), b.add(b.mul(stage, ir.Constant(I32, plan.stage_bytes)),
+                                       ir.Constant(I32, plan.q_bytes + which * plan.stage_bytes // 2)))
+    tile, addr, lead = tiles[which], em.maps[which], plan.coords[which]
+    row = sp._i32(b, b.add(tile.row, ir.Constant(I64, plan.bn * ahead)) if ahead else tile.row)
+    col = sp._i32(b, tile.col)
+    for j in range(plan.d // 64):
+        dst = b.add(region, ir.Constant(I32, j * plan.bn * wg.ROW)) if j else region
+        tma.load_nd(b, dst, addr, [b.add(col, ir.Constant(I32, 64 * j)) if j else col, row, *lead], bar)
 
 
 def drain(em, plan: AttnPlan, value: Vec) -> Vec:
@@ -353,11 +578,22 @@ def _a_regs(b, a: Vec) -> list:
             for j in range(len(slots) // 8)]
 
 
+def _warpgroup(em) -> ir.Value:
+    """This thread's warpgroup (i32), read through ``shfl.sync.idx`` from lane 0: the same
+    value, but one ptxas knows is uniform over the warp, so the Q descriptors built from
+    it stay in uniform registers (no ``R2UR`` before each HGMMA)."""
+    if em.warp is None:
+        return ir.Constant(I32, 0)
+    b = em.b
+    group = sp._i32(b, b.lshr(em.warp, ir.Constant(I64, 2)))
+    return b.asm(ir.FunctionType(I32, [I32]), "shfl.sync.idx.b32 $0, $1, 0, 31, -1;", "=r,r", [group], False)
+
+
 def mma(em, plan: AttnPlan, op, a, c: Vec | None, layout) -> Vec:
     """``op`` (S = Q K^T or O += P V) as wgmma on the current stage, waited for."""
     b = em.b
-    stage = b.add(wg._base(em), sp._i32(b, b.add(b.mul(plan.read_stage, ir.Constant(I64, plan.stage_bytes)),
-                                                  ir.Constant(I64, plan.q_bytes))))
+    stage = b.add(wg._base(em), b.add(b.mul(plan.read_stage, ir.Constant(I32, plan.stage_bytes)),
+                                      ir.Constant(I32, plan.q_bytes)))
     rows_bytes = plan.bn * wg.ROW                       # one 64-column block of a BN-row tile
     if op is plan.mma_s:
         desc = wgmma.descriptor(b, stage, stride_bytes=wg.ATOM)
@@ -367,6 +603,8 @@ def mma(em, plan: AttnPlan, op, a, c: Vec | None, layout) -> Vec:
         def offset(k):                                  # K-major: 32 bytes a k16 step in the row
             return (k // 4) * rows_bytes + 32 * (k % 4)
     else:
+        if plan.views is not None:      # this trip's V (TMA): its mbarrier's phase
+            tma.wait_parity(b, _bar(b, plan, plan.read_stage, 1), plan.phase)
         v_base = b.add(stage, ir.Constant(I32, plan.stage_bytes // 2))
         desc = wgmma.descriptor(b, v_base, stride_bytes=wg.ATOM, lead_bytes=rows_bytes)
         n, steps, trans = plan.d, plan.bn // 16, 1
@@ -376,8 +614,7 @@ def mma(em, plan: AttnPlan, op, a, c: Vec | None, layout) -> Vec:
             return k * 16 * wg.ROW
     q_desc = None
     if op is plan.mma_s and plan.q_load is not None:
-        group = sp._i32(b, b.lshr(em.warp, ir.Constant(I64, 2))) if em.warp is not None else ir.Constant(I32, 0)
-        q_desc = wgmma.descriptor(b, b.add(wg._base(em), b.mul(group, ir.Constant(I32, 64 * wg.ROW))),
+        q_desc = wgmma.descriptor(b, b.add(wg._base(em), b.mul(plan.group, ir.Constant(I32, 64 * wg.ROW))),
                                   stride_bytes=wg.ATOM)
     else:
         regs = _a_regs(b, c_as_a(a) if a.layout.kind == "mma_c" else a)
