@@ -155,13 +155,34 @@ def scalar_param(value, dtype: str, name: str) -> tuple:
     return (value, _CTYPES[dtype])
 
 
+_STREAM_OF = None
+_CU_STREAMS: dict = {}
+
+
 def current_stream() -> int:
-    """The current torch CUDA stream's handle (0: the legacy default stream)."""
-    try:
-        import torch
-        return torch.cuda.current_stream().cuda_stream
-    except ImportError:
-        return 0
+    """The current torch CUDA stream's handle (0: the legacy default stream), through
+    torch's C entry points where it has them (a launch's host cost: ``torch.cuda.
+    current_stream()`` builds a Python stream object each call)."""
+    global _STREAM_OF
+    if _STREAM_OF is None:
+        try:
+            import torch
+        except ImportError:
+            _STREAM_OF = lambda: 0  # noqa: E731
+        else:
+            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+            device = getattr(torch._C, "_cuda_getDevice", None)
+            _STREAM_OF = (lambda: raw(device())) if raw and device else \
+                (lambda: torch.cuda.current_stream().cuda_stream)
+    return _STREAM_OF()
+
+
+def _cu_stream(driver, stream: int):
+    """The driver's CUstream of handle ``stream`` (made once a handle)."""
+    found = _CU_STREAMS.get(stream)
+    if found is None:
+        found = _CU_STREAMS[stream] = driver.CUstream(stream)
+    return found
 
 
 class Packed:
@@ -185,7 +206,7 @@ def launch_packed(function, grid: tuple[int, int, int], threads: int, packed: Pa
     with the same arguments re-sends them as they are."""
     driver = _driver()
     stream = current_stream() if stream is None else stream
-    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
+    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, _cu_stream(driver, stream),
                                 packed.address, 0))
 
 
@@ -202,5 +223,5 @@ def launch(function, grid: tuple[int, int, int], threads: int, params: list[tupl
         return
     values = tuple(v for v, _ in params)
     types = tuple(t for _, t in params)
-    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
+    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, _cu_stream(driver, stream),
                                 (values, types), 0))
