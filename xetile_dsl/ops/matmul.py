@@ -103,7 +103,16 @@ def matmul(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, act
 def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, activation: str | None = None,
                   out_dtype=None, out=None, target: str | None = None):
     """:func:`matmul` returning ``(result, event)``: the runtime's event of the launch for
-    device arrays (benchmarks read its profiling times), None for numpy arrays."""
+    device arrays (benchmarks read its profiling times), None for numpy arrays.  A torch
+    CUDA launch whose shapes, strides, dtypes, devices and flags match an earlier one that
+    needed no copies reuses that one's plan (its checks passed for the same metadata)."""
+    key = _plan_key(a, b, trans_a, trans_b, bias, activation, out_dtype, out, target)
+    plan = _PLANS.get(key) if key is not None else None
+    if plan is not None:
+        kernel, grid, consts, shape, np_out, N, K = plan
+        buffer, result = operands.output_buffer(out, a, shape, np_out)
+        return result, kernel[grid](a, b, _bias_row(bias, N, a), buffer, K, **consts)
+    given = (a, b, trans_a, trans_b)
     a, b = operands.as_array(a, "a"), operands.as_array(b, "b")
     a, trans_a = _row_major(a, trans_a)
     b, trans_b = _row_major(b, trans_b)
@@ -124,12 +133,38 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
         return result, None
     grid = (-(-M // BM), -(-N // BN))
     group = configs.gemm_group(target)
-    event = (matmul_grouped_kernel if group else matmul_kernel).on(target)[grid](
-        operands.fit_rows(a, "a"), operands.fit_rows(b, "b"), bias_row, buffer, K,
-        TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
-        ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK, **group,
-        **configs.gemm_launch_options(target, activation, fp8=tile_name == "fp8"))
+    kernel = (matmul_grouped_kernel if group else matmul_kernel).on(target)
+    consts = dict(TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
+                  ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK, **group,
+                  **configs.gemm_launch_options(target, activation, fp8=tile_name == "fp8"))
+    fa, fb = operands.fit_rows(a, "a"), operands.fit_rows(b, "b")
+    event = kernel[grid](fa, fb, bias_row, buffer, K, **consts)
+    if key is not None and buffer is result and fa is given[0] and fb is given[1] and \
+            (trans_a, trans_b) == given[2:]:
+        _PLANS[key] = (kernel, grid, consts, (M, N), _np_dtype(out_name), N, K)
     return operands.copy_back(buffer, result), event
+
+
+#: ``matmul_launch``'s plans of torch CUDA launches that needed no copies: launch key ->
+#: (kernel, grid, constexprs, C's shape, C's dtype, N, K)
+_PLANS: dict = {}
+
+
+def _plan_key(a, b, trans_a, trans_b, bias, activation, out_dtype, out, target):
+    """What ``matmul_launch``'s checks and choices depend on, for torch CUDA ``a`` and
+    ``b`` (None otherwise, or where a part does not hash)."""
+    if getattr(a, "is_cuda", None) is not True or getattr(b, "is_cuda", None) is not True:
+        return None
+    try:
+        key = (a.shape, a.stride(), a.dtype, a.device, b.shape, b.stride(), b.dtype, b.device, trans_a, trans_b,
+               None if bias is None else (type(bias), getattr(bias, "shape", None), getattr(bias, "dtype", None),
+                                          getattr(bias, "device", None)),
+               activation, out_dtype,
+               None if out is None else (type(out), out.shape, out.stride(), out.dtype, out.device), target)
+        hash(key)
+    except (AttributeError, TypeError):
+        return None
+    return key
 
 
 def row_major_operands(target: str, a, b, trans_a: bool, trans_b: bool):
