@@ -126,6 +126,9 @@ IGA64 = Knob("XETILE_IGA64", Path, None, "path of iga64 (default: iga64 on PATH)
 NV_TMA = Knob("XETILE_NV_TMA", bool, True,
               "0: the sm90 wgmma GEMM and attention key loops fill their rings with cp.async, never TMA "
               "(docs/decisions/051-tma-gemm.md, 056)")
+NV_TMA_ATTENTION = Knob("XETILE_NV_TMA_ATTENTION", bool, False,
+                        "1: the sm90 attention key loops fill K and V by TMA (decision 056); off by default "
+                        "until that path has passed the GPU checks (docs/nvidia.md)")
 SPIRV_TOOLS_BIN = Knob("XETILE_SPIRV_TOOLS_BIN", Path, None, "folder holding spirv-val and spirv-dis")
 ROTATE_LOADS = Knob("XETILE_ROTATE_LOADS", str, "auto",
                     "K-loop load scheduling (xegpu-rotate-loads): auto (two K steps per trip, the second "
@@ -147,7 +150,7 @@ REQUIRE_TORCH = Knob("XETILE_REQUIRE_TORCH", bool, False,
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DPCTL_C_SUBMIT, DEBUG, INTERPRET, DUMP_IR,
     VERIFY_IR, ROTATE_LOADS, PROGRESS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
-    REQUIRE_PTXAS, REQUIRE_TORCH, NV_TMA)}
+    REQUIRE_PTXAS, REQUIRE_TORCH, NV_TMA, NV_TMA_ATTENTION)}
 
 
 def interpreting() -> bool:

@@ -44,6 +44,7 @@ D, BM, BN = 128, 128, 128
 
 
 def _compile(tma: tuple):
+    """(K and V by TMA only with the opt-in knob, XETILE_NV_TMA_ATTENTION=1; the tests set it)"""
     return compile_nv(attention.attention_rows_split_nd_kernel.fn, parse_signature(SIG),
                       dict(CAUSAL=True, OUT=xt.float16, D=D, BM=BM, BN=BN, LSE=False, SCALED=False), "sm90",
                       tma_arrays=tma)
@@ -59,12 +60,15 @@ def _key_loop(ptx: str, tmp_path) -> tuple[list[str], str]:
     return loop, report
 
 
-def test_attention_key_loop_tma(tmp_path):
+def test_attention_key_loop_tma(tmp_path, monkeypatch):
     """K and V by TMA: their maps the last two 128-byte parameters, an mbarrier for K's and
     one for V's tile of each stage of each key loop, fills of D / 64 boxes armed with the
     tile's bytes, Q's copies the only cp.async (one group, one proxy fence before the
     loops).  SASS: the key loop holds 16 HGMMA, 4 UTMALDG, the two mbarrier waits, one
-    BAR; no MEMBAR, FENCE or LDGSTS; P's 64 values a thread as 32 F2FP, no F2F."""
+    BAR; no MEMBAR, FENCE or LDGSTS; P's 64 values a thread as 32 F2FP, no F2F.  Without
+    the opt-in knob the same launch keeps the cp.async ring."""
+    assert _compile(("q", "k", "v", "o")).tensor_maps == []
+    monkeypatch.setenv("XETILE_NV_TMA_ATTENTION", "1")
     k = _compile(("q", "k", "v", "o"))
     assert k.tensor_maps == [("k", BN, 64), ("v", BN, 64)]
     ptx = k.ptx

@@ -47,6 +47,7 @@ from xdsl.ir import Block
 
 from ...dialects import _mixed
 from . import smem_pipeline as sp
+from ... import knobs
 from . import tma, wgmma
 from . import wgmma_gemm as wg
 from .lane_values import F32, I32, I64, Tile, Vec, llvm_type
@@ -294,8 +295,8 @@ def _view(em, source):
 def _plan_tma(em, plans: list) -> None:
     """K and V by TMA (decision 056) where the launch found both arrays describable
     (``em.tma_arrays``), a tensor map addresses the views every key loop streams, and the
-    shared memory holds the mbarriers too."""
-    if not plans or not em.target.tma or not em.tma_arrays:
+    shared memory holds the mbarriers too; only with ``XETILE_NV_TMA_ATTENTION=1``."""
+    if not plans or not em.target.tma or not em.tma_arrays or not knobs.NV_TMA_ATTENTION.get():
         return
     views = []
     for p in plans:
