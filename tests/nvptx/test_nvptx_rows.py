@@ -61,9 +61,9 @@ def test_whole_row_reads_each_element_once(kernel, sig, consts, loads, tmp_path)
     columns a thread): the in-bounds path reads x (and w, b) with four 16-byte loads a
     thread each, the edge path one 16-bit load an element; no other global load (one pass
     over the row, not the chunked form's 2 or 3); y is written by four 16-byte stores;
-    each of the two row reductions crosses the warps with one shared store, one bar.sync
-    and the 8 partials read back as 16-byte shared loads; ptxas assembles it with no
-    spill."""
+    each of the two row reductions crosses the warps with one shared store, one bar.sync,
+    one shared load a lane (lane l reads warp l mod 8's partial) and 3 butterfly shuffles
+    after the warp's own 5; ptxas assembles it with no spill."""
     warps = configs.whole_row_tiles("sm90", 8192).num_warps
     k = xd.compile(kernel, sig, consts, target="sm90", num_warps=warps)
     assert f'nv.warps = "1x{warps}"' in k.asm["nv"] and k.threads == 32 * warps
@@ -76,7 +76,8 @@ def test_whole_row_reads_each_element_once(kernel, sig, consts, loads, tmp_path)
     assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == vectors
     assert len(re.findall(r"bar\.sync", ptx)) == 2
     assert len(re.findall(r"st\.shared\.(?:f32|b32)", ptx)) == 2
-    assert len(re.findall(r"ld\.shared\.v4\.(?:f32|b32)", ptx)) == 2 * warps // 4
+    assert len(re.findall(r"ld\.shared\.(?:f32|b32)", ptx)) == 2
+    assert len(re.findall(r"shfl\.sync\.bfly", ptx)) == 2 * (5 + (warps - 1).bit_length())
     report = ptxas_report(ptx, "sm_90", tmp_path)
     assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
     assert "used 1 barriers" in report, report

@@ -66,6 +66,8 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     # path would be merged with it by LLVM, which keeps the lesser alignment)
     inside = b.and_(_bounds(b, tile, layout), _aligned(b, tile, _bytes(t), run)) if run else \
         _wholly_inside(b, tile, layout, t)
+    if run >= 4 and _is16(t):
+        return Vec(layout, elem, _packed_row_load(b, lane, tile, layout, t, warp, run, inside))
     with b.if_else(inside) as (fast, slow):
         with fast:
             fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp, run), b.block
@@ -85,6 +87,58 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
         phi.add_incoming(s, slow_block)
         slots.append(phi)
     return Vec(layout, elem, slots)
+
+
+def _packed_row_load(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp, run: int, inside) -> list:
+    """A ``cols`` tile of 16-bit elements whose runs take aligned accesses: the two paths
+    (``inside``: one vector load a run; else :func:`_guarded_row_loads`) meet as 32-bit
+    words, two elements each, split into slots after the join.  So the in-bounds path's
+    registers are the loads' own (no unpacking before the join, and half the registers
+    until each element is used)."""
+    words = run // 4
+    with b.if_else(inside) as (fast, slow):
+        with fast:
+            r0, c0 = lane_bases(b, lane, layout, warp)
+            row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+            vt = ir.VectorType(I32, words)
+            row_ptrs, fast_words = {}, []
+            slots = layout.slots()
+            for i in range(0, len(slots), 2 * words):
+                dr, dc = slots[i]
+                if dr not in row_ptrs:
+                    row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+                    row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
+                                         inbounds=True)
+                ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else \
+                    row_ptrs[dr]
+                vec = b.load(ptr, typ=vt, align=run)
+                fast_words += [b.extract_element(vec, ir.Constant(I32, k)) for k in range(words)]
+            fast_block = b.block
+        with slow:
+            halves = _guarded_row_loads(b, lane, tile, layout, t, warp)
+            slow_words = [_pack16(b, halves[i], halves[i + 1]) for i in range(0, len(halves), 2)]
+            slow_block = b.block
+    phis = []
+    for f, s_ in zip(fast_words, slow_words):
+        phi = b.phi(I32)
+        phi.add_incoming(f, fast_block)
+        phi.add_incoming(s_, slow_block)
+        phis.append(phi)
+    return [half for phi in phis for half in _unpack16(b, phi, t)]
+
+
+def _pack16(b, lo, hi):
+    """Two 16-bit values (f16 or bf16's bits) as one i32, ``lo`` in the low half."""
+    as16 = (lambda v: v) if lo.type == I16 else (lambda v: b.bitcast(v, I16))
+    return b.or_(b.zext(as16(lo), I32), b.shl(b.zext(as16(hi), I32), ir.Constant(I32, 16)))
+
+
+def _unpack16(b, word, t: ir.Type) -> list:
+    """The low and high 16-bit halves of ``word`` as ``t`` values."""
+    if t == I16:
+        return [b.trunc(word, I16), b.trunc(b.lshr(word, ir.Constant(I32, 16)), I16)]
+    pair = b.bitcast(word, ir.VectorType(t, 2))
+    return [b.extract_element(pair, ir.Constant(I32, 0)), b.extract_element(pair, ir.Constant(I32, 1))]
 
 
 def _guarded_row_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp) -> list:
@@ -380,11 +434,10 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     wide = [bf16_to_f32(b, v) if is_bf16(src.elem) else v for v in src.slots]
     if is_float and wide and wide[0].type != F32:
         wide = [b.fpext(v, F32) for v in wide]
-    rows, cols = result_layout.shape
-    acc: dict[tuple[int, int], ir.Value] = {}
+    parts: dict[tuple[int, int], list] = {}
     for (dr, dc), v in zip(src.layout.slots(), wide):
-        key = (0 if 0 in dims else dr, 0 if 1 in dims else dc)
-        acc[key] = v if key not in acc else _combine(b, kind, acc[key], v, is_float, op)
+        parts.setdefault((0 if 0 in dims else dr, 0 if 1 in dims else dc), []).append(v)
+    acc = {key: _tree(b, kind, values, is_float, op) for key, values in parts.items()}
     # across the lanes whose column base differs: cols 5 butterfly steps, mma_c the 4
     # lanes of a group (threadID_in_group: xor 1, 2)
     masks = (16, 8, 4, 2, 1) if 1 in dims and src.layout.kind == "cols" else (1, 2) if row_stats else ()
@@ -398,6 +451,15 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
         acc = dict(zip(keys, folded))
     slots = [acc[pos] for pos in result_layout.slots()]
     return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
+
+
+def _tree(b, kind: str, values: list, is_float: bool, op):
+    """``values`` folded pairwise (neighbours first, then pairs of pairs): a dependency
+    chain of log2(n) steps instead of n - 1, for the same n - 1 operations."""
+    while len(values) > 1:
+        values = [_combine(b, kind, values[i], values[i + 1], is_float, op) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
 
 
 def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float: bool, op, lane, warp,
@@ -425,6 +487,20 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
             index = b.add(warp, ir.Constant(I64, k * warps))
             b.store(v, b.gep(shared, [ZERO64, index], inbounds=True))
     _bar_sync(b)
+    if warps & (warps - 1) == 0 and warps <= WARP:
+        # lane l reads warp (l mod warps)'s partial; a butterfly over those lanes folds them
+        # (each step combines two equal-bit values in both lanes, so every lane ends with
+        # the same bits): one shared load and log2(warps) shuffles a value, not warps loads
+        slot = b.and_(lane, ir.Constant(I64, warps - 1))
+        out = []
+        for k in range(len(values)):
+            v = b.load(b.gep(shared, [ZERO64, b.add(slot, ir.Constant(I64, k * warps))], inbounds=True), typ=t)
+            mask = warps // 2
+            while mask:
+                v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
+                mask //= 2
+            out.append(v)
+        return out
     out = []
     for k in range(len(values)):
         parts = [b.load(b.gep(shared, [ZERO64, ir.Constant(I64, k * warps + w)], inbounds=True),
@@ -457,9 +533,13 @@ def broadcast(b: ir.IRBuilder, lane, src: Vec, dims: tuple[int, ...], layout: La
     if any(d not in dims and s_base[d] != t_base[d] for d in (0, 1)):
         raise LoweringError(f"nvptx: tile_broadcast from a {src.layout.kind} value into a {layout.kind} value is "
                             f"not supported yet", op)
-    index = {pos: i for i, pos in enumerate(src.layout.slots())}
-    slots = [src.slots[index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)]] for dr, dc in layout.slots()]
-    return Vec(layout, src.elem, slots)
+    return Vec(layout, src.elem, [src.slots[i] for i in broadcast_sources(src.layout, dims, layout)])
+
+
+def broadcast_sources(src: Layout, dims: tuple[int, ...], layout: Layout) -> list[int]:
+    """The source slot each slot of a broadcast along ``dims`` into ``layout`` takes."""
+    index = {pos: i for i, pos in enumerate(src.slots())}
+    return [index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)] for dr, dc in layout.slots()]
 
 
 def _shuffle_idx(b, v, src_lane: int):
