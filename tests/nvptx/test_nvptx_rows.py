@@ -180,3 +180,103 @@ def test_repeated_launch_skips_binding(monkeypatch):
     for n in (60, 61):         # a runtime scalar by keyword: by its type, this launch's value
         kernel[(3,)](_TorchLike(0, (3, 64)), _TorchLike(0, (3, 64)), N=n, OUT=xt.float16, BM=1, BN=64, LOG=False)
     assert len(bound) == 5 and launched[-1][-1][0] == 61
+
+
+class _CudaTensorLike:
+    """What the ops' host path reads of a torch CUDA tensor (no GPU, no memory): class,
+    shape, dtype, strides, device, address; ``reshape`` a view at the same address."""
+
+    requires_grad = False
+    is_cuda = True
+    device = "cuda:0"
+
+    def __init__(self, ptr: int, shape: tuple, dtype=None):
+        import torch
+        self.ptr, self.shape, self.dtype = ptr, torch.Size(shape), dtype or torch.float16
+        self._strides = tuple(int(np.prod(shape[i + 1:])) for i in range(len(shape)))
+
+    def data_ptr(self):
+        return self.ptr
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self):
+        return self._strides
+
+    def reshape(self, *shape):
+        shape = shape[0] if len(shape) == 1 and isinstance(shape[0], tuple) else shape
+        return _CudaTensorLike(self.ptr, tuple(shape), self.dtype)
+
+    def new_empty(self, shape):
+        return _CudaTensorLike(1 << 44, tuple(shape), self.dtype)
+
+    @property
+    def __cuda_array_interface__(self):
+        return {"shape": tuple(self.shape), "typestr": "<f2", "data": (self.ptr, False), "version": 3}
+
+
+_CudaTensorLike.__module__ = "torch.testing_like"
+
+
+@pytest.fixture
+def fake_driver(monkeypatch):
+    """The CUDA driver replaced: launches recorded as (grid, threads, parameter values)."""
+    pytest.importorskip("torch")
+    from xetile_dsl import nv_launch
+    from xetile_dsl.ops import rows
+    from xetile_dsl.runtime import backend_cuda
+    launched = []
+    for module, table in ((nv_launch, "_SEEN"), (nv_launch, "_LAST"), (rows, "_HOST")):
+        monkeypatch.setattr(module, table, {})
+    monkeypatch.setattr(backend_cuda, "load_function", lambda *a, **k: "fn")
+    monkeypatch.setattr(backend_cuda, "_CAPABILITY", {0: (9, 0)})
+    monkeypatch.setattr(backend_cuda, "launch_packed", lambda fn, grid, threads, packed, **k: launched.append(
+        (grid, threads, [getattr(o, "value", o) for o in packed.objects])))
+    return launched
+
+
+def test_ops_host_path_replays_a_layout(fake_driver, monkeypatch):
+    """ops.softmax / layer_norm / rms_norm on torch CUDA tensors: a call whose arguments
+    are laid out as an earlier one's (class, shape, dtype, strides, device; eps) re-sends
+    that launch with its arrays' addresses, without binding or choosing tiles again; the
+    parameters are those the full path sends for the same arrays; another layout (a new
+    eps, a new shape) takes the full path; a wrong out= is refused before any launch."""
+    from xetile_dsl import nv_launch, ops
+    from xetile_dsl.errors import UsageError
+    from xetile_dsl.ops import rows
+    launched = fake_driver
+    bound = []
+    real = nv_launch.kernel_for
+    monkeypatch.setattr(nv_launch, "kernel_for", lambda *a: bound.append(1) or real(*a))
+    x, y = _CudaTensorLike(4096, (64, 8192)), _CudaTensorLike(1 << 30, (64, 8192))
+    w, b = _CudaTensorLike(1 << 32, (8192,)), _CudaTensorLike(1 << 33, (8192,))
+    x2, y2 = _CudaTensorLike(1 << 34, (64, 8192)), _CudaTensorLike(1 << 35, (64, 8192))
+    calls = [lambda xx, yy: ops.softmax(xx, out=yy), lambda xx, yy: ops.layer_norm(xx, w, b, out=yy),
+             lambda xx, yy: ops.rms_norm(xx, w, out=yy)]
+    for call in calls:
+        call(x, y)
+        full = launched[-1]
+        count = len(bound)
+        assert call(x2, y2) is y2 and len(bound) == count      # replayed: no binding
+        replayed = launched[-1]
+        rows._HOST.clear()
+        nv_launch._LAST.clear()
+        call(x2, y2)                                            # the full path, same arrays
+        assert launched[-1] == replayed and replayed[:2] == full[:2] == ((64, 1, 1), 256)
+        assert replayed[2][0] == 1 << 34 and 1 << 35 in replayed[2] and 1 << 30 not in replayed[2]
+        assert full[2][0] == 4096 and 1 << 30 in full[2]
+    ops.layer_norm(x, w, b, out=y)
+    assert len(rows._HOST) == 2                                 # rms_norm's and this layout's
+    ops.layer_norm(x, w, b, 1e-3, out=y)                        # another eps: its own entry
+    assert len(rows._HOST) == 3 and launched[-1][2][-1] == pytest.approx(1e-3)
+    before = len(launched)
+    import torch
+    with pytest.raises(UsageError, match="out"):
+        ops.softmax(x, out=_CudaTensorLike(0, (64, 8192), torch.float32))
+    assert len(launched) == before
+    from xetile_dsl.ops import operands     # no out=: a new array (the full path's allocator), then replayed
+    monkeypatch.setattr(operands, "_torch_empty", lambda like, shape, dtype: _CudaTensorLike(1 << 45, shape))
+    assert ops.softmax(x).data_ptr() == launched[-1][2][4] == 1 << 45
+    y3 = ops.softmax(x)
+    assert tuple(y3.shape) == (64, 8192) and y3.data_ptr() == launched[-1][2][4] == 1 << 44

@@ -10,6 +10,7 @@ import threading
 from ..errors import LaunchError
 
 _LOCK = threading.Lock()
+_DRIVER: list = [None]     # the driver module once a launch has imported it
 _MODULES: dict[tuple[int, str], object] = {}
 
 
@@ -154,12 +155,37 @@ def scalar_param(value, dtype: str, name: str) -> tuple:
 
 
 def current_stream() -> int:
-    """The current torch CUDA stream's handle (0: the legacy default stream)."""
+    """The current torch CUDA stream's handle (0: the legacy default stream): torch's own
+    raw accessor of the current device's stream where it has one (what
+    ``torch.cuda.current_stream().cuda_stream`` says, without making a Stream object, a
+    few microseconds a launch), else that."""
+    raw = _RAW_STREAM[0]
+    if raw is None:
+        raw = _RAW_STREAM[0] = _raw_stream()
+    return raw()
+
+
+def _raw_stream():
     try:
         import torch
-        return torch.cuda.current_stream().cuda_stream
     except ImportError:
-        return 0
+        return lambda: 0
+    get_raw, get_device = (getattr(torch._C, n, None) for n in ("_cuda_getCurrentRawStream", "_cuda_getDevice"))
+    if get_raw is not None and get_device is not None:
+        return lambda: get_raw(get_device())
+    return lambda: torch.cuda.current_stream().cuda_stream
+
+
+_RAW_STREAM: list = [None]
+_STREAMS: dict[int, object] = {}
+
+
+def _stream_handle(driver, stream: int):
+    """``driver.CUstream(stream)``, made once a handle."""
+    found = _STREAMS.get(stream)
+    if found is None:
+        found = _STREAMS[stream] = driver.CUstream(stream)
+    return found
 
 
 class Packed:
@@ -181,10 +207,13 @@ def launch_packed(function, grid: tuple[int, int, int], threads: int, packed: Pa
                   shared_bytes: int = 0):
     """:func:`launch` of parameters packed once (:func:`pack_params`): a launch repeated
     with the same arguments re-sends them as they are."""
-    driver = _driver()
+    driver = _DRIVER[0] or _driver()
+    _DRIVER[0] = driver
     stream = current_stream() if stream is None else stream
-    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, driver.CUstream(stream),
-                                packed.address, 0))
+    err = driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, _stream_handle(driver, stream),
+                                packed.address, 0)
+    if int(err[0] if isinstance(err, tuple) else err) != 0:
+        check(err)
 
 
 def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None,
