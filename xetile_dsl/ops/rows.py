@@ -187,6 +187,8 @@ def log_softmax(x, dim: int = -1, *, out=None, target: str | None = None):
 #: laid out as an earlier one's re-sends that launch with its arrays' addresses
 #: (``nv_launch.Relaunch``): no checks, reshapes, tile choice or binding again
 _HOST: dict = {}
+#: the most layouts :data:`_HOST` keeps
+HOST_LAYOUTS = 512
 
 
 def _layout(a) -> tuple | None:
@@ -226,6 +228,8 @@ def _remember(key, jit, target, grid, args: tuple, kwargs: dict, views: tuple) -
     from ..nv_launch import relaunch_of
     relaunch = relaunch_of(jit, grid, target, args, kwargs)
     if relaunch is not None:
+        if len(_HOST) >= HOST_LAYOUTS:      # a program of ever new shapes: start again
+            _HOST.clear()
         _HOST[key] = relaunch
 
 

@@ -67,7 +67,8 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     inside = b.and_(_bounds(b, tile, layout), _aligned(b, tile, _bytes(t), run)) if run else \
         _wholly_inside(b, tile, layout, t)
     if run >= 4 and _is16(t):
-        return Vec(layout, elem, _packed_row_load(b, lane, tile, layout, t, warp, run, inside))
+        aligned = _aligned(b, tile, _bytes(t), run)
+        return Vec(layout, elem, _packed_row_load(b, lane, tile, layout, t, warp, run, inside, aligned))
     with b.if_else(inside) as (fast, slow):
         with fast:
             fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp, run), b.block
@@ -89,34 +90,45 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     return Vec(layout, elem, slots)
 
 
-def _packed_row_load(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp, run: int, inside) -> list:
-    """A ``cols`` tile of 16-bit elements whose runs take aligned accesses: the two paths
-    (``inside``: one vector load a run; else :func:`_guarded_row_loads`) meet as 32-bit
-    words, two elements each, split into slots after the join.  So the in-bounds path's
+def _packed_row_load(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp, run: int, inside, aligned) -> list:
+    """A ``cols`` tile of 16-bit elements whose runs take aligned accesses, as 32-bit words
+    (two elements each), split into slots after the join: so the in-bounds path's
     registers are the loads' own (no unpacking before the join, and half the registers
-    until each element is used)."""
+    until each element is used).  ``inside`` (the tile in the array, its runs aligned):
+    one vector load a run; else :func:`_edge_run` a run."""
     words = run // 4
+    per_run = 2 * words
+    r0, c0 = lane_bases(b, lane, layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    slots = layout.slots()
+    row_ptrs: dict = {}
+
+    def run_ptr(i, inbounds=True):     # (the edge path's addresses may lie past the array)
+        dr, dc = slots[i]
+        if dr not in row_ptrs:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
+                                 inbounds=inbounds)
+        return b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=inbounds) if dc else \
+            row_ptrs[dr]
+
     with b.if_else(inside) as (fast, slow):
         with fast:
-            r0, c0 = lane_bases(b, lane, layout, warp)
-            row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
-            vt = ir.VectorType(I32, words)
-            row_ptrs, fast_words = {}, []
-            slots = layout.slots()
-            for i in range(0, len(slots), 2 * words):
-                dr, dc = slots[i]
-                if dr not in row_ptrs:
-                    row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
-                    row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
-                                         inbounds=True)
-                ptr = b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=True) if dc else \
-                    row_ptrs[dr]
-                vec = b.load(ptr, typ=vt, align=run)
+            fast_words = []
+            for i in range(0, len(slots), per_run):
+                vec = b.load(run_ptr(i), typ=ir.VectorType(I32, words), align=run)
                 fast_words += [b.extract_element(vec, ir.Constant(I32, k)) for k in range(words)]
             fast_block = b.block
         with slow:
-            halves = _guarded_row_loads(b, lane, tile, layout, t, warp)
-            slow_words = [_pack16(b, halves[i], halves[i + 1]) for i in range(0, len(halves), 2)]
+            row_ptrs.clear()
+            room = b.sub(tile.mem.cols, col0)       # columns left from this lane's first (signed)
+            col_ok = b.icmp_signed(">=", col0, ZERO64)
+            slow_words = []
+            for i in range(0, len(slots), per_run):
+                dr, dc = slots[i]
+                row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+                row_ok = b.and_(b.icmp_unsigned("<", row, tile.mem.rows), col_ok)
+                slow_words += _edge_run(b, run_ptr(i, False), t, words, run, row_ok, room, dc, aligned)
             slow_block = b.block
     phis = []
     for f, s_ in zip(fast_words, slow_words):
@@ -125,6 +137,43 @@ def _packed_row_load(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp, run:
         phi.add_incoming(s_, slow_block)
         phis.append(phi)
     return [half for phi in phis for half in _unpack16(b, phi, t)]
+
+
+def _edge_run(b, ptr, t: ir.Type, words: int, run: int, row_ok, room, dc: int, aligned) -> list:
+    """One run of a tile past its fast path, as ``words`` 32-bit words: one vector load
+    where the run lies wholly in the array and ``aligned``; else each element read where it
+    lies in the array (a branch around each load; 0 elsewhere) and packed.  A branch a
+    run keeps the registers a run's worth: ptxas holds one run's scalar loads at a time,
+    not the tile's (layer_norm at 8192 f16 columns over 8 warps: 75 registers with the
+    loads of the whole tile's elements in flight on its w and b edge paths)."""
+    elems = 2 * words
+    whole = b.and_(row_ok, b.icmp_signed(">=", room, ir.Constant(I64, dc + elems)))
+    with b.if_else(b.and_(whole, aligned)) as (vector, scalar):
+        with vector:
+            vec = b.load(ptr, typ=ir.VectorType(I32, words), align=run)
+            vector_words = [b.extract_element(vec, ir.Constant(I32, k)) for k in range(words)]
+            vector_block = b.block
+        with scalar:
+            halves = []
+            zero = ir.Constant(t, 0)
+            for e in range(elems):
+                before = b.block
+                with b.if_then(b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc + e)))):
+                    value = b.load(b.gep(ptr, [ir.Constant(I64, e)], source_etype=t) if e else ptr, typ=t)
+                    loaded = b.block
+                phi = b.phi(t)
+                phi.add_incoming(zero, before)
+                phi.add_incoming(value, loaded)
+                halves.append(phi)
+            scalar_words = [_pack16(b, halves[k], halves[k + 1]) for k in range(0, elems, 2)]
+            scalar_block = b.block
+    out = []
+    for v, s_ in zip(vector_words, scalar_words):
+        phi = b.phi(I32)
+        phi.add_incoming(v, vector_block)
+        phi.add_incoming(s_, scalar_block)
+        out.append(phi)
+    return out
 
 
 def _pack16(b, lo, hi):
@@ -453,9 +502,20 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
 
 
+#: the independent chains an in-lane reduction folds its values in
+REDUCE_CHAINS = 4
+
+
 def _tree(b, kind: str, values: list, is_float: bool, op):
-    """``values`` folded pairwise (neighbours first, then pairs of pairs): a dependency
-    chain of log2(n) steps instead of n - 1, for the same n - 1 operations."""
+    """``values`` folded in :data:`REDUCE_CHAINS` interleaved chains (value i into chain i
+    mod 4), then the chains pairwise: a dependency chain of n / 4 + 2 steps instead of
+    n - 1, for the same n - 1 operations, with 4 partials live (a full pairwise tree
+    keeps up to n / 2 live, which ptxas schedules breadth-first: 8 registers more for
+    layer_norm's squares over 32 values a thread)."""
+    chains = values[:REDUCE_CHAINS]
+    for i, v in enumerate(values[REDUCE_CHAINS:]):
+        chains[i % REDUCE_CHAINS] = _combine(b, kind, chains[i % REDUCE_CHAINS], v, is_float, op)
+    values = chains
     while len(values) > 1:
         values = [_combine(b, kind, values[i], values[i + 1], is_float, op) if i + 1 < len(values) else values[i]
                   for i in range(0, len(values), 2)]
