@@ -84,6 +84,69 @@ def test_whole_row_reads_each_element_once(kernel, sig, consts, loads, tmp_path)
     assert "used 1 barriers" in report, report
 
 
+def _sass(ptx: str, tmp_path) -> tuple[int, str, list[str]]:
+    """(registers, ptxas's report, the SASS instruction lines) of ``ptx`` for sm_90."""
+    import subprocess
+    from .test_nvptx_tma import _nvdisasm
+    report = ptxas_report(ptx, "sm_90", tmp_path)
+    text = subprocess.run([_nvdisasm(), str(tmp_path / "k.cubin")], capture_output=True, text=True,
+                          check=True).stdout
+    lines = [l.strip() for l in text.splitlines() if re.match(r"\s*(/\*[0-9a-f]{4}\*/|\.L_x_\d+:)", l)]
+    return int(re.search(r"Used (\d+) registers", report).group(1)), report, lines
+
+
+def _skippable(lines: list[str], i: int) -> bool:
+    """Whether a conditional branch before line ``i`` jumps to a label after it."""
+    labels = {l[:-1]: k for k, l in enumerate(lines) if l.endswith(":")}
+    for k in range(i):
+        m = re.search(r"@!?P\d BRA `\((\.L_x_\d+)\)", lines[k])
+        if m and labels.get(m.group(1), -1) > i:
+            return True
+    return False
+
+
+#: sm90's whole-row programs at 8192 f16 columns (kernel, its constants, warps) and the
+#: registers a thread they must fit in: 64 (65536 / 256 threads / 4) holds 4 programs,
+#: 4 rows of 16 KB in flight a multiprocessor; 48 holds 5; 32 at 16 warps holds 4
+WHOLE_ROWS = [("softmax", softmax_row_kernel, SOFTMAX_SIG, {"OUT": xt.float16, "BM": 1, "BN": 8192, "LOG": False},
+               8, 48),
+              ("softmax", softmax_row_kernel, SOFTMAX_SIG, {"OUT": xt.float16, "BM": 1, "BN": 8192, "LOG": False},
+               16, 32),
+              ("layer_norm", layer_norm_row_kernel, NORM_SIG, {"RMS": False, "OUT": xt.float16, "BM": 1, "BN": 8192},
+               8, 64),
+              ("rms_norm", layer_norm_row_kernel, NORM_SIG, {"RMS": True, "OUT": xt.float16, "BM": 1, "BN": 8192},
+               8, 64)]
+
+
+@pytest.mark.parametrize("name,kernel,sig,consts,warps,ceiling", WHOLE_ROWS,
+                         ids=[f"{r[0]}-w{r[4]}" for r in WHOLE_ROWS])
+def test_whole_row_sass(name, kernel, sig, consts, warps, ceiling, tmp_path):
+    """The whole-row programs' SASS (ptxas for sm_90, nvdisasm): registers within the
+    ceiling that holds 4 (softmax at 8 warps: 5) programs a multiprocessor, no spill; every
+    per-element select (``where(cols < N, ...)``) lies in code a branch jumps over (the
+    row's edge: a thread whose columns are all below N runs none); the in-lane
+    reductions' chains at most 32 / 4 + 1 long in the PTX (4 chains of 8, then pairwise;
+    a serial fold: 31), then the 5 butterfly steps across the lanes; rms_norm's weight
+    row read before the first barrier (with x)."""
+    k = xd.compile(kernel, sig, consts, target="sm90", num_warps=warps)
+    regs, report, lines = _sass(k.ptx, tmp_path)
+    assert regs <= ceiling and "0 bytes spill stores" in report, report
+    selects = [i for i, l in enumerate(lines) if re.search(r"\bFSEL\b", l)]
+    assert selects and all(_skippable(lines, i) for i in selects)
+    per_thread = 8192 // (32 * warps)
+    depth: dict[str, int] = {}
+    op = "max" if name == "softmax" else "add"
+    for line in k.ptx.splitlines():
+        m = re.match(rf"\s*{op}\.(?:NaN\.)?(?:rn\.)?f32\s+(%r\d+), (%r\d+), (%r\d+);", line)
+        if m:
+            depth[m.group(1)] = 1 + max(depth.get(m.group(2), 0), depth.get(m.group(3), 0))
+    assert 0 < max(depth.values()) <= per_thread // 4 + 1 + 5      # then the warp's 5 butterfly steps
+    first_bar = next(i for i, l in enumerate(lines) if "BAR.SYNC" in l)
+    wide_before = sum(1 for l in lines[:first_bar] if "LDG.E.128" in l)
+    vectors = per_thread * 2 // 16
+    assert wide_before >= (4 if name == "rms_norm" else 2) * vectors   # x (and w): fast and edge paths
+
+
 def test_chunked_rows_over_warps_sync_in_the_loop():
     """The chunked softmax split over 2 warps (256-column chunks: 128 a warp): its two
     reductions sit in the column loop, so each takes a barrier before its shared stores

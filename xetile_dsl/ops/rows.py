@@ -157,12 +157,21 @@ def layer_norm_row_kernel(x, w, b, y, N, eps, RMS: xt.constexpr, OUT: xt.constex
     Example: ``layer_norm_row_kernel[(rows,)](x, w, b, y, N, 1e-5, RMS=False, OUT=xt.float16, BM=1, BN=8192)``"""
     row = xt.program_id(0) * BM
     cols = xt.arange(0, BN)
-    v = xt.where(cols < N, xt.astype(xt.load_tile(xt.init_tile(x, [row, 0], [BM, BN])), xt.float32), 0.0)
+    xh = xt.load_tile(xt.init_tile(x, [row, 0], [BM, BN]))
+    tw = xt.init_tile(w, [0, 0], [1, BN])
+    if RMS:
+        # one weight row, read with x (before the reduction's barrier): its registers are
+        # free at 8192 f16 columns over 8 warps (64 either way); layer_norm's w and b read
+        # so would hold 30 more across both reductions, so it reads them after
+        wh = xt.load_tile(tw)
+    v = xt.where(cols < N, xt.astype(xh, xt.float32), 0.0)
     d = v
     if not RMS:
         d = xt.where(cols < N, v - xt.sum(v, axis=1) / N, 0.0)
     rstd = xt.rsqrt(xt.sum(d * d, axis=1) / N + eps)
-    z = d * rstd * xt.astype(xt.load_tile(xt.init_tile(w, [0, 0], [1, BN])), xt.float32)
+    if not RMS:
+        wh = xt.load_tile(tw)
+    z = d * rstd * xt.astype(wh, xt.float32)
     if not RMS:
         z = z + xt.astype(xt.load_tile(xt.init_tile(b, [0, 0], [1, BN])), xt.float32)
     xt.store_tile(xt.astype(z, OUT), xt.init_tile(y, [row, 0], [BM, BN]))
