@@ -192,7 +192,8 @@ class KernelEmitter:
         base = b.trunc(base, t) if t.width < 64 else base
         offsets = [pos[axis] for pos in layout.slots()]
         slots = [b.add(base, ir.Constant(t, d)) if d else base for d in offsets]
-        self.ranges[op.result] = IndexRange(base, tuple(offsets))
+        if t.width in (16, 32, 64):
+            self.ranges[op.result] = IndexRange(base, tuple(offsets))
         return Vec(layout, elem_of(op.result.type), slots)
 
     def _track_ranges(self, op, args: list) -> None:

@@ -53,7 +53,8 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     array (checked once per load) takes unguarded loads at constant offsets from one
     address per row, 32-bit aligned pairs marked so (the NVPTX load/store vectorizer then
     reads two 16-bit elements at once); other tiles clamp each address to the first
-    element, so that no lane reads out of bounds."""
+    element, so that no lane reads out of bounds.  A ``cols`` tile of 16-bit elements in
+    runs of 4 bytes or more takes :func:`_packed_row_load` (both paths as 32-bit words)."""
     t = llvm_type(elem, op)
     if layout.kind == "mma_c_col_t":   # read as the [n, 1] value it is the transpose of
         column = load(b, lane, Tile(tile.mem, tile.col, tile.row, tile.shape[::-1], not tile.transposed),
@@ -532,8 +533,11 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
     thread gets the same bits).  A first ``bar.sync`` (``in_loop``) keeps a warp that runs
     ahead into the op's next trip from overwriting partials another warp has not read.
 
+    A power-of-two count of 32-bit partials is read one a lane instead (lane l reads warp
+    l mod W's) and folded by a butterfly over those lanes.
+
     Example: softmax over one 8192-column row in 8 warps folds 8 partial maxima, then 8
-    partial sums, each read back as two 16-byte shared loads."""
+    partial sums, each one shared load and 3 shuffles a lane."""
     module = b.module
     t = values[0].type
     array = ir.ArrayType(t, warps * len(values))
@@ -547,7 +551,7 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
             index = b.add(warp, ir.Constant(I64, k * warps))
             b.store(v, b.gep(shared, [ZERO64, index], inbounds=True))
     _bar_sync(b)
-    if warps & (warps - 1) == 0 and warps <= WARP:
+    if warps & (warps - 1) == 0 and warps <= WARP and t in (F32, I32):
         # lane l reads warp (l mod warps)'s partial; a butterfly over those lanes folds them
         # (each step combines two equal-bit values in both lanes, so every lane ends with
         # the same bits): one shared load and log2(warps) shuffles a value, not warps loads
