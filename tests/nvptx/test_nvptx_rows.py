@@ -334,6 +334,9 @@ def test_ops_host_path_replays_a_layout(fake_driver, monkeypatch):
     assert len(rows._HOST) == 2                                 # rms_norm's and this layout's
     ops.layer_norm(x, w, b, 1e-3, out=y)                        # another eps: its own entry
     assert len(rows._HOST) == 3 and launched[-1][2][-1] == pytest.approx(1e-3)
+    for _ in range(2):                                          # no bias: w read as both rows
+        ops.layer_norm(x2, w, None, out=y2)
+        assert launched[-1][2].count(1 << 32) == 2 and launched[-1][2][0] == 1 << 34
     before = len(launched)
     import torch
     with pytest.raises(UsageError, match="out"):

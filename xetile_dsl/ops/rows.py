@@ -257,10 +257,8 @@ def _softmax(x, dim, out, target, log: bool):
         kwargs = dict(OUT=_xt(dtype), BM=whole.bm, BN=whole.bn, LOG=log, **_warps(whole))
         softmax_row_kernel.on(target)[grid](*args, **kwargs)
         y = _unflat(operands.copy_back(buffer, result), shape, out)
-        if buffer is result and out is None:
+        if buffer is result:
             _remember(key, softmax_row_kernel, target, grid, args, kwargs, ((x, args[0]), (y, buffer)))
-        elif buffer is result:
-            _remember(key, softmax_row_kernel, target, grid, args, kwargs, ((x, args[0]), (out, buffer)))
         return y
     BM, BC = configs.row_tiles(target)
     kernel = log_softmax_kernel if log else softmax_kernel
@@ -319,9 +317,10 @@ def _norm_operands(x, weight, bias, rms: bool):
 
 
 def _norm(x, weight, bias, eps, out, target, rms: bool, stats: bool = False):
-    key = None if stats else _host_key("rms_norm" if rms else "layer_norm", (x, out, weight, bias), float(eps),
-                                       target)
-    params = (weight, weight) if rms else (weight, bias)
+    plain_eps = isinstance(eps, (int, float)) and not isinstance(eps, bool)
+    key = None if stats or not plain_eps else _host_key("rms_norm" if rms else "layer_norm", (x, out, weight, bias),
+                                                        float(eps), target)
+    params = (weight, weight if rms or bias is None else bias)     # the kernel's w and b (_norm_operands)
     y = _replay(key, x, out, *params)
     if y is not None:
         return y
