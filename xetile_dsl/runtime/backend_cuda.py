@@ -170,9 +170,10 @@ def _raw_stream():
         import torch
     except ImportError:
         return lambda: 0
-    get_raw, get_device = (getattr(torch._C, n, None) for n in ("_cuda_getCurrentRawStream", "_cuda_getDevice"))
-    if get_raw is not None and get_device is not None:
-        return lambda: get_raw(get_device())
+    get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get_raw is not None:
+        device = torch.cuda.current_device      # (initialises torch's CUDA state if need be)
+        return lambda: get_raw(device())
     return lambda: torch.cuda.current_stream().cuda_stream
 
 
