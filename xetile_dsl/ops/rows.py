@@ -31,7 +31,10 @@ import xetile_dsl.language as xt
 from ..errors import UsageError
 from ..dtypes import numpy_is_float
 from ..targets.nvidia import NV_TARGETS
+from .._lazy import LazyModule
 from . import configs, operands
+
+nv_launch = LazyModule("xetile_dsl.nv_launch")  # the NVIDIA compiler (llvmlite, xDSL): only for CUDA arrays
 from .matmul import XT_DTYPES
 
 FLOAT_INPUTS = ("float16", "bfloat16", "float32")
@@ -234,8 +237,7 @@ def _remember(key, jit, target, grid, args: tuple, kwargs: dict, views: tuple) -
     padded or reshaped copy), so that a later call's addresses are those to send."""
     if key is None or not all(a.data_ptr() == b.data_ptr() for a, b in views):
         return
-    from ..nv_launch import relaunch_of
-    relaunch = relaunch_of(jit, grid, target, args, kwargs)
+    relaunch = nv_launch.relaunch_of(jit, grid, target, args, kwargs)
     if relaunch is not None:
         if len(_HOST) >= HOST_LAYOUTS:      # a program of ever new shapes: start again
             _HOST.clear()
