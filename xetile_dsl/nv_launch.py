@@ -2,6 +2,8 @@
 (:func:`.nv_compiler.compile_nv`), load the PTX and launch on the current stream."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 
 from . import dtypes, knobs
@@ -210,7 +212,7 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
     deps = jit.dependencies()
     last = _LAST.get(id(jit))
     if token is not None and last is not None and last[0] is jit and last[1] is deps and last[2] == token:
-        kernel, function, grid3, packed = last[3:]
+        kernel, function, grid3, packed = last[3:7]
         backend_cuda.launch_packed(function, grid3, kernel.threads, packed, shared_bytes=kernel.smem_bytes)
         return kernel
     target = target or default_target(args)
@@ -231,10 +233,11 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
         if key is not None:
             _SEEN[key] = (kernel, function, _places(jit, runtime, args, kwargs), specs,
                           tma_arrays(nv_target(target), runtime, specs))
-    params, tables = [], []
+    params, tables, pointers = [], [], []
     for name, value in runtime:
         spec = specs[name]
         if spec.kind == "array":
+            pointers.append(len(params))
             params += backend_cuda.array_params(value, name)
         elif spec.kind == "table":      # the entries' addresses and shapes, in a CUDA buffer
             tables.append(cuda_table_meta(value))   # (held past the launch; then freed in stream order)
@@ -248,8 +251,48 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
         packed = backend_cuda.pack_params(params)
         backend_cuda.launch_packed(function, grid3, kernel.threads, packed, shared_bytes=kernel.smem_bytes)
         if token is not None:
-            _LAST[id(jit)] = (jit, deps, token, kernel, function, grid3, packed)
+            _LAST[id(jit)] = (jit, deps, token, kernel, function, grid3, packed, params, tuple(pointers))
     return kernel
+
+
+class Relaunch:
+    """A kernel's launch made ready to repeat with other array addresses: the same
+    kernel, grid, array shapes and strides and scalar values, its own packed parameters
+    (each call writes the arrays' addresses into them, under a lock, and launches on the
+    current stream).  What an op's host path keeps per argument layout
+    (:func:`relaunch_of`; ``ops/rows.py``): no binding, keying or checks a call."""
+
+    __slots__ = ("jit", "deps", "kernel", "function", "grid3", "packed", "slots", "lock")
+
+    def __init__(self, jit, deps, kernel, function, grid3, params: list, pointers: tuple):
+        self.jit, self.deps, self.kernel, self.function, self.grid3 = jit, deps, kernel, function, grid3
+        self.packed = backend_cuda.pack_params(params)
+        self.slots = [self.packed.objects[i] for i in pointers]
+        self.lock = threading.Lock()
+
+    def valid(self) -> bool:
+        """Whether the kernel's sources and the globals it read are still those compiled."""
+        return self.jit._deps is self.deps and self.deps.unchanged()
+
+    def __call__(self, *addresses: int) -> None:
+        """Launch with these array addresses (in the kernel's parameter order)."""
+        with self.lock:
+            for slot, address in zip(self.slots, addresses):
+                slot.value = address
+            backend_cuda.launch_packed(self.function, self.grid3, self.kernel.threads, self.packed,
+                                       shared_bytes=self.kernel.smem_bytes)
+
+
+def relaunch_of(jit, grid, target: str, args: tuple, kwargs: dict) -> Relaunch | None:
+    """The launch of ``jit`` just made with these arguments (torch CUDA tensors and Python
+    scalars) as a :class:`Relaunch`; None where it is not the kernel's last launch (another
+    thread's came between), or its parameters hold tensor maps (which depend on the
+    arrays' addresses)."""
+    last = _LAST.get(id(jit))
+    if last is None or last[0] is not jit or last[3].tensor_maps or last[2] != _token(grid, target, args, kwargs):
+        return None
+    jit_, deps, _, kernel, function, grid3, _, params, pointers = last
+    return Relaunch(jit_, deps, kernel, function, grid3, params, pointers)
 
 
 def constants_of(jit, args: tuple, kwargs: dict) -> dict:

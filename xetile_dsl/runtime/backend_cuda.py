@@ -10,6 +10,7 @@ import threading
 from ..errors import LaunchError
 
 _LOCK = threading.Lock()
+_DRIVER: list = [None]     # the driver module once a launch has imported it
 _MODULES: dict[tuple[int, str], object] = {}
 
 
@@ -155,33 +156,38 @@ def scalar_param(value, dtype: str, name: str) -> tuple:
     return (value, _CTYPES[dtype])
 
 
-_STREAM_OF = None
-_CU_STREAMS: dict = {}
-
-
 def current_stream() -> int:
-    """The current torch CUDA stream's handle (0: the legacy default stream), through
-    torch's C entry points where it has them (a launch's host cost: ``torch.cuda.
-    current_stream()`` builds a Python stream object each call)."""
-    global _STREAM_OF
-    if _STREAM_OF is None:
-        try:
-            import torch
-        except ImportError:
-            _STREAM_OF = lambda: 0  # noqa: E731
-        else:
-            raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
-            device = getattr(torch._C, "_cuda_getDevice", None)
-            _STREAM_OF = (lambda: raw(device())) if raw and device else \
-                (lambda: torch.cuda.current_stream().cuda_stream)
-    return _STREAM_OF()
+    """The current torch CUDA stream's handle (0: the legacy default stream): torch's own
+    raw accessor of the current device's stream where it has one (what
+    ``torch.cuda.current_stream().cuda_stream`` says, without making a Stream object, a
+    few microseconds a launch), else that."""
+    raw = _RAW_STREAM[0]
+    if raw is None:
+        raw = _RAW_STREAM[0] = _raw_stream()
+    return raw()
 
 
-def _cu_stream(driver, stream: int):
-    """The driver's CUstream of handle ``stream`` (made once a handle)."""
-    found = _CU_STREAMS.get(stream)
+def _raw_stream():
+    try:
+        import torch
+    except ImportError:
+        return lambda: 0
+    get_raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+    if get_raw is not None:
+        device = torch.cuda.current_device      # (initialises torch's CUDA state if need be)
+        return lambda: get_raw(device())
+    return lambda: torch.cuda.current_stream().cuda_stream
+
+
+_RAW_STREAM: list = [None]
+_STREAMS: dict[int, object] = {}
+
+
+def _stream_handle(driver, stream: int):
+    """``driver.CUstream(stream)``, made once a handle."""
+    found = _STREAMS.get(stream)
     if found is None:
-        found = _CU_STREAMS[stream] = driver.CUstream(stream)
+        found = _STREAMS[stream] = driver.CUstream(stream)
     return found
 
 
@@ -204,10 +210,13 @@ def launch_packed(function, grid: tuple[int, int, int], threads: int, packed: Pa
                   shared_bytes: int = 0):
     """:func:`launch` of parameters packed once (:func:`pack_params`): a launch repeated
     with the same arguments re-sends them as they are."""
-    driver = _driver()
+    driver = _DRIVER[0] or _driver()
+    _DRIVER[0] = driver
     stream = current_stream() if stream is None else stream
-    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, _cu_stream(driver, stream),
-                                packed.address, 0))
+    err = driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, _stream_handle(driver, stream),
+                                packed.address, 0)
+    if int(err[0] if isinstance(err, tuple) else err) != 0:
+        check(err)
 
 
 def launch(function, grid: tuple[int, int, int], threads: int, params: list[tuple], stream: int | None = None,
@@ -223,5 +232,5 @@ def launch(function, grid: tuple[int, int, int], threads: int, params: list[tupl
         return
     values = tuple(v for v, _ in params)
     types = tuple(t for _, t in params)
-    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, _cu_stream(driver, stream),
+    check(driver.cuLaunchKernel(function, *grid, threads, 1, 1, shared_bytes, _stream_handle(driver, stream),
                                 (values, types), 0))

@@ -73,6 +73,10 @@ class KernelEmitter:
             self.tensor_maps = wgmma_attention.tensor_maps(self.attention_loops)
         #: the tensor maps' generic addresses (the kernel's parameters), once bound
         self.maps: list = []
+        #: integer tile values that are an index (``xt.arange``) plus a scalar, and the
+        #: compares of one against a scalar bound (:class:`IndexRange`, :class:`Bounded`)
+        self.ranges: dict = {}
+        self.bounded: dict = {}
 
     # --- the function --------------------------------------------------------------------
     def emit(self) -> ir.Function:
@@ -155,6 +159,10 @@ class KernelEmitter:
         if not isinstance(result.type, VectorType):
             self.values[result] = scalar_op(self.b, op, args, result.type)
             return
+        if op.name == "arith.select" and op.operands[0] in self.bounded:
+            self.values[result] = self._bounded_select(op, args)
+            return
+        self._track_ranges(op, args)
         layout = self.layouts[result]
         count = len(layout.slots())
         per_slot = [a.slots if isinstance(a, Vec) else [a] * count for a in args]
@@ -193,8 +201,55 @@ class KernelEmitter:
         b = self.b
         base = warp_ops.lane_bases(b, self.lane, layout, self.warp)[axis]
         base = b.trunc(base, t) if t.width < 64 else base
-        slots = [b.add(base, ir.Constant(t, pos[axis])) if pos[axis] else base for pos in layout.slots()]
+        offsets = [pos[axis] for pos in layout.slots()]
+        slots = [b.add(base, ir.Constant(t, d)) if d else base for d in offsets]
+        if t.width in (16, 32, 64):
+            self.ranges[op.result] = IndexRange(base, tuple(offsets))
         return Vec(layout, elem_of(op.result.type), slots)
+
+    def _track_ranges(self, op, args: list) -> None:
+        """Note an index plus a scalar (``xt.arange(0, BC) + c``) and the compare of one
+        against a scalar (``cols < N``), for :meth:`_bounded_select`."""
+        name, ins = op.name, list(op.operands)
+        if name == "arith.addi":
+            for i in (0, 1):
+                other = _uniform(args[1 - i])
+                if ins[i] in self.ranges and other is not None:
+                    r = self.ranges[ins[i]]
+                    self.ranges[op.result] = IndexRange(self.b.add(r.base, other), r.offsets)
+                    return
+        elif name == "arith.cmpi":
+            pred = ["eq", "ne", "slt", "sle", "sgt", "sge", "ult", "ule", "ugt", "uge"][op.predicate.value.data]
+            flipped = {"sgt": "slt", "sge": "sle"}
+            if pred in ("slt", "sle") and ins[0] in self.ranges and _uniform(args[1]) is not None:
+                self.bounded[op.result] = Bounded(self.ranges[ins[0]], _uniform(args[1]), pred == "sle")
+            elif pred in flipped and ins[1] in self.ranges and _uniform(args[0]) is not None:
+                self.bounded[op.result] = Bounded(self.ranges[ins[1]], _uniform(args[0]), pred == "sge")
+
+    def _bounded_select(self, op, args: list) -> Vec:
+        """``where(cols < N, a, b)`` with ``cols`` an index plus a scalar: where every slot
+        of this thread is below the bound (one compare of its largest index) the slots are
+        ``a``'s as they are; only the other threads (a row's edge) take a branch that
+        selects slot by slot.  So a whole row's program pays no per-element mask."""
+        b, bound = self.b, self.bounded[op.operands[0]]
+        cond, true, false = args
+        layout = self.layouts[op.results[0]]
+        count = len(layout.slots())
+        true_slots = true.slots if isinstance(true, Vec) else [true] * count
+        false_slots = false.slots if isinstance(false, Vec) else [false] * count
+        before = b.block
+        with b.if_then(b.not_(bound.all_true(b)), likely=False):
+            # each slot's compare made here, from the base (the tile's own compares, made
+            # where the op stood, would keep every slot's index live across the fast path)
+            slow = [b.select(c, t_, f_) for c, t_, f_ in zip(bound.slots(b), true_slots, false_slots)]
+            slow_block = b.block
+        slots = []
+        for t_, s_ in zip(true_slots, slow):
+            phi = b.phi(t_.type)
+            phi.add_incoming(t_, before)
+            phi.add_incoming(s_, slow_block)
+            slots.append(phi)
+        return Vec(layout, elem_of(op.results[0].type), slots)
 
     def _table_constant(self, op, values: list, layout: Layout, t: ir.Type) -> Vec:
         """A constant that differs per element: a table in constant memory, each slot read
@@ -348,6 +403,12 @@ class KernelEmitter:
         dims = tuple(op.broadcast_dims.get_values())
         self.values[op.result] = warp_ops.broadcast(self.b, self.lane, self.values[op.source], dims,
                                                     self.layouts[op.result], op)
+        # a broadcast slot is one of the same lane's source slots
+        if op.source in self.bounded:
+            bound = self.bounded[op.source]
+            which = warp_ops.broadcast_sources(self.values[op.source].layout, dims, self.layouts[op.result])
+            offsets = tuple(bound.range.offsets[i] for i in which)
+            self.bounded[op.result] = Bounded(IndexRange(bound.range.base, offsets), bound.bound, bound.inclusive)
 
     def vector_broadcast(self, op) -> None:
         src = self.values[op.operands[0]]
@@ -427,6 +488,55 @@ class KernelEmitter:
         ptr, t = self._element_address(op)
         with self.b.if_then(warp_ops.is_first_lane(self.b, self.lane)):
             self.b.store(self.values[op.value], ptr, align=_element_bytes(t))
+
+
+@dataclass
+class IndexRange:
+    """An integer tile value whose slots are ``base + d`` (the same ``base`` in each slot
+    of a thread, ``d`` the slot's constant ``offsets``): ``xt.arange`` plus scalars."""
+
+    base: ir.Value
+    offsets: tuple
+
+
+@dataclass
+class Bounded:
+    """A compare ``range < bound`` (``<=`` where ``inclusive``), signed, against a scalar."""
+
+    range: IndexRange
+    bound: ir.Value
+    inclusive: bool = False
+
+    def all_true(self, b: ir.IRBuilder) -> ir.Value:
+        """Whether it holds in every slot of this thread: ``base < bound`` and ``hi <
+        bound - base`` (``<=`` where inclusive), the difference unsigned (exact once
+        ``base < bound``); with ``lo >= 0`` no slot's ``base + d`` then wraps.  False
+        where some offset is negative (the caller then selects slot by slot)."""
+        r = self.range
+        if min(r.offsets) < 0 or self.bound.type != r.base.type:
+            return ir.Constant(ir.IntType(1), 0)
+        below = b.icmp_signed("<=" if self.inclusive else "<", r.base, self.bound)
+        room = b.sub(self.bound, r.base)
+        fits = b.icmp_unsigned(">=" if self.inclusive else ">", room, ir.Constant(r.base.type, max(r.offsets)))
+        return b.and_(below, fits)
+
+    def slots(self, b: ir.IRBuilder) -> list:
+        """The compare of each slot, ``base + d < bound`` as the op wrote it, from a copy of
+        ``base`` made here (a volatile ``mov``): two selects on one bound would otherwise
+        share their ``base + d`` (LLVM's PRE computes them once, before the first), keeping
+        every slot's index live across the in-bounds path between them."""
+        t = self.range.base.type
+        reg = {16: "h", 32: "r", 64: "l"}[t.width]
+        base = b.asm(ir.FunctionType(t, [t]), f"mov.b{t.width} $0, $1;", f"={reg},{reg}", [self.range.base], True)
+        return [b.icmp_signed("<=" if self.inclusive else "<", b.add(base, ir.Constant(t, d)) if d else base,
+                              self.bound) for d in self.range.offsets]
+
+
+def _uniform(v):
+    """The one LLVM value every slot of ``v`` holds (a scalar, or a broadcast of one), else None."""
+    if isinstance(v, Vec):
+        return v.slots[0] if v.slots and all(s is v.slots[0] for s in v.slots) else None
+    return v if isinstance(v, ir.Value) else None
 
 
 @dataclass

@@ -53,7 +53,8 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     array (checked once per load) takes unguarded loads at constant offsets from one
     address per row, 32-bit aligned pairs marked so (the NVPTX load/store vectorizer then
     reads two 16-bit elements at once); other tiles clamp each address to the first
-    element, so that no lane reads out of bounds."""
+    element, so that no lane reads out of bounds.  A ``cols`` tile of 16-bit elements in
+    runs of 4 bytes or more takes :func:`_packed_row_load` (both paths as 32-bit words)."""
     t = llvm_type(elem, op)
     if layout.kind == "mma_c_col_t":   # read as the [n, 1] value it is the transpose of
         column = load(b, lane, Tile(tile.mem, tile.col, tile.row, tile.shape[::-1], not tile.transposed),
@@ -66,6 +67,9 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
     # path would be merged with it by LLVM, which keeps the lesser alignment)
     inside = b.and_(_bounds(b, tile, layout), _aligned(b, tile, _bytes(t), run)) if run else \
         _wholly_inside(b, tile, layout, t)
+    if run >= 4 and _is16(t):
+        aligned = _aligned(b, tile, _bytes(t), run)
+        return Vec(layout, elem, _packed_row_load(b, lane, tile, layout, t, warp, run, inside, aligned))
     with b.if_else(inside) as (fast, slow):
         with fast:
             fast_slots, fast_block = _unguarded_loads(b, lane, tile, layout, t, warp, run), b.block
@@ -85,6 +89,106 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
         phi.add_incoming(s, slow_block)
         slots.append(phi)
     return Vec(layout, elem, slots)
+
+
+def _packed_row_load(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp, run: int, inside, aligned) -> list:
+    """A ``cols`` tile of 16-bit elements whose runs take aligned accesses, as 32-bit words
+    (two elements each), split into slots after the join: so the in-bounds path's
+    registers are the loads' own (no unpacking before the join, and half the registers
+    until each element is used).  ``inside`` (the tile in the array, its runs aligned):
+    one vector load a run; else :func:`_edge_run` a run."""
+    words = run // 4
+    per_run = 2 * words
+    r0, c0 = lane_bases(b, lane, layout, warp)
+    row0, col0 = b.add(tile.row, r0), b.add(tile.col, c0)
+    slots = layout.slots()
+    row_ptrs: dict = {}
+
+    def run_ptr(i, inbounds=True):     # (the edge path's addresses may lie past the array)
+        dr, dc = slots[i]
+        if dr not in row_ptrs:
+            row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+            row_ptrs[dr] = b.gep(tile.mem.ptr, [b.add(b.mul(row, tile.mem.stride), col0)], source_etype=t,
+                                 inbounds=inbounds)
+        return b.gep(row_ptrs[dr], [ir.Constant(I64, dc)], source_etype=t, inbounds=inbounds) if dc else \
+            row_ptrs[dr]
+
+    with b.if_else(inside) as (fast, slow):
+        with fast:
+            fast_words = []
+            for i in range(0, len(slots), per_run):
+                vec = b.load(run_ptr(i), typ=ir.VectorType(I32, words), align=run)
+                fast_words += [b.extract_element(vec, ir.Constant(I32, k)) for k in range(words)]
+            fast_block = b.block
+        with slow:
+            row_ptrs.clear()
+            room = b.sub(tile.mem.cols, col0)       # columns left from this lane's first (signed)
+            col_ok = b.icmp_signed(">=", col0, ZERO64)
+            slow_words = []
+            for i in range(0, len(slots), per_run):
+                dr, dc = slots[i]
+                row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
+                row_ok = b.and_(b.icmp_unsigned("<", row, tile.mem.rows), col_ok)
+                slow_words += _edge_run(b, run_ptr(i, False), t, words, run, row_ok, room, dc, aligned)
+            slow_block = b.block
+    phis = []
+    for f, s_ in zip(fast_words, slow_words):
+        phi = b.phi(I32)
+        phi.add_incoming(f, fast_block)
+        phi.add_incoming(s_, slow_block)
+        phis.append(phi)
+    return [half for phi in phis for half in _unpack16(b, phi, t)]
+
+
+def _edge_run(b, ptr, t: ir.Type, words: int, run: int, row_ok, room, dc: int, aligned) -> list:
+    """One run of a tile past its fast path, as ``words`` 32-bit words: one vector load
+    where the run lies wholly in the array and ``aligned``; else each element read where it
+    lies in the array (a branch around each load; 0 elsewhere) and packed.  A branch a
+    run keeps the registers a run's worth: ptxas holds one run's scalar loads at a time,
+    not the tile's (layer_norm at 8192 f16 columns over 8 warps: 75 registers with the
+    loads of the whole tile's elements in flight on its w and b edge paths)."""
+    elems = 2 * words
+    whole = b.and_(row_ok, b.icmp_signed(">=", room, ir.Constant(I64, dc + elems)))
+    with b.if_else(b.and_(whole, aligned)) as (vector, scalar):
+        with vector:
+            vec = b.load(ptr, typ=ir.VectorType(I32, words), align=run)
+            vector_words = [b.extract_element(vec, ir.Constant(I32, k)) for k in range(words)]
+            vector_block = b.block
+        with scalar:
+            halves = []
+            zero = ir.Constant(t, 0)
+            for e in range(elems):
+                before = b.block
+                with b.if_then(b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc + e)))):
+                    value = b.load(b.gep(ptr, [ir.Constant(I64, e)], source_etype=t) if e else ptr, typ=t)
+                    loaded = b.block
+                phi = b.phi(t)
+                phi.add_incoming(zero, before)
+                phi.add_incoming(value, loaded)
+                halves.append(phi)
+            scalar_words = [_pack16(b, halves[k], halves[k + 1]) for k in range(0, elems, 2)]
+            scalar_block = b.block
+    out = []
+    for v, s_ in zip(vector_words, scalar_words):
+        phi = b.phi(I32)
+        phi.add_incoming(v, vector_block)
+        phi.add_incoming(s_, scalar_block)
+        out.append(phi)
+    return out
+
+
+def _pack16(b, lo, hi):
+    """Two 16-bit values (f16 or bf16's bits) as one i32, ``lo`` in the low half."""
+    as16 = (lambda v: v) if lo.type == I16 else (lambda v: b.bitcast(v, I16))
+    return b.or_(b.zext(as16(lo), I32), b.shl(b.zext(as16(hi), I32), ir.Constant(I32, 16)))
+
+
+def _unpack16(b, word, t: ir.Type) -> list:
+    """The low and high 16-bit halves of ``word`` as ``t`` values."""
+    if t == I16:
+        return [b.trunc(word, I16), b.trunc(b.lshr(word, ir.Constant(I32, 16)), I16)]
+    pair = b.bitcast(word, ir.VectorType(t, 2))
+    return [b.extract_element(pair, ir.Constant(I32, 0)), b.extract_element(pair, ir.Constant(I32, 1))]
 
 
 def _guarded_row_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp) -> list:
@@ -384,11 +488,10 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     wide = [bf16_to_f32(b, v) if is_bf16(src.elem) else v for v in src.slots]
     if is_float and wide and wide[0].type != F32:
         wide = [b.fpext(v, F32) for v in wide]
-    rows, cols = result_layout.shape
-    acc: dict[tuple[int, int], ir.Value] = {}
+    parts: dict[tuple[int, int], list] = {}
     for (dr, dc), v in zip(src.layout.slots(), wide):
-        key = (0 if 0 in dims else dr, 0 if 1 in dims else dc)
-        acc[key] = v if key not in acc else _combine(b, kind, acc[key], v, is_float, op)
+        parts.setdefault((0 if 0 in dims else dr, 0 if 1 in dims else dc), []).append(v)
+    acc = {key: _tree(b, kind, values, is_float, op) for key, values in parts.items()}
     # across the lanes whose column base differs: cols 5 butterfly steps, mma_c the 4
     # lanes of a group (threadID_in_group: xor 1, 2)
     masks = (16, 8, 4, 2, 1) if 1 in dims and src.layout.kind == "cols" else (1, 2) if row_stats else ()
@@ -404,6 +507,26 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
 
 
+#: the independent chains an in-lane reduction folds its values in
+REDUCE_CHAINS = 4
+
+
+def _tree(b, kind: str, values: list, is_float: bool, op):
+    """``values`` folded in :data:`REDUCE_CHAINS` interleaved chains (value i into chain i
+    mod 4), then the chains pairwise: a dependency chain of n / 4 + 2 steps instead of
+    n - 1, for the same n - 1 operations, with 4 partials live (a full pairwise tree
+    keeps up to n / 2 live, which ptxas schedules breadth-first: 8 registers more for
+    layer_norm's squares over 32 values a thread)."""
+    chains = values[:REDUCE_CHAINS]
+    for i, v in enumerate(values[REDUCE_CHAINS:]):
+        chains[i % REDUCE_CHAINS] = _combine(b, kind, chains[i % REDUCE_CHAINS], v, is_float, op)
+    values = chains
+    while len(values) > 1:
+        values = [_combine(b, kind, values[i], values[i + 1], is_float, op) if i + 1 < len(values) else values[i]
+                  for i in range(0, len(values), 2)]
+    return values[0]
+
+
 def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float: bool, op, lane, warp,
                  in_loop: bool = True) -> list:
     """Each of ``values`` (one per result element, already folded across the lanes of
@@ -414,8 +537,11 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
     thread gets the same bits).  A first ``bar.sync`` (``in_loop``) keeps a warp that runs
     ahead into the op's next trip from overwriting partials another warp has not read.
 
+    A power-of-two count of 32-bit partials is read one a lane instead (lane l reads warp
+    l mod W's) and folded by a butterfly over those lanes.
+
     Example: softmax over one 8192-column row in 8 warps folds 8 partial maxima, then 8
-    partial sums, each read back as two 16-byte shared loads."""
+    partial sums, each one shared load and 3 shuffles a lane."""
     module = b.module
     t = values[0].type
     array = ir.ArrayType(t, warps * len(values))
@@ -429,6 +555,20 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
             index = b.add(warp, ir.Constant(I64, k * warps))
             b.store(v, b.gep(shared, [ZERO64, index], inbounds=True))
     _bar_sync(b)
+    if warps & (warps - 1) == 0 and warps <= WARP and t in (F32, I32):
+        # lane l reads warp (l mod warps)'s partial; a butterfly over those lanes folds them
+        # (each step combines two equal-bit values in both lanes, so every lane ends with
+        # the same bits): one shared load and log2(warps) shuffles a value, not warps loads
+        slot = b.and_(lane, ir.Constant(I64, warps - 1))
+        out = []
+        for k in range(len(values)):
+            v = b.load(b.gep(shared, [ZERO64, b.add(slot, ir.Constant(I64, k * warps))], inbounds=True), typ=t)
+            mask = warps // 2
+            while mask:
+                v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
+                mask //= 2
+            out.append(v)
+        return out
     out = []
     for k in range(len(values)):
         parts = [b.load(b.gep(shared, [ZERO64, ir.Constant(I64, k * warps + w)], inbounds=True),
@@ -461,9 +601,13 @@ def broadcast(b: ir.IRBuilder, lane, src: Vec, dims: tuple[int, ...], layout: La
     if any(d not in dims and s_base[d] != t_base[d] for d in (0, 1)):
         raise LoweringError(f"nvptx: tile_broadcast from a {src.layout.kind} value into a {layout.kind} value is "
                             f"not supported yet", op)
-    index = {pos: i for i, pos in enumerate(src.layout.slots())}
-    slots = [src.slots[index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)]] for dr, dc in layout.slots()]
-    return Vec(layout, src.elem, slots)
+    return Vec(layout, src.elem, [src.slots[i] for i in broadcast_sources(src.layout, dims, layout)])
+
+
+def broadcast_sources(src: Layout, dims: tuple[int, ...], layout: Layout) -> list[int]:
+    """The source slot each slot of a broadcast along ``dims`` into ``layout`` takes."""
+    index = {pos: i for i, pos in enumerate(src.slots())}
+    return [index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)] for dr, dc in layout.slots()]
 
 
 def _shuffle_idx(b, v, src_lane: int):
