@@ -558,6 +558,7 @@ def gemm_lines(rows: list[dict], peak: dict) -> list[str]:
     contender, ours over each peer, ours' and Triton's relative error against torch's output."""
     lines = [f"{'gemm TFLOP/s (M x N x K)':28} {'ours':>7} {'triton':>7} {'cublas':>7}  {'%peak:':>7} {'ours':>6} "
              f"{'triton':>6} {'cublas':>6}  {'/triton':>7} {'/cublas':>7}  {'err ours':>9} {'triton':>9}  triton config"]
+    said = set()
     for r in rows:
         label = f"{r['dtype']} {r['shape']}"
         if r.get("skipped"):
@@ -571,8 +572,10 @@ def gemm_lines(rows: list[dict], peak: dict) -> list[str]:
                      f"{r.get('ours_err', float('nan')):9.2e} {r.get('triton_err', float('nan')):9.2e}  "
                      f"{r.get('triton_config', '')}")
         for who in ("ours", "triton", "cublas"):
-            if r.get(who + "_note"):
-                lines.append(f"  {who} failed: {r[who + '_note']}")
+            note = r.get(who + "_note")
+            if note and (who, note) not in said:     # a failure said once, at its first row
+                said.add((who, note))
+                lines.append(f"  {who} failed: {note}")
     return lines
 
 

@@ -106,12 +106,24 @@ ATTENTION_SIZES = [(64, 1024), (64, 4096), (128, 1024), (128, 4096), (128, 16384
 ATTENTION_SIZES_QUICK = [(64, 4096), (128, 4096)]
 
 
+def _guarded(fn):
+    """(ms, "") of ``fn()`` timed by :func:`bench`, or (nan, the failure's text)."""
+    try:
+        return bench(fn), ""
+    except Exception as exc:  # noqa: BLE001 - one contender's failure is its cell's note
+        return float("nan"), f"{type(exc).__name__}: {exc}"[:200]
+
+
 def attention_timings(sizes, deadline: float | None = None) -> list[dict]:
     """TFLOP/s of ``ops.attention``, the Triton peer (the fastest of its CONFIGS) and torch
     SDPA, f16, causal and not, each case one event-timed call (:func:`bench`); cases past
-    ``deadline`` (``time.monotonic()``) are left out, a row with ``skipped`` says so."""
+    ``deadline`` (``time.monotonic()``) are left out, a row with ``skipped`` says so; a
+    contender that fails is nan with a ``note``."""
     import time
-    import peer_attention_cuda_triton as peer
+    try:
+        import peer_attention_cuda_triton as peer
+    except ImportError as exc:
+        peer, missing = None, f"triton peer: {exc}"
     rows = []
     for D, N in sizes:
         Z, H = (4, 32) if N <= 4096 else (1, 32)
@@ -122,11 +134,17 @@ def attention_timings(sizes, deadline: float | None = None) -> list[dict]:
                 continue
             q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
             flops = attention_flops(Z, H, N, D, causal)
-            ours = bench(lambda: ops.attention(q, k, v, causal=causal))
-            config, tri = peer.best_config(q, k, v, causal, bench, peer.CONFIGS)
-            sdpa = bench(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            ours, note = _guarded(lambda: ops.attention(q, k, v, causal=causal))
+            notes = [f"ours: {note}"] if note else []
+            best = peer.best_config(q, k, v, causal, bench, peer.CONFIGS) if peer is not None else None
+            if best is None:
+                notes.append(missing if peer is None else "triton: no config ran")
+                best = ("-", float("nan"))
+            sdpa, note = _guarded(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            notes += [f"sdpa: {note}"] if note else []
             rows.append({"case": label, "D": D, "N": N, "causal": causal, "ours": flops / ours / 1e9,
-                         "triton": flops / tri / 1e9, "sdpa": flops / sdpa / 1e9, "triton_config": config})
+                         "triton": flops / best[1] / 1e9, "sdpa": flops / sdpa / 1e9, "triton_config": best[0],
+                         "note": "; ".join(notes)})
     return rows
 
 
@@ -139,6 +157,8 @@ def attention_lines(rows: list[dict]) -> list[str]:
             continue
         lines.append(f"{r['case']:42} {r['ours']:9.1f} {r['triton']:9.1f} {r['sdpa']:9.1f}            "
                      f"{r['ours'] / r['triton']:6.3f}       {r['triton_config']}")
+        if r.get("note"):
+            lines.append(f"  {r['note']}")
     return lines
 
 
@@ -432,7 +452,10 @@ def row_timings(with_rms_peer: bool = False, deadline: float | None = None) -> d
         if deadline is not None and time.monotonic() > deadline:
             out["lines"].append(f"{op} {who}: skipped (time budget)")
             continue
-        out["cases"].append((op, who, measure(fn), host_us(fn)))
+        try:
+            out["cases"].append((op, who, measure(fn), host_us(fn)))
+        except Exception as exc:  # noqa: BLE001 - print what failed, keep the other cases
+            out["lines"].append(f"{op} {who}: FAILED: {type(exc).__name__}: {exc}"[:300])
     if peer is not None:
         out["lines"].append(f"triton num_warps: softmax {peer.best_warps(peer._softmax_rows)}, layer_norm "
                             f"{peer.best_warps(peer._layer_norm_rows)}" +
