@@ -1,7 +1,13 @@
-"""A Triton 3.x GEMM as a peer for the NVIDIA backend's staged GEMM: f16/bf16 inputs,
-f32 accumulation and output (as ``matmul_kernel``), a 128x256x64 block, 8 warps,
-3 pipeline stages; timed with CUDA events against torch (cuBLAS), beside
-benchmarks/vs_cuda.py's rows.
+"""Triton 3.x GEMMs as peers for the NVIDIA backend's GEMM.
+
+* :func:`matmul`: the peer of ``ops.matmul`` that ``benchmarks/vs_cuda.py`` times (the
+  judged numbers): f16/bf16 inputs, f32 accumulation, output in the input dtype (as
+  ``ops.matmul``'s default), a 1-D grid in grouped program order (``GROUP_M`` row blocks
+  of C a group, so the programs of a wave share A's and B's panels in L2, the order of
+  Triton's matmul tutorial), autotuned (``triton.autotune``, keyed on M, N, K) over
+  :data:`CONFIGS`; configs whose BM exceeds a small M's need are pruned before timing.
+* :func:`run`: a fixed 128x256x64 block, 8 warps, 3 stages, f32 output (as
+  ``kernels.matmul.matmul_kernel``), for the SASS comparison of ``main``.
 
     python benchmarks/peer_gemm_triton.py
 
@@ -13,9 +19,9 @@ import sys
 
 import torch
 
-sys.path.insert(0, os.path.dirname(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import sass_loop  # noqa: E402
-from vs_cuda import bench, rel_err  # noqa: E402
+from cuda_events import median_ms  # noqa: E402
 
 try:
     import triton
@@ -37,6 +43,85 @@ if triton is not None:
             y = tl.load(b + ka[:, None] * sbk + rn[None, :], mask=(ka[:, None] < K) & (rn[None, :] < N), other=0.0)
             acc = tl.dot(x, y, acc)
         tl.store(c + rm[:, None] * scm + rn[None, :], acc, mask=(rm[:, None] < M) & (rn[None, :] < N))
+
+
+#: (BM, BN, BK, num_warps, num_stages) the autotuner of :func:`matmul` tries
+CONFIGS = ((128, 256, 64, 8, 3), (128, 128, 64, 4, 4), (128, 128, 64, 8, 4), (64, 256, 64, 4, 4),
+           (128, 64, 64, 4, 4), (64, 128, 64, 4, 4), (64, 64, 128, 4, 4))
+GROUP_M = 8
+
+
+def prune(configs, named_args, **kwargs):
+    """The configs worth timing for this M: all of them from M = 128 on, those of the
+    smallest BM below (a bigger block only multiplies padding rows)."""
+    m = named_args["M"]
+    if m >= 128:
+        return configs
+    least = min(c.kwargs["BM"] for c in configs)
+    return [c for c in configs if c.kwargs["BM"] == least]
+
+
+if triton is not None:
+    @triton.autotune(configs=[triton.Config({"BM": bm, "BN": bn, "BK": bk}, num_warps=w, num_stages=st)
+                              for bm, bn, bk, w, st in CONFIGS],
+                     key=["M", "N", "K"], prune_configs_by={"early_config_prune": prune})
+    @triton.jit
+    def grouped_gemm(a, b, c, M, N, K, sam, sbk, scm, GM: tl.constexpr, BM: tl.constexpr, BN: tl.constexpr,
+                     BK: tl.constexpr):
+        pid = tl.program_id(0)
+        blocks_m, blocks_n = tl.cdiv(M, BM), tl.cdiv(N, BN)
+        per_group = GM * blocks_n
+        first = (pid // per_group) * GM
+        rows = tl.minimum(blocks_m - first, GM)
+        pm = first + (pid % per_group) % rows
+        pn = (pid % per_group) // rows
+        # rows and columns past the edge wrap into the matrix: loads need no M/N mask, the
+        # store drops them
+        rm = (pm * BM + tl.arange(0, BM)) % M
+        rn = (pn * BN + tl.arange(0, BN)) % N
+        rk = tl.arange(0, BK)
+        pa = a + rm[:, None] * sam + rk[None, :]
+        pb = b + rk[:, None] * sbk + rn[None, :]
+        acc = tl.zeros((BM, BN), tl.float32)
+        for k0 in range(0, K, BK):
+            x = tl.load(pa, mask=rk[None, :] < K - k0, other=0.0)
+            y = tl.load(pb, mask=rk[:, None] < K - k0, other=0.0)
+            acc = tl.dot(x, y, acc)
+            pa += BK
+            pb += BK * sbk
+        om = pm * BM + tl.arange(0, BM)
+        on = pn * BN + tl.arange(0, BN)
+        tl.store(c + om[:, None] * scm + on[None, :], acc.to(c.dtype.element_ty),
+                 mask=(om[:, None] < M) & (on[None, :] < N))
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` for row-major [M, K] and [K, N] CUDA tensors, in their dtype (autotuned)."""
+    M, K = a.shape
+    N = b.shape[1]
+    c = torch.empty(M, N, device=a.device, dtype=a.dtype) if out is None else out
+    grid = lambda meta: (triton.cdiv(M, meta["BM"]) * triton.cdiv(N, meta["BN"]),)  # noqa: E731
+    grouped_gemm[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), GM=GROUP_M)
+    return c
+
+
+def best_config() -> str:
+    """The config the autotuner ran the last call of :func:`matmul` with, as
+    ``BMxBNxBK wW sS`` ('?' before a call)."""
+    config = getattr(grouped_gemm, "best_config", None)
+    if config is None:
+        return "?"
+    kw = config.kwargs
+    return f"{kw['BM']}x{kw['BN']}x{kw['BK']} w{config.num_warps} s{config.num_stages}"
+
+
+def bench(fn, reps: int = 20) -> float:
+    """Median milliseconds of ``fn()`` over ``reps`` CUDA-event-timed runs after 5 warm-ups."""
+    return median_ms(fn, reps, warmup=5)
+
+
+def rel_err(out, ref) -> float:
+    return float((out.double() - ref.double()).norm() / ref.double().norm())
 
 
 def run(a, b, c, BM=128, BN=256, BK=64, warps=8, stages=3):

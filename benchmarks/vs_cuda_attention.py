@@ -32,7 +32,6 @@ import torch
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl import ops
-from xetile_dsl.ops import configs
 from xetile_dsl.ops.rows import layer_norm_kernel, layer_norm_row_kernel, softmax_kernel, softmax_row_kernel
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -103,24 +102,69 @@ def attention_flops(Z, H, N, D, causal) -> float:
     return 4.0 * Z * H * N * N * D * (0.5 if causal else 1.0)
 
 
-def time_attention(quick: bool) -> list[str]:
-    import peer_attention_cuda_triton as peer
-    sizes = [(64, 4096), (128, 4096)] if quick else [(64, 1024), (64, 4096), (128, 1024), (128, 4096),
-                                                      (128, 16384), (64, 16384)]
-    lines = [f"{'attention f16':42} {'ours':>9} {'triton':>9} {'sdpa':>9}  TFLOP/s   ours/triton  triton config"]
+#: the (D, N) of the attention timings (each causal and not); Z 4, H 32 up to N 4096, Z 1 beyond
+ATTENTION_SIZES = [(64, 1024), (64, 4096), (128, 1024), (128, 4096), (128, 16384), (64, 16384)]
+ATTENTION_SIZES_QUICK = [(64, 4096), (128, 4096)]
+
+
+def _guarded(fn):
+    """(ms, "") of ``fn()`` timed by :func:`bench`, or (nan, the failure's text)."""
+    try:
+        return bench(fn), ""
+    except Exception as exc:  # noqa: BLE001 - one contender's failure is its cell's note
+        return float("nan"), f"{type(exc).__name__}: {exc}"[:200]
+
+
+def attention_timings(sizes, deadline: float | None = None) -> list[dict]:
+    """TFLOP/s of ``ops.attention``, the Triton peer (the fastest of its CONFIGS) and torch
+    SDPA, f16, causal and not, each case one event-timed call (:func:`bench`); cases past
+    ``deadline`` (``time.monotonic()``) are left out, a row with ``skipped`` says so; a
+    contender that fails is nan with a ``note``."""
+    import time
+    try:
+        import peer_attention_cuda_triton as peer
+    except ImportError as exc:
+        peer, missing = None, f"triton peer: {exc}"
+    rows = []
     for D, N in sizes:
         Z, H = (4, 32) if N <= 4096 else (1, 32)
         for causal in (True, False):
+            label = f"Z{Z} H{H} N{N} D{D} " + ("causal" if causal else "full")
+            if deadline is not None and time.monotonic() > deadline:
+                rows.append({"case": label, "skipped": True})
+                continue
             q, k, v = (torch.randn(Z, H, N, D, device="cuda", dtype=torch.float16) for _ in range(3))
             flops = attention_flops(Z, H, N, D, causal)
-            ours = bench(lambda: ops.attention(q, k, v, causal=causal))
-            config, tri = peer.best_config(q, k, v, causal, bench, peer.CONFIGS)
-            sdpa = bench(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
-            rate = [flops / ms / 1e9 for ms in (ours, tri, sdpa)]
-            lines.append(f"{f'Z{Z} H{H} N{N} D{D} ' + ('causal' if causal else 'full'):42} "
-                         f"{rate[0]:9.1f} {rate[1]:9.1f} {rate[2]:9.1f}            {ours and tri / ours:6.3f}"
-                         f"       {config}")
+            ours, note = _guarded(lambda: ops.attention(q, k, v, causal=causal))
+            notes = [f"ours: {note}"] if note else []
+            best = peer.best_config(q, k, v, causal, bench, peer.CONFIGS) if peer is not None else None
+            if best is None:
+                notes.append(missing if peer is None else "triton: no config ran")
+                best = ("-", float("nan"))
+            sdpa, note = _guarded(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
+            notes += [f"sdpa: {note}"] if note else []
+            rows.append({"case": label, "D": D, "N": N, "causal": causal, "ours": flops / ours / 1e9,
+                         "triton": flops / best[1] / 1e9, "sdpa": flops / sdpa / 1e9, "triton_config": best[0],
+                         "note": "; ".join(notes)})
+    return rows
+
+
+def attention_lines(rows: list[dict]) -> list[str]:
+    """The table of :func:`attention_timings`' rows."""
+    lines = [f"{'attention f16':42} {'ours':>9} {'triton':>9} {'sdpa':>9}  TFLOP/s   ours/triton  triton config"]
+    for r in rows:
+        if r.get("skipped"):
+            lines.append(f"{r['case']:42} skipped (time budget)")
+            continue
+        lines.append(f"{r['case']:42} {r['ours']:9.1f} {r['triton']:9.1f} {r['sdpa']:9.1f}            "
+                     f"{r['ours'] / r['triton']:6.3f}       {r['triton_config']}")
+        if r.get("note"):
+            lines.append(f"  {r['note']}")
     return lines
+
+
+def time_attention(quick: bool) -> list[str]:
+    return attention_lines(attention_timings(ATTENTION_SIZES_QUICK if quick else ATTENTION_SIZES))
 
 
 #: (D, BM, BN, num_warps, num_stages, SPLIT) of the tile sweep; the table's are in targets/nvidia.py
@@ -440,82 +484,87 @@ def _patched_launch(kernel, min_blocks: int, grid: int, args: list):
     return lambda: backend_cuda.launch(function, (grid, 1, 1), kernel.threads, params)
 
 
-def _triton_registers(kernel) -> str:
-    """The registers a thread of each compiled variant of an autotuned Triton kernel
-    (``num_warps: registers``), what its compiled kernels report; "?" where this Triton
-    keeps them elsewhere."""
-    try:
-        fn = getattr(kernel, "fn", kernel)
-        found = {}
-        for cache in fn.device_caches.values():
-            for compiled in cache[0].values():
-                compiled._init_handles()
-                found[compiled.metadata.num_warps] = compiled.n_regs
-        return ", ".join(f"w{w}: {r}" for w, r in sorted(found.items())) or "?"
-    except Exception as exc:  # noqa: BLE001 - a Triton internal: print what is known
-        return f"? ({type(exc).__name__})"
-
-
-def time_rows(quick: bool) -> list[str]:
-    """The row ops on ROWS x COLS f16 against a copy of the same bytes, same run: each as
-    one event-timed call (host cost included), back to back (``stream``), and the kernel's
-    own time (``kernel``), each as a share of the copy's same measure."""
+def row_timings(with_rms_peer: bool = False, deadline: float | None = None) -> dict:
+    """softmax, layer_norm and rms_norm over ROWS x COLS f16 by ``ops``, torch and the
+    Triton peer, and a copy of the same bytes (``y.copy_(x)``), same run: each measured
+    three ways (milliseconds): one event-timed call (host cost included), back to back
+    (``stream``), the kernels' own time (``kernel``).  Returns ``{"copy": (one, stream,
+    kernel), "cases": [(op, contender, (one, stream, kernel), host_us)], "nbytes": int,
+    "lines": [...]}``; the Triton rms_norm only ``with_rms_peer`` (vs_cuda.py's table);
+    cases past ``deadline`` are left out."""
+    import time
     x = torch.randn(ROWS, COLS, device="cuda", dtype=torch.float16)
     y = torch.empty_like(x)
     w, b = (torch.randn(COLS, device="cuda", dtype=torch.float16) for _ in range(2))
-    nbytes = 2 * x.numel() * x.element_size()            # read once + write once
-    gbs = lambda ms: nbytes / ms / 1e6   # noqa: E731
 
     def measure(fn):
         return bench(fn), bench_stream(fn), kernel_ms(fn)
 
-    copy = measure(lambda: y.copy_(x))
-    share = lambda t: "  ".join(f"{100 * c / m:5.1f}%" for c, m in zip(copy, t))   # noqa: E731
+    out = {"copy": measure(lambda: y.copy_(x)), "cases": [], "lines": [],
+           "nbytes": 2 * x.numel() * x.element_size()}       # read once + write once
+    cases = [("softmax", "ops", lambda: ops.softmax(x, out=y)), ("softmax", "torch", lambda: torch.softmax(x, -1)),
+             ("layer_norm", "ops", lambda: ops.layer_norm(x, w, b, out=y)),
+             ("layer_norm", "torch", lambda: torch.nn.functional.layer_norm(x, (COLS,), w, b)),
+             ("rms_norm", "ops", lambda: ops.rms_norm(x, w, out=y)),
+             ("rms_norm", "torch", lambda: torch.nn.functional.rms_norm(x, (COLS,), w))]
+    try:
+        import peer_rows_cuda_triton as peer
+        cases += [("softmax", "triton", lambda: peer.softmax(x, y)),
+                  ("layer_norm", "triton", lambda: peer.layer_norm(x, w, b, out=y))]
+        if with_rms_peer:
+            cases.append(("rms_norm", "triton", lambda: peer.rms_norm(x, w, out=y)))
+    except ImportError as exc:
+        peer = None
+        out["lines"].append(f"triton rows peer: {exc}")
+    for op, who, fn in cases:
+        if deadline is not None and time.monotonic() > deadline:
+            out["lines"].append(f"{op} {who}: skipped (time budget)")
+            continue
+        try:
+            out["cases"].append((op, who, measure(fn), host_us(fn)))
+        except Exception as exc:  # noqa: BLE001 - print what failed, keep the other cases
+            out["lines"].append(f"{op} {who}: FAILED: {type(exc).__name__}: {exc}"[:300])
+    if peer is not None:
+        out["lines"].append(f"triton num_warps: softmax {peer.best_warps(peer._softmax_rows)}, layer_norm "
+                            f"{peer.best_warps(peer._layer_norm_rows)}" +
+                            (f", rms_norm {peer.best_warps(peer._rms_norm_rows)}" if with_rms_peer else ""))
+    out["tensors"] = (x, y, w, b)
+    return out
+
+
+def row_lines(timed: dict) -> list[str]:
+    """The table of :func:`row_timings`: kernel milliseconds, GB/s, % of the copy's same
+    measure (one call, stream, kernel), host microseconds a call."""
+    copy, nbytes = timed["copy"], timed["nbytes"]
+    gbs = lambda ms: nbytes / ms / 1e6   # noqa: E731
     lines = [f"copy f16 {ROWS}x{COLS} (y.copy_(x)): 1 call {copy[0]:.4f} ms, stream {copy[1]:.4f} ms, kernel "
              f"{copy[2]:.4f} ms = {gbs(copy[2]):.0f} GB/s",
              f"{'case':44} {'ms (kernel)':>11}   GB/s   % of copy: 1 call  stream  kernel   host us/call"]
-    w2, b2 = w[None], b[None]
-    cases = [("softmax ops", lambda: ops.softmax(x, out=y)), ("softmax ops (no out=)", lambda: ops.softmax(x)),
-             ("softmax torch", lambda: torch.softmax(x, -1)),
-             ("layer_norm ops", lambda: ops.layer_norm(x, w, b, out=y)),
-             ("layer_norm torch", lambda: torch.nn.functional.layer_norm(x, (COLS,), w, b)),
-             ("rms_norm ops", lambda: ops.rms_norm(x, w, out=y)),
-             ("rms_norm torch", lambda: torch.nn.functional.rms_norm(x, (COLS,), w)),
-             ("softmax kernel launch (whole rows)", lambda: softmax_row_kernel[(ROWS,)](
-                 x, y, COLS, OUT=xt.float16, BM=1, BN=COLS, LOG=False, num_warps=16))]
-    try:
-        import peer_rows_cuda_triton as peer
-        cases += [("softmax triton", lambda: peer.softmax(x, y)),
-                  ("layer_norm triton", lambda: peer.layer_norm(x, w, b, out=y))]
-    except ImportError as exc:
-        peer = None
-        lines.append(f"triton rows peer: {exc}")
+    for op, who, t, host in timed["cases"]:
+        share = "  ".join(f"{100 * c / m:5.1f}%" for c, m in zip(copy, t))
+        lines.append(f"{f'{op} {who} f16 {ROWS}x{COLS}':44} {t[2]:11.4f} {gbs(t[2]):6.0f}   {share}   {host:8.1f}")
     goal = []
-    for name, fn in cases:
-        t = measure(fn)
-        lines.append(f"{name + f' f16 {ROWS}x{COLS}':44} {t[2]:11.4f} {gbs(t[2]):6.0f}   {share(t)}   "
-                     f"{host_us(fn):8.1f}")
-        if name.endswith(" ops"):
+    for op, who, t, _ in timed["cases"]:
+        if who == "ops":
             kernel, stream = 100 * copy[2] / t[2], 100 * copy[1] / t[1]
-            goal.append(f"{name[:-4]} kernel {kernel:.1f}% stream {stream:.1f}% "
-                        f"{'MET' if min(kernel, stream) >= 90 else 'not met'}")
-    lines.append("goal (ops.* >= 90% of copy by kernel time and back to back): " + "; ".join(goal))
-    if peer is not None:
-        lines.append(f"triton num_warps: softmax {peer.best_warps(peer._softmax_rows)}, layer_norm "
-                     f"{peer.best_warps(peer._layer_norm_rows)}")
-        lines.append(f"triton registers: softmax {_triton_registers(peer._softmax_rows)}, layer_norm "
-                     f"{_triton_registers(peer._layer_norm_rows)}")
-    for name, kernel_fn, signature, consts in (
-            ("softmax", softmax_row_kernel, {"x": "f16[:,:]", "y": "f16[:,:]", "N": "i32"}, {"LOG": False}),
-            ("layer_norm", layer_norm_row_kernel, None, {"RMS": False}),
-            ("rms_norm", layer_norm_row_kernel, None, {"RMS": True})):
-        whole = configs.whole_row_tiles("sm90", COLS)
-        signature = signature or {"x": "f16[:,:]", "w": "f16[:,:]", "b": "f16[:,:]", "y": "f16[:,:]", "N": "i32",
-                                  "eps": "f32"}
-        k = xd.compile(kernel_fn, signature, {**consts, "OUT": xt.float16, "BM": whole.bm, "BN": whole.bn},
-                       target="sm90", num_warps=whole.num_warps)
-        lines.append(f"  ops {name} program (BM {whole.bm}, BN {whole.bn}, {whole.num_warps} warps) sass: "
-                     f"{sass_counts(k)}")
+            goal.append(f"{op} kernel {kernel:.1f}% stream {stream:.1f}% {'MET' if min(kernel, stream) >= 90 else 'not met'}")
+    if goal:
+        lines.append("goal (ops.* >= 90% of copy by kernel time and back to back): " + "; ".join(goal))
+    return lines + timed["lines"]
+
+
+def time_rows(quick: bool) -> list[str]:
+    """:func:`row_timings`' table, then the whole-row kernels at other shapes and the
+    chunked ones at other tiles (% of the copy's kernel time)."""
+    timed = row_timings()
+    x, y, w, b = timed["tensors"]
+    whole = lambda: softmax_row_kernel[(ROWS,)](x, y, COLS, OUT=xt.float16, BM=1, BN=COLS, LOG=False,  # noqa: E731
+                                                num_warps=16)
+    timed["cases"].append(("softmax", "kernel launch (whole rows)",
+                           (bench(whole), bench_stream(whole), kernel_ms(whole)), host_us(whole)))
+    lines = row_lines(timed)
+    copy = timed["copy"]
+    w2, b2 = w[None], b[None]
     sig = {"x": "f16[:,:]", "y": "f16[:,:]", "N": "i32"}
     norm_sig = {"x": "f16[:,:]", "w": "f16[:,:]", "b": "f16[:,:]", "y": "f16[:,:]", "N": "i32", "eps": "f32",
                 "mean_out": "i32", "rstd_out": "i32"}     # (no statistics: STATS=False, unused scalars)

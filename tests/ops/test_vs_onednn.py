@@ -35,6 +35,10 @@ def test_gemm_flops_by_hand():
     ("Intel(R) Arc(TM) A770 Graphics", "f16", 137.6256),       # 32 * 2048 * 2.1
     ("Intel(R) Arc(TM) A770 Graphics", "int8", 275.2512),      # 32 * 4096 * 2.1
     ("Intel(R) Arc(TM) A750 Graphics", "f16", 117.5552),       # 28 * 2048 * 2.05
+    ("NVIDIA H200", "f16", 989.42976),                         # 132 * 4096 * 1.83
+    ("NVIDIA H200", "bf16", 989.42976),
+    ("NVIDIA H100 80GB HBM3", "f16", 989.42976),
+    ("NVIDIA H100 80GB HBM3", "int8", 1978.85952),             # 132 * 8192 * 1.83
 ])
 def test_peak_table_by_hand(name, dtype, tflops):
     assert peak_for(name).tflops(dtype) == pytest.approx(tflops)
@@ -43,7 +47,8 @@ def test_peak_table_by_hand(name, dtype, tflops):
 def test_peak_table_has_no_tf32_on_arc_and_no_unknown_devices():
     assert peak_for("Intel(R) Arc(TM) A770 Graphics").tflops("tf32") is None
     assert peak_for("Intel(R) Xeon(R) Platinum") is None
-    assert {p.target for p in PEAKS} <= {"pvc", "arc"}
+    assert peak_for("NVIDIA H200 NVL") is None and peak_for("NVIDIA H100 PCIe") is None
+    assert {p.target for p in PEAKS} <= {"pvc", "arc", "sm90"}
 
 
 def test_cpu_smoke_writes_csv(tmp_path, capsys):
