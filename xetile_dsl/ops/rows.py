@@ -34,7 +34,7 @@ from ..targets.nvidia import NV_TARGETS
 from .._lazy import LazyModule
 from . import configs, operands
 
-nv_launch = LazyModule("xetile_dsl.nv_launch")  # the NVIDIA compiler (llvmlite, xDSL): only for CUDA arrays
+nv_launch = LazyModule("xetile_dsl.nv_launch", globals())  # the NVIDIA compiler (llvmlite, xDSL): only for CUDA arrays
 from .matmul import XT_DTYPES
 
 FLOAT_INPUTS = ("float16", "bfloat16", "float32")
