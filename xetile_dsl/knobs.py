@@ -124,11 +124,11 @@ TOOLS_DIR = Knob("XETILE_TOOLS_DIR", Path, None,
                  "outside a checkout ~/.cache/xetile_dsl/tools)")
 IGA64 = Knob("XETILE_IGA64", Path, None, "path of iga64 (default: iga64 on PATH)")
 NV_TMA = Knob("XETILE_NV_TMA", bool, True,
-              "0: the sm90 wgmma GEMM and attention key loops fill their rings with cp.async, never TMA "
-              "(docs/decisions/051-tma-gemm.md, 056)")
+              "0: the sm90 wgmma GEMM fills its ring with cp.async, never TMA "
+              "(docs/decisions/051-tma-gemm.md)")
 NV_TMA_ATTENTION = Knob("XETILE_NV_TMA_ATTENTION", bool, False,
-                        "1: the sm90 attention key loops fill K and V by TMA (decision 056); off by default "
-                        "until that path has passed the GPU checks (docs/nvidia.md)")
+                        "1: the sm90 attention key loops fill K and V by TMA "
+                        "(docs/decisions/056-nvidia-attention-tma.md); off until that path passes the GPU checks")
 SPIRV_TOOLS_BIN = Knob("XETILE_SPIRV_TOOLS_BIN", Path, None, "folder holding spirv-val and spirv-dis")
 ROTATE_LOADS = Knob("XETILE_ROTATE_LOADS", str, "auto",
                     "K-loop load scheduling (xegpu-rotate-loads): auto (two K steps per trip, the second "
