@@ -34,7 +34,7 @@ def _spec(name: str, value) -> ArgSpec:
             dtype = np.dtype(backend_cuda.cuda_interface(value)["typestr"]).name
         if dtype not in _TORCH_NAMES:
             raise LaunchError(f"argument {name!r}: CUDA arrays of dtype {dtype} are not supported")
-        return ArgSpec("array", _TORCH_NAMES[dtype], len(backend_cuda.cuda_interface(value)["shape"]))
+        return ArgSpec("array", _TORCH_NAMES[dtype], backend_cuda.array_ndim(value))
     if isinstance(value, bool):
         raise LaunchError(f"argument {name!r}: bool scalars are not supported; pass an int")
     if isinstance(value, (int, np.integer)):

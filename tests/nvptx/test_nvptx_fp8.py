@@ -106,3 +106,47 @@ def test_ldexp_arithmetic_on_the_host():
                 assert np.isinf(got)
             elif abs(w) < 2.0 ** -150:
                 assert got == 0.0
+
+
+class _TorchFp8CudaLike:
+    """What a torch fp8 CUDA tensor shows a launch: torch's accessors, and a
+    ``__cuda_array_interface__`` that raises KeyError (torch's typestr table has no fp8)."""
+
+    is_cuda = True
+
+    def __init__(self, dtype, shape, stride):
+        self.dtype, self.shape, self._stride = dtype, shape, stride
+
+    def dim(self):
+        return len(self.shape)
+
+    def stride(self):
+        return self._stride
+
+    def data_ptr(self):
+        return 4096
+
+    def element_size(self):
+        return 1
+
+    @property
+    def __cuda_array_interface__(self):
+        raise KeyError(self.dtype)
+
+
+@pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
+def test_fp8_cuda_tensors_are_read_by_their_accessors(fmt):
+    """A launch on torch fp8 CUDA tensors never builds their ``__cuda_array_interface__``
+    (on an H200 that raised ``KeyError: torch.float8_e4m3fn`` out of ops.matmul): its
+    spec, parameters and layout come from the tensor's accessors."""
+    torch = pytest.importorskip("torch")
+    from xetile_dsl import nv_launch
+    from xetile_dsl.runtime import backend_cuda
+    a = _TorchFp8CudaLike(getattr(torch, fmt), (200, 96), (96, 1))
+    spec = nv_launch._spec("a", a)
+    assert (spec.kind, spec.dtype, spec.ndim) == ("array", nv_launch._TORCH_NAMES[fmt], 2)
+    assert [v for v, _ in backend_cuda.array_params(a, "a")] == [4096, 200, 96, 96]
+    t = _TorchFp8CudaLike(getattr(torch, fmt), (96, 200), (1, 96))     # a transposed view
+    assert backend_cuda.array_layout(t) == (4096, (96, 200), (1, 96), 1)
+    with pytest.raises(Exception, match="rows must be contiguous"):
+        backend_cuda.array_params(t, "t")

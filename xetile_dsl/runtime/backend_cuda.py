@@ -53,6 +53,20 @@ def is_cuda_array(value) -> bool:
         return True
 
 
+def is_torch_cuda(value) -> bool:
+    """A torch CUDA tensor: read by its own accessors, never through its
+    ``__cuda_array_interface__`` (torch builds none for fp8 or bool tensors: its typestr
+    table raises KeyError)."""
+    return getattr(value, "is_cuda", None) is True and hasattr(value, "data_ptr") and hasattr(value, "stride")
+
+
+def array_ndim(value) -> int:
+    """The number of dimensions of a CUDA array."""
+    if is_torch_cuda(value):
+        return value.dim()
+    return len(cuda_interface(value)["shape"])
+
+
 def cuda_interface(value) -> dict:
     """``value.__cuda_array_interface__``; of ``value.detach()`` for a torch tensor that
     requires grad (a custom op's autograd inputs: the kernel reads the same memory)."""
@@ -116,7 +130,7 @@ def array_params(value, name: str) -> list[tuple[int, type]]:
     data pointer, its N extents, the strides (elements) of its first N - 1 dimensions; a
     2-D array is pointer, rows, columns, row stride; a 1-D array pointer and extent.  A torch tensor gives them by its own
     accessors (what its ``__cuda_array_interface__`` would say, without building it)."""
-    if hasattr(value, "data_ptr") and hasattr(value, "stride") and not value.requires_grad:
+    if is_torch_cuda(value):     # (data_ptr of a tensor that requires grad is its memory too)
         shape, strides = tuple(value.shape), value.stride()
         if len(shape) >= 1 and (strides[-1] == 1 or shape[-1] <= 1):
             return ([(value.data_ptr(), ctypes.c_void_p)] + [(int(n), ctypes.c_int64) for n in shape] +
@@ -134,6 +148,9 @@ def array_params(value, name: str) -> list[tuple[int, type]]:
 def array_layout(value) -> tuple[int, tuple, tuple, int]:
     """(data pointer, shape, strides in bytes, element bytes) of a CUDA array (one that
     requires grad: of its ``detach()``, the same memory)."""
+    if is_torch_cuda(value):
+        size = value.element_size()
+        return value.data_ptr(), tuple(int(n) for n in value.shape), tuple(int(st) * size for st in value.stride()), size
     iface = cuda_interface(value)
     shape = tuple(int(n) for n in iface["shape"])
     itemsize = _itemsize(iface["typestr"], value)
