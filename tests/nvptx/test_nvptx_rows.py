@@ -296,6 +296,9 @@ class _CudaTensorLike:
     def dim(self):
         return len(self.shape)
 
+    def element_size(self):
+        return self.dtype.itemsize
+
     def stride(self):
         return self._strides
 

@@ -57,7 +57,8 @@ def is_torch_cuda(value) -> bool:
     """A torch CUDA tensor: read by its own accessors, never through its
     ``__cuda_array_interface__`` (torch builds none for fp8 or bool tensors: its typestr
     table raises KeyError)."""
-    return getattr(value, "is_cuda", None) is True and hasattr(value, "data_ptr") and hasattr(value, "stride")
+    return getattr(value, "is_cuda", None) is True and all(hasattr(value, a) for a in ("data_ptr", "stride",
+                                                                                       "element_size"))
 
 
 def array_ndim(value) -> int:

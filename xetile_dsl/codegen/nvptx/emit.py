@@ -310,14 +310,16 @@ class KernelEmitter:
             raise LoweringError("nvptx: only global block tiles (order [1, 0] or [0, 1]) are supported on NVIDIA "
                                 "targets yet", op)
         mem = self.values[op.source] if isinstance(op.source.type, MemRefType) else self._address_array(op)
+        transposed = tile_type.attr.order_list == (0, 1)
         if isinstance(op.source.type, MemRefType) and len(op.sizes) == 2:
-            # extents of the tile's own (a masked store's row edge shrinks them: frontend/edge_masks.py)
-            rows, cols = (self.values[v] for v in op.sizes)
+            # extents of the tile's own (a masked store's row edge shrinks them: frontend/edge_masks.py);
+            # an order (0, 1) tile's sizes are its view's, [memory columns, memory rows]
+            sizes = list(op.sizes)
+            rows, cols = (self.values[v] for v in (sizes[::-1] if transposed else sizes))
             if rows is not mem.rows or cols is not mem.cols:
                 mem = Mem(mem.ptr, rows, cols, mem.stride, mem.elem)
         row, col = (ir.Constant(I64, o) if isinstance(o, int) else self.values[o] for o in _mixed.mixed(op, op.offsets))
-        self.values[op.tile] = Tile(mem, row, col, tuple(tile_type.get_shape()),
-                                    tile_type.attr.order_list == (0, 1))
+        self.values[op.tile] = Tile(mem, row, col, tuple(tile_type.get_shape()), transposed)
 
     def _address_array(self, op) -> Mem:
         """The array an ``init_tile`` on an i64 address (an array table's entry, ``tab[g]``)
