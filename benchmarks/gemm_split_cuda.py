@@ -5,8 +5,8 @@ tiles, stage counts and group sizes.
     python benchmarks/gemm_split_cuda.py [--sizes 4096,8192] [--no-sweep]
 
 For f16 (and bf16) squares: torch.matmul (cuBLAS), ``ops.matmul``, its grouped kernel
-launched directly, and a Triton GEMM of the same algorithm (128x256x64 blocks, grouped
-order, f16 out), each as
+launched directly, and a Triton GEMM of the same algorithm (``peer_gemm_triton.grouped_gemm``
+at 128x256x64 blocks, grouped order, f16 out), each as
 
 * ``1 call``: CUDA events around one call (host cost shows where the GPU waits for it);
 * ``stream``: events around 10 calls back to back, per call (the host launches ahead);
@@ -31,38 +31,17 @@ import xetile_dsl.language as xt  # noqa: E402
 from xetile_dsl import ops  # noqa: E402
 from xetile_dsl.ops.matmul import _bias_row, matmul_grouped_kernel  # noqa: E402
 
-try:
-    import triton
-    import triton.language as tl
-except ImportError:   # the peer is optional
-    triton = None
-
-if triton is not None:
-    @triton.jit
-    def _tgemm(a, b, c, M, N, K, BM: tl.constexpr, BN: tl.constexpr, BK: tl.constexpr, GM: tl.constexpr):
-        pid = tl.program_id(0)
-        nm, nn = tl.cdiv(M, BM), tl.cdiv(N, BN)
-        width = GM * nn
-        first = (pid // width) * GM
-        rows = tl.minimum(nm - first, GM)
-        pm = first + (pid % width) % rows
-        pn = (pid % width) // rows
-        rm = pm * BM + tl.arange(0, BM)
-        rn = pn * BN + tl.arange(0, BN)
-        rk = tl.arange(0, BK)
-        acc = tl.zeros((BM, BN), tl.float32)
-        for k0 in range(0, K, BK):
-            x = tl.load(a + rm[:, None] * K + (k0 + rk)[None, :])
-            y = tl.load(b + (k0 + rk)[:, None] * N + rn[None, :])
-            acc = tl.dot(x, y, acc)
-        tl.store(c + rm[:, None] * N + rn[None, :], acc.to(c.dtype.element_ty))
+import peer_gemm_triton  # noqa: E402
+from peer_gemm_triton import triton  # noqa: E402  (None without Triton: the peer is optional)
 
 
 def triton_gemm(a, b, c, BM=128, BN=256, BK=64, warps=8, stages=3, GM=8):
+    """peer_gemm_triton's grouped GEMM (the kernel vs_cuda.py autotunes) at one config."""
     M, K = a.shape
     N = b.shape[1]
     grid = (triton.cdiv(M, BM) * triton.cdiv(N, BN),)
-    return _tgemm[grid](a, b, c, M, N, K, BM=BM, BN=BN, BK=BK, GM=GM, num_warps=warps, num_stages=stages)
+    return peer_gemm_triton.grouped_gemm.fn[grid](a, b, c, M, N, K, a.stride(0), b.stride(0), c.stride(0), GM=GM,
+                                                  BM=BM, BN=BN, BK=BK, num_warps=warps, num_stages=stages)
 
 
 def direct(a, b, c, BM, BN, BK, GM=8, **options):

@@ -29,17 +29,8 @@ CASES = [("cross_entropy f32", "ok"), ("rope gptj f16", "ok"),
 
 
 @pytest.fixture(scope="module")
-def coverage():
-    import importlib.util
-    import os
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "nv_coverage.py")
-    spec = importlib.util.spec_from_file_location("nv_coverage", path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    saved = mod.snapshot()
-    mod.install("sm90")
-    yield mod, dict(mod.op_cases())
-    mod.restore(saved)
+def coverage(nv_coverage):
+    return nv_coverage, dict(nv_coverage.op_cases())
 
 
 @pytest.mark.parametrize("name,expected", CASES)

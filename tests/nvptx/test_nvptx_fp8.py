@@ -10,8 +10,6 @@ benchmarks/nv_ops_check.py (``fp8``) runs ops.matmul and tutorial 10 on a GPU.""
 from __future__ import annotations
 
 import ctypes
-import importlib.util
-import os
 import re
 
 import numpy as np
@@ -23,22 +21,9 @@ from xetile_dsl.targets.nvidia import SM80, SM90
 
 from .test_nvptx_compile import ptxas_report
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@pytest.fixture(scope="module")
-def coverage():
-    spec = importlib.util.spec_from_file_location("nv_coverage", os.path.join(ROOT, "scripts", "nv_coverage.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    saved = mod.snapshot()
-    mod.install("sm90")
-    yield mod
-    mod.restore(saved)
-
 
 @pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
-def test_fp8_matmul_builds_for_sm90(coverage, fmt, tmp_path):
+def test_fp8_matmul_builds_for_sm90(nv_coverage, fmt, tmp_path):
     """ops.matmul of two fp8 arrays: 8 warps (256 threads), each operand element through the
     fp8 -> f16x2 conversion, mma.sync f16 with f32 accumulation, no wgmma (its f16 plan
     declines fp8); ptxas sm_90 without spill."""
@@ -47,9 +32,9 @@ def test_fp8_matmul_builds_for_sm90(coverage, fmt, tmp_path):
     dt = getattr(ml_dtypes, fmt)
     a = np.random.default_rng(0).standard_normal((200, 96)).astype(np.float32).astype(dt)
     b = np.random.default_rng(1).standard_normal((96, 136)).astype(np.float32).astype(dt)
-    coverage.CURRENT.kernels.clear()
+    nv_coverage.CURRENT.kernels.clear()
     ops.matmul(a, b, target="sm90")
-    (_, kernel), = coverage.CURRENT.kernels
+    (_, kernel), = nv_coverage.CURRENT.kernels
     ptx = kernel.ptx
     assert kernel.threads == 256
     assert f"cvt.rn.f16x2.{'e4m3x2' if 'e4m3' in fmt else 'e5m2x2'}" in ptx
@@ -58,7 +43,7 @@ def test_fp8_matmul_builds_for_sm90(coverage, fmt, tmp_path):
     assert "0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads" in report, report
 
 
-def test_fp8_is_refused_before_sm89(coverage):
+def test_fp8_is_refused_before_sm89(nv_coverage):
     """sm80 has no fp8 conversion instruction: a located error naming the NVIDIA targets
     (the coverage script's 'refused'), not PTX that ptxas would reject."""
     import ml_dtypes
@@ -69,10 +54,10 @@ def test_fp8_is_refused_before_sm89(coverage):
         ops.matmul(e4, np.ones((64, 32), ml_dtypes.float8_e4m3fn), target="sm80")
 
 
-def test_tutorial_10_builds_for_sm90(coverage):
+def test_tutorial_10_builds_for_sm90(nv_coverage):
     """The block-scaled tutorial (e4m3, e5m2 and packed e2m1 operands, e8m0 scales): every
     kernel compiles for sm90 (its result check needs a GPU)."""
-    status, detail = coverage.run_case("tutorial 10", dict(coverage.example_cases())["example "
+    status, detail = nv_coverage.run_case("tutorial 10", dict(nv_coverage.example_cases())["example "
                                                                                        "tutorial_10_block_scaled_matmul"])
     assert status == "ok" and "mx_matmul" in detail, detail
 

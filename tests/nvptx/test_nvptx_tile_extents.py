@@ -10,27 +10,11 @@ checked against its array's parameters (the same LLVM values, or a clamp of the 
 mask keeps)."""
 from __future__ import annotations
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 from xdsl.dialects.builtin import MemRefType
 
 from xetile_dsl.codegen.nvptx import emit
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@pytest.fixture(scope="module")
-def coverage():
-    spec = importlib.util.spec_from_file_location("nv_coverage", os.path.join(ROOT, "scripts", "nv_coverage.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    saved = mod.snapshot()
-    mod.install("sm90")
-    yield mod
-    mod.restore(saved)
 
 
 def _watched(monkeypatch) -> list:
@@ -59,7 +43,7 @@ def _check(seen: list) -> tuple[int, int]:
 
 
 @pytest.mark.parametrize("dtype", [np.float16, "bf16"])
-def test_attention_tiles_keep_their_arrays_extents(coverage, monkeypatch, dtype):
+def test_attention_tiles_keep_their_arrays_extents(nv_coverage, monkeypatch, dtype):
     from xetile_dsl import ops
     import ml_dtypes
     dt = ml_dtypes.bfloat16 if dtype == "bf16" else dtype
@@ -74,7 +58,7 @@ def test_attention_tiles_keep_their_arrays_extents(coverage, monkeypatch, dtype)
     assert any(t.transposed and t.mem.rows is s.rows and t.mem.cols is s.cols for s, t, _ in seen)
 
 
-def test_decode_and_varlen_tiles_keep_their_arrays_extents(coverage, monkeypatch):
+def test_decode_and_varlen_tiles_keep_their_arrays_extents(nv_coverage, monkeypatch):
     from xetile_dsl import ops
     rng = np.random.default_rng(1)
     seen = _watched(monkeypatch)

@@ -22,7 +22,8 @@ from ...errors import LoweringError
 from . import tma, warp_ops, wgmma_attention, wgmma_gemm
 from .for_loops import emit_for, emit_while, flatten, rebuild
 from .layouts import Layout, assign
-from .lane_values import GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, is_fp8, llvm_type, scalar_op
+from .lane_values import (GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, is_fp8, joined, llvm_type,
+                          scalar_op)
 
 _SREG = {"gpu.block_id": "ctaid", "gpu.grid_dim": "nctaid"}
 _DIMS = {"x": 0, "y": 1, "z": 2}
@@ -243,13 +244,7 @@ class KernelEmitter:
             # where the op stood, would keep every slot's index live across the fast path)
             slow = [b.select(c, t_, f_) for c, t_, f_ in zip(bound.slots(b), true_slots, false_slots)]
             slow_block = b.block
-        slots = []
-        for t_, s_ in zip(true_slots, slow):
-            phi = b.phi(t_.type)
-            phi.add_incoming(t_, before)
-            phi.add_incoming(s_, slow_block)
-            slots.append(phi)
-        return Vec(layout, elem_of(op.results[0].type), slots)
+        return Vec(layout, elem_of(op.results[0].type), joined(b, true_slots, before, slow, slow_block))
 
     def _table_constant(self, op, values: list, layout: Layout, t: ir.Type) -> Vec:
         """A constant that differs per element: a table in constant memory, each slot read

@@ -55,17 +55,7 @@ def emit_for(em, op) -> None:
             for s in plan.loads:
                 em.staged[s.op] = (stager, (plan, s))
     flat_init = [v for init in inits for v in flatten(init)]
-    pre = b.block
-    header = b.append_basic_block("for.header")
-    body = b.append_basic_block("for.body")
-    exit_ = b.append_basic_block("for.exit")
-    b.branch(header)
-    b.position_at_end(header)
-    iv = b.phi(lower.type, "iv")
-    phis = [b.phi(v.type) for v in flat_init]
-    iv.add_incoming(lower, pre)
-    for phi, v in zip(phis, flat_init):
-        phi.add_incoming(v, pre)
+    header, body, exit_, (iv, *phis) = _loop_header(b, "for", [lower] + flat_init, "iv")
     b.cbranch(b.icmp_signed("<", iv, upper), body, exit_)
     b.position_at_end(body)
     block = op.body.block
@@ -95,6 +85,20 @@ def emit_for(em, op) -> None:
         em.values[op.results[index]] = wgmma_gemm.drain(em, em.values[op.results[index]])
 
 
+def _loop_header(b, kind: str, inits: list, first_name: str = ""):
+    """A loop's header, body and exit blocks (``kind``.header, ...), the builder moved
+    into the header, and one phi a value of ``inits`` there, fed from the block before
+    (the first named ``first_name``: a for loop's induction variable)."""
+    pre = b.block
+    header, body, exit_ = (b.append_basic_block(f"{kind}.{part}") for part in ("header", "body", "exit"))
+    b.branch(header)
+    b.position_at_end(header)
+    phis = [b.phi(v.type, first_name if i == 0 else "") for i, v in enumerate(inits)]
+    for phi, v in zip(phis, inits):
+        phi.add_incoming(v, pre)
+    return header, body, exit_, phis
+
+
 def emit_while(em, op) -> None:
     """``scf.while``: the header holds one phi per carried LLVM value and the before
     region (its ``scf.condition`` decides: to the body or out); the body is the after
@@ -105,15 +109,7 @@ def emit_while(em, op) -> None:
     if any(isinstance(v, Mem) for v in inits):
         raise LoweringError("nvptx: arrays carried by a loop are not supported on NVIDIA targets yet", op)
     flat_init = [v for init in inits for v in flatten(init)]
-    pre = b.block
-    header = b.append_basic_block("while.header")
-    body = b.append_basic_block("while.body")
-    exit_ = b.append_basic_block("while.exit")
-    b.branch(header)
-    b.position_at_end(header)
-    phis = [b.phi(v.type) for v in flat_init]
-    for phi, v in zip(phis, flat_init):
-        phi.add_incoming(v, pre)
+    header, body, exit_, phis = _loop_header(b, "while", flat_init)
     before = op.before_region.block
     carried = list(phis)
     for arg, init in zip(before.args, inits):

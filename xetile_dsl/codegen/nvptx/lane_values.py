@@ -124,6 +124,18 @@ def float_result(b, v, t):
     return f32_to_bf16(b, v) if is_bf16(elem_of(t)) else v
 
 
+def joined(b: ir.IRBuilder, first: list, first_block, second: list, second_block) -> list:
+    """One phi a pair: ``first[i]`` from ``first_block``, ``second[i]`` from
+    ``second_block`` (the two arms of a branch, at their join)."""
+    out = []
+    for x, y in zip(first, second):
+        phi = b.phi(x.type)
+        phi.add_incoming(x, first_block)
+        phi.add_incoming(y, second_block)
+        out.append(phi)
+    return out
+
+
 def intrinsic(b: ir.IRBuilder, name: str, ret: ir.Type, args: list) -> ir.Value:
     module = b.module
     fn = module.globals.get(name)

@@ -7,7 +7,8 @@ from llvmlite import ir
 
 from ...errors import LoweringError
 from .layouts import WARP, Layout
-from .lane_values import F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, llvm_type
+from .lane_values import (F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, joined,
+                          llvm_type)
 
 ZERO64 = ir.Constant(I64, 0)
 
@@ -82,13 +83,7 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
                     ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
                     slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
             slow_block = b.block
-    slots = []
-    for f, s in zip(fast_slots, slow_slots):
-        phi = b.phi(t)
-        phi.add_incoming(f, fast_block)
-        phi.add_incoming(s, slow_block)
-        slots.append(phi)
-    return Vec(layout, elem, slots)
+    return Vec(layout, elem, joined(b, fast_slots, fast_block, slow_slots, slow_block))
 
 
 def _packed_row_load(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp, run: int, inside, aligned) -> list:
@@ -131,13 +126,8 @@ def _packed_row_load(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp, run:
                 row_ok = b.and_(b.icmp_unsigned("<", row, tile.mem.rows), col_ok)
                 slow_words += _edge_run(b, run_ptr(i, False), t, words, run, row_ok, room, dc, aligned)
             slow_block = b.block
-    phis = []
-    for f, s_ in zip(fast_words, slow_words):
-        phi = b.phi(I32)
-        phi.add_incoming(f, fast_block)
-        phi.add_incoming(s_, slow_block)
-        phis.append(phi)
-    return [half for phi in phis for half in _unpack16(b, phi, t)]
+    return [half for word in joined(b, fast_words, fast_block, slow_words, slow_block)
+            for half in _unpack16(b, word, t)]
 
 
 def _edge_run(b, ptr, t: ir.Type, words: int, run: int, row_ok, room, dc: int, aligned) -> list:
@@ -155,26 +145,11 @@ def _edge_run(b, ptr, t: ir.Type, words: int, run: int, row_ok, room, dc: int, a
             vector_words = [b.extract_element(vec, ir.Constant(I32, k)) for k in range(words)]
             vector_block = b.block
         with scalar:
-            halves = []
-            zero = ir.Constant(t, 0)
-            for e in range(elems):
-                before = b.block
-                with b.if_then(b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc + e)))):
-                    value = b.load(b.gep(ptr, [ir.Constant(I64, e)], source_etype=t) if e else ptr, typ=t)
-                    loaded = b.block
-                phi = b.phi(t)
-                phi.add_incoming(zero, before)
-                phi.add_incoming(value, loaded)
-                halves.append(phi)
+            halves = [_guarded_load(b, ptr, e, t, b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc + e))))
+                      for e in range(elems)]
             scalar_words = [_pack16(b, halves[k], halves[k + 1]) for k in range(0, elems, 2)]
             scalar_block = b.block
-    out = []
-    for v, s_ in zip(vector_words, scalar_words):
-        phi = b.phi(I32)
-        phi.add_incoming(v, vector_block)
-        phi.add_incoming(s_, scalar_block)
-        out.append(phi)
-    return out
+    return joined(b, vector_words, vector_block, scalar_words, scalar_block)
 
 
 def _pack16(b, lo, hi):
@@ -204,23 +179,27 @@ def _guarded_row_loads(b, lane, tile: Tile, layout: Layout, t: ir.Type, warp) ->
     room = b.sub(mem.cols, col0)            # columns left from this lane's first (signed)
     col_ok = b.icmp_signed(">=", col0, ZERO64)
     rows, slots = {}, []
-    zero = ir.Constant(t, 0)
     for dr, dc in layout.slots():
         if dr not in rows:
             row = b.add(row0, ir.Constant(I64, dr)) if dr else row0
             row_ok = b.and_(b.icmp_unsigned("<", row, mem.rows), col_ok)
             rows[dr] = (row_ok, b.gep(mem.ptr, [b.add(b.mul(row, mem.stride), col0)], source_etype=t))
         row_ok, row_ptr = rows[dr]
-        inb = b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc)))
-        before = b.block
-        with b.if_then(inb):
-            value = b.load(b.gep(row_ptr, [ir.Constant(I64, dc)], source_etype=t) if dc else row_ptr, typ=t)
-            loaded = b.block
-        phi = b.phi(t)
-        phi.add_incoming(zero, before)
-        phi.add_incoming(value, loaded)
-        slots.append(phi)
+        slots.append(_guarded_load(b, row_ptr, dc, t, b.and_(row_ok, b.icmp_signed(">", room, ir.Constant(I64, dc)))))
     return slots
+
+
+def _guarded_load(b, ptr, offset: int, t: ir.Type, ok) -> ir.Value:
+    """Element ``offset`` of ``ptr`` where ``ok``, else 0: a branch around the load (no
+    address of a lane that must not read is ever formed into a load)."""
+    before = b.block
+    with b.if_then(ok):
+        value = b.load(b.gep(ptr, [ir.Constant(I64, offset)], source_etype=t) if offset else ptr, typ=t)
+        loaded = b.block
+    phi = b.phi(t)
+    phi.add_incoming(ir.Constant(t, 0), before)
+    phi.add_incoming(value, loaded)
+    return phi
 
 
 def _transposed_load(b, lane, tile: Tile, layout: Layout, elem, t: ir.Type, warp) -> Vec:
@@ -254,13 +233,7 @@ def _transposed_load(b, lane, tile: Tile, layout: Layout, elem, t: ir.Type, warp
                 ptr = b.gep(mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
                 slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
             slow_block = b.block
-    slots = []
-    for f, s_ in zip(fast_slots, slow_slots):
-        phi = b.phi(t)
-        phi.add_incoming(f, fast_block)
-        phi.add_incoming(s_, slow_block)
-        slots.append(phi)
-    return Vec(layout, elem, slots)
+    return Vec(layout, elem, joined(b, fast_slots, fast_block, slow_slots, slow_block))
 
 
 def _run_bytes(layout: Layout, t: ir.Type) -> int:
