@@ -3,7 +3,9 @@ from its array's (a row edge clamped by frontend/edge_masks.py), read in the til
 order.  An ``order=(0, 1)`` tile's sizes are its view's, [memory columns, memory rows]:
 taken as [rows, columns] they bounded Q^T, K^T and V^T by each other's extents (on an
 H200 every f16/bf16 attention, its backward and decode_attention gave wrong values at
-N = 200, D = 64: relative errors 0.27 to 0.69, no error raised).
+N = 200, D = 64: relative errors 0.27 to 0.69, no error raised).  Before the emitter
+read a tile's sizes at all, a row edge store mask (decode_attention's o: the group's
+heads) was dropped on NVIDIA targets: programs wrote each other's rows.
 
 Offline: each ``init_tile`` the sm90 emitter lowers is watched, and the tile's bounds are
 checked against its array's parameters (the same LLVM values, or a clamp of the rows the
@@ -68,6 +70,10 @@ def test_decode_and_varlen_tiles_keep_their_arrays_extents(nv_coverage, monkeypa
                          np.arange(6, dtype=np.int32).reshape(2, 3), np.array([40, 17], np.int32), target="sm90")
     decode_transposed, _ = _check(seen)
     assert decode_transposed >= 1                        # K^T of a cache block
+    # o's store keeps the group's heads only (a row edge mask: rows < G - head): a tile
+    # with fewer rows than o[b], so no program writes another group's heads (before the
+    # emitter read a tile's sizes, those writes raced on the H200: some runs wrong)
+    assert any(not t.transposed and t.mem.rows is not s.rows for s, t, _ in seen)
     seen.clear()
     packed = rng.standard_normal((13, 2, 64)).astype(np.float16)
     ops.attention(packed, packed, packed, causal=True, cu_seqlens=np.array([0, 5, 13], np.int32), target="sm90")
