@@ -133,6 +133,16 @@ def attention_nd_kernel(q, k, v, o, lse, N, H, G, qk_scale, with_lse, CAUSAL: xt
 
 
 @xd.jit
+def _program_sequence(cu_seqlens, H):
+    """(h, start, N) of a varlen program, program_id(1) = b * H + h: its head, and the
+    first row and length of sequence b in the packed arrays."""
+    head = xt.program_id(1)
+    b = head // H
+    start = cu_seqlens[b]
+    return head - b * H, start, cu_seqlens[b + 1] - start
+
+
+@xd.jit
 def attention_varlen_kernel(q, k, v, o, lse, cu_seqlens, H, G, qk_scale, with_lse, CAUSAL: xt.constexpr,
                             OUT: xt.constexpr, D: xt.constexpr, BM: xt.constexpr, BN: xt.constexpr,
                             SCALED: xt.constexpr):
@@ -142,11 +152,7 @@ def attention_varlen_kernel(q, k, v, o, lse, cu_seqlens, H, G, qk_scale, with_ls
     block (programs past their sequence's end do nothing).  The stores keep only the
     sequence's rows (a column edge mask on the O^T tile), so a partial block never writes
     into the next sequence; ``lse`` is [H, total] (with_lse)."""
-    head = xt.program_id(1)
-    b = head // H
-    h = head - b * H
-    start = cu_seqlens[b]
-    N = cu_seqlens[b + 1] - start
+    h, start, N = _program_sequence(cu_seqlens, H)
     if xt.program_id(0) * BM < N:
         _attention_body(q[h], k[h // G], v[h // G], o[h], lse, h, start, N, qk_scale, with_lse, CAUSAL, OUT,
                         D, BM, BN, SCALED, True)
@@ -336,11 +342,7 @@ def attention_rows_split_varlen_kernel(q, k, v, o, lse, cu_seqlens, H, G, qk_sca
     the stores keep only the sequence's rows (a row edge mask: the block store with fewer
     rows), so a partial block never writes into the next sequence; ``lse`` is [total, H]
     (LSE: each query's column of its head, a row edge store as o's)."""
-    head = xt.program_id(1)
-    b = head // H
-    h = head - b * H
-    start = cu_seqlens[b]
-    N = cu_seqlens[b + 1] - start
+    h, start, N = _program_sequence(cu_seqlens, H)
     if xt.program_id(0) * BM < N:
         _attention_rows_split_body(q[h], k[h // G], v[h // G], o[h], lse, h, N, qk_scale, CAUSAL, OUT, D, BM, BN,
                                    LSE, SCALED, start, True)
