@@ -16,6 +16,13 @@ CUDA tensors run after the ops (their own checks).
 
 (only the cases whose name holds SUBSTRING; ``NV_CHECK_DEVICE=cpu XETILE_INTERPRET=1``
 runs the same script on CPU tensors in the interpreter, a check of the script itself)
+
+Each case draws its inputs from a generator seeded by its name (the same data alone,
+under ``-k``, or after other cases).  A case whose failure leaves the CUDA context
+unusable (an illegal address, a launch failure: ``torch.cuda.synchronize`` raises after
+it) does not take the rest down: the script starts itself again in a fresh process and
+goes on after that case (``NV_CHECK_AFTER``, ``NV_CHECK_COUNTS``), the summary counting
+both processes' cases.
 """
 from __future__ import annotations
 
@@ -23,6 +30,7 @@ import math
 import os
 import sys
 import traceback
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
@@ -39,6 +47,10 @@ _ARGS = [a for a in sys.argv[1:] if a != "-k"]      # `-k SUBSTRING` and `SUBSTR
 ONLY = _ARGS[0] if _ARGS else ""
 BITS = {torch.float16: 11, torch.bfloat16: 8, torch.float32: 22}
 RESULTS = {"ok": 0, "FAIL": 0, "refused": 0}
+#: a restarted run: the case after which it goes on, and the counts so far
+_AFTER = [os.environ.get("NV_CHECK_AFTER")]
+if os.environ.get("NV_CHECK_COUNTS"):
+    RESULTS.update(zip(RESULTS, (int(n) for n in os.environ["NV_CHECK_COUNTS"].split(","))))
 
 
 def tol(dtype, factor: float = 4.0) -> float:
@@ -60,6 +72,11 @@ def case(name: str):
     def wrap(fn):
         if ONLY not in name:
             return fn
+        if _AFTER[0] is not None:       # a restarted run: this case ran in the process before
+            if _AFTER[0] == name:
+                _AFTER[0] = None
+            return fn
+        torch.manual_seed(zlib.crc32(name.encode()))
         try:
             fn(name)
         except UsageError as exc:
@@ -70,8 +87,26 @@ def case(name: str):
             print(f"check {name:<46} FAIL {type(exc).__name__}: {str(exc).splitlines()[0][:200] if str(exc) else ''}",
                   flush=True)
             traceback.print_exc(limit=3)
+            if DEV == "cuda" and not _context_usable():
+                _restart_after(name)
         return fn
     return wrap
+
+
+def _context_usable() -> bool:
+    try:
+        torch.cuda.synchronize()
+        return True
+    except Exception:   # noqa: BLE001 - a sticky CUDA error: every later call would fail
+        return False
+
+
+def _restart_after(name: str) -> None:
+    """This script again in a fresh process (a fresh CUDA context), going on after ``name``."""
+    print(f"restart: the CUDA context is unusable after {name!r}; the remaining cases in a new process",
+          flush=True)
+    env = dict(os.environ, NV_CHECK_AFTER=name, NV_CHECK_COUNTS=",".join(str(n) for n in RESULTS.values()))
+    os.execve(sys.executable, [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
 
 
 def rnd(*shape, dtype=torch.float16, scale=1.0):
