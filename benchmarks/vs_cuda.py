@@ -16,7 +16,8 @@ Sections (no section flag: all four; ``--experiments``: the per-tile GEMM rows o
   contender's first output against torch's (relative norm error).
 * ``--attention``: ``ops.attention`` forward f16, causal and not, D 64/128, N 1024, 4096,
   16384, against the Triton flash attention (the fastest of its configs) and torch SDPA:
-  TFLOP/s (``vs_cuda_attention.attention_timings``).
+  TFLOP/s (``vs_cuda_attention.attention_timings``), and ours' output against SDPA's (relative
+  norm error; ``WRONG`` past two f16 roundings, ``ATTENTION_TOL``).
 * ``--rows``: softmax, layer_norm, rms_norm over 8192 x 8192 f16 by ``ops``, the Triton
   peer and torch: GB/s (input read once, output written once) and % of a
   device-to-device copy of the same bytes measured in the same run, as one call, back to

@@ -115,11 +115,25 @@ def _guarded(fn):
         return float("nan"), f"{type(exc).__name__}: {exc}"[:200]
 
 
+#: the most ``ops.attention``'s f16 output may differ from SDPA's (relative norm): both are
+#: rounded to f16 (2^-11 relative each) from f32 accumulations, 4 units of each
+ATTENTION_TOL = 2 * 4 * 2.0 ** -11
+
+
+def output_error(out, ref) -> float:
+    """||out - ref|| / ||ref|| in float64 (nan where ``out`` is None)."""
+    if out is None:
+        return float("nan")
+    out, ref = out.double(), ref.double()
+    return float((out - ref).norm() / ref.norm().clamp_min(1e-30))
+
+
 def attention_timings(sizes, deadline: float | None = None) -> list[dict]:
     """TFLOP/s of ``ops.attention``, the Triton peer (the fastest of its CONFIGS) and torch
     SDPA, f16, causal and not, each case one event-timed call (:func:`bench`); cases past
     ``deadline`` (``time.monotonic()``) are left out, a row with ``skipped`` says so; a
-    contender that fails is nan with a ``note``."""
+    contender that fails is nan with a ``note``.  ``err``: ours' output against SDPA's
+    (:func:`output_error`; a row past :data:`ATTENTION_TOL` is marked WRONG)."""
     import time
     try:
         import peer_attention_cuda_triton as peer
@@ -143,21 +157,28 @@ def attention_timings(sizes, deadline: float | None = None) -> list[dict]:
                 best = ("-", float("nan"))
             sdpa, note = _guarded(lambda: torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
             notes += [f"sdpa: {note}"] if note else []
+            err = float("nan")
+            if ours == ours:        # (not nan: it ran)
+                err = output_error(ops.attention(q, k, v, causal=causal),
+                                   torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal))
             rows.append({"case": label, "D": D, "N": N, "causal": causal, "ours": flops / ours / 1e9,
                          "triton": flops / best[1] / 1e9, "sdpa": flops / sdpa / 1e9, "triton_config": best[0],
-                         "note": "; ".join(notes)})
+                         "err": err, "note": "; ".join(notes)})
     return rows
 
 
 def attention_lines(rows: list[dict]) -> list[str]:
     """The table of :func:`attention_timings`' rows."""
-    lines = [f"{'attention f16':42} {'ours':>9} {'triton':>9} {'sdpa':>9}  TFLOP/s   ours/triton  triton config"]
+    lines = [f"{'attention f16':42} {'ours':>9} {'triton':>9} {'sdpa':>9}  TFLOP/s   ours/triton  triton config"
+             f"       err vs sdpa"]
     for r in rows:
         if r.get("skipped"):
             lines.append(f"{r['case']:42} skipped (time budget)")
             continue
+        err = r.get("err", float("nan"))
+        mark = "  WRONG" if err > ATTENTION_TOL else ""
         lines.append(f"{r['case']:42} {r['ours']:9.1f} {r['triton']:9.1f} {r['sdpa']:9.1f}            "
-                     f"{r['ours'] / r['triton']:6.3f}       {r['triton_config']}")
+                     f"{r['ours'] / r['triton']:6.3f}       {str(r['triton_config']):18} {err:.2e}{mark}")
         if r.get("note"):
             lines.append(f"  {r['note']}")
     return lines

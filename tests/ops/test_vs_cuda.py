@@ -100,3 +100,24 @@ def test_plot_without_matplotlib_is_one_line(bench, tmp_path, monkeypatch):
     said = bench.write_plot(_synthetic(), str(tmp_path / "x.png"))
     assert said.startswith("plot: not written") and "matplotlib" in said and "\n" not in said
     assert not (tmp_path / "x.png").exists()
+
+
+def test_attention_rows_say_how_far_ours_is_from_sdpa(bench):
+    """The attention table's last column: ours' output against SDPA's (relative norm); a
+    row past two f16 roundings' worth (4 units each) is marked WRONG, so a timing of a
+    kernel that computes something else cannot pass for a result."""
+    import torch
+    import vs_cuda_attention as va
+    assert va.ATTENTION_TOL == pytest.approx(8 * 2.0 ** -11)
+    ref = torch.ones(4, 8, dtype=torch.float16)
+    assert va.output_error(ref, ref) == 0.0
+    assert va.output_error(ref * 1.5, ref) == pytest.approx(0.5)
+    assert va.output_error(None, ref) != va.output_error(None, ref)       # nan: it did not run
+    rows = [{"case": "Z4 H32 N4096 D128 causal", "ours": 300.0, "triton": 400.0, "sdpa": 500.0,
+             "triton_config": (128, 128, 8, 3), "err": 1.2e-3},
+            {"case": "Z4 H32 N1024 D64 causal", "ours": 120.0, "triton": 160.0, "sdpa": 180.0,
+             "triton_config": (64, 64, 4, 4), "err": 2.7e-1}]
+    header, good, bad = va.attention_lines(rows)
+    assert header.endswith("err vs sdpa")
+    assert good.endswith("1.20e-03") and "WRONG" not in good and "0.750" in good
+    assert bad.endswith("2.70e-01  WRONG")
