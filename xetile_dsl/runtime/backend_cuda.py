@@ -1,13 +1,16 @@
-"""The CUDA driver backend: PTX modules loaded with ``cuModuleLoadData`` and kernels
+"""The CUDA driver backend: PTX modules loaded with ``cuModuleLoadData`` (as cubins the
+driver linked once, from the kernel cache: runtime/cubins.py) and kernels
 launched with ``cuLaunchKernel`` on the current torch stream, through ``cuda-python``
-(``cuda.bindings.driver``, the optional extra ``[cuda]``).  Arrays are passed zero-copy by
-their ``__cuda_array_interface__`` (torch CUDA tensors, CuPy arrays)."""
+(``cuda.bindings.driver``, the optional extra ``[cuda]``).  Arrays are passed zero-copy:
+torch CUDA tensors by their own accessors, other CUDA arrays (CuPy) by their
+``__cuda_array_interface__``."""
 from __future__ import annotations
 
 import ctypes
 import threading
 
 from ..errors import LaunchError
+from . import cubins
 
 _LOCK = threading.Lock()
 _DRIVER: list = [None]     # the driver module once a launch has imported it
@@ -112,14 +115,29 @@ def load_function(ptx: str, name: str, device: int = 0, smem_bytes: int = 0):
         module = _MODULES.get(key)
         if module is None:
             _make_current(device)
-            module = check(_driver().cuModuleLoadData(ptx.encode() + b"\0"))
-            _MODULES[key] = module
+            module = _MODULES[key] = _load_module(ptx, device)
     function = check(_driver().cuModuleGetFunction(module, name.encode()))
     if smem_bytes > 48 * 1024:
         driver = _driver()
         attr = driver.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
         check(driver.cuFuncSetAttribute(function, attr, smem_bytes))
     return function
+
+
+def _load_module(ptx: str, device: int):
+    """``ptx`` loaded as a module: its cubin from the kernel cache (linked by the driver
+    once per driver version and architecture, runtime/cubins.py), else the PTX; a cached
+    cubin the driver refuses is discarded and the PTX loaded."""
+    driver = _driver()
+    key = cubins.cubin_key(ptx, check(driver.cuDriverGetVersion()), compute_capability(device))
+    image, is_cubin = cubins.module_image(ptx, key, lambda text: cubins.link(driver, check, text))
+    if not is_cubin:
+        return check(driver.cuModuleLoadData(image))
+    try:
+        return check(driver.cuModuleLoadData(image))
+    except LaunchError as exc:
+        cubins.discard(key, f"the driver refused the cached cubin ({exc})")
+        return check(driver.cuModuleLoadData(ptx.encode() + b"\0"))
 
 
 _CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64, "f32": ctypes.c_float,
