@@ -554,9 +554,15 @@ def time_gemm(quick: bool, deadline: float | None = None) -> list[dict]:
     return rows
 
 
+#: the most ours' GEMM output may differ from cuBLAS's (relative norm), by dtype: both
+#: accumulate in f32 and round to the output dtype (2^-11 relative f16, 2^-8 bf16), 4 units each
+GEMM_TOL = {"f16": 2 * 4 * 2.0 ** -11, "bf16": 2 * 4 * 2.0 ** -8}
+
+
 def gemm_lines(rows: list[dict], peak: dict) -> list[str]:
     """The GEMM table: TFLOP/s and % of ``peak[dtype]`` (TFLOP/s or None) of each
-    contender, ours over each peer, ours' and Triton's relative error against torch's output."""
+    contender, ours over each peer, ours' and Triton's relative error against torch's output
+    (a row whose ours' error passes its dtype's :data:`GEMM_TOL` is marked WRONG)."""
     lines = [f"{'gemm TFLOP/s (M x N x K)':28} {'ours':>7} {'triton':>7} {'cublas':>7}  {'%peak:':>7} {'ours':>6} "
              f"{'triton':>6} {'cublas':>6}  {'/triton':>7} {'/cublas':>7}  {'err ours':>9} {'triton':>9}  triton config"]
     said = set()
@@ -571,7 +577,7 @@ def gemm_lines(rows: list[dict], peak: dict) -> list[str]:
         lines.append(f"{label:28} {ours:7.1f} {tri:7.1f} {cub:7.1f}  {'':7} {percent(ours, p):>6} {percent(tri, p):>6} "
                      f"{percent(cub, p):>6}  {ratio(ours, tri)} {ratio(ours, cub)}  "
                      f"{r.get('ours_err', float('nan')):9.2e} {r.get('triton_err', float('nan')):9.2e}  "
-                     f"{r.get('triton_config', '')}")
+                     f"{r.get('triton_config', '')}" + ("  WRONG" if r.get("ours_err", 0.0) > GEMM_TOL[r["dtype"]] else ""))
         for who in ("ours", "triton", "cublas"):
             note = r.get(who + "_note")
             if note and (who, note) not in said:     # a failure said once, at its first row

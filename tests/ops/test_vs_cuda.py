@@ -121,3 +121,12 @@ def test_attention_rows_say_how_far_ours_is_from_sdpa(bench):
     assert header.endswith("err vs sdpa")
     assert good.endswith("1.20e-03") and "WRONG" not in good and "0.750" in good
     assert bad.endswith("2.70e-01  WRONG")
+
+
+def test_gemm_rows_past_two_roundings_are_marked_wrong(bench):
+    rows = _synthetic()["gemm"][:2]
+    rows = [dict(rows[0], ours_err=3e-3), dict(rows[1], ours_err=5e-3)]          # f16 1024, f16 2048
+    good, bad = (line for line in bench.gemm_lines(rows, {"f16": 989.4}) if line.startswith("f16"))
+    assert bench.GEMM_TOL["f16"] == pytest.approx(8 * 2.0 ** -11) and bench.GEMM_TOL["bf16"] == 8 * 2.0 ** -8
+    assert not good.endswith("WRONG") and bad.endswith("  WRONG")
+    assert not any(line.endswith("WRONG") for line in bench.gemm_lines(_synthetic()["gemm"], {}))
