@@ -131,11 +131,11 @@ def _load_module(ptx: str, device: int):
     driver = _driver()
     key = cubins.cubin_key(ptx, check(driver.cuDriverGetVersion()), compute_capability(device))
     image, is_cubin = cubins.module_image(ptx, key, lambda text: cubins.link(driver, check, text))
-    if not is_cubin:
-        return check(driver.cuModuleLoadData(image))
     try:
         return check(driver.cuModuleLoadData(image))
     except LaunchError as exc:
+        if not is_cubin:
+            raise
         cubins.discard(key, f"the driver refused the cached cubin ({exc})")
         return check(driver.cuModuleLoadData(ptx.encode() + b"\0"))
 

@@ -739,8 +739,7 @@ def _pack(b, lo, hi, elem):
         kind = "bf16x2" if is_bf16(elem) else "f16x2"   # d = {a: high half, b: low half}
         return b.asm(ir.FunctionType(I32, [F32, F32]), f"cvt.rn.{kind}.f32 $0, $1, $2;", "=r,f,f",
                      [wide_hi, wide_lo], False)
-    to16 = (lambda v: v) if is_bf16(elem) else (lambda v: b.bitcast(v, I16))
-    return b.or_(b.zext(to16(lo), I32), b.shl(b.zext(to16(hi), I32), ir.Constant(I32, 16)))
+    return _pack16(b, lo, hi)
 
 
 _MMA_ASM = ("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, "
