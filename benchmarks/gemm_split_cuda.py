@@ -2,7 +2,7 @@
 so host cost and kernel time are told apart, and ``ops.matmul``'s sm90 kernel at other
 tiles, stage counts and group sizes.
 
-    python benchmarks/gemm_split_cuda.py [--sizes 4096,8192] [--no-sweep]
+    python benchmarks/gemm_split_cuda.py [--sizes 4096,8192] [--no-sweep] [--shapes 128x4096x4096,...]
 
 For f16 (and bf16) squares: torch.matmul (cuBLAS), ``ops.matmul``, its grouped kernel
 launched directly, and a Triton GEMM of the same algorithm (``peer_gemm_triton.grouped_gemm``
@@ -12,6 +12,10 @@ at 128x256x64 blocks, grouped order, f16 out), each as
 * ``stream``: events around 10 calls back to back, per call (the host launches ahead);
 * ``kernel``: the kernels' own durations (torch profiler / CUPTI);
 * ``host``: microseconds a call takes to return.
+
+``--shapes MxNxK,...`` times skinny GEMMs (LLM decode and prefill token counts) the same
+way, with the grouped kernel at each of :data:`SKINNY_TILES` (BM 64 or 128; the grid of
+programs against the GPU's SMs is what a small M leaves to choose).
 
 All in TFLOP/s (2 M N K flops) except ``host``.  Prints one table; with ``$OUT`` set,
 writes it to ``$OUT/gemm_split_cuda.txt`` too."""
@@ -33,6 +37,10 @@ from xetile_dsl.ops.matmul import _bias_row, matmul_grouped_kernel  # noqa: E402
 
 import peer_gemm_triton  # noqa: E402
 from peer_gemm_triton import triton  # noqa: E402  (None without Triton: the peer is optional)
+
+
+#: the tiles a skinny GEMM is timed at: (BM, BN, BK); warps BM / 16 (the wgmma path)
+SKINNY_TILES = ((128, 256, 64), (128, 128, 64), (64, 256, 64), (64, 128, 64), (64, 64, 64))
 
 
 def triton_gemm(a, b, c, BM=128, BN=256, BK=64, warps=8, stages=3, GM=8):
@@ -66,11 +74,38 @@ def measure(fn, flops: float) -> str:
     return f"{rate(one):8.1f} {rate(stream):8.1f} {rate(kern):8.1f} {host:8.1f}"
 
 
+def skinny(shapes: str, lines: list, row) -> None:
+    """f16 ``MxNxK`` GEMMs: cuBLAS, ops.matmul, the grouped kernel at each skinny tile
+    (its programs in the name, its error against an f32 product as a check line)."""
+    sms = torch.cuda.get_device_properties(0).multi_processor_count
+    for shape in shapes.split(","):
+        m, n, k = map(int, shape.split("x"))
+        a, b = torch.randn(m, k, device="cuda", dtype=torch.float16), torch.randn(k, n, device="cuda",
+                                                                                  dtype=torch.float16)
+        c = torch.empty(m, n, device="cuda", dtype=torch.float16)
+        flops, ref = 2.0 * m * n * k, a.float() @ b.float()
+        row(f"torch.matmul {shape}", lambda: torch.matmul(a, b), flops)
+        row(f"ops.matmul {shape}", lambda: ops.matmul(a, b, out=c), flops)
+        for bm, bn, bk in SKINNY_TILES:
+            programs = -(-m // bm) * -(-n // bn)
+            fn = direct(a, b, c, bm, bn, bk, num_warps=bm // 16)
+            label = f"direct {bm}x{bn}x{bk} {shape} ({programs} programs / {sms} SMs)"
+            row(label, fn, flops)
+            try:
+                c.zero_()
+                fn()
+                torch.cuda.synchronize()
+                lines.append(f"check {label} rel error {float((c.float() - ref).norm() / ref.norm()):.2e}")
+            except Exception as exc:  # noqa: BLE001
+                lines.append(f"check {label} FAILED {type(exc).__name__}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--sizes", default="4096,8192")
     p.add_argument("--dtypes", default="f16")
     p.add_argument("--no-sweep", action="store_true")
+    p.add_argument("--shapes", default="", help="MxNxK,... skinny shapes at every SKINNY_TILES tile")
     args = p.parse_args()
     lines = [f"device: {torch.cuda.get_device_name()}  torch {torch.__version__}"
              + (f"  triton {triton.__version__}" if triton else ""),
@@ -84,9 +119,12 @@ def main() -> None:
         lines.append(f"{name:52} {text}")
         print(lines[-1], flush=True)
 
+    if args.shapes:
+        skinny(args.shapes, lines, row)
+        args.sizes = ""
     for dname in args.dtypes.split(","):
         dtype = {"f16": torch.float16, "bf16": torch.bfloat16}[dname]
-        for s in map(int, args.sizes.split(",")):
+        for s in (map(int, args.sizes.split(",")) if args.sizes else ()):
             a, b = (torch.randn(s, s, device="cuda", dtype=dtype) for _ in range(2))
             c = torch.empty(s, s, device="cuda", dtype=dtype)
             flops = 2.0 * s ** 3

@@ -426,7 +426,7 @@ class _Launch:
         elif target == "interpret":
             return interpreter.launch_jit(self.jit, self.grid, args, kwargs)
         jit = self.jit
-        if any(a.__class__ is ArrayTable for a in (*args, *kwargs.values())):
+        if ArrayTable in map(type, (*args, *kwargs.values())):     # (C-level: a launch's hot path)
             if _nv_target(target) or (target is None and _on_cuda(args, kwargs)):
                 return jit.run(self.grid, target, args, kwargs)   # nv_launch: the table's CUDA device table
             return launch_with_tables(lambda a, k: jit.run(self.grid, target, a, k),

@@ -120,27 +120,35 @@ _LAST: dict[int, tuple] = {}
 def _token(grid, target, args: tuple, kwargs: dict):
     """What a launch's marshalled parameters depend on, cheap to compute: the grid, the
     target, the TMA knob, each torch CUDA tensor's address, shape, strides and dtype, each
-    scalar's type and value, the keywords' values; None where an argument is of another
-    kind (then the launch takes the full path)."""
+    scalar's type and value, the keywords' names, values and types in the call's order (a
+    call naming them in another order takes the full path once); None where an argument
+    is of another kind (then the launch takes the full path)."""
     if callable(grid):
         return None
     parts = [grid, target, knobs.NV_TMA.get()]
     for value in args:
-        if isinstance(value, (bool, int, float)):
-            parts.append((type(value), value))
+        t = value.__class__
+        if t in _SCALARS:
+            parts.append((t, value))
         elif getattr(value, "is_cuda", False) and hasattr(value, "data_ptr"):
-            parts.append((value.data_ptr(), tuple(value.shape), tuple(value.stride()), value.dtype))
+            parts.append((value.data_ptr(), value.shape, value.stride(), value.dtype))
         else:
             return None
-    if any(v.__class__ is ArrayTable for v in kwargs.values()):
+    values = tuple(kwargs.values())
+    types = tuple(map(type, values))
+    if ArrayTable in types:
         return None     # (its device table is made anew each launch)
+    kw = (tuple(kwargs), values, types)
     try:
-        kw = tuple(sorted((k, type(v), v) for k, v in kwargs.items()))
         hash(kw)
     except TypeError:
         return None
     parts.append(kw)
     return tuple(parts)
+
+
+#: the scalar argument types a launch token holds by value (their type too: 1 == 1.0 == True)
+_SCALARS = frozenset((bool, int, float))
 
 
 #: launches seen, by :func:`_seen_key`: (kernel, CUDA function, where each runtime

@@ -257,8 +257,12 @@ def test_launch_token(monkeypatch):
                   nv_launch._token((2, 1), None, (a, b, 65), {"BM": 64}),
                   nv_launch._token((2, 1), None, (a, b, 64.0), {"BM": 64}),
                   nv_launch._token((2, 1), None, (a, b, 64), {"BM": 32}),
+                  nv_launch._token((2, 1), None, (a, b, 64), {"BM": 64.0}),
+                  nv_launch._token((2, 1), None, (a, b, True), {"BM": 64}),
                   nv_launch._token((1, 1), "sm80", (a, b, 64), {"BM": 64})):
         assert other is not None and other != token
+    two = nv_launch._token((2, 1), None, (a, b, 64), {"BM": 64, "BN": 32})
+    assert two != nv_launch._token((2, 1), None, (a, b, 64), {"BN": 32, "BM": 64}) is not None  # (the full path once)
     assert nv_launch._token(lambda meta: (1,), None, (a, b, 64), {}) is None
     assert nv_launch._token((1,), None, (a, [1, 2]), {}) is None
     monkeypatch.setenv("XETILE_NV_TMA", "0")

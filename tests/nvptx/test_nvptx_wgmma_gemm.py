@@ -96,3 +96,30 @@ def test_ops_matmul_tiles_on_sm90(bias, act, out, tmp_path):
     assert k.threads == 256
     assert len(re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16", k.ptx)) == bk // 16
     assert _resources(k.ptx, tmp_path) <= REGISTER_BUDGET[bn]
+
+
+@pytest.mark.parametrize("tile", dict(SM90.ops_tiles().gemm_skinny)["float16"])
+def test_skinny_tiles_on_sm90(tile, tmp_path):
+    """The tiles a skinny ops.matmul takes on sm90 (few programs at 128x256x64: M or N of
+    a few hundred) stay on the wgmma path: BM / 16 warps, BK / 16 wgmma m64nBNk16 a K
+    step, no spill, registers within the 128x128 budget; and ops.matmul picks them by the
+    programs they give against the multiprocessors (``configs.SKINNY_WAVE``)."""
+    bm, bn, bk = tile
+    sig = {"a": "f16[:,:]", "b": "f16[:,:]", "bias": "f32[:,:]", "c": "f16[:,:]", "K": "i32"}
+    consts = {"TA": False, "TB": False, "HAS_BIAS": False, "ACT": 0, "ACC": xt.float32, "OUT": xt.float16,
+              "BM": bm, "BN": bn, "BK": bk}
+    k = xd.compile(ops_kernel, sig, consts, target="sm90")
+    assert k.threads == bm // 16 * 32
+    assert len(re.findall(rf"wgmma\.mma_async\.sync\.aligned\.m64n{bn}k16", k.ptx)) == bk // 16
+    assert "mma.sync" not in k.ptx
+    assert _resources(k.ptx, tmp_path) <= REGISTER_BUDGET[128]
+    # the programs of the tile ops.matmul picks for some (M, N): at least 3/4 of the SMs
+    # where any skinny tile gives that many, and never fewer than the table tile gives
+    enough = configs.SKINNY_WAVE * SM90.sm_count
+    programs = lambda t, m, n: -(-m // t[0]) * -(-n // t[1])  # noqa: E731
+    for m, n in ((1, 4096), (128, 4096), (256, 4096), (512, 4096), (1024, 4096), (128, 28672), (8192, 128)):
+        chosen = configs.gemm_tiles("sm90", "float16", m, n=n)
+        assert programs(chosen, m, n) >= min(enough, programs((64, 64, 64), m, n))
+        assert programs(chosen, m, n) >= programs((128, 256, 64), m, n)
+        if programs((128, 256, 64), m, n) >= enough:
+            assert chosen == (128, 256, 64)

@@ -82,18 +82,29 @@ def gpu_of(target: str) -> Target:
     return compile_target("interpret" if target in INTERPRETER_TARGETS else target).gpu
 
 
+#: the share of a GPU's multiprocessors a skinny GEMM's programs must reach before a larger
+#: tile is kept (``OpTiles.gemm_skinny``): on the H200 (132) 112 programs of 128x256x64
+#: (M 128, N 28672) beat 224 of 128x128x64, and 64 (M 512, N 4096) lost to 128 of 128x128x64
+#: by 1.44x in kernel time (benchmarks/gemm_split_cuda.py --shapes)
+SKINNY_WAVE = 0.75
+
+
 def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool = False,
-               epilogue: bool = False) -> tuple[int, int, int]:
+               epilogue: bool = False, n: int | None = None) -> tuple[int, int, int]:
     """(BM, BN, BK) of a ``dtype_name`` GEMM on ``target``; with ``m`` (A's rows) smaller
     than the table's BM, BM is the smallest DPAS repeat count (rows of A per DPAS, a
     target fact) or multiple of the largest that holds them, so M = 1, 2 or 4 spends no
     DPAS work on padding rows and M = 9 .. 16 runs 16-row tiles
     (a transposed A keeps the table's BM: its transposed reads need whole blocks of the
     largest repeat count).  ``epilogue``: the program fuses a bias row or an activation
-    (the target's ``OpTiles.gemm_epilogue`` tile where it names one).
+    (the target's ``OpTiles.gemm_epilogue`` tile where it names one).  With ``m`` and
+    ``n`` (C's columns) and no epilogue, a target's ``OpTiles.gemm_skinny`` tiles replace
+    one that would give fewer programs than ``SKINNY_WAVE`` of its multiprocessors.
 
     >>> gemm_tiles("sm90", "float16"), gemm_tiles("sm90", "float16", epilogue=True)
     ((128, 256, 64), (128, 128, 64))
+    >>> [gemm_tiles("sm90", "float16", m, n=4096) for m in (16, 256, 512, 1024)]
+    [(64, 64, 64), (64, 128, 64), (128, 128, 64), (128, 256, 64)]
     """
     gpu = gpu_of(target)
     row = dict(gpu.ops_tiles().gemm)
@@ -103,6 +114,12 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
                          f"{', '.join(sorted(row))}" + ("" if "float32" in row else
                                                          f" (float32 = tf32 DPAS exists on {', '.join(tf32)} only)"))
     bm, bn, bk = dict(gpu.ops_tiles().gemm_epilogue).get(dtype_name, row[dtype_name]) if epilogue else row[dtype_name]
+    skinny = dict(gpu.ops_tiles().gemm_skinny).get(dtype_name, ()) if not (epilogue or trans_a) else ()
+    if skinny and m and n:
+        enough = SKINNY_WAVE * (getattr(gpu, "sm_count", 0) or gpu.xe_cores)
+        programs = lambda t: -(-m // t[0]) * -(-n // t[1])  # noqa: E731
+        if programs((bm, bn, bk)) < enough:
+            bm, bn, bk = next((t for t in skinny if programs(t) >= enough), skinny[-1])
     if m is not None and m < bm and not trans_a and target not in NV_TARGETS:
         short = OF_NUMPY_NAME[dtype_name].name
         repeat_counts = gpu.dpas_for(short, short).m_values

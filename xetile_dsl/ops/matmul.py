@@ -126,7 +126,7 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     if in_name in FP8_INPUTS and "fp8" in dict(configs.gpu_of(target).ops_tiles().gemm):
         tile_name = "fp8"   # (NVIDIA: the fp8 GEMM's mma.sync tiles, not the f16 wgmma ones)
     BM, BN, BK = configs.gemm_tiles(target, tile_name, M, trans_a,
-                                    epilogue=bias is not None or activation is not None)
+                                    epilogue=bias is not None or activation is not None, n=N)
     bias_row = _bias_row(bias, N, a)
     buffer, result = operands.output_buffer(out, a, (M, N), _np_dtype(out_name))
     if M == 0 or N == 0:

@@ -164,7 +164,10 @@ class NvTarget:
         (below the swizzle's 64 columns) mma.sync.  Else (mma.sync) 64 queries (4 warps of
         16 rows) and 64 keys a step at D <= 64, 32 at D = 128 (64 there: 255 registers
         and a 96-byte stack; ptxas, sm_90).  On wgmma targets the GEMM's programs run in
-        groups of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows).  The attention
+        groups of 8 row blocks (benchmarks/vs_cuda.py's ``grouped`` rows); a skinny one
+        (fewer than 3/4 of the multiprocessors' programs at 128x256: M or N up to about
+        512 on an H200 at N = 4096) takes 128x128, 64x128 or 64x64 (the wgmma path's BM 64
+        is one warpgroup; benchmarks/gemm_split_cuda.py --shapes).  The attention
         backward's rows form: 16 queries a dk/dv step and 32 keys a dk/dv program (2 warps),
         dq programs of 32 queries (its [D, BM] column tiles take the ``cols`` layout only at
         BM a multiple of 32; at 16 they are replicated in every lane) and 16 keys a step;
@@ -174,12 +177,14 @@ class NvTarget:
         if self.fp8_cvt:    # fp8 operands widened to f16 in registers, then mma.sync (fp8_mma_input):
             gemm += (("fp8", (128, 128, 32)),)   # 8 warps of 64 x 32 (at 4 the per-lane fp8 loads spill)
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
+        skinny = ((128, 128, 64), (64, 128, 64), (64, 64, 64))
+        skinny = (("float16", skinny), ("bfloat16", skinny)) if self.wgmma else ()
         attention = ((32, (64, 64)), (64, (64, 64)), (128, (128, 128))) if self.wgmma else \
             ((32, (64, 64)), (64, (64, 64)), (128, (64, 32)))
         return OpTiles(gemm=gemm, rows=(4, 256), rows_whole_max=8192, attention=attention,
                        attention_form="rows", attention_split=bool(self.wgmma), gemm_activation_warps=8,
                        gemm_fp8_warps=8 if self.fp8_cvt else None,
-                       gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1,
+                       gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1, gemm_skinny=skinny,
                        decode_max_rows=16,
                        attention_backward=((32, (16, 32, 16)), (64, (16, 32, 16)), (128, (16, 32, 16))),
                        attention_backward_dq_queries=((32, 32), (64, 32), (128, 32)))

@@ -157,6 +157,11 @@ class OpTiles:
     #: row blocks of C per group of ops.matmul's program order (1: the plain grid; more:
     #: the programs of a wave share panels of A and B in L2)
     gemm_group_m: int = 1
+    #: (dtype name, tiles) of a skinny ops.matmul without an epilogue: where ``gemm``'s
+    #: tile gives fewer programs than :data:`SKINNY_WAVE` of the GPU's multiprocessors (a
+    #: small M, or N), the first of these tiles that gives enough, else the last (the
+    #: most programs); () or a dtype absent: ``gemm``'s tile whatever the shape
+    gemm_skinny: tuple = ()
 
     @staticmethod
     def rule_for(target: "Target") -> "OpTiles":
