@@ -2,7 +2,9 @@
 (:func:`.nv_compiler.compile_nv`), load the PTX and launch on the current stream."""
 from __future__ import annotations
 
+import ctypes
 import threading
+from typing import NamedTuple
 
 import numpy as np
 
@@ -99,17 +101,42 @@ def tma_arrays(target, runtime: list, specs: dict) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _map_params(kernel, runtime: list, specs: dict) -> list[tuple]:
+def _map_params(kernel, runtime: list, specs: dict) -> tuple[list[tuple], tuple]:
     """The tensor-map parameters of ``kernel`` (after the others): one 128-byte map a
-    (array, box) it names."""
+    (array, box) it names; and what each map was made from besides the array's address
+    (:class:`MapSource`, for :class:`Relaunch` to make it again at another address)."""
     values = dict(runtime)
-    out = []
+    arrays = [name for name, _ in runtime if specs[name].kind == "array"]
+    out, sources = [], []
     for name, box_rows, box_cols in kernel.tensor_maps:
         address, shape, strides, itemsize = backend_cuda.array_layout(values[name])
         outer = strides[0] if len(shape) == 2 else strides[:-1]
         fields = tensor_maps.map_fields(address, shape, outer, itemsize, (box_rows, box_cols), kernel.target)
         out.append((tensor_maps.encode(fields, specs[name].dtype), None))
-    return out
+        sources.append(MapSource(arrays.index(name), shape, outer, itemsize, (box_rows, box_cols),
+                                 specs[name].dtype, kernel.target))
+    return out, tuple(sources)
+
+
+class MapSource(NamedTuple):
+    """A launch's tensor map but for the array's address: which of the kernel's arrays
+    (in parameter order), its shape, outer strides (bytes), element size, box, dtype name
+    and target."""
+    array: int
+    shape: tuple
+    outer: object
+    itemsize: int
+    box: tuple
+    dtype: str
+    target: object
+
+    def encode(self, address: int):
+        """The map at ``address``; None where TMA cannot describe the array there (an
+        address off the 16-byte alignment the kernel was compiled for)."""
+        if address % 16:
+            return None
+        return tensor_maps.encode(tensor_maps.map_fields(address, self.shape, self.outer, self.itemsize, self.box,
+                                                         self.target), self.dtype)
 
 
 #: the last launch of each kernel: jit -> (its dependencies, the call's token, the
@@ -252,55 +279,70 @@ def run(jit, grid, target: str | None, args: tuple, kwargs: dict):
             params += backend_cuda.array_params(tables[-1], name)
         else:
             params.append(backend_cuda.scalar_param(value, spec.dtype, name))
-    params += _map_params(kernel, runtime, specs)
+    maps, sources = _map_params(kernel, runtime, specs)
+    params += maps
     grid3 = _grid3(grid(dict(constants_of(jit, args, split_options(kwargs, jit.signature.parameters)[0])))
                    if callable(grid) else grid)
     if all(grid3):
         packed = backend_cuda.pack_params(params)
         backend_cuda.launch_packed(function, grid3, kernel.threads, packed, shared_bytes=kernel.smem_bytes)
         if token is not None:
-            _LAST[id(jit)] = (jit, deps, token, kernel, function, grid3, packed, params, tuple(pointers))
+            _LAST[id(jit)] = (jit, deps, token, kernel, function, grid3, packed, params, tuple(pointers), sources)
     return kernel
 
 
 class Relaunch:
     """A kernel's launch made ready to repeat with other array addresses: the same
     kernel, grid, array shapes and strides and scalar values, its own packed parameters
-    (each call writes the arrays' addresses into them, under a lock, and launches on the
-    current stream).  What an op's host path keeps per argument layout
-    (:func:`relaunch_of`; ``ops/rows.py``): no binding, keying or checks a call."""
+    (each call writes the arrays' addresses into them, and makes the tensor maps of
+    arrays whose address changed, under a lock, and launches on the current stream).
+    What an op's host path keeps per argument layout (:func:`relaunch_of`;
+    ``ops/rows.py``, ``ops/matmul.py``): no binding, keying or checks a call."""
 
-    __slots__ = ("jit", "deps", "kernel", "function", "grid3", "packed", "slots", "lock")
+    __slots__ = ("jit", "deps", "kernel", "function", "grid3", "packed", "slots", "lock", "maps", "addresses")
 
-    def __init__(self, jit, deps, kernel, function, grid3, params: list, pointers: tuple):
+    def __init__(self, jit, deps, kernel, function, grid3, params: list, pointers: tuple, sources: tuple = ()):
         self.jit, self.deps, self.kernel, self.function, self.grid3 = jit, deps, kernel, function, grid3
         self.packed = backend_cuda.pack_params(params)
         self.slots = [self.packed.objects[i] for i in pointers]
         self.lock = threading.Lock()
+        first = len(params) - len(sources)      # (the maps are the last parameters)
+        self.maps = tuple((first + i, source) for i, source in enumerate(sources))
+        self.addresses = tuple(params[i][0] for i in pointers)
 
     def valid(self) -> bool:
         """Whether the kernel's sources and the globals it read are still those compiled."""
         return self.jit._deps is self.deps and self.deps.unchanged()
 
-    def __call__(self, *addresses: int) -> None:
-        """Launch with these array addresses (in the kernel's parameter order)."""
+    def __call__(self, *addresses: int) -> bool:
+        """Launch with these array addresses (in the kernel's parameter order); False
+        (nothing launched) where a tensor map cannot describe an array at its new address."""
         with self.lock:
+            if self.maps and addresses != self.addresses:
+                made = [(index, source.encode(addresses[source.array])) for index, source in self.maps
+                        if addresses[source.array] != self.addresses[source.array]]
+                if any(data is None for _, data in made):
+                    return False
+                for index, data in made:
+                    self.packed.objects[index] = data
+                    self.packed.pointers[index] = ctypes.addressof(data)
+                self.addresses = addresses
             for slot, address in zip(self.slots, addresses):
                 slot.value = address
             backend_cuda.launch_packed(self.function, self.grid3, self.kernel.threads, self.packed,
                                        shared_bytes=self.kernel.smem_bytes)
+            return True
 
 
 def relaunch_of(jit, grid, target: str, args: tuple, kwargs: dict) -> Relaunch | None:
     """The launch of ``jit`` just made with these arguments (torch CUDA tensors and Python
     scalars) as a :class:`Relaunch`; None where it is not the kernel's last launch (another
-    thread's came between), or its parameters hold tensor maps (which depend on the
-    arrays' addresses)."""
+    thread's came between)."""
     last = _LAST.get(id(jit))
-    if last is None or last[0] is not jit or last[3].tensor_maps or last[2] != _token(grid, target, args, kwargs):
+    if last is None or last[0] is not jit or last[2] != _token(grid, target, args, kwargs):
         return None
-    jit_, deps, _, kernel, function, grid3, _, params, pointers = last
-    return Relaunch(jit_, deps, kernel, function, grid3, params, pointers)
+    jit_, deps, _, kernel, function, grid3, _, params, pointers, sources = last
+    return Relaunch(jit_, deps, kernel, function, grid3, params, pointers, sources)
 
 
 def constants_of(jit, args: tuple, kwargs: dict) -> dict:

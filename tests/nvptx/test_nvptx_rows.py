@@ -296,6 +296,10 @@ class _CudaTensorLike:
     def dim(self):
         return len(self.shape)
 
+    @property
+    def ndim(self):
+        return len(self.shape)
+
     def element_size(self):
         return self.dtype.itemsize
 

@@ -16,6 +16,9 @@ from ..errors import UsageError
 from ..kernels.gemm_loop import subgroup_gemm
 from ..dtypes import numpy_is_float
 from . import configs, operands
+from .._lazy import LazyModule
+
+nv_launch = LazyModule("xetile_dsl.nv_launch", globals())  # the NVIDIA launch path: only for CUDA arrays
 
 #: activation name -> the ACT constexpr of the kernel
 ACTIVATIONS = {None: 0, "relu": 1, "gelu": 2, "silu": 3, "gelu_tanh": 4}
@@ -109,8 +112,11 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     key = _plan_key(a, b, trans_a, trans_b, bias, activation, out_dtype, out, target)
     plan = _PLANS.get(key) if key is not None else None
     if plan is not None:
-        kernel, grid, consts, shape, np_out, N, K = plan
-        buffer, result = operands.output_buffer(out, a, shape, np_out)
+        kernel, grid, consts, shape, np_out, N, K, relaunch = plan
+        buffer, result = (out, out) if out is not None else operands.output_buffer(out, a, shape, np_out)
+        if relaunch is not None and buffer is result and relaunch[0].valid() and \
+                relaunch[0](a.data_ptr(), b.data_ptr(), relaunch[1], buffer.data_ptr()):
+            return result, relaunch[0].kernel
         return result, kernel[grid](a, b, _bias_row(bias, N, a), buffer, K, **consts)
     given = (a, b, trans_a, trans_b)
     a, b = operands.as_array(a, "a"), operands.as_array(b, "b")
@@ -141,12 +147,17 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     event = kernel[grid](fa, fb, bias_row, buffer, K, **consts)
     if key is not None and buffer is result and fa is given[0] and fb is given[1] and \
             (trans_a, trans_b) == given[2:]:
-        _PLANS[key] = (kernel, grid, consts, (M, N), _np_dtype(out_name), N, K)
+        relaunch = None
+        if bias is None and configs.is_nvidia(target):      # (a bias is made a [1, N] f32 row a call)
+            made = nv_launch.relaunch_of(kernel.jit, grid, target, (fa, fb, bias_row, buffer, K), consts)
+            relaunch = (made, bias_row.data_ptr()) if made is not None else None
+        _PLANS[key] = (kernel, grid, consts, (M, N), _np_dtype(out_name), N, K, relaunch)
     return operands.copy_back(buffer, result), event
 
 
 #: ``matmul_launch``'s plans of torch CUDA launches that needed no copies: launch key ->
-#: (kernel, grid, constexprs, C's shape, C's dtype, N, K)
+#: (kernel, grid, constexprs, C's shape, C's dtype, N, K, (the launch's ``nv_launch.Relaunch``,
+#: the placeholder bias row's address) or None where a bias is fused)
 _PLANS: dict = {}
 
 
