@@ -1,5 +1,5 @@
-"""The CUDA driver backend: PTX modules loaded with ``cuModuleLoadData`` (as cubins the
-driver linked once, from the kernel cache: runtime/cubins.py) and kernels
+"""The CUDA driver backend: PTX modules loaded with ``cuModuleLoadData`` (as cubins ptxas
+assembled once, from the kernel cache, where a ptxas is found: runtime/cubins.py) and kernels
 launched with ``cuLaunchKernel`` on the current torch stream, through ``cuda-python``
 (``cuda.bindings.driver``, the optional extra ``[cuda]``).  Arrays are passed zero-copy:
 torch CUDA tensors by their own accessors, other CUDA arrays (CuPy) by their
@@ -125,12 +125,18 @@ def load_function(ptx: str, name: str, device: int = 0, smem_bytes: int = 0):
 
 
 def _load_module(ptx: str, device: int):
-    """``ptx`` loaded as a module: its cubin from the kernel cache (linked by the driver
-    once per driver version and architecture, runtime/cubins.py), else the PTX; a cached
-    cubin the driver refuses is discarded and the PTX loaded."""
+    """``ptx`` loaded as a module: its cubin from the kernel cache (assembled by ptxas
+    once per ptxas release, driver version and architecture, runtime/cubins.py) where a
+    ptxas is found, else the PTX; a cached cubin the driver refuses is discarded and the
+    PTX loaded."""
     driver = _driver()
-    key = cubins.cubin_key(ptx, check(driver.cuDriverGetVersion()), compute_capability(device))
-    image, is_cubin = cubins.module_image(ptx, key, lambda text: cubins.link(driver, check, text))
+    ptxas = cubins.find_ptxas()
+    if ptxas is None:
+        return check(driver.cuModuleLoadData(ptx.encode() + b"\0"))
+    capability = compute_capability(device)
+    key = cubins.cubin_key(ptx, check(driver.cuDriverGetVersion()), capability, cubins.ptxas_release(ptxas))
+    image, is_cubin = cubins.module_image(
+        ptx, key, lambda text: cubins.assemble(text, cubins.ptxas_arch(text, capability), ptxas))
     try:
         return check(driver.cuModuleLoadData(image))
     except LaunchError as exc:
