@@ -324,8 +324,105 @@ def main() -> int:
             report(f"{name} ({str(c.dtype).replace('torch.', '')} out)", rel(c, a.double() @ b.double()), bound)
 
     run_examples()
+    run_workgroup()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
+
+
+def run_workgroup() -> None:
+    """The workgroup-level kernels (``wg_map``: one warp a subgroup, exchanges through
+    shared local memory, ``bar.sync`` and named barriers) of ``xetile_dsl.kernels``, the
+    XeTile RFC's, on CUDA tensors against torch; small integers, so every result is exact."""
+    import xetile_dsl.language as xt
+    from xetile_dsl.kernels import workgroup_slm as W
+    from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel, gemm_wg_kernel
+
+    def ints(*shape, dtype=torch.float32, lo=-8, hi=9):
+        return torch.randint(lo, hi, shape, device=DEV).to(dtype)
+
+    def nan(*shape):
+        return torch.full(shape, float("nan"), device=DEV)
+
+    def on(*tensors):       # (the interpreter's check of this script: numpy views of CPU tensors)
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+
+    @case("workgroup conv_layout f32 64x64 (row bands to column bands)")
+    def _(name):
+        a, c = ints(64, 64), nan(64, 64)
+        W.conv_layout_kernel[(1,)](*on(a, c))
+        report(name, rel(c, a * 2 + 1), 0.0)
+
+    @case("workgroup row_sum f32 512x128 (RFC, 32 subgroups)")
+    def _(name):
+        a, out = ints(512, 128), nan(512, 16)
+        W.row_sum_kernel[(2,)](*on(a, out))
+        report(name, rel(out[:, 0], a.double().sum(1)), 0.0)
+
+    @case("workgroup col_max f32 64x64 (partials in SLM)")
+    def _(name):
+        a, out = ints(64, 64), nan(1, 64)
+        W.col_max_kernel[(1,)](*on(a, out))
+        report(name, rel(out[0], a.max(0).values), 0.0)
+
+    @case("workgroup grid_row_sum f32 384x64 (named barriers)")
+    def _(name):
+        a, out = ints(384, 64), nan(384, 16)
+        W.grid_row_sum_kernel[(3,)](*on(a, out))
+        report(name, rel(out[:, 0], a.double().sum(1)), 0.0)
+
+    @case("workgroup grid_col_sum f32 384x64 (named barriers)")
+    def _(name):
+        a, out = ints(384, 64), nan(3, 64)
+        W.grid_col_sum_kernel[(3,)](*on(a, out))
+        report(name, rel(out, a.double().reshape(3, 128, 64).sum(1)), 0.0)
+
+    @case("workgroup big_conv f32 256x128 (128 KiB of SLM)")
+    def _(name):
+        a, c = ints(256, 128), nan(256, 128)
+        W.big_conv_kernel[(1,)](*on(a, c))
+        report(name, rel(c, a), 0.0)
+
+    @case("workgroup conv_rounds f32 1024x512 (rounds of row chunks)")
+    def _(name):
+        a, c = ints(1024, 512), nan(1024, 512)
+        W.conv_rounds_kernel[(2,)](*on(a, c))
+        report(name, rel(c, a * 2 + 1), 0.0)
+
+    @case("workgroup conv_rounds_loop f32 1536x512 (3 steps)")
+    def _(name):
+        a, c = ints(1536, 512), nan(1536, 512)
+        W.conv_rounds_loop_kernel[(1,)](*on(a, c), STEPS=3)
+        report(name, rel(c, a * 2 + 1), 0.0)
+
+    @case("workgroup gemm_rowsum f16 128x128x64 (mma map to row bands)")
+    def _(name):
+        a, b = ints(128, 64, dtype=torch.float16, lo=-2, hi=3), ints(64, 128, dtype=torch.float16, lo=-2, hi=3)
+        c, rowsum = nan(128, 128), nan(128, 16)
+        W.gemm_rowsum_kernel[(2, 2)](*on(a, b, c, rowsum), 64, BK=32)
+        ref = a.double() @ b.double()
+        report(name + " c", rel(c, ref), 0.0)
+        report(name + " row sums", rel(rowsum[:, :2], ref.reshape(128, 2, 64).sum(2)), 0.0)
+
+    @case("workgroup gemm_coop f16 128x128x96 (cooperative loads through SLM)")
+    def _(name):
+        a, b = ints(128, 96, dtype=torch.float16, lo=-2, hi=3), ints(96, 128, dtype=torch.float16, lo=-2, hi=3)
+        c = nan(128, 128)
+        W.gemm_coop_kernel[(2, 2)](*on(a, b, c), 96, BK=32)
+        report(name, rel(c, a.double() @ b.double()), 0.0)
+
+    @case("workgroup gemm_wg f16 256x256x128 (2x2 subgroups of 64x64)")
+    def _(name):
+        a, b = ints(256, 128, dtype=torch.float16, lo=-2, hi=3), ints(128, 256, dtype=torch.float16, lo=-2, hi=3)
+        c = nan(256, 256)
+        gemm_wg_kernel[(2, 2)](*on(a, b, c), 128, BM=128, BN=128, BK=32, SM=2, SN=2, PF=2, ACC=xt.float32)
+        report(name, rel(c, a.double() @ b.double()), 0.0)
+
+    @case("workgroup gemm_prefetch f16 512x256x96 (RFC 2.1, 32 subgroups)")
+    def _(name):
+        a, b = ints(512, 96, dtype=torch.float16, lo=-2, hi=3), ints(96, 256, dtype=torch.float16, lo=-2, hi=3)
+        c = nan(512, 256)
+        gemm_prefetch_kernel[(2, 1)](*on(a, b, c), 96, BM=256, BN=256, BK=32, PF=3)
+        report(name, rel(c, a.double() @ b.double()), 0.0)
 
 
 def run_examples() -> None:

@@ -52,15 +52,6 @@ class NvKernel:
         return self.asm["ptx"]
 
 
-def _reject_workgroup_tiles(module) -> None:
-    for op in module.walk():
-        maps = [op.properties.get(k) for k in op.properties if k.startswith("wg_map")]
-        tiles = [r.type for r in op.results if hasattr(r.type, "attr") and getattr(r.type.attr, "wg", None)]
-        if any(maps) or tiles:
-            raise LoweringError("nvptx: workgroup-level tiles (wg_map) are not supported on NVIDIA targets yet; "
-                                "the first slice runs one warp per program (subgroup-level kernels)", op)
-
-
 def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict, num_warps: int | None = None,
                   num_stages: int | None = None, tma_arrays: tuple = ()) -> tuple[str, list, str, KernelEmitter]:
     """(LLVM IR text, parameters, kernel name, emitter) of the frontend's ``module``;
@@ -68,9 +59,9 @@ def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict, num_warps:
     the shared-memory ring), None for the emitter's own choice; ``tma_arrays`` the array
     parameters a tensor map can describe (the launch's check)."""
     start = time.perf_counter()
-    _reject_workgroup_tiles(module)
-    # the shared distribution pass: a no-op on subgroup-level kernels, it checks their
-    # subgroup tiles against the compiler's per-subgroup value limit
+    # the shared distribution pass: a workgroup-level kernel's tiles become each subgroup's
+    # (a warp of the program, ``gpu.subgroup_id`` its index; its exchanges through shared
+    # local memory and barriers); a no-op on subgroup-level kernels
     XeTileWgToSg(target=PVC).apply(make_context(), module)
     func = next(op for op in module.ops if op.name == "func.func")
     llvm_module = new_module(func.sym_name.data)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ...dialects import _mixed
 from ...errors import LoweringError
-from . import tma, warp_ops, wgmma_attention, wgmma_gemm
+from . import smem_pipeline, tma, warp_ops, wgmma_attention, wgmma_gemm
 from .for_loops import emit_for, emit_while, flatten, rebuild
 from .layouts import Layout, assign
 from .lane_values import (GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, is_fp8, joined, llvm_type,
@@ -35,6 +35,15 @@ class KernelEmitter:
     def __init__(self, func, module: ir.Module, target, num_warps: int | None = None, num_stages: int | None = None,
                  tma_arrays: tuple = ()):
         self.func, self.module, self.target = func, module, target
+        #: subgroups of a workgroup-level kernel (the distribution pass's
+        #: ``xetile.num_subgroups``): one warp each, each value a warp's own (1 elsewhere)
+        self.subgroups = subgroups_of(func)
+        if self.subgroups > 1:
+            if self.subgroups * target.warp_size > target.max_threads_per_block:
+                raise LoweringError(f"nvptx: a workgroup of {self.subgroups} subgroups is {self.subgroups} warps, more "
+                                    f"than the {target.max_threads_per_block // target.warp_size} of a block on "
+                                    f"{target.name}; use a wg_map sg_layout of fewer subgroups", func)
+            num_warps, num_stages = 1, 1    # (no program-wide staging or wgmma: each warp has its own tiles)
         #: the wgmma GEMM of the kernel (:mod:`.wgmma_gemm`), None for mma.sync; its ring
         #: is filled by TMA where ``tma_arrays`` names both operands' arrays
         self.wgmma = wgmma_gemm.plan_kernel(func, target, num_warps, num_stages, tma_arrays)
@@ -51,7 +60,7 @@ class KernelEmitter:
         #: the PTX architecture the kernel's code needs (sm_90a where it holds wgmma)
         self.ptx_arch = target.wgmma_ptx_arch if self.wgmma is not None else target.ptx_arch
         #: threads of one program (block): 32 a warp
-        self.threads = target.warp_size * wr * wc
+        self.threads = target.warp_size * wr * wc * self.subgroups
         self.values: dict = {}
         self.params: list[tuple[str, str]] = []   # (name, kind) for the launcher: "array" | dtype
         self.b: ir.IRBuilder | None = None
@@ -61,13 +70,16 @@ class KernelEmitter:
         self.staged: dict = {}
         self.smem = None
         self.smem_bytes = 0
+        #: the shared local memory a workgroup-level kernel's ``memref.alloc`` ops took, bytes
+        self.slm_bytes = 0
         self.smem_loops = 0
         self.grid_constants: list[int] = []
         #: the flash-attention key loops whose products are wgmma (:mod:`.wgmma_attention`):
         #: loop op -> plan, and each of their tile_mma ops -> plan
         #: the arrays the launch found describable by tensor maps (decisions 051, 056)
         self.tma_arrays = tuple(tma_arrays)
-        self.attention_loops = wgmma_attention.plan_kernel(self) if self.wgmma is None else {}
+        self.attention_loops = wgmma_attention.plan_kernel(self) if self.wgmma is None and self.subgroups == 1 \
+            else {}
         self.attention_mmas = {m: p for p in self.attention_loops.values() for m in (p.mma_s, p.mma_o)}
         if self.attention_loops:
             self.ptx_arch = target.wgmma_ptx_arch
@@ -262,6 +274,57 @@ class KernelEmitter:
         return Vec(layout, elem_of(op.result.type), slots)
 
     # --- ids, memrefs, tiles ----------------------------------------------------------------
+    def subgroup_id(self, op) -> None:
+        """The subgroup of a workgroup-level kernel: the warp (``tid / 32``)."""
+        self.values[op.results[0]] = self.warp if self.warp is not None else ir.Constant(I64, 0)
+
+    def slm_alloc(self, op) -> None:
+        """``memref.alloc`` in shared local memory (space 3): a 16-byte aligned part of the
+        program's dynamic shared memory (a workgroup-level kernel stages nothing else
+        there), read and written by the warps' per-lane accesses."""
+        mtype = op.results[0].type
+        shape = mtype.get_shape()
+        space = getattr(mtype.memory_space, "value", None)
+        if len(shape) != 2 or -1 in shape or getattr(space, "data", None) != 3:
+            raise LoweringError("nvptx: memref.alloc takes a static 2-D shape in shared local memory (space 3)", op)
+        elem = mtype.element_type
+        offset = -(-self.slm_bytes // 16) * 16
+        self.slm_bytes = offset + shape[0] * shape[1] * max(elem.bitwidth // 8, 1)
+        if self.slm_bytes > self.target.smem_per_block:
+            raise LoweringError(f"nvptx: shared local memory of {self.slm_bytes} bytes; a block on {self.target.name} "
+                                f"has {self.target.smem_per_block}", op)
+        self.smem_bytes = max(self.smem_bytes, self.slm_bytes)
+        base = self.b.add(self.b.zext(smem_pipeline.smem_base(self), I64), ir.Constant(I64, offset))
+        rows, cols = (ir.Constant(I64, n) for n in shape)
+        # an opaque shared pointer, as the arrays' (from the 32-bit shared address)
+        self.values[op.results[0]] = Mem(self.b.inttoptr(base, ir.PointerType(addrspace=3)), rows, cols, cols, elem)
+
+    def barrier(self, op) -> None:
+        """``gpu.barrier``: every warp of the program (``bar.sync 0``)."""
+        warp_ops._bar_sync(self.b)
+
+    def named_barrier(self, op) -> None:
+        """XeGPU's named barriers as PTX's: ``init_nbarrier id, n`` is barrier ``id + 1``
+        (0 is ``bar.sync 0``'s) over ``n`` warps; ``nbarrier_wait`` is ``bar.sync id, 32 n``
+        (arrive and wait: the subgroup's arrive, which comes first, emits nothing)."""
+        if op.name == "xegpu.alloc_nbarrier":
+            count = op.properties.get("nbarrier_num") or op.attributes.get("nbarrier_num")
+            if count is not None and int(count.value.data) > 15:
+                raise LoweringError(f"nvptx: {int(count.value.data)} named barriers; a block has 15 besides "
+                                    f"bar.sync 0's", op)
+        elif op.name == "xegpu.init_nbarrier":
+            ident, count = (self._i32(self.values[v]) for v in op.operands[:2])
+            self.values[op.results[0]] = (self.b.add(ident, ir.Constant(I32, 1)),
+                                          self.b.mul(count, ir.Constant(I32, self.target.warp_size)))
+        elif op.name == "xegpu.nbarrier_wait":
+            ident, threads = self.values[op.operands[0]]
+            self.b.asm(ir.FunctionType(ir.VoidType(), [I32, I32]), "bar.sync $0, $1;", "r,r,~{memory}",
+                       [ident, threads], True)
+
+    def _i32(self, v):
+        width = v.type.width
+        return self.b.trunc(v, I32) if width > 32 else self.b.zext(v, I32) if width < 32 else v
+
     def sreg(self, op) -> None:
         dim = "xyz"[_dim_of(op)]
         name = f"llvm.nvvm.read.ptx.sreg.{_SREG[op.name]}.{dim}"
@@ -301,9 +364,9 @@ class KernelEmitter:
             self.values[op.tile] = Scattered(self.values[op.source], indices)
             return
         if tile_type.attr.order_list not in ((1, 0), (0, 1)) or tile_type.attr.is_scattered or \
-                tile_type.attr.in_slm:
-            raise LoweringError("nvptx: only global block tiles (order [1, 0] or [0, 1]) are supported on NVIDIA "
-                                "targets yet", op)
+                tile_type.attr.in_slm and not (isinstance(op.source.owner, memref.AllocOp)):
+            raise LoweringError("nvptx: only block tiles (order [1, 0] or [0, 1]) of global memory or of a shared "
+                                "local memory memref.alloc are supported on NVIDIA targets yet", op)
         mem = self.values[op.source] if isinstance(op.source.type, MemRefType) else self._address_array(op)
         transposed = tile_type.attr.order_list == (0, 1)
         if isinstance(op.source.type, MemRefType) and len(op.sizes) == 2:
@@ -589,4 +652,15 @@ _HANDLERS = {
     "memref.load": KernelEmitter.memref_load, "memref.store": KernelEmitter.memref_store,
     # a cache hint: the first slice's per-lane loads go through L1/L2 without it
     "xetile.prefetch_tile": lambda self, op: None,
+    # workgroup-level kernels after the distribution pass: warps, shared local memory, barriers
+    "gpu.subgroup_id": KernelEmitter.subgroup_id, "memref.alloc": KernelEmitter.slm_alloc,
+    "gpu.barrier": KernelEmitter.barrier, "xegpu.alloc_nbarrier": KernelEmitter.named_barrier,
+    "xegpu.init_nbarrier": KernelEmitter.named_barrier, "xegpu.nbarrier_arrive": KernelEmitter.named_barrier,
+    "xegpu.nbarrier_wait": KernelEmitter.named_barrier,
 }
+
+
+def subgroups_of(func) -> int:
+    """The subgroups a workgroup-level kernel's program holds (1: a subgroup-level kernel)."""
+    attr = func.attributes.get("xetile.num_subgroups")
+    return int(attr.value.data) if attr is not None else 1
