@@ -312,6 +312,22 @@ def main() -> int:
                 p = torch.softmax(torch.einsum("hd,nhd->hn", q[b].double(), keys) / 8.0, -1)
                 report(f"decode_attention {tag} seq {b}", rel(got[b], torch.einsum("hn,nhd->hd", p, vals)), tol(dt))
 
+    for dt in (torch.int8, torch.uint8):
+        @case(f"matmul {str(dt).replace('torch.', '')} 200x136x96 (i32 out)")
+        def _(name, dt=dt):
+            # mma.sync s8/u8 with s32 accumulators: exact
+            lo, hi = (-128, 128) if dt == torch.int8 else (0, 256)
+            a = torch.randint(lo, hi, (200, 96), device=DEV).to(dt)
+            b = torch.randint(lo, hi, (96, 136), device=DEV).to(dt)
+            c = x_ops.matmul(a, b)
+            report(f"{name} {str(c.dtype).replace('torch.', '')}", rel(c, a.double() @ b.double()), 0.0)
+
+    @case("matmul f32 (tf32) 200x136x96")
+    def _(name):
+        # inputs rounded to tf32 (11 significant bits, 4 units each), f32 accumulation
+        a, b = rnd(200, 96, dtype=torch.float32), rnd(96, 136, dtype=torch.float32)
+        report(name, rel(x_ops.matmul(a, b), a.double() @ b.double()), 8 * 2.0 ** -11)
+
     for fmt in ("float8_e4m3fn", "float8_e5m2"):
         @case(f"matmul fp8 {fmt} 200x136x96")
         def _(name, fmt=fmt):

@@ -128,16 +128,18 @@ def gemm_tiles(target: str, dtype_name: str, m: int | None = None, trans_a: bool
     return bm, bn, bk
 
 
-def gemm_launch_options(target: str, activation: str | None, fp8: bool = False) -> dict:
+def gemm_launch_options(target: str, activation: str | None, fp8: bool = False, dtype_name: str = "") -> dict:
     """The launch options of an ``ops.matmul`` program on ``target``: ``num_warps`` where
-    the target's ops tiles ask for a count with a transcendental activation fused, or for
-    an ``fp8`` tile (``fp8``).
+    the target's ops tiles ask for a count with a transcendental activation fused, for
+    an ``fp8`` tile (``fp8``), or for inputs of ``dtype_name`` (``OpTiles.gemm_dtype_warps``).
 
     >>> gemm_launch_options("sm90", "gelu"), gemm_launch_options("sm90", None), gemm_launch_options("sm90", None, True)
     ({'num_warps': 8}, {}, {'num_warps': 8})
     """
     if fp8 and gpu_of(target).ops_tiles().gemm_fp8_warps:
         return {"num_warps": gpu_of(target).ops_tiles().gemm_fp8_warps}
+    if dtype_name in dict(gpu_of(target).ops_tiles().gemm_dtype_warps):
+        return {"num_warps": dict(gpu_of(target).ops_tiles().gemm_dtype_warps)[dtype_name]}
     warps = gpu_of(target).ops_tiles().gemm_activation_warps
     return {"num_warps": warps} if warps and activation in ("gelu", "gelu_tanh", "silu") else {}
 

@@ -33,7 +33,7 @@ FP8_INPUTS = ("float8_e4m3fn", "float8_e5m2")
 ACCUMULATION = {
     "float16": ("float32", "float16", ("float16", "bfloat16", "float32")),
     "bfloat16": ("float32", "bfloat16", ("float16", "bfloat16", "float32")),
-    "float32": ("float32", "float32", ("float16", "bfloat16", "float32")),   # tf32 DPAS (PVC)
+    "float32": ("float32", "float32", ("float16", "bfloat16", "float32")),   # tf32 (PVC DPAS, NVIDIA mma.sync)
     "float8_e4m3fn": ("float32", "float32", ("float16", "bfloat16", "float32")),
     "float8_e5m2": ("float32", "float32", ("float16", "bfloat16", "float32")),
     "int8": ("int32", "int32", ("int32",)),
@@ -94,7 +94,7 @@ def matmul(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=None, act
 
     Inputs f16 or bf16 (f32 accumulation, f16/bf16/f32 out, default the input dtype),
     fp8 (``ml_dtypes.float8_e4m3fn`` / ``float8_e5m2``, mixed allowed: converted to f16
-    in registers, f32 accumulation, default out f32), f32 (tf32 DPAS, PVC only) or int8/uint8 (i32 out, no bias or activation).  ``bias`` is
+    in registers, f32 accumulation, default out f32), f32 (tf32: DPAS on PVC, mma.sync m16n8k8 on NVIDIA) or int8/uint8 (i32 out, no bias or activation; NVIDIA: mma.sync m16n8k16 s8/u8).  ``bias`` is
     [N]; ``activation`` None, "relu", "gelu" (erf form), "gelu_tanh" (tanh form, torch's
     ``approximate="tanh"``) or "silu".  Arrays: numpy (result numpy),
     dpnp/USM or torch XPU (result on the same queue, returned at once: the launch is
@@ -142,7 +142,7 @@ def matmul_launch(a, b, *, trans_a: bool = False, trans_b: bool = False, bias=No
     kernel = (matmul_grouped_kernel if group else matmul_kernel).on(target)
     consts = dict(TA=trans_a, TB=trans_b, HAS_BIAS=bias is not None, ACT=ACTIVATIONS[activation],
                   ACC=XT_DTYPES[acc_name], OUT=XT_DTYPES[out_name], BM=BM, BN=BN, BK=BK, **group,
-                  **configs.gemm_launch_options(target, activation, fp8=tile_name == "fp8"))
+                  **configs.gemm_launch_options(target, activation, fp8=tile_name == "fp8", dtype_name=tile_name))
     fa, fb = operands.fit_rows(a, "a"), operands.fit_rows(b, "b")
     event = kernel[grid](fa, fb, bias_row, buffer, K, **consts)
     if key is not None and buffer is result and fa is given[0] and fb is given[1] and \

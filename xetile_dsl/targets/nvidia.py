@@ -174,6 +174,11 @@ class NvTarget:
         decode attention's query-head rows up to 16 (mma.sync's m16)."""
         tile = (128, 256, 64) if self.wgmma else (128, 128, 32)
         gemm = (("float16", tile), ("bfloat16", tile))
+        # 8-bit integers (mma.sync m16n8k16 s8/u8, s32 accumulators) and f32 (as tf32, m16n8k8):
+        # the mma.sync program (per-lane loads: the ldmatrix ring takes 16-bit elements only)
+        # (8 warps; at the compiler's 4 ptxas spills 320 bytes, and f32 at BK 32 at 8; sm_90a)
+        gemm += (("int8", (128, 128, 32)), ("uint8", (128, 128, 32)), ("float32", (128, 128, 16)))
+        dtype_warps = (("int8", 8), ("uint8", 8), ("float32", 8))
         if self.fp8_cvt:    # fp8 operands widened to f16 in registers, then mma.sync (fp8_mma_input):
             gemm += (("fp8", (128, 128, 32)),)   # 8 warps of 64 x 32 (at 4 the per-lane fp8 loads spill)
         epilogue = (("float16", (128, 128, 64)), ("bfloat16", (128, 128, 64))) if self.wgmma else ()
@@ -185,6 +190,7 @@ class NvTarget:
                        attention_form="rows", attention_split=bool(self.wgmma), gemm_activation_warps=8,
                        gemm_fp8_warps=8 if self.fp8_cvt else None,
                        gemm_epilogue=epilogue, gemm_group_m=8 if self.wgmma else 1, gemm_skinny=skinny,
+                       gemm_dtype_warps=dtype_warps,
                        decode_max_rows=16,
                        attention_backward=((32, (16, 32, 16)), (64, (16, 32, 16)), (128, (16, 32, 16))),
                        attention_backward_dq_queries=((32, 32), (64, 32), (128, 32)))

@@ -157,6 +157,9 @@ class OpTiles:
     #: row blocks of C per group of ops.matmul's program order (1: the plain grid; more:
     #: the programs of a wave share panels of A and B in L2)
     gemm_group_m: int = 1
+    #: (dtype name, warps) of an ops.matmul program of that input dtype where the compiler's
+    #: own count spills (NVIDIA: the int8 and tf32 mma.sync programs take 8)
+    gemm_dtype_warps: tuple = ()
     #: (dtype name, tiles) of a skinny ops.matmul without an epilogue: where ``gemm``'s
     #: tile gives fewer programs than :data:`SKINNY_WAVE` of the GPU's multiprocessors (a
     #: small M, or N), the first of these tiles that gives enough, else the last (the

@@ -6,6 +6,7 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ...errors import LoweringError
+from ...dialects.types import is_unsigned
 from .layouts import WARP, Layout
 from .lane_values import (F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, joined,
                           llvm_type)
@@ -744,34 +745,94 @@ def _pack(b, lo, hi, elem):
 
 _MMA_ASM = ("mma.sync.aligned.m16n8k16.row.col.f32.{t}.{t}.f32 {{$0,$1,$2,$3}}, {{$4,$5,$6,$7}}, {{$8,$9}}, "
             "{{$10,$11,$12,$13}};")
+_MMA_I8_ASM = ("mma.sync.aligned.m16n8k16.row.col.s32.{ta}.{tb}.s32 {{$0,$1,$2,$3}}, {{$4,$5}}, {{$6}}, "
+               "{{$7,$8,$9,$10}};")
+_MMA_TF32_ASM = ("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {$0,$1,$2,$3}, {$4,$5,$6,$7}, {$8,$9}, "
+                 "{$10,$11,$12,$13};")
+
+
+def _mma_kind(elem) -> str | None:
+    """The mma.sync input type of ``elem``: f16, bf16, s8, u8, tf32 (of f32), or None."""
+    name = elem.__class__.__name__
+    if name == "Float16Type":
+        return "f16"
+    if is_bf16(elem):
+        return "bf16"
+    if name == "Float32Type":
+        return "tf32"
+    if name == "IntegerType" and elem.width.data == 8:
+        return "u8" if is_unsigned(elem) else "s8"
+    return None
+
+
+def _pack8(b, values) -> ir.Value:
+    """Four 8-bit values in one 32-bit register, the first in the low byte."""
+    out = None
+    for i, v in enumerate(values):
+        byte = b.zext(v if v.type == ir.IntType(8) else b.trunc(v, ir.IntType(8)), I32)
+        byte = b.shl(byte, ir.Constant(I32, 8 * i)) if i else byte
+        out = byte if out is None else b.or_(out, byte)
+    return out
+
+
+def _tf32(b, v) -> ir.Value:
+    """``v`` (f32) rounded to tf32 (nearest, ties away: ``cvt.rna.tf32.f32``), as its bits."""
+    return b.asm(ir.FunctionType(I32, [F32]), "cvt.rna.tf32.f32 $0, $1;", "=r,f", [v], False)
 
 
 def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> Vec:
-    """``tile_mma`` as one ``mma.sync.aligned.m16n8k16`` per 16 x 8 block of C and 16-deep
-    step of K, fragments already in the PTX layouts (:mod:`.layouts`)."""
-    kind = "bf16" if is_bf16(a.elem) else "f16" if a.elem.__class__.__name__ == "Float16Type" else None
-    if kind is None or a.elem != bv.elem:
-        raise LoweringError(f"nvptx: tile_mma of {a.elem} x {bv.elem}: only f16 x f16 and bf16 x bf16 inputs "
-                            f"(mma.sync m16n8k16) are supported on NVIDIA targets yet", op)
+    """``tile_mma`` as ``mma.sync`` per 16 x 8 block of C and 16-deep step of K, fragments
+    already in the PTX layouts (:mod:`.layouts`, m16n8k16's for 16-bit inputs): f16/bf16
+    one m16n8k16 (f32 accumulators); int8 (s8/u8, mixed allowed) one m16n8k16 with s32
+    accumulators; f32 as tf32 two m16n8k8.  The 8- and 32-bit forms take the 16-bit
+    fragments' elements as they are: a lane's k of A and of B are the same four (2t,
+    2t + 1, 2t + 8, 2t + 9), handed to both operands in one order, so the instruction's
+    sum over its k runs over the same pairs (a permutation of k, the same for A and B)."""
+    kind, kind_b = _mma_kind(a.elem), _mma_kind(bv.elem)
+    integer = kind in ("s8", "u8") and kind_b in ("s8", "u8")
+    if kind is None or not (integer or a.elem == bv.elem):
+        raise LoweringError(f"nvptx: tile_mma of {a.elem} x {bv.elem}: NVIDIA targets take f16 x f16, bf16 x bf16, "
+                            f"8-bit integers (s8/u8) and f32 x f32 (as tf32)", op)
     if a.layout.kind == "mma_c":
+        if kind not in ("f16", "bf16"):
+            raise LoweringError(f"nvptx: a tile_mma A operand computed as an mma result is 16-bit only, got "
+                                f"{a.elem}", op)
         a = c_as_a(a)
     (m, k), (_, n) = a.layout.sub, bv.layout.sub
-    acc = list(c.slots) if c is not None else [ir.Constant(F32, 0.0)] * (m * n // WARP)
-    if acc and acc[0].type != F32:
-        raise LoweringError("nvptx: tile_mma accumulates in f32 only on NVIDIA targets yet", op)
-    ty = ir.FunctionType(ir.LiteralStructType([F32] * 4), [I32] * 6 + [F32] * 4)
-    text = _MMA_ASM.format(t=kind)
-    constraints = "=f,=f,=f,=f," + ",".join(["r"] * 6 + ["f"] * 4)
+    acc_type = I32 if integer else F32
+    acc = list(c.slots) if c is not None else [ir.Constant(acc_type, 0)] * (m * n // WARP)
+    if acc and acc[0].type != acc_type:
+        raise LoweringError(f"nvptx: tile_mma of {a.elem} accumulates in {'i32' if integer else 'f32'} on NVIDIA "
+                            f"targets", op)
     for mi in range(m // 16):
         for ni in range(n // 8):
             base_c = (mi * (n // 8) + ni) * 4
             for ki in range(k // 16):
                 base_a, base_b = (mi * (k // 16) + ki) * 8, (ki * (n // 8) + ni) * 4
+                fa, fb = a.slots[base_a:base_a + 8], bv.slots[base_b:base_b + 4]
+                if integer:
+                    regs = [_pack8(b, [fa[i] for i in (0, 1, 4, 5)]), _pack8(b, [fa[i] for i in (2, 3, 6, 7)]),
+                            _pack8(b, fb)]
+                    ty = ir.FunctionType(ir.LiteralStructType([I32] * 4), [I32] * 7)
+                    out = b.asm(ty, _MMA_I8_ASM.format(ta=kind, tb=kind_b), "=r,=r,=r,=r," + ",".join(["r"] * 7),
+                                regs + acc[base_c:base_c + 4], False)
+                    acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
+                    continue
+                if kind == "tf32":
+                    ty = ir.FunctionType(ir.LiteralStructType([F32] * 4), [I32] * 6 + [F32] * 4)
+                    for half in ((0, 2, 1, 3, 0, 1), (4, 6, 5, 7, 2, 3)):
+                        regs = [_tf32(b, fa[i]) for i in half[:4]] + [_tf32(b, fb[i]) for i in half[4:]]
+                        out = b.asm(ty, _MMA_TF32_ASM, "=f,=f,=f,=f," + ",".join(["r"] * 6 + ["f"] * 4),
+                                    regs + acc[base_c:base_c + 4], False)
+                        acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
+                    continue
                 regs_a = (a.pairs[base_a // 2:base_a // 2 + 4] if a.pairs else
-                          [_pack(b, a.slots[base_a + 2 * i], a.slots[base_a + 2 * i + 1], a.elem) for i in range(4)])
+                          [_pack(b, fa[2 * i], fa[2 * i + 1], a.elem) for i in range(4)])
                 regs_b = (bv.pairs[base_b // 2:base_b // 2 + 2] if bv.pairs else
-                          [_pack(b, bv.slots[base_b + 2 * i], bv.slots[base_b + 2 * i + 1], a.elem) for i in range(2)])
-                out = b.asm(ty, text, constraints, regs_a + regs_b + acc[base_c:base_c + 4], False)
+                          [_pack(b, fb[2 * i], fb[2 * i + 1], a.elem) for i in range(2)])
+                ty = ir.FunctionType(ir.LiteralStructType([F32] * 4), [I32] * 6 + [F32] * 4)
+                out = b.asm(ty, _MMA_ASM.format(t=kind), "=f,=f,=f,=f," + ",".join(["r"] * 6 + ["f"] * 4),
+                            regs_a + regs_b + acc[base_c:base_c + 4], False)
                 acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
     return Vec(layout, c.elem if c is not None else None, acc)
 
