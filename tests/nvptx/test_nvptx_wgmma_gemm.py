@@ -123,3 +123,35 @@ def test_skinny_tiles_on_sm90(tile, tmp_path):
         assert programs(chosen, m, n) >= programs((128, 256, 64), m, n)
         if programs((128, 256, 64), m, n) >= enough:
             assert chosen == (128, 256, 64)
+
+
+@pytest.mark.parametrize("target", ["sm90", "sm80"])
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "float32"])
+def test_int8_and_tf32_matmul_on_mma_sync(target, dtype, tmp_path):
+    """ops.matmul's int8/uint8 (s32 out) and f32 (tf32) programs: mma.sync m16n8k16
+    s8/u8 with s32 accumulators, one a 16-deep K step and 16 x 8 block of C, or two
+    m16n8k8 tf32 (inputs rounded by cvt.rna.tf32.f32); the target's tile and 8 warps, no
+    spill (ptxas).  On the H200 ``benchmarks/nv_ops_check.py matmul`` found the integer
+    products exact and tf32's error 2.9e-04."""
+    from xetile_dsl.targets.nvidia import nv_target
+    short, acc = {"int8": ("i8", "i32"), "uint8": ("u8", "i32"), "float32": ("f32", "f32")}[dtype]
+    bm, bn, bk = configs.gemm_tiles(target, dtype, 4096, n=4096)
+    options = configs.gemm_launch_options(target, None, dtype_name=dtype)
+    assert options == {"num_warps": 8}
+    sig = {"a": f"{short}[:,:]", "b": f"{short}[:,:]", "bias": "f32[:,:]", "c": f"{acc}[:,:]", "K": "i32"}
+    xacc = xt.int32 if acc == "i32" else xt.float32
+    consts = {"TA": False, "TB": False, "HAS_BIAS": False, "ACT": 0, "ACC": xacc, "OUT": xacc,
+              "BM": bm, "BN": bn, "BK": bk}
+    k = xd.compile(ops_kernel, sig, consts, target=target, **options)
+    assert k.threads == 256
+    per_warp_blocks = (bm * bn) // (16 * 8) // 8       # 16 x 8 blocks of C a warp
+    if dtype == "float32":
+        found = re.findall(r"mma\.sync\.aligned\.m16n8k8\.row\.col\.f32\.tf32\.tf32\.f32", k.ptx)
+        assert len(found) == per_warp_blocks * 2 * (bk // 16) and "cvt.rna.tf32.f32" in k.ptx
+    else:
+        kind = "u8" if dtype == "uint8" else "s8"
+        found = re.findall(rf"mma\.sync\.aligned\.m16n8k16\.row\.col\.s32\.{kind}\.{kind}\.s32", k.ptx)
+        assert len(found) == per_warp_blocks * (bk // 16)
+    assert "wgmma" not in k.ptx
+    report = ptxas_report(k.ptx, k.ptx_arch or nv_target(target).ptx_arch, tmp_path)
+    assert "0 bytes spill stores, 0 bytes spill loads" in report, report

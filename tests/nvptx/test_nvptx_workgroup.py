@@ -71,6 +71,16 @@ def test_shared_local_memory_is_the_dynamic_region(name):
     assert not re.search(r"^\.shared .*nv_slm", ptx, re.M)
 
 
+@pytest.mark.parametrize("name", ["col_max", "grid_row_sum", "gemm_coop"])
+def test_workgroup_kernels_build_for_sm80(name, tmp_path):
+    """The same kernels for sm80 (mma.sync only): the warps, the shared memory, ptxas."""
+    from xetile_dsl.targets.nvidia import SM80
+    fn, sig, consts, subgroups, *_ = CASES[name]
+    k = xd.compile(fn, sig, consts, target="sm80")
+    assert k.threads == subgroups * SM80.warp_size and k.smem_bytes > 0
+    assert "error" not in ptxas_report(k.ptx, SM80.ptx_arch, tmp_path).lower()
+
+
 @xd.jit
 def _too_many_warps_kernel(a):
     t = xt.init_tile(a, [0, 0], [256, 256], wg_map=xt.wg_map(sg_layout=[16, 4], sg_data=[16, 64]))
