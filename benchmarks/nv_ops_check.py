@@ -341,6 +341,7 @@ def main() -> int:
 
     run_examples()
     run_workgroup()
+    run_atomics()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
 
@@ -439,6 +440,44 @@ def run_workgroup() -> None:
         c = nan(512, 256)
         gemm_prefetch_kernel[(2, 1)](*on(a, b, c), 96, BM=256, BN=256, BK=32, PF=3)
         report(name, rel(c, a.double() @ b.double()), 0.0)
+
+
+def run_atomics() -> None:
+    """Atomics from many programs at once on CUDA tensors: tile adds, maxima and products
+    into one tile, and a scalar ticket counter (every program's old value distinct)."""
+    from xetile_dsl.kernels import atomics_check as A
+
+    def on(*tensors):       # (the interpreter's check of this script: numpy views of CPU tensors)
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+
+    @case("atomics tile add f32 64 programs into 4x64")
+    def _(name):
+        x = torch.randint(-4, 5, (64 * 4, 64), device=DEV).float()
+        out = torch.zeros(4, 64, device=DEV)
+        A.tile_add_kernel[(64,)](*on(x, out))
+        report(name, rel(out, x.double().reshape(64, 4, 64).sum(0)), 0.0)
+
+    @case("atomics tile max i32 64 programs into 4x64")
+    def _(name):
+        x = torch.randint(-1000, 1000, (64 * 4, 64), device=DEV, dtype=torch.int32)
+        out = torch.full((4, 64), -2 ** 31, device=DEV, dtype=torch.int32)
+        A.tile_max_kernel[(64,)](*on(x, out))
+        report(name, rel(out, x.reshape(64, 4, 64).max(0).values), 0.0)
+
+    @case("atomics tile mul f32 10 programs (a compare-exchange loop)")
+    def _(name):
+        out = torch.ones(4, 64, device=DEV)
+        x = torch.full((10 * 4, 64), 2.0, device=DEV)
+        A.tile_mul_kernel[(10,)](*on(x, out))
+        report(name, rel(out, torch.full_like(out, 1024.0)), 0.0)
+
+    @case("atomics scalar ticket counter 300 programs")
+    def _(name):
+        count = torch.zeros(1, device=DEV, dtype=torch.int32)
+        tickets = torch.full((1, 300), -1, device=DEV, dtype=torch.int32)
+        A.ticket_kernel[(300,)](*on(count, tickets))
+        ok = sorted(tickets[0].tolist()) == list(range(300)) and int(count[0]) == 300
+        report(name, 0.0 if ok else 1.0, 0.0)
 
 
 def run_examples() -> None:

@@ -1,0 +1,65 @@
+"""XeTile's atomics on sm90 without a GPU (codegen/nvptx/atomics.py): the PTX atomics the
+NVPTX backend makes of the emitter's LLVM ones, one an element a lane holds, scalar ones
+once a program (thread 0) with the old value shuffled to the warp, products as a
+compare-exchange loop; ptxas takes each.  The values on a GPU:
+``benchmarks/nv_ops_check.py atomics`` (many programs into one tile, a ticket counter)."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+import xetile_dsl as xd
+import xetile_dsl.language as xt
+from xetile_dsl.errors import CompilationError
+from xetile_dsl.kernels import atomics_check as A
+from xetile_dsl.targets.nvidia import SM90
+
+from .test_nvptx_compile import ptxas_report
+
+IO = {"x": "f32[:,:]", "out": "f32[:,:]"}
+#: elements of a 4x64 tile a lane holds (256 over 32 lanes)
+PER_LANE = 4 * 64 // 32
+
+
+@pytest.mark.parametrize("fn,sig,form", [
+    (A.tile_add_kernel, IO, r"atom(\.\w+)*\.global\.add\.f32"),
+    (A.tile_max_kernel, {"x": "i32[:,:]", "out": "i32[:,:]"}, r"atom(\.\w+)*\.global\.max\.s32"),
+    (A.tile_mul_kernel, IO, r"atom(\.\w+)*\.global\.cas\.b32"),
+], ids=["add f32", "max i32", "mul f32"])
+def test_tile_atomics_one_an_element(fn, sig, form, tmp_path):
+    ptx = xd.compile(fn, sig, {}, target="sm90").ptx
+    assert len(re.findall(form, ptx)) == PER_LANE
+    if fn is A.tile_mul_kernel:      # the loop: a compare-exchange, its success tested, a branch back
+        assert ptx.count("mul.rn.f32") + ptx.count("mul.f32") >= PER_LANE and "setp.eq" in ptx
+    assert "error" not in ptxas_report(ptx, SM90.ptx_arch, tmp_path).lower()
+
+
+def test_a_scalar_atomic_is_once_a_program(tmp_path):
+    ptx = xd.compile(A.ticket_kernel, {"count": "i32[:]", "tickets": "i32[:,:]"}, {}, target="sm90").ptx
+    assert len(re.findall(r"atom(\.\w+)*\.global\.add\.u32", ptx)) == 1
+    assert "%tid.x" in ptx and "shfl.sync.idx.b32" in ptx       # thread 0's, then every lane's
+    assert "error" not in ptxas_report(ptx, SM90.ptx_arch, tmp_path).lower()
+
+
+@xd.jit
+def _fenced_flag(x, flag):
+    xt.store_tile(xt.load_tile(xt.init_tile(x, [0, 0], [4, 64])) * 2.0, xt.init_tile(x, [0, 0], [4, 64]))
+    xt.fence("release")
+    xt.atomic_xchg(flag, [0], 1, sem="relaxed")
+
+
+def test_fence_and_orders():
+    ptx = xd.compile(_fenced_flag, {"x": "f32[:,:]", "flag": "i32[:]"}, {}, target="sm90").ptx
+    assert re.search(r"fence\.(acq_rel|sc)", ptx)
+    assert re.search(r"atom(\.relaxed)?(\.sys)?\.global\.exch\.b32", ptx)
+
+
+@xd.jit
+def _replicated_atomic(out):
+    xt.atomic_rmw("add", xt.full([1, 1], 1.0, xt.float32), xt.init_tile(out, [0, 0], [1, 1]))
+
+
+def test_an_atomic_of_a_replicated_value_is_refused():
+    with pytest.raises(CompilationError, match="replicated layout"):
+        xd.compile(_replicated_atomic, {"out": "f32[:,:]"}, {}, target="sm90")
