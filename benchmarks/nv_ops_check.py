@@ -454,21 +454,21 @@ def run_atomics() -> None:
     def _(name):
         x = torch.randint(-4, 5, (64 * 4, 64), device=DEV).float()
         out = torch.zeros(4, 64, device=DEV)
-        A.tile_add_kernel[(64,)](*on(x, out))
+        A.tile_rmw_kernel[(64,)](*on(x, out), KIND="add")
         report(name, rel(out, x.double().reshape(64, 4, 64).sum(0)), 0.0)
 
     @case("atomics tile max i32 64 programs into 4x64")
     def _(name):
         x = torch.randint(-1000, 1000, (64 * 4, 64), device=DEV, dtype=torch.int32)
         out = torch.full((4, 64), -2 ** 31, device=DEV, dtype=torch.int32)
-        A.tile_max_kernel[(64,)](*on(x, out))
+        A.tile_rmw_kernel[(64,)](*on(x, out), KIND="max")
         report(name, rel(out, x.reshape(64, 4, 64).max(0).values), 0.0)
 
     @case("atomics tile mul f32 10 programs (a compare-exchange loop)")
     def _(name):
         out = torch.ones(4, 64, device=DEV)
         x = torch.full((10 * 4, 64), 2.0, device=DEV)
-        A.tile_mul_kernel[(10,)](*on(x, out))
+        A.tile_rmw_kernel[(10,)](*on(x, out), KIND="mul")
         report(name, rel(out, torch.full_like(out, 1024.0)), 0.0)
 
     @case("atomics scalar ticket counter 300 programs")

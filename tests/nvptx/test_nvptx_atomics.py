@@ -22,15 +22,15 @@ IO = {"x": "f32[:,:]", "out": "f32[:,:]"}
 PER_LANE = 4 * 64 // 32
 
 
-@pytest.mark.parametrize("fn,sig,form", [
-    (A.tile_add_kernel, IO, r"atom(\.\w+)*\.global\.add\.f32"),
-    (A.tile_max_kernel, {"x": "i32[:,:]", "out": "i32[:,:]"}, r"atom(\.\w+)*\.global\.max\.s32"),
-    (A.tile_mul_kernel, IO, r"atom(\.\w+)*\.global\.cas\.b32"),
+@pytest.mark.parametrize("kind,sig,form", [
+    ("add", IO, r"atom(\.\w+)*\.global\.add\.f32"),
+    ("max", {"x": "i32[:,:]", "out": "i32[:,:]"}, r"atom(\.\w+)*\.global\.max\.s32"),
+    ("mul", IO, r"atom(\.\w+)*\.global\.cas\.b32"),
 ], ids=["add f32", "max i32", "mul f32"])
-def test_tile_atomics_one_an_element(fn, sig, form, tmp_path):
-    ptx = xd.compile(fn, sig, {}, target="sm90").ptx
+def test_tile_atomics_one_an_element(kind, sig, form, tmp_path):
+    ptx = xd.compile(A.tile_rmw_kernel, sig, {"KIND": kind}, target="sm90").ptx
     assert len(re.findall(form, ptx)) == PER_LANE
-    if fn is A.tile_mul_kernel:      # the loop: a compare-exchange, its success tested, a branch back
+    if kind == "mul":                # the loop: a compare-exchange, its success tested, a branch back
         assert ptx.count("mul.rn.f32") + ptx.count("mul.f32") >= PER_LANE and "setp.eq" in ptx
     assert "error" not in ptxas_report(ptx, SM90.ptx_arch, tmp_path).lower()
 

@@ -1,30 +1,16 @@
 """Small kernels whose programs meet in atomics (benchmarks/nv_ops_check.py's atomics
-cases, tests/nvptx/test_nvptx_atomics.py): each program adds (takes the maximum of,
-multiplies) its 4x64 block of ``x`` into one 4x64 ``out`` tile, or takes a ticket from a
-counter with a scalar atomic add and writes the program's id at its ticket."""
+cases, tests/nvptx/test_nvptx_atomics.py): each program combines its 4x64 block of ``x``
+into one 4x64 ``out`` tile by an atomic of ``KIND`` ("add", "max", "mul", ...), or takes
+a ticket from a counter with a scalar atomic add and writes its id at its ticket."""
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 
 
 @xd.jit
-def tile_add_kernel(x, out):
-    """``out += x[4 p : 4 p + 4]`` for program p, atomically (f32 adds)."""
+def tile_rmw_kernel(x, out, KIND: xt.constexpr):
+    """``out = KIND(out, x[4 p : 4 p + 4])`` for program p, one atomic an element."""
     v = xt.load_tile(xt.init_tile(x, [xt.program_id(0) * 4, 0], [4, 64]))
-    xt.atomic_rmw("add", v, xt.init_tile(out, [0, 0], [4, 64]))
-
-
-@xd.jit
-def tile_max_kernel(x, out):
-    """``out = max(out, x[4 p : 4 p + 4])`` for program p, atomically."""
-    v = xt.load_tile(xt.init_tile(x, [xt.program_id(0) * 4, 0], [4, 64]))
-    xt.atomic_rmw("max", v, xt.init_tile(out, [0, 0], [4, 64]))
-
-
-@xd.jit
-def tile_mul_kernel(x, out):
-    """``out *= x[4 p : 4 p + 4]`` for program p, atomically."""
-    v = xt.load_tile(xt.init_tile(x, [xt.program_id(0) * 4, 0], [4, 64]))
-    xt.atomic_rmw("mul", v, xt.init_tile(out, [0, 0], [4, 64]))
+    xt.atomic_rmw(KIND, v, xt.init_tile(out, [0, 0], [4, 64]))
 
 
 @xd.jit
