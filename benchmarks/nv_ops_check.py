@@ -342,6 +342,7 @@ def main() -> int:
     run_examples()
     run_workgroup()
     run_atomics()
+    run_padding()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
 
@@ -478,6 +479,49 @@ def run_atomics() -> None:
         A.ticket_kernel[(300,)](*on(count, tickets))
         ok = sorted(tickets[0].tolist()) == list(range(300)) and int(count[0]) == 300
         report(name, 0.0 if ok else 1.0, 0.0)
+
+
+import xetile_dsl as xd  # noqa: E402
+import xetile_dsl.language as xt  # noqa: E402
+
+
+@xd.jit
+def _padded_softmax_kernel(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    """Row softmax of a [BM, BN] tile over x, the elements outside x read as -inf."""
+    t = xt.init_tile(x, [xt.program_id(0) * BM, 0], [BM, BN])
+    v = xt.load_tile(t, padding=float("-inf"))
+    e = xt.exp(v - xt.max(v, 1))
+    xt.store_tile(e / xt.sum(e, 1), xt.init_tile(y, [xt.program_id(0) * BM, 0], [BM, BN]))
+
+
+@xd.jit
+def _padded_gather_kernel(x, y, N):
+    """y[0, i] = x[2 i] where 2 i < N, else 7."""
+    idx = xt.arange(0, 64) * 2
+    v = xt.load_gather(xt.init_tile(x, idx), mask=idx < N, padding=7.0)
+    xt.store_tile(v, xt.init_tile(y, [0, 0], [1, 64]))
+
+
+def run_padding() -> None:
+    """load_tile and load_gather with a padding value: a softmax whose tile runs past the
+    array's rows and columns (the outside read as -inf), a gather past its bound."""
+    def on(*tensors):
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+
+    @case("padding load_tile -inf: softmax of 37x200 by 8x256 tiles")
+    def _(name):
+        x = rnd(37, 200, dtype=torch.float32)
+        y = torch.full_like(x, float("nan"))
+        _padded_softmax_kernel[(5,)](*on(x, y), BM=8, BN=256)
+        report(name, rel(y, torch.softmax(x.double(), -1)), tol(torch.float32))
+
+    @case("padding load_gather 7.0 past N = 100")
+    def _(name):
+        x = rnd(128, dtype=torch.float32)
+        y = torch.full((1, 64), float("nan"), device=DEV)
+        _padded_gather_kernel[(1,)](*on(x, y), 100)
+        ref = torch.where(torch.arange(64, device=DEV) * 2 < 100, x[::2][:64], torch.tensor(7.0, device=DEV))
+        report(name, rel(y[0], ref), 0.0)
 
 
 def run_examples() -> None:

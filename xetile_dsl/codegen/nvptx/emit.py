@@ -404,14 +404,24 @@ class KernelEmitter:
                                       tile.transposed)
 
     def load_tile(self, op) -> None:
-        if op.padding is not None:
-            raise LoweringError("nvptx: load_tile padding values are not supported on NVIDIA targets yet", op)
-        if op in self.staged:
+        if op in self.staged:       # (staged loads have no padding: smem_pipeline, wgmma_*)
             stager, entry = self.staged[op]
             self.values[op.value] = stager.read(self, *entry)
             return
-        self.values[op.value] = warp_ops.load(self.b, self.lane, self.values[op.tile], self.layouts[op.value],
-                                              elem_of(op.value.type), op, self.warp)
+        tile, layout, elem = self.values[op.tile], self.layouts[op.value], elem_of(op.value.type)
+        value = warp_ops.load(self.b, self.lane, tile, layout, elem, op, self.warp)
+        if op.padding is not None:  # the slots outside the array: the padding, not the loads' 0
+            pad = self._padding(op, value.slots[0].type)
+            places = warp_ops._positions(self.b, self.lane, tile, layout, self.warp)
+            value = Vec(layout, elem, [self.b.select(inb, v, pad) for (inb, _), v in zip(places, value.slots)])
+        self.values[op.value] = value
+
+    def _padding(self, op, t: ir.Type) -> ir.Constant:
+        """A load's ``padding`` attribute as a constant of the slots' type ``t``."""
+        attr = op.padding
+        if not isinstance(attr, (IntegerAttr, FloatAttr)):
+            raise LoweringError(f"nvptx: a load's padding must be a number, got {attr}", op)
+        return ir.Constant(t, _number(attr, t))
 
     def _gathered(self, op, value_layout: Layout) -> tuple:
         tile, mask = self.values[op.tile], self.values[op.mask]
@@ -427,14 +437,13 @@ class KernelEmitter:
         return ptrs, mask.slots, t
 
     def load_gather(self, op) -> None:
-        """Each slot read at the array's base plus its index where its mask is set, else 0
-        (masked slots read the first element: no lane reads out of bounds)."""
-        if op.padding is not None:
-            raise LoweringError("nvptx: load_gather padding values are not supported on NVIDIA targets yet", op)
+        """Each slot read at the array's base plus its index where its mask is set, else the
+        padding (0 by default; masked slots read the first element: no lane reads out of
+        bounds)."""
         layout = self.layouts[op.value]
         ptrs, masks, t = self._gathered(op, layout)
-        zero = ir.Constant(t, 0)
-        slots = [self.b.select(m, self.b.load(p, typ=t), zero) for p, m in zip(ptrs, masks)]
+        pad = self._padding(op, t) if op.padding is not None else ir.Constant(t, 0)
+        slots = [self.b.select(m, self.b.load(p, typ=t), pad) for p, m in zip(ptrs, masks)]
         self.values[op.value] = Vec(layout, elem_of(op.value.type), slots)
 
     def store_scatter(self, op) -> None:
