@@ -343,6 +343,7 @@ def main() -> int:
     run_workgroup()
     run_atomics()
     run_padding()
+    run_fp8_conversions()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
 
@@ -522,6 +523,38 @@ def run_padding() -> None:
         _padded_gather_kernel[(1,)](*on(x, y), 100)
         ref = torch.where(torch.arange(64, device=DEV) * 2 < 100, x[::2][:64], torch.tensor(7.0, device=DEV))
         report(name, rel(y[0], ref), 0.0)
+
+
+@xd.jit
+def _to_fp8_kernel(x, y, OUT: xt.constexpr, SAT: xt.constexpr):
+    """y = x as OUT (an fp8 type), rounded to nearest even; SAT clamps to its finite range."""
+    rows = xt.program_id(0) * 4
+    v = xt.load_tile(xt.init_tile(x, [rows, 0], [4, 64]))
+    xt.store_tile(xt.astype(v, OUT, saturate=SAT), xt.init_tile(y, [rows, 0], [4, 64]))
+
+
+def run_fp8_conversions() -> None:
+    """f32 -> fp8 in a kernel (the shared integer code) against torch's conversion, in the
+    formats' ranges (ties included: values on the fp8 grid plus half a unit), and
+    saturated past them."""
+    if DEV != "cuda":
+        return      # (numpy views of fp8 CPU tensors need ml_dtypes' types: the GPU check only)
+    for fmt, top in (("float8_e4m3fn", 448.0), ("float8_e5m2", 57344.0)):
+        @case(f"fp8 conversion f32 to {fmt} 32x64")
+        def _(name, fmt=fmt, top=top):
+            dt = getattr(torch, fmt)
+            x = (rnd(32, 64, dtype=torch.float32) * top / 8).clamp(-top, top)
+            y = torch.empty(32, 64, device=DEV, dtype=dt)
+            _to_fp8_kernel[(8,)](x, y, OUT=getattr(xt, fmt), SAT=False)
+            report(name, rel(y.float(), x.to(dt).float()), 0.0)
+
+        @case(f"fp8 conversion f32 to {fmt} saturated past {top:g}")
+        def _(name, fmt=fmt, top=top):
+            dt = getattr(torch, fmt)
+            x = rnd(32, 64, dtype=torch.float32) * top * 4
+            y = torch.empty(32, 64, device=DEV, dtype=dt)
+            _to_fp8_kernel[(8,)](x, y, OUT=getattr(xt, fmt), SAT=True)
+            report(name, rel(y.float(), x.clamp(-top, top).to(dt).float()), 0.0)
 
 
 def run_examples() -> None:

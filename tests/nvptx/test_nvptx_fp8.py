@@ -16,6 +16,8 @@ import numpy as np
 import pytest
 from llvmlite import binding as llvm, ir
 
+import xetile_dsl as xd
+import xetile_dsl.language as xt
 from xetile_dsl.errors import CompilationError
 from xetile_dsl.targets.nvidia import SM80, SM90
 
@@ -135,3 +137,61 @@ def test_fp8_cuda_tensors_are_read_by_their_accessors(fmt):
     assert backend_cuda.array_layout(t) == (4096, (96, 200), (1, 96), 1)
     with pytest.raises(Exception, match="rows must be contiguous"):
         backend_cuda.array_params(t, "t")
+
+
+@xd.jit
+def _to_fp8(x, y, OUT: xt.constexpr, SAT: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [4, 64]))
+    xt.store_tile(xt.astype(v, OUT, saturate=SAT), xt.init_tile(y, [0, 0], [4, 64]))
+
+
+@pytest.mark.parametrize("fmt,sig", [("float8_e4m3fn", "f8e4m3fn"), ("float8_e5m2", "f8e5m2")])
+def test_conversions_to_fp8_take_the_shared_integer_code(fmt, sig, tmp_path):
+    """f32 -> fp8 on sm90 is ``codegen/fp8.from_f32``, the integer rounding the Intel
+    targets run (checked against ml_dtypes on the CPU device): no PTX fp8 conversion
+    (whose ``.satfinite`` would clamp where ml_dtypes gives NaN or inf), one byte stored a
+    slot; saturation is the frontend's clamp (``max.NaN`` / ``min.NaN``) before it."""
+    for sat in (False, True):
+        k = xd.compile(_to_fp8, {"x": "f32[:,:]", "y": f"{sig}[:,:]"}, {"OUT": getattr(xt, fmt), "SAT": sat},
+                       target="sm90")
+        assert "e4m3x2" not in k.ptx and "e5m2x2" not in k.ptx
+        assert k.ptx.count("st.global.u8") + k.ptx.count("st.global.b8") == 4 * 64 // 32
+        assert ("max.NaN.f32" in k.ptx) == sat
+        assert "error" not in ptxas_report(k.ptx, "sm_90", tmp_path).lower()
+
+
+@pytest.mark.parametrize("fmt", ["float8_e4m3fn", "float8_e5m2"])
+def test_conversion_to_fp8_on_the_host_matches_ml_dtypes(fmt):
+    """The NVIDIA emitter's ``arith.truncf`` f32 -> fp8 (``lane_values.convert``),
+    JIT-compiled for the host: the bits ml_dtypes gives for every f16 value (as f32,
+    exact) and for f32 values on, next to and halfway between the format's values (its
+    ties, subnormals, largest finite value), infinities, NaN and values far past the range
+    (overflow: NaN for e4m3fn, inf for e5m2)."""
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    from xdsl.dialects.builtin import Float8E4M3FNType, Float8E5M2Type, f32
+    from xetile_dsl.codegen.nvptx.lane_values import F32, convert
+    dst_t = {"float8_e4m3fn": Float8E4M3FNType(), "float8_e5m2": Float8E5M2Type()}[fmt]
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    module = ir.Module("to_fp8")
+    i8 = ir.IntType(8)
+    fn = ir.Function(module, ir.FunctionType(i8, [F32]), "to_fp8")
+    b = ir.IRBuilder(fn.append_basic_block())
+    op = type("Op", (), {"name": "arith.truncf"})()
+    b.ret(convert(b, op, fn.args[0], f32, dst_t, i8))
+    target = llvm.Target.from_default_triple().create_target_machine()
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)), target)
+    engine.finalize_object()
+    call = ctypes.CFUNCTYPE(ctypes.c_uint8, ctypes.c_float)(engine.get_function_address("to_fp8"))
+    grid = np.sort(np.arange(256, dtype=np.uint8).view(getattr(ml_dtypes, fmt)).astype(np.float64))
+    grid = grid[np.isfinite(grid)]
+    halves = np.arange(65536, dtype=np.uint16).view(np.float16).astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        xs = np.concatenate([grid, np.nextafter(grid, np.inf), np.nextafter(grid, -np.inf), (grid[:-1] + grid[1:]) / 2,
+                             halves, [np.inf, -np.inf, np.nan, 1e30, -1e30, 1e-30, 0.0, -0.0]]).astype(np.float32)
+        want = xs.astype(getattr(ml_dtypes, fmt)).view(np.uint8)
+    got = np.array([call(float(x)) for x in xs], np.uint8)
+    nan = np.isnan(xs)
+    wrong = (got != want) & ~nan
+    assert not wrong.any(), [(float(x), int(g), int(w)) for x, g, w in zip(xs[wrong][:5], got[wrong][:5], want[wrong][:5])]
+    assert np.isnan(got[nan].view(getattr(ml_dtypes, fmt)).astype(np.float32)).all()

@@ -9,6 +9,7 @@ from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float
                                    VectorType)
 
 from ...errors import LoweringError
+from .. import fp8 as fp8_codes
 from .layouts import Layout
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
@@ -365,9 +366,10 @@ def convert(b, op, v, in_type, result_type, out):
     """The casts: float widths, int widths, int <-> float, index casts, bitcasts."""
     name = op.name
     src, dst = elem_of(in_type), elem_of(result_type)
-    if name == "arith.truncf" and is_fp8(dst):
-        raise LoweringError(f"nvptx: conversions to {dst} are not supported on NVIDIA targets yet (fp8 values "
-                            f"are read and widened only)", op)
+    if name == "arith.truncf" and is_fp8(dst):     # the shared integer code: the Intel targets' rounding
+        x = float_value(b, v, src)
+        x = x if x.type == F32 else b.fpext(x, F32) if x.type == F16 else b.fptrunc(x, F32)
+        return fp8_codes.from_f32(b, x, fp8_codes.fp8_format(dst))
     if name in ("arith.extf", "arith.truncf"):
         x = fp8_to_f16(b, v, src) if is_fp8(src) else float_value(b, v, src)
         if is_bf16(dst):
