@@ -63,3 +63,45 @@ def _replicated_atomic(out):
 def test_an_atomic_of_a_replicated_value_is_refused():
     with pytest.raises(CompilationError, match="replicated layout"):
         xd.compile(_replicated_atomic, {"out": "f32[:,:]"}, {}, target="sm90")
+
+
+@pytest.mark.parametrize("kind,dtype", [("addf", "f32"), ("mulf", "f32"), ("maximumf", "f32"), ("minnumf", "f32"),
+                                        ("addi", "i32"), ("muli", "i32"), ("maxs", "i32"), ("minu", "i32"),
+                                        ("assign", "i32"), ("xori", "i32"), ("cmpxchg", "i32")])
+def test_one_atomic_on_the_host(kind, dtype):
+    """``atomics.one`` (an ``atomicrmw``, a compare-exchange loop, or a ``cmpxchg``),
+    JIT-compiled for the host and run on one element: the old value comes back and the
+    element holds ``kind(old, v)`` (numpy's), for values of both signs, zeros and NaN."""
+    import ctypes
+
+    import numpy as np
+    from llvmlite import binding as llvm, ir
+
+    from xetile_dsl.codegen.nvptx import atomics
+    from xetile_dsl.codegen.nvptx.lane_values import F32, I32
+    t, ct, nt = (F32, ctypes.c_float, np.float32) if dtype == "f32" else (I32, ctypes.c_int32, np.int32)
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    module = ir.Module("one")
+    fn = ir.Function(module, ir.FunctionType(t, [ir.PointerType(), t, t]), "one")
+    b = ir.IRBuilder(fn.append_basic_block())
+    ptr, v, cmp = fn.args
+    b.ret(atomics.one(b, kind, ptr, v, "acq_rel", None, cmp if kind == "cmpxchg" else None))
+    engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)),
+                                        llvm.Target.from_default_triple().create_target_machine())
+    engine.finalize_object()
+    call = ctypes.CFUNCTYPE(ct, ctypes.POINTER(ct), ct, ct)(engine.get_function_address("one"))
+    values = [3.5, -2.0, 0.0, -0.0, 7.25, float("nan")] if dtype == "f32" else [5, -7, 0, 2 ** 31 - 1, -2 ** 31, 12]
+    ref = {"addf": lambda a, x: a + x, "mulf": lambda a, x: a * x, "maximumf": np.maximum, "minnumf": np.fmin,
+           "addi": lambda a, x: a + x, "muli": lambda a, x: a * x, "maxs": np.maximum,
+           "minu": lambda a, x: np.minimum(a.view(np.uint32), x.view(np.uint32)).view(np.int32),
+           "assign": lambda a, x: x, "xori": np.bitwise_xor}
+    with np.errstate(over="ignore", invalid="ignore"):
+        for a in values:
+            for x in values:
+                cell = ct(a)
+                old = call(ctypes.byref(cell), ct(x), ct(a if x == 5 else a + 1))
+                a_, x_ = nt(a), nt(x)
+                want = (x_ if x == 5 else a_) if kind == "cmpxchg" else ref[kind](a_, x_)
+                assert np.array_equal(nt(old), a_, equal_nan=True), (a, x, old)
+                assert np.array_equal(nt(cell.value), nt(want), equal_nan=True), (kind, a, x, cell.value, want)
