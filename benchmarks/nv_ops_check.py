@@ -354,7 +354,7 @@ def run_workgroup() -> None:
     XeTile RFC's, on CUDA tensors against torch; small integers, so every result is exact."""
     import xetile_dsl.language as xt
     from xetile_dsl.kernels import workgroup_slm as W
-    from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel, gemm_wg_kernel
+    from xetile_dsl.kernels.gemm_wg import gemm_prefetch_kernel, gemm_wg_kernel, gemm_wg_layout_kernel
 
     def ints(*shape, dtype=torch.float32, lo=-8, hi=9):
         return torch.randint(lo, hi, shape, device=DEV).to(dtype)
@@ -435,6 +435,16 @@ def run_workgroup() -> None:
         c = nan(256, 256)
         gemm_wg_kernel[(2, 2)](*on(a, b, c), 128, BM=128, BN=128, BK=32, SM=2, SN=2, PF=2, ACC=xt.float32)
         report(name, rel(c, a.double() @ b.double()), 0.0)
+
+    for ta, tb in ((True, False), (False, True)):
+        @case(f"workgroup gemm_wg_layout f16 256x256x128 {'A^T' if ta else 'B^T'} (order (0, 1) tiles)")
+        def _(name, ta=ta, tb=tb):
+            a, b = ints(256, 128, dtype=torch.float16, lo=-2, hi=3), ints(128, 256, dtype=torch.float16, lo=-2, hi=3)
+            c = nan(256, 256)
+            at, bt = (a.t().contiguous() if ta else a), (b.t().contiguous() if tb else b)
+            gemm_wg_layout_kernel[(2, 2)](*on(at, bt, c), 128, BM=128, BN=128, BK=32, SM=2, SN=2, PF=2,
+                                          ACC=xt.float32, TA=ta, TB=tb)
+            report(name, rel(c, a.double() @ b.double()), 0.0)
 
     @case("workgroup gemm_prefetch f16 512x256x96 (RFC 2.1, 32 subgroups)")
     def _(name):
