@@ -1,4 +1,4 @@
-"""XeTile's atomics on sm90 without a GPU (codegen/nvptx/atomics.py): the PTX atomics the
+"""XeTile's atomics on sm90 without a GPU (codegen/nvptx/atomic_memory.py): the PTX atomics the
 NVPTX backend makes of the emitter's LLVM ones, one an element a lane holds, scalar ones
 once a program (thread 0) with the old value shuffled to the warp, products as a
 compare-exchange loop; ptxas takes each.  The values on a GPU:
@@ -69,7 +69,7 @@ def test_an_atomic_of_a_replicated_value_is_refused():
                                         ("addi", "i32"), ("muli", "i32"), ("maxs", "i32"), ("minu", "i32"),
                                         ("assign", "i32"), ("xori", "i32"), ("cmpxchg", "i32")])
 def test_one_atomic_on_the_host(kind, dtype):
-    """``atomics.one`` (an ``atomicrmw``, a compare-exchange loop, or a ``cmpxchg``),
+    """``atomic_memory.one`` (an ``atomicrmw``, a compare-exchange loop, or a ``cmpxchg``),
     JIT-compiled for the host and run on one element: the old value comes back and the
     element holds ``kind(old, v)`` (numpy's), for values of both signs, zeros and NaN."""
     import ctypes
@@ -77,7 +77,7 @@ def test_one_atomic_on_the_host(kind, dtype):
     import numpy as np
     from llvmlite import binding as llvm, ir
 
-    from xetile_dsl.codegen.nvptx import atomics
+    from xetile_dsl.codegen.nvptx import atomic_memory
     from xetile_dsl.codegen.nvptx.lane_values import F32, I32
     t, ct, nt = (F32, ctypes.c_float, np.float32) if dtype == "f32" else (I32, ctypes.c_int32, np.int32)
     llvm.initialize_native_target()
@@ -86,7 +86,7 @@ def test_one_atomic_on_the_host(kind, dtype):
     fn = ir.Function(module, ir.FunctionType(t, [ir.PointerType(), t, t]), "one")
     b = ir.IRBuilder(fn.append_basic_block())
     ptr, v, cmp = fn.args
-    b.ret(atomics.one(b, kind, ptr, v, "acq_rel", None, cmp if kind == "cmpxchg" else None))
+    b.ret(atomic_memory.one(b, kind, ptr, v, "acq_rel", None, cmp if kind == "cmpxchg" else None))
     engine = llvm.create_mcjit_compiler(llvm.parse_assembly(str(module)),
                                         llvm.Target.from_default_triple().create_target_machine())
     engine.finalize_object()

@@ -141,8 +141,13 @@ def test_gemm_mma_count_and_shuffles():
 
 
 def test_unsupported_mma_is_located():
-    with pytest.raises(CompilationError, match=r"test_nvptx_compile.py:\d+.*only f16 x f16 and bf16 x bf16"):
-        xd.compile(int8_mma_kernel, {"a": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]"}, {}, target="sm90")
+    """int8 without an accumulator runs (mma.sync s8, s32 zeros); a pair with no mma.sync
+    form is a located error naming the legal pairs."""
+    k = xd.compile(int8_mma_kernel, {"a": "i8[:,:]", "b": "i8[:,:]", "c": "i32[:,:]"}, {}, target="sm90")
+    assert len(re.findall(r"mma\.sync\.aligned\.m16n8k16\.row\.col\.s32\.s8\.s8\.s32", k.ptx)) == 2
+    with pytest.raises(CompilationError, match=r"test_nvptx_compile.py:\d+.*f16 x bf16 has no matrix engine form "
+                                               r"on sm90; legal input pairs: .*i8xi8, tf32xtf32"):
+        xd.compile(int8_mma_kernel, {"a": "f16[:,:]", "b": "bf16[:,:]", "c": "f32[:,:]"}, {}, target="sm90")
 
 
 class FakeCudaArray:

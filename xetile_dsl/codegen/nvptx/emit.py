@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from ...dialects import _mixed
 from ...errors import LoweringError
-from . import atomics, smem_pipeline, tma, warp_ops, wgmma_attention, wgmma_gemm
+from . import atomic_memory, smem_pipeline, tma, warp_ops, wgmma_attention, wgmma_gemm
 from .for_loops import emit_for, emit_while, flatten, rebuild
 from .layouts import Layout, assign
 from .lane_values import (GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, is_fp8, joined, llvm_type,
@@ -666,9 +666,9 @@ _HANDLERS = {
     "gpu.barrier": KernelEmitter.barrier, "xegpu.alloc_nbarrier": KernelEmitter.named_barrier,
     "xegpu.init_nbarrier": KernelEmitter.named_barrier, "xegpu.nbarrier_arrive": KernelEmitter.named_barrier,
     "xegpu.nbarrier_wait": KernelEmitter.named_barrier,
-    # atomics and the fence (codegen/nvptx/atomics.py)
-    "xetile.atomic_rmw": atomics.tile_rmw, "xetile.atomic_rmw_scalar": atomics.scalar,
-    "xetile.atomic_cas_scalar": atomics.scalar, "xetile.fence": atomics.fence,
+    # atomics and the fence (codegen/nvptx/atomic_memory.py)
+    "xetile.atomic_rmw": atomic_memory.tile_rmw, "xetile.atomic_rmw_scalar": atomic_memory.scalar,
+    "xetile.atomic_cas_scalar": atomic_memory.scalar, "xetile.fence": atomic_memory.fence,
 }
 
 

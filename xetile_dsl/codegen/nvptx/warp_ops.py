@@ -8,8 +8,8 @@ from llvmlite import ir
 from ...errors import LoweringError
 from ...dialects.types import is_unsigned
 from .layouts import WARP, Layout
-from .lane_values import (F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, f32_to_bf16, intrinsic, is_bf16, joined,
-                          llvm_type)
+from .lane_values import (F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, elem_of, f32_to_bf16, intrinsic, is_bf16,
+                          joined, llvm_type)
 
 ZERO64 = ir.Constant(I64, 0)
 
@@ -834,7 +834,7 @@ def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> 
                 out = b.asm(ty, _MMA_ASM.format(t=kind), "=f,=f,=f,=f," + ",".join(["r"] * 6 + ["f"] * 4),
                             regs_a + regs_b + acc[base_c:base_c + 4], False)
                 acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
-    return Vec(layout, c.elem if c is not None else None, acc)
+    return Vec(layout, c.elem if c is not None else elem_of(op.results[0].type), acc)
 
 
 def c_as_a(c: Vec) -> Vec:
