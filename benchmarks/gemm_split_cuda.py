@@ -28,7 +28,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_events import median_ms  # noqa: E402
+from cuda_events import median_ms, report  # noqa: E402
 from vs_cuda_attention import bench_stream, host_us, kernel_ms  # noqa: E402
 
 import xetile_dsl.language as xt  # noqa: E402
@@ -154,11 +154,7 @@ def main() -> None:
                     lines.append(f"check {label} rel error {err:.2e}")
                 except Exception as exc:  # noqa: BLE001
                     lines.append(f"check {label} FAILED {type(exc).__name__}")
-    text = "\n".join(lines)
-    print(text)
-    if os.environ.get("OUT"):
-        with open(os.path.join(os.environ["OUT"], "gemm_split_cuda.txt"), "w") as f:
-            f.write(text + "\n")
+    report(lines, "gemm_split_cuda.txt")
 
 
 if __name__ == "__main__":

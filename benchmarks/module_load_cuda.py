@@ -23,9 +23,12 @@ import sys
 
 import torch
 
-from xetile_dsl import nv_launch, ops
-from xetile_dsl.runtime import backend_cuda, cubins
-from xetile_dsl.runtime.backend_cuda import check
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from cuda_events import report  # noqa: E402
+
+from xetile_dsl import nv_launch, ops  # noqa: E402
+from xetile_dsl.runtime import backend_cuda, cubins  # noqa: E402
+from xetile_dsl.runtime.backend_cuda import check  # noqa: E402
 
 
 def _ptxas() -> str | None:
@@ -129,11 +132,7 @@ def main() -> None:
             lines.append(f"{label:28} {way:7} {t:8.4f} ms {rate:8.1f} {unit}  ({info}; rounds "
                          + " ".join(f"{v:.4f}" for v in ms[way]) + ")")
         print("\n".join(lines[-len(fns):]), flush=True)
-    text = "\n".join(lines)
-    print(text)
-    if os.environ.get("OUT"):
-        with open(os.path.join(os.environ["OUT"], "module_load_cuda.txt"), "w") as f:
-            f.write(text + "\n")
+    report(lines, "module_load_cuda.txt")
 
 
 if __name__ == "__main__":
