@@ -60,6 +60,9 @@ class NvTarget:
     regs_per_thread: int = 255
     regs_per_sm: int = 65536
     max_threads_per_block: int = 1024
+    #: hardware barriers of a block (PTX ``bar.sync`` ids 0 .. 15; ``bar.sync 0`` is the
+    #: program-wide one)
+    barriers_per_block: int = 16
     #: warps of a warpgroup (wgmma's unit), 0 where there is no wgmma
     warpgroup_warps: int = 0
     wgmma: tuple[WgmmaShape, ...] = ()

@@ -103,7 +103,7 @@ def tile_rmw(em, op) -> None:
     tile = em.values[op.tile]
     t = value.slots[0].type
     if isinstance(tile, Tile):
-        places = warp_ops._positions(em.b, em.lane, tile, value.layout, em.warp)
+        places = warp_ops.positions(em.b, em.lane, tile, value.layout, em.warp)
         ptrs = [(inb, em.b.gep(tile.mem.ptr, [index], source_etype=t)) for inb, index in places]
     else:
         addresses, masks, _ = em._gathered(op, value.layout)
@@ -142,7 +142,7 @@ def _from_thread0(em, v):
     """Thread 0's ``v`` in every thread of the program."""
     b = em.b
     if em.threads <= em.target.warp_size:
-        return warp_ops._shuffle_idx(b, v, 0)
+        return warp_ops.shuffle_idx(b, v, 0)
     slot = ir.GlobalVariable(em.module, ir.ArrayType(v.type, 1), em.module.get_unique_name("nv_atomic_old"),
                              addrspace=3)
     slot.linkage, slot.align = "internal", 8
@@ -150,9 +150,9 @@ def _from_thread0(em, v):
     where = b.gep(slot, [ir.Constant(I64, 0), ir.Constant(I64, 0)], inbounds=True)
     with b.if_then(b.icmp_unsigned("==", em.tid, ir.Constant(I64, 0))):
         b.store(v, where)
-    warp_ops._bar_sync(b)
+    warp_ops.bar_sync(b)
     got = b.load(where)
-    warp_ops._bar_sync(b)       # (a later use of the slot, in a loop, waits for every read)
+    warp_ops.bar_sync(b)       # (a later use of the slot, in a loop, waits for every read)
     return got
 
 

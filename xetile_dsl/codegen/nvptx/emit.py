@@ -301,7 +301,7 @@ class KernelEmitter:
 
     def barrier(self, op) -> None:
         """``gpu.barrier``: every warp of the program (``bar.sync 0``)."""
-        warp_ops._bar_sync(self.b)
+        warp_ops.bar_sync(self.b)
 
     def named_barrier(self, op) -> None:
         """XeGPU's named barriers as PTX's: ``init_nbarrier id, n`` is barrier ``id + 1``
@@ -309,9 +309,10 @@ class KernelEmitter:
         (arrive and wait: the subgroup's arrive, which comes first, emits nothing)."""
         if op.name == "xegpu.alloc_nbarrier":
             count = op.properties.get("nbarrier_num") or op.attributes.get("nbarrier_num")
-            if count is not None and int(count.value.data) > 15:
-                raise LoweringError(f"nvptx: {int(count.value.data)} named barriers; a block has 15 besides "
-                                    f"bar.sync 0's", op)
+            most = self.target.barriers_per_block - 1
+            if count is not None and int(count.value.data) > most:
+                raise LoweringError(f"nvptx: {int(count.value.data)} named barriers; a block on {self.target.name} "
+                                    f"has {most} besides bar.sync 0's", op)
         elif op.name == "xegpu.init_nbarrier":
             ident, count = (self._i32(self.values[v]) for v in op.operands[:2])
             self.values[op.results[0]] = (self.b.add(ident, ir.Constant(I32, 1)),
@@ -412,7 +413,7 @@ class KernelEmitter:
         value = warp_ops.load(self.b, self.lane, tile, layout, elem, op, self.warp)
         if op.padding is not None:  # the slots outside the array: the padding, not the loads' 0
             pad = self._padding(op, value.slots[0].type)
-            places = warp_ops._positions(self.b, self.lane, tile, layout, self.warp)
+            places = warp_ops.positions(self.b, self.lane, tile, layout, self.warp)
             value = Vec(layout, elem, [self.b.select(inb, v, pad) for (inb, _), v in zip(places, value.slots)])
         self.values[op.value] = value
 

@@ -35,7 +35,7 @@ def lane_bases(b: ir.IRBuilder, lane: ir.Value, layout: Layout, warp: ir.Value |
     return out[0], out[1]
 
 
-def _positions(b, lane, tile: Tile, layout: Layout, warp=None):
+def positions(b, lane, tile: Tile, layout: Layout, warp=None):
     """(in bounds, element index) of each slot of ``layout`` over ``tile`` (a transposed
     tile's (r, c) is the array's (col + c, row + r))."""
     r0, c0 = lane_bases(b, lane, layout, warp)
@@ -80,7 +80,7 @@ def load(b: ir.IRBuilder, lane, tile: Tile, layout: Layout, elem, op, warp=None)
                 slow_slots = _guarded_row_loads(b, lane, tile, layout, t, warp)
             else:
                 slow_slots = []
-                for inb, index in _positions(b, lane, tile, layout, warp):
+                for inb, index in positions(b, lane, tile, layout, warp):
                     ptr = b.gep(tile.mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
                     slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
             slow_block = b.block
@@ -230,7 +230,7 @@ def _transposed_load(b, lane, tile: Tile, layout: Layout, elem, t: ir.Type, warp
             fast_block = b.block
         with slow:
             slow_slots = []
-            for inb, index in _positions(b, lane, tile, layout, warp):
+            for inb, index in positions(b, lane, tile, layout, warp):
                 ptr = b.gep(mem.ptr, [b.select(inb, index, ZERO64)], source_etype=t)
                 slow_slots.append(b.select(inb, b.load(ptr, typ=t), ir.Constant(t, 0)))
             slow_block = b.block
@@ -394,7 +394,7 @@ def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
              if copies is not None else None)
     if value.layout.kind == "rep" and warp is not None and value.layout.warps != (1, 1):
         first = b.and_(first, b.icmp_unsigned("==", warp, ZERO64))   # every warp holds it: warp 0 writes
-    for (inb, index), v in zip(_positions(b, lane, tile, value.layout, warp), value.slots):
+    for (inb, index), v in zip(positions(b, lane, tile, value.layout, warp), value.slots):
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
             b.store(v, b.gep(tile.mem.ptr, [index], source_etype=t))
@@ -523,12 +523,12 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
     shared.linkage, shared.align = "internal", 16
     shared.initializer = ir.Constant(array, ir.Undefined)
     if in_loop:
-        _bar_sync(b)
+        bar_sync(b)
     with b.if_then(is_first_lane(b, lane)):
         for k, v in enumerate(values):
             index = b.add(warp, ir.Constant(I64, k * warps))
             b.store(v, b.gep(shared, [ZERO64, index], inbounds=True))
-    _bar_sync(b)
+    bar_sync(b)
     if warps & (warps - 1) == 0 and warps <= WARP and t in (F32, I32):
         # lane l reads warp (l mod warps)'s partial; a butterfly over those lanes folds them
         # (each step combines two equal-bit values in both lanes, so every lane ends with
@@ -555,7 +555,7 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
     return out
 
 
-def _bar_sync(b) -> None:
+def bar_sync(b) -> None:
     """``bar.sync 0``: every thread of the program (a memory barrier for shared memory)."""
     b.asm(ir.FunctionType(ir.VoidType(), []), "bar.sync 0;", "~{memory}", [], True)
 
@@ -584,13 +584,13 @@ def broadcast_sources(src: Layout, dims: tuple[int, ...], layout: Layout) -> lis
     return [index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)] for dr, dc in layout.slots()]
 
 
-def _shuffle_idx(b, v, src_lane: int):
+def shuffle_idx(b, v, src_lane: int):
     """``shfl.sync.idx.b32`` across the whole warp: the value of lane ``src_lane`` (64-bit
     values as two halves, narrower ones widened to 32 bits)."""
     t = v.type
     if t == I64:
-        lo = _shuffle_idx(b, b.trunc(v, I32), src_lane)
-        hi = _shuffle_idx(b, b.trunc(b.lshr(v, ir.Constant(I64, 32)), I32), src_lane)
+        lo = shuffle_idx(b, b.trunc(v, I32), src_lane)
+        hi = shuffle_idx(b, b.trunc(b.lshr(v, ir.Constant(I64, 32)), I32), src_lane)
         return b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
     if t in (F32, I32):
         x = v
@@ -626,7 +626,7 @@ def replicated(b: ir.IRBuilder, src: Vec, op) -> dict:
         for (dr, dc), v in zip(src.layout.slots(), src.slots):
             if (r0 + dr, c0 + dc) not in out:
                 out[(r0 + dr, c0 + dc)] = (lane, v)
-    return {pos: _shuffle_idx(b, v, lane) for pos, (lane, v) in out.items()}
+    return {pos: shuffle_idx(b, v, lane) for pos, (lane, v) in out.items()}
 
 
 def _lane_table(b, lane, values: list) -> ir.Value:
@@ -696,7 +696,7 @@ def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = F
     for lanes, ks in relayout_plan(src.layout, layout, swap):
         own = lanes == list(range(WARP))
         src_lane = None if own else _lane_table(b, lane, lanes)
-        values = {k: src.slots[k] if own else _shuffle_idx(b, src.slots[k], src_lane) for k in sorted(set(ks))}
+        values = {k: src.slots[k] if own else shuffle_idx(b, src.slots[k], src_lane) for k in sorted(set(ks))}
         order = sorted(values)
         v = values[order[0]]
         if len(order) > 1:
