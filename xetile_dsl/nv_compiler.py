@@ -51,6 +51,13 @@ class NvKernel:
     def ptx(self) -> str:
         return self.asm["ptx"]
 
+    def report(self):
+        """The static SASS report (tools/sass.py): ptxas's registers, stack, spills and
+        shared memory, and each loop's own instructions by opcode (nvdisasm);
+        ``print(k.report())`` shows a table, ``k.report().to_json()`` the same for tools."""
+        from .tools import sass     # (ptxas and nvdisasm only when asked)
+        return sass.report(self)
+
 
 def lower_to_llvm(module, target: NvTarget, asm: dict, timings: dict, num_warps: int | None = None,
                   num_stages: int | None = None, tma_arrays: tuple = ()) -> tuple[str, list, str, KernelEmitter]:

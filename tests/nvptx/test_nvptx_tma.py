@@ -40,21 +40,10 @@ BULK = re.compile(r"cp\.async\.bulk\.tensor\.2d\.shared::cluster\.global\.mbarri
 
 def _nvdisasm() -> str:
     """nvdisasm on PATH or from the ``nvidia-cuda-nvdisasm`` wheel (the ``[test]`` extra)."""
-    found = shutil.which("nvdisasm")
+    from xetile_dsl.tools.sass import find_nvdisasm
+    found = find_nvdisasm()
     if found:
         return found
-    try:
-        import nvidia
-        roots = list(nvidia.__path__)
-    except ImportError:
-        roots = []
-    for root in roots:
-        for sub in sorted(os.listdir(root)):
-            path = os.path.join(root, sub, "bin", "nvdisasm")
-            if os.path.isfile(path):
-                if not os.access(path, os.X_OK):
-                    os.chmod(path, 0o755)
-                return path
     if knobs.REQUIRE_PTXAS.get():
         pytest.fail("XETILE_REQUIRE_PTXAS=1 but no nvdisasm (the nvidia-cuda-nvdisasm wheel)", pytrace=False)
     pytest.skip("nvdisasm unavailable (CUDA toolkit or the nvidia-cuda-nvdisasm wheel)")

@@ -1,7 +1,8 @@
 """The cubins of PTX modules, kept in the kernel cache (runtime/cache.py).
 
 Where a ``ptxas`` is found (:func:`find_ptxas`: ``$XETILE_PTXAS``, PATH, the
-``nvidia-cuda-nvcc`` wheel, the one Triton ships), a module's PTX is assembled by it into
+``nvidia-cuda-nvcc`` wheel (CUDA 12's ``nvidia/cuda_nvcc``, 13's ``nvidia/cu13``), the one
+Triton ships), a module's PTX is assembled by it into
 a cubin for the GPU's architecture once per ptxas release, driver version and
 architecture, and stored under a key of those and the PTX. A later process loads the
 cubin and skips the driver's PTX compile. An entry that is not an ELF image is rebuilt.
@@ -58,7 +59,7 @@ def find_ptxas() -> str | None:
     if given is not None:
         return str(given) if os.access(given, os.X_OK) else None
     return shutil.which("ptxas") or _package_ptxas("nvidia.cuda_nvcc", "bin", "ptxas") or \
-        _package_ptxas("triton.backends.nvidia", "bin", "ptxas")
+        _package_ptxas("nvidia.cu13", "bin", "ptxas") or _package_ptxas("triton.backends.nvidia", "bin", "ptxas")
 
 
 @functools.lru_cache(maxsize=8)
