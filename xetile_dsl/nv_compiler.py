@@ -22,6 +22,9 @@ from .targets.nvidia import NvTarget, nv_target
 from .targets.target import PVC
 from .codegen.nvptx.emit import KernelEmitter
 from .codegen.nvptx.ptx import mark_kernel, new_module, to_ptx
+from ._lazy import LazyModule
+
+sass = LazyModule("xetile_dsl.tools.sass", globals())  # the SASS report (ptxas, nvdisasm): only when asked
 
 #: threads of a one-warp program: the subgroup-level kernel's subgroup is the warp; a
 #: GEMM whose values are all tile_mma fragments takes several warps (``NvKernel.threads``)
@@ -55,7 +58,6 @@ class NvKernel:
         """The static SASS report (tools/sass.py): ptxas's registers, stack, spills and
         shared memory, and each loop's own instructions by opcode (nvdisasm);
         ``print(k.report())`` shows a table, ``k.report().to_json()`` the same for tools."""
-        from .tools import sass     # (ptxas and nvdisasm only when asked)
         return sass.report(self)
 
 

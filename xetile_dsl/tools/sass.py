@@ -12,6 +12,7 @@ Needs ptxas (``runtime.cubins.find_ptxas``) and nvdisasm (PATH, or the
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
 import os
 import re
@@ -36,11 +37,10 @@ def find_nvdisasm() -> str | None:
     if found:
         return found
     try:
-        import nvidia
-        roots = list(nvidia.__path__)
-    except ImportError:
+        spec = importlib.util.find_spec("nvidia")      # (the wheels' namespace package, not imported)
+    except (ImportError, ValueError):
         return None
-    for root in roots:
+    for root in (spec.submodule_search_locations or ()) if spec else ():
         for sub in sorted(os.listdir(root)):
             path = os.path.join(root, sub, "bin", "nvdisasm")
             if os.path.isfile(path):
