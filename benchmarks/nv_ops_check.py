@@ -344,6 +344,8 @@ def main() -> int:
     run_atomics()
     run_padding()
     run_fp8_conversions()
+    run_small_mma()
+    run_unsigned_reductions()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
 
@@ -565,6 +567,55 @@ def run_fp8_conversions() -> None:
             y = torch.empty(32, 64, device=DEV, dtype=dt)
             _to_fp8_kernel[(8,)](x, y, OUT=getattr(xt, fmt), SAT=True)
             report(name, rel(y.float(), x.clamp(-top, top).to(dt).float()), 0.0)
+
+
+@xd.jit
+def _small_mma_kernel(a, b, c, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """c = a @ b by [BM, BN] tiles over K steps of BK, any extents (m16n8k16 pads them)."""
+    m, n = xt.program_id(0) * BM, xt.program_id(1) * BN
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        x = xt.load_tile(xt.init_tile(a, [m, k], [BM, BK]))
+        y = xt.load_tile(xt.init_tile(b, [k, n], [BK, BN]))
+        acc = xt.tile_mma(x, y, acc)
+    xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN]))
+
+
+def run_small_mma() -> None:
+    """tile_mma of tiles whose extents are not m16n8k16 multiples (1, 2, 4 and 8 rows, the
+    row counts a DPAS also takes): their operands padded with zeros into fragments, the
+    result cropped; against float64 products of the same f16 inputs (f32 accumulation over K)."""
+    def on(*tensors):
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+
+    for bm, bn, bk in ((1, 16, 16), (2, 32, 16), (4, 48, 32), (8, 16, 16)):
+        @case(f"small mma {bm}x{bn}x{bk} tiles of 70x72x64")
+        def _(name, bm=bm, bn=bn, bk=bk):
+            M, N, K = 70, 72, 64
+            a, b = rnd(M, K), rnd(K, N)
+            c = torch.full((M, N), float("nan"), device=DEV)
+            _small_mma_kernel[(-(-M // bm), -(-N // bn))](*on(a, b, c), M, N, K, BM=bm, BN=bn, BK=bk)
+            report(name, rel(c, a.double() @ b.double()), tol(torch.float32, 4 * K))
+
+
+@xd.jit
+def _unsigned_max_kernel(x, y, BM: xt.constexpr, BN: xt.constexpr):
+    """y[r] = the unsigned max of row r of a [BM, BN] tile."""
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [BM, BN]))
+    xt.store_tile(xt.max(v, axis=1), xt.init_tile(y, [0, 0], [BM, 1]))
+
+
+def run_unsigned_reductions() -> None:
+    """max of uint8 rows across a warp's lanes (shuffles of the zero-extended bytes: 200 >
+    100 as unsigned, not as signed), exact."""
+    if DEV != "cuda":
+        return
+    @case("reduce max uint8 rows 4x64")
+    def _(name):
+        x = torch.randint(0, 256, (4, 64), device=DEV, dtype=torch.uint8)
+        y = torch.zeros(4, 1, device=DEV, dtype=torch.uint8)
+        _unsigned_max_kernel[(1,)](x, y, BM=4, BN=64)
+        report(name, rel(y.double(), x.double().amax(1, keepdim=True)), 0.0)
 
 
 def run_examples() -> None:

@@ -39,9 +39,7 @@ from xetile_dsl.ops import configs  # noqa: E402
 from xetile_dsl.targets.nvidia import nv_target  # noqa: E402
 
 BF16, E4M3 = ml_dtypes.bfloat16, ml_dtypes.float8_e4m3fn
-_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int8": "i8", "uint8": "u8",
-          "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1", "float8_e4m3fn": "f8e4m3fn",
-          "float8_e5m2": "f8e5m2"}
+_NAMES = nv_launch._TORCH_NAMES
 
 
 class Compiled:

@@ -142,6 +142,9 @@ REQUIRE_RUNTIMES = Knob("XETILE_REQUIRE_RUNTIMES", bool, False,
 PTXAS = Knob("XETILE_PTXAS", Path, None,
              "the ptxas that assembles NVIDIA modules into cached cubins (default: PATH, the nvidia-cuda-nvcc "
              "wheel, Triton's); without one, modules load their PTX")
+LIBDEVICE = Knob("XETILE_LIBDEVICE", Path, None,
+                 "CUDA's math library bitcode (libdevice.10.bc) the NVIDIA backend links for the math functions "
+                 "(default: the nvidia-cuda-nvcc wheel, $CUDA_HOME, /usr/local/cuda, Triton's)")
 REQUIRE_PTXAS = Knob("XETILE_REQUIRE_PTXAS", bool, False,
                      "1: NVIDIA assembly tests fail instead of skipping without ptxas (PATH or the "
                      "nvidia-cuda-nvcc wheel of the [test] extra)")
@@ -153,7 +156,7 @@ REQUIRE_TORCH = Knob("XETILE_REQUIRE_TORCH", bool, False,
 KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DPCTL_C_SUBMIT, DEBUG, INTERPRET, DUMP_IR,
     VERIFY_IR, ROTATE_LOADS, PROGRESS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
-    PTXAS, REQUIRE_PTXAS, REQUIRE_TORCH, NV_TMA, NV_TMA_ATTENTION)}
+    PTXAS, LIBDEVICE, REQUIRE_PTXAS, REQUIRE_TORCH, NV_TMA, NV_TMA_ATTENTION)}
 
 
 def interpreting() -> bool:

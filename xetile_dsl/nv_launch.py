@@ -17,9 +17,8 @@ from .runtime.array_tables import ArrayTable, cuda_table_meta, cuda_table_rows
 from .targets.nvidia import DEFAULT_NV_TARGET, for_compute_capability, nv_target
 from .nv_compiler import compile_nv
 
-_TORCH_NAMES = {"float32": "f32", "float16": "f16", "bfloat16": "bf16", "int32": "i32", "int8": "i8",
-                "uint8": "u8", "int64": "i64", "float64": "f64", "int16": "i16", "bool": "i1",
-                "float8_e4m3fn": "f8e4m3fn", "float8_e5m2": "f8e5m2"}
+#: the numpy/torch dtype name of an array -> its element type (every array type, and torch's bool)
+_TORCH_NAMES = {**{t.numpy_name: t.name for t in dtypes.ARRAY_TYPES.values()}, "bool": "i1"}
 _KERNELS: dict[tuple, tuple] = {}
 
 

@@ -11,7 +11,6 @@ import pytest
 
 import xetile_dsl as xd
 import xetile_dsl.language as xt
-from xetile_dsl.errors import CompilationError
 from xetile_dsl.kernels import atomics_check as A
 from xetile_dsl.targets.nvidia import SM90
 
@@ -56,13 +55,20 @@ def test_fence_and_orders():
 
 
 @xd.jit
-def _replicated_atomic(out):
-    xt.atomic_rmw("add", xt.full([1, 1], 1.0, xt.float32), xt.init_tile(out, [0, 0], [1, 1]))
+def _replicated_atomic(out, old, R: xt.constexpr, C: xt.constexpr):
+    was = xt.atomic_rmw("add", xt.full([R, C], 1.0, xt.float32), xt.init_tile(out, [0, 0], [R, C]))
+    xt.store_tile(was, xt.init_tile(old, [0, 0], [R, C]))
 
 
-def test_an_atomic_of_a_replicated_value_is_refused():
-    with pytest.raises(CompilationError, match="replicated layout"):
-        xd.compile(_replicated_atomic, {"out": "f32[:,:]"}, {}, target="sm90")
+@pytest.mark.parametrize("rows,cols", [(1, 1), (4, 8), (2, 24)])
+def test_an_atomic_of_a_narrow_tile_is_one_a_element(rows, cols, tmp_path):
+    """A tile narrower than the warp is held whole by every lane: element i's atomic is lane
+    i mod 32's alone (guarded by its lane id), its old value shuffled from that lane."""
+    ptx = xd.compile(_replicated_atomic, {"out": "f32[:,:]", "old": "f32[:,:]"}, {"R": rows, "C": cols},
+                     target="sm90").ptx
+    assert len(re.findall(r"atom(\.\w+)*\.global\.add\.f32", ptx)) == rows * cols
+    assert len(re.findall(r"shfl\.sync\.idx\.b32", ptx)) == rows * cols
+    assert "error" not in ptxas_report(ptx, SM90.ptx_arch, tmp_path).lower()
 
 
 @pytest.mark.parametrize("kind,dtype", [("addf", "f32"), ("mulf", "f32"), ("maximumf", "f32"), ("minnumf", "f32"),

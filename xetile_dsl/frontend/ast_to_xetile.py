@@ -66,6 +66,9 @@ class KernelIRBuilder:
         #: 1-D array -> the sizes and strides of its [1, n] view (frontend/one_d.py)
         self.row_views: dict[SSAValue, tuple[list[SSAValue], list[SSAValue]]] = {}
         self._node: ast.AST | None = None
+        #: (source, node) of the user's call while a language function written as kernel code
+        #: (``xt.dot_scaled``, ``xt.unpack_int4``) is built in place: its ops and errors are there
+        self.pinned: tuple | None = None
         #: loop-carried constants made from Python numbers -> their names (carried_literals)
         self.literal_inits: dict[SSAValue, str] = {}
         self.loop_depth = 0
@@ -128,9 +131,9 @@ class KernelIRBuilder:
 
     # ------------------------------------------------------------------ emission helpers
     def emit(self, op: Operation) -> Operation:
-        node = self._node
+        src, node = self.pinned or (self.src, self._node)
         if node is not None:
-            op.location = _location(self.src.filename, node.lineno, node.col_offset + 1)
+            op.location = _location(src.filename, node.lineno, node.col_offset + 1)
         self.block.add_op(op)
         self.ops_emitted += 1
         if self.ranks:
@@ -138,6 +141,8 @@ class KernelIRBuilder:
         return op
 
     def error(self, node: ast.AST, message: str, kind: type = CompilationError) -> CompilationError:
+        if self.pinned is not None:
+            return self.pinned[0].error(self.pinned[1], message, kind)
         return self.src.error(node, message, kind)
 
     def visit(self, node: ast.AST):

@@ -348,11 +348,18 @@ def inline_call(builder, callee, node: ast.Call):
     return run_inline(builder, fn, env)
 
 
+#: the frontend: functions of its modules built by :func:`run_inline` are language functions
+#: (``@jit`` helpers, the library's kernels/ included, keep their own file and line)
+_LIBRARY = __name__.rsplit(".", 1)[0] + "."
+
+
 def run_inline(builder, fn, env: dict):
     """Build ``fn``'s body in place with the names ``env`` binds (a ``@jit`` call, or
     language functions written as kernel code: ``xt.dot_scaled``, ``xt.unpack_int4``);
     returns the value its ``return`` gave (None without one)."""
-    saved = (builder.src, builder.globals, builder.env, builder.loop_depth)
+    saved = (builder.src, builder.globals, builder.env, builder.loop_depth, builder.pinned)
+    if builder.pinned is None and fn.__module__.startswith(_LIBRARY):
+        builder.pinned = (builder.src, builder._node)   # the library's code: its ops are the user's call
     builder.src, builder.globals, builder.env, builder.loop_depth = KernelSource.of(fn), fn.__globals__, env, 0
     builder.inline_depth += 1
     try:
@@ -360,4 +367,4 @@ def run_inline(builder, fn, env: dict):
         return builder.env.get(RETURN)
     finally:
         builder.inline_depth -= 1
-        builder.src, builder.globals, builder.env, builder.loop_depth = saved
+        builder.src, builder.globals, builder.env, builder.loop_depth, builder.pinned = saved

@@ -2,7 +2,9 @@
 them ``atom.*`` / ``atom.cas`` / ``fence.*`` PTX).
 
 * ``xetile.atomic_rmw`` on a block tile: every element of the tile inside the array is one
-  atomic by the lane that holds it (an element outside touches nothing and returns 0); on
+  atomic by the lane that holds it (an element outside touches nothing and returns 0; a
+  narrow tile every lane holds whole, element i by lane i mod 32, its old value then
+  shuffled to every lane); on
   a scattered tile, every slot whose mask is set, at its index.  Kinds LLVM has as one
   ``atomicrmw`` (integer add/and/or/xor/min/max, f32/f64 add, exchange) are one; the rest
   (products, the float minima and maxima) and 16-bit float adds are a compare-exchange
@@ -95,9 +97,16 @@ def tile_rmw(em, op) -> None:
     cmp = em.values[op.cmp] if op.cmp is not None else None
     sem, _ = order_of(op)
     kind = op.kind.data
-    if warp_ops.first_copy(em.b, em.lane, value.layout) is not None or not value.layout.owned_once():
-        raise LoweringError("nvptx: an atomic_rmw of a value held by every lane (a replicated layout) is not "
-                            "supported on NVIDIA targets; give it a tile of at least 32 elements", op)
+    # a narrow tile is held whole by every lane (rep): lane i % 32 does element i's atomic,
+    # and its old value is shuffled to every lane
+    replicated = value.layout.kind == "rep"
+    if replicated and em.threads > em.target.warp_size:
+        raise LoweringError("nvptx: an atomic_rmw of a narrow tile (held by every lane) in a program of several "
+                            "warps is not supported on NVIDIA targets; give it a tile of at least 32 columns", op)
+    if not replicated and (warp_ops.first_copy(em.b, em.lane, value.layout) is not None or
+                           not value.layout.owned_once()):
+        raise LoweringError(f"nvptx: an atomic_rmw of a {value.layout.kind} value (held by several lanes) is not "
+                            f"supported on NVIDIA targets; give it a tile of at least 32 columns", op)
     if cmp is not None and (not isinstance(cmp, Vec) or cmp.layout != value.layout):
         raise LoweringError("nvptx: atomic_rmw cmpxchg's cmp must take its value's layout", op)
     tile = em.values[op.tile]
@@ -111,7 +120,11 @@ def tile_rmw(em, op) -> None:
     old = []
     for i, ((cond, ptr), v) in enumerate(zip(ptrs, value.slots)):
         c = cmp.slots[i] if cmp is not None else None
-        old.append(_guarded(em.b, cond, lambda ptr=ptr, v=v, c=c: one(em.b, kind, ptr, v, sem, op, c), t))
+        owner = i % em.target.warp_size
+        if replicated:
+            cond = em.b.and_(cond, em.b.icmp_unsigned("==", em.lane, ir.Constant(I64, owner)))
+        got = _guarded(em.b, cond, lambda ptr=ptr, v=v, c=c: one(em.b, kind, ptr, v, sem, op, c), t)
+        old.append(warp_ops.shuffle_idx(em.b, got, owner) if replicated else got)
     em.values[op.result] = Vec(value.layout, elem_of(op.result.type), old)
 
 

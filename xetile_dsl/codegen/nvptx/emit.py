@@ -21,7 +21,7 @@ from ...dialects import _mixed
 from ...errors import LoweringError
 from . import atomic_memory, smem_pipeline, tma, warp_ops, wgmma_attention, wgmma_gemm
 from .for_loops import emit_for, emit_while, flatten, rebuild
-from .layouts import Layout, assign
+from .layouts import Layout, assign, mma_padding
 from .lane_values import (GLOBAL, I32, I64, Mem, Tile, Vec, elem_of, intrinsic, is_fp8, joined, llvm_type,
                           scalar_op)
 
@@ -499,6 +499,11 @@ class KernelEmitter:
         if op in self.attention_mmas:
             self.values[op.output] = wgmma_attention.mma(self, self.attention_mmas[op], op, self.values[op.a], c,
                                                          self.layouts[op.output])
+            return
+        padding = mma_padding(op)
+        if padding is not None:
+            self.values[op.output] = warp_ops.padded_mma(self.b, self.lane, self.values[op.a], self.values[op.b], c,
+                                                         self.layouts[op.output], padding, op)
             return
         self.values[op.output] = warp_ops.mma(self.b, self.values[op.a], self.values[op.b], c,
                                               self.layouts[op.output], op)

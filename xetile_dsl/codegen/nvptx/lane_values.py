@@ -8,8 +8,10 @@ from llvmlite import ir
 from xdsl.dialects.builtin import (BFloat16Type, Float16Type, Float32Type, Float64Type, IndexType, IntegerType,
                                    VectorType)
 
+from ...dialects.types import is_unsigned
 from ...errors import LoweringError
 from .. import fp8 as fp8_codes
+from . import libdevice
 from .layouts import Layout
 
 I1, I8, I16, I32, I64 = (ir.IntType(n) for n in (1, 8, 16, 32, 64))
@@ -272,6 +274,27 @@ FLOAT_UNARY = {
     "math.tanh": _tanh, "math.erf": _erf, "math.sin": _sincos("sin"), "math.cos": _sincos("cos"),
 }
 
+#: math ops computed by CUDA's libdevice (:mod:`.libdevice`): op -> its function's name
+#: without the type suffix (``f`` for f32; f16 and bf16 computed in f32)
+LIBDEVICE_UNARY = {f"math.{n}": n for n in ("atan", "asin", "acos", "atanh", "asinh", "acosh", "sinh", "cosh", "tan",
+                                            "expm1", "log1p", "log10", "erfc", "cbrt")}
+LIBDEVICE_BINARY = {"math.powf": "pow", "math.atan2": "atan2", "arith.remf": "fmod"}
+
+#: math ops that are one LLVM intrinsic on NVPTX
+INTRINSIC_UNARY = {"math.trunc": "trunc", "math.round": "round", "math.roundeven": "roundeven"}
+
+
+def libdevice_float(b, name: str, args: list, op) -> ir.Value:
+    """libdevice's ``name`` on float ``args``: ``__nv_<name>f`` for f32 (f16 widened to
+    f32 and the result narrowed), ``__nv_<name>`` for f64."""
+    t = args[0].type
+    if t == F64:
+        return libdevice.call(b, name, F64, args, op)
+    wide = [b.fpext(a, F32) if a.type == F16 else a for a in args]
+    out = libdevice.call(b, name + "f", F32, wide, op)
+    return b.fptrunc(out, F16) if t == F16 else out
+
+
 FLOAT_BINARY = {
     "arith.addf": lambda b, x, y: b.fadd(x, y), "arith.subf": lambda b, x, y: b.fsub(x, y),
     "arith.mulf": lambda b, x, y: b.fmul(x, y), "arith.divf": lambda b, x, y: b.fdiv(x, y),
@@ -307,6 +330,14 @@ def scalar_op(b: ir.IRBuilder, op, args: list, result_type) -> ir.Value:
     if name in FLOAT_BINARY:
         x, y = (float_value(b, a, in_type) for a in args)
         return float_result(b, FLOAT_BINARY[name](b, x, y), result_type)
+    if name in LIBDEVICE_UNARY or name in LIBDEVICE_BINARY:
+        xs = [float_value(b, a, in_type) for a in args]
+        return float_result(b, libdevice_float(b, LIBDEVICE_UNARY.get(name) or LIBDEVICE_BINARY[name], xs, op),
+                            result_type)
+    if name in INTRINSIC_UNARY or name == "math.copysign":
+        xs = [float_value(b, a, in_type) for a in args]
+        which = INTRINSIC_UNARY.get(name, "copysign")
+        return float_result(b, intrinsic(b, f"llvm.{which}.{_fsuffix(xs[0].type)}", xs[0].type, xs), result_type)
     if name == "math.fma":   # one rounding (f16 and f32 in their own type; bf16 through f32)
         x, y, z = (float_value(b, a, in_type) for a in args)
         return float_result(b, intrinsic(b, f"llvm.fma.{_fsuffix(x.type)}", x.type, [x, y, z]), result_type)
@@ -347,8 +378,7 @@ def extern(b: ir.IRBuilder, op, args: list) -> ir.Value:
     subnormal result is rounded at each step that reaches the subnormal range)."""
     callee = op.callee.data
     if callee != "ldexp" or len(args) != 2 or args[0].type != F32 or not isinstance(args[1].type, ir.IntType):
-        raise LoweringError(f"nvptx: xt.extern({callee!r}) is not supported on NVIDIA targets yet (ldexp of f32 "
-                            f"by an integer is)", op)
+        return _libdevice_extern(b, op, callee, args)
     x, e = args
     e = b.sext(e, I32) if e.type.width < 32 else b.trunc(e, I32) if e.type.width > 32 else e
     lo, hi = ir.Constant(I32, -300), ir.Constant(I32, 300)
@@ -360,6 +390,49 @@ def extern(b: ir.IRBuilder, op, args: list) -> ir.Value:
     for k in (k1, k2, k3):
         x = b.fmul(x, b.bitcast(b.shl(b.add(k, ir.Constant(I32, 127)), ir.Constant(I32, 23)), F32))
     return x
+
+
+#: OpenCL integer builtins -> libdevice's (signed 32-bit name, unsigned 32-bit name, 64-bit name)
+_INT_EXTERNS = {"popcount": ("popc", "popc", "popcll"), "clz": ("clz", "clz", "clzll"),
+                "mul_hi": ("mulhi", "umulhi", None), "hadd": ("hadd", "uhadd", None),
+                "rhadd": ("rhadd", "urhadd", None), "mul24": ("mul24", "umul24", None), "abs": ("abs", None, "llabs")}
+#: OpenCL float builtins whose libdevice function has another name
+_FLOAT_EXTERNS = {"mad": "fma", "pown": "powi"}
+
+
+def _libdevice_extern(b, op, callee: str, args: list) -> ir.Value:
+    """``xt.extern`` of an OpenCL builtin through libdevice: float ones by their name (f32:
+    ``__nv_<name>f``, f16 computed in f32, f64 ``__nv_<name>``), integer ones by
+    :data:`_INT_EXTERNS`; ``rotate`` is LLVM's funnel shift."""
+    out = llvm_type(op.results[0].type, op)
+    in_elem = elem_of(op.operands[0].type) if op.operands else None
+    if args and isinstance(args[0].type, (ir.HalfType, ir.FloatType, ir.DoubleType)) or is_bf16(in_elem):
+        xs = [float_value(b, a, op.operands[i].type) if i < len(op.operands) else a for i, a in enumerate(args)]
+        name = _FLOAT_EXTERNS.get(callee, callee)
+        suffix = "" if xs[0].type == F64 else "f"
+        if not libdevice.has(name + suffix) and libdevice.find() is not None:
+            raise LoweringError(f"nvptx: xt.extern({callee!r}): libdevice has no {libdevice.PREFIX}{name}{suffix} "
+                                f"(xt.extern takes OpenCL builtin names; on NVIDIA targets those libdevice has)", op)
+        r = libdevice_float(b, name, xs, op)
+        if isinstance(out, ir.IntType):       # ilogb and the like
+            return r if r.type == out else b.sext(r, out) if r.type.width < out.width else b.trunc(r, out)
+        return float_result(b, r if r.type == out or is_bf16(elem_of(op.results[0].type)) else
+                            (b.fpext(r, out) if _fwidth(r.type) < _fwidth(out) else b.fptrunc(r, out)),
+                            op.results[0].type)
+    if callee == "rotate" and len(args) == 2:
+        x, n = args
+        n = n if n.type == x.type else b.sext(n, x.type) if n.type.width < x.type.width else b.trunc(n, x.type)
+        return intrinsic(b, f"llvm.fshl.i{x.type.width}", x.type, [x, x, n])
+    names = _INT_EXTERNS.get(callee)
+    width = args[0].type.width if args else 0
+    pick = None if names is None else names[2] if width == 64 else names[1] if is_unsigned(in_elem) else names[0]
+    if pick is None or width not in (32, 64):
+        raise LoweringError(f"nvptx: xt.extern({callee!r}) of {in_elem} is not supported on NVIDIA targets (float "
+                            f"builtins libdevice has, and {', '.join(sorted(_INT_EXTERNS))}, rotate of 32- and 64-bit "
+                            f"integers are)", op)
+    ret = I32 if callee in ("popcount", "clz") else args[0].type
+    r = libdevice.call(b, pick, ret, list(args), op)
+    return r if r.type == out else b.zext(r, out) if r.type.width < out.width else b.trunc(r, out)
 
 
 def convert(b, op, v, in_type, result_type, out):

@@ -191,9 +191,34 @@ def _is_vec(v: SSAValue) -> bool:
     return isinstance(v.type, VectorType)
 
 
+def fits(v: SSAValue, kind: str) -> bool:
+    """Whether the tile value ``v``'s extents are multiples of a ``kind`` fragment's."""
+    (rows, cols), (mr, mc) = v.type.get_shape(), _FRAGMENT_MULTIPLE[kind]
+    return rows % mr == 0 and cols % mc == 0
+
+
+def mma_padding(op: Operation) -> tuple[int, int, int] | None:
+    """The (M, K, N) a tile_mma of A [m, k] x B [k, n] is padded to (each up to a multiple
+    of m16n8k16's 16, 16 and 8) where some extent is not one, else None.  Such an op's
+    operands keep their own layouts (``cols`` / ``rep``); the emitter moves them into
+    zero-padded fragments and the result back out (:func:`.warp_ops.relayout`)."""
+    (m, k), n = op.a.type.get_shape(), op.b.type.get_shape()[1]
+    if m % 16 == 0 and k % 16 == 0 and n % 8 == 0:
+        return None
+    return -(-m // 16) * 16, -(-k // 16) * 16, -(-n // 8) * 8
+
+
 def _unite(groups: _Groups, op: Operation) -> None:
     name = op.name
-    if name == "xetile.tile_mma":
+    if name == "xetile.tile_mma" and mma_padding(op) is not None:
+        # the operands that are whole fragments keep taking them; the others are padded
+        if fits(op.b, "mma_b"):
+            groups.demand(op.b, "mma_b", op)
+        if fits(op.output, "mma_c"):
+            groups.demand(op.output, "mma_c", op)
+        if op.c is not None:
+            groups.union(op.output, op.c)
+    elif name == "xetile.tile_mma":
         groups.demand(op.b, "mma_b", op)
         groups.demand(op.output, "mma_c", op)
         if op.c is not None:
@@ -233,6 +258,10 @@ def _operand_a(groups: _Groups, op: Operation, c_as_a: set) -> None:
     if op.name != "xetile.tile_mma":
         return
     want = groups.want.get(groups.find(op.a))
+    if mma_padding(op) is not None:
+        if want is None and fits(op.a, "mma_a"):
+            groups.demand(op.a, "mma_a", op)
+        return
     if want is not None and want[0] == "mma_c":
         c_as_a.add(op)
     else:

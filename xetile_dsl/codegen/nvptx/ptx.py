@@ -7,6 +7,8 @@ import functools
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from . import libdevice
+
 TRIPLE = "nvptx64-nvidia-cuda"
 
 
@@ -40,9 +42,11 @@ def _machine(arch: str, features: str):
 
 
 def to_ptx(llvm_text: str, arch: str, features: str) -> str:
-    """The PTX of ``llvm_text`` for ``arch`` (``sm_90``), optimised at -O3 first."""
+    """The PTX of ``llvm_text`` for ``arch`` (``sm_90``), libdevice linked where it calls
+    that (:mod:`.libdevice`), optimised at -O3 first."""
     module = llvm.parse_assembly(llvm_text)
     module.verify()
+    libdevice.link(module)
     machine = _machine(arch, features)
     pto = llvm.create_pipeline_tuning_options(speed_level=3)
     pb = llvm.create_pass_builder(machine, pto)

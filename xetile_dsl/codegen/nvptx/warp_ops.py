@@ -434,11 +434,18 @@ def _combine(b, kind: str, x, y, is_float: bool, op):
         return getattr(b, _REDUCE_INT[kind])(x, y)
     if not is_float and kind in ("maxsi", "minsi", "max", "min"):
         return b.select(b.icmp_signed(">" if "max" in kind else "<", x, y), x, y)
+    if not is_float and kind in ("maxui", "minui"):
+        return b.select(b.icmp_unsigned(">" if "max" in kind else "<", x, y), x, y)
     raise LoweringError(f"nvptx: tile_reduce <{kind}> is not supported on NVIDIA targets yet", op)
 
 
 def _shuffle_xor(b, v, mask: int):
-    """``shfl.sync.bfly.b32`` across the whole warp: the value of lane ``lane ^ mask``."""
+    """``shfl.sync.bfly.b32`` across the whole warp: the value of lane ``lane ^ mask``
+    (64-bit values as two halves)."""
+    if v.type == I64:
+        lo = _shuffle_xor(b, b.trunc(v, I32), mask)
+        hi = _shuffle_xor(b, b.trunc(b.lshr(v, ir.Constant(I64, 32)), I32), mask)
+        return b.or_(b.zext(lo, I64), b.shl(b.zext(hi, I64), ir.Constant(I64, 32)))
     name = "llvm.nvvm.shfl.sync.bfly.f32" if v.type == F32 else "llvm.nvvm.shfl.sync.bfly.i32"
     return intrinsic(b, name, v.type, [ir.Constant(I32, -1), v, ir.Constant(I32, mask), ir.Constant(I32, 31)])
 
@@ -462,6 +469,9 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
     wide = [bf16_to_f32(b, v) if is_bf16(src.elem) else v for v in src.slots]
     if is_float and wide and wide[0].type != F32:
         wide = [b.fpext(v, F32) for v in wide]
+    if not is_float and wide and wide[0].type.width < 32:    # shuffles move 32 bits: widen by the kind's sign
+        extend = b.zext if kind in ("maxui", "minui") or is_unsigned(src.elem) or wide[0].type.width == 1 else b.sext
+        wide = [extend(v, I32) for v in wide]
     parts: dict[tuple[int, int], list] = {}
     for (dr, dc), v in zip(src.layout.slots(), wide):
         parts.setdefault((0 if 0 in dims else dr, 0 if 1 in dims else dc), []).append(v)
@@ -564,6 +574,8 @@ def _narrow(b, v, elem):
     if is_bf16(elem):
         return f32_to_bf16(b, v)
     t = llvm_type(elem)
+    if isinstance(t, ir.IntType) and isinstance(v.type, ir.IntType) and v.type.width > t.width:
+        return b.trunc(v, t)
     return b.fptrunc(v, t) if t != v.type and isinstance(t, ir.HalfType) else v
 
 
@@ -657,10 +669,12 @@ def lane_positions(layout: Layout) -> list[list[tuple[int, int]]]:
     return out
 
 
-def relayout_plan(src: Layout, dst: Layout, swap: bool = False) -> list[tuple[list[int], list[int]]]:
+def relayout_plan(src: Layout, dst: Layout, swap: bool = False, pad: bool = False
+                  ) -> list[tuple[list[int], list[int]]]:
     """For each slot of ``dst``: the lane and the slot of ``src`` each lane takes it from
     (``swap``: the element at the transposed position), a lane's own register where it
-    holds the element.
+    holds the element; ``pad``: ``dst`` may be larger, and a position ``src`` does not
+    hold is slot -1 (a zero) of the lane itself.
 
     >>> lanes, slots = relayout_plan(Layout("rep", (1, 4)), Layout("rep", (4, 1)), swap=True)[2]
     >>> lanes[:3], slots[:3]
@@ -676,7 +690,14 @@ def relayout_plan(src: Layout, dst: Layout, swap: bool = False) -> list[tuple[li
         lanes, slots = [], []
         for lane in range(WARP):
             pos = dst_positions[lane][j]
-            holders = held[pos[::-1] if swap else pos]
+            holders = held.get(pos[::-1] if swap else pos)
+            if holders is None and pad:
+                lanes.append(lane)
+                slots.append(-1)
+                continue
+            if holders is None:
+                raise ValueError(f"relayout_plan: {dst.kind} {list(dst.shape)} holds {pos}, which the "
+                                 f"{src.kind} {list(src.shape)} value does not (pad=True zeros it)")
             owner, k = (lane, holders[lane]) if lane in holders else min(holders.items())
             lanes.append(owner)
             slots.append(k)
@@ -684,19 +705,25 @@ def relayout_plan(src: Layout, dst: Layout, swap: bool = False) -> list[tuple[li
     return plan
 
 
-def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False) -> Vec:
+def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False, pad: bool = False) -> Vec:
     """``src``'s elements in ``layout`` (``swap``: its transpose's), both held by one warp
     (:func:`relayout_plan`): each slot taken with ``shfl.sync.idx`` from its owner lane
     (no shuffle where every lane owns it), the source register chosen per lane by a
-    select where lanes take different slots (lane tables in constant memory)."""
+    select where lanes take different slots (lane tables in constant memory); ``pad``:
+    ``layout`` may be larger than ``src``'s, its positions past ``src`` zeros."""
     if src.layout.warps != (1, 1) or layout.warps != (1, 1):
         raise LoweringError(f"nvptx: moving a {src.layout.kind} value into a {layout.kind} value across the "
                             f"program's warps is not supported yet (within one warp it is)", op)
     slots = []
-    for lanes, ks in relayout_plan(src.layout, layout, swap):
+    zero = None
+    for lanes, ks in relayout_plan(src.layout, layout, swap, pad):
         own = lanes == list(range(WARP))
         src_lane = None if own else _lane_table(b, lane, lanes)
-        values = {k: src.slots[k] if own else shuffle_idx(b, src.slots[k], src_lane) for k in sorted(set(ks))}
+        values = {k: src.slots[k] if own else shuffle_idx(b, src.slots[k], src_lane) for k in sorted(set(ks)) if k >= 0}
+        if -1 in ks:
+            t = src.slots[0].type
+            zero = zero or ir.Constant(t, 0.0 if isinstance(t, (ir.HalfType, ir.FloatType, ir.DoubleType)) else 0)
+            values[-1] = zero
         order = sorted(values)
         v = values[order[0]]
         if len(order) > 1:
@@ -835,6 +862,21 @@ def mma(b: ir.IRBuilder, a: Vec, bv: Vec, c: Vec | None, layout: Layout, op) -> 
                             regs_a + regs_b + acc[base_c:base_c + 4], False)
                 acc[base_c:base_c + 4] = [b.extract_value(out, i) for i in range(4)]
     return Vec(layout, c.elem if c is not None else elem_of(op.results[0].type), acc)
+
+
+def padded_mma(b: ir.IRBuilder, lane, a: Vec, bv: Vec, c: Vec | None, layout: Layout, padding, op) -> Vec:
+    """``tile_mma`` where some extent is not an m16n8k16 multiple (A [m, k], B [k, n], one
+    warp): each operand not already a fragment of its shape padded to ``padding`` (M, K,
+    N) moved into one, zeros past its own extents; multiplied (:func:`mma`); the result's
+    m x n moved back into ``layout`` unless that is the padded fragment itself."""
+    pm, pk, pn = padding
+
+    def fragment(v: Vec | None, want: Layout) -> Vec | None:
+        return v if v is None or v.layout == want else relayout(b, lane, v, want, op, pad=True)
+    out_layout = Layout("mma_c", (pm, pn))
+    out = mma(b, fragment(a, Layout("mma_a", (pm, pk))), fragment(bv, Layout("mma_b", (pk, pn))),
+              fragment(c, out_layout), out_layout, op)
+    return out if layout == out_layout else relayout(b, lane, out, layout, op)
 
 
 def c_as_a(c: Vec) -> Vec:
