@@ -346,6 +346,8 @@ def main() -> int:
     run_fp8_conversions()
     run_small_mma()
     run_unsigned_reductions()
+    run_libdevice_math()
+    run_narrow_tiles()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
 
@@ -494,6 +496,7 @@ def run_atomics() -> None:
         report(name, 0.0 if ok else 1.0, 0.0)
 
 
+import numpy as np  # noqa: E402
 import xetile_dsl as xd  # noqa: E402
 import xetile_dsl.language as xt  # noqa: E402
 
@@ -616,6 +619,90 @@ def run_unsigned_reductions() -> None:
         y = torch.zeros(4, 1, device=DEV, dtype=torch.uint8)
         _unsigned_max_kernel[(1,)](x, y, BM=4, BN=64)
         report(name, rel(y.double(), x.double().amax(1, keepdim=True)), 0.0)
+
+
+@xd.jit
+def _math_kernel(x, y, z, FN: xt.constexpr):
+    """z = FN(x) (or FN(x, y)) for one math function of CUDA's libdevice, by [4, 64] tiles."""
+    r = xt.program_id(0) * 4
+    t = xt.load_tile(xt.init_tile(x, [r, 0], [4, 64]))
+    u = xt.load_tile(xt.init_tile(y, [r, 0], [4, 64]))
+    if FN == "atan":
+        v = xt.atan(t)
+    elif FN == "acosh":
+        v = xt.acosh(xt.abs(t) + 1.0)
+    elif FN == "expm1":
+        v = xt.expm1(t)
+    elif FN == "log1p":
+        v = xt.log1p(xt.abs(t))
+    elif FN == "erfc":
+        v = xt.erfc(t)
+    elif FN == "cbrt":
+        v = xt.cbrt(t)
+    elif FN == "pow":
+        v = xt.pow(xt.abs(t) + 0.5, u)
+    elif FN == "atan2":
+        v = xt.atan2(t, u)
+    elif FN == "fmod":
+        v = xt.fmod(t * 10.0, xt.abs(u) + 0.5)
+    else:
+        v = xt.extern("hypot", t, u, result=xt.float32, numpy_impl=np.hypot)
+    xt.store_tile(v, xt.init_tile(z, [r, 0], [4, 64]))
+
+
+#: the function of the f64 values of its arguments as the kernel rounds them (f32)
+_MATH_REF = {"atan": lambda t, u: (torch.atan, t), "acosh": lambda t, u: (torch.acosh, t.abs() + 1),
+             "expm1": lambda t, u: (torch.expm1, t), "log1p": lambda t, u: (torch.log1p, t.abs()),
+             "erfc": lambda t, u: (torch.erfc, t), "cbrt": lambda t, u: (lambda v: torch.sign(v) * v.abs() ** (1 / 3), t),
+             "pow": lambda t, u: (torch.pow, t.abs() + 0.5, u), "atan2": lambda t, u: (torch.atan2, t, u),
+             "fmod": lambda t, u: (torch.fmod, t * 10, u.abs() + 0.5), "hypot": lambda t, u: (torch.hypot, t, u)}
+
+
+def run_libdevice_math() -> None:
+    """Math functions that NVIDIA targets take from CUDA's libdevice, f32, against torch in
+    f64 of the arguments as the kernel rounds them (f32): within 8 f32 ulps (the CUDA C
+    Programming Guide bounds these by 4); fmod exact."""
+    def on(*tensors):
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+
+    for fname in _MATH_REF:
+        @case(f"math libdevice {fname} f32 32x64")
+        def _(name, fname=fname):
+            x, y = rnd(32, 64, dtype=torch.float32) * 2, rnd(32, 64, dtype=torch.float32)
+            z = torch.full_like(x, float("nan"))
+            _math_kernel[(8,)](*on(x, y, z), FN=fname)
+            fn, *args = _MATH_REF[fname](x, y)
+            ref = fn(*(a.double() for a in args))
+            ulp = torch.finfo(torch.float32).eps * ref.abs().clamp_min(torch.finfo(torch.float32).tiny)
+            report(name, float(((z.double() - ref).abs() / ulp).max()), 0.5 if fname == "fmod" else 8.0)
+
+
+@xd.jit
+def _narrow_atomic_kernel(total, old, x):
+    """Every program adds its [2, 8] tile of x into total (held whole by every lane: one
+    lane an element), keeping what it saw before; and stores it masked to even columns."""
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [2, 8]))
+    seen = xt.atomic_rmw("add", v, xt.init_tile(total, [0, 0], [2, 8]))
+    xt.store_tile(seen, xt.init_tile(old, [xt.program_id(0) * 2, 0], [2, 8]))
+
+
+def run_narrow_tiles() -> None:
+    """Tiles narrower than a warp: an integer atomic add of 64 programs into one [2, 8]
+    tile (exact: each element's total, and every program saw a multiple of its
+    increment below it)."""
+    def on(*tensors):
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+
+    @case("atomic add of a narrow [2, 8] tile by 64 programs")
+    def _(name):
+        x = torch.randint(1, 9, (2, 8), device=DEV, dtype=torch.int32)
+        total = torch.zeros(2, 8, device=DEV, dtype=torch.int32)
+        old = torch.full((128, 8), -1, device=DEV, dtype=torch.int32)
+        _narrow_atomic_kernel[(64,)](*on(total, old, x))
+        seen = old.view(64, 2, 8)
+        ok = bool((total == 64 * x).all()) and bool((seen % x == 0).all()) and \
+            bool((torch.sort(seen, 0).values == torch.arange(64, device=DEV)[:, None, None] * x).all())
+        report(name, 0.0 if ok else 1.0, 0.0)
 
 
 def run_examples() -> None:

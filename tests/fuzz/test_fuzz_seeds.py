@@ -12,6 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from xetile_dsl import knobs
+from xetile_dsl.runtime import cubins
+
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("xetile_fuzz", ROOT / "scripts" / "fuzz.py")
 fuzz = importlib.util.module_from_spec(_spec)
@@ -60,6 +63,27 @@ def test_seed_has_no_finding(seed, family):
     kinds = fuzz.findings_of(res)
     assert not kinds, f"{sorted(kinds)}: {res}\n--- reproducer ---\n{fuzz.reproducer(spec, list(res))}"
     assert any(st == "ok" for st, _ in res.values()), res  # a case every flavour refuses tests nothing
+
+
+#: seeds built for sm90 by the fuzzer's build-only NVIDIA flavour (no GPU here: compiled, and
+#: assembled by ptxas) that were refused or broke before: GEMMs of [1, 16] and [32, 8] tiles
+#: (1002, 1109, 1036: tile_mma extents no m16n8k16 multiple), atomics of narrow tiles (20003,
+#: 1080), and library kernels: a bf16 atomic min and add (30002, 30005: an f32 operation on its
+#: i16 bits, invalid LLVM IR), a masked store of a 16-wide row (30008), remf and asinh (5002,
+#: 5028: the math library), the mx and scatter families (30001, 5007)
+NV_SEEDS = [(1002, None), (1109, None), (1036, None), (20003, None), (1080, None), (30002, "lib"), (30005, "lib"),
+            (30008, "lib"), (5002, "lib"), (5028, "lib"), (30001, "mx"), (5007, "scatter")]
+
+
+@pytest.mark.parametrize("seed,family", NV_SEEDS)
+def test_seed_builds_for_nvidia(seed, family):
+    if cubins.find_ptxas() is None:
+        if knobs.REQUIRE_PTXAS.get():
+            pytest.fail("XETILE_REQUIRE_PTXAS=1 but no ptxas", pytrace=False)
+        pytest.skip("no ptxas (the nvidia-cuda-nvcc wheel of [test])")
+    spec = fuzz.spec_for(seed, family)
+    res = fuzz.run_case(spec, ["sm90"])
+    assert res["sm90"][0] == "built" and not fuzz.findings_of(res), res
 
 
 def test_a_planted_wrong_reference_is_found_minimised_and_reproduced(tmp_path):

@@ -111,3 +111,20 @@ def test_one_atomic_on_the_host(kind, dtype):
                 want = (x_ if x == 5 else a_) if kind == "cmpxchg" else ref[kind](a_, x_)
                 assert np.array_equal(nt(old), a_, equal_nan=True), (a, x, old)
                 assert np.array_equal(nt(cell.value), nt(want), equal_nan=True), (kind, a, x, cell.value, want)
+
+
+@xd.jit
+def _bf16_atomics(total, old, x, KIND: xt.constexpr):
+    v = xt.load_tile(xt.init_tile(x, [0, 0], [2, 64]))
+    xt.store_tile(xt.atomic_rmw(KIND, v, xt.init_tile(total, [0, 0], [2, 64])), xt.init_tile(old, [0, 0], [2, 64]))
+
+
+@pytest.mark.parametrize("kind", ["add", "max", "min"])
+def test_bf16_atomics_compute_in_f32(kind, tmp_path):
+    """bf16 values are their i16 bits in the emitter: a bf16 atomic is a compare-exchange
+    loop on them (LLVM's 16-bit cmpxchg: a 32-bit CAS of the word) whose new value is computed in f32 and rounded back to bf16
+    (it built invalid LLVM IR, an f32 operation on i16, before)."""
+    ptx = xd.compile(_bf16_atomics, {"total": "bf16[:,:]", "old": "bf16[:,:]", "x": "bf16[:,:]"}, {"KIND": kind},
+                     target="sm90").ptx
+    assert re.search(r"atom(\.\w+)*\.cas\.b(16|32)", ptx) and "cvt.rn.bf16.f32" in ptx
+    assert "error" not in ptxas_report(ptx, SM90.ptx_arch, tmp_path).lower()

@@ -142,7 +142,7 @@ def store(builder, args, value: SSAValue, tile) -> bool:
                             "pieces, which a tile_mma result is not laid out in; mask only the rows (offs_m[:, None] "
                             "< M keeps the block store: columns past the array's end are already dropped) or store "
                             "it without a mask")
-    lanes = builder.target.subgroup_size
+    lanes = builder.target.masked_store_lanes
     if shape[-1] % lanes:
         raise builder.error(args["mask"], f"store_tile: this mask is no row edge, so it stores per lane, one "
                             f"element per lane of {builder.target.name}'s {lanes}, which needs the tile's "

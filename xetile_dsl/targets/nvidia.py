@@ -108,6 +108,12 @@ class NvTarget:
         """The subgroup of the XeTile IR is the warp."""
         return self.warp_size
 
+    @property
+    def masked_store_lanes(self) -> int:
+        """Any width: a warp's scattered stores take narrow tiles too (every lane holds the
+        value; its first copy stores each element)."""
+        return 1
+
     def mma_for(self, a_type: str, b_type: str) -> MmaShape | None:
         """The ``mma.sync`` flavour for these input element types, or None (f32 inputs
         are multiplied by the tf32 flavour)."""

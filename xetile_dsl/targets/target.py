@@ -337,6 +337,12 @@ class Target:
             return None
         return "bf16" if "bf16" in (a_type, b_type) else FP8_MMA_INPUT
 
+    @property
+    def masked_store_lanes(self) -> int:
+        """The multiple of columns a store_tile under a per-element mask needs: one element
+        a lane of the subgroup (its scatter message)."""
+        return self.subgroup_size
+
     def sg_map(self, role: str, elem_bits: int, is_tf32: bool = False) -> tuple[tuple[int, int], tuple[int, int]]:
         """(wi_layout, wi_data) the XeGPU RFC prescribes for a DPAS operand ``role``
         ("A", "B") or any other 2-D block ("C"), for elements of ``elem_bits`` bits."""

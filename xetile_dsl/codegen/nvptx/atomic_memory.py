@@ -24,7 +24,7 @@ from llvmlite import ir
 from ...dialects._xetile_atomic_ops import order_of
 from ...errors import LoweringError
 from . import warp_ops
-from .lane_values import I64, Tile, Vec, elem_of, intrinsic, llvm_type
+from .lane_values import I64, Tile, Vec, bf16_to_f32, elem_of, f32_to_bf16, intrinsic, llvm_type
 
 ORDER = {"relaxed": "monotonic", "acquire": "acquire", "release": "release", "acq_rel": "acq_rel"}
 #: a failed compare-exchange's order: no release part (LLVM's rule)
@@ -41,7 +41,10 @@ def _suffix(t: ir.Type) -> str:
 
 
 def _combine(b, kind: str, old, v, op):
-    """``kind(old, v)`` for the kinds a compare-exchange loop does."""
+    """``kind(old, v)`` for the kinds a compare-exchange loop does (bf16, whose values are
+    their i16 bits here, computed in f32 and rounded back to nearest even)."""
+    if kind in ("mulf", "addf", *_FLOAT_MINMAX) and isinstance(old.type, ir.IntType):
+        return f32_to_bf16(b, _combine(b, kind, bf16_to_f32(b, old), bf16_to_f32(b, v), op))
     if kind in ("mulf", "muli"):
         return b.fmul(old, v) if kind == "mulf" else b.mul(old, v)
     if kind in _FLOAT_MINMAX:
