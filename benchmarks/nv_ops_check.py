@@ -584,6 +584,15 @@ def _small_mma_kernel(a, b, c, M, N, K, BM: xt.constexpr, BN: xt.constexpr, BK: 
     xt.store_tile(acc, xt.init_tile(c, [m, n], [BM, BN]))
 
 
+@xd.jit
+def _scaled_rows_mma_kernel(a, s, b, c):
+    """c = (a * s) @ b for a [16, 1] row scale s broadcast into A's fragment."""
+    x = xt.load_tile(xt.init_tile(a, [0, 0], [16, 32]))
+    sc = xt.load_tile(xt.init_tile(s, [0, 0], [16, 1]))
+    acc = xt.tile_mma(x * sc, xt.load_tile(xt.init_tile(b, [0, 0], [32, 16])))
+    xt.store_tile(acc, xt.init_tile(c, [0, 0], [16, 16]))
+
+
 def run_small_mma() -> None:
     """tile_mma of tiles whose extents are not m16n8k16 multiples (1, 2, 4 and 8 rows, the
     row counts a DPAS also takes): their operands padded with zeros into fragments, the
@@ -599,6 +608,14 @@ def run_small_mma() -> None:
             c = torch.full((M, N), float("nan"), device=DEV)
             _small_mma_kernel[(-(-M // bm), -(-N // bn))](*on(a, b, c), M, N, K, BM=bm, BN=bn, BK=bk)
             report(name, rel(c, a.double() @ b.double()), tol(torch.float32, 4 * K))
+
+    @case("mma of a [16, 1] scale broadcast into A 16x16x32")
+    def _(name):
+        a, s, b = rnd(16, 32), rnd(16, 1), rnd(32, 16)
+        c = torch.full((16, 16), float("nan"), device=DEV)
+        _scaled_rows_mma_kernel[(1,)](*on(a, s, b, c))
+        # a * s rounded to f16 (half a unit each), then f32 sums over K = 32
+        report(name, rel(c, (a * s).double() @ b.double()), tol(torch.float32, 4 * 32))
 
 
 @xd.jit

@@ -18,7 +18,7 @@ import pytest
 import xetile_dsl as xd
 import xetile_dsl.language as xt
 from xetile_dsl.codegen.nvptx.layouts import Layout, default_layout
-from xetile_dsl.codegen.nvptx.warp_ops import lane_positions, relayout_plan
+from xetile_dsl.codegen.nvptx.warp_ops import broadcast_sources, lane_positions, relayout_plan
 
 from .test_nvptx_compile import ptxas_report
 
@@ -133,3 +133,29 @@ def test_integer_row_reductions_shuffle_32_bit_words(dt, tmp_path):
     if dt.startswith("u"):
         assert re.search(r"(setp\.(gt|lt)\.u(16|32)|max\.u(16|32))", k.ptx), "no unsigned compare"
     assert "error" not in ptxas_report(k.ptx, "sm_90", tmp_path).lower()
+
+
+@xd.jit
+def _scaled_rows_mma(a, s, b, c):
+    x = xt.load_tile(xt.init_tile(a, [0, 0], [16, 32]))
+    sc = xt.load_tile(xt.init_tile(s, [0, 0], [16, 1]))
+    acc = xt.tile_mma(x * sc, xt.load_tile(xt.init_tile(b, [0, 0], [32, 16])))
+    xt.store_tile(acc, xt.init_tile(c, [0, 0], [16, 16]))
+
+
+def test_a_column_broadcast_into_an_a_fragment_selects_by_lane(tmp_path):
+    """A [16, 1] scale held whole by every lane (rep), broadcast along the columns into
+    A's fragment (lanes placed by row groups): each lane's slots selected from its own
+    registers by the lane (``warp_ops.broadcast``'s fallback), no shuffle needed; it
+    was refused before."""
+    k = xd.compile(_scaled_rows_mma, {"a": "f16[:,:]", "s": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]"}, {},
+                   target="sm90")
+    assert len(re.findall(r"\bmma\.sync\.aligned", k.ptx)) == 2 * 2     # 2 N blocks x 2 K steps
+    assert "shfl.sync" not in k.ptx
+    assert "error" not in ptxas_report(k.ptx, "sm_90", tmp_path).lower()
+
+
+def test_broadcast_sources_name_only_lane_aligned_layouts():
+    from_rep = broadcast_sources(Layout("rep", (16, 1)), (1,), Layout("mma_a", (16, 32)))
+    from_col = broadcast_sources(Layout("mma_c_col", (16, 1)), (1,), Layout("mma_c", (16, 32)))
+    assert from_rep is None and from_col is not None and len(from_col) == len(Layout("mma_c", (16, 32)).slots())

@@ -477,6 +477,8 @@ class KernelEmitter:
         if op.source in self.bounded:
             bound = self.bounded[op.source]
             which = warp_ops.broadcast_sources(self.values[op.source].layout, dims, self.layouts[op.result])
+            if which is None:
+                return
             offsets = tuple(bound.range.offsets[i] for i in which)
             self.bounded[op.result] = Bounded(IndexRange(bound.range.base, offsets), bound.bound, bound.inclusive)
 

@@ -583,15 +583,28 @@ def broadcast(b: ir.IRBuilder, lane, src: Vec, dims: tuple[int, ...], layout: La
     """``tile_broadcast`` along ``dims`` (extent 1 in ``src``) into ``layout``: each slot
     takes the source element of its row (dims [1]) or column (dims [0]), held by the same
     lane when both layouts place the lanes alike along the kept dimension."""
-    s_base, t_base = src.layout.lane_base(), layout.lane_base()
+    which = broadcast_sources(src.layout, dims, layout)
+    if which is not None:
+        return Vec(layout, src.elem, [src.slots[i] for i in which])
+    if src.layout.warps != (1, 1) or layout.warps != (1, 1):
+        raise LoweringError(f"nvptx: tile_broadcast from a {src.layout.kind} value into a {layout.kind} value "
+                            f"across the program's warps is not supported yet (within one warp it is)", op)
+    # the lanes are placed otherwise: every element in every lane, broadcast, then each
+    # lane's own slots of the result (:func:`relayout`: selects, no shuffle)
+    held = replicated(b, src, op)
+    rows, cols = layout.shape
+    full = Layout("rep", (rows, cols))
+    values = [held[(0 if 0 in dims else r, 0 if 1 in dims else c)] for r, c in full.slots()]
+    return relayout(b, lane, Vec(full, src.elem, values), layout, op)
+
+
+def broadcast_sources(src: Layout, dims: tuple[int, ...], layout: Layout) -> list[int] | None:
+    """The source slot each slot of a broadcast along ``dims`` into ``layout`` takes, where
+    the same lane holds it (both layouts place the lanes alike along the kept dimension);
+    else None."""
+    s_base, t_base = src.lane_base(), layout.lane_base()
     if any(d not in dims and s_base[d] != t_base[d] for d in (0, 1)):
-        raise LoweringError(f"nvptx: tile_broadcast from a {src.layout.kind} value into a {layout.kind} value is "
-                            f"not supported yet", op)
-    return Vec(layout, src.elem, [src.slots[i] for i in broadcast_sources(src.layout, dims, layout)])
-
-
-def broadcast_sources(src: Layout, dims: tuple[int, ...], layout: Layout) -> list[int]:
-    """The source slot each slot of a broadcast along ``dims`` into ``layout`` takes."""
+        return None
     index = {pos: i for i, pos in enumerate(src.slots())}
     return [index[(0 if 0 in dims else dr, 0 if 1 in dims else dc)] for dr, dc in layout.slots()]
 
