@@ -14,6 +14,8 @@ an empty value means the default.  A value that does not parse is a
 """
 from __future__ import annotations
 
+import importlib.util
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -157,6 +159,21 @@ KNOBS: dict[str, Knob] = {k.name: k for k in (
     DEVICE, BACKEND, TARGET, CPU_FLAVOUR, CACHE_DIR, CACHE_LOCK_TIMEOUT, PROGRAM_CACHE, DPCTL_C_SUBMIT, DEBUG, INTERPRET, DUMP_IR,
     VERIFY_IR, ROTATE_LOADS, PROGRESS, AUTOTUNE_QUIET, OCLOC, TOOLS_DIR, IGA64, SPIRV_TOOLS_BIN, REQUIRE_OCLOC, REQUIRE_RUNTIMES,
     PTXAS, LIBDEVICE, REQUIRE_PTXAS, REQUIRE_TORCH, NV_TMA, NV_TMA_ATTENTION)}
+
+
+def installed_file(package: str, *parts: str, executable: bool = False) -> str | None:
+    """``<package's folder>/<parts>`` where that file exists (and, with ``executable``, may
+    be run), without importing the package: the default of a path knob found in a wheel
+    (ptxas, libdevice); None where the package or the file is absent."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    for root in (spec.submodule_search_locations or ()) if spec else ():
+        path = os.path.join(root, *parts)
+        if os.access(path, os.X_OK) if executable else os.path.isfile(path):
+            return path
+    return None
 
 
 def interpreting() -> bool:

@@ -20,3 +20,15 @@ def nv_coverage():
     mod.install("sm90")
     yield mod
     mod.restore(saved)
+
+
+@pytest.fixture(scope="module")
+def check():
+    """benchmarks/nv_ops_check.py (the GPU checks: torch), loaded for its kernels, which the
+    static tests compile for sm90."""
+    pytest.importorskip("torch")
+    spec = importlib.util.spec_from_file_location("nv_ops_check_kernels", os.path.join(ROOT, "benchmarks",
+                                                                                         "nv_ops_check.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod

@@ -60,24 +60,7 @@ define internal float @host_rz(double %d) {
   %down = bitcast i32 %less to float
   %r = select i1 %over, float %down, float %t
   ret float %r }
-define internal float @host_nvvm_add.rz.f(float %a, float %b) { %x = fpext float %a to double
-  %y = fpext float %b to double
-  %s = fadd double %x, %y
-  %r = call float @host_rz(double %s)
-  ret float %r }
-define internal float @host_nvvm_fma.rz.f(float %a, float %b, float %c) { %x = fpext float %a to double
-  %y = fpext float %b to double
-  %z = fpext float %c to double
-  %p = fmul double %x, %y
-  %s = fadd double %p, %z
-  %r = call float @host_rz(double %s)
-  ret float %r }
 define internal float @host_nvvm_mul.rn.f(float %a, float %b) { %r = fmul float %a, %b
-  ret float %r }
-define internal float @host_nvvm_mul.rz.f(float %a, float %b) { %x = fpext float %a to double
-  %y = fpext float %b to double
-  %p = fmul double %x, %y
-  %r = call float @host_rz(double %p)
   ret float %r }
 define internal float @host_nvvm_div.approx.f(float %a, float %b) { %r = fdiv float %a, %b
   ret float %r }
@@ -120,6 +103,14 @@ declare float @llvm.fabs.f32(float)
 declare float @llvm.rint.f32(float)
 declare float @llvm.sqrt.f32(float)
 """
+#: the .rz (toward zero) arithmetic: exact in f64 (a product or sum of two f32s; an fma's sum
+#: rounded once more), then rounded toward zero to f32 by host_rz
+_RZ = {"add.rz.f": (2, "%s = fadd double %x0, %x1"), "mul.rz.f": (2, "%s = fmul double %x0, %x1"),
+       "fma.rz.f": (3, "%p = fmul double %x0, %x1\n  %s = fadd double %p, %x2")}
+_HOST += "".join(
+    f"define internal float @host_nvvm_{name}(" + ", ".join(f"float %a{i}" for i in range(n)) + ") {\n"
+    + "".join(f"  %x{i} = fpext float %a{i} to double\n" for i in range(n))
+    + f"  {body}\n  %r = call float @host_rz(double %s)\n  ret float %r }}\n" for name, (n, body) in _RZ.items())
 
 
 def _erfc(x):
@@ -184,6 +175,16 @@ def test_libdevice_op_matches_numpy(op, host_functions):
     assert ulps[worst] <= bound + 0.5, (op, [float(a[worst]) for a in args], float(got[worst]), float(ref[worst]))
 
 
+def _kernel(tmp_path, name: str, src: str):
+    """The ``@jit`` kernel ``k`` of ``src``, written to a file of its own (so errors have a
+    file and a line: ``src``'s line n is the file's n + 3)."""
+    path = tmp_path / f"{name}.py"
+    path.write_text("import numpy as np\nimport xetile_dsl.language as xt\n\n" + src)
+    ns: dict = {}
+    exec(compile(path.read_text(), str(path), "exec"), ns)
+    return xd.jit(ns["k"]), str(path)
+
+
 _EXPRS = {"atan": "xt.atan(t)", "acosh": "xt.acosh(xt.abs(t) + 1.0)", "expm1": "xt.expm1(t)",
           "erfc": "xt.erfc(t)", "pow": "xt.pow(xt.abs(t) + 0.5, u)", "fmod": "xt.fmod(t, u)",
           "trunc": "xt.trunc(t)", "round": "xt.round(t)", "copysign": "xt.copysign(t, u)",
@@ -199,11 +200,8 @@ def test_kernels_calling_libdevice_assemble(dt, tmp_path):
            f"    u = xt.load_tile(xt.init_tile(y, [0, 0], [4, 64]))\n"
            f"    v = t\n{body}\n"
            f"    xt.store_tile(v, xt.init_tile(z, [0, 0], [4, 64]))\n")
-    path = tmp_path / "libdevice_kernel.py"
-    path.write_text("import numpy as np\nimport xetile_dsl.language as xt\n\n" + src)
-    ns: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), ns)
-    k = xd.compile(xd.jit(ns["k"]), {"x": f"{dt}[:,:]", "y": f"{dt}[:,:]", "z": f"{dt}[:,:]"},
+    kernel, path = _kernel(tmp_path, "libdevice_kernel", src)
+    k = xd.compile(kernel, {"x": f"{dt}[:,:]", "y": f"{dt}[:,:]", "z": f"{dt}[:,:]"},
                    {"DT": {"f32": xt.float32, "f16": xt.float16, "bf16": xt.bfloat16}[dt]}, target="sm90")
     assert "__nv_" not in k.ptx and "call" not in re.sub(r"//.*", "", k.ptx)
     assert "error" not in ptxas_report(k.ptx, "sm_90", tmp_path).lower()
@@ -217,11 +215,8 @@ def test_integer_externs_map_to_libdevice_and_funnel_shifts(tmp_path):
            "    v = v + xt.extern('mul_hi', t, 1234567, result=xt.int32, numpy_impl=np.abs)\n"
            "    v = v + xt.extern('rotate', t, 7, result=xt.int32, numpy_impl=np.abs)\n"
            "    xt.store_tile(v, xt.init_tile(z, [0, 0], [4, 64]))\n")
-    path = tmp_path / "int_kernel.py"
-    path.write_text("import numpy as np\nimport xetile_dsl.language as xt\n\n" + src)
-    ns: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), ns)
-    k = xd.compile(xd.jit(ns["k"]), {"x": "i32[:,:]", "z": "i32[:,:]"}, {}, target="sm90")
+    kernel, path = _kernel(tmp_path, "int_kernel", src)
+    k = xd.compile(kernel, {"x": "i32[:,:]", "z": "i32[:,:]"}, {}, target="sm90")
     for insn in ("popc.b32", "clz.b32", "mul.hi.s32", "shf.l.wrap.b32"):
         assert insn in k.ptx, insn
     assert "error" not in ptxas_report(k.ptx, "sm_90", tmp_path).lower()
@@ -232,10 +227,7 @@ def test_an_unknown_extern_is_refused_at_its_line(tmp_path):
            "    t = xt.load_tile(xt.init_tile(x, [0, 0], [4, 64]))\n"
            "    xt.store_tile(xt.extern('no_such_fn', t, result=xt.float32, numpy_impl=np.abs),\n"
            "                  xt.init_tile(z, [0, 0], [4, 64]))\n")
-    path = tmp_path / "bad_kernel.py"
-    path.write_text("import numpy as np\nimport xetile_dsl.language as xt\n\n" + src)
-    ns: dict = {}
-    exec(compile(path.read_text(), str(path), "exec"), ns)
+    kernel, path = _kernel(tmp_path, "bad_kernel", src)
     with pytest.raises(CompilationError, match="no_such_fn") as info:
-        xd.compile(xd.jit(ns["k"]), {"x": "f32[:,:]", "z": "f32[:,:]"}, {}, target="sm90")
-    assert info.value.filename == str(path) and info.value.line == 6
+        xd.compile(kernel, {"x": "f32[:,:]", "z": "f32[:,:]"}, {}, target="sm90")
+    assert info.value.filename == path and info.value.line == 6

@@ -4,27 +4,11 @@ are benchmarks/nv_ops_check.py's padding cases (which run them on a GPU, and in 
 interpreter here: tests/ops/test_nv_ops_check.py's machinery)."""
 from __future__ import annotations
 
-import importlib.util
-import os
 import re
-
-import pytest
 
 import xetile_dsl as xd
 
 from .test_nvptx_compile import ptxas_report
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-@pytest.fixture(scope="module")
-def check():
-    pytest.importorskip("torch")
-    spec = importlib.util.spec_from_file_location("nv_ops_check_kernels", os.path.join(ROOT, "benchmarks",
-                                                                                         "nv_ops_check.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 def test_load_tile_padding_selects_outside_the_array(check, tmp_path):

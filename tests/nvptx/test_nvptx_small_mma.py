@@ -135,20 +135,12 @@ def test_integer_row_reductions_shuffle_32_bit_words(dt, tmp_path):
     assert "error" not in ptxas_report(k.ptx, "sm_90", tmp_path).lower()
 
 
-@xd.jit
-def _scaled_rows_mma(a, s, b, c):
-    x = xt.load_tile(xt.init_tile(a, [0, 0], [16, 32]))
-    sc = xt.load_tile(xt.init_tile(s, [0, 0], [16, 1]))
-    acc = xt.tile_mma(x * sc, xt.load_tile(xt.init_tile(b, [0, 0], [32, 16])))
-    xt.store_tile(acc, xt.init_tile(c, [0, 0], [16, 16]))
-
-
-def test_a_column_broadcast_into_an_a_fragment_selects_by_lane(tmp_path):
+def test_a_column_broadcast_into_an_a_fragment_selects_by_lane(check, tmp_path):
     """A [16, 1] scale held whole by every lane (rep), broadcast along the columns into
     A's fragment (lanes placed by row groups): each lane's slots selected from its own
     registers by the lane (``warp_ops.broadcast``'s fallback), no shuffle needed; it
     was refused before."""
-    k = xd.compile(_scaled_rows_mma, {"a": "f16[:,:]", "s": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]"}, {},
+    k = xd.compile(check._scaled_rows_mma_kernel, {"a": "f16[:,:]", "s": "f16[:,:]", "b": "f16[:,:]", "c": "f32[:,:]"}, {},
                    target="sm90")
     assert len(re.findall(r"\bmma\.sync\.aligned", k.ptx)) == 2 * 2     # 2 N blocks x 2 K steps
     assert "shfl.sync" not in k.ptx

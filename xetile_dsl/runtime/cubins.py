@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import functools
 import hashlib
-import importlib.util
 import os
 import shutil
 import subprocess
@@ -38,19 +37,6 @@ def cubin_key(ptx: str, driver_version: int, capability: tuple[int, int], assemb
     return hashlib.sha256(text.encode()).hexdigest()[:40]
 
 
-def _package_ptxas(package: str, *parts: str) -> str | None:
-    """``<package's folder>/<parts>`` where it is an executable, without importing it."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    for root in (spec.submodule_search_locations or ()) if spec else ():
-        path = os.path.join(root, *parts)
-        if os.access(path, os.X_OK):
-            return path
-    return None
-
-
 def find_ptxas() -> str | None:
     """The ptxas that assembles cubins: ``$XETILE_PTXAS`` (which must exist), else
     ``ptxas`` on PATH, else the ``nvidia-cuda-nvcc`` wheel's, else Triton's; None
@@ -58,8 +44,10 @@ def find_ptxas() -> str | None:
     given = knobs.PTXAS.get()
     if given is not None:
         return str(given) if os.access(given, os.X_OK) else None
-    return shutil.which("ptxas") or _package_ptxas("nvidia.cuda_nvcc", "bin", "ptxas") or \
-        _package_ptxas("nvidia.cu13", "bin", "ptxas") or _package_ptxas("triton.backends.nvidia", "bin", "ptxas")
+    wheels = (("nvidia.cuda_nvcc", "bin"), ("nvidia.cu13", "bin"), ("triton.backends.nvidia", "bin"))
+    return shutil.which("ptxas") or next(
+        (path for package, folder in wheels
+         if (path := knobs.installed_file(package, folder, "ptxas", executable=True))), None)
 
 
 @functools.lru_cache(maxsize=8)

@@ -14,7 +14,6 @@ copy; without one, a kernel calling a libdevice function is refused at its line.
 from __future__ import annotations
 
 import functools
-import importlib.util
 import os
 
 import llvmlite.binding as llvm
@@ -27,32 +26,19 @@ FILE = "libdevice.10.bc"
 PREFIX = "__nv_"
 
 
-def _package_file(package: str, *parts: str) -> str | None:
-    """``<package's folder>/<parts>`` where it is a file, without importing the package."""
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    for root in (spec.submodule_search_locations or ()) if spec else ():
-        path = os.path.join(root, *parts)
-        if os.path.isfile(path):
-            return path
-    return None
-
-
 @functools.lru_cache(maxsize=None)
 def find() -> str | None:
     """The path of libdevice (see the module's docstring), or None."""
     given = knobs.LIBDEVICE.get()
     if given is not None:
         return str(given) if os.path.isfile(given) else None
-    wheel = _package_file("nvidia.cuda_nvcc", "nvvm", "libdevice", FILE)
+    wheel = knobs.installed_file("nvidia.cuda_nvcc", "nvvm", "libdevice", FILE)
     if wheel:
         return wheel
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home and os.path.isfile(os.path.join(home, "nvvm", "libdevice", FILE)):
             return os.path.join(home, "nvvm", "libdevice", FILE)
-    return _package_file("triton", "backends", "nvidia", "lib", FILE)
+    return knobs.installed_file("triton", "backends", "nvidia", "lib", FILE)
 
 
 @functools.lru_cache(maxsize=None)
