@@ -26,6 +26,7 @@ both processes' cases.
 """
 from __future__ import annotations
 
+import importlib.util
 import math
 import os
 import sys
@@ -348,6 +349,7 @@ def main() -> int:
     run_unsigned_reductions()
     run_libdevice_math()
     run_narrow_tiles()
+    run_fuzz_seeds()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
 
@@ -720,6 +722,52 @@ def run_narrow_tiles() -> None:
         ok = bool((total == 64 * x).all()) and bool((seen % x == 0).all()) and \
             bool((torch.sort(seen, 0).values == torch.arange(64, device=DEV)[:, None, None] * x).all())
         report(name, 0.0 if ok else 1.0, 0.0)
+
+
+def _to_device(value):
+    """A fuzz case's numpy input as a CUDA tensor (ml_dtypes' bf16 and fp8 through their bits)."""
+    kind = {"bfloat16": (np.uint16, torch.bfloat16), "float8_e4m3fn": (np.uint8, torch.float8_e4m3fn),
+            "float8_e5m2": (np.uint8, torch.float8_e5m2)}.get(str(value.dtype))
+    if kind is None:
+        return torch.from_numpy(np.ascontiguousarray(value)).to(DEV)
+    return torch.from_numpy(np.ascontiguousarray(value).view(kind[0])).to(DEV).view(kind[1])
+
+
+def _to_host(value, like):
+    """A CUDA tensor back as numpy, in the dtype of the input it came from."""
+    if str(like.dtype) in ("bfloat16", "float8_e4m3fn", "float8_e5m2"):
+        bits = torch.int16 if str(like.dtype) == "bfloat16" else torch.uint8
+        return value.view(bits).cpu().numpy().view(like.dtype)
+    return value.cpu().numpy()
+
+
+def run_fuzz_seeds() -> None:
+    """The fuzzer's cases the NVIDIA backend refused or broke on before (scripts/fuzz.py
+    NV_SEEDS: tiles of any extents, narrow atomics and stores, libdevice math, bf16
+    atomics, dot_scaled's spread codes), run on the GPU and compared with their own numpy
+    references within the fuzzer's bounds (its ``_compare``): ok, or the first element
+    outside its bound."""
+    if DEV != "cuda":
+        return
+    spec = importlib.util.spec_from_file_location("xetile_fuzz", os.path.join(ROOT, "scripts", "fuzz.py"))
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    for seed, family in fuzz.NV_SEEDS:
+        @case(f"fuzz seed {seed} {family or 'default'}")
+        def _(name, seed=seed, family=family):
+            text = fuzz.script_for(fuzz.spec_for(seed, family))
+            path = os.path.join(os.environ.get("OUT", "/tmp"), f"nv_fuzz_case_{seed}.py")
+            with open(path, "w") as f:
+                f.write(text)
+            ns = {"__name__": "nv_fuzz_case", "__file__": path}
+            exec(compile(text, path, "exec"), ns)
+            host = ns["make_inputs"]()
+            outs = ns["launch"](None, {k: _to_device(v) for k, v in host.items()})
+            got = {k: _to_host(v, host[k]) for k, v in outs.items()}
+            bad = ns["_compare"](got, ns["reference"](ns["make_inputs"]()))
+            if bad:
+                print(f"  {bad}", flush=True)
+            report(name, 1.0 if bad else 0.0, 0.0)
 
 
 def run_examples() -> None:

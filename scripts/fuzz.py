@@ -83,6 +83,11 @@ FLAVOURS = ("cpu", "cpu-arc", "interpret")
 #: ptxas; "built", or refused (a located "not supported on NVIDIA targets" is no finding:
 #: those are the backend's named gaps), or a finding (internal, unlocated, crash, timeout)
 NV_FLAVOURS = ("sm90", "sm80")
+#: (seed, family) of cases the NVIDIA backend refused or broke on before (decision 069):
+#: tests/fuzz builds them for sm90, benchmarks/nv_ops_check.py ("fuzz") runs them on a GPU
+#: against their numpy references
+NV_SEEDS = [(1002, None), (1109, None), (1036, None), (20003, None), (1080, None), (30002, "lib"), (30005, "lib"),
+            (30008, "lib"), (5002, "lib"), (5028, "lib"), (30001, "mx"), (5007, "scatter"), (60039, "mx")]
 CASE_TIMEOUT = 240.0
 
 # --- the reference: the kernel's expression text evaluated on (value, bound) pairs ----------

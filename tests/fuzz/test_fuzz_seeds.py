@@ -66,13 +66,13 @@ def test_seed_has_no_finding(seed, family):
 
 
 #: seeds built for sm90 by the fuzzer's build-only NVIDIA flavour (no GPU here: compiled, and
-#: assembled by ptxas) that were refused or broke before: GEMMs of [1, 16] and [32, 8] tiles
-#: (1002, 1109, 1036: tile_mma extents no m16n8k16 multiple), atomics of narrow tiles (20003,
-#: 1080), and library kernels: a bf16 atomic min and add (30002, 30005: an f32 operation on its
-#: i16 bits, invalid LLVM IR), a masked store of a 16-wide row (30008), remf and asinh (5002,
-#: 5028: the math library), the mx and scatter families (30001, 5007)
-NV_SEEDS = [(1002, None), (1109, None), (1036, None), (20003, None), (1080, None), (30002, "lib"), (30005, "lib"),
-            (30008, "lib"), (5002, "lib"), (5028, "lib"), (30001, "mx"), (5007, "scatter")]
+#: assembled by ptxas) that were refused or broke before (scripts/fuzz.py NV_SEEDS): GEMMs of
+#: [1, 16] and [32, 8] tiles (1002, 1109, 1036: tile_mma extents no m16n8k16 multiple), atomics of
+#: narrow tiles (20003, 1080), and library kernels: a bf16 atomic min and add (30002, 30005: an
+#: f32 operation on its i16 bits, invalid LLVM IR), a masked store of a 16-wide row (30008),
+#: remf and asinh (5002, 5028: the math library), the mx and scatter families (30001, 5007), an
+#: e2m1 dot_scaled whose spread codes (an mma result) are a B operand (60039)
+NV_SEEDS = fuzz.NV_SEEDS
 
 
 @pytest.mark.parametrize("seed,family", NV_SEEDS)

@@ -507,8 +507,10 @@ class KernelEmitter:
             self.values[op.output] = warp_ops.padded_mma(self.b, self.lane, self.values[op.a], self.values[op.b], c,
                                                          self.layouts[op.output], padding, op)
             return
-        self.values[op.output] = warp_ops.mma(self.b, self.values[op.a], self.values[op.b], c,
-                                              self.layouts[op.output], op)
+        bv = self.values[op.b]
+        if bv.layout.kind != "mma_b":      # another fragment (an mma result): moved into B's
+            bv = warp_ops.relayout(self.b, self.lane, bv, Layout("mma_b", bv.layout.shape), op)
+        self.values[op.output] = warp_ops.mma(self.b, self.values[op.a], bv, c, self.layouts[op.output], op)
 
     def scf_for(self, op) -> None:
         emit_for(self, op)

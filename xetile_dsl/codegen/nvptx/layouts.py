@@ -208,18 +208,26 @@ def mma_padding(op: Operation) -> tuple[int, int, int] | None:
     return -(-m // 16) * 16, -(-k // 16) * 16, -(-n // 8) * 8
 
 
+def _other_fragment(groups: _Groups, v: SSAValue, kind: str) -> bool:
+    """Whether ``v`` already is another kind of fragment (an mma result that is a B
+    operand: ``xt.dot_scaled``'s spread codes); the emitter then moves it into ``kind``."""
+    want = groups.want.get(groups.find(v))
+    return want is not None and want[0] != kind
+
+
 def _unite(groups: _Groups, op: Operation) -> None:
     name = op.name
     if name == "xetile.tile_mma" and mma_padding(op) is not None:
         # the operands that are whole fragments keep taking them; the others are padded
-        if fits(op.b, "mma_b"):
+        if fits(op.b, "mma_b") and not _other_fragment(groups, op.b, "mma_b"):
             groups.demand(op.b, "mma_b", op)
         if fits(op.output, "mma_c"):
             groups.demand(op.output, "mma_c", op)
         if op.c is not None:
             groups.union(op.output, op.c)
     elif name == "xetile.tile_mma":
-        groups.demand(op.b, "mma_b", op)
+        if not _other_fragment(groups, op.b, "mma_b"):   # else moved into B's layout by the emitter
+            groups.demand(op.b, "mma_b", op)
         groups.demand(op.output, "mma_c", op)
         if op.c is not None:
             groups.union(op.output, op.c)
