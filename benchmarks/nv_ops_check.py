@@ -30,6 +30,7 @@ import importlib.util
 import math
 import os
 import sys
+import tempfile
 import traceback
 import zlib
 
@@ -696,6 +697,34 @@ def run_libdevice_math() -> None:
             report(name, float(((z.double() - ref).abs() / ulp).max()), 0.5 if fname == "fmod" else 8.0)
 
 
+    for dt in (torch.float16, torch.float32):
+        @case(f"math libdevice ilogb, ldexp {str(dt)[6:]} 32x64")
+        def _(name, dt=dt):
+            x = (rnd(32, 64, dtype=torch.float32) * 2.0 ** torch.randint(-8, 8, (32, 64), device=DEV)).to(dt)
+            x = torch.where(x == 0, torch.ones_like(x), x)
+            n = torch.randint(-6, 6, (32, 64), device=DEV, dtype=torch.int32)
+            z = torch.full((32, 64), -99, device=DEV, dtype=torch.int32)
+            w = torch.full((32, 64), float("nan"), device=DEV, dtype=torch.float32)
+            _int_math_kernel[(8,)](*on(x, n, z, w))
+            exact = bool((z == torch.frexp(x.float())[1] - 1).all()) and bool((w == torch.ldexp(x.float(), n)).all())
+            report(name, 0.0 if exact else 1.0, 0.0)
+
+
+@xd.jit
+def _int_math_kernel(x, n, z, w):
+    """z = ilogb(x) and w = ldexp(x, n), f32 results of libdevice functions taking or
+    returning integers, by [4, 64] tiles."""
+    r = xt.program_id(0) * 4
+    t = xt.load_tile(xt.init_tile(x, [r, 0], [4, 64]))
+    e = xt.load_tile(xt.init_tile(n, [r, 0], [4, 64]))
+    xt.store_tile(xt.extern("ilogb", t, result=xt.int32, numpy_impl=_ilogb), xt.init_tile(z, [r, 0], [4, 64]))
+    xt.store_tile(xt.extern("ldexp", t, e, result=xt.float32, numpy_impl=np.ldexp), xt.init_tile(w, [r, 0], [4, 64]))
+
+
+def _ilogb(x):
+    return (np.frexp(x)[1] - 1).astype(np.int32)
+
+
 @xd.jit
 def _narrow_atomic_kernel(total, old, x):
     """Every program adds its [2, 8] tile of x into total (held whole by every lane: one
@@ -752,11 +781,12 @@ def run_fuzz_seeds() -> None:
     spec = importlib.util.spec_from_file_location("xetile_fuzz", os.path.join(ROOT, "scripts", "fuzz.py"))
     fuzz = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(fuzz)
+    cases = tempfile.mkdtemp(prefix="nv_fuzz_cases_")
     for seed, family in fuzz.NV_SEEDS:
         @case(f"fuzz seed {seed} {family or 'default'}")
         def _(name, seed=seed, family=family):
             text = fuzz.script_for(fuzz.spec_for(seed, family))
-            path = os.path.join(os.environ.get("OUT", "/tmp"), f"nv_fuzz_case_{seed}.py")
+            path = os.path.join(cases, f"nv_fuzz_case_{seed}.py")
             with open(path, "w") as f:
                 f.write(text)
             ns = {"__name__": "nv_fuzz_case", "__file__": path}

@@ -27,7 +27,7 @@ import xetile_dsl.language as xt
 from xetile_dsl import knobs
 from xetile_dsl.codegen.nvptx import lane_values, libdevice
 from xetile_dsl.codegen.nvptx.ptx import TRIPLE, _machine
-from xetile_dsl.errors import CompilationError
+from xetile_dsl.errors import CompilationError, LoweringError
 from xetile_dsl.targets.nvidia import SM90
 
 from .test_nvptx_compile import ptxas_report
@@ -126,18 +126,10 @@ def _erfc(x):
     return np.vectorize(math.erfc)(x)
 
 
-@pytest.fixture(scope="module")
-def host_functions(_libdevice):
-    """{op: ctypes function} of every libdevice op, f32."""
-    module = ir.Module("libdevice_host")
-    module.triple = TRIPLE
-    ops = {**lane_values.LIBDEVICE_UNARY, **lane_values.LIBDEVICE_BINARY}
-    assert set(ops) == set(NUMPY), "a libdevice op without a host check (add it to NUMPY)"
-    for op, name in ops.items():
-        arity = len(NUMPY[op][1])
-        fn = ir.Function(module, ir.FunctionType(F32, [F32] * arity), "t_" + op.replace(".", "_"))
-        b = ir.IRBuilder(fn.append_basic_block())
-        b.ret(lane_values.libdevice_float(b, name, list(fn.args), None))
+def _host_jit(module: ir.Module):
+    """``module`` (calling ``__nv_*`` functions) linked with libdevice and optimised exactly
+    as a kernel is, with the NVVM intrinsics left given host definitions, JIT-compiled for
+    this CPU."""
     linked = llvm.parse_assembly(str(module))
     libdevice.link(linked)
     machine = _machine(SM90.ptx_arch, SM90.ptx_features)
@@ -161,6 +153,22 @@ def host_functions(_libdevice):
     host.triple = llvm.get_process_triple()
     engine = llvm.create_mcjit_compiler(host, llvm.Target.from_default_triple().create_target_machine())
     engine.finalize_object()
+    return engine
+
+
+@pytest.fixture(scope="module")
+def host_functions(_libdevice):
+    """{op: ctypes function} of every libdevice op, f32."""
+    module = ir.Module("libdevice_host")
+    module.triple = TRIPLE
+    ops = {**lane_values.LIBDEVICE_UNARY, **lane_values.LIBDEVICE_BINARY}
+    assert set(ops) == set(NUMPY), "a libdevice op without a host check (add it to NUMPY)"
+    for op, name in ops.items():
+        arity = len(NUMPY[op][1])
+        fn = ir.Function(module, ir.FunctionType(F32, [F32] * arity), "t_" + op.replace(".", "_"))
+        b = ir.IRBuilder(fn.append_basic_block())
+        b.ret(lane_values.libdevice_float(b, name, list(fn.args), None))
+    engine = _host_jit(module)
     out = {}
     for op in ops:
         arity = len(NUMPY[op][1])
@@ -240,3 +248,55 @@ def test_an_unknown_extern_is_refused_at_its_line(tmp_path):
     with pytest.raises(CompilationError, match="no_such_fn") as info:
         xd.compile(kernel, {"x": "f32[:,:]", "z": "f32[:,:]"}, {}, target="sm90")
     assert info.value.filename == path and info.value.line == 6
+
+
+def test_float_builtins_of_integer_values_run_on_the_host(_libdevice):
+    """libdevice functions taking or returning integers, called as a kernel calls them:
+    ilogb and ldexp of f32, exact against numpy's frexp and ldexp.  (f16 arguments, whose
+    conversions the host would need a runtime library for, are checked by ptxas below.)"""
+    I32 = ir.IntType(32)
+    module = ir.Module("libdevice_int_host")
+    module.triple = TRIPLE
+    for name, params, ret, body in (
+            ("ilogb32", [F32], I32, lambda b, a: lane_values.libdevice_float(b, "ilogb", [a[0]], None)),
+            ("ldexp32", [F32, I32], F32, lambda b, a: lane_values.libdevice_float(b, "ldexp", list(a), None))):
+        fn = ir.Function(module, ir.FunctionType(ret, params), name)
+        b = ir.IRBuilder(fn.append_basic_block())
+        b.ret(body(b, fn.args))
+    engine = _host_jit(module)
+    ilogb32 = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_float)(engine.get_function_address("ilogb32"))
+    ldexp32 = ctypes.CFUNCTYPE(ctypes.c_float, ctypes.c_float, ctypes.c_int32)(engine.get_function_address("ldexp32"))
+    rng = np.random.default_rng(7)
+    x = (rng.uniform(-1, 1, 300) * 2.0 ** rng.integers(-20, 20, 300)).astype(np.float32)
+    e = rng.integers(-30, 30, 300).astype(np.int32)
+    assert [ilogb32(float(v)) for v in x] == list(np.frexp(x)[1] - 1)
+    assert np.array_equal(np.array([ldexp32(float(v), int(k)) for v, k in zip(x, e)], np.float32), np.ldexp(x, e))
+
+
+@pytest.mark.parametrize("dt", ["f16", "f32", "f64"])
+def test_integer_taking_and_returning_externs_assemble(dt, tmp_path):
+    src = ("def k(x, n, z, w):\n"
+           "    t = xt.load_tile(xt.init_tile(x, [0, 0], [4, 64]))\n"
+           "    e = xt.load_tile(xt.init_tile(n, [0, 0], [4, 64]))\n"
+           "    xt.store_tile(xt.extern('ilogb', t, result=xt.int32, numpy_impl=np.abs),\n"
+           "                  xt.init_tile(z, [0, 0], [4, 64]))\n"
+           "    xt.store_tile(xt.extern('ldexp', t, e, result=xt.float32, numpy_impl=np.ldexp),\n"
+           "                  xt.init_tile(w, [0, 0], [4, 64]))\n")
+    kernel, path = _kernel(tmp_path, "int_result_kernel", src)
+    k = xd.compile(kernel, {"x": f"{dt}[:,:]", "n": "i32[:,:]", "z": "i32[:,:]", "w": "f32[:,:]"}, {},
+                   target="sm90")
+    assert "__nv_" not in k.ptx
+    assert "error" not in ptxas_report(k.ptx, "sm_90", tmp_path).lower()
+
+
+def test_a_call_of_other_arguments_than_libdevices_is_refused(_libdevice):
+    """The emitter calls a libdevice function only in its own type: a pointer parameter (an
+    out-argument) or an argument of another kind is a LoweringError, not a bad module."""
+    module = ir.Module("m")
+    fn = ir.Function(module, ir.FunctionType(F32, [F32, ir.IntType(32)]), "f")
+    b = ir.IRBuilder(fn.append_basic_block())
+    with pytest.raises(LoweringError, match=r"__nv_frexpf takes \(float, ptr\) and returns float"):
+        libdevice.call(b, "frexpf", [fn.args[0]])
+    with pytest.raises(LoweringError, match=r"__nv_sinf takes \(float\) and returns float, not \(i32\)"):
+        libdevice.call(b, "sinf", [fn.args[1]])
+    assert libdevice.call(b, "ldexpf", [fn.args[0], fn.args[1]]).type == F32

@@ -286,13 +286,14 @@ INTRINSIC_UNARY = {"math.trunc": "trunc", "math.round": "round", "math.roundeven
 
 def libdevice_float(b, name: str, args: list, op) -> ir.Value:
     """libdevice's ``name`` on float ``args``: ``__nv_<name>f`` for f32 (f16 widened to
-    f32 and the result narrowed), ``__nv_<name>`` for f64."""
+    f32 and a float result narrowed), ``__nv_<name>`` for f64; the result is of libdevice's
+    type (an integer for ``ilogb``)."""
     t = args[0].type
     if t == F64:
-        return libdevice.call(b, name, F64, args, op)
+        return libdevice.call(b, name, args, op)
     wide = [b.fpext(a, F32) if a.type == F16 else a for a in args]
-    out = libdevice.call(b, name + "f", F32, wide, op)
-    return b.fptrunc(out, F16) if t == F16 else out
+    out = libdevice.call(b, name + "f", wide, op)
+    return b.fptrunc(out, F16) if t == F16 and out.type == F32 else out
 
 
 FLOAT_BINARY = {
@@ -415,7 +416,11 @@ def _libdevice_extern(b, op, callee: str, args: list) -> ir.Value:
                                 f"(xt.extern takes OpenCL builtin names; on NVIDIA targets those libdevice has)", op)
         r = libdevice_float(b, name, xs, op)
         if isinstance(out, ir.IntType):       # ilogb and the like
+            if not isinstance(r.type, ir.IntType):
+                return b.fptosi(r, out)
             return r if r.type == out else b.sext(r, out) if r.type.width < out.width else b.trunc(r, out)
+        if isinstance(r.type, ir.IntType):    # isnan and the like, asked for as a float
+            r = b.sitofp(r, F32)
         return float_result(b, r if r.type == out or is_bf16(elem_of(op.results[0].type)) else
                             (b.fpext(r, out) if _fwidth(r.type) < _fwidth(out) else b.fptrunc(r, out)),
                             op.results[0].type)
@@ -430,8 +435,7 @@ def _libdevice_extern(b, op, callee: str, args: list) -> ir.Value:
         raise LoweringError(f"nvptx: xt.extern({callee!r}) of {in_elem} is not supported on NVIDIA targets (float "
                             f"builtins libdevice has, and {', '.join(sorted(_INT_EXTERNS))}, rotate of 32- and 64-bit "
                             f"integers are)", op)
-    ret = I32 if callee in ("popcount", "clz") else args[0].type
-    r = libdevice.call(b, pick, ret, list(args), op)
+    r = libdevice.call(b, pick, list(args), op)
     return r if r.type == out else b.zext(r, out) if r.type.width < out.width else b.trunc(r, out)
 
 
