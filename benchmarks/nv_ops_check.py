@@ -350,6 +350,7 @@ def main() -> int:
     run_unsigned_reductions()
     run_libdevice_math()
     run_narrow_tiles()
+    run_column_reductions()
     run_fuzz_seeds()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
@@ -751,6 +752,152 @@ def run_narrow_tiles() -> None:
         ok = bool((total == 64 * x).all()) and bool((seen % x == 0).all()) and \
             bool((torch.sort(seen, 0).values == torch.arange(64, device=DEV)[:, None, None] * x).all())
         report(name, 0.0 if ok else 1.0, 0.0)
+
+
+@xd.jit
+def _col_stats_kernel(a, b, c, s, t, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """c = a @ b by [BM, BN] programs; s, t [M / BM, N]: each program's column sums and
+    maxima of its C tile (reductions of the accumulator fragment along its rows)."""
+    pm, pn = xt.program_id(0), xt.program_id(1)
+    acc = xt.zeros([BM, BN], xt.float32)
+    ta = xt.init_tile(a, [pm * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, pn * BN], [BK, BN])
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.store_tile(acc, xt.init_tile(c, [pm * BM, pn * BN], [BM, BN]))
+    xt.store_tile(xt.sum(acc, axis=0), xt.init_tile(s, [pm, pn * BN], [1, BN]))
+    xt.store_tile(xt.max(acc, axis=0), xt.init_tile(t, [pm, pn * BN], [1, BN]))
+
+
+@xd.jit
+def _col_total_kernel(a, b, u, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """u[0, :] += every program's column sums of its C tile (f32 atomic adds): u = 1 @ a @ b."""
+    pm, pn = xt.program_id(0), xt.program_id(1)
+    acc = xt.zeros([BM, BN], xt.float32)
+    ta = xt.init_tile(a, [pm * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, pn * BN], [BK, BN])
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    xt.atomic_rmw("addf", xt.sum(acc, axis=0), xt.init_tile(u, [0, pn * BN], [1, BN]))
+
+
+@xd.jit
+def _acc_total_kernel(a, b, s, t, u, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """s, t [M / BM, N / BN]: each program's sum and maximum of its whole C tile; u [1, 1]:
+    every program's sum added atomically (a [1, 1] value, held by every thread)."""
+    pm, pn = xt.program_id(0), xt.program_id(1)
+    acc = xt.zeros([BM, BN], xt.float32)
+    ta = xt.init_tile(a, [pm * BM, 0], [BM, BK])
+    tb = xt.init_tile(b, [0, pn * BN], [BK, BN])
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
+        ta = xt.update_tile_offset(ta, 0, BK)
+        tb = xt.update_tile_offset(tb, BK, 0)
+    total = xt.sum(acc)
+    xt.store_tile(total, xt.init_tile(s, [pm, pn], [1, 1]))
+    xt.store_tile(xt.max(acc), xt.init_tile(t, [pm, pn], [1, 1]))
+    xt.atomic_rmw("addf", total, xt.init_tile(u, [0, 0], [1, 1]))
+
+
+@xd.jit
+def _row_sum_scaled_kernel(a, b, x, c, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr,
+                           W: xt.constexpr):
+    """c = (a @ b) * rowsum(x) for x [M, W]: a row tile's reduction broadcast into C's fragment."""
+    pm, pn = xt.program_id(0), xt.program_id(1)
+    acc = xt.zeros([BM, BN], xt.float32)
+    for k in range(0, K, BK):
+        acc = xt.tile_mma(xt.load_tile(xt.init_tile(a, [pm * BM, k], [BM, BK])),
+                          xt.load_tile(xt.init_tile(b, [k, pn * BN], [BK, BN])), acc)
+    r = xt.sum(xt.load_tile(xt.init_tile(x, [pm * BM, 0], [BM, W])).astype(xt.float32), axis=1)
+    xt.store_tile(acc * r, xt.init_tile(c, [pm * BM, pn * BN], [BM, BN]))
+
+
+#: (BM, BN, BK, num_warps) of the column-reduction checks: one warp (mma.sync), 4 and 8
+#: warps of mma.sync (the sums folded across warp rows through shared memory), and the
+#: wgmma K loop's 2 warpgroups (8 warps of 16 rows)
+COL_STATS_TILES = ((16, 16, 16, None), (64, 64, 32, 4), (128, 128, 32, 8), (128, 128, 64, None))
+
+
+def _componentwise(got, ref, scale) -> float:
+    """max |got - ref| / scale (float64): the error in units of the magnitude its bound is
+    a multiple of."""
+    return float(((got.double() - ref) .abs() / scale.clamp_min(1e-30)).max())
+
+
+def run_column_reductions() -> None:
+    """Reductions of a tile_mma accumulator along its rows (column sums and maxima: each
+    lane's rows in its registers, then the 8 lane groups by butterfly shuffles, then the
+    warp rows through shared memory), an atomic add of such sums by every program, and a
+    row tile's sums broadcast into the accumulator's fragment; f16 inputs, f32 results,
+    against float64.  Bounds, in units of u = 2^-24 times the sum of |a| @ |b| over what is
+    summed: the K products' f32 sums (K) and the BM (M) additions of the column sums; a
+    maximum is off by at most its element's error (K); c * rowsum(x) adds W additions and
+    one product."""
+    def on(*tensors):
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+    u = 2.0 ** -24
+    for bm, bn, bk, warps in COL_STATS_TILES:
+        opts = {"num_warps": warps} if warps else {}
+        shape = f"{bm}x{bn}x{bk}{f' {warps} warps' if warps else ''}"
+
+        @case(f"mma column sums and maxima {shape}")
+        def _(name, bm=bm, bn=bn, bk=bk, opts=opts):
+            M, N, K = 2 * bm, 2 * bn, 4 * bk
+            a, b = rnd(M, K), rnd(K, N)
+            c = torch.full((M, N), float("nan"), device=DEV)
+            s = torch.full((M // bm, N), float("nan"), device=DEV)
+            t = torch.full((M // bm, N), float("nan"), device=DEV)
+            _col_stats_kernel[(M // bm, N // bn)](*on(a, b, c, s, t), K, BM=bm, BN=bn, BK=bk, **opts)
+            ref = a.double() @ b.double()
+            mag = (a.double().abs() @ b.double().abs()).reshape(M // bm, bm, N)
+            report(f"{name} (c)", rel(c, ref), tol(torch.float32, 4 * K))
+            blocks = ref.reshape(M // bm, bm, N)
+            report(f"{name} (sums)", _componentwise(s, blocks.sum(1), mag.sum(1)), (K + bm) * u)
+            report(f"{name} (maxima)", _componentwise(t, blocks.amax(1), mag.amax(1)), K * u)
+
+        @case(f"mma column sums atomically added {shape}")
+        def _(name, bm=bm, bn=bn, bk=bk, opts=opts):
+            M, N, K = 4 * bm, 2 * bn, 4 * bk
+            a, b = rnd(M, K), rnd(K, N)
+            total = torch.zeros(1, N, device=DEV)
+            # (on CPU the Intel lowering splits no atomic kernel among subgroups: one warp there)
+            _col_total_kernel[(M // bm, N // bn)](*on(a, b, total), K, BM=bm, BN=bn, BK=bk,
+                                                  **(opts if DEV == "cuda" else {}))
+            ref = (a.double() @ b.double()).sum(0, keepdim=True)
+            mag = (a.double().abs() @ b.double().abs()).sum(0, keepdim=True)
+            report(name, _componentwise(total, ref, mag), (K + M) * u)
+
+        @case(f"mma accumulator totals {shape}")
+        def _(name, bm=bm, bn=bn, bk=bk, opts=opts):
+            M, N, K = 2 * bm, 2 * bn, 4 * bk
+            a, b = rnd(M, K), rnd(K, N)
+            s = torch.full((2, 2), float("nan"), device=DEV)
+            t = torch.full((2, 2), float("nan"), device=DEV)
+            total = torch.zeros(1, 1, device=DEV)
+            _acc_total_kernel[(2, 2)](*on(a, b, s, t, total), K, BM=bm, BN=bn, BK=bk,
+                                      **(opts if DEV == "cuda" else {}))
+            blocks = (a.double() @ b.double()).reshape(2, bm, 2, bn).transpose(1, 2)
+            mag = (a.double().abs() @ b.double().abs()).reshape(2, bm, 2, bn).transpose(1, 2)
+            # a sum of n terms in any order is off by at most (n - 1) u times the sum of
+            # their magnitudes (each term itself off by K u of its own)
+            n = bm * bn
+            report(f"{name} (sums)", _componentwise(s, blocks.sum((2, 3)), mag.sum((2, 3))), (K + n) * u)
+            report(f"{name} (maxima)", _componentwise(t, blocks.amax((2, 3)), mag.amax((2, 3))), K * u)
+            report(f"{name} (atomic total)", _componentwise(total, blocks.sum(), mag.sum()), (K + 4 * n) * u)
+
+    @case("row tile sums broadcast into an mma fragment 32x32x16, W 32")
+    def _(name):
+        M, N, K, W = 64, 64, 32, 32
+        a, b, x = rnd(M, K), rnd(K, N), rnd(M, W)
+        c = torch.full((M, N), float("nan"), device=DEV)
+        _row_sum_scaled_kernel[(M // 32, N // 32)](*on(a, b, x, c), K, BM=32, BN=32, BK=16, W=W)
+        ref = (a.double() @ b.double()) * x.double().sum(1, keepdim=True)
+        mag = (a.double().abs() @ b.double().abs()) * x.double().abs().sum(1, keepdim=True)
+        report(name, _componentwise(c, ref, mag), (K + W + 1) * u)
 
 
 def _to_device(value):

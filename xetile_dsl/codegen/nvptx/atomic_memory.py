@@ -3,8 +3,10 @@ them ``atom.*`` / ``atom.cas`` / ``fence.*`` PTX).
 
 * ``xetile.atomic_rmw`` on a block tile: every element of the tile inside the array is one
   atomic by the lane that holds it (an element outside touches nothing and returns 0; a
-  narrow tile every lane holds whole, element i by lane i mod 32, its old value then
-  shuffled to every lane); on
+  narrow tile every lane holds whole, element i by lane i mod 32 of warp 0, its old value
+  then shuffled to every lane of a one-warp program; a value several lanes hold, a fragment's row or column
+  statistic, by the first lane and warp that hold it, the old value shuffled from that lane
+  to the other lanes of its warp); on
   a scattered tile, every slot whose mask is set, at its index.  Kinds LLVM has as one
   ``atomicrmw`` (integer add/and/or/xor/min/max, f32/f64 add, exchange) are one; the rest
   (products, the float minima and maxima) and 16-bit float adds are a compare-exchange
@@ -103,13 +105,20 @@ def tile_rmw(em, op) -> None:
     # a narrow tile is held whole by every lane (rep): lane i % 32 does element i's atomic,
     # and its old value is shuffled to every lane
     replicated = value.layout.kind == "rep"
-    if replicated and em.threads > em.target.warp_size:
-        raise LoweringError("nvptx: an atomic_rmw of a narrow tile (held by every lane) in a program of several "
-                            "warps is not supported on NVIDIA targets; give it a tile of at least 32 columns", op)
-    if not replicated and (warp_ops.first_copy(em.b, em.lane, value.layout) is not None or
-                           not value.layout.owned_once()):
-        raise LoweringError(f"nvptx: an atomic_rmw of a {value.layout.kind} value (held by several lanes) is not "
-                            f"supported on NVIDIA targets; give it a tile of at least 32 columns", op)
+    several = em.threads > em.target.warp_size
+    if replicated and several and op.result.uses:
+        raise LoweringError("nvptx: the old values of an atomic_rmw of a narrow tile (held by every lane) in a "
+                            "program of several warps are not supported on NVIDIA targets (the atomic itself is: "
+                            "leave its result unused, or give it a tile of at least 32 columns)", op)
+    # a fragment row or column statistic (a column sum of an mma_c value: mma_c_row) is held
+    # by several lanes, and maybe by every warp row: its first holder does the atomic, and
+    # the other lanes of its warp take the old value from that lane
+    copied = not replicated and not value.layout.owned_once()
+    if copied and em.warp is not None and any(value.layout.warp_copies()) and op.result.uses:
+        raise LoweringError(f"nvptx: the old values of an atomic_rmw of a {value.layout.kind} value that several "
+                            f"warps hold are not supported on NVIDIA targets (the atomic itself is: leave its "
+                            f"result unused)", op)
+    holder = warp_ops.first_holder(em.b, em.lane, value.layout, em.warp) if copied else None
     if cmp is not None and (not isinstance(cmp, Vec) or cmp.layout != value.layout):
         raise LoweringError("nvptx: atomic_rmw cmpxchg's cmp must take its value's layout", op)
     tile = em.values[op.tile]
@@ -126,8 +135,16 @@ def tile_rmw(em, op) -> None:
         owner = i % em.target.warp_size
         if replicated:
             cond = em.b.and_(cond, em.b.icmp_unsigned("==", em.lane, ir.Constant(I64, owner)))
+            if several:         # every warp holds it: warp 0's lanes do the atomics
+                cond = em.b.and_(cond, em.b.icmp_unsigned("==", em.warp, ir.Constant(I64, 0)))
+        elif holder is not None:
+            cond = em.b.and_(cond, holder)
         got = _guarded(em.b, cond, lambda ptr=ptr, v=v, c=c: one(em.b, kind, ptr, v, sem, op, c), t)
-        old.append(warp_ops.shuffle_idx(em.b, got, owner) if replicated else got)
+        if replicated:
+            got = warp_ops.shuffle_idx(em.b, got, owner)
+        elif holder is not None and op.result.uses:
+            got = warp_ops.shuffle_idx(em.b, got, warp_ops.first_copy_lane(em.b, em.lane, value.layout))
+        old.append(got)
     em.values[op.result] = Vec(value.layout, elem_of(op.result.type), old)
 
 

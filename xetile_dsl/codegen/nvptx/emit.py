@@ -452,7 +452,7 @@ class KernelEmitter:
         lanes that hold it first)."""
         value = self.values[op.value]
         ptrs, masks, _ = self._gathered(op, value.layout)
-        first = warp_ops.first_copy(self.b, self.lane, value.layout)
+        first = warp_ops.first_holder(self.b, self.lane, value.layout, self.warp)
         for v, p, m in zip(value.slots, ptrs, masks):
             with self.b.if_then(self.b.and_(m, first) if first is not None else m):
                 self.b.store(v, p)

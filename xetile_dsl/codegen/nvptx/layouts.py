@@ -14,7 +14,7 @@ lane part is a few bit fields of the lane id, the slot part static.  Kinds:
   B's b0..b3 at (k = 2t + {0,1}, n = g), (2t + 8 + ..., g); C's c0..c3 at (g, 2t + {0,1}),
   (g + 8, 2t + {0,1});
 * ``mma_c_row`` a one-row value broadcast over the rows of an ``mma_c`` one (an epilogue
-  bias row): lane l holds the columns its C slots have, 2t + {0,1} + 8j, so the
+  bias row, a column reduction's result): lane l holds the columns its C slots have, 2t + {0,1} + 8j, so the
   broadcast reads its own registers (the 8 lanes of one t hold the same values);
 * ``mma_c_col`` a one-column value of an ``mma_c`` one's rows (a row reduction's result,
   a flash attention's running max and sum, a column broadcast into C): lane l holds the
@@ -48,6 +48,10 @@ from ...errors import LoweringError
 
 WARP = 32
 LAYOUT_ATTR = "nv.layout"
+#: the kinds whose rows (columns) a program's warp grid splits: each warp row (column)
+#: holds its own part; the other kinds hold the whole extent in every warp row (column)
+_SPLIT_ROWS = ("mma_a", "mma_c", "mma_c_col")
+_SPLIT_COLS = ("mma_b", "mma_c", "mma_c_row", "cols", "mma_b_row")
 
 
 @dataclass(frozen=True)
@@ -75,16 +79,23 @@ class Layout:
     def sub(self) -> tuple[int, int]:
         """The part of the tile one warp holds."""
         (rows, cols), (wr, wc) = self.shape, self.warps
-        split_rows = self.kind in ("mma_a", "mma_c", "mma_c_col")
-        split_cols = self.kind in ("mma_b", "mma_c", "mma_c_row", "cols", "mma_b_row")
-        return rows // wr if split_rows else rows, cols // wc if split_cols else cols
+        return rows // wr if self.kind in _SPLIT_ROWS else rows, cols // wc if self.kind in _SPLIT_COLS else cols
 
     def warp_steps(self) -> tuple[int, int]:
         """Warp w's part starts at row ``(w // warps[1]) * r`` and column ``(w % warps[1]) * c``
         for (r, c) these steps (0 where the kind keeps the whole extent)."""
         sub_r, sub_c = self.sub
-        return (sub_r if self.kind in ("mma_a", "mma_c", "mma_c_col") and self.warps[0] > 1 else 0,
-                sub_c if self.kind in ("mma_b", "mma_c", "mma_c_row", "cols", "mma_b_row") and self.warps[1] > 1 else 0)
+        return (sub_r if self.kind in _SPLIT_ROWS and self.warps[0] > 1 else 0,
+                sub_c if self.kind in _SPLIT_COLS and self.warps[1] > 1 else 0)
+
+    def warp_copies(self) -> tuple[bool, bool]:
+        """Whether every warp row (column) of the program's grid holds a copy of the same
+        elements: the grid splits that extent, the kind keeps it whole.
+
+        >>> Layout("mma_c_row", (1, 64), (4, 2)).warp_copies(), Layout("mma_c", (64, 64), (4, 2)).warp_copies()
+        ((True, False), (False, False))
+        """
+        return (self.warps[0] > 1 and self.kind not in _SPLIT_ROWS, self.warps[1] > 1 and self.kind not in _SPLIT_COLS)
 
     def lane_base(self) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
         """(r0, c0) of a lane as (shift, mask, multiplier): ``((lane >> s) & m) * k``."""
@@ -236,6 +247,8 @@ def _unite(groups: _Groups, op: Operation) -> None:
         for v in vecs[1:]:
             if v.type.get_shape() == vecs[0].type.get_shape():
                 groups.union(vecs[0], v)
+    elif name == "xetile.atomic_rmw" and _is_vec(op.result):   # the old values come in the value's layout
+        groups.union(op.value, op.result)
     elif name == "scf.if":     # each result shares its layout with what both regions yield
         for region in op.regions:
             if region.blocks and region.block.last_op is not None:
@@ -277,18 +290,23 @@ def _operand_a(groups: _Groups, op: Operation, c_as_a: set) -> None:
 
 
 def _row_broadcast(groups: _Groups, op: Operation) -> None:
-    """A one-row value broadcast along the rows into an ``mma_c`` value takes ``mma_c_row``;
-    a one-column value broadcast along the columns into one, or the row reduction of one,
-    ``mma_c_col``."""
+    """A one-row value broadcast along the rows into an ``mma_c`` value, or the column
+    reduction of one, takes ``mma_c_row``; a one-column value broadcast along the columns
+    into one, or the row reduction of one, ``mma_c_col``."""
     if op.name == "xetile.tile_transpose":
         want = groups.want.get(groups.find(op.source))
         if want is not None and want[0] == "mma_c_col":
             groups.demand(op.result, "mma_c_col_t", op)
         return
-    if op.name == "xetile.tile_reduce" and tuple(op.reduction_dims.get_values()) == (1,):
+    if op.name == "xetile.tile_reduce":
+        dims = tuple(op.reduction_dims.get_values())
         want = groups.want.get(groups.find(op.source))
-        if want is not None and want[0] == "mma_c" and op.result.type.get_shape()[1] == 1:
+        if want is None or want[0] != "mma_c":
+            return
+        if dims == (1,) and op.result.type.get_shape()[1] == 1:
             groups.demand(op.result, "mma_c_col", op)
+        elif dims == (0,) and op.result.type.get_shape()[0] == 1:
+            groups.demand(op.result, "mma_c_row", op)
         return
     if op.name != "xetile.tile_broadcast":
         return
@@ -327,8 +345,10 @@ def warp_grid(layouts: dict[SSAValue, Layout], warp_tile: tuple[int, int], max_w
     if layouts and kinds <= {"cols", "rep"} and exact not in (None, 1):
         return _column_grid(layouts, exact)
     c_shapes = {layout.shape for layout in layouts.values() if layout.kind == "mma_c"}
+    # [1, 1] values (a whole accumulator's sum) are held by every thread of any grid
+    scalars = {"rep"} if all(l.shape == (1, 1) for l in layouts.values() if l.kind == "rep") else set()
     if not layouts or not kinds <= {"mma_a", "mma_b", "mma_c", "mma_c_row", "mma_c_col", "mma_c_col_t", "mma_b_row",
-                                        "mma_b_col"} or \
+                                        "mma_b_col"} | scalars or \
             not c_shapes:
         return (1, 1) if exact in (None, 1) else None
     if len(c_shapes) > 1 or "mma_c_col" in kinds:

@@ -7,7 +7,7 @@ from llvmlite import ir
 
 from ...errors import LoweringError
 from ...dialects.types import is_unsigned
-from .layouts import WARP, Layout
+from .layouts import WARP, Layout, default_layout
 from .lane_values import (F16, F32, I1, I16, I32, I64, Tile, Vec, bf16_to_f32, elem_of, f32_to_bf16, intrinsic, is_bf16,
                           joined, llvm_type)
 
@@ -382,6 +382,32 @@ def first_copy(b, lane, layout: Layout):
     return None if copies is None else b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
 
 
+def first_copy_lane(b, lane, layout: Layout) -> ir.Value:
+    """The lane (i32) of this lane's warp that holds the first copy of this lane's elements
+    of a replicated ``layout``: its copy bits cleared."""
+    return b.trunc(b.and_(lane, ir.Constant(I64, ~_COPY_BITS[layout.kind] & (WARP - 1))), I32)
+
+
+def first_holder(b, lane, layout: Layout, warp):
+    """Whether this thread holds the first copy of its elements in the program (None: each
+    element lives in one thread): :func:`first_copy` within its warp, and, where the
+    kind keeps a whole extent that the program's warp grid splits (a ``rep`` value in
+    every warp, an ``mma_c_row`` column reduction in each warp row), warp row or column
+    0 of the grid."""
+    first = first_copy(b, lane, layout)
+    rows, cols = layout.warp_copies()
+    if warp is None or not (rows or cols):
+        return first
+    (wr, wc), grid_cols = layout.warps, ir.Constant(I64, layout.warps[1])
+    if (rows or wr == 1) and (cols or wc == 1):     # every warp holds a copy: warp 0 writes
+        cond = b.icmp_unsigned("==", warp, ZERO64)
+    elif rows:
+        cond = b.icmp_unsigned("==", b.udiv(warp, grid_cols), ZERO64)
+    else:
+        cond = b.icmp_unsigned("==", b.urem(warp, grid_cols), ZERO64)
+    return cond if first is None else b.and_(first, cond)
+
+
 def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     """Each slot stored where it is in the array (a transposed tile's (r, c) at the
     array's (col + c, row + r): one element a store); a ``cols`` value through an
@@ -389,11 +415,7 @@ def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
     if value.layout.kind == "cols" and not tile.transposed:
         _guarded_row_stores(b, lane, value, tile, t, warp)
         return
-    copies = _COPY_BITS.get(value.layout.kind)
-    first = (b.icmp_unsigned("==", b.and_(lane, ir.Constant(I64, copies)), ZERO64)
-             if copies is not None else None)
-    if value.layout.kind == "rep" and warp is not None and value.layout.warps != (1, 1):
-        first = b.and_(first, b.icmp_unsigned("==", warp, ZERO64))   # every warp holds it: warp 0 writes
+    first = first_holder(b, lane, value.layout, warp)
     for (inb, index), v in zip(positions(b, lane, tile, value.layout, warp), value.slots):
         cond = b.and_(inb, first) if first is not None else inb
         with b.if_then(cond):
@@ -453,19 +475,27 @@ def _shuffle_xor(b, v, mask: int):
 def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_layout: Layout, op,
            lane=None, warp=None, in_loop: bool = True) -> Vec:
     """``tile_reduce`` over ``dims``: the slots of one result element folded in the lane,
-    then across the lanes whose base differs along a reduced dimension (butterfly), then,
-    for a ``cols`` value split over several warps along its columns, across the warps
-    (:func:`across_warps`; ``lane``, ``warp`` this thread's, ``in_loop`` whether the op
-    may run again before every warp has read the last result)."""
+    then across the lanes whose base differs along a reduced dimension (a butterfly over
+    those lane bits: a ``cols`` row's 5, an ``mma_c`` row's threadID_in_group (xor 1, 2),
+    an ``mma_c`` column's groupID (xor 4, 8, 16)), then, where the program's warp grid
+    splits a reduced extent of the value (a ``cols`` row over 1 x W warps, an ``mma_c``
+    tile's columns over its warp rows), across those warps (:func:`across_warps`;
+    ``lane``, ``warp`` this thread's, ``in_loop`` whether the op may run again before every
+    warp has read the last result).  A ``cols`` or ``rep`` value whose result takes a
+    fragment's layout is reduced in its own, then moved (:func:`relayout`)."""
     is_float = src.elem.__class__.__name__.startswith(("Float", "BFloat"))
-    row_stats = src.layout.kind == "mma_c" and dims == (1,) and result_layout.kind == "mma_c_col"
-    if src.layout.kind == "rep" and result_layout.kind not in ("cols", "rep") and lane is not None:
-        # every lane holds every element: the replicated result, then each lane's own slots of it
-        held = reduce(b, src, dims, kind, Layout("rep", result_layout.shape), op, lane, warp, in_loop)
+    if src.layout.kind in ("cols", "rep") and result_layout.kind not in ("cols", "rep") and lane is not None:
+        # a row or replicated value reduced into a fragment's layout (a one-warp program):
+        # the result in its own layout, then each lane's slots of the fragment's
+        held = reduce(b, src, dims, kind, Layout("rep", result_layout.shape) if src.layout.kind == "rep" else
+                      default_layout(result_layout.shape), op, lane, warp, in_loop)
         return relayout(b, lane, held, result_layout, op)
-    if not row_stats and (src.layout.kind not in ("cols", "rep") or result_layout.kind not in ("cols", "rep")):
-        raise LoweringError(f"nvptx: tile_reduce of a {src.layout.kind} value over {list(dims)} is not supported "
-                            f"yet (row reductions of mma_c values and any reduction of cols/rep values are)", op)
+    keys = [(0 if 0 in dims else dr, 0 if 1 in dims else dc) for dr, dc in src.layout.slots()]
+    if not set(result_layout.slots()) <= set(keys) or (src.layout.kind not in ("cols", "rep") and
+                                                       result_layout.warps != src.layout.warps):
+        raise LoweringError(f"nvptx: tile_reduce of a {src.layout.kind} value over {list(dims)} into a "
+                            f"{result_layout.kind} value is not supported yet (any reduction of cols/rep values "
+                            f"is, and those of tile_mma accumulators and their row or column statistics)", op)
     wide = [bf16_to_f32(b, v) if is_bf16(src.elem) else v for v in src.slots]
     if is_float and wide and wide[0].type != F32:
         wide = [b.fpext(v, F32) for v in wide]
@@ -473,22 +503,49 @@ def reduce(b: ir.IRBuilder, src: Vec, dims: tuple[int, ...], kind: str, result_l
         extend = b.zext if kind in ("maxui", "minui") or is_unsigned(src.elem) or wide[0].type.width == 1 else b.sext
         wide = [extend(v, I32) for v in wide]
     parts: dict[tuple[int, int], list] = {}
-    for (dr, dc), v in zip(src.layout.slots(), wide):
-        parts.setdefault((0 if 0 in dims else dr, 0 if 1 in dims else dc), []).append(v)
+    for key, v in zip(keys, wide):
+        parts.setdefault(key, []).append(v)
     acc = {key: _tree(b, kind, values, is_float, op) for key, values in parts.items()}
-    # across the lanes whose column base differs: cols 5 butterfly steps, mma_c the 4
-    # lanes of a group (threadID_in_group: xor 1, 2)
-    masks = (16, 8, 4, 2, 1) if 1 in dims and src.layout.kind == "cols" else (1, 2) if row_stats else ()
     for key, v in acc.items():
-        for mask in masks:
+        for mask in reduced_lane_masks(src.layout, dims):
             v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
         acc[key] = v
-    if 1 in dims and src.layout.kind == "cols" and src.layout.warps[1] > 1:
-        keys = list(acc)
-        folded = across_warps(b, [acc[k] for k in keys], src.layout.warps[1], kind, is_float, op, lane, warp, in_loop)
-        acc = dict(zip(keys, folded))
+    fold = _warp_fold(b, src.layout, dims, warp)
+    if fold is not None:
+        order = list(acc)
+        count, index, group = fold
+        folded = across_warps(b, [acc[k] for k in order], count, kind, is_float, op, lane, index, in_loop, group)
+        acc = dict(zip(order, folded))
     slots = [acc[pos] for pos in result_layout.slots()]
     return Vec(result_layout, src.elem, [_narrow(b, v, src.elem) for v in slots])
+
+
+def reduced_lane_masks(layout: Layout, dims: tuple[int, ...]) -> list[int]:
+    """The butterfly steps (xor masks) of a reduction over ``dims``: the lane bits that
+    place a ``layout`` lane's base along them (a ``cols`` row's from the highest down).
+
+    >>> reduced_lane_masks(Layout("mma_c", (16, 8)), (0,)), reduced_lane_masks(Layout("mma_c", (16, 8)), (1,))
+    ([4, 8, 16], [1, 2])
+    """
+    (rs, rm, _), (cs, cm, _) = layout.lane_base()
+    bits = (rm << rs if 0 in dims else 0) | (cm << cs if 1 in dims else 0)
+    masks = [1 << i for i in range(5) if bits >> i & 1]
+    return masks[::-1] if layout.kind == "cols" else masks
+
+
+def _warp_fold(b, layout: Layout, dims: tuple[int, ...], warp):
+    """(warps folded together, this warp's index among them, its group or None) where the
+    program's warp grid splits an extent the reduction folds; None where no warp does."""
+    (wr, wc), rows, cols = layout.warps, layout.warp_steps()[0] > 0, layout.warp_steps()[1] > 0
+    fold_r, fold_c = 0 in dims and rows, 1 in dims and cols
+    if warp is None or not (fold_r or fold_c):
+        return None
+    grid_cols = ir.Constant(I64, wc)
+    if (fold_r or wr == 1) and (fold_c or wc == 1):     # every warp holds partials of every element
+        return wr * wc, warp, None
+    if fold_r:          # each warp column's warp rows apart
+        return wr, b.udiv(warp, grid_cols), (b.urem(warp, grid_cols), wc)
+    return wc, b.urem(warp, grid_cols), (b.udiv(warp, grid_cols), wr)
 
 
 #: the independent chains an in-lane reduction folds its values in
@@ -512,7 +569,7 @@ def _tree(b, kind: str, values: list, is_float: bool, op):
 
 
 def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float: bool, op, lane, warp,
-                 in_loop: bool = True) -> list:
+                 in_loop: bool = True, group: tuple | None = None) -> list:
     """Each of ``values`` (one per result element, already folded across the lanes of
     each warp) folded across the ``warps`` warps of the program: lane 0 of warp w writes
     its partials to a shared array of the op's own (element k's at ``k * warps + w``, so
@@ -524,11 +581,21 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
     A power-of-two count of 32-bit partials is read one a lane instead (lane l reads warp
     l mod W's) and folded by a butterfly over those lanes.
 
+    ``group`` (index, count): the program's warps are ``count`` groups of ``warps`` each,
+    folded apart (``warp`` the index within the group): an mma_c column reduction's warp
+    rows, each warp column its own group.
+
     Example: softmax over one 8192-column row in 8 warps folds 8 partial maxima, then 8
     partial sums, each one shared load and 3 shuffles a lane."""
     module = b.module
     t = values[0].type
-    array = ir.ArrayType(t, warps * len(values))
+    index, count = group if group is not None else (None, 1)
+    array = ir.ArrayType(t, warps * len(values) * count)
+    base = b.mul(index, ir.Constant(I64, warps * len(values))) if index is not None else None
+
+    def at(i):      # element i (an int or an i64) of this thread's group
+        i = ir.Constant(I64, i) if isinstance(i, int) else i
+        return b.gep(shared, [ZERO64, b.add(base, i) if base is not None else i], inbounds=True)
     shared = ir.GlobalVariable(module, array, module.get_unique_name("nv_partials"), addrspace=3)
     shared.linkage, shared.align = "internal", 16
     shared.initializer = ir.Constant(array, ir.Undefined)
@@ -536,8 +603,7 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
         bar_sync(b)
     with b.if_then(is_first_lane(b, lane)):
         for k, v in enumerate(values):
-            index = b.add(warp, ir.Constant(I64, k * warps))
-            b.store(v, b.gep(shared, [ZERO64, index], inbounds=True))
+            b.store(v, at(b.add(warp, ir.Constant(I64, k * warps))))
     bar_sync(b)
     if warps & (warps - 1) == 0 and warps <= WARP and t in (F32, I32):
         # lane l reads warp (l mod warps)'s partial; a butterfly over those lanes folds them
@@ -546,7 +612,7 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
         slot = b.and_(lane, ir.Constant(I64, warps - 1))
         out = []
         for k in range(len(values)):
-            v = b.load(b.gep(shared, [ZERO64, b.add(slot, ir.Constant(I64, k * warps))], inbounds=True), typ=t)
+            v = b.load(at(b.add(slot, ir.Constant(I64, k * warps))), typ=t)
             mask = warps // 2
             while mask:
                 v = _combine(b, kind, v, _shuffle_xor(b, v, mask), is_float, op)
@@ -555,8 +621,8 @@ def across_warps(b: ir.IRBuilder, values: list, warps: int, kind: str, is_float:
         return out
     out = []
     for k in range(len(values)):
-        parts = [b.load(b.gep(shared, [ZERO64, ir.Constant(I64, k * warps + w)], inbounds=True),
-                        typ=t, align=16 if (k * warps + w) % 4 == 0 and warps % 4 == 0 else 4)
+        parts = [b.load(at(k * warps + w), typ=t,
+                        align=16 if (k * warps + w) % 4 == 0 and warps % 4 == 0 else 4)
                  for w in range(warps)]
         acc = parts[0]
         for p in parts[1:]:
