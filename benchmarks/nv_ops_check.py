@@ -351,6 +351,7 @@ def main() -> int:
     run_libdevice_math()
     run_narrow_tiles()
     run_column_reductions()
+    run_exchanges()
     run_fuzz_seeds()
     print(f"summary: {RESULTS['ok']} ok, {RESULTS['FAIL']} FAIL, {RESULTS['refused']} refused", flush=True)
     return 1 if RESULTS["FAIL"] else 0
@@ -898,6 +899,58 @@ def run_column_reductions() -> None:
         ref = (a.double() @ b.double()) * x.double().sum(1, keepdim=True)
         mag = (a.double().abs() @ b.double().abs()) * x.double().abs().sum(1, keepdim=True)
         report(name, _componentwise(c, ref, mag), (K + W + 1) * u)
+
+
+@xd.jit
+def _mma_as_b_kernel(a, b, f, d, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """d = f @ (a @ b), the first product rounded to f16: an mma result as the next one's
+    B operand (moved between the warps' fragments through shared memory)."""
+    ab = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BK, BK])),
+                     xt.load_tile(xt.init_tile(b, [0, 0], [BK, BN])))
+    out = xt.tile_mma(xt.load_tile(xt.init_tile(f, [0, 0], [BM, BK])), ab.astype(xt.float16))
+    xt.store_tile(out, xt.init_tile(d, [0, 0], [BM, BN]))
+
+
+@xd.jit
+def _mma_transposed_as_a_kernel(a, b, e, d, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
+    """d = (a @ b)^T @ e, the first product rounded to f16: a transposed mma result as the
+    next one's A operand."""
+    ab = xt.tile_mma(xt.load_tile(xt.init_tile(a, [0, 0], [BK, BK])),
+                     xt.load_tile(xt.init_tile(b, [0, 0], [BK, BM])))
+    out = xt.tile_mma(xt.transpose(ab.astype(xt.float16)), xt.load_tile(xt.init_tile(e, [0, 0], [BK, BN])))
+    xt.store_tile(out, xt.init_tile(d, [0, 0], [BM, BN]))
+
+
+def run_exchanges() -> None:
+    """An mma result moved into another fragment layout in programs of several warps (a
+    back-to-back GEMM: through a shared array, every warp reading its operand's part):
+    against float64 products of the same f16 inputs.  Bound, componentwise in units of
+    |f| @ |a| @ |b|: the first product's K f32 additions and its rounding to f16 (2^-11),
+    then the second's K additions."""
+    def on(*tensors):
+        return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
+    n = 64
+    bound = 2.0 ** -11 + 2 * n * 2.0 ** -24
+    for warps in (2, 4):
+        opts = {"num_warps": warps} if DEV == "cuda" else {}
+
+        @case(f"mma result as B, {warps} warps, 64x64x64")
+        def _(name, opts=opts):
+            a, b, f = rnd(n, n), rnd(n, n), rnd(n, n)
+            d = torch.full((n, n), float("nan"), device=DEV)
+            _mma_as_b_kernel[(1,)](*on(a, b, f, d), BM=n, BN=n, BK=n, **opts)
+            ref = f.double() @ (a.double() @ b.double())
+            mag = f.double().abs() @ (a.double().abs() @ b.double().abs())
+            report(name, _componentwise(d, ref, mag), bound)
+
+        @case(f"transposed mma result as A, {warps} warps, 64x64x64")
+        def _(name, opts=opts):
+            a, b, e = rnd(n, n), rnd(n, n), rnd(n, n)
+            d = torch.full((n, n), float("nan"), device=DEV)
+            _mma_transposed_as_a_kernel[(1,)](*on(a, b, e, d), BM=n, BN=n, BK=n, **opts)
+            ref = (a.double() @ b.double()).T @ e.double()
+            mag = (a.double().abs() @ b.double().abs()).T @ e.double().abs()
+            report(name, _componentwise(d, ref, mag), bound)
 
 
 def _to_device(value):

@@ -4,9 +4,9 @@ them ``atom.*`` / ``atom.cas`` / ``fence.*`` PTX).
 * ``xetile.atomic_rmw`` on a block tile: every element of the tile inside the array is one
   atomic by the lane that holds it (an element outside touches nothing and returns 0; a
   narrow tile every lane holds whole, element i by lane i mod 32 of warp 0, its old value
-  then shuffled to every lane of a one-warp program; a value several lanes hold, a fragment's row or column
-  statistic, by the first lane and warp that hold it, the old value shuffled from that lane
-  to the other lanes of its warp); on
+  then shuffled to every lane of a one-warp program; a value several lanes hold, a
+  fragment's row or column statistic, by the first lane and warp that hold it, the old
+  value shuffled from that lane to the other lanes of its warp); on
   a scattered tile, every slot whose mask is set, at its index.  Kinds LLVM has as one
   ``atomicrmw`` (integer add/and/or/xor/min/max, f32/f64 add, exchange) are one; the rest
   (products, the float minima and maxima) and 16-bit float adds are a compare-exchange

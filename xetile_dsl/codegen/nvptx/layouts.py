@@ -14,8 +14,9 @@ lane part is a few bit fields of the lane id, the slot part static.  Kinds:
   B's b0..b3 at (k = 2t + {0,1}, n = g), (2t + 8 + ..., g); C's c0..c3 at (g, 2t + {0,1}),
   (g + 8, 2t + {0,1});
 * ``mma_c_row`` a one-row value broadcast over the rows of an ``mma_c`` one (an epilogue
-  bias row, a column reduction's result): lane l holds the columns its C slots have, 2t + {0,1} + 8j, so the
-  broadcast reads its own registers (the 8 lanes of one t hold the same values);
+  bias row, a column reduction's result): lane l holds the columns its C slots have,
+  2t + {0,1} + 8j, so the broadcast reads its own registers (the 8 lanes of one t hold
+  the same values);
 * ``mma_c_col`` a one-column value of an ``mma_c`` one's rows (a row reduction's result,
   a flash attention's running max and sum, a column broadcast into C): lane l holds the
   rows its C slots have, g + 8h (+ 16i), so the 4 lanes of one g hold the same values;

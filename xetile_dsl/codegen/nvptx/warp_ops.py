@@ -784,15 +784,25 @@ def relayout_plan(src: Layout, dst: Layout, swap: bool = False, pad: bool = Fals
     return plan
 
 
-def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False, pad: bool = False) -> Vec:
+#: the most shared memory one exchange of a value between layouts across warps takes
+#: (static shared memory: 48 KB a program, shared with the kernel's other arrays)
+EXCHANGE_BYTES = 32 * 1024
+
+
+def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False, pad: bool = False,
+             warp=None, in_loop: bool = True) -> Vec:
     """``src``'s elements in ``layout`` (``swap``: its transpose's), both held by one warp
     (:func:`relayout_plan`): each slot taken with ``shfl.sync.idx`` from its owner lane
     (no shuffle where every lane owns it), the source register chosen per lane by a
     select where lanes take different slots (lane tables in constant memory); ``pad``:
-    ``layout`` may be larger than ``src``'s, its positions past ``src`` zeros."""
+    ``layout`` may be larger than ``src``'s, its positions past ``src`` zeros.  Values of a
+    program of several warps (``warp`` this thread's) go through shared memory instead
+    (:func:`exchange`)."""
     if src.layout.warps != (1, 1) or layout.warps != (1, 1):
-        raise LoweringError(f"nvptx: moving a {src.layout.kind} value into a {layout.kind} value across the "
-                            f"program's warps is not supported yet (within one warp it is)", op)
+        if warp is None or pad:
+            raise LoweringError(f"nvptx: moving a {src.layout.kind} value into a {layout.kind} value across the "
+                                f"program's warps is not supported here (within one warp it is)", op)
+        return exchange(b, lane, warp, src, layout, op, swap, in_loop)
     slots = []
     zero = None
     for lanes, ks in relayout_plan(src.layout, layout, swap, pad):
@@ -813,14 +823,64 @@ def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = F
     return Vec(layout, src.elem, slots)
 
 
-def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op) -> Vec:
+def exchange(b: ir.IRBuilder, lane, warp, src: Vec, layout: Layout, op, swap: bool = False,
+             in_loop: bool = True) -> Vec:
+    """``src``'s elements in ``layout`` (``swap``: its transpose's) through a shared array
+    of the op's own, in the source's row-major order: the first holder of each element
+    (:func:`first_holder`) writes it at its place, ``bar.sync``, then every thread reads
+    its slots of ``layout`` (a first ``bar.sync`` where the op may run again, so that no
+    warp overwrites what another has not read).  The moves between fragments in programs
+    of several warps: an mma result as the next one's B operand, or transposed into A."""
+    rows, cols = src.layout.shape
+    want = (cols, rows) if swap else (rows, cols)
+    if tuple(layout.shape) != want:
+        raise LoweringError(f"nvptx: moving a {list(src.layout.shape)} value into a {list(layout.shape)} one", op)
+    t = src.slots[0].type
+    size = rows * cols * _bytes(t)
+    if size > EXCHANGE_BYTES:
+        raise LoweringError(f"nvptx: moving a {src.layout.kind} {list(src.layout.shape)} value into a {layout.kind} "
+                            f"value across the program's warps goes through shared memory, at most "
+                            f"{EXCHANGE_BYTES // 1024} KB (this one needs {size // 1024} KB); use smaller tiles or "
+                            f"num_warps=1", op)
+    module = b.module
+    array = ir.ArrayType(t, rows * cols)
+    shared = ir.GlobalVariable(module, array, module.get_unique_name("nv_exchange"), addrspace=3)
+    shared.linkage, shared.align = "internal", 16
+    shared.initializer = ir.Constant(array, ir.Undefined)
+
+    def at(r, c):
+        return b.gep(shared, [ZERO64, b.add(b.mul(r, ir.Constant(I64, cols)), c)], inbounds=True)
+
+    if in_loop:
+        bar_sync(b)
+    r0, c0 = lane_bases(b, lane, src.layout, warp)
+    first = first_holder(b, lane, src.layout, warp)
+
+    def write():
+        for (dr, dc), v in zip(src.layout.slots(), src.slots):
+            b.store(v, at(b.add(r0, ir.Constant(I64, dr)), b.add(c0, ir.Constant(I64, dc))))
+    if first is None:
+        write()
+    else:
+        with b.if_then(first):
+            write()
+    bar_sync(b)
+    r1, c1 = lane_bases(b, lane, layout, warp)
+    slots = []
+    for dr, dc in layout.slots():
+        r, c = b.add(r1, ir.Constant(I64, dr)), b.add(c1, ir.Constant(I64, dc))
+        slots.append(b.load(at(c, r) if swap else at(r, c), typ=t))
+    return Vec(layout, src.elem, slots)
+
+
+def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, warp=None, in_loop: bool = True) -> Vec:
     """``tile_transpose`` into a ``rep`` value (the frontend's [n, 1] <-> [1, n] turns of
     1-D row statistics): each slot the source element at the swapped position, gathered
     into every lane first where the source is not ``rep`` (:func:`replicated`)."""
     if layout.kind == "mma_c_col_t" and src.layout.kind == "mma_c_col":
         return Vec(layout, src.elem, src.slots)
     if layout.kind != "rep":
-        return relayout(b, lane, src, layout, op, swap=True)
+        return relayout(b, lane, src, layout, op, swap=True, warp=warp, in_loop=in_loop)
     held = replicated(b, src, op)
     return Vec(layout, src.elem, [held[(dc, dr)] for dr, dc in layout.slots()])
 
