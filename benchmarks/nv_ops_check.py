@@ -504,6 +504,7 @@ def run_atomics() -> None:
 import numpy as np  # noqa: E402
 import xetile_dsl as xd  # noqa: E402
 import xetile_dsl.language as xt  # noqa: E402
+from xetile_dsl.kernels.gemm_loop import subgroup_gemm  # noqa: E402
 
 
 @xd.jit
@@ -760,13 +761,7 @@ def _col_stats_kernel(a, b, c, s, t, K, BM: xt.constexpr, BN: xt.constexpr, BK: 
     """c = a @ b by [BM, BN] programs; s, t [M / BM, N]: each program's column sums and
     maxima of its C tile (reductions of the accumulator fragment along its rows)."""
     pm, pn = xt.program_id(0), xt.program_id(1)
-    acc = xt.zeros([BM, BN], xt.float32)
-    ta = xt.init_tile(a, [pm * BM, 0], [BM, BK])
-    tb = xt.init_tile(b, [0, pn * BN], [BK, BN])
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pm * BM, pn * BN, K, BM, BN, BK, xt.float32)
     xt.store_tile(acc, xt.init_tile(c, [pm * BM, pn * BN], [BM, BN]))
     xt.store_tile(xt.sum(acc, axis=0), xt.init_tile(s, [pm, pn * BN], [1, BN]))
     xt.store_tile(xt.max(acc, axis=0), xt.init_tile(t, [pm, pn * BN], [1, BN]))
@@ -776,13 +771,7 @@ def _col_stats_kernel(a, b, c, s, t, K, BM: xt.constexpr, BN: xt.constexpr, BK: 
 def _col_total_kernel(a, b, u, K, BM: xt.constexpr, BN: xt.constexpr, BK: xt.constexpr):
     """u[0, :] += every program's column sums of its C tile (f32 atomic adds): u = 1 @ a @ b."""
     pm, pn = xt.program_id(0), xt.program_id(1)
-    acc = xt.zeros([BM, BN], xt.float32)
-    ta = xt.init_tile(a, [pm * BM, 0], [BM, BK])
-    tb = xt.init_tile(b, [0, pn * BN], [BK, BN])
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pm * BM, pn * BN, K, BM, BN, BK, xt.float32)
     xt.atomic_rmw("addf", xt.sum(acc, axis=0), xt.init_tile(u, [0, pn * BN], [1, BN]))
 
 
@@ -791,13 +780,7 @@ def _acc_total_kernel(a, b, s, t, u, K, BM: xt.constexpr, BN: xt.constexpr, BK: 
     """s, t [M / BM, N / BN]: each program's sum and maximum of its whole C tile; u [1, 1]:
     every program's sum added atomically (a [1, 1] value, held by every thread)."""
     pm, pn = xt.program_id(0), xt.program_id(1)
-    acc = xt.zeros([BM, BN], xt.float32)
-    ta = xt.init_tile(a, [pm * BM, 0], [BM, BK])
-    tb = xt.init_tile(b, [0, pn * BN], [BK, BN])
-    for k in range(0, K, BK):
-        acc = xt.tile_mma(xt.load_tile(ta), xt.load_tile(tb), acc)
-        ta = xt.update_tile_offset(ta, 0, BK)
-        tb = xt.update_tile_offset(tb, BK, 0)
+    acc = subgroup_gemm(a, b, pm * BM, pn * BN, K, BM, BN, BK, xt.float32)
     total = xt.sum(acc)
     xt.store_tile(total, xt.init_tile(s, [pm, pn], [1, 1]))
     xt.store_tile(xt.max(acc), xt.init_tile(t, [pm, pn], [1, 1]))
