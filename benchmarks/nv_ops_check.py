@@ -9,7 +9,7 @@ eager on the same inputs in float64).  Tolerances come from the output dtype's r
 ``4 * 2^-p`` for p = 11 (f16), 8 (bf16), 22 (f32 results of f32 math with approximate
 ``ex2`` / ``lg2`` / ``sin`` / ``cos``, relative errors near 2^-22; gradients and GEMMs add
 one rounding of their f16/bf16 inputs' products, hence the factor 4).  ``refused`` is a
-documented UsageError (ops/configs.py NV_REFUSED).  The tutorials and examples that take
+UsageError the op raises on every target (inputs it does not take).  The tutorials and examples that take
 CUDA tensors run after the ops (their own checks).
 
     python benchmarks/nv_ops_check.py [[-k] SUBSTRING]

@@ -52,28 +52,6 @@ def is_nvidia(target: str) -> bool:
     return target in NV_TARGETS
 
 
-#: what the ops do not run on NVIDIA targets yet, and why (docs/nvidia.md lists them)
-NV_REFUSED = {
-    "matmul_wq": "its dequantized weight tiles reach mma.sync's B fragments through a broadcast of the scale "
-                 "rows that the NVIDIA layouts do not lower; dequantize on the host (ops.matmul_wq's dequantize) "
-                 "and call ops.matmul",
-    "decode_attention": "its paged split-K kernels are not brought up on the NVIDIA backend; gather the "
-                        "cache and run ops.attention",
-    "attention_backward": "its kernels transpose tile_mma results (tile_transpose of fragment values), not "
-                          "lowered on NVIDIA targets; ops.attention forward runs",
-}
-
-
-def refuse_on_nvidia(target: str, what: str) -> None:
-    """A UsageError naming ``what`` (a key of :data:`NV_REFUSED`) where ``target`` is an
-    NVIDIA target.
-
-    >>> refuse_on_nvidia("pvc", "matmul_wq")    # Intel: runs
-    """
-    if target in NV_TARGETS:
-        raise UsageError(f"{what} does not run on {target} (NVIDIA targets) yet: {NV_REFUSED[what]}")
-
-
 def gpu_of(target: str) -> Target:
     """The GPU target whose tiles ``target`` uses (``cpu-`` flavours: their GPU's;
     the interpreter: its flavour's; an NVIDIA target: itself)."""
