@@ -904,16 +904,26 @@ def _mma_transposed_as_a_kernel(a, b, e, d, BM: xt.constexpr, BN: xt.constexpr, 
     xt.store_tile(out, xt.init_tile(d, [0, 0], [BM, BN]))
 
 
+def _chained_bound(ab, ab_mag, second, k: int):
+    """The componentwise error bound of a product ``second(fl16(ab))`` against its float64
+    reference ``second(ab)``, where ab is summed in f32 over k products (``ab_mag``: the
+    sum of their magnitudes, |a| @ |b|) and rounded to f16, and ``second`` (a product by
+    an f16 matrix, given its magnitudes) sums k more in f32: u16 |ab| for the rounding,
+    k u32 |a| @ |b| for the first sums, k u32 of the second's terms (first order, u16 =
+    2^-11, u32 = 2^-24).  A kernel accumulating either product in f16 is off by several
+    times this (u16 an addition, not u32)."""
+    u16, u32 = 2.0 ** -11, 2.0 ** -24
+    return second(u16 * ab.abs() + k * u32 * ab_mag) + k * u32 * second(ab.abs())
+
+
 def run_exchanges() -> None:
     """An mma result moved into another fragment layout in programs of several warps (a
     back-to-back GEMM: through a shared array, every warp reading its operand's part):
-    against float64 products of the same f16 inputs.  Bound, componentwise in units of
-    |f| @ |a| @ |b|: the first product's K f32 additions and its rounding to f16 (2^-11),
-    then the second's K additions."""
+    against float64 products of the same f16 inputs, componentwise within
+    :func:`_chained_bound` (the error reported in its units: at most 1)."""
     def on(*tensors):
         return tensors if DEV == "cuda" else tuple(t.numpy() for t in tensors)
     n = 64
-    bound = 2.0 ** -11 + 2 * n * 2.0 ** -24
     for warps in (2, 4):
         opts = {"num_warps": warps} if DEV == "cuda" else {}
 
@@ -922,18 +932,18 @@ def run_exchanges() -> None:
             a, b, f = rnd(n, n), rnd(n, n), rnd(n, n)
             d = torch.full((n, n), float("nan"), device=DEV)
             _mma_as_b_kernel[(1,)](*on(a, b, f, d), BM=n, BN=n, BK=n, **opts)
-            ref = f.double() @ (a.double() @ b.double())
-            mag = f.double().abs() @ (a.double().abs() @ b.double().abs())
-            report(name, _componentwise(d, ref, mag), bound)
+            ab = a.double() @ b.double()
+            scale = _chained_bound(ab, a.double().abs() @ b.double().abs(), lambda m: f.double().abs() @ m, n)
+            report(name, _componentwise(d, f.double() @ ab, scale), 1.0)
 
         @case(f"transposed mma result as A, {warps} warps, 64x64x64")
         def _(name, opts=opts):
             a, b, e = rnd(n, n), rnd(n, n), rnd(n, n)
             d = torch.full((n, n), float("nan"), device=DEV)
             _mma_transposed_as_a_kernel[(1,)](*on(a, b, e, d), BM=n, BN=n, BK=n, **opts)
-            ref = (a.double() @ b.double()).T @ e.double()
-            mag = (a.double().abs() @ b.double().abs()).T @ e.double().abs()
-            report(name, _componentwise(d, ref, mag), bound)
+            ab = (a.double() @ b.double()).T
+            scale = _chained_bound(ab, (a.double().abs() @ b.double().abs()).T, lambda m: m @ e.double().abs(), n)
+            report(name, _componentwise(d, ab @ e.double(), scale), 1.0)
 
 
 def _to_device(value):

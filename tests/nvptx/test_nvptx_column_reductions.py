@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import re
 
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from llvmlite import ir
@@ -26,6 +25,7 @@ from xetile_dsl.codegen.nvptx.layouts import Layout
 from xetile_dsl.codegen.nvptx.warp_ops import lane_positions
 from xetile_dsl.errors import CompilationError
 
+from .host_jit import host_engine
 from .test_nvptx_compile import ptxas_report
 
 WARP = 32
@@ -121,12 +121,7 @@ def _host_predicate(layout: Layout, fn):
     b = ir.IRBuilder(f.append_basic_block())
     v = fn(b, f.args[0], layout, f.args[1])
     b.ret(b.zext(v, i32) if v.type.width == 1 else v)
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    mod = llvm.parse_assembly(str(module))
-    mod.triple = llvm.get_process_triple()
-    engine = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
+    engine = host_engine(str(module))
     call = ctypes.CFUNCTYPE(ctypes.c_int32, ctypes.c_int64, ctypes.c_int64)(engine.get_function_address("f"))
     return engine, call
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import ctypes
 import re
 
-import llvmlite.binding as llvm
 import numpy as np
 import pytest
 from llvmlite import ir
@@ -25,8 +24,10 @@ from xetile_dsl.codegen.nvptx.lane_values import F32, I64, Vec
 from xetile_dsl.codegen.nvptx.layouts import Layout
 from xetile_dsl.codegen.nvptx.warp_ops import lane_positions
 from xetile_dsl.errors import CompilationError
+from xetile_dsl.targets.nvidia import SM90
 from xdsl.dialects.builtin import Float32Type
 
+from .host_jit import host_engine
 from .test_nvptx_compile import ptxas_report
 
 WARP = 32
@@ -44,7 +45,8 @@ def _host_exchange(src: Layout, dst: Layout, swap: bool):
     lane, warp, src_slots, dst_slots = f.args
     b = ir.IRBuilder(f.append_basic_block())
     vals = [b.load(b.gep(src_slots, [ir.Constant(I64, i)])) for i in range(len(src.slots()))]
-    out = warp_ops.exchange(b, lane, warp, Vec(src, Float32Type(), vals), dst, None, swap, in_loop=True)
+    out = warp_ops.exchange(b, lane, warp, Vec(src, Float32Type(), vals), dst, None, swap, in_loop=True,
+                            limit=SM90.static_smem_per_block)
     for i, v in enumerate(out.slots):
         b.store(v, b.gep(dst_slots, [ir.Constant(I64, i)]))
     b.ret_void()
@@ -52,12 +54,7 @@ def _host_exchange(src: Layout, dst: Layout, swap: bool):
     assert text.count('asm sideeffect "bar.sync 0;"') == 2        # before the writes (in a loop) and after
     text = re.sub(r'\s*call void asm sideeffect "bar\.sync 0;", "~\{memory\}"\(\)', "", text)
     text = re.sub(r"\s*addrspace\(\d\)", "", text)
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    mod = llvm.parse_assembly(text)
-    mod.triple = llvm.get_process_triple()
-    engine = llvm.create_mcjit_compiler(mod, llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
+    engine = host_engine(text)
     fp = ctypes.POINTER(ctypes.c_float)
     call = ctypes.CFUNCTYPE(None, ctypes.c_int64, ctypes.c_int64, fp, fp)(engine.get_function_address("f"))
     return engine, call

@@ -30,6 +30,7 @@ from xetile_dsl.codegen.nvptx.ptx import TRIPLE, _machine
 from xetile_dsl.errors import CompilationError, LoweringError
 from xetile_dsl.targets.nvidia import SM90
 
+from .host_jit import host_engine
 from .test_nvptx_compile import ptxas_report
 
 
@@ -147,13 +148,7 @@ def _host_jit(module: ir.Module):
     used = set(re.findall(r"@(host_nvvm_[\w.]+)\(", text))
     defined = set(re.findall(r"define internal \w+ @(host_nvvm_[\w.]+)\(", _HOST))
     assert used <= defined, f"NVVM intrinsics without a host definition: {sorted(used - defined)}"
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-    host = llvm.parse_assembly(text + _HOST)
-    host.triple = llvm.get_process_triple()
-    engine = llvm.create_mcjit_compiler(host, llvm.Target.from_default_triple().create_target_machine())
-    engine.finalize_object()
-    return engine
+    return host_engine(text + _HOST)
 
 
 @pytest.fixture(scope="module")

@@ -56,6 +56,10 @@ class NvTarget:
     mma: tuple[MmaShape, ...]
     #: shared memory one block may reserve (opt-in maximum), bytes
     smem_per_block: int
+    #: shared memory a block may declare statically (``.shared`` arrays; past it only the
+    #: dynamic opt-in reaches): 48 KB on every CUDA architecture (CUDA C++ Programming
+    #: Guide, "Technical Specifications per Compute Capability")
+    static_smem_per_block: int = 48 * 1024
     #: 32-bit registers per thread (ptxas limit) and per multiprocessor
     regs_per_thread: int = 255
     regs_per_sm: int = 65536

@@ -491,7 +491,8 @@ class KernelEmitter:
 
     def tile_transpose(self, op) -> None:
         self.values[op.result] = warp_ops.transpose(self.b, self.lane, self.values[op.source],
-                                                    self.layouts[op.result], op, self.warp, _in_loop(op))
+                                                    self.layouts[op.result], op, self.warp, _in_loop(op),
+                                                    self.target.static_smem_per_block)
 
     def tile_mma(self, op) -> None:
         c = self.values[op.c] if op.c is not None else None
@@ -510,7 +511,8 @@ class KernelEmitter:
         bv = self.values[op.b]
         if bv.layout.kind != "mma_b":      # another fragment (an mma result): moved into B's
             bv = warp_ops.relayout(self.b, self.lane, bv, Layout("mma_b", bv.layout.shape, bv.layout.warps), op,
-                                   warp=self.warp, in_loop=_in_loop(op))
+                                   warp=self.warp, in_loop=_in_loop(op),
+                                   static_smem=self.target.static_smem_per_block)
         self.values[op.output] = warp_ops.mma(self.b, self.values[op.a], bv, c, self.layouts[op.output], op)
 
     def scf_for(self, op) -> None:

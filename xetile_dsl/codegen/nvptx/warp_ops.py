@@ -398,14 +398,21 @@ def first_holder(b, lane, layout: Layout, warp):
     rows, cols = layout.warp_copies()
     if warp is None or not (rows or cols):
         return first
-    (wr, wc), grid_cols = layout.warps, ir.Constant(I64, layout.warps[1])
-    if (rows or wr == 1) and (cols or wc == 1):     # every warp holds a copy: warp 0 writes
-        cond = b.icmp_unsigned("==", warp, ZERO64)
-    elif rows:
-        cond = b.icmp_unsigned("==", b.udiv(warp, grid_cols), ZERO64)
-    else:
-        cond = b.icmp_unsigned("==", b.urem(warp, grid_cols), ZERO64)
+    _, index, _ = warp_split(b, layout, warp, rows, cols)
+    cond = b.icmp_unsigned("==", index, ZERO64)
     return cond if first is None else b.and_(first, cond)
+
+
+def warp_split(b, layout: Layout, warp, rows: bool, cols: bool):
+    """The warps of the program's grid along its rows (``rows``) and/or its columns
+    (``cols``) that hold the same elements' parts: (how many, this warp's index among
+    them, (its group, the groups) or None where they are all the program's warps)."""
+    (wr, wc), grid_cols = layout.warps, ir.Constant(I64, layout.warps[1])
+    if (rows or wr == 1) and (cols or wc == 1):
+        return wr * wc, warp, None
+    if rows:        # each warp column's warp rows apart
+        return wr, b.udiv(warp, grid_cols), (b.urem(warp, grid_cols), wc)
+    return wc, b.urem(warp, grid_cols), (b.udiv(warp, grid_cols), wr)
 
 
 def _guarded_stores(b, lane, value: Vec, tile: Tile, t: ir.Type, warp) -> None:
@@ -534,18 +541,12 @@ def reduced_lane_masks(layout: Layout, dims: tuple[int, ...]) -> list[int]:
 
 
 def _warp_fold(b, layout: Layout, dims: tuple[int, ...], warp):
-    """(warps folded together, this warp's index among them, its group or None) where the
-    program's warp grid splits an extent the reduction folds; None where no warp does."""
-    (wr, wc), rows, cols = layout.warps, layout.warp_steps()[0] > 0, layout.warp_steps()[1] > 0
-    fold_r, fold_c = 0 in dims and rows, 1 in dims and cols
-    if warp is None or not (fold_r or fold_c):
+    """:func:`warp_split` over the extents the reduction folds that the program's warp
+    grid splits; None where it splits none of them."""
+    rows, cols = (0 in dims and layout.warp_steps()[0] > 0), (1 in dims and layout.warp_steps()[1] > 0)
+    if warp is None or not (rows or cols):
         return None
-    grid_cols = ir.Constant(I64, wc)
-    if (fold_r or wr == 1) and (fold_c or wc == 1):     # every warp holds partials of every element
-        return wr * wc, warp, None
-    if fold_r:          # each warp column's warp rows apart
-        return wr, b.udiv(warp, grid_cols), (b.urem(warp, grid_cols), wc)
-    return wc, b.urem(warp, grid_cols), (b.udiv(warp, grid_cols), wr)
+    return warp_split(b, layout, warp, rows, cols)
 
 
 #: the independent chains an in-lane reduction folds its values in
@@ -784,25 +785,26 @@ def relayout_plan(src: Layout, dst: Layout, swap: bool = False, pad: bool = Fals
     return plan
 
 
-#: the most shared memory one exchange of a value between layouts across warps takes
-#: (static shared memory: 48 KB a program, shared with the kernel's other arrays)
-EXCHANGE_BYTES = 32 * 1024
+#: the share of a block's static shared memory (``NvTarget.static_smem_per_block``) one
+#: exchange of a value between layouts across warps may take: the rest is left to the
+#: kernel's other static arrays (reduction partials, SLM)
+EXCHANGE_SHARE = 2 / 3
 
 
 def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = False, pad: bool = False,
-             warp=None, in_loop: bool = True) -> Vec:
+             warp=None, in_loop: bool = True, static_smem: int = 0) -> Vec:
     """``src``'s elements in ``layout`` (``swap``: its transpose's), both held by one warp
     (:func:`relayout_plan`): each slot taken with ``shfl.sync.idx`` from its owner lane
     (no shuffle where every lane owns it), the source register chosen per lane by a
     select where lanes take different slots (lane tables in constant memory); ``pad``:
     ``layout`` may be larger than ``src``'s, its positions past ``src`` zeros.  Values of a
     program of several warps (``warp`` this thread's) go through shared memory instead
-    (:func:`exchange`)."""
+    (:func:`exchange`; ``static_smem`` the target's static shared memory a block)."""
     if src.layout.warps != (1, 1) or layout.warps != (1, 1):
         if warp is None or pad:
             raise LoweringError(f"nvptx: moving a {src.layout.kind} value into a {layout.kind} value across the "
                                 f"program's warps is not supported here (within one warp it is)", op)
-        return exchange(b, lane, warp, src, layout, op, swap, in_loop)
+        return exchange(b, lane, warp, src, layout, op, swap, in_loop, int(static_smem * EXCHANGE_SHARE))
     slots = []
     zero = None
     for lanes, ks in relayout_plan(src.layout, layout, swap, pad):
@@ -824,23 +826,24 @@ def relayout(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, swap: bool = F
 
 
 def exchange(b: ir.IRBuilder, lane, warp, src: Vec, layout: Layout, op, swap: bool = False,
-             in_loop: bool = True) -> Vec:
+             in_loop: bool = True, limit: int = 0) -> Vec:
     """``src``'s elements in ``layout`` (``swap``: its transpose's) through a shared array
     of the op's own, in the source's row-major order: the first holder of each element
     (:func:`first_holder`) writes it at its place, ``bar.sync``, then every thread reads
     its slots of ``layout`` (a first ``bar.sync`` where the op may run again, so that no
     warp overwrites what another has not read).  The moves between fragments in programs
-    of several warps: an mma result as the next one's B operand, or transposed into A."""
+    of several warps: an mma result as the next one's B operand, or transposed into A.
+    A value of more than ``limit`` bytes is a located error."""
     rows, cols = src.layout.shape
     want = (cols, rows) if swap else (rows, cols)
     if tuple(layout.shape) != want:
         raise LoweringError(f"nvptx: moving a {list(src.layout.shape)} value into a {list(layout.shape)} one", op)
     t = src.slots[0].type
     size = rows * cols * _bytes(t)
-    if size > EXCHANGE_BYTES:
+    if size > limit:
         raise LoweringError(f"nvptx: moving a {src.layout.kind} {list(src.layout.shape)} value into a {layout.kind} "
                             f"value across the program's warps goes through shared memory, at most "
-                            f"{EXCHANGE_BYTES // 1024} KB (this one needs {size // 1024} KB); use smaller tiles or "
+                            f"{limit // 1024} KB (this one needs {size // 1024} KB); use smaller tiles or "
                             f"num_warps=1", op)
     module = b.module
     array = ir.ArrayType(t, rows * cols)
@@ -873,14 +876,15 @@ def exchange(b: ir.IRBuilder, lane, warp, src: Vec, layout: Layout, op, swap: bo
     return Vec(layout, src.elem, slots)
 
 
-def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, warp=None, in_loop: bool = True) -> Vec:
+def transpose(b: ir.IRBuilder, lane, src: Vec, layout: Layout, op, warp=None, in_loop: bool = True,
+              static_smem: int = 0) -> Vec:
     """``tile_transpose`` into a ``rep`` value (the frontend's [n, 1] <-> [1, n] turns of
     1-D row statistics): each slot the source element at the swapped position, gathered
     into every lane first where the source is not ``rep`` (:func:`replicated`)."""
     if layout.kind == "mma_c_col_t" and src.layout.kind == "mma_c_col":
         return Vec(layout, src.elem, src.slots)
     if layout.kind != "rep":
-        return relayout(b, lane, src, layout, op, swap=True, warp=warp, in_loop=in_loop)
+        return relayout(b, lane, src, layout, op, swap=True, warp=warp, in_loop=in_loop, static_smem=static_smem)
     held = replicated(b, src, op)
     return Vec(layout, src.elem, [held[(dc, dr)] for dr, dc in layout.slots()])
 
